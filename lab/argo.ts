@@ -1,0 +1,45 @@
+/**
+ * Reading Argo CD v3.5.1 Application status (pure functions over the objects).
+ */
+
+export const REFRESH_ANNOTATION = "argocd.argoproj.io/refresh";
+export const ERROR_CONDITION_TYPES = ["ComparisonError", "SyncError", "InvalidSpecError", "UnknownError"];
+
+export function errorConditions(app: any): { type: string; message: string }[] {
+    return (app?.status?.conditions ?? []).filter((c: any) => ERROR_CONDITION_TYPES.includes(c?.type));
+}
+
+/**
+ * "Synced to commit X" as LAB-SPEC.md defines it: sync Synced at X, last operation Succeeded at X,
+ * Healthy, and no error condition. Returns null when it holds, else what is missing.
+ */
+export function notSyncedBecause(app: any, sha: string): string | null {
+    if (!app) return "the Application does not exist";
+    const st = app.status ?? {};
+    if (st.sync?.status !== "Synced") return `sync status is ${st.sync?.status ?? "(none)"}`;
+    if (st.sync?.revision !== sha) return `synced revision is ${st.sync?.revision ?? "(none)"}`;
+    const op = st.operationState;
+    if (op?.phase !== "Succeeded") return `last operation is ${op?.phase ?? "(none)"}`;
+    if (op?.syncResult?.revision !== sha) return `last operation synced ${op?.syncResult?.revision ?? "(none)"}`;
+    if (st.health?.status !== "Healthy") return `health is ${st.health?.status ?? "(none)"}`;
+    const errs = errorConditions(app);
+    if (errs.length) return `condition ${errs[0].type}`;
+    return null;
+}
+
+/** One line with everything a person needs to see why an Application is not where we wait for it. */
+export function describeApp(app: any): string {
+    if (!app) return "the Application does not exist";
+    const st = app.status ?? {};
+    const op = st.operationState;
+    const parts = [
+        `targetRevision=${app.spec?.source?.targetRevision ?? "?"}`,
+        `sync=${st.sync?.status ?? "?"}`,
+        `revision=${st.sync?.revision ?? "?"}`,
+        `health=${st.health?.status ?? "?"}`,
+        `operation=${op ? `${op.phase}${op.message ? ` (${op.message})` : ""}` : "none"}`,
+    ];
+    const conds = (st.conditions ?? []).map((c: any) => `${c.type}: ${c.message}`);
+    parts.push(`conditions=${conds.length ? conds.join("; ") : "none"}`);
+    return parts.join(", ");
+}

@@ -1,0 +1,189 @@
+/**
+ * The cluster port: the few things the lab reads and changes in Kubernetes, behind one small
+ * interface. `KubeCluster` implements it with @kubernetes/client-node from a kubeconfig; the
+ * tests point the same class at a loopback fake API server.
+ */
+import type * as k8sTypes from "@kubernetes/client-node";
+import { ARGOCD_NAMESPACE } from "./layout";
+
+export interface JsonPatchOp {
+    op: "add" | "remove" | "replace" | "test";
+    path: string;
+    value?: unknown;
+}
+
+export interface ClusterPort {
+    getApplication(name: string, namespace?: string): Promise<any | null>;
+    listApplications(namespace?: string): Promise<any[]>;
+    /** Merge-patches metadata.annotations of an Application (e.g. the refresh annotation). */
+    annotateApplication(name: string, annotations: Record<string, string>, namespace?: string): Promise<void>;
+    getApplicationSet(name: string, namespace?: string): Promise<any | null>;
+    listApplicationSets(namespace?: string): Promise<any[]>;
+    createApplicationSet(obj: any): Promise<any>;
+    /** RFC 6902 JSON patch; `test` operations make it conditional. */
+    jsonPatchApplicationSet(name: string, ops: JsonPatchOp[], namespace?: string): Promise<any>;
+    /** Merge-patches the ApplicationSet's spec.template (leaves the generators alone). */
+    patchApplicationSetTemplate(name: string, template: any, namespace?: string): Promise<any>;
+    deleteApplicationSet(name: string, namespace?: string): Promise<void>;
+    getConfigMap(namespace: string, name: string): Promise<any | null>;
+    patchConfigMapData(namespace: string, name: string, data: Record<string, string>): Promise<any>;
+    deleteNamespace(name: string): Promise<void>;
+    /** A Deployment or StatefulSet, or null. */
+    getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string): Promise<any | null>;
+    listJobs(namespace?: string): Promise<any[]>;
+    listPods(namespace?: string): Promise<any[]>;
+    createEvent(namespace: string, event: any): Promise<any>;
+}
+
+const ARGO = { group: "argoproj.io", version: "v1alpha1" };
+
+function clientNode(): typeof k8sTypes {
+    // ESM-only package; require() of ESM works on Node >= 20.19
+    return require("@kubernetes/client-node");
+}
+
+function isNotFound(e: any): boolean {
+    return e?.code === 404 || e?.statusCode === 404 || e?.response?.statusCode === 404;
+}
+
+async function orNull<T>(p: Promise<T>): Promise<T | null> {
+    try {
+        return await p;
+    } catch (e) {
+        if (isNotFound(e)) return null;
+        throw e;
+    }
+}
+
+/** Turns an API error into one readable line: what was asked, the status, the server's message. */
+function explain(what: string, e: any): Error {
+    const body = e?.body;
+    let msg = typeof body === "string" ? body : body?.message;
+    try {
+        if (typeof body === "string") msg = JSON.parse(body).message ?? body;
+    } catch {
+        /* keep the raw body */
+    }
+    const err = new Error(`${what}: ${e?.code ? `HTTP ${e.code} ` : ""}${msg ?? e?.message ?? String(e)}`);
+    (err as any).code = e?.code;
+    return err;
+}
+
+export class KubeCluster implements ClusterPort {
+    private readonly custom: k8sTypes.CustomObjectsApi;
+    private readonly core: k8sTypes.CoreV1Api;
+    private readonly apps: k8sTypes.AppsV1Api;
+    private readonly batch: k8sTypes.BatchV1Api;
+    private readonly k8s = clientNode();
+
+    /** @param kubeconfig the kubeconfig's YAML text */
+    constructor(kubeconfig: string) {
+        const kc = new this.k8s.KubeConfig();
+        try {
+            kc.loadFromString(kubeconfig);
+        } catch (e: any) {
+            throw new Error(`the kubeconfig could not be read: ${e.message}`);
+        }
+        if (!kc.getCurrentCluster()) throw new Error("the kubeconfig names no current cluster");
+        this.custom = kc.makeApiClient(this.k8s.CustomObjectsApi);
+        this.core = kc.makeApiClient(this.k8s.CoreV1Api);
+        this.apps = kc.makeApiClient(this.k8s.AppsV1Api);
+        this.batch = kc.makeApiClient(this.k8s.BatchV1Api);
+    }
+
+    private contentType(type: "merge" | "json") {
+        return this.k8s.setHeaderOptions("Content-Type", type === "merge" ? this.k8s.PatchStrategy.MergePatch : this.k8s.PatchStrategy.JsonPatch);
+    }
+
+    private async call<T>(what: string, f: () => Promise<T>): Promise<T> {
+        try {
+            return await f();
+        } catch (e) {
+            throw explain(what, e);
+        }
+    }
+
+    private async getArgo(plural: string, name: string, namespace: string) {
+        return this.call(`get ${plural}/${name}`, () => orNull(this.custom.getNamespacedCustomObject({ ...ARGO, namespace, plural, name })));
+    }
+
+    private async listArgo(plural: string, namespace?: string): Promise<any[]> {
+        const res: any = await this.call(`list ${plural}`, () =>
+            namespace
+                ? this.custom.listNamespacedCustomObject({ ...ARGO, namespace, plural })
+                : this.custom.listClusterCustomObject({ ...ARGO, plural }),
+        );
+        return res?.items ?? [];
+    }
+
+    getApplication(name: string, namespace = ARGOCD_NAMESPACE) {
+        return this.getArgo("applications", name, namespace);
+    }
+    listApplications(namespace?: string) {
+        return this.listArgo("applications", namespace);
+    }
+    async annotateApplication(name: string, annotations: Record<string, string>, namespace = ARGOCD_NAMESPACE) {
+        await this.call(`annotate applications/${name}`, () =>
+            this.custom.patchNamespacedCustomObject(
+                { ...ARGO, namespace, plural: "applications", name, body: { metadata: { annotations } } },
+                this.contentType("merge"),
+            ),
+        );
+    }
+    getApplicationSet(name: string, namespace = ARGOCD_NAMESPACE) {
+        return this.getArgo("applicationsets", name, namespace);
+    }
+    listApplicationSets(namespace?: string) {
+        return this.listArgo("applicationsets", namespace);
+    }
+    createApplicationSet(obj: any) {
+        return this.call(`create applicationsets/${obj.metadata.name}`, () =>
+            this.custom.createNamespacedCustomObject({ ...ARGO, namespace: obj.metadata.namespace, plural: "applicationsets", body: obj }),
+        );
+    }
+    jsonPatchApplicationSet(name: string, ops: JsonPatchOp[], namespace = ARGOCD_NAMESPACE) {
+        return this.call(`patch applicationsets/${name}`, () =>
+            this.custom.patchNamespacedCustomObject({ ...ARGO, namespace, plural: "applicationsets", name, body: ops }, this.contentType("json")),
+        );
+    }
+    patchApplicationSetTemplate(name: string, template: any, namespace = ARGOCD_NAMESPACE) {
+        return this.call(`patch applicationsets/${name}`, () =>
+            this.custom.patchNamespacedCustomObject(
+                { ...ARGO, namespace, plural: "applicationsets", name, body: { spec: { template } } },
+                this.contentType("merge"),
+            ),
+        );
+    }
+    async deleteApplicationSet(name: string, namespace = ARGOCD_NAMESPACE) {
+        await this.call(`delete applicationsets/${name}`, () =>
+            orNull(this.custom.deleteNamespacedCustomObject({ ...ARGO, namespace, plural: "applicationsets", name })),
+        );
+    }
+    getConfigMap(namespace: string, name: string) {
+        return this.call(`get configmaps/${name} -n ${namespace}`, () => orNull(this.core.readNamespacedConfigMap({ name, namespace })));
+    }
+    patchConfigMapData(namespace: string, name: string, data: Record<string, string>) {
+        return this.call(`patch configmaps/${name} -n ${namespace}`, () =>
+            this.core.patchNamespacedConfigMap({ name, namespace, body: { data } }, this.contentType("merge")),
+        );
+    }
+    async deleteNamespace(name: string) {
+        await this.call(`delete namespaces/${name}`, () => orNull(this.core.deleteNamespace({ name })));
+    }
+    getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string) {
+        return this.call(`get ${kind.toLowerCase()}s/${name} -n ${namespace}`, () =>
+            orNull<any>(kind === "Deployment" ? this.apps.readNamespacedDeployment({ name, namespace }) : this.apps.readNamespacedStatefulSet({ name, namespace })),
+        );
+    }
+    async listJobs(namespace?: string) {
+        const res: any = await this.call("list jobs", () => (namespace ? this.batch.listNamespacedJob({ namespace }) : this.batch.listJobForAllNamespaces()));
+        return res.items ?? [];
+    }
+    async listPods(namespace?: string) {
+        const res: any = await this.call("list pods", () => (namespace ? this.core.listNamespacedPod({ namespace }) : this.core.listPodForAllNamespaces()));
+        return res.items ?? [];
+    }
+    createEvent(namespace: string, event: any) {
+        return this.call(`create event -n ${namespace}`, () => this.core.createNamespacedEvent({ namespace, body: event }));
+    }
+}

@@ -1,0 +1,135 @@
+/**
+ * The git port: everything the scenario does to the lab repository, over the working clone.
+ * Never force-pushes; ref names are checked with `git check-ref-format` before use.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { simpleGit, SimpleGit } from "simple-git";
+import { run } from "./exec";
+
+export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@localhost"];
+
+export interface GitPort {
+    /** Full SHA of a revision of the clone. */
+    revParse(rev: string): Promise<string>;
+    /** Full SHA of a branch on the remote (`origin`), or null when the remote has no such branch. */
+    remoteBranch(branch: string): Promise<string | null>;
+    /** Makes sure the clone is on `branch` and exactly at the remote's tip of it (refuses if either moved). */
+    ensureInSync(branch: string): Promise<string>;
+    /** Writes files (relative paths) into the work tree, commits them, and returns the new commit's SHA. */
+    commitFiles(files: Record<string, string>, message: string): Promise<string>;
+    /** Reads a file of the work tree. */
+    readWorkFile(relPath: string): Promise<string>;
+    /** `git push origin <sha>:refs/heads/<branch>`, never forced: a non-fast-forward is refused by git. */
+    pushTo(sha: string, branch: string): Promise<void>;
+    /** `git merge-base --is-ancestor a b`. */
+    isAncestor(a: string, b: string): Promise<boolean>;
+    /** The first parent of a commit. */
+    parentOf(sha: string): Promise<string>;
+    /** The first line of a commit's message. */
+    subjectOf(sha: string): Promise<string>;
+    /** `git revert --no-edit <sha>` on the current branch; returns the new commit's SHA. */
+    revert(sha: string): Promise<string>;
+}
+
+export async function checkRefFormat(branch: string): Promise<void> {
+    try {
+        await run("git", ["check-ref-format", "--branch", branch]);
+    } catch {
+        throw new Error(`"${branch}" is not a valid git branch name (git check-ref-format --branch refused it)`);
+    }
+}
+
+export function isFullSha(s: unknown): s is string {
+    return typeof s === "string" && /^[0-9a-f]{40}$/.test(s);
+}
+
+export class CloneGit implements GitPort {
+    private readonly git: SimpleGit;
+
+    constructor(private readonly clone: string) {
+        if (!fs.existsSync(path.join(clone, ".git"))) {
+            throw new Error(`${clone} is not a git clone of the lab repository (no .git); build the lab (step 1) first`);
+        }
+        this.git = simpleGit({ baseDir: clone, config: LAB_GIT_IDENTITY });
+    }
+
+    async revParse(rev: string): Promise<string> {
+        return (await this.git.raw(["rev-parse", "--verify", "--end-of-options", `${rev}^{commit}`])).trim();
+    }
+
+    async remoteBranch(branch: string): Promise<string | null> {
+        await checkRefFormat(branch);
+        const out = (await this.git.raw(["ls-remote", "origin", `refs/heads/${branch}`])).trim();
+        if (!out) return null;
+        return out.split(/\s+/)[0];
+    }
+
+    async ensureInSync(branch: string): Promise<string> {
+        await checkRefFormat(branch);
+        const current = (await this.git.raw(["rev-parse", "--abbrev-ref", "HEAD"])).trim();
+        if (current !== branch) {
+            throw new Error(`the clone ${this.clone} is on "${current}", not "${branch}"; check out ${branch} there and run again`);
+        }
+        const status = (await this.git.raw(["status", "--porcelain", "--untracked-files=no"])).trim();
+        if (status) {
+            throw new Error(`the clone ${this.clone} has uncommitted changes:\n${status}\ncommit or discard them, then run again`);
+        }
+        const local = await this.revParse("HEAD");
+        const remote = await this.remoteBranch(branch);
+        if (remote !== local) {
+            throw new Error(
+                `the remote's ${branch} is at ${remote ?? "(missing)"} but the clone ${this.clone} is at ${local}: ` +
+                    `someone else changed the lab repository. Nothing was committed or pushed; bring the clone and the remote together by hand (git pull --ff-only), then run again`,
+            );
+        }
+        return local;
+    }
+
+    async commitFiles(files: Record<string, string>, message: string): Promise<string> {
+        for (const [rel, content] of Object.entries(files)) {
+            const abs = path.join(this.clone, rel);
+            fs.mkdirSync(path.dirname(abs), { recursive: true });
+            fs.writeFileSync(abs, content);
+        }
+        await this.git.raw(["add", "--", ...Object.keys(files)]);
+        await this.git.raw(["commit", "-m", message]);
+        return this.revParse("HEAD");
+    }
+
+    async readWorkFile(relPath: string): Promise<string> {
+        return fs.promises.readFile(path.join(this.clone, relPath), "utf8");
+    }
+
+    async pushTo(sha: string, branch: string): Promise<void> {
+        await checkRefFormat(branch);
+        if (!isFullSha(sha)) throw new Error(`refusing to push "${sha}": not a full commit SHA`);
+        await this.git.raw(["push", "origin", `${sha}:refs/heads/${branch}`]);
+        // keep origin/<branch> in the clone current, for people who look at it by hand
+        await this.git.raw(["fetch", "--quiet", "origin"]);
+    }
+
+    async isAncestor(a: string, b: string): Promise<boolean> {
+        // simple-git does not expose the exit status, and here it is the answer: 0 yes, 1 no, else an error
+        try {
+            await run("git", ["merge-base", "--is-ancestor", a, b], { cwd: this.clone });
+            return true;
+        } catch (e: any) {
+            if (e.exitCode === 1) return false;
+            throw e;
+        }
+    }
+
+    async parentOf(sha: string): Promise<string> {
+        return this.revParse(`${sha}^1`);
+    }
+
+    async subjectOf(sha: string): Promise<string> {
+        return (await this.git.raw(["log", "-1", "--format=%s", sha, "--"])).trim();
+    }
+
+    async revert(sha: string): Promise<string> {
+        await this.git.raw(["revert", "--no-edit", sha]);
+        return this.revParse("HEAD");
+    }
+}

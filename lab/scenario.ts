@@ -1,0 +1,453 @@
+/**
+ * The lab's scenario, LAB-SPEC.md Part 1 steps 2-8, as plain TypeScript over the two ports.
+ * It knows nothing of Pulumi: the dynamic provider, `npm run simulate` and the tests all call
+ * `runScenario`. The result files are the checkpoint: a step whose file exists is not run again.
+ */
+import { parseDocument, isSeq } from "yaml";
+import { describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "./argo";
+import { ClusterPort } from "./cluster";
+import { readJsonIfExists, writeJsonAtomic } from "./files";
+import { GitPort } from "./git";
+import { APPSET_NAME, ARGOCD_NAMESPACE, LabLayout, ResultName, RESULT_FILES } from "./layout";
+import { listElements } from "./manifests";
+import { syncAppSetFile } from "./shopAppSet";
+import { pollUntil, sleep, WaitTimeout } from "./wait";
+
+// ---------------------------------------------------------------------------------------------
+// Results (the six files; same keys and types as LAB-SPEC.md)
+
+export interface Incident { commit: string; dev_value: string; prod_value: string }
+export interface Pin { release_prod_initial: string; prod_value_after_pin: string }
+export interface Drift { uid: string; edited: string; restored: string; seconds: number }
+export interface Promote { from: string; to: string }
+export interface Revert { bad_commit: string; revert_commit: string; dev_error: string; prod_revision_during: string }
+export interface Report {
+    dev_tracks: string;
+    prod_tracks: string;
+    promoted_commit: string;
+    drift_seconds: number;
+    bad_commit_reached_prod: boolean;
+    rollback: "revert" | "reset";
+}
+export interface Results {
+    incident?: Incident;
+    pin?: Pin;
+    drift?: Drift;
+    promote?: Promote;
+    revert?: Revert;
+    report?: Report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Context
+
+export interface ScenarioTimeouts {
+    /** Deadline of one "synced to commit X" wait. */
+    syncMs: number;
+    /** Deadline for selfHeal to undo the drift. */
+    driftMs: number;
+    /** Deadline for the ComparisonError to show on shop-dev. */
+    errorMs: number;
+    /** Time between two looks at an Application. */
+    pollMs: number;
+    /** Time between two looks at the drifted ConfigMap (0.25-0.5 s; LAB-SPEC says 0.5-1 s: 0.5 s fits both). */
+    driftPollMs: number;
+    /** While waiting, refresh again when this long has passed since the last refresh and Argo CD has not moved. */
+    refreshEveryMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ScenarioTimeouts = {
+    syncMs: 300_000,
+    driftMs: 120_000,
+    errorMs: 180_000,
+    pollMs: 1_000,
+    driftPollMs: 500,
+    refreshEveryMs: 20_000,
+};
+
+export interface StepTiming {
+    step: number;
+    name: string;
+    /** Wall time of the step. */
+    ms: number;
+    /** Of that, time spent waiting on Argo CD (polling the cluster). */
+    waitMs: number;
+    skipped: boolean;
+}
+
+export interface ScenarioContext {
+    layout: LabLayout;
+    git: GitPort;
+    cluster: ClusterPort;
+    log: (line: string) => void;
+    timeouts?: Partial<ScenarioTimeouts>;
+    appset?: { name: string; namespace: string; repoURL?: string };
+}
+
+interface Ctx extends Required<Omit<ScenarioContext, "timeouts">> {
+    t: ScenarioTimeouts;
+    waitMs: number;
+    prefix: string;
+}
+
+const DEV = "shop-dev";
+const PROD = "shop-prod";
+const CM = "shop-config";
+const RELEASE = "release/prod";
+export const INCIDENT_MESSAGE = "Enable FEATURE_CHECKOUT_V2 in base (meant for dev) (lab step 3)";
+export const BAD_MESSAGE = "dev: add missing.yaml to resources (lab step 7)";
+
+const short = (sha: string) => sha.slice(0, 12);
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+function say(c: Ctx, line: string) {
+    c.log(`${c.prefix} ${line}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting on Argo CD
+
+/** Polls with a deadline and counts the time as waiting on Argo CD. */
+async function waitFor<T>(c: Ctx, what: string, look: () => Promise<T | undefined>, timeoutMs: number, intervalMs: number, describe: () => string, between?: (elapsed: number) => Promise<void>): Promise<T> {
+    say(c, `waiting for ${what} (deadline ${secs(timeoutMs)})`);
+    const start = Date.now();
+    try {
+        const got = await pollUntil(look, { timeoutMs, intervalMs, describe, between });
+        say(c, `${what}: after ${secs(Date.now() - start)}`);
+        return got;
+    } finally {
+        c.waitMs += Date.now() - start;
+    }
+}
+
+async function refresh(c: Ctx, app: string, kind: "normal" | "hard") {
+    await c.cluster.annotateApplication(app, { [REFRESH_ANNOTATION]: kind }, c.appset.namespace);
+}
+
+/**
+ * Waits until the Application is synced to `sha` (LAB-SPEC.md's full definition), tracks
+ * `targetRevision`, and `check` (if given) holds. Triggers a refresh first instead of sitting out
+ * Argo CD's 3-minute poll, and again whenever the last one was handled and nothing moved.
+ */
+async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevision?: string; refresh?: "normal" | "hard"; check?: (app: any) => Promise<string | null> } = {}): Promise<any> {
+    let last: any = null;
+    let lastWhy = "";
+    let lastRefresh = Date.now();
+    await refresh(c, app, opts.refresh ?? "normal");
+    return waitFor(
+        c,
+        `${app} synced to ${short(sha)}${opts.targetRevision ? ` tracking ${opts.targetRevision}` : ""}`,
+        async () => {
+            last = await c.cluster.getApplication(app, c.appset.namespace);
+            let why = notSyncedBecause(last, sha);
+            if (!why && opts.targetRevision && last.spec?.source?.targetRevision !== opts.targetRevision) {
+                why = `targetRevision is ${last.spec?.source?.targetRevision}`;
+            }
+            if (!why && opts.check) why = await opts.check(last);
+            lastWhy = why ?? "";
+            return why ? undefined : last;
+        },
+        c.t.syncMs,
+        c.t.pollMs,
+        () => `timed out after ${secs(c.t.syncMs)} waiting for Application ${app} to be synced to ${sha}: ${lastWhy}. Last status: ${describeApp(last)}`,
+        async () => {
+            const pending = last?.metadata?.annotations?.[REFRESH_ANNOTATION];
+            if (!pending && Date.now() - lastRefresh >= c.t.refreshEveryMs) {
+                lastRefresh = Date.now();
+                await refresh(c, app, opts.refresh ?? "normal");
+            }
+        },
+    );
+}
+
+async function configValue(c: Ctx, namespace: string, key: string): Promise<{ value: string; uid: string }> {
+    const cm = await c.cluster.getConfigMap(namespace, CM);
+    if (!cm) throw new Error(`ConfigMap ${namespace}/${CM} does not exist`);
+    return { value: cm.data?.[key], uid: cm.metadata?.uid };
+}
+
+const valueIs = (c: Ctx, namespace: string, key: string, want: string) => async () => {
+    const { value } = await configValue(c, namespace, key);
+    return value === want ? null : `ConfigMap ${namespace}/${CM} has ${key}=${value}, want ${want}`;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Repository edits (pure text functions, tested on their own)
+
+/** base/configmap.yaml with FEATURE_CHECKOUT_V2 set to "on" (quoted: YAML 1.1 reads a bare on as a boolean). */
+export function switchFeatureOn(text: string): string {
+    const re = /^(\s*FEATURE_CHECKOUT_V2:\s*)("off"|'off'|off)\s*$/m;
+    if (!re.test(text)) throw new Error(`base/configmap.yaml has no FEATURE_CHECKOUT_V2: "off" line to switch on:\n${text}`);
+    return text.replace(re, `$1"on"`);
+}
+
+/** envs/dev/kustomization.yaml with missing.yaml added to resources. */
+export function addMissingResource(text: string): string {
+    const doc = parseDocument(text);
+    const res = doc.get("resources");
+    if (!isSeq(res)) throw new Error(`envs/dev/kustomization.yaml has no resources list:\n${text}`);
+    if (res.items.some((i: any) => String(i?.value ?? i) === "missing.yaml")) return text;
+    res.add("missing.yaml");
+    return doc.toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The steps
+
+type Step = { n: number; name: string; file?: ResultName; run: (c: Ctx, r: Results) => Promise<unknown> };
+
+async function sync(c: Ctx): Promise<void> {
+    const main = await c.git.remoteBranch("main");
+    if (!main) throw new Error("the lab repository has no main branch; build the lab (step 1) first");
+    await waitSynced(c, DEV, main);
+    await waitSynced(c, PROD, main);
+}
+
+/** HEAD, if it is a commit this step made earlier (a run that pushed but died before writing its file). */
+async function ownHead(c: Ctx, message: string): Promise<string | null> {
+    const head = await c.git.revParse("HEAD");
+    const subject = await c.git.subjectOf(head);
+    return subject === message ? head : null;
+}
+
+async function incident(c: Ctx): Promise<Incident> {
+    let commit = await ownHead(c, INCIDENT_MESSAGE);
+    if (commit && (await c.git.remoteBranch("main")) !== commit) await c.git.pushTo(commit, "main");
+    if (!commit) {
+        await c.git.ensureInSync("main");
+        const text = await c.git.readWorkFile("base/configmap.yaml");
+        commit = await c.git.commitFiles({ "base/configmap.yaml": switchFeatureOn(text) }, INCIDENT_MESSAGE);
+        await c.git.pushTo(commit, "main");
+        say(c, `pushed ${short(commit)} to main: FEATURE_CHECKOUT_V2 "on" in base`);
+    }
+    await waitSynced(c, DEV, commit);
+    await waitSynced(c, PROD, commit);
+    const dev = await configValue(c, DEV, "FEATURE_CHECKOUT_V2");
+    const prod = await configValue(c, PROD, "FEATURE_CHECKOUT_V2");
+    return { commit, dev_value: dev.value, prod_value: prod.value };
+}
+
+async function pin(c: Ctx, r: Results): Promise<Pin> {
+    const initial = await c.git.parentOf(r.incident!.commit);
+    const remote = await c.git.remoteBranch(RELEASE);
+    if (remote === null) {
+        await c.git.pushTo(initial, RELEASE);
+        say(c, `created ${RELEASE} at ${short(initial)} (parent of the incident commit)`);
+    } else if (remote !== initial) {
+        throw new Error(`${RELEASE} already exists at ${remote}, not at the incident's parent ${initial}. It was left as it is; delete the branch by hand if it is a leftover, then run again`);
+    }
+    const { name, namespace } = c.appset;
+    const live = await c.cluster.getApplicationSet(name, namespace);
+    if (!live) throw new Error(`ApplicationSet ${namespace}/${name} does not exist`);
+    const els = listElements(live);
+    const i = els.findIndex((e) => e.env === "prod");
+    if (i < 0) throw new Error(`ApplicationSet ${namespace}/${name} has no element with env=prod`);
+    if (els[i].revision !== RELEASE) {
+        const at = `/spec/generators/0/list/elements/${i}`;
+        await c.cluster.jsonPatchApplicationSet(name, [
+            { op: "test", path: `${at}/env`, value: "prod" },
+            { op: "replace", path: `${at}/revision`, value: RELEASE },
+        ], namespace);
+        say(c, `ApplicationSet ${name}: prod element revision main -> ${RELEASE} (dev stays on main)`);
+    }
+    await syncAppSetFile(c.cluster, c.layout, name, namespace, c.appset.repoURL);
+    await waitSynced(c, PROD, initial, { targetRevision: RELEASE, check: valueIs(c, PROD, "FEATURE_CHECKOUT_V2", "off") });
+    const prod = await configValue(c, PROD, "FEATURE_CHECKOUT_V2");
+    return { release_prod_initial: initial, prod_value_after_pin: prod.value };
+}
+
+async function drift(c: Ctx): Promise<Drift> {
+    const before = await c.cluster.getConfigMap(PROD, CM);
+    if (!before) throw new Error(`ConfigMap ${PROD}/${CM} does not exist`);
+    const uid: string = before.metadata.uid;
+    const gitValue: string = before.data?.LOG_LEVEL;
+    const edited = "debug";
+    await c.cluster.patchConfigMapData(PROD, CM, { LOG_LEVEL: edited });
+    const start = Date.now();
+    say(c, `patched ${PROD}/${CM} LOG_LEVEL ${gitValue} -> ${edited} (uid ${uid})`);
+    let last: any = null;
+    const restored = await waitFor(
+        c,
+        `selfHeal to put LOG_LEVEL back in ${PROD}/${CM}`,
+        async () => {
+            last = await c.cluster.getConfigMap(PROD, CM);
+            if (!last) throw new Error(`ConfigMap ${PROD}/${CM} disappeared during the drift test (selfHeal should repair it in place)`);
+            if (last.metadata.uid !== uid) {
+                throw new Error(`ConfigMap ${PROD}/${CM} was recreated during the drift test: uid ${uid} became ${last.metadata.uid}; selfHeal should repair it in place`);
+            }
+            const v = last.data?.LOG_LEVEL;
+            return v !== edited ? (v as string) : undefined;
+        },
+        c.t.driftMs,
+        c.t.driftPollMs,
+        () => `timed out after ${secs(c.t.driftMs)}: ${PROD}/${CM} still has LOG_LEVEL=${last?.data?.LOG_LEVEL}; is selfHeal on for Application ${PROD}?`,
+    );
+    const seconds = Math.max(1, Math.ceil((Date.now() - start) / 1000));
+    if (restored !== gitValue) throw new Error(`selfHeal put LOG_LEVEL=${restored} back, but Git says ${gitValue}`);
+    return { uid, edited, restored, seconds };
+}
+
+async function promote(c: Ctx, r: Results): Promise<Promote> {
+    const to = r.incident!.commit;
+    let from = await c.git.remoteBranch(RELEASE);
+    if (!from) throw new Error(`${RELEASE} does not exist on the remote; run step 4 (pin) first`);
+    if (from === to && r.pin && (await c.git.isAncestor(r.pin.release_prod_initial, to))) {
+        from = r.pin.release_prod_initial; // pushed by an earlier run that died before writing promote.json
+    } else {
+        if (!(await c.git.isAncestor(from, to))) {
+            throw new Error(`promotion refused: ${RELEASE} is at ${from}, which is not an ancestor of ${to}, so this is not a fast-forward (force push is forbidden). Nothing was pushed`);
+        }
+        await c.git.pushTo(to, RELEASE);
+        say(c, `fast-forwarded ${RELEASE} ${short(from)} -> ${short(to)}`);
+    }
+    await waitSynced(c, PROD, to, { targetRevision: RELEASE, check: valueIs(c, PROD, "FEATURE_CHECKOUT_V2", "on") });
+    return { from, to };
+}
+
+/** The part of a ComparisonError message a person needs: from the missing.yaml accumulation on. */
+export function errorExcerpt(message: string): string {
+    const i = message.indexOf("accumulating resources");
+    const text = i >= 0 ? message.slice(i) : message;
+    return text.length > 300 ? text.slice(0, 300) : text;
+}
+
+async function revertBad(c: Ctx, r: Results): Promise<Revert> {
+    let bad = await ownHead(c, BAD_MESSAGE);
+    if (bad && (await c.git.remoteBranch("main")) !== bad) await c.git.pushTo(bad, "main");
+    if (!bad) {
+        await c.git.ensureInSync("main");
+        const text = await c.git.readWorkFile("envs/dev/kustomization.yaml");
+        bad = await c.git.commitFiles({ "envs/dev/kustomization.yaml": addMissingResource(text) }, BAD_MESSAGE);
+        await c.git.pushTo(bad, "main");
+        say(c, `pushed ${short(bad)} to main: missing.yaml in envs/dev resources`);
+    }
+    await refresh(c, DEV, "hard");
+    let lastDev: any = null;
+    let lastRefresh = Date.now();
+    const seen = await waitFor(
+        c,
+        `the ComparisonError on ${DEV}`,
+        async () => {
+            lastDev = await c.cluster.getApplication(DEV, c.appset.namespace);
+            const err = errorConditions(lastDev).find((e) => e.type === "ComparisonError" && e.message.includes("missing.yaml"));
+            if (!err) return undefined;
+            // the same moment: read prod right after the error was seen
+            const prod = await c.cluster.getApplication(PROD, c.appset.namespace);
+            return { message: err.message, prodRevision: prod?.status?.sync?.revision as string };
+        },
+        c.t.errorMs,
+        c.t.pollMs,
+        () => `timed out after ${secs(c.t.errorMs)} waiting for a ComparisonError about missing.yaml on ${DEV} (commit ${bad}). Last status: ${describeApp(lastDev)}`,
+        async () => {
+            if (!lastDev?.metadata?.annotations?.[REFRESH_ANNOTATION] && Date.now() - lastRefresh >= c.t.refreshEveryMs) {
+                lastRefresh = Date.now();
+                await refresh(c, DEV, "hard");
+            }
+        },
+    );
+    say(c, `${DEV}: ${errorExcerpt(seen.message).slice(0, 120)}...; ${PROD} at ${seen.prodRevision}`);
+    if (seen.prodRevision !== r.promote!.to) {
+        throw new Error(`while ${DEV} was broken, ${PROD} was at ${seen.prodRevision}, not at the promoted commit ${r.promote!.to}`);
+    }
+    const revertCommit = await c.git.revert(bad);
+    await c.git.pushTo(revertCommit, "main");
+    say(c, `git revert ${short(bad)} -> ${short(revertCommit)}, pushed to main`);
+    // hard: the repo-server caches the failed manifest generation
+    await waitSynced(c, DEV, revertCommit, { refresh: "hard" });
+    return { bad_commit: bad, revert_commit: revertCommit, dev_error: errorExcerpt(seen.message), prod_revision_during: seen.prodRevision };
+}
+
+async function report(c: Ctx, r: Results): Promise<Report> {
+    const dev = await c.cluster.getApplication(DEV, c.appset.namespace);
+    const prod = await c.cluster.getApplication(PROD, c.appset.namespace);
+    const releaseTip = await c.git.remoteBranch(RELEASE);
+    if (!releaseTip) throw new Error(`${RELEASE} does not exist on the remote`);
+    return {
+        dev_tracks: dev?.spec?.source?.targetRevision,
+        prod_tracks: prod?.spec?.source?.targetRevision,
+        promoted_commit: r.promote!.to,
+        drift_seconds: r.drift!.seconds,
+        bad_commit_reached_prod: await c.git.isAncestor(r.revert!.bad_commit, releaseTip),
+        rollback: "revert",
+    };
+}
+
+export const STEPS: Step[] = [
+    { n: 2, name: "sync", run: sync },
+    { n: 3, name: "incident", file: "incident", run: incident },
+    { n: 4, name: "pin", file: "pin", run: pin },
+    { n: 5, name: "drift", file: "drift", run: drift },
+    { n: 6, name: "promote", file: "promote", run: promote },
+    { n: 7, name: "revert", file: "revert", run: revertBad },
+    { n: 8, name: "report", file: "report", run: report },
+];
+
+/** The results already on disk (the checkpoint), in step order; refuses gaps. */
+export function readResults(layout: LabLayout): Results {
+    const r: Results = {};
+    let gap: string | null = null;
+    for (const name of RESULT_FILES) {
+        const v = readJsonIfExists<any>(layout.resultFile(name));
+        if (v === undefined) {
+            gap = gap ?? name;
+            continue;
+        }
+        if (gap) throw new Error(`${layout.resultFile(name)} exists but ${layout.resultFile(gap as ResultName)} does not: the checkpoint is inconsistent. Remove the later files (or pulumi destroy) and run again`);
+        (r as any)[name] = v;
+    }
+    return r;
+}
+
+export interface ScenarioRun {
+    results: Results;
+    timings: StepTiming[];
+    /** The highest step now done. */
+    through: number;
+}
+
+/**
+ * Runs steps 2..through (2 <= through <= 8), skipping those whose result file exists.
+ * Through < 2 does nothing.
+ */
+export async function runScenario(ctx: ScenarioContext, through: number): Promise<ScenarioRun> {
+    if (!Number.isInteger(through) || through < 0 || through > 8) throw new Error(`solveThrough must be a whole number from 0 to 8, got ${through}`);
+    const c: Ctx = {
+        layout: ctx.layout,
+        git: ctx.git,
+        cluster: ctx.cluster,
+        log: ctx.log,
+        appset: ctx.appset ?? { name: APPSET_NAME, namespace: ARGOCD_NAMESPACE },
+        t: { ...DEFAULT_TIMEOUTS, ...(ctx.timeouts ?? {}) },
+        waitMs: 0,
+        prefix: "",
+    };
+    const results = readResults(ctx.layout);
+    const timings: StepTiming[] = [];
+    const started = Date.now();
+    for (const step of STEPS) {
+        if (step.n > through) break;
+        c.prefix = `[step ${step.n} ${step.name}]`;
+        const done = step.file ? results[step.file] !== undefined : results.incident !== undefined;
+        if (done) {
+            c.log(`${c.prefix} already done${step.file ? ` (${ctx.layout.resultFile(step.file)})` : ""}; skipped`);
+            timings.push({ step: step.n, name: step.name, ms: 0, waitMs: 0, skipped: true });
+            continue;
+        }
+        const t0 = Date.now();
+        c.waitMs = 0;
+        c.log(`${c.prefix} start`);
+        const value = await step.run(c, results);
+        if (step.file) {
+            writeJsonAtomic(ctx.layout.resultFile(step.file), value);
+            (results as any)[step.file] = value;
+        }
+        const ms = Date.now() - t0;
+        timings.push({ step: step.n, name: step.name, ms, waitMs: c.waitMs, skipped: false });
+        c.log(`${c.prefix} done in ${secs(ms)}${step.file ? `; wrote ${ctx.layout.resultFile(step.file)}` : ""}`);
+    }
+    if (through >= 8 && results.report) c.log(`report: ${JSON.stringify(results.report)}`);
+    c.log(`scenario through step ${through} finished in ${secs(Date.now() - started)}`);
+    return { results, timings, through };
+}
+
+export { WaitTimeout, sleep };

@@ -1,0 +1,53 @@
+/**
+ * The shop ApplicationSet: apply it, keep /root/cnpa-env/appset.yaml equal to what is applied,
+ * and remove it. The generator's elements belong to the scenario (or the learner) once the
+ * ApplicationSet exists: re-applying changes the template only, so a pin to release/prod stays.
+ */
+import * as fs from "fs";
+import { ClusterPort } from "./cluster";
+import { writeFileAtomic } from "./files";
+import { LabLayout } from "./layout";
+import { listElements, shopApplicationSet, ShopElement, toYaml } from "./manifests";
+
+export type Log = (line: string) => void;
+
+/** The manifest for appset.yaml: the given ApplicationSet with only the fields we set. */
+export function appsetFileContent(desired: any, elements: ShopElement[]): string {
+    const obj = JSON.parse(JSON.stringify(desired));
+    obj.spec.generators[0].list.elements = elements.map((e) => ({ env: String(e.env), revision: String(e.revision) }));
+    return toYaml(obj);
+}
+
+/** Creates the ApplicationSet, or updates its template keeping the live elements; writes appset.yaml. */
+export async function applyShopAppSet(cluster: ClusterPort, layout: LabLayout, desired: any, log: Log = () => {}): Promise<ShopElement[]> {
+    const { name, namespace } = desired.metadata;
+    const live = await cluster.getApplicationSet(name, namespace);
+    let elements: ShopElement[];
+    if (!live) {
+        await cluster.createApplicationSet(desired);
+        elements = listElements(desired);
+        log(`created ApplicationSet ${namespace}/${name}`);
+    } else {
+        await cluster.patchApplicationSetTemplate(name, desired.spec.template, namespace);
+        elements = listElements(live);
+        log(`ApplicationSet ${namespace}/${name} exists; template updated, elements kept (${elements.map((e) => `${e.env}=${e.revision}`).join(", ")})`);
+    }
+    writeFileAtomic(layout.appsetFile, appsetFileContent(desired, elements));
+    return elements;
+}
+
+/** Rewrites appset.yaml from the live ApplicationSet (after the scenario changed an element). */
+export async function syncAppSetFile(cluster: ClusterPort, layout: LabLayout, name: string, namespace: string, repoURL?: string): Promise<void> {
+    const live = await cluster.getApplicationSet(name, namespace);
+    if (!live) throw new Error(`ApplicationSet ${namespace}/${name} does not exist`);
+    writeFileAtomic(layout.appsetFile, appsetFileContent(shopApplicationSet({ name, namespace, repoURL }), listElements(live)));
+}
+
+export async function deleteShopAppSet(cluster: ClusterPort, layout: LabLayout, name: string, namespace: string, log: Log = () => {}): Promise<void> {
+    await cluster.deleteApplicationSet(name, namespace);
+    log(`deleted ApplicationSet ${namespace}/${name} (its Applications go with it)`);
+    for (const ns of ["shop-dev", "shop-prod"]) {
+        await cluster.deleteNamespace(ns);
+    }
+    fs.rmSync(layout.appsetFile, { force: true });
+}
