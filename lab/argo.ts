@@ -12,15 +12,20 @@ export function errorConditions(app: any): { type: string; message: string }[] {
 /**
  * "Synced to commit X" as LAB-SPEC.md defines it: sync Synced at X, last operation Succeeded at X,
  * Healthy, and no error condition. Returns null when it holds, else what is missing.
+ *
+ * `noOpAllowed`: accept a last operation at another commit. Argo CD auto-syncs only when an app is
+ * OutOfSync (controller/appcontroller.go autoSync, "Skipping auto-sync: application status is
+ * Synced"), so a commit that renders exactly like the last synced one (a revert) is Synced at X
+ * with no operation at X, ever.
  */
-export function notSyncedBecause(app: any, sha: string): string | null {
+export function notSyncedBecause(app: any, sha: string, opts: { noOpAllowed?: boolean } = {}): string | null {
     if (!app) return "the Application does not exist";
     const st = app.status ?? {};
     if (st.sync?.status !== "Synced") return `sync status is ${st.sync?.status ?? "(none)"}`;
     if (st.sync?.revision !== sha) return `synced revision is ${st.sync?.revision ?? "(none)"}`;
     const op = st.operationState;
     if (op?.phase !== "Succeeded") return `last operation is ${op?.phase ?? "(none)"}`;
-    if (op?.syncResult?.revision !== sha) return `last operation synced ${op?.syncResult?.revision ?? "(none)"}`;
+    if (!opts.noOpAllowed && op?.syncResult?.revision !== sha) return `last operation synced ${op?.syncResult?.revision ?? "(none)"}`;
     if (st.health?.status !== "Healthy") return `health is ${st.health?.status ?? "(none)"}`;
     const errs = errorConditions(app);
     if (errs.length) return `condition ${errs[0].type}`;

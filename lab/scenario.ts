@@ -129,7 +129,7 @@ async function refresh(c: Ctx, app: string, kind: "normal" | "hard") {
  * `targetRevision`, and `check` (if given) holds. Triggers a refresh first instead of sitting out
  * Argo CD's 3-minute poll, and again whenever the last one was handled and nothing moved.
  */
-async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevision?: string; refresh?: "normal" | "hard"; check?: (app: any) => Promise<string | null> } = {}): Promise<any> {
+async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevision?: string; refresh?: "normal" | "hard"; noOpAllowed?: boolean; check?: (app: any) => Promise<string | null> } = {}): Promise<any> {
     let last: any = null;
     let lastWhy = "";
     let lastRefresh = Date.now();
@@ -139,7 +139,7 @@ async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevisi
         `${app} synced to ${short(sha)}${opts.targetRevision ? ` tracking ${opts.targetRevision}` : ""}`,
         async () => {
             last = await c.cluster.getApplication(app, c.appset.namespace);
-            let why = notSyncedBecause(last, sha);
+            let why = notSyncedBecause(last, sha, { noOpAllowed: opts.noOpAllowed });
             if (!why && opts.targetRevision && last.spec?.source?.targetRevision !== opts.targetRevision) {
                 why = `targetRevision is ${last.spec?.source?.targetRevision}`;
             }
@@ -352,8 +352,9 @@ async function revertBad(c: Ctx, r: Results): Promise<Revert> {
     const revertCommit = await c.git.revert(bad);
     await c.git.pushTo(revertCommit, "main");
     say(c, `git revert ${short(bad)} -> ${short(revertCommit)}, pushed to main`);
-    // hard: the repo-server caches the failed manifest generation
-    await waitSynced(c, DEV, revertCommit, { refresh: "hard" });
+    // hard: the repo-server caches the failed manifest generation. The revert renders exactly like
+    // the last synced commit, so Argo CD reports Synced at it without a new sync operation.
+    await waitSynced(c, DEV, revertCommit, { refresh: "hard", noOpAllowed: true, check: valueIs(c, DEV, "LOG_LEVEL", "debug") });
     return { bad_commit: bad, revert_commit: revertCommit, dev_error: errorExcerpt(seen.message), prod_revision_during: seen.prodRevision };
 }
 

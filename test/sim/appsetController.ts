@@ -1,0 +1,86 @@
+/**
+ * The simulation's ApplicationSet controller (list generator, fasttemplate `{{key}}` templating):
+ * one Application per element, owned by the ApplicationSet; a hand edit to a generated
+ * Application's spec is overwritten from the template, as in Argo CD v3.5.1.
+ */
+import { Change, FakeKube } from "./fakeApi";
+
+export const ACTOR = "applicationset-controller";
+
+/** Replaces `{{key}}` (fasttemplate) in every string; an unknown key is left as it is. */
+export function renderTemplate<T>(value: T, params: Record<string, string>): T {
+    if (typeof value === "string") {
+        return value.replace(/\{\{\s*([^{}\s]+)\s*\}\}/g, (all, k) => (k in params ? params[k] : all)) as any;
+    }
+    if (Array.isArray(value)) return value.map((v) => renderTemplate(v, params)) as any;
+    if (value && typeof value === "object") {
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, params)])) as any;
+    }
+    return value;
+}
+
+/** The Applications an ApplicationSet with a list generator generates (metadata and spec only). */
+export function generateApplications(appset: any): any[] {
+    const elements: any[] = appset.spec?.generators?.[0]?.list?.elements ?? [];
+    return elements.map((el) => {
+        for (const [k, v] of Object.entries(el)) {
+            if (typeof v !== "string") throw new Error(`list element key ${k} must be a string, got ${typeof v}`);
+        }
+        const t = renderTemplate(appset.spec.template, el as Record<string, string>);
+        return {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Application",
+            metadata: {
+                name: t.metadata.name,
+                namespace: appset.metadata.namespace,
+                labels: t.metadata.labels,
+                annotations: t.metadata.annotations,
+                ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: appset.metadata.name, uid: appset.metadata.uid, controller: true, blockOwnerDeletion: true }],
+            },
+            spec: t.spec,
+        };
+    });
+}
+
+export class AppSetController {
+    private unsubscribe?: () => void;
+
+    constructor(private readonly kube: FakeKube) {}
+
+    start() {
+        this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
+        for (const a of this.kube.list("ApplicationSet")) this.reconcile(a);
+    }
+
+    stop() {
+        this.unsubscribe?.();
+    }
+
+    private onChange(c: Change) {
+        if (c.actor === ACTOR || c.actor === "garbage-collector") return;
+        if (c.kind === "ApplicationSet" && c.type !== "DELETED") this.reconcile(c.obj);
+        if (c.kind === "Application") {
+            const owner = (c.obj.metadata.ownerReferences ?? []).find((r: any) => r.kind === "ApplicationSet");
+            if (!owner) return;
+            const appset = this.kube.get("ApplicationSet", c.obj.metadata.namespace, owner.name);
+            if (appset) this.reconcile(appset);
+        }
+    }
+
+    reconcile(appset: any) {
+        const desired = generateApplications(appset);
+        const names = new Set(desired.map((d) => d.metadata.name));
+        for (const d of desired) {
+            const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
+            // annotations such as the refresh annotation are preserved; spec comes from the template
+            const next = live
+                ? { ...live, metadata: { ...live.metadata, labels: { ...(live.metadata.labels ?? {}), ...(d.metadata.labels ?? {}) }, ownerReferences: d.metadata.ownerReferences }, spec: d.spec }
+                : d;
+            this.kube.put(next, ACTOR);
+        }
+        for (const app of this.kube.list("Application", appset.metadata.namespace)) {
+            const owned = (app.metadata.ownerReferences ?? []).some((r: any) => r.uid === appset.metadata.uid);
+            if (owned && !names.has(app.metadata.name)) this.kube.remove("Application", app.metadata.namespace, app.metadata.name, ACTOR);
+        }
+    }
+}

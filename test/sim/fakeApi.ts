@@ -1,0 +1,328 @@
+/**
+ * A loopback fake Kubernetes API server: an in-memory object store behind the REST paths the
+ * lab's client uses (get, list, create, replace, merge/JSON/apply patch, delete), so the product's
+ * own @kubernetes/client-node code runs against it unchanged. Changes are published to
+ * in-process listeners, which is how the Argo CD simulation "watches".
+ *
+ * Only what the lab touches is implemented; anything else answers 404 with a Status object.
+ */
+import { randomUUID } from "crypto";
+import { EventEmitter } from "events";
+import * as http from "http";
+import { AddressInfo } from "net";
+import { parse as parseYaml } from "yaml";
+
+export interface ResourceType {
+    group: string; // "" for the core group
+    version: string;
+    plural: string;
+    kind: string;
+    namespaced: boolean;
+}
+
+export const TYPES: ResourceType[] = [
+    { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false },
+    { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true },
+    { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true },
+    { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true },
+    { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true },
+    { group: "apps", version: "v1", plural: "statefulsets", kind: "StatefulSet", namespaced: true },
+    { group: "batch", version: "v1", plural: "jobs", kind: "Job", namespaced: true },
+    { group: "argoproj.io", version: "v1alpha1", plural: "applications", kind: "Application", namespaced: true },
+    { group: "argoproj.io", version: "v1alpha1", plural: "applicationsets", kind: "ApplicationSet", namespaced: true },
+];
+
+export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
+export interface Change {
+    type: ChangeType;
+    kind: string;
+    obj: any;
+    old?: any;
+    /** Who made the change: "client" for API requests, or the name an in-process writer gave. */
+    actor: string;
+}
+
+class HttpError extends Error {
+    constructor(public code: number, public reason: string, message: string) {
+        super(message);
+    }
+}
+
+const clone = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
+
+/** RFC 7386 JSON merge patch. */
+export function mergePatch(target: any, patch: any): any {
+    if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return clone(patch);
+    const out = target && typeof target === "object" && !Array.isArray(target) ? { ...target } : {};
+    for (const [k, v] of Object.entries(patch)) {
+        if (v === null) delete out[k];
+        else out[k] = mergePatch(out[k], v);
+    }
+    return out;
+}
+
+function pointer(path: string): string[] {
+    if (path === "") return [];
+    if (!path.startsWith("/")) throw new HttpError(422, "Invalid", `bad JSON pointer ${path}`);
+    return path.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/** RFC 6902 JSON patch (add, remove, replace, test). A failed test is a 422, and nothing changes. */
+export function jsonPatch(doc: any, ops: any[]): any {
+    const out = clone(doc);
+    for (const op of ops) {
+        const keys = pointer(op.path);
+        const last = keys.pop()!;
+        let parent = out;
+        for (const k of keys) {
+            parent = Array.isArray(parent) ? parent[Number(k)] : parent?.[k];
+            if (parent === undefined) throw new HttpError(422, "Invalid", `path ${op.path} does not exist`);
+        }
+        const has = Array.isArray(parent) ? Number(last) < parent.length : last in parent;
+        switch (op.op) {
+            case "test":
+                if (JSON.stringify(parent[Array.isArray(parent) ? Number(last) : last]) !== JSON.stringify(op.value)) {
+                    throw new HttpError(422, "Invalid", `the server rejected our request due to an error in our request: test failed at ${op.path}`);
+                }
+                break;
+            case "replace":
+                if (!has) throw new HttpError(422, "Invalid", `replace: path ${op.path} does not exist`);
+                parent[Array.isArray(parent) ? Number(last) : last] = clone(op.value);
+                break;
+            case "add":
+                if (Array.isArray(parent)) parent.splice(last === "-" ? parent.length : Number(last), 0, clone(op.value));
+                else parent[last] = clone(op.value);
+                break;
+            case "remove":
+                if (!has) throw new HttpError(422, "Invalid", `remove: path ${op.path} does not exist`);
+                if (Array.isArray(parent)) parent.splice(Number(last), 1);
+                else delete parent[last];
+                break;
+            default:
+                throw new HttpError(422, "Invalid", `unsupported JSON patch op ${op.op}`);
+        }
+    }
+    return out;
+}
+
+export class FakeKube {
+    private readonly objects = new Map<string, any>();
+    private rv = 1;
+    private server?: http.Server;
+    readonly events = new EventEmitter();
+    /** Every request seen, for tests that check what the product did ("PATCH /apis/..."). */
+    readonly requests: { method: string; path: string; contentType?: string; body?: any }[] = [];
+
+    constructor() {
+        this.events.setMaxListeners(100);
+    }
+
+    // ------------------------------------------------------------------ store (in-process API)
+
+    private key(t: ResourceType, ns: string | undefined, name: string) {
+        return `${t.group}/${t.plural}/${t.namespaced ? ns : ""}/${name}`;
+    }
+
+    typeOfKind(kind: string): ResourceType {
+        const t = TYPES.find((x) => x.kind === kind);
+        if (!t) throw new Error(`fake API: unknown kind ${kind}`);
+        return t;
+    }
+
+    get(kind: string, ns: string | undefined, name: string): any | undefined {
+        return clone(this.objects.get(this.key(this.typeOfKind(kind), ns, name)));
+    }
+
+    list(kind: string, ns?: string): any[] {
+        const t = this.typeOfKind(kind);
+        const prefix = `${t.group}/${t.plural}/`;
+        const out: any[] = [];
+        for (const [k, v] of this.objects) {
+            if (!k.startsWith(prefix)) continue;
+            if (ns !== undefined && t.namespaced && v.metadata.namespace !== ns) continue;
+            out.push(clone(v));
+        }
+        return out.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+    }
+
+    /** Creates or replaces an object as `actor` (uid, creationTimestamp kept on replace). */
+    put(obj: any, actor: string): any {
+        const t = this.typeOfKind(obj.kind);
+        const ns = t.namespaced ? obj.metadata.namespace ?? "default" : undefined;
+        const k = this.key(t, ns, obj.metadata.name);
+        const old = this.objects.get(k);
+        const next = clone(obj);
+        next.apiVersion = t.group ? `${t.group}/${t.version}` : t.version;
+        next.metadata = { ...next.metadata };
+        if (t.namespaced) next.metadata.namespace = ns;
+        else delete next.metadata.namespace;
+        next.metadata.uid = old?.metadata.uid ?? randomUUID();
+        next.metadata.creationTimestamp = old?.metadata.creationTimestamp ?? new Date().toISOString();
+        next.metadata.resourceVersion = String(++this.rv);
+        const specChanged = JSON.stringify(old?.spec) !== JSON.stringify(next.spec);
+        next.metadata.generation = (old?.metadata.generation ?? 0) + (old && !specChanged ? 0 : 1);
+        if (old && JSON.stringify({ ...old, metadata: { ...old.metadata, resourceVersion: "" } }) === JSON.stringify({ ...next, metadata: { ...next.metadata, resourceVersion: "" } })) {
+            return clone(old); // no change: no new resourceVersion, no event
+        }
+        this.objects.set(k, next);
+        this.events.emit("change", { type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor } as Change);
+        return clone(next);
+    }
+
+    /** Deletes an object and, as the garbage collector would, whatever it owns or contains. */
+    remove(kind: string, ns: string | undefined, name: string, actor: string): any | undefined {
+        const t = this.typeOfKind(kind);
+        const k = this.key(t, ns, name);
+        const old = this.objects.get(k);
+        if (!old) return undefined;
+        this.objects.delete(k);
+        this.events.emit("change", { type: "DELETED", kind: t.kind, obj: clone(old), old: clone(old), actor } as Change);
+        for (const [ok, o] of [...this.objects]) {
+            const owned = (o.metadata.ownerReferences ?? []).some((r: any) => r.uid === old.metadata.uid);
+            const inNs = kind === "Namespace" && o.metadata.namespace === name;
+            if (owned || inNs) {
+                const ot = TYPES.find((x) => ok.startsWith(`${x.group}/${x.plural}/`))!;
+                this.remove(ot.kind, o.metadata.namespace, o.metadata.name, "garbage-collector");
+            }
+        }
+        return clone(old);
+    }
+
+    /** The whole store as JSON (so `npm run simulate` can resume a simulated cluster). */
+    dump(): string {
+        return JSON.stringify({ rv: this.rv, objects: [...this.objects.entries()] });
+    }
+
+    load(json: string): void {
+        const d = JSON.parse(json);
+        this.rv = d.rv;
+        this.objects.clear();
+        for (const [k, v] of d.objects) this.objects.set(k, v);
+    }
+
+    onChange(listener: (c: Change) => void): () => void {
+        this.events.on("change", listener);
+        return () => this.events.off("change", listener);
+    }
+
+    // ------------------------------------------------------------------ HTTP
+
+    async start(): Promise<string> {
+        this.server = http.createServer((req, res) => this.handle(req, res));
+        await new Promise<void>((r) => this.server!.listen(0, "127.0.0.1", () => r()));
+        return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    }
+
+    async stop(): Promise<void> {
+        if (!this.server) return;
+        this.server.closeAllConnections?.();
+        await new Promise<void>((r) => this.server!.close(() => r()));
+    }
+
+    /** A kubeconfig for the product's client (plain http on loopback needs skipTLSVerify). */
+    kubeconfig(url: string): string {
+        return [
+            "apiVersion: v1",
+            "kind: Config",
+            "clusters:",
+            "- name: fake",
+            "  cluster:",
+            `    server: ${url}`,
+            "    insecure-skip-tls-verify: true",
+            "users:",
+            "- name: fake",
+            "  user:",
+            "    token: fake-token",
+            "contexts:",
+            "- name: fake",
+            "  context:",
+            "    cluster: fake",
+            "    user: fake",
+            "current-context: fake",
+            "",
+        ].join("\n");
+    }
+
+    private route(pathname: string): { t: ResourceType; ns?: string; name?: string } {
+        const parts = pathname.split("/").filter(Boolean);
+        let group: string, version: string, rest: string[];
+        if (parts[0] === "api") [group, version, rest] = ["", parts[1], parts.slice(2)];
+        else if (parts[0] === "apis") [group, version, rest] = [parts[1], parts[2], parts.slice(3)];
+        else throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
+        let ns: string | undefined;
+        if (rest[0] === "namespaces" && rest.length >= 3) {
+            ns = rest[1];
+            rest = rest.slice(2);
+        }
+        const t = TYPES.find((x) => x.group === group && x.version === version && x.plural === rest[0]);
+        if (!t) throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
+        return { t, ns, name: rest[1] };
+    }
+
+    private handle(req: http.IncomingMessage, res: http.ServerResponse) {
+        const chunks: Buffer[] = [];
+        req.on("data", (c) => chunks.push(c));
+        req.on("end", () => {
+            const send = (code: number, body: any) => {
+                res.writeHead(code, { "Content-Type": "application/json" });
+                res.end(JSON.stringify(body));
+            };
+            try {
+                const url = new URL(req.url ?? "/", "http://x");
+                const raw = Buffer.concat(chunks).toString("utf8");
+                const ctype = String(req.headers["content-type"] ?? "").split(";")[0];
+                const body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;
+                this.requests.push({ method: req.method!, path: url.pathname, contentType: ctype || undefined, body });
+                send(200, this.serve(req.method!, url, ctype, body));
+            } catch (e: any) {
+                const code = e instanceof HttpError ? e.code : 500;
+                send(code, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: e.message, reason: e.reason ?? "InternalError", code });
+            }
+        });
+    }
+
+    private serve(method: string, url: URL, ctype: string, body: any): any {
+        const { t, ns, name } = this.route(url.pathname);
+        const notFound = () => new HttpError(404, "NotFound", `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found`);
+        if (!name) {
+            if (method === "GET") {
+                const items = this.list(t.kind, ns);
+                return { apiVersion: t.group ? `${t.group}/${t.version}` : t.version, kind: `${t.kind}List`, metadata: { resourceVersion: String(this.rv) }, items };
+            }
+            if (method === "POST") {
+                const obj = { ...body, kind: t.kind, metadata: { ...body.metadata, namespace: ns ?? body.metadata?.namespace } };
+                if (!obj.metadata?.name && obj.metadata?.generateName) obj.metadata.name = obj.metadata.generateName + randomUUID().slice(0, 5);
+                if (this.get(t.kind, ns, obj.metadata.name)) throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
+                return this.put(obj, "client");
+            }
+            throw new HttpError(405, "MethodNotAllowed", `${method} on a collection`);
+        }
+        const current = this.get(t.kind, ns, name);
+        switch (method) {
+            case "GET":
+                if (!current) throw notFound();
+                return current;
+            case "PUT":
+                if (!current) throw notFound();
+                return this.put({ ...body, kind: t.kind, metadata: { ...body.metadata, name, namespace: ns } }, "client");
+            case "PATCH": {
+                if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
+                let next: any;
+                if (ctype === "application/json-patch+json") next = jsonPatch(current, body);
+                else if (ctype === "application/merge-patch+json" || ctype === "application/strategic-merge-patch+json") next = mergePatch(current, body);
+                else if (ctype === "application/apply-patch+yaml") next = mergePatch(current ?? {}, body);
+                else throw new HttpError(415, "UnsupportedMediaType", `unsupported patch type ${ctype}`);
+                next.kind = t.kind;
+                next.metadata = { ...next.metadata, name, namespace: ns };
+                return this.put(next, "client");
+            }
+            case "DELETE": {
+                const old = this.remove(t.kind, ns, name, "client");
+                if (!old) throw notFound();
+                return { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
+            }
+            default:
+                throw new HttpError(405, "MethodNotAllowed", method);
+        }
+    }
+}

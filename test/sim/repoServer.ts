@@ -1,0 +1,75 @@
+/**
+ * The simulation's repo-server: resolves a targetRevision to a commit with `git ls-remote`
+ * against the real git daemon, and renders a path at that commit with real `kubectl kustomize`.
+ * Render failures carry Argo CD v3.5.1's message format, and after 3 failures of the same
+ * commit and path the error is cached ("Manifest generation error (cached)") until a hard refresh.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parseAllDocuments } from "yaml";
+import { run } from "../../lab/exec";
+
+export class RenderError extends Error {}
+
+export class RepoServer {
+    private readonly cacheDir: string;
+    private readonly failures = new Map<string, { count: number; message: string }>();
+
+    /** @param urlFor maps the in-cluster repoURL to one reachable from here (the loopback daemon) */
+    constructor(private readonly urlFor: (repoURL: string) => string, private readonly kubectl = "kubectl") {
+        this.cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "argo-sim-repo-"));
+    }
+
+    close() {
+        fs.rmSync(this.cacheDir, { recursive: true, force: true });
+    }
+
+    /** A branch, tag, HEAD or full SHA to a commit, as the repo-server does with ls-remote. */
+    async resolve(repoURL: string, revision: string): Promise<string> {
+        if (/^[0-9a-f]{40}$/.test(revision)) return revision;
+        const { stdout } = await run("git", ["ls-remote", this.urlFor(repoURL)]);
+        const refs = new Map(stdout.trim().split("\n").filter(Boolean).map((l) => { const [sha, ref] = l.split(/\s+/); return [ref, sha] as [string, string]; }));
+        const want = revision === "" || revision === "HEAD" ? ["HEAD"] : [`refs/heads/${revision}`, `refs/tags/${revision}`];
+        for (const r of want) if (refs.has(r)) return refs.get(r)!;
+        throw new RenderError(`unable to resolve '${revision}' to a commit SHA`);
+    }
+
+    private async mirror(repoURL: string): Promise<string> {
+        const dir = path.join(this.cacheDir, Buffer.from(repoURL).toString("hex").slice(0, 40) + ".git");
+        if (!fs.existsSync(dir)) await run("git", ["init", "--quiet", "--bare", dir]);
+        await run("git", ["--git-dir", dir, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"]);
+        return dir;
+    }
+
+    /** The objects at `path` of commit `sha`, or a RenderError with Argo CD's message. */
+    async render(repoURL: string, sha: string, appPath: string, opts: { hard: boolean }): Promise<any[]> {
+        const key = `${repoURL}@${sha}:${appPath}`;
+        const failed = this.failures.get(key);
+        if (!opts.hard && failed && failed.count >= 3) {
+            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): ${failed.message}`);
+        }
+        const git = await this.mirror(repoURL);
+        const work = fs.mkdtempSync(path.join(this.cacheDir, "src-"));
+        try {
+            const tar = path.join(work, "..", path.basename(work) + ".tar");
+            await run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
+            await run("tar", ["-xf", tar, "-C", work]);
+            fs.rmSync(tar);
+            const dir = path.join(work, appPath);
+            try {
+                const { stdout } = await run(this.kubectl, ["kustomize", dir]);
+                this.failures.delete(key);
+                return parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
+            } catch (e: any) {
+                const stderr = String(e.stderr ?? e.message).trim().replace(/^error: /, "Error: ");
+                const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`;
+                const n = (failed?.count ?? 0) + 1;
+                this.failures.set(key, { count: n, message });
+                throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${message}`);
+            }
+        } finally {
+            fs.rmSync(work, { recursive: true, force: true });
+        }
+    }
+}

@@ -1,0 +1,61 @@
+/**
+ * A whole simulated lab host under one directory: the real bare repository and clone (built by
+ * the product's own step 1), a real git daemon on 127.0.0.1, the fake Kubernetes API with the
+ * Argo CD simulation, and a kubeconfig for the product's client. Used by the tests,
+ * `npm run simulate` and `npm run bench`.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../../lab/layout";
+import { AppControllerOptions } from "./appController";
+import { ArgoSim, FAST } from "./argocd";
+import { FakeKube } from "./fakeApi";
+import { RunningDaemon, startGitDaemon } from "./gitDaemon";
+
+export interface SimulatedLab {
+    layout: LabLayout;
+    kube: FakeKube;
+    argo: ArgoSim;
+    daemon: RunningDaemon;
+    kubeconfig: string;
+    /** Stops everything; with `persist`, saves the simulated cluster for a later resume. */
+    stop(): Promise<void>;
+}
+
+/** Where `npm run simulate` keeps the simulated cluster between runs. */
+export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
+
+export async function startSimulatedLab(root: string, opts: { timings?: Partial<AppControllerOptions>; persist?: boolean } = {}): Promise<SimulatedLab> {
+    const layout = labLayout(root);
+    fs.mkdirSync(layout.bareDir, { recursive: true });
+    const daemon = await startGitDaemon(layout.bareDir);
+    const kube = new FakeKube();
+    const stateFile = clusterStateFile(layout.root);
+    if (opts.persist && fs.existsSync(stateFile)) kube.load(fs.readFileSync(stateFile, "utf8"));
+    for (const ns of ["argocd", "gitsrv"]) {
+        if (!kube.get("Namespace", undefined, ns)) kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
+    }
+    const url = await kube.start();
+    const argo = new ArgoSim(kube, { ...FAST, ...(opts.timings ?? {}), urlFor: (u) => (u === REPO_URL ? daemon.url(REPO_NAME) : u) });
+    argo.start();
+    return {
+        layout,
+        kube,
+        argo,
+        daemon,
+        kubeconfig: kube.kubeconfig(url),
+        stop: async () => {
+            try {
+                await argo.stop();
+            } finally {
+                await kube.stop();
+                await daemon.stop();
+                if (opts.persist) {
+                    const tmp = stateFile + ".tmp";
+                    fs.writeFileSync(tmp, kube.dump());
+                    fs.renameSync(tmp, stateFile);
+                }
+            }
+        },
+    };
+}
