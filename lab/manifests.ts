@@ -174,7 +174,8 @@ export function gitDaemonDeployment(opts: { hostPath: string; image?: string }):
                         },
                     ],
                     volumes: [
-                        { name: "bare", hostPath: { path: opts.hostPath, type: "Directory" } },
+                        // DirectoryOrCreate: with solveThrough 0 the learner creates the bare repo later
+                        { name: "bare", hostPath: { path: opts.hostPath, type: "DirectoryOrCreate" } },
                         { name: "tmp", emptyDir: {} },
                     ],
                 },

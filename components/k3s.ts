@@ -1,0 +1,123 @@
+import * as fs from "fs";
+import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+
+export interface K3sArgs {
+    /**
+     * The k3s release to install, e.g. `v1.33.5+k3s1` (a tag of k3s-io/k3s). Ignored when
+     * `kubeconfigPath` is set.
+     */
+    version?: string;
+    /**
+     * Adopt an existing cluster instead: the path of its kubeconfig. Nothing is installed, and
+     * nothing is uninstalled on destroy.
+     */
+    kubeconfigPath?: string;
+    /** How long to wait for the API server's /readyz after the install (default 300 s). */
+    readyTimeoutSeconds?: number;
+}
+
+/** Where the stack notes that it installed k3s (so destroy uninstalls only what it installed). */
+export const INSTALL_MARKER = "/var/lib/gitops-lab/k3s-installed-by-stack";
+export const K3S_KUBECONFIG = "/etc/rancher/k3s/k3s.yaml";
+
+const K3S_VERSION_RE = /^v\d+\.\d+\.\d+\+k3s\d+$/;
+
+/** Installs k3s unless a k3s is already there; prints "installed" or "adopted". */
+export const INSTALL_SCRIPT = `set -euo pipefail
+if [ -x /usr/local/bin/k3s ]; then
+  if [ -f ${INSTALL_MARKER} ]; then echo installed; else echo "k3s is already on this host: adopted, and left in place on destroy" >&2; echo adopted; fi
+  exit 0
+fi
+installer=$(mktemp)
+curl -sfL https://get.k3s.io -o "$installer"
+INSTALL_K3S_VERSION="$K3S_VERSION" sh "$installer" >&2
+rm -f "$installer"
+mkdir -p "$(dirname ${INSTALL_MARKER})"
+printf '%s\\n' "$K3S_VERSION" > ${INSTALL_MARKER}
+echo installed
+`;
+
+/** Uninstalls k3s only if this stack installed it. */
+export const UNINSTALL_SCRIPT = `set -euo pipefail
+if [ -f ${INSTALL_MARKER} ] && [ -x /usr/local/bin/k3s-uninstall.sh ]; then
+  /usr/local/bin/k3s-uninstall.sh
+  rm -f ${INSTALL_MARKER}
+else
+  echo "k3s was not installed by this stack: left in place"
+fi
+`;
+
+/** Polls the API server's /readyz with a deadline. */
+export const READY_SCRIPT = `set -euo pipefail
+deadline=$((SECONDS + READY_TIMEOUT))
+until /usr/local/bin/k3s kubectl get --raw /readyz >/dev/null 2>&1; do
+  if [ $SECONDS -ge $deadline ]; then echo "k3s API server not ready after $READY_TIMEOUT s" >&2; /usr/local/bin/k3s kubectl get --raw '/readyz?verbose' >&2 || true; exit 1; fi
+  sleep 2
+done
+echo ready
+`;
+
+/**
+ * A k3s cluster on this host, or an adopted one: exposes the kubeconfig as a secret.
+ */
+export class K3s extends pulumi.ComponentResource {
+    /** The kubeconfig of the cluster (secret). */
+    readonly kubeconfig: pulumi.Output<string>;
+    /** "installed" (this stack installed k3s), "adopted" (k3s was already there) or "external" (kubeconfigPath). */
+    readonly mode: pulumi.Output<string>;
+
+    constructor(name: string, args: K3sArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("gitops-lab:index:K3s", name, {}, opts);
+
+        if (args.kubeconfigPath) {
+            let text: string;
+            try {
+                text = fs.readFileSync(args.kubeconfigPath, "utf8");
+            } catch (e: any) {
+                throw new Error(`kubeconfigPath ${args.kubeconfigPath} cannot be read (${e.code ?? e.message}); point it at the cluster's kubeconfig or unset it to install k3s`);
+            }
+            this.kubeconfig = pulumi.secret(text);
+            this.mode = pulumi.output("external");
+        } else {
+            const version = args.version ?? "";
+            if (!K3S_VERSION_RE.test(version)) {
+                throw new Error(`k3sVersion "${version}" is not a k3s release tag like v1.33.5+k3s1; set it with: pulumi config set k3sVersion v1.33.5+k3s1`);
+            }
+            const install = new command.local.Command(
+                `${name}-install`,
+                {
+                    create: INSTALL_SCRIPT,
+                    delete: UNINSTALL_SCRIPT,
+                    interpreter: ["/bin/bash", "-c"],
+                    environment: { K3S_VERSION: version },
+                },
+                // a replace must not uninstall the new cluster after installing it
+                { parent: this, deleteBeforeReplace: true },
+            );
+            const ready = new command.local.Command(
+                `${name}-ready`,
+                {
+                    create: READY_SCRIPT,
+                    interpreter: ["/bin/bash", "-c"],
+                    environment: { READY_TIMEOUT: String(args.readyTimeoutSeconds ?? 300) },
+                    triggers: [install.id],
+                },
+                { parent: this, dependsOn: [install] },
+            );
+            const kubeconfig = new command.local.Command(
+                `${name}-kubeconfig`,
+                {
+                    create: `cat ${K3S_KUBECONFIG}`,
+                    interpreter: ["/bin/bash", "-c"],
+                    triggers: [install.id],
+                    logging: "none",
+                },
+                { parent: this, dependsOn: [ready], additionalSecretOutputs: ["stdout"] },
+            );
+            this.kubeconfig = pulumi.secret(kubeconfig.stdout);
+            this.mode = install.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
+        }
+        this.registerOutputs({ kubeconfig: this.kubeconfig, mode: this.mode });
+    }
+}

@@ -1,0 +1,125 @@
+import * as pulumi from "@pulumi/pulumi";
+import { labModule, PROJECT_DIR } from "./labModule";
+
+export interface ScenarioArgs {
+    /** The cluster's kubeconfig (secret). */
+    kubeconfig: pulumi.Input<string>;
+    /** Prefix of the lab's host paths ("/" on a lab host). */
+    root: string;
+    /** Carry out the lab through this step (2-8); the lab is left as it stands after it. */
+    solveThrough: number;
+    /** Deadline of each "synced to commit X" wait, in seconds (default 300). */
+    syncTimeoutSeconds?: number;
+    /** What must exist first (the ApplicationSet). */
+    after?: pulumi.Resource[];
+}
+
+const RESULT_KEYS = ["incident", "pin", "drift", "promote", "revert", "report"];
+
+/**
+ * Runs in the engine's dynamic provider process. create and update run the scenario through
+ * `solveThrough`, resuming from the result files; delete removes the result files.
+ */
+export const scenarioProvider: pulumi.dynamic.ResourceProvider = {
+    async create(inputs: any) {
+        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+        const { CloneGit } = labModule(PROJECT_DIR, "git");
+        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { runScenario } = labModule(PROJECT_DIR, "scenario");
+        const layout = labLayout(inputs.root);
+        const run = await runScenario(
+            {
+                layout,
+                git: new CloneGit(layout.clone),
+                cluster: new KubeCluster(inputs.kubeconfig),
+                log: (l: string) => console.log(l),
+                timeouts: inputs.timeouts,
+            },
+            inputs.solveThrough,
+        );
+        const outs: any = { ...inputs, completedThrough: run.through };
+        for (const k of ["incident", "pin", "drift", "promote", "revert", "report"]) outs[k] = run.results[k] ?? null;
+        return { id: layout.workDir, outs };
+    },
+    async diff(_id: string, olds: any, news: any) {
+        const replaces = olds.root !== news.root ? ["root"] : [];
+        const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts);
+        return { changes, replaces, deleteBeforeReplace: true };
+    },
+    async update(_id: string, olds: any, news: any) {
+        if (news.solveThrough < olds.completedThrough) {
+            throw new Error(
+                `solveThrough went down from ${olds.completedThrough} to ${news.solveThrough}, but the lab cannot un-do steps. ` +
+                    `Set it back (pulumi config set solveThrough ${olds.completedThrough}), or start over with pulumi destroy and pulumi up`,
+            );
+        }
+        const out = await scenarioProvider.create(news);
+        return { outs: out.outs };
+    },
+    async delete(_id: string, props: any) {
+        const fs = require("fs");
+        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const layout = labLayout(props.root);
+        for (const k of ["incident", "pin", "drift", "promote", "revert", "report"]) {
+            fs.rmSync(layout.resultFile(k), { force: true });
+        }
+        console.log(`[scenario] removed the result files from ${layout.workDir}`);
+    },
+};
+
+class ScenarioRun extends pulumi.dynamic.Resource {
+    declare readonly completedThrough: pulumi.Output<number>;
+    declare readonly incident: pulumi.Output<any>;
+    declare readonly pin: pulumi.Output<any>;
+    declare readonly drift: pulumi.Output<any>;
+    declare readonly promote: pulumi.Output<any>;
+    declare readonly revert: pulumi.Output<any>;
+    declare readonly report: pulumi.Output<any>;
+    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: any }, opts?: pulumi.CustomResourceOptions) {
+        const seeded = Object.fromEntries([...RESULT_KEYS, "completedThrough"].map((k) => [k, undefined]));
+        super(scenarioProvider, name, { ...args, ...seeded }, opts);
+    }
+}
+
+/**
+ * Steps 2-8 of the lab (wait for sync, incident, pin, drift, promote, revert, report) on the real
+ * cluster and repository; the results are the six JSON files in /root/cnpa-env and these outputs.
+ */
+export class Scenario extends pulumi.ComponentResource {
+    readonly completedThrough: pulumi.Output<number>;
+    readonly incident: pulumi.Output<any>;
+    readonly pin: pulumi.Output<any>;
+    readonly drift: pulumi.Output<any>;
+    readonly promote: pulumi.Output<any>;
+    readonly revert: pulumi.Output<any>;
+    readonly report: pulumi.Output<any>;
+
+    constructor(name: string, args: ScenarioArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("gitops-lab:index:Scenario", name, {}, opts);
+        if (!Number.isInteger(args.solveThrough) || args.solveThrough < 2 || args.solveThrough > 8) {
+            throw new Error(`Scenario runs steps 2-8: solveThrough must be 2..8, got ${args.solveThrough}`);
+        }
+        const timeouts = { syncMs: (args.syncTimeoutSeconds ?? 300) * 1000 };
+        const run = new ScenarioRun(
+            `${name}-run`,
+            { kubeconfig: args.kubeconfig, root: args.root, solveThrough: args.solveThrough, timeouts },
+            { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] },
+        );
+        this.completedThrough = run.completedThrough;
+        this.incident = run.incident;
+        this.pin = run.pin;
+        this.drift = run.drift;
+        this.promote = run.promote;
+        this.revert = run.revert;
+        this.report = run.report;
+        this.registerOutputs({
+            completedThrough: this.completedThrough,
+            incident: this.incident,
+            pin: this.pin,
+            drift: this.drift,
+            promote: this.promote,
+            revert: this.revert,
+            report: this.report,
+        });
+    }
+}

@@ -1,0 +1,68 @@
+import * as pulumi from "@pulumi/pulumi";
+import { APPSET_NAME, ARGOCD_NAMESPACE, REPO_URL } from "../lab/layout";
+import { shopApplicationSet } from "../lab/manifests";
+import { labModule, PROJECT_DIR } from "./labModule";
+
+export interface ShopAppSetArgs {
+    /** The cluster's kubeconfig (secret). */
+    kubeconfig: pulumi.Input<string>;
+    /** Prefix of the lab's host paths ("/" on a lab host): appset.yaml goes to <root>/root/cnpa-env/. */
+    root: string;
+    /** The repository URL Argo CD reads (default git://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git). */
+    repoURL?: pulumi.Input<string>;
+    /** What must exist first: Argo CD (its CRDs and controllers), the repository, the git daemon. */
+    after?: pulumi.Resource[];
+}
+
+/**
+ * Runs in the engine's dynamic provider process. It has no `read`: `pulumi refresh` keeps the
+ * recorded state, and an update re-applies only the template, never the list elements, so a pin
+ * of prod to release/prod made by the scenario (or a learner) survives `pulumi up --refresh`.
+ */
+export const shopAppSetProvider: pulumi.dynamic.ResourceProvider = {
+    async create(inputs: any) {
+        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { applyShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
+        await applyShopAppSet(new KubeCluster(inputs.kubeconfig), labLayout(inputs.root), inputs.manifest, (l: string) => console.log(`[appset] ${l}`));
+        const m = inputs.manifest.metadata;
+        return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, name: m.name, namespace: m.namespace } };
+    },
+    async update(_id: string, _olds: any, news: any) {
+        const out = await shopAppSetProvider.create(news);
+        return { outs: out.outs };
+    },
+    async delete(_id: string, props: any) {
+        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { deleteShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
+        await deleteShopAppSet(new KubeCluster(props.kubeconfig), labLayout(props.root), props.name, props.namespace, (l: string) => console.log(`[appset] ${l}`));
+    },
+};
+
+class ShopAppSetResource extends pulumi.dynamic.Resource {
+    declare readonly name: pulumi.Output<string>;
+    declare readonly namespace: pulumi.Output<string>;
+    declare readonly manifest: pulumi.Output<any>;
+    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; manifest: pulumi.Input<any> }, opts?: pulumi.CustomResourceOptions) {
+        super(shopAppSetProvider, name, { ...args, name: undefined, namespace: undefined }, opts);
+    }
+}
+
+/** Step 2's ApplicationSet `shop` in argocd (dev and prod, both on main), also written to appset.yaml. */
+export class ShopAppSet extends pulumi.ComponentResource {
+    readonly name: pulumi.Output<string>;
+    readonly namespace: pulumi.Output<string>;
+    /** The manifest as first applied (the elements may change later: see README). */
+    readonly manifest: pulumi.Output<any>;
+
+    constructor(name: string, args: ShopAppSetArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("gitops-lab:index:ShopAppSet", name, {}, opts);
+        const manifest = pulumi.output(args.repoURL ?? REPO_URL).apply((repoURL) => shopApplicationSet({ name: APPSET_NAME, namespace: ARGOCD_NAMESPACE, repoURL }));
+        const res = new ShopAppSetResource(`${name}-appset`, { kubeconfig: args.kubeconfig, root: args.root, manifest }, { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] });
+        this.name = res.name;
+        this.namespace = res.namespace;
+        this.manifest = res.manifest;
+        this.registerOutputs({ name: this.name, namespace: this.namespace, manifest: this.manifest });
+    }
+}

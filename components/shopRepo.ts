@@ -1,0 +1,64 @@
+import * as pulumi from "@pulumi/pulumi";
+import { readRepoFiles } from "../lab/repoFiles";
+import { labModule, PROJECT_DIR } from "./labModule";
+
+export interface ShopRepoArgs {
+    /** Prefix of the lab's host paths: "/" on a lab host (bare repo /srv/bare/shop-envs.git, clone /root/cnpa-env/repo). */
+    root: string;
+    /** Repository path -> content of the first commit (default: the files in gitrepo/). */
+    files?: Record<string, string>;
+}
+
+/** Runs in the engine's dynamic provider process (see labModule.ts). */
+export const shopRepoProvider: pulumi.dynamic.ResourceProvider = {
+    async create(inputs: any) {
+        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { createShopRepo } = labModule(PROJECT_DIR, "shopRepo");
+        const layout = labLayout(inputs.root);
+        const { initialCommit } = await createShopRepo(layout, inputs.files, (l: string) => console.log(`[shop-repo] ${l}`));
+        return { id: layout.bareRepo, outs: { ...inputs, initialCommit, bareRepo: layout.bareRepo, clone: layout.clone } };
+    },
+    async diff(_id: string, olds: any, news: any) {
+        // a new root is a new repository elsewhere; new files do not rewrite history (the first commit stays)
+        const replaces = olds.root !== news.root ? ["root"] : [];
+        return { changes: replaces.length > 0 || JSON.stringify(olds.files) !== JSON.stringify(news.files), replaces, deleteBeforeReplace: true };
+    },
+    async update(_id: string, olds: any, news: any) {
+        console.log("[shop-repo] gitrepo/ changed, but the repository's history belongs to the lab now: nothing was pushed");
+        return { outs: { ...olds, files: news.files } };
+    },
+    async delete(_id: string, props: any) {
+        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { deleteShopRepo } = labModule(PROJECT_DIR, "shopRepo");
+        await deleteShopRepo(labLayout(props.root), (l: string) => console.log(`[shop-repo] ${l}`));
+    },
+};
+
+class ShopRepoResource extends pulumi.dynamic.Resource {
+    declare readonly initialCommit: pulumi.Output<string>;
+    declare readonly bareRepo: pulumi.Output<string>;
+    declare readonly clone: pulumi.Output<string>;
+    constructor(name: string, args: { root: string; files: Record<string, string> }, opts?: pulumi.CustomResourceOptions) {
+        super(shopRepoProvider, name, { ...args, initialCommit: undefined, bareRepo: undefined, clone: undefined }, opts);
+    }
+}
+
+/**
+ * Step 1: the bare repository, the working clone and the first commit on main (base and the
+ * dev/prod overlays from gitrepo/, checked with kubectl kustomize before the push).
+ */
+export class ShopRepo extends pulumi.ComponentResource {
+    /** SHA of the first commit on main. */
+    readonly initialCommit: pulumi.Output<string>;
+    readonly bareRepo: pulumi.Output<string>;
+    readonly clone: pulumi.Output<string>;
+
+    constructor(name: string, args: ShopRepoArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("gitops-lab:index:ShopRepo", name, {}, opts);
+        const repo = new ShopRepoResource(`${name}-git`, { root: args.root, files: args.files ?? readRepoFiles() }, { parent: this });
+        this.initialCommit = repo.initialCommit;
+        this.bareRepo = repo.bareRepo;
+        this.clone = repo.clone;
+        this.registerOutputs({ initialCommit: this.initialCommit, bareRepo: this.bareRepo, clone: this.clone });
+    }
+}

@@ -1,0 +1,52 @@
+/**
+ * The lab: stack configuration wired to the components. Nothing here touches the host;
+ * every change happens inside a resource's create, update or delete.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { ArgoCd } from "./components/argocd";
+import { GitDaemon } from "./components/gitDaemon";
+import { K3s } from "./components/k3s";
+import { Scenario } from "./components/scenario";
+import { ShopAppSet } from "./components/shopAppSet";
+import { ShopRepo } from "./components/shopRepo";
+import { DEFAULTS } from "./lab/defaults";
+import { labLayout, REPO_URL } from "./lab/layout";
+
+const config = new pulumi.Config();
+const root = config.get("root") ?? DEFAULTS.root;
+const layout = labLayout(root);
+const solveThrough = config.getNumber("solveThrough", { min: 0, max: 8 }) ?? DEFAULTS.solveThrough;
+if (!Number.isInteger(solveThrough)) throw new Error(`solveThrough must be a whole number from 0 to 8, got ${solveThrough}`);
+
+const k3s = new K3s("k3s", {
+    version: config.get("k3sVersion") ?? DEFAULTS.k3sVersion,
+    kubeconfigPath: config.get("kubeconfigPath"),
+    readyTimeoutSeconds: config.getNumber("k3sReadyTimeoutSeconds") ?? DEFAULTS.k3sReadyTimeoutSeconds,
+});
+const provider = new k8s.Provider("lab", { kubeconfig: k3s.kubeconfig, enableServerSideApply: true });
+const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: config.getNumber("argocdReadyTimeoutSeconds") ?? DEFAULTS.argocdReadyTimeoutSeconds });
+const gitd = new GitDaemon("gitd", { provider, hostPath: layout.bareDir, image: config.get("gitDaemonImage") ?? DEFAULTS.gitDaemonImage });
+
+const repo = solveThrough >= 1 ? new ShopRepo("shop-repo", { root }) : undefined;
+const appset = repo && solveThrough >= 2 ? new ShopAppSet("shop", { kubeconfig: k3s.kubeconfig, root, after: [argocd, gitd, repo] }) : undefined;
+const scenario =
+    appset && solveThrough >= 2
+        ? new Scenario("scenario", { kubeconfig: k3s.kubeconfig, root, solveThrough, syncTimeoutSeconds: config.getNumber("syncTimeoutSeconds") ?? DEFAULTS.syncTimeoutSeconds, after: [appset] })
+        : undefined;
+
+export const kubeconfig = k3s.kubeconfig;
+export const clusterMode = k3s.mode;
+export const bareRepo = layout.bareRepo;
+export const clone = layout.clone;
+export const resultsDir = layout.workDir;
+export const repoUrl = REPO_URL;
+export const initialCommit = repo?.initialCommit;
+export const applicationSet = appset ? pulumi.interpolate`${appset.namespace}/${appset.name}` : undefined;
+export const completedThrough = scenario?.completedThrough ?? Math.min(solveThrough, 1);
+export const incident = scenario?.incident;
+export const pin = scenario?.pin;
+export const drift = scenario?.drift;
+export const promote = scenario?.promote;
+export const revert = scenario?.revert;
+export const report = scenario?.report;

@@ -1,0 +1,12 @@
+/** Stack configuration defaults (the same values stand in Pulumi.yaml; a test keeps them equal). */
+import { GITD_IMAGE } from "./manifests";
+
+export const DEFAULTS = {
+    root: "/",
+    solveThrough: 8,
+    k3sVersion: "v1.33.5+k3s1",
+    gitDaemonImage: GITD_IMAGE,
+    syncTimeoutSeconds: 300,
+    k3sReadyTimeoutSeconds: 300,
+    argocdReadyTimeoutSeconds: 600,
+};
