@@ -116,7 +116,7 @@ export class K3s extends pulumi.ComponentResource {
                 { parent: this, dependsOn: [ready], additionalSecretOutputs: ["stdout"] },
             );
             this.kubeconfig = pulumi.secret(kubeconfig.stdout);
-            this.mode = install.stdout.apply((s) => s.trim().split("\n").pop() ?? "");
+            this.mode = install.stdout.apply((s) => (s ?? "").trim().split("\n").pop() ?? "");
         }
         this.registerOutputs({ kubeconfig: this.kubeconfig, mode: this.mode });
     }

@@ -1,0 +1,158 @@
+/**
+ * Layer 1: the Pulumi program under mocks. What each component registers, with which inputs and
+ * options, and what the stack exports.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse } from "yaml";
+import { DEFAULTS } from "../lab/defaults";
+import { REPO_URL } from "../lab/layout";
+import { argoCdCmdParams, GITD_IMAGE, PROGRESSIVE_SYNCS_KEY, shopApplicationSet } from "../lab/manifests";
+import { readRepoFiles } from "../lab/repoFiles";
+import { isSecretInput, ProgramRun, runProgram, valueOf } from "./helpers/pulumiMocks";
+
+const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n";
+const SHA = "a".repeat(40);
+
+function mockState(a: pulumi.runtime.MockResourceArgs): Record<string, any> {
+    if (a.type === "command:local:Command") return { stdout: a.name.endsWith("kubeconfig") ? KUBECONFIG : "installed\n" };
+    if (a.name === "shop-repo-git") return { initialCommit: SHA, bareRepo: "/x/srv/bare/shop-envs.git", clone: "/x/root/cnpa-env/repo" };
+    if (a.name === "shop-appset") return { name: "shop", namespace: "argocd" };
+    if (a.name === "scenario-run") return { completedThrough: Number(a.inputs.solveThrough), incident: { commit: SHA, dev_value: "on", prod_value: "on" } };
+    return {};
+}
+
+const dependsOnNames = (r: { opts: any }) => ([] as any[]).concat(r.opts.dependsOn ?? []).map((d: any) => d.__name);
+
+describe("the Pulumi program (mocks)", function () {
+    let run: ProgramRun;
+    before(async () => {
+        run = await runProgram({ root: "/tmp/lab-root", solveThrough: "8", k3sVersion: "v1.33.5+k3s1" }, mockState);
+    });
+
+    it("installs k3s with a Command that is deleted before it is replaced, and uninstalls only what it installed", () => {
+        const install = run.byName("k3s-install");
+        assert.strictEqual(install.type, "command:local:Command");
+        assert.strictEqual(install.opts.deleteBeforeReplace, true);
+        assert.deepStrictEqual(install.inputs.environment, { K3S_VERSION: "v1.33.5+k3s1" });
+        assert.match(install.inputs.create, /if \[ -x \/usr\/local\/bin\/k3s \]/, "skips the install when k3s is already there");
+        assert.match(install.inputs.delete, /k3s-installed-by-stack/, "the uninstall is conditional on the stack's marker");
+        assert.ok(!install.inputs.create.includes("v1.33.5"), "the version reaches the script through the environment, not the script text");
+        const ready = run.byName("k3s-ready");
+        assert.match(ready.inputs.create, /\/readyz/);
+        assert.deepStrictEqual(dependsOnNames(ready), ["k3s-install"]);
+    });
+
+    it("keeps the kubeconfig secret, in the stack output and in every dynamic resource's inputs", async () => {
+        assert.strictEqual(await pulumi.isSecret(run.outputs.kubeconfig), true);
+        assert.strictEqual(await valueOf(run.outputs.kubeconfig), KUBECONFIG);
+        assert.deepStrictEqual(run.byName("k3s-kubeconfig").opts.additionalSecretOutputs, ["stdout"]);
+        for (const name of ["argocd-ready", "shop-appset", "scenario-run"]) {
+            const r = run.byName(name);
+            assert.strictEqual(await isSecretInput(r.inputs.kubeconfig), true, `${name}'s kubeconfig input is secret`);
+            assert.ok(r.opts.additionalSecretOutputs?.includes("kubeconfig"), `${name} keeps kubeconfig secret in its outputs`);
+        }
+    });
+
+    it("applies Argo CD server-side: argocd-cmd-params-cm (progressive syncs on) first, then the pinned install, then waits for the controllers", async () => {
+        const provider = run.byName("lab");
+        assert.strictEqual(provider.type, "pulumi:providers:kubernetes");
+        assert.strictEqual(String(await valueOf(provider.inputs.enableServerSideApply)), "true");
+        const cm = run.byName("argocd-cmd-params");
+        assert.deepStrictEqual(await valueOf(cm.inputs.data), { [PROGRESSIVE_SYNCS_KEY]: "true" });
+        assert.strictEqual((await valueOf(cm.inputs.metadata)).namespace, "argocd");
+        const install = run.byName("argocd-install");
+        assert.strictEqual(install.type, "kubernetes:kustomize/v2:Directory");
+        assert.strictEqual(install.inputs.directory, path.join(__dirname, "..", "components", "argocd-install"));
+        assert.deepStrictEqual(dependsOnNames(install), ["argocd-cmd-params"]);
+        const ready = run.byName("argocd-ready");
+        assert.deepStrictEqual(dependsOnNames(ready), ["argocd-install"]);
+        assert.deepStrictEqual(ready.inputs.workloads.map((w: any) => w.name), ["argocd-repo-server", "argocd-application-controller", "argocd-applicationset-controller"]);
+    });
+
+    it("runs git daemon read-only, as nobody, from the pinned image, with a TCP readiness probe", async () => {
+        const dep = run.byName("gitd-deployment");
+        const spec = await valueOf(dep.inputs.spec);
+        const pod = spec.template.spec;
+        const c = pod.containers[0];
+        assert.strictEqual(c.image, GITD_IMAGE);
+        assert.deepStrictEqual(c.command, ["git"]);
+        assert.ok(c.args.includes("--export-all") && c.args.includes("--base-path=/srv/bare") && c.args.includes("--forbid-override=receive-pack"));
+        assert.ok(!c.args.some((a: string) => a.includes("enable=receive-pack")), "no pushes to the in-cluster daemon");
+        assert.deepStrictEqual(c.readinessProbe.tcpSocket, { port: 9418 });
+        assert.strictEqual(pod.securityContext.runAsNonRoot, true);
+        assert.strictEqual(pod.securityContext.runAsUser, 65534);
+        assert.strictEqual(c.volumeMounts.find((m: any) => m.mountPath === "/srv/bare").readOnly, true);
+        assert.strictEqual(pod.volumes.find((v: any) => v.name === "bare").hostPath.path, "/tmp/lab-root/srv/bare");
+        const svc = await valueOf(run.byName("gitd-service").inputs.spec);
+        assert.deepStrictEqual(svc.ports.map((p: any) => p.port), [9418]);
+        assert.strictEqual((await valueOf(run.byName("gitd-service").inputs.metadata)).name, "gitd");
+        assert.strictEqual((await valueOf(run.byName("gitd-ns").inputs.metadata)).name, "gitsrv");
+    });
+
+    it("builds the shop repo from gitrepo/ under the configured root", async () => {
+        const repo = run.byName("shop-repo-git");
+        assert.strictEqual(repo.type, "pulumi-nodejs:dynamic:Resource");
+        assert.strictEqual(repo.inputs.root, "/tmp/lab-root");
+        assert.deepStrictEqual(repo.inputs.files, readRepoFiles());
+        assert.strictEqual(typeof repo.inputs.__provider, "string", "the provider was serialized");
+    });
+
+    it("applies the step-2 ApplicationSet only after Argo CD, the git daemon and the repository", async () => {
+        const appset = run.byName("shop-appset");
+        assert.deepStrictEqual(await valueOf(appset.inputs.manifest), shopApplicationSet());
+        assert.deepStrictEqual(dependsOnNames(appset).sort(), ["argocd", "gitd", "shop-repo"]);
+        assert.deepStrictEqual(dependsOnNames(run.byName("scenario-run")), ["shop"]);
+    });
+
+    it("exports the paths, the repo URL, the initial commit and the ApplicationSet", async () => {
+        assert.strictEqual(await valueOf(run.outputs.bareRepo), "/tmp/lab-root/srv/bare/shop-envs.git");
+        assert.strictEqual(await valueOf(run.outputs.clone), "/tmp/lab-root/root/cnpa-env/repo");
+        assert.strictEqual(await valueOf(run.outputs.resultsDir), "/tmp/lab-root/root/cnpa-env");
+        assert.strictEqual(await valueOf(run.outputs.repoUrl), REPO_URL);
+        assert.strictEqual(await valueOf(run.outputs.initialCommit), SHA);
+        assert.strictEqual(await valueOf(run.outputs.applicationSet), "argocd/shop");
+        assert.strictEqual(await valueOf(run.outputs.completedThrough), 8);
+        assert.deepStrictEqual(await valueOf(run.outputs.incident), { commit: SHA, dev_value: "on", prod_value: "on" });
+    });
+});
+
+describe("solveThrough and cluster adoption (mocks)", function () {
+    it("solveThrough 0 builds the environment only: no repository, no ApplicationSet, no scenario", async () => {
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0" }, mockState);
+        const names = run.resources.map((r) => r.name);
+        for (const n of ["k3s-install", "argocd-install", "gitd-deployment"]) assert.ok(names.includes(n), n);
+        for (const n of ["shop-repo-git", "shop-appset", "scenario-run"]) assert.ok(!names.includes(n), `${n} is not created`);
+        assert.strictEqual(await valueOf(run.outputs.completedThrough), 0);
+    });
+
+    it("solveThrough 1 adds the repository, not the ApplicationSet", async () => {
+        const names = (await runProgram({ root: "/tmp/lab-root", solveThrough: "1" }, mockState)).resources.map((r) => r.name);
+        assert.ok(names.includes("shop-repo-git"));
+        assert.ok(!names.includes("shop-appset") && !names.includes("scenario-run"));
+    });
+
+    it("kubeconfigPath adopts an existing cluster: no k3s commands, the file's content as a secret", async () => {
+        const file = path.join(fs.mkdtempSync(path.join(require("os").tmpdir(), "kc-")), "config");
+        fs.writeFileSync(file, KUBECONFIG);
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", kubeconfigPath: file }, mockState);
+        assert.ok(!run.resources.some((r) => r.type === "command:local:Command"));
+        assert.strictEqual(await valueOf(run.outputs.kubeconfig), KUBECONFIG);
+        assert.strictEqual(await pulumi.isSecret(run.outputs.kubeconfig), true);
+        assert.strictEqual(await valueOf(run.outputs.clusterMode), "external");
+    });
+
+    it("refuses a k3s version that is not a release tag, saying how to set it", async () => {
+        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", k3sVersion: "latest; rm -rf /" }, mockState), /not a k3s release tag like v1\.33\.5\+k3s1.*pulumi config set k3sVersion/s);
+    });
+
+    it("keeps the defaults in Pulumi.yaml and in the program the same", () => {
+        const project = parse(fs.readFileSync(path.join(__dirname, "..", "Pulumi.yaml"), "utf8"));
+        for (const [k, v] of Object.entries(DEFAULTS)) {
+            assert.strictEqual(project.config[k]?.default, v, `Pulumi.yaml config.${k}.default`);
+        }
+        assert.strictEqual(argoCdCmdParams().data[PROGRESSIVE_SYNCS_KEY], "true");
+    });
+});
