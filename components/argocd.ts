@@ -17,16 +17,17 @@ export interface ArgoCdArgs {
 }
 
 /** The dynamic provider that waits for Argo CD's controllers; runs in the engine's provider process. */
+async function waitReady(inputs: any) {
+    const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+    const { waitWorkloadsReady } = labModule(PROJECT_DIR, "readiness");
+    await waitWorkloadsReady(new KubeCluster(inputs.kubeconfig), inputs.namespace, inputs.workloads, inputs.timeoutSeconds * 1000, (l: string) => console.log(`[argocd] ${l}`));
+    return { id: `${inputs.namespace}-ready`, outs: { ...inputs, ready: true } };
+}
+
 export const workloadsReadyProvider: pulumi.dynamic.ResourceProvider = {
-    async create(inputs: any) {
-        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
-        const { waitWorkloadsReady } = labModule(PROJECT_DIR, "readiness");
-        await waitWorkloadsReady(new KubeCluster(inputs.kubeconfig), inputs.namespace, inputs.workloads, inputs.timeoutSeconds * 1000, (l: string) => console.log(`[argocd] ${l}`));
-        return { id: `${inputs.namespace}-ready`, outs: { namespace: inputs.namespace, workloads: inputs.workloads, timeoutSeconds: inputs.timeoutSeconds, ready: true } };
-    },
+    create: waitReady,
     async update(_id: string, _olds: any, news: any) {
-        const out = await workloadsReadyProvider.create!(news);
-        return { outs: out.outs };
+        return { outs: (await waitReady(news)).outs };
     },
     async delete() {
         /* nothing to undo: it only waited */

@@ -20,27 +20,30 @@ const RESULT_KEYS = ["incident", "pin", "drift", "promote", "revert", "report"];
  * Runs in the engine's dynamic provider process. create and update run the scenario through
  * `solveThrough`, resuming from the result files; delete removes the result files.
  */
+async function solve(inputs: any) {
+    const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+    const { CloneGit } = labModule(PROJECT_DIR, "git");
+    const { labLayout } = labModule(PROJECT_DIR, "layout");
+    const { runScenario } = labModule(PROJECT_DIR, "scenario");
+    const layout = labLayout(inputs.root);
+    const run = await runScenario(
+        {
+            layout,
+            git: new CloneGit(layout.clone),
+            cluster: new KubeCluster(inputs.kubeconfig),
+            log: (l: string) => console.log(l),
+            timeouts: inputs.timeouts,
+        },
+        inputs.solveThrough,
+    );
+    const outs: any = { ...inputs, completedThrough: run.through };
+    for (const k of ["incident", "pin", "drift", "promote", "revert", "report"]) outs[k] = run.results[k] ?? null;
+    return { id: layout.workDir, outs };
+}
+
 export const scenarioProvider: pulumi.dynamic.ResourceProvider = {
-    async create(inputs: any) {
-        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
-        const { CloneGit } = labModule(PROJECT_DIR, "git");
-        const { labLayout } = labModule(PROJECT_DIR, "layout");
-        const { runScenario } = labModule(PROJECT_DIR, "scenario");
-        const layout = labLayout(inputs.root);
-        const run = await runScenario(
-            {
-                layout,
-                git: new CloneGit(layout.clone),
-                cluster: new KubeCluster(inputs.kubeconfig),
-                log: (l: string) => console.log(l),
-                timeouts: inputs.timeouts,
-            },
-            inputs.solveThrough,
-        );
-        const outs: any = { ...inputs, completedThrough: run.through };
-        for (const k of ["incident", "pin", "drift", "promote", "revert", "report"]) outs[k] = run.results[k] ?? null;
-        return { id: layout.workDir, outs };
-    },
+    // (the methods call module functions, never the provider object: it is not in the serialized closure)
+    create: solve,
     async diff(_id: string, olds: any, news: any) {
         const replaces = olds.root !== news.root ? ["root"] : [];
         const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts);
@@ -53,8 +56,7 @@ export const scenarioProvider: pulumi.dynamic.ResourceProvider = {
                     `Set it back (pulumi config set solveThrough ${olds.completedThrough}), or start over with pulumi destroy and pulumi up`,
             );
         }
-        const out = await scenarioProvider.create(news);
-        return { outs: out.outs };
+        return { outs: (await solve(news)).outs };
     },
     async delete(_id: string, props: any) {
         const fs = require("fs");

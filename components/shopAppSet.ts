@@ -19,18 +19,20 @@ export interface ShopAppSetArgs {
  * recorded state, and an update re-applies only the template, never the list elements, so a pin
  * of prod to release/prod made by the scenario (or a learner) survives `pulumi up --refresh`.
  */
+async function applyAppSet(inputs: any) {
+    const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+    const { labLayout } = labModule(PROJECT_DIR, "layout");
+    const { applyShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
+    await applyShopAppSet(new KubeCluster(inputs.kubeconfig), labLayout(inputs.root), inputs.manifest, (l: string) => console.log(`[appset] ${l}`));
+    const m = inputs.manifest.metadata;
+    return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, name: m.name, namespace: m.namespace } };
+}
+
 export const shopAppSetProvider: pulumi.dynamic.ResourceProvider = {
-    async create(inputs: any) {
-        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
-        const { labLayout } = labModule(PROJECT_DIR, "layout");
-        const { applyShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
-        await applyShopAppSet(new KubeCluster(inputs.kubeconfig), labLayout(inputs.root), inputs.manifest, (l: string) => console.log(`[appset] ${l}`));
-        const m = inputs.manifest.metadata;
-        return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, name: m.name, namespace: m.namespace } };
-    },
+    // the methods call module functions, never the provider object: it is not in the serialized closure
+    create: applyAppSet,
     async update(_id: string, _olds: any, news: any) {
-        const out = await shopAppSetProvider.create(news);
-        return { outs: out.outs };
+        return { outs: (await applyAppSet(news)).outs };
     },
     async delete(_id: string, props: any) {
         const { KubeCluster } = labModule(PROJECT_DIR, "cluster");

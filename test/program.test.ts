@@ -20,7 +20,7 @@ function mockState(a: pulumi.runtime.MockResourceArgs): Record<string, any> {
     if (a.type === "command:local:Command") return { stdout: a.name.endsWith("kubeconfig") ? KUBECONFIG : "installed\n" };
     if (a.name === "shop-repo-git") return { initialCommit: SHA, bareRepo: "/x/srv/bare/shop-envs.git", clone: "/x/root/cnpa-env/repo" };
     if (a.name === "shop-appset") return { name: "shop", namespace: "argocd" };
-    if (a.name === "scenario-run") return { completedThrough: Number(a.inputs.solveThrough), incident: { commit: SHA, dev_value: "on", prod_value: "on" } };
+    if (a.name === "scenario-run") return { completedThrough: Number(a.inputs.solveThrough), incident: { commit: SHA, dev_value: "on", prod_value: "on" }, pin: null, drift: null, promote: null, revert: null, report: null };
     return {};
 }
 

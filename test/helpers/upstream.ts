@@ -1,0 +1,32 @@
+/** Reference data nobody here wrote: Argo CD v3.5.1 files in ../shared/fixtures/upstream/. */
+import * as fs from "fs";
+import * as path from "path";
+import Ajv from "ajv";
+import { parseAllDocuments } from "yaml";
+
+export const UPSTREAM = path.resolve(__dirname, "..", "..", "..", "shared", "fixtures", "upstream", "argo-cd-v3.5.1");
+export const INSTALL_YAML = path.join(UPSTREAM, "install.yaml");
+
+let installDocs: any[] | undefined;
+export function installObjects(): any[] {
+    if (!fs.existsSync(INSTALL_YAML)) throw new Error(`${INSTALL_YAML} is missing: the tests need ../shared beside the project`);
+    installDocs ??= parseAllDocuments(fs.readFileSync(INSTALL_YAML, "utf8")).map((d) => d.toJSON()).filter(Boolean);
+    return installDocs;
+}
+
+export function crdSchema(kind: string): any {
+    const crd = installObjects().find((o) => o.kind === "CustomResourceDefinition" && o.spec.names.kind === kind);
+    if (!crd) throw new Error(`no CRD for ${kind} in install.yaml`);
+    return crd.spec.versions.find((v: any) => v.name === "v1alpha1").schema.openAPIV3Schema;
+}
+
+/** A validator for a kind, from its CRD's OpenAPI v3 schema (Kubernetes' x- keywords allowed). */
+export function crdValidator(kind: string) {
+    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+    const validate = ajv.compile(crdSchema(kind));
+    return (obj: any): string[] => (validate(obj) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message}`));
+}
+
+export function readFixture(name: string): any[] {
+    return parseAllDocuments(fs.readFileSync(path.join(UPSTREAM, name), "utf8")).map((d) => d.toJSON()).filter(Boolean);
+}

@@ -1,0 +1,110 @@
+/** The manifests the lab generates, checked against Argo CD v3.5.1's own schemas and install. */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parse, parseAllDocuments } from "yaml";
+import { run } from "../lab/exec";
+import { REPO_URL } from "../lab/layout";
+import { ARGOCD_INSTALL_URL, argoCdCmdParams, ARGOCD_WORKLOADS, PROGRESSIVE_SYNCS_KEY, shopApplicationSet, toYaml } from "../lab/manifests";
+import { appsetFileContent } from "../lab/shopAppSet";
+import { crdValidator, INSTALL_YAML } from "./helpers/upstream";
+
+describe("the shop ApplicationSet (step 2)", () => {
+    const validate = crdValidator("ApplicationSet");
+
+    it("validates against the ApplicationSet CRD schema of v3.5.1", () => {
+        assert.deepStrictEqual(validate(shopApplicationSet()), []);
+        assert.deepStrictEqual(validate(parse(appsetFileContent(shopApplicationSet(), [{ env: "dev", revision: "main" }, { env: "prod", revision: "release/prod" }]))), []);
+    });
+
+    it("the validator rejects what the CRD rejects (a number where a string belongs, missing required fields)", () => {
+        const bad = shopApplicationSet();
+        bad.spec.template.spec.source.targetRevision = 5;
+        assert.ok(validate(bad).some((e) => e.includes("targetRevision")), "targetRevision must be a string");
+        const missing = shopApplicationSet();
+        delete missing.spec.template.spec.destination;
+        delete missing.spec.template.spec.project;
+        assert.ok(validate(missing).length > 0, "template.spec.project and destination are required");
+    });
+
+    it("is exactly what step 2 specifies, field by field", () => {
+        const a = shopApplicationSet();
+        assert.strictEqual(a.apiVersion, "argoproj.io/v1alpha1");
+        assert.strictEqual(a.kind, "ApplicationSet");
+        assert.deepStrictEqual(a.metadata, { name: "shop", namespace: "argocd" });
+        assert.deepStrictEqual(a.spec.generators, [{ list: { elements: [{ env: "dev", revision: "main" }, { env: "prod", revision: "main" }] } }]);
+        for (const el of a.spec.generators[0].list.elements) for (const v of Object.values(el)) assert.strictEqual(typeof v, "string");
+        assert.strictEqual(a.spec.goTemplate, undefined, "fasttemplate {{...}} as in Argo CD's list example");
+        assert.deepStrictEqual(a.spec.template, {
+            metadata: { name: "shop-{{env}}" },
+            spec: {
+                project: "default",
+                source: { repoURL: REPO_URL, targetRevision: "{{revision}}", path: "envs/{{env}}" },
+                destination: { server: "https://kubernetes.default.svc", namespace: "shop-{{env}}" },
+                syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"] },
+            },
+        });
+        assert.strictEqual(REPO_URL, "git://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git");
+    });
+
+    it("appset.yaml is the applied manifest, with the live elements", () => {
+        const text = appsetFileContent(shopApplicationSet(), [{ env: "dev", revision: "main" }, { env: "prod", revision: "release/prod" }]);
+        const back = parse(text);
+        assert.deepStrictEqual(back.spec.template, shopApplicationSet().spec.template);
+        assert.deepStrictEqual(back.spec.generators[0].list.elements[1], { env: "prod", revision: "release/prod" });
+        assert.strictEqual(toYaml(shopApplicationSet()), appsetFileContent(shopApplicationSet(), shopApplicationSet().spec.generators[0].list.elements));
+    });
+});
+
+describe("the Argo CD install, as the ArgoCd component applies it", function () {
+    this.timeout(120_000);
+    const overlayDir = path.join(__dirname, "..", "components", "argocd-install");
+    let rendered: any[];
+
+    before(async () => {
+        // the same kustomization with the pinned URL swapped for the local copy of the same file
+        const text = fs.readFileSync(path.join(overlayDir, "kustomization.yaml"), "utf8");
+        assert.ok(text.includes(ARGOCD_INSTALL_URL), "the overlay pins the v3.5.1 install URL");
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "argocd-install-"));
+        fs.copyFileSync(INSTALL_YAML, path.join(dir, "install.yaml"));
+        fs.writeFileSync(path.join(dir, "kustomization.yaml"), text.replace(ARGOCD_INSTALL_URL, "install.yaml"));
+        const { stdout } = await run("kubectl", ["kustomize", dir]);
+        rendered = [argoCdCmdParams(), ...parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean)];
+    });
+
+    it("pins v3.5.1", () => {
+        assert.strictEqual(ARGOCD_INSTALL_URL, "https://raw.githubusercontent.com/argoproj/argo-cd/v3.5.1/manifests/install.yaml");
+        const images = rendered.filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet").flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image));
+        assert.ok(images.some((i) => i.endsWith(":v3.5.1")), images.join(", "));
+    });
+
+    it("has argocd-cmd-params-cm exactly once, with progressive syncs on", () => {
+        const cms = rendered.filter((o) => o.kind === "ConfigMap" && o.metadata.name === "argocd-cmd-params-cm");
+        assert.strictEqual(cms.length, 1, "the upstream copy is deleted by the overlay; the component's own copy remains");
+        assert.strictEqual(cms[0].data[PROGRESSIVE_SYNCS_KEY], "true");
+        assert.strictEqual(cms[0].metadata.namespace, "argocd");
+    });
+
+    it("the ApplicationSet controller reads the key from that ConfigMap", () => {
+        const ctrl = rendered.find((o) => o.kind === "Deployment" && o.metadata.name === "argocd-applicationset-controller");
+        const env = ctrl.spec.template.spec.containers[0].env.find((e: any) => e.valueFrom?.configMapKeyRef?.key === PROGRESSIVE_SYNCS_KEY);
+        assert.strictEqual(env?.valueFrom.configMapKeyRef.name, "argocd-cmd-params-cm");
+    });
+
+    it("contains the three CRDs and the controllers the lab waits for", () => {
+        const crds = rendered.filter((o) => o.kind === "CustomResourceDefinition").map((o) => o.metadata.name).sort();
+        assert.deepStrictEqual(crds, ["applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"]);
+        for (const w of ARGOCD_WORKLOADS) {
+            assert.ok(rendered.some((o) => o.kind === w.kind && o.metadata.name === w.name), `${w.kind}/${w.name}`);
+        }
+    });
+
+    it("puts every namespaced object in argocd", () => {
+        const clusterScoped = new Set(["CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Namespace"]);
+        const namespaced = rendered.filter((o) => !clusterScoped.has(o.kind));
+        assert.ok(namespaced.length > 20);
+        const elsewhere = namespaced.filter((o) => o.metadata.namespace !== "argocd").map((o) => `${o.kind}/${o.metadata.name}`);
+        assert.deepStrictEqual(elsewhere, []);
+    });
+});
