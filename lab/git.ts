@@ -12,7 +12,7 @@ export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@
 export interface GitPort {
     /** Full SHA of a revision of the clone. */
     revParse(rev: string): Promise<string>;
-    /** Full SHA of a branch on the remote (`origin`), or null when the remote has no such branch. */
+    /** Full SHA of a branch on the remote (`origin`), or null; its commits are fetched into the clone. */
     remoteBranch(branch: string): Promise<string | null>;
     /** Makes sure the clone is on `branch` and exactly at the remote's tip of it (refuses if either moved). */
     ensureInSync(branch: string): Promise<string>;
@@ -62,6 +62,8 @@ export class CloneGit implements GitPort {
         await checkRefFormat(branch);
         const out = (await this.git.raw(["ls-remote", "origin", `refs/heads/${branch}`])).trim();
         if (!out) return null;
+        // bring its commits in, so ancestry questions about them can be answered locally
+        await this.git.raw(["fetch", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
         return out.split(/\s+/)[0];
     }
 

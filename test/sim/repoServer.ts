@@ -15,6 +15,14 @@ export class RenderError extends Error {}
 export class RepoServer {
     private readonly cacheDir: string;
     private readonly failures = new Map<string, { count: number; message: string }>();
+    /** One git operation on the cache at a time (two apps reconciling at once would race on its refs). */
+    private queue: Promise<unknown> = Promise.resolve();
+
+    private serialized<T>(f: () => Promise<T>): Promise<T> {
+        const next = this.queue.then(f, f);
+        this.queue = next.catch(() => undefined);
+        return next;
+    }
 
     /** @param urlFor maps the in-cluster repoURL to one reachable from here (the loopback daemon) */
     constructor(private readonly urlFor: (repoURL: string) => string, private readonly kubectl = "kubectl") {
@@ -49,11 +57,13 @@ export class RepoServer {
         if (!opts.hard && failed && failed.count >= 3) {
             throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): ${failed.message}`);
         }
-        const git = await this.mirror(repoURL);
         const work = fs.mkdtempSync(path.join(this.cacheDir, "src-"));
         try {
             const tar = path.join(work, "..", path.basename(work) + ".tar");
-            await run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
+            await this.serialized(async () => {
+                const git = await this.mirror(repoURL);
+                await run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
+            });
             await run("tar", ["-xf", tar, "-C", work]);
             fs.rmSync(tar);
             const dir = path.join(work, appPath);

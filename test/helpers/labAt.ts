@@ -1,0 +1,53 @@
+/** "Given a lab at step N": a simulated lab host, built and solved through step N by the product's own code. */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { KubeCluster } from "../../lab/cluster";
+import { CloneGit } from "../../lab/git";
+import { shopApplicationSet } from "../../lab/manifests";
+import { readRepoFiles } from "../../lab/repoFiles";
+import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/scenario";
+import { applyShopAppSet } from "../../lab/shopAppSet";
+import { createShopRepo } from "../../lab/shopRepo";
+import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
+import { TEST_TIMEOUTS } from "./timeouts";
+
+export interface LabAt {
+    lab: SimulatedLab;
+    /** Every line the scenario printed. */
+    lines: string[];
+    ctx(timeouts?: Partial<ScenarioTimeouts>): ScenarioContext;
+    solve(through: number, timeouts?: Partial<ScenarioTimeouts>): Promise<ScenarioRun>;
+    stop(): Promise<void>;
+}
+
+export async function labAt(step: number, opts: { root?: string } = {}): Promise<LabAt> {
+    const root = opts.root ?? fs.mkdtempSync(path.join(os.tmpdir(), "lab-at-"));
+    const lab = await startSimulatedLab(root);
+    const lines: string[] = [];
+    const log = (l: string) => lines.push(l);
+    const cluster = new KubeCluster(lab.kubeconfig);
+    const ctx = (timeouts: Partial<ScenarioTimeouts> = {}): ScenarioContext => ({
+        layout: lab.layout,
+        git: new CloneGit(lab.layout.clone),
+        cluster,
+        log,
+        timeouts: { ...TEST_TIMEOUTS, ...timeouts },
+    });
+    const at: LabAt = {
+        lab,
+        lines,
+        ctx,
+        solve: (through, timeouts) => runScenario(ctx(timeouts), through),
+        stop: () => lab.stop(),
+    };
+    try {
+        if (step >= 1) await createShopRepo(lab.layout, readRepoFiles(), log);
+        if (step >= 2) await applyShopAppSet(cluster, lab.layout, shopApplicationSet(), log);
+        if (step >= 2) await at.solve(step);
+    } catch (e) {
+        await lab.stop().catch(() => undefined);
+        throw e;
+    }
+    return at;
+}

@@ -1,0 +1,249 @@
+/**
+ * The scenario's steps one by one, Given / When / Then, against the simulated cluster: the good
+ * path of each step and the failure paths a lab author can meet.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { run } from "../lab/exec";
+import { readResults, runScenario } from "../lab/scenario";
+import { labAt, LabAt } from "./helpers/labAt";
+
+const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+
+/** Another person's clone of the lab repository, to move the remote under the scenario's feet. */
+async function otherClone(at: LabAt): Promise<string> {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "other-")), "repo");
+    await git(["clone", "--quiet", at.lab.layout.bareRepo, dir]);
+    await git(["config", "user.name", "Someone Else"], dir);
+    await git(["config", "user.email", "else@localhost"], dir);
+    return dir;
+}
+
+describe("scenario steps (simulated cluster)", function () {
+    this.timeout(120_000);
+
+    describe("step 3 incident", () => {
+        let at: LabAt;
+        before(async () => (at = await labAt(2)));
+        after(async () => at.stop());
+
+        it("given both apps synced to main, when the base switches the feature on, then both environments get it", async () => {
+            const main0 = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
+            const { results } = await at.solve(3);
+            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", `${results.incident!.commit}^`]), main0);
+            assert.deepStrictEqual(results.incident, { commit: results.incident!.commit, dev_value: "on", prod_value: "on" });
+            assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-dev", "shop-config").data.FEATURE_CHECKOUT_V2, "on");
+            const base = await git(["--git-dir", at.lab.layout.bareRepo, "show", `${results.incident!.commit}:base/configmap.yaml`]);
+            assert.match(base, /FEATURE_CHECKOUT_V2: "on"/, "quoted: a bare on would be a YAML 1.1 boolean");
+            assert.ok(!fs.existsSync(at.lab.layout.resultFile("pin")), "stops after step 3");
+            assert.ok(at.lines.some((l) => /\[step 3 incident\] waiting for shop-prod synced to [0-9a-f]{12}/.test(l)));
+            assert.ok(at.lines.some((l) => /\[step 3 incident\] done in \d+\.\d s/.test(l)));
+        });
+    });
+
+    describe("a wait that times out", () => {
+        let at: LabAt;
+        before(async () => (at = await labAt(2)));
+        after(async () => at.stop());
+
+        it("given Argo CD stops syncing, when the incident waits, then the error names the app, the SHA and the last status", async () => {
+            await at.lab.argo.apps.stop(); // the application controller is gone
+            const err = await at.solve(3, { syncMs: 1_500 }).then(() => null, (e) => e as Error);
+            assert.ok(err, "the wait must fail");
+            const head = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
+            assert.match(err!.message, /timed out after 1\.5 s waiting for Application shop-dev to be synced to/);
+            assert.ok(err!.message.includes(head), "names the SHA it waited for");
+            assert.match(err!.message, /Last status: targetRevision=main, sync=Synced, revision=[0-9a-f]{40}, health=Healthy, operation=Succeeded/);
+            assert.ok(!fs.existsSync(at.lab.layout.resultFile("incident")), "no result file for a failed step");
+        });
+    });
+
+    describe("a remote that moved under us", () => {
+        let at: LabAt;
+        before(async () => (at = await labAt(2)));
+        after(async () => at.stop());
+
+        it("given someone else pushed to main, when the incident runs, then it refuses and commits nothing", async () => {
+            const other = await otherClone(at);
+            fs.writeFileSync(path.join(other, "NOTES.md"), "someone else's change\n");
+            await git(["add", "NOTES.md"], other);
+            await git(["commit", "--quiet", "-m", "someone else"], other);
+            await git(["push", "--quiet", "origin", "main"], other);
+            const theirs = await git(["rev-parse", "HEAD"], other);
+            const ours = await git(["rev-parse", "HEAD"], at.lab.layout.clone);
+
+            await assert.rejects(at.solve(3), /someone else changed the lab repository.*Nothing was committed or pushed/s);
+            assert.strictEqual(await git(["rev-parse", "HEAD"], at.lab.layout.clone), ours, "the clone did not move");
+            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]), theirs, "the remote keeps their commit");
+        });
+    });
+
+    describe("step 4 pin", () => {
+        let at: LabAt;
+        before(async () => (at = await labAt(3)));
+        after(async () => at.stop());
+
+        it("given the incident, when prod is pinned, then release/prod is the incident's parent, the ApplicationSet's prod element changes, and prod is off again", async () => {
+            const appsBefore = at.lab.kube.requests.length;
+            const { results } = await at.solve(4);
+            const incident = results.incident!;
+            assert.strictEqual(results.pin!.release_prod_initial, await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", `${incident.commit}^`]));
+            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]), results.pin!.release_prod_initial);
+            assert.strictEqual(results.pin!.prod_value_after_pin, "off");
+            const patches = at.lab.kube.requests.slice(appsBefore).filter((r) => r.method === "PATCH" && r.path.includes("/applicationsets/shop"));
+            assert.strictEqual(patches.length, 1);
+            assert.strictEqual(patches[0].contentType, "application/json-patch+json");
+            assert.deepStrictEqual(patches[0].body[0], { op: "test", path: "/spec/generators/0/list/elements/1/env", value: "prod" });
+            const edited = at.lab.kube.requests.slice(appsBefore).filter((r) => r.method !== "GET" && r.path.includes("/applications/") && JSON.stringify(r.body ?? {}).includes("targetRevision"));
+            assert.deepStrictEqual(edited, [], "the Application itself is never edited");
+            assert.match(fs.readFileSync(at.lab.layout.appsetFile, "utf8"), /env: prod\n\s+revision: release\/prod/);
+            assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev").spec.source.targetRevision, "main");
+        });
+    });
+
+    describe("step 5 drift", () => {
+        it("given prod pinned, when LOG_LEVEL is patched to debug, then selfHeal puts warn back in place and the seconds are whole", async () => {
+            const at = await labAt(4);
+            try {
+                const uid = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid;
+                const { results } = await at.solve(5);
+                assert.deepStrictEqual(results.drift, { uid, edited: "debug", restored: "warn", seconds: results.drift!.seconds });
+                assert.ok(Number.isInteger(results.drift!.seconds) && results.drift!.seconds >= 1);
+                assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid, uid);
+            } finally {
+                await at.stop();
+            }
+        });
+
+        it("given something recreates the ConfigMap instead of repairing it, then the step fails and says the uid changed", async () => {
+            const at = await labAt(4);
+            try {
+                at.lab.kube.onChange((c) => {
+                    if (c.kind === "ConfigMap" && c.actor === "client" && c.obj.data?.LOG_LEVEL === "debug") {
+                        const fresh = { ...c.obj, metadata: { name: c.obj.metadata.name, namespace: c.obj.metadata.namespace }, data: { ...c.obj.data, LOG_LEVEL: "warn" } };
+                        at.lab.kube.remove("ConfigMap", c.obj.metadata.namespace, c.obj.metadata.name, "someone");
+                        at.lab.kube.put(fresh, "someone");
+                    }
+                });
+                await assert.rejects(at.solve(5), /was recreated during the drift test: uid [0-9a-f-]+ became [0-9a-f-]+/);
+                assert.ok(!fs.existsSync(at.lab.layout.resultFile("drift")));
+            } finally {
+                await at.stop();
+            }
+        });
+    });
+
+    describe("step 6 promote", () => {
+        it("given release/prod at the incident's parent, when promoted, then it fast-forwards to the incident and prod turns on", async () => {
+            const at = await labAt(5);
+            try {
+                const { results } = await at.solve(6);
+                assert.deepStrictEqual(results.promote, { from: results.pin!.release_prod_initial, to: results.incident!.commit });
+                assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]), results.incident!.commit);
+                assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.FEATURE_CHECKOUT_V2, "on");
+            } finally {
+                await at.stop();
+            }
+        });
+
+        it("given release/prod moved off the incident's line, then the promotion is refused and nothing is pushed", async () => {
+            const at = await labAt(5);
+            try {
+                const other = await otherClone(at);
+                await git(["checkout", "--quiet", "-b", "hotfix", "origin/release/prod"], other);
+                fs.writeFileSync(path.join(other, "HOTFIX.md"), "a prod-only hotfix\n");
+                await git(["add", "HOTFIX.md"], other);
+                await git(["commit", "--quiet", "-m", "hotfix on prod"], other);
+                await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], other);
+                const hotfix = await git(["rev-parse", "HEAD"], other);
+
+                await assert.rejects(at.solve(6), new RegExp(`promotion refused: release/prod is at ${hotfix}, which is not an ancestor of [0-9a-f]{40}, so this is not a fast-forward.*Nothing was pushed`, "s"));
+                assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]), hotfix, "release/prod untouched");
+                assert.ok(!fs.existsSync(at.lab.layout.resultFile("promote")));
+            } finally {
+                await at.stop();
+            }
+        });
+    });
+
+    describe("step 7 revert and step 8 report", () => {
+        let at: LabAt;
+        before(async () => (at = await labAt(6)));
+        after(async () => at.stop());
+
+        it("given prod promoted, when dev gets a commit that cannot render, then dev shows the ComparisonError, prod stays at the promoted commit, and a revert heals dev", async () => {
+            const { results } = await at.solve(7);
+            const r = results.revert!;
+            assert.strictEqual(r.prod_revision_during, results.promote!.to);
+            assert.match(r.dev_error, /accumulating resources from 'missing\.yaml'/);
+            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", `${r.revert_commit}^`]), r.bad_commit);
+            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]), r.revert_commit);
+            const dev = at.lab.kube.get("Application", "argocd", "shop-dev");
+            assert.strictEqual(dev.status.sync.status, "Synced");
+            assert.strictEqual(dev.status.sync.revision, r.revert_commit);
+            assert.ok(at.lines.some((l) => /\[step 7 revert\] waiting for the ComparisonError on shop-dev/.test(l)));
+        });
+
+        it("when the report is written, then it is derived from the Applications and the repository", async () => {
+            const { results } = await at.solve(8);
+            assert.deepStrictEqual(results.report, {
+                dev_tracks: "main",
+                prod_tracks: "release/prod",
+                promoted_commit: results.promote!.to,
+                drift_seconds: results.drift!.seconds,
+                bad_commit_reached_prod: false,
+                rollback: "revert",
+            });
+        });
+    });
+});
+
+describe("solveThrough: stop, resume, repeat", function () {
+    this.timeout(120_000);
+    let at: LabAt;
+    before(async () => (at = await labAt(3)));
+    after(async () => at.stop());
+
+    it("stops after the step asked for: only incident.json, prod still on main", () => {
+        assert.ok(fs.existsSync(at.lab.layout.resultFile("incident")));
+        for (const f of ["pin", "drift", "promote", "revert", "report"] as const) assert.ok(!fs.existsSync(at.lab.layout.resultFile(f)), f);
+        assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-prod").spec.source.targetRevision, "main");
+    });
+
+    it("resumes from the files without redoing earlier steps", async () => {
+        const incident = JSON.parse(fs.readFileSync(at.lab.layout.resultFile("incident"), "utf8"));
+        at.lines.length = 0;
+        const { results } = await at.solve(8);
+        assert.deepStrictEqual(results.incident, incident, "incident.json unchanged");
+        assert.ok(at.lines.some((l) => l.startsWith("[step 3 incident] already done")));
+        assert.ok(!at.lines.some((l) => l.startsWith("[step 3 incident] start")));
+        assert.strictEqual(results.promote!.to, incident.commit);
+        assert.strictEqual(results.report!.bad_commit_reached_prod, false);
+    });
+
+    it("a repeat run changes nothing: no commit, no cluster write", async () => {
+        const main = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
+        const writesBefore = at.lab.kube.requests.filter((r) => r.method !== "GET").length;
+        const run2 = await at.solve(8);
+        assert.ok(run2.timings.every((t) => t.skipped));
+        assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]), main);
+        assert.strictEqual(at.lab.kube.requests.filter((r) => r.method !== "GET").length, writesBefore);
+    });
+
+    it("refuses an inconsistent checkpoint (a later file without an earlier one)", () => {
+        const pin = at.lab.layout.resultFile("pin");
+        const saved = fs.readFileSync(pin);
+        fs.rmSync(pin);
+        try {
+            assert.throws(() => readResults(at.lab.layout), /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent/);
+        } finally {
+            fs.writeFileSync(pin, saved);
+        }
+    });
+
+    it("refuses a solveThrough outside 0..8", async () => {
+        await assert.rejects(runScenario(at.ctx(), 9), /solveThrough must be a whole number from 0 to 8, got 9/);
+    });
+});
