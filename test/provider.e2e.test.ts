@@ -148,6 +148,12 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
         assert.strictEqual(repo.result.changes, false);
     });
 
+    it("Scenario.update refuses a lower solveThrough (steps cannot be un-done) and says what to do", async () => {
+        const r = await callProvider(texts.scenario, "update", ["/x", scenarioOuts, { ...scenarioIn, solveThrough: 5 }]);
+        assert.strictEqual(r.ok, false);
+        assert.match(r.error!, /solveThrough went down from 8 to 5.*pulumi config set solveThrough 8.*pulumi destroy/s);
+    });
+
     it("ShopAppSet.update (pulumi up after a pin) keeps prod on release/prod", async () => {
         const r = await callProvider(texts.appset, "update", ["argocd/shop", {}, { kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() }]);
         assert.ok(r.ok, r.error);

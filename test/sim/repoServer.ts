@@ -12,6 +12,21 @@ import { run } from "../../lab/exec";
 
 export class RenderError extends Error {}
 
+/**
+ * `kubectl kustomize` reports errors through klog (`E1129 ... "command failed" err="..."`), the
+ * kustomize binary the repo-server runs as `Error: ...`: turn the first into the second.
+ */
+export function asKustomizeError(stderr: string): string {
+    const m = /err="((?:[^"\\]|\\.)*)"/.exec(stderr);
+    if (!m) return stderr.trim().replace(/^error: /, "Error: ");
+    const inner = m[1].replace(/\\'/g, "'");
+    try {
+        return `Error: ${JSON.parse(`"${inner}"`)}`;
+    } catch {
+        return `Error: ${inner}`;
+    }
+}
+
 export class RepoServer {
     private readonly cacheDir: string;
     private readonly failures = new Map<string, { count: number; message: string }>();
@@ -72,7 +87,7 @@ export class RepoServer {
                 this.failures.delete(key);
                 return parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
             } catch (e: any) {
-                const stderr = String(e.stderr ?? e.message).trim().replace(/^error: /, "Error: ");
+                const stderr = asKustomizeError(String(e.stderr ?? e.message));
                 const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`;
                 const n = (failed?.count ?? 0) + 1;
                 this.failures.set(key, { count: n, message });

@@ -7,6 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../../lab/layout";
+import { ScenarioTimeouts } from "../../lab/scenario";
 import { AppControllerOptions } from "./appController";
 import { ArgoSim, FAST } from "./argocd";
 import { FakeKube } from "./fakeApi";
@@ -21,6 +22,16 @@ export interface SimulatedLab {
     /** Stops everything; with `persist`, saves the simulated cluster for a later resume. */
     stop(): Promise<void>;
 }
+
+/** Scenario timeouts against the simulation: the same waits, shorter deadlines and polls. */
+export const SIM_TIMEOUTS: ScenarioTimeouts = {
+    syncMs: 30_000,
+    driftMs: 20_000,
+    errorMs: 30_000,
+    pollMs: 100,
+    driftPollMs: 250,
+    refreshEveryMs: 3_000,
+};
 
 /** Where `npm run simulate` keeps the simulated cluster between runs. */
 export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
