@@ -41,7 +41,7 @@ export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean
     const args = gitDaemonArgs(baseDir, port, "127.0.0.1");
     const env = { ...process.env, ...(opts.env ?? {}) };
     const child: ChildProcess = opts.asNobody
-        ? spawn("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "git", ...args], { env, stdio: "ignore" })
+        ? spawn("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "git", ...args], { env, stdio: "ignore", cwd: "/" }) // nobody may not enter our cwd
         : spawn("git", args, { env, stdio: "ignore" });
     const deadline = Date.now() + 10_000;
     while (!(await canConnect(port))) {
