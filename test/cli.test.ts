@@ -6,13 +6,7 @@ import * as os from "os";
 import * as path from "path";
 import { labLayout, RESULT_FILES } from "../lab/layout";
 
-const PROJECT = path.join(__dirname, "..");
-const TS_NODE = path.join(PROJECT, "node_modules", "ts-node", "dist", "bin.js");
-
-export function runCli(script: string, args: string[], timeoutMs = 120_000) {
-    const r = spawnSync(process.execPath, [TS_NODE, "--transpile-only", path.join(PROJECT, "cli", script), ...args], { cwd: PROJECT, encoding: "utf8", timeout: timeoutMs });
-    return { code: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout, stderr: r.stderr };
-}
+import { runCli } from "./helpers/cli";
 
 describe("npm run simulate", function () {
     this.timeout(180_000);

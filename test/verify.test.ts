@@ -1,0 +1,203 @@
+/**
+ * The grader: passes on a good simulated run, offline and live, and fails the right check on
+ * each tampered state (each made from a copy of the good run).
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { KubeCluster } from "../lab/cluster";
+import { run } from "../lab/exec";
+import { labLayout, LabLayout, ResultName } from "../lab/layout";
+import { CheckResult, verify } from "../lab/verify";
+import { labAt, LabAt } from "./helpers/labAt";
+import { runCli } from "./helpers/cli";
+import { freePort } from "./sim/gitDaemon";
+
+const failed = (rs: CheckResult[]) => rs.filter((r) => !r.ok).map((r) => r.check);
+
+describe("verify (the independent grader)", function () {
+    this.timeout(180_000);
+    let at: LabAt;
+    let good: LabLayout;
+    let cluster: KubeCluster;
+    const read = (l: LabLayout, f: ResultName) => JSON.parse(fs.readFileSync(l.resultFile(f), "utf8"));
+    const write = (l: LabLayout, f: ResultName, v: unknown) => fs.writeFileSync(l.resultFile(f), typeof v === "string" ? v : JSON.stringify(v));
+
+    /** A copy of the good run's files and repository, to tamper with. */
+    function copy(): LabLayout {
+        const dst = fs.mkdtempSync(path.join(os.tmpdir(), "tampered-"));
+        fs.cpSync(path.join(good.root, "srv"), path.join(dst, "srv"), { recursive: true });
+        fs.cpSync(path.join(good.root, "root"), path.join(dst, "root"), { recursive: true });
+        return labLayout(dst);
+    }
+    const gitIn = (l: LabLayout, ...args: string[]) => run("git", ["--git-dir", l.bareRepo, ...args]);
+
+    before(async () => {
+        at = await labAt(8);
+        good = at.lab.layout;
+        cluster = new KubeCluster(at.lab.kubeconfig);
+    });
+    after(async () => at?.stop());
+
+    it("given a good run, every check passes offline", async () => {
+        const rs = await verify({ layout: good, through: 8 });
+        assert.deepStrictEqual(failed(rs), []);
+        assert.ok(rs.length >= 60, `${rs.length} checks`);
+    });
+
+    it("given a good run, every check passes against the (simulated) cluster too", async () => {
+        const rs = await verify({ layout: good, through: 8, cluster });
+        assert.deepStrictEqual(failed(rs), []);
+        for (const name of ["live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn", "live ApplicationSet shop: dev=main, prod=release/prod", "live shop-prod is synced to promote.to"]) {
+            assert.ok(rs.some((r) => r.check === name && r.ok), name);
+        }
+    });
+
+    it("compares the stack outputs with the files when given them", async () => {
+        const outputs: any = Object.fromEntries((["incident", "pin", "drift", "promote", "revert", "report"] as ResultName[]).map((f) => [f, read(good, f)]));
+        assert.deepStrictEqual(failed(await verify({ layout: good, through: 8, stackOutputs: outputs })), []);
+        outputs.promote = { ...outputs.promote, to: outputs.pin.release_prod_initial };
+        assert.deepStrictEqual(failed(await verify({ layout: good, through: 8, stackOutputs: outputs })), ["stack output promote equals promote.json"]);
+    });
+
+    it("--through grades only the steps asked for", async () => {
+        const l = copy();
+        for (const f of ["pin", "drift", "promote", "revert", "report"] as ResultName[]) fs.rmSync(l.resultFile(f));
+        const rs = await verify({ layout: l, through: 3 });
+        assert.ok(rs.every((r) => r.step <= 3));
+        assert.deepStrictEqual(failed(rs), ["appset.yaml: ApplicationSet argocd/shop, dev=main, prod=main"], "appset.yaml was already pinned in the copy");
+    });
+
+    describe("tampered states", () => {
+        it("1. a wrong SHA in promote.json", async () => {
+            const l = copy();
+            const r = read(l, "revert");
+            write(l, "promote", { ...read(l, "promote"), to: r.bad_commit });
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.ok(f.includes("promote.to is incident.commit"), f.join("\n"));
+            assert.ok(f.includes("release/prod is at promote.to (its history never rewritten)"));
+        });
+
+        it("2. release/prod force-moved to the bad commit", async () => {
+            const l = copy();
+            await gitIn(l, "update-ref", "refs/heads/release/prod", read(l, "revert").bad_commit);
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.ok(f.includes("release/prod is at promote.to (its history never rewritten)"), f.join("\n"));
+            assert.ok(f.includes("bad_commit is not in release/prod's history"));
+            assert.ok(f.includes("report.bad_commit_reached_prod agrees with git merge-base --is-ancestor (and is false)"));
+        });
+
+        it("3. a reset used instead of a revert", async () => {
+            const l = copy();
+            await gitIn(l, "update-ref", "refs/heads/main", read(l, "incident").commit);
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.ok(f.includes("bad_commit stays in main's history (rolled back by a revert, not a reset)"), f.join("\n"));
+            assert.ok(f.includes("revert_commit is on main"));
+        });
+
+        it("4. a drift uid that differs from the live ConfigMap", async () => {
+            const l = copy();
+            write(l, "drift", { ...read(l, "drift"), uid: "00000000-0000-0000-0000-000000000000" });
+            const offline = failed(await verify({ layout: l, through: 8 }));
+            assert.deepStrictEqual(offline, [], "offline nothing contradicts it");
+            const f = failed(await verify({ layout: l, through: 8, cluster }));
+            assert.deepStrictEqual(f, ["live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn"]);
+        });
+
+        it("5. seconds given as a string", async () => {
+            const l = copy();
+            write(l, "drift", { ...read(l, "drift"), seconds: "3" });
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.ok(f.includes("drift.seconds is an integer"), f.join("\n"));
+        });
+
+        it("6. a missing key", async () => {
+            const l = copy();
+            const { rollback, ...rest } = read(l, "report");
+            assert.strictEqual(rollback, "revert");
+            write(l, "report", rest);
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.ok(f.includes("report.json has exactly the keys dev_tracks, prod_tracks, promoted_commit, drift_seconds, bad_commit_reached_prod, rollback"), f.join("\n"));
+        });
+
+        it("7. report.json claims the bad commit reached prod", async () => {
+            const l = copy();
+            write(l, "report", { ...read(l, "report"), bad_commit_reached_prod: true });
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.deepStrictEqual(f, ["report.bad_commit_reached_prod agrees with git merge-base --is-ancestor (and is false)"]);
+        });
+
+        it("8. appset.yaml still on main", async () => {
+            const l = copy();
+            fs.writeFileSync(l.appsetFile, fs.readFileSync(l.appsetFile, "utf8").replace("revision: release/prod", "revision: main"));
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.deepStrictEqual(f, ["appset.yaml: ApplicationSet argocd/shop, dev=main, prod=release/prod"]);
+        });
+
+        it("9. malformed JSON is a FAIL line, not a crash", async () => {
+            const l = copy();
+            write(l, "pin", "{ release_prod_initial: ");
+            const rs = await verify({ layout: l, through: 8 });
+            const bad = rs.find((r) => r.check === "pin.json exists and is JSON")!;
+            assert.strictEqual(bad.ok, false);
+            assert.match(bad.found!, /JSON|Unexpected|Expected/);
+        });
+
+        it("10. a SHA that does not exist", async () => {
+            const l = copy();
+            write(l, "incident", { ...read(l, "incident"), commit: "f".repeat(40) });
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.ok(f.includes("incident.commit is a commit of the repository"), f.join("\n"));
+            assert.ok(f.includes("pin.release_prod_initial is the parent of incident.commit"));
+        });
+
+        it("11. an unreachable cluster is a FAIL line, not a crash", async () => {
+            const port = await freePort();
+            const dead = new KubeCluster(at.lab.kubeconfig.replace(/http:\/\/127\.0\.0\.1:\d+/, `http://127.0.0.1:${port}`));
+            const rs = await verify({ layout: good, through: 8, cluster: dead });
+            const answer = rs.find((r) => r.check === "the cluster answers")!;
+            assert.strictEqual(answer.ok, false);
+            assert.match(answer.found!, /ECONNREFUSED|connect/);
+        });
+
+        it("12. prod's ConfigMap still off after promotion (last: it stops the simulated Argo CD)", async () => {
+            await at.lab.argo.apps.stop();
+            const cm = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config");
+            at.lab.kube.put({ ...cm, data: { ...cm.data, FEATURE_CHECKOUT_V2: "off" } }, "someone");
+            const f = failed(await verify({ layout: good, through: 8, cluster }));
+            assert.deepStrictEqual(f, ["live shop-prod FEATURE_CHECKOUT_V2 is on"]);
+        });
+    });
+
+    describe("npm run verify", () => {
+        it("prints the table and exits 0 on a good run (offline), 1 with what was expected and found on a bad one", () => {
+            const ok = runCli("verify.ts", ["--root", good.root, "--offline"]);
+            assert.strictEqual(ok.code, 0, ok.out);
+            assert.match(ok.stdout, /^ {3}6 {2}PASS {2}promote\.to is incident\.commit$/m);
+            assert.match(ok.stdout, /\d+ passed, 0 failed/);
+            const l = copy();
+            write(l, "drift", { ...read(l, "drift"), seconds: "3" });
+            const bad = runCli("verify.ts", ["--root", l.root, "--offline"]);
+            assert.strictEqual(bad.code, 1);
+            assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: integer\n {14}found: {4}3/);
+        });
+
+        it("--json prints the same checks as JSON", () => {
+            const r = runCli("verify.ts", ["--root", good.root, "--offline", "--json"]);
+            assert.strictEqual(r.code, 0, r.out);
+            const j = JSON.parse(r.stdout);
+            assert.strictEqual(j.ok, true);
+            assert.ok(j.checks.some((c: any) => c.step === 8 && c.ok));
+        });
+
+        it("without a reachable kubeconfig it says so as a FAIL line; bad arguments exit 2", () => {
+            const r = runCli("verify.ts", ["--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
+            assert.strictEqual(r.code, 1);
+            assert.match(r.stdout, /FAIL {2}the cluster answers\n\s+expected: a kubeconfig \(or --offline\)/);
+            const b = runCli("verify.ts", ["--through", "9"]);
+            assert.strictEqual(b.code, 2);
+            assert.match(b.stderr, /^verify: --through takes a step number from 1 to 8, got "9"\n$/);
+        });
+    });
+});
