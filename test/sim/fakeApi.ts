@@ -156,7 +156,8 @@ export class FakeKube {
         next.metadata = { ...next.metadata };
         if (t.namespaced) next.metadata.namespace = ns;
         else delete next.metadata.namespace;
-        next.metadata.uid = old?.metadata.uid ?? randomUUID();
+        // the server assigns uids; an in-process writer may seed one (a restored dump), a client may not
+        next.metadata.uid = old?.metadata.uid ?? (actor !== "client" && obj.metadata.uid ? obj.metadata.uid : randomUUID());
         next.metadata.creationTimestamp = old?.metadata.creationTimestamp ?? new Date().toISOString();
         next.metadata.resourceVersion = String(++this.rv);
         const specChanged = JSON.stringify(old?.spec) !== JSON.stringify(next.spec);

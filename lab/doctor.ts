@@ -1,0 +1,312 @@
+/**
+ * The rollout doctor (LAB-SPEC.md Part 2): names the step at which a RollingSync rollout is stuck
+ * and why, walking the chain an operator walks by hand: ApplicationSet step -> Application ->
+ * hook Job -> its Pod's termination message. A pure function from objects to a diagnosis.
+ */
+import { ERROR_CONDITION_TYPES } from "./argo";
+
+export interface Dump {
+    applicationSets: any[];
+    applications: any[];
+    jobs: any[];
+    pods: any[];
+}
+
+export interface HookInfo {
+    namespace: string;
+    job: string;
+    reason: string;
+    message: string;
+    log: string;
+}
+
+export interface Blocking {
+    application: string;
+    reason: string;
+    message: string;
+    hook: HookInfo | null;
+}
+
+export type RolloutState = "complete" | "progressing" | "stuck";
+
+export interface Diagnosis {
+    name: string;
+    namespace: string;
+    strategy: "RollingSync" | "none";
+    state: RolloutState;
+    step: number | null;
+    steps: number;
+    since: string | null;
+    summary: string;
+    blocking: Blocking[];
+    waiting: { application: string; step: number }[];
+}
+
+export interface DiagnoseOptions {
+    now: Date;
+    /** A step that has made no progress for longer than this is stuck (default 600). */
+    stuckAfterSeconds: number;
+    /** Only this ApplicationSet. */
+    appset?: string;
+}
+
+export class DumpError extends Error {}
+
+/** Reads `kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json` (a v1 List). */
+export function dumpFromList(list: unknown): Dump {
+    const l = list as any;
+    if (!l || typeof l !== "object" || !Array.isArray(l.items)) {
+        throw new DumpError("the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json)");
+    }
+    const dump: Dump = { applicationSets: [], applications: [], jobs: [], pods: [] };
+    for (const [i, o] of l.items.entries()) {
+        if (!o || typeof o !== "object" || typeof o.kind !== "string" || typeof o.metadata?.name !== "string") {
+            throw new DumpError(`item ${i} of the dump has no kind or metadata.name`);
+        }
+        if (o.kind === "ApplicationSet") dump.applicationSets.push(o);
+        else if (o.kind === "Application") dump.applications.push(o);
+        else if (o.kind === "Job") dump.jobs.push(o);
+        else if (o.kind === "Pod") dump.pods.push(o);
+    }
+    return dump;
+}
+
+const FAILED_PHASES = ["Failed", "Error"];
+
+function matches(labels: Record<string, string>, expr: any): boolean {
+    const v = labels[expr.key];
+    switch (expr.operator) {
+        case "In":
+            return v !== undefined && (expr.values ?? []).includes(v);
+        case "NotIn":
+            return v === undefined || !(expr.values ?? []).includes(v);
+        case "Exists":
+            return v !== undefined;
+        case "DoesNotExist":
+            return v === undefined;
+        default:
+            return false;
+    }
+}
+
+/** The 1-based step of an Application: from the ApplicationSet's status, else from the step selectors. */
+function stepOf(appset: any, app: any, status: any): number | null {
+    const fromStatus = Number(status?.step);
+    if (status?.step !== undefined && Number.isInteger(fromStatus) && fromStatus > 0) return fromStatus;
+    const steps: any[] = appset.spec?.strategy?.rollingSync?.steps ?? [];
+    const labels = app?.metadata?.labels ?? {};
+    const i = steps.findIndex((s) => (s.matchExpressions ?? []).every((e: any) => matches(labels, e)));
+    return i >= 0 ? i + 1 : null;
+}
+
+function ownedBy(appset: any, app: any): boolean {
+    if (app.metadata?.namespace !== appset.metadata?.namespace) return false;
+    return (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && (r.uid ? r.uid === appset.metadata.uid : r.name === appset.metadata.name));
+}
+
+/** The real error text of a Job: its Pods' termination messages (newest first). */
+function jobLog(dump: Dump, job: any): string {
+    const name = job.metadata.name;
+    const ns = job.metadata.namespace;
+    const pods = dump.pods.filter(
+        (p) =>
+            p.metadata?.namespace === ns &&
+            (p.metadata?.labels?.["job-name"] === name ||
+                p.metadata?.labels?.["batch.kubernetes.io/job-name"] === name ||
+                (p.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "Job" && r.name === name)),
+    );
+    pods.sort((a, b) => String(b.metadata?.creationTimestamp ?? "").localeCompare(String(a.metadata?.creationTimestamp ?? "")));
+    for (const p of pods) {
+        for (const cs of [...(p.status?.containerStatuses ?? []), ...(p.status?.initContainerStatuses ?? [])]) {
+            const t = cs.state?.terminated ?? cs.lastState?.terminated;
+            // the last line a failing container wrote to its termination message is the error itself
+            if (t && t.exitCode !== 0 && t.message) return String(t.message).trim().split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? "";
+        }
+    }
+    for (const p of pods) {
+        for (const cs of p.status?.containerStatuses ?? []) {
+            const t = cs.state?.terminated ?? cs.lastState?.terminated;
+            if (t && t.exitCode !== 0) return `exit code ${t.exitCode}${t.reason ? ` (${t.reason})` : ""}`;
+        }
+    }
+    return "";
+}
+
+/** The hook that failed in the last sync, with its Job's reason and its Pods' error text. */
+function failedHook(dump: Dump, app: any): HookInfo | null {
+    const resources: any[] = app.status?.operationState?.syncResult?.resources ?? [];
+    const hook = resources.find((r) => r.hookType && ["Failed", "Error"].includes(r.hookPhase));
+    if (!hook) return null;
+    const ns = hook.namespace || app.spec?.destination?.namespace || "";
+    const job = dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === hook.name);
+    const failed = (job?.status?.conditions ?? []).find((c: any) => c.type === "Failed" && c.status === "True");
+    return {
+        namespace: ns,
+        job: hook.name,
+        reason: failed?.reason ?? hook.hookPhase,
+        message: failed?.message ?? hook.message ?? "",
+        log: job ? jobLog(dump, job) : "",
+    };
+}
+
+function hookType(app: any, job: string): string {
+    const r = (app.status?.operationState?.syncResult?.resources ?? []).find((x: any) => x.name === job && x.hookType);
+    return r?.hookType ?? "";
+}
+
+interface Cause {
+    reason: string;
+    message: string;
+    hook: HookInfo | null;
+    /** A cause that makes the rollout stuck by itself (failed, erroring, retrying, degraded). */
+    fatal: boolean;
+}
+
+/** Why one Application of the current step is not Healthy yet. */
+function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
+    if (!app) return { reason: "Missing", message: "the Application does not exist", hook: null, fatal: true };
+    const op = app.status?.operationState;
+    const hook = failedHook(dump, app);
+    const retries = Number(op?.retryCount ?? 0);
+    const errs = (app.status?.conditions ?? []).filter((c: any) => ERROR_CONDITION_TYPES.includes(c.type));
+    if (hook) {
+        const type = hookType(app, hook.job);
+        const retrying = op?.phase === "Running" && retries > 0;
+        const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${hook.log ? `: "${hook.log}"` : ""}`;
+        return {
+            reason: `${type || "Sync"}HookFailed`,
+            message: retrying ? `${base}; the sync is being retried (attempt ${retries} of 5)` : base,
+            hook,
+            fatal: true,
+        };
+    }
+    if (op && FAILED_PHASES.includes(op.phase)) return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
+    if (op?.phase === "Running" && retries > 0) return { reason: "SyncRetrying", message: op.message ?? `retry ${retries}`, hook: null, fatal: true };
+    if (errs.length) return { reason: errs[0].type, message: errs[0].message, hook: null, fatal: true };
+    if (app.status?.health?.status === "Degraded") {
+        const degraded = (app.status?.resources ?? []).filter((r: any) => r.health?.status === "Degraded").map((r: any) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}${r.health?.message ? `: ${r.health.message}` : ""}`);
+        return { reason: "Degraded", message: degraded.length ? degraded.join("; ") : app.status.health.message ?? "the Application is Degraded", hook: null, fatal: true };
+    }
+    const health = app.status?.health?.status ?? "Unknown";
+    const sync = app.status?.sync?.status ?? "Unknown";
+    return { reason: appStatus?.status ?? health, message: `${appStatus?.message ? `${appStatus.message} ` : ""}(sync ${sync}, health ${health})`.trim(), hook: null, fatal: false };
+}
+
+function minutes(fromIso: string | null, now: Date): string {
+    if (!fromIso) return "";
+    const ms = now.getTime() - Date.parse(fromIso);
+    if (!Number.isFinite(ms) || ms < 0) return "";
+    const m = Math.floor(ms / 60_000);
+    return m >= 120 ? ` for ${Math.floor(m / 60)} h ${m % 60} min` : ` for ${m} min`;
+}
+
+function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions): Diagnosis {
+    const name = appset.metadata.name;
+    const namespace = appset.metadata.namespace;
+    const rolling = appset.spec?.strategy?.type === "RollingSync";
+    const statuses: any[] = appset.status?.applicationStatus ?? [];
+    const apps = dump.applications.filter((a) => ownedBy(appset, a) || statuses.some((s) => s.application === a.metadata?.name && a.metadata?.namespace === namespace));
+    const appByName = new Map(apps.map((a) => [a.metadata.name, a]));
+    const names = [...new Set([...apps.map((a) => a.metadata.name), ...statuses.map((s) => s.application)])].sort();
+    const base = { name, namespace, strategy: (rolling ? "RollingSync" : "none") as Diagnosis["strategy"] };
+
+    if (!rolling) {
+        const blocking: Blocking[] = [];
+        for (const n of names) {
+            const c = causeOf(dump, appByName.get(n), undefined);
+            if (c.fatal) blocking.push({ application: n, reason: c.reason, message: c.message, hook: c.hook });
+        }
+        const state: RolloutState = blocking.length ? "stuck" : "complete";
+        const summary = blocking.length
+            ? `${name}: no rollout strategy; failing: ${blocking.map((b) => `${b.application}: ${b.message}`).join("; ")}.`
+            : `${name}: no rollout strategy (all Applications sync on their own); nothing is failing.`;
+        return { ...base, state, step: null, steps: 0, since: null, summary, blocking, waiting: [] };
+    }
+
+    const steps: number = (appset.spec?.strategy?.rollingSync?.steps ?? []).length;
+    const entries = names.map((n) => {
+        const st = statuses.find((s) => s.application === n);
+        return { name: n, app: appByName.get(n), status: st, step: stepOf(appset, appByName.get(n), st) };
+    });
+    const healthy = (e: (typeof entries)[number]) => (e.status ? e.status.status === "Healthy" : e.app?.status?.health?.status === "Healthy" && e.app?.status?.sync?.status === "Synced");
+    const rollout = (appset.status?.conditions ?? []).find((c: any) => c.type === "RolloutProgressing");
+    const fromCondition = rollout?.status === "True" ? Number(/rollout of step (\d+)/.exec(rollout.message ?? "")?.[1]) : NaN;
+    const pendingSteps = entries.filter((e) => !healthy(e) && e.step !== null).map((e) => e.step as number);
+    const current = Number.isInteger(fromCondition) && fromCondition > 0 ? fromCondition : pendingSteps.length ? Math.min(...pendingSteps) : null;
+
+    if (current === null) {
+        return { ...base, state: "complete", step: null, steps, since: null, summary: `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`, blocking: [], waiting: [] };
+    }
+
+    const inStep = entries.filter((e) => e.step === current && !healthy(e));
+    const blocking: Blocking[] = [];
+    let fatal = false;
+    for (const e of inStep) {
+        const c = causeOf(dump, e.app, e.status);
+        fatal ||= c.fatal;
+        blocking.push({ application: e.name, reason: c.reason, message: c.message, hook: c.hook });
+    }
+    const times = inStep.map((e) => e.status?.lastTransitionTime).filter(Boolean) as string[];
+    const since = times.length ? times.sort()[0] : rollout?.lastTransitionTime ?? null;
+    const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
+    const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
+    const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current).sort((a, b) => (a.step as number) - (b.step as number) || a.name.localeCompare(b.name)).map((e) => ({ application: e.name, step: e.step as number }));
+
+    const causes = blocking.map((b) => `${b.application}: ${b.message}`).join("; ");
+    const behind = waiting.length ? ` Waiting behind it: ${waiting.map((w) => `${w.application} (step ${w.step})`).join(", ")}.` : "";
+    const summary =
+        state === "stuck"
+            ? `${name}: rollout stuck at step ${current} of ${steps}${minutes(since, opts.now)} — ${causes}.${behind}`
+            : `${name}: rollout at step ${current} of ${steps}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}`;
+    return { ...base, state, step: current, steps, since, summary, blocking, waiting };
+}
+
+export function diagnose(dump: Dump, opts: DiagnoseOptions): Diagnosis[] {
+    const sets = dump.applicationSets
+        .filter((a) => !opts.appset || a.metadata?.name === opts.appset)
+        .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+    return sets.map((a) => diagnoseOne(dump, a, opts));
+}
+
+/** The note the field report wished someone had written next to `automated.enabled: false`. */
+export function automatedDisabledNote(dump: Dump, d: Diagnosis): string | null {
+    if (d.strategy !== "RollingSync") return null;
+    const set = dump.applicationSets.find((a) => a.metadata.name === d.name && a.metadata.namespace === d.namespace);
+    const disabled = dump.applications.filter((a) => set && ownedBy(set, a) && a.spec?.syncPolicy?.automated?.enabled === false);
+    if (!disabled.length) return null;
+    return `Note: automated.enabled: false on ${d.name}'s Applications is written by the ApplicationSet controller under RollingSync (it triggers each step's syncs itself); it is not a finding.`;
+}
+
+/** The JSON the issue specifies, field for field. */
+export function toJson(ds: Diagnosis[]): { applicationSets: Diagnosis[] } {
+    return {
+        applicationSets: ds.map((d) => ({
+            name: d.name,
+            namespace: d.namespace,
+            strategy: d.strategy,
+            state: d.state,
+            step: d.step,
+            steps: d.steps,
+            since: d.since,
+            summary: d.summary,
+            blocking: d.blocking.map((b) => ({ application: b.application, reason: b.reason, message: b.message, hook: b.hook && { namespace: b.hook.namespace, job: b.hook.job, reason: b.hook.reason, message: b.hook.message, log: b.hook.log } })),
+            waiting: d.waiting.map((w) => ({ application: w.application, step: w.step })),
+        })),
+    };
+}
+
+/** Prometheus text: one series per blocking Application of a stuck rollout. */
+export function metricsText(ds: Diagnosis[]): string {
+    const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+    const lines = [
+        "# HELP gitops_lab_rollout_stuck A RollingSync rollout is stuck at this step, held by this Application (1 while stuck).",
+        "# TYPE gitops_lab_rollout_stuck gauge",
+    ];
+    for (const d of ds) {
+        if (d.state !== "stuck") continue;
+        for (const b of d.blocking) {
+            lines.push(`gitops_lab_rollout_stuck{namespace="${esc(d.namespace)}",appset="${esc(d.name)}",step="${d.step ?? ""}",application="${esc(b.application)}",reason="${esc(b.reason)}"} 1`);
+        }
+    }
+    return lines.join("\n") + "\n";
+}

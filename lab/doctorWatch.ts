@@ -1,0 +1,88 @@
+/**
+ * The alert the field report wished for: re-diagnose every interval, post one Kubernetes Event on
+ * the ApplicationSet when its rollout becomes stuck (Warning RolloutStuck, the human line) and one
+ * when it moves again (Normal RolloutResumed), and serve the diagnosis as Prometheus metrics.
+ */
+import * as http from "http";
+import * as os from "os";
+import { ClusterPort } from "./cluster";
+import { diagnose, DiagnoseOptions, Diagnosis, Dump, metricsText } from "./doctor";
+
+export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
+
+/** The four kinds the doctor reads, from the live cluster. */
+export async function readLive(cluster: ClusterPort): Promise<Dump> {
+    const [applicationSets, applications, jobs, pods] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications(), cluster.listJobs(), cluster.listPods()]);
+    return { applicationSets, applications, jobs, pods };
+}
+
+export function rolloutEvent(appset: { name: string; namespace: string; uid?: string }, type: "Warning" | "Normal", reason: string, message: string, now: Date): any {
+    const ts = now.toISOString();
+    return {
+        apiVersion: "v1",
+        kind: "Event",
+        metadata: { generateName: `${appset.name}.`, namespace: appset.namespace },
+        involvedObject: { apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: appset.name, namespace: appset.namespace, ...(appset.uid ? { uid: appset.uid } : {}) },
+        type,
+        reason,
+        message,
+        source: { component: EVENT_SOURCE, host: os.hostname() },
+        reportingComponent: EVENT_SOURCE,
+        reportingInstance: os.hostname(),
+        firstTimestamp: ts,
+        lastTimestamp: ts,
+        count: 1,
+    };
+}
+
+export class RolloutWatcher {
+    private readonly stuck = new Map<string, boolean>();
+    /** The latest diagnosis (what the metrics endpoint serves). */
+    last: Diagnosis[] = [];
+
+    constructor(
+        private readonly read: () => Promise<Dump>,
+        private readonly events: ClusterPort | null,
+        private readonly opts: Omit<DiagnoseOptions, "now">,
+        private readonly log: (line: string) => void = () => {},
+    ) {}
+
+    /** One round: diagnose, and post an Event for every rollout that became stuck or moved again. */
+    async tick(now = new Date()): Promise<Diagnosis[]> {
+        const dump = await this.read();
+        const ds = diagnose(dump, { ...this.opts, now });
+        for (const d of ds) {
+            const key = `${d.namespace}/${d.name}`;
+            const was = this.stuck.get(key) ?? false;
+            const is = d.state === "stuck";
+            const uid = dump.applicationSets.find((a) => a.metadata.name === d.name && a.metadata.namespace === d.namespace)?.metadata?.uid;
+            if (is && !was) {
+                this.log(`RolloutStuck ${key}: ${d.summary}`);
+                await this.events?.createEvent(d.namespace, rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Warning", "RolloutStuck", d.summary, now));
+            } else if (!is && was) {
+                this.log(`RolloutResumed ${key}: ${d.summary}`);
+                await this.events?.createEvent(d.namespace, rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Normal", "RolloutResumed", d.summary, now));
+            }
+            this.stuck.set(key, is);
+        }
+        this.last = ds;
+        return ds;
+    }
+}
+
+/** Serves GET /metrics with the watcher's latest diagnosis. */
+export function serveMetrics(watcher: RolloutWatcher, port: number, host = "0.0.0.0"): Promise<http.Server> {
+    const server = http.createServer((req, res) => {
+        if (req.url?.split("?")[0] !== "/metrics") {
+            res.writeHead(404, { "Content-Type": "text/plain" });
+            res.end("try /metrics\n");
+            return;
+        }
+        res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" });
+        res.end(metricsText(watcher.last));
+    });
+    return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => resolve(server));
+    });
+}

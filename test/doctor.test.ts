@@ -1,0 +1,154 @@
+/** The rollout doctor: diagnosis as a pure function over v3.5.1-shaped dumps, then the command. */
+import * as assert from "assert";
+import { diagnose, dumpFromList, Diagnosis, toJson, metricsText, automatedDisabledNote } from "../lab/doctor";
+import { application, appSet, fieldReport, list, NOW, TenantSpec } from "./helpers/rollout";
+import { crdValidator } from "./helpers/upstream";
+
+const run = (l: any, stuckAfterSeconds = 600, appset?: string): Diagnosis[] => diagnose(dumpFromList(l), { now: NOW, stuckAfterSeconds, appset });
+
+describe("rollout doctor: diagnosis", () => {
+    it("the fixtures are valid Argo CD v3.5.1 objects (CRD schemas from install.yaml)", () => {
+        const appsetOk = crdValidator("ApplicationSet");
+        const appOk = crdValidator("Application");
+        for (const o of [...fieldReport().items, ...fieldReport({ retrying: true }).items]) {
+            if (o.kind === "ApplicationSet") assert.deepStrictEqual(appsetOk(o), [], o.metadata.name);
+            if (o.kind === "Application") assert.deepStrictEqual(appOk(o), [], o.metadata.name);
+        }
+    });
+
+    describe("given the field report (step 2's PreSync hook failed after 5 retries)", () => {
+        const [d] = run(fieldReport());
+
+        it("then the rollout is stuck at step 2 of 4, since the step began", () => {
+            assert.strictEqual(d.state, "stuck");
+            assert.strictEqual(d.strategy, "RollingSync");
+            assert.strictEqual(d.step, 2);
+            assert.strictEqual(d.steps, 4);
+            assert.strictEqual(d.since, "2026-05-29T14:02:00.000Z");
+        });
+
+        it("then the blocking app's cause is the hook Job with its reason and the Pod's error text", () => {
+            assert.deepStrictEqual(d.blocking, [
+                {
+                    application: "mandant-b",
+                    reason: "PreSyncHookFailed",
+                    message: 'PreSync hook Job mandant-b/site-setup failed (BackoffLimitExceeded: Job has reached the specified backoff limit): "config/system/settings.php is not writable"',
+                    hook: { namespace: "mandant-b", job: "site-setup", reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit", log: "config/system/settings.php is not writable" },
+                },
+            ]);
+        });
+
+        it("then the apps waiting behind it are named with their steps, in one human line", () => {
+            assert.deepStrictEqual(d.waiting, [{ application: "mandant-c", step: 3 }, { application: "mandant-d", step: 4 }]);
+            assert.strictEqual(
+                d.summary,
+                'tenants: rollout stuck at step 2 of 4 for 58 min — mandant-b: PreSync hook Job mandant-b/site-setup failed (BackoffLimitExceeded: Job has reached the specified backoff limit): "config/system/settings.php is not writable". Waiting behind it: mandant-c (step 3), mandant-d (step 4).',
+            );
+        });
+
+        it("then automated.enabled: false is explained as the controller's doing, not a finding", () => {
+            assert.match(automatedDisabledNote(dumpFromList(fieldReport()), d)!, /automated\.enabled: false .* written by the ApplicationSet controller under RollingSync .* not a finding/);
+        });
+
+        it("then --json has exactly the fields of the issue", () => {
+            const j = toJson([d]);
+            assert.deepStrictEqual(Object.keys(j), ["applicationSets"]);
+            assert.deepStrictEqual(Object.keys(j.applicationSets[0]), ["name", "namespace", "strategy", "state", "step", "steps", "since", "summary", "blocking", "waiting"]);
+            assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0]), ["application", "reason", "message", "hook"]);
+            assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0].hook!), ["namespace", "job", "reason", "message", "log"]);
+        });
+
+        it("then the metrics name the ApplicationSet, the step and the application", () => {
+            assert.match(metricsText([d]), /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m);
+        });
+    });
+
+    it("given the same while Argo CD still retries the sync, then it is already stuck, and says it is being retried", () => {
+        const [d] = run(fieldReport({ retrying: true }));
+        assert.strictEqual(d.state, "stuck");
+        assert.strictEqual(d.step, 2);
+        assert.match(d.blocking[0].message, /PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable"; the sync is being retried \(attempt 2 of 5\)/);
+    });
+
+    it("given a finished rollout, then it is complete, with no step", () => {
+        const tenants: TenantSpec[] = ["a", "b", "c"].map((n, i) => ({ name: `mandant-${n}`, step: i + 1, status: "Healthy" }));
+        const set = appSet("tenants", tenants, { rolloutStep: null });
+        const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
+        assert.deepStrictEqual([d.state, d.step, d.steps, d.blocking, d.waiting], ["complete", null, 3, [], []]);
+        assert.strictEqual(d.summary, "tenants: rollout complete (3 steps, 3 Applications Healthy).");
+    });
+
+    it("given a step with two apps, one Degraded with no hook involved, then that one blocks and its degraded resource is named", () => {
+        const tenants: TenantSpec[] = [
+            { name: "mandant-a", step: 1, status: "Healthy" },
+            { name: "mandant-b", step: 2, status: "Healthy" },
+            {
+                name: "mandant-e",
+                step: 2,
+                status: "Progressing",
+                since: 12,
+                app: {
+                    sync: { status: "Synced", revision: "2".repeat(40) },
+                    health: { status: "Degraded" },
+                    resources: [{ group: "apps", version: "v1", kind: "Deployment", namespace: "mandant-e", name: "web", status: "Synced", health: { status: "Degraded", message: 'Deployment "web" exceeded its progress deadline' } }],
+                },
+            },
+            { name: "mandant-c", step: 3, status: "Waiting" },
+        ];
+        const set = appSet("tenants", tenants, { rolloutStep: 2, since: 12 });
+        const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
+        assert.strictEqual(d.state, "stuck");
+        assert.deepStrictEqual(d.blocking.map((b) => [b.application, b.reason, b.hook]), [["mandant-e", "Degraded", null]]);
+        assert.match(d.blocking[0].message, /Deployment mandant-e\/web: Deployment "web" exceeded its progress deadline/);
+        assert.deepStrictEqual(d.waiting, [{ application: "mandant-c", step: 3 }]);
+    });
+
+    it("given a ComparisonError in step 3, then it is stuck at step 3 with the error", () => {
+        const tenants: TenantSpec[] = [
+            { name: "mandant-a", step: 1, status: "Healthy" },
+            { name: "mandant-b", step: 2, status: "Healthy" },
+            { name: "mandant-c", step: 3, status: "Progressing", since: 5, app: { sync: { status: "Unknown", revision: "main" }, conditions: [{ type: "ComparisonError", message: "Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): `kustomize build` failed", lastTransitionTime: "2026-05-29T14:55:00Z" }] } },
+            { name: "mandant-d", step: 4, status: "Waiting" },
+        ];
+        const set = appSet("tenants", tenants, { rolloutStep: 3, since: 5 });
+        const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
+        assert.deepStrictEqual([d.state, d.step], ["stuck", 3]);
+        assert.strictEqual(d.blocking[0].reason, "ComparisonError");
+        assert.match(d.summary, /^tenants: rollout stuck at step 3 of 4 for 5 min — mandant-c: Failed to load target state/);
+    });
+
+    it("given an ApplicationSet without a strategy beside a stuck one, then each is diagnosed on its own", () => {
+        const report = fieldReport();
+        const plainTenants: TenantSpec[] = [{ name: "docs", step: 1, status: "Healthy" }];
+        const plain = appSet("platform", plainTenants, { strategy: false });
+        const plainApp = application(plain, plainTenants[0], false);
+        const ds = run(list(...report.items, plain, plainApp));
+        assert.deepStrictEqual(ds.map((d) => [d.name, d.strategy, d.state, d.step, d.steps]), [
+            ["platform", "none", "complete", null, 0],
+            ["tenants", "RollingSync", "stuck", 2, 4],
+        ]);
+        assert.deepStrictEqual(run(list(...report.items, plain, plainApp), 600, "platform").map((d) => d.name), ["platform"]);
+    });
+
+    it("given an app Progressing with no error, then it is progressing until --stuck-after, and stuck after it", () => {
+        const tenants: TenantSpec[] = [
+            { name: "mandant-a", step: 1, status: "Healthy" },
+            { name: "mandant-b", step: 2, status: "Progressing", since: 20, app: { health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } } },
+            { name: "mandant-c", step: 3, status: "Waiting" },
+        ];
+        const set = appSet("tenants", tenants, { rolloutStep: 2, since: 20 });
+        const l = list(set, ...tenants.map((t) => application(set, t)));
+        const [later] = run(l, 3600);
+        assert.strictEqual(later.state, "progressing");
+        assert.match(later.summary, /^tenants: rollout at step 2 of 3 for 20 min, in progress — mandant-b: /);
+        const [now] = run(l, 600);
+        assert.strictEqual(now.state, "stuck");
+        assert.match(now.summary, /stuck at step 2 of 3 for 20 min — mandant-b: Application resource became Progressing.*\(sync Synced, health Progressing\)/);
+    });
+
+    it("given a malformed dump, then it says what is wrong with it", () => {
+        assert.throws(() => dumpFromList({ kind: "List" }), /not a Kubernetes List/);
+        assert.throws(() => dumpFromList({ kind: "List", items: [{ metadata: {} }] }), /item 0 of the dump has no kind or metadata\.name/);
+        assert.throws(() => dumpFromList("nope"), /not a Kubernetes List/);
+    });
+});

@@ -1,0 +1,179 @@
+/**
+ * The rollout doctor against a cluster (the loopback fake Kubernetes API, through the product's
+ * own client): live reads, the --watch alert as Kubernetes Events, the metrics, the command.
+ */
+import * as assert from "assert";
+import { ChildProcess, spawn } from "child_process";
+import * as fs from "fs";
+import * as http from "http";
+import * as os from "os";
+import * as path from "path";
+import { parse } from "yaml";
+import { KubeCluster } from "../lab/cluster";
+import { readLive, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctorWatch";
+import { pollUntil } from "../lab/wait";
+import { runCli, runCliAsync } from "./helpers/cli";
+import { fieldReport, NOW } from "./helpers/rollout";
+import { FakeKube } from "./sim/fakeApi";
+
+function get(url: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+        http.get(url, (res) => {
+            let body = "";
+            res.on("data", (d) => (body += d));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        }).on("error", reject);
+    });
+}
+
+/** Marks mandant-b's step done and step 3 under way: the rollout moves again. */
+function unblock(kube: FakeKube) {
+    const set = kube.get("ApplicationSet", "argocd", "tenants");
+    for (const s of set.status.applicationStatus) {
+        if (s.application === "mandant-b") Object.assign(s, { status: "Healthy", lastTransitionTime: new Date().toISOString() });
+        if (s.application === "mandant-c") Object.assign(s, { status: "Progressing", lastTransitionTime: new Date().toISOString() });
+    }
+    set.status.conditions = set.status.conditions.map((c: any) => (c.type === "RolloutProgressing" ? { ...c, message: "ApplicationSet is performing rollout of step 3", lastTransitionTime: new Date().toISOString() } : c));
+    kube.put(set, "applicationset-controller");
+    const c = kube.get("Application", "argocd", "mandant-c");
+    kube.put({ ...c, status: { ...c.status, health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } } }, "application-controller");
+}
+
+describe("rollout doctor against a cluster", function () {
+    this.timeout(120_000);
+    let kube: FakeKube;
+    let cluster: KubeCluster;
+    let kubeconfigFile: string;
+
+    beforeEach(async () => {
+        kube = new FakeKube();
+        for (const o of fieldReport().items) kube.put(o, "setup");
+        const url = await kube.start();
+        cluster = new KubeCluster(kube.kubeconfig(url));
+        kubeconfigFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "doctor-")), "kubeconfig");
+        fs.writeFileSync(kubeconfigFile, kube.kubeconfig(url));
+    });
+    afterEach(async () => kube.stop());
+
+    const events = () => kube.list("Event", "argocd");
+
+    it("reads the same four kinds live as a dump holds", async () => {
+        const dump = await readLive(cluster);
+        assert.deepStrictEqual([dump.applicationSets.length, dump.applications.length, dump.jobs.length, dump.pods.length], [1, 4, 2, 2]);
+    });
+
+    it("--watch posts one RolloutStuck Warning on the ApplicationSet, nothing more while it stays stuck, and RolloutResumed when it moves", async () => {
+        const w = new RolloutWatcher(() => readLive(cluster), cluster, { stuckAfterSeconds: 600 });
+        await w.tick(NOW);
+        assert.strictEqual(events().length, 1);
+        const stuck = events()[0];
+        assert.deepStrictEqual([stuck.type, stuck.reason, stuck.involvedObject.kind, stuck.involvedObject.name, stuck.involvedObject.uid], ["Warning", "RolloutStuck", "ApplicationSet", "tenants", "uid-tenants"]);
+        assert.match(stuck.message, /^tenants: rollout stuck at step 2 of 4 for 58 min — mandant-b: PreSync hook Job mandant-b\/site-setup failed/);
+        assert.strictEqual(stuck.source.component, EVENT_SOURCE);
+
+        await w.tick(NOW);
+        assert.strictEqual(events().length, 1, "no repeat while still stuck");
+
+        unblock(kube);
+        await w.tick(new Date());
+        const resumed = events().filter((e) => e.reason === "RolloutResumed");
+        assert.strictEqual(resumed.length, 1);
+        assert.strictEqual(resumed[0].type, "Normal");
+        assert.match(resumed[0].message, /rollout at step 3 of 4/);
+    });
+
+    it("serves Prometheus text: one series per blocking app while stuck, none after", async () => {
+        const w = new RolloutWatcher(() => readLive(cluster), null, { stuckAfterSeconds: 600 });
+        const server = await serveMetrics(w, 0, "127.0.0.1");
+        try {
+            const port = (server.address() as any).port;
+            await w.tick(NOW);
+            const m = await get(`http://127.0.0.1:${port}/metrics`);
+            assert.strictEqual(m.status, 200);
+            assert.match(m.body, /# TYPE gitops_lab_rollout_stuck gauge/);
+            assert.match(m.body, /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m);
+            unblock(kube);
+            await w.tick(new Date());
+            assert.ok(!/^gitops_lab_rollout_stuck\{/m.test((await get(`http://127.0.0.1:${port}/metrics`)).body));
+        } finally {
+            server.close();
+        }
+    });
+
+    it("the command reads the live cluster and exits 2 when stuck", async () => {
+        const r = await runCliAsync("doctor.ts", ["--kubeconfig", kubeconfigFile]);
+        assert.strictEqual(r.code, 2, r.out);
+        assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 for \d+ (min|h \d+ min) — mandant-b: PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\): "config\/system\/settings\.php is not writable"\. Waiting behind it: mandant-c \(step 3\), mandant-d \(step 4\)\.$/m);
+        assert.match(r.stdout, /^Note: automated\.enabled: false on tenants's Applications is written by the ApplicationSet controller/m);
+    });
+
+    it("the command's --watch posts the Event on the live cluster within one interval", async () => {
+        const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, "..", "node_modules", "ts-node", "dist", "bin.js"), "--transpile-only", path.join(__dirname, "..", "cli", "doctor.ts"), "--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"], { stdio: "ignore" });
+        try {
+            const ev = await pollUntil(async () => events().find((e) => e.reason === "RolloutStuck"), { timeoutMs: 30_000, intervalMs: 100, describe: () => "no RolloutStuck Event from doctor --watch within 30 s" });
+            assert.strictEqual(ev.involvedObject.name, "tenants");
+            unblock(kube);
+            await pollUntil(async () => events().find((e) => e.reason === "RolloutResumed"), { timeoutMs: 30_000, intervalMs: 100, describe: () => "no RolloutResumed Event" });
+        } finally {
+            child.kill("SIGTERM");
+        }
+    });
+
+    it("an unreachable cluster is one clear line and exit 1", async () => {
+        await kube.stop();
+        const r = runCli("doctor.ts", ["--kubeconfig", kubeconfigFile]);
+        assert.strictEqual(r.code, 1);
+        assert.match(r.stderr, /^doctor: cannot read the cluster: .*(ECONNREFUSED|connect)/);
+        assert.ok(!/\n\s+at /.test(r.stderr));
+    });
+});
+
+describe("rollout doctor: the command on a saved dump", function () {
+    this.timeout(60_000);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doctor-dump-"));
+    const file = (name: string, content: unknown) => {
+        const p = path.join(dir, name);
+        fs.writeFileSync(p, typeof content === "string" ? content : JSON.stringify(content));
+        return p;
+    };
+
+    it("--from FILE --json prints the diagnosis and exits 2 when stuck", () => {
+        const r = runCli("doctor.ts", ["--from", file("report.json", fieldReport()), "--json"]);
+        assert.strictEqual(r.code, 2, r.out);
+        const j = JSON.parse(r.stdout);
+        assert.strictEqual(j.applicationSets[0].state, "stuck");
+        assert.strictEqual(j.applicationSets[0].blocking[0].hook.log, "config/system/settings.php is not writable");
+    });
+
+    it("exits 0 when nothing is stuck (--appset picks one ApplicationSet)", () => {
+        const l = fieldReport();
+        l.items.push({ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", metadata: { name: "quiet", namespace: "argocd", uid: "q" }, spec: { generators: [], template: { metadata: {}, spec: { project: "default", destination: {} } } } });
+        const r = runCli("doctor.ts", ["--from", file("two.json", l), "--appset", "quiet"]);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /^quiet: no rollout strategy \(all Applications sync on their own\); nothing is failing\.$/m);
+    });
+
+    it("a malformed or missing dump is one clear line and exit 1", () => {
+        for (const [args, msg] of [
+            [["--from", file("bad.json", "{ not json")], /is not JSON .*kubectl get applicationsets\.argoproj\.io/],
+            [["--from", file("notlist.json", { kind: "Pod" })], /the dump is not a Kubernetes List/],
+            [["--from", path.join(dir, "missing.json")], /cannot read .*missing\.json: ENOENT/],
+            [["--interval"], /--interval takes a number/],
+        ] as [string[], RegExp][]) {
+            const r = runCli("doctor.ts", args);
+            assert.strictEqual(r.code, 1, `${args.join(" ")}: ${r.out}`);
+            assert.match(r.stderr, msg);
+            assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
+        }
+    });
+
+    it("the shipped PrometheusRule alerts on the series after 5 minutes and names the ApplicationSet, step and application", () => {
+        const rule = parse(fs.readFileSync(path.join(__dirname, "..", "components", "rollout-doctor", "prometheusrule.yaml"), "utf8"));
+        assert.strictEqual(rule.apiVersion, "monitoring.coreos.com/v1");
+        assert.strictEqual(rule.kind, "PrometheusRule");
+        const alert = rule.spec.groups[0].rules[0];
+        assert.strictEqual(alert.for, "5m");
+        assert.match(alert.expr, /gitops_lab_rollout_stuck/);
+        for (const label of ["appset", "step", "application"]) assert.ok(alert.annotations.summary.includes(`$labels.${label}`), label);
+    });
+});
