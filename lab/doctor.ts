@@ -197,6 +197,7 @@ function minutes(fromIso: string | null, now: Date): string {
     const ms = now.getTime() - Date.parse(fromIso);
     if (!Number.isFinite(ms) || ms < 0) return "";
     const m = Math.floor(ms / 60_000);
+    if (m >= 48 * 60) return ` for ${Math.floor(m / 1440)} d ${Math.floor((m % 1440) / 60)} h`;
     return m >= 120 ? ` for ${Math.floor(m / 60)} h ${m % 60} min` : ` for ${m} min`;
 }
 
@@ -274,7 +275,7 @@ export function automatedDisabledNote(dump: Dump, d: Diagnosis): string | null {
     const set = dump.applicationSets.find((a) => a.metadata.name === d.name && a.metadata.namespace === d.namespace);
     const disabled = dump.applications.filter((a) => set && ownedBy(set, a) && a.spec?.syncPolicy?.automated?.enabled === false);
     if (!disabled.length) return null;
-    return `Note: automated.enabled: false on ${d.name}'s Applications is written by the ApplicationSet controller under RollingSync (it triggers each step's syncs itself); it is not a finding.`;
+    return `Note: automated.enabled: false on the Applications of ${d.name} is written by the ApplicationSet controller under RollingSync (it triggers each step's syncs itself); it is not a finding.`;
 }
 
 /** The JSON the issue specifies, field for field. */

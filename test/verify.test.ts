@@ -180,7 +180,7 @@ describe("verify (the independent grader)", function () {
             write(l, "drift", { ...read(l, "drift"), seconds: "3" });
             const bad = runCli("verify.ts", ["--root", l.root, "--offline"]);
             assert.strictEqual(bad.code, 1);
-            assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: integer\n {14}found: {4}3/);
+            assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: integer\n {14}found: {4}"3"/);
         });
 
         it("--json prints the same checks as JSON", () => {
