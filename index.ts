@@ -21,7 +21,7 @@ if (!Number.isInteger(solveThrough)) throw new Error(`solveThrough must be a who
 
 const k3s = new K3s("k3s", {
     version: config.get("k3sVersion") ?? DEFAULTS.k3sVersion,
-    kubeconfigPath: config.get("kubeconfigPath"),
+    kubeconfigPath: config.get("kubeconfigPath") || undefined,
     readyTimeoutSeconds: config.getNumber("k3sReadyTimeoutSeconds") ?? DEFAULTS.k3sReadyTimeoutSeconds,
 });
 const provider = new k8s.Provider("lab", { kubeconfig: k3s.kubeconfig, enableServerSideApply: true });

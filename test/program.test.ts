@@ -155,4 +155,9 @@ describe("solveThrough and cluster adoption (mocks)", function () {
         }
         assert.strictEqual(argoCdCmdParams().data[PROGRESSIVE_SYNCS_KEY], "true");
     });
+
+    it("gives every key declared in Pulumi.yaml a default (a declared key without one is required by the CLI)", () => {
+        const project = parse(fs.readFileSync(path.join(__dirname, "..", "Pulumi.yaml"), "utf8"));
+        for (const [k, v] of Object.entries<any>(project.config)) assert.ok("default" in v, `Pulumi.yaml config.${k} has no default`);
+    });
 });
