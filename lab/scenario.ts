@@ -204,23 +204,26 @@ async function sync(c: Ctx): Promise<void> {
     await waitSynced(c, PROD, main, { noOpAllowed: true });
 }
 
-/** HEAD, if it is a commit this step made earlier (a run that pushed but died before writing its file). */
-async function ownHead(c: Ctx, message: string): Promise<string | null> {
+/**
+ * Edits one file, commits it with `message` and pushes main, once: if HEAD already is a commit
+ * with this message (an earlier run pushed it, or died before pushing, and never wrote its
+ * file), that commit is used (and pushed if it was not).
+ */
+async function commitOnMainOnce(c: Ctx, file: string, edit: (text: string) => string, message: string, what: string): Promise<string> {
     const head = await c.git.revParse("HEAD");
-    const subject = await c.git.subjectOf(head);
-    return subject === message ? head : null;
+    if ((await c.git.subjectOf(head)) === message) {
+        if ((await c.git.remoteBranch("main")) !== head) await c.git.pushTo(head, "main");
+        return head;
+    }
+    await c.git.ensureInSync("main");
+    const sha = await c.git.commitFiles({ [file]: edit(await c.git.readWorkFile(file)) }, message);
+    await c.git.pushTo(sha, "main");
+    say(c, `pushed ${short(sha)} to main: ${what}`);
+    return sha;
 }
 
 async function incident(c: Ctx): Promise<Incident> {
-    let commit = await ownHead(c, INCIDENT_MESSAGE);
-    if (commit && (await c.git.remoteBranch("main")) !== commit) await c.git.pushTo(commit, "main");
-    if (!commit) {
-        await c.git.ensureInSync("main");
-        const text = await c.git.readWorkFile("base/configmap.yaml");
-        commit = await c.git.commitFiles({ "base/configmap.yaml": switchFeatureOn(text) }, INCIDENT_MESSAGE);
-        await c.git.pushTo(commit, "main");
-        say(c, `pushed ${short(commit)} to main: FEATURE_CHECKOUT_V2 "on" in base`);
-    }
+    const commit = await commitOnMainOnce(c, "base/configmap.yaml", switchFeatureOn, INCIDENT_MESSAGE, `FEATURE_CHECKOUT_V2 "on" in base`);
     await waitSynced(c, DEV, commit);
     await waitSynced(c, PROD, commit);
     const dev = await configValue(c, DEV, "FEATURE_CHECKOUT_V2");
@@ -313,15 +316,7 @@ export function errorExcerpt(message: string): string {
 }
 
 async function revertBad(c: Ctx, r: Results): Promise<Revert> {
-    let bad = await ownHead(c, BAD_MESSAGE);
-    if (bad && (await c.git.remoteBranch("main")) !== bad) await c.git.pushTo(bad, "main");
-    if (!bad) {
-        await c.git.ensureInSync("main");
-        const text = await c.git.readWorkFile("envs/dev/kustomization.yaml");
-        bad = await c.git.commitFiles({ "envs/dev/kustomization.yaml": addMissingResource(text) }, BAD_MESSAGE);
-        await c.git.pushTo(bad, "main");
-        say(c, `pushed ${short(bad)} to main: missing.yaml in envs/dev resources`);
-    }
+    const bad = await commitOnMainOnce(c, "envs/dev/kustomization.yaml", addMissingResource, BAD_MESSAGE, "missing.yaml in envs/dev resources");
     await refresh(c, DEV, "hard");
     let lastDev: any = null;
     let lastRefresh = Date.now();

@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/exec";
-import { readResults, runScenario } from "../lab/scenario";
+import { INCIDENT_MESSAGE, readResults, runScenario, switchFeatureOn } from "../lab/scenario";
 import { labAt, LabAt } from "./helpers/labAt";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
@@ -197,6 +197,27 @@ describe("scenario steps (simulated cluster)", function () {
                 rollback: "revert",
             });
         });
+    });
+});
+
+describe("a run that died after its push", function () {
+    this.timeout(120_000);
+
+    it("given the incident commit was made (not pushed) and no incident.json, when the step runs again, then it reuses the commit instead of committing twice", async () => {
+        const at = await labAt(2);
+        try {
+            const clone = at.lab.layout.clone;
+            const file = path.join(clone, "base", "configmap.yaml");
+            fs.writeFileSync(file, switchFeatureOn(fs.readFileSync(file, "utf8")));
+            await git(["commit", "--quiet", "-am", INCIDENT_MESSAGE], clone);
+            const made = await git(["rev-parse", "HEAD"], clone);
+            const { results } = await at.solve(3);
+            assert.strictEqual(results.incident!.commit, made);
+            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]), made, "pushed now");
+            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-list", "--count", "main"]), "2", "one incident commit, not two");
+        } finally {
+            await at.stop();
+        }
     });
 });
 
