@@ -120,8 +120,16 @@ async function waitFor<T>(c: Ctx, what: string, look: () => Promise<T | undefine
     }
 }
 
-async function refresh(c: Ctx, app: string, kind: "normal" | "hard") {
-    await c.cluster.annotateApplication(app, { [REFRESH_ANNOTATION]: kind }, c.appset.namespace);
+/** Asks Argo CD to look at Git now. False when the Application does not exist (yet). */
+async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<boolean> {
+    try {
+        await c.cluster.annotateApplication(app, { [REFRESH_ANNOTATION]: kind }, c.appset.namespace);
+        return true;
+    } catch (e: any) {
+        // the ApplicationSet controller may not have generated it yet: the wait polls until it exists
+        if (e?.code === 404) return false;
+        throw e;
+    }
 }
 
 /**
@@ -133,7 +141,7 @@ async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevisi
     let last: any = null;
     let lastWhy = "";
     let lastRefresh = Date.now();
-    await refresh(c, app, opts.refresh ?? "normal");
+    let refreshed = await refresh(c, app, opts.refresh ?? "normal");
     return waitFor(
         c,
         `${app} synced to ${short(sha)}${opts.targetRevision ? ` tracking ${opts.targetRevision}` : ""}`,
@@ -152,9 +160,9 @@ async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevisi
         () => `timed out after ${secs(c.t.syncMs)} waiting for Application ${app} to be synced to ${sha}: ${lastWhy}. Last status: ${describeApp(last)}`,
         async () => {
             const pending = last?.metadata?.annotations?.[REFRESH_ANNOTATION];
-            if (!pending && Date.now() - lastRefresh >= c.t.refreshEveryMs) {
+            if (last && !pending && (!refreshed || Date.now() - lastRefresh >= c.t.refreshEveryMs)) {
                 lastRefresh = Date.now();
-                await refresh(c, app, opts.refresh ?? "normal");
+                refreshed = await refresh(c, app, opts.refresh ?? "normal");
             }
         },
     );

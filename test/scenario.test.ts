@@ -24,6 +24,25 @@ async function otherClone(at: LabAt): Promise<string> {
 describe("scenario steps (simulated cluster)", function () {
     this.timeout(120_000);
 
+    describe("step 2 sync", () => {
+        it("given the ApplicationSet was just applied and its Applications do not exist yet, then step 2 waits for them and for their sync", async () => {
+            const at = await labAt(1, { timings: { generateDelayMs: 1_000 } });
+            try {
+                const { KubeCluster } = await import("../lab/cluster");
+                const { applyShopAppSet } = await import("../lab/shopAppSet");
+                const { shopApplicationSet } = await import("../lab/manifests");
+                await applyShopAppSet(new KubeCluster(at.lab.kubeconfig), at.lab.layout, shopApplicationSet());
+                assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev"), undefined, "not generated yet");
+                const run2 = await at.solve(2);
+                assert.ok(run2.timings[0].waitMs >= 900, `waited ${run2.timings[0].waitMs} ms`);
+                const main = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
+                for (const app of ["shop-dev", "shop-prod"]) assert.strictEqual(at.lab.kube.get("Application", "argocd", app).status.sync.revision, main);
+            } finally {
+                await at.stop();
+            }
+        });
+    });
+
     describe("step 3 incident", () => {
         let at: LabAt;
         before(async () => (at = await labAt(2)));

@@ -9,6 +9,7 @@ import { readRepoFiles } from "../../lab/repoFiles";
 import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/scenario";
 import { applyShopAppSet } from "../../lab/shopAppSet";
 import { createShopRepo } from "../../lab/shopRepo";
+import { AppControllerOptions } from "../sim/appController";
 import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { TEST_TIMEOUTS } from "./timeouts";
 
@@ -21,9 +22,9 @@ export interface LabAt {
     stop(): Promise<void>;
 }
 
-export async function labAt(step: number, opts: { root?: string } = {}): Promise<LabAt> {
+export async function labAt(step: number, opts: { root?: string; timings?: Partial<AppControllerOptions> & { generateDelayMs?: number } } = {}): Promise<LabAt> {
     const root = opts.root ?? fs.mkdtempSync(path.join(os.tmpdir(), "lab-at-"));
-    const lab = await startSimulatedLab(root);
+    const lab = await startSimulatedLab(root, { timings: opts.timings });
     const lines: string[] = [];
     const log = (l: string) => lines.push(l);
     const cluster = new KubeCluster(lab.kubeconfig);

@@ -45,7 +45,10 @@ export function generateApplications(appset: any): any[] {
 export class AppSetController {
     private unsubscribe?: () => void;
 
-    constructor(private readonly kube: FakeKube) {}
+    private readonly timers = new Set<NodeJS.Timeout>();
+
+    /** @param delayMs how long generating takes (the real controller runs on its own loop) */
+    constructor(private readonly kube: FakeKube, private readonly delayMs = 0) {}
 
     start() {
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
@@ -54,11 +57,28 @@ export class AppSetController {
 
     stop() {
         this.unsubscribe?.();
+        for (const t of this.timers) clearTimeout(t);
+        this.timers.clear();
+    }
+
+    private later(f: () => void) {
+        if (this.delayMs <= 0) return f();
+        const t = setTimeout(() => {
+            this.timers.delete(t);
+            f();
+        }, this.delayMs);
+        this.timers.add(t);
     }
 
     private onChange(c: Change) {
         if (c.actor === ACTOR || c.actor === "garbage-collector") return;
-        if (c.kind === "ApplicationSet" && c.type !== "DELETED") this.reconcile(c.obj);
+        if (c.kind === "ApplicationSet" && c.type !== "DELETED") {
+            const { namespace, name } = c.obj.metadata;
+            this.later(() => {
+                const current = this.kube.get("ApplicationSet", namespace, name);
+                if (current) this.reconcile(current);
+            });
+        }
         if (c.kind === "Application") {
             const owner = (c.obj.metadata.ownerReferences ?? []).find((r: any) => r.kind === "ApplicationSet");
             if (!owner) return;

@@ -10,13 +10,16 @@ import { FakeKube } from "./fakeApi";
 import { RepoServer } from "./repoServer";
 
 export interface ArgoSimOptions extends Partial<AppControllerOptions> {
+    /** How long the ApplicationSet controller takes to (re)generate Applications. */
+    generateDelayMs?: number;
     /** Maps the in-cluster repoURL to the loopback git daemon's URL. */
     urlFor: (repoURL: string) => string;
     kubectl?: string;
 }
 
 /** Timings that keep Argo CD's behaviour (poll only every few minutes, selfHeal after a delay) but run tests fast. */
-export const FAST: AppControllerOptions = {
+export const FAST: AppControllerOptions & { generateDelayMs: number } = {
+    generateDelayMs: 150,
     reconcileDelayMs: 50,
     pollIntervalMs: 180_000,
     selfHealDelayMs: 300,
@@ -30,9 +33,9 @@ export class ArgoSim {
     readonly apps: AppController;
 
     constructor(readonly kube: FakeKube, opts: ArgoSimOptions) {
-        const { urlFor, kubectl, ...timings } = opts;
+        const { urlFor, kubectl, generateDelayMs, ...timings } = opts;
         this.repo = new RepoServer(urlFor, kubectl);
-        this.appsets = new AppSetController(kube);
+        this.appsets = new AppSetController(kube, generateDelayMs ?? 0);
         this.apps = new AppController(kube, this.repo, { ...REALISTIC, ...timings });
     }
 

@@ -36,7 +36,7 @@ export const SIM_TIMEOUTS: ScenarioTimeouts = {
 /** Where `npm run simulate` keeps the simulated cluster between runs. */
 export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
 
-export async function startSimulatedLab(root: string, opts: { timings?: Partial<AppControllerOptions>; persist?: boolean } = {}): Promise<SimulatedLab> {
+export async function startSimulatedLab(root: string, opts: { timings?: Partial<AppControllerOptions> & { generateDelayMs?: number }; persist?: boolean } = {}): Promise<SimulatedLab> {
     const layout = labLayout(root);
     fs.mkdirSync(layout.bareDir, { recursive: true });
     const daemon = await startGitDaemon(layout.bareDir);
