@@ -36,6 +36,7 @@ export interface ClusterPort {
 }
 
 const ARGO = { group: "argoproj.io", version: "v1alpha1" };
+const CALL_TIMEOUT_MS = 30_000;
 
 function clientNode(): typeof k8sTypes {
     // ESM-only package; require() of ESM works on Node >= 20.19
@@ -76,8 +77,14 @@ export class KubeCluster implements ClusterPort {
     private readonly batch: k8sTypes.BatchV1Api;
     private readonly k8s = clientNode();
 
-    /** @param kubeconfig the kubeconfig's YAML text */
-    constructor(kubeconfig: string) {
+    private readonly callTimeoutMs: number;
+
+    /**
+     * @param kubeconfig the kubeconfig's YAML text
+     * @param opts.callTimeoutMs deadline of one API call (default 30 s)
+     */
+    constructor(kubeconfig: string, opts: { callTimeoutMs?: number } = {}) {
+        this.callTimeoutMs = opts.callTimeoutMs ?? CALL_TIMEOUT_MS;
         const kc = new this.k8s.KubeConfig();
         try {
             kc.loadFromString(kubeconfig);
@@ -95,11 +102,19 @@ export class KubeCluster implements ClusterPort {
         return this.k8s.setHeaderOptions("Content-Type", type === "merge" ? this.k8s.PatchStrategy.MergePatch : this.k8s.PatchStrategy.JsonPatch);
     }
 
+    /** One API call with a deadline (a hung API server must not hang a pulumi up forever). */
     private async call<T>(what: string, f: () => Promise<T>): Promise<T> {
+        let timer: NodeJS.Timeout | undefined;
+        const deadline = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`${what}: no answer from the Kubernetes API within ${this.callTimeoutMs / 1000} s`)), this.callTimeoutMs);
+        });
         try {
-            return await f();
-        } catch (e) {
+            return await Promise.race([f(), deadline]);
+        } catch (e: any) {
+            if (String(e?.message).includes("no answer from the Kubernetes API")) throw e;
             throw explain(what, e);
+        } finally {
+            clearTimeout(timer);
         }
     }
 

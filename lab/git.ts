@@ -51,7 +51,8 @@ export class CloneGit implements GitPort {
         if (!fs.existsSync(path.join(clone, ".git"))) {
             throw new Error(`${clone} is not a git clone of the lab repository (no .git); build the lab (step 1) first`);
         }
-        this.git = simpleGit({ baseDir: clone, config: LAB_GIT_IDENTITY });
+        // no git call may hang a pulumi up forever: the engine has no timeout of its own
+        this.git = simpleGit({ baseDir: clone, config: LAB_GIT_IDENTITY, timeout: { block: 120_000 } });
     }
 
     async revParse(rev: string): Promise<string> {
