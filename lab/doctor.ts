@@ -175,7 +175,7 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
         const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${hook.log ? `: "${hook.log}"` : ""}`;
         return {
             reason: `${type || "Sync"}HookFailed`,
-            message: retrying ? `${base}; the sync is being retried (attempt ${retries} of 5)` : base,
+            message: retrying ? `${base}; the sync is being retried (attempt ${retries} of ${op?.operation?.retry?.limit ?? 5})` : base,
             hook,
             fatal: true,
         };
