@@ -6,29 +6,16 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { KubeCluster } from "../lab/cluster";
-import { CloneGit } from "../lab/git";
-import { shopApplicationSet } from "../lab/manifests";
-import { readRepoFiles } from "../lab/repoFiles";
-import { runScenario, StepTiming } from "../lab/scenario";
-import { applyShopAppSet } from "../lab/shopAppSet";
-import { createShopRepo } from "../lab/shopRepo";
-import { SIM_TIMEOUTS, startSimulatedLab } from "../test/sim/simulatedLab";
+import { StepTiming } from "../lab/scenario";
+import { solveSimulatedLab, startSimulatedLab } from "../test/sim/simulatedLab";
 
 async function main() {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-"));
     const lab = await startSimulatedLab(root);
     const rows: StepTiming[] = [];
     try {
-        let t0 = Date.now();
-        await createShopRepo(lab.layout, readRepoFiles());
-        rows.push({ step: 1, name: "repo", ms: Date.now() - t0, waitMs: 0, skipped: false });
-        const cluster = new KubeCluster(lab.kubeconfig);
-        t0 = Date.now();
-        await applyShopAppSet(cluster, lab.layout, shopApplicationSet());
-        rows.push({ step: 2, name: "appset", ms: Date.now() - t0, waitMs: 0, skipped: false });
-        const run = await runScenario({ layout: lab.layout, git: new CloneGit(lab.layout.clone), cluster, log: () => {}, timeouts: SIM_TIMEOUTS }, 8);
-        rows.push(...run.timings);
+        const run = await solveSimulatedLab(lab, 8);
+        rows.push(...run.setup, ...run.timings);
     } finally {
         await lab.stop();
         fs.rmSync(root, { recursive: true, force: true });

@@ -8,15 +8,8 @@
  * (the simulated cluster is kept in DIR/simulated-cluster.json).
  */
 import * as path from "path";
-import { KubeCluster } from "../lab/cluster";
-import { CloneGit } from "../lab/git";
-import { shopApplicationSet } from "../lab/manifests";
-import { readRepoFiles } from "../lab/repoFiles";
-import { runScenario } from "../lab/scenario";
-import { applyShopAppSet } from "../lab/shopAppSet";
-import { createShopRepo } from "../lab/shopRepo";
 import { REALISTIC } from "../test/sim/appController";
-import { SIM_TIMEOUTS, startSimulatedLab } from "../test/sim/simulatedLab";
+import { solveSimulatedLab, startSimulatedLab } from "../test/sim/simulatedLab";
 
 const USAGE = "usage: npm run simulate -- --root DIR [--through N] [--realistic]";
 
@@ -46,15 +39,7 @@ async function main(): Promise<number> {
     say(`root: ${args.root}; through step ${args.through}; Argo CD timings: ${args.realistic ? "realistic" : "fast"}`);
     const lab = await startSimulatedLab(args.root, { persist: true, timings: args.realistic ? REALISTIC : undefined });
     try {
-        if (args.through >= 1) {
-            const t0 = Date.now();
-            say("[step 1 repo] start");
-            await createShopRepo(lab.layout, readRepoFiles(), (l) => say(`[step 1 repo] ${l}`));
-            say(`[step 1 repo] done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-        }
-        const cluster = new KubeCluster(lab.kubeconfig);
-        if (args.through >= 2) await applyShopAppSet(cluster, lab.layout, shopApplicationSet(), (l) => say(`[step 2 appset] ${l}`));
-        const run = await runScenario({ layout: lab.layout, git: new CloneGit(lab.layout.clone), cluster, log: say, timeouts: SIM_TIMEOUTS }, args.through);
+        const run = await solveSimulatedLab(lab, args.through, { log: say });
         if (args.through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
         say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
         return 0;

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { RESULT_FILES } from "../lab/layout";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ScenarioArgs {
@@ -14,7 +15,6 @@ export interface ScenarioArgs {
     after?: pulumi.Resource[];
 }
 
-const RESULT_KEYS = ["incident", "pin", "drift", "promote", "revert", "report"];
 
 /**
  * Runs in the engine's dynamic provider process. create and update run the scenario through
@@ -23,7 +23,7 @@ const RESULT_KEYS = ["incident", "pin", "drift", "promote", "revert", "report"];
 async function solve(inputs: any) {
     const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
     const { CloneGit } = labModule(PROJECT_DIR, "git");
-    const { labLayout } = labModule(PROJECT_DIR, "layout");
+    const { labLayout, RESULT_FILES } = labModule(PROJECT_DIR, "layout");
     const { runScenario } = labModule(PROJECT_DIR, "scenario");
     const layout = labLayout(inputs.root);
     const run = await runScenario(
@@ -37,7 +37,7 @@ async function solve(inputs: any) {
         inputs.solveThrough,
     );
     const outs: any = { ...inputs, completedThrough: run.through };
-    for (const k of ["incident", "pin", "drift", "promote", "revert", "report"]) outs[k] = run.results[k] ?? null;
+    for (const k of RESULT_FILES) outs[k] = run.results[k] ?? null;
     return { id: layout.workDir, outs };
 }
 
@@ -60,9 +60,9 @@ export const scenarioProvider: pulumi.dynamic.ResourceProvider = {
     },
     async delete(_id: string, props: any) {
         const fs = require("fs");
-        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { labLayout, RESULT_FILES } = labModule(PROJECT_DIR, "layout");
         const layout = labLayout(props.root);
-        for (const k of ["incident", "pin", "drift", "promote", "revert", "report"]) {
+        for (const k of RESULT_FILES) {
             fs.rmSync(layout.resultFile(k), { force: true });
         }
         console.log(`[scenario] removed the result files from ${layout.workDir}`);
@@ -78,7 +78,7 @@ class ScenarioRun extends pulumi.dynamic.Resource {
     declare readonly revert: pulumi.Output<any>;
     declare readonly report: pulumi.Output<any>;
     constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: any }, opts?: pulumi.CustomResourceOptions) {
-        const seeded = Object.fromEntries([...RESULT_KEYS, "completedThrough"].map((k) => [k, undefined]));
+        const seeded = Object.fromEntries([...RESULT_FILES, "completedThrough"].map((k) => [k, undefined]));
         super(scenarioProvider, name, { ...args, ...seeded }, opts);
     }
 }

@@ -11,7 +11,7 @@ import { GitPort } from "./git";
 import { APPSET_NAME, ARGOCD_NAMESPACE, LabLayout, ResultName, RESULT_FILES } from "./layout";
 import { listElements } from "./manifests";
 import { syncAppSetFile } from "./shopAppSet";
-import { pollUntil, sleep, WaitTimeout } from "./wait";
+import { pollUntil } from "./wait";
 
 // ---------------------------------------------------------------------------------------------
 // Results (the six files; same keys and types as LAB-SPEC.md)
@@ -133,6 +133,23 @@ async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<bo
 }
 
 /**
+ * Refreshes an Application now; the function it returns refreshes it again (call it between two
+ * looks) once Argo CD has handled the last refresh, or the Application has appeared, and nothing
+ * moved for `refreshEveryMs`.
+ */
+async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Promise<(last: any) => Promise<void>> {
+    let lastRefresh = Date.now();
+    let refreshed = await refresh(c, app, kind);
+    return async (last) => {
+        const pending = last?.metadata?.annotations?.[REFRESH_ANNOTATION];
+        if (last && !pending && (!refreshed || Date.now() - lastRefresh >= c.t.refreshEveryMs)) {
+            lastRefresh = Date.now();
+            refreshed = await refresh(c, app, kind);
+        }
+    };
+}
+
+/**
  * Waits until the Application is synced to `sha` (LAB-SPEC.md's full definition), tracks
  * `targetRevision`, and `check` (if given) holds. Triggers a refresh first instead of sitting out
  * Argo CD's 3-minute poll, and again whenever the last one was handled and nothing moved.
@@ -140,8 +157,7 @@ async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<bo
 async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevision?: string; refresh?: "normal" | "hard"; noOpAllowed?: boolean; check?: (app: any) => Promise<string | null> } = {}): Promise<any> {
     let last: any = null;
     let lastWhy = "";
-    let lastRefresh = Date.now();
-    let refreshed = await refresh(c, app, opts.refresh ?? "normal");
+    const again = await keepRefreshing(c, app, opts.refresh ?? "normal");
     return waitFor(
         c,
         `${app} synced to ${short(sha)}${opts.targetRevision ? ` tracking ${opts.targetRevision}` : ""}`,
@@ -158,13 +174,7 @@ async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevisi
         c.t.syncMs,
         c.t.pollMs,
         () => `timed out after ${secs(c.t.syncMs)} waiting for Application ${app} to be synced to ${sha}: ${lastWhy}. Last status: ${describeApp(last)}`,
-        async () => {
-            const pending = last?.metadata?.annotations?.[REFRESH_ANNOTATION];
-            if (last && !pending && (!refreshed || Date.now() - lastRefresh >= c.t.refreshEveryMs)) {
-                lastRefresh = Date.now();
-                refreshed = await refresh(c, app, opts.refresh ?? "normal");
-            }
-        },
+        () => again(last),
     );
 }
 
@@ -325,9 +335,8 @@ export function errorExcerpt(message: string): string {
 
 async function revertBad(c: Ctx, r: Results): Promise<Revert> {
     const bad = await commitOnMainOnce(c, "envs/dev/kustomization.yaml", addMissingResource, BAD_MESSAGE, "missing.yaml in envs/dev resources");
-    await refresh(c, DEV, "hard");
+    const again = await keepRefreshing(c, DEV, "hard");
     let lastDev: any = null;
-    let lastRefresh = Date.now();
     const seen = await waitFor(
         c,
         `the ComparisonError on ${DEV}`,
@@ -342,12 +351,7 @@ async function revertBad(c: Ctx, r: Results): Promise<Revert> {
         c.t.errorMs,
         c.t.pollMs,
         () => `timed out after ${secs(c.t.errorMs)} waiting for a ComparisonError about missing.yaml on ${DEV} (commit ${bad}). Last status: ${describeApp(lastDev)}`,
-        async () => {
-            if (!lastDev?.metadata?.annotations?.[REFRESH_ANNOTATION] && Date.now() - lastRefresh >= c.t.refreshEveryMs) {
-                lastRefresh = Date.now();
-                await refresh(c, DEV, "hard");
-            }
-        },
+        () => again(lastDev),
     );
     say(c, `${DEV}: ${errorExcerpt(seen.message).slice(0, 120)}...; ${PROD} at ${seen.prodRevision}`);
     if (seen.prodRevision !== r.promote!.to) {
@@ -455,4 +459,3 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
     return { results, timings, through };
 }
 
-export { WaitTimeout, sleep };

@@ -6,10 +6,12 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { parse, parseAllDocuments } from "yaml";
+import { parse } from "yaml";
 import { ClusterPort } from "./cluster";
 import { run } from "./exec";
+import { isFullSha } from "./git";
 import { LabLayout, REPO_URL, RESULT_FILES, ResultName } from "./layout";
+import { renderOverlay } from "./shopRepo";
 
 export interface CheckResult {
     step: number;
@@ -56,7 +58,7 @@ class BareRepo {
         return this.git(["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]).then((s) => s.trim(), () => null);
     }
     async isCommit(sha: string): Promise<boolean> {
-        return /^[0-9a-f]{40}$/.test(sha) && (await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(() => true, () => false));
+        return isFullSha(sha) && (await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(() => true, () => false));
     }
     async parents(sha: string): Promise<string[]> {
         return (await this.git(["rev-list", "--parents", "-n", "1", sha])).trim().split(/\s+/).slice(1);
@@ -80,16 +82,14 @@ class BareRepo {
         const roots = (await this.git(["rev-list", "--max-parents=0", `refs/heads/${branch}`])).trim().split("\n");
         return roots[roots.length - 1];
     }
-    /** The ConfigMap data `kubectl kustomize <dir>` renders at a commit. */
+    /** The shop ConfigMap's data that `kubectl kustomize <dir>` renders at a commit. */
     async render(sha: string, dir: string, kubectl: string): Promise<Record<string, string>> {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "verify-"));
         try {
             const tar = path.join(tmp, "src.tar");
             await this.git(["archive", "--format=tar", "-o", tar, sha]);
             await run("tar", ["-xf", tar, "-C", tmp]);
-            const { stdout } = await run(kubectl, ["kustomize", path.join(tmp, dir)]);
-            const cm = parseAllDocuments(stdout).map((d) => d.toJSON()).find((o: any) => o?.kind === "ConfigMap" && o.metadata?.name === "shop-config");
-            return cm?.data ?? {};
+            return await renderOverlay(path.join(tmp, dir), kubectl);
         } finally {
             fs.rmSync(tmp, { recursive: true, force: true });
         }
@@ -99,7 +99,7 @@ class BareRepo {
 function typeOk(kind: string, v: unknown): boolean {
     switch (kind) {
         case "sha":
-            return typeof v === "string" && /^[0-9a-f]{40}$/.test(v);
+            return isFullSha(v);
         case "integer":
             return typeof v === "number" && Number.isInteger(v);
         case "boolean":

@@ -16,8 +16,7 @@ import { RESULT_FILES } from "../lab/layout";
 import { shopApplicationSet } from "../lab/manifests";
 import { readRepoFiles } from "../lab/repoFiles";
 import { callProvider, serializeProvider } from "./helpers/providerProcess";
-import { TEST_TIMEOUTS } from "./helpers/timeouts";
-import { SimulatedLab, startSimulatedLab } from "./sim/simulatedLab";
+import { SimulatedLab, SIM_TIMEOUTS, startSimulatedLab } from "./sim/simulatedLab";
 
 const isSha = (s: unknown) => typeof s === "string" && /^[0-9a-f]{40}$/.test(s);
 
@@ -72,7 +71,7 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     });
 
     it("steps 2-8: Scenario.create solves the lab and returns the six results as outputs", async () => {
-        scenarioIn = { kubeconfig: lab.kubeconfig, root, solveThrough: 8, timeouts: TEST_TIMEOUTS };
+        scenarioIn = { kubeconfig: lab.kubeconfig, root, solveThrough: 8, timeouts: SIM_TIMEOUTS };
         const r = await callProvider(texts.scenario, "create", [scenarioIn]);
         assert.ok(r.ok, `${r.error}\n${r.output}`);
         scenarioOuts = r.result.outs;

@@ -4,14 +4,9 @@ import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../../lab/cluster";
 import { CloneGit } from "../../lab/git";
-import { shopApplicationSet } from "../../lab/manifests";
-import { readRepoFiles } from "../../lab/repoFiles";
 import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/scenario";
-import { applyShopAppSet } from "../../lab/shopAppSet";
-import { createShopRepo } from "../../lab/shopRepo";
 import { AppControllerOptions } from "../sim/appController";
-import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
-import { TEST_TIMEOUTS } from "./timeouts";
+import { SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 
 export interface LabAt {
     lab: SimulatedLab;
@@ -33,7 +28,7 @@ export async function labAt(step: number, opts: { root?: string; timings?: Parti
         git: new CloneGit(lab.layout.clone),
         cluster,
         log,
-        timeouts: { ...TEST_TIMEOUTS, ...timeouts },
+        timeouts: { ...SIM_TIMEOUTS, ...timeouts },
     });
     const at: LabAt = {
         lab,
@@ -43,9 +38,7 @@ export async function labAt(step: number, opts: { root?: string; timings?: Parti
         stop: () => lab.stop(),
     };
     try {
-        if (step >= 1) await createShopRepo(lab.layout, readRepoFiles(), log);
-        if (step >= 2) await applyShopAppSet(cluster, lab.layout, shopApplicationSet(), log);
-        if (step >= 2) await at.solve(step);
+        await solveSimulatedLab(lab, step, { log });
     } catch (e) {
         await lab.stop().catch(() => undefined);
         throw e;

@@ -6,8 +6,14 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { KubeCluster } from "../../lab/cluster";
+import { CloneGit } from "../../lab/git";
 import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../../lab/layout";
-import { ScenarioTimeouts } from "../../lab/scenario";
+import { shopApplicationSet } from "../../lab/manifests";
+import { readRepoFiles } from "../../lab/repoFiles";
+import { runScenario, ScenarioRun, ScenarioTimeouts, StepTiming } from "../../lab/scenario";
+import { applyShopAppSet } from "../../lab/shopAppSet";
+import { createShopRepo } from "../../lab/shopRepo";
 import { AppControllerOptions } from "./appController";
 import { ArgoSim, FAST } from "./argocd";
 import { FakeKube } from "./fakeApi";
@@ -69,4 +75,32 @@ export async function startSimulatedLab(root: string, opts: { timings?: Partial<
             }
         },
     };
+}
+
+/**
+ * Steps 1..through on a simulated host, through the product's own code, as `pulumi up` orders them:
+ * step 1 (the repository), the ApplicationSet, then the scenario. `setup` times the first two.
+ */
+export async function solveSimulatedLab(
+    lab: SimulatedLab,
+    through: number,
+    opts: { log?: (line: string) => void; timeouts?: Partial<ScenarioTimeouts> } = {},
+): Promise<ScenarioRun & { setup: StepTiming[] }> {
+    const log = opts.log ?? (() => {});
+    const setup: StepTiming[] = [];
+    const timed = async (step: number, name: string, f: (log: (l: string) => void) => Promise<unknown>) => {
+        const prefix = `[step ${step} ${name}]`;
+        const t0 = Date.now();
+        log(`${prefix} start`);
+        await f((l) => log(`${prefix} ${l}`));
+        const ms = Date.now() - t0;
+        setup.push({ step, name, ms, waitMs: 0, skipped: false });
+        log(`${prefix} done in ${(ms / 1000).toFixed(1)} s`);
+    };
+    const cluster = new KubeCluster(lab.kubeconfig);
+    if (through >= 1) await timed(1, "repo", (l) => createShopRepo(lab.layout, readRepoFiles(), l));
+    if (through < 2) return { results: {}, timings: [], through, setup };
+    await timed(2, "appset", (l) => applyShopAppSet(cluster, lab.layout, shopApplicationSet(), l));
+    const run = await runScenario({ layout: lab.layout, git: new CloneGit(lab.layout.clone), cluster, log, timeouts: { ...SIM_TIMEOUTS, ...(opts.timeouts ?? {}) } }, through);
+    return { ...run, setup };
 }
