@@ -10,8 +10,8 @@ import { K3s } from "./components/k3s";
 import { Scenario } from "./components/scenario";
 import { ShopAppSet } from "./components/shopAppSet";
 import { ShopRepo } from "./components/shopRepo";
-import { DEFAULTS } from "./lab/defaults";
-import { labLayout, REPO_URL } from "./lab/layout";
+import { DEFAULTS } from "./lab/platform/defaults";
+import { labLayout, REPO_URL } from "./lab/shop/layout";
 
 const config = new pulumi.Config();
 const root = config.get("root") ?? DEFAULTS.root;

@@ -6,8 +6,8 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { StepTiming } from "../lab/scenario";
-import { solveSimulatedLab, startSimulatedLab } from "../test/sim/simulatedLab";
+import { StepTiming } from "../lab/shop/scenario";
+import { solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 
 async function main() {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-"));

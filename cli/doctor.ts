@@ -7,11 +7,11 @@
  * Exit 0 when nothing is stuck, 2 when something is, 1 when the input cannot be read.
  */
 import * as fs from "fs";
-import { KubeCluster } from "../lab/cluster";
-import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, toJson } from "../lab/doctor";
-import { readLive, RolloutWatcher, serveMetrics } from "../lab/doctorWatch";
-import { findKubeconfig } from "../lab/kubeconfig";
-import { sleep } from "../lab/wait";
+import { KubeCluster } from "../lab/ports/cluster";
+import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, toJson } from "../lab/doctor/diagnose";
+import { readLive, RolloutWatcher, serveMetrics } from "../lab/doctor/watch";
+import { findKubeconfig } from "./kubeconfig";
+import { sleep } from "../lab/ports/wait";
 
 const USAGE = "usage: npm run doctor -- [--from FILE] [--appset NAME] [--json] [--watch [--interval S]] [--stuck-after S] [--metrics-port P] [--kubeconfig FILE]";
 

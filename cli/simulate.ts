@@ -8,8 +8,8 @@
  * (the simulated cluster is kept in DIR/simulated-cluster.json).
  */
 import * as path from "path";
-import { REALISTIC } from "../test/sim/appController";
-import { solveSimulatedLab, startSimulatedLab } from "../test/sim/simulatedLab";
+import { REALISTIC } from "../sim/appController";
+import { solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 
 const USAGE = "usage: npm run simulate -- --root DIR [--through N] [--realistic]";
 

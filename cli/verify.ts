@@ -7,10 +7,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { KubeCluster } from "../lab/cluster";
-import { findKubeconfig } from "../lab/kubeconfig";
-import { labLayout } from "../lab/layout";
-import { CheckResult, formatTable, verify } from "../lab/verify";
+import { KubeCluster } from "../lab/ports/cluster";
+import { findKubeconfig } from "./kubeconfig";
+import { labLayout } from "../lab/shop/layout";
+import { CheckResult, formatTable, verify } from "../lab/shop/checks";
 
 const USAGE = "usage: npm run verify -- [--root DIR] [--through N] [--offline] [--json] [--kubeconfig FILE] [--stack-outputs FILE]";
 

@@ -1,8 +1,8 @@
 import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { argoCdCmdParams, ARGOCD_WORKLOADS } from "../lab/manifests";
-import { ARGOCD_NAMESPACE } from "../lab/layout";
+import { ARGOCD_NAMESPACE } from "../lab/argo/application";
+import { argoCdCmdParams, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ArgoCdArgs {

@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { gitDaemonDeployment, gitDaemonService, GITD_IMAGE, GITSRV_NAMESPACE } from "../lab/manifests";
+import { gitDaemonDeployment, gitDaemonService, GITD_IMAGE, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 
 export interface GitDaemonArgs {
     /** The Kubernetes provider of the lab cluster. */

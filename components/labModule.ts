@@ -3,17 +3,38 @@
  * state and revived in a separate process where only the serialized text exists; module-scope
  * imports of functions would be copied by value and break. So each provider method calls
  * `labModule(PROJECT_DIR, "scenario")`, which requires the real file at run time (registering
- * ts-node first, since that process runs plain Node). PROJECT_DIR is captured as a string.
+ * ts-node first, since that process runs plain Node). PROJECT_DIR is captured as a string; the
+ * module table below is plain data and is captured by value too. The types come from
+ * type-only imports, which vanish from the serialized text.
  */
 import * as path from "path";
 
 /** Absolute path of this project, captured by value when a provider is serialized. */
 export const PROJECT_DIR = path.resolve(__dirname, "..");
 
-export function labModule(projectDir: string, name: string): any {
+export interface LabModules {
+    cluster: typeof import("../lab/ports/cluster");
+    git: typeof import("../lab/ports/git");
+    readiness: typeof import("../lab/platform/readiness");
+    layout: typeof import("../lab/shop/layout");
+    shopRepo: typeof import("../lab/shop/repo");
+    shopAppSet: typeof import("../lab/shop/appset");
+    scenario: typeof import("../lab/shop/scenario");
+}
+
+export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
     if (!require.extensions[".ts"]) {
         const tsnode = require(require.resolve("ts-node", { paths: [projectDir] }));
         tsnode.register({ transpileOnly: true, project: `${projectDir}/tsconfig.json` });
     }
-    return require(`${projectDir}/lab/${name}`);
+    const table: Record<keyof LabModules, string> = {
+        cluster: "lab/ports/cluster",
+        git: "lab/ports/git",
+        readiness: "lab/platform/readiness",
+        layout: "lab/shop/layout",
+        shopRepo: "lab/shop/repo",
+        shopAppSet: "lab/shop/appset",
+        scenario: "lab/shop/scenario",
+    };
+    return require(`${projectDir}/${table[name]}`);
 }

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { RESULT_FILES } from "../lab/layout";
+import { RESULT_FILES } from "../lab/shop/layout";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ScenarioArgs {

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { APPSET_NAME, ARGOCD_NAMESPACE, REPO_URL } from "../lab/layout";
-import { shopApplicationSet } from "../lab/manifests";
+import { ARGOCD_NAMESPACE } from "../lab/argo/application";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { APPSET_NAME, REPO_URL } from "../lab/shop/layout";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ShopAppSetArgs {

@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
-import { readRepoFiles } from "../lab/repoFiles";
+import { readRepoFiles } from "../lab/shop/repoFiles";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ShopRepoArgs {
     /** Prefix of the lab's host paths: "/" on a lab host (bare repo /srv/bare/shop-envs.git, clone /root/cnpa-env/repo). */
     root: string;
-    /** Repository path -> content of the first commit (default: the files in gitrepo/). */
+    /** Repository path -> content of the first commit (default: the files in lab/shop/gitrepo/). */
     files?: Record<string, string>;
 }
 
@@ -24,7 +24,7 @@ export const shopRepoProvider: pulumi.dynamic.ResourceProvider = {
         return { changes: replaces.length > 0 || JSON.stringify(olds.files) !== JSON.stringify(news.files), replaces, deleteBeforeReplace: true };
     },
     async update(_id: string, olds: any, news: any) {
-        console.log("[shop-repo] gitrepo/ changed, but the repository's history belongs to the lab now: nothing was pushed");
+        console.log("[shop-repo] lab/shop/gitrepo/ changed, but the repository's history belongs to the lab now: nothing was pushed");
         return { outs: { ...olds, files: news.files } };
     },
     async delete(_id: string, props: any) {
@@ -45,7 +45,7 @@ class ShopRepoResource extends pulumi.dynamic.Resource {
 
 /**
  * Step 1: the bare repository, the working clone and the first commit on main (base and the
- * dev/prod overlays from gitrepo/, checked with kubectl kustomize before the push).
+ * dev/prod overlays from lab/shop/gitrepo/, checked with kubectl kustomize before the push).
  */
 export class ShopRepo extends pulumi.ComponentResource {
     /** SHA of the first commit on main. */

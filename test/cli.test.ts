@@ -4,7 +4,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { labLayout, RESULT_FILES } from "../lab/layout";
+import { labLayout, RESULT_FILES } from "../lab/shop/layout";
 
 import { runCli } from "./helpers/cli";
 

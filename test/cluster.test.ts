@@ -1,8 +1,8 @@
 /** The cluster port's own promises: not found is null, errors say what was asked, no call hangs. */
 import * as assert from "assert";
 import * as net from "net";
-import { KubeCluster } from "../lab/cluster";
-import { FakeKube } from "./sim/fakeApi";
+import { KubeCluster } from "../lab/ports/cluster";
+import { FakeKube } from "../sim/fakeApi";
 
 describe("KubeCluster (the cluster port over @kubernetes/client-node)", function () {
     this.timeout(30_000);

@@ -1,6 +1,6 @@
 /** The rollout doctor: diagnosis as a pure function over v3.5.1-shaped dumps, then the command. */
 import * as assert from "assert";
-import { diagnose, dumpFromList, Diagnosis, toJson, metricsText, automatedDisabledNote } from "../lab/doctor";
+import { diagnose, dumpFromList, Diagnosis, toJson, metricsText, automatedDisabledNote } from "../lab/doctor/diagnose";
 import { application, appSet, fieldReport, list, NOW, TenantSpec } from "./helpers/rollout";
 import { crdValidator } from "./helpers/upstream";
 

@@ -9,12 +9,12 @@ import * as http from "http";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { KubeCluster } from "../lab/cluster";
-import { readLive, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctorWatch";
-import { pollUntil } from "../lab/wait";
+import { KubeCluster } from "../lab/ports/cluster";
+import { readLive, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctor/watch";
+import { pollUntil } from "../lab/ports/wait";
 import { runCli, runCliAsync } from "./helpers/cli";
 import { fieldReport, NOW } from "./helpers/rollout";
-import { FakeKube } from "./sim/fakeApi";
+import { FakeKube } from "../sim/fakeApi";
 
 function get(url: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
@@ -168,7 +168,7 @@ describe("rollout doctor: the command on a saved dump", function () {
     });
 
     it("the shipped PrometheusRule alerts on the series after 5 minutes and names the ApplicationSet, step and application", () => {
-        const rule = parse(fs.readFileSync(path.join(__dirname, "..", "components", "rollout-doctor", "prometheusrule.yaml"), "utf8"));
+        const rule = parse(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "prometheusrule.yaml"), "utf8"));
         assert.strictEqual(rule.apiVersion, "monitoring.coreos.com/v1");
         assert.strictEqual(rule.kind, "PrometheusRule");
         const alert = rule.spec.groups[0].rules[0];

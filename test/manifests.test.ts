@@ -4,10 +4,12 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
-import { run } from "../lab/exec";
-import { REPO_URL } from "../lab/layout";
-import { ARGOCD_INSTALL_URL, argoCdCmdParams, ARGOCD_WORKLOADS, PROGRESSIVE_SYNCS_KEY, shopApplicationSet, toYaml } from "../lab/manifests";
-import { appsetFileContent } from "../lab/shopAppSet";
+import { run } from "../lab/ports/exec";
+import { REPO_URL } from "../lab/shop/layout";
+import { ARGOCD_INSTALL_URL, argoCdCmdParams, ARGOCD_WORKLOADS, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { toYaml } from "../lab/ports/files";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { appsetFileContent } from "../lab/shop/appset";
 import { crdValidator, INSTALL_YAML } from "./helpers/upstream";
 
 describe("the shop ApplicationSet (step 2)", () => {

@@ -7,10 +7,12 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
-import { DEFAULTS } from "../lab/defaults";
-import { REPO_URL } from "../lab/layout";
-import { argoCdCmdParams, GITD_IMAGE, PROGRESSIVE_SYNCS_KEY, shopApplicationSet } from "../lab/manifests";
-import { readRepoFiles } from "../lab/repoFiles";
+import { DEFAULTS } from "../lab/platform/defaults";
+import { REPO_URL } from "../lab/shop/layout";
+import { argoCdCmdParams, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { GITD_IMAGE } from "../lab/platform/gitDaemon";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { readRepoFiles } from "../lab/shop/repoFiles";
 import { isSecretInput, ProgramRun, runProgram, valueOf } from "./helpers/pulumiMocks";
 
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n";

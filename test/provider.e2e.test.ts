@@ -11,12 +11,12 @@ import { parse } from "yaml";
 import { shopRepoProvider } from "../components/shopRepo";
 import { shopAppSetProvider } from "../components/shopAppSet";
 import { scenarioProvider } from "../components/scenario";
-import { run } from "../lab/exec";
-import { RESULT_FILES } from "../lab/layout";
-import { shopApplicationSet } from "../lab/manifests";
-import { readRepoFiles } from "../lab/repoFiles";
+import { run } from "../lab/ports/exec";
+import { RESULT_FILES } from "../lab/shop/layout";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { readRepoFiles } from "../lab/shop/repoFiles";
 import { callProvider, serializeProvider } from "./helpers/providerProcess";
-import { SimulatedLab, SIM_TIMEOUTS, startSimulatedLab } from "./sim/simulatedLab";
+import { SimulatedLab, SIM_TIMEOUTS, startSimulatedLab } from "../sim/simulatedLab";
 
 const isSha = (s: unknown) => typeof s === "string" && /^[0-9a-f]{40}$/.test(s);
 

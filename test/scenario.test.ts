@@ -6,8 +6,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { run } from "../lab/exec";
-import { INCIDENT_MESSAGE, readResults, runScenario, switchFeatureOn } from "../lab/scenario";
+import { run } from "../lab/ports/exec";
+import { INCIDENT_MESSAGE, readResults, runScenario, switchFeatureOn } from "../lab/shop/scenario";
 import { labAt, LabAt } from "./helpers/labAt";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
@@ -28,9 +28,9 @@ describe("scenario steps (simulated cluster)", function () {
         it("given the ApplicationSet was just applied and its Applications do not exist yet, then step 2 waits for them and for their sync", async () => {
             const at = await labAt(1, { timings: { generateDelayMs: 1_000 } });
             try {
-                const { KubeCluster } = await import("../lab/cluster");
-                const { applyShopAppSet } = await import("../lab/shopAppSet");
-                const { shopApplicationSet } = await import("../lab/manifests");
+                const { KubeCluster } = await import("../lab/ports/cluster");
+                const { applyShopAppSet } = await import("../lab/shop/appset");
+                const { shopApplicationSet } = await import("../lab/shop/appset");
                 await applyShopAppSet(new KubeCluster(at.lab.kubeconfig), at.lab.layout, shopApplicationSet());
                 assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev"), undefined, "not generated yet");
                 const run2 = await at.solve(2);

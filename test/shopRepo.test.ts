@@ -4,12 +4,12 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
-import { run } from "../lab/exec";
-import { labLayout, LabLayout } from "../lab/layout";
-import { GITD_ENV } from "../lab/manifests";
-import { readRepoFiles, REPO_FILES } from "../lab/repoFiles";
-import { createShopRepo, deleteShopRepo, INITIAL_MESSAGE } from "../lab/shopRepo";
-import { startGitDaemon } from "./sim/gitDaemon";
+import { run } from "../lab/ports/exec";
+import { labLayout, LabLayout } from "../lab/shop/layout";
+import { GITD_ENV } from "../lab/platform/gitDaemon";
+import { readRepoFiles, REPO_FILES } from "../lab/shop/repoFiles";
+import { createShopRepo, deleteShopRepo, INITIAL_MESSAGE } from "../lab/shop/repo";
+import { startGitDaemon } from "../sim/gitDaemon";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 

@@ -5,16 +5,16 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
-import { REFRESH_ANNOTATION } from "../lab/argo";
-import { KubeCluster } from "../lab/cluster";
-import { run } from "../lab/exec";
-import { shopApplicationSet } from "../lab/manifests";
-import { applyShopAppSet } from "../lab/shopAppSet";
-import { addMissingResource } from "../lab/scenario";
-import { pollUntil, sleep } from "../lab/wait";
+import { REFRESH_ANNOTATION } from "../lab/argo/application";
+import { KubeCluster } from "../lab/ports/cluster";
+import { run } from "../lab/ports/exec";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { applyShopAppSet } from "../lab/shop/appset";
+import { addMissingResource } from "../lab/shop/scenario";
+import { pollUntil, sleep } from "../lab/ports/wait";
 import { labAt, LabAt } from "./helpers/labAt";
-import { generateApplications, renderTemplate } from "./sim/appsetController";
-import { jsonPatch, mergePatch } from "./sim/fakeApi";
+import { generateApplications, renderTemplate } from "../sim/appsetController";
+import { jsonPatch, mergePatch } from "../sim/fakeApi";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 

@@ -6,13 +6,13 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { KubeCluster } from "../lab/cluster";
-import { run } from "../lab/exec";
-import { labLayout, LabLayout, ResultName } from "../lab/layout";
-import { CheckResult, verify } from "../lab/verify";
+import { KubeCluster } from "../lab/ports/cluster";
+import { run } from "../lab/ports/exec";
+import { labLayout, LabLayout, ResultName } from "../lab/shop/layout";
+import { CheckResult, verify } from "../lab/shop/checks";
 import { labAt, LabAt } from "./helpers/labAt";
 import { runCli } from "./helpers/cli";
-import { freePort } from "./sim/gitDaemon";
+import { freePort } from "../sim/gitDaemon";
 
 const failed = (rs: CheckResult[]) => rs.filter((r) => !r.ok).map((r) => r.check);
 

@@ -2,11 +2,11 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { KubeCluster } from "../../lab/cluster";
-import { CloneGit } from "../../lab/git";
-import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/scenario";
-import { AppControllerOptions } from "../sim/appController";
-import { SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
+import { KubeCluster } from "../../lab/ports/cluster";
+import { CloneGit } from "../../lab/ports/git";
+import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/shop/scenario";
+import { AppControllerOptions } from "../../sim/appController";
+import { SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 export interface LabAt {
     lab: SimulatedLab;

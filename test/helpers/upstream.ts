@@ -1,15 +1,14 @@
-/** Reference data nobody here wrote: Argo CD v3.5.1 files in ../shared/fixtures/upstream/. */
+/** Reference data nobody here wrote: Argo CD v3.5.1 files in test/fixtures/upstream/ (see its README). */
 import * as fs from "fs";
 import * as path from "path";
 import Ajv from "ajv";
 import { parseAllDocuments } from "yaml";
 
-export const UPSTREAM = path.resolve(__dirname, "..", "..", "..", "shared", "fixtures", "upstream", "argo-cd-v3.5.1");
+export const UPSTREAM = path.resolve(__dirname, "..", "fixtures", "upstream", "argo-cd-v3.5.1");
 export const INSTALL_YAML = path.join(UPSTREAM, "install.yaml");
 
 let installDocs: any[] | undefined;
 export function installObjects(): any[] {
-    if (!fs.existsSync(INSTALL_YAML)) throw new Error(`${INSTALL_YAML} is missing: the tests need ../shared beside the project`);
     installDocs ??= parseAllDocuments(fs.readFileSync(INSTALL_YAML, "utf8")).map((d) => d.toJSON()).filter(Boolean);
     return installDocs;
 }

@@ -4,7 +4,7 @@
  * tests point the same class at a loopback fake API server.
  */
 import type * as k8sTypes from "@kubernetes/client-node";
-import { ARGOCD_NAMESPACE } from "./layout";
+import { ARGOCD_NAMESPACE } from "../argo/application";
 
 export interface JsonPatchOp {
     op: "add" | "remove" | "replace" | "test";

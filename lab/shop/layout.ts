@@ -8,7 +8,6 @@ import * as path from "path";
 export const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git";
 export const REPO_NAME = "shop-envs.git";
 export const APPSET_NAME = "shop";
-export const ARGOCD_NAMESPACE = "argocd";
 
 /** The six result files, in step order. */
 export const RESULT_FILES = ["incident", "pin", "drift", "promote", "revert", "report"] as const;

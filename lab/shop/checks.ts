@@ -7,11 +7,11 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { ClusterPort } from "./cluster";
-import { run } from "./exec";
-import { isFullSha } from "./git";
+import { ClusterPort } from "../ports/cluster";
+import { run } from "../ports/exec";
+import { isFullSha } from "../ports/git";
 import { LabLayout, REPO_URL, RESULT_FILES, ResultName } from "./layout";
-import { renderOverlay } from "./shopRepo";
+import { renderOverlay } from "./repo";
 
 export interface CheckResult {
     step: number;

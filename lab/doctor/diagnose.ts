@@ -3,7 +3,7 @@
  * and why, walking the chain an operator walks by hand: ApplicationSet step -> Application ->
  * hook Job -> its Pod's termination message. A pure function from objects to a diagnosis.
  */
-import { ERROR_CONDITION_TYPES } from "./argo";
+import { ERROR_CONDITION_TYPES } from "../argo/application";
 
 export interface Dump {
     applicationSets: any[];

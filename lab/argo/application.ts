@@ -2,6 +2,8 @@
  * Reading Argo CD v3.5.1 Application status (pure functions over the objects).
  */
 
+/** The namespace the upstream install assumes, and where the labs' Applications live. */
+export const ARGOCD_NAMESPACE = "argocd";
 export const REFRESH_ANNOTATION = "argocd.argoproj.io/refresh";
 export const ERROR_CONDITION_TYPES = ["ComparisonError", "SyncError", "InvalidSpecError", "UnknownError"];
 

@@ -5,8 +5,8 @@
  */
 import * as http from "http";
 import * as os from "os";
-import { ClusterPort } from "./cluster";
-import { diagnose, DiagnoseOptions, Diagnosis, Dump, metricsText } from "./doctor";
+import { ClusterPort } from "../ports/cluster";
+import { diagnose, DiagnoseOptions, Diagnosis, Dump, metricsText } from "./diagnose";
 
 export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
 

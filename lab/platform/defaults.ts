@@ -1,5 +1,5 @@
 /** Stack configuration defaults (the same values stand in Pulumi.yaml; a test keeps them equal). */
-import { GITD_IMAGE } from "./manifests";
+import { GITD_IMAGE } from "./gitDaemon";
 
 export const DEFAULTS = {
     root: "/",

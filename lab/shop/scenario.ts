@@ -4,14 +4,13 @@
  * `runScenario`. The result files are the checkpoint: a step whose file exists is not run again.
  */
 import { parseDocument, isSeq } from "yaml";
-import { describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "./argo";
-import { ClusterPort } from "./cluster";
-import { readJsonIfExists, writeJsonAtomic } from "./files";
-import { GitPort } from "./git";
-import { APPSET_NAME, ARGOCD_NAMESPACE, LabLayout, ResultName, RESULT_FILES } from "./layout";
-import { listElements } from "./manifests";
-import { syncAppSetFile } from "./shopAppSet";
-import { pollUntil } from "./wait";
+import { ARGOCD_NAMESPACE, describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "../argo/application";
+import { ClusterPort } from "../ports/cluster";
+import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
+import { GitPort } from "../ports/git";
+import { listElements, syncAppSetFile } from "./appset";
+import { APPSET_NAME, LabLayout, ResultName, RESULT_FILES } from "./layout";
+import { pollUntil } from "../ports/wait";
 
 // ---------------------------------------------------------------------------------------------
 // Results (the six files; same keys and types as LAB-SPEC.md)

@@ -1,8 +1,8 @@
 /** A real `git daemon` on 127.0.0.1 serving a directory of bare repositories, for tests. */
 import { ChildProcess, spawn } from "child_process";
 import * as net from "net";
-import { gitDaemonArgs } from "../../lab/manifests";
-import { sleep } from "../../lab/wait";
+import { gitDaemonArgs } from "../lab/platform/gitDaemon";
+import { sleep } from "../lab/ports/wait";
 
 export async function freePort(): Promise<number> {
     return new Promise((resolve, reject) => {

@@ -4,10 +4,61 @@
  * ApplicationSet exists: re-applying changes the template only, so a pin to release/prod stays.
  */
 import * as fs from "fs";
-import { ClusterPort } from "./cluster";
-import { writeFileAtomic } from "./files";
-import { LabLayout } from "./layout";
-import { listElements, shopApplicationSet, ShopElement, toYaml } from "./manifests";
+import { ClusterPort } from "../ports/cluster";
+import { toYaml, writeFileAtomic } from "../ports/files";
+import { ARGOCD_NAMESPACE } from "../argo/application";
+import { APPSET_NAME, LabLayout, REPO_URL } from "./layout";
+
+/** One list-generator element. Argo CD requires every value to be a string. */
+export interface ShopElement {
+    env: "dev" | "prod";
+    revision: string;
+}
+
+export const INITIAL_ELEMENTS: ShopElement[] = [
+    { env: "dev", revision: "main" },
+    { env: "prod", revision: "main" },
+];
+
+export interface ShopAppSetOptions {
+    name?: string;
+    namespace?: string;
+    repoURL?: string;
+    elements?: ShopElement[];
+}
+
+export function shopApplicationSet(opts: ShopAppSetOptions = {}): any {
+    const elements = (opts.elements ?? INITIAL_ELEMENTS).map((e) => ({ env: String(e.env), revision: String(e.revision) }));
+    return {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "ApplicationSet",
+        metadata: { name: opts.name ?? APPSET_NAME, namespace: opts.namespace ?? ARGOCD_NAMESPACE },
+        spec: {
+            generators: [{ list: { elements } }],
+            template: {
+                metadata: { name: "shop-{{env}}" },
+                spec: {
+                    project: "default",
+                    source: { repoURL: opts.repoURL ?? REPO_URL, targetRevision: "{{revision}}", path: "envs/{{env}}" },
+                    destination: { server: "https://kubernetes.default.svc", namespace: "shop-{{env}}" },
+                    syncPolicy: {
+                        automated: { prune: true, selfHeal: true },
+                        syncOptions: ["CreateNamespace=true"],
+                    },
+                },
+            },
+        },
+    };
+}
+
+/** The list elements of an ApplicationSet object (live or generated), or a clear error. */
+export function listElements(appset: any): ShopElement[] {
+    const els = appset?.spec?.generators?.[0]?.list?.elements;
+    if (!Array.isArray(els)) {
+        throw new Error(`ApplicationSet ${appset?.metadata?.name ?? "?"} has no list generator at spec.generators[0].list.elements`);
+    }
+    return els;
+}
 
 export type Log = (line: string) => void;
 

@@ -1,6 +1,6 @@
 /** Waiting until workloads are ready (used for Argo CD's controllers), with a deadline. */
-import { ClusterPort } from "./cluster";
-import { pollUntil } from "./wait";
+import { ClusterPort } from "../ports/cluster";
+import { pollUntil } from "../ports/wait";
 
 export interface WorkloadRef {
     kind: "Deployment" | "StatefulSet";

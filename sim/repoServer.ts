@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
-import { run } from "../../lab/exec";
+import { run } from "../lab/ports/exec";
 
 export class RenderError extends Error {}
 

@@ -1,6 +1,7 @@
 /** File helpers: no half-written files (write to a temporary file in the same directory, then rename). */
 import * as fs from "fs";
 import * as path from "path";
+import { stringify } from "yaml";
 
 export function writeFileAtomic(file: string, content: string): void {
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -27,4 +28,9 @@ export function readJsonIfExists<T = unknown>(file: string): T | undefined {
     } catch (e: any) {
         throw new Error(`${file} is not valid JSON (${e.message}); delete it to let the step run again`);
     }
+}
+
+/** YAML as a person would write it (no line folding). */
+export function toYaml(obj: unknown): string {
+    return stringify(obj, { lineWidth: 0 });
 }

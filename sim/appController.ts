@@ -9,7 +9,7 @@
  * - selfHeal: a change to a managed object triggers a comparison and an in-place repair (uid kept)
  *   after `selfHealDelayMs`; repeated repairs back off (x3 each time, capped).
  */
-import { REFRESH_ANNOTATION } from "../../lab/argo";
+import { REFRESH_ANNOTATION } from "../lab/argo/application";
 import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
 

@@ -6,8 +6,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
-import { run } from "./exec";
-import { LAB_GIT_IDENTITY } from "./git";
+import { run } from "../ports/exec";
+import { LAB_GIT_IDENTITY } from "../ports/git";
 import { LabLayout } from "./layout";
 
 /** git config key in the bare repository that says "the lab made this". */

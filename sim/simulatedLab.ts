@@ -6,14 +6,14 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { KubeCluster } from "../../lab/cluster";
-import { CloneGit } from "../../lab/git";
-import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../../lab/layout";
-import { shopApplicationSet } from "../../lab/manifests";
-import { readRepoFiles } from "../../lab/repoFiles";
-import { runScenario, ScenarioRun, ScenarioTimeouts, StepTiming } from "../../lab/scenario";
-import { applyShopAppSet } from "../../lab/shopAppSet";
-import { createShopRepo } from "../../lab/shopRepo";
+import { KubeCluster } from "../lab/ports/cluster";
+import { CloneGit } from "../lab/ports/git";
+import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../lab/shop/layout";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { readRepoFiles } from "../lab/shop/repoFiles";
+import { runScenario, ScenarioRun, ScenarioTimeouts, StepTiming } from "../lab/shop/scenario";
+import { applyShopAppSet } from "../lab/shop/appset";
+import { createShopRepo } from "../lab/shop/repo";
 import { AppControllerOptions } from "./appController";
 import { ArgoSim, FAST } from "./argocd";
 import { FakeKube } from "./fakeApi";

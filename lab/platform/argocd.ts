@@ -1,0 +1,37 @@
+/**
+ * The Argo CD install the lab pins (v3.5.1, upstream non-HA manifests) and what the lab needs of it:
+ * progressive syncs switched on, and the workloads that must be ready before a lab can use it.
+ */
+import { ARGOCD_NAMESPACE } from "../argo/application";
+
+
+export const ARGOCD_VERSION = "v3.5.1";
+export const ARGOCD_INSTALL_URL = `https://raw.githubusercontent.com/argoproj/argo-cd/${ARGOCD_VERSION}/manifests/install.yaml`;
+export const PROGRESSIVE_SYNCS_KEY = "applicationsetcontroller.enable.progressive.syncs";
+
+/**
+ * argocd-cmd-params-cm with progressive syncs on. It is applied on its own, before the install,
+ * so the ApplicationSet controller reads the key when it first starts (the key is read from the
+ * environment at start-up; changing it later needs a restart). The install overlay deletes the
+ * upstream (empty) copy so the two never fight over it.
+ */
+export function argoCdCmdParams(): any {
+    return {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+            name: "argocd-cmd-params-cm",
+            namespace: ARGOCD_NAMESPACE,
+            labels: { "app.kubernetes.io/name": "argocd-cmd-params-cm", "app.kubernetes.io/part-of": "argocd" },
+        },
+        data: { [PROGRESSIVE_SYNCS_KEY]: "true" },
+    };
+}
+
+/** The workloads that must be ready before the lab can use Argo CD. */
+export const ARGOCD_WORKLOADS = [
+    { kind: "Deployment", name: "argocd-repo-server" },
+    { kind: "StatefulSet", name: "argocd-application-controller" },
+    { kind: "Deployment", name: "argocd-applicationset-controller" },
+] as const;
+
