@@ -1,0 +1,81 @@
+/**
+ * The house rules, checked on every tracked file: the project stands alone (nothing reads a folder
+ * beside it), the core (lab/) knows nothing of Pulumi, the simulator or the command line, and
+ * nothing outside test/ imports test/.
+ */
+import * as assert from "assert";
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+
+const PROJECT = path.join(__dirname, "..");
+const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: PROJECT, encoding: "utf8" })
+    .split("\0")
+    .filter((f) => f && fs.existsSync(path.join(PROJECT, f)));
+const sources = tracked.filter((f) => /\.(ts|js)$/.test(f));
+const read = (f: string) => fs.readFileSync(path.join(PROJECT, f), "utf8");
+
+/** Every module a source file imports or requires, as a path relative to the project (or a package name). */
+function importsOf(file: string): string[] {
+    const out: string[] = [];
+    const re = /(?:from\s+|import\(\s*|require\(\s*)["']([^"']+)["']/g;
+    for (const m of read(file).matchAll(re)) {
+        const spec = m[1];
+        out.push(spec.startsWith(".") ? path.relative(PROJECT, path.resolve(path.dirname(path.join(PROJECT, file)), spec)) : spec);
+    }
+    return out;
+}
+
+const under = (dir: string) => (p: string) => p === dir || p.startsWith(`${dir}/`);
+
+describe("the project stands alone", () => {
+    it("is checked out from git (these checks read the tracked files)", () => {
+        assert.ok(tracked.includes("package.json") && sources.length > 20, `${sources.length} sources`);
+    });
+
+    it("no tracked file reads a folder beside the project (../shared)", () => {
+        const offenders = tracked
+            .filter((f) => !f.startsWith("test/fixtures/") && f !== "test/architecture.test.ts")
+            .filter((f) => /\.\.\/shared\b|["']\.\.["'],\s*["']\.\.["'],\s*["']\.\.["'],\s*["']shared["']/.test(read(f)));
+        assert.deepStrictEqual(offenders, []);
+    });
+
+    it("the README and docs/ describe the labs without a document that is not in the repository", () => {
+        const docs = tracked.filter((f) => f === "README.md" || f.startsWith("docs/"));
+        assert.ok(docs.some((f) => f.startsWith("docs/")), "docs/ exists");
+        assert.deepStrictEqual(docs.filter((f) => read(f).includes("LAB-SPEC")), []);
+    });
+
+    it("the upstream reference data is inside the project, with its licence and provenance", () => {
+        for (const f of ["install.yaml", "job-failed.yaml", "progressive-sync-applicationset.yaml", "LICENSE", "README.md"]) {
+            assert.ok(tracked.includes(`test/fixtures/upstream/argo-cd-v3.5.1/${f}`), f);
+        }
+        assert.match(read("test/fixtures/upstream/argo-cd-v3.5.1/README.md"), /109ca7ca71139e514114499d294a492e7910a965/);
+    });
+});
+
+describe("import rules", () => {
+    it("the core (lab/) never imports Pulumi, the simulator, the components, the command line or the tests", () => {
+        const bad = sources
+            .filter(under("lab"))
+            .flatMap((f) => importsOf(f).filter((i) => i.startsWith("@pulumi/") || ["sim", "cli", "components", "test"].some((d) => under(d)(i))).map((i) => `${f} -> ${i}`));
+        assert.deepStrictEqual(bad, []);
+    });
+
+    it("the simulator is a product part: imported by cli/ and the tests, never by lab/ or components/", () => {
+        const bad = sources
+            .filter((f) => under("lab")(f) || under("components")(f) || f === "index.ts")
+            .flatMap((f) => importsOf(f).filter(under("sim")).map((i) => `${f} -> ${i}`));
+        assert.deepStrictEqual(bad, []);
+    });
+
+    it("nothing outside test/ imports test/", () => {
+        const bad = sources.filter((f) => !under("test")(f)).flatMap((f) => importsOf(f).filter(under("test")).map((i) => `${f} -> ${i}`));
+        assert.deepStrictEqual(bad, []);
+    });
+
+    it("the rule checker sees imports (it finds the tests' own import of lab/)", () => {
+        assert.ok(importsOf("test/architecture.test.ts").includes("fs"));
+        assert.ok(sources.filter(under("test")).some((f) => importsOf(f).some(under("lab"))));
+    });
+});
