@@ -10,7 +10,8 @@ import * as path from "path";
 import { KubeCluster } from "../lab/ports/cluster";
 import { findKubeconfig } from "./kubeconfig";
 import { labLayout } from "../lab/shop/layout";
-import { CheckResult, formatTable, verify } from "../lab/shop/checks";
+import { CheckResult, formatTable } from "../lab/grader/grader";
+import { verify } from "../lab/shop/checks";
 
 const USAGE = "usage: npm run verify -- [--root DIR] [--through N] [--offline] [--json] [--kubeconfig FILE] [--stack-outputs FILE]";
 

@@ -3,6 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
 import { argoCdCmdParams, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
+import type { WorkloadRef } from "../lab/platform/readiness";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ArgoCdArgs {
@@ -16,17 +17,26 @@ export interface ArgoCdArgs {
     readyTimeoutSeconds?: number;
 }
 
+/** What the engine stores for a readiness wait. */
+export interface WorkloadsReadyInputs {
+    kubeconfig: string;
+    namespace: string;
+    workloads: readonly WorkloadRef[];
+    timeoutSeconds: number;
+}
+export type WorkloadsReadyOutputs = WorkloadsReadyInputs & { ready: boolean };
+
 /** The dynamic provider that waits for Argo CD's controllers; runs in the engine's provider process. */
-async function waitReady(inputs: any) {
+async function waitReady(inputs: WorkloadsReadyInputs): Promise<{ id: string; outs: WorkloadsReadyOutputs }> {
     const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
     const { waitWorkloadsReady } = labModule(PROJECT_DIR, "readiness");
     await waitWorkloadsReady(new KubeCluster(inputs.kubeconfig), inputs.namespace, inputs.workloads, inputs.timeoutSeconds * 1000, (l: string) => console.log(`[argocd] ${l}`));
     return { id: `${inputs.namespace}-ready`, outs: { ...inputs, ready: true } };
 }
 
-export const workloadsReadyProvider: pulumi.dynamic.ResourceProvider = {
+export const workloadsReadyProvider: pulumi.dynamic.ResourceProvider<WorkloadsReadyInputs, WorkloadsReadyOutputs> = {
     create: waitReady,
-    async update(_id: string, _olds: any, news: any) {
+    async update(_id, _olds, news) {
         return { outs: (await waitReady(news)).outs };
     },
     async delete() {
@@ -36,7 +46,7 @@ export const workloadsReadyProvider: pulumi.dynamic.ResourceProvider = {
 
 class WorkloadsReady extends pulumi.dynamic.Resource {
     declare readonly ready: pulumi.Output<boolean>;
-    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; namespace: string; workloads: readonly { kind: string; name: string }[]; timeoutSeconds: number }, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; namespace: string; workloads: readonly WorkloadRef[]; timeoutSeconds: number }, opts?: pulumi.CustomResourceOptions) {
         super(workloadsReadyProvider, name, { ...args, ready: undefined }, opts);
     }
 }
@@ -47,6 +57,7 @@ class WorkloadsReady extends pulumi.dynamic.Resource {
  * controller and the ApplicationSet controller are.
  */
 export class ArgoCd extends pulumi.ComponentResource {
+    /** The namespace Argo CD runs in (argocd). */
     readonly namespace: pulumi.Output<string>;
     /** Resolves when the controllers are ready: depend on the component to use Argo CD's CRDs. */
     readonly ready: pulumi.Output<boolean>;

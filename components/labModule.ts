@@ -20,6 +20,7 @@ export interface LabModules {
     shopRepo: typeof import("../lab/shop/repo");
     shopAppSet: typeof import("../lab/shop/appset");
     scenario: typeof import("../lab/shop/scenario");
+    results: typeof import("../lab/shop/results");
 }
 
 export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
@@ -35,6 +36,7 @@ export function labModule<K extends keyof LabModules>(projectDir: string, name: 
         shopRepo: "lab/shop/repo",
         shopAppSet: "lab/shop/appset",
         scenario: "lab/shop/scenario",
+        results: "lab/shop/results",
     };
     return require(`${projectDir}/${table[name]}`);
 }

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import { RESULT_FILES } from "../lab/shop/layout";
+import type { ScenarioTimeouts } from "../lab/shop/scenario";
+import type { Drift, Incident, Pin, Promote, Report, ResultName, Revert } from "../lab/shop/results";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ScenarioArgs {
@@ -15,41 +16,46 @@ export interface ScenarioArgs {
     after?: pulumi.Resource[];
 }
 
+/** What the engine stores for the scenario: its inputs. */
+export interface ScenarioInputs {
+    kubeconfig: string;
+    root: string;
+    solveThrough: number;
+    timeouts: Partial<ScenarioTimeouts>;
+}
+
+/** ... and its outputs: the six results (null until their step ran) and the highest step done. */
+export type ScenarioOutputs = ScenarioInputs & { completedThrough: number } & { [K in ResultName]: unknown };
 
 /**
  * Runs in the engine's dynamic provider process. create and update run the scenario through
  * `solveThrough`, resuming from the result files; delete removes the result files.
  */
-async function solve(inputs: any) {
+async function solve(inputs: ScenarioInputs): Promise<{ id: string; outs: ScenarioOutputs }> {
     const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
     const { CloneGit } = labModule(PROJECT_DIR, "git");
-    const { labLayout, RESULT_FILES } = labModule(PROJECT_DIR, "layout");
+    const { labLayout } = labModule(PROJECT_DIR, "layout");
+    const { RESULT_FILES } = labModule(PROJECT_DIR, "results");
     const { runScenario } = labModule(PROJECT_DIR, "scenario");
     const layout = labLayout(inputs.root);
     const run = await runScenario(
-        {
-            layout,
-            git: new CloneGit(layout.clone),
-            cluster: new KubeCluster(inputs.kubeconfig),
-            log: (l: string) => console.log(l),
-            timeouts: inputs.timeouts,
-        },
+        { layout, git: new CloneGit(layout.clone), cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts },
         inputs.solveThrough,
     );
-    const outs: any = { ...inputs, completedThrough: run.through };
+    const outs = { ...inputs, completedThrough: run.through } as ScenarioOutputs;
     for (const k of RESULT_FILES) outs[k] = run.results[k] ?? null;
     return { id: layout.workDir, outs };
 }
 
-export const scenarioProvider: pulumi.dynamic.ResourceProvider = {
+export const scenarioProvider: pulumi.dynamic.ResourceProvider<ScenarioInputs, ScenarioOutputs> = {
     // (the methods call module functions, never the provider object: it is not in the serialized closure)
     create: solve,
-    async diff(_id: string, olds: any, news: any) {
+    async diff(_id, olds, news) {
         const replaces = olds.root !== news.root ? ["root"] : [];
         const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts);
         return { changes, replaces, deleteBeforeReplace: true };
     },
-    async update(_id: string, olds: any, news: any) {
+    async update(_id, olds, news) {
         if (news.solveThrough < olds.completedThrough) {
             throw new Error(
                 `solveThrough went down from ${olds.completedThrough} to ${news.solveThrough}, but the lab cannot un-do steps. ` +
@@ -58,43 +64,43 @@ export const scenarioProvider: pulumi.dynamic.ResourceProvider = {
         }
         return { outs: (await solve(news)).outs };
     },
-    async delete(_id: string, props: any) {
+    async delete(_id, props) {
         const fs = require("fs");
-        const { labLayout, RESULT_FILES } = labModule(PROJECT_DIR, "layout");
+        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { RESULT_FILES } = labModule(PROJECT_DIR, "results");
         const layout = labLayout(props.root);
-        for (const k of RESULT_FILES) {
-            fs.rmSync(layout.resultFile(k), { force: true });
-        }
+        for (const k of RESULT_FILES) fs.rmSync(layout.resultFile(k), { force: true });
         console.log(`[scenario] removed the result files from ${layout.workDir}`);
     },
 };
 
 class ScenarioRun extends pulumi.dynamic.Resource {
     declare readonly completedThrough: pulumi.Output<number>;
-    declare readonly incident: pulumi.Output<any>;
-    declare readonly pin: pulumi.Output<any>;
-    declare readonly drift: pulumi.Output<any>;
-    declare readonly promote: pulumi.Output<any>;
-    declare readonly revert: pulumi.Output<any>;
-    declare readonly report: pulumi.Output<any>;
-    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: any }, opts?: pulumi.CustomResourceOptions) {
-        const seeded = Object.fromEntries([...RESULT_FILES, "completedThrough"].map((k) => [k, undefined]));
+    declare readonly incident: pulumi.Output<Incident | null>;
+    declare readonly pin: pulumi.Output<Pin | null>;
+    declare readonly drift: pulumi.Output<Drift | null>;
+    declare readonly promote: pulumi.Output<Promote | null>;
+    declare readonly revert: pulumi.Output<Revert | null>;
+    declare readonly report: pulumi.Output<Report | null>;
+    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: Partial<ScenarioTimeouts> }, opts?: pulumi.CustomResourceOptions) {
+        // every output is declared and seeded, so the engine knows it before the first create
+        const seeded = { completedThrough: undefined, incident: undefined, pin: undefined, drift: undefined, promote: undefined, revert: undefined, report: undefined };
         super(scenarioProvider, name, { ...args, ...seeded }, opts);
     }
 }
 
 /**
- * Steps 2-8 of the lab (wait for sync, incident, pin, drift, promote, revert, report) on the real
- * cluster and repository; the results are the six JSON files in /root/cnpa-env and these outputs.
+ * Steps 2-8 of the shop lab (wait for sync, incident, pin, drift, promote, revert, report) on the
+ * real cluster and repository; the results are the six JSON files in /root/cnpa-env and these outputs.
  */
 export class Scenario extends pulumi.ComponentResource {
     readonly completedThrough: pulumi.Output<number>;
-    readonly incident: pulumi.Output<any>;
-    readonly pin: pulumi.Output<any>;
-    readonly drift: pulumi.Output<any>;
-    readonly promote: pulumi.Output<any>;
-    readonly revert: pulumi.Output<any>;
-    readonly report: pulumi.Output<any>;
+    readonly incident: pulumi.Output<Incident | null>;
+    readonly pin: pulumi.Output<Pin | null>;
+    readonly drift: pulumi.Output<Drift | null>;
+    readonly promote: pulumi.Output<Promote | null>;
+    readonly revert: pulumi.Output<Revert | null>;
+    readonly report: pulumi.Output<Report | null>;
 
     constructor(name: string, args: ScenarioArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:Scenario", name, {}, opts);

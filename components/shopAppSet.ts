@@ -20,7 +20,15 @@ export interface ShopAppSetArgs {
  * recorded state, and an update re-applies only the template, never the list elements, so a pin
  * of prod to release/prod made by the scenario (or a learner) survives `pulumi up --refresh`.
  */
-async function applyAppSet(inputs: any) {
+export interface ShopAppSetInputs {
+    kubeconfig: string;
+    root: string;
+    /** The ApplicationSet manifest as first applied. */
+    manifest: any;
+}
+export type ShopAppSetOutputs = ShopAppSetInputs & { name: string; namespace: string };
+
+async function applyAppSet(inputs: ShopAppSetInputs): Promise<{ id: string; outs: ShopAppSetOutputs }> {
     const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
     const { labLayout } = labModule(PROJECT_DIR, "layout");
     const { applyShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
@@ -29,13 +37,13 @@ async function applyAppSet(inputs: any) {
     return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, name: m.name, namespace: m.namespace } };
 }
 
-export const shopAppSetProvider: pulumi.dynamic.ResourceProvider = {
+export const shopAppSetProvider: pulumi.dynamic.ResourceProvider<ShopAppSetInputs, ShopAppSetOutputs> = {
     // the methods call module functions, never the provider object: it is not in the serialized closure
     create: applyAppSet,
-    async update(_id: string, _olds: any, news: any) {
+    async update(_id, _olds, news) {
         return { outs: (await applyAppSet(news)).outs };
     },
-    async delete(_id: string, props: any) {
+    async delete(_id, props) {
         const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
         const { labLayout } = labModule(PROJECT_DIR, "layout");
         const { deleteShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");

@@ -9,25 +9,32 @@ export interface ShopRepoArgs {
     files?: Record<string, string>;
 }
 
+/** What the engine stores for step 1. */
+export interface ShopRepoInputs {
+    root: string;
+    files: Record<string, string>;
+}
+export type ShopRepoOutputs = ShopRepoInputs & { initialCommit: string; bareRepo: string; clone: string };
+
 /** Runs in the engine's dynamic provider process (see labModule.ts). */
-export const shopRepoProvider: pulumi.dynamic.ResourceProvider = {
-    async create(inputs: any) {
+export const shopRepoProvider: pulumi.dynamic.ResourceProvider<ShopRepoInputs, ShopRepoOutputs> = {
+    async create(inputs) {
         const { labLayout } = labModule(PROJECT_DIR, "layout");
         const { createShopRepo } = labModule(PROJECT_DIR, "shopRepo");
         const layout = labLayout(inputs.root);
         const { initialCommit } = await createShopRepo(layout, inputs.files, (l: string) => console.log(`[shop-repo] ${l}`));
         return { id: layout.bareRepo, outs: { ...inputs, initialCommit, bareRepo: layout.bareRepo, clone: layout.clone } };
     },
-    async diff(_id: string, olds: any, news: any) {
+    async diff(_id, olds, news) {
         // a new root is a new repository elsewhere; new files do not rewrite history (the first commit stays)
         const replaces = olds.root !== news.root ? ["root"] : [];
         return { changes: replaces.length > 0 || JSON.stringify(olds.files) !== JSON.stringify(news.files), replaces, deleteBeforeReplace: true };
     },
-    async update(_id: string, olds: any, news: any) {
+    async update(_id, olds, news) {
         console.log("[shop-repo] lab/shop/gitrepo/ changed, but the repository's history belongs to the lab now: nothing was pushed");
         return { outs: { ...olds, files: news.files } };
     },
-    async delete(_id: string, props: any) {
+    async delete(_id, props) {
         const { labLayout } = labModule(PROJECT_DIR, "layout");
         const { deleteShopRepo } = labModule(PROJECT_DIR, "shopRepo");
         await deleteShopRepo(labLayout(props.root), (l: string) => console.log(`[shop-repo] ${l}`));

@@ -7,13 +7,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import { KubeCluster } from "../lab/ports/cluster";
-import { CloneGit } from "../lab/ports/git";
 import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../lab/shop/layout";
-import { shopApplicationSet } from "../lab/shop/appset";
-import { readRepoFiles } from "../lab/shop/repoFiles";
-import { runScenario, ScenarioRun, ScenarioTimeouts, StepTiming } from "../lab/shop/scenario";
-import { applyShopAppSet } from "../lab/shop/appset";
-import { createShopRepo } from "../lab/shop/repo";
+import { ScenarioTimeouts } from "../lab/shop/scenario";
+import { ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { AppControllerOptions } from "./appController";
 import { ArgoSim, FAST } from "./argocd";
 import { FakeKube } from "./fakeApi";
@@ -77,30 +73,7 @@ export async function startSimulatedLab(root: string, opts: { timings?: Partial<
     };
 }
 
-/**
- * Steps 1..through on a simulated host, through the product's own code, as `pulumi up` orders them:
- * step 1 (the repository), the ApplicationSet, then the scenario. `setup` times the first two.
- */
-export async function solveSimulatedLab(
-    lab: SimulatedLab,
-    through: number,
-    opts: { log?: (line: string) => void; timeouts?: Partial<ScenarioTimeouts> } = {},
-): Promise<ScenarioRun & { setup: StepTiming[] }> {
-    const log = opts.log ?? (() => {});
-    const setup: StepTiming[] = [];
-    const timed = async (step: number, name: string, f: (log: (l: string) => void) => Promise<unknown>) => {
-        const prefix = `[step ${step} ${name}]`;
-        const t0 = Date.now();
-        log(`${prefix} start`);
-        await f((l) => log(`${prefix} ${l}`));
-        const ms = Date.now() - t0;
-        setup.push({ step, name, ms, waitMs: 0, skipped: false });
-        log(`${prefix} done in ${(ms / 1000).toFixed(1)} s`);
-    };
-    const cluster = new KubeCluster(lab.kubeconfig);
-    if (through >= 1) await timed(1, "repo", (l) => createShopRepo(lab.layout, readRepoFiles(), l));
-    if (through < 2) return { results: {}, timings: [], through, setup };
-    await timed(2, "appset", (l) => applyShopAppSet(cluster, lab.layout, shopApplicationSet(), l));
-    const run = await runScenario({ layout: lab.layout, git: new CloneGit(lab.layout.clone), cluster, log, timeouts: { ...SIM_TIMEOUTS, ...(opts.timeouts ?? {}) } }, through);
-    return { ...run, setup };
+/** Steps 1..through on a simulated host, through the product's own code and order (lab/shop/solve.ts). */
+export async function solveSimulatedLab(lab: SimulatedLab, through: number, opts: { log?: (line: string) => void; timeouts?: Partial<ScenarioTimeouts> } = {}): Promise<ShopLabRun> {
+    return solveShopLab({ layout: lab.layout, cluster: new KubeCluster(lab.kubeconfig), log: opts.log, timeouts: { ...SIM_TIMEOUTS, ...(opts.timeouts ?? {}) } }, through);
 }

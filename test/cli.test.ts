@@ -4,7 +4,8 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { labLayout, RESULT_FILES } from "../lab/shop/layout";
+import { labLayout } from "../lab/shop/layout";
+import { RESULT_FILES } from "../lab/shop/results";
 
 import { runCli } from "./helpers/cli";
 

@@ -12,7 +12,7 @@ import { shopRepoProvider } from "../components/shopRepo";
 import { shopAppSetProvider } from "../components/shopAppSet";
 import { scenarioProvider } from "../components/scenario";
 import { run } from "../lab/ports/exec";
-import { RESULT_FILES } from "../lab/shop/layout";
+import { RESULT_FILES } from "../lab/shop/results";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { readRepoFiles } from "../lab/shop/repoFiles";
 import { callProvider, serializeProvider } from "./helpers/providerProcess";

@@ -8,8 +8,10 @@ import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
-import { labLayout, LabLayout, ResultName } from "../lab/shop/layout";
-import { CheckResult, verify } from "../lab/shop/checks";
+import { CheckResult } from "../lab/grader/grader";
+import { verify } from "../lab/shop/checks";
+import { labLayout, LabLayout } from "../lab/shop/layout";
+import { ResultName } from "../lab/shop/results";
 import { labAt, LabAt } from "./helpers/labAt";
 import { runCli } from "./helpers/cli";
 import { freePort } from "../sim/gitDaemon";
@@ -180,7 +182,7 @@ describe("verify (the independent grader)", function () {
             write(l, "drift", { ...read(l, "drift"), seconds: "3" });
             const bad = runCli("verify.ts", ["--root", l.root, "--offline"]);
             assert.strictEqual(bad.code, 1);
-            assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: integer\n {14}found: {4}"3"/);
+            assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: an integer\n {14}found: {4}"3"/);
         });
 
         it("--json prints the same checks as JSON", () => {

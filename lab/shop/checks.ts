@@ -1,29 +1,21 @@
 /**
- * The independent grader: re-derives every fact of LAB-SPEC.md Part 1 from the world (the six
- * files, the bare repository, and, unless offline, the cluster) and says, check by check, what
- * holds. It shares no bookkeeping with the scenario: it reads the bare repository directly.
+ * The shop lab's grader: the table of named checks that re-derives every fact of the lab from the
+ * world (the six files, the bare repository read directly and, unless offline, the cluster). It
+ * shares no bookkeeping with the scenario; only the result schemas (results.ts) are common.
  */
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
+import { BareRepo } from "../grader/bareRepo";
+import { Check, CheckResult, eq, Outcome, runChecks } from "../grader/grader";
 import { ClusterPort } from "../ports/cluster";
-import { run } from "../ports/exec";
-import { isFullSha } from "../ports/git";
-import { LabLayout, REPO_URL, RESULT_FILES, ResultName } from "./layout";
-import { renderOverlay } from "./repo";
-
-export interface CheckResult {
-    step: number;
-    check: string;
-    ok: boolean;
-    expected?: string;
-    found?: string;
-}
+import { LabLayout, REPO_URL } from "./layout";
+import { renderShopConfig } from "./render";
+import { fieldsOf, ResultName, RESULT_FILES, RESULT_STEP } from "./results";
 
 export interface VerifyOptions {
     layout: LabLayout;
-    /** Grade steps 1..through. */
+    /** Grade steps 1..through (0 grades nothing of the lab's own: the environment only). */
     through: number;
     /** The live cluster; undefined means offline. */
     cluster?: ClusterPort;
@@ -32,82 +24,35 @@ export interface VerifyOptions {
     kubectl?: string;
 }
 
-/** Exactly the keys and types LAB-SPEC.md gives each file. */
-export const FILE_SCHEMA: Record<ResultName, Record<string, "sha" | "string" | "integer" | "boolean">> = {
-    incident: { commit: "sha", dev_value: "string", prod_value: "string" },
-    pin: { release_prod_initial: "sha", prod_value_after_pin: "string" },
-    drift: { uid: "string", edited: "string", restored: "string", seconds: "integer" },
-    promote: { from: "sha", to: "sha" },
-    revert: { bad_commit: "sha", revert_commit: "sha", dev_error: "string", prod_revision_during: "sha" },
-    report: { dev_tracks: "string", prod_tracks: "string", promoted_commit: "sha", drift_seconds: "integer", bad_commit_reached_prod: "boolean", rollback: "string" },
-};
-const FILE_STEP: Record<ResultName, number> = { incident: 3, pin: 4, drift: 5, promote: 6, revert: 7, report: 8 };
+/** A result file as found: missing, not JSON, or parsed. */
+type FileState = { exists: false } | { exists: true; error: string } | { exists: true; value: any };
 
-const show = (v: unknown) => (v === undefined ? "(nothing)" : typeof v === "string" ? v : JSON.stringify(v));
-
-/** Read-only questions to the bare repository. */
-class BareRepo {
-    constructor(private readonly gitDir: string) {}
-    private async git(args: string[]) {
-        return (await run("git", ["--git-dir", this.gitDir, ...args])).stdout;
-    }
-    async exists(): Promise<boolean> {
-        return fs.existsSync(path.join(this.gitDir, "HEAD"));
-    }
-    async branch(name: string): Promise<string | null> {
-        return this.git(["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]).then((s) => s.trim(), () => null);
-    }
-    async isCommit(sha: string): Promise<boolean> {
-        return isFullSha(sha) && (await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(() => true, () => false));
-    }
-    async parents(sha: string): Promise<string[]> {
-        return (await this.git(["rev-list", "--parents", "-n", "1", sha])).trim().split(/\s+/).slice(1);
-    }
-    async isAncestor(a: string, b: string): Promise<boolean> {
-        return run("git", ["--git-dir", this.gitDir, "merge-base", "--is-ancestor", a, b]).then(
-            () => true,
-            (e) => {
-                if (e.exitCode === 1) return false;
-                throw e;
-            },
-        );
-    }
-    async file(sha: string, p: string): Promise<string | null> {
-        return this.git(["show", `${sha}:${p}`]).catch(() => null);
-    }
-    async message(sha: string): Promise<string> {
-        return this.git(["log", "-1", "--format=%B", sha]);
-    }
-    async rootOf(branch: string): Promise<string> {
-        const roots = (await this.git(["rev-list", "--max-parents=0", `refs/heads/${branch}`])).trim().split("\n");
-        return roots[roots.length - 1];
-    }
-    /** The shop ConfigMap's data that `kubectl kustomize <dir>` renders at a commit. */
-    async render(sha: string, dir: string, kubectl: string): Promise<Record<string, string>> {
-        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "verify-"));
-        try {
-            const tar = path.join(tmp, "src.tar");
-            await this.git(["archive", "--format=tar", "-o", tar, sha]);
-            await run("tar", ["-xf", tar, "-C", tmp]);
-            return await renderOverlay(path.join(tmp, dir), kubectl);
-        } finally {
-            fs.rmSync(tmp, { recursive: true, force: true });
-        }
-    }
+/** Everything the checks look at, read once before they run. */
+export interface ShopWorld {
+    layout: LabLayout;
+    through: number;
+    kubectl: string;
+    repo: BareRepo;
+    files: Record<ResultName, FileState>;
+    /** main and release/prod of the bare repository (null: missing). */
+    main: string | null;
+    releaseTip: string | null;
+    cluster?: ClusterPort;
+    /** Why the cluster did not answer (undefined: it did, or offline). */
+    clusterError?: string;
+    stackOutputs?: Record<string, unknown>;
 }
 
-function typeOk(kind: string, v: unknown): boolean {
-    switch (kind) {
-        case "sha":
-            return isFullSha(v);
-        case "integer":
-            return typeof v === "number" && Number.isInteger(v);
-        case "boolean":
-            return typeof v === "boolean";
-        default:
-            return typeof v === "string";
-    }
+const isSha = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{40}$/.test(v);
+
+/** A parsed result object, or undefined when its file is missing or not a JSON object. */
+function obj(w: ShopWorld, name: ResultName): any {
+    const f = w.files[name];
+    return f.exists && "value" in f && f.value !== null && typeof f.value === "object" && !Array.isArray(f.value) ? f.value : undefined;
 }
+
+/** prod's expected revision: release/prod from step 4 on. */
+const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "main");
 
 function resourcesOf(kustomization: string | null): string[] {
     if (!kustomization) return [];
@@ -118,246 +63,445 @@ function resourcesOf(kustomization: string | null): string[] {
     }
 }
 
-export async function verify(opts: VerifyOptions): Promise<CheckResult[]> {
-    const { layout, through } = opts;
-    const kubectl = opts.kubectl ?? "kubectl";
-    const results: CheckResult[] = [];
-    const repo = new BareRepo(layout.bareRepo);
+const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => w.repo.withTree(sha, (tree) => renderShopConfig(path.join(tree, dir), w.kubectl));
 
-    /** Runs one check; an exception is a FAIL with its message, never a crash. */
-    async function check(step: number, name: string, f: () => Promise<{ ok: boolean; expected?: unknown; found?: unknown } | boolean>) {
-        if (step > through) return;
-        try {
-            const r = await f();
-            const o = typeof r === "boolean" ? { ok: r } : r;
-            results.push({ step, check: name, ok: o.ok, ...(o.ok ? {} : { expected: show(o.expected), found: show(o.found) }) });
-        } catch (e: any) {
-            results.push({ step, check: name, ok: false, expected: "the check to be answerable", found: String(e?.message ?? e).split("\n")[0] });
-        }
-    }
-    // when either side is not a string, both are shown as JSON, so "3" and 3 look different
-    const eq = (expected: unknown, found: unknown) => {
-        const json = typeof expected !== "string" || typeof found !== "string";
-        return { ok: JSON.stringify(expected) === JSON.stringify(found), expected: json ? JSON.stringify(expected) : expected, found: json ? JSON.stringify(found) ?? "(nothing)" : found };
-    };
+// ---------------------------------------------------------------------------------------------
+// Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository
 
-    // ---- the six files: present, JSON, exactly the keys, the right types
-    const files: Partial<Record<ResultName, any>> = {};
-    for (const name of RESULT_FILES) {
-        const step = FILE_STEP[name];
-        const file = layout.resultFile(name);
-        let parsed: any;
-        await check(step, `${name}.json exists and is JSON`, async () => {
-            if (!fs.existsSync(file)) return { ok: false, expected: file, found: "no such file" };
-            try {
-                parsed = JSON.parse(fs.readFileSync(file, "utf8"));
-            } catch (e: any) {
-                return { ok: false, expected: "valid JSON", found: e.message };
-            }
-            return { ok: parsed !== null && typeof parsed === "object" && !Array.isArray(parsed), expected: "a JSON object", found: typeof parsed };
+function fileChecks(name: ResultName): Check<ShopWorld>[] {
+    const step = RESULT_STEP[name];
+    const fields = fieldsOf(name);
+    const checks: Check<ShopWorld>[] = [
+        {
+            step,
+            name: `${name}.json exists and is JSON`,
+            run: async (w) => {
+                const f = w.files[name];
+                if (!f.exists) return { ok: false, expected: w.layout.resultFile(name), found: "no such file" };
+                if ("error" in f) return { ok: false, expected: "valid JSON", found: f.error };
+                const v = f.value;
+                return { ok: v !== null && typeof v === "object" && !Array.isArray(v), expected: "a JSON object", found: typeof v };
+            },
+        },
+        {
+            step,
+            name: `${name}.json has exactly the keys ${fields.map((f) => f.key).join(", ")}`,
+            run: async (w) => (obj(w, name) ? eq(fields.map((f) => f.key).sort(), Object.keys(obj(w, name)).sort()) : null),
+        },
+    ];
+    for (const f of fields) {
+        checks.push({
+            step,
+            name: `${name}.${f.key} is ${f.what}`,
+            run: async (w) => {
+                const o = obj(w, name);
+                if (!o || !(f.key in o)) return null;
+                return { ok: f.check(o[f.key]), expected: f.what, found: JSON.stringify(o[f.key]) };
+            },
         });
-        if (parsed === undefined || parsed === null || typeof parsed !== "object") continue;
-        files[name] = parsed;
-        const schema = FILE_SCHEMA[name];
-        await check(step, `${name}.json has exactly the keys ${Object.keys(schema).join(", ")}`, async () => eq(Object.keys(schema).sort(), Object.keys(parsed).sort()));
-        for (const [key, kind] of Object.entries(schema)) {
-            if (!(key in parsed)) continue;
-            await check(step, `${name}.${key} is ${kind === "sha" ? "a full 40-hex SHA" : `a${kind === "integer" ? "n" : ""} ${kind}`}`, async () => ({ ok: typeOk(kind, parsed[key]), expected: kind, found: JSON.stringify(parsed[key]) }));
-            if (kind === "sha" && typeOk(kind, parsed[key])) {
-                await check(step, `${name}.${key} is a commit of the repository`, async () => ({ ok: await repo.isCommit(parsed[key]), expected: "a commit in the bare repo", found: `${parsed[key]} not found` }));
-            }
+        if (f.isSha) {
+            checks.push({
+                step,
+                name: `${name}.${f.key} is a commit of the repository`,
+                run: async (w) => {
+                    const v = obj(w, name)?.[f.key];
+                    if (!isSha(v)) return null;
+                    return { ok: await w.repo.isCommit(v), expected: "a commit in the bare repo", found: `${v} not found` };
+                },
+            });
         }
     }
-    const { incident, pin, drift, promote, revert, report } = files;
-    const sha = (v: unknown): v is string => typeOk("sha", v);
+    return checks;
+}
 
-    // ---- step 1: the repository
-    const main = (await repo.exists()) ? await repo.branch("main") : null;
-    await check(1, "the bare repository exists with a main branch", async () => ({ ok: !!main, expected: `${layout.bareRepo} with refs/heads/main`, found: (await repo.exists()) ? "no main branch" : "no repository" }));
-    if (main) {
-        const first = await repo.rootOf("main");
-        await check(1, "the first commit's base ConfigMap: shop-config, no namespace, FEATURE_CHECKOUT_V2 off, LOG_LEVEL info", async () => {
-            const cm = parse((await repo.file(first, "base/configmap.yaml")) ?? "null");
+// ---------------------------------------------------------------------------------------------
+// The table
+
+const step1: Check<ShopWorld>[] = [
+    {
+        step: 1,
+        name: "the bare repository exists with a main branch",
+        run: async (w) => ({ ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: w.repo.exists() ? "no main branch" : "no repository" }),
+    },
+    {
+        step: 1,
+        name: "every file of the bare repository is readable by others (the git daemon runs as nobody)",
+        run: async (w) => {
+            if (!w.repo.exists()) return null;
+            const bad = [...(fs.statSync(w.layout.bareDir).mode & 0o005) === 0o005 ? [] : [w.layout.bareDir], ...w.repo.unreadableByOthers(5)];
+            return { ok: bad.length === 0, expected: "o+r on files, o+rx on directories (core.sharedRepository)", found: `not readable by others: ${bad.join(", ")}` };
+        },
+    },
+    {
+        step: 1,
+        name: "the first commit's base ConfigMap: shop-config, no namespace, FEATURE_CHECKOUT_V2 off, LOG_LEVEL info",
+        run: async (w) => {
+            if (!w.main) return null;
+            const cm = parse((await w.repo.file(await w.repo.rootOf("main"), "base/configmap.yaml")) ?? "null");
             return eq({ name: "shop-config", namespace: undefined, data: { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" } }, { name: cm?.metadata?.name, namespace: cm?.metadata?.namespace, data: cm?.data });
-        });
-        await check(1, "the first commit's overlays render LOG_LEVEL debug (dev) and warn (prod)", async () =>
-            eq({ dev: "debug", prod: "warn" }, { dev: (await repo.render(first, "envs/dev", kubectl)).LOG_LEVEL, prod: (await repo.render(first, "envs/prod", kubectl)).LOG_LEVEL }),
-        );
-    }
+        },
+    },
+    {
+        step: 1,
+        name: "the first commit's overlays render LOG_LEVEL debug (dev) and warn (prod)",
+        run: async (w) => {
+            if (!w.main) return null;
+            const first = await w.repo.rootOf("main");
+            return eq({ dev: "debug", prod: "warn" }, { dev: (await shopConfigAt(w, first, "envs/dev")).LOG_LEVEL, prod: (await shopConfigAt(w, first, "envs/prod")).LOG_LEVEL });
+        },
+    },
+];
 
-    // ---- step 2: the ApplicationSet as written and as applied
-    const wantProd = through >= 4 ? "release/prod" : "main";
-    await check(2, `appset.yaml: ApplicationSet argocd/shop, dev=main, prod=${wantProd}`, async () => {
-        if (!fs.existsSync(layout.appsetFile)) return { ok: false, expected: layout.appsetFile, found: "no such file" };
-        const a = parse(fs.readFileSync(layout.appsetFile, "utf8"));
-        const els = a?.spec?.generators?.[0]?.list?.elements ?? [];
-        return eq(
-            { kind: "ApplicationSet", name: "shop", namespace: "argocd", elements: [{ env: "dev", revision: "main" }, { env: "prod", revision: wantProd }] },
-            { kind: a?.kind, name: a?.metadata?.name, namespace: a?.metadata?.namespace, elements: els },
-        );
-    });
-    await check(2, "appset.yaml template: shop-{{env}}, repoURL, {{revision}}, envs/{{env}}, prune+selfHeal, CreateNamespace", async () => {
-        const t = parse(fs.readFileSync(layout.appsetFile, "utf8"))?.spec?.template;
-        return eq(
-            { name: "shop-{{env}}", project: "default", repoURL: REPO_URL, targetRevision: "{{revision}}", path: "envs/{{env}}", namespace: "shop-{{env}}", automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"] },
-            { name: t?.metadata?.name, project: t?.spec?.project, repoURL: t?.spec?.source?.repoURL, targetRevision: t?.spec?.source?.targetRevision, path: t?.spec?.source?.path, namespace: t?.spec?.destination?.namespace, automated: t?.spec?.syncPolicy?.automated, syncOptions: t?.spec?.syncPolicy?.syncOptions },
-        );
-    });
+const step2: Check<ShopWorld>[] = [
+    {
+        step: 2,
+        name: (w) => `appset.yaml: ApplicationSet argocd/shop, dev=main, prod=${wantProd(w)}`,
+        run: async (w) => {
+            if (!fs.existsSync(w.layout.appsetFile)) return { ok: false, expected: w.layout.appsetFile, found: "no such file" };
+            const a = parse(fs.readFileSync(w.layout.appsetFile, "utf8"));
+            return eq(
+                { kind: "ApplicationSet", name: "shop", namespace: "argocd", elements: [{ env: "dev", revision: "main" }, { env: "prod", revision: wantProd(w) }] },
+                { kind: a?.kind, name: a?.metadata?.name, namespace: a?.metadata?.namespace, elements: a?.spec?.generators?.[0]?.list?.elements ?? [] },
+            );
+        },
+    },
+    {
+        step: 2,
+        name: "appset.yaml template: shop-{{env}}, repoURL, {{revision}}, envs/{{env}}, prune+selfHeal, CreateNamespace",
+        run: async (w) => {
+            const t = parse(fs.readFileSync(w.layout.appsetFile, "utf8"))?.spec?.template;
+            return eq(
+                { name: "shop-{{env}}", project: "default", repoURL: REPO_URL, targetRevision: "{{revision}}", path: "envs/{{env}}", namespace: "shop-{{env}}", automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"] },
+                { name: t?.metadata?.name, project: t?.spec?.project, repoURL: t?.spec?.source?.repoURL, targetRevision: t?.spec?.source?.targetRevision, path: t?.spec?.source?.path, namespace: t?.spec?.destination?.namespace, automated: t?.spec?.syncPolicy?.automated, syncOptions: t?.spec?.syncPolicy?.syncOptions },
+            );
+        },
+    },
+];
 
-    // ---- step 3: incident
-    if (incident) {
-        await check(3, "incident: dev_value and prod_value are on", async () => eq({ dev_value: "on", prod_value: "on" }, { dev_value: incident.dev_value, prod_value: incident.prod_value }));
-        if (sha(incident.commit)) {
-            await check(3, "incident.commit turns FEATURE_CHECKOUT_V2 on in base, its parent has it off", async () => {
-                const [parent] = await repo.parents(incident.commit);
-                const now = parse((await repo.file(incident.commit, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
-                const before = parent ? parse((await repo.file(parent, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2 : undefined;
-                return eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
-            });
-            if (main) await check(3, "incident.commit is on main", async () => ({ ok: await repo.isAncestor(incident.commit, main), expected: `an ancestor of main (${main})`, found: "not in main's history" }));
-        }
-    }
+const step3: Check<ShopWorld>[] = [
+    {
+        step: 3,
+        name: "incident: dev_value and prod_value are on",
+        run: async (w) => {
+            const i = obj(w, "incident");
+            return i ? eq({ dev_value: "on", prod_value: "on" }, { dev_value: i.dev_value, prod_value: i.prod_value }) : null;
+        },
+    },
+    {
+        step: 3,
+        name: "incident.commit turns FEATURE_CHECKOUT_V2 on in base, its parent has it off",
+        run: async (w) => {
+            const commit = obj(w, "incident")?.commit;
+            if (!isSha(commit)) return null;
+            const [parent] = await w.repo.parents(commit);
+            const now = parse((await w.repo.file(commit, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
+            const before = parent ? parse((await w.repo.file(parent, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2 : undefined;
+            return eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
+        },
+    },
+    {
+        step: 3,
+        name: "incident.commit is on main",
+        run: async (w) => {
+            const commit = obj(w, "incident")?.commit;
+            if (!isSha(commit) || !w.main) return null;
+            return { ok: await w.repo.isAncestor(commit, w.main), expected: `an ancestor of main (${w.main})`, found: "not in main's history" };
+        },
+    },
+];
 
-    // ---- step 4: pin
-    const releaseTip = main ? await repo.branch("release/prod") : null;
-    if (through >= 4) await check(4, "release/prod exists", async () => ({ ok: !!releaseTip, expected: "refs/heads/release/prod", found: "no such branch" }));
-    if (pin) {
-        if (incident && sha(incident.commit)) {
-            await check(4, "pin.release_prod_initial is the parent of incident.commit", async () => eq((await repo.parents(incident.commit))[0], pin.release_prod_initial));
-        }
-        await check(4, "pin.prod_value_after_pin is off", async () => eq("off", pin.prod_value_after_pin));
-    }
+const step4: Check<ShopWorld>[] = [
+    {
+        step: 4,
+        name: "release/prod exists",
+        run: async (w) => (w.main ? { ok: !!w.releaseTip, expected: "refs/heads/release/prod", found: "no such branch" } : null),
+    },
+    {
+        step: 4,
+        name: "pin.release_prod_initial is the parent of incident.commit",
+        run: async (w) => {
+            const pin = obj(w, "pin");
+            const commit = obj(w, "incident")?.commit;
+            return pin && isSha(commit) ? eq((await w.repo.parents(commit))[0], pin.release_prod_initial) : null;
+        },
+    },
+    {
+        step: 4,
+        name: "pin.prod_value_after_pin is off",
+        run: async (w) => (obj(w, "pin") ? eq("off", obj(w, "pin").prod_value_after_pin) : null),
+    },
+];
 
-    // ---- step 5: drift
-    if (drift) {
-        await check(5, "drift: edited debug, restored warn", async () => eq({ edited: "debug", restored: "warn" }, { edited: drift.edited, restored: drift.restored }));
-        if (typeof drift.seconds === "number") await check(5, "drift.seconds is not negative", async () => ({ ok: drift.seconds >= 0, expected: ">= 0", found: drift.seconds }));
-    }
+const step5: Check<ShopWorld>[] = [
+    {
+        step: 5,
+        name: "drift: edited debug, restored warn",
+        run: async (w) => {
+            const d = obj(w, "drift");
+            return d ? eq({ edited: "debug", restored: "warn" }, { edited: d.edited, restored: d.restored }) : null;
+        },
+    },
+    {
+        step: 5,
+        name: "drift.seconds is not negative",
+        run: async (w) => {
+            const s = obj(w, "drift")?.seconds;
+            return typeof s === "number" ? { ok: s >= 0, expected: ">= 0", found: s } : null;
+        },
+    },
+];
 
-    // ---- step 6: promote
-    if (promote) {
-        if (pin) await check(6, "promote.from is pin.release_prod_initial", async () => eq(pin.release_prod_initial, promote.from));
-        if (incident) await check(6, "promote.to is incident.commit", async () => eq(incident.commit, promote.to));
-        if (sha(promote.from) && sha(promote.to)) {
-            await check(6, "promote.from is an ancestor of promote.to (a fast-forward)", async () => ({ ok: await repo.isAncestor(promote.from, promote.to), expected: "an ancestor", found: "not an ancestor: not a fast-forward" }));
-        }
-        await check(6, "release/prod is at promote.to (its history never rewritten)", async () => eq(promote.to, releaseTip));
-        if (sha(promote.from) && releaseTip) {
-            await check(6, "release/prod still contains promote.from", async () => ({ ok: await repo.isAncestor(promote.from, releaseTip), expected: `${promote.from} in release/prod's history`, found: "missing: release/prod was rewritten" }));
-        }
-    }
+const step6: Check<ShopWorld>[] = [
+    {
+        step: 6,
+        name: "promote.from is pin.release_prod_initial",
+        run: async (w) => (obj(w, "promote") && obj(w, "pin") ? eq(obj(w, "pin").release_prod_initial, obj(w, "promote").from) : null),
+    },
+    {
+        step: 6,
+        name: "promote.to is incident.commit",
+        run: async (w) => (obj(w, "promote") && obj(w, "incident") ? eq(obj(w, "incident").commit, obj(w, "promote").to) : null),
+    },
+    {
+        step: 6,
+        name: "promote.from is an ancestor of promote.to (a fast-forward)",
+        run: async (w) => {
+            const p = obj(w, "promote");
+            if (!p || !isSha(p.from) || !isSha(p.to)) return null;
+            return { ok: await w.repo.isAncestor(p.from, p.to), expected: "an ancestor", found: "not an ancestor: not a fast-forward" };
+        },
+    },
+    {
+        step: 6,
+        name: "release/prod is at promote.to (its history never rewritten)",
+        run: async (w) => (obj(w, "promote") ? eq(obj(w, "promote").to, w.releaseTip) : null),
+    },
+    {
+        step: 6,
+        name: "release/prod still contains promote.from",
+        run: async (w) => {
+            const from = obj(w, "promote")?.from;
+            if (!isSha(from) || !w.releaseTip) return null;
+            return { ok: await w.repo.isAncestor(from, w.releaseTip), expected: `${from} in release/prod's history`, found: "missing: release/prod was rewritten" };
+        },
+    },
+];
 
-    // ---- step 7: revert
-    if (revert) {
-        const bad = revert.bad_commit;
-        if (sha(bad) && (await repo.isCommit(bad))) {
-            await check(7, "bad_commit adds missing.yaml to envs/dev/kustomization.yaml resources", async () => {
-                const [parent] = await repo.parents(bad);
-                return eq({ before: false, after: true }, { before: resourcesOf(await repo.file(parent, "envs/dev/kustomization.yaml")).includes("missing.yaml"), after: resourcesOf(await repo.file(bad, "envs/dev/kustomization.yaml")).includes("missing.yaml") });
-            });
-            if (main) await check(7, "bad_commit stays in main's history (rolled back by a revert, not a reset)", async () => ({ ok: await repo.isAncestor(bad, main), expected: "an ancestor of main", found: "not in main's history: history was rewritten" }));
-            if (releaseTip) await check(7, "bad_commit is not in release/prod's history", async () => ({ ok: !(await repo.isAncestor(bad, releaseTip)), expected: "not an ancestor of release/prod", found: `release/prod (${releaseTip}) contains it` }));
-        }
-        if (sha(revert.revert_commit) && (await repo.isCommit(revert.revert_commit))) {
-            await check(7, "revert_commit is a revert of bad_commit (its parent, its message, its content)", async () => {
-                const [parent] = await repo.parents(revert.revert_commit);
-                const msg = await repo.message(revert.revert_commit);
-                const [grand] = sha(bad) && (await repo.isCommit(bad)) ? await repo.parents(bad) : [undefined];
-                const same = grand ? (await repo.file(revert.revert_commit, "envs/dev/kustomization.yaml")) === (await repo.file(grand, "envs/dev/kustomization.yaml")) : false;
-                return eq({ parent: bad, message: true, content: true }, { parent, message: msg.includes(`This reverts commit ${bad}`), content: same });
-            });
-            if (main) await check(7, "revert_commit is on main", async () => ({ ok: await repo.isAncestor(revert.revert_commit, main), expected: "an ancestor of main", found: "not in main's history" }));
-        }
-        await check(7, "dev_error mentions missing.yaml", async () => ({ ok: typeof revert.dev_error === "string" && revert.dev_error.includes("missing.yaml"), expected: "…missing.yaml…", found: revert.dev_error }));
-        if (promote) await check(7, "prod_revision_during is promote.to", async () => eq(promote.to, revert.prod_revision_during));
-    }
-
-    // ---- step 8: report
-    if (report) {
-        await check(8, "report: dev_tracks main, prod_tracks release/prod, rollback revert", async () =>
-            eq({ dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" }, { dev_tracks: report.dev_tracks, prod_tracks: report.prod_tracks, rollback: report.rollback }),
-        );
-        if (promote) await check(8, "report.promoted_commit is promote.to", async () => eq(promote.to, report.promoted_commit));
-        if (drift) await check(8, "report.drift_seconds is drift.seconds", async () => eq(drift.seconds, report.drift_seconds));
-        if (revert && sha(revert.bad_commit) && releaseTip && (await repo.isCommit(revert.bad_commit))) {
-            await check(8, "report.bad_commit_reached_prod agrees with git merge-base --is-ancestor (and is false)", async () => {
-                const reached = await repo.isAncestor(revert.bad_commit, releaseTip);
-                return eq({ reported: reached, value: false }, { reported: report.bad_commit_reached_prod, value: reached });
-            });
-        }
-    }
-
-    // ---- stack outputs carry the same values as the files
-    if (opts.stackOutputs) {
-        for (const name of RESULT_FILES) {
-            if (FILE_STEP[name] > through || !files[name]) continue;
-            await check(FILE_STEP[name], `stack output ${name} equals ${name}.json`, async () => eq(files[name], opts.stackOutputs![name]));
-        }
-    }
-
-    // ---- live: the cluster
-    if (opts.cluster) await verifyLive(opts.cluster, through, files, check, eq);
-    return results;
+/** The bad commit of revert.json when it is a commit of the repository. */
+async function badCommit(w: ShopWorld): Promise<string | null> {
+    const bad = obj(w, "revert")?.bad_commit;
+    return isSha(bad) && (await w.repo.isCommit(bad)) ? bad : null;
 }
 
-type CheckFn = (step: number, name: string, f: () => Promise<{ ok: boolean; expected?: unknown; found?: unknown } | boolean>) => Promise<void>;
+const step7: Check<ShopWorld>[] = [
+    {
+        step: 7,
+        name: "bad_commit adds missing.yaml to envs/dev/kustomization.yaml resources",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            if (!bad) return null;
+            const [parent] = await w.repo.parents(bad);
+            const has = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/dev/kustomization.yaml")).includes("missing.yaml");
+            return eq({ before: false, after: true }, { before: await has(parent), after: await has(bad) });
+        },
+    },
+    {
+        step: 7,
+        name: "bad_commit stays in main's history (rolled back by a revert, not a reset)",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            if (!bad || !w.main) return null;
+            return { ok: await w.repo.isAncestor(bad, w.main), expected: "an ancestor of main", found: "not in main's history: history was rewritten" };
+        },
+    },
+    {
+        step: 7,
+        name: "bad_commit is not in release/prod's history",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            if (!bad || !w.releaseTip) return null;
+            return { ok: !(await w.repo.isAncestor(bad, w.releaseTip)), expected: "not an ancestor of release/prod", found: `release/prod (${w.releaseTip}) contains it` };
+        },
+    },
+    {
+        step: 7,
+        name: "revert_commit is a revert of bad_commit (its parent, its message, its content)",
+        run: async (w) => {
+            const rc = obj(w, "revert")?.revert_commit;
+            if (!isSha(rc) || !(await w.repo.isCommit(rc))) return null;
+            const bad = obj(w, "revert").bad_commit;
+            const [parent] = await w.repo.parents(rc);
+            const msg = await w.repo.message(rc);
+            const [grand] = (await badCommit(w)) ? await w.repo.parents(bad) : [undefined];
+            const same = grand ? (await w.repo.file(rc, "envs/dev/kustomization.yaml")) === (await w.repo.file(grand, "envs/dev/kustomization.yaml")) : false;
+            return eq({ parent: bad, message: true, content: true }, { parent, message: msg.includes(`This reverts commit ${bad}`), content: same });
+        },
+    },
+    {
+        step: 7,
+        name: "revert_commit is on main",
+        run: async (w) => {
+            const rc = obj(w, "revert")?.revert_commit;
+            if (!isSha(rc) || !(await w.repo.isCommit(rc)) || !w.main) return null;
+            return { ok: await w.repo.isAncestor(rc, w.main), expected: "an ancestor of main", found: "not in main's history" };
+        },
+    },
+    {
+        step: 7,
+        name: "dev_error mentions missing.yaml",
+        run: async (w) => {
+            const r = obj(w, "revert");
+            return r ? { ok: typeof r.dev_error === "string" && r.dev_error.includes("missing.yaml"), expected: "…missing.yaml…", found: r.dev_error } : null;
+        },
+    },
+    {
+        step: 7,
+        name: "prod_revision_during is promote.to",
+        run: async (w) => (obj(w, "revert") && obj(w, "promote") ? eq(obj(w, "promote").to, obj(w, "revert").prod_revision_during) : null),
+    },
+];
 
-async function verifyLive(cluster: ClusterPort, through: number, files: Partial<Record<ResultName, any>>, check: CheckFn, eq: (e: unknown, f: unknown) => { ok: boolean; expected: unknown; found: unknown }) {
-    if (through < 2) return; // nothing of the lab is in the cluster before step 2
-    let reachable = true;
-    await check(2, "the cluster answers", async () => {
+const step8: Check<ShopWorld>[] = [
+    {
+        step: 8,
+        name: "report: dev_tracks main, prod_tracks release/prod, rollback revert",
+        run: async (w) => {
+            const r = obj(w, "report");
+            return r ? eq({ dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" }, { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback }) : null;
+        },
+    },
+    {
+        step: 8,
+        name: "report.promoted_commit is promote.to",
+        run: async (w) => (obj(w, "report") && obj(w, "promote") ? eq(obj(w, "promote").to, obj(w, "report").promoted_commit) : null),
+    },
+    {
+        step: 8,
+        name: "report.drift_seconds is drift.seconds",
+        run: async (w) => (obj(w, "report") && obj(w, "drift") ? eq(obj(w, "drift").seconds, obj(w, "report").drift_seconds) : null),
+    },
+    {
+        step: 8,
+        name: "report.bad_commit_reached_prod agrees with git merge-base --is-ancestor (and is false)",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            if (!obj(w, "report") || !bad || !w.releaseTip) return null;
+            const reached = await w.repo.isAncestor(bad, w.releaseTip);
+            return eq({ reported: reached, value: false }, { reported: obj(w, "report").bad_commit_reached_prod, value: reached });
+        },
+    },
+];
+
+const stackOutputs: Check<ShopWorld>[] = RESULT_FILES.map((name) => ({
+    step: RESULT_STEP[name],
+    name: `stack output ${name} equals ${name}.json`,
+    applies: (through, w) => RESULT_STEP[name] <= through && !!w.stackOutputs,
+    run: async (w) => (obj(w, name) ? eq(obj(w, name), w.stackOutputs![name]) : null),
+}));
+
+// ---------------------------------------------------------------------------------------------
+// Live: the cluster (nothing of the lab is in it before step 2)
+
+const reachable = (through: number, w: ShopWorld) => through >= 2 && !!w.cluster && !w.clusterError;
+const live = (step: number, name: string | ((w: ShopWorld) => string), run: (c: ClusterPort, w: ShopWorld) => Promise<Outcome | boolean | null>): Check<ShopWorld> => ({
+    step,
+    name,
+    applies: (through, w) => reachable(through, w) && step <= through,
+    run: (w) => run(w.cluster!, w),
+});
+const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
+/** prod's FEATURE_CHECKOUT_V2 along the lab: off, on (incident), off (pin), on (promote). */
+const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off");
+
+function liveChecks(): Check<ShopWorld>[] {
+    const checks: Check<ShopWorld>[] = [
+        {
+            step: 2,
+            name: "the cluster answers",
+            applies: (through, w) => through >= 2 && !!w.cluster,
+            run: async (w) => (w.clusterError ? { ok: false, expected: "an answer from the Kubernetes API", found: w.clusterError } : true),
+        },
+        live(2, (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`, async (c, w) => eq([{ env: "dev", revision: "main" }, { env: "prod", revision: wantProd(w) }], (await c.getApplicationSet("shop"))?.spec?.generators?.[0]?.list?.elements)),
+    ];
+    for (const [app, want] of [["shop-dev", () => "main"], ["shop-prod", wantProd]] as const) {
+        checks.push(
+            live(2, (w) => `live Application ${app} tracks ${want(w)} and is Synced`, async (c, w) => {
+                const a = await c.getApplication(app);
+                return eq({ targetRevision: want(w), sync: "Synced" }, { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status });
+            }),
+        );
+    }
+    // a value check belongs to the latest step (up to the graded one) that decides the value
+    const prod: Check<ShopWorld> = live(2, (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`, async (c, w) => eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2")));
+    const dev: Check<ShopWorld> = live(2, (w) => `live shop-dev FEATURE_CHECKOUT_V2 is ${w.through >= 3 ? "on" : "off"}`, async (c, w) => eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2")));
+    checks.push({ ...prod, step: (w) => Math.max(2, Math.min(w.through, 6)) }, { ...dev, step: (w) => Math.min(w.through, 3) });
+    checks.push(
+        live(5, "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn", async (c, w) => {
+            const d = obj(w, "drift");
+            if (!d) return null;
+            const cm = await c.getConfigMap("shop-prod", "shop-config");
+            return eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
+        }),
+        live(6, "live shop-prod is synced to promote.to", async (c, w) => (obj(w, "promote") ? eq(obj(w, "promote").to, (await c.getApplication("shop-prod"))?.status?.sync?.revision) : null)),
+        live(7, "live shop-dev has no ComparisonError", async (c, w) => {
+            if (!obj(w, "revert")) return null;
+            const conds = ((await c.getApplication("shop-dev"))?.status?.conditions ?? []).filter((x: any) => x.type === "ComparisonError");
+            return { ok: conds.length === 0, expected: "no ComparisonError", found: conds.map((x: any) => x.message).join("; ") };
+        }),
+        live(8, "report tracks equal the live Applications' targetRevision", async (c, w) => {
+            const r = obj(w, "report");
+            if (!r) return null;
+            return eq({ dev_tracks: (await c.getApplication("shop-dev"))?.spec?.source?.targetRevision, prod_tracks: (await c.getApplication("shop-prod"))?.spec?.source?.targetRevision }, { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks });
+        }),
+    );
+    return checks;
+}
+
+/** The whole table, in the order the table prints it (sorted by step, stable). */
+export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
+    ...RESULT_FILES.flatMap(fileChecks),
+    ...step1,
+    ...step2,
+    ...step3,
+    ...step4,
+    ...step5,
+    ...step6,
+    ...step7,
+    ...step8,
+    ...stackOutputs,
+    ...liveChecks(),
+];
+
+/** Reads the world once: the files, the repository's branches, whether the cluster answers. */
+export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
+    const { layout } = opts;
+    const repo = new BareRepo(layout.bareRepo);
+    const files = {} as Record<ResultName, FileState>;
+    for (const name of RESULT_FILES) {
+        const file = layout.resultFile(name);
+        if (!fs.existsSync(file)) {
+            files[name] = { exists: false };
+            continue;
+        }
         try {
-            await cluster.getApplicationSet("shop");
-            return true;
+            files[name] = { exists: true, value: JSON.parse(fs.readFileSync(file, "utf8")) };
         } catch (e: any) {
-            reachable = false;
-            return { ok: false, expected: "an answer from the Kubernetes API", found: e.message };
+            files[name] = { exists: true, error: e.message };
         }
-    });
-    if (!reachable) return;
-    const wantProd = through >= 4 ? "release/prod" : "main";
-    await check(2, `live ApplicationSet shop: dev=main, prod=${wantProd}`, async () => eq([{ env: "dev", revision: "main" }, { env: "prod", revision: wantProd }], (await cluster.getApplicationSet("shop"))?.spec?.generators?.[0]?.list?.elements));
-    for (const [app, want] of [["shop-dev", "main"], ["shop-prod", wantProd]] as const) {
-        await check(2, `live Application ${app} tracks ${want} and is Synced`, async () => {
-            const a = await cluster.getApplication(app);
-            return eq({ targetRevision: want, sync: "Synced" }, { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status });
-        });
     }
-    const value = async (ns: string, key: string) => (await cluster.getConfigMap(ns, "shop-config"))?.data?.[key];
-    const feature = through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off";
-    await check(Math.max(2, Math.min(through, 6)), `live shop-prod FEATURE_CHECKOUT_V2 is ${feature}`, async () => eq(feature, await value("shop-prod", "FEATURE_CHECKOUT_V2")));
-    await check(Math.min(through, 3), `live shop-dev FEATURE_CHECKOUT_V2 is ${through >= 3 ? "on" : "off"}`, async () => eq(through >= 3 ? "on" : "off", await value("shop-dev", "FEATURE_CHECKOUT_V2")));
-    if (files.drift) {
-        await check(5, "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn", async () => {
-            const cm = await cluster.getConfigMap("shop-prod", "shop-config");
-            return eq({ uid: files.drift.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
-        });
+    const main = repo.exists() ? await repo.branch("main") : null;
+    const releaseTip = main ? await repo.branch("release/prod") : null;
+    let clusterError: string | undefined;
+    if (opts.cluster && opts.through >= 2) {
+        try {
+            await opts.cluster.getApplicationSet("shop");
+        } catch (e: any) {
+            clusterError = e.message;
+        }
     }
-    if (files.promote) {
-        await check(6, "live shop-prod is synced to promote.to", async () => eq(files.promote.to, (await cluster.getApplication("shop-prod"))?.status?.sync?.revision));
-    }
-    if (files.revert) {
-        await check(7, "live shop-dev has no ComparisonError", async () => {
-            const conds = ((await cluster.getApplication("shop-dev"))?.status?.conditions ?? []).filter((c: any) => c.type === "ComparisonError");
-            return { ok: conds.length === 0, expected: "no ComparisonError", found: conds.map((c: any) => c.message).join("; ") };
-        });
-    }
-    if (files.report) {
-        await check(8, "report tracks equal the live Applications' targetRevision", async () =>
-            eq({ dev_tracks: (await cluster.getApplication("shop-dev"))?.spec?.source?.targetRevision, prod_tracks: (await cluster.getApplication("shop-prod"))?.spec?.source?.targetRevision }, { dev_tracks: files.report.dev_tracks, prod_tracks: files.report.prod_tracks }),
-        );
-    }
+    return { layout, through: opts.through, kubectl: opts.kubectl ?? "kubectl", repo, files, main, releaseTip, cluster: opts.cluster, clusterError, stackOutputs: opts.stackOutputs };
 }
 
-/** The table a person reads: step, check, PASS/FAIL, and for a FAIL what was expected and found. */
-export function formatTable(results: CheckResult[]): string {
-    const lines = results
-        .slice()
-        .sort((a, b) => a.step - b.step)
-        .map((r) => {
-            const head = `${String(r.step).padStart(4)}  ${r.ok ? "PASS" : "FAIL"}  ${r.check}`;
-            return r.ok ? head : `${head}\n              expected: ${r.expected}\n              found:    ${r.found}`;
-        });
-    const failed = results.filter((r) => !r.ok).length;
-    return [`step  result  check`, ...lines, "", `${results.length - failed} passed, ${failed} failed`].join("\n");
+export async function verify(opts: VerifyOptions): Promise<CheckResult[]> {
+    return runChecks(SHOP_CHECKS, await readShopWorld(opts), opts.through);
 }

@@ -1,17 +1,14 @@
 /**
- * Where the lab lives on a host. Every path of LAB-SPEC.md Part 1 hangs off one `root` prefix:
+ * Where the lab lives on a host. Every path of the shop lab (docs/shop-lab.md) hangs off one `root` prefix:
  * `/` on a real lab host, a temporary directory in tests and in `npm run simulate`.
  */
 import * as path from "path";
+import type { ResultName } from "./results";
 
 /** The in-cluster URL Argo CD reads the repository from (the git daemon Pod's Service). */
 export const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git";
 export const REPO_NAME = "shop-envs.git";
 export const APPSET_NAME = "shop";
-
-/** The six result files, in step order. */
-export const RESULT_FILES = ["incident", "pin", "drift", "promote", "revert", "report"] as const;
-export type ResultName = (typeof RESULT_FILES)[number];
 
 export interface LabLayout {
     /** The prefix everything below hangs off (`/` on a real host). */

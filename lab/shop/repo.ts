@@ -5,10 +5,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parseAllDocuments } from "yaml";
 import { run } from "../ports/exec";
 import { LAB_GIT_IDENTITY } from "../ports/git";
 import { LabLayout } from "./layout";
+import { renderShopConfig } from "./render";
 
 /** git config key in the bare repository that says "the lab made this". */
 const OWNER_KEY = "gitops-lab.owner";
@@ -57,15 +57,6 @@ async function isOurClone(layout: LabLayout): Promise<boolean> {
     return url !== null && path.resolve(url) === path.resolve(layout.bareRepo);
 }
 
-/** Renders an overlay with `kubectl kustomize` and checks it yields the shop ConfigMap. */
-export async function renderOverlay(dir: string, kubectl = "kubectl"): Promise<Record<string, string>> {
-    const { stdout } = await run(kubectl, ["kustomize", dir]);
-    const docs = parseAllDocuments(stdout).map((d) => d.toJSON());
-    const cm = docs.find((d: any) => d?.kind === "ConfigMap" && d?.metadata?.name === "shop-config");
-    if (!cm) throw new Error(`kubectl kustomize ${dir} rendered no ConfigMap shop-config`);
-    return cm.data ?? {};
-}
-
 /**
  * Creates (or recognises) the bare repository and the clone, and pushes the first commit.
  * `files` maps repository paths (base/configmap.yaml, ...) to their contents.
@@ -110,7 +101,7 @@ export async function createShopRepo(layout: LabLayout, files: Record<string, st
         fs.writeFileSync(abs, content);
     }
     for (const env of ["dev", "prod"]) {
-        const data = await renderOverlay(path.join(clone, "envs", env), kubectl);
+        const data = await renderShopConfig(path.join(clone, "envs", env), kubectl);
         log(`kubectl kustomize envs/${env}: LOG_LEVEL=${data.LOG_LEVEL} FEATURE_CHECKOUT_V2=${data.FEATURE_CHECKOUT_V2}`);
     }
     await git(["add", "--", ...Object.keys(files)], clone);

@@ -1,5 +1,5 @@
 /**
- * The lab's scenario, LAB-SPEC.md Part 1 steps 2-8, as plain TypeScript over the two ports.
+ * The shop lab's scenario, steps 2-8 (docs/shop-lab.md), as plain TypeScript over the two ports.
  * It knows nothing of Pulumi: the dynamic provider, `npm run simulate` and the tests all call
  * `runScenario`. The result files are the checkpoint: a step whose file exists is not run again.
  */
@@ -9,33 +9,9 @@ import { ClusterPort } from "../ports/cluster";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import { GitPort } from "../ports/git";
 import { listElements, syncAppSetFile } from "./appset";
-import { APPSET_NAME, LabLayout, ResultName, RESULT_FILES } from "./layout";
+import { APPSET_NAME, LabLayout } from "./layout";
+import { Drift, Incident, parseResult, Pin, Promote, Report, ResultName, Results, RESULT_FILES, Revert } from "./results";
 import { pollUntil } from "../ports/wait";
-
-// ---------------------------------------------------------------------------------------------
-// Results (the six files; same keys and types as LAB-SPEC.md)
-
-export interface Incident { commit: string; dev_value: string; prod_value: string }
-export interface Pin { release_prod_initial: string; prod_value_after_pin: string }
-export interface Drift { uid: string; edited: string; restored: string; seconds: number }
-export interface Promote { from: string; to: string }
-export interface Revert { bad_commit: string; revert_commit: string; dev_error: string; prod_revision_during: string }
-export interface Report {
-    dev_tracks: string;
-    prod_tracks: string;
-    promoted_commit: string;
-    drift_seconds: number;
-    bad_commit_reached_prod: boolean;
-    rollback: "revert" | "reset";
-}
-export interface Results {
-    incident?: Incident;
-    pin?: Pin;
-    drift?: Drift;
-    promote?: Promote;
-    revert?: Revert;
-    report?: Report;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Context
@@ -395,13 +371,18 @@ export function readResults(layout: LabLayout): Results {
     const r: Results = {};
     let gap: string | null = null;
     for (const name of RESULT_FILES) {
-        const v = readJsonIfExists<any>(layout.resultFile(name));
+        const file = layout.resultFile(name);
+        const v = readJsonIfExists<any>(file);
         if (v === undefined) {
             gap = gap ?? name;
             continue;
         }
         if (gap) throw new Error(`${layout.resultFile(name)} exists but ${layout.resultFile(gap as ResultName)} does not: the checkpoint is inconsistent. Remove the later files (or pulumi destroy) and run again`);
-        (r as any)[name] = v;
+        try {
+            (r as any)[name] = parseResult(name, v, file);
+        } catch (e: any) {
+            throw new Error(`${e.message}; delete it to let that step run again`);
+        }
     }
     return r;
 }
@@ -446,6 +427,8 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
         c.log(`${c.prefix} start`);
         const value = await step.run(c, results);
         if (step.file) {
+            // a result that does not match its schema is never written (a resumed run would trust it)
+            parseResult(step.file, value, `step ${step.n}'s ${step.file} result`);
             writeJsonAtomic(ctx.layout.resultFile(step.file), value);
             (results as any)[step.file] = value;
         }

@@ -1,0 +1,75 @@
+/**
+ * The grader: a lab's checks are a table of named entries, each re-deriving one fact from the
+ * world (files, repository, cluster) and saying what it expected and what it found. Adding a
+ * check is adding an entry; running the table never throws (an exception is a FAIL line).
+ */
+
+/** What one check found. `null` from `run` means "nothing to check here" (e.g. its file is missing, which another check reports). */
+export interface Outcome {
+    ok: boolean;
+    expected?: unknown;
+    found?: unknown;
+}
+
+export interface Check<W> {
+    /** The lab step the check belongs to (checks above the graded step are not run); it may depend on the world. */
+    step: number | ((world: W) => number);
+    /** What is checked, as the table prints it. */
+    name: string | ((world: W) => string);
+    /** Whether the check runs when grading through `through` (default: step <= through). */
+    applies?: (through: number, world: W) => boolean;
+    run: (world: W) => Promise<Outcome | boolean | null>;
+}
+
+export interface CheckResult {
+    step: number;
+    check: string;
+    ok: boolean;
+    expected?: string;
+    found?: string;
+}
+
+const show = (v: unknown) => (v === undefined ? "(nothing)" : typeof v === "string" ? v : JSON.stringify(v));
+
+/** Equality of two values; when either is not a string both are shown as JSON, so "3" and 3 look different. */
+export function eq(expected: unknown, found: unknown): Outcome {
+    const json = typeof expected !== "string" || typeof found !== "string";
+    return {
+        ok: JSON.stringify(expected) === JSON.stringify(found),
+        expected: json ? JSON.stringify(expected) : expected,
+        found: json ? (JSON.stringify(found) ?? "(nothing)") : found,
+    };
+}
+
+/** Runs the table in order, for the steps up to `through`. */
+export async function runChecks<W>(checks: readonly Check<W>[], world: W, through: number): Promise<CheckResult[]> {
+    const results: CheckResult[] = [];
+    for (const c of checks) {
+        const step = typeof c.step === "number" ? c.step : c.step(world);
+        if (!(c.applies ? c.applies(through, world) : step <= through)) continue;
+        let name = typeof c.name === "string" ? c.name : "";
+        try {
+            name = typeof c.name === "string" ? c.name : c.name(world);
+            const r = await c.run(world);
+            if (r === null) continue;
+            const o = typeof r === "boolean" ? { ok: r } : r;
+            results.push({ step, check: name, ok: o.ok, ...(o.ok ? {} : { expected: show(o.expected), found: show(o.found) }) });
+        } catch (e: any) {
+            results.push({ step, check: name, ok: false, expected: "the check to be answerable", found: String(e?.message ?? e).split("\n")[0] });
+        }
+    }
+    return results;
+}
+
+/** The table a person reads: step, check, PASS/FAIL, and for a FAIL what was expected and found. */
+export function formatTable(results: CheckResult[]): string {
+    const lines = results
+        .slice()
+        .sort((a, b) => a.step - b.step)
+        .map((r) => {
+            const head = `${String(r.step).padStart(4)}  ${r.ok ? "PASS" : "FAIL"}  ${r.check}`;
+            return r.ok ? head : `${head}\n              expected: ${r.expected}\n              found:    ${r.found}`;
+        });
+    const failed = results.filter((r) => !r.ok).length;
+    return [`step  result  check`, ...lines, "", `${results.length - failed} passed, ${failed} failed`].join("\n");
+}

@@ -1,0 +1,66 @@
+/**
+ * The shop lab's six result files, each defined once. The scenario's types, the stack outputs'
+ * types, the check made before a file is written, and the grader's key and type checks all come
+ * from these schemas.
+ */
+import { z } from "zod";
+
+/** A full 40-hex commit SHA. */
+export const sha = z.string().regex(/^[0-9a-f]{40}$/).describe("a full 40-hex SHA");
+const text = z.string().describe("a string");
+const integer = z.number().int().describe("an integer");
+const boolean = z.boolean().describe("a boolean");
+
+export const RESULTS = {
+    /** Step 3: the base change reached both environments. */
+    incident: z.strictObject({ commit: sha, dev_value: text, prod_value: text }),
+    /** Step 4: prod bound to release/prod at the incident's parent. */
+    pin: z.strictObject({ release_prod_initial: sha, prod_value_after_pin: text }),
+    /** Step 5: a hand edit in prod, and how long selfHeal took to undo it. */
+    drift: z.strictObject({ uid: text, edited: text, restored: text, seconds: integer }),
+    /** Step 6: release/prod fast-forwarded. */
+    promote: z.strictObject({ from: sha, to: sha }),
+    /** Step 7: a commit dev cannot render, and its revert. */
+    revert: z.strictObject({ bad_commit: sha, revert_commit: sha, dev_error: text, prod_revision_during: sha }),
+    /** Step 8: what each environment tracks, and what reached prod. */
+    report: z.strictObject({
+        dev_tracks: text,
+        prod_tracks: text,
+        promoted_commit: sha,
+        drift_seconds: integer,
+        bad_commit_reached_prod: boolean,
+        rollback: z.enum(["revert", "reset"]).describe('"revert" or "reset"'),
+    }),
+};
+
+export type ResultName = keyof typeof RESULTS;
+/** The six result files, in step order. */
+export const RESULT_FILES = Object.keys(RESULTS) as ResultName[];
+/** The step that writes each file. */
+export const RESULT_STEP: Record<ResultName, number> = { incident: 3, pin: 4, drift: 5, promote: 6, revert: 7, report: 8 };
+
+export type Incident = z.infer<typeof RESULTS.incident>;
+export type Pin = z.infer<typeof RESULTS.pin>;
+export type Drift = z.infer<typeof RESULTS.drift>;
+export type Promote = z.infer<typeof RESULTS.promote>;
+export type Revert = z.infer<typeof RESULTS.revert>;
+export type Report = z.infer<typeof RESULTS.report>;
+export type Results = { [K in ResultName]?: z.infer<(typeof RESULTS)[K]> };
+
+/** The keys of a result file and what each must be ("a full 40-hex SHA", "an integer", ...). */
+export function fieldsOf(name: ResultName): { key: string; what: string; isSha: boolean; check: (v: unknown) => boolean }[] {
+    return Object.entries(RESULTS[name].shape).map(([key, t]) => ({
+        key,
+        what: (t as z.ZodType).description ?? "valid",
+        isSha: t === sha,
+        check: (v: unknown) => (t as z.ZodType).safeParse(v).success,
+    }));
+}
+
+/** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
+export function parseResult<K extends ResultName>(name: K, value: unknown, where: string): z.infer<(typeof RESULTS)[K]> {
+    const r = RESULTS[name].safeParse(value);
+    if (r.success) return r.data as z.infer<(typeof RESULTS)[K]>;
+    const issues = r.error.issues.map((i) => `${i.path.join(".") || "(the object)"}: ${i.message}`).join("; ");
+    throw new Error(`${where} is not a valid ${name} result (${issues})`);
+}

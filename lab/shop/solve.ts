@@ -1,0 +1,44 @@
+/**
+ * The shop lab in its one order: step 1 (the repository), the ApplicationSet, then the scenario
+ * (steps 2-8). `npm run simulate`, the bench and the tests call this; `pulumi up` keeps the same
+ * order through the dependencies of its resources (ShopRepo -> ShopAppSet -> Scenario).
+ */
+import { ClusterPort } from "../ports/cluster";
+import { CloneGit } from "../ports/git";
+import { applyShopAppSet, shopApplicationSet } from "./appset";
+import { LabLayout } from "./layout";
+import { createShopRepo } from "./repo";
+import { readRepoFiles } from "./repoFiles";
+import { runScenario, ScenarioRun, ScenarioTimeouts, StepTiming } from "./scenario";
+
+export interface ShopLabContext {
+    layout: LabLayout;
+    cluster: ClusterPort;
+    log?: (line: string) => void;
+    timeouts?: Partial<ScenarioTimeouts>;
+    /** The repository URL Argo CD reads (default: the in-cluster git daemon's). */
+    repoURL?: string;
+}
+
+export type ShopLabRun = ScenarioRun & { setup: StepTiming[] };
+
+/** Steps 1..through (0: nothing of the lab's own). `setup` times step 1 and the ApplicationSet. */
+export async function solveShopLab(ctx: ShopLabContext, through: number): Promise<ShopLabRun> {
+    if (!Number.isInteger(through) || through < 0 || through > 8) throw new Error(`the shop lab has steps 0 to 8, got ${through}`);
+    const log = ctx.log ?? (() => {});
+    const setup: StepTiming[] = [];
+    const timed = async (step: number, name: string, f: (log: (l: string) => void) => Promise<unknown>) => {
+        const prefix = `[step ${step} ${name}]`;
+        const t0 = Date.now();
+        log(`${prefix} start`);
+        await f((l) => log(`${prefix} ${l}`));
+        const ms = Date.now() - t0;
+        setup.push({ step, name, ms, waitMs: 0, skipped: false });
+        log(`${prefix} done in ${(ms / 1000).toFixed(1)} s`);
+    };
+    if (through >= 1) await timed(1, "repo", (l) => createShopRepo(ctx.layout, readRepoFiles(), l));
+    if (through < 2) return { results: {}, timings: [], through, setup };
+    await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
+    const run = await runScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts }, through);
+    return { ...run, setup };
+}
