@@ -1,47 +1,39 @@
 /**
- * npm run doctor -- [--from FILE] [--appset NAME] [--json] [--watch [--interval S]] [--stuck-after S]
+ * gitops-lab doctor [--from FILE] [--appset NAME] [--json] [--watch [--interval S]] [--stuck-after S]
  *                   [--metrics-port P] [--kubeconfig FILE]
  *
  * Names the step at which a RollingSync rollout is stuck, and why. Input: the live cluster, or a
  * dump (`kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json`).
- * Exit 0 when nothing is stuck, 2 when something is, 1 when the input cannot be read.
+ * Exit 0 when nothing is stuck, 1 when something is (or the input cannot be read), 2 on bad usage.
  */
 import * as fs from "fs";
-import { KubeCluster } from "../lab/ports/cluster";
 import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, toJson } from "../lab/doctor/diagnose";
 import { readLive, RolloutWatcher, serveMetrics } from "../lab/doctor/watch";
-import { findKubeconfig } from "./kubeconfig";
+import { KubeCluster } from "../lab/ports/cluster";
 import { sleep } from "../lab/ports/wait";
+import { Command, EXIT, numberOption, stringOption } from "./command";
+import { findKubeconfig } from "./kubeconfig";
 
-const USAGE = "usage: npm run doctor -- [--from FILE] [--appset NAME] [--json] [--watch [--interval S]] [--stuck-after S] [--metrics-port P] [--kubeconfig FILE]";
+const DUMP_HINT = "make it with kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json";
 
-class InputError extends Error {}
-
-function parseArgs(argv: string[]) {
-    const o = { from: undefined as string | undefined, appset: undefined as string | undefined, json: false, watch: false, interval: 30, stuckAfter: 600, metricsPort: undefined as number | undefined, kubeconfig: undefined as string | undefined };
-    const num = (flag: string, v: string | undefined, min: number) => {
-        const n = Number(v);
-        if (v === undefined || !Number.isFinite(n) || n < min) throw new InputError(`${flag} takes a number >= ${min}, got "${v ?? ""}"`);
-        return n;
-    };
-    for (let i = 0; i < argv.length; i++) {
-        const a = argv[i];
-        const value = () => {
-            const v = argv[++i];
-            if (v === undefined) throw new InputError(`${a} needs a value\n${USAGE}`);
-            return v;
-        };
-        if (a === "--from") o.from = value();
-        else if (a === "--appset") o.appset = value();
-        else if (a === "--json") o.json = true;
-        else if (a === "--watch") o.watch = true;
-        else if (a === "--interval") o.interval = num(a, argv[++i], 0.05);
-        else if (a === "--stuck-after") o.stuckAfter = num(a, argv[++i], 0);
-        else if (a === "--metrics-port") o.metricsPort = num(a, argv[++i], 0);
-        else if (a === "--kubeconfig") o.kubeconfig = value();
-        else throw new InputError(`unknown argument "${a}"\n${USAGE}`);
+function readDump(file: string): Dump {
+    let text: string;
+    try {
+        text = fs.readFileSync(file, "utf8");
+    } catch (e: any) {
+        throw new Error(`cannot read ${file}: ${e.code ?? e.message}`);
     }
-    return o;
+    let list: unknown;
+    try {
+        list = JSON.parse(text);
+    } catch (e: any) {
+        throw new Error(`${file} is not JSON (${e.message}); ${DUMP_HINT}`);
+    }
+    try {
+        return dumpFromList(list);
+    } catch (e: any) {
+        throw new Error(`${file}: ${e.message}`);
+    }
 }
 
 function print(ds: Diagnosis[], dump: Dump, json: boolean) {
@@ -58,75 +50,81 @@ function print(ds: Diagnosis[], dump: Dump, json: boolean) {
     }
 }
 
-async function main(): Promise<number> {
-    const args = parseArgs(process.argv.slice(2));
-    let read: () => Promise<Dump>;
-    let cluster: KubeCluster | null = null;
-    if (args.from) {
-        const file = args.from;
-        read = async () => {
-            let text: string;
-            try {
-                text = fs.readFileSync(file, "utf8");
-            } catch (e: any) {
-                throw new InputError(`cannot read ${file}: ${e.code ?? e.message}`);
-            }
-            let list: unknown;
-            try {
-                list = JSON.parse(text);
-            } catch (e: any) {
-                throw new InputError(`${file} is not JSON (${e.message}); make it with kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json`);
-            }
-            try {
-                return dumpFromList(list);
-            } catch (e: any) {
-                throw new InputError(`${file}: ${e.message}`);
-            }
-        };
-    } else {
-        try {
-            cluster = new KubeCluster(findKubeconfig(args.kubeconfig).text);
-        } catch (e: any) {
-            throw new InputError(e.message);
-        }
-        const c = cluster;
-        read = () => readLive(c).catch((e) => Promise.reject(new InputError(`cannot read the cluster: ${e.message}`)));
-    }
-    const opts = { stuckAfterSeconds: args.stuckAfter, appset: args.appset };
-
-    if (!args.watch) {
-        const dump = await read();
-        const ds = diagnose(dump, { ...opts, now: new Date() });
-        print(ds, dump, args.json);
-        return ds.some((d) => d.state === "stuck") ? 2 : 0;
-    }
-
-    const watcher = new RolloutWatcher(read, cluster, opts, (l) => console.log(`${new Date().toISOString()} ${l}`));
-    if (args.metricsPort !== undefined) {
-        const server = await serveMetrics(watcher, args.metricsPort);
-        const addr = server.address();
-        console.log(`serving metrics on :${typeof addr === "object" && addr ? addr.port : args.metricsPort}/metrics`);
-    }
-    let stop = false;
-    for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => (stop = true));
-    console.log(`watching every ${args.interval} s (${args.from ? args.from : "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`);
-    while (!stop) {
-        try {
-            const ds = await watcher.tick();
-            if (args.json) console.log(JSON.stringify(toJson(ds)));
-        } catch (e: any) {
-            console.error(`doctor: ${e.message} (will try again)`);
-        }
-        const until = Date.now() + args.interval * 1000;
-        while (!stop && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
-    }
-    return 0;
+/** An --appset that names nothing is a failure, not "nothing stuck". */
+function checkAppSetExists(dump: Dump, name: string | undefined) {
+    if (!name || dump.applicationSets.some((a) => a.metadata?.name === name)) return;
+    const found = dump.applicationSets.map((a) => `${a.metadata?.namespace}/${a.metadata?.name}`);
+    throw new Error(`no ApplicationSet named "${name}" (found: ${found.length ? found.join(", ") : "none"})`);
 }
 
-main().then(
-    (code) => process.exit(code),
-    (e) => {
-        console.error(`doctor: ${e?.message ?? e}`);
-        process.exit(1);
+export const doctor: Command = {
+    name: "doctor",
+    summary: "name the step at which a RollingSync rollout is stuck, and why (live, or from a dump)",
+    usage: "doctor [--from FILE] [--appset NAME] [--json] [--watch [--interval S]] [--stuck-after S] [--metrics-port P] [--kubeconfig FILE]",
+    details: [
+        "--from FILE         a dump instead of the live cluster (" + DUMP_HINT.replace("make it with ", "") + ")",
+        "--appset NAME       only this ApplicationSet (it must exist)",
+        "--json              the diagnosis as JSON",
+        "--stuck-after S     a step with no progress for longer than S seconds is stuck (default 600)",
+        "--watch             diagnose every --interval seconds (default 30); post RolloutStuck/RolloutResumed Events",
+        "--interval S        seconds between two rounds of --watch",
+        "--metrics-port P    with --watch, serve Prometheus metrics on :P/metrics",
+        "--kubeconfig FILE   the cluster (default: $KUBECONFIG, /etc/rancher/k3s/k3s.yaml, ~/.kube/config)",
+    ],
+    options: {
+        from: { type: "string" },
+        appset: { type: "string" },
+        json: { type: "boolean" },
+        watch: { type: "boolean" },
+        interval: { type: "string" },
+        "stuck-after": { type: "string" },
+        "metrics-port": { type: "string" },
+        kubeconfig: { type: "string" },
     },
-);
+    async run(values) {
+        const interval = numberOption(values, "interval", { min: 0.05, default: 30 });
+        const stuckAfterSeconds = numberOption(values, "stuck-after", { min: 0, default: 600 });
+        const metricsPort = values["metrics-port"] === undefined ? undefined : numberOption(values, "metrics-port", { min: 0, default: 0 });
+        const from = stringOption(values, "from");
+        const appset = stringOption(values, "appset");
+        let read: () => Promise<Dump>;
+        let cluster: KubeCluster | null = null;
+        if (from) {
+            read = async () => readDump(from);
+        } else {
+            const c = new KubeCluster(findKubeconfig(stringOption(values, "kubeconfig")).text);
+            cluster = c;
+            read = () => readLive(c).catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
+        }
+        const opts = { stuckAfterSeconds, appset };
+
+        if (!values.watch) {
+            const dump = await read();
+            checkAppSetExists(dump, appset);
+            const ds = diagnose(dump, { ...opts, now: new Date() });
+            print(ds, dump, !!values.json);
+            return ds.some((d) => d.state === "stuck") ? EXIT.FINDING : EXIT.OK;
+        }
+
+        const watcher = new RolloutWatcher(read, cluster, opts, (l) => console.log(`${new Date().toISOString()} ${l}`));
+        if (metricsPort !== undefined) {
+            const server = await serveMetrics(watcher, metricsPort);
+            const addr = server.address();
+            console.log(`serving metrics on :${typeof addr === "object" && addr ? addr.port : metricsPort}/metrics`);
+        }
+        let stop = false;
+        for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => (stop = true));
+        console.log(`watching every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`);
+        while (!stop) {
+            try {
+                const ds = await watcher.tick();
+                if (values.json) console.log(JSON.stringify(toJson(ds)));
+            } catch (e: any) {
+                console.error(`doctor: ${e.message} (will try again)`);
+            }
+            const until = Date.now() + interval * 1000;
+            while (!stop && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
+        }
+        return EXIT.OK;
+    },
+};

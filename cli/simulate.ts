@@ -1,57 +1,44 @@
 /**
- * npm run simulate -- --root DIR [--through N] [--realistic]
+ * gitops-lab simulate --root DIR [--through N] [--realistic]
  *
  * The whole lab on this machine with the cluster simulated: the real repository under
  * DIR/srv/bare/shop-envs.git and DIR/root/cnpa-env/, a real git daemon on 127.0.0.1, and a
- * loopback fake Kubernetes API with an Argo CD v3.5.1 simulation in place of k3s and Argo CD.
- * Steps 1-N run through the same code `pulumi up` runs. A second run on the same DIR resumes
- * (the simulated cluster is kept in DIR/simulated-cluster.json).
+ * loopback fake Kubernetes API with an Argo CD v3.5.1 simulation (sim/) in place of k3s and
+ * Argo CD. Steps 1-N run through the same code `pulumi up` runs. A second run on the same DIR
+ * resumes (the simulated cluster is kept in DIR/simulated-cluster.json).
  */
 import * as path from "path";
 import { REALISTIC } from "../sim/appController";
 import { solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
+import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
-const USAGE = "usage: npm run simulate -- --root DIR [--through N] [--realistic]";
-
-function parseArgs(argv: string[]): { root: string; through: number; realistic: boolean } {
-    let root: string | undefined;
-    let through = 8;
-    let realistic = false;
-    for (let i = 0; i < argv.length; i++) {
-        const a = argv[i];
-        if (a === "--root") root = argv[++i];
-        else if (a === "--through") {
-            const v = argv[++i];
-            through = Number(v);
-            if (!/^\d$/.test(v ?? "") || through > 8) throw new Error(`--through takes a step number from 0 to 8, got "${v ?? ""}"`);
-        } else if (a === "--realistic") realistic = true;
-        else throw new Error(`unknown argument "${a}"\n${USAGE}`);
-    }
-    if (!root) throw new Error(`--root DIR is required\n${USAGE}`);
-    return { root: path.resolve(root), through, realistic };
-}
-
-async function main(): Promise<number> {
-    const args = parseArgs(process.argv.slice(2));
-    const say = (l: string) => console.log(l);
-    say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
-    say("Argo CD v3.5.1 simulation (test/sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
-    say(`root: ${args.root}; through step ${args.through}; Argo CD timings: ${args.realistic ? "realistic" : "fast"}`);
-    const lab = await startSimulatedLab(args.root, { persist: true, timings: args.realistic ? REALISTIC : undefined });
-    try {
-        const run = await solveSimulatedLab(lab, args.through, { log: say });
-        if (args.through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
-        say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
-        return 0;
-    } finally {
-        await lab.stop();
-    }
-}
-
-main().then(
-    (code) => process.exit(code),
-    (e) => {
-        console.error(`simulate: ${e?.message ?? e}`);
-        process.exit(1);
+export const simulate: Command = {
+    name: "simulate",
+    summary: "run the lab against a simulated cluster (no Kubernetes, no Argo CD needed)",
+    usage: "simulate --root DIR [--through N] [--realistic]",
+    details: [
+        "--root DIR          where the lab's host paths go (DIR/srv/bare, DIR/root/cnpa-env); required",
+        "--through N         carry the lab out through step N (0-8, default 8); a later run resumes",
+        "--realistic         Argo CD-like timings (selfHeal after 1.5 s, 0.5 s per refresh) instead of fast ones",
+    ],
+    options: { root: { type: "string" }, through: { type: "string" }, realistic: { type: "boolean" } },
+    async run(values) {
+        const rootArg = stringOption(values, "root");
+        if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
+        const root = path.resolve(rootArg);
+        const through = intOption(values, "through", { min: 0, max: 8, default: 8 });
+        const say = (l: string) => console.log(l);
+        say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
+        say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
+        say(`root: ${root}; through step ${through}; Argo CD timings: ${values.realistic ? "realistic" : "fast"}`);
+        const lab = await startSimulatedLab(root, { persist: true, timings: values.realistic ? REALISTIC : undefined });
+        try {
+            const run = await solveSimulatedLab(lab, through, { log: say });
+            if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
+            say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
+            return EXIT.OK;
+        } finally {
+            await lab.stop();
+        }
     },
-);
+};

@@ -7,7 +7,7 @@ import * as path from "path";
 import { labLayout } from "../lab/shop/layout";
 import { RESULT_FILES } from "../lab/shop/results";
 
-import { runCli } from "./helpers/cli";
+import { BIN, runCli } from "./helpers/cli";
 
 describe("npm run simulate", function () {
     this.timeout(180_000);
@@ -15,7 +15,7 @@ describe("npm run simulate", function () {
     const layout = labLayout(root);
 
     it("--through 3 stops after the incident, says plainly the cluster was simulated, exits 0", () => {
-        const r = runCli("simulate.ts", ["--root", root, "--through", "3"]);
+        const r = runCli("simulate", ["--root", root, "--through", "3"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.out, /SIMULATED CLUSTER: no Kubernetes and no Argo CD run here/);
         assert.match(r.out, /the cluster was simulated/);
@@ -26,7 +26,7 @@ describe("npm run simulate", function () {
 
     it("a second run on the same root resumes and writes all six files, printing the report", () => {
         const incident = fs.readFileSync(layout.resultFile("incident"), "utf8");
-        const r = runCli("simulate.ts", ["--root", root]);
+        const r = runCli("simulate", ["--root", root]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.out, /\[step 3 incident\] already done/);
         assert.strictEqual(fs.readFileSync(layout.resultFile("incident"), "utf8"), incident);
@@ -35,12 +35,12 @@ describe("npm run simulate", function () {
         assert.match(r.out, /"bad_commit_reached_prod": false/);
     });
 
-    it("bad input exits 1 with one clear line and no stack trace", () => {
-        const r = runCli("simulate.ts", ["--root", root, "--through", "12"]);
-        assert.strictEqual(r.code, 1);
-        assert.match(r.stderr, /^simulate: --through takes a step number from 0 to 8, got "12"\n$/);
-        const r2 = runCli("simulate.ts", []);
-        assert.strictEqual(r2.code, 1);
+    it("bad input exits 2 (a usage error) with one clear line and no stack trace", () => {
+        const r = runCli("simulate", ["--root", root, "--through", "12"]);
+        assert.strictEqual(r.code, 2);
+        assert.match(r.stderr, /^gitops-lab simulate: --through takes a whole number from 0 to 8, got "12"\n$/);
+        const r2 = runCli("simulate", []);
+        assert.strictEqual(r2.code, 2);
         assert.match(r2.stderr, /--root DIR is required/);
         assert.ok(!/\n\s+at /.test(r2.stderr), "no stack trace");
     });
@@ -50,8 +50,48 @@ describe("npm run simulate", function () {
         const other = fs.mkdtempSync(path.join(os.tmpdir(), "simulate-foreign-"));
         fs.mkdirSync(path.join(other, "srv", "bare", "shop-envs.git"), { recursive: true });
         spawnSync("git", ["init", "--quiet", "--bare", path.join(other, "srv", "bare", "shop-envs.git")]);
-        const r = runCli("simulate.ts", ["--root", other]);
+        const r = runCli("simulate", ["--root", other]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stderr, /simulate: .*already exists and was not created by this lab/);
+        assert.match(r.stderr, /gitops-lab simulate: .*already exists and was not created by this lab/);
+    });
+});
+
+describe("gitops-lab: one command line", function () {
+    this.timeout(60_000);
+    const COMMANDS = ["up", "destroy", "preflight", "simulate", "verify", "doctor", "bench"];
+
+    it("lists its commands with --help and exits 0; no command at all is a usage error (2)", () => {
+        const r = runCli("--help", []);
+        assert.strictEqual(r.code, 0, r.out);
+        for (const c of COMMANDS) assert.match(r.stdout, new RegExp(`^  ${c} +\\S`, "m"), c);
+        assert.match(r.stdout, /exit status: 0 all good, 1 a finding or a failure, 2 a usage error/);
+        const none = spawnSync(process.execPath, [BIN], { encoding: "utf8" });
+        assert.strictEqual(none.status, 2);
+    });
+
+    for (const c of COMMANDS) {
+        it(`${c} --help prints its usage and options and exits 0, changing nothing`, () => {
+            const r = runCli(c, ["--help"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, new RegExp(`^usage: gitops-lab ${c}\\b`));
+            assert.match(r.stdout, /-h, --help/);
+        });
+    }
+
+    it("an unknown command or option is a usage error (2), one line", () => {
+        const r = runCli("nope", []);
+        assert.strictEqual(r.code, 2);
+        assert.match(r.stderr, /^gitops-lab: unknown command "nope"; one of: up, destroy, preflight, simulate, verify, doctor, bench\n$/);
+        const o = runCli("verify", ["--nope"]);
+        assert.strictEqual(o.code, 2);
+        assert.match(o.stderr, /^gitops-lab verify: Unknown option '--nope' \(see gitops-lab verify --help\)\n$/);
+    });
+
+    it("verify --through 0 is valid (solveThrough 0 is: the environment only) and --json stays pure JSON on stdout", () => {
+        const empty = fs.mkdtempSync(path.join(os.tmpdir(), "verify-0-"));
+        const r = runCli("verify", ["--root", empty, "--through", "0", "--offline", "--json"]);
+        assert.strictEqual(r.code, 0, r.out);
+        const j = JSON.parse(r.stdout);
+        assert.deepStrictEqual([j.ok, j.through, j.checks], [true, 0, []]);
     });
 });

@@ -1,6 +1,7 @@
 /** The rollout doctor: diagnosis as a pure function over v3.5.1-shaped dumps, then the command. */
 import * as assert from "assert";
-import { diagnose, dumpFromList, Diagnosis, toJson, metricsText, automatedDisabledNote } from "../lab/doctor/diagnose";
+import { diagnose, dumpFromList, Diagnosis, toJson, automatedDisabledNote } from "../lab/doctor/diagnose";
+import { metricsText } from "../lab/doctor/metrics";
 import { application, appSet, fieldReport, list, NOW, TenantSpec } from "./helpers/rollout";
 import { crdValidator } from "./helpers/upstream";
 
@@ -58,8 +59,8 @@ describe("rollout doctor: diagnosis", () => {
             assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0].hook!), ["namespace", "job", "reason", "message", "log"]);
         });
 
-        it("then the metrics name the ApplicationSet, the step and the application", () => {
-            assert.match(metricsText([d]), /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m);
+        it("then the metrics name the ApplicationSet, the step and the application", async () => {
+            assert.match(await metricsText([d]), /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m);
         });
     });
 

@@ -3,7 +3,7 @@
  * own client): live reads, the --watch alert as Kubernetes Events, the metrics, the command.
  */
 import * as assert from "assert";
-import { ChildProcess, spawn } from "child_process";
+import { ChildProcess } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
@@ -12,7 +12,7 @@ import { parse } from "yaml";
 import { KubeCluster } from "../lab/ports/cluster";
 import { readLive, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctor/watch";
 import { pollUntil } from "../lab/ports/wait";
-import { runCli, runCliAsync } from "./helpers/cli";
+import { runCli, runCliAsync, startCli } from "./helpers/cli";
 import { fieldReport, NOW } from "./helpers/rollout";
 import { FakeKube } from "../sim/fakeApi";
 
@@ -100,15 +100,15 @@ describe("rollout doctor against a cluster", function () {
         }
     });
 
-    it("the command reads the live cluster and exits 2 when stuck", async () => {
-        const r = await runCliAsync("doctor.ts", ["--kubeconfig", kubeconfigFile]);
-        assert.strictEqual(r.code, 2, r.out);
+    it("the command reads the live cluster and exits 1 (a finding) when stuck", async () => {
+        const r = await runCliAsync("doctor", ["--kubeconfig", kubeconfigFile]);
+        assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 for \d+ (min|h \d+ min|d \d+ h) — mandant-b: PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\): "config\/system\/settings\.php is not writable"\. Waiting behind it: mandant-c \(step 3\), mandant-d \(step 4\)\.$/m);
         assert.match(r.stdout, /^Note: automated\.enabled: false on the Applications of tenants is written by the ApplicationSet controller/m);
     });
 
     it("the command's --watch posts the Event on the live cluster within one interval", async () => {
-        const child: ChildProcess = spawn(process.execPath, [path.join(__dirname, "..", "node_modules", "ts-node", "dist", "bin.js"), "--transpile-only", path.join(__dirname, "..", "cli", "doctor.ts"), "--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"], { stdio: "ignore" });
+        const child: ChildProcess = startCli("doctor", ["--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"]);
         try {
             const ev = await pollUntil(async () => events().find((e) => e.reason === "RolloutStuck"), { timeoutMs: 30_000, intervalMs: 100, describe: () => "no RolloutStuck Event from doctor --watch within 30 s" });
             assert.strictEqual(ev.involvedObject.name, "tenants");
@@ -121,9 +121,9 @@ describe("rollout doctor against a cluster", function () {
 
     it("an unreachable cluster is one clear line and exit 1", async () => {
         await kube.stop();
-        const r = runCli("doctor.ts", ["--kubeconfig", kubeconfigFile]);
+        const r = runCli("doctor", ["--kubeconfig", kubeconfigFile]);
         assert.strictEqual(r.code, 1);
-        assert.match(r.stderr, /^doctor: cannot read the cluster: .*(ECONNREFUSED|connect)/);
+        assert.match(r.stderr, /^gitops-lab doctor: cannot read the cluster: .*(ECONNREFUSED|connect)/);
         assert.ok(!/\n\s+at /.test(r.stderr));
     });
 });
@@ -137,9 +137,9 @@ describe("rollout doctor: the command on a saved dump", function () {
         return p;
     };
 
-    it("--from FILE --json prints the diagnosis and exits 2 when stuck", () => {
-        const r = runCli("doctor.ts", ["--from", file("report.json", fieldReport()), "--json"]);
-        assert.strictEqual(r.code, 2, r.out);
+    it("--from FILE --json prints the diagnosis and exits 1 when stuck", () => {
+        const r = runCli("doctor", ["--from", file("report.json", fieldReport()), "--json"]);
+        assert.strictEqual(r.code, 1, r.out);
         const j = JSON.parse(r.stdout);
         assert.strictEqual(j.applicationSets[0].state, "stuck");
         assert.strictEqual(j.applicationSets[0].blocking[0].hook.log, "config/system/settings.php is not writable");
@@ -148,7 +148,7 @@ describe("rollout doctor: the command on a saved dump", function () {
     it("exits 0 when nothing is stuck (--appset picks one ApplicationSet)", () => {
         const l = fieldReport();
         l.items.push({ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", metadata: { name: "quiet", namespace: "argocd", uid: "q" }, spec: { generators: [], template: { metadata: {}, spec: { project: "default", destination: {} } } } });
-        const r = runCli("doctor.ts", ["--from", file("two.json", l), "--appset", "quiet"]);
+        const r = runCli("doctor", ["--from", file("two.json", l), "--appset", "quiet"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, /^quiet: no rollout strategy \(all Applications sync on their own\); nothing is failing\.$/m);
     });
@@ -158,10 +158,28 @@ describe("rollout doctor: the command on a saved dump", function () {
             [["--from", file("bad.json", "{ not json")], /is not JSON .*kubectl get applicationsets\.argoproj\.io/],
             [["--from", file("notlist.json", { kind: "Pod" })], /the dump is not a Kubernetes List/],
             [["--from", path.join(dir, "missing.json")], /cannot read .*missing\.json: ENOENT/],
-            [["--interval"], /--interval takes a number/],
         ] as [string[], RegExp][]) {
-            const r = runCli("doctor.ts", args);
+            const r = runCli("doctor", args);
             assert.strictEqual(r.code, 1, `${args.join(" ")}: ${r.out}`);
+            assert.match(r.stderr, msg);
+            assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
+        }
+    });
+
+    it("--appset naming an ApplicationSet that does not exist is a failure (exit 1), never \"nothing stuck\"", () => {
+        const r = runCli("doctor", ["--from", file("report2.json", fieldReport()), "--appset", "nope"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, /^gitops-lab doctor: no ApplicationSet named "nope" \(found: argocd\/tenants\)\n$/);
+    });
+
+    it("bad usage exits 2 with one line: a missing value, an unknown option", () => {
+        for (const [args, msg] of [
+            [["--interval"], /--interval/],
+            [["--interval", "x"], /--interval takes a number >= 0\.05, got "x"/],
+            [["--bogus"], /Unknown option '--bogus'.*--help/],
+        ] as [string[], RegExp][]) {
+            const r = runCli("doctor", args);
+            assert.strictEqual(r.code, 2, `${args.join(" ")}: ${r.out}`);
             assert.match(r.stderr, msg);
             assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
         }

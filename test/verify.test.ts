@@ -174,19 +174,19 @@ describe("verify (the independent grader)", function () {
 
     describe("npm run verify", () => {
         it("prints the table and exits 0 on a good run (offline), 1 with what was expected and found on a bad one", () => {
-            const ok = runCli("verify.ts", ["--root", good.root, "--offline"]);
+            const ok = runCli("verify", ["--root", good.root, "--offline"]);
             assert.strictEqual(ok.code, 0, ok.out);
             assert.match(ok.stdout, /^ {3}6 {2}PASS {2}promote\.to is incident\.commit$/m);
             assert.match(ok.stdout, /\d+ passed, 0 failed/);
             const l = copy();
             write(l, "drift", { ...read(l, "drift"), seconds: "3" });
-            const bad = runCli("verify.ts", ["--root", l.root, "--offline"]);
+            const bad = runCli("verify", ["--root", l.root, "--offline"]);
             assert.strictEqual(bad.code, 1);
             assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: an integer\n {14}found: {4}"3"/);
         });
 
         it("--json prints the same checks as JSON", () => {
-            const r = runCli("verify.ts", ["--root", good.root, "--offline", "--json"]);
+            const r = runCli("verify", ["--root", good.root, "--offline", "--json"]);
             assert.strictEqual(r.code, 0, r.out);
             const j = JSON.parse(r.stdout);
             assert.strictEqual(j.ok, true);
@@ -194,12 +194,12 @@ describe("verify (the independent grader)", function () {
         });
 
         it("without a reachable kubeconfig it says so as a FAIL line; bad arguments exit 2", () => {
-            const r = runCli("verify.ts", ["--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
+            const r = runCli("verify", ["--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.strictEqual(r.code, 1);
             assert.match(r.stdout, /FAIL {2}the cluster answers\n\s+expected: a kubeconfig \(or --offline\)/);
-            const b = runCli("verify.ts", ["--through", "9"]);
+            const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);
-            assert.match(b.stderr, /^verify: --through takes a step number from 1 to 8, got "9"\n$/);
+            assert.match(b.stderr, /^gitops-lab verify: --through takes a whole number from 0 to 8, got "9"\n$/);
         });
     });
 });

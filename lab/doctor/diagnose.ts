@@ -295,19 +295,3 @@ export function toJson(ds: Diagnosis[]): { applicationSets: Diagnosis[] } {
         })),
     };
 }
-
-/** Prometheus text: one series per blocking Application of a stuck rollout. */
-export function metricsText(ds: Diagnosis[]): string {
-    const esc = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
-    const lines = [
-        "# HELP gitops_lab_rollout_stuck A RollingSync rollout is stuck at this step, held by this Application (1 while stuck).",
-        "# TYPE gitops_lab_rollout_stuck gauge",
-    ];
-    for (const d of ds) {
-        if (d.state !== "stuck") continue;
-        for (const b of d.blocking) {
-            lines.push(`gitops_lab_rollout_stuck{namespace="${esc(d.namespace)}",appset="${esc(d.name)}",step="${d.step ?? ""}",application="${esc(b.application)}",reason="${esc(b.reason)}"} 1`);
-        }
-    }
-    return lines.join("\n") + "\n";
-}

@@ -6,7 +6,8 @@
 import * as http from "http";
 import * as os from "os";
 import { ClusterPort } from "../ports/cluster";
-import { diagnose, DiagnoseOptions, Diagnosis, Dump, metricsText } from "./diagnose";
+import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
+import { RolloutMetrics } from "./metrics";
 
 export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
 
@@ -37,8 +38,10 @@ export function rolloutEvent(appset: { name: string; namespace: string; uid?: st
 
 export class RolloutWatcher {
     private readonly stuck = new Map<string, boolean>();
-    /** The latest diagnosis (what the metrics endpoint serves). */
+    /** The latest diagnosis. */
     last: Diagnosis[] = [];
+    /** What the metrics endpoint serves: the latest diagnosis as Prometheus series. */
+    readonly metrics = new RolloutMetrics();
 
     constructor(
         private readonly read: () => Promise<Dump>,
@@ -66,6 +69,7 @@ export class RolloutWatcher {
             this.stuck.set(key, is);
         }
         this.last = ds;
+        this.metrics.set(ds);
         return ds;
     }
 }
@@ -78,8 +82,16 @@ export function serveMetrics(watcher: RolloutWatcher, port: number, host = "0.0.
             res.end("try /metrics\n");
             return;
         }
-        res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4" });
-        res.end(metricsText(watcher.last));
+        watcher.metrics.text().then(
+            (text) => {
+                res.writeHead(200, { "Content-Type": watcher.metrics.contentType });
+                res.end(text);
+            },
+            (e) => {
+                res.writeHead(500, { "Content-Type": "text/plain" });
+                res.end(`${e?.message ?? e}\n`);
+            },
+        );
     });
     return new Promise((resolve, reject) => {
         server.once("error", reject);

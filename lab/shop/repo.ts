@@ -11,8 +11,8 @@ import { LabLayout } from "./layout";
 import { renderShopConfig } from "./render";
 
 /** git config key in the bare repository that says "the lab made this". */
-const OWNER_KEY = "gitops-lab.owner";
-const OWNER_VALUE = "shop-repo";
+export const OWNER_KEY = "gitops-lab.owner";
+export const OWNER_VALUE = "shop-repo";
 const INITIAL_KEY = "gitops-lab.initialcommit";
 export const INITIAL_MESSAGE = "Shop base and dev/prod overlays (lab step 1)";
 
@@ -145,4 +145,12 @@ export async function deleteShopRepo(layout: LabLayout, log: Log = () => {}): Pr
     for (const dir of [layout.bareDir, layout.workDir]) {
         if (exists(dir) && isEmptyDir(dir)) fs.rmdirSync(dir);
     }
+}
+
+/** What must be the lab's own (or absent) at the shop lab's paths, for the preflight. */
+export function shopRepoPaths(layout: LabLayout): { path: string; gitDir: string; key: string; value: string }[] {
+    return [
+        { path: layout.bareRepo, gitDir: layout.bareRepo, key: OWNER_KEY, value: OWNER_VALUE },
+        { path: layout.clone, gitDir: path.join(layout.clone, ".git"), key: "remote.origin.url", value: layout.bareRepo },
+    ];
 }

@@ -1,0 +1,69 @@
+/**
+ * One command-line convention for every subcommand of `gitops-lab`: options parsed with Node's
+ * util.parseArgs, `--help` everywhere, and one exit-code convention:
+ *   0  all good
+ *   1  a finding or a failure (a check failed, a rollout is stuck, the work could not be done)
+ *   2  a usage error (an unknown option, a bad value)
+ * Errors are one line on stderr, `gitops-lab <command>: <what was wrong and what to do>`.
+ */
+import { parseArgs, ParseArgsConfig } from "util";
+
+export const EXIT = { OK: 0, FINDING: 1, USAGE: 2 } as const;
+
+/** A bad command line: exit 2. */
+export class UsageError extends Error {}
+
+export type Options = NonNullable<ParseArgsConfig["options"]>;
+export type Values = Record<string, string | boolean | undefined>;
+
+export interface Command {
+    name: string;
+    /** One line for the list of commands. */
+    summary: string;
+    /** The synopsis, e.g. "simulate --root DIR [--through N]". */
+    usage: string;
+    /** What each option means, one line each, shown by --help. */
+    details: string[];
+    options: Options;
+    run(values: Values): Promise<number>;
+}
+
+/** Parses a command's arguments; a bad command line becomes a UsageError naming the fix. */
+export function parse(cmd: Command, argv: string[]): Values | "help" {
+    let values: Values;
+    try {
+        ({ values } = parseArgs({ args: argv, options: { ...cmd.options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }) as { values: Values });
+    } catch (e: any) {
+        throw new UsageError(`${String(e.message).split("\n")[0].replace(/\. To specify a positional argument.*$/, "")} (see gitops-lab ${cmd.name} --help)`);
+    }
+    return values.help ? "help" : values;
+}
+
+export function helpText(cmd: Command): string {
+    return [`usage: gitops-lab ${cmd.usage}`, "", cmd.summary, "", ...cmd.details.map((d) => `  ${d}`), "  -h, --help          this text", "", "exit status: 0 all good, 1 a finding or a failure, 2 a usage error"].join("\n");
+}
+
+/** A whole number option within [min, max], or its default. */
+export function intOption(values: Values, name: string, range: { min: number; max: number; default: number }): number {
+    const v = values[name];
+    if (v === undefined) return range.default;
+    const n = Number(v);
+    if (typeof v !== "string" || !/^\d+$/.test(v) || n < range.min || n > range.max) {
+        throw new UsageError(`--${name} takes a whole number from ${range.min} to ${range.max}, got "${v}"`);
+    }
+    return n;
+}
+
+/** A number option >= min (fractions allowed), or its default. */
+export function numberOption(values: Values, name: string, range: { min: number; default: number }): number {
+    const v = values[name];
+    if (v === undefined) return range.default;
+    const n = Number(v);
+    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n) || n < range.min) throw new UsageError(`--${name} takes a number >= ${range.min}, got "${v}"`);
+    return n;
+}
+
+export function stringOption(values: Values, name: string): string | undefined {
+    const v = values[name];
+    return typeof v === "string" ? v : undefined;
+}

@@ -1,0 +1,31 @@
+/** gitops-lab preflight: the host checks `up` runs before it installs anything. */
+import * as fs from "fs";
+import { formatPreflight, preflightChecks, PreflightResult, realHost } from "../lab/platform/preflight";
+import { labLayout } from "../lab/shop/layout";
+import { shopRepoPaths } from "../lab/shop/repo";
+import { Command, EXIT, stringOption } from "./command";
+import { readStackConfig } from "./stackConfig";
+
+/** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
+export async function runPreflight(overrides: { root?: string; kubeconfigPath?: string } = {}): Promise<PreflightResult[]> {
+    const cfg = { ...readStackConfig(), ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
+    const adopt = !!cfg.kubeconfigPath;
+    // a k3s already on the host is adopted, not installed (components/k3s.ts)
+    const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");
+    return preflightChecks(realHost, { installK3s, kubeconfigPath: cfg.kubeconfigPath || undefined, repos: shopRepoPaths(labLayout(cfg.root)) });
+}
+
+export const preflight: Command = {
+    name: "preflight",
+    summary: "check this host before anything is installed (root, Node, git, curl, systemd, disk, memory, ports, paths)",
+    usage: "preflight [--root DIR] [--kubeconfig-path FILE]",
+    details: ["--root DIR               the stack's root (default: from Pulumi.dev.yaml, else /)", "--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s"],
+    options: { root: { type: "string" }, "kubeconfig-path": { type: "string" } },
+    async run(values) {
+        const rs = await runPreflight({ root: stringOption(values, "root"), kubeconfigPath: stringOption(values, "kubeconfig-path") });
+        console.log(formatPreflight(rs));
+        const failed = rs.filter((r) => r.verdict === "FAIL").length;
+        console.log(failed ? `\n${failed} check${failed === 1 ? "" : "s"} failed: nothing was installed.` : "\nthe host is ready.");
+        return failed ? EXIT.FINDING : EXIT.OK;
+    },
+};

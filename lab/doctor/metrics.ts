@@ -1,0 +1,40 @@
+/** The doctor's Prometheus metrics (prom-client): one series per blocking Application of a stuck rollout. */
+import { Gauge, Registry } from "prom-client";
+import { Diagnosis } from "./diagnose";
+
+export const STUCK_METRIC = "gitops_lab_rollout_stuck";
+
+export class RolloutMetrics {
+    readonly registry = new Registry();
+    private readonly stuck = new Gauge({
+        name: STUCK_METRIC,
+        help: "A RollingSync rollout is stuck at this step, held by this Application (1 while stuck).",
+        labelNames: ["namespace", "appset", "step", "application", "reason"] as const,
+        registers: [this.registry],
+    });
+
+    /** Replaces every series with those of this diagnosis. */
+    set(ds: Diagnosis[]): void {
+        this.stuck.reset();
+        for (const d of ds) {
+            if (d.state !== "stuck") continue;
+            for (const b of d.blocking) this.stuck.set({ namespace: d.namespace, appset: d.name, step: String(d.step ?? ""), application: b.application, reason: b.reason }, 1);
+        }
+    }
+
+    /** The exposition text for GET /metrics. */
+    text(): Promise<string> {
+        return this.registry.metrics();
+    }
+
+    get contentType(): string {
+        return this.registry.contentType;
+    }
+}
+
+/** The exposition text of one diagnosis. */
+export async function metricsText(ds: Diagnosis[]): Promise<string> {
+    const m = new RolloutMetrics();
+    m.set(ds);
+    return m.text();
+}
