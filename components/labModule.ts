@@ -26,7 +26,7 @@ export interface LabModules {
 export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
     if (!require.extensions[".ts"]) {
         const tsnode = require(require.resolve("ts-node", { paths: [projectDir] }));
-        tsnode.register({ transpileOnly: true, project: `${projectDir}/tsconfig.json` });
+        tsnode.register({ project: `${projectDir}/tsconfig.json` });
     }
     const table: Record<keyof LabModules, string> = {
         cluster: "lab/ports/cluster",

@@ -45,6 +45,8 @@ export class AppController {
     private readonly timers = new Map<string, { t: NodeJS.Timeout; hard: boolean }>();
     private readonly chains = new Map<string, Promise<void>>();
     private readonly selfHealAttempts = new Map<string, number>();
+    /** The delay of every selfHeal repair scheduled, in order (what the backoff decided, not a measurement). */
+    readonly selfHealDelays: number[] = [];
     /** Errors thrown inside reconciles (a test double must not hide its own bugs). */
     readonly errors: Error[] = [];
 
@@ -68,6 +70,16 @@ export class AppController {
         await Promise.all([...this.chains.values()]);
     }
 
+    /** Resolves once nothing is scheduled or running (e.g. the reconciles a (re)start queues). */
+    async idle(): Promise<void> {
+        while (this.timers.size > 0 || this.chains.size > 0) {
+            if (this.timers.size > 0) await new Promise((r) => setTimeout(r, 10));
+            const running = [...this.chains.entries()];
+            await Promise.all(running.map(([, p]) => p));
+            for (const [k, p] of running) if (this.chains.get(k) === p) this.chains.delete(k);
+        }
+    }
+
     private onChange(c: Change) {
         if (c.actor === ACTOR) return;
         if (c.kind === "Application") {
@@ -89,6 +101,7 @@ export class AppController {
         const n = this.selfHealAttempts.get(key) ?? 0;
         const delay = n === 0 ? this.opts.selfHealDelayMs : Math.min(this.opts.selfHealBackoffCapMs, this.opts.selfHealBackoffMs * 3 ** (n - 1));
         this.selfHealAttempts.set(key, n + 1);
+        this.selfHealDelays.push(delay);
         this.schedule(app.metadata.namespace, appName, delay, false, true);
     }
 

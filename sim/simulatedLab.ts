@@ -7,6 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { KubeCluster } from "../lab/ports/cluster";
+import { run } from "../lab/ports/exec";
 import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../lab/shop/layout";
 import { ScenarioTimeouts } from "../lab/shop/scenario";
 import { ShopLabRun, solveShopLab } from "../lab/shop/solve";
@@ -38,13 +39,22 @@ export const SIM_TIMEOUTS: ScenarioTimeouts = {
 /** Where `npm run simulate` keeps the simulated cluster between runs. */
 export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
 
-export async function startSimulatedLab(root: string, opts: { timings?: Partial<AppControllerOptions> & { generateDelayMs?: number }; persist?: boolean } = {}): Promise<SimulatedLab> {
+export interface StartOptions {
+    timings?: Partial<AppControllerOptions> & { generateDelayMs?: number };
+    /** Load the simulated cluster from DIR/simulated-cluster.json if it exists, and save it there on stop. */
+    persist?: boolean;
+    /** Start from this simulated cluster (a FakeKube dump) instead of an empty one. */
+    cluster?: string;
+}
+
+export async function startSimulatedLab(root: string, opts: StartOptions = {}): Promise<SimulatedLab> {
     const layout = labLayout(root);
     fs.mkdirSync(layout.bareDir, { recursive: true });
     const daemon = await startGitDaemon(layout.bareDir);
     const kube = new FakeKube();
     const stateFile = clusterStateFile(layout.root);
-    if (opts.persist && fs.existsSync(stateFile)) kube.load(fs.readFileSync(stateFile, "utf8"));
+    if (opts.cluster) kube.load(opts.cluster);
+    else if (opts.persist && fs.existsSync(stateFile)) kube.load(fs.readFileSync(stateFile, "utf8"));
     for (const ns of ["argocd", "gitsrv"]) {
         if (!kube.get("Namespace", undefined, ns)) kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
     }
@@ -76,4 +86,32 @@ export async function startSimulatedLab(root: string, opts: { timings?: Partial<
 /** Steps 1..through on a simulated host, through the product's own code and order (lab/shop/solve.ts). */
 export async function solveSimulatedLab(lab: SimulatedLab, through: number, opts: { log?: (line: string) => void; timeouts?: Partial<ScenarioTimeouts> } = {}): Promise<ShopLabRun> {
     return solveShopLab({ layout: lab.layout, cluster: new KubeCluster(lab.kubeconfig), log: opts.log, timeouts: { ...SIM_TIMEOUTS, ...(opts.timeouts ?? {}) } }, through);
+}
+
+/** A whole simulated host at one moment: its files (repository, clone, results) and its simulated cluster. */
+export interface LabSnapshot {
+    /** A copy of the lab's root directory. */
+    dir: string;
+    /** The simulated cluster (a FakeKube dump). */
+    cluster: string;
+}
+
+/** Copies a running lab's root into `dir` and dumps its cluster (call it when the lab is idle). */
+export function snapshotLab(lab: SimulatedLab, dir: string): LabSnapshot {
+    fs.cpSync(lab.layout.root, dir, { recursive: true });
+    return { dir, cluster: lab.kube.dump() };
+}
+
+/**
+ * Starts a lab at `root` as the snapshot left it: the files copied back (the clone pointed at its
+ * new bare repository), the simulated cluster loaded, the simulated Argo CD started on it.
+ */
+export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<StartOptions, "cluster"> = {}): Promise<SimulatedLab> {
+    fs.cpSync(snap.dir, root, { recursive: true });
+    const layout = labLayout(root);
+    if (fs.existsSync(path.join(layout.clone, ".git"))) await run("git", ["-C", layout.clone, "remote", "set-url", "origin", layout.bareRepo]);
+    const lab = await startSimulatedLab(root, { ...opts, cluster: snap.cluster });
+    // a (re)started controller looks at every Application once: let that settle, as the snapshot was
+    await lab.argo.apps.idle();
+    return lab;
 }

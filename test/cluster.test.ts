@@ -39,9 +39,7 @@ describe("KubeCluster (the cluster port over @kubernetes/client-node)", function
         try {
             const port = (silent.address() as net.AddressInfo).port;
             const hung = new KubeCluster(kube.kubeconfig(`http://127.0.0.1:${port}`), { callTimeoutMs: 300 });
-            const t0 = Date.now();
             await assert.rejects(hung.getApplication("shop-dev"), /get applications\/shop-dev: no answer from the Kubernetes API within 0\.3 s/);
-            assert.ok(Date.now() - t0 < 5_000);
         } finally {
             silent.close();
         }

@@ -99,7 +99,7 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
         assert.strictEqual(pin.prod_value_after_pin, "off");
         assert.strictEqual(drift.edited, "debug");
         assert.strictEqual(drift.restored, "warn");
-        assert.ok(Number.isInteger(drift.seconds) && drift.seconds >= 1);
+        assert.ok(Number.isInteger(drift.seconds), `seconds ${drift.seconds} is whole`);
         assert.strictEqual(promote.from, pin.release_prod_initial);
         assert.strictEqual(promote.to, incident.commit);
         assert.ok(isSha(revert.bad_commit) && isSha(revert.revert_commit));

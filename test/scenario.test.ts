@@ -8,6 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
 import { INCIDENT_MESSAGE, readResults, runScenario, switchFeatureOn } from "../lab/shop/scenario";
+import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { labAt, LabAt } from "./helpers/labAt";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
@@ -28,13 +29,10 @@ describe("scenario steps (simulated cluster)", function () {
         it("given the ApplicationSet was just applied and its Applications do not exist yet, then step 2 waits for them and for their sync", async () => {
             const at = await labAt(1, { timings: { generateDelayMs: 1_000 } });
             try {
-                const { KubeCluster } = await import("../lab/ports/cluster");
-                const { applyShopAppSet } = await import("../lab/shop/appset");
-                const { shopApplicationSet } = await import("../lab/shop/appset");
-                await applyShopAppSet(new KubeCluster(at.lab.kubeconfig), at.lab.layout, shopApplicationSet());
+                await applyShopAppSet(at.cluster, at.lab.layout, shopApplicationSet());
                 assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev"), undefined, "not generated yet");
-                const run2 = await at.solve(2);
-                assert.ok(run2.timings[0].waitMs >= 900, `waited ${run2.timings[0].waitMs} ms`);
+                await at.solve(2);
+                assert.ok(at.lines.some((l) => /^\[step 2 sync\] waiting for shop-dev synced to [0-9a-f]{12}/.test(l)), at.lines.join("\n"));
                 const main = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
                 for (const app of ["shop-dev", "shop-prod"]) assert.strictEqual(at.lab.kube.get("Application", "argocd", app).status.sync.revision, main);
             } finally {
@@ -45,8 +43,8 @@ describe("scenario steps (simulated cluster)", function () {
 
     describe("step 3 incident", () => {
         let at: LabAt;
-        before(async () => (at = await labAt(2)));
-        after(async () => at.stop());
+        beforeEach(async () => (at = await labAt(2)));
+        afterEach(async () => at.stop());
 
         it("given both apps synced to main, when the base switches the feature on, then both environments get it", async () => {
             const main0 = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
@@ -64,8 +62,8 @@ describe("scenario steps (simulated cluster)", function () {
 
     describe("a wait that times out", () => {
         let at: LabAt;
-        before(async () => (at = await labAt(2)));
-        after(async () => at.stop());
+        beforeEach(async () => (at = await labAt(2)));
+        afterEach(async () => at.stop());
 
         it("given Argo CD stops syncing, when the incident waits, then the error names the app, the SHA and the last status", async () => {
             await at.lab.argo.apps.stop(); // the application controller is gone
@@ -81,8 +79,8 @@ describe("scenario steps (simulated cluster)", function () {
 
     describe("a remote that moved under us", () => {
         let at: LabAt;
-        before(async () => (at = await labAt(2)));
-        after(async () => at.stop());
+        beforeEach(async () => (at = await labAt(2)));
+        afterEach(async () => at.stop());
 
         it("given someone else pushed to main, when the incident runs, then it refuses and commits nothing", async () => {
             const other = await otherClone(at);
@@ -101,8 +99,8 @@ describe("scenario steps (simulated cluster)", function () {
 
     describe("step 4 pin", () => {
         let at: LabAt;
-        before(async () => (at = await labAt(3)));
-        after(async () => at.stop());
+        beforeEach(async () => (at = await labAt(3)));
+        afterEach(async () => at.stop());
 
         it("given the incident, when prod is pinned, then release/prod is the incident's parent, the ApplicationSet's prod element changes, and prod is off again", async () => {
             const appsBefore = at.lab.kube.requests.length;
@@ -129,7 +127,7 @@ describe("scenario steps (simulated cluster)", function () {
                 const uid = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid;
                 const { results } = await at.solve(5);
                 assert.deepStrictEqual(results.drift, { uid, edited: "debug", restored: "warn", seconds: results.drift!.seconds });
-                assert.ok(Number.isInteger(results.drift!.seconds) && results.drift!.seconds >= 1);
+                assert.ok(Number.isInteger(results.drift!.seconds), `seconds ${results.drift!.seconds} is whole`);
                 assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid, uid);
             } finally {
                 await at.stop();
@@ -187,10 +185,10 @@ describe("scenario steps (simulated cluster)", function () {
         });
     });
 
-    describe("step 7 revert and step 8 report", () => {
+    describe("step 7 revert", () => {
         let at: LabAt;
-        before(async () => (at = await labAt(6)));
-        after(async () => at.stop());
+        beforeEach(async () => (at = await labAt(6)));
+        afterEach(async () => at.stop());
 
         it("given prod promoted, when dev gets a commit that cannot render, then dev shows the ComparisonError, prod stays at the promoted commit, and a revert heals dev", async () => {
             const { results } = await at.solve(7);
@@ -204,8 +202,14 @@ describe("scenario steps (simulated cluster)", function () {
             assert.strictEqual(dev.status.sync.revision, r.revert_commit);
             assert.ok(at.lines.some((l) => /\[step 7 revert\] waiting for the ComparisonError on shop-dev/.test(l)));
         });
+    });
 
-        it("when the report is written, then it is derived from the Applications and the repository", async () => {
+    describe("step 8 report", () => {
+        let at: LabAt;
+        beforeEach(async () => (at = await labAt(7)));
+        afterEach(async () => at.stop());
+
+        it("given the revert, when the report is written, then it is derived from the Applications and the repository", async () => {
             const { results } = await at.solve(8);
             assert.deepStrictEqual(results.report, {
                 dev_tracks: "main",
@@ -242,19 +246,19 @@ describe("a run that died after its push", function () {
 
 describe("solveThrough: stop, resume, repeat", function () {
     this.timeout(120_000);
-    let at: LabAt;
-    before(async () => (at = await labAt(3)));
-    after(async () => at.stop());
+    let at: LabAt | undefined;
+    afterEach(async () => at?.stop());
 
-    it("stops after the step asked for: only incident.json, prod still on main", () => {
+    it("given solveThrough 3, then only incident.json is written and prod is still on main", async () => {
+        at = await labAt(3);
         assert.ok(fs.existsSync(at.lab.layout.resultFile("incident")));
         for (const f of ["pin", "drift", "promote", "revert", "report"] as const) assert.ok(!fs.existsSync(at.lab.layout.resultFile(f)), f);
         assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-prod").spec.source.targetRevision, "main");
     });
 
-    it("resumes from the files without redoing earlier steps", async () => {
+    it("given a lab at step 3, when solved through 8, then it resumes from the files without redoing earlier steps", async () => {
+        at = await labAt(3);
         const incident = JSON.parse(fs.readFileSync(at.lab.layout.resultFile("incident"), "utf8"));
-        at.lines.length = 0;
         const { results } = await at.solve(8);
         assert.deepStrictEqual(results.incident, incident, "incident.json unchanged");
         assert.ok(at.lines.some((l) => l.startsWith("[step 3 incident] already done")));
@@ -263,7 +267,8 @@ describe("solveThrough: stop, resume, repeat", function () {
         assert.strictEqual(results.report!.bad_commit_reached_prod, false);
     });
 
-    it("a repeat run changes nothing: no commit, no cluster write", async () => {
+    it("given a finished lab, when solved again, then nothing changes: no commit, no cluster write", async () => {
+        at = await labAt(8);
         const main = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
         const writesBefore = at.lab.kube.requests.filter((r) => r.method !== "GET").length;
         const run2 = await at.solve(8);
@@ -272,18 +277,21 @@ describe("solveThrough: stop, resume, repeat", function () {
         assert.strictEqual(at.lab.kube.requests.filter((r) => r.method !== "GET").length, writesBefore);
     });
 
-    it("refuses an inconsistent checkpoint (a later file without an earlier one)", () => {
-        const pin = at.lab.layout.resultFile("pin");
-        const saved = fs.readFileSync(pin);
-        fs.rmSync(pin);
-        try {
-            assert.throws(() => readResults(at.lab.layout), /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent/);
-        } finally {
-            fs.writeFileSync(pin, saved);
-        }
+    it("given a later file without an earlier one, then the checkpoint is refused as inconsistent", async () => {
+        at = await labAt(8);
+        fs.rmSync(at.lab.layout.resultFile("pin"));
+        assert.throws(() => readResults(at!.lab.layout), /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent/);
+    });
+
+    it("given a result file that does not match its schema, then the checkpoint is refused, naming the file and the field", async () => {
+        at = await labAt(8);
+        const file = at.lab.layout.resultFile("drift");
+        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), seconds: "3" }));
+        assert.throws(() => readResults(at!.lab.layout), /drift\.json is not a valid drift result \(seconds: .*\); delete it to let that step run again/);
     });
 
     it("refuses a solveThrough outside 0..8", async () => {
+        at = await labAt(2);
         await assert.rejects(runScenario(at.ctx(), 9), /solveThrough must be a whole number from 0 to 8, got 9/);
     });
 });

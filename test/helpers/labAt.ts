@@ -1,4 +1,9 @@
-/** "Given a lab at step N": a simulated lab host, built and solved through step N by the product's own code. */
+/**
+ * "Given a lab at step N": a simulated lab host solved through step N by the product's own code.
+ * Each state is built once per test run and kept as a snapshot (the files and the simulated
+ * cluster); every `labAt` restores a fresh copy of it, so tests never share a lab and never depend
+ * on each other, and `npm test` does not rebuild the lab for every test.
+ */
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -6,42 +11,72 @@ import { KubeCluster } from "../../lab/ports/cluster";
 import { CloneGit } from "../../lab/ports/git";
 import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/shop/scenario";
 import { AppControllerOptions } from "../../sim/appController";
-import { SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
+import { LabSnapshot, restoreLab, SimulatedLab, SIM_TIMEOUTS, snapshotLab, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 export interface LabAt {
     lab: SimulatedLab;
-    /** Every line the scenario printed. */
+    /** Every line the scenario printed (from this lab's own runs). */
     lines: string[];
+    cluster: KubeCluster;
     ctx(timeouts?: Partial<ScenarioTimeouts>): ScenarioContext;
     solve(through: number, timeouts?: Partial<ScenarioTimeouts>): Promise<ScenarioRun>;
     stop(): Promise<void>;
 }
 
-export async function labAt(step: number, opts: { root?: string; timings?: Partial<AppControllerOptions> & { generateDelayMs?: number } } = {}): Promise<LabAt> {
-    const root = opts.root ?? fs.mkdtempSync(path.join(os.tmpdir(), "lab-at-"));
-    const lab = await startSimulatedLab(root, { timings: opts.timings });
+const snapshots = new Map<number, Promise<LabSnapshot>>();
+
+/** The snapshot of a lab solved through `step`, built from the nearest smaller one. */
+function snapshotAt(step: number): Promise<LabSnapshot> {
+    let snap = snapshots.get(step);
+    if (!snap) {
+        snap = (async () => {
+            const below = [...snapshots.keys()].filter((k) => k < step).sort((a, b) => b - a)[0];
+            const root = fs.mkdtempSync(path.join(os.tmpdir(), `lab-build-${step}-`));
+            const lab = below === undefined ? await startSimulatedLab(root) : await restoreLab(await snapshotAt(below), root);
+            try {
+                await solveSimulatedLab(lab, step);
+                return snapshotLab(lab, fs.mkdtempSync(path.join(os.tmpdir(), `lab-snapshot-${step}-`)));
+            } finally {
+                await lab.stop();
+                fs.rmSync(root, { recursive: true, force: true });
+            }
+        })();
+        snapshots.set(step, snap);
+    }
+    return snap;
+}
+
+/**
+ * A lab at step N. With `timings` (a simulated Argo CD that behaves differently) the lab is built
+ * fresh instead of restored, since a snapshot was made with the default timings.
+ */
+export async function labAt(step: number, opts: { timings?: Partial<AppControllerOptions> & { generateDelayMs?: number } } = {}): Promise<LabAt> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "lab-at-"));
     const lines: string[] = [];
     const log = (l: string) => lines.push(l);
+    let lab: SimulatedLab;
+    if (opts.timings || step === 0) {
+        lab = await startSimulatedLab(root, { timings: opts.timings });
+        try {
+            await solveSimulatedLab(lab, step, { log });
+        } catch (e) {
+            await lab.stop().catch(() => undefined);
+            throw e;
+        }
+    } else {
+        lab = await restoreLab(await snapshotAt(step), root);
+    }
     const cluster = new KubeCluster(lab.kubeconfig);
-    const ctx = (timeouts: Partial<ScenarioTimeouts> = {}): ScenarioContext => ({
-        layout: lab.layout,
-        git: new CloneGit(lab.layout.clone),
-        cluster,
-        log,
-        timeouts: { ...SIM_TIMEOUTS, ...timeouts },
-    });
-    const at: LabAt = {
+    const ctx = (timeouts: Partial<ScenarioTimeouts> = {}): ScenarioContext => ({ layout: lab.layout, git: new CloneGit(lab.layout.clone), cluster, log, timeouts: { ...SIM_TIMEOUTS, ...timeouts } });
+    return {
         lab,
         lines,
+        cluster,
         ctx,
         solve: (through, timeouts) => runScenario(ctx(timeouts), through),
-        stop: () => lab.stop(),
+        stop: async () => {
+            await lab.stop();
+            fs.rmSync(root, { recursive: true, force: true });
+        },
     };
-    try {
-        await solveSimulatedLab(lab, step, { log });
-    } catch (e) {
-        await lab.stop().catch(() => undefined);
-        throw e;
-    }
-    return at;
 }
