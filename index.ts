@@ -14,6 +14,7 @@ import { DEFAULTS } from "./lab/platform/defaults";
 import { labLayout, REPO_URL } from "./lab/shop/layout";
 
 const config = new pulumi.Config();
+const seconds = (key: keyof typeof DEFAULTS) => config.getNumber(key, { min: 1 }) ?? (DEFAULTS[key] as number);
 const root = config.get("root") ?? DEFAULTS.root;
 const layout = labLayout(root);
 const solveThrough = config.getNumber("solveThrough", { min: 0, max: 8 }) ?? DEFAULTS.solveThrough;
@@ -22,17 +23,21 @@ if (!Number.isInteger(solveThrough)) throw new Error(`solveThrough must be a who
 const k3s = new K3s("k3s", {
     version: config.get("k3sVersion") ?? DEFAULTS.k3sVersion,
     kubeconfigPath: config.get("kubeconfigPath") || undefined,
-    readyTimeoutSeconds: config.getNumber("k3sReadyTimeoutSeconds") ?? DEFAULTS.k3sReadyTimeoutSeconds,
+    readyTimeoutSeconds: seconds("k3sReadyTimeoutSeconds"),
 });
 const provider = new k8s.Provider("lab", { kubeconfig: k3s.kubeconfig, enableServerSideApply: true });
-const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: config.getNumber("argocdReadyTimeoutSeconds") ?? DEFAULTS.argocdReadyTimeoutSeconds });
-const gitd = new GitDaemon("gitd", { provider, hostPath: layout.bareDir, image: config.get("gitDaemonImage") ?? DEFAULTS.gitDaemonImage });
+const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: seconds("argocdReadyTimeoutSeconds") });
+const gitd = new GitDaemon("gitd", { provider, kubeconfig: k3s.kubeconfig, hostPath: layout.bareDir, image: config.get("gitDaemonImage") ?? DEFAULTS.gitDaemonImage, readyTimeoutSeconds: seconds("gitDaemonReadyTimeoutSeconds") });
 
-const repo = solveThrough >= 1 ? new ShopRepo("shop-repo", { root }) : undefined;
-const appset = repo && solveThrough >= 2 ? new ShopAppSet("shop", { kubeconfig: k3s.kubeconfig, root, after: [argocd, gitd, repo] }) : undefined;
+// step 1 runs kubectl kustomize: on a fresh host kubectl exists only once k3s's installer linked it
+const repo = solveThrough >= 1 ? new ShopRepo("shop-repo", { root, after: [k3s] }) : undefined;
+const appset =
+    repo && solveThrough >= 2
+        ? new ShopAppSet("shop", { kubeconfig: k3s.kubeconfig, root, deleteTimeoutSeconds: seconds("destroyTimeoutSeconds"), after: [argocd, gitd, repo] })
+        : undefined;
 const scenario =
     appset && solveThrough >= 2
-        ? new Scenario("scenario", { kubeconfig: k3s.kubeconfig, root, solveThrough, syncTimeoutSeconds: config.getNumber("syncTimeoutSeconds") ?? DEFAULTS.syncTimeoutSeconds, after: [appset] })
+        ? new Scenario("scenario", { kubeconfig: k3s.kubeconfig, root, solveThrough, syncTimeoutSeconds: seconds("syncTimeoutSeconds"), after: [appset] })
         : undefined;
 
 export const kubeconfig = k3s.kubeconfig;

@@ -17,32 +17,69 @@ export interface K3sArgs {
     readyTimeoutSeconds?: number;
 }
 
-/** Where the stack notes that it installed k3s (so destroy uninstalls only what it installed). */
+/** Where the stack notes that it installed k3s, and which version (so destroy uninstalls only what it installed). */
 export const INSTALL_MARKER = "/var/lib/gitops-lab/k3s-installed-by-stack";
 export const K3S_KUBECONFIG = "/etc/rancher/k3s/k3s.yaml";
+export const K3S_INSTALLER_URL = "https://get.k3s.io";
 
 const K3S_VERSION_RE = /^v\d+\.\d+\.\d+\+k3s\d+$/;
 
-/** Installs k3s unless a k3s is already there; prints "installed" or "adopted". */
+/*
+ * The scripts take everything from the environment, never from their text: K3S_VERSION, and (for
+ * tests of the scripts themselves, which run them in a temporary directory) GITOPS_LAB_K3S_BIN,
+ * GITOPS_LAB_MARKER and GITOPS_LAB_K3S_INSTALLER, which default to the real host's paths.
+ */
+const PATHS = `bin=\${GITOPS_LAB_K3S_BIN:-/usr/local/bin}
+marker=\${GITOPS_LAB_MARKER:-${INSTALL_MARKER}}
+installer_url=\${GITOPS_LAB_K3S_INSTALLER:-${K3S_INSTALLER_URL}}
+`;
+
+/**
+ * Installs k3s unless a k3s is already there; prints "installed" or "adopted" last. The marker is
+ * written before the installer runs, so a run killed during the install still owns (and destroy
+ * still uninstalls) what it half-installed; a failed install on a host that had no k3s is undone
+ * and the marker removed. It runs again on every change of its inputs (@pulumi/command re-runs
+ * create on update): a changed K3S_VERSION on a k3s this stack installed is refused.
+ */
 export const INSTALL_SCRIPT = `set -euo pipefail
-if [ -x /usr/local/bin/k3s ]; then
-  if [ -f ${INSTALL_MARKER} ]; then echo installed; else echo "k3s is already on this host: adopted, and left in place on destroy" >&2; echo adopted; fi
+${PATHS}
+if [ -x "$bin/k3s" ]; then
+  if [ -f "$marker" ]; then
+    have=$(head -n 1 "$marker")
+    if [ -n "$have" ] && [ "$have" != "$K3S_VERSION" ]; then
+      echo "k3s $have was installed by this stack, but k3sVersion is now $K3S_VERSION: the lab does not upgrade k3s in place. Set it back (pulumi config set k3sVersion $have), or reinstall: npm run lab:destroy, then npm run lab:up" >&2
+      exit 1
+    fi
+    echo installed
+  else
+    echo "k3s is already on this host: adopted, and left in place on destroy" >&2
+    echo adopted
+  fi
   exit 0
 fi
+mkdir -p "$(dirname "$marker")"
+printf '%s\n' "$K3S_VERSION" > "$marker.tmp" && mv "$marker.tmp" "$marker"
 installer=$(mktemp)
-curl -sfL https://get.k3s.io -o "$installer"
-INSTALL_K3S_VERSION="$K3S_VERSION" sh "$installer" >&2
+if ! { curl -sfL "$installer_url" -o "$installer" && INSTALL_K3S_VERSION="$K3S_VERSION" sh "$installer" >&2; }; then
+  rm -f "$installer"
+  echo "the k3s installer failed (from $installer_url, version $K3S_VERSION); undoing the half install" >&2
+  if [ -x "$bin/k3s-uninstall.sh" ]; then "$bin/k3s-uninstall.sh" >&2 || true; fi
+  rm -f "$marker"
+  exit 1
+fi
 rm -f "$installer"
-mkdir -p "$(dirname ${INSTALL_MARKER})"
-printf '%s\\n' "$K3S_VERSION" > ${INSTALL_MARKER}
 echo installed
 `;
 
 /** Uninstalls k3s only if this stack installed it. */
 export const UNINSTALL_SCRIPT = `set -euo pipefail
-if [ -f ${INSTALL_MARKER} ] && [ -x /usr/local/bin/k3s-uninstall.sh ]; then
-  /usr/local/bin/k3s-uninstall.sh
-  rm -f ${INSTALL_MARKER}
+${PATHS}
+if [ -f "$marker" ] && [ -x "$bin/k3s-uninstall.sh" ]; then
+  "$bin/k3s-uninstall.sh"
+  rm -f "$marker"
+elif [ -f "$marker" ]; then
+  echo "k3s-uninstall.sh is gone: k3s was already uninstalled by hand"
+  rm -f "$marker"
 else
   echo "k3s was not installed by this stack: left in place"
 fi
@@ -50,9 +87,10 @@ fi
 
 /** Polls the API server's /readyz with a deadline. */
 export const READY_SCRIPT = `set -euo pipefail
+${PATHS}
 deadline=$((SECONDS + READY_TIMEOUT))
-until /usr/local/bin/k3s kubectl get --raw /readyz >/dev/null 2>&1; do
-  if [ $SECONDS -ge $deadline ]; then echo "k3s API server not ready after $READY_TIMEOUT s" >&2; /usr/local/bin/k3s kubectl get --raw '/readyz?verbose' >&2 || true; exit 1; fi
+until "$bin/k3s" kubectl get --raw /readyz >/dev/null 2>&1; do
+  if [ $SECONDS -ge $deadline ]; then echo "k3s API server not ready after $READY_TIMEOUT s" >&2; "$bin/k3s" kubectl get --raw '/readyz?verbose' >&2 || true; exit 1; fi
   sleep 2
 done
 echo ready

@@ -21,6 +21,7 @@ export interface LabModules {
     shopAppSet: typeof import("../lab/shop/appset");
     scenario: typeof import("../lab/shop/scenario");
     results: typeof import("../lab/shop/results");
+    teardown: typeof import("../lab/shop/teardown");
 }
 
 export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
@@ -37,6 +38,7 @@ export function labModule<K extends keyof LabModules>(projectDir: string, name: 
         shopAppSet: "lab/shop/appset",
         scenario: "lab/shop/scenario",
         results: "lab/shop/results",
+        teardown: "lab/shop/teardown",
     };
     return require(`${projectDir}/${table[name]}`);
 }

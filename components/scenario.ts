@@ -65,12 +65,9 @@ export const scenarioProvider: pulumi.dynamic.ResourceProvider<ScenarioInputs, S
         return { outs: (await solve(news)).outs };
     },
     async delete(_id, props) {
-        const fs = require("fs");
         const { labLayout } = labModule(PROJECT_DIR, "layout");
-        const { RESULT_FILES } = labModule(PROJECT_DIR, "results");
-        const layout = labLayout(props.root);
-        for (const k of RESULT_FILES) fs.rmSync(layout.resultFile(k), { force: true });
-        console.log(`[scenario] removed the result files from ${layout.workDir}`);
+        const { removeResults } = labModule(PROJECT_DIR, "teardown");
+        removeResults(labLayout(props.root), (l: string) => console.log(`[scenario] ${l}`));
     },
 };
 

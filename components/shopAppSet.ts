@@ -11,6 +11,8 @@ export interface ShopAppSetArgs {
     root: string;
     /** The repository URL Argo CD reads (default git://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git). */
     repoURL?: pulumi.Input<string>;
+    /** On destroy, how long to wait for Argo CD to delete the Applications before removing their finalizers by hand (default 120 s). */
+    deleteTimeoutSeconds?: number;
     /** What must exist first: Argo CD (its CRDs and controllers), the repository, the git daemon. */
     after?: pulumi.Resource[];
 }
@@ -23,6 +25,8 @@ export interface ShopAppSetArgs {
 export interface ShopAppSetInputs {
     kubeconfig: string;
     root: string;
+    /** On delete: how long to wait for Argo CD to delete the Applications before removing their finalizers by hand. */
+    deleteTimeoutSeconds?: number;
     /** The ApplicationSet manifest as first applied. */
     manifest: any;
 }
@@ -47,7 +51,10 @@ export const shopAppSetProvider: pulumi.dynamic.ResourceProvider<ShopAppSetInput
         const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
         const { labLayout } = labModule(PROJECT_DIR, "layout");
         const { deleteShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
-        await deleteShopAppSet(new KubeCluster(props.kubeconfig), labLayout(props.root), props.name, props.namespace, (l: string) => console.log(`[appset] ${l}`));
+        // waits until Argo CD has deleted the Applications: Argo CD is uninstalled only after this returns
+        await deleteShopAppSet(new KubeCluster(props.kubeconfig), labLayout(props.root), props.name, props.namespace, (l: string) => console.log(`[appset] ${l}`), {
+            timeoutMs: (props.deleteTimeoutSeconds ?? 120) * 1000,
+        });
     },
 };
 
@@ -55,7 +62,7 @@ class ShopAppSetResource extends pulumi.dynamic.Resource {
     declare readonly name: pulumi.Output<string>;
     declare readonly namespace: pulumi.Output<string>;
     declare readonly manifest: pulumi.Output<any>;
-    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; manifest: pulumi.Input<any> }, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; manifest: pulumi.Input<any>; deleteTimeoutSeconds: number }, opts?: pulumi.CustomResourceOptions) {
         super(shopAppSetProvider, name, { ...args, name: undefined, namespace: undefined }, opts);
     }
 }
@@ -70,7 +77,7 @@ export class ShopAppSet extends pulumi.ComponentResource {
     constructor(name: string, args: ShopAppSetArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:ShopAppSet", name, {}, opts);
         const manifest = pulumi.output(args.repoURL ?? REPO_URL).apply((repoURL) => shopApplicationSet({ name: APPSET_NAME, namespace: ARGOCD_NAMESPACE, repoURL }));
-        const res = new ShopAppSetResource(`${name}-appset`, { kubeconfig: args.kubeconfig, root: args.root, manifest }, { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] });
+        const res = new ShopAppSetResource(`${name}-appset`, { kubeconfig: args.kubeconfig, root: args.root, manifest, deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120 }, { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] });
         this.name = res.name;
         this.namespace = res.namespace;
         this.manifest = res.manifest;

@@ -7,6 +7,8 @@ export interface ShopRepoArgs {
     root: string;
     /** Repository path -> content of the first commit (default: the files in lab/shop/gitrepo/). */
     files?: Record<string, string>;
+    /** What must exist first: the k3s install (step 1 runs kubectl, which k3s's installer puts on the host). */
+    after?: pulumi.Resource[];
 }
 
 /** What the engine stores for step 1. */
@@ -62,7 +64,7 @@ export class ShopRepo extends pulumi.ComponentResource {
 
     constructor(name: string, args: ShopRepoArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:ShopRepo", name, {}, opts);
-        const repo = new ShopRepoResource(`${name}-git`, { root: args.root, files: args.files ?? readRepoFiles() }, { parent: this });
+        const repo = new ShopRepoResource(`${name}-git`, { root: args.root, files: args.files ?? readRepoFiles() }, { parent: this, dependsOn: args.after });
         this.initialCommit = repo.initialCommit;
         this.bareRepo = repo.bareRepo;
         this.clone = repo.clone;

@@ -11,6 +11,7 @@
  */
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
 import { Change, FakeKube } from "./fakeApi";
+import { RESOURCES_FINALIZER } from "./appsetController";
 import { RenderError, RepoServer } from "./repoServer";
 
 export const ACTOR = "application-controller";
@@ -58,8 +59,11 @@ export class AppController {
             for (const app of this.kube.list("Application")) this.schedule(app.metadata.namespace, app.metadata.name, 0, false);
         }, this.opts.pollIntervalMs);
         this.poller.unref();
-        // a controller that (re)starts looks at every Application once
-        for (const app of this.kube.list("Application")) this.schedule(app.metadata.namespace, app.metadata.name, this.opts.reconcileDelayMs, false);
+        // a controller that (re)starts looks at every Application once, and finishes deleting those being deleted
+        for (const app of this.kube.list("Application")) {
+            if (app.metadata.deletionTimestamp) this.finalize(app);
+            else this.schedule(app.metadata.namespace, app.metadata.name, this.opts.reconcileDelayMs, false);
+        }
     }
 
     async stop() {
@@ -84,6 +88,10 @@ export class AppController {
         if (c.actor === ACTOR) return;
         if (c.kind === "Application") {
             if (c.type === "DELETED") return;
+            if (c.obj.metadata.deletionTimestamp) {
+                this.finalize(c.obj);
+                return;
+            }
             const ns = c.obj.metadata.namespace;
             const name = c.obj.metadata.name;
             const refresh = c.obj.metadata.annotations?.[REFRESH_ANNOTATION];
@@ -103,6 +111,20 @@ export class AppController {
         this.selfHealAttempts.set(key, n + 1);
         this.selfHealDelays.push(delay);
         this.schedule(app.metadata.namespace, appName, delay, false, true);
+    }
+
+    /**
+     * An Application being deleted with the resources finalizer: delete the resources it manages,
+     * then remove the finalizer, so the API server lets it go (controller/appcontroller.go
+     * finalizeApplicationDeletion). Only a running controller does this.
+     */
+    private finalize(app: any) {
+        if (!(app.metadata.finalizers ?? []).includes(RESOURCES_FINALIZER)) return;
+        for (const r of app.status?.resources ?? []) this.kube.remove(r.kind, r.namespace, r.name, ACTOR);
+        const latest = this.kube.get("Application", app.metadata.namespace, app.metadata.name);
+        if (!latest) return;
+        latest.metadata.finalizers = (latest.metadata.finalizers ?? []).filter((f: string) => f !== RESOURCES_FINALIZER);
+        this.kube.put(latest, ACTOR);
     }
 
     /** Queues one reconcile of an Application after `delayMs` (a later request replaces a pending one). */
@@ -127,7 +149,7 @@ export class AppController {
     /** Compare, and sync when automated; writes the status and removes a handled refresh annotation. */
     async reconcile(ns: string, name: string, hard: boolean, selfHeal = false): Promise<void> {
         const app = this.kube.get("Application", ns, name);
-        if (!app) return;
+        if (!app || app.metadata.deletionTimestamp) return;
         const handledRefresh = app.metadata.annotations?.[REFRESH_ANNOTATION];
         const src = app.spec.source;
         const dest = app.spec.destination;
@@ -147,7 +169,7 @@ export class AppController {
         }
         status.reconciledAt = now;
         const latest = this.kube.get("Application", ns, name);
-        if (!latest) return;
+        if (!latest || latest.metadata.deletionTimestamp) return;
         latest.status = status;
         if (handledRefresh && latest.metadata.annotations?.[REFRESH_ANNOTATION] === handledRefresh) {
             delete latest.metadata.annotations[REFRESH_ANNOTATION];

@@ -19,7 +19,21 @@ export function renderTemplate<T>(value: T, params: Record<string, string>): T {
     return value;
 }
 
-/** The Applications an ApplicationSet with a list generator generates (metadata and spec only). */
+/** The finalizer that makes Argo CD delete an Application's resources before the Application goes. */
+export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
+
+/**
+ * The annotations of a generated Application that an update keeps, the rest coming from the
+ * template (applicationset/controllers/applicationset_controller.go createOrUpdateInCluster).
+ */
+export const PRESERVED_ANNOTATIONS = ["argocd.argoproj.io/refresh", "argocd.argoproj.io/hydrate"];
+const preserved = (key: string) => PRESERVED_ANNOTATIONS.includes(key) || key.startsWith("notified.notifications.argoproj.io") || key.startsWith("notifications.argoproj.io/");
+
+/**
+ * The Applications an ApplicationSet with a list generator generates (metadata and spec only).
+ * Each gets the resources finalizer unless the template sets finalizers or the ApplicationSet says
+ * preserveResourcesOnDeletion (applicationset/utils/utils.go).
+ */
 export function generateApplications(appset: any): any[] {
     const elements: any[] = appset.spec?.generators?.[0]?.list?.elements ?? [];
     return elements.map((el) => {
@@ -35,6 +49,7 @@ export function generateApplications(appset: any): any[] {
                 namespace: appset.metadata.namespace,
                 labels: t.metadata.labels,
                 annotations: t.metadata.annotations,
+                finalizers: t.metadata.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
                 ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: appset.metadata.name, uid: appset.metadata.uid, controller: true, blockOwnerDeletion: true }],
             },
             spec: t.spec,
@@ -92,9 +107,16 @@ export class AppSetController {
         const names = new Set(desired.map((d) => d.metadata.name));
         for (const d of desired) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
-            // annotations such as the refresh annotation are preserved; spec comes from the template
+            if (live?.metadata.deletionTimestamp) continue; // being deleted: generated again once it is gone
+            // spec, labels and finalizers come from the template; annotations too, but for the preserved keys
+            const kept = Object.fromEntries(Object.entries(live?.metadata.annotations ?? {}).filter(([k]) => preserved(k)));
+            const annotations = { ...(d.metadata.annotations ?? {}), ...kept };
             const next = live
-                ? { ...live, metadata: { ...live.metadata, labels: { ...(live.metadata.labels ?? {}), ...(d.metadata.labels ?? {}) }, ownerReferences: d.metadata.ownerReferences }, spec: d.spec }
+                ? {
+                      ...live,
+                      metadata: { ...live.metadata, labels: d.metadata.labels, annotations: Object.keys(annotations).length ? annotations : undefined, finalizers: d.metadata.finalizers, ownerReferences: d.metadata.ownerReferences },
+                      spec: d.spec,
+                  }
                 : d;
             this.kube.put(next, ACTOR);
         }

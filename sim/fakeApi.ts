@@ -165,28 +165,103 @@ export class FakeKube {
         if (old && JSON.stringify({ ...old, metadata: { ...old.metadata, resourceVersion: "" } }) === JSON.stringify({ ...next, metadata: { ...next.metadata, resourceVersion: "" } })) {
             return clone(old); // no change: no new resourceVersion, no event
         }
+        if (old?.metadata.deletionTimestamp) next.metadata.deletionTimestamp = old.metadata.deletionTimestamp; // cannot be undone
+        else if (!old && ns !== undefined && this.objects.get(this.key(this.typeOfKind("Namespace"), undefined, ns))?.metadata.deletionTimestamp) {
+            throw new HttpError(403, "Forbidden", `${t.plural} "${next.metadata.name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
+        }
         this.objects.set(k, next);
         this.events.emit("change", { type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor } as Change);
+        // the last finalizer of an object being deleted is gone: now it goes
+        if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && t.kind !== "Namespace") this.remove(t.kind, ns, next.metadata.name, actor);
         return clone(next);
     }
 
-    /** Deletes an object and, as the garbage collector would, whatever it owns or contains. */
+    /**
+     * Deletes an object as the API server and its controllers would: an object with finalizers only
+     * gets a deletionTimestamp (it goes when its last finalizer is removed); whatever it owns is
+     * deleted in the background (the garbage collector); a namespace is Terminating until every
+     * object in it is gone.
+     */
     remove(kind: string, ns: string | undefined, name: string, actor: string): any | undefined {
         const t = this.typeOfKind(kind);
         const k = this.key(t, ns, name);
         const old = this.objects.get(k);
         if (!old) return undefined;
+        if (kind === "Namespace") return this.terminateNamespace(k, old, actor);
+        if ((old.metadata.finalizers ?? []).length) {
+            if (!old.metadata.deletionTimestamp) {
+                const next = clone(old);
+                next.metadata.deletionTimestamp = new Date().toISOString();
+                next.metadata.resourceVersion = String(++this.rv);
+                this.objects.set(k, next);
+                this.events.emit("change", { type: "MODIFIED", kind: t.kind, obj: clone(next), old: clone(old), actor } as Change);
+                this.collectOwnedBy(old);
+            }
+            return clone(this.objects.get(k));
+        }
         this.objects.delete(k);
         this.events.emit("change", { type: "DELETED", kind: t.kind, obj: clone(old), old: clone(old), actor } as Change);
+        this.collectOwnedBy(old);
+        if (ns !== undefined) this.finishNamespace(ns);
+        return clone(old);
+    }
+
+    private collectOwnedBy(owner: any) {
         for (const [ok, o] of [...this.objects]) {
-            const owned = (o.metadata.ownerReferences ?? []).some((r: any) => r.uid === old.metadata.uid);
-            const inNs = kind === "Namespace" && o.metadata.namespace === name;
-            if (owned || inNs) {
-                const ot = TYPES.find((x) => ok.startsWith(`${x.group}/${x.plural}/`))!;
-                this.remove(ot.kind, o.metadata.namespace, o.metadata.name, "garbage-collector");
+            if ((o.metadata.ownerReferences ?? []).some((r: any) => r.uid === owner.metadata.uid) && !o.metadata.deletionTimestamp) {
+                this.remove(this.typeOfStoreKey(ok).kind, o.metadata.namespace, o.metadata.name, "garbage-collector");
             }
         }
-        return clone(old);
+    }
+
+    private typeOfStoreKey(k: string): ResourceType {
+        return TYPES.find((x) => k.startsWith(`${x.group}/${x.plural}/`))!;
+    }
+
+    private terminateNamespace(k: string, old: any, actor: string) {
+        if (!old.metadata.deletionTimestamp) {
+            const next = clone(old);
+            next.metadata.deletionTimestamp = new Date().toISOString();
+            next.metadata.resourceVersion = String(++this.rv);
+            next.spec = { finalizers: ["kubernetes"] };
+            next.status = { phase: "Terminating" };
+            this.objects.set(k, next);
+            this.events.emit("change", { type: "MODIFIED", kind: "Namespace", obj: clone(next), old: clone(old), actor } as Change);
+            for (const [ok, o] of [...this.objects]) {
+                if (o.metadata.namespace === old.metadata.name && !o.metadata.deletionTimestamp) this.remove(this.typeOfStoreKey(ok).kind, o.metadata.namespace, o.metadata.name, "namespace-controller");
+            }
+        }
+        this.finishNamespace(old.metadata.name);
+        return clone(this.objects.get(k) ?? old);
+    }
+
+    /** A Terminating namespace with nothing left in it goes (the namespace controller's "kubernetes" finalizer). */
+    private finishNamespace(name: string, force = false) {
+        const k = this.key(this.typeOfKind("Namespace"), undefined, name);
+        const nsObj = this.objects.get(k);
+        if (!nsObj?.metadata.deletionTimestamp) return;
+        const inside = [...this.objects.entries()].filter(([, o]) => o.metadata.namespace === name);
+        if (inside.length && !force) return;
+        for (const [ok, o] of inside) {
+            this.objects.delete(ok);
+            this.events.emit("change", { type: "DELETED", kind: this.typeOfStoreKey(ok).kind, obj: clone(o), old: clone(o), actor: "namespace-controller" } as Change);
+        }
+        this.objects.delete(k);
+        this.events.emit("change", { type: "DELETED", kind: "Namespace", obj: clone(nsObj), old: clone(nsObj), actor: "namespace-controller" } as Change);
+    }
+
+    /** PUT /api/v1/namespaces/{name}/finalize with no finalizers: the namespace goes now, whatever is left in it. */
+    finalizeNamespace(name: string): any {
+        const k = this.key(this.typeOfKind("Namespace"), undefined, name);
+        const nsObj = this.objects.get(k);
+        if (!nsObj) return undefined;
+        if (nsObj.metadata.deletionTimestamp) this.finishNamespace(name, true);
+        return clone(nsObj);
+    }
+
+    /** Everything being deleted and held by a finalizer (what `kubectl get -A` shows as Terminating). */
+    terminating(): any[] {
+        return [...this.objects.values()].filter((o) => o.metadata.deletionTimestamp).map(clone);
     }
 
     /** The whole store as JSON (so `npm run simulate` can resume a simulated cluster). */
@@ -244,7 +319,7 @@ export class FakeKube {
         ].join("\n");
     }
 
-    private route(pathname: string): { t: ResourceType; ns?: string; name?: string } {
+    private route(pathname: string): { t: ResourceType; ns?: string; name?: string; sub?: string } {
         const parts = pathname.split("/").filter(Boolean);
         let group: string, version: string, rest: string[];
         if (parts[0] === "api") [group, version, rest] = ["", parts[1], parts.slice(2)];
@@ -257,7 +332,10 @@ export class FakeKube {
         }
         const t = TYPES.find((x) => x.group === group && x.version === version && x.plural === rest[0]);
         if (!t) throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
-        return { t, ns, name: rest[1] };
+        if (rest.length > 2 && !(t.kind === "Namespace" && rest[2] === "finalize" && rest.length === 3)) {
+            throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
+        }
+        return { t, ns, name: rest[1], sub: rest[2] };
     }
 
     private handle(req: http.IncomingMessage, res: http.ServerResponse) {
@@ -283,7 +361,14 @@ export class FakeKube {
     }
 
     private serve(method: string, url: URL, ctype: string, body: any): any {
-        const { t, ns, name } = this.route(url.pathname);
+        const { t, ns, name, sub } = this.route(url.pathname);
+        if (sub === "finalize") {
+            if (method !== "PUT") throw new HttpError(405, "MethodNotAllowed", method);
+            if ((body?.spec?.finalizers ?? []).length) throw new HttpError(422, "Invalid", "the simulated API only removes finalizers");
+            const ns0 = this.finalizeNamespace(name!);
+            if (!ns0) throw new HttpError(404, "NotFound", `namespaces "${name}" not found`);
+            return ns0;
+        }
         const notFound = () => new HttpError(404, "NotFound", `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found`);
         if (!name) {
             if (method === "GET") {
@@ -320,7 +405,8 @@ export class FakeKube {
             case "DELETE": {
                 const old = this.remove(t.kind, ns, name, "client");
                 if (!old) throw notFound();
-                return { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
+                // an object held by a finalizer is returned with its deletionTimestamp, as the API server does
+                return old.metadata.deletionTimestamp ? old : { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
             }
             default:
                 throw new HttpError(405, "MethodNotAllowed", method);

@@ -6,6 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { GITD_ENV } from "../lab/platform/gitDaemon";
 import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../lab/shop/layout";
@@ -50,7 +51,10 @@ export interface StartOptions {
 export async function startSimulatedLab(root: string, opts: StartOptions = {}): Promise<SimulatedLab> {
     const layout = labLayout(root);
     fs.mkdirSync(layout.bareDir, { recursive: true });
-    const daemon = await startGitDaemon(layout.bareDir);
+    // the simulated host's / and /srv are traversable by everyone, as on a real host (0755)
+    for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
+    // as the Pod does: nobody, reading repositories owned by root (when we are root; else as ourselves)
+    const daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV });
     const kube = new FakeKube();
     const stateFile = clusterStateFile(layout.root);
     if (opts.cluster) kube.load(opts.cluster);

@@ -39,7 +39,8 @@ describe("the Pulumi program (mocks)", function () {
         assert.strictEqual(install.type, "command:local:Command");
         assert.strictEqual(install.opts.deleteBeforeReplace, true);
         assert.deepStrictEqual(install.inputs.environment, { K3S_VERSION: "v1.33.5+k3s1" });
-        assert.match(install.inputs.create, /if \[ -x \/usr\/local\/bin\/k3s \]/, "skips the install when k3s is already there");
+        assert.match(install.inputs.create, /if \[ -x "\$bin\/k3s" \]/, "skips the install when k3s is already there");
+        assert.match(install.inputs.create, /bin=\$\{GITOPS_LAB_K3S_BIN:-\/usr\/local\/bin\}/);
         assert.match(install.inputs.delete, /k3s-installed-by-stack/, "the uninstall is conditional on the stack's marker");
         assert.ok(!install.inputs.create.includes("v1.33.5"), "the version reaches the script through the environment, not the script text");
         const ready = run.byName("k3s-ready");
@@ -51,7 +52,7 @@ describe("the Pulumi program (mocks)", function () {
         assert.strictEqual(await pulumi.isSecret(run.outputs.kubeconfig), true);
         assert.strictEqual(await valueOf(run.outputs.kubeconfig), KUBECONFIG);
         assert.deepStrictEqual(run.byName("k3s-kubeconfig").opts.additionalSecretOutputs, ["stdout"]);
-        for (const name of ["argocd-ready", "shop-appset", "scenario-run"]) {
+        for (const name of ["argocd-ready", "gitd-ready", "shop-appset", "scenario-run"]) {
             const r = run.byName(name);
             assert.strictEqual(await isSecretInput(r.inputs.kubeconfig), true, `${name}'s kubeconfig input is secret`);
             assert.ok(r.opts.additionalSecretOutputs?.includes("kubeconfig"), `${name} keeps kubeconfig secret in its outputs`);
@@ -107,6 +108,39 @@ describe("the Pulumi program (mocks)", function () {
         assert.deepStrictEqual(await valueOf(appset.inputs.manifest), shopApplicationSet());
         assert.deepStrictEqual(dependsOnNames(appset).sort(), ["argocd", "gitd", "shop-repo"]);
         assert.deepStrictEqual(dependsOnNames(run.byName("scenario-run")), ["shop"]);
+    });
+
+    it("orders every resource that uses a host tool or the cluster after the k3s install (as the engine receives the dependencies)", () => {
+        const install = run.sent.find((r) => r.name === "k3s-install");
+        assert.ok(install, "k3s-install was registered");
+        const byUrn = new Map(run.sent.map((r) => [r.urn, r]));
+        const closure = (urn: string, seen = new Set<string>()): Set<string> => {
+            for (const d of byUrn.get(urn)?.waitsFor ?? []) if (!seen.has(d)) closure(d, seen.add(d));
+            return seen;
+        };
+        const custom = run.sent.filter((r) => r.custom && r.urn !== install!.urn);
+        assert.ok(custom.length >= 12, `${custom.length} resources`);
+        const unordered = custom.filter((r) => !closure(r.urn).has(install!.urn)).map((r) => r.name);
+        assert.deepStrictEqual(unordered, []);
+        // and step 1 in particular, which runs kubectl kustomize on the host
+        assert.ok(closure(run.sent.find((r) => r.name === "shop-repo-git")!.urn).has(install!.urn));
+    });
+
+    it("applies the Argo CD install and the git daemon with pulumi-kubernetes' awaits off, and waits for them with the lab's own deadlines", async () => {
+        assert.strictEqual(await valueOf(run.byName("argocd-install").inputs.skipAwait), true);
+        const dep = await valueOf(run.byName("gitd-deployment").inputs.metadata);
+        assert.strictEqual(dep.annotations["pulumi.com/skipAwait"], "true");
+        assert.strictEqual(run.byName("argocd-ready").inputs.timeoutSeconds, DEFAULTS.argocdReadyTimeoutSeconds);
+        const gitdReady = run.byName("gitd-ready");
+        assert.strictEqual(gitdReady.inputs.timeoutSeconds, DEFAULTS.gitDaemonReadyTimeoutSeconds);
+        assert.deepStrictEqual(gitdReady.inputs.workloads, [{ kind: "Deployment", name: "gitd" }]);
+        assert.deepStrictEqual(dependsOnNames(gitdReady).sort(), ["gitd-deployment", "gitd-service"]);
+    });
+
+    it("gives the ApplicationSet's delete the destroy deadline, and Argo CD is destroyed only after it (the ApplicationSet depends on Argo CD)", () => {
+        const appset = run.byName("shop-appset");
+        assert.strictEqual(appset.inputs.deleteTimeoutSeconds, DEFAULTS.destroyTimeoutSeconds);
+        assert.ok(dependsOnNames(appset).includes("argocd"));
     });
 
     it("exports the paths, the repo URL, the initial commit and the ApplicationSet", async () => {

@@ -9,4 +9,6 @@ export const DEFAULTS = {
     syncTimeoutSeconds: 300,
     k3sReadyTimeoutSeconds: 300,
     argocdReadyTimeoutSeconds: 600,
+    gitDaemonReadyTimeoutSeconds: 300,
+    destroyTimeoutSeconds: 120,
 };

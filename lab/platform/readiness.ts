@@ -1,10 +1,30 @@
-/** Waiting until workloads are ready (used for Argo CD's controllers), with a deadline. */
+/**
+ * Waiting until workloads are ready (Argo CD's controllers, the git daemon), with one deadline that
+ * holds (the install's own awaits are off), progress as it goes, and an early end, naming the Pod,
+ * the image and the reason, when a Pod cannot start and will not by itself.
+ */
 import { ClusterPort } from "../ports/cluster";
 import { pollUntil } from "../ports/wait";
 
 export interface WorkloadRef {
     kind: "Deployment" | "StatefulSet";
     name: string;
+}
+
+/** Container states that do not clear by themselves within a deploy (a rate-limited registry, a bad image, a crash loop). */
+export const HOPELESS_REASONS = ["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff", "CreateContainerConfigError"];
+
+export interface ReadinessOptions {
+    /** The deadline. */
+    timeoutMs: number;
+    /** Time between two looks (default 2 s). */
+    intervalMs?: number;
+    /** How long a Pod may stay in one of HOPELESS_REASONS before the wait gives up on it (default 90 s). */
+    hopelessAfterMs?: number;
+    /** A progress line (what is ready, what is waited for). */
+    log?: (line: string) => void;
+    /** Print progress at most this often when nothing changes (default 15 s). */
+    progressEveryMs?: number;
 }
 
 /** Why a Deployment or StatefulSet is not ready yet, or null when it is. */
@@ -18,20 +38,65 @@ export function notReadyBecause(obj: any): string | null {
     return null;
 }
 
-export async function waitWorkloadsReady(cluster: ClusterPort, namespace: string, workloads: readonly WorkloadRef[], timeoutMs: number, log: (l: string) => void = () => {}, intervalMs = 2_000): Promise<void> {
+/** Every container of the namespace's Pods that waits for a hopeless reason: `{key, line}`. */
+export function hopelessContainers(pods: any[]): { key: string; line: string }[] {
+    const out: { key: string; line: string }[] = [];
+    for (const p of pods) {
+        const images = new Map<string, string>([...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c: any) => [c.name, c.image]));
+        for (const cs of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
+            const w = cs.state?.waiting;
+            if (!w || !HOPELESS_REASONS.includes(w.reason)) continue;
+            const image = cs.image || images.get(cs.name) || "?";
+            out.push({
+                key: `${p.metadata?.namespace}/${p.metadata?.name}/${cs.name}/${w.reason}`,
+                line: `Pod ${p.metadata?.namespace}/${p.metadata?.name}, container ${cs.name}, image ${image}: ${w.reason}${w.message ? ` (${w.message})` : ""}`,
+            });
+        }
+    }
+    return out;
+}
+
+export async function waitWorkloadsReady(cluster: ClusterPort, namespace: string, workloads: readonly WorkloadRef[], opts: ReadinessOptions): Promise<void> {
+    const log = opts.log ?? (() => {});
+    const hopelessAfterMs = opts.hopelessAfterMs ?? 90_000;
+    const progressEveryMs = opts.progressEveryMs ?? 15_000;
     const start = Date.now();
+    const firstSeen = new Map<string, number>();
     let why: string[] = [];
-    log(`waiting for ${workloads.map((w) => `${w.kind}/${w.name}`).join(", ")} in ${namespace} to be ready (deadline ${timeoutMs / 1000} s)`);
+    let lastLine = "";
+    let lastLogAt = 0;
+    log(`waiting for ${workloads.map((w) => `${w.kind}/${w.name}`).join(", ")} in ${namespace} to be ready (deadline ${opts.timeoutMs / 1000} s)`);
     await pollUntil(
         async () => {
             why = [];
+            const ready: string[] = [];
             for (const w of workloads) {
                 const reason = notReadyBecause(await cluster.getWorkload(w.kind, namespace, w.name));
                 if (reason) why.push(`${w.kind}/${w.name}: ${reason}`);
+                else ready.push(w.name);
             }
-            return why.length ? undefined : true;
+            if (!why.length) return true;
+            const now = Date.now();
+            const bad = hopelessContainers(await cluster.listPods(namespace));
+            for (const b of bad) {
+                const since = firstSeen.get(b.key) ?? now;
+                firstSeen.set(b.key, since);
+                if (now - since >= hopelessAfterMs) {
+                    throw new Error(
+                        `${b.line} for ${Math.round((now - since) / 1000)} s; this does not clear by itself (a registry's rate limit, such as Docker Hub's, is a common cause). ` +
+                            `Fix the cause (kubectl -n ${namespace} describe pod), then run again`,
+                    );
+                }
+            }
+            const line = `ready: ${ready.length ? ready.join(", ") : "none"}; waiting for ${why.join("; ")}${bad.length ? `; ${bad.map((b) => b.line).join("; ")}` : ""}`;
+            if (line !== lastLine || now - lastLogAt >= progressEveryMs) {
+                log(`${line} (${((now - start) / 1000).toFixed(0)} s)`);
+                lastLine = line;
+                lastLogAt = now;
+            }
+            return undefined;
         },
-        { timeoutMs, intervalMs, describe: () => `timed out after ${timeoutMs / 1000} s waiting for workloads in ${namespace}: ${why.join("; ")}` },
+        { timeoutMs: opts.timeoutMs, intervalMs: opts.intervalMs ?? 2_000, describe: () => `timed out after ${opts.timeoutMs / 1000} s waiting for workloads in ${namespace}: ${why.join("; ")}` },
     );
     log(`ready after ${((Date.now() - start) / 1000).toFixed(1)} s`);
 }

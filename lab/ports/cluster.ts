@@ -25,9 +25,14 @@ export interface ClusterPort {
     /** Merge-patches the ApplicationSet's spec.template (leaves the generators alone). */
     patchApplicationSetTemplate(name: string, template: any, namespace?: string): Promise<any>;
     deleteApplicationSet(name: string, namespace?: string): Promise<void>;
+    /** Removes every finalizer of an Application (what Argo CD's controller does when it has deleted the app's resources). */
+    removeApplicationFinalizers(name: string, namespace?: string): Promise<void>;
     getConfigMap(namespace: string, name: string): Promise<any | null>;
     patchConfigMapData(namespace: string, name: string, data: Record<string, string>): Promise<any>;
     deleteNamespace(name: string): Promise<void>;
+    getNamespace(name: string): Promise<any | null>;
+    /** The namespace's finalize subresource with no finalizers: a Terminating namespace goes now. */
+    finalizeNamespace(name: string): Promise<void>;
     /** A Deployment or StatefulSet, or null. */
     getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string): Promise<any | null>;
     listJobs(namespace?: string): Promise<any[]>;
@@ -174,6 +179,11 @@ export class KubeCluster implements ClusterPort {
             orNull(this.custom.deleteNamespacedCustomObject({ ...ARGO, namespace, plural: "applicationsets", name })),
         );
     }
+    async removeApplicationFinalizers(name: string, namespace = ARGOCD_NAMESPACE) {
+        await this.call(`remove the finalizers of applications/${name}`, () =>
+            orNull(this.custom.patchNamespacedCustomObject({ ...ARGO, namespace, plural: "applications", name, body: { metadata: { finalizers: null } } }, this.contentType("merge"))),
+        );
+    }
     getConfigMap(namespace: string, name: string) {
         return this.call(`get configmaps/${name} -n ${namespace}`, () => orNull(this.core.readNamespacedConfigMap({ name, namespace })));
     }
@@ -184,6 +194,12 @@ export class KubeCluster implements ClusterPort {
     }
     async deleteNamespace(name: string) {
         await this.call(`delete namespaces/${name}`, () => orNull(this.core.deleteNamespace({ name })));
+    }
+    getNamespace(name: string) {
+        return this.call(`get namespaces/${name}`, () => orNull(this.core.readNamespace({ name })));
+    }
+    async finalizeNamespace(name: string) {
+        await this.call(`finalize namespaces/${name}`, () => orNull(this.core.replaceNamespaceFinalize({ name, body: { apiVersion: "v1", kind: "Namespace", metadata: { name }, spec: { finalizers: [] } } })));
     }
     getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string) {
         return this.call(`get ${kind.toLowerCase()}s/${name} -n ${namespace}`, () =>

@@ -15,6 +15,7 @@ export function run(file: string, args: string[], opts: { cwd?: string; env?: No
                 const e = new Error(`${what} failed (${code}): ${String(stderr || err.message).trim()}`);
                 (e as any).stderr = String(stderr);
                 (e as any).exitCode = (err as any).code;
+                (e as any).code = (err as any).code === "ENOENT" ? "ENOENT" : undefined;
                 return reject(e);
             }
             resolve({ stdout: String(stdout), stderr: String(stderr) });

@@ -6,6 +6,7 @@
 import * as fs from "fs";
 import { ClusterPort } from "../ports/cluster";
 import { toYaml, writeFileAtomic } from "../ports/files";
+import { pollUntil, WaitTimeout } from "../ports/wait";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { APPSET_NAME, LabLayout, REPO_URL } from "./layout";
 
@@ -94,11 +95,72 @@ export async function syncAppSetFile(cluster: ClusterPort, layout: LabLayout, na
     writeFileAtomic(layout.appsetFile, appsetFileContent(shopApplicationSet({ name, namespace, repoURL }), listElements(live)));
 }
 
-export async function deleteShopAppSet(cluster: ClusterPort, layout: LabLayout, name: string, namespace: string, log: Log = () => {}): Promise<void> {
+export interface DeleteOptions {
+    /** How long to wait for Argo CD to delete the Applications (and for the namespaces to go) before doing it by hand. */
+    timeoutMs?: number;
+    /** Time between two looks. */
+    pollMs?: number;
+}
+
+/** The shop lab's namespaces (made by CreateNamespace=true, so never deleted by Argo CD). */
+export const SHOP_NAMESPACES = ["shop-dev", "shop-prod"];
+
+const ownedBy = (appsetName: string) => (app: any) => (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && r.name === appsetName);
+
+/**
+ * Deletes the ApplicationSet and waits, with a deadline, until it and its Applications are gone:
+ * each generated Application carries Argo CD's resources finalizer, which only the running
+ * application controller removes, so Argo CD must not be uninstalled before this returns. At the
+ * deadline it removes the finalizers itself and says so. Then the shop-* namespaces, likewise.
+ */
+export async function deleteShopAppSet(cluster: ClusterPort, layout: LabLayout, name: string, namespace: string, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
+    const timeoutMs = opts.timeoutMs ?? 120_000;
+    const pollMs = opts.pollMs ?? 1_000;
+    const t0 = Date.now();
     await cluster.deleteApplicationSet(name, namespace);
-    log(`deleted ApplicationSet ${namespace}/${name} (its Applications go with it)`);
-    for (const ns of ["shop-dev", "shop-prod"]) {
-        await cluster.deleteNamespace(ns);
+    log(`deleting ApplicationSet ${namespace}/${name}; waiting for Argo CD to delete its Applications (deadline ${timeoutMs / 1000} s)`);
+    const left = async () => {
+        const apps = (await cluster.listApplications(namespace)).filter(ownedBy(name));
+        const set = await cluster.getApplicationSet(name, namespace);
+        return { apps, set };
+    };
+    const done = await pollUntil(
+        async () => {
+            const l = await left();
+            return !l.set && l.apps.length === 0 ? true : undefined;
+        },
+        { timeoutMs, intervalMs: pollMs, describe: () => "" },
+    ).catch((e) => {
+        if (e instanceof WaitTimeout) return false;
+        throw e;
+    });
+    if (done) {
+        log(`ApplicationSet ${namespace}/${name} and its Applications are gone after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    } else {
+        const { apps } = await left();
+        for (const app of apps) await cluster.removeApplicationFinalizers(app.metadata.name, namespace);
+        log(
+            `Argo CD did not delete ${apps.map((a) => a.metadata.name).join(", ") || "the ApplicationSet"} within ${timeoutMs / 1000} s ` +
+                `(is its application controller running?): removed the finalizers by hand; their resources go with their namespaces`,
+        );
     }
+    await deleteNamespaces(cluster, SHOP_NAMESPACES, log, { timeoutMs, pollMs });
     fs.rmSync(layout.appsetFile, { force: true });
+}
+
+/** Deletes namespaces and waits until they are gone; at the deadline, finalizes them itself and says so. */
+export async function deleteNamespaces(cluster: ClusterPort, names: string[], log: Log, opts: Required<DeleteOptions>): Promise<void> {
+    for (const ns of names) await cluster.deleteNamespace(ns);
+    const remaining = async () => (await Promise.all(names.map(async (n) => ((await cluster.getNamespace(n)) ? n : null)))).filter((n): n is string => !!n);
+    const gone = await pollUntil(async () => ((await remaining()).length === 0 ? true : undefined), { timeoutMs: opts.timeoutMs, intervalMs: opts.pollMs, describe: () => "" }).catch((e) => {
+        if (e instanceof WaitTimeout) return false;
+        throw e;
+    });
+    if (gone) {
+        log(`namespaces ${names.join(", ")} are gone`);
+        return;
+    }
+    const stuck = await remaining();
+    for (const n of stuck) await cluster.finalizeNamespace(n);
+    log(`namespaces ${stuck.join(", ")} were still Terminating after ${opts.timeoutMs / 1000} s: finalized them by hand (whatever held them is gone with them)`);
 }

@@ -5,7 +5,16 @@ export const SHOP_CONFIGMAP = "shop-config";
 
 /** Renders an overlay with `kubectl kustomize` and returns shop-config's data (an error if it renders none). */
 export async function renderShopConfig(dir: string, kubectl = "kubectl"): Promise<Record<string, string>> {
-    const docs = await kustomizeBuild(dir, kubectl);
+    let docs: any[];
+    try {
+        docs = await kustomizeBuild(dir, kubectl);
+    } catch (e: any) {
+        if (e.code !== "ENOENT") throw e;
+        throw new Error(
+            `the overlays are rendered with "${kubectl} kustomize", but ${kubectl} is not on PATH (${process.env.PATH ?? ""}). ` +
+                `On a fresh host k3s's installer puts kubectl into /usr/local/bin; with kubeconfigPath (an adopted cluster) install kubectl yourself`,
+        );
+    }
     const cm = docs.find((d: any) => d?.kind === "ConfigMap" && d?.metadata?.name === SHOP_CONFIGMAP);
     if (!cm) throw new Error(`kubectl kustomize ${dir} rendered no ConfigMap ${SHOP_CONFIGMAP}`);
     return cm.data ?? {};

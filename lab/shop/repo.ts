@@ -57,9 +57,20 @@ async function isOurClone(layout: LabLayout): Promise<boolean> {
     return url !== null && path.resolve(url) === path.resolve(layout.bareRepo);
 }
 
+/** Files of a repository are 0644 and directories 0755 whatever the pusher's umask (git's core.sharedRepository). */
+export const SHARED_REPOSITORY = "0644";
+
+/** The path a half-built copy of `final` is made at, renamed into place only when complete. */
+const partial = (final: string) => path.join(path.dirname(final), `.${path.basename(final)}.partial`);
+
 /**
  * Creates (or recognises) the bare repository and the clone, and pushes the first commit.
  * `files` maps repository paths (base/configmap.yaml, ...) to their contents.
+ *
+ * Safe to interrupt at any instant: the bare repository and the clone are built under a
+ * `.partial` name and renamed into place when complete (a leftover `.partial` is the lab's own
+ * and is rebuilt), and the first commit is recognised wherever a run stopped: made but not pushed,
+ * pushed but not recorded.
  */
 export async function createShopRepo(layout: LabLayout, files: Record<string, string>, log: Log = () => {}, kubectl = "kubectl"): Promise<ShopRepoResult> {
     const { bareRepo, clone } = layout;
@@ -71,6 +82,8 @@ export async function createShopRepo(layout: LabLayout, files: Record<string, st
                     `Nothing was changed. Move it away, or set the stack's "root" to another prefix, then run again.`,
             );
         }
+        // pushes by root keep the umask's bits off: keep an existing repository readable too
+        await git(["--git-dir", bareRepo, "config", "core.sharedRepository", SHARED_REPOSITORY]);
         const initial = await configGet(bareRepo, INITIAL_KEY);
         if (initial) {
             if (!exists(clone)) {
@@ -79,35 +92,30 @@ export async function createShopRepo(layout: LabLayout, files: Record<string, st
             } else if (!(await isOurClone(layout))) {
                 throw new Error(`${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`);
             }
+            await makeWorldReadable(layout);
             log(`shop repo already in place at ${bareRepo} (initial commit ${initial})`);
             return { initialCommit: initial };
         }
-        // ours but the first push never happened: carry on below with the existing bare repo
+        // ours, but the first commit was never recorded: carry on below
     } else {
         fs.mkdirSync(path.dirname(bareRepo), { recursive: true });
-        await git(["init", "--quiet", "--bare", "--initial-branch=main", bareRepo]);
-        await git(["--git-dir", bareRepo, "config", OWNER_KEY, OWNER_VALUE]);
-        log(`created bare repository ${bareRepo}`);
+        const tmp = partial(bareRepo);
+        fs.rmSync(tmp, { recursive: true, force: true });
+        await git(["init", "--quiet", "--bare", "--initial-branch=main", `--shared=${SHARED_REPOSITORY}`, tmp]);
+        await git(["--git-dir", tmp, "config", OWNER_KEY, OWNER_VALUE]);
+        fs.renameSync(tmp, bareRepo);
+        log(`created bare repository ${bareRepo} (core.sharedRepository=${SHARED_REPOSITORY})`);
     }
 
     if (exists(clone) && !isEmptyDir(clone) && !(await isOurClone(layout))) {
         throw new Error(`${clone} already exists and is not a clone of ${bareRepo}. Nothing in it was changed. Move it away, then run again.`);
     }
-    if (!exists(path.join(clone, ".git"))) await cloneBare(layout);
+    if (!exists(path.join(clone, ".git"))) {
+        if (exists(clone)) fs.rmdirSync(clone); // empty
+        await cloneBare(layout);
+    }
 
-    for (const [rel, content] of Object.entries(files)) {
-        const abs = path.join(clone, rel);
-        fs.mkdirSync(path.dirname(abs), { recursive: true });
-        fs.writeFileSync(abs, content);
-    }
-    for (const env of ["dev", "prod"]) {
-        const data = await renderShopConfig(path.join(clone, "envs", env), kubectl);
-        log(`kubectl kustomize envs/${env}: LOG_LEVEL=${data.LOG_LEVEL} FEATURE_CHECKOUT_V2=${data.FEATURE_CHECKOUT_V2}`);
-    }
-    await git(["add", "--", ...Object.keys(files)], clone);
-    await git(["commit", "--quiet", "-m", INITIAL_MESSAGE], clone);
-    const sha = await git(["rev-parse", "HEAD"], clone);
-    await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+    const sha = await pushInitialCommit(layout, files, log, kubectl);
     await git(["branch", "--quiet", "--set-upstream-to=origin/main", "main"], clone).catch(() => undefined);
     await git(["--git-dir", bareRepo, "config", INITIAL_KEY, sha]);
     await makeWorldReadable(layout);
@@ -115,15 +123,55 @@ export async function createShopRepo(layout: LabLayout, files: Record<string, st
     return { initialCommit: sha };
 }
 
+/** The first commit on main: found where an earlier run left it, or made and pushed now. */
+async function pushInitialCommit(layout: LabLayout, files: Record<string, string>, log: Log, kubectl: string): Promise<string> {
+    const { bareRepo, clone } = layout;
+    const remote = await git(["--git-dir", bareRepo, "rev-parse", "--verify", "--quiet", "refs/heads/main"]).catch(() => "");
+    if (remote) {
+        // pushed by a run that stopped before recording it
+        const subject = await git(["--git-dir", bareRepo, "log", "-1", "--format=%s", remote]);
+        const count = await git(["--git-dir", bareRepo, "rev-list", "--count", remote]);
+        if (subject !== INITIAL_MESSAGE || count !== "1") {
+            throw new Error(`${bareRepo} has a main branch that is not the lab's first commit (${remote}: "${subject}"). Nothing was changed. Remove the repository (or pulumi destroy), then run again.`);
+        }
+        await git(["fetch", "--quiet", "origin"], clone);
+        await git(["reset", "--quiet", "--hard", remote], clone);
+        log(`found the first commit ${remote} already pushed by an earlier run`);
+        return remote;
+    }
+    const head = await git(["rev-parse", "--verify", "--quiet", "HEAD"], clone).catch(() => "");
+    if (head && (await git(["log", "-1", "--format=%s", head], clone)) === INITIAL_MESSAGE) {
+        log(`found the first commit ${head} made but not pushed by an earlier run`);
+    } else {
+        for (const [rel, content] of Object.entries(files)) {
+            const abs = path.join(clone, rel);
+            fs.mkdirSync(path.dirname(abs), { recursive: true });
+            fs.writeFileSync(abs, content);
+        }
+        for (const env of ["dev", "prod"]) {
+            const data = await renderShopConfig(path.join(clone, "envs", env), kubectl);
+            log(`kubectl kustomize envs/${env}: LOG_LEVEL=${data.LOG_LEVEL} FEATURE_CHECKOUT_V2=${data.FEATURE_CHECKOUT_V2}`);
+        }
+        await git(["add", "--", ...Object.keys(files)], clone);
+        await git(["commit", "--quiet", "-m", INITIAL_MESSAGE], clone);
+    }
+    const sha = await git(["rev-parse", "HEAD"], clone);
+    await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+    return sha;
+}
+
 async function cloneBare(layout: LabLayout): Promise<void> {
     fs.mkdirSync(path.dirname(layout.clone), { recursive: true });
-    await git(["clone", "--quiet", layout.bareRepo, layout.clone]);
+    const tmp = partial(layout.clone);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    await git(["clone", "--quiet", layout.bareRepo, tmp]);
     // an empty repository clones without a branch: make sure we commit on main
-    await git(["symbolic-ref", "HEAD", "refs/heads/main"], layout.clone);
+    await git(["symbolic-ref", "HEAD", "refs/heads/main"], tmp);
     for (const c of LAB_GIT_IDENTITY) {
         const [k, v] = c.split("=");
-        await git(["config", k, v], layout.clone);
+        await git(["config", k, v], tmp);
     }
+    fs.renameSync(tmp, layout.clone);
 }
 
 /** `chmod -R a+rX` on the bare repository: the git daemon Pod runs as nobody. */
@@ -142,6 +190,8 @@ export async function deleteShopRepo(layout: LabLayout, log: Log = () => {}): Pr
         fs.rmSync(layout.bareRepo, { recursive: true, force: true });
         log(`removed bare repository ${layout.bareRepo}`);
     }
+    // half-built copies an interrupted step 1 left: the lab's own by their name
+    for (const p of [partial(layout.bareRepo), partial(layout.clone)]) fs.rmSync(p, { recursive: true, force: true });
     for (const dir of [layout.bareDir, layout.workDir]) {
         if (exists(dir) && isEmptyDir(dir)) fs.rmdirSync(dir);
     }

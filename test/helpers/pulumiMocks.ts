@@ -13,8 +13,20 @@ export interface Registered {
     parent?: string;
 }
 
+/** A resource as the SDK sent it to the engine: its URN and every URN it waits for. */
+export interface SentToEngine {
+    urn: string;
+    type: string;
+    name: string;
+    custom: boolean;
+    /** dependsOn (components expanded to their resources), the URNs behind its inputs, and its provider. */
+    waitsFor: string[];
+}
+
 export interface ProgramRun {
     resources: Registered[];
+    /** What the engine was asked to register, with the dependencies it would order by. */
+    sent: SentToEngine[];
     outputs: Record<string, pulumi.Output<any> | any>;
     byName(name: string): Registered;
 }
@@ -55,6 +67,20 @@ export async function runProgram(config: Record<string, string>, mockState: (arg
         "dev",
         false,
     );
+    // record the dependencies of every registration as the engine receives them
+    const sent: SentToEngine[] = [];
+    const monitor: any = pulumi.runtime.getMonitor();
+    const register = monitor.registerResource.bind(monitor);
+    monitor.registerResource = (req: any, callback: (err: any, res: any) => void) =>
+        register(req, (err: any, res: any) => {
+            if (!err) {
+                const propDeps: string[] = [];
+                req.getPropertydependenciesMap().forEach((v: any) => propDeps.push(...v.getUrnsList()));
+                const provider = req.getProvider() ? [String(req.getProvider()).split("::").slice(0, -1).join("::")] : [];
+                sent.push({ urn: res.getUrn(), type: req.getType(), name: req.getName(), custom: req.getCustom(), waitsFor: [...new Set([...req.getDependenciesList(), ...propDeps, ...provider])] });
+            }
+            callback(err, res);
+        });
     pulumi.runtime.setAllConfig(Object.fromEntries(Object.entries(config).map(([k, v]) => [`gitops-lab:${k}`, v])));
     const indexPath = path.join(__dirname, "..", "..", "index.ts");
     delete require.cache[require.resolve(indexPath)];
@@ -79,6 +105,7 @@ export async function runProgram(config: Record<string, string>, mockState: (arg
     }
     return {
         resources,
+        sent,
         outputs,
         byName(name: string) {
             const r = resources.find((x) => x.name === name);

@@ -1,0 +1,28 @@
+/**
+ * Taking the shop lab down, in the order `pulumi destroy` takes its resources down (the reverse of
+ * their dependencies): the result files (Scenario), the ApplicationSet with its Applications and
+ * namespaces (ShopAppSet, which waits for Argo CD's finalizer), then the repository and the clone
+ * (ShopRepo). Argo CD itself goes only after all of this. The components' delete methods call the
+ * same functions one by one; `gitops-lab simulate --reset` calls them all.
+ */
+import * as fs from "fs";
+import { ARGOCD_NAMESPACE } from "../argo/application";
+import { ClusterPort } from "../ports/cluster";
+import { DeleteOptions, deleteShopAppSet } from "./appset";
+import { APPSET_NAME, LabLayout } from "./layout";
+import { deleteShopRepo } from "./repo";
+import { RESULT_FILES } from "./results";
+
+export type Log = (line: string) => void;
+
+/** Scenario's delete: the six result files. */
+export function removeResults(layout: LabLayout, log: Log = () => {}): void {
+    for (const k of RESULT_FILES) fs.rmSync(layout.resultFile(k), { force: true });
+    log(`removed the result files from ${layout.workDir}`);
+}
+
+export async function teardownShopLab(layout: LabLayout, cluster: ClusterPort, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
+    removeResults(layout, (l) => log(`[scenario] ${l}`));
+    await deleteShopAppSet(cluster, layout, APPSET_NAME, ARGOCD_NAMESPACE, (l) => log(`[appset] ${l}`), opts);
+    await deleteShopRepo(layout, (l) => log(`[shop-repo] ${l}`));
+}
