@@ -45,6 +45,7 @@ export class AppController {
     private poller?: NodeJS.Timeout;
     private readonly timers = new Map<string, { t: NodeJS.Timeout; hard: boolean }>();
     private readonly chains = new Map<string, Promise<void>>();
+    private readonly finalizeTimers = new Set<NodeJS.Timeout>();
     private readonly selfHealAttempts = new Map<string, number>();
     /** The delay of every selfHeal repair scheduled, in order (what the backoff decided, not a measurement). */
     readonly selfHealDelays: number[] = [];
@@ -61,7 +62,7 @@ export class AppController {
         this.poller.unref();
         // a controller that (re)starts looks at every Application once, and finishes deleting those being deleted
         for (const app of this.kube.list("Application")) {
-            if (app.metadata.deletionTimestamp) this.finalize(app);
+            if (app.metadata.deletionTimestamp) this.finalizeLater(app);
             else this.schedule(app.metadata.namespace, app.metadata.name, this.opts.reconcileDelayMs, false);
         }
     }
@@ -71,13 +72,15 @@ export class AppController {
         if (this.poller) clearInterval(this.poller);
         for (const p of this.timers.values()) clearTimeout(p.t);
         this.timers.clear();
+        for (const t of this.finalizeTimers) clearTimeout(t);
+        this.finalizeTimers.clear();
         await Promise.all([...this.chains.values()]);
     }
 
     /** Resolves once nothing is scheduled or running (e.g. the reconciles a (re)start queues). */
     async idle(): Promise<void> {
-        while (this.timers.size > 0 || this.chains.size > 0) {
-            if (this.timers.size > 0) await new Promise((r) => setTimeout(r, 10));
+        while (this.timers.size > 0 || this.chains.size > 0 || this.finalizeTimers.size > 0) {
+            if (this.timers.size > 0 || this.finalizeTimers.size > 0) await new Promise((r) => setTimeout(r, 10));
             const running = [...this.chains.entries()];
             await Promise.all(running.map(([, p]) => p));
             for (const [k, p] of running) if (this.chains.get(k) === p) this.chains.delete(k);
@@ -89,7 +92,7 @@ export class AppController {
         if (c.kind === "Application") {
             if (c.type === "DELETED") return;
             if (c.obj.metadata.deletionTimestamp) {
-                this.finalize(c.obj);
+                this.finalizeLater(c.obj);
                 return;
             }
             const ns = c.obj.metadata.namespace;
@@ -118,6 +121,14 @@ export class AppController {
      * then remove the finalizer, so the API server lets it go (controller/appcontroller.go
      * finalizeApplicationDeletion). Only a running controller does this.
      */
+    private finalizeLater(app: any) {
+        const t = setTimeout(() => {
+            this.finalizeTimers.delete(t);
+            this.finalize(app);
+        }, this.opts.reconcileDelayMs);
+        this.finalizeTimers.add(t);
+    }
+
     private finalize(app: any) {
         if (!(app.metadata.finalizers ?? []).includes(RESOURCES_FINALIZER)) return;
         for (const r of app.status?.resources ?? []) this.kube.remove(r.kind, r.namespace, r.name, ACTOR);
@@ -200,7 +211,8 @@ export class AppController {
         const autoOn = auto && auto.enabled !== false;
         const lastRev = status.operationState?.syncResult?.revision;
         const key = `${app.metadata.namespace}/${name}`;
-        if (outOfSync && autoOn && (lastRev !== sha || auto.selfHeal)) {
+        const deleting = !!this.kube.get("Application", app.metadata.namespace, name)?.metadata.deletionTimestamp;
+        if (outOfSync && autoOn && !deleting && (lastRev !== sha || auto.selfHeal)) {
             if (lastRev !== sha && !selfHeal) this.selfHealAttempts.set(key, 0);
             const results = this.apply(app, desired, auto.prune ? prunable : []);
             status.operationState = {

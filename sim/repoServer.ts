@@ -51,7 +51,10 @@ export class RepoServer {
     /** A branch, tag, HEAD or full SHA to a commit, as the repo-server does with ls-remote. */
     async resolve(repoURL: string, revision: string): Promise<string> {
         if (/^[0-9a-f]{40}$/.test(revision)) return revision;
-        const { stdout } = await run("git", ["ls-remote", this.urlFor(repoURL)]);
+        // a repository Argo CD cannot read is a comparison error on the app, never a crash of the controller
+        const { stdout } = await run("git", ["ls-remote", this.urlFor(repoURL)]).catch((e) => {
+            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to list refs: ${String(e.stderr || e.message).trim()}`);
+        });
         const refs = new Map(stdout.trim().split("\n").filter(Boolean).map((l) => { const [sha, ref] = l.split(/\s+/); return [ref, sha] as [string, string]; }));
         const want = revision === "" || revision === "HEAD" ? ["HEAD"] : [`refs/heads/${revision}`, `refs/tags/${revision}`];
         for (const r of want) if (refs.has(r)) return refs.get(r)!;
@@ -78,6 +81,8 @@ export class RepoServer {
             await this.serialized(async () => {
                 const git = await this.mirror(repoURL);
                 await run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
+            }).catch((e) => {
+                throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to fetch ${sha}: ${String(e.stderr || e.message).trim()}`);
             });
             await run("tar", ["-xf", tar, "-C", work]);
             fs.rmSync(tar);

@@ -11,7 +11,9 @@ import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../lab/shop/layout";
 import { ScenarioTimeouts } from "../lab/shop/scenario";
+import { RESULT_FILES } from "../lab/shop/results";
 import { ShopLabRun, solveShopLab } from "../lab/shop/solve";
+import { teardownShopLab } from "../lab/shop/teardown";
 import { AppControllerOptions } from "./appController";
 import { ArgoSim, FAST } from "./argocd";
 import { FakeKube } from "./fakeApi";
@@ -118,4 +120,35 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
     // a (re)started controller looks at every Application once: let that settle, as the snapshot was
     await lab.argo.apps.idle();
     return lab;
+}
+
+/**
+ * `simulate --reset`: the product's own destroy path against the simulated host, in the engine's
+ * order: the shop lab (result files, ApplicationSet waiting for Argo CD's finalizer, repository),
+ * then Argo CD (its controllers stop, namespace argocd goes), then the simulated k3s (the saved
+ * cluster is removed). Returns what is left that should not be (empty when the reset is clean).
+ */
+export async function resetSimulatedLab(root: string, log: (line: string) => void, opts: { timeoutMs?: number } = {}): Promise<string[]> {
+    const lab = await startSimulatedLab(root, { persist: true });
+    await lab.argo.apps.idle(); // the restarted controller's first look at every Application
+    const leftovers: string[] = [];
+    try {
+        await teardownShopLab(lab.layout, new KubeCluster(lab.kubeconfig), log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
+        await lab.argo.stop();
+        lab.kube.remove("Namespace", undefined, "argocd", "installer");
+        log("[argocd] uninstalled (simulated): controllers stopped, namespace argocd deleted");
+        for (const kind of ["ApplicationSet", "Application"]) for (const o of lab.kube.list(kind)) leftovers.push(`${kind} ${o.metadata.namespace}/${o.metadata.name}`);
+        for (const n of lab.kube.list("Namespace")) if (n.metadata.name.startsWith("shop-")) leftovers.push(`Namespace ${n.metadata.name}`);
+        for (const o of lab.kube.terminating()) leftovers.push(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} (Terminating)`);
+        for (const p of [lab.layout.bareRepo, lab.layout.clone, ...RESULT_FILES.map((f) => lab.layout.resultFile(f)), lab.layout.appsetFile]) if (fs.existsSync(p)) leftovers.push(p);
+    } finally {
+        await lab.kube.stop();
+        await lab.daemon.stop();
+    }
+    fs.rmSync(clusterStateFile(root), { force: true });
+    log("[k3s] uninstalled (simulated): the saved cluster is removed");
+    for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), path.join(root, "root", "cnpa-env"), path.join(root, "root")]) {
+        if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+    }
+    return [...new Set(leftovers)];
 }

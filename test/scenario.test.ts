@@ -7,8 +7,10 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
-import { INCIDENT_MESSAGE, readResults, runScenario, switchFeatureOn } from "../lab/shop/scenario";
+import { addMissingResource, INCIDENT_MESSAGE, readResults, runScenario, switchFeatureOn } from "../lab/shop/scenario";
+import { cannotSyncBecause } from "../lab/argo/application";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
+import { expect, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
@@ -220,6 +222,63 @@ describe("scenario steps (simulated cluster)", function () {
                 rollback: "revert",
             });
         });
+    });
+});
+
+describe("waits that cannot succeed end at once", function () {
+    this.timeout(120_000);
+
+    it("given dev cannot render main, when the incident waits for dev, then it ends with the ComparisonError instead of at its deadline", async () => {
+        const at = await labAt(2);
+        try {
+            const clone = at.lab.layout.clone;
+            const file = path.join(clone, "envs", "dev", "kustomization.yaml");
+            fs.writeFileSync(file, addMissingResource(fs.readFileSync(file, "utf8")));
+            await git(["commit", "--quiet", "-am", "break dev first"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+            const err = await at.solve(3, { syncMs: 600_000 }).then(() => null, (e) => e as Error);
+            assert.ok(err, "the step must fail");
+            assert.match(err!.message, /^Application shop-dev cannot become synced to [0-9a-f]{40}: Argo CD cannot compare it \(ComparisonError after a refresh\): .*missing\.yaml/);
+            assert.ok(!/timed out/.test(err!.message), "not at the 600 s deadline");
+            assert.ok(!fs.existsSync(at.lab.layout.resultFile("incident")));
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("tells a failed sync, a SyncError and a lasting ComparisonError from states that may still move", () => {
+        const sha = "a".repeat(40);
+        const failedOp = { status: { operationState: { phase: "Failed", message: "one or more synchronization tasks completed unsuccessfully (retried 5 times).", syncResult: { revision: sha } } } };
+        assert.match(cannotSyncBecause(failedOp, sha, { refreshPending: false })!, /^the sync to it ended Failed: one or more synchronization tasks completed unsuccessfully \(retried 5 times\)\.$/);
+        assert.strictEqual(cannotSyncBecause(failedOp, "b".repeat(40), { refreshPending: false }), null, "a failure at another commit says nothing about this one");
+        const syncError = { status: { conditions: [{ type: "SyncError", message: `Failed last sync attempt to [${sha}]: one or more objects failed to apply` }] } };
+        assert.match(cannotSyncBecause(syncError, sha, { refreshPending: false })!, /^SyncError: Failed last sync attempt/);
+        const cmp = { status: { conditions: [{ type: "ComparisonError", message: "rpc error" }] } };
+        assert.strictEqual(cannotSyncBecause(cmp, sha, { refreshPending: true }), null, "the refresh we asked for may still clear it");
+        assert.match(cannotSyncBecause(cmp, sha, { refreshPending: false })!, /ComparisonError after a refresh/);
+        assert.strictEqual(cannotSyncBecause({ status: { operationState: { phase: "Running" } } }, sha, { refreshPending: false }), null);
+    });
+});
+
+describe("step 8 refuses a report it cannot derive", function () {
+    this.timeout(120_000);
+    let at: LabAt;
+    beforeEach(async () => (at = await labAt(7)));
+    afterEach(async () => at.stop());
+
+    it("given prod moved back to main in the ApplicationSet, then the report is refused and not written", async () => {
+        await at.cluster.jsonPatchApplicationSet("shop", [{ op: "replace", path: "/spec/generators/0/list/elements/1/revision", value: "main" }]);
+        await expect(holds("shop-prod tracks main", () => at.lab.kube.get("Application", "argocd", "shop-prod").spec.source.targetRevision === "main"));
+        await assert.rejects(at.solve(8), /Application shop-prod tracks main, not release\/prod as step 4 pinned it; nothing was written/);
+        assert.ok(!fs.existsSync(at.lab.layout.resultFile("report")));
+    });
+
+    it("given an Application that does not exist, then the report is refused and not written", async () => {
+        at.lab.argo.appsets.stop(); // nothing generates it again
+        at.lab.kube.remove("Application", "argocd", "shop-dev", "client");
+        await expect(holds("shop-dev gone", () => !at.lab.kube.get("Application", "argocd", "shop-dev")));
+        await assert.rejects(at.solve(8), /Application shop-dev does not exist, so the report cannot say what it tracks; nothing was written/);
+        assert.ok(!fs.existsSync(at.lab.layout.resultFile("report")));
     });
 });
 

@@ -34,6 +34,26 @@ export function notSyncedBecause(app: any, sha: string, opts: { noOpAllowed?: bo
     return null;
 }
 
+/**
+ * Why an Application can never become synced to `sha` without someone changing something, or null
+ * while it still may: the sync to it failed after its retries, a SyncError, or a ComparisonError
+ * that a refresh did not clear (`refreshPending`: a refresh annotation is still waiting to be
+ * handled, so an error on the app may be from before it).
+ */
+export function cannotSyncBecause(app: any, sha: string, opts: { refreshPending: boolean }): string | null {
+    if (!app) return null;
+    const st = app.status ?? {};
+    const op = st.operationState;
+    const opRevision = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
+    if (op && ["Failed", "Error"].includes(op.phase) && opRevision === sha) return `the sync to it ended ${op.phase}: ${op.message ?? "(no message)"}`;
+    const conds = errorConditions(app);
+    const syncError = conds.find((c) => c.type === "SyncError");
+    if (syncError) return `SyncError: ${syncError.message}`;
+    const cmp = conds.find((c) => c.type === "ComparisonError");
+    if (cmp && !opts.refreshPending) return `Argo CD cannot compare it (ComparisonError after a refresh): ${cmp.message}`;
+    return null;
+}
+
 /** One line with everything a person needs to see why an Application is not where we wait for it. */
 export function describeApp(app: any): string {
     if (!app) return "the Application does not exist";

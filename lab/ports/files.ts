@@ -34,3 +34,16 @@ export function readJsonIfExists<T = unknown>(file: string): T | undefined {
 export function toYaml(obj: unknown): string {
     return stringify(obj, { lineWidth: 0 });
 }
+
+/**
+ * mkdir -p whose new directories are 0755 whatever the umask (a daemon running as nobody must be
+ * able to pass through them). Directories that already existed are left as they are.
+ */
+export function mkdirReadable(dir: string): void {
+    const first = fs.mkdirSync(dir, { recursive: true });
+    if (!first) return;
+    for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+        fs.chmodSync(d, 0o755);
+        if (d === path.resolve(first) || d === path.dirname(d)) break;
+    }
+}

@@ -6,6 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { run } from "../ports/exec";
+import { mkdirReadable } from "../ports/files";
 import { LAB_GIT_IDENTITY } from "../ports/git";
 import { LabLayout } from "./layout";
 import { renderShopConfig } from "./render";
@@ -98,7 +99,7 @@ export async function createShopRepo(layout: LabLayout, files: Record<string, st
         }
         // ours, but the first commit was never recorded: carry on below
     } else {
-        fs.mkdirSync(path.dirname(bareRepo), { recursive: true });
+        mkdirReadable(path.dirname(bareRepo));
         const tmp = partial(bareRepo);
         fs.rmSync(tmp, { recursive: true, force: true });
         await git(["init", "--quiet", "--bare", "--initial-branch=main", `--shared=${SHARED_REPOSITORY}`, tmp]);

@@ -4,7 +4,7 @@
  * `runScenario`. The result files are the checkpoint: a step whose file exists is not run again.
  */
 import { parseDocument, isSeq } from "yaml";
-import { ARGOCD_NAMESPACE, describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "../argo/application";
+import { ARGOCD_NAMESPACE, cannotSyncBecause, describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import { GitPort } from "../ports/git";
@@ -144,7 +144,11 @@ async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevisi
             }
             if (!why && opts.check) why = await opts.check(last);
             lastWhy = why ?? "";
-            return why ? undefined : last;
+            if (!why) return last;
+            // a state that can never turn into "synced" ends the wait now, not at the deadline
+            const hopeless = cannotSyncBecause(last, sha, { refreshPending: !!last?.metadata?.annotations?.[REFRESH_ANNOTATION] });
+            if (hopeless) throw new Error(`Application ${app} cannot become synced to ${sha}: ${hopeless}. Last status: ${describeApp(last)}`);
+            return undefined;
         },
         c.t.syncMs,
         c.t.pollMs,
@@ -344,6 +348,13 @@ async function revertBad(c: Ctx, r: Results): Promise<Revert> {
 async function report(c: Ctx, r: Results): Promise<Report> {
     const dev = await c.cluster.getApplication(DEV, c.appset.namespace);
     const prod = await c.cluster.getApplication(PROD, c.appset.namespace);
+    // the report says what each environment tracks: it is never written from a missing Application
+    for (const [name, a] of [[DEV, dev], [PROD, prod]] as const) {
+        if (!a) throw new Error(`Application ${name} does not exist, so the report cannot say what it tracks; nothing was written. Check the ApplicationSet ${c.appset.namespace}/${c.appset.name}, then run again`);
+    }
+    if (prod.spec?.source?.targetRevision !== RELEASE) {
+        throw new Error(`Application ${PROD} tracks ${prod.spec?.source?.targetRevision ?? "(nothing)"}, not ${RELEASE} as step 4 pinned it; nothing was written. Put the prod element of the ApplicationSet back on ${RELEASE}, then run again`);
+    }
     const releaseTip = await c.git.remoteBranch(RELEASE);
     if (!releaseTip) throw new Error(`${RELEASE} does not exist on the remote`);
     return {

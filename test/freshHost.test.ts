@@ -1,0 +1,317 @@
+/**
+ * The hazards of a real, fresh host, each modelled here so it cannot come back unseen: no kubectl
+ * before k3s, a step 1 killed half-way, root's umask on later pushes, the k3s install marker and
+ * version, Pods that never start, and the preflight.
+ */
+import * as assert from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { INSTALL_SCRIPT, UNINSTALL_SCRIPT } from "../components/k3s";
+import { GITD_ENV } from "../lab/platform/gitDaemon";
+import { HostProbe, preflightChecks } from "../lab/platform/preflight";
+import { waitWorkloadsReady } from "../lab/platform/readiness";
+import { KubeCluster } from "../lab/ports/cluster";
+import { run } from "../lab/ports/exec";
+import { verify } from "../lab/shop/checks";
+import { labLayout, LabLayout } from "../lab/shop/layout";
+import { createShopRepo, INITIAL_MESSAGE, OWNER_KEY, OWNER_VALUE } from "../lab/shop/repo";
+import { readRepoFiles } from "../lab/shop/repoFiles";
+import { FakeKube } from "../sim/fakeApi";
+import { startGitDaemon } from "../sim/gitDaemon";
+import { runCli } from "./helpers/cli";
+
+const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+const freshLayout = () => labLayout(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-host-")));
+const count = (l: LabLayout) => git(["--git-dir", l.bareRepo, "rev-list", "--count", "main"]);
+
+describe("fresh host: step 1", function () {
+    this.timeout(60_000);
+
+    it("given a PATH without kubectl (before k3s is installed), then step 1 fails with a line naming kubectl and where it comes from", async () => {
+        const l = freshLayout();
+        await assert.rejects(createShopRepo(l, readRepoFiles(), () => {}, "kubectl-not-installed-here"), /rendered with "kubectl-not-installed-here kustomize", but kubectl-not-installed-here is not on PATH .*k3s's installer puts kubectl into \/usr\/local\/bin/);
+        // and a later run, with kubectl there, finishes the job
+        const { initialCommit } = await createShopRepo(l, readRepoFiles());
+        assert.strictEqual(await git(["--git-dir", l.bareRepo, "rev-parse", "main"]), initialCommit);
+    });
+
+    it("given a run killed while creating the bare repository (a half-built .partial copy), then the next run builds it and does not call it foreign", async () => {
+        const l = freshLayout();
+        fs.mkdirSync(l.bareDir, { recursive: true });
+        await git(["init", "--quiet", "--bare", path.join(l.bareDir, ".shop-envs.git.partial")]); // no owner mark yet
+        const { initialCommit } = await createShopRepo(l, readRepoFiles());
+        assert.strictEqual(await git(["--git-dir", l.bareRepo, "config", OWNER_KEY]), OWNER_VALUE);
+        assert.strictEqual(await git(["--git-dir", l.bareRepo, "rev-parse", "main"]), initialCommit);
+        assert.ok(!fs.existsSync(path.join(l.bareDir, ".shop-envs.git.partial")));
+    });
+
+    it("given a run killed after its commit and before the push, then the next run pushes that commit (one commit, not two)", async () => {
+        const l = freshLayout();
+        await createShopRepo(l, readRepoFiles());
+        // rebuild the state of a run that committed and died: an unpushed first commit, nothing recorded
+        fs.rmSync(l.bareRepo, { recursive: true });
+        await git(["init", "--quiet", "--bare", "--initial-branch=main", l.bareRepo]);
+        await git(["--git-dir", l.bareRepo, "config", OWNER_KEY, OWNER_VALUE]);
+        const made = await git(["rev-parse", "HEAD"], l.clone);
+        const { initialCommit } = await createShopRepo(l, readRepoFiles());
+        assert.strictEqual(initialCommit, made);
+        assert.strictEqual(await count(l), "1");
+    });
+
+    it("given a run killed after the push and before recording the first commit, then the next run recognises it instead of failing on git commit", async () => {
+        const l = freshLayout();
+        const first = await createShopRepo(l, readRepoFiles());
+        await git(["--git-dir", l.bareRepo, "config", "--unset", "gitops-lab.initialcommit"]);
+        const again = await createShopRepo(l, readRepoFiles());
+        assert.strictEqual(again.initialCommit, first.initialCommit);
+        assert.strictEqual(await count(l), "1");
+        assert.strictEqual(await git(["--git-dir", l.bareRepo, "config", "gitops-lab.initialcommit"]), first.initialCommit);
+    });
+
+    it("given a main branch that is not the lab's first commit at the lab's own repository, then it refuses and changes nothing", async () => {
+        const l = freshLayout();
+        await createShopRepo(l, readRepoFiles());
+        await git(["--git-dir", l.bareRepo, "config", "--unset", "gitops-lab.initialcommit"]);
+        fs.writeFileSync(path.join(l.clone, "x.txt"), "x\n");
+        await git(["add", "x.txt"], l.clone);
+        await git(["commit", "--quiet", "-m", "someone's second commit"], l.clone);
+        await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], l.clone);
+        const main = await git(["--git-dir", l.bareRepo, "rev-parse", "main"]);
+        await assert.rejects(createShopRepo(l, readRepoFiles()), /has a main branch that is not the lab's first commit/);
+        assert.strictEqual(await git(["--git-dir", l.bareRepo, "rev-parse", "main"]), main);
+        assert.strictEqual(await git(["log", "-1", "--format=%s", `${main}~1`], l.clone), INITIAL_MESSAGE);
+    });
+});
+
+describe("fresh host: root's umask and the git daemon (nobody)", function () {
+    this.timeout(60_000);
+    let saved: number;
+    beforeEach(() => (saved = process.umask(0o077))); // a hardened host's root; children inherit it
+    afterEach(() => process.umask(saved));
+
+    /** A new commit on main, pushed from the clone as root. */
+    async function pushAsRoot(l: LabLayout, name: string): Promise<string> {
+        fs.writeFileSync(path.join(l.clone, name), `${name}\n`);
+        await git(["add", name], l.clone);
+        await git(["commit", "--quiet", "-m", name], l.clone);
+        await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], l.clone);
+        return git(["rev-parse", "HEAD"], l.clone);
+    }
+
+    it("given umask 077, when root pushes after step 1, then the daemon as nobody still serves the new commit, and verify finds everything readable", async function () {
+        if (process.getuid?.() !== 0) this.skip(); // running the daemon as nobody needs root (CI and lab hosts are root)
+        const l = freshLayout();
+        fs.chmodSync(l.root, 0o755);
+        await createShopRepo(l, readRepoFiles());
+        const sha = await pushAsRoot(l, "later.txt");
+        const daemon = await startGitDaemon(l.bareDir, { asNobody: true, env: GITD_ENV });
+        try {
+            const into = fs.mkdtempSync(path.join(os.tmpdir(), "fetched-"));
+            await git(["clone", "--quiet", daemon.url("shop-envs.git"), into]);
+            assert.strictEqual(await git(["rev-parse", "HEAD"], into), sha);
+        } finally {
+            await daemon.stop();
+        }
+        const checks = await verify({ layout: l, through: 1 });
+        assert.ok(checks.find((c) => c.check.startsWith("every file of the bare repository is readable by others"))?.ok);
+    });
+
+    it("given a bare repository without core.sharedRepository, when root pushes under umask 077, then verify fails naming the unreadable paths", async () => {
+        const l = freshLayout();
+        fs.chmodSync(l.root, 0o755);
+        await createShopRepo(l, readRepoFiles());
+        await git(["--git-dir", l.bareRepo, "config", "--unset", "core.sharedRepository"]);
+        await pushAsRoot(l, "unreadable.txt");
+        const check = (await verify({ layout: l, through: 1 })).find((c) => c.check.startsWith("every file of the bare repository is readable by others"))!;
+        assert.strictEqual(check.ok, false);
+        assert.match(check.found!, /^not readable by others: .*objects\//);
+    });
+});
+
+describe("fresh host: the k3s install script", function () {
+    this.timeout(30_000);
+
+    /** A fake host: a bin dir, a marker path, and an installer served from a file:// URL. */
+    function fakeHost(installer: string) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k3s-script-"));
+        const bin = path.join(dir, "bin");
+        fs.mkdirSync(bin);
+        fs.writeFileSync(path.join(dir, "install.sh"), installer);
+        const env = { ...process.env, K3S_VERSION: "v1.33.5+k3s1", GITOPS_LAB_K3S_BIN: bin, GITOPS_LAB_MARKER: path.join(dir, "var", "marker"), GITOPS_LAB_K3S_INSTALLER: `file://${dir}/install.sh`, HOST: dir };
+        const runScript = (script: string, extra: Record<string, string> = {}) => spawnSync("/bin/bash", ["-c", script], { env: { ...env, ...extra }, encoding: "utf8" });
+        return { dir, bin, marker: env.GITOPS_LAB_MARKER, runScript };
+    }
+    // installs a "k3s" and its uninstaller into $GITOPS_LAB_K3S_BIN, noting whether the marker was already written
+    const GOOD_INSTALLER = `[ -f "$GITOPS_LAB_MARKER" ] && echo yes > "$HOST/marker-before-install"
+printf '#!/bin/sh\\n' > "$GITOPS_LAB_K3S_BIN/k3s"; chmod +x "$GITOPS_LAB_K3S_BIN/k3s"
+printf '#!/bin/sh\\nrm -f "%s/k3s" "%s/k3s-uninstall.sh"; echo uninstalled > "%s/uninstalled"\\n' "$GITOPS_LAB_K3S_BIN" "$GITOPS_LAB_K3S_BIN" "$HOST" > "$GITOPS_LAB_K3S_BIN/k3s-uninstall.sh"; chmod +x "$GITOPS_LAB_K3S_BIN/k3s-uninstall.sh"
+`;
+
+    it("given no k3s, then it writes the marker (with the version) before the installer runs, and says installed", () => {
+        const h = fakeHost(GOOD_INSTALLER);
+        const r = h.runScript(INSTALL_SCRIPT);
+        assert.strictEqual(r.status, 0, r.stderr);
+        assert.strictEqual(r.stdout.trim().split("\n").pop(), "installed");
+        assert.strictEqual(fs.readFileSync(h.marker, "utf8").trim(), "v1.33.5+k3s1");
+        assert.ok(fs.existsSync(path.join(h.dir, "marker-before-install")), "a run killed during the install still owns what it half-installed");
+    });
+
+    it("given an installer that fails half-way on a host that had no k3s, then it undoes the half install and removes the marker", () => {
+        const h = fakeHost(`${GOOD_INSTALLER}\nexit 3\n`);
+        const r = h.runScript(INSTALL_SCRIPT);
+        assert.notStrictEqual(r.status, 0);
+        assert.match(r.stderr, /the k3s installer failed .*undoing the half install/);
+        assert.ok(!fs.existsSync(h.marker), "no marker: the next run starts clean");
+        assert.ok(fs.existsSync(path.join(h.dir, "uninstalled")), "k3s-uninstall.sh ran");
+    });
+
+    it("given k3s installed by this stack, when k3sVersion changes, then it refuses and says how to change the version", () => {
+        const h = fakeHost(GOOD_INSTALLER);
+        assert.strictEqual(h.runScript(INSTALL_SCRIPT).status, 0);
+        const r = h.runScript(INSTALL_SCRIPT, { K3S_VERSION: "v1.34.1+k3s1" });
+        assert.strictEqual(r.status, 1);
+        assert.match(r.stderr, /k3s v1\.33\.5\+k3s1 was installed by this stack, but k3sVersion is now v1\.34\.1\+k3s1.*pulumi config set k3sVersion v1\.33\.5\+k3s1.*npm run lab:destroy/);
+        assert.strictEqual(h.runScript(INSTALL_SCRIPT).stdout.trim(), "installed", "the same version is fine");
+    });
+
+    it("given a k3s the stack did not install, then it is adopted, and the uninstall leaves it in place", () => {
+        const h = fakeHost(GOOD_INSTALLER);
+        fs.writeFileSync(path.join(h.bin, "k3s"), "#!/bin/sh\n", { mode: 0o755 });
+        fs.writeFileSync(path.join(h.bin, "k3s-uninstall.sh"), `#!/bin/sh\necho uninstalled > "${h.dir}/uninstalled"\n`, { mode: 0o755 });
+        assert.strictEqual(h.runScript(INSTALL_SCRIPT).stdout.trim(), "adopted");
+        const u = h.runScript(UNINSTALL_SCRIPT);
+        assert.match(u.stdout, /not installed by this stack: left in place/);
+        assert.ok(!fs.existsSync(path.join(h.dir, "uninstalled")));
+    });
+
+    it("given k3s installed by this stack, then the uninstall runs k3s-uninstall.sh and removes the marker", () => {
+        const h = fakeHost(GOOD_INSTALLER);
+        assert.strictEqual(h.runScript(INSTALL_SCRIPT).status, 0);
+        assert.strictEqual(h.runScript(UNINSTALL_SCRIPT).status, 0);
+        assert.ok(fs.existsSync(path.join(h.dir, "uninstalled")));
+        assert.ok(!fs.existsSync(h.marker));
+    });
+});
+
+describe("fresh host: waiting for Argo CD and the git daemon", function () {
+    this.timeout(30_000);
+    let kube: FakeKube;
+    let cluster: KubeCluster;
+    beforeEach(async () => {
+        kube = new FakeKube();
+        cluster = new KubeCluster(kube.kubeconfig(await kube.start()));
+    });
+    afterEach(() => kube.stop());
+
+    const deployment = (name: string, ready: number) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace: "argocd" }, spec: { replicas: 1 }, status: { observedGeneration: 1, updatedReplicas: 1, readyReplicas: ready } });
+
+    it("given a Pod stuck in ImagePullBackOff, then the wait ends at once after the grace, naming the Pod, the image and the reason", async () => {
+        kube.put(deployment("argocd-repo-server", 0), "setup");
+        kube.put(
+            {
+                apiVersion: "v1",
+                kind: "Pod",
+                metadata: { name: "argocd-repo-server-7d9f", namespace: "argocd" },
+                spec: { containers: [{ name: "repo-server", image: "quay.io/argoproj/argocd:v3.5.1" }] },
+                status: { containerStatuses: [{ name: "repo-server", image: "quay.io/argoproj/argocd:v3.5.1", state: { waiting: { reason: "ImagePullBackOff", message: "toomanyrequests: rate limit" } } }] },
+            },
+            "setup",
+        );
+        await assert.rejects(
+            waitWorkloadsReady(cluster, "argocd", [{ kind: "Deployment", name: "argocd-repo-server" }], { timeoutMs: 60_000, intervalMs: 20, hopelessAfterMs: 0 }),
+            /^Error: Pod argocd\/argocd-repo-server-7d9f, container repo-server, image quay\.io\/argoproj\/argocd:v3\.5\.1: ImagePullBackOff \(toomanyrequests: rate limit\) for \d+ s; .*rate limit/,
+        );
+    });
+
+    it("given workloads that become ready, then it prints what is ready and what it waits for, and ends when all are", async () => {
+        kube.put(deployment("a", 1), "setup");
+        kube.put(deployment("b", 0), "setup");
+        const lines: string[] = [];
+        const waiting = waitWorkloadsReady(cluster, "argocd", [{ kind: "Deployment", name: "a" }, { kind: "Deployment", name: "b" }], { timeoutMs: 20_000, intervalMs: 20, log: (l) => lines.push(l) });
+        await new Promise<void>((resolve) => {
+            const t = setInterval(() => {
+                if (lines.some((l) => l.startsWith("ready: a; waiting for Deployment/b: 0/1 replicas ready"))) {
+                    clearInterval(t);
+                    kube.put(deployment("b", 1), "setup");
+                    resolve();
+                }
+            }, 10);
+        });
+        await waiting;
+        assert.match(lines[lines.length - 1], /^ready after \d+\.\d s$/);
+    });
+});
+
+describe("fresh host: the preflight", () => {
+    const GOOD: HostProbe = {
+        uid: () => 0,
+        nodeVersion: () => "v20.20.2",
+        which: async (p) => `/usr/bin/${p}`,
+        freeBytes: () => 50 * 2 ** 30,
+        totalMemoryBytes: () => 8 * 2 ** 30,
+        portInUse: async () => false,
+        umask: () => 0o022,
+        exists: (p) => p === "/run/systemd/system",
+        gitConfig: async () => null,
+    };
+    const layout = labLayout("/");
+    const repos = [{ path: layout.bareRepo, gitDir: layout.bareRepo, key: OWNER_KEY, value: OWNER_VALUE }];
+    const verdicts = async (probe: Partial<HostProbe>, installK3s = true, kubeconfigPath?: string) =>
+        Object.fromEntries((await preflightChecks({ ...GOOD, ...probe }, { installK3s, kubeconfigPath, repos })).map((r) => [r.check, `${r.verdict} ${r.detail}`]));
+
+    it("given a ready host, then every check passes, one line each", async () => {
+        const v = await verdicts({});
+        assert.ok(Object.values(v).every((x) => x.startsWith("PASS")), JSON.stringify(v, null, 1));
+        assert.ok(Object.keys(v).length >= 10);
+    });
+
+    it("given Debian 12's Node 18, no curl, no systemd, port 6443 taken, little disk and memory, then each of those fails with what to do", async () => {
+        const v = await verdicts({ nodeVersion: () => "v18.19.0", which: async (p) => (p === "curl" ? null : `/usr/bin/${p}`), exists: () => false, portInUse: async () => true, freeBytes: () => 2 ** 30, totalMemoryBytes: () => 2 ** 30 });
+        assert.match(v["Node.js 20.19+ (or 22+)"], /^FAIL v18\.19\.0: .*Node 20\.19 or 22/);
+        assert.match(v["curl (the k3s installer is fetched with it)"], /^FAIL .*apt-get install curl/);
+        assert.match(v["systemd (k3s runs as a systemd service)"], /^FAIL/);
+        assert.match(v["port 6443 free (the Kubernetes API of k3s)"], /^FAIL something listens on 6443/);
+        assert.match(v["free disk for k3s and images (/var/lib/rancher)"], /^FAIL 1\.0 GiB free; needs 4\.0 GiB/);
+        assert.match(v["memory for k3s and Argo CD"], /^FAIL 1\.0 GiB; needs 2\.0 GiB/);
+    });
+
+    it("given Node 20.18 (too old for require() of ES modules), then it fails; 20.19 and 22 pass", async () => {
+        assert.match((await verdicts({ nodeVersion: () => "v20.18.1" }))["Node.js 20.19+ (or 22+)"], /^FAIL/);
+        assert.match((await verdicts({ nodeVersion: () => "v22.1.0" }))["Node.js 20.19+ (or 22+)"], /^PASS/);
+    });
+
+    it("given not root, then it fails and says to use sudo", async () => {
+        assert.match((await verdicts({ uid: () => 1000 }))["running as root"], /^FAIL uid 1000: .*sudo/);
+    });
+
+    it("given a repository the lab did not create at its path, then it fails; the lab's own passes", async () => {
+        const exists = (p: string) => p === layout.bareRepo || p === "/run/systemd/system";
+        assert.match((await verdicts({ exists, gitConfig: async () => null }))[`nothing foreign at ${layout.bareRepo}`], /^FAIL a repository .* the lab did not create/);
+        assert.match((await verdicts({ exists, gitConfig: async () => OWNER_VALUE }))[`nothing foreign at ${layout.bareRepo}`], /^PASS the lab's own repository/);
+    });
+
+    it("given an adopted cluster (kubeconfigPath), then kubectl must be on PATH and the kubeconfig readable; k3s's needs are not checked", async () => {
+        const v = await verdicts({ which: async (p) => (p === "kubectl" ? null : `/usr/bin/${p}`) }, false, "/nope/kubeconfig");
+        assert.match(v["kubectl on PATH (step 1 and verify run kubectl kustomize)"], /^FAIL not on PATH/);
+        assert.match(v["kubeconfigPath readable"], /^FAIL \/nope\/kubeconfig does not exist/);
+        assert.ok(!("port 6443 free (the Kubernetes API of k3s)" in v));
+    });
+
+    it("reports root's umask as information only", async () => {
+        assert.match((await verdicts({ umask: () => 0o077 }))["umask (info)"], /^PASS 0077: the lab's bare repository sets core\.sharedRepository/);
+    });
+
+    it("given a host that fails the preflight, then gitops-lab up exits 1 before anything is installed", function () {
+        if (process.getuid?.() !== 0) this.skip(); // up refuses earlier, for not being root
+        // a PATH with git and nothing else: curl (or, where k3s is already there, kubectl) is missing
+        const bin = fs.mkdtempSync(path.join(os.tmpdir(), "path-"));
+        fs.symlinkSync(spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim(), path.join(bin, "git"));
+        const r = runCli("up", [], { env: { ...process.env, PATH: bin } });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.out, /^FAIL {2}(curl|kubectl)/m);
+        assert.match(r.stderr, /preflight: \d+ checks? failed .*nothing was installed/);
+        assert.ok(!/Pulumi CLI|state: /.test(r.out), "it never reached Pulumi");
+    });
+});

@@ -1,0 +1,100 @@
+/**
+ * Taking the lab down as `pulumi destroy` does: Argo CD's finalizer on the generated Applications,
+ * the ApplicationSet's delete that waits for it (or removes it at its deadline), and `simulate
+ * --reset`, which runs the same destroy path against the simulated host.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { deleteShopAppSet } from "../lab/shop/appset";
+import { labLayout } from "../lab/shop/layout";
+import { RESULT_FILES } from "../lab/shop/results";
+import { RESOURCES_FINALIZER } from "../sim/appsetController";
+import { expect, expectConsistently, holds } from "./helpers/expect";
+import { labAt, LabAt } from "./helpers/labAt";
+import { runCli } from "./helpers/cli";
+
+describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster)", function () {
+    this.timeout(60_000);
+    let at: LabAt;
+    beforeEach(async () => (at = await labAt(8)));
+    afterEach(async () => at.stop());
+
+    const apps = () => at.lab.kube.list("Application", "argocd");
+
+    it("given a solved lab, then every generated Application carries Argo CD's resources finalizer", () => {
+        assert.deepStrictEqual(apps().map((a) => a.metadata.finalizers), [[RESOURCES_FINALIZER], [RESOURCES_FINALIZER]]);
+    });
+
+    it("given the ApplicationSet is deleted and Argo CD is uninstalled right away (no wait), then the Applications stay Terminating: the hazard", async () => {
+        await at.cluster.deleteApplicationSet("shop");
+        await at.lab.argo.stop(); // the engine deleting Argo CD's controllers in parallel
+        await expectConsistently(holds("both Applications stay, Terminating", () => apps().length === 2 && apps().every((a) => a.metadata.deletionTimestamp)), { forMs: 300 });
+    });
+
+    it("given a running Argo CD, when the ApplicationSet is deleted, then the delete returns only once Argo CD deleted the Applications and their resources, and the namespaces are gone", async () => {
+        const lines: string[] = [];
+        await deleteShopAppSet(at.cluster, at.lab.layout, "shop", "argocd", (l) => lines.push(l), { timeoutMs: 20_000, pollMs: 50 });
+        assert.deepStrictEqual(apps(), []);
+        assert.strictEqual(at.lab.kube.get("ApplicationSet", "argocd", "shop"), undefined);
+        for (const ns of ["shop-dev", "shop-prod"]) assert.strictEqual(at.lab.kube.get("Namespace", undefined, ns), undefined, ns);
+        assert.deepStrictEqual(at.lab.kube.terminating(), []);
+        assert.ok(!fs.existsSync(at.lab.layout.appsetFile));
+        assert.ok(lines.some((l) => /^ApplicationSet argocd\/shop and its Applications are gone after \d+\.\d s$/.test(l)), lines.join("\n"));
+        assert.ok(!lines.some((l) => l.includes("by hand")));
+    });
+
+    it("given Argo CD's application controller is gone, when the ApplicationSet is deleted, then at the deadline it removes the finalizers itself and says so in one line", async () => {
+        await at.lab.argo.apps.stop();
+        const lines: string[] = [];
+        await deleteShopAppSet(at.cluster, at.lab.layout, "shop", "argocd", (l) => lines.push(l), { timeoutMs: 300, pollMs: 50 });
+        assert.deepStrictEqual(apps(), []);
+        assert.deepStrictEqual(at.lab.kube.terminating(), []);
+        assert.deepStrictEqual(
+            lines.filter((l) => l.includes("by hand")),
+            ["Argo CD did not delete shop-dev, shop-prod within 0.3 s (is its application controller running?): removed the finalizers by hand; their resources go with their namespaces"],
+        );
+    });
+
+    it("given a generated Application deleted by hand, then Argo CD deletes its resources and the ApplicationSet generates it again", async () => {
+        const uid = at.lab.kube.get("Application", "argocd", "shop-dev").metadata.uid;
+        await at.cluster.deleteApplicationSet("nothing-of-ours"); // a no-op: not found is fine
+        at.lab.kube.remove("Application", "argocd", "shop-dev", "client");
+        await expect(holds("shop-dev back with a new uid", () => at.lab.kube.get("Application", "argocd", "shop-dev")?.metadata.uid !== uid && !!at.lab.kube.get("Application", "argocd", "shop-dev")));
+    });
+});
+
+describe("gitops-lab simulate --reset", function () {
+    this.timeout(180_000);
+
+    it("given a solved lab, when reset, then nothing of the lab is left, and a new simulate on the same root rebuilds it", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "reset-"));
+        const layout = labLayout(root);
+        assert.strictEqual(runCli("simulate", ["--root", root]).code, 0);
+        const r = runCli("simulate", ["--root", root, "--reset"]);
+        assert.strictEqual(r.code, 0, r.out);
+        // the engine's order: results, then the ApplicationSet (waiting for Argo CD), then the repository, then Argo CD, then k3s
+        const order = ["[scenario] removed the result files", "[appset] ApplicationSet argocd/shop and its Applications are gone", "[shop-repo] removed bare repository", "[argocd] uninstalled", "[k3s] uninstalled"];
+        const at = order.map((o) => r.stdout.indexOf(o));
+        assert.ok(at.every((i) => i >= 0) && at.every((i, k) => k === 0 || i > at[k - 1]), r.stdout);
+        assert.match(r.stdout, /reset: nothing of the lab is left under /);
+        for (const p of [layout.bareRepo, layout.clone, layout.appsetFile, ...RESULT_FILES.map((f) => layout.resultFile(f)), path.join(root, "simulated-cluster.json")]) assert.ok(!fs.existsSync(p), p);
+        const again = runCli("simulate", ["--root", root, "--through", "2"]);
+        assert.strictEqual(again.code, 0, again.out);
+        assert.ok(fs.existsSync(layout.bareRepo));
+    });
+
+    it("given umask 077 (a hardened host's root), then the whole lab still runs: the git daemon as nobody reads every push", function () {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "umask-"));
+        const saved = process.umask(0o077); // the child inherits it
+        try {
+            const r = runCli("simulate", ["--root", root]);
+            assert.strictEqual(r.code, 0, r.out);
+        } finally {
+            process.umask(saved);
+        }
+        const v = runCli("verify", ["--root", root, "--offline"]);
+        assert.strictEqual(v.code, 0, v.out);
+    });
+});
