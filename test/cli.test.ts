@@ -14,7 +14,7 @@ describe("npm run simulate", function () {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "simulate-"));
     const layout = labLayout(root);
 
-    it("--through 3 stops after the incident, says plainly the cluster was simulated, exits 0", () => {
+    it("given --through 3, then it stops after the incident and says plainly the cluster was simulated; when run again, then it resumes, writes all six files and prints the report", () => {
         const r = runCli("simulate", ["--root", root, "--through", "3"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.out, /SIMULATED CLUSTER: no Kubernetes and no Argo CD run here/);
@@ -22,17 +22,15 @@ describe("npm run simulate", function () {
         assert.ok(fs.existsSync(path.join(layout.bareRepo, "HEAD")));
         assert.ok(fs.existsSync(layout.resultFile("incident")));
         assert.ok(!fs.existsSync(layout.resultFile("pin")));
-    });
-
-    it("a second run on the same root resumes and writes all six files, printing the report", () => {
         const incident = fs.readFileSync(layout.resultFile("incident"), "utf8");
-        const r = runCli("simulate", ["--root", root]);
-        assert.strictEqual(r.code, 0, r.out);
-        assert.match(r.out, /\[step 3 incident\] already done/);
+
+        const again = runCli("simulate", ["--root", root]);
+        assert.strictEqual(again.code, 0, again.out);
+        assert.match(again.out, /\[step 3 incident\] already done/);
         assert.strictEqual(fs.readFileSync(layout.resultFile("incident"), "utf8"), incident);
         for (const f of RESULT_FILES) assert.ok(fs.existsSync(layout.resultFile(f)), f);
-        assert.match(r.out, /report\.json:\n\{\n {2}"dev_tracks": "main"/);
-        assert.match(r.out, /"bad_commit_reached_prod": false/);
+        assert.match(again.out, /report\.json:\n\{\n {2}"dev_tracks": "main"/);
+        assert.match(again.out, /"bad_commit_reached_prod": false/);
     });
 
     it("bad input exits 2 (a usage error) with one clear line and no stack trace", () => {
