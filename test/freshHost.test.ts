@@ -31,7 +31,16 @@ describe("fresh host: step 1", function () {
 
     it("given a PATH without kubectl (before k3s is installed), then step 1 fails with a line naming kubectl and where it comes from", async () => {
         const l = freshLayout();
-        await assert.rejects(createShopRepo(l, readRepoFiles(), () => {}, "kubectl-not-installed-here"), /rendered with "kubectl-not-installed-here kustomize", but kubectl-not-installed-here is not on PATH .*k3s's installer puts kubectl into \/usr\/local\/bin/);
+        // a fresh host's PATH: git, but no kubectl yet
+        const bin = fs.mkdtempSync(path.join(os.tmpdir(), "path-"));
+        fs.symlinkSync(spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim(), path.join(bin, "git"));
+        const saved = process.env.PATH;
+        process.env.PATH = bin;
+        try {
+            await assert.rejects(createShopRepo(l, readRepoFiles()), /rendered with "kubectl kustomize", but kubectl is not on PATH .*k3s's installer puts kubectl into \/usr\/local\/bin/);
+        } finally {
+            process.env.PATH = saved;
+        }
         // and a later run, with kubectl there, finishes the job
         const { initialCommit } = await createShopRepo(l, readRepoFiles());
         assert.strictEqual(await git(["--git-dir", l.bareRepo, "rev-parse", "main"]), initialCommit);
