@@ -1,52 +1,105 @@
 /**
- * gitops-lab simulate --root DIR [--through N] [--realistic]
+ * gitops-lab simulate --root DIR [--through N] [--realistic] [--serve] [--reset]
  *
  * The whole lab on this machine with the cluster simulated: the real repository under
  * DIR/srv/bare/shop-envs.git and DIR/root/cnpa-env/, a real git daemon on 127.0.0.1, and a
  * loopback fake Kubernetes API with an Argo CD v3.5.1 simulation (sim/) in place of k3s and
- * Argo CD. Steps 1-N run through the same code `pulumi up` runs. A second run on the same DIR
- * resumes (the simulated cluster is kept in DIR/simulated-cluster.json).
+ * Argo CD. Steps 1-N run through the same code `pulumi up` runs. The simulated cluster is saved
+ * after every change, so a run stopped at any instant resumes on the same DIR.
  */
 import * as path from "path";
+import { writeFileAtomic } from "../lab/ports/files";
+import { labLayout } from "../lab/shop/layout";
+import { shopLabProgress } from "../lab/shop/solve";
 import { REALISTIC } from "../sim/appController";
-import { resetSimulatedLab, solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
+import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
+
+/** Exit codes of a run stopped by a signal (128 + the signal's number), as shells report them. */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * Stops the lab cleanly on SIGINT or SIGTERM: one line, the daemon stopped (the simulated
+ * cluster is already saved), exit 130 or 143. Returns a promise that settles when a signal came.
+ */
+function onSignal(lab: () => SimulatedLab | undefined, say: (l: string) => void): { stopped: Promise<number>; dispose(): void } {
+    let resolve!: (code: number) => void;
+    const stopped = new Promise<number>((r) => (resolve = r));
+    const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
+        const h = () => {
+            say(`simulate: ${sig}: stopping; the simulated cluster is saved, run again on the same --root to resume`);
+            Promise.resolve(lab()?.stop())
+                .catch(() => undefined)
+                .then(() => process.exit(SIGNAL_EXIT[sig]));
+            resolve(SIGNAL_EXIT[sig]);
+        };
+        process.on(sig, h);
+        return [sig, h] as const;
+    });
+    return { stopped, dispose: () => handlers.forEach(([sig, h]) => process.off(sig, h)) };
+}
+
+/** How to use a served lab: the kubeconfig, the repository, verify. */
+function serveInstructions(lab: SimulatedLab, kubeconfigFile: string): string[] {
+    return [
+        "",
+        "SERVING the simulated lab until Ctrl-C (or SIGTERM):",
+        `  export KUBECONFIG=${kubeconfigFile}`,
+        "  kubectl get applications -n argocd                # the simulated cluster answers kubectl",
+        `  git clone ${lab.daemon.url("shop-envs.git")} shop-envs   # read-only, as Argo CD reads it`,
+        `  cd ${lab.layout.clone} && git push origin main     # the lab's clone pushes to ${lab.layout.bareRepo}`,
+        `  npx gitops-lab verify --root ${lab.layout.root} --kubeconfig ${kubeconfigFile}`,
+    ];
+}
 
 export const simulate: Command = {
     name: "simulate",
     summary: "run the lab against a simulated cluster (no Kubernetes, no Argo CD needed)",
-    usage: "simulate --root DIR [--through N] [--realistic] [--reset]",
+    usage: "simulate --root DIR [--through N] [--realistic] [--serve] [--reset]",
     details: [
         "--root DIR          where the lab's host paths go (DIR/srv/bare, DIR/root/cnpa-env); required",
         "--through N         carry the lab out through step N (0-8, default 8); a later run resumes",
         "--realistic         Argo CD-like timings (selfHeal after 1.5 s, 0.5 s per refresh) instead of fast ones",
+        "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
     ],
-    options: { root: { type: "string" }, through: { type: "string" }, realistic: { type: "boolean" }, reset: { type: "boolean" } },
+    options: { root: { type: "string" }, through: { type: "string" }, realistic: { type: "boolean" }, serve: { type: "boolean" }, reset: { type: "boolean" } },
     async run(values) {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
         const root = path.resolve(rootArg);
         const through = intOption(values, "through", { min: 0, max: 8, default: 8 });
+        if (values.reset && (values.serve || values.through !== undefined)) throw new UsageError("--reset goes alone (with --root)");
         const say = (l: string) => console.log(l);
-        if (values.reset) {
-            say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
-            const left = await resetSimulatedLab(root, say);
-            if (left.length) throw new Error(`the reset left ${left.join(", ")}`);
-            say(`reset: nothing of the lab is left under ${root}; gitops-lab simulate --root ${root} builds it again`);
-            return EXIT.OK;
-        }
-        say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
-        say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
-        say(`root: ${root}; through step ${through}; Argo CD timings: ${values.realistic ? "realistic" : "fast"}`);
-        const lab = await startSimulatedLab(root, { persist: true, timings: values.realistic ? REALISTIC : undefined });
+        let lab: SimulatedLab | undefined;
+        const signals = onSignal(() => lab, say);
         try {
+            if (values.reset) {
+                say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
+                const left = await resetSimulatedLab(root, say);
+                if (left.length) throw new Error(`the reset left ${left.join(", ")}`);
+                say(`reset: nothing of the lab is left under ${root}; gitops-lab simulate --root ${root} builds it again`);
+                return EXIT.OK;
+            }
+            const done = shopLabProgress(labLayout(root));
+            if (through < done) {
+                throw new Error(`the lab under ${root} is at step ${done} already and steps cannot be undone (--through ${through} asked); run without --through to go on, or start over with --reset`);
+            }
+            say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
+            say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
+            say(`root: ${root}; through step ${through}; Argo CD timings: ${values.realistic ? "realistic" : "fast"}`);
+            lab = await startSimulatedLab(root, { persist: true, timings: values.realistic ? REALISTIC : undefined, log: say });
             const run = await solveSimulatedLab(lab, through, { log: say });
             if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
             say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
-            return EXIT.OK;
+            if (!values.serve) return EXIT.OK;
+            const kubeconfigFile = path.join(root, "kubeconfig");
+            writeFileAtomic(kubeconfigFile, lab.kubeconfig);
+            for (const l of serveInstructions(lab, kubeconfigFile)) say(l);
+            return await signals.stopped; // the handler stops the lab and exits
         } finally {
-            await lab.stop();
+            signals.dispose();
+            await lab?.stop();
         }
     },
 };

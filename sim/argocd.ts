@@ -15,6 +15,8 @@ export interface ArgoSimOptions extends Partial<AppControllerOptions> {
     /** Maps the in-cluster repoURL to the loopback git daemon's URL. */
     urlFor: (repoURL: string) => string;
     kubectl?: string;
+    /** The repo-server's working directory (default: a new temporary one). */
+    cacheDir?: string;
 }
 
 /** Timings that keep Argo CD's behaviour (poll only every few minutes, selfHeal after a delay) but run tests fast. */
@@ -33,8 +35,8 @@ export class ArgoSim {
     readonly apps: AppController;
 
     constructor(readonly kube: FakeKube, opts: ArgoSimOptions) {
-        const { urlFor, kubectl, generateDelayMs, ...timings } = opts;
-        this.repo = new RepoServer(urlFor, kubectl);
+        const { urlFor, kubectl, generateDelayMs, cacheDir, ...timings } = opts;
+        this.repo = new RepoServer(urlFor, kubectl, cacheDir);
         this.appsets = new AppSetController(kube, generateDelayMs ?? 0);
         this.apps = new AppController(kube, this.repo, { ...REALISTIC, ...timings });
     }

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "crypto";
 import { EventEmitter } from "events";
+import * as fs from "fs";
 import * as http from "http";
 import { AddressInfo } from "net";
 import { parse as parseYaml } from "yaml";
@@ -18,18 +19,20 @@ export interface ResourceType {
     plural: string;
     kind: string;
     namespaced: boolean;
+    /** What `kubectl get <shortName>` accepts (served through discovery). */
+    shortNames?: string[];
 }
 
 export const TYPES: ResourceType[] = [
-    { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false },
-    { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true },
-    { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true },
-    { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true },
-    { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true },
-    { group: "apps", version: "v1", plural: "statefulsets", kind: "StatefulSet", namespaced: true },
+    { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false, shortNames: ["ns"] },
+    { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"] },
+    { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true, shortNames: ["po"] },
+    { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true, shortNames: ["ev"] },
+    { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true, shortNames: ["deploy"] },
+    { group: "apps", version: "v1", plural: "statefulsets", kind: "StatefulSet", namespaced: true, shortNames: ["sts"] },
     { group: "batch", version: "v1", plural: "jobs", kind: "Job", namespaced: true },
-    { group: "argoproj.io", version: "v1alpha1", plural: "applications", kind: "Application", namespaced: true },
-    { group: "argoproj.io", version: "v1alpha1", plural: "applicationsets", kind: "ApplicationSet", namespaced: true },
+    { group: "argoproj.io", version: "v1alpha1", plural: "applications", kind: "Application", namespaced: true, shortNames: ["app", "apps"] },
+    { group: "argoproj.io", version: "v1alpha1", plural: "applicationsets", kind: "ApplicationSet", namespaced: true, shortNames: ["appset", "appsets"] },
 ];
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
@@ -47,6 +50,9 @@ class HttpError extends Error {
         super(message);
     }
 }
+
+/** RFC 3339 in whole seconds, as the API server writes metadata timestamps. */
+const nowRfc3339 = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
 
 const clone = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 
@@ -158,7 +164,7 @@ export class FakeKube {
         else delete next.metadata.namespace;
         // the server assigns uids; an in-process writer may seed one (a restored dump), a client may not
         next.metadata.uid = old?.metadata.uid ?? (actor !== "client" && obj.metadata.uid ? obj.metadata.uid : randomUUID());
-        next.metadata.creationTimestamp = old?.metadata.creationTimestamp ?? new Date().toISOString();
+        next.metadata.creationTimestamp = old?.metadata.creationTimestamp ?? nowRfc3339();
         next.metadata.resourceVersion = String(++this.rv);
         const specChanged = JSON.stringify(old?.spec) !== JSON.stringify(next.spec);
         next.metadata.generation = (old?.metadata.generation ?? 0) + (old && !specChanged ? 0 : 1);
@@ -191,7 +197,7 @@ export class FakeKube {
         if ((old.metadata.finalizers ?? []).length) {
             if (!old.metadata.deletionTimestamp) {
                 const next = clone(old);
-                next.metadata.deletionTimestamp = new Date().toISOString();
+                next.metadata.deletionTimestamp = nowRfc3339();
                 next.metadata.resourceVersion = String(++this.rv);
                 this.objects.set(k, next);
                 this.events.emit("change", { type: "MODIFIED", kind: t.kind, obj: clone(next), old: clone(old), actor } as Change);
@@ -221,7 +227,7 @@ export class FakeKube {
     private terminateNamespace(k: string, old: any, actor: string) {
         if (!old.metadata.deletionTimestamp) {
             const next = clone(old);
-            next.metadata.deletionTimestamp = new Date().toISOString();
+            next.metadata.deletionTimestamp = nowRfc3339();
             next.metadata.resourceVersion = String(++this.rv);
             next.spec = { finalizers: ["kubernetes"] };
             next.status = { phase: "Terminating" };
@@ -269,11 +275,26 @@ export class FakeKube {
         return JSON.stringify({ rv: this.rv, objects: [...this.objects.entries()] });
     }
 
+    /** Restores a dump; throws (changing nothing) when the text is not one. */
     load(json: string): void {
         const d = JSON.parse(json);
+        if (!d || typeof d.rv !== "number" || !Array.isArray(d.objects) || !d.objects.every((e: unknown) => Array.isArray(e) && e.length === 2 && typeof e[0] === "string")) {
+            throw new Error("it is JSON, but not a simulated cluster saved by gitops-lab");
+        }
         this.rv = d.rv;
         this.objects.clear();
         for (const [k, v] of d.objects) this.objects.set(k, v);
+    }
+
+    /** Saves the store to `file` after every change, atomically (a temporary file, then a rename). */
+    persistTo(file: string): void {
+        const save = () => {
+            const tmp = `${file}.${process.pid}.tmp`;
+            fs.writeFileSync(tmp, this.dump());
+            fs.renameSync(tmp, file);
+        };
+        save();
+        this.onChange(save);
     }
 
     onChange(listener: (c: Change) => void): () => void {
@@ -319,6 +340,34 @@ export class FakeKube {
         ].join("\n");
     }
 
+    /**
+     * GET ...?watch=true: a stream of `{"type","object"}` lines for every later change of that kind
+     * (and namespace, and selectors), until the client goes, `timeoutSeconds` passes, or the server stops.
+     */
+    private watch(req: http.IncomingMessage, res: http.ServerResponse, url: URL) {
+        const { t, ns } = this.route(url.pathname);
+        const match = selectorOf(url);
+        res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
+        res.flushHeaders(); // a watcher waits for the headers before it counts the watch as open
+        const off = this.onChange((c) => {
+            if (c.kind !== t.kind) return;
+            if (ns !== undefined && c.obj.metadata?.namespace !== ns) return;
+            if (!match(c.obj)) return;
+            res.write(JSON.stringify({ type: c.type, object: c.obj }) + "\n");
+        });
+        const end = () => {
+            off();
+            res.end();
+        };
+        const timeout = Number(url.searchParams.get("timeoutSeconds") ?? 0);
+        const timer = timeout > 0 ? setTimeout(end, timeout * 1000) : undefined;
+        // the response's close (the client went away), not the request's (its body was read)
+        res.on("close", () => {
+            if (timer) clearTimeout(timer);
+            off();
+        });
+    }
+
     private route(pathname: string): { t: ResourceType; ns?: string; name?: string; sub?: string } {
         const parts = pathname.split("/").filter(Boolean);
         let group: string, version: string, rest: string[];
@@ -352,7 +401,17 @@ export class FakeKube {
                 const ctype = String(req.headers["content-type"] ?? "").split(";")[0];
                 const body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;
                 this.requests.push({ method: req.method!, path: url.pathname, contentType: ctype || undefined, body });
-                send(200, this.serve(req.method!, url, ctype, body));
+                if (req.method === "GET") {
+                    if (url.pathname === "/openapi/v2") {
+                        // an empty OpenAPI v2 document (protobuf, as kubectl asks): no schema, so kubectl validates nothing
+                        res.writeHead(200, { "Content-Type": "application/com.github.proto-openapi.spec.v2.v1.0+protobuf" });
+                        return res.end();
+                    }
+                    const doc = discovery(url.pathname) ?? openapi(url.pathname);
+                    if (doc) return send(200, doc);
+                    if (["true", "1"].includes(url.searchParams.get("watch") ?? "")) return this.watch(req, res, url);
+                }
+                send(req.method === "POST" ? 201 : 200, this.serve(req.method!, url, ctype, body));
             } catch (e: any) {
                 const code = e instanceof HttpError ? e.code : 500;
                 send(code, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: e.message, reason: e.reason ?? "InternalError", code });
@@ -372,7 +431,8 @@ export class FakeKube {
         const notFound = () => new HttpError(404, "NotFound", `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found`);
         if (!name) {
             if (method === "GET") {
-                const items = this.list(t.kind, ns);
+                const match = selectorOf(url);
+                const items = this.list(t.kind, ns).filter(match);
                 return { apiVersion: t.group ? `${t.group}/${t.version}` : t.version, kind: `${t.kind}List`, metadata: { resourceVersion: String(this.rv) }, items };
             }
             if (method === "POST") {
@@ -412,4 +472,83 @@ export class FakeKube {
                 throw new HttpError(405, "MethodNotAllowed", method);
         }
     }
+}
+
+/** The API's self-description that kubectl reads first: /version and the legacy discovery documents. */
+export function discovery(pathname: string): any | null {
+    const p = pathname.replace(/\/+$/, "") || "/";
+    if (p === "/version") return { major: "1", minor: "33", gitVersion: "v1.33.5-gitops-lab-simulated", platform: "linux/amd64", goVersion: "simulated" };
+    if (p === "/api") return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }] };
+    const groups = [...new Set(TYPES.filter((t) => t.group).map((t) => `${t.group}/${t.version}`))];
+    if (p === "/apis") {
+        return {
+            kind: "APIGroupList",
+            apiVersion: "v1",
+            groups: groups.map((gv) => {
+                const [group, version] = gv.split("/");
+                return { name: group, versions: [{ groupVersion: gv, version }], preferredVersion: { groupVersion: gv, version } };
+            }),
+        };
+    }
+    const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(p);
+    if (!m) return null;
+    const [group, version] = m[1] ? ["", m[1]] : [m[2], m[3]];
+    const types = TYPES.filter((t) => t.group === group && t.version === version);
+    if (!types.length) return null;
+    const verbs = ["create", "delete", "get", "list", "patch", "update", "watch"];
+    return {
+        kind: "APIResourceList",
+        apiVersion: "v1",
+        groupVersion: group ? `${group}/${version}` : version,
+        resources: types.flatMap((t) => [
+            { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs, ...(t.shortNames ? { shortNames: t.shortNames } : {}) },
+            ...(t.kind === "Namespace" ? [{ name: "namespaces/finalize", singularName: "", namespaced: false, kind: "Namespace", verbs: ["update"] }] : []),
+        ]),
+    };
+}
+
+/** The value at a dotted path (metadata.name, involvedObject.uid). */
+const at = (obj: any, dotted: string) => dotted.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+
+/** A filter from the request's fieldSelector and labelSelector (=, ==, != and bare keys: what kubectl sends). */
+export function selectorOf(url: URL): (obj: any) => boolean {
+    const tests: ((o: any) => boolean)[] = [];
+    for (const term of (url.searchParams.get("fieldSelector") ?? "").split(",").filter(Boolean)) {
+        const [, key, op, value] = /^([^!=]+)(!=|==|=)(.*)$/.exec(term) ?? [];
+        if (!key) throw new HttpError(400, "BadRequest", `unsupported field selector ${term}`);
+        tests.push((o) => (String(at(o, key) ?? "") === value) === (op !== "!="));
+    }
+    for (const term of (url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean)) {
+        const [, key, op, value] = /^([^!=]+)(!=|==|=)?(.*)$/.exec(term) ?? [];
+        const labels = (o: any) => o.metadata?.labels ?? {};
+        if (!op) tests.push(key.startsWith("!") ? (o) => !(key.slice(1) in labels(o)) : (o) => key in labels(o));
+        else tests.push((o) => (labels(o)[key] === value) === (op !== "!="));
+    }
+    return (o) => tests.every((f) => f(o));
+}
+
+/**
+ * OpenAPI v3 as kubectl's client-side validation reads it (`kubectl apply` fetches it): one
+ * document per group-version whose schema for each kind accepts any object. The simulated API
+ * checks nothing itself; it only lets kubectl through.
+ */
+export function openapi(pathname: string): any | null {
+    const gvs = [...new Set(TYPES.map((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`)))];
+    if (pathname === "/openapi/v3") return { paths: Object.fromEntries(gvs.map((gv) => [gv, { serverRelativeURL: `/openapi/v3/${gv}` }])) };
+    const gv = pathname.replace(/^\/openapi\/v3\//, "");
+    if (!gvs.includes(gv) || !pathname.startsWith("/openapi/v3/")) return null;
+    const types = TYPES.filter((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`) === gv);
+    return {
+        openapi: "3.0.0",
+        info: { title: "gitops-lab simulated API", version: "v1.33.5" },
+        paths: {},
+        components: {
+            schemas: Object.fromEntries(
+                types.map((t) => [
+                    `${t.group || "core"}.${t.version}.${t.kind}`,
+                    { type: "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-group-version-kind": [{ group: t.group, version: t.version, kind: t.kind }] },
+                ]),
+            ),
+        },
+    };
 }

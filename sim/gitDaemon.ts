@@ -1,7 +1,10 @@
 /** A real `git daemon` on 127.0.0.1 serving a directory of bare repositories, for tests. */
 import { ChildProcess, spawn } from "child_process";
+import * as fs from "fs";
 import * as net from "net";
+import * as path from "path";
 import { gitDaemonArgs } from "../lab/platform/gitDaemon";
+import { run } from "../lab/ports/exec";
 import { sleep } from "../lab/ports/wait";
 
 export async function freePort(): Promise<number> {
@@ -32,17 +35,43 @@ export interface RunningDaemon {
     stop(): Promise<void>;
 }
 
+/** Kills a git daemon an earlier run recorded in `pidFile` and left behind (its parent was killed); returns a note. */
+export function reapGitDaemon(pidFile: string, baseDir: string): string | null {
+    if (!fs.existsSync(pidFile)) return null;
+    const pid = Number(fs.readFileSync(pidFile, "utf8").trim());
+    fs.rmSync(pidFile, { force: true });
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    let cmdline = "";
+    try {
+        cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+    } catch {
+        return null; // gone already
+    }
+    if (!cmdline.includes("daemon") || !cmdline.includes(`--base-path=${baseDir}`)) return null; // the PID was reused by something else
+    try {
+        process.kill(pid, "SIGKILL");
+    } catch {
+        return null;
+    }
+    return `stopped the git daemon (PID ${pid}) an interrupted run left behind`;
+}
+
 /**
- * Starts `git daemon` with the same arguments the GitDaemon Pod uses (lab/manifests.ts), bound to
- * loopback. `asUser` runs it as that uid/gid through setpriv, as the Pod runs as nobody.
+ * Starts `git daemon` with the same arguments the GitDaemon Pod uses (lab/platform/gitDaemon.ts),
+ * bound to loopback. `asNobody` runs it as nobody, as the Pod runs. It never outlives this process:
+ * setpriv gives it a parent-death signal, so even a SIGKILL of this process takes it down; with
+ * `pidFile` its PID is also recorded, for the next run to reap.
  */
-export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean; env?: Record<string, string> } = {}): Promise<RunningDaemon> {
+export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean; env?: Record<string, string>; pidFile?: string } = {}): Promise<RunningDaemon> {
     const port = await freePort();
     const args = gitDaemonArgs(baseDir, port, "127.0.0.1");
     const env = { ...process.env, ...(opts.env ?? {}) };
-    const child: ChildProcess = opts.asNobody
-        ? spawn("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "git", ...args], { env, stdio: "ignore", cwd: "/" }) // nobody may not enter our cwd
-        : spawn("git", args, { env, stdio: "ignore" });
+    const user = opts.asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+    // git-daemon itself, not `git daemon`: the git wrapper would run it as a child the death signal does not reach
+    const daemon = path.join((await run("git", ["--exec-path"])).stdout.trim(), "git-daemon");
+    // cwd /: nobody may not enter ours
+    const child: ChildProcess = spawn("setpriv", [...user, "--pdeathsig", "KILL", daemon, ...args.slice(1)], { env, stdio: "ignore", cwd: "/" });
+    if (opts.pidFile && child.pid) fs.writeFileSync(opts.pidFile, `${child.pid}\n`);
     const deadline = Date.now() + 10_000;
     while (!(await canConnect(port))) {
         if (child.exitCode !== null) throw new Error(`git daemon exited with ${child.exitCode}`);
@@ -56,10 +85,12 @@ export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean
         port,
         url: (repo) => `git://127.0.0.1:${port}/${repo}`,
         stop: async () => {
-            if (child.exitCode !== null) return;
-            const gone = new Promise((r) => child.once("exit", r));
-            child.kill("SIGTERM");
-            await gone;
+            if (child.exitCode === null && child.signalCode === null) {
+                const gone = new Promise((r) => child.once("exit", r));
+                child.kill("SIGTERM");
+                await gone;
+            }
+            if (opts.pidFile) fs.rmSync(opts.pidFile, { force: true });
         },
     };
 }

@@ -40,8 +40,15 @@ export class RepoServer {
     }
 
     /** @param urlFor maps the in-cluster repoURL to one reachable from here (the loopback daemon) */
-    constructor(private readonly urlFor: (repoURL: string) => string, private readonly kubectl = "kubectl") {
-        this.cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "argo-sim-repo-"));
+    /** @param cacheDir its working directory (emptied now, removed on close); default a new temporary one */
+    constructor(private readonly urlFor: (repoURL: string) => string, private readonly kubectl = "kubectl", cacheDir?: string) {
+        if (cacheDir) {
+            fs.rmSync(cacheDir, { recursive: true, force: true }); // what a killed run left
+            fs.mkdirSync(cacheDir, { recursive: true });
+            this.cacheDir = cacheDir;
+        } else {
+            this.cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "argo-sim-repo-"));
+        }
     }
 
     close() {

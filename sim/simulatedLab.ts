@@ -8,16 +8,18 @@ import * as fs from "fs";
 import * as path from "path";
 import { GITD_ENV } from "../lab/platform/gitDaemon";
 import { KubeCluster } from "../lab/ports/cluster";
+import { mkdirReadable } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
 import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../lab/shop/layout";
 import { ScenarioTimeouts } from "../lab/shop/scenario";
 import { RESULT_FILES } from "../lab/shop/results";
-import { ShopLabRun, solveShopLab } from "../lab/shop/solve";
+import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
 import { AppControllerOptions } from "./appController";
 import { ArgoSim, FAST } from "./argocd";
 import { FakeKube } from "./fakeApi";
-import { RunningDaemon, startGitDaemon } from "./gitDaemon";
+import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
+import { acquireRootLock } from "./lock";
 
 export interface SimulatedLab {
     layout: LabLayout;
@@ -25,7 +27,7 @@ export interface SimulatedLab {
     argo: ArgoSim;
     daemon: RunningDaemon;
     kubeconfig: string;
-    /** Stops everything; with `persist`, saves the simulated cluster for a later resume. */
+    /** Stops everything (the simulated cluster is already saved, with `persist`); a second call does nothing. */
     stop(): Promise<void>;
 }
 
@@ -39,54 +41,114 @@ export const SIM_TIMEOUTS: ScenarioTimeouts = {
     refreshEveryMs: 3_000,
 };
 
-/** Where `npm run simulate` keeps the simulated cluster between runs. */
+/** Where `gitops-lab simulate` keeps the simulated cluster: saved after every change. */
 export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
+/** The git daemon's PID, for the next run to reap if this one is killed. */
+const daemonPidFile = (root: string) => path.join(root, ".gitops-lab-git-daemon.pid");
+/** The simulated repo-server's working directory (emptied on start, removed on stop). */
+const repoCacheDir = (root: string) => path.join(root, ".gitops-lab-repo-cache");
 
 export interface StartOptions {
     timings?: Partial<AppControllerOptions> & { generateDelayMs?: number };
-    /** Load the simulated cluster from DIR/simulated-cluster.json if it exists, and save it there on stop. */
+    /**
+     * The product's way (`gitops-lab simulate`): one run per root (a lock), the simulated cluster
+     * read from DIR/simulated-cluster.json and saved there after every change, a git daemon left by
+     * a killed run reaped, the repo-server's files kept under DIR.
+     */
     persist?: boolean;
     /** Start from this simulated cluster (a FakeKube dump) instead of an empty one. */
     cluster?: string;
+    /** A line for what the start did on its own (a lock taken over, a daemon reaped). */
+    log?: (line: string) => void;
+    /** With `persist`: a missing saved cluster is fine even when the files say the lab went further (the reset). */
+    missingClusterIsFine?: boolean;
+}
+
+/** Reads the saved simulated cluster before anything starts; one clear error when it cannot be used. */
+function readSavedCluster(root: string, missingIsFine = false): string | undefined {
+    const file = clusterStateFile(root);
+    let text: string;
+    try {
+        text = fs.readFileSync(file, "utf8");
+    } catch (e: any) {
+        if (e.code === "ENOENT") {
+            const through = shopLabProgress(labLayout(root));
+            if (through >= 2 && !missingIsFine) {
+                throw new Error(`${root} holds the lab through step ${through}, but its simulated cluster (${file}) is gone and cannot be rebuilt; start over with gitops-lab simulate --root ${root} --reset`);
+            }
+            return undefined;
+        }
+        throw new Error(`${file} cannot be read (${e.code ?? e.message}); start over with gitops-lab simulate --root ${root} --reset`);
+    }
+    try {
+        new FakeKube().load(text);
+    } catch (e: any) {
+        throw new Error(`${file} is not a simulated cluster this tool saved (${e.message}); move it away, or start over with gitops-lab simulate --root ${root} --reset`);
+    }
+    return text;
 }
 
 export async function startSimulatedLab(root: string, opts: StartOptions = {}): Promise<SimulatedLab> {
     const layout = labLayout(root);
-    fs.mkdirSync(layout.bareDir, { recursive: true });
-    // the simulated host's / and /srv are traversable by everyone, as on a real host (0755)
-    for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
-    // as the Pod does: nobody, reading repositories owned by root (when we are root; else as ourselves)
-    const daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV });
-    const kube = new FakeKube();
-    const stateFile = clusterStateFile(layout.root);
-    if (opts.cluster) kube.load(opts.cluster);
-    else if (opts.persist && fs.existsSync(stateFile)) kube.load(fs.readFileSync(stateFile, "utf8"));
-    for (const ns of ["argocd", "gitsrv"]) {
-        if (!kube.get("Namespace", undefined, ns)) kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
-    }
-    const url = await kube.start();
-    const argo = new ArgoSim(kube, { ...FAST, ...(opts.timings ?? {}), urlFor: (u) => (u === REPO_URL ? daemon.url(REPO_NAME) : u) });
-    argo.start();
-    return {
-        layout,
-        kube,
-        argo,
-        daemon,
-        kubeconfig: kube.kubeconfig(url),
-        stop: async () => {
-            try {
-                await argo.stop();
-            } finally {
-                await kube.stop();
-                await daemon.stop();
-                if (opts.persist) {
-                    const tmp = stateFile + ".tmp";
-                    fs.writeFileSync(tmp, kube.dump());
-                    fs.renameSync(tmp, stateFile);
+    const log = opts.log ?? (() => {});
+    // nothing starts before the saved state is known to be usable, and no second run shares the root
+    const lock = opts.persist ? acquireRootLock(layout.root) : undefined;
+    let started: { daemon?: RunningDaemon; kube?: FakeKube; argo?: ArgoSim } = {};
+    try {
+        if (lock?.note) log(`simulate: ${lock.note}`);
+        const saved = opts.cluster ?? (opts.persist ? readSavedCluster(layout.root, opts.missingClusterIsFine) : undefined);
+        mkdirReadable(layout.bareDir);
+        // the simulated host's / and /srv are traversable by everyone, as on a real host (0755)
+        for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
+        if (opts.persist) {
+            const reaped = reapGitDaemon(daemonPidFile(layout.root), layout.bareDir);
+            if (reaped) log(`simulate: ${reaped}`);
+        }
+        // as the Pod does: nobody, reading repositories owned by root (when we are root; else as ourselves)
+        const daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV, pidFile: opts.persist ? daemonPidFile(layout.root) : undefined });
+        started.daemon = daemon;
+        const kube = new FakeKube();
+        started.kube = kube;
+        if (saved) kube.load(saved);
+        for (const ns of ["argocd", "gitsrv"]) {
+            if (!kube.get("Namespace", undefined, ns)) kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
+        }
+        if (opts.persist) kube.persistTo(clusterStateFile(layout.root));
+        const url = await kube.start();
+        const argo = new ArgoSim(kube, {
+            ...FAST,
+            ...(opts.timings ?? {}),
+            urlFor: (u) => (u === REPO_URL ? daemon.url(REPO_NAME) : u),
+            cacheDir: opts.persist ? repoCacheDir(layout.root) : undefined,
+        });
+        started.argo = argo;
+        argo.start();
+        let stopped = false;
+        return {
+            layout,
+            kube,
+            argo,
+            daemon,
+            kubeconfig: kube.kubeconfig(url),
+            stop: async () => {
+                if (stopped) return;
+                stopped = true;
+                try {
+                    await argo.stop();
+                } finally {
+                    await kube.stop();
+                    await daemon.stop();
+                    lock?.release();
                 }
-            }
-        },
-    };
+            },
+        };
+    } catch (e) {
+        await started.argo?.stop().catch(() => undefined);
+        await started.kube?.stop();
+        await started.daemon?.stop();
+        lock?.release();
+        throw e;
+    }
 }
 
 /** Steps 1..through on a simulated host, through the product's own code and order (lab/shop/solve.ts). */
@@ -129,7 +191,7 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
  * cluster is removed). Returns what is left that should not be (empty when the reset is clean).
  */
 export async function resetSimulatedLab(root: string, log: (line: string) => void, opts: { timeoutMs?: number } = {}): Promise<string[]> {
-    const lab = await startSimulatedLab(root, { persist: true });
+    const lab = await startSimulatedLab(root, { persist: true, missingClusterIsFine: true, log });
     await lab.argo.apps.idle(); // the restarted controller's first look at every Application
     const leftovers: string[] = [];
     try {
@@ -142,10 +204,10 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
         for (const o of lab.kube.terminating()) leftovers.push(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} (Terminating)`);
         for (const p of [lab.layout.bareRepo, lab.layout.clone, ...RESULT_FILES.map((f) => lab.layout.resultFile(f)), lab.layout.appsetFile]) if (fs.existsSync(p)) leftovers.push(p);
     } finally {
-        await lab.kube.stop();
-        await lab.daemon.stop();
+        await lab.stop();
     }
     fs.rmSync(clusterStateFile(root), { force: true });
+    fs.rmSync(repoCacheDir(root), { recursive: true, force: true });
     log("[k3s] uninstalled (simulated): the saved cluster is removed");
     for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), path.join(root, "root", "cnpa-env"), path.join(root, "root")]) {
         if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);

@@ -3,12 +3,15 @@
  * (steps 2-8). `npm run simulate`, the bench and the tests call this; `pulumi up` keeps the same
  * order through the dependencies of its resources (ShopRepo -> ShopAppSet -> Scenario).
  */
+import * as fs from "fs";
+import * as path from "path";
 import { ClusterPort } from "../ports/cluster";
 import { CloneGit } from "../ports/git";
 import { applyShopAppSet, shopApplicationSet } from "./appset";
 import { LabLayout } from "./layout";
 import { createShopRepo } from "./repo";
 import { readRepoFiles } from "./repoFiles";
+import { RESULT_FILES, RESULT_STEP } from "./results";
 import { runScenario, ScenarioRun, ScenarioTimeouts, StepTiming } from "./scenario";
 
 export interface ShopLabContext {
@@ -41,4 +44,16 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
     await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
     const run = await runScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts }, through);
     return { ...run, setup };
+}
+
+/**
+ * How far the lab on these paths has come, from what is on disk: 0 nothing, 1 the repository,
+ * 2 the ApplicationSet (appset.yaml), 3-8 the result files.
+ */
+export function shopLabProgress(layout: LabLayout): number {
+    let through = 0;
+    if (fs.existsSync(path.join(layout.bareRepo, "HEAD"))) through = 1;
+    if (fs.existsSync(layout.appsetFile)) through = 2;
+    for (const name of RESULT_FILES) if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, RESULT_STEP[name]);
+    return through;
 }
