@@ -1,0 +1,212 @@
+/**
+ * `gitops-lab simulate` as a product: served to the real kubectl and git, safe to kill at any
+ * instant, one run per root.
+ */
+import * as assert from "assert";
+import { ChildProcess, spawn, spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { labLayout } from "../lab/shop/layout";
+import { BIN, runCli } from "./helpers/cli";
+import { expect, holds } from "./helpers/expect";
+
+/** A simulate run in the background, with its output as it comes. */
+function startSimulate(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
+    const child = spawn(process.execPath, [BIN, "simulate", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on("exit", (code, signal) => r(code ?? (signal ? 128 + (signal === "SIGKILL" ? 9 : 15) : null))));
+    return { child, out: () => out, exited };
+}
+
+/** git daemons serving this root (none may outlive its run). */
+const daemonsOf = (root: string) => spawnSync("pgrep", ["-f", `--base-path=${root}/srv/bare`], { encoding: "utf8" }).stdout.trim();
+
+describe("simulate --serve: the simulated lab for kubectl and git", function () {
+    this.timeout(180_000);
+    let root: string;
+    let run: ReturnType<typeof startSimulate>;
+    let env: NodeJS.ProcessEnv;
+    const kubectl = (...args: string[]) => {
+        const r = spawnSync("kubectl", args, { env, encoding: "utf8", timeout: 60_000 });
+        return { code: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout };
+    };
+
+    before(async () => {
+        root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-"));
+        run = startSimulate(["--root", root, "--serve"]);
+        await expect(holds("SERVING", () => run.out().includes("SERVING the simulated lab")), { timeoutMs: 120_000 });
+        env = { ...process.env, KUBECONFIG: path.join(root, "kubeconfig") };
+    });
+    after(async () => {
+        run?.child.kill("SIGKILL");
+        await run?.exited;
+    });
+
+    it("prints how to use it: the kubeconfig to export and the git URL to clone", () => {
+        assert.match(run.out(), new RegExp(`export KUBECONFIG=${path.join(root, "kubeconfig")}`));
+        assert.match(run.out(), /git clone git:\/\/127\.0\.0\.1:\d+\/shop-envs\.git/);
+    });
+
+    it("answers kubectl version and api-resources (the core and argoproj.io groups)", () => {
+        assert.match(kubectl("version").out, /Server Version: v1\.33/);
+        const r = kubectl("api-resources");
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /^applications +app,apps +argoproj\.io\/v1alpha1 +true +Application$/m);
+        assert.match(r.stdout, /^configmaps +cm +v1 +true +ConfigMap$/m);
+    });
+
+    it("answers get with -o json, yaml, name and jsonpath, and -A", () => {
+        assert.strictEqual(JSON.parse(kubectl("get", "app", "shop-prod", "-n", "argocd", "-o", "json").stdout).spec.source.targetRevision, "release/prod");
+        assert.match(kubectl("get", "appset", "shop", "-n", "argocd", "-o", "yaml").stdout, /^kind: ApplicationSet$/m);
+        assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").stdout.trim().split("\n"), ["application.argoproj.io/shop-dev", "application.argoproj.io/shop-prod"]);
+        assert.strictEqual(kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.FEATURE_CHECKOUT_V2}").stdout, "on");
+        assert.match(kubectl("get", "cm", "-A").stdout, /^shop-dev +shop-config/m);
+    });
+
+    it("describes a ConfigMap", () => {
+        const r = kubectl("describe", "cm", "shop-config", "-n", "shop-prod");
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /^Name: +shop-config$/m);
+        assert.match(r.stdout, /LOG_LEVEL:\n----\nwarn/);
+    });
+
+    it("given a refresh annotation set with kubectl annotate, then the simulated Argo CD removes it when handled", async () => {
+        assert.strictEqual(kubectl("annotate", "app", "shop-dev", "-n", "argocd", "argocd.argoproj.io/refresh=hard", "--overwrite").code, 0);
+        await expect(holds("the refresh annotation gone", () => !kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").stdout.includes("refresh")));
+    });
+
+    it("given a ConfigMap patched with kubectl patch --type merge, then selfHeal puts the Git value back, as kubectl get -w shows", async () => {
+        const watch = spawn("kubectl", ["get", "cm", "shop-config", "-n", "shop-prod", "-w", "-o", "jsonpath={.metadata.annotations.probe}:{.data.LOG_LEVEL}{\"\\n\"}"], { env });
+        let seen = "";
+        watch.stdout.on("data", (d) => (seen += d));
+        try {
+            // kubectl prints the object before its watch is open: annotate until the watch shows it, then it is open
+            let probe = 0;
+            await expect(async () => {
+                // a line after the first (the object as listed) is an event: the watch is open
+                if (probe > 0 && seen.split("\n").slice(1).some((l) => l.startsWith(`${probe}:`))) return { state: "succeeded", message: "the watch is open" };
+                kubectl("annotate", "cm", "shop-config", "-n", "shop-prod", `probe=${++probe}`, "--overwrite");
+                return { state: "pending", message: `the watch shows no probe yet: ${JSON.stringify(seen)}` };
+            }, { intervalMs: 200 });
+            assert.strictEqual(kubectl("patch", "cm", "shop-config", "-n", "shop-prod", "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}').code, 0);
+            await expect(holds("debug, then warn again, through the watch", () => /:debug\n(.*\n)*.*:warn\n/.test(seen), () => seen));
+        } finally {
+            watch.kill();
+        }
+    });
+
+    it("applies appset.yaml with kubectl apply -f", () => {
+        const r = kubectl("apply", "-f", labLayout(root).appsetFile);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /applicationset\.argoproj\.io\/shop (configured|unchanged)/);
+    });
+
+    it("given a generated Application deleted with kubectl delete, then the finalizer is honoured and the ApplicationSet generates it again", async () => {
+        const uid = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}").stdout;
+        const r = kubectl("delete", "app", "shop-dev", "-n", "argocd", "--timeout=60s");
+        assert.strictEqual(r.code, 0, r.out);
+        await expect(holds("shop-dev back, a new object", () => {
+            const now = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}");
+            return now.code === 0 && now.stdout !== "" && now.stdout !== uid;
+        }));
+    });
+
+    it("is graded live by gitops-lab verify with the served kubeconfig", async () => {
+        // the Application deleted above must be synced again first
+        await expect(holds("shop-dev Synced", () => kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.status.sync.status}").stdout === "Synced"), { timeoutMs: 30_000 });
+        const r = runCli("verify", ["--root", root, "--kubeconfig", path.join(root, "kubeconfig")]);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /files, repository and cluster/);
+    });
+
+    it("given a second simulate on the same root, then it refuses at once, naming the PID that holds it", () => {
+        const r = runCli("simulate", ["--root", root, "--through", "8"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, new RegExp(`^gitops-lab simulate: ${root} is in use by another gitops-lab simulate \\(PID ${run.child.pid}\\)`));
+    });
+});
+
+describe("simulate: stopped at any instant, it resumes", function () {
+    this.timeout(300_000);
+
+    it("given SIGTERM while serving, then it stops cleanly: one line, exit 143, no git daemon left", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigterm-"));
+        const run = startSimulate(["--root", root, "--through", "1", "--serve"]);
+        await expect(holds("SERVING", () => run.out().includes("SERVING")), { timeoutMs: 60_000 });
+        run.child.kill("SIGTERM");
+        assert.strictEqual(await run.exited, 143);
+        assert.match(run.out(), /simulate: SIGTERM: stopping; the simulated cluster is saved/);
+        assert.strictEqual(daemonsOf(root), "");
+    });
+
+    // three instants: step 1 under way, a step waiting on Argo CD, a step that has pushed and waits
+    for (const instant of ["[step 1 repo] start", "[step 3 incident] waiting for shop-dev", "[step 7 revert] waiting for the ComparisonError"]) {
+        it(`given a run killed with SIGKILL at "${instant}", then no git daemon outlives it, and the next run finishes a lab that verify grades 100% without pushing a step twice`, async () => {
+            const root = fs.mkdtempSync(path.join(os.tmpdir(), "kill-"));
+            const run = startSimulate(["--root", root]);
+            await expect(holds(instant, () => run.out().includes(instant)), { timeoutMs: 120_000 });
+            run.child.kill("SIGKILL");
+            await run.exited;
+            await expect(holds("its git daemon gone with it", () => daemonsOf(root) === ""));
+            const again = runCli("simulate", ["--root", root], { timeoutMs: 180_000 });
+            assert.strictEqual(again.code, 0, again.out);
+            const v = runCli("verify", ["--root", root, "--offline"]);
+            assert.strictEqual(v.code, 0, v.out);
+            const commits = spawnSync("git", ["--git-dir", labLayout(root).bareRepo, "log", "--format=%s", "main"], { encoding: "utf8" }).stdout.trim().split("\n");
+            assert.strictEqual(commits.length, 4, `initial, incident, bad, revert: ${commits.join(" | ")}`);
+        });
+    }
+});
+
+describe("simulate: a root it cannot use is one line", function () {
+    this.timeout(60_000);
+
+    it("given an unreadable saved cluster, then it names the file and how to start over, and starts nothing", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "bad-state-"));
+        fs.writeFileSync(path.join(root, "simulated-cluster.json"), "{ not json");
+        const r = runCli("simulate", ["--root", root]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, new RegExp(`^gitops-lab simulate: ${root}/simulated-cluster\\.json is not a simulated cluster this tool saved .*--reset\\n$`));
+        assert.ok(!fs.existsSync(path.join(root, "srv")), "nothing was started or built");
+        assert.strictEqual(daemonsOf(root), "");
+    });
+
+    it("given a lab whose saved cluster was deleted, then it refuses instead of writing a wrong report", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lost-state-"));
+        assert.strictEqual(runCli("simulate", ["--root", root, "--through", "2"]).code, 0);
+        fs.rmSync(path.join(root, "simulated-cluster.json"));
+        const r = runCli("simulate", ["--root", root]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, /holds the lab through step 2, but its simulated cluster .* is gone and cannot be rebuilt; start over with gitops-lab simulate --root .* --reset/);
+        assert.ok(!fs.existsSync(labLayout(root).resultFile("report")));
+    });
+
+    it("given a lock left by a process that is gone, then it is taken over with a note", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "stale-lock-"));
+        const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
+        fs.writeFileSync(path.join(root, ".gitops-lab-simulate.lock"), `${dead}\n`);
+        const r = runCli("simulate", ["--root", root, "--through", "1"]);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, new RegExp(`simulate: took over the lock of PID ${dead}, which is gone`));
+        assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-simulate.lock")), "released at the end");
+    });
+
+    it("given a root it cannot write, then it says so", () => {
+        const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "not-a-dir-")), "file");
+        fs.writeFileSync(file, "");
+        const r = runCli("simulate", ["--root", path.join(file, "lab")]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, /^gitops-lab simulate: .*(is \S+ writable|ENOTDIR|not a directory)/);
+    });
+
+    it("given a finished lab, when --through asks for less, then it says steps cannot be undone", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lower-"));
+        assert.strictEqual(runCli("simulate", ["--root", root, "--through", "2"]).code, 0);
+        const r = runCli("simulate", ["--root", root, "--through", "1"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, /is at step 2 already and steps cannot be undone \(--through 1 asked\)/);
+    });
+});
