@@ -11,7 +11,7 @@ import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { labLayout } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
-import { REALISTIC } from "../sim/appController";
+import { REALISTIC } from "../sim/profiles";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
 

@@ -3,6 +3,7 @@
  * one Application per element, owned by the ApplicationSet; a hand edit to a generated
  * Application's spec is overwritten from the template, as in Argo CD v3.5.1.
  */
+import { realSimClock, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 
 export const ACTOR = "applicationset-controller";
@@ -60,10 +61,10 @@ export function generateApplications(appset: any): any[] {
 export class AppSetController {
     private unsubscribe?: () => void;
 
-    private readonly timers = new Set<NodeJS.Timeout>();
+    private readonly timers = new Set<TimerHandle>();
 
     /** @param delayMs how long generating takes (the real controller runs on its own loop) */
-    constructor(private readonly kube: FakeKube, private readonly delayMs = 0) {}
+    constructor(private readonly kube: FakeKube, private readonly delayMs = 0, private readonly clock: SimClock = realSimClock()) {}
 
     start() {
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
@@ -72,13 +73,13 @@ export class AppSetController {
 
     stop() {
         this.unsubscribe?.();
-        for (const t of this.timers) clearTimeout(t);
+        for (const t of this.timers) this.clock.clearTimeout(t);
         this.timers.clear();
     }
 
     private later(f: () => void) {
         if (this.delayMs <= 0) return f();
-        const t = setTimeout(() => {
+        const t = this.clock.setTimeout(() => {
             this.timers.delete(t);
             f();
         }, this.delayMs);

@@ -40,8 +40,21 @@ export class RepoServer {
     }
 
     /** @param urlFor maps the in-cluster repoURL to one reachable from here (the loopback daemon) */
-    /** @param cacheDir its working directory (emptied now, removed on close); default a new temporary one */
-    constructor(private readonly urlFor: (repoURL: string) => string, private readonly kubectl = "kubectl", cacheDir?: string) {
+    /** Branch -> SHA answers, kept `revisionCacheMs` (reposerver/cache/cache.go). */
+    private readonly revisions = new Map<string, { sha: string; at: number }>();
+    /** The last manifests rendered per repo, commit and path (what an operation applies). */
+    private readonly renders = new Map<string, any[]>();
+
+    /**
+     * @param cacheDir its working directory (emptied now, removed on close); default a new temporary one
+     * @param cache the clock and the revision cache's lifetime (default: the real clock, 3 minutes)
+     */
+    constructor(
+        private readonly urlFor: (repoURL: string) => string,
+        private readonly kubectl = "kubectl",
+        cacheDir?: string,
+        private readonly cache: { now: () => number; revisionCacheMs: number } = { now: () => Date.now(), revisionCacheMs: 180_000 },
+    ) {
         if (cacheDir) {
             fs.rmSync(cacheDir, { recursive: true, force: true }); // what a killed run left
             fs.mkdirSync(cacheDir, { recursive: true });
@@ -51,13 +64,34 @@ export class RepoServer {
         }
     }
 
+    /** The manifests last rendered for this commit and path ([] if none). */
+    rendered(repoURL: string, sha: string, appPath: string): any[] {
+        return JSON.parse(JSON.stringify(this.renders.get(`${repoURL}@${sha}:${appPath}`) ?? []));
+    }
+
     close() {
         fs.rmSync(this.cacheDir, { recursive: true, force: true });
     }
 
-    /** A branch, tag, HEAD or full SHA to a commit, as the repo-server does with ls-remote. */
-    async resolve(repoURL: string, revision: string): Promise<string> {
+    /** Every `git ls-remote` the repo-server ran (a cached answer runs none). */
+    lsRemotes = 0;
+
+    /**
+     * A branch, tag, HEAD or full SHA to a commit, as the repo-server does with ls-remote; the answer
+     * is cached for `revisionCacheMs` unless `noCache` (a refresh, or a changed source).
+     */
+    async resolve(repoURL: string, revision: string, opts: { noCache?: boolean } = {}): Promise<string> {
         if (/^[0-9a-f]{40}$/.test(revision)) return revision;
+        const key = `${repoURL}@${revision}`;
+        const cached = this.revisions.get(key);
+        if (!opts.noCache && cached && this.cache.now() - cached.at < this.cache.revisionCacheMs) return cached.sha;
+        const sha = await this.lsRemote(repoURL, revision);
+        this.revisions.set(key, { sha, at: this.cache.now() });
+        return sha;
+    }
+
+    private async lsRemote(repoURL: string, revision: string): Promise<string> {
+        this.lsRemotes++;
         // a repository Argo CD cannot read is a comparison error on the app, never a crash of the controller
         const { stdout } = await run("git", ["ls-remote", this.urlFor(repoURL)]).catch((e) => {
             throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to list refs: ${String(e.stderr || e.message).trim()}`);
@@ -97,7 +131,9 @@ export class RepoServer {
             try {
                 const { stdout } = await run(this.kubectl, ["kustomize", dir]);
                 this.failures.delete(key);
-                return parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
+                const docs = parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
+                this.renders.set(key, docs);
+                return docs;
             } catch (e: any) {
                 const stderr = asKustomizeError(String(e.stderr ?? e.message));
                 const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`;

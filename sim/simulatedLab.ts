@@ -15,8 +15,9 @@ import { ScenarioTimeouts } from "../lab/shop/scenario";
 import { RESULT_FILES } from "../lab/shop/results";
 import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
-import { AppControllerOptions } from "./appController";
-import { ArgoSim, FAST } from "./argocd";
+import { ArgoSim } from "./argocd";
+import { SimClock } from "./clock";
+import { ArgoTimings } from "./profiles";
 import { FakeKube } from "./fakeApi";
 import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "./lock";
@@ -49,7 +50,9 @@ const daemonPidFile = (root: string) => path.join(root, ".gitops-lab-git-daemon.
 const repoCacheDir = (root: string) => path.join(root, ".gitops-lab-repo-cache");
 
 export interface StartOptions {
-    timings?: Partial<AppControllerOptions> & { generateDelayMs?: number };
+    timings?: Partial<ArgoTimings>;
+    /** The simulation's clock (default: the real one). */
+    clock?: SimClock;
     /**
      * The product's way (`gitops-lab simulate`): one run per root (a lock), the simulated cluster
      * read from DIR/simulated-cluster.json and saved there after every change, a git daemon left by
@@ -116,8 +119,8 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         if (opts.persist) kube.persistTo(clusterStateFile(layout.root));
         const url = await kube.start();
         const argo = new ArgoSim(kube, {
-            ...FAST,
             ...(opts.timings ?? {}),
+            clock: opts.clock,
             urlFor: (u) => (u === REPO_URL ? daemon.url(REPO_NAME) : u),
             cacheDir: opts.persist ? repoCacheDir(layout.root) : undefined,
         });

@@ -1,4 +1,5 @@
 /** Polling with a deadline: the only way the lab waits (no timeouts or cancels exist in the engine). */
+import { Clock, realClock } from "./clock";
 
 export class WaitTimeout extends Error {}
 
@@ -11,19 +12,22 @@ export interface PollOptions {
     describe: () => string;
     /** Called between looks, e.g. to re-trigger a refresh. */
     between?: (elapsedMs: number) => Promise<void>;
+    /** The clock the deadline and the pauses are on (default: the real one). */
+    clock?: Clock;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => realClock.sleep(ms);
 
 /** Calls `look` until it returns something other than undefined; throws WaitTimeout at the deadline. */
 export async function pollUntil<T>(look: () => Promise<T | undefined>, opts: PollOptions): Promise<T> {
-    const start = Date.now();
+    const clock = opts.clock ?? realClock;
+    const start = clock.now();
     for (;;) {
         const got = await look();
         if (got !== undefined) return got;
-        const elapsed = Date.now() - start;
+        const elapsed = clock.now() - start;
         if (elapsed >= opts.timeoutMs) throw new WaitTimeout(opts.describe());
-        await sleep(Math.min(opts.intervalMs, Math.max(0, opts.timeoutMs - elapsed)));
-        if (opts.between) await opts.between(Date.now() - start);
+        await clock.sleep(Math.min(opts.intervalMs, Math.max(0, opts.timeoutMs - elapsed)));
+        if (opts.between) await opts.between(clock.now() - start);
     }
 }

@@ -11,6 +11,7 @@ import { GitPort } from "../ports/git";
 import { listElements, syncAppSetFile } from "./appset";
 import { APPSET_NAME, LabLayout } from "./layout";
 import { Drift, Incident, parseResult, Pin, Promote, Report, ResultName, Results, RESULT_FILES, Revert } from "./results";
+import { Clock, realClock } from "../ports/clock";
 import { pollUntil } from "../ports/wait";
 
 // ---------------------------------------------------------------------------------------------
@@ -47,6 +48,8 @@ export interface StepTiming {
     ms: number;
     /** Of that, time spent waiting on Argo CD (polling the cluster). */
     waitMs: number;
+    /** The step's time on the scenario's clock (the wall time on a real host; simulated time in the bench). */
+    clockMs: number;
     skipped: boolean;
 }
 
@@ -57,6 +60,13 @@ export interface ScenarioContext {
     log: (line: string) => void;
     timeouts?: Partial<ScenarioTimeouts>;
     appset?: { name: string; namespace: string; repoURL?: string };
+    /** The clock waits and measurements are on (default: the real one). */
+    clock?: Clock;
+    /**
+     * Ask Argo CD to look at Git now (the refresh annotation) instead of waiting for its poll
+     * (default true). The bench turns it off to measure what a naive, poll-only script would wait.
+     */
+    refresh?: boolean;
 }
 
 interface Ctx extends Required<Omit<ScenarioContext, "timeouts">> {
@@ -86,9 +96,10 @@ function say(c: Ctx, line: string) {
 async function waitFor<T>(c: Ctx, what: string, look: () => Promise<T | undefined>, timeoutMs: number, intervalMs: number, describe: () => string, between?: (elapsed: number) => Promise<void>): Promise<T> {
     say(c, `waiting for ${what} (deadline ${secs(timeoutMs)})`);
     const start = Date.now();
+    const clockStart = c.clock.now();
     try {
-        const got = await pollUntil(look, { timeoutMs, intervalMs, describe, between });
-        say(c, `${what}: after ${secs(Date.now() - start)}`);
+        const got = await pollUntil(look, { timeoutMs, intervalMs, describe, between, clock: c.clock });
+        say(c, `${what}: after ${secs(c.clock.now() - clockStart)}`);
         return got;
     } finally {
         c.waitMs += Date.now() - start;
@@ -97,6 +108,7 @@ async function waitFor<T>(c: Ctx, what: string, look: () => Promise<T | undefine
 
 /** Asks Argo CD to look at Git now. False when the Application does not exist (yet). */
 async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<boolean> {
+    if (!c.refresh) return false; // poll-only: wait for Argo CD's own look at Git
     try {
         await c.cluster.annotateApplication(app, { [REFRESH_ANNOTATION]: kind }, c.appset.namespace);
         return true;
@@ -113,12 +125,12 @@ async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<bo
  * moved for `refreshEveryMs`.
  */
 async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Promise<(last: any) => Promise<void>> {
-    let lastRefresh = Date.now();
+    let lastRefresh = c.clock.now();
     let refreshed = await refresh(c, app, kind);
     return async (last) => {
         const pending = last?.metadata?.annotations?.[REFRESH_ANNOTATION];
-        if (last && !pending && (!refreshed || Date.now() - lastRefresh >= c.t.refreshEveryMs)) {
-            lastRefresh = Date.now();
+        if (c.refresh && last && !pending && (!refreshed || c.clock.now() - lastRefresh >= c.t.refreshEveryMs)) {
+            lastRefresh = c.clock.now();
             refreshed = await refresh(c, app, kind);
         }
     };
@@ -264,7 +276,7 @@ async function drift(c: Ctx): Promise<Drift> {
     const gitValue: string = before.data?.LOG_LEVEL;
     const edited = "debug";
     await c.cluster.patchConfigMapData(PROD, CM, { LOG_LEVEL: edited });
-    const start = Date.now();
+    const start = c.clock.now();
     say(c, `patched ${PROD}/${CM} LOG_LEVEL ${gitValue} -> ${edited} (uid ${uid})`);
     let last: any = null;
     const restored = await waitFor(
@@ -283,7 +295,7 @@ async function drift(c: Ctx): Promise<Drift> {
         c.t.driftPollMs,
         () => `timed out after ${secs(c.t.driftMs)}: ${PROD}/${CM} still has LOG_LEVEL=${last?.data?.LOG_LEVEL}; is selfHeal on for Application ${PROD}?`,
     );
-    const seconds = Math.max(1, Math.ceil((Date.now() - start) / 1000));
+    const seconds = Math.max(1, Math.ceil((c.clock.now() - start) / 1000));
     if (restored !== gitValue) throw new Error(`selfHeal put LOG_LEVEL=${restored} back, but Git says ${gitValue}`);
     return { uid, edited, restored, seconds };
 }
@@ -417,6 +429,8 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
         cluster: ctx.cluster,
         log: ctx.log,
         appset: ctx.appset ?? { name: APPSET_NAME, namespace: ARGOCD_NAMESPACE },
+        clock: ctx.clock ?? realClock,
+        refresh: ctx.refresh ?? true,
         t: { ...DEFAULT_TIMEOUTS, ...(ctx.timeouts ?? {}) },
         waitMs: 0,
         prefix: "",
@@ -430,10 +444,11 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
         const done = step.file ? results[step.file] !== undefined : results.incident !== undefined;
         if (done) {
             c.log(`${c.prefix} already done${step.file ? ` (${ctx.layout.resultFile(step.file)})` : ""}; skipped`);
-            timings.push({ step: step.n, name: step.name, ms: 0, waitMs: 0, skipped: true });
+            timings.push({ step: step.n, name: step.name, ms: 0, waitMs: 0, clockMs: 0, skipped: true });
             continue;
         }
         const t0 = Date.now();
+        const c0 = c.clock.now();
         c.waitMs = 0;
         c.log(`${c.prefix} start`);
         const value = await step.run(c, results);
@@ -444,7 +459,7 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
             (results as any)[step.file] = value;
         }
         const ms = Date.now() - t0;
-        timings.push({ step: step.n, name: step.name, ms, waitMs: c.waitMs, skipped: false });
+        timings.push({ step: step.n, name: step.name, ms, waitMs: c.waitMs, clockMs: c.clock.now() - c0, skipped: false });
         c.log(`${c.prefix} done in ${secs(ms)}${step.file ? `; wrote ${ctx.layout.resultFile(step.file)}` : ""}`);
     }
     if (through >= 8 && results.report) c.log(`report: ${JSON.stringify(results.report)}`);

@@ -5,6 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { Clock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { CloneGit } from "../ports/git";
 import { applyShopAppSet, shopApplicationSet } from "./appset";
@@ -21,6 +22,10 @@ export interface ShopLabContext {
     timeouts?: Partial<ScenarioTimeouts>;
     /** The repository URL Argo CD reads (default: the in-cluster git daemon's). */
     repoURL?: string;
+    /** The clock the scenario's waits are on (default: the real one). */
+    clock?: Clock;
+    /** Refresh-triggered waits (default), or poll-only ones (the bench's baseline). */
+    refresh?: boolean;
 }
 
 export type ShopLabRun = ScenarioRun & { setup: StepTiming[] };
@@ -36,13 +41,13 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
         log(`${prefix} start`);
         await f((l) => log(`${prefix} ${l}`));
         const ms = Date.now() - t0;
-        setup.push({ step, name, ms, waitMs: 0, skipped: false });
+        setup.push({ step, name, ms, waitMs: 0, clockMs: ms, skipped: false });
         log(`${prefix} done in ${(ms / 1000).toFixed(1)} s`);
     };
     if (through >= 1) await timed(1, "repo", (l) => createShopRepo(ctx.layout, readRepoFiles(), l));
     if (through < 2) return { results: {}, timings: [], through, setup };
     await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
-    const run = await runScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts }, through);
+    const run = await runScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts, clock: ctx.clock, refresh: ctx.refresh }, through);
     return { ...run, setup };
 }
 

@@ -10,7 +10,7 @@ import * as path from "path";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { CloneGit } from "../../lab/ports/git";
 import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/shop/scenario";
-import { AppControllerOptions } from "../../sim/appController";
+import { ArgoTimings } from "../../sim/profiles";
 import { LabSnapshot, restoreLab, SimulatedLab, SIM_TIMEOUTS, snapshotLab, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 export interface LabAt {
@@ -50,7 +50,7 @@ function snapshotAt(step: number): Promise<LabSnapshot> {
  * A lab at step N. With `timings` (a simulated Argo CD that behaves differently) the lab is built
  * fresh instead of restored, since a snapshot was made with the default timings.
  */
-export async function labAt(step: number, opts: { timings?: Partial<AppControllerOptions> & { generateDelayMs?: number } } = {}): Promise<LabAt> {
+export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings> } = {}): Promise<LabAt> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "lab-at-"));
     const lines: string[] = [];
     const log = (l: string) => lines.push(l);
