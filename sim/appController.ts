@@ -286,35 +286,42 @@ export class AppController {
         return { status, operation: { sync: { ...base, resources, selfHealAttemptsCount: n + 1 }, initiatedBy: { automated: true }, retry: { limit: RETRY_LIMIT } } };
     }
 
-    /** The operation queue: Running now, then the apply after the operation's duration. */
+    /**
+     * The operation queue: the operation starts (phase Running) and applies at once; it stays
+     * Running for its duration (health assessment, sync waves) and then finishes.
+     */
     private runOperation(ns: string, name: string) {
         const app = this.kube.get("Application", ns, name);
         if (!app?.operation || app.metadata.deletionTimestamp) return;
         const prev = app.status?.operationState;
         const retrying = prev?.phase === "Running" && prev.finishedAt;
-        app.status = {
-            ...(app.status ?? {}),
+        const fault = this.failing.get(name);
+        const fails = !!fault && fault.left > 0;
+        if (fails) fault!.left--;
+        const resources = fails ? undefined : this.apply(app, app.operation);
+        const latest = this.kube.get("Application", ns, name) ?? app;
+        latest.status = {
+            ...(latest.status ?? {}),
             operationState: {
-                operation: app.operation,
+                operation: latest.operation,
                 phase: "Running",
                 message: retrying ? prev.message : "one or more tasks are running",
                 startedAt: retrying ? prev.startedAt : this.iso(),
                 ...(retrying ? { retryCount: prev.retryCount, finishedAt: prev.finishedAt } : {}),
             },
         };
-        this.kube.put(app, ACTOR);
-        this.later(() => this.finishOperation(ns, name), this.opts.operationDurationMs);
+        this.kube.put(latest, ACTOR);
+        this.later(() => this.finishOperation(ns, name, resources, fails ? fault!.message : undefined), this.opts.operationDurationMs);
     }
 
-    private finishOperation(ns: string, name: string) {
+    private finishOperation(ns: string, name: string, resources: any[] | undefined, failure: string | undefined) {
         const app = this.kube.get("Application", ns, name);
         if (!app?.operation || app.metadata.deletionTimestamp) return;
         const op = app.operation;
         const state = app.status.operationState;
         const now = this.iso();
-        const fault = this.failing.get(name);
-        if (fault && fault.left > 0) {
-            fault.left--;
+        if (failure !== undefined) {
+            const fault = { message: failure };
             const retries = (state.retryCount ?? 0) + 1;
             const limit = op.retry?.limit ?? 0;
             if (retries <= limit) {
@@ -332,7 +339,6 @@ export class AppController {
             this.kube.put(app, ACTOR);
             return;
         }
-        const resources = this.apply(app, op);
         const history = [...(app.status.history ?? [])];
         history.push({ revision: op.sync.revision, deployedAt: now, deployStartedAt: state.startedAt, id: history.length, source: op.sync.source, initiatedBy: op.initiatedBy });
         app.status.operationState = {

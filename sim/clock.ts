@@ -81,9 +81,21 @@ export class VirtualClock implements SimClock {
      * @param external work in flight that the clock cannot see being tracked (e.g. the fake API's
      *   requests being answered); time stands still while it is above 0
      */
-    constructor(private readonly external: () => number = () => 0, start = Date.now(), seed = 1) {
+    constructor(external: () => number = () => 0, start = Date.now(), seed = 1) {
+        this.externals.push(external);
         this.t = start;
         this.random = seeded(seed);
+    }
+
+    private readonly externals: (() => number)[] = [];
+
+    /** More work the clock cannot track itself (e.g. a fake API started after the clock). */
+    addExternal(f: () => number): void {
+        this.externals.push(f);
+    }
+
+    private external(): number {
+        return this.externals.reduce((n, f) => n + f(), 0);
     }
 
     now(): number {

@@ -387,7 +387,18 @@ export class FakeKube {
         return { t, ns, name: rest[1], sub: rest[2] };
     }
 
+    /** Requests being answered now (a watch aside): a virtual clock stands still while there are any. */
+    inFlight = 0;
+
     private handle(req: http.IncomingMessage, res: http.ServerResponse) {
+        this.inFlight++;
+        let counted = true;
+        const done = () => {
+            if (counted) this.inFlight--;
+            counted = false;
+        };
+        res.on("close", done);
+        res.on("finish", done);
         const chunks: Buffer[] = [];
         req.on("data", (c) => chunks.push(c));
         req.on("end", () => {
@@ -409,7 +420,10 @@ export class FakeKube {
                     }
                     const doc = discovery(url.pathname) ?? openapi(url.pathname);
                     if (doc) return send(200, doc);
-                    if (["true", "1"].includes(url.searchParams.get("watch") ?? "")) return this.watch(req, res, url);
+                    if (["true", "1"].includes(url.searchParams.get("watch") ?? "")) {
+                        done(); // a watch lasts: it is not work in flight
+                        return this.watch(req, res, url);
+                    }
                 }
                 send(req.method === "POST" ? 201 : 200, this.serve(req.method!, url, ctype, body));
             } catch (e: any) {

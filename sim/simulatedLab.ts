@@ -16,7 +16,7 @@ import { RESULT_FILES } from "../lab/shop/results";
 import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
 import { ArgoSim } from "./argocd";
-import { SimClock } from "./clock";
+import { SimClock, VirtualClock } from "./clock";
 import { ArgoTimings } from "./profiles";
 import { FakeKube } from "./fakeApi";
 import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
@@ -112,6 +112,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         started.daemon = daemon;
         const kube = new FakeKube();
         started.kube = kube;
+        if (opts.clock instanceof VirtualClock) opts.clock.addExternal(() => kube.inFlight);
         if (saved) kube.load(saved);
         for (const ns of ["argocd", "gitsrv"]) {
             if (!kube.get("Namespace", undefined, ns)) kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
@@ -155,8 +156,23 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
 }
 
 /** Steps 1..through on a simulated host, through the product's own code and order (lab/shop/solve.ts). */
-export async function solveSimulatedLab(lab: SimulatedLab, through: number, opts: { log?: (line: string) => void; timeouts?: Partial<ScenarioTimeouts> } = {}): Promise<ShopLabRun> {
-    return solveShopLab({ layout: lab.layout, cluster: new KubeCluster(lab.kubeconfig), log: opts.log, timeouts: { ...SIM_TIMEOUTS, ...(opts.timeouts ?? {}) } }, through);
+export async function solveSimulatedLab(
+    lab: SimulatedLab,
+    through: number,
+    opts: { log?: (line: string) => void; timeouts?: Partial<ScenarioTimeouts>; productDefaults?: boolean; refresh?: boolean } = {},
+): Promise<ShopLabRun> {
+    // on the simulation's clock; productDefaults: the scenario's own deadlines and polls, as on a host
+    return solveShopLab(
+        {
+            layout: lab.layout,
+            cluster: new KubeCluster(lab.kubeconfig),
+            log: opts.log,
+            timeouts: { ...(opts.productDefaults ? {} : SIM_TIMEOUTS), ...(opts.timeouts ?? {}) },
+            clock: lab.argo.clock,
+            refresh: opts.refresh,
+        },
+        through,
+    );
 }
 
 /** A whole simulated host at one moment: its files (repository, clone, results) and its simulated cluster. */

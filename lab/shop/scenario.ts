@@ -119,20 +119,39 @@ async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<bo
     }
 }
 
+/** A refresh kept going while a wait lasts. */
+interface Refresher {
+    /** Call between two looks: refreshes again once Argo CD has handled the last refresh and nothing moved for `refreshEveryMs`, or at once when `urgent`. */
+    again(last: any, urgent?: boolean): Promise<void>;
+    /** How many of our refreshes Argo CD has handled (removed) since the wait began. */
+    handled(): number;
+}
+
 /**
- * Refreshes an Application now; the function it returns refreshes it again (call it between two
- * looks) once Argo CD has handled the last refresh, or the Application has appeared, and nothing
- * moved for `refreshEveryMs`.
+ * Refreshes an Application now, and again between looks (see Refresher). A comparison already
+ * running when a refresh was asked for can remove the annotation without having seen it, so only a
+ * refresh asked for after another one was handled is sure to have been compared afresh.
  */
-async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Promise<(last: any) => Promise<void>> {
+async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Promise<Refresher> {
     let lastRefresh = c.clock.now();
-    let refreshed = await refresh(c, app, kind);
-    return async (last) => {
-        const pending = last?.metadata?.annotations?.[REFRESH_ANNOTATION];
-        if (c.refresh && last && !pending && (!refreshed || c.clock.now() - lastRefresh >= c.t.refreshEveryMs)) {
-            lastRefresh = c.clock.now();
-            refreshed = await refresh(c, app, kind);
-        }
+    let ours = await refresh(c, app, kind); // our annotation is on the Application, not yet seen handled
+    let missed = !ours; // the last try found no Application (not generated yet)
+    let handled = 0;
+    return {
+        handled: () => handled,
+        async again(last, urgent = false) {
+            if (!c.refresh || !last) return;
+            if (last.metadata?.annotations?.[REFRESH_ANNOTATION]) return; // not handled yet
+            if (ours) {
+                handled++;
+                ours = false;
+            }
+            if (missed || urgent || c.clock.now() - lastRefresh >= c.t.refreshEveryMs) {
+                lastRefresh = c.clock.now();
+                ours = await refresh(c, app, kind);
+                missed = !ours;
+            }
+        },
     };
 }
 
@@ -144,7 +163,7 @@ async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Pro
 async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevision?: string; refresh?: "normal" | "hard"; noOpAllowed?: boolean; check?: (app: any) => Promise<string | null> } = {}): Promise<any> {
     let last: any = null;
     let lastWhy = "";
-    const again = await keepRefreshing(c, app, opts.refresh ?? "normal");
+    const refresher = await keepRefreshing(c, app, opts.refresh ?? "normal");
     return waitFor(
         c,
         `${app} synced to ${short(sha)}${opts.targetRevision ? ` tracking ${opts.targetRevision}` : ""}`,
@@ -157,15 +176,18 @@ async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevisi
             if (!why && opts.check) why = await opts.check(last);
             lastWhy = why ?? "";
             if (!why) return last;
-            // a state that can never turn into "synced" ends the wait now, not at the deadline
-            const hopeless = cannotSyncBecause(last, sha, { refreshPending: !!last?.metadata?.annotations?.[REFRESH_ANNOTATION] });
+            // a state that can never turn into "synced" ends the wait now, not at the deadline; a
+            // ComparisonError counts only once a refresh asked for after another was handled saw it
+            const afresh = c.refresh && refresher.handled() >= 2; // poll-only: no way to know it is afresh
+            const hopeless = cannotSyncBecause(last, sha, { refreshPending: !afresh || !!last?.metadata?.annotations?.[REFRESH_ANNOTATION] });
             if (hopeless) throw new Error(`Application ${app} cannot become synced to ${sha}: ${hopeless}. Last status: ${describeApp(last)}`);
             return undefined;
         },
         c.t.syncMs,
         c.t.pollMs,
         () => `timed out after ${secs(c.t.syncMs)} waiting for Application ${app} to be synced to ${sha}: ${lastWhy}. Last status: ${describeApp(last)}`,
-        () => again(last),
+        // an error condition is worth a second look at once
+        () => refresher.again(last, errorConditions(last).length > 0),
     );
 }
 
@@ -326,7 +348,7 @@ export function errorExcerpt(message: string): string {
 
 async function revertBad(c: Ctx, r: Results): Promise<Revert> {
     const bad = await commitOnMainOnce(c, "envs/dev/kustomization.yaml", addMissingResource, BAD_MESSAGE, "missing.yaml in envs/dev resources");
-    const again = await keepRefreshing(c, DEV, "hard");
+    const refresher = await keepRefreshing(c, DEV, "hard");
     let lastDev: any = null;
     const seen = await waitFor(
         c,
@@ -342,7 +364,7 @@ async function revertBad(c: Ctx, r: Results): Promise<Revert> {
         c.t.errorMs,
         c.t.pollMs,
         () => `timed out after ${secs(c.t.errorMs)} waiting for a ComparisonError about missing.yaml on ${DEV} (commit ${bad}). Last status: ${describeApp(lastDev)}`,
-        () => again(lastDev),
+        () => refresher.again(lastDev),
     );
     say(c, `${DEV}: ${errorExcerpt(seen.message).slice(0, 120)}...; ${PROD} at ${seen.prodRevision}`);
     if (seen.prodRevision !== r.promote!.to) {

@@ -5,7 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { Clock } from "../ports/clock";
+import { Clock, realClock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { CloneGit } from "../ports/git";
 import { applyShopAppSet, shopApplicationSet } from "./appset";
@@ -38,10 +38,11 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
     const timed = async (step: number, name: string, f: (log: (l: string) => void) => Promise<unknown>) => {
         const prefix = `[step ${step} ${name}]`;
         const t0 = Date.now();
+        const c0 = (ctx.clock ?? realClock).now();
         log(`${prefix} start`);
         await f((l) => log(`${prefix} ${l}`));
         const ms = Date.now() - t0;
-        setup.push({ step, name, ms, waitMs: 0, clockMs: ms, skipped: false });
+        setup.push({ step, name, ms, waitMs: 0, clockMs: (ctx.clock ?? realClock).now() - c0, skipped: false });
         log(`${prefix} done in ${(ms / 1000).toFixed(1)} s`);
     };
     if (through >= 1) await timed(1, "repo", (l) => createShopRepo(ctx.layout, readRepoFiles(), l));

@@ -46,16 +46,13 @@ function snapshotAt(step: number): Promise<LabSnapshot> {
     return snap;
 }
 
-/**
- * A lab at step N. With `timings` (a simulated Argo CD that behaves differently) the lab is built
- * fresh instead of restored, since a snapshot was made with the default timings.
- */
+/** A lab at step N, with the simulated Argo CD at the given timings (default FAST). */
 export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings> } = {}): Promise<LabAt> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "lab-at-"));
     const lines: string[] = [];
     const log = (l: string) => lines.push(l);
     let lab: SimulatedLab;
-    if (opts.timings || step === 0) {
+    if (step === 0) {
         lab = await startSimulatedLab(root, { timings: opts.timings });
         try {
             await solveSimulatedLab(lab, step, { log });
@@ -64,7 +61,8 @@ export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings>
             throw e;
         }
     } else {
-        lab = await restoreLab(await snapshotAt(step), root);
+        // the snapshot is the files and the cluster; the simulated Argo CD restored on them may have other timings
+        lab = await restoreLab(await snapshotAt(step), root, { timings: opts.timings });
     }
     const cluster = new KubeCluster(lab.kubeconfig);
     const ctx = (timeouts: Partial<ScenarioTimeouts> = {}): ScenarioContext => ({ layout: lab.layout, git: new CloneGit(lab.layout.clone), cluster, log, timeouts: { ...SIM_TIMEOUTS, ...timeouts } });
