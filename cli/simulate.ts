@@ -59,7 +59,7 @@ export const simulate: Command = {
     details: [
         "--root DIR          where the lab's host paths go (DIR/srv/bare, DIR/root/cnpa-env); required",
         "--through N         carry the lab out through step N (0-8, default 8); a later run resumes",
-        "--realistic         Argo CD-like timings (selfHeal after 1.5 s, 0.5 s per refresh) instead of fast ones",
+        "--realistic         the simulated Argo CD at its v3.5.1 defaults (on the real clock) instead of the fast profile",
         "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
     ],
@@ -87,7 +87,7 @@ export const simulate: Command = {
             }
             say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
             say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
-            say(`root: ${root}; through step ${through}; Argo CD timings: ${values.realistic ? "realistic" : "fast"}`);
+            say(`root: ${root}; through step ${through}; simulated Argo CD: ${values.realistic ? "v3.5.1-defaults" : "fast"} profile`);
             lab = await startSimulatedLab(root, { persist: true, timings: values.realistic ? REALISTIC : undefined, log: say });
             const run = await solveSimulatedLab(lab, through, { log: say });
             if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);

@@ -93,3 +93,20 @@ describe("gitops-lab: one command line", function () {
         assert.deepStrictEqual([j.ok, j.through, j.checks], [true, 0, []]);
     });
 });
+
+describe("gitops-lab bench", function () {
+    this.timeout(180_000);
+
+    it("--json prints one object: the profile, each step's wall, wait, overhead and estimated real-host time, the totals, and the poll-only estimate", () => {
+        const r = runCli("bench", ["--json"], { timeoutMs: 170_000 });
+        assert.strictEqual(r.code, 0, r.out);
+        const j = JSON.parse(r.stdout);
+        assert.deepStrictEqual(Object.keys(j), ["profile", "steps", "total", "poll_only"]);
+        assert.strictEqual(j.profile, "v3.5.1-defaults");
+        assert.deepStrictEqual(j.steps.map((s: any) => `${s.step} ${s.name}`), ["1 repo", "2 appset", "2 sync", "3 incident", "4 pin", "5 drift", "6 promote", "7 revert", "8 report"]);
+        for (const s of j.steps) assert.deepStrictEqual(Object.keys(s), ["step", "name", "wall_s", "wait_s", "overhead_s", "estimated_real_s"]);
+        assert.deepStrictEqual(Object.keys(j.total), ["wall_s", "wait_s", "overhead_s", "estimated_real_s"]);
+        // the poll-only waits sit out Argo CD's poll, so they take longer on the simulation's clock
+        assert.ok(j.poll_only.estimated_real_s > j.total.estimated_real_s, JSON.stringify(j));
+    });
+});
