@@ -12,6 +12,7 @@ import { ShopAppSet } from "./components/shopAppSet";
 import { ShopRepo } from "./components/shopRepo";
 import { DEFAULTS } from "./lab/platform/defaults";
 import { labLayout, REPO_URL } from "./lab/shop/layout";
+import { shopLabProgress } from "./lab/shop/solve";
 
 const config = new pulumi.Config();
 const seconds = (key: keyof typeof DEFAULTS) => config.getNumber(key, { min: 1 }) ?? (DEFAULTS[key] as number);
@@ -19,6 +20,11 @@ const root = config.get("root") ?? DEFAULTS.root;
 const layout = labLayout(root);
 const solveThrough = config.getNumber("solveThrough", { min: 0, max: 8 }) ?? DEFAULTS.solveThrough;
 if (!Number.isInteger(solveThrough)) throw new Error(`solveThrough must be a whole number from 0 to 8, got ${solveThrough}`);
+// dropping the lab's resources would tear the lab down: steps cannot be undone (reading the files changes nothing)
+const done = shopLabProgress(layout);
+if (solveThrough < done) {
+    throw new Error(`solveThrough is ${solveThrough}, but the lab on this host is at step ${done} and steps cannot be undone. Set it back (pulumi config set solveThrough ${done}), or start over with pulumi destroy and pulumi up`);
+}
 
 const k3s = new K3s("k3s", {
     version: config.get("k3sVersion") ?? DEFAULTS.k3sVersion,

@@ -22,11 +22,13 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
  * Stops the lab cleanly on SIGINT or SIGTERM: one line, the daemon stopped (the simulated
  * cluster is already saved), exit 130 or 143. Returns a promise that settles when a signal came.
  */
-function onSignal(lab: () => SimulatedLab | undefined, say: (l: string) => void): { stopped: Promise<number>; dispose(): void } {
+function onSignal(lab: () => SimulatedLab | undefined, say: (l: string) => void): { stopped: Promise<number>; signalled(): boolean; dispose(): void } {
+    let came = false;
     let resolve!: (code: number) => void;
     const stopped = new Promise<number>((r) => (resolve = r));
     const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
         const h = () => {
+            came = true;
             say(`simulate: ${sig}: stopping; the simulated cluster is saved, run again on the same --root to resume`);
             Promise.resolve(lab()?.stop())
                 .catch(() => undefined)
@@ -36,7 +38,7 @@ function onSignal(lab: () => SimulatedLab | undefined, say: (l: string) => void)
         process.on(sig, h);
         return [sig, h] as const;
     });
-    return { stopped, dispose: () => handlers.forEach(([sig, h]) => process.off(sig, h)) };
+    return { stopped, signalled: () => came, dispose: () => handlers.forEach(([sig, h]) => process.off(sig, h)) };
 }
 
 /** How to use a served lab: the kubeconfig, the repository, verify. */
@@ -97,6 +99,10 @@ export const simulate: Command = {
             writeFileAtomic(kubeconfigFile, lab.kubeconfig);
             for (const l of serveInstructions(lab, kubeconfigFile)) say(l);
             return await signals.stopped; // the handler stops the lab and exits
+        } catch (e) {
+            // the run broke because a signal stopped the lab under it: the handler's exit code, not this error
+            if (signals.signalled()) return await new Promise<number>(() => {});
+            throw e;
         } finally {
             signals.dispose();
             await lab?.stop();

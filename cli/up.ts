@@ -59,7 +59,8 @@ async function stackFor(log: (l: string) => void) {
     const { LocalWorkspace } = await import("@pulumi/pulumi/automation");
     const stateDir = path.join(PROJECT_DIR, ".pulumi-state");
     fs.mkdirSync(stateDir, { recursive: true });
-    const envVars: Record<string, string> = { PULUMI_SKIP_UPDATE_CHECK: "true" };
+    // the language host and the dynamic providers run `node` from PATH: the Node the preflight checked, first
+    const envVars: Record<string, string> = { PULUMI_SKIP_UPDATE_CHECK: "true", PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}` };
     const backend = process.env.PULUMI_BACKEND_URL ?? `file://${stateDir}`;
     envVars.PULUMI_BACKEND_URL = backend;
     if (process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) envVars.PULUMI_CONFIG_PASSPHRASE = "";
@@ -69,6 +70,13 @@ async function stackFor(log: (l: string) => void) {
 }
 
 const log = (l: string) => console.log(`[lab] ${l}`);
+
+/** One line for a failed pulumi run (its whole output was already printed as it ran). */
+function pulumiFailure(action: string, e: any): Error {
+    const text = String(e?.stderr || e?.message || e);
+    const line = text.split("\n").map((l) => l.trim()).filter((l) => /^error:/i.test(l)).pop() ?? text.split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? "";
+    return new Error(`pulumi ${action} failed: ${line.replace(/^error:\s*/i, "")} (the whole output is above)`);
+}
 const out = (s: string) => process.stdout.write(s);
 
 export const up: Command = {
@@ -88,7 +96,7 @@ export const up: Command = {
         }
         const stack = await stackFor(log);
         const t0 = Date.now();
-        await stack.up({ onOutput: out, color: "auto" });
+        await stack.up({ onOutput: out, color: "auto" }).catch((e) => Promise.reject(pulumiFailure("up", e)));
         log(`up finished in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
         return EXIT.OK;
     },
@@ -104,7 +112,7 @@ export const destroy: Command = {
         requireRoot("destroy");
         const stack = await stackFor(log);
         const t0 = Date.now();
-        await stack.destroy({ onOutput: out, color: "auto" });
+        await stack.destroy({ onOutput: out, color: "auto" }).catch((e) => Promise.reject(pulumiFailure("destroy", e)));
         log(`destroy finished in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
         return EXIT.OK;
     },

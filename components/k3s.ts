@@ -43,6 +43,11 @@ installer_url=\${GITOPS_LAB_K3S_INSTALLER:-${K3S_INSTALLER_URL}}
  */
 export const INSTALL_SCRIPT = `set -euo pipefail
 ${PATHS}
+# a k3s this stack began to install and never finished (no uninstaller yet): install it again (the installer is idempotent)
+if [ -x "$bin/k3s" ] && [ -f "$marker" ] && [ ! -x "$bin/k3s-uninstall.sh" ]; then
+  echo "k3s was half-installed by an interrupted run: installing it again" >&2
+  rm -f "$bin/k3s"
+fi
 if [ -x "$bin/k3s" ]; then
   if [ -f "$marker" ]; then
     have=$(head -n 1 "$marker")
@@ -78,7 +83,10 @@ if [ -f "$marker" ] && [ -x "$bin/k3s-uninstall.sh" ]; then
   "$bin/k3s-uninstall.sh"
   rm -f "$marker"
 elif [ -f "$marker" ]; then
-  echo "k3s-uninstall.sh is gone: k3s was already uninstalled by hand"
+  echo "k3s-uninstall.sh is missing (an install that never finished, or an uninstall by hand): removing what the installer left"
+  for f in k3s kubectl crictl ctr; do
+    if [ "$f" = k3s ] || [ "$(readlink "$bin/$f" 2>/dev/null)" = "$bin/k3s" ] || [ "$(readlink "$bin/$f" 2>/dev/null)" = k3s ]; then rm -f "$bin/$f"; fi
+  done
   rm -f "$marker"
 else
   echo "k3s was not installed by this stack: left in place"

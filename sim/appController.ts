@@ -96,6 +96,7 @@ export class AppController {
     }
 
     private later(f: () => void | Promise<void>, ms: number) {
+        if (!this.running) return;
         const h = this.clock.setTimeout(() => {
             this.others.delete(h);
             if (!this.running) return;
@@ -133,6 +134,7 @@ export class AppController {
 
     /** Queues one comparison of an Application after `delayMs` (a later request joins a pending one). */
     schedule(ns: string, name: string, delayMs: number, trigger: Trigger) {
+        if (!this.running) return;
         const key = `${ns}/${name}`;
         const pending = this.timers.get(key);
         if (pending) {
@@ -155,6 +157,7 @@ export class AppController {
 
     /** The next poll of this Application: the interval plus jitter after its last comparison (not work in flight: idle() ignores it). */
     private schedulePoll(ns: string, name: string) {
+        if (!this.running) return;
         const key = `${ns}/${name}`;
         this.clock.clearTimeout(this.polls.get(key));
         const h = this.clock.setTimeout(() => {
@@ -192,6 +195,7 @@ export class AppController {
             if (!(e instanceof RenderError)) throw e;
             renderError = e;
         }
+        if (!this.running) return; // stopped while comparing: write nothing
         const latest = this.kube.get("Application", ns, name);
         if (!latest || latest.metadata.deletionTimestamp) return;
         if (JSON.stringify(latest.spec.source) !== JSON.stringify(src)) return; // the source moved meanwhile: its own comparison is queued
@@ -290,7 +294,15 @@ export class AppController {
      * The operation queue: the operation starts (phase Running) and applies at once; it stays
      * Running for its duration (health assessment, sync waves) and then finishes.
      */
-    private runOperation(ns: string, name: string) {
+    private async runOperation(ns: string, name: string) {
+        const first = this.kube.get("Application", ns, name);
+        if (!first?.operation || first.metadata.deletionTimestamp) return;
+        const src = first.spec.source;
+        // a controller restarted with an operation in flight has not rendered it yet
+        if (!this.repo.rendered(src.repoURL, first.operation.sync.revision, src.path).length) {
+            await this.repo.render(src.repoURL, first.operation.sync.revision, src.path, { hard: false }).catch(() => undefined);
+        }
+        if (!this.running) return;
         const app = this.kube.get("Application", ns, name);
         if (!app?.operation || app.metadata.deletionTimestamp) return;
         const prev = app.status?.operationState;
@@ -383,7 +395,7 @@ export class AppController {
             this.kube.put(next, ACTOR);
             results.push({ group: "", version: "v1", kind: d.kind, namespace: ns, name: d.metadata.name, status: "Synced", message: `${d.kind.toLowerCase()}/${d.metadata.name} ${live ? "configured" : "created"}`, syncPhase: "Sync" });
         }
-        if (op.sync.prune && !only) {
+        if (op.sync.prune && !only && desired.length) {
             const keys = new Set(desired.map(keyOf));
             for (const r of app.status?.resources ?? []) {
                 if (keys.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;

@@ -47,7 +47,14 @@ export function acquireRootLock(root: string): RootLock {
                 throw new Error(`${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`);
             }
             note = `took over the lock of PID ${Number.isInteger(holder) ? holder : "?"}, which is gone`;
-            fs.rmSync(file, { force: true });
+            // a rename is atomic: of two runs taking over at once, one moves it away, the other's rename fails,
+            // and only one then creates the lock (wx)
+            try {
+                fs.renameSync(file, `${file}.stale-${process.pid}`);
+                fs.rmSync(`${file}.stale-${process.pid}`, { force: true });
+            } catch (err: any) {
+                if (err.code !== "ENOENT") throw err;
+            }
         }
     }
     throw new Error(`cannot take the lock ${file}`);

@@ -127,24 +127,24 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         });
         started.argo = argo;
         argo.start();
-        let stopped = false;
+        let stopping: Promise<void> | undefined;
         return {
             layout,
             kube,
             argo,
             daemon,
             kubeconfig: kube.kubeconfig(url),
-            stop: async () => {
-                if (stopped) return;
-                stopped = true;
-                try {
-                    await argo.stop();
-                } finally {
-                    await kube.stop();
-                    await daemon.stop();
-                    lock?.release();
-                }
-            },
+            // every caller waits for the same stop (a signal's and the run's own)
+            stop: () =>
+                (stopping ??= (async () => {
+                    try {
+                        await argo.stop();
+                    } finally {
+                        await kube.stop();
+                        await daemon.stop();
+                        lock?.release();
+                    }
+                })()),
         };
     } catch (e) {
         await started.argo?.stop().catch(() => undefined);

@@ -195,6 +195,25 @@ printf '#!/bin/sh\\nrm -f "%s/k3s" "%s/k3s-uninstall.sh"; echo uninstalled > "%s
         assert.ok(!fs.existsSync(path.join(h.dir, "uninstalled")));
     });
 
+    it("given a k3s install killed before the installer wrote its uninstaller, then the next run installs it again, and a destroy instead removes what it left", () => {
+        const h = fakeHost(GOOD_INSTALLER);
+        fs.mkdirSync(path.dirname(h.marker), { recursive: true });
+        fs.writeFileSync(h.marker, "v1.33.5+k3s1\n");
+        fs.writeFileSync(path.join(h.bin, "k3s"), "#!/bin/sh\n", { mode: 0o755 }); // the binary, no uninstaller yet
+        fs.symlinkSync(path.join(h.bin, "k3s"), path.join(h.bin, "kubectl"));
+        const u = h.runScript(UNINSTALL_SCRIPT);
+        assert.match(u.stdout, /k3s-uninstall\.sh is missing .*removing what the installer left/);
+        assert.ok(!fs.existsSync(path.join(h.bin, "k3s")) && !fs.existsSync(path.join(h.bin, "kubectl")) && !fs.existsSync(h.marker));
+        fs.mkdirSync(path.dirname(h.marker), { recursive: true });
+        fs.writeFileSync(h.marker, "v1.33.5+k3s1\n");
+        fs.writeFileSync(path.join(h.bin, "k3s"), "#!/bin/sh\n", { mode: 0o755 });
+        const r = h.runScript(INSTALL_SCRIPT);
+        assert.strictEqual(r.status, 0, r.stderr);
+        assert.match(r.stderr, /half-installed by an interrupted run: installing it again/);
+        assert.strictEqual(r.stdout.trim(), "installed");
+        assert.ok(fs.existsSync(path.join(h.bin, "k3s-uninstall.sh")), "the installer ran to the end");
+    });
+
     it("given k3s installed by this stack, then the uninstall runs k3s-uninstall.sh and removes the marker", () => {
         const h = fakeHost(GOOD_INSTALLER);
         assert.strictEqual(h.runScript(INSTALL_SCRIPT).status, 0);

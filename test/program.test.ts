@@ -180,6 +180,14 @@ describe("solveThrough and cluster adoption (mocks)", function () {
         assert.strictEqual(await valueOf(run.outputs.clusterMode), "external");
     });
 
+    it("refuses a solveThrough below the step the lab on the host has reached (dropping resources would tear it down)", async () => {
+        const root = fs.mkdtempSync(path.join(require("os").tmpdir(), "lab-done-"));
+        fs.mkdirSync(path.join(root, "root", "cnpa-env"), { recursive: true });
+        fs.writeFileSync(path.join(root, "root", "cnpa-env", "report.json"), "{}");
+        await runProgram({ root, solveThrough: "8" }, mockState); // the same or more is fine
+        await assert.rejects(runProgram({ root, solveThrough: "1" }, mockState), /solveThrough is 1, but the lab on this host is at step 8 and steps cannot be undone.*pulumi config set solveThrough 8/s);
+    });
+
     it("refuses a k3s version that is not a release tag, saying how to set it", async () => {
         await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", k3sVersion: "latest; rm -rf /" }, mockState), /not a k3s release tag like v1\.33\.5\+k3s1.*pulumi config set k3sVersion/s);
     });

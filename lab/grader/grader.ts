@@ -1,3 +1,5 @@
+import { isDeepStrictEqual } from "util";
+
 /**
  * The grader: a lab's checks are a table of named entries, each re-deriving one fact from the
  * world (files, repository, cluster) and saying what it expected and what it found. Adding a
@@ -35,7 +37,8 @@ const show = (v: unknown) => (v === undefined ? "(nothing)" : typeof v === "stri
 export function eq(expected: unknown, found: unknown): Outcome {
     const json = typeof expected !== "string" || typeof found !== "string";
     return {
-        ok: JSON.stringify(expected) === JSON.stringify(found),
+        // the order of keys does not matter (pulumi stack output --json sorts them)
+        ok: isDeepStrictEqual(expected, found),
         expected: json ? JSON.stringify(expected) : expected,
         found: json ? (JSON.stringify(found) ?? "(nothing)") : found,
     };

@@ -77,7 +77,10 @@ export async function waitWorkloadsReady(cluster: ClusterPort, namespace: string
             }
             if (!why.length) return true;
             const now = Date.now();
-            const bad = hopelessContainers(await cluster.listPods(namespace));
+            // only the Pods of the workloads waited for (<deployment>-<hash>-<id>, <statefulset>-<n>)
+            const ours = (await cluster.listPods(namespace)).filter((p: any) => workloads.some((w) => String(p.metadata?.name ?? "").startsWith(`${w.name}-`)));
+            const bad = hopelessContainers(ours);
+            for (const k of [...firstSeen.keys()]) if (!bad.some((b) => b.key === k)) firstSeen.delete(k); // recovered meanwhile
             for (const b of bad) {
                 const since = firstSeen.get(b.key) ?? now;
                 firstSeen.set(b.key, since);

@@ -144,7 +144,8 @@ export async function deleteShopAppSet(cluster: ClusterPort, layout: LabLayout, 
                 `(is its application controller running?): removed the finalizers by hand; their resources go with their namespaces`,
         );
     }
-    await deleteNamespaces(cluster, SHOP_NAMESPACES, log, { timeoutMs, pollMs });
+    // one deadline for the whole delete: the namespaces get what is left of it
+    await deleteNamespaces(cluster, SHOP_NAMESPACES, log, { timeoutMs: Math.max(pollMs, timeoutMs - (Date.now() - t0)), pollMs });
     fs.rmSync(layout.appsetFile, { force: true });
 }
 
@@ -162,5 +163,5 @@ export async function deleteNamespaces(cluster: ClusterPort, names: string[], lo
     }
     const stuck = await remaining();
     for (const n of stuck) await cluster.finalizeNamespace(n);
-    log(`namespaces ${stuck.join(", ")} were still Terminating after ${opts.timeoutMs / 1000} s: finalized them by hand (whatever held them is gone with them)`);
+    log(`namespaces ${stuck.join(", ")} were still Terminating at the deadline: finalized them by hand (objects still in them may be left behind in etcd)`);
 }

@@ -3,6 +3,8 @@
  * It knows nothing of Pulumi: the dynamic provider, `npm run simulate` and the tests all call
  * `runScenario`. The result files are the checkpoint: a step whose file exists is not run again.
  */
+import * as fs from "fs";
+import * as path from "path";
 import { parseDocument, isSeq } from "yaml";
 import { ARGOCD_NAMESPACE, cannotSyncBecause, describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
@@ -346,7 +348,23 @@ export function errorExcerpt(message: string): string {
     return text.length > 300 ? text.slice(0, 300) : text;
 }
 
+/** What step 7 saw while dev was broken, kept before the revert so a resumed run need not see it again. */
+interface Observed {
+    bad_commit: string;
+    dev_error: string;
+    prod_revision_during: string;
+}
+const observedFile = (c: Ctx) => path.join(c.layout.workDir, ".revert-observed.json");
+
 async function revertBad(c: Ctx, r: Results): Promise<Revert> {
+    // a run that already reverted (and maybe pushed) and died before writing revert.json
+    const observed = readJsonIfExists<Observed>(observedFile(c));
+    const head = await c.git.revParse("HEAD");
+    if (observed && (await c.git.subjectOf(head)) === `Revert "${BAD_MESSAGE}"` && (await c.git.parentOf(head)) === observed.bad_commit) {
+        if ((await c.git.remoteBranch("main")) !== head) await c.git.pushTo(head, "main");
+        say(c, `found the revert ${short(head)} of ${short(observed.bad_commit)} made by an earlier run`);
+        return finishRevert(c, observed, head);
+    }
     const bad = await commitOnMainOnce(c, "envs/dev/kustomization.yaml", addMissingResource, BAD_MESSAGE, "missing.yaml in envs/dev resources");
     const refresher = await keepRefreshing(c, DEV, "hard");
     let lastDev: any = null;
@@ -370,13 +388,19 @@ async function revertBad(c: Ctx, r: Results): Promise<Revert> {
     if (seen.prodRevision !== r.promote!.to) {
         throw new Error(`while ${DEV} was broken, ${PROD} was at ${seen.prodRevision}, not at the promoted commit ${r.promote!.to}`);
     }
+    const obs: Observed = { bad_commit: bad, dev_error: errorExcerpt(seen.message), prod_revision_during: seen.prodRevision };
+    writeJsonAtomic(observedFile(c), obs);
     const revertCommit = await c.git.revert(bad);
     await c.git.pushTo(revertCommit, "main");
     say(c, `git revert ${short(bad)} -> ${short(revertCommit)}, pushed to main`);
+    return finishRevert(c, obs, revertCommit);
+}
+
+async function finishRevert(c: Ctx, obs: Observed, revertCommit: string): Promise<Revert> {
     // hard: the repo-server caches the failed manifest generation. The revert renders exactly like
     // the last synced commit, so Argo CD reports Synced at it without a new sync operation.
     await waitSynced(c, DEV, revertCommit, { refresh: "hard", noOpAllowed: true, check: valueIs(c, DEV, "LOG_LEVEL", "debug") });
-    return { bad_commit: bad, revert_commit: revertCommit, dev_error: errorExcerpt(seen.message), prod_revision_during: seen.prodRevision };
+    return { ...obs, revert_commit: revertCommit };
 }
 
 async function report(c: Ctx, r: Results): Promise<Report> {
@@ -478,6 +502,7 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
             // a result that does not match its schema is never written (a resumed run would trust it)
             parseResult(step.file, value, `step ${step.n}'s ${step.file} result`);
             writeJsonAtomic(ctx.layout.resultFile(step.file), value);
+            if (step.file === "revert") fs.rmSync(observedFile(c), { force: true });
             (results as any)[step.file] = value;
         }
         const ms = Date.now() - t0;

@@ -6,6 +6,7 @@
  * same functions one by one; `gitops-lab simulate --reset` calls them all.
  */
 import * as fs from "fs";
+import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
 import { DeleteOptions, deleteShopAppSet } from "./appset";
@@ -18,6 +19,7 @@ export type Log = (line: string) => void;
 /** Scenario's delete: the six result files. */
 export function removeResults(layout: LabLayout, log: Log = () => {}): void {
     for (const k of RESULT_FILES) fs.rmSync(layout.resultFile(k), { force: true });
+    fs.rmSync(path.join(layout.workDir, ".revert-observed.json"), { force: true }); // step 7's note to itself
     log(`removed the result files from ${layout.workDir}`);
 }
 
