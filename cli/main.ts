@@ -4,6 +4,7 @@
  * stdout must be JSON only.
  */
 import { bench } from "./bench";
+import { buildRealPlaneCommand } from "./buildRealPlane";
 import { Command, EXIT, helpText, parse, UsageError } from "./command";
 import { doctor } from "./doctor";
 import { preflight } from "./preflight";
@@ -11,7 +12,7 @@ import { simulate } from "./simulate";
 import { destroy, up } from "./up";
 import { verify } from "./verify";
 
-export const COMMANDS: Command[] = [up, destroy, preflight, simulate, verify, doctor, bench];
+export const COMMANDS: Command[] = [up, destroy, preflight, simulate, verify, doctor, bench, buildRealPlaneCommand];
 
 function overview(): string {
     const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -15,6 +15,9 @@ import { REALISTIC } from "../sim/profiles";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
+/** Whether this run is on the real control plane (for the signal's line). */
+let real = false;
+
 /** Exit codes of a run stopped by a signal (128 + the signal's number), as shells report them. */
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
@@ -22,14 +25,14 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
  * Stops the lab cleanly on SIGINT or SIGTERM: one line, the daemon stopped (the simulated
  * cluster is already saved), exit 130 or 143. Returns a promise that settles when a signal came.
  */
-function onSignal(lab: () => SimulatedLab | undefined, say: (l: string) => void): { stopped: Promise<number>; signalled(): boolean; dispose(): void } {
+function onSignal(lab: () => { stop(): Promise<void> } | undefined, say: (l: string) => void): { stopped: Promise<number>; signalled(): boolean; dispose(): void } {
     let came = false;
     let resolve!: (code: number) => void;
     const stopped = new Promise<number>((r) => (resolve = r));
     const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
         const h = () => {
             came = true;
-            say(`simulate: ${sig}: stopping; the simulated cluster is saved, run again on the same --root to resume`);
+            say(`simulate: ${sig}: stopping${real ? " the real control plane" : "; the simulated cluster is saved, run again on the same --root to resume"}`);
             Promise.resolve(lab()?.stop())
                 .catch(() => undefined)
                 .then(() => process.exit(SIGNAL_EXIT[sig]));
@@ -54,18 +57,41 @@ function serveInstructions(lab: SimulatedLab, kubeconfigFile: string): string[] 
     ];
 }
 
+/** The lab on the real control plane: a fresh plane per run (nothing of it is kept between runs). */
+async function runOnRealPlane(root: string, through: number, serve: boolean, say: (l: string) => void, signals: { stopped: Promise<number> }, started: (lab: { stop(): Promise<void> }) => void): Promise<number> {
+    if (shopLabProgress(labLayout(root)) > 0) throw new Error(`${root} already holds a lab; the real plane starts empty each run: use a new --root`);
+    say("REAL CONTROL PLANE: a real Kubernetes API (nodes simulated by KWOK) and the real Argo CD v3.5.1 controllers, on this machine.");
+    const { startRealLab } = await import("../realplane/realLab");
+    const lab = await startRealLab(root, say);
+    started(lab);
+    try {
+        const cluster = new (await import("../lab/ports/cluster")).KubeCluster(lab.kubeconfig);
+        const run = await (await import("../lab/shop/solve")).solveShopLab({ layout: lab.layout, cluster, log: say }, through);
+        if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
+        say(`results in ${lab.layout.workDir} (real control plane, fake nodes)`);
+        if (!serve) return EXIT.OK;
+        const kubeconfigFile = path.join(root, "kubeconfig");
+        writeFileAtomic(kubeconfigFile, lab.kubeconfig);
+        say(`SERVING the real control plane until Ctrl-C (or SIGTERM): export KUBECONFIG=${kubeconfigFile}`);
+        return await signals.stopped;
+    } finally {
+        await lab.stop();
+    }
+}
+
 export const simulate: Command = {
     name: "simulate",
     summary: "run the lab against a simulated cluster (no Kubernetes, no Argo CD needed)",
-    usage: "simulate --root DIR [--through N] [--realistic] [--serve] [--reset]",
+    usage: "simulate --root DIR [--through N] [--realistic] [--serve] [--reset] [--cluster sim|real]",
     details: [
         "--root DIR          where the lab's host paths go (DIR/srv/bare, DIR/root/cnpa-env); required",
         "--through N         carry the lab out through step N (0-8, default 8); a later run resumes",
         "--realistic         the simulated Argo CD at its v3.5.1 defaults (on the real clock) instead of the fast profile",
         "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
+        "--cluster real      a real Kubernetes API (KWOK's fake nodes) and the real Argo CD v3.5.1 instead of the simulation; needs root, Go (first build ~25 min, cached), redis-server",
     ],
-    options: { root: { type: "string" }, through: { type: "string" }, realistic: { type: "boolean" }, serve: { type: "boolean" }, reset: { type: "boolean" } },
+    options: { root: { type: "string" }, through: { type: "string" }, realistic: { type: "boolean" }, serve: { type: "boolean" }, reset: { type: "boolean" }, cluster: { type: "string" } },
     async run(values) {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
@@ -74,7 +100,8 @@ export const simulate: Command = {
         if (values.reset && (values.serve || values.through !== undefined)) throw new UsageError("--reset goes alone (with --root)");
         const say = (l: string) => console.log(l);
         let lab: SimulatedLab | undefined;
-        const signals = onSignal(() => lab, say);
+        let realLab: { stop(): Promise<void> } | undefined;
+        const signals = onSignal(() => lab ?? realLab, say);
         try {
             if (values.reset) {
                 say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
@@ -82,6 +109,12 @@ export const simulate: Command = {
                 if (left.length) throw new Error(`the reset left ${left.join(", ")}`);
                 say(`reset: nothing of the lab is left under ${root}; gitops-lab simulate --root ${root} builds it again`);
                 return EXIT.OK;
+            }
+            const clusterKind = stringOption(values, "cluster") ?? "sim";
+            if (clusterKind !== "sim" && clusterKind !== "real") throw new UsageError(`--cluster takes sim or real, got "${clusterKind}"`);
+            if (clusterKind === "real") {
+                real = true;
+                return await runOnRealPlane(root, through, !!values.serve, say, signals, (l) => (realLab = l));
             }
             const done = shopLabProgress(labLayout(root));
             if (through < done) {

@@ -219,6 +219,13 @@ export class AppController {
             status.sync = { ...(status.sync ?? {}), status: "Unknown", revision: src.targetRevision };
         }
         status.reconciledAt = now;
+        if (operation) {
+            // controller/appcontroller.go: auto-sync sets the operation (clearing the last one's state) in its
+            // own patch, before the comparison's status is persisted
+            const first = { ...latest, operation, status: { ...(latest.status ?? {}) } };
+            delete first.status.operationState;
+            this.kube.put(first, ACTOR);
+        }
         latest.status = status;
         if (operation) latest.operation = operation;
         if (handledRefresh && latest.metadata.annotations?.[REFRESH_ANNOTATION] === handledRefresh) {
@@ -272,6 +279,8 @@ export class AppController {
         if (lastRev !== sha || op?.phase !== "Succeeded") {
             this.selfHealAttempts.set(key, 0);
             cleanup();
+            // util/argo SetAppOperation: a new operation clears the last one's state
+            delete status.operationState;
             return { status, operation: { sync: base, initiatedBy: { automated: true }, retry: { limit: RETRY_LIMIT } } };
         }
         if (!auto.selfHeal) return cleanup(), { status };
@@ -286,6 +295,7 @@ export class AppController {
         this.selfHealDelays.push(backoff);
         this.selfHealAttempts.set(key, n + 1);
         cleanup();
+        delete status.operationState; // SetAppOperation, as above
         const resources = drifted.map((d) => ({ group: d.apiVersion?.includes("/") ? d.apiVersion.split("/")[0] : "", kind: d.kind, namespace: d.metadata.namespace, name: d.metadata.name }));
         return { status, operation: { sync: { ...base, resources, selfHealAttemptsCount: n + 1 }, initiatedBy: { automated: true }, retry: { limit: RETRY_LIMIT } } };
     }
@@ -323,7 +333,13 @@ export class AppController {
             },
         };
         this.kube.put(latest, ACTOR);
-        this.later(() => this.finishOperation(ns, name, resources, fails ? fault!.message : undefined), this.opts.operationDurationMs);
+        const finish = () => this.finishOperation(ns, name, resources, fails ? fault!.message : undefined);
+        if (!resources) return this.later(finish, this.opts.operationDurationMs);
+        // the controller watches the objects it applied: a comparison runs (and shows Synced) while the operation still does
+        this.later(async () => {
+            await this.reconcile(ns, name, { hard: false, forced: false });
+            this.later(finish, Math.max(0, this.opts.operationDurationMs - this.opts.reconcileDelayMs));
+        }, this.opts.reconcileDelayMs);
     }
 
     private finishOperation(ns: string, name: string, resources: any[] | undefined, failure: string | undefined) {

@@ -62,8 +62,8 @@ export function reapGitDaemon(pidFile: string, baseDir: string): string | null {
  * setpriv gives it a parent-death signal, so even a SIGKILL of this process takes it down; with
  * `pidFile` its PID is also recorded, for the next run to reap.
  */
-export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean; env?: Record<string, string>; pidFile?: string } = {}): Promise<RunningDaemon> {
-    const port = await freePort();
+export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean; env?: Record<string, string>; pidFile?: string; port?: number } = {}): Promise<RunningDaemon> {
+    const port = opts.port ?? (await freePort());
     const args = gitDaemonArgs(baseDir, port, "127.0.0.1");
     const env = { ...process.env, ...(opts.env ?? {}) };
     const user = opts.asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups"] : [];

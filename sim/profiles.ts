@@ -70,7 +70,7 @@ export const FAST: ArgoTimings = {
     generateDelayMs: 150,
     reconcileDelayMs: 50,
     operationDelayMs: 20,
-    operationDurationMs: 50,
+    operationDurationMs: 120,
     pollIntervalMs: 180_000,
     pollJitterMs: 0,
     selfHealBackoffMs: 400,

@@ -1,0 +1,166 @@
+/**
+ * Builds the real control plane's binaries from Go modules (versions.ts) into a cache outside the
+ * clone — `${XDG_CACHE_HOME:-~/.cache}/gitops-lab/real-plane/<pins>/bin` — so the first build
+ * costs minutes (about 25 on one core of the development machine) and later ones nothing. Each
+ * component is built in a scratch module the build writes itself: Kubernetes with its staging
+ * modules replaced by their published versions, Argo CD with its own replace directives copied
+ * from its go.mod (the in-tree gitops-engine pointed at the proxy's version, see versions.ts).
+ */
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { run } from "../lab/ports/exec";
+import { REAL_PLANE } from "./versions";
+
+export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kustomize", "argocd"] as const;
+export type Binary = (typeof BINARIES)[number];
+
+/** Where the binaries of these pins live. */
+export function cacheDir(pins: Record<keyof typeof REAL_PLANE, string> = REAL_PLANE): string {
+    const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
+    const key = createHash("sha256").update(JSON.stringify(pins)).digest("hex").slice(0, 12);
+    return path.join(base, "gitops-lab", "real-plane", `${pins.kubernetes}-argocd-${pins.argocd}-${key}`);
+}
+
+export const binPath = (name: Binary, dir = cacheDir()) => path.join(dir, "bin", name);
+
+/** The `replace` directives of a go.mod, as `[from, to]` (a block or single lines; comments skipped). */
+export function replacesOf(goMod: string): [string, string][] {
+    const out: [string, string][] = [];
+    let inBlock = false;
+    for (const raw of goMod.split("\n")) {
+        const line = raw.replace(/\/\/.*$/, "").trim();
+        if (!line) continue;
+        if (/^replace\s*\($/.test(line)) {
+            inBlock = true;
+            continue;
+        }
+        if (inBlock && line === ")") {
+            inBlock = false;
+            continue;
+        }
+        const body = inBlock ? line : /^replace\s+(.*)$/.exec(line)?.[1];
+        if (!body) continue;
+        const [from, to] = body.split("=>").map((x) => x.trim());
+        if (from && to) out.push([from, to]);
+    }
+    return out;
+}
+
+/** Kubernetes' staging modules (replaced by `./staging/src/...` in its go.mod), each at its published version. */
+export function stagingReplaces(kubernetesGoMod: string, version: string): string[] {
+    return replacesOf(kubernetesGoMod)
+        .filter(([from, to]) => to.startsWith("./staging/"))
+        .map(([from]) => `${from.split(/\s+/)[0]} => ${from.split(/\s+/)[0]} ${version}`);
+}
+
+/** A module's own replace directives, local ones (`./…`) swapped for `local` or dropped. */
+export function copiedReplaces(goMod: string, local: Record<string, string>): string[] {
+    return replacesOf(goMod).flatMap(([from, to]) => {
+        const mod = from.split(/\s+/)[0];
+        if (!to.startsWith(".")) return [`${from} => ${to}`];
+        return local[mod] ? [`${mod} => ${mod} ${local[mod]}`] : [];
+    });
+}
+
+export function goModFile(module: string, goVersion: string, requires: string[], replaces: string[]): string {
+    const block = (word: string, lines: string[]) => (lines.length ? [`${word} (`, ...lines.map((r) => `\t${r}`), ")", ""] : []);
+    return [`module ${module}`, "", `go ${goVersion}`, "", ...block("require", requires), ...block("replace", replaces)].join("\n");
+}
+
+function toolsFile(imports: string[]): string {
+    return ["//go:build tools", "", "package tools", "", "import (", ...imports.map((i) => `\t_ "${i}"`), ")", ""].join("\n");
+}
+
+async function go(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+    return (await run("go", args, { cwd, env: { ...process.env, GOFLAGS: "-buildvcs=false", GOTOOLCHAIN: "local", ...env }, timeoutMs: 3_600_000 })).stdout;
+}
+
+/** The go.mod of a module version, from the module cache (downloaded through the proxy if needed). */
+async function goModOf(modVersion: string, cwd: string): Promise<string> {
+    const info = JSON.parse(await go(["mod", "download", "-json", modVersion], cwd));
+    return fs.readFileSync(info.GoMod, "utf8");
+}
+
+/** A directory of the downloaded module (e.g. Argo CD's manifests/install.yaml). */
+export async function moduleDir(modVersion: string): Promise<string> {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gomod-"));
+    try {
+        return JSON.parse(await go(["mod", "download", "-json", modVersion], tmp)).Dir;
+    } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+    }
+}
+
+/** A scratch module that imports `packages`, tidied. */
+async function scratch(dir: string, module: string, goVersion: string, requires: string[], replaces: string[], packages: string[]): Promise<void> {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, "go.mod"), goModFile(module, goVersion, requires, replaces));
+    fs.writeFileSync(path.join(dir, "tools.go"), toolsFile(packages));
+    await go(["mod", "tidy", "-e"], dir);
+}
+
+/** Builds what is missing; `log` hears what is built and how long it took. */
+export async function buildRealPlane(log: (line: string) => void = () => {}, dir = cacheDir()): Promise<Record<Binary, string>> {
+    const P = REAL_PLANE;
+    const bin = path.join(dir, "bin");
+    const src = path.join(dir, "src");
+    fs.mkdirSync(bin, { recursive: true });
+    const missing = (names: readonly Binary[]) => names.filter((n) => !fs.existsSync(path.join(bin, n)));
+    const step = async (names: readonly Binary[], what: string, f: () => Promise<void>) => {
+        if (!missing(names).length) return;
+        const t0 = Date.now();
+        log(`building ${what} (${missing(names).join(", ")}) ...`);
+        await f();
+        log(`built ${what} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    };
+    const out = (name: string) => path.join(bin, `.${name}.partial`);
+    const done = (name: string) => fs.renameSync(out(name), path.join(bin, name)); // never a half-written binary
+
+    await step(["kube-apiserver", "kube-controller-manager", "kube-scheduler"], `Kubernetes ${P.kubernetes}`, async () => {
+        const d = path.join(src, "kubernetes");
+        fs.mkdirSync(d, { recursive: true });
+        const staging = stagingReplaces(await goModOf(`k8s.io/kubernetes@${P.kubernetes}`, d), P.kubernetesStaging);
+        const cmds = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"];
+        await scratch(d, "gitops-lab/real-plane/kubernetes", "1.24.0", [`k8s.io/kubernetes ${P.kubernetes}`], staging, cmds.map((c) => `k8s.io/kubernetes/cmd/${c}`));
+        const [major, minor] = P.kubernetes.slice(1).split(".");
+        const ldflags = `-X k8s.io/component-base/version.gitVersion=${P.kubernetes} -X k8s.io/component-base/version.gitMajor=${major} -X k8s.io/component-base/version.gitMinor=${minor}`;
+        for (const c of missing(cmds as Binary[])) {
+            await go(["build", "-ldflags", ldflags, "-o", out(c), `k8s.io/kubernetes/cmd/${c}`], d);
+            done(c);
+        }
+    });
+    await step(["etcd"], `etcd ${P.etcd}`, async () => {
+        // go install refuses a module whose go.mod has replace directives: build it from a scratch module
+        const d = path.join(src, "etcd");
+        await scratch(d, "gitops-lab/real-plane/etcd", "1.23.0", [`go.etcd.io/etcd/server/v3 ${P.etcd}`], [], ["go.etcd.io/etcd/server/v3"]);
+        await go(["build", "-o", out("etcd"), "go.etcd.io/etcd/server/v3"], d);
+        done("etcd");
+    });
+    for (const [name, pkg, version] of [
+        ["kwok", "sigs.k8s.io/kwok/cmd/kwok", P.kwok],
+        ["kwokctl", "sigs.k8s.io/kwok/cmd/kwokctl", P.kwok],
+        ["kustomize", "sigs.k8s.io/kustomize/kustomize/v5", P.kustomize],
+    ] as const) {
+        await step([name], `${name} ${version}`, async () => {
+            const gobin = fs.mkdtempSync(path.join(dir, `.gobin-${name}-`));
+            await go(["install", `${pkg}@${version}`], dir, { GOBIN: gobin });
+            fs.renameSync(path.join(gobin, name), path.join(bin, name));
+            fs.rmSync(gobin, { recursive: true, force: true });
+        });
+    }
+    await step(["argocd"], `Argo CD ${P.argocd}`, async () => {
+        const d = path.join(src, "argocd");
+        fs.mkdirSync(d, { recursive: true });
+        const argoMod = await goModOf(`github.com/argoproj/argo-cd/v3@${P.argocd}`, d);
+        const goVersion = /^go\s+(\S+)/m.exec(argoMod)?.[1] ?? "1.26";
+        const replaces = copiedReplaces(argoMod, { "github.com/argoproj/argo-cd/gitops-engine": P.gitopsEngine });
+        await scratch(d, "gitops-lab/real-plane/argocd", goVersion, [`github.com/argoproj/argo-cd/v3 ${P.argocd}`], replaces, ["github.com/argoproj/argo-cd/v3/cmd"]);
+        const v = "github.com/argoproj/argo-cd/v3/common";
+        const ldflags = `-X ${v}.version=${P.argocd.slice(1)} -X ${v}.gitCommit=${P.argocdCommit} -X ${v}.gitTag=${P.argocd} -X ${v}.gitTreeState=clean`;
+        await go(["build", "-ldflags", ldflags, "-o", out("argocd"), "github.com/argoproj/argo-cd/v3/cmd"], d);
+        done("argocd");
+    });
+    return Object.fromEntries(BINARIES.map((b) => [b, path.join(bin, b)])) as Record<Binary, string>;
+}

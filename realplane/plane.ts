@@ -1,0 +1,174 @@
+/**
+ * The real control plane, started on this machine: a real Kubernetes API (kube-apiserver, etcd,
+ * controller-manager, scheduler) assembled by `kwokctl --runtime binary` from the binaries
+ * build.ts made, nodes simulated by KWOK, and the real Argo CD v3.5.1 controllers (application
+ * controller, repo-server, ApplicationSet controller) as local processes the way Argo CD's own
+ * Procfile runs them (ARGOCD_FAKE_IN_CLUSTER, ARGOCD_BINARY_NAME, --redis, --repo-server), with
+ * Redis from Debian and kustomize 5.8.1 on the repo-server's PATH. The upstream install.yaml's CRDs,
+ * ConfigMaps and Secret are applied (from the Argo CD module), progressive syncs on.
+ *
+ * The in-cluster repository URL git://gitd.gitsrv.svc.cluster.local:9418/... reaches a git daemon
+ * on 127.0.0.1:9418 through an /etc/hosts line the plane adds and removes (the repo-server's
+ * ls-remote is go-git, which ignores git's url.insteadOf). So one plane runs at a time, as root.
+ */
+import { ChildProcess, spawn } from "child_process";
+import { randomBytes } from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parseAllDocuments, stringify } from "yaml";
+import { PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { run } from "../lab/ports/exec";
+import { pollUntil } from "../lab/ports/wait";
+import { freePort } from "../sim/gitDaemon";
+import { binPath, buildRealPlane, moduleDir } from "./build";
+import { REAL_PLANE } from "./versions";
+
+export const GITD_HOST = "gitd.gitsrv.svc.cluster.local";
+const HOSTS_MARK = "# gitops-lab real plane";
+
+export interface RealPlane {
+    kubeconfigFile: string;
+    kubeconfig: string;
+    /** The directory of the plane's files and logs. */
+    dir: string;
+    stop(): Promise<void>;
+}
+
+/** Runs a process for the plane's lifetime, its output in `log`, dying with this process. */
+function daemon(cmd: string, args: string[], env: NodeJS.ProcessEnv, log: string): ChildProcess {
+    const out = fs.openSync(log, "a");
+    return spawn("setpriv", ["--pdeathsig", "KILL", cmd, ...args], { env, stdio: ["ignore", out, out] });
+}
+
+async function kubectl(kubeconfig: string, args: string[], input?: string): Promise<string> {
+    if (input !== undefined) {
+        const file = path.join(os.tmpdir(), `real-plane-${process.pid}-${Date.now()}.yaml`);
+        fs.writeFileSync(file, input);
+        try {
+            return (await run("kubectl", ["--kubeconfig", kubeconfig, ...args, "-f", file], { timeoutMs: 120_000 })).stdout;
+        } finally {
+            fs.rmSync(file, { force: true });
+        }
+    }
+    return (await run("kubectl", ["--kubeconfig", kubeconfig, ...args], { timeoutMs: 120_000 })).stdout;
+}
+
+function addHostsLine(): void {
+    const hosts = fs.readFileSync("/etc/hosts", "utf8");
+    if (hosts.includes(HOSTS_MARK)) return;
+    fs.appendFileSync("/etc/hosts", `127.0.0.1 ${GITD_HOST} ${HOSTS_MARK}\n`);
+}
+
+function removeHostsLine(): void {
+    const hosts = fs.readFileSync("/etc/hosts", "utf8");
+    if (!hosts.includes(HOSTS_MARK)) return;
+    fs.writeFileSync("/etc/hosts", hosts.split("\n").filter((l) => !l.includes(HOSTS_MARK)).join("\n"));
+}
+
+/** Argo CD's own objects the controllers need: CRDs, ConfigMaps, the Secret (from upstream's install.yaml), the default project. */
+async function argoObjects(): Promise<{ crds: string; config: string }> {
+    const dir = await moduleDir(`github.com/argoproj/argo-cd/v3@${REAL_PLANE.argocd}`);
+    const docs = parseAllDocuments(fs.readFileSync(path.join(dir, "manifests", "install.yaml"), "utf8")).map((d) => d.toJSON()).filter(Boolean);
+    const crds = docs.filter((d) => d.kind === "CustomResourceDefinition");
+    const config = docs
+        .filter((d) => d.kind === "ConfigMap" || d.kind === "Secret")
+        .map((d) => {
+            const o = { ...d, metadata: { ...d.metadata, namespace: "argocd" } };
+            if (o.kind === "ConfigMap" && o.metadata.name === "argocd-cmd-params-cm") o.data = { ...(o.data ?? {}), [PROGRESSIVE_SYNCS_KEY]: "true" };
+            // argocd-server writes the secret key on its first start; it does not run here
+            if (o.kind === "Secret" && o.metadata.name === "argocd-secret") o.stringData = { "server.secretkey": randomBytes(32).toString("base64") };
+            return o;
+        });
+    // what argocd-server would create on its first start (it does not run here)
+    config.push({
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "AppProject",
+        metadata: { name: "default", namespace: "argocd" },
+        spec: { sourceRepos: ["*"], destinations: [{ server: "*", namespace: "*" }], clusterResourceWhitelist: [{ group: "*", kind: "*" }] },
+    });
+    return { crds: crds.map((c) => stringify(c)).join("---\n"), config: config.map((c) => stringify(c)).join("---\n") };
+}
+
+/** Starts the plane; `log` hears what it waits for and how long it took. */
+export async function startRealPlane(opts: { log?: (line: string) => void; dir?: string } = {}): Promise<RealPlane> {
+    const log = opts.log ?? (() => {});
+    if (process.getuid?.() !== 0) throw new Error("the real plane maps the in-cluster git URL in /etc/hosts: run it as root");
+    const t0 = Date.now();
+    await buildRealPlane(log);
+    const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "real-plane-"));
+    const name = `gitops-lab-${process.pid}`;
+    const kwokEnv = { ...process.env, KWOK_WORKDIR: path.join(dir, "kwok"), KWOK_KUBE_VERSION: REAL_PLANE.kubernetes };
+    const config = path.join(dir, "kwokctl.yaml");
+    fs.writeFileSync(config, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n");
+    const procs: ChildProcess[] = [];
+    let created = false;
+    const stop = async () => {
+        for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM");
+        if (created) await run(binPath("kwokctl"), ["--name", name, "delete", "cluster"], { env: kwokEnv, timeoutMs: 120_000 }).catch(() => undefined);
+        removeHostsLine();
+    };
+    try {
+        log(`starting Kubernetes ${REAL_PLANE.kubernetes} (kwokctl, binary runtime, 127.0.0.1) ...`);
+        await run(
+            binPath("kwokctl"),
+            ["-c", config, "--name", name, "create", "cluster", "--runtime", "binary", "--wait", "3m",
+                "--kube-apiserver-binary", binPath("kube-apiserver"), "--kube-controller-manager-binary", binPath("kube-controller-manager"),
+                "--kube-scheduler-binary", binPath("kube-scheduler"), "--etcd-binary", binPath("etcd"), "--kwok-controller-binary", binPath("kwok")],
+            { env: kwokEnv, timeoutMs: 300_000 },
+        );
+        created = true;
+        const kubeconfigFile = path.join(dir, "kwok", "clusters", name, "kubeconfig.yaml");
+        await run(binPath("kwokctl"), ["--name", name, "scale", "node", "--replicas", "1"], { env: kwokEnv, timeoutMs: 120_000 });
+        log(`Kubernetes up after ${((Date.now() - t0) / 1000).toFixed(1)} s; applying Argo CD ${REAL_PLANE.argocd}'s CRDs and configuration`);
+        const objs = await argoObjects();
+        await kubectl(kubeconfigFile, ["create", "namespace", "argocd"]);
+        await kubectl(kubeconfigFile, ["apply", "--server-side"], objs.crds);
+        for (const crd of ["applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"]) {
+            await pollUntil(
+                async () => ((JSON.parse(await kubectl(kubeconfigFile, ["get", "crd", crd, "-o", "json"])).status?.conditions ?? []).some((c: any) => c.type === "Established" && c.status === "True") ? true : undefined),
+                { timeoutMs: 60_000, intervalMs: 200, describe: () => `the CRD ${crd} was not Established within 60 s` },
+            );
+        }
+        await kubectl(kubeconfigFile, ["apply", "--server-side"], objs.config);
+
+        const redisPort = await freePort();
+        procs.push(daemon("redis-server", ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], process.env, path.join(dir, "redis.log")));
+        addHostsLine();
+        const repoPort = await freePort();
+        const data = path.join(dir, "argocd");
+        for (const d of ["tls", "ssh", "gpg/keys", "gpg/source", "bin"]) fs.mkdirSync(path.join(data, d), { recursive: true });
+        // the image puts upstream's hack/git-verify-wrapper.sh on the repo-server's PATH (Dockerfile); the module
+        // cache keeps it without its execute bit, so it is copied, executable, for this plane's run
+        const argoDir = await moduleDir(`github.com/argoproj/argo-cd/v3@${REAL_PLANE.argocd}`);
+        fs.copyFileSync(path.join(argoDir, "hack", "git-verify-wrapper.sh"), path.join(data, "bin", "git-verify-wrapper.sh"));
+        fs.chmodSync(path.join(data, "bin", "git-verify-wrapper.sh"), 0o755);
+        const argo = (binary: string, args: string[], extra: NodeJS.ProcessEnv = {}) =>
+            daemon(binPath("argocd"), binary === "argocd-repo-server" ? args : [...args, "--namespace", "argocd"], {
+                ...process.env,
+                KUBECONFIG: kubeconfigFile,
+                ARGOCD_FAKE_IN_CLUSTER: "true",
+                ARGOCD_BINARY_NAME: binary,
+                ARGOCD_TLS_DATA_PATH: path.join(data, "tls"),
+                ARGOCD_SSH_DATA_PATH: path.join(data, "ssh"),
+                ARGOCD_GNUPGHOME: path.join(data, "gpg/keys"),
+                ARGOCD_GPG_DATA_PATH: path.join(data, "gpg/source"),
+                ARGOCD_GPG_ENABLED: "false",
+                // kustomize 5.8.1, as the v3.5.1 image bundles it, first on the repo-server's PATH
+                PATH: [path.dirname(binPath("kustomize")), path.join(data, "bin"), process.env.PATH ?? ""].join(path.delimiter),
+                ...extra,
+            }, path.join(dir, `${binary}.log`));
+        procs.push(argo("argocd-repo-server", ["--loglevel", "debug", "--parallelismlimit", "1", "--port", String(repoPort), "--metrics-port", String(await freePort()), "--redis", `127.0.0.1:${redisPort}`]));
+        procs.push(argo("argocd-application-controller", ["--redis", `127.0.0.1:${redisPort}`, "--repo-server", `127.0.0.1:${repoPort}`, "--metrics-port", String(await freePort())]));
+        procs.push(
+            argo("argocd-applicationset-controller", ["--argocd-repo-server", `127.0.0.1:${repoPort}`, "--metrics-addr", `127.0.0.1:${await freePort()}`, "--probe-addr", `127.0.0.1:${await freePort()}`, "--webhook-addr", `127.0.0.1:${await freePort()}`], {
+                ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS: "true",
+            }),
+        );
+        log(`Argo CD ${REAL_PLANE.argocd} controllers started (logs in ${dir}); plane up after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        return { kubeconfigFile, kubeconfig: fs.readFileSync(kubeconfigFile, "utf8"), dir, stop };
+    } catch (e) {
+        await stop();
+        throw e;
+    }
+}

@@ -1,0 +1,49 @@
+/**
+ * The shop lab on the real control plane (`gitops-lab simulate --cluster real`): the same host
+ * layout under a root, the git daemon on 127.0.0.1:9418 (as nobody, when root) serving the bare
+ * repositories at the in-cluster URL, the real Kubernetes API and the real Argo CD v3.5.1.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { GITD_ENV, GITD_PORT } from "../lab/platform/gitDaemon";
+import { mkdirReadable } from "../lab/ports/files";
+import { labLayout, LabLayout } from "../lab/shop/layout";
+import { RunningDaemon, startGitDaemon } from "../sim/gitDaemon";
+import { RealPlane, startRealPlane } from "./plane";
+
+export interface RealLab {
+    layout: LabLayout;
+    plane: RealPlane;
+    daemon: RunningDaemon;
+    kubeconfig: string;
+    stop(): Promise<void>;
+}
+
+export async function startRealLab(root: string, log: (line: string) => void = () => {}): Promise<RealLab> {
+    const layout = labLayout(root);
+    mkdirReadable(layout.bareDir);
+    for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
+    const daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV, port: GITD_PORT }).catch((e) => {
+        throw new Error(`the git daemon could not listen on 127.0.0.1:${GITD_PORT}, the port of the in-cluster URL (${e.message}); is another lab running?`);
+    });
+    try {
+        const plane = await startRealPlane({ log });
+        return {
+            layout,
+            plane,
+            daemon,
+            kubeconfig: plane.kubeconfig,
+            stop: (() => {
+                let stopping: Promise<void> | undefined;
+                return () =>
+                    (stopping ??= (async () => {
+                        await plane.stop();
+                        await daemon.stop();
+                    })());
+            })(),
+        };
+    } catch (e) {
+        await daemon.stop();
+        throw e;
+    }
+}
