@@ -12,7 +12,7 @@ import { StepTiming } from "../lab/shop/scenario";
 import { VirtualClock } from "../sim/clock";
 import { V351_DEFAULTS } from "../sim/profiles";
 import { solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
-import { Command, EXIT } from "./command";
+import { Command, EXIT, stringOption, UsageError } from "./command";
 
 export const BENCH_PROFILE = "v3.5.1-defaults";
 
@@ -36,10 +36,16 @@ const s = (ms: number) => Math.round(ms) / 1000;
 export const bench: Command = {
     name: "bench",
     summary: "time each step of the lab against the simulated Argo CD at its defaults, and estimate the real host's time",
-    usage: "bench [--json]",
-    details: ["--json              one JSON object: profile, steps, total, poll_only"],
-    options: { json: { type: "boolean" } },
+    usage: "bench [--json] [--cluster sim|real]",
+    details: [
+        "--json              one JSON object: profile, steps, total, poll_only",
+        "--cluster real      measure against the real control plane (real Kubernetes API, real Argo CD v3.5.1 at its defaults); no poll-only run",
+    ],
+    options: { json: { type: "boolean" }, cluster: { type: "string" } },
     async run(values) {
+        const kind = stringOption(values, "cluster") ?? "sim";
+        if (kind !== "sim" && kind !== "real") throw new UsageError(`--cluster takes sim or real, got "${kind}"`);
+        if (kind === "real") return benchReal(!!values.json);
         const rows = await runOnce({ refresh: true });
         const pollOnly = await runOnce({ refresh: false });
         const steps = rows.map((r) => ({ step: r.step, name: r.name, wall_s: s(r.ms), wait_s: s(r.waitMs), overhead_s: s(r.ms - r.waitMs), estimated_real_s: s(r.clockMs) }));
@@ -59,3 +65,33 @@ export const bench: Command = {
         return EXIT.OK;
     },
 };
+
+/** The same table against the real control plane: wall time is the real time there (local plane, fake nodes). */
+async function benchReal(json: boolean): Promise<number> {
+    const { startRealLab } = await import("../realplane/realLab");
+    const { KubeCluster } = await import("../lab/ports/cluster");
+    const { solveShopLab } = await import("../lab/shop/solve");
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-real-"));
+    const lab = await startRealLab(root, json ? () => {} : (l) => console.log(`[real-plane] ${l}`));
+    let rows: StepTiming[];
+    try {
+        const run = await solveShopLab({ layout: lab.layout, cluster: new KubeCluster(lab.kubeconfig) }, 8);
+        rows = [...run.setup, ...run.timings];
+    } finally {
+        await lab.stop();
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+    const steps = rows.map((r) => ({ step: r.step, name: r.name, wall_s: s(r.ms), wait_s: s(r.waitMs), overhead_s: s(r.ms - r.waitMs), estimated_real_s: s(r.ms) }));
+    const sum = (k: keyof (typeof steps)[number]) => Math.round(steps.reduce((a, r) => a + (r[k] as number), 0) * 1000) / 1000;
+    const total = { wall_s: sum("wall_s"), wait_s: sum("wait_s"), overhead_s: sum("overhead_s"), estimated_real_s: sum("estimated_real_s") };
+    if (json) {
+        console.log(JSON.stringify({ profile: "real-plane", steps, total, poll_only: null }));
+        return EXIT.OK;
+    }
+    const f = (n: number) => n.toFixed(2).padStart(8);
+    console.log("step            wall s  waiting s overhead s");
+    for (const r of steps) console.log(`${`${r.step} ${r.name}`.padEnd(13)} ${f(r.wall_s)}   ${f(r.wait_s)}   ${f(r.overhead_s)}`);
+    console.log(`${"total".padEnd(13)} ${f(total.wall_s)}   ${f(total.wait_s)}   ${f(total.overhead_s)}`);
+    console.log(`(measured: local control plane, fake nodes, real Argo CD ${"v3.5.1"} at its defaults; node ${process.version}, ${os.cpus().length} cores)`);
+    return EXIT.OK;
+}

@@ -158,7 +158,7 @@ export async function startRealPlane(opts: { log?: (line: string) => void; dir?:
                 PATH: [path.dirname(binPath("kustomize")), path.join(data, "bin"), process.env.PATH ?? ""].join(path.delimiter),
                 ...extra,
             }, path.join(dir, `${binary}.log`));
-        procs.push(argo("argocd-repo-server", ["--loglevel", "debug", "--parallelismlimit", "1", "--port", String(repoPort), "--metrics-port", String(await freePort()), "--redis", `127.0.0.1:${redisPort}`]));
+        procs.push(argo("argocd-repo-server", ["--port", String(repoPort), "--metrics-port", String(await freePort()), "--redis", `127.0.0.1:${redisPort}`]));
         procs.push(argo("argocd-application-controller", ["--redis", `127.0.0.1:${redisPort}`, "--repo-server", `127.0.0.1:${repoPort}`, "--metrics-port", String(await freePort())]));
         procs.push(
             argo("argocd-applicationset-controller", ["--argocd-repo-server", `127.0.0.1:${repoPort}`, "--metrics-addr", `127.0.0.1:${await freePort()}`, "--probe-addr", `127.0.0.1:${await freePort()}`, "--webhook-addr", `127.0.0.1:${await freePort()}`], {

@@ -6,10 +6,12 @@
  * cached), redis-server and kubectl. Not part of `npm test`.
  */
 import * as assert from "assert";
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../../lab/ports/cluster";
+import { pollUntil } from "../../lab/ports/wait";
 import { verify } from "../../lab/shop/checks";
 import { solveShopLab } from "../../lab/shop/solve";
 import { startRealLab } from "../../realplane/realLab";
@@ -78,6 +80,18 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
             const checks = await verify({ layout: lab.layout, through: 8, cluster });
             assert.deepStrictEqual(checks.filter((c) => !c.ok).map((c) => `${c.check}: ${c.found}`), []);
             assert.ok(checks.some((c) => c.check === "live shop-prod is synced to promote.to" && c.ok));
+            // the real kubectl against the plane, as a learner uses it (simulate --cluster real --serve)
+            const kubeconfigFile = path.join(realRoot, "kubeconfig");
+            fs.writeFileSync(kubeconfigFile, lab.kubeconfig);
+            const kubectl = (...args: string[]) => execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, ...args], { encoding: "utf8" });
+            assert.match(kubectl("api-resources"), /^applications +app,apps +argoproj\.io\/v1alpha1 +true +Application$/m);
+            assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").trim().split("\n"), ["application.argoproj.io/shop-dev", "application.argoproj.io/shop-prod"]);
+            kubectl("patch", "cm", "shop-config", "-n", "shop-prod", "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}');
+            await pollUntil(async () => (kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.LOG_LEVEL}") === "warn" ? true : undefined), {
+                timeoutMs: 120_000,
+                intervalMs: 500,
+                describe: () => "the real Argo CD's selfHeal did not put LOG_LEVEL back within 120 s",
+            });
             rec.stop();
             real = rec.transitions;
         } finally {
