@@ -90,15 +90,45 @@ async function argoObjects(): Promise<{ crds: string; config: string }> {
     return { crds: crds.map((c) => stringify(c)).join("---\n"), config: config.map((c) => stringify(c)).join("---\n") };
 }
 
+/** One place for every plane's KWOK clusters, so a plane whose process was killed is found and taken down. */
+const KWOK_WORKDIR = path.join(path.dirname(path.dirname(binPath("kwokctl"))), "kwok");
+
+const alive = (pid: number) => {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (e: any) {
+        return e.code === "EPERM";
+    }
+};
+
+/** Takes down what a killed plane left (its KWOK cluster, the /etc/hosts line) and says so. */
+export async function reapRealPlanes(log: (line: string) => void = () => {}): Promise<void> {
+    const clusters = path.join(KWOK_WORKDIR, "clusters");
+    const names = fs.existsSync(clusters) ? fs.readdirSync(clusters).filter((n) => /^gitops-lab-\d+$/.test(n)) : [];
+    let live = false;
+    for (const n of names) {
+        if (alive(Number(n.split("-").pop()))) {
+            live = true;
+            continue;
+        }
+        await run(binPath("kwokctl"), ["--name", n, "delete", "cluster"], { env: { ...process.env, KWOK_WORKDIR }, timeoutMs: 120_000 }).catch(() => undefined);
+        fs.rmSync(path.join(clusters, n), { recursive: true, force: true });
+        log(`took down the real plane ${n}, whose process is gone`);
+    }
+    if (!live) removeHostsLine();
+}
+
 /** Starts the plane; `log` hears what it waits for and how long it took. */
 export async function startRealPlane(opts: { log?: (line: string) => void; dir?: string } = {}): Promise<RealPlane> {
     const log = opts.log ?? (() => {});
     if (process.getuid?.() !== 0) throw new Error("the real plane maps the in-cluster git URL in /etc/hosts: run it as root");
     const t0 = Date.now();
     await buildRealPlane(log);
+    await reapRealPlanes(log);
     const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "real-plane-"));
     const name = `gitops-lab-${process.pid}`;
-    const kwokEnv = { ...process.env, KWOK_WORKDIR: path.join(dir, "kwok"), KWOK_KUBE_VERSION: REAL_PLANE.kubernetes };
+    const kwokEnv = { ...process.env, KWOK_WORKDIR: KWOK_WORKDIR, KWOK_KUBE_VERSION: REAL_PLANE.kubernetes };
     const config = path.join(dir, "kwokctl.yaml");
     fs.writeFileSync(config, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n");
     const procs: ChildProcess[] = [];
@@ -118,7 +148,7 @@ export async function startRealPlane(opts: { log?: (line: string) => void; dir?:
             { env: kwokEnv, timeoutMs: 300_000 },
         );
         created = true;
-        const kubeconfigFile = path.join(dir, "kwok", "clusters", name, "kubeconfig.yaml");
+        const kubeconfigFile = path.join(KWOK_WORKDIR, "clusters", name, "kubeconfig.yaml");
         await run(binPath("kwokctl"), ["--name", name, "scale", "node", "--replicas", "1"], { env: kwokEnv, timeoutMs: 120_000 });
         log(`Kubernetes up after ${((Date.now() - t0) / 1000).toFixed(1)} s; applying Argo CD ${REAL_PLANE.argocd}'s CRDs and configuration`);
         const objs = await argoObjects();

@@ -6,7 +6,7 @@
  * cached), redis-server and kubectl. Not part of `npm test`.
  */
 import * as assert from "assert";
-import { execFileSync } from "child_process";
+import { execFileSync, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -14,6 +14,7 @@ import { KubeCluster } from "../../lab/ports/cluster";
 import { pollUntil } from "../../lab/ports/wait";
 import { verify } from "../../lab/shop/checks";
 import { solveShopLab } from "../../lab/shop/solve";
+import { reapRealPlanes } from "../../realplane/plane";
 import { startRealLab } from "../../realplane/realLab";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
@@ -68,6 +69,23 @@ const EXPLAINED: Record<string, string> = {
 describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", function () {
     this.timeout(3_600_000);
 
+    it("given a plane whose process was killed, then the next start takes it down: no process and no /etc/hosts line left behind", async () => {
+        const child = spawn(process.execPath, ["-e", `require(${JSON.stringify(require.resolve("ts-node"))}).register({ project: ${JSON.stringify(path.join(__dirname, "..", "..", "tsconfig.json"))} }); require(${JSON.stringify(path.join(__dirname, "..", "..", "realplane", "plane.ts"))}).startRealPlane().then(() => console.log("UP"))`], { stdio: ["ignore", "pipe", "inherit"] });
+        await new Promise<void>((resolve, reject) => {
+            child.stdout!.on("data", (d) => String(d).includes("UP") && resolve());
+            child.on("exit", (c) => reject(new Error(`the plane's process exited with ${c} before it was up`)));
+        });
+        const pid = child.pid!;
+        child.kill("SIGKILL");
+        await new Promise((r) => child.once("exit", r));
+        const lines: string[] = [];
+        await reapRealPlanes((l) => lines.push(l));
+        assert.deepStrictEqual(lines, [`took down the real plane gitops-lab-${pid}, whose process is gone`]);
+        assert.ok(!fs.readFileSync("/etc/hosts", "utf8").includes("gitops-lab real plane"));
+        const left = execFileSync("sh", ["-c", "ps -eo args | grep -E 'kube-apiserver|kwok-controller|etcd --' | grep -v -e grep -e defunct || true"], { encoding: "utf8" });
+        assert.strictEqual(left.trim(), "", "no component of the killed plane runs (a zombie waiting for its reaper is not running)");
+    });
+
     it("solves the shop lab, verify grades it 100% (files, repository and live cluster), and its status transitions match the simulated cluster's or are explained", async () => {
         const realRoot = fs.mkdtempSync(path.join(os.tmpdir(), "real-lab-"));
         const lab = await startRealLab(realRoot, (l) => console.log(`  ${l}`));
@@ -92,6 +110,18 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
                 intervalMs: 500,
                 describe: () => "the real Argo CD's selfHeal did not put LOG_LEVEL back within 120 s",
             });
+            kubectl("annotate", "app", "shop-dev", "-n", "argocd", "argocd.argoproj.io/refresh=hard", "--overwrite");
+            await pollUntil(async () => (!kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").includes("refresh") ? true : undefined), {
+                timeoutMs: 120_000,
+                intervalMs: 500,
+                describe: () => "the real Argo CD did not handle the refresh annotation within 120 s",
+            });
+            const uid = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}");
+            kubectl("delete", "app", "shop-dev", "-n", "argocd", "--timeout=120s"); // the resources finalizer, honoured by the real controller
+            await pollUntil(async () => {
+                const now = execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, "get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}", "--ignore-not-found"], { encoding: "utf8" });
+                return now && now !== uid ? true : undefined;
+            }, { timeoutMs: 120_000, intervalMs: 500, describe: () => "the ApplicationSet did not generate shop-dev again within 120 s" });
             rec.stop();
             real = rec.transitions;
         } finally {
