@@ -381,11 +381,14 @@ export class FakeKube {
         }
         const t = TYPES.find((x) => x.group === group && x.version === version && x.plural === rest[0]);
         if (!t) throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
-        if (rest.length > 2 && !(t.kind === "Namespace" && rest[2] === "finalize" && rest.length === 3)) {
+        if (rest.length > 2 && !(t.kind === "Namespace" && rest[2] === "finalize" && rest.length === 3) && !(t.kind === "Pod" && rest[2] === "log" && rest.length === 3)) {
             throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
         }
         return { t, ns, name: rest[1], sub: rest[2] };
     }
+
+    /** What a Pod wrote (served at pods/{name}/log), by "namespace/name". */
+    readonly podLogs = new Map<string, string>();
 
     /** Requests being answered now (a watch aside): a virtual clock stands still while there are any. */
     inFlight = 0;
@@ -425,7 +428,12 @@ export class FakeKube {
                         return this.watch(req, res, url);
                     }
                 }
-                send(req.method === "POST" ? 201 : 200, this.serve(req.method!, url, ctype, body));
+                const answer = this.serve(req.method!, url, ctype, body);
+                if (answer && typeof answer === "object" && "__text" in answer) {
+                    res.writeHead(200, { "Content-Type": "text/plain" });
+                    return res.end(answer.__text);
+                }
+                send(req.method === "POST" ? 201 : 200, answer);
             } catch (e: any) {
                 const code = e instanceof HttpError ? e.code : 500;
                 send(code, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: e.message, reason: e.reason ?? "InternalError", code });
@@ -435,6 +443,10 @@ export class FakeKube {
 
     private serve(method: string, url: URL, ctype: string, body: any): any {
         const { t, ns, name, sub } = this.route(url.pathname);
+        if (sub === "log") {
+            if (!this.get("Pod", ns, name!)) throw new HttpError(404, "NotFound", `pods "${name}" not found`);
+            return { __text: this.podLogs.get(`${ns}/${name}`) ?? "" };
+        }
         if (sub === "finalize") {
             if (method !== "PUT") throw new HttpError(405, "MethodNotAllowed", method);
             if ((body?.spec?.finalizers ?? []).length) throw new HttpError(422, "Invalid", "the simulated API only removes finalizers");

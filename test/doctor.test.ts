@@ -2,7 +2,7 @@
 import * as assert from "assert";
 import { diagnose, dumpFromList, Diagnosis, toJson, automatedDisabledNote } from "../lab/doctor/diagnose";
 import { metricsText } from "../lab/doctor/metrics";
-import { application, appSet, fieldReport, list, NOW, TenantSpec } from "./helpers/rollout";
+import { application, appSet, failedPreSync, fieldReport, hookJob, list, NOW, TenantSpec } from "./helpers/rollout";
 import { crdValidator } from "./helpers/upstream";
 
 const run = (l: any, stuckAfterSeconds = 600, appset?: string): Diagnosis[] => diagnose(dumpFromList(l), { now: NOW, stuckAfterSeconds, appset });
@@ -151,5 +151,72 @@ describe("rollout doctor: diagnosis", () => {
         assert.throws(() => dumpFromList({ kind: "List" }), /not a Kubernetes List/);
         assert.throws(() => dumpFromList({ kind: "List", items: [{ metadata: {} }] }), /item 0 of the dump has no kind or metadata\.name/);
         assert.throws(() => dumpFromList("nope"), /not a Kubernetes List/);
+    });
+});
+
+describe("rollout doctor: the cause where it really is", () => {
+    const opts = { now: NOW, stuckAfterSeconds: 600 };
+    const itemsOf = (l: any) => l.items as any[];
+
+    it("given the hook's Pods wrote no termination message (the default policy), then from a dump it names the command that shows the Pod's log", () => {
+        const l = fieldReport();
+        for (const p of itemsOf(l).filter((o) => o.kind === "Pod")) p.status.containerStatuses[0].state.terminated.message = "";
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.strictEqual(d.blocking[0].hook!.log, "");
+        assert.match(d.summary, /PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\) \(its error is in its Pod's log: kubectl logs -n mandant-b job\/site-setup\)/);
+    });
+
+    it("given the Pod's log (live mode reads it), then the hook's own error line comes from the log", () => {
+        const l = fieldReport();
+        const pods = itemsOf(l).filter((o) => o.kind === "Pod");
+        for (const p of pods) p.status.containerStatuses[0].state.terminated.message = "";
+        const dump = { ...dumpFromList(l), logs: { [`mandant-b/${pods[1].metadata.name}`]: "In ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n" } };
+        const [d] = diagnose(dump, opts);
+        assert.strictEqual(d.blocking[0].hook!.log, "config/system/settings.php is not writable.");
+    });
+
+    it("given a sync waiting for its next retry (syncResult reset, v3.5.1), then the failed hook Job itself is the cause, and the retry is named", () => {
+        const l = fieldReport({ retrying: true });
+        const app = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-b");
+        delete app.status.operationState.syncResult;
+        const job = itemsOf(l).find((o) => o.kind === "Job" && o.metadata.namespace === "mandant-b");
+        Object.assign(job, hookJob("mandant-b", "site-setup", "failed"));
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.strictEqual(d.state, "stuck");
+        assert.strictEqual(d.blocking[0].reason, "PreSyncHookFailed");
+        assert.match(d.blocking[0].message, /PreSync hook Job mandant-b\/site-setup failed .*; the sync is being retried \(attempt 2 of 5\)$/);
+    });
+
+    it("given a RollingSync ApplicationSet with no applicationStatus at all, then the finding is that progressive syncs are off", async () => {
+        const l = fieldReport();
+        delete itemsOf(l).find((o) => o.kind === "ApplicationSet").status.applicationStatus;
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.strictEqual(d.state, "stuck");
+        assert.strictEqual(d.blocking[0].reason, "ProgressiveSyncsOff");
+        assert.match(d.summary, /progressive syncs are off \(applicationsetcontroller\.enable\.progressive\.syncs in argocd-cmd-params-cm/);
+        assert.match(await metricsText([d]), /^gitops_lab_rollout_stuck\{.*reason="ProgressiveSyncsOff"\} 1$/m);
+    });
+
+    it("given a step the condition names whose Applications are all Healthy, past --stuck-after, then it says what is inconsistent, and the metric still has a series", async () => {
+        const tenants = [
+            { name: "mandant-a", step: 1, status: "Healthy" as const, since: 70 },
+            { name: "mandant-b", step: 2, status: "Waiting" as const, since: 70 },
+        ];
+        const set = appSet("tenants", tenants, { rolloutStep: 1, since: 60 });
+        const [d] = diagnose(dumpFromList(list(set, ...tenants.map((t) => application(set, t)))), opts);
+        assert.strictEqual(d.state, "stuck");
+        assert.match(d.summary, /rollout stuck at step 1 of 2 .* — the RolloutProgressing condition says step 1, but every Application of step 1 \(mandant-a\) is Healthy; the ApplicationSet controller has not moved on/);
+        assert.doesNotMatch(d.summary, /— \./);
+        assert.match(await metricsText([d]), /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="1",application="",reason="Inconsistent"\} 1$/m);
+    });
+
+    it("given 20,000 Applications waiting, then the line stays at most 1 KiB, naming the first few and counting the rest", () => {
+        const tenants = [{ name: "t-00000", step: 1, status: "Progressing" as const, since: 5 }, ...Array.from({ length: 20_000 }, (_, i) => ({ name: `t-${String(i + 1).padStart(5, "0")}`, step: 2 + (i % 3), status: "Waiting" as const, since: 5 }))];
+        const set = appSet("big", tenants, { rolloutStep: 1, since: 5 });
+        const apps = tenants.map((t) => application(set, t));
+        apps[0].status = { ...apps[0].status, ...failedPreSync("site-setup", "t-00000", false) };
+        const [d] = diagnose({ applicationSets: [set], applications: apps, jobs: [], pods: [] }, opts);
+        assert.ok(Buffer.byteLength(d.summary) <= 1024, `${Buffer.byteLength(d.summary)} bytes`);
+        assert.match(d.summary, /Waiting behind it: t-00001 \(step 2\), .* and 19995 more\./);
     });
 });

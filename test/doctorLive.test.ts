@@ -119,6 +119,19 @@ describe("rollout doctor against a cluster", function () {
         }
     });
 
+    it("given hook Pods with no termination message (the default policy), then live mode reads the error from the failed Pod's log (pods/log)", async () => {
+        for (const p of kube.list("Pod", "mandant-b")) {
+            p.status.containerStatuses[0].state.terminated.message = "";
+            kube.put(p, "setup");
+            kube.podLogs.set(`mandant-b/${p.metadata.name}`, "In ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n");
+        }
+        const dump = await readLive(cluster);
+        assert.ok(Object.keys(dump.logs ?? {}).length >= 1, "it read the failed Pods' logs");
+        const r = await runCliAsync("doctor", ["--kubeconfig", kubeconfigFile, "--json"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.strictEqual(JSON.parse(r.stdout).applicationSets[0].blocking[0].hook.log, "config/system/settings.php is not writable.");
+    });
+
     it("an unreachable cluster is one clear line and exit 1", async () => {
         await kube.stop();
         const r = runCli("doctor", ["--kubeconfig", kubeconfigFile]);

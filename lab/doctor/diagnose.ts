@@ -10,7 +10,15 @@ export interface Dump {
     applications: any[];
     jobs: any[];
     pods: any[];
+    /** The tail of failed hook Pods' logs, by "namespace/pod" (live mode reads them; a dump has none). */
+    logs?: Record<string, string>;
 }
+
+/** Where a hook's own error text is when its Pod wrote no termination message. */
+export const logCommand = (ns: string, job: string) => `kubectl logs -n ${ns} job/${job}`;
+
+/** The hook annotation Argo CD reads (gitops-engine/pkg/sync/hook). */
+export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
 
 export interface HookInfo {
     namespace: string;
@@ -116,6 +124,12 @@ function jobLog(dump: Dump, job: any): string {
                 (p.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "Job" && r.name === name)),
     );
     pods.sort((a, b) => String(b.metadata?.creationTimestamp ?? "").localeCompare(String(a.metadata?.creationTimestamp ?? "")));
+    const lastLine = (text: string) => text.trim().split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? "";
+    // the Pod's log, where the program's own error is (the default terminationMessagePolicy writes no message)
+    for (const p of pods) {
+        const log = dump.logs?.[`${p.metadata?.namespace}/${p.metadata?.name}`];
+        if (log && lastLine(log)) return lastLine(log);
+    }
     for (const p of pods) {
         for (const cs of [...(p.status?.containerStatuses ?? []), ...(p.status?.initContainerStatuses ?? [])]) {
             const t = cs.state?.terminated ?? cs.lastState?.terminated;
@@ -123,20 +137,28 @@ function jobLog(dump: Dump, job: any): string {
             if (t && t.exitCode !== 0 && t.message) return String(t.message).trim().split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? "";
         }
     }
-    for (const p of pods) {
-        for (const cs of p.status?.containerStatuses ?? []) {
-            const t = cs.state?.terminated ?? cs.lastState?.terminated;
-            if (t && t.exitCode !== 0) return `exit code ${t.exitCode}${t.reason ? ` (${t.reason})` : ""}`;
-        }
-    }
+    // an exit code is not the cause: the caller names the command that shows the Pod's log instead
     return "";
 }
 
-/** The hook that failed in the last sync, with its Job's reason and its Pods' error text. */
+const jobFailed = (j: any) => (j?.status?.conditions ?? []).find((c: any) => c.type === "Failed" && c.status === "True");
+
+/**
+ * The hook that failed in the last sync, with its Job's reason and its Pods' error text. While a
+ * sync waits for its next retry, v3.5.1 resets syncResult and the failed hook is not in it: then the
+ * newest failed hook Job in the Application's destination namespace is the cause.
+ */
 function failedHook(dump: Dump, app: any): HookInfo | null {
     const resources: any[] = app.status?.operationState?.syncResult?.resources ?? [];
-    const hook = resources.find((r) => r.hookType && ["Failed", "Error"].includes(r.hookPhase));
-    if (!hook) return null;
+    let hook = resources.find((r) => r.hookType && ["Failed", "Error"].includes(r.hookPhase));
+    if (!hook) {
+        const ns = app.spec?.destination?.namespace;
+        const job = dump.jobs
+            .filter((j) => j.metadata?.namespace === ns && j.metadata?.annotations?.[HOOK_ANNOTATION] && jobFailed(j))
+            .sort((a, b) => String(b.metadata?.creationTimestamp ?? "").localeCompare(String(a.metadata?.creationTimestamp ?? "")))[0];
+        if (!job) return null;
+        hook = { name: job.metadata.name, namespace: ns, hookType: job.metadata.annotations[HOOK_ANNOTATION], hookPhase: "Failed" };
+    }
     const ns = hook.namespace || app.spec?.destination?.namespace || "";
     const job = dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === hook.name);
     const failed = (job?.status?.conditions ?? []).find((c: any) => c.type === "Failed" && c.status === "True");
@@ -149,9 +171,10 @@ function failedHook(dump: Dump, app: any): HookInfo | null {
     };
 }
 
-function hookType(app: any, job: string): string {
-    const r = (app.status?.operationState?.syncResult?.resources ?? []).find((x: any) => x.name === job && x.hookType);
-    return r?.hookType ?? "";
+function hookType(dump: Dump, app: any, hook: HookInfo): string {
+    const r = (app.status?.operationState?.syncResult?.resources ?? []).find((x: any) => x.name === hook.job && x.hookType);
+    const job = dump.jobs.find((j) => j.metadata?.namespace === hook.namespace && j.metadata?.name === hook.job);
+    return r?.hookType ?? job?.metadata?.annotations?.[HOOK_ANNOTATION] ?? "";
 }
 
 interface Cause {
@@ -170,9 +193,10 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
     const retries = Number(op?.retryCount ?? 0);
     const errs = (app.status?.conditions ?? []).filter((c: any) => ERROR_CONDITION_TYPES.includes(c.type));
     if (hook) {
-        const type = hookType(app, hook.job);
+        const type = hookType(dump, app, hook);
         const retrying = op?.phase === "Running" && retries > 0;
-        const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${hook.log ? `: "${hook.log}"` : ""}`;
+        const where = hook.log ? `: "${hook.log}"` : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
+        const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${where}`;
         return {
             reason: `${type || "Sync"}HookFailed`,
             message: retrying ? `${base}; the sync is being retried (attempt ${retries} of ${op?.operation?.retry?.limit ?? 5})` : base,
@@ -225,6 +249,11 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions): Diagnosis 
     }
 
     const steps: number = (appset.spec?.strategy?.rollingSync?.steps ?? []).length;
+    if (!appset.status?.applicationStatus && names.length) {
+        // applicationset_controller.go: with progressive syncs off the controller ignores the strategy and writes no applicationStatus
+        const message = `the ApplicationSet has a RollingSync strategy but no status.applicationStatus: progressive syncs are off (applicationsetcontroller.enable.progressive.syncs in argocd-cmd-params-cm, read when the ApplicationSet controller starts), so the strategy is ignored`;
+        return { ...base, state: "stuck", step: null, steps, since: null, summary: `${name}: ${message}.`, blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }], waiting: [] };
+    }
     const entries = names.map((n) => {
         const st = statuses.find((s) => s.application === n);
         return { name: n, app: appByName.get(n), status: st, step: stepOf(appset, appByName.get(n), st) };
@@ -247,19 +276,40 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions): Diagnosis 
         fatal ||= c.fatal;
         blocking.push({ application: e.name, reason: c.reason, message: c.message, hook: c.hook });
     }
+    if (!inStep.length) {
+        // the condition names a step none of whose Applications is waiting: say so instead of naming no one
+        const members = entries.filter((e) => e.step === current).map((e) => e.name);
+        blocking.push({
+            application: "",
+            reason: "Inconsistent",
+            message: `the RolloutProgressing condition says step ${current}, but ${members.length ? `every Application of step ${current} (${members.join(", ")}) is Healthy` : `step ${current} has no Application`}; the ApplicationSet controller has not moved on (is it running?)`,
+            hook: null,
+        });
+    }
     const times = inStep.map((e) => e.status?.lastTransitionTime).filter(Boolean) as string[];
     const since = times.length ? times.sort()[0] : rollout?.lastTransitionTime ?? null;
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current).sort((a, b) => (a.step as number) - (b.step as number) || a.name.localeCompare(b.name)).map((e) => ({ application: e.name, step: e.step as number }));
 
-    const causes = blocking.map((b) => `${b.application}: ${b.message}`).join("; ");
-    const behind = waiting.length ? ` Waiting behind it: ${waiting.map((w) => `${w.application} (step ${w.step})`).join(", ")}.` : "";
+    // the first few names, then a count: a summary over thousands of Applications stays one short line
+    const few = <T>(xs: T[], n: number, f: (x: T) => string, sep: string) => xs.slice(0, n).map(f).join(sep) + (xs.length > n ? `${sep}and ${xs.length - n} more` : "");
+    const causes = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
+    const behind = waiting.length ? ` Waiting behind it: ${few(waiting, 5, (w) => `${w.application} (step ${w.step})`, ", ")}.` : "";
     const summary =
         state === "stuck"
             ? `${name}: rollout stuck at step ${current} of ${steps}${minutes(since, opts.now)} — ${causes}.${behind}`
             : `${name}: rollout at step ${current} of ${steps}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}`;
-    return { ...base, state, step: current, steps, since, summary, blocking, waiting };
+    return { ...base, state, step: current, steps, since, summary: clip(summary), blocking, waiting };
+}
+
+/** One line, one Event message: at most 1 KiB. */
+export const MAX_LINE_BYTES = 1024;
+function clip(line: string): string {
+    if (Buffer.byteLength(line) <= MAX_LINE_BYTES) return line;
+    let out = line;
+    while (Buffer.byteLength(out + "…") > MAX_LINE_BYTES) out = out.slice(0, -16);
+    return out + "…";
 }
 
 export function diagnose(dump: Dump, opts: DiagnoseOptions): Diagnosis[] {

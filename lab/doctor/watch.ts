@@ -6,7 +6,7 @@
 import * as http from "http";
 import * as os from "os";
 import { ClusterPort } from "../ports/cluster";
-import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
+import { diagnose, DiagnoseOptions, Diagnosis, Dump, HOOK_ANNOTATION } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
 
 export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
@@ -14,7 +14,15 @@ export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
 /** The four kinds the doctor reads, from the live cluster. */
 export async function readLive(cluster: ClusterPort): Promise<Dump> {
     const [applicationSets, applications, jobs, pods] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications(), cluster.listJobs(), cluster.listPods()]);
-    return { applicationSets, applications, jobs, pods };
+    // the failed hook Pods' logs, where their own error text is (the default terminationMessagePolicy writes none)
+    const failedHooks = new Set(jobs.filter((j) => j.metadata?.annotations?.[HOOK_ANNOTATION] && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed" && c.status === "True")).map((j) => `${j.metadata.namespace}/${j.metadata.name}`));
+    const logs: Record<string, string> = {};
+    for (const p of pods) {
+        const job = p.metadata?.labels?.["job-name"] ?? p.metadata?.labels?.["batch.kubernetes.io/job-name"];
+        if (!job || !failedHooks.has(`${p.metadata.namespace}/${job}`) || p.status?.phase !== "Failed") continue;
+        logs[`${p.metadata.namespace}/${p.metadata.name}`] = await cluster.readPodLog(p.metadata.namespace, p.metadata.name, { tailLines: 20, limitBytes: 4096 }).catch(() => "");
+    }
+    return { applicationSets, applications, jobs, pods, logs };
 }
 
 export function rolloutEvent(appset: { name: string; namespace: string; uid?: string }, type: "Warning" | "Normal", reason: string, message: string, now: Date): any {

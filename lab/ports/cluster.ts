@@ -37,6 +37,8 @@ export interface ClusterPort {
     getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string): Promise<any | null>;
     listJobs(namespace?: string): Promise<any[]>;
     listPods(namespace?: string): Promise<any[]>;
+    /** The tail of a Pod's log (pods/log), at most `limitBytes`. */
+    readPodLog(namespace: string, name: string, opts?: { tailLines?: number; limitBytes?: number }): Promise<string>;
     createEvent(namespace: string, event: any): Promise<any>;
 }
 
@@ -213,6 +215,12 @@ export class KubeCluster implements ClusterPort {
     async listPods(namespace?: string) {
         const res: any = await this.call("list pods", () => (namespace ? this.core.listNamespacedPod({ namespace }) : this.core.listPodForAllNamespaces()));
         return res.items ?? [];
+    }
+    async readPodLog(namespace: string, name: string, opts: { tailLines?: number; limitBytes?: number } = {}) {
+        const out: any = await this.call(`logs pods/${name} -n ${namespace}`, () =>
+            this.core.readNamespacedPodLog({ name, namespace, tailLines: opts.tailLines ?? 20, limitBytes: opts.limitBytes ?? 4096 }),
+        );
+        return String(out ?? "");
     }
     createEvent(namespace: string, event: any) {
         return this.call(`create event -n ${namespace}`, () => this.core.createNamespacedEvent({ namespace, body: event }));
