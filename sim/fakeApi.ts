@@ -458,8 +458,13 @@ export class FakeKube {
         if (!name) {
             if (method === "GET") {
                 const match = selectorOf(url);
-                const items = this.list(t.kind, ns).filter(match);
-                return { apiVersion: t.group ? `${t.group}/${t.version}` : t.version, kind: `${t.kind}List`, metadata: { resourceVersion: String(this.rv) }, items };
+                const all = this.list(t.kind, ns).filter(match);
+                // limit / continue: the token is the offset of the next page
+                const from = Number(url.searchParams.get("continue") ?? 0);
+                const limit = Number(url.searchParams.get("limit") ?? 0);
+                const items = limit > 0 ? all.slice(from, from + limit) : all.slice(from);
+                const more = limit > 0 && from + limit < all.length;
+                return { apiVersion: t.group ? `${t.group}/${t.version}` : t.version, kind: `${t.kind}List`, metadata: { resourceVersion: String(this.rv), ...(more ? { continue: String(from + limit) } : {}) }, items };
             }
             if (method === "POST") {
                 const obj = { ...body, kind: t.kind, metadata: { ...body.metadata, namespace: ns ?? body.metadata?.namespace } };

@@ -57,9 +57,19 @@ describe("rollout doctor against a cluster", function () {
 
     const events = () => kube.list("Event", "argocd");
 
-    it("reads the same four kinds live as a dump holds", async () => {
+    it("reads the four kinds live, Jobs and Pods only in the namespaces of Applications not yet Healthy and Synced, in pages", async () => {
+        const before = kube.requests.length;
         const dump = await readLive(cluster);
-        assert.deepStrictEqual([dump.applicationSets.length, dump.applications.length, dump.jobs.length, dump.pods.length], [1, 4, 2, 2]);
+        assert.deepStrictEqual([dump.applicationSets.length, dump.applications.length, dump.jobs.length, dump.pods.length], [1, 4, 1, 2], "mandant-a's finished hook Job is not read");
+        const lists = kube.requests.slice(before).filter((r) => r.method === "GET" && /\/(jobs|pods)$/.test(r.path)).map((r) => r.path);
+        assert.ok(lists.length > 0 && lists.every((p) => /\/namespaces\/mandant-[bcd]\//.test(p)), `namespaced lists only: ${lists.join(", ")}`);
+    });
+
+    it("reads a list of many objects page by page (limit / continue), all of them", async () => {
+        for (let i = 0; i < 1_203; i++) kube.put({ apiVersion: "v1", kind: "Pod", metadata: { name: `p-${i}`, namespace: "many" } }, "setup");
+        const before = kube.requests.length;
+        assert.strictEqual((await cluster.listPods("many")).length, 1_203);
+        assert.strictEqual(kube.requests.slice(before).filter((r) => r.path === "/api/v1/namespaces/many/pods").length, 3, "pages of 500");
     });
 
     it("--watch posts one RolloutStuck Warning on the ApplicationSet, nothing more while it stays stuck, and RolloutResumed when it moves", async () => {

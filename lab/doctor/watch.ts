@@ -13,7 +13,11 @@ export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
 
 /** The four kinds the doctor reads, from the live cluster. */
 export async function readLive(cluster: ClusterPort): Promise<Dump> {
-    const [applicationSets, applications, jobs, pods] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications(), cluster.listJobs(), cluster.listPods()]);
+    const [applicationSets, applications] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications()]);
+    // Jobs and Pods only where a cause can be: the namespaces of Applications not yet Healthy and Synced
+    const namespaces = [...new Set(applications.filter((a) => !(a.status?.health?.status === "Healthy" && a.status?.sync?.status === "Synced")).map((a) => a.spec?.destination?.namespace).filter(Boolean))] as string[];
+    const jobs = (await Promise.all(namespaces.map((ns) => cluster.listJobs(ns)))).flat();
+    const pods = (await Promise.all(namespaces.map((ns) => cluster.listPods(ns)))).flat();
     // the failed hook Pods' logs, where their own error text is (the default terminationMessagePolicy writes none)
     const failedHooks = new Set(jobs.filter((j) => j.metadata?.annotations?.[HOOK_ANNOTATION] && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed" && c.status === "True")).map((j) => `${j.metadata.namespace}/${j.metadata.name}`));
     const logs: Record<string, string> = {};

@@ -44,6 +44,8 @@ export interface ClusterPort {
 
 const ARGO = { group: "argoproj.io", version: "v1alpha1" };
 const CALL_TIMEOUT_MS = 30_000;
+/** Objects per page of a list. */
+const PAGE = 500;
 
 function clientNode(): typeof k8sTypes {
     // ESM-only package; require() of ESM works on Node >= 20.19
@@ -129,13 +131,27 @@ export class KubeCluster implements ClusterPort {
         return this.call(`get ${plural}/${name}`, () => orNull(this.custom.getNamespacedCustomObject({ ...ARGO, namespace, plural, name })));
     }
 
+    /**
+     * Every page of a list (`limit` / `continue`): a cluster with thousands of objects answers in
+     * pieces, each within the call's deadline, instead of one response of hundreds of megabytes.
+     */
+    private async paged(what: string, page: (cont: string | undefined) => Promise<any>): Promise<any[]> {
+        const items: any[] = [];
+        let cont: string | undefined;
+        do {
+            const res: any = await this.call(what, () => page(cont));
+            items.push(...(res?.items ?? []));
+            cont = res?.metadata?._continue ?? res?.metadata?.continue ?? undefined;
+        } while (cont);
+        return items;
+    }
+
     private async listArgo(plural: string, namespace?: string): Promise<any[]> {
-        const res: any = await this.call(`list ${plural}`, () =>
+        return this.paged(`list ${plural}`, (_continue) =>
             namespace
-                ? this.custom.listNamespacedCustomObject({ ...ARGO, namespace, plural })
-                : this.custom.listClusterCustomObject({ ...ARGO, plural }),
+                ? this.custom.listNamespacedCustomObject({ ...ARGO, namespace, plural, limit: PAGE, _continue })
+                : this.custom.listClusterCustomObject({ ...ARGO, plural, limit: PAGE, _continue }),
         );
-        return res?.items ?? [];
     }
 
     getApplication(name: string, namespace = ARGOCD_NAMESPACE) {
@@ -209,12 +225,10 @@ export class KubeCluster implements ClusterPort {
         );
     }
     async listJobs(namespace?: string) {
-        const res: any = await this.call("list jobs", () => (namespace ? this.batch.listNamespacedJob({ namespace }) : this.batch.listJobForAllNamespaces()));
-        return res.items ?? [];
+        return this.paged("list jobs", (_continue) => (namespace ? this.batch.listNamespacedJob({ namespace, limit: PAGE, _continue }) : this.batch.listJobForAllNamespaces({ limit: PAGE, _continue })));
     }
     async listPods(namespace?: string) {
-        const res: any = await this.call("list pods", () => (namespace ? this.core.listNamespacedPod({ namespace }) : this.core.listPodForAllNamespaces()));
-        return res.items ?? [];
+        return this.paged("list pods", (_continue) => (namespace ? this.core.listNamespacedPod({ namespace, limit: PAGE, _continue }) : this.core.listPodForAllNamespaces({ limit: PAGE, _continue })));
     }
     async readPodLog(namespace: string, name: string, opts: { tailLines?: number; limitBytes?: number } = {}) {
         const out: any = await this.call(`logs pods/${name} -n ${namespace}`, () =>
