@@ -21,6 +21,7 @@ import { PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
 import { run } from "../lab/ports/exec";
 import { pollUntil } from "../lab/ports/wait";
 import { freePort } from "../sim/gitDaemon";
+import { isAlive } from "../sim/lock";
 import { binPath, buildRealPlane, moduleDir } from "./build";
 import { REAL_PLANE } from "./versions";
 
@@ -93,22 +94,13 @@ async function argoObjects(): Promise<{ crds: string; config: string }> {
 /** One place for every plane's KWOK clusters, so a plane whose process was killed is found and taken down. */
 const KWOK_WORKDIR = path.join(path.dirname(path.dirname(binPath("kwokctl"))), "kwok");
 
-const alive = (pid: number) => {
-    try {
-        process.kill(pid, 0);
-        return true;
-    } catch (e: any) {
-        return e.code === "EPERM";
-    }
-};
-
 /** Takes down what a killed plane left (its KWOK cluster, the /etc/hosts line) and says so. */
 export async function reapRealPlanes(log: (line: string) => void = () => {}): Promise<void> {
     const clusters = path.join(KWOK_WORKDIR, "clusters");
     const names = fs.existsSync(clusters) ? fs.readdirSync(clusters).filter((n) => /^gitops-lab-\d+$/.test(n)) : [];
     let live = false;
     for (const n of names) {
-        if (alive(Number(n.split("-").pop()))) {
+        if (isAlive(Number(n.split("-").pop()))) {
             live = true;
             continue;
         }

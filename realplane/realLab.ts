@@ -3,12 +3,10 @@
  * layout under a root, the git daemon on 127.0.0.1:9418 (as nobody, when root) serving the bare
  * repositories at the in-cluster URL, the real Kubernetes API and the real Argo CD v3.5.1.
  */
-import * as fs from "fs";
-import * as path from "path";
 import { GITD_ENV, GITD_PORT } from "../lab/platform/gitDaemon";
-import { mkdirReadable } from "../lab/ports/files";
 import { labLayout, LabLayout } from "../lab/shop/layout";
 import { RunningDaemon, startGitDaemon } from "../sim/gitDaemon";
+import { prepareHostRoot } from "../sim/simulatedLab";
 import { RealPlane, startRealPlane } from "./plane";
 
 export interface RealLab {
@@ -21,8 +19,7 @@ export interface RealLab {
 
 export async function startRealLab(root: string, log: (line: string) => void = () => {}): Promise<RealLab> {
     const layout = labLayout(root);
-    mkdirReadable(layout.bareDir);
-    for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
+    prepareHostRoot(layout);
     const daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV, port: GITD_PORT }).catch((e) => {
         throw new Error(`the git daemon could not listen on 127.0.0.1:${GITD_PORT}, the port of the in-cluster URL (${e.message}); is another lab running?`);
     });

@@ -49,6 +49,12 @@ const daemonPidFile = (root: string) => path.join(root, ".gitops-lab-git-daemon.
 /** The simulated repo-server's working directory (emptied on start, removed on stop). */
 const repoCacheDir = (root: string) => path.join(root, ".gitops-lab-repo-cache");
 
+/** The bare repositories' directory under a simulated host's root, which (like a real host's / and /srv) everyone may pass through. */
+export function prepareHostRoot(layout: LabLayout): void {
+    mkdirReadable(layout.bareDir);
+    for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
+}
+
 export interface StartOptions {
     timings?: Partial<ArgoTimings>;
     /** The simulation's clock (default: the real one). */
@@ -100,9 +106,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
     try {
         if (lock?.note) log(`simulate: ${lock.note}`);
         const saved = opts.cluster ?? (opts.persist ? readSavedCluster(layout.root, opts.missingClusterIsFine) : undefined);
-        mkdirReadable(layout.bareDir);
-        // the simulated host's / and /srv are traversable by everyone, as on a real host (0755)
-        for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
+        prepareHostRoot(layout);
         if (opts.persist) {
             const reaped = reapGitDaemon(daemonPidFile(layout.root), layout.bareDir);
             if (reaped) log(`simulate: ${reaped}`);
