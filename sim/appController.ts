@@ -25,6 +25,47 @@ export const ACTOR = "application-controller";
 export const TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id";
 const RETRY_LIMIT = 5;
 
+/** The hook annotations (gitops-engine/pkg/sync/hook, common). */
+export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
+export const HOOK_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy";
+export const SYNC_WAVE = "argocd.argoproj.io/sync-wave";
+const isHook = (o: any) => !!o.metadata?.annotations?.[HOOK_ANNOTATION];
+const wave = (o: any) => Number(o.metadata?.annotations?.[SYNC_WAVE] ?? 0) || 0;
+const groupOf = (o: any) => (o.apiVersion?.includes("/") ? o.apiVersion.split("/")[0] : "");
+/** time.Kitchen, as the retry message prints the next attempt's time. */
+const kitchen = (ms: number) => {
+    const d = new Date(ms);
+    const h = d.getUTCHours();
+    return `${h % 12 === 0 ? 12 : h % 12}:${String(d.getUTCMinutes()).padStart(2, "0")}${h < 12 ? "AM" : "PM"}`;
+};
+
+/**
+ * Health as gitops-engine assesses the kinds the labs use (pkg/health): a Deployment is Progressing
+ * until its current generation is observed and every replica updated and available; anything
+ * else that exists is Healthy.
+ */
+export function resourceHealth(live: any | undefined): { status: string; message?: string } {
+    if (!live) return { status: "Missing" };
+    if (live.kind === "Deployment") {
+        const want = live.spec?.replicas ?? 1;
+        const st = live.status ?? {};
+        if ((st.observedGeneration ?? 0) < (live.metadata.generation ?? 1)) return { status: "Progressing", message: "Waiting for rollout to finish: observed deployment generation less than desired generation" };
+        if ((st.updatedReplicas ?? 0) < want) return { status: "Progressing", message: `Waiting for rollout to finish: ${st.updatedReplicas ?? 0} out of ${want} new replicas have been updated...` };
+        if ((st.availableReplicas ?? 0) < want) return { status: "Progressing", message: `Waiting for rollout to finish: ${st.availableReplicas ?? 0} of ${want} updated replicas are available...` };
+    }
+    return { status: "Healthy" };
+}
+const HEALTH_ORDER = ["Healthy", "Suspended", "Progressing", "Missing", "Degraded", "Unknown"];
+
+/** A hook Job's phase as the sync reads it: Running until its Complete or Failed condition. */
+function hookPhase(job: any | undefined): { phase: "Running" | "Succeeded" | "Failed"; message: string } {
+    if (!job) return { phase: "Running", message: "" };
+    const c = (job.status?.conditions ?? []).find((x: any) => (x.type === "Complete" || x.type === "Failed") && x.status === "True");
+    if (c?.type === "Complete") return { phase: "Succeeded", message: c.message ?? "" };
+    if (c?.type === "Failed") return { phase: "Failed", message: c.message ?? "" };
+    return { phase: "Running", message: "" };
+}
+
 const trackingId = (app: string, obj: any, ns: string) => `${app}:${obj.apiVersion?.includes("/") ? obj.apiVersion.split("/")[0] : ""}/${obj.kind}:${ns}/${obj.metadata.name}`;
 const keyOf = (o: { kind: string; metadata: { namespace?: string; name: string } }) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
 
@@ -109,7 +150,9 @@ export class AppController {
     }
 
     private onChange(c: Change) {
+        this.onHookJob(c);
         if (c.actor === ACTOR) return;
+        this.onOperationSet(c);
         if (c.kind === "Application") {
             if (c.type === "DELETED") return;
             if (c.obj.metadata.deletionTimestamp) {
@@ -253,15 +296,18 @@ export class AppController {
     private compare(app: any, sha: string, desired: any[], status: any, now: string): { status: any; operation?: any } {
         const name = app.metadata.name;
         const key = `${app.metadata.namespace}/${name}`;
+        desired = desired.filter((d) => !isHook(d)); // hooks are not part of the app's sync status
         const managed: any[] = status.resources ?? [];
         const desiredKeys = new Set(desired.map(keyOf));
         const prunable = managed.filter((r) => !desiredKeys.has(`${r.kind}/${r.namespace}/${r.name}`));
         const drifted = desired.filter((d) => !this.inSync(d));
         const outOfSync = drifted.length > 0 || prunable.length > 0;
         status.sync = { status: outOfSync ? "OutOfSync" : "Synced", revision: sha, comparedTo: { source: app.spec.source, destination: app.spec.destination } };
-        status.health = { status: desired.every((d) => this.liveOf(d)) ? "Healthy" : "Missing", lastTransitionTime: status.health?.lastTransitionTime ?? now };
+        const healths = desired.map((d) => resourceHealth(this.liveOf(d)));
+        const worst = healths.reduce((w, h) => (HEALTH_ORDER.indexOf(h.status) > HEALTH_ORDER.indexOf(w) ? h.status : w), "Healthy");
+        status.health = { status: worst, lastTransitionTime: status.health?.status === worst ? status.health?.lastTransitionTime ?? now : now };
         status.conditions = (status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError");
-        status.resources = desired.map((d) => ({ version: "v1", kind: d.kind, namespace: d.metadata.namespace, name: d.metadata.name, status: this.inSync(d) ? "Synced" : "OutOfSync", health: { status: "Healthy" } }));
+        status.resources = desired.map((d, i) => ({ ...(groupOf(d) ? { group: groupOf(d) } : {}), version: "v1", kind: d.kind, namespace: d.metadata.namespace, name: d.metadata.name, status: this.inSync(d) ? "Synced" : "OutOfSync", health: healths[i] }));
         status.sourceType = "Kustomize";
 
         const auto = app.spec.syncPolicy?.automated;
@@ -300,41 +346,172 @@ export class AppController {
         return { status, operation: { sync: { ...base, resources, selfHealAttemptsCount: n + 1 }, initiatedBy: { automated: true }, retry: { limit: RETRY_LIMIT } } };
     }
 
+    /** Operations being run now, by "ns/name" (a second trigger joins the one running). */
+    private readonly operating = new Set<string>();
+    /** Hook Jobs an operation waits for: "ns/job" -> "ns/app". */
+    private readonly hookWaits = new Map<string, string>();
+
+    /** Someone else (the ApplicationSet controller's RollingSync, a user) set `operation`: the queue picks it up. */
+    private onOperationSet(c: Change) {
+        if (c.kind !== "Application" || !c.obj.operation || c.obj.metadata.deletionTimestamp) return;
+        if (JSON.stringify(c.old?.operation ?? null) === JSON.stringify(c.obj.operation)) return;
+        const { namespace, name } = c.obj.metadata;
+        if (this.operating.has(`${namespace}/${name}`)) return; // the run in progress reads the latest operation
+        if (c.obj.status?.operationState?.phase === "Running") return; // a retry is due: it runs the latest operation then
+        this.later(() => this.runOperation(namespace, name), this.opts.operationDelayMs);
+    }
+
     /**
-     * The operation queue: the operation starts (phase Running) and applies at once; it stays
-     * Running for its duration (health assessment, sync waves) and then finishes.
+     * The operation queue (appcontroller processRequestedAppOperation, gitops-engine sync): an
+     * attempt starts (phase Running; a retry clears the last attempt's syncResult and finishedAt),
+     * runs the PreSync hooks and waits for them, then applies the Sync phase; it stays Running for
+     * its duration (health assessment) and then finishes. An operation without a revision syncs
+     * the Application's target revision as it resolves now.
      */
     private async runOperation(ns: string, name: string) {
+        const key = `${ns}/${name}`;
+        if (this.operating.has(key)) return;
         const first = this.kube.get("Application", ns, name);
         if (!first?.operation || first.metadata.deletionTimestamp) return;
-        const src = first.spec.source;
-        // a controller restarted with an operation in flight has not rendered it yet
-        if (!this.repo.rendered(src.repoURL, first.operation.sync.revision, src.path).length) {
-            await this.repo.render(src.repoURL, first.operation.sync.revision, src.path, { hard: false }).catch(() => undefined);
+        this.operating.add(key);
+        let handedOff = false;
+        try {
+            const src = first.spec.source;
+            let revision: string = first.operation.sync?.revision;
+            if (!revision) {
+                try {
+                    revision = await this.repo.resolve(src.repoURL, src.targetRevision ?? "HEAD", { noCache: false });
+                } catch (e: any) {
+                    if (!(e instanceof RenderError)) throw e;
+                    revision = "";
+                }
+            }
+            // a controller restarted with an operation in flight has not rendered it yet
+            let rendered = revision ? this.repo.rendered(src.repoURL, revision, src.path) : [];
+            if (revision && !rendered.length) rendered = await this.repo.render(src.repoURL, revision, src.path, { hard: false }).catch(() => []);
+            if (!this.running) return;
+            const app = this.kube.get("Application", ns, name);
+            if (!app?.operation || app.metadata.deletionTimestamp) return;
+            const prev = app.status?.operationState;
+            const retrying = prev?.phase === "Running" && !!prev.finishedAt;
+            const continuing = prev?.phase === "Running" && !prev.finishedAt && !!prev.syncResult?.resources?.some((r: any) => r.hookType);
+            const op = { ...app.operation, sync: { ...(app.operation.sync ?? {}), revision } };
+            const fault = this.failing.get(name);
+            const fails = !!fault && fault.left > 0;
+            if (fails) fault!.left--;
+            const desired = rendered.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
+            const hooks = fails || !revision ? [] : desired.filter((d) => d.metadata.annotations?.[HOOK_ANNOTATION] === "PreSync").sort((x, y) => wave(x) - wave(y));
+            const startedAt = retrying || continuing ? prev.startedAt : this.iso();
+            app.status = {
+                ...(app.status ?? {}),
+                operationState: {
+                    operation: app.operation,
+                    phase: "Running",
+                    message: retrying ? `Retrying operation. Attempt #${prev.retryCount}` : "one or more tasks are running",
+                    startedAt,
+                    ...(retrying || continuing ? { retryCount: prev.retryCount } : {}),
+                },
+            };
+            if (!revision) {
+                this.kube.put(app, ACTOR);
+                this.later(() => this.finishOperation(ns, name, { failure: `failed to resolve revision '${src.targetRevision}'`, revision }), this.opts.operationDurationMs);
+                handedOff = true;
+                return;
+            }
+            if (hooks.length) {
+                app.status.operationState.message = `waiting for completion of hook ${groupOf(hooks[hooks.length - 1])}/${hooks[hooks.length - 1].kind}/${hooks[hooks.length - 1].metadata.name}`;
+                app.status.operationState.syncResult = { revision, source: src, resources: hooks.map((h) => this.hookResult(h, "Running", "")) };
+                this.kube.put(app, ACTOR);
+                this.runHooks(app, hooks);
+                handedOff = true;
+                for (const h of hooks) if (h.kind === "Job") this.hookWaits.set(`${h.metadata.namespace}/${h.metadata.name}`, key);
+                this.later(() => this.checkHooks(ns, name, op, hooks), 0);
+                return;
+            }
+            this.kube.put(app, ACTOR);
+            handedOff = true;
+            this.syncPhase(ns, name, op, desired, [], fails ? fault!.message : undefined);
+        } finally {
+            if (!handedOff) this.operating.delete(key);
         }
-        if (!this.running) return;
-        const app = this.kube.get("Application", ns, name);
-        if (!app?.operation || app.metadata.deletionTimestamp) return;
-        const prev = app.status?.operationState;
-        const retrying = prev?.phase === "Running" && prev.finishedAt;
-        const fault = this.failing.get(name);
-        const fails = !!fault && fault.left > 0;
-        if (fails) fault!.left--;
-        const resources = fails ? undefined : this.apply(app, app.operation);
-        const latest = this.kube.get("Application", ns, name) ?? app;
-        latest.status = {
-            ...(latest.status ?? {}),
-            operationState: {
-                operation: latest.operation,
-                phase: "Running",
-                message: retrying ? prev.message : "one or more tasks are running",
-                startedAt: retrying ? prev.startedAt : this.iso(),
-                ...(retrying ? { retryCount: prev.retryCount, finishedAt: prev.finishedAt } : {}),
-            },
+    }
+
+    private hookResult(h: any, phase: string, message: string) {
+        return { group: groupOf(h), version: h.apiVersion?.split("/").pop() ?? "v1", kind: h.kind, namespace: h.metadata.namespace, name: h.metadata.name, status: "Synced", message, hookType: "PreSync", hookPhase: phase, syncPhase: "PreSync" };
+    }
+
+    /** The PreSync hooks: each replaced (BeforeHookCreation, the default delete policy) and created, in wave order. */
+    private runHooks(app: any, hooks: any[]) {
+        for (const h of hooks) {
+            const hns = h.metadata.namespace;
+            if (!this.kube.get("Namespace", undefined, hns) && (app.spec.syncPolicy?.syncOptions ?? []).includes("CreateNamespace=true")) {
+                this.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: hns } }, ACTOR);
+            }
+            const policy = h.metadata.annotations?.[HOOK_DELETE_POLICY] ?? "BeforeHookCreation";
+            if (policy.split(",").map((x: string) => x.trim()).includes("BeforeHookCreation")) this.kube.remove(h.kind, hns, h.metadata.name, ACTOR);
+            const annotations = { ...(h.metadata.annotations ?? {}), [TRACKING_ANNOTATION]: trackingId(app.metadata.name, h, hns) };
+            this.kube.put({ ...h, metadata: { ...h.metadata, annotations } }, ACTOR);
+        }
+    }
+
+    /** The hooks' Jobs moved: the waiting operation looks again. */
+    private onHookJob(c: Change) {
+        if (c.kind !== "Job") return;
+        const appKey = this.hookWaits.get(`${c.obj.metadata.namespace}/${c.obj.metadata.name}`);
+        if (!appKey || hookPhase(c.obj).phase === "Running") return;
+        const [ns, name] = appKey.split("/");
+        this.later(() => this.pokeHooks(ns, name), 0);
+    }
+
+    private readonly hookChecks = new Map<string, () => void>();
+    private pokeHooks(ns: string, name: string) {
+        this.hookChecks.get(`${ns}/${name}`)?.();
+    }
+
+    /** Waits for the hook Jobs: a failed one fails the attempt; when all completed, the Sync phase runs. */
+    private checkHooks(ns: string, name: string, op: any, hooks: any[]) {
+        const key = `${ns}/${name}`;
+        const check = () => {
+            if (!this.running) return;
+            const app = this.kube.get("Application", ns, name);
+            if (!app?.operation || app.metadata.deletionTimestamp) {
+                this.hookChecks.delete(key);
+                this.operating.delete(key);
+                return;
+            }
+            const results = hooks.map((h) => {
+                if (h.kind !== "Job") return { h, ...{ phase: "Succeeded" as const, message: "" } };
+                return { h, ...hookPhase(this.kube.get("Job", h.metadata.namespace, h.metadata.name)) };
+            });
+            const resources = results.map((r) => this.hookResult(r.h, r.phase, r.message));
+            const failed = results.find((r) => r.phase === "Failed");
+            if (!failed && results.some((r) => r.phase === "Running")) return; // still waiting
+            this.hookChecks.delete(key);
+            for (const h of hooks) this.hookWaits.delete(`${h.metadata.namespace}/${h.metadata.name}`);
+            const src = app.spec.source;
+            if (failed) {
+                // gitops-engine: a completed but unsuccessful task fails the sync (the hook's apply itself succeeded)
+                this.finishOperation(ns, name, { failure: "one or more synchronization tasks completed unsuccessfully", revision: op.sync.revision, resources });
+                return;
+            }
+            const desired = this.repo.rendered(src.repoURL, op.sync.revision, src.path).map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
+            this.syncPhase(ns, name, op, desired, resources, undefined);
         };
-        this.kube.put(latest, ACTOR);
-        const finish = () => this.finishOperation(ns, name, resources, fails ? fault!.message : undefined);
-        if (!resources) return this.later(finish, this.opts.operationDurationMs);
+        this.hookChecks.set(key, check);
+        check();
+    }
+
+    /** The Sync phase: apply (unless the attempt fails on purpose), a comparison while Running, then the end. */
+    private syncPhase(ns: string, name: string, op: any, desired: any[], hookResults: any[], failure: string | undefined) {
+        const app = this.kube.get("Application", ns, name);
+        if (!app?.operation) {
+            this.operating.delete(`${ns}/${name}`);
+            return;
+        }
+        const applied = failure === undefined ? this.apply(app, op, desired.filter((d) => !isHook(d))) : undefined;
+        const resources = applied ? [...hookResults, ...applied] : undefined;
+        const finish = () => this.finishOperation(ns, name, { failure, revision: op.sync.revision, resources });
+        if (!applied) return this.later(finish, this.opts.operationDurationMs);
         // the controller watches the objects it applied: a comparison runs (and shows Synced) while the operation still does
         this.later(async () => {
             await this.reconcile(ns, name, { hard: false, forced: false });
@@ -342,59 +519,59 @@ export class AppController {
         }, this.opts.reconcileDelayMs);
     }
 
-    private finishOperation(ns: string, name: string, resources: any[] | undefined, failure: string | undefined) {
+    private finishOperation(ns: string, name: string, end: { failure?: string; revision: string; resources?: any[] }) {
+        this.operating.delete(`${ns}/${name}`);
         const app = this.kube.get("Application", ns, name);
         if (!app?.operation || app.metadata.deletionTimestamp) return;
-        const op = app.operation;
+        const op = { ...app.operation, sync: { ...(app.operation.sync ?? {}), revision: app.operation.sync?.revision || end.revision } };
         const state = app.status.operationState;
         const now = this.iso();
-        if (failure !== undefined) {
-            const fault = { message: failure };
-            const retries = (state.retryCount ?? 0) + 1;
+        const syncResult = end.resources ? { revision: end.revision, source: app.spec.source, resources: end.resources } : undefined;
+        if (end.failure !== undefined) {
+            const retries = state.retryCount ?? 0;
             const limit = op.retry?.limit ?? 0;
-            if (retries <= limit) {
-                // gitops-engine: a retry resets syncResult; the message says when the next attempt runs
-                const wait = Math.min(this.opts.retryBackoffCapMs, this.opts.retryBackoffMs * this.opts.retryBackoffFactor ** (retries - 1));
-                const at = new Date(this.clock.now() + wait).toISOString().slice(11, 19);
-                app.status.operationState = { operation: op, phase: "Running", message: `${fault.message}. Retrying attempt #${retries} at ${at}.`, startedAt: state.startedAt, finishedAt: now, retryCount: retries };
+            if (retries < limit || limit < 0) {
+                // appcontroller: the attempt failed, the next one is scheduled; syncResult stays until it starts
+                const wait = Math.min(this.opts.retryBackoffCapMs, this.opts.retryBackoffMs * this.opts.retryBackoffFactor ** retries);
+                app.status.operationState = { operation: app.operation, phase: "Running", message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.clock.now() + wait)}.`, startedAt: state.startedAt, finishedAt: now, retryCount: retries + 1, ...(syncResult ? { syncResult } : {}) };
                 this.kube.put(app, ACTOR);
                 this.later(() => this.runOperation(ns, name), wait);
                 return;
             }
-            app.status.operationState = { operation: op, phase: "Failed", message: `${fault.message} (retried ${limit} times).`, startedAt: state.startedAt, finishedAt: now, retryCount: limit };
-            app.status.conditions = [...(app.status.conditions ?? []).filter((c: any) => c.type !== "SyncError"), { type: "SyncError", message: `Failed last sync attempt to [${op.sync.revision}]: ${fault.message}`, lastTransitionTime: now }];
+            app.status.operationState = { operation: op, phase: "Failed", message: `${end.failure} (retried ${retries} times).`, startedAt: state.startedAt, finishedAt: now, retryCount: retries, ...(syncResult ? { syncResult } : {}) };
+            app.status.conditions = [...(app.status.conditions ?? []).filter((c: any) => c.type !== "SyncError"), { type: "SyncError", message: `Failed last sync attempt to [${op.sync.revision}]: ${end.failure}`, lastTransitionTime: now }];
             delete app.operation;
             this.kube.put(app, ACTOR);
+            this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: false, forced: true });
             return;
         }
         const history = [...(app.status.history ?? [])];
-        history.push({ revision: op.sync.revision, deployedAt: now, deployStartedAt: state.startedAt, id: history.length, source: op.sync.source, initiatedBy: op.initiatedBy });
+        history.push({ revision: op.sync.revision, deployedAt: now, deployStartedAt: state.startedAt, id: history.length, source: op.sync.source ?? app.spec.source, initiatedBy: op.initiatedBy });
         app.status.operationState = {
             operation: op,
             phase: "Succeeded",
             message: "successfully synced (all tasks run)",
             startedAt: state.startedAt,
             finishedAt: now,
-            syncResult: { revision: op.sync.revision, source: op.sync.source, resources },
+            ...(state.retryCount ? { retryCount: state.retryCount } : {}),
+            syncResult: { revision: op.sync.revision, source: op.sync.source ?? app.spec.source, resources: end.resources },
         };
         app.status.history = history.slice(-10);
         app.status.conditions = (app.status.conditions ?? []).filter((c: any) => c.type !== "SyncError");
         if (!app.status.conditions.length) delete app.status.conditions;
         delete app.operation;
         this.kube.put(app, ACTOR);
-        // a finished automated operation is followed by a comparison (CompareWithLatest)
+        // a finished operation is followed by a comparison (CompareWithLatest)
         this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: false, forced: true });
     }
 
     /** Applies the rendered objects (only those the operation names, for a partial sync); prunes when asked. */
-    private apply(app: any, op: any): any[] {
+    private apply(app: any, op: any, desired: any[]): any[] {
         const name = app.metadata.name;
-        const dest = app.spec.destination;
-        const createNs = (app.spec.syncPolicy?.syncOptions ?? []).includes("CreateNamespace=true");
-        const desired: any[] = this.repo.rendered(app.spec.source.repoURL, op.sync.revision, app.spec.source.path).map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? dest.namespace } }));
+        const createNs = (app.spec.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? []).includes("CreateNamespace=true");
         const only = op.sync.resources ? new Set(op.sync.resources.map((r: any) => `${r.kind}/${r.namespace}/${r.name}`)) : null;
         const results: any[] = [];
-        for (const d of desired) {
+        for (const d of [...desired].sort((x, y) => wave(x) - wave(y))) {
             if (only && !only.has(keyOf(d))) continue;
             const ns = d.metadata.namespace;
             if (!this.kube.get("Namespace", undefined, ns)) {
@@ -409,14 +586,14 @@ export class AppController {
             // an apply: the object is patched in place, so its uid stays
             const next = { ...(live ?? {}), ...d, metadata: { ...(live?.metadata ?? {}), ...d.metadata, annotations } };
             this.kube.put(next, ACTOR);
-            results.push({ group: "", version: "v1", kind: d.kind, namespace: ns, name: d.metadata.name, status: "Synced", message: `${d.kind.toLowerCase()}/${d.metadata.name} ${live ? "configured" : "created"}`, syncPhase: "Sync" });
+            results.push({ group: groupOf(d), version: d.apiVersion?.split("/").pop() ?? "v1", kind: d.kind, namespace: ns, name: d.metadata.name, status: "Synced", message: `${d.kind.toLowerCase()}${groupOf(d) ? `.${groupOf(d)}` : ""}/${d.metadata.name} ${live ? "configured" : "created"}`, syncPhase: "Sync" });
         }
         if (op.sync.prune && !only && desired.length) {
             const keys = new Set(desired.map(keyOf));
             for (const r of app.status?.resources ?? []) {
                 if (keys.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
                 this.kube.remove(r.kind, r.namespace, r.name, ACTOR);
-                results.push({ group: "", version: "v1", kind: r.kind, namespace: r.namespace, name: r.name, status: "Pruned", message: "pruned", syncPhase: "Sync" });
+                results.push({ group: r.group ?? "", version: r.version ?? "v1", kind: r.kind, namespace: r.namespace, name: r.name, status: "Pruned", message: "pruned", syncPhase: "Sync" });
             }
         }
         return results;

@@ -1,10 +1,18 @@
 /**
- * The simulation's ApplicationSet controller (list generator, fasttemplate `{{key}}` templating):
- * one Application per element, owned by the ApplicationSet; a hand edit to a generated
- * Application's spec is overwritten from the template, as in Argo CD v3.5.1.
+ * The simulation's ApplicationSet controller (`applicationset/controllers/applicationset_controller.go`
+ * at v3.5.1): the list generator and the git files generator, fasttemplate `{{key}}` templating, one
+ * Application per element, owned by the ApplicationSet; a hand edit to a generated Application's
+ * spec is overwritten from the template. With progressive syncs on, a RollingSync ApplicationSet's
+ * rollout runs as rollingSync.ts says; with them off its strategy is ignored and its
+ * `status.applicationStatus` cleared. The git generator is requeued every 3 minutes (its
+ * `requeueAfterSeconds` default); the annotation `argocd.argoproj.io/application-set-refresh`
+ * asks for a reconcile now, past the repo-server's revision cache, and is removed after it.
  */
+import { parse as parseYaml } from "yaml";
 import { realSimClock, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
+import { RenderError, RepoServer } from "./repoServer";
+import * as rolling from "./rollingSync";
 
 export const ACTOR = "applicationset-controller";
 
@@ -30,18 +38,15 @@ export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
 export const PRESERVED_ANNOTATIONS = ["argocd.argoproj.io/refresh", "argocd.argoproj.io/hydrate"];
 const preserved = (key: string) => PRESERVED_ANNOTATIONS.includes(key) || key.startsWith("notified.notifications.argoproj.io") || key.startsWith("notifications.argoproj.io/");
 
-/**
- * The Applications an ApplicationSet with a list generator generates (metadata and spec only).
- * Each gets the resources finalizer unless the template sets finalizers or the ApplicationSet says
- * preserveResourcesOnDeletion (applicationset/utils/utils.go).
- */
-export function generateApplications(appset: any): any[] {
-    const elements: any[] = appset.spec?.generators?.[0]?.list?.elements ?? [];
-    return elements.map((el) => {
-        for (const [k, v] of Object.entries(el)) {
-            if (typeof v !== "string") throw new Error(`list element key ${k} must be a string, got ${typeof v}`);
-        }
-        const t = renderTemplate(appset.spec.template, el as Record<string, string>);
+/** The annotation that asks the ApplicationSet controller for a reconcile now (common.AnnotationApplicationSetRefresh). */
+export const APPSET_REFRESH_ANNOTATION = "argocd.argoproj.io/application-set-refresh";
+/** The git generator's requeue when `requeueAfterSeconds` is unset (generators/git.go getDefaultRequeueAfter). */
+export const GIT_REQUEUE_MS = 180_000;
+
+/** One Application per parameter set, from the template (applicationset/utils/utils.go). */
+export function generateFromParams(appset: any, paramSets: Record<string, string>[]): any[] {
+    return paramSets.map((el) => {
+        const t = renderTemplate(appset.spec.template, el);
         return {
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Application",
@@ -50,6 +55,7 @@ export function generateApplications(appset: any): any[] {
                 namespace: appset.metadata.namespace,
                 labels: t.metadata.labels,
                 annotations: t.metadata.annotations,
+                // every generated Application gets the resources finalizer unless the template sets finalizers or preserveResourcesOnDeletion
                 finalizers: t.metadata.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
                 ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: appset.metadata.name, uid: appset.metadata.uid, controller: true, blockOwnerDeletion: true }],
             },
@@ -58,55 +64,233 @@ export function generateApplications(appset: any): any[] {
     });
 }
 
+/** The Applications an ApplicationSet with a list generator generates (metadata and spec only). */
+export function generateApplications(appset: any): any[] {
+    const elements: any[] = appset.spec?.generators?.[0]?.list?.elements ?? [];
+    for (const el of elements) {
+        for (const [k, v] of Object.entries(el)) {
+            if (typeof v !== "string") throw new Error(`list element key ${k} must be a string, got ${typeof v}`);
+        }
+    }
+    return generateFromParams(appset, elements);
+}
+
+/** `flatten.Flatten(obj, "", DotStyle)` with every value printed as Go's `%v` would. */
+function flatten(obj: any, prefix = "", out: Record<string, string> = {}): Record<string, string> {
+    for (const [k, v] of Object.entries(obj ?? {})) {
+        const key = prefix ? `${prefix}.${k}` : k;
+        if (v && typeof v === "object" && !Array.isArray(v)) flatten(v, key, out);
+        else out[key] = Array.isArray(v) ? `[${v.join(" ")}]` : String(v);
+    }
+    return out;
+}
+
+/** A name as `utils.SanitizeName` makes it (lower case, runs of other characters to "-"). */
+const sanitize = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 63);
+
+/** The parameters of one file of a git files generator (non-Go-template flavour, generators/git.go). */
+export function gitFileParams(filePath: string, content: string): Record<string, string>[] {
+    let parsed: any;
+    try {
+        parsed = parseYaml(content);
+    } catch (e: any) {
+        throw new RenderError(`unable to process file '${filePath}': unable to parse file: ${e.message}`);
+    }
+    const objects: any[] = Array.isArray(parsed) ? parsed : [parsed ?? {}];
+    const dir = filePath.includes("/") ? filePath.slice(0, filePath.lastIndexOf("/")) : ".";
+    const base = (p: string) => p.slice(p.lastIndexOf("/") + 1);
+    return objects.map((o) => {
+        const params = flatten(o);
+        params["path"] = dir;
+        params["path.basename"] = base(dir);
+        params["path.filename"] = base(filePath);
+        params["path.basenameNormalized"] = sanitize(base(dir));
+        params["path.filenameNormalized"] = sanitize(base(filePath));
+        dir.split("/").forEach((seg, i) => (params[`path[${i}]`] = seg));
+        return params;
+    });
+}
+
+export interface AppSetControllerOptions {
+    /** How long generating takes after a change of the ApplicationSet (the real controller runs on its own loop). */
+    delayMs?: number;
+    clock?: SimClock;
+    /** The repo-server the git generator asks (needed only for git generators). */
+    repo?: RepoServer;
+    /** `applicationsetcontroller.enable.progressive.syncs` as the controller read it when it started. */
+    progressiveSyncs?: boolean;
+    /** The git generator's requeue (default 3 minutes). */
+    gitRequeueMs?: number;
+}
+
 export class AppSetController {
     private unsubscribe?: () => void;
+    private readonly timers = new Map<string, TimerHandle>();
+    private readonly chains = new Map<string, Promise<void>>();
+    private readonly delayMs: number;
+    private readonly clock: SimClock;
+    private running = false;
+    /** Errors thrown inside reconciles (a test double must not hide its own bugs). */
+    readonly errors: Error[] = [];
 
-    private readonly timers = new Set<TimerHandle>();
-
-    /** @param delayMs how long generating takes (the real controller runs on its own loop) */
-    constructor(private readonly kube: FakeKube, private readonly delayMs = 0, private readonly clock: SimClock = realSimClock()) {}
+    constructor(private readonly kube: FakeKube, private readonly opts: AppSetControllerOptions = {}) {
+        this.delayMs = opts.delayMs ?? 0;
+        this.clock = opts.clock ?? realSimClock();
+    }
 
     start() {
+        this.running = true;
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
-        for (const a of this.kube.list("ApplicationSet")) this.reconcile(a);
+        for (const a of this.kube.list("ApplicationSet")) this.schedule(a.metadata.namespace, a.metadata.name, 0);
     }
 
-    stop() {
+    async stop() {
+        this.running = false;
         this.unsubscribe?.();
-        for (const t of this.timers) this.clock.clearTimeout(t);
+        for (const t of this.timers.values()) this.clock.clearTimeout(t);
         this.timers.clear();
+        await Promise.all([...this.chains.values()]);
     }
 
-    private later(f: () => void) {
-        if (this.delayMs <= 0) return f();
-        const t = this.clock.setTimeout(() => {
-            this.timers.delete(t);
-            f();
-        }, this.delayMs);
-        this.timers.add(t);
+    /** Resolves once no reconcile is queued or running (requeues aside). */
+    async idle(): Promise<void> {
+        while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
+    }
+
+    /** One reconcile of an ApplicationSet after `delayMs` (a later request joins a pending one). */
+    private schedule(ns: string, name: string, delayMs: number) {
+        if (!this.running) return;
+        const key = `${ns}/${name}`;
+        const pending = this.timers.get(key);
+        if (pending) this.clock.clearTimeout(pending);
+        const h = this.clock.setTimeout(() => {
+            this.timers.delete(key);
+            const prev = this.chains.get(key) ?? Promise.resolve();
+            const next = this.clock.track(
+                prev.then(async () => {
+                    const current = this.kube.get("ApplicationSet", ns, name);
+                    if (current && this.running) await this.reconcile(current);
+                }),
+            ).catch((e) => void this.errors.push(e));
+            this.chains.set(key, next);
+            next.then(() => {
+                if (this.chains.get(key) === next) this.chains.delete(key);
+            });
+        }, delayMs);
+        this.timers.set(key, h);
     }
 
     private onChange(c: Change) {
         if (c.actor === ACTOR || c.actor === "garbage-collector") return;
         if (c.kind === "ApplicationSet" && c.type !== "DELETED") {
-            const { namespace, name } = c.obj.metadata;
-            this.later(() => {
-                const current = this.kube.get("ApplicationSet", namespace, name);
-                if (current) this.reconcile(current);
-            });
+            this.schedule(c.obj.metadata.namespace, c.obj.metadata.name, this.delayMs);
         }
         if (c.kind === "Application") {
             const owner = (c.obj.metadata.ownerReferences ?? []).find((r: any) => r.kind === "ApplicationSet");
-            if (!owner) return;
-            const appset = this.kube.get("ApplicationSet", c.obj.metadata.namespace, owner.name);
-            if (appset) this.reconcile(appset);
+            if (!owner || !this.shouldRequeueFor(c.old, c.type === "DELETED" ? undefined : c.obj)) return;
+            this.schedule(c.obj.metadata.namespace, owner.name, 0);
         }
     }
 
-    reconcile(appset: any) {
-        const desired = generateApplications(appset);
+    /** `shouldRequeueForApplication`: what it owns changed, or (progressive syncs) the status the rollout reads. */
+    private shouldRequeueFor(old: any, now: any): boolean {
+        if (!old || !now) return true;
+        const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+        if (!same(old.spec, now.spec) || !same(old.metadata.annotations, now.metadata.annotations) || !same(old.metadata.labels, now.metadata.labels) || !same(old.metadata.finalizers, now.metadata.finalizers)) return true;
+        if (!this.opts.progressiveSyncs) return false;
+        if (old.status?.health?.status !== now.status?.health?.status || old.status?.sync?.status !== now.status?.sync?.status) return true;
+        const a = old.status?.operationState;
+        const b = now.status?.operationState;
+        return !!a && !!b && (a.phase !== b.phase || a.startedAt !== b.startedAt);
+    }
+
+    private iso() {
+        return new Date(this.clock.now()).toISOString();
+    }
+
+    /** The generated Applications: every generator's parameter sets through the template. */
+    private async generate(appset: any): Promise<any[]> {
+        const out: any[] = [];
+        for (const g of appset.spec?.generators ?? []) {
+            if (g.list) out.push(...generateApplications({ ...appset, spec: { ...appset.spec, generators: [g] } }));
+            else if (g.git) {
+                if (!this.opts.repo) throw new RenderError("the simulation has no repo-server for the git generator");
+                const refresh = appset.metadata.annotations?.[APPSET_REFRESH_ANNOTATION] !== undefined;
+                const sha = await this.opts.repo.resolve(g.git.repoURL, g.git.revision ?? "HEAD", { noCache: refresh });
+                const params: Record<string, string>[] = [];
+                for (const f of g.git.files ?? []) {
+                    for (const file of await this.opts.repo.files(g.git.repoURL, sha, f.path)) params.push(...gitFileParams(file.path, file.content));
+                }
+                out.push(...generateFromParams(appset, params));
+            }
+        }
+        return out;
+    }
+
+    async reconcile(appset: any): Promise<void> {
+        const { namespace, name } = appset.metadata;
+        let desired: any[];
+        try {
+            desired = await this.generate(appset);
+        } catch (e: any) {
+            if (!(e instanceof RenderError)) throw e;
+            this.writeStatus(namespace, name, (st) => setCondition(st, { type: "ErrorOccurred", status: "True", reason: "ApplicationGenerationFromParamsError", message: e.message }, this.iso()));
+            this.requeue(appset);
+            return;
+        }
+        if (!this.running) return;
+        const fresh = this.kube.get("ApplicationSet", namespace, name);
+        if (!fresh || fresh.metadata.deletionTimestamp) return;
+        const owned = (a: any) => (a.metadata.ownerReferences ?? []).some((r: any) => r.uid === fresh.metadata.uid);
+        const current = this.kube.list("Application", namespace).filter(owned);
+
+        if (this.opts.progressiveSyncs && rolling.isRollingSync(fresh)) {
+            const now = this.iso();
+            const { steps, stepOf } = rolling.buildAppDependencyList(fresh, desired);
+            let statuses = rolling.updateApplicationStatus(fresh, current, desired, stepOf, now);
+            const toSync = rolling.appsToSync(statuses, steps, current);
+            statuses = rolling.updateApplicationStatusProgress(fresh, statuses, toSync, stepOf, now);
+            const cond = rolling.rolloutCondition(fresh, statuses);
+            this.writeStatus(namespace, name, (st) => {
+                st.applicationStatus = statuses;
+                if (cond) setCondition(st, cond, now);
+            });
+            if (rolling.rollingSyncEnabled(fresh)) desired = rolling.syncDesiredApplications(statuses, toSync, desired);
+        } else if ((fresh.status?.applicationStatus ?? []).length) {
+            // progressive syncs off, or no RollingSync strategy: the rollout's entries are cleared
+            this.writeStatus(namespace, name, (st) => void delete st.applicationStatus);
+        }
+
+        this.apply(fresh, desired, current);
+        const latest = this.kube.get("ApplicationSet", namespace, name);
+        if (latest && latest.metadata.annotations?.[APPSET_REFRESH_ANNOTATION] !== undefined) {
+            delete latest.metadata.annotations[APPSET_REFRESH_ANNOTATION];
+            this.kube.put(latest, ACTOR);
+        }
+        this.writeStatus(namespace, name, (st) => setCondition(st, { type: "ResourcesUpToDate", status: "True", reason: "ApplicationSetUpToDate", message: "All applications have been generated successfully" }, this.iso()));
+        this.requeue(appset);
+    }
+
+    private requeue(appset: any) {
+        if ((appset.spec?.generators ?? []).some((g: any) => g.git)) {
+            const secs = (appset.spec.generators.find((g: any) => g.git).git.requeueAfterSeconds as number | undefined) ?? undefined;
+            this.schedule(appset.metadata.namespace, appset.metadata.name, secs !== undefined ? secs * 1000 : this.opts.gitRequeueMs ?? GIT_REQUEUE_MS);
+        }
+    }
+
+    private writeStatus(ns: string, name: string, f: (status: any) => void) {
+        const latest = this.kube.get("ApplicationSet", ns, name);
+        if (!latest) return;
+        const before = JSON.stringify(latest.status ?? {});
+        latest.status = { ...(latest.status ?? {}) };
+        f(latest.status);
+        if (JSON.stringify(latest.status) !== before) this.kube.put(latest, ACTOR);
+    }
+
+    /** createOrUpdateInCluster + deleteInCluster. */
+    private apply(appset: any, desired: any[], current: any[]) {
         const names = new Set(desired.map((d) => d.metadata.name));
-        for (const d of desired) {
+        for (const d of [...desired].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
             if (live?.metadata.deletionTimestamp) continue; // being deleted: generated again once it is gone
             // spec, labels and finalizers come from the template; annotations too, but for the preserved keys
@@ -117,13 +301,23 @@ export class AppSetController {
                       ...live,
                       metadata: { ...live.metadata, labels: d.metadata.labels, annotations: Object.keys(annotations).length ? annotations : undefined, finalizers: d.metadata.finalizers, ownerReferences: d.metadata.ownerReferences },
                       spec: d.spec,
+                      // RollingSync's sync: the operation is set on the live Application
+                      ...(d.operation ? { operation: d.operation } : {}),
                   }
                 : d;
+            if (live && JSON.stringify(live) === JSON.stringify(next)) continue;
             this.kube.put(next, ACTOR);
         }
-        for (const app of this.kube.list("Application", appset.metadata.namespace)) {
-            const owned = (app.metadata.ownerReferences ?? []).some((r: any) => r.uid === appset.metadata.uid);
-            if (owned && !names.has(app.metadata.name)) this.kube.remove("Application", app.metadata.namespace, app.metadata.name, ACTOR);
+        for (const app of current) {
+            if (!names.has(app.metadata.name)) this.kube.remove("Application", app.metadata.namespace, app.metadata.name, ACTOR);
         }
     }
+}
+
+/** Sets one condition of an ApplicationSet's status by type; its lastTransitionTime moves only when its status does. */
+function setCondition(status: any, cond: { type: string; status: string; reason: string; message: string }, now: string) {
+    const conds: any[] = status.conditions ?? [];
+    const old = conds.find((c) => c.type === cond.type);
+    const next = { ...cond, lastTransitionTime: old && old.status === cond.status ? old.lastTransitionTime : now };
+    status.conditions = [...conds.filter((c) => c.type !== cond.type), next];
 }

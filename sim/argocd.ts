@@ -9,7 +9,14 @@ import { AppSetController } from "./appsetController";
 import { realSimClock, SimClock } from "./clock";
 import { FakeKube } from "./fakeApi";
 import { ArgoTimings, FAST } from "./profiles";
+import { PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { shellPodRunner } from "./podRunner";
 import { RepoServer } from "./repoServer";
+import { PodRunner, Workloads } from "./workloads";
+
+/** Where Argo CD reads its command parameters (install.yaml's argocd-cmd-params-cm). */
+export const CMD_PARAMS_CM = "argocd-cmd-params-cm";
+
 
 export interface ArgoSimOptions extends Partial<ArgoTimings> {
     /** Maps the in-cluster repoURL to the loopback git daemon's URL. */
@@ -19,33 +26,45 @@ export interface ArgoSimOptions extends Partial<ArgoTimings> {
     cacheDir?: string;
     /** The clock every delay is on (default: the real one). */
     clock?: SimClock;
+    /** Where the simulated kubelet lays out Pods' volumes (nobody must be able to traverse it; default: the temp dir). */
+    podDir?: string;
+    /** How Pods' containers run (default: their /bin/sh command, for real). */
+    podRunner?: PodRunner;
 }
 
 export class ArgoSim {
     readonly repo: RepoServer;
     readonly appsets: AppSetController;
     readonly apps: AppController;
+    /** Kubernetes' own controllers the labs need (Jobs and their Pods, Deployments). */
+    readonly workloads: Workloads;
     readonly clock: SimClock;
     readonly timings: ArgoTimings;
 
     constructor(readonly kube: FakeKube, opts: ArgoSimOptions) {
-        const { urlFor, kubectl, cacheDir, clock, ...timings } = opts;
+        const { urlFor, kubectl, cacheDir, clock, podDir, podRunner, ...timings } = opts;
         this.timings = { ...FAST, ...timings };
         this.clock = clock ?? realSimClock();
         this.repo = new RepoServer(urlFor, kubectl, cacheDir, { now: () => this.clock.now(), revisionCacheMs: this.timings.revisionCacheMs });
-        this.appsets = new AppSetController(kube, this.timings.generateDelayMs, this.clock);
+        // read when the ApplicationSet controller starts, as its flag is
+        const progressiveSyncs = kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)?.data?.[PROGRESSIVE_SYNCS_KEY] === "true";
+        this.appsets = new AppSetController(kube, { delayMs: this.timings.generateDelayMs, clock: this.clock, repo: this.repo, progressiveSyncs });
         this.apps = new AppController(kube, this.repo, this.timings, this.clock);
+        this.workloads = new Workloads(kube, this.timings, this.clock, podRunner ?? shellPodRunner(podDir));
     }
 
     start() {
+        this.workloads.start();
         this.appsets.start();
         this.apps.start();
     }
 
     async stop() {
-        this.appsets.stop();
+        await this.appsets.stop();
         await this.apps.stop();
+        await this.workloads.stop();
         this.repo.close();
-        if (this.apps.errors.length) throw new Error(`the Argo CD simulation failed: ${this.apps.errors.map((e) => e.stack).join("\n")}`);
+        const errors = [...this.apps.errors, ...this.appsets.errors, ...this.workloads.errors];
+        if (errors.length) throw new Error(`the Argo CD simulation failed: ${errors.map((e) => e.stack).join("\n")}`);
     }
 }

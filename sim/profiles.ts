@@ -27,6 +27,10 @@ export interface ArgoTimings {
     retryBackoffMs: number;
     retryBackoffFactor: number;
     retryBackoffCapMs: number;
+    /** Kubernetes, for the tenants lab: a Pod's run (pull, start, the script), the Job controller's Pod failure backoff base, a Deployment's rollout. */
+    podRunMs: number;
+    jobBackoffMs: number;
+    rolloutMs: number;
 }
 
 /**
@@ -41,7 +45,9 @@ export interface ArgoTimings {
  * The durations of work are our estimates for one small kustomize app on a single-node k3s, not
  * measurements: 1 s from a trigger to a comparison written (a git fetch and a kustomize build),
  * 0.5 s for the ApplicationSet controller to generate, 0.2 s for an operation to start and 1.5 s
- * for it to apply and assess health.
+ * for it to apply and assess health. Kubernetes: the Job controller's Pod failure backoff is 10 s,
+ * doubling (pkg/controller/job); a hook Pod's run (busybox, cached) about 2 s and a one-replica
+ * Deployment's rollout about 5 s are our estimates.
  */
 export const V351_DEFAULTS: ArgoTimings = {
     generateDelayMs: 500,
@@ -58,6 +64,9 @@ export const V351_DEFAULTS: ArgoTimings = {
     retryBackoffMs: 5_000,
     retryBackoffFactor: 2,
     retryBackoffCapMs: 180_000,
+    podRunMs: 2_000,
+    jobBackoffMs: 10_000,
+    rolloutMs: 5_000,
 };
 
 /**
@@ -77,6 +86,9 @@ export const FAST: ArgoTimings = {
     selfHealBackoffCapMs: 5_000,
     retryBackoffMs: 100,
     retryBackoffCapMs: 1_000,
+    podRunMs: 30,
+    jobBackoffMs: 60,
+    rolloutMs: 100,
 };
 
 /** `simulate --realistic`: the defaults' work durations on the real clock (the long waits stay long). */

@@ -13,6 +13,24 @@ import { run } from "../lab/ports/exec";
 export class RenderError extends Error {}
 
 /**
+ * A git files generator path pattern as a RegExp: `*` and `?` stay within one path segment, `**`
+ * spans segments (upstream matches with the glob library; our two patterns need no more).
+ */
+export function globToRegExp(pattern: string): RegExp {
+    let re = "";
+    for (let i = 0; i < pattern.length; i++) {
+        const c = pattern[i];
+        if (c === "*" && pattern[i + 1] === "*") {
+            re += ".*";
+            i++;
+        } else if (c === "*") re += "[^/]*";
+        else if (c === "?") re += "[^/]";
+        else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+    }
+    return new RegExp(`^${re}$`);
+}
+
+/**
  * `kubectl kustomize` reports errors through klog (`E1129 ... "command failed" err="..."`), the
  * kustomize binary the repo-server runs as `Error: ...`: turn the first into the second.
  */
@@ -107,6 +125,25 @@ export class RepoServer {
         if (!fs.existsSync(dir)) await run("git", ["init", "--quiet", "--bare", dir]);
         await run("git", ["--git-dir", dir, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"]);
         return dir;
+    }
+
+    /**
+     * The files at commit `sha` whose paths match `pattern` (the git files generator's `files[].path`;
+     * `*` within a path segment, `**` across segments), with their contents.
+     */
+    async files(repoURL: string, sha: string, pattern: string): Promise<{ path: string; content: string }[]> {
+        const re = globToRegExp(pattern);
+        return this.serialized(async () => {
+            const git = await this.mirror(repoURL);
+            const { stdout } = await run("git", ["--git-dir", git, "ls-tree", "-r", "--name-only", sha]);
+            const paths = stdout.split("\n").filter((p) => p && re.test(p)).sort();
+            const out: { path: string; content: string }[] = [];
+            for (const p of paths) out.push({ path: p, content: (await run("git", ["--git-dir", git, "show", `${sha}:${p}`])).stdout });
+            return out;
+        }).catch((e) => {
+            if (e instanceof RenderError) throw e;
+            throw new RenderError(`error generating params from git: error retrieving Git files: rpc error: code = Unknown desc = ${String(e.stderr || e.message).trim()}`);
+        });
     }
 
     /** The objects at `path` of commit `sha`, or a RenderError with Argo CD's message. */

@@ -15,7 +15,8 @@ import { ScenarioTimeouts } from "../lab/shop/scenario";
 import { RESULT_FILES } from "../lab/shop/results";
 import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
-import { ArgoSim } from "./argocd";
+import { argoCdCmdParams } from "../lab/platform/argocd";
+import { ArgoSim, CMD_PARAMS_CM } from "./argocd";
 import { SimClock, VirtualClock } from "./clock";
 import { ArgoTimings } from "./profiles";
 import { FakeKube } from "./fakeApi";
@@ -121,6 +122,8 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         for (const ns of ["argocd", "gitsrv"]) {
             if (!kube.get("Namespace", undefined, ns)) kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
         }
+        // the install's patch (lab/platform/argocd.ts): progressive syncs on, read when the ApplicationSet controller starts
+        if (!kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)) kube.put(argoCdCmdParams(), "installer");
         if (opts.persist) kube.persistTo(clusterStateFile(layout.root));
         const url = await kube.start();
         const argo = new ArgoSim(kube, {

@@ -40,6 +40,12 @@ export interface ClusterPort {
     /** The tail of a Pod's log (pods/log), at most `limitBytes`. */
     readPodLog(namespace: string, name: string, opts?: { tailLines?: number; limitBytes?: number }): Promise<string>;
     createEvent(namespace: string, event: any): Promise<any>;
+    /** Merge-patches metadata.annotations of an ApplicationSet (e.g. its refresh annotation). */
+    annotateApplicationSet(name: string, annotations: Record<string, string>, namespace?: string): Promise<void>;
+    /** Creates a namespace with these labels, or adds the labels to the existing one. */
+    ensureNamespace(name: string, labels: Record<string, string>): Promise<void>;
+    /** Creates a ConfigMap, or replaces the labels and data of the existing one. */
+    putConfigMap(obj: { metadata: { name: string; namespace: string; labels?: Record<string, string> }; data: Record<string, string> }): Promise<void>;
 }
 
 const ARGO = { group: "argoproj.io", version: "v1alpha1" };
@@ -238,5 +244,28 @@ export class KubeCluster implements ClusterPort {
     }
     createEvent(namespace: string, event: any) {
         return this.call(`create event -n ${namespace}`, () => this.core.createNamespacedEvent({ namespace, body: event }));
+    }
+    async annotateApplicationSet(name: string, annotations: Record<string, string>, namespace = ARGOCD_NAMESPACE) {
+        await this.call(`annotate applicationsets/${name}`, () =>
+            this.custom.patchNamespacedCustomObject({ ...ARGO, namespace, plural: "applicationsets", name, body: { metadata: { annotations } } }, this.contentType("merge")),
+        );
+    }
+    async ensureNamespace(name: string, labels: Record<string, string>) {
+        const live = await this.getNamespace(name);
+        if (!live) {
+            await this.call(`create namespaces/${name}`, () => this.core.createNamespace({ body: { apiVersion: "v1", kind: "Namespace", metadata: { name, labels } } }));
+            return;
+        }
+        await this.call(`label namespaces/${name}`, () => this.core.patchNamespace({ name, body: { metadata: { labels } } }, this.contentType("merge")));
+    }
+    async putConfigMap(obj: { metadata: { name: string; namespace: string; labels?: Record<string, string> }; data: Record<string, string> }) {
+        const { name, namespace } = obj.metadata;
+        const live = await this.getConfigMap(namespace, name);
+        const body = { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, labels: obj.metadata.labels }, data: obj.data };
+        if (!live) {
+            await this.call(`create configmaps/${name} -n ${namespace}`, () => this.core.createNamespacedConfigMap({ namespace, body }));
+            return;
+        }
+        await this.call(`replace configmaps/${name} -n ${namespace}`, () => this.core.replaceNamespacedConfigMap({ name, namespace, body: { ...body, metadata: { ...body.metadata, resourceVersion: (live as any).metadata?.resourceVersion } } }));
     }
 }

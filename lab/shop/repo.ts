@@ -1,207 +1,43 @@
 /**
- * Step 1: the bare repository, the working clone, the base and the overlays.
- * Everything it creates is marked, so a second run recognises its own work and a delete
- * removes exactly that, and nothing that somebody else put at the same paths.
+ * Step 1: the bare repository, the working clone, the base and the overlays (lab/platform/labRepo.ts
+ * does the work; this says what makes the shop repository the shop lab's own).
  */
-import * as fs from "fs";
 import * as path from "path";
-import { run } from "../ports/exec";
-import { mkdirReadable } from "../ports/files";
-import { LAB_GIT_IDENTITY } from "../ports/git";
+import { createLabRepo, deleteLabRepo, LabRepoResult, labRepoPaths, Log, RepoKind } from "../platform/labRepo";
 import { LabLayout } from "./layout";
 import { renderShopConfig } from "./render";
 
-/** git config key in the bare repository that says "the lab made this". */
-export const OWNER_KEY = "gitops-lab.owner";
+export { isOurBareRepo, makeWorldReadable, OWNER_KEY, SHARED_REPOSITORY } from "../platform/labRepo";
 export const OWNER_VALUE = "shop-repo";
-const INITIAL_KEY = "gitops-lab.initialcommit";
 export const INITIAL_MESSAGE = "Shop base and dev/prod overlays (lab step 1)";
 
-export interface ShopRepoResult {
-    /** SHA of the commit on main that holds the base and overlays. */
-    initialCommit: string;
-}
+export type ShopRepoResult = LabRepoResult;
 
-export type Log = (line: string) => void;
-
-const identity = LAB_GIT_IDENTITY.flatMap((c) => ["-c", c]);
-
-async function git(args: string[], cwd?: string): Promise<string> {
-    return (await run("git", [...identity, ...args], { cwd })).stdout.trim();
-}
-
-async function configGet(gitDir: string, key: string): Promise<string | null> {
-    try {
-        return await git(["--git-dir", gitDir, "config", "--get", key]);
-    } catch {
-        return null;
-    }
-}
-
-function exists(p: string): boolean {
-    return fs.existsSync(p);
-}
-
-function isEmptyDir(p: string): boolean {
-    return fs.readdirSync(p).length === 0;
-}
-
-/** Is the bare repository at this path one the lab created? */
-export async function isOurBareRepo(bareRepo: string): Promise<boolean> {
-    if (!exists(bareRepo)) return false;
-    return (await configGet(bareRepo, OWNER_KEY)) === OWNER_VALUE;
-}
-
-async function isOurClone(layout: LabLayout): Promise<boolean> {
-    if (!exists(path.join(layout.clone, ".git"))) return false;
-    const url = await configGet(path.join(layout.clone, ".git"), "remote.origin.url");
-    return url !== null && path.resolve(url) === path.resolve(layout.bareRepo);
-}
-
-/** Files of a repository are 0644 and directories 0755 whatever the pusher's umask (git's core.sharedRepository). */
-export const SHARED_REPOSITORY = "0644";
-
-/** The path a half-built copy of `final` is made at, renamed into place only when complete. */
-const partial = (final: string) => path.join(path.dirname(final), `.${path.basename(final)}.partial`);
-
-/**
- * Creates (or recognises) the bare repository and the clone, and pushes the first commit.
- * `files` maps repository paths (base/configmap.yaml, ...) to their contents.
- *
- * Safe to interrupt at any instant: the bare repository and the clone are built under a
- * `.partial` name and renamed into place when complete (a leftover `.partial` is the lab's own
- * and is rebuilt), and the first commit is recognised wherever a run stopped: made but not pushed,
- * pushed but not recorded.
- */
-export async function createShopRepo(layout: LabLayout, files: Record<string, string>, log: Log = () => {}, kubectl = "kubectl"): Promise<ShopRepoResult> {
-    const { bareRepo, clone } = layout;
-
-    if (exists(bareRepo)) {
-        if (!(await isOurBareRepo(bareRepo))) {
-            throw new Error(
-                `${bareRepo} already exists and was not created by this lab (its git config has no ${OWNER_KEY}). ` +
-                    `Nothing was changed. Move it away, or set the stack's "root" to another prefix, then run again.`,
-            );
-        }
-        // pushes by root keep the umask's bits off: keep an existing repository readable too
-        await git(["--git-dir", bareRepo, "config", "core.sharedRepository", SHARED_REPOSITORY]);
-        const initial = await configGet(bareRepo, INITIAL_KEY);
-        if (initial) {
-            if (!exists(clone)) {
-                log(`clone ${clone} is missing; cloning it again`);
-                await cloneBare(layout);
-            } else if (!(await isOurClone(layout))) {
-                throw new Error(`${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`);
+/** The shop repository: both overlays must render before the first commit. */
+export function shopRepoKind(kubectl = "kubectl"): RepoKind {
+    return {
+        owner: OWNER_VALUE,
+        initialMessage: INITIAL_MESSAGE,
+        check: async (clone, log) => {
+            for (const env of ["dev", "prod"]) {
+                const data = await renderShopConfig(path.join(clone, "envs", env), kubectl);
+                log(`kubectl kustomize envs/${env}: LOG_LEVEL=${data.LOG_LEVEL} FEATURE_CHECKOUT_V2=${data.FEATURE_CHECKOUT_V2}`);
             }
-            await makeWorldReadable(layout);
-            log(`shop repo already in place at ${bareRepo} (initial commit ${initial})`);
-            return { initialCommit: initial };
-        }
-        // ours, but the first commit was never recorded: carry on below
-    } else {
-        mkdirReadable(path.dirname(bareRepo));
-        const tmp = partial(bareRepo);
-        fs.rmSync(tmp, { recursive: true, force: true });
-        await git(["init", "--quiet", "--bare", "--initial-branch=main", `--shared=${SHARED_REPOSITORY}`, tmp]);
-        await git(["--git-dir", tmp, "config", OWNER_KEY, OWNER_VALUE]);
-        fs.renameSync(tmp, bareRepo);
-        log(`created bare repository ${bareRepo} (core.sharedRepository=${SHARED_REPOSITORY})`);
-    }
-
-    if (exists(clone) && !isEmptyDir(clone) && !(await isOurClone(layout))) {
-        throw new Error(`${clone} already exists and is not a clone of ${bareRepo}. Nothing in it was changed. Move it away, then run again.`);
-    }
-    if (!exists(path.join(clone, ".git"))) {
-        if (exists(clone)) fs.rmdirSync(clone); // empty
-        await cloneBare(layout);
-    }
-
-    const sha = await pushInitialCommit(layout, files, log, kubectl);
-    await git(["branch", "--quiet", "--set-upstream-to=origin/main", "main"], clone).catch(() => undefined);
-    await git(["--git-dir", bareRepo, "config", INITIAL_KEY, sha]);
-    await makeWorldReadable(layout);
-    log(`pushed main at ${sha}`);
-    return { initialCommit: sha };
+        },
+    };
 }
 
-/** The first commit on main: found where an earlier run left it, or made and pushed now. */
-async function pushInitialCommit(layout: LabLayout, files: Record<string, string>, log: Log, kubectl: string): Promise<string> {
-    const { bareRepo, clone } = layout;
-    const remote = await git(["--git-dir", bareRepo, "rev-parse", "--verify", "--quiet", "refs/heads/main"]).catch(() => "");
-    if (remote) {
-        // pushed by a run that stopped before recording it
-        const subject = await git(["--git-dir", bareRepo, "log", "-1", "--format=%s", remote]);
-        const count = await git(["--git-dir", bareRepo, "rev-list", "--count", remote]);
-        if (subject !== INITIAL_MESSAGE || count !== "1") {
-            throw new Error(`${bareRepo} has a main branch that is not the lab's first commit (${remote}: "${subject}"). Nothing was changed. Remove the repository (or pulumi destroy), then run again.`);
-        }
-        await git(["fetch", "--quiet", "origin"], clone);
-        await git(["reset", "--quiet", "--hard", remote], clone);
-        log(`found the first commit ${remote} already pushed by an earlier run`);
-        return remote;
-    }
-    const head = await git(["rev-parse", "--verify", "--quiet", "HEAD"], clone).catch(() => "");
-    if (head && (await git(["log", "-1", "--format=%s", head], clone)) === INITIAL_MESSAGE) {
-        log(`found the first commit ${head} made but not pushed by an earlier run`);
-    } else {
-        for (const [rel, content] of Object.entries(files)) {
-            const abs = path.join(clone, rel);
-            fs.mkdirSync(path.dirname(abs), { recursive: true });
-            fs.writeFileSync(abs, content);
-        }
-        for (const env of ["dev", "prod"]) {
-            const data = await renderShopConfig(path.join(clone, "envs", env), kubectl);
-            log(`kubectl kustomize envs/${env}: LOG_LEVEL=${data.LOG_LEVEL} FEATURE_CHECKOUT_V2=${data.FEATURE_CHECKOUT_V2}`);
-        }
-        await git(["add", "--", ...Object.keys(files)], clone);
-        await git(["commit", "--quiet", "-m", INITIAL_MESSAGE], clone);
-    }
-    const sha = await git(["rev-parse", "HEAD"], clone);
-    await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
-    return sha;
+/** Creates (or recognises) the shop repository and its clone and pushes the first commit (see createLabRepo). */
+export function createShopRepo(layout: LabLayout, files: Record<string, string>, log: Log = () => {}, kubectl = "kubectl"): Promise<ShopRepoResult> {
+    return createLabRepo(layout, shopRepoKind(kubectl), files, log);
 }
 
-async function cloneBare(layout: LabLayout): Promise<void> {
-    fs.mkdirSync(path.dirname(layout.clone), { recursive: true });
-    const tmp = partial(layout.clone);
-    fs.rmSync(tmp, { recursive: true, force: true });
-    await git(["clone", "--quiet", layout.bareRepo, tmp]);
-    // an empty repository clones without a branch: make sure we commit on main
-    await git(["symbolic-ref", "HEAD", "refs/heads/main"], tmp);
-    for (const c of LAB_GIT_IDENTITY) {
-        const [k, v] = c.split("=");
-        await git(["config", k, v], tmp);
-    }
-    fs.renameSync(tmp, layout.clone);
-}
-
-/** `chmod -R a+rX` on the bare repository: the git daemon Pod runs as nobody. */
-export async function makeWorldReadable(layout: LabLayout): Promise<void> {
-    await run("chmod", ["a+rX", layout.bareDir]);
-    await run("chmod", ["-R", "a+rX", layout.bareRepo]);
-}
-
-/** Removes exactly what createShopRepo made: the bare repository and the clone, if they are ours. */
-export async function deleteShopRepo(layout: LabLayout, log: Log = () => {}): Promise<void> {
-    if (await isOurClone(layout)) {
-        fs.rmSync(layout.clone, { recursive: true, force: true });
-        log(`removed clone ${layout.clone}`);
-    }
-    if (await isOurBareRepo(layout.bareRepo)) {
-        fs.rmSync(layout.bareRepo, { recursive: true, force: true });
-        log(`removed bare repository ${layout.bareRepo}`);
-    }
-    // half-built copies an interrupted step 1 left: the lab's own by their name
-    for (const p of [partial(layout.bareRepo), partial(layout.clone)]) fs.rmSync(p, { recursive: true, force: true });
-    for (const dir of [layout.bareDir, layout.workDir]) {
-        if (exists(dir) && isEmptyDir(dir)) fs.rmdirSync(dir);
-    }
+/** Removes exactly what createShopRepo made. */
+export function deleteShopRepo(layout: LabLayout, log: Log = () => {}): Promise<void> {
+    return deleteLabRepo(layout, shopRepoKind(), log);
 }
 
 /** What must be the lab's own (or absent) at the shop lab's paths, for the preflight. */
-export function shopRepoPaths(layout: LabLayout): { path: string; gitDir: string; key: string; value: string }[] {
-    return [
-        { path: layout.bareRepo, gitDir: layout.bareRepo, key: OWNER_KEY, value: OWNER_VALUE },
-        { path: layout.clone, gitDir: path.join(layout.clone, ".git"), key: "remote.origin.url", value: layout.bareRepo },
-    ];
+export function shopRepoPaths(layout: LabLayout) {
+    return labRepoPaths(layout, shopRepoKind());
 }

@@ -1,0 +1,223 @@
+/**
+ * A lab's repository on the host: the bare repository the git daemon serves and the working clone,
+ * with the first commit on main. Each lab (shop, tenants) says what makes it its own (RepoKind).
+ * Everything created is marked, so a second run recognises its own work and a delete removes
+ * exactly that, and nothing that somebody else put at the same paths.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { run } from "../ports/exec";
+import { mkdirReadable } from "../ports/files";
+import { LAB_GIT_IDENTITY } from "../ports/git";
+
+/** git config key in the bare repository that says "the lab made this". */
+export const OWNER_KEY = "gitops-lab.owner";
+const INITIAL_KEY = "gitops-lab.initialcommit";
+
+/** Where a lab repository lives on the host. */
+export interface RepoSite {
+    /** Directory the git daemon serves. */
+    bareDir: string;
+    /** The bare repository. */
+    bareRepo: string;
+    /** The lab's working directory. */
+    workDir: string;
+    /** The working clone. */
+    clone: string;
+}
+
+/** What makes one lab's repository its own. */
+export interface RepoKind {
+    /** The value of gitops-lab.owner in the bare repository ("shop-repo", "platform-repo"). */
+    owner: string;
+    /** The first commit's message. */
+    initialMessage: string;
+    /** Checks the files in the clone before the first commit (e.g. that kustomize renders them). */
+    check?: (clone: string, log: Log) => Promise<void>;
+}
+
+export interface LabRepoResult {
+    /** SHA of the first commit on main. */
+    initialCommit: string;
+}
+
+export type Log = (line: string) => void;
+
+const identity = LAB_GIT_IDENTITY.flatMap((c) => ["-c", c]);
+
+async function git(args: string[], cwd?: string): Promise<string> {
+    return (await run("git", [...identity, ...args], { cwd })).stdout.trim();
+}
+
+async function configGet(gitDir: string, key: string): Promise<string | null> {
+    try {
+        return await git(["--git-dir", gitDir, "config", "--get", key]);
+    } catch {
+        return null;
+    }
+}
+
+function exists(p: string): boolean {
+    return fs.existsSync(p);
+}
+
+function isEmptyDir(p: string): boolean {
+    return fs.readdirSync(p).length === 0;
+}
+
+/** Is the bare repository at this path one the lab created? */
+export async function isOurBareRepo(bareRepo: string, owner: string): Promise<boolean> {
+    if (!exists(bareRepo)) return false;
+    return (await configGet(bareRepo, OWNER_KEY)) === owner;
+}
+
+async function isOurClone(layout: RepoSite): Promise<boolean> {
+    if (!exists(path.join(layout.clone, ".git"))) return false;
+    const url = await configGet(path.join(layout.clone, ".git"), "remote.origin.url");
+    return url !== null && path.resolve(url) === path.resolve(layout.bareRepo);
+}
+
+/** Files of a repository are 0644 and directories 0755 whatever the pusher's umask (git's core.sharedRepository). */
+export const SHARED_REPOSITORY = "0644";
+
+/** The path a half-built copy of `final` is made at, renamed into place only when complete. */
+const partial = (final: string) => path.join(path.dirname(final), `.${path.basename(final)}.partial`);
+
+/**
+ * Creates (or recognises) the bare repository and the clone, and pushes the first commit.
+ * `files` maps repository paths (base/configmap.yaml, ...) to their contents.
+ *
+ * Safe to interrupt at any instant: the bare repository and the clone are built under a
+ * `.partial` name and renamed into place when complete (a leftover `.partial` is the lab's own
+ * and is rebuilt), and the first commit is recognised wherever a run stopped: made but not pushed,
+ * pushed but not recorded.
+ */
+export async function createLabRepo(layout: RepoSite, kind: RepoKind, files: Record<string, string>, log: Log = () => {}): Promise<LabRepoResult> {
+    const { bareRepo, clone } = layout;
+
+    if (exists(bareRepo)) {
+        if (!(await isOurBareRepo(bareRepo, kind.owner))) {
+            throw new Error(
+                `${bareRepo} already exists and was not created by this lab (its git config has no ${OWNER_KEY}). ` +
+                    `Nothing was changed. Move it away, or set the stack's "root" to another prefix, then run again.`,
+            );
+        }
+        // pushes by root keep the umask's bits off: keep an existing repository readable too
+        await git(["--git-dir", bareRepo, "config", "core.sharedRepository", SHARED_REPOSITORY]);
+        const initial = await configGet(bareRepo, INITIAL_KEY);
+        if (initial) {
+            if (!exists(clone)) {
+                log(`clone ${clone} is missing; cloning it again`);
+                await cloneBare(layout);
+            } else if (!(await isOurClone(layout))) {
+                throw new Error(`${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`);
+            }
+            await makeWorldReadable(layout);
+            log(`repository already in place at ${bareRepo} (initial commit ${initial})`);
+            return { initialCommit: initial };
+        }
+        // ours, but the first commit was never recorded: carry on below
+    } else {
+        mkdirReadable(path.dirname(bareRepo));
+        const tmp = partial(bareRepo);
+        fs.rmSync(tmp, { recursive: true, force: true });
+        await git(["init", "--quiet", "--bare", "--initial-branch=main", `--shared=${SHARED_REPOSITORY}`, tmp]);
+        await git(["--git-dir", tmp, "config", OWNER_KEY, kind.owner]);
+        fs.renameSync(tmp, bareRepo);
+        log(`created bare repository ${bareRepo} (core.sharedRepository=${SHARED_REPOSITORY})`);
+    }
+
+    if (exists(clone) && !isEmptyDir(clone) && !(await isOurClone(layout))) {
+        throw new Error(`${clone} already exists and is not a clone of ${bareRepo}. Nothing in it was changed. Move it away, then run again.`);
+    }
+    if (!exists(path.join(clone, ".git"))) {
+        if (exists(clone)) fs.rmdirSync(clone); // empty
+        await cloneBare(layout);
+    }
+
+    const sha = await pushInitialCommit(layout, kind, files, log);
+    await git(["branch", "--quiet", "--set-upstream-to=origin/main", "main"], clone).catch(() => undefined);
+    await git(["--git-dir", bareRepo, "config", INITIAL_KEY, sha]);
+    await makeWorldReadable(layout);
+    log(`pushed main at ${sha}`);
+    return { initialCommit: sha };
+}
+
+/** The first commit on main: found where an earlier run left it, or made and pushed now. */
+async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record<string, string>, log: Log): Promise<string> {
+    const { bareRepo, clone } = layout;
+    const remote = await git(["--git-dir", bareRepo, "rev-parse", "--verify", "--quiet", "refs/heads/main"]).catch(() => "");
+    if (remote) {
+        // pushed by a run that stopped before recording it
+        const subject = await git(["--git-dir", bareRepo, "log", "-1", "--format=%s", remote]);
+        const count = await git(["--git-dir", bareRepo, "rev-list", "--count", remote]);
+        if (subject !== kind.initialMessage || count !== "1") {
+            throw new Error(`${bareRepo} has a main branch that is not the lab's first commit (${remote}: "${subject}"). Nothing was changed. Remove the repository (or pulumi destroy), then run again.`);
+        }
+        await git(["fetch", "--quiet", "origin"], clone);
+        await git(["reset", "--quiet", "--hard", remote], clone);
+        log(`found the first commit ${remote} already pushed by an earlier run`);
+        return remote;
+    }
+    const head = await git(["rev-parse", "--verify", "--quiet", "HEAD"], clone).catch(() => "");
+    if (head && (await git(["log", "-1", "--format=%s", head], clone)) === kind.initialMessage) {
+        log(`found the first commit ${head} made but not pushed by an earlier run`);
+    } else {
+        for (const [rel, content] of Object.entries(files)) {
+            const abs = path.join(clone, rel);
+            fs.mkdirSync(path.dirname(abs), { recursive: true });
+            fs.writeFileSync(abs, content);
+        }
+        await kind.check?.(clone, log);
+        await git(["add", "--", ...Object.keys(files)], clone);
+        await git(["commit", "--quiet", "-m", kind.initialMessage], clone);
+    }
+    const sha = await git(["rev-parse", "HEAD"], clone);
+    await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+    return sha;
+}
+
+async function cloneBare(layout: RepoSite): Promise<void> {
+    fs.mkdirSync(path.dirname(layout.clone), { recursive: true });
+    const tmp = partial(layout.clone);
+    fs.rmSync(tmp, { recursive: true, force: true });
+    await git(["clone", "--quiet", layout.bareRepo, tmp]);
+    // an empty repository clones without a branch: make sure we commit on main
+    await git(["symbolic-ref", "HEAD", "refs/heads/main"], tmp);
+    for (const c of LAB_GIT_IDENTITY) {
+        const [k, v] = c.split("=");
+        await git(["config", k, v], tmp);
+    }
+    fs.renameSync(tmp, layout.clone);
+}
+
+/** `chmod -R a+rX` on the bare repository: the git daemon Pod runs as nobody. */
+export async function makeWorldReadable(layout: RepoSite): Promise<void> {
+    await run("chmod", ["a+rX", layout.bareDir]);
+    await run("chmod", ["-R", "a+rX", layout.bareRepo]);
+}
+
+/** Removes exactly what createLabRepo made: the bare repository and the clone, if they are ours. */
+export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log = () => {}): Promise<void> {
+    if (await isOurClone(layout)) {
+        fs.rmSync(layout.clone, { recursive: true, force: true });
+        log(`removed clone ${layout.clone}`);
+    }
+    if (await isOurBareRepo(layout.bareRepo, kind.owner)) {
+        fs.rmSync(layout.bareRepo, { recursive: true, force: true });
+        log(`removed bare repository ${layout.bareRepo}`);
+    }
+    // half-built copies an interrupted step 1 left: the lab's own by their name
+    for (const p of [partial(layout.bareRepo), partial(layout.clone)]) fs.rmSync(p, { recursive: true, force: true });
+    for (const dir of [layout.bareDir, layout.workDir]) {
+        if (exists(dir) && isEmptyDir(dir)) fs.rmdirSync(dir);
+    }
+}
+
+/** What must be the lab's own (or absent) at a lab repository's paths, for the preflight. */
+export function labRepoPaths(layout: RepoSite, kind: RepoKind): { path: string; gitDir: string; key: string; value: string }[] {
+    return [
+        { path: layout.bareRepo, gitDir: layout.bareRepo, key: OWNER_KEY, value: kind.owner },
+        { path: layout.clone, gitDir: path.join(layout.clone, ".git"), key: "remote.origin.url", value: layout.bareRepo },
+    ];
+}

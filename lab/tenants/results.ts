@@ -1,0 +1,67 @@
+/**
+ * The tenants lab's two result files, each defined once (as lab/shop/results.ts does for the shop
+ * lab): the scenario's types, the stack outputs' types, the check before writing and the grader's
+ * key and type checks all come from these schemas.
+ */
+import { z } from "zod";
+import { sha } from "../shop/results";
+
+const text = z.string().describe("a string");
+const integer = z.number().int().nonnegative().describe("a non-negative integer");
+const names = z.array(z.string()).describe("a list of Application names");
+const releases = z.record(z.string(), z.string()).describe("an object: tenant -> release");
+/** RFC 3339 with a zone (what Kubernetes writes). */
+const rfc3339 = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/).describe("an RFC 3339 time");
+
+export const TENANTS_RESULTS = {
+    /** Step 2: the faulty release stalled the rollout; the doctor's diagnosis, field by field. */
+    stall: z.strictObject({
+        appset: text,
+        commit: sha,
+        release: text,
+        step: z.number().int().positive().describe("a step number (1-based)"),
+        steps: z.number().int().positive().describe("a step count"),
+        blocking: text,
+        hook_job: text,
+        hook_error: text,
+        waiting: names,
+        passed: names,
+        running: releases,
+        auto_sync_disabled_by_rollingsync: z.boolean().describe("a boolean"),
+        detected_after_seconds: integer,
+    }),
+    /** Step 3: the fixed release rolled out, step by step. */
+    recovery: z.strictObject({
+        commit: sha,
+        release: text,
+        order: z.array(z.strictObject({ application: text, step: z.number().int().positive(), healthy_at: rfc3339 })).describe("a list of {application, step, healthy_at}"),
+        running: releases,
+        seconds: integer,
+    }),
+};
+
+export type TenantsResultName = keyof typeof TENANTS_RESULTS;
+export const TENANTS_RESULT_FILES = Object.keys(TENANTS_RESULTS) as TenantsResultName[];
+export const TENANTS_RESULT_STEP: Record<TenantsResultName, number> = { stall: 2, recovery: 3 };
+
+export type Stall = z.infer<typeof TENANTS_RESULTS.stall>;
+export type Recovery = z.infer<typeof TENANTS_RESULTS.recovery>;
+export type TenantsResults = { [K in TenantsResultName]?: z.infer<(typeof TENANTS_RESULTS)[K]> };
+
+/** The keys of a result file and what each must be. */
+export function tenantsFieldsOf(name: TenantsResultName): { key: string; what: string; isSha: boolean; check: (v: unknown) => boolean }[] {
+    return Object.entries(TENANTS_RESULTS[name].shape).map(([key, t]) => ({
+        key,
+        what: (t as z.ZodType).description ?? "valid",
+        isSha: t === sha,
+        check: (v: unknown) => (t as z.ZodType).safeParse(v).success,
+    }));
+}
+
+/** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
+export function parseTenantsResult<K extends TenantsResultName>(name: K, value: unknown, where: string): z.infer<(typeof TENANTS_RESULTS)[K]> {
+    const r = TENANTS_RESULTS[name].safeParse(value);
+    if (r.success) return r.data as z.infer<(typeof TENANTS_RESULTS)[K]>;
+    const issues = r.error.issues.map((i) => `${i.path.join(".") || "(the object)"}: ${i.message}`).join("; ");
+    throw new Error(`${where} is not a valid ${name} result (${issues})`);
+}

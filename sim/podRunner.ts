@@ -1,0 +1,114 @@
+/**
+ * The simulated kubelet's container: a Pod's (single) container run for real with `/bin/sh`, as
+ * nobody (uid 65534, when we are root), over a directory laid out like the Pod's volume mounts.
+ * Each ConfigMap volume is written out as files (its keys, or its `items` paths), read-only as a
+ * ConfigMap volume is on a real node: the files 0444, the directories 0555, owned by root, so a
+ * write into them fails from the script itself, with the script's own error text.
+ *
+ * The container's image is not run: its command is, by the machine's /bin/sh (busybox's sh in the
+ * lab's Pods; the hook script is POSIX sh). Command arguments and env values that name a mount path
+ * (e.g. `/app/setup.sh`) are mapped to where that mount is laid out.
+ */
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { FakeKube } from "./fakeApi";
+import { PodRun, PodRunner } from "./workloads";
+
+/** How long one container may run before the simulated kubelet kills it. */
+const RUN_DEADLINE_MS = 60_000;
+
+function layOut(pod: any, kube: FakeKube, dir: string): Map<string, string> {
+    const container = pod.spec.containers?.[0] ?? {};
+    const mounts = new Map<string, string>();
+    for (const m of container.volumeMounts ?? []) {
+        const vol = (pod.spec.volumes ?? []).find((v: any) => v.name === m.name);
+        if (!vol?.configMap) throw new Error(`volume ${m.name}: the simulation lays out ConfigMap volumes only`);
+        const cm = kube.get("ConfigMap", pod.metadata.namespace, vol.configMap.name);
+        if (!cm) throw new Error(`MountVolume.SetUp failed for volume "${m.name}" : configmap "${vol.configMap.name}" not found`);
+        const target = path.join(dir, "mounts", m.mountPath);
+        fs.mkdirSync(target, { recursive: true });
+        const items: { key: string; path: string }[] = vol.configMap.items ?? Object.keys(cm.data ?? {}).map((k) => ({ key: k, path: k }));
+        for (const it of items) {
+            const file = path.join(target, it.path);
+            fs.mkdirSync(path.dirname(file), { recursive: true });
+            fs.writeFileSync(file, cm.data?.[it.key] ?? "", { mode: 0o444 });
+        }
+        mounts.set(m.mountPath, target);
+    }
+    // read-only, as a ConfigMap volume is: nothing under a mount can be written, nor created
+    const seal = (p: string) => {
+        for (const e of fs.readdirSync(p, { withFileTypes: true })) {
+            const child = path.join(p, e.name);
+            if (e.isDirectory()) seal(child);
+            else fs.chmodSync(child, 0o444);
+        }
+        fs.chmodSync(p, 0o555);
+    };
+    for (const target of mounts.values()) seal(target);
+    return mounts;
+}
+
+/** A path inside a mount, mapped to the laid-out directory; anything else as it is. */
+function mapPath(value: string, mounts: Map<string, string>): string {
+    for (const [mountPath, dir] of mounts) {
+        if (value === mountPath) return dir;
+        if (value.startsWith(mountPath.endsWith("/") ? mountPath : `${mountPath}/`)) return path.join(dir, value.slice(mountPath.length));
+    }
+    return value;
+}
+
+/** A PodRunner that runs the container's command with /bin/sh under `workDir` (which nobody must be able to traverse). */
+export function shellPodRunner(workDir?: string): PodRunner {
+    return async (pod, kube) => {
+        const base = workDir ?? os.tmpdir();
+        fs.mkdirSync(base, { recursive: true });
+        const dir = fs.mkdtempSync(path.join(base, "pod-"));
+        fs.chmodSync(dir, 0o755);
+        try {
+            let mounts: Map<string, string>;
+            try {
+                mounts = layOut(pod, kube, dir);
+            } catch (e: any) {
+                return { exitCode: 128, log: `${e.message}\n` };
+            }
+            const c = pod.spec.containers?.[0] ?? {};
+            const argv: string[] = [...(c.command ?? []), ...(c.args ?? [])].map((a: string) => mapPath(a, mounts));
+            if (!argv.length) return { exitCode: 128, log: "simulation: the container has no command (its image's entrypoint is not run here)\n" };
+            if (!["/bin/sh", "sh"].includes(argv[0])) return { exitCode: 128, log: `simulation: only /bin/sh commands run here, not ${argv[0]}\n` };
+            const env: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/" };
+            for (const e of c.env ?? []) if (typeof e.value === "string") env[e.name] = mapPath(e.value, mounts);
+            const asNobody = process.getuid?.() === 0;
+            const cmd = asNobody ? "setpriv" : "/bin/sh";
+            const args = asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", ...argv.slice(1)] : argv.slice(1);
+            return await new Promise<PodRun>((resolve) => {
+                const child = spawn(cmd, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+                let log = "";
+                child.stdout.on("data", (d) => (log += d));
+                child.stderr.on("data", (d) => (log += d));
+                const kill = setTimeout(() => child.kill("SIGKILL"), RUN_DEADLINE_MS);
+                child.on("error", (e) => {
+                    clearTimeout(kill);
+                    resolve({ exitCode: 128, log: `${log}simulation: ${e.message}\n` });
+                });
+                child.on("close", (code, signal) => {
+                    clearTimeout(kill);
+                    resolve({ exitCode: code ?? (signal ? 137 : 1), log });
+                });
+            });
+        } finally {
+            // make the read-only layout removable again
+            const open = (p: string) => {
+                fs.chmodSync(p, 0o755);
+                for (const e of fs.readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) open(path.join(p, e.name));
+            };
+            try {
+                open(dir);
+            } catch {
+                /* already gone */
+            }
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    };
+}

@@ -1,0 +1,204 @@
+/**
+ * The Kubernetes controllers the tenants lab needs, on the simulation's clock:
+ * - the Job controller (`pkg/controller/job`): one Pod at a time (parallelism 1, completions 1); a
+ *   failed Pod is replaced after the Pod failure backoff (10 s, doubling, capped at 6 min) until
+ *   `backoffLimit` failures, then the Job gets `FailureTarget` and `Failed` (reason
+ *   `BackoffLimitExceeded`, message `Job has reached the specified backoff limit`, as upstream's
+ *   job-failed.yaml); a succeeded Pod makes it `Complete`;
+ * - the kubelet for those Pods: a `PodRunner` runs the container and returns its exit code and
+ *   log; the log is served at `pods/{name}/log`; the default `terminationMessagePolicy: File`
+ *   writes no termination message (nothing writes /dev/termination-log);
+ * - the Deployment controller: a Deployment becomes Available (all replicas updated and ready) a
+ *   while after each change of its spec.
+ */
+import { randomBytes } from "crypto";
+import { SimClock, TimerHandle } from "./clock";
+import { Change, FakeKube } from "./fakeApi";
+
+export const ACTOR = "kube-controller-manager";
+
+export interface PodRun {
+    exitCode: number;
+    /** stdout and stderr, interleaved as the container wrote them. */
+    log: string;
+}
+
+/** Runs a Pod's (single) container to completion. */
+export type PodRunner = (pod: any, kube: FakeKube) => Promise<PodRun>;
+
+export interface WorkloadTimings {
+    /** From a Pod's creation to its container's exit (image pull, start, run). */
+    podRunMs: number;
+    /** The Job controller's Pod failure backoff base (10 s upstream; doubled per failure, capped at 6 min). */
+    jobBackoffMs: number;
+    /** From a Deployment's spec change to it being Available. */
+    rolloutMs: number;
+}
+
+export const JOB_BACKOFF_CAP_MS = 360_000;
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+const cond = (type: string, reason: string | undefined, message: string | undefined, at: string) => ({ type, status: "True", ...(reason ? { reason } : {}), ...(message ? { message } : {}), lastProbeTime: at, lastTransitionTime: at });
+
+export class Workloads {
+    private unsubscribe?: () => void;
+    private readonly timers = new Set<TimerHandle>();
+    private readonly work = new Set<Promise<void>>();
+    private running = false;
+    readonly errors: Error[] = [];
+
+    constructor(
+        private readonly kube: FakeKube,
+        private readonly timings: WorkloadTimings,
+        private readonly clock: SimClock,
+        private readonly runner: PodRunner,
+    ) {}
+
+    start() {
+        this.running = true;
+        this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
+        // a restarted controller manager picks up what was in flight
+        for (const j of this.kube.list("Job")) if (!this.finished(j) && !this.activePod(j)) this.later(() => this.startPod(j.metadata.namespace, j.metadata.name), 0);
+        for (const p of this.kube.list("Pod")) if (!["Succeeded", "Failed"].includes(p.status?.phase)) this.later(() => this.runPod(p.metadata.namespace, p.metadata.name), 0);
+        for (const d of this.kube.list("Deployment")) if (!this.available(d)) this.later(() => this.rollOut(d.metadata.namespace, d.metadata.name, d.metadata.generation), this.timings.rolloutMs);
+    }
+
+    async stop() {
+        this.running = false;
+        this.unsubscribe?.();
+        for (const t of this.timers) this.clock.clearTimeout(t);
+        this.timers.clear();
+        await Promise.all([...this.work]);
+    }
+
+    private later(f: () => void | Promise<void>, ms: number) {
+        if (!this.running) return;
+        const h = this.clock.setTimeout(() => {
+            this.timers.delete(h);
+            if (!this.running) return;
+            const p: Promise<void> = this.clock
+                .track(Promise.resolve().then(f))
+                .catch((e) => void this.errors.push(e))
+                .then(() => void this.work.delete(p));
+            this.work.add(p);
+        }, ms);
+        this.timers.add(h);
+    }
+
+    private onChange(c: Change) {
+        if (c.type === "DELETED") return;
+        const { namespace, name } = c.obj.metadata;
+        if (c.kind === "Job" && c.type === "ADDED") this.later(() => this.startPod(namespace, name), 0);
+        if (c.kind === "Deployment" && c.obj.metadata.generation !== c.old?.metadata?.generation) {
+            const gen = c.obj.metadata.generation;
+            this.later(() => this.rollOut(namespace, name, gen), this.timings.rolloutMs);
+        }
+    }
+
+    private finished(job: any) {
+        return (job.status?.conditions ?? []).some((c: any) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+    }
+
+    private podsOf(job: any): any[] {
+        return this.kube.list("Pod", job.metadata.namespace).filter((p) => (p.metadata.ownerReferences ?? []).some((r: any) => r.uid === job.metadata.uid));
+    }
+
+    private activePod(job: any) {
+        return this.podsOf(job).find((p) => !["Succeeded", "Failed"].includes(p.status?.phase));
+    }
+
+    /** The Job's next Pod, from its template. */
+    private startPod(ns: string, jobName: string) {
+        const job = this.kube.get("Job", ns, jobName);
+        if (!job || job.metadata.deletionTimestamp || this.finished(job) || this.activePod(job)) return;
+        const now = iso(this.clock.now());
+        const labels = { ...(job.spec.template?.metadata?.labels ?? {}), "controller-uid": job.metadata.uid, "batch.kubernetes.io/controller-uid": job.metadata.uid, "job-name": jobName, "batch.kubernetes.io/job-name": jobName };
+        const pod = {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: {
+                name: `${jobName}-${randomBytes(3).toString("hex").slice(0, 5)}`,
+                namespace: ns,
+                labels,
+                ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: jobName, uid: job.metadata.uid, controller: true, blockOwnerDeletion: true }],
+            },
+            spec: { ...job.spec.template.spec },
+            status: { phase: "Pending", startTime: now },
+        };
+        const created = this.kube.put(pod, ACTOR);
+        job.status = { ...(job.status ?? {}), startTime: job.status?.startTime ?? now, active: 1 };
+        this.kube.put(job, ACTOR);
+        this.later(() => this.runPod(ns, created.metadata.name), 0);
+    }
+
+    /** The kubelet: the Pod runs, its container exits, its log is kept; then the Job controller decides. */
+    private async runPod(ns: string, name: string) {
+        const pod = this.kube.get("Pod", ns, name);
+        if (!pod) return;
+        const startedAt = iso(this.clock.now());
+        const c0 = pod.spec.containers?.[0]?.name ?? "main";
+        pod.status = { ...pod.status, phase: "Running", containerStatuses: [{ name: c0, ready: true, restartCount: 0, started: true, image: pod.spec.containers?.[0]?.image, state: { running: { startedAt } } }] };
+        this.kube.put(pod, ACTOR);
+        const [result] = await Promise.all([this.runner(pod, this.kube).catch((e): PodRun => ({ exitCode: 128, log: `simulation: the container could not run: ${e.message}\n` })), this.clock.sleep(this.timings.podRunMs)]);
+        if (!this.running) return;
+        const latest = this.kube.get("Pod", ns, name);
+        if (!latest) return; // deleted meanwhile (its Job was replaced)
+        const finishedAt = iso(this.clock.now());
+        this.kube.podLogs.set(`${ns}/${name}`, result.log);
+        const ok = result.exitCode === 0;
+        latest.status = {
+            ...latest.status,
+            phase: ok ? "Succeeded" : "Failed",
+            containerStatuses: [{ name: c0, ready: false, restartCount: 0, started: false, image: pod.spec.containers?.[0]?.image, state: { terminated: { exitCode: result.exitCode, reason: ok ? "Completed" : "Error", startedAt, finishedAt } } }],
+        };
+        this.kube.put(latest, ACTOR);
+        this.jobAfterPod(latest);
+    }
+
+    private jobAfterPod(pod: any) {
+        const owner = (pod.metadata.ownerReferences ?? []).find((r: any) => r.kind === "Job");
+        const job = owner && this.kube.get("Job", pod.metadata.namespace, owner.name);
+        if (!job || job.metadata.uid !== owner.uid || this.finished(job)) return;
+        const pods = this.podsOf(job);
+        const failed = pods.filter((p) => p.status?.phase === "Failed").length;
+        const succeeded = pods.filter((p) => p.status?.phase === "Succeeded").length;
+        const now = iso(this.clock.now());
+        const status: any = { ...(job.status ?? {}), failed: failed || undefined, succeeded: succeeded || undefined, active: undefined, ready: 0, terminating: 0 };
+        const limit = job.spec.backoffLimit ?? 6;
+        if (succeeded > 0) {
+            status.conditions = [cond("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods", now), cond("Complete", "CompletionsReached", "Reached expected number of succeeded pods", now)];
+            status.completionTime = now;
+        } else if (failed > limit) {
+            status.conditions = [cond("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now), cond("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now)];
+        } else {
+            // the Pod failure backoff: 10 s, 20 s, 40 s ... capped at 6 min (pkg/controller/job backoff)
+            this.later(() => this.startPod(job.metadata.namespace, job.metadata.name), Math.min(JOB_BACKOFF_CAP_MS, this.timings.jobBackoffMs * 2 ** (failed - 1)));
+        }
+        job.status = JSON.parse(JSON.stringify(status));
+        this.kube.put(job, ACTOR);
+    }
+
+    private available(d: any) {
+        return d.status?.observedGeneration === d.metadata.generation && (d.status?.conditions ?? []).some((c: any) => c.type === "Available" && c.status === "True");
+    }
+
+    /** The Deployment's new ReplicaSet is up: every replica updated, ready and available. */
+    private rollOut(ns: string, name: string, generation: number) {
+        const d = this.kube.get("Deployment", ns, name);
+        if (!d || d.metadata.generation !== generation) return; // changed again: that change rolls out instead
+        const replicas = d.spec.replicas ?? 1;
+        const now = iso(this.clock.now());
+        d.status = {
+            observedGeneration: generation,
+            replicas,
+            updatedReplicas: replicas,
+            readyReplicas: replicas,
+            availableReplicas: replicas,
+            conditions: [
+                { type: "Available", status: "True", reason: "MinimumReplicasAvailable", message: "Deployment has minimum availability.", lastUpdateTime: now, lastTransitionTime: now },
+                { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable", message: `ReplicaSet "${name}" has successfully progressed.`, lastUpdateTime: now, lastTransitionTime: now },
+            ],
+        };
+        this.kube.put(d, ACTOR);
+    }
+}
