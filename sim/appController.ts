@@ -401,7 +401,8 @@ export class AppController {
             if (fails) fault!.left--;
             const desired = rendered.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
             const hooks = fails || !revision ? [] : desired.filter((d) => d.metadata.annotations?.[HOOK_ANNOTATION] === "PreSync").sort((x, y) => wave(x) - wave(y));
-            const startedAt = retrying || continuing ? prev.startedAt : this.iso();
+            // with milliseconds: RollingSync moves Pending on only for a sync started strictly after it (see rollingSync.ts)
+            const startedAt = retrying || continuing ? prev.startedAt : new Date(this.clock.now()).toISOString();
             app.status = {
                 ...(app.status ?? {}),
                 operationState: {

@@ -9,6 +9,7 @@
  * asks for a reconcile now, past the repo-server's revision cache, and is removed after it.
  */
 import { parse as parseYaml } from "yaml";
+import { APPSET_REFRESH_ANNOTATION } from "../lab/argo/application";
 import { realSimClock, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
@@ -38,8 +39,6 @@ export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
 export const PRESERVED_ANNOTATIONS = ["argocd.argoproj.io/refresh", "argocd.argoproj.io/hydrate"];
 const preserved = (key: string) => PRESERVED_ANNOTATIONS.includes(key) || key.startsWith("notified.notifications.argoproj.io") || key.startsWith("notifications.argoproj.io/");
 
-/** The annotation that asks the ApplicationSet controller for a reconcile now (common.AnnotationApplicationSetRefresh). */
-export const APPSET_REFRESH_ANNOTATION = "argocd.argoproj.io/application-set-refresh";
 /** The git generator's requeue when `requeueAfterSeconds` is unset (generators/git.go getDefaultRequeueAfter). */
 export const GIT_REQUEUE_MS = 180_000;
 

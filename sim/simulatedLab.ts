@@ -15,6 +15,11 @@ import { ScenarioTimeouts } from "../lab/shop/scenario";
 import { RESULT_FILES } from "../lab/shop/results";
 import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
+import { tenantsLayout } from "../lab/tenants/layout";
+import { TENANTS_RESULT_FILES, TenantsResults } from "../lab/tenants/results";
+import { TenantsTimeouts } from "../lab/tenants/scenario";
+import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
+import { teardownTenantsLab } from "../lab/tenants/teardown";
 import { argoCdCmdParams } from "../lab/platform/argocd";
 import { ArgoSim, CMD_PARAMS_CM } from "./argocd";
 import { SimClock, VirtualClock } from "./clock";
@@ -47,6 +52,10 @@ export const SIM_TIMEOUTS: ScenarioTimeouts = {
 export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
 /** The git daemon's PID, for the next run to reap if this one is killed. */
 const daemonPidFile = (root: string) => path.join(root, ".gitops-lab-git-daemon.pid");
+/** Where the simulated kubelet lays out Pods' volumes (under the root, which nobody may traverse). */
+const podDir = (root: string) => path.join(root, ".gitops-lab-pods");
+/** The in-cluster git daemon's URL prefix (lab/platform/gitDaemon.ts's Service). */
+const IN_CLUSTER_GIT = REPO_URL.slice(0, REPO_URL.lastIndexOf("/") + 1);
 /** The simulated repo-server's working directory (emptied on start, removed on stop). */
 const repoCacheDir = (root: string) => path.join(root, ".gitops-lab-repo-cache");
 
@@ -83,7 +92,7 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
     } catch (e: any) {
         if (e.code === "ENOENT") {
             const through = shopLabProgress(labLayout(root));
-            if (through >= 2 && !missingIsFine) {
+            if ((through >= 2 || tenantsLabProgress(tenantsLayout(root)) >= 1) && !missingIsFine) {
                 throw new Error(`${root} holds the lab through step ${through}, but its simulated cluster (${file}) is gone and cannot be rebuilt; start over with gitops-lab simulate --root ${root} --reset`);
             }
             return undefined;
@@ -129,7 +138,9 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         const argo = new ArgoSim(kube, {
             ...(opts.timings ?? {}),
             clock: opts.clock,
-            urlFor: (u) => (u === REPO_URL ? daemon.url(REPO_NAME) : u),
+            // every repository the in-cluster git daemon serves (shop-envs.git, platform.git), from the loopback one
+            urlFor: (u) => (u.startsWith(IN_CLUSTER_GIT) ? daemon.url(u.slice(IN_CLUSTER_GIT.length)) : u),
+            podDir: podDir(layout.root),
             cacheDir: opts.persist ? repoCacheDir(layout.root) : undefined,
         });
         started.argo = argo;
@@ -182,6 +193,29 @@ export async function solveSimulatedLab(
     );
 }
 
+/** The tenants lab's scenario against the simulation: the same waits, shorter deadlines and polls. */
+export const SIM_TENANTS_TIMEOUTS: TenantsTimeouts = {
+    rolloutMs: 60_000,
+    stallMs: 60_000,
+    recoveryMs: 90_000,
+    pollMs: 100,
+    refreshEveryMs: 3_000,
+};
+
+/** Steps 1..through of the tenants lab on a simulated host, through the product's own code (lab/tenants/solve.ts). */
+export async function solveSimulatedTenants(lab: SimulatedLab, through: number, opts: { log?: (line: string) => void; timeouts?: Partial<TenantsTimeouts>; productDefaults?: boolean } = {}): Promise<TenantsResults> {
+    return solveTenantsLab(
+        {
+            layout: tenantsLayout(lab.layout.root),
+            cluster: new KubeCluster(lab.kubeconfig),
+            log: opts.log,
+            timeouts: { ...(opts.productDefaults ? {} : SIM_TENANTS_TIMEOUTS), ...(opts.timeouts ?? {}) },
+            clock: lab.argo.clock,
+        },
+        through,
+    );
+}
+
 /** A whole simulated host at one moment: its files (repository, clone, results) and its simulated cluster. */
 export interface LabSnapshot {
     /** A copy of the lab's root directory. */
@@ -221,21 +255,26 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
     await lab.argo.apps.idle(); // the restarted controller's first look at every Application
     const leftovers: string[] = [];
     try {
-        await teardownShopLab(lab.layout, new KubeCluster(lab.kubeconfig), log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
+        const cluster = new KubeCluster(lab.kubeconfig);
+        const tenants = tenantsLayout(root);
+        if (tenantsLabProgress(tenants) > 0 || fs.existsSync(tenants.bareRepo)) await teardownTenantsLab(tenants, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
+        await teardownShopLab(lab.layout, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
         await lab.argo.stop();
         lab.kube.remove("Namespace", undefined, "argocd", "installer");
         log("[argocd] uninstalled (simulated): controllers stopped, namespace argocd deleted");
         for (const kind of ["ApplicationSet", "Application"]) for (const o of lab.kube.list(kind)) leftovers.push(`${kind} ${o.metadata.namespace}/${o.metadata.name}`);
-        for (const n of lab.kube.list("Namespace")) if (n.metadata.name.startsWith("shop-")) leftovers.push(`Namespace ${n.metadata.name}`);
+        for (const n of lab.kube.list("Namespace")) if (n.metadata.name.startsWith("shop-") || n.metadata.name.startsWith("mandant-")) leftovers.push(`Namespace ${n.metadata.name}`);
         for (const o of lab.kube.terminating()) leftovers.push(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} (Terminating)`);
         for (const p of [lab.layout.bareRepo, lab.layout.clone, ...RESULT_FILES.map((f) => lab.layout.resultFile(f)), lab.layout.appsetFile]) if (fs.existsSync(p)) leftovers.push(p);
+        for (const p of [tenants.bareRepo, tenants.clone, ...TENANTS_RESULT_FILES.map((f) => tenants.resultFile(f)), tenants.appsetFile]) if (fs.existsSync(p)) leftovers.push(p);
     } finally {
         await lab.stop();
     }
     fs.rmSync(clusterStateFile(root), { force: true });
     fs.rmSync(repoCacheDir(root), { recursive: true, force: true });
+    fs.rmSync(podDir(root), { recursive: true, force: true });
     log("[k3s] uninstalled (simulated): the saved cluster is removed");
-    for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), path.join(root, "root", "cnpa-env"), path.join(root, "root")]) {
+    for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), path.join(root, "root", "cnpa-env"), path.join(root, "root", "tenants-lab"), path.join(root, "root")]) {
         if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
     }
     return [...new Set(leftovers)];

@@ -5,6 +5,8 @@
 /** The namespace the upstream install assumes, and where the labs' Applications live. */
 export const ARGOCD_NAMESPACE = "argocd";
 export const REFRESH_ANNOTATION = "argocd.argoproj.io/refresh";
+/** Asks the ApplicationSet controller for a reconcile now, past the repo-server's revision cache; removed after it (common.AnnotationApplicationSetRefresh). */
+export const APPSET_REFRESH_ANNOTATION = "argocd.argoproj.io/application-set-refresh";
 export const ERROR_CONDITION_TYPES = ["ComparisonError", "SyncError", "InvalidSpecError", "UnknownError"];
 
 export function errorConditions(app: any): { type: string; message: string }[] {

@@ -5,8 +5,10 @@
  */
 import * as fs from "fs";
 import { ClusterPort } from "../ports/cluster";
+import { DeleteOptions, deleteApplicationSetAndApps, deleteNamespaces } from "../argo/teardown";
+export type { DeleteOptions } from "../argo/teardown";
+export { deleteNamespaces } from "../argo/teardown";
 import { toYaml, writeFileAtomic } from "../ports/files";
-import { pollUntil, WaitTimeout } from "../ports/wait";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { APPSET_NAME, LabLayout, REPO_URL } from "./layout";
 
@@ -95,17 +97,10 @@ export async function syncAppSetFile(cluster: ClusterPort, layout: LabLayout, na
     writeFileAtomic(layout.appsetFile, appsetFileContent(shopApplicationSet({ name, namespace, repoURL }), listElements(live)));
 }
 
-export interface DeleteOptions {
-    /** How long to wait for Argo CD to delete the Applications (and for the namespaces to go) before doing it by hand. */
-    timeoutMs?: number;
-    /** Time between two looks. */
-    pollMs?: number;
-}
 
 /** The shop lab's namespaces (made by CreateNamespace=true, so never deleted by Argo CD). */
 export const SHOP_NAMESPACES = ["shop-dev", "shop-prod"];
 
-const ownedBy = (appsetName: string) => (app: any) => (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && r.name === appsetName);
 
 /**
  * Deletes the ApplicationSet and waits, with a deadline, until it and its Applications are gone:
@@ -117,51 +112,9 @@ export async function deleteShopAppSet(cluster: ClusterPort, layout: LabLayout, 
     const timeoutMs = opts.timeoutMs ?? 120_000;
     const pollMs = opts.pollMs ?? 1_000;
     const t0 = Date.now();
-    await cluster.deleteApplicationSet(name, namespace);
-    log(`deleting ApplicationSet ${namespace}/${name}; waiting for Argo CD to delete its Applications (deadline ${timeoutMs / 1000} s)`);
-    const left = async () => {
-        const apps = (await cluster.listApplications(namespace)).filter(ownedBy(name));
-        const set = await cluster.getApplicationSet(name, namespace);
-        return { apps, set };
-    };
-    const done = await pollUntil(
-        async () => {
-            const l = await left();
-            return !l.set && l.apps.length === 0 ? true : undefined;
-        },
-        { timeoutMs, intervalMs: pollMs, describe: () => "" },
-    ).catch((e) => {
-        if (e instanceof WaitTimeout) return false;
-        throw e;
-    });
-    if (done) {
-        log(`ApplicationSet ${namespace}/${name} and its Applications are gone after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    } else {
-        const { apps } = await left();
-        for (const app of apps) await cluster.removeApplicationFinalizers(app.metadata.name, namespace);
-        log(
-            `Argo CD did not delete ${apps.map((a) => a.metadata.name).join(", ") || "the ApplicationSet"} within ${timeoutMs / 1000} s ` +
-                `(is its application controller running?): removed the finalizers by hand; their resources go with their namespaces`,
-        );
-    }
+    await deleteApplicationSetAndApps(cluster, name, namespace, log, { timeoutMs, pollMs });
     // one deadline for the whole delete: the namespaces get what is left of it
     await deleteNamespaces(cluster, SHOP_NAMESPACES, log, { timeoutMs: Math.max(pollMs, timeoutMs - (Date.now() - t0)), pollMs });
     fs.rmSync(layout.appsetFile, { force: true });
 }
 
-/** Deletes namespaces and waits until they are gone; at the deadline, finalizes them itself and says so. */
-export async function deleteNamespaces(cluster: ClusterPort, names: string[], log: Log, opts: Required<DeleteOptions>): Promise<void> {
-    for (const ns of names) await cluster.deleteNamespace(ns);
-    const remaining = async () => (await Promise.all(names.map(async (n) => ((await cluster.getNamespace(n)) ? n : null)))).filter((n): n is string => !!n);
-    const gone = await pollUntil(async () => ((await remaining()).length === 0 ? true : undefined), { timeoutMs: opts.timeoutMs, intervalMs: opts.pollMs, describe: () => "" }).catch((e) => {
-        if (e instanceof WaitTimeout) return false;
-        throw e;
-    });
-    if (gone) {
-        log(`namespaces ${names.join(", ")} are gone`);
-        return;
-    }
-    const stuck = await remaining();
-    for (const n of stuck) await cluster.finalizeNamespace(n);
-    log(`namespaces ${stuck.join(", ")} were still Terminating at the deadline: finalized them by hand (objects still in them may be left behind in etcd)`);
-}

@@ -1,0 +1,39 @@
+/**
+ * Step 1 of the tenants lab, the host's part: the platform repository (bare, served by the git
+ * daemon, and the working clone) with its first commit, and each tenant's own data in the cluster
+ * (its namespace and its `site-settings` ConfigMap), which Argo CD does not manage.
+ */
+import { ClusterPort } from "../ports/cluster";
+import { createLabRepo, deleteLabRepo, LabRepoResult, labRepoPaths, Log, RepoKind } from "../platform/labRepo";
+import { TenantsLayout, TENANTS } from "./layout";
+import { tenantSettings } from "./repoFiles";
+
+export const PLATFORM_OWNER = "platform-repo";
+export const PLATFORM_INITIAL_MESSAGE = "Tenants at release 1.1.0; releases 1.1.0, 1.2.0, 1.2.1 (tenants lab step 1)";
+
+/** What makes the platform repository the tenants lab's own. */
+export const platformRepoKind: RepoKind = { owner: PLATFORM_OWNER, initialMessage: PLATFORM_INITIAL_MESSAGE };
+
+export function createPlatformRepo(layout: TenantsLayout, files: Record<string, string>, log: Log = () => {}): Promise<LabRepoResult> {
+    return createLabRepo(layout, platformRepoKind, files, log);
+}
+
+export function deletePlatformRepo(layout: TenantsLayout, log: Log = () => {}): Promise<void> {
+    return deleteLabRepo(layout, platformRepoKind, log);
+}
+
+export function platformRepoPaths(layout: TenantsLayout) {
+    return labRepoPaths(layout, platformRepoKind);
+}
+
+/** The label on everything the lab creates in the cluster for the tenants (their namespaces, their settings). */
+export const TENANT_DATA_LABEL = { "app.kubernetes.io/part-of": "tenants-lab" };
+
+/** Each tenant's namespace and settings (tenant data, created before Argo CD deploys anything there). */
+export async function createTenantData(cluster: ClusterPort, log: Log = () => {}): Promise<void> {
+    for (const t of TENANTS) {
+        await cluster.ensureNamespace(t, TENANT_DATA_LABEL);
+        await cluster.putConfigMap(tenantSettings(t));
+    }
+    log(`tenant data in place: namespaces ${TENANTS.join(", ")}, each with its ConfigMap site-settings (only mandant-a's holds the news extension's keys)`);
+}

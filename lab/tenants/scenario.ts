@@ -1,0 +1,332 @@
+/**
+ * The tenants lab's scenario (docs/tenants-lab.md), as plain TypeScript over the two ports:
+ * 1. the first rollout (every tenant at 1.1.0) runs to completion;
+ * 2. stall: one commit sets every tenant to 1.2.0; the rollout stops at step 2, where mandant-b's
+ *    PreSync hook fails; the wait ends when the rollout doctor's own diagnosis (the pure function,
+ *    over what it reads live) says so; stall.json;
+ * 3. recovery: one commit sets every tenant to 1.2.1 (a fast-forward); the rollout completes with no
+ *    change in the cluster but Git and refresh annotations; recovery.json.
+ * The result files are the checkpoint: a step whose file exists is not run again. A push's time is
+ * noted next to them (.stall-pushed.json, .recovery-pushed.json) so that a resumed step still
+ * measures from the push.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE } from "../argo/application";
+import { diagnose, Diagnosis } from "../doctor/diagnose";
+import { readLive } from "../doctor/watch";
+import { Clock, realClock } from "../ports/clock";
+import { ClusterPort } from "../ports/cluster";
+import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
+import { GitPort } from "../ports/git";
+import { pollUntil } from "../ports/wait";
+import { RELEASES, Tenant, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
+import { RELEASE_LABEL, tenantFile, tenantPath } from "./repoFiles";
+import { parseTenantsResult, Recovery, Stall, TenantsResultName, TenantsResults, TENANTS_RESULT_FILES } from "./results";
+
+export interface TenantsTimeouts {
+    /** Deadline of the first rollout (step 1). */
+    rolloutMs: number;
+    /** Deadline for the stall to show (step 2). */
+    stallMs: number;
+    /** Deadline for the recovery to complete (step 3). */
+    recoveryMs: number;
+    /** Time between two looks. */
+    pollMs: number;
+    /** While waiting, refresh again when this long has passed since the last refresh. */
+    refreshEveryMs: number;
+}
+
+/**
+ * On a real host: a rollout of four one-replica sites takes a minute or two; the stall shows once
+ * mandant-b's hook Job has failed three Pods (10 s and 20 s of backoff between them); the recovery
+ * may first wait out a retry's backoff of mandant-b's failed sync (up to 3 min).
+ */
+export const DEFAULT_TENANTS_TIMEOUTS: TenantsTimeouts = {
+    rolloutMs: 900_000,
+    stallMs: 900_000,
+    recoveryMs: 1_200_000,
+    pollMs: 2_000,
+    refreshEveryMs: 30_000,
+};
+
+export const STALL_MESSAGE = `Roll out release ${RELEASES.faulty} to every tenant (tenants lab step 2)`;
+export const RECOVERY_MESSAGE = `Roll out release ${RELEASES.fixed} to every tenant (tenants lab step 3)`;
+
+export interface TenantsScenarioContext {
+    layout: TenantsLayout;
+    git: GitPort;
+    cluster: ClusterPort;
+    log: (line: string) => void;
+    timeouts?: Partial<TenantsTimeouts>;
+    clock?: Clock;
+}
+
+interface Ctx {
+    layout: TenantsLayout;
+    git: GitPort;
+    cluster: ClusterPort;
+    log: (line: string) => void;
+    t: TenantsTimeouts;
+    clock: Clock;
+    prefix: string;
+}
+
+const short = (sha: string) => sha.slice(0, 12);
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const say = (c: Ctx, line: string) => c.log(`${c.prefix} ${line}`);
+/** Note of when a step pushed, to measure a resumed step from the push. */
+const pushedFile = (c: Ctx, step: TenantsResultName) => path.join(c.layout.workDir, `.${step}-pushed.json`);
+
+/** What the doctor sees now: its own live read and its own diagnosis of the tenants ApplicationSet. */
+async function diagnosis(c: Ctx): Promise<{ d: Diagnosis; apps: any[] }> {
+    const dump = await readLive(c.cluster);
+    const [d] = diagnose(dump, { now: new Date(c.clock.now()), stuckAfterSeconds: 600, appset: TENANTS_APPSET });
+    if (!d) throw new Error(`ApplicationSet ${ARGOCD_NAMESPACE}/${TENANTS_APPSET} does not exist; build the lab (step 1) first`);
+    const apps = dump.applications.filter((a) => (TENANTS as readonly string[]).includes(a.metadata?.name) && a.metadata?.namespace === ARGOCD_NAMESPACE);
+    return { d, apps };
+}
+
+/** The release each tenant's site runs: its Deployment's, once that is rolled out (else "rolling out to X"). */
+async function running(c: Ctx): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const t of TENANTS) {
+        const d = await c.cluster.getWorkload("Deployment", t, "site");
+        const release = d?.spec?.template?.metadata?.labels?.[RELEASE_LABEL];
+        const rolledOut = d && (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) && (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1) && (d.status?.updatedReplicas ?? 0) >= (d.spec?.replicas ?? 1);
+        out[t] = !d ? "none" : rolledOut ? String(release) : `rolling out ${release}`;
+    }
+    return out;
+}
+
+/**
+ * Asks Argo CD to read Git now: the ApplicationSet only (its git generator, past the repo-server's
+ * revision cache). Not the Applications: an Application refreshed before the ApplicationSet has
+ * written its new path compares the new commit at the old path, Synced, and RollingSync then takes
+ * the spec change for one that needs no sync (Waiting -> Healthy at once; progressive_sync.go), so
+ * the Application is never synced. Written with its new path, each Application compares at once.
+ */
+async function refresh(c: Ctx): Promise<void> {
+    await c.cluster.annotateApplicationSet(TENANTS_APPSET, { [APPSET_REFRESH_ANNOTATION]: "true" }, ARGOCD_NAMESPACE);
+}
+
+/** Between looks: refresh again every refreshEveryMs. */
+function refresher(c: Ctx): (elapsed: number) => Promise<void> {
+    let last = 0;
+    return async (elapsed) => {
+        if (elapsed - last < c.t.refreshEveryMs) return;
+        last = elapsed;
+        await refresh(c);
+    };
+}
+
+/**
+ * The rollout of `release` is complete: the doctor says complete, every tenant's Application is
+ * Synced to `commit` (when given) and Healthy at releases/<release>, and every site runs it.
+ */
+async function rolloutComplete(c: Ctx, release: string, commit: string | null): Promise<{ d: Diagnosis; apps: any[]; running: Record<string, string> } | string> {
+    const { d, apps } = await diagnosis(c);
+    const behind: string[] = [];
+    for (const t of TENANTS) {
+        const app = apps.find((a) => a.metadata.name === t);
+        if (!app) behind.push(`${t}: no Application yet`);
+        else if (app.spec?.source?.path !== `releases/${release}`) behind.push(`${t}: tracks ${app.spec?.source?.path}`);
+        else if (app.status?.sync?.status !== "Synced" || app.status?.health?.status !== "Healthy") behind.push(`${t}: ${app.status?.sync?.status ?? "?"}/${app.status?.health?.status ?? "?"}`);
+        else if (commit && app.status?.sync?.revision !== commit) behind.push(`${t}: compared at ${short(String(app.status?.sync?.revision))}`);
+    }
+    if (d.state !== "complete") behind.unshift(d.summary);
+    if (behind.length) return behind.join("; ");
+    const sites = await running(c);
+    const notYet = TENANTS.filter((t) => sites[t] !== release);
+    if (notYet.length) return `sites not yet at ${release}: ${notYet.map((t) => `${t} ${sites[t]}`).join(", ")}`;
+    return { d, apps, running: sites };
+}
+
+/** Polls `look` (a string is "not yet, because ...") to a deadline, refreshing between looks; says how long it took. */
+async function waitUntil<T>(c: Ctx, what: string, timeoutMs: number, look: () => Promise<T | string>): Promise<T> {
+    say(c, `waiting for ${what} (deadline ${secs(timeoutMs)})`);
+    const c0 = c.clock.now();
+    let last = "";
+    const got = await pollUntil(
+        async () => {
+            const r = await look();
+            if (typeof r === "string") {
+                if (r !== last) say(c, `… ${r}`);
+                last = r;
+                return undefined;
+            }
+            return r;
+        },
+        { timeoutMs, intervalMs: c.t.pollMs, clock: c.clock, between: refresher(c), describe: () => `${c.prefix} ${what} did not happen within ${secs(timeoutMs)}; last seen: ${last}` },
+    );
+    say(c, `${what}: after ${secs(c.clock.now() - c0)}`);
+    return got;
+}
+
+/** Sets every tenant to `release` in one commit and pushes main (never forced), once; returns the commit and when it was pushed. */
+async function rollOut(c: Ctx, step: TenantsResultName, release: string, message: string): Promise<{ commit: string; pushedAt: number }> {
+    const note = readJsonIfExists<{ commit: string; pushedAt: number }>(pushedFile(c, step));
+    const head = await c.git.revParse("HEAD");
+    if (note && note.commit === head && (await c.git.remoteBranch("main")) === head) {
+        say(c, `${short(head)} (${release} for every tenant) was pushed by an earlier run; resuming`);
+        return note;
+    }
+    let commit: string;
+    if ((await c.git.subjectOf(head)) === message) {
+        commit = head; // made by a run that died before pushing or noting it
+    } else {
+        await c.git.ensureInSync("main");
+        const files: Record<string, string> = {};
+        for (const t of TENANTS) files[tenantPath(t as Tenant)] = tenantFile(t as Tenant, release);
+        commit = await c.git.commitFiles(files, message);
+    }
+    if ((await c.git.remoteBranch("main")) !== commit) await c.git.pushTo(commit, "main");
+    const pushed = { commit, pushedAt: c.clock.now() };
+    writeJsonAtomic(pushedFile(c, step), pushed);
+    say(c, `pushed ${short(commit)} to main: every tenant at ${release}`);
+    await refresh(c);
+    return pushed;
+}
+
+/** Step 1's wait: the first rollout (release 1.1.0) complete. */
+export async function firstRollout(ctx: TenantsScenarioContext): Promise<void> {
+    const c = context(ctx, "[tenants 1 rollout]");
+    await refresh(c);
+    await waitUntil(c, `the first rollout (every tenant at ${RELEASES.first})`, c.t.rolloutMs, () => rolloutComplete(c, RELEASES.first, null));
+}
+
+async function stall(c: Ctx): Promise<Stall> {
+    const { commit, pushedAt } = await rollOut(c, "stall", RELEASES.faulty, STALL_MESSAGE);
+    const { d, apps } = await waitUntil(c, "the rollout doctor to find the rollout stuck", c.t.stallMs, async () => {
+        const now = await diagnosis(c);
+        const { d } = now;
+        const onFaulty = now.apps.filter((a) => a.spec?.source?.path === `releases/${RELEASES.faulty}`).length;
+        if (onFaulty < TENANTS.length) return `the ApplicationSet has moved ${onFaulty} of ${TENANTS.length} tenants to releases/${RELEASES.faulty}`;
+        if (d.state === "complete") {
+            const done = await rolloutComplete(c, RELEASES.faulty, commit);
+            // a state the stall can never come from: say so now instead of at the deadline
+            if (typeof done !== "string") throw new Error(`${c.prefix} the rollout of ${RELEASES.faulty} completed on every tenant: the stall never came (does mandant-b's site-settings hold the news extension's keys? kubectl get configmap site-settings -n mandant-b -o yaml)`);
+            return `rollout not stuck: ${done}`;
+        }
+        if (d.state !== "stuck") return d.summary;
+        const hook = d.blocking.find((b) => b.hook)?.hook;
+        if (!hook) return `stuck, but no failed hook named yet: ${d.summary}`;
+        if (!hook.log) return `stuck at ${hook.namespace}/${hook.job}, its Pod's log not read yet`;
+        return now;
+    });
+    const blocking = d.blocking.find((b) => b.hook)!;
+    const hook = blocking.hook!;
+    const step = d.step!;
+    const statuses: any[] = (apps.length && (await c.cluster.getApplicationSet(TENANTS_APPSET, ARGOCD_NAMESPACE))?.status?.applicationStatus) || [];
+    const passed = statuses.filter((s) => Number(s.step) < step).sort((a, b) => Number(a.step) - Number(b.step) || a.application.localeCompare(b.application)).map((s) => s.application);
+    const result: Stall = {
+        appset: `${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
+        commit,
+        release: RELEASES.faulty,
+        step,
+        steps: d.steps,
+        blocking: blocking.application,
+        hook_job: `${hook.namespace}/${hook.job}`,
+        hook_error: hook.log,
+        waiting: d.waiting.map((w) => w.application),
+        passed,
+        running: await running(c),
+        auto_sync_disabled_by_rollingsync: apps.length === TENANTS.length && apps.every((a) => a.spec?.syncPolicy?.automated?.enabled === false),
+        detected_after_seconds: Math.max(0, Math.round((c.clock.now() - pushedAt) / 1000)),
+    };
+    say(c, `stuck at step ${step} of ${d.steps}: ${d.summary}`);
+    return result;
+}
+
+/**
+ * The stall as the report met it: the blocking tenant's sync has given up (its retries spent, phase
+ * Failed). A fix pushed while that sync still waits for a retry reaches the tenant through the retry
+ * (which syncs the Application's current path), ahead of the steps before it; from the settled
+ * stall the fixed release rolls out in step order.
+ */
+async function stallSettled(c: Ctx, stall: Stall): Promise<void> {
+    await waitUntil(c, `${stall.blocking}'s sync to give up (its retries spent)`, c.t.stallMs, async () => {
+        const app = await c.cluster.getApplication(stall.blocking, ARGOCD_NAMESPACE);
+        const op = app?.status?.operationState;
+        if (!app) throw new Error(`${c.prefix} the Application ${stall.blocking} is gone; rebuild the lab (pulumi destroy, then up)`);
+        if (app.spec?.source?.path !== `releases/${RELEASES.faulty}`) return true; // someone moved on already
+        if (!app.operation && op && ["Failed", "Error"].includes(op.phase)) return true;
+        return `${stall.blocking}: ${op?.phase ?? "no operation"}${op?.message ? ` (${op.message})` : ""}`;
+    });
+}
+
+async function recovery(c: Ctx, r: TenantsResults): Promise<Recovery> {
+    if (!fs.existsSync(pushedFile(c, "recovery")) && r.stall) await stallSettled(c, r.stall);
+    const { commit, pushedAt } = await rollOut(c, "recovery", RELEASES.fixed, RECOVERY_MESSAGE);
+    if (r.stall && !(await c.git.isAncestor(r.stall.commit, commit))) throw new Error(`${c.prefix} ${short(commit)} does not descend from the faulty commit ${short(r.stall.commit)}; the lab's repository was changed by hand`);
+    const done = await waitUntil(c, `the rollout of ${RELEASES.fixed} to complete`, c.t.recoveryMs, async () => {
+        const now = await diagnosis(c);
+        // stuck again on the fixed release itself: it can never complete by waiting
+        if (now.d.state === "stuck") {
+            for (const b of now.d.blocking) {
+                const app = now.apps.find((a) => a.metadata.name === b.application);
+                const op = app?.status?.operationState;
+                const atFix = app?.spec?.source?.path === `releases/${RELEASES.fixed}` && (op?.syncResult?.revision === commit || op?.operation?.sync?.revision === commit);
+                if (b.hook && atFix && op?.phase === "Failed") throw new Error(`${c.prefix} the recovery stalled again on ${RELEASES.fixed}: ${now.d.summary}`);
+            }
+        }
+        return rolloutComplete(c, RELEASES.fixed, commit);
+    });
+    const set = await c.cluster.getApplicationSet(TENANTS_APPSET, ARGOCD_NAMESPACE);
+    const statuses: any[] = set?.status?.applicationStatus ?? [];
+    const order = TENANTS.map((t) => {
+        const s = statuses.find((x) => x.application === t);
+        return { application: t as string, step: Number(s?.step), healthy_at: String(s?.lastTransitionTime) };
+    }).sort((a, b) => a.step - b.step);
+    return { commit, release: RELEASES.fixed, order, running: done.running, seconds: Math.max(0, Math.round((c.clock.now() - pushedAt) / 1000)) };
+}
+
+function context(ctx: TenantsScenarioContext, prefix: string): Ctx {
+    return { layout: ctx.layout, git: ctx.git, cluster: ctx.cluster, log: ctx.log, t: { ...DEFAULT_TENANTS_TIMEOUTS, ...(ctx.timeouts ?? {}) }, clock: ctx.clock ?? realClock, prefix };
+}
+
+/** The results already on disk (the checkpoint); refuses a recovery without its stall. */
+export function readTenantsResults(layout: TenantsLayout): TenantsResults {
+    const r: TenantsResults = {};
+    for (const name of TENANTS_RESULT_FILES) {
+        const file = layout.resultFile(name);
+        const v = readJsonIfExists<any>(file);
+        if (v === undefined) continue;
+        try {
+            (r as any)[name] = parseTenantsResult(name, v, file);
+        } catch (e: any) {
+            throw new Error(`${e.message}; delete it to let that step run again`);
+        }
+    }
+    if (r.recovery && !r.stall) throw new Error(`${layout.resultFile("recovery")} exists but ${layout.resultFile("stall")} does not: the checkpoint is inconsistent. Remove recovery.json (or pulumi destroy) and run again`);
+    return r;
+}
+
+const STEPS: { n: number; file: TenantsResultName; name: string; run: (c: Ctx, r: TenantsResults) => Promise<Stall | Recovery> }[] = [
+    { n: 2, file: "stall", name: "stall", run: stall },
+    { n: 3, file: "recovery", name: "recovery", run: recovery },
+];
+
+/** Steps 2..through of the tenants lab (through 1 does nothing here), skipping those whose file exists. */
+export async function runTenantsScenario(ctx: TenantsScenarioContext, through: number): Promise<TenantsResults> {
+    if (!Number.isInteger(through) || through < 1 || through > 3) throw new Error(`tenantsSolveThrough must be 1, 2 or 3, got ${through}`);
+    const results = readTenantsResults(ctx.layout);
+    for (const step of STEPS) {
+        if (step.n > through) break;
+        const c = context(ctx, `[tenants ${step.n} ${step.name}]`);
+        if (results[step.file]) {
+            c.log(`${c.prefix} already done (${ctx.layout.resultFile(step.file)}); skipped`);
+            continue;
+        }
+        const t0 = Date.now();
+        c.log(`${c.prefix} start`);
+        const value = await step.run(c, results);
+        // a result that does not match its schema is never written (a resumed run would trust it)
+        parseTenantsResult(step.file, value, `step ${step.n}'s ${step.file} result`);
+        writeJsonAtomic(ctx.layout.resultFile(step.file), value);
+        fs.rmSync(pushedFile(c, step.file), { force: true });
+        (results as any)[step.file] = value;
+        c.log(`${c.prefix} done in ${secs(Date.now() - t0)}; wrote ${ctx.layout.resultFile(step.file)}`);
+    }
+    return results;
+}

@@ -1,0 +1,61 @@
+/**
+ * The tenants lab in its one order: step 1 (the platform repository, the tenants' data, the
+ * ApplicationSet, the first rollout complete), then the scenario (2 stall, 3 recovery).
+ * `simulate --lab tenants` and the tests call this; `pulumi up` keeps the same order through the
+ * dependencies of its resources (TenantsLab after Argo CD and the git daemon).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { Clock } from "../ports/clock";
+import { ClusterPort } from "../ports/cluster";
+import { CloneGit } from "../ports/git";
+import { applyTenantsAppSet, tenantsApplicationSet } from "./appset";
+import { TenantsLayout } from "./layout";
+import { createPlatformRepo, createTenantData } from "./repo";
+import { platformRepoFiles } from "./repoFiles";
+import { TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, TenantsResults } from "./results";
+import { firstRollout, runTenantsScenario, TenantsTimeouts } from "./scenario";
+
+export interface TenantsLabContext {
+    layout: TenantsLayout;
+    cluster: ClusterPort;
+    log?: (line: string) => void;
+    timeouts?: Partial<TenantsTimeouts>;
+    /** The repository URL Argo CD reads (default: the in-cluster git daemon's). */
+    repoURL?: string;
+    /** The clock the waits are on (default: the real one). */
+    clock?: Clock;
+}
+
+/** Steps 1..through (1-3) of the tenants lab; a step already done is recognised and not redone. */
+export async function solveTenantsLab(ctx: TenantsLabContext, through: number): Promise<TenantsResults> {
+    if (!Number.isInteger(through) || through < 1 || through > 3) throw new Error(`tenantsSolveThrough must be 1, 2 or 3, got ${through}`);
+    const log = ctx.log ?? (() => {});
+    const t0 = Date.now();
+    log("[tenants 1 platform] start");
+    await createPlatformRepo(ctx.layout, platformRepoFiles(), (l) => log(`[tenants 1 platform] ${l}`));
+    await createTenantData(ctx.cluster, (l) => log(`[tenants 1 platform] ${l}`));
+    if (!fs.existsSync(ctx.layout.resultFile("stall"))) {
+        // once the faulty release is out, the first rollout is history: a resumed run does not wait for it again
+        await applyTenantsAppSet(ctx.cluster, ctx.layout, tenantsApplicationSet({ repoURL: ctx.repoURL }), (l) => log(`[tenants 1 platform] ${l}`));
+        if (tenantsLabProgress(ctx.layout) < 2 && !(await pushedBeyondFirst(ctx))) await firstRollout({ ...ctx, git: new CloneGit(ctx.layout.clone), log });
+    }
+    log(`[tenants 1 platform] done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return runTenantsScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts, clock: ctx.clock }, through);
+}
+
+/** Step 2 already pushed its commit (a run stopped while waiting for the stall): the first rollout is over. */
+async function pushedBeyondFirst(ctx: TenantsLabContext): Promise<boolean> {
+    return fs.existsSync(path.join(ctx.layout.workDir, ".stall-pushed.json"));
+}
+
+/**
+ * How far the tenants lab on these paths has come, from what is on disk: 0 nothing, 1 the
+ * repository and the ApplicationSet (appset.yaml), 2-3 the result files.
+ */
+export function tenantsLabProgress(layout: TenantsLayout): number {
+    let through = 0;
+    if (fs.existsSync(path.join(layout.bareRepo, "HEAD")) && fs.existsSync(layout.appsetFile)) through = 1;
+    for (const name of TENANTS_RESULT_FILES) if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, TENANTS_RESULT_STEP[name]);
+    return through;
+}
