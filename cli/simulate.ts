@@ -1,5 +1,5 @@
 /**
- * gitops-lab simulate --root DIR [--through N] [--realistic] [--serve] [--reset]
+ * gitops-lab simulate --root DIR [--lab shop|tenants|both] [--through N] [--tenants-through N] [--realistic] [--serve] [--reset]
  *
  * The whole lab on this machine with the cluster simulated: the real repository under
  * DIR/srv/bare/shop-envs.git and DIR/root/cnpa-env/, a real git daemon on 127.0.0.1, and a
@@ -11,8 +11,10 @@ import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { labLayout } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
+import { tenantsLayout } from "../lab/tenants/layout";
+import { tenantsLabProgress } from "../lab/tenants/solve";
 import { REALISTIC } from "../sim/profiles";
-import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
+import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
 import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
 /** Whether this run is on the real control plane (for the signal's line). */
@@ -51,7 +53,7 @@ function serveInstructions(lab: SimulatedLab, kubeconfigFile: string): string[] 
         "SERVING the simulated lab until Ctrl-C (or SIGTERM):",
         `  export KUBECONFIG=${kubeconfigFile}`,
         "  kubectl get applications -n argocd                # the simulated cluster answers kubectl",
-        `  git clone ${lab.daemon.url("shop-envs.git")} shop-envs   # read-only, as Argo CD reads it`,
+        `  git clone ${lab.daemon.url("shop-envs.git")} shop-envs   # read-only, as Argo CD reads it (platform.git likewise)`,
         `  cd ${lab.layout.clone} && git push origin main     # the lab's clone pushes to ${lab.layout.bareRepo}`,
         `  npx gitops-lab verify --root ${lab.layout.root} --kubeconfig ${kubeconfigFile}`,
     ];
@@ -82,22 +84,30 @@ async function runOnRealPlane(root: string, through: number, serve: boolean, say
 export const simulate: Command = {
     name: "simulate",
     summary: "run the lab against a simulated cluster (no Kubernetes, no Argo CD needed)",
-    usage: "simulate --root DIR [--through N] [--realistic] [--serve] [--reset] [--cluster sim|real]",
+    usage: "simulate --root DIR [--lab shop|tenants|both] [--through N] [--tenants-through N] [--realistic] [--serve] [--reset] [--cluster sim|real]",
     details: [
         "--root DIR          where the lab's host paths go (DIR/srv/bare, DIR/root/cnpa-env); required",
-        "--through N         carry the lab out through step N (0-8, default 8); a later run resumes",
+        "--lab LAB           shop (Part 1, the default), tenants (Part 2: the stalled RollingSync rollout) or both",
+        "--through N         carry the lab out through step N (shop 0-8, default 8; tenants 1-3, default 3); a later run resumes",
+        "--tenants-through N with --lab both: the tenants lab's step (1-3, default 3); --through is then the shop lab's",
         "--realistic         the simulated Argo CD at its v3.5.1 defaults (on the real clock) instead of the fast profile",
         "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
-        "--cluster real      a real Kubernetes API (KWOK's fake nodes) and the real Argo CD v3.5.1 instead of the simulation; needs root, Go (first build ~25 min, cached), redis-server",
+        "--cluster real      a real Kubernetes API (KWOK's fake nodes) and the real Argo CD v3.5.1 instead of the simulation; needs root, Go (first build ~25 min, cached), redis-server; the shop lab only",
     ],
-    options: { root: { type: "string" }, through: { type: "string" }, realistic: { type: "boolean" }, serve: { type: "boolean" }, reset: { type: "boolean" }, cluster: { type: "string" } },
+    options: { root: { type: "string" }, lab: { type: "string" }, through: { type: "string" }, "tenants-through": { type: "string" }, realistic: { type: "boolean" }, serve: { type: "boolean" }, reset: { type: "boolean" }, cluster: { type: "string" } },
     async run(values) {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
         const root = path.resolve(rootArg);
-        const through = intOption(values, "through", { min: 0, max: 8, default: 8 });
-        if (values.reset && (values.serve || values.through !== undefined)) throw new UsageError("--reset goes alone (with --root)");
+        const which = stringOption(values, "lab") ?? "shop";
+        if (!["shop", "tenants", "both"].includes(which)) throw new UsageError(`--lab takes shop, tenants or both, got "${which}"`);
+        const shop = which !== "tenants";
+        const tenants = which !== "shop";
+        if (values["tenants-through"] !== undefined && which !== "both") throw new UsageError("--tenants-through goes with --lab both (with --lab tenants, use --through)");
+        const through = which === "tenants" ? 0 : intOption(values, "through", { min: 0, max: 8, default: 8 });
+        const tenantsThrough = which === "tenants" ? intOption(values, "through", { min: 1, max: 3, default: 3 }) : which === "both" ? intOption(values, "tenants-through", { min: 1, max: 3, default: 3 }) : 0;
+        if (values.reset && (values.serve || values.through !== undefined || values.lab !== undefined || values["tenants-through"] !== undefined)) throw new UsageError("--reset goes alone (with --root): it takes down every lab under the root");
         const say = (l: string) => console.log(l);
         let lab: SimulatedLab | undefined;
         let realLab: { stop(): Promise<void> } | undefined;
@@ -113,20 +123,33 @@ export const simulate: Command = {
             const clusterKind = stringOption(values, "cluster") ?? "sim";
             if (clusterKind !== "sim" && clusterKind !== "real") throw new UsageError(`--cluster takes sim or real, got "${clusterKind}"`);
             if (clusterKind === "real") {
+                if (tenants) throw new UsageError("--cluster real runs the shop lab only; the tenants lab runs on the simulated cluster (--cluster sim)");
                 real = true;
                 return await runOnRealPlane(root, through, !!values.serve, say, signals, (l) => (realLab = l));
             }
             const done = shopLabProgress(labLayout(root));
-            if (through < done) {
+            if (shop && through < done) {
                 throw new Error(`the lab under ${root} is at step ${done} already and steps cannot be undone (--through ${through} asked); run without --through to go on, or start over with --reset`);
+            }
+            const tenantsDone = tenantsLabProgress(tenantsLayout(root));
+            if (tenants && tenantsThrough < tenantsDone) {
+                throw new Error(`the tenants lab under ${root} is at step ${tenantsDone} already and steps cannot be undone (through ${tenantsThrough} asked); run without it to go on, or start over with --reset`);
             }
             say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
             say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
-            say(`root: ${root}; through step ${through}; simulated Argo CD: ${values.realistic ? "v3.5.1-defaults" : "fast"} profile`);
+            say(`root: ${root}; ${[shop ? `shop lab through step ${through}` : "", tenants ? `tenants lab through step ${tenantsThrough}` : ""].filter(Boolean).join(", ")}; simulated Argo CD: ${values.realistic ? "v3.5.1-defaults" : "fast"} profile`);
             lab = await startSimulatedLab(root, { persist: true, timings: values.realistic ? REALISTIC : undefined, log: say });
-            const run = await solveSimulatedLab(lab, through, { log: say });
-            if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
-            say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
+            if (shop) {
+                const run = await solveSimulatedLab(lab, through, { log: say });
+                if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
+                say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
+            }
+            if (tenants) {
+                const r = await solveSimulatedTenants(lab, tenantsThrough, { log: say });
+                if (r.stall) say(`stall.json:\n${JSON.stringify(r.stall, null, 2)}`);
+                if (r.recovery) say(`recovery.json:\n${JSON.stringify(r.recovery, null, 2)}`);
+                say(`results in ${tenantsLayout(root).workDir} (the cluster was simulated)`);
+            }
             if (!values.serve) return EXIT.OK;
             const kubeconfigFile = path.join(root, "kubeconfig");
             writeFileAtomic(kubeconfigFile, lab.kubeconfig);

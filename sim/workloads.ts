@@ -88,7 +88,19 @@ export class Workloads {
     private onChange(c: Change) {
         if (c.type === "DELETED") return;
         const { namespace, name } = c.obj.metadata;
-        if (c.kind === "Job" && c.type === "ADDED") this.later(() => this.startPod(namespace, name), 0);
+        if (c.kind === "Job" && c.type === "ADDED") {
+            // the API server's defaulting: a Job selects its Pods by its controller-uid (what `kubectl logs job/NAME` follows)
+            if (!c.obj.spec?.selector) {
+                const uid = c.obj.metadata.uid;
+                const j = this.kube.get("Job", namespace, name);
+                if (j) {
+                    j.spec.selector = { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
+                    j.spec.template = { ...j.spec.template, metadata: { ...(j.spec.template?.metadata ?? {}), labels: { ...(j.spec.template?.metadata?.labels ?? {}), "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name } } };
+                    this.kube.put(j, ACTOR);
+                }
+            }
+            this.later(() => this.startPod(namespace, name), 0);
+        }
         if (c.kind === "Deployment" && c.obj.metadata.generation !== c.old?.metadata?.generation) {
             const gen = c.obj.metadata.generation;
             this.later(() => this.rollOut(namespace, name, gen), this.timings.rolloutMs);

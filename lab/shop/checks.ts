@@ -8,6 +8,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, Outcome, runChecks } from "../grader/grader";
+import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { LabLayout, REPO_URL } from "./layout";
 import { renderShopConfig } from "./render";
@@ -24,16 +25,13 @@ export interface VerifyOptions {
     kubectl?: string;
 }
 
-/** A result file as found: missing, not JSON, or parsed. */
-type FileState = { exists: false } | { exists: true; error: string } | { exists: true; value: any };
 
 /** Everything the checks look at, read once before they run. */
-export interface ShopWorld {
+export interface ShopWorld extends ResultFilesWorld<ResultName> {
     layout: LabLayout;
     through: number;
     kubectl: string;
     repo: BareRepo;
-    files: Record<ResultName, FileState>;
     /** main and release/prod of the bare repository (null: missing). */
     main: string | null;
     releaseTip: string | null;
@@ -43,13 +41,7 @@ export interface ShopWorld {
     stackOutputs?: Record<string, unknown>;
 }
 
-const isSha = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{40}$/.test(v);
-
-/** A parsed result object, or undefined when its file is missing or not a JSON object. */
-function obj(w: ShopWorld, name: ResultName): any {
-    const f = w.files[name];
-    return f.exists && "value" in f && f.value !== null && typeof f.value === "object" && !Array.isArray(f.value) ? f.value : undefined;
-}
+const obj = (w: ShopWorld, name: ResultName): any => resultObject(w, name);
 
 /** prod's expected revision: release/prod from step 4 on. */
 const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "main");
@@ -69,49 +61,7 @@ const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => w.repo.wi
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository
 
 function fileChecks(name: ResultName): Check<ShopWorld>[] {
-    const step = RESULT_STEP[name];
-    const fields = fieldsOf(name);
-    const checks: Check<ShopWorld>[] = [
-        {
-            step,
-            name: `${name}.json exists and is JSON`,
-            run: async (w) => {
-                const f = w.files[name];
-                if (!f.exists) return { ok: false, expected: w.layout.resultFile(name), found: "no such file" };
-                if ("error" in f) return { ok: false, expected: "valid JSON", found: f.error };
-                const v = f.value;
-                return { ok: v !== null && typeof v === "object" && !Array.isArray(v), expected: "a JSON object", found: typeof v };
-            },
-        },
-        {
-            step,
-            name: `${name}.json has exactly the keys ${fields.map((f) => f.key).join(", ")}`,
-            run: async (w) => (obj(w, name) ? eq(fields.map((f) => f.key).sort(), Object.keys(obj(w, name)).sort()) : null),
-        },
-    ];
-    for (const f of fields) {
-        checks.push({
-            step,
-            name: `${name}.${f.key} is ${f.what}`,
-            run: async (w) => {
-                const o = obj(w, name);
-                if (!o || !(f.key in o)) return null;
-                return { ok: f.check(o[f.key]), expected: f.what, found: JSON.stringify(o[f.key]) };
-            },
-        });
-        if (f.isSha) {
-            checks.push({
-                step,
-                name: `${name}.${f.key} is a commit of the repository`,
-                run: async (w) => {
-                    const v = obj(w, name)?.[f.key];
-                    if (!isSha(v)) return null;
-                    return { ok: await w.repo.isCommit(v), expected: "a commit in the bare repo", found: `${v} not found` };
-                },
-            });
-        }
-    }
-    return checks;
+    return resultFileChecks<ResultName, ShopWorld>(name, RESULT_STEP[name], fieldsOf(name));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -476,19 +426,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
 export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
     const { layout } = opts;
     const repo = new BareRepo(layout.bareRepo);
-    const files = {} as Record<ResultName, FileState>;
-    for (const name of RESULT_FILES) {
-        const file = layout.resultFile(name);
-        if (!fs.existsSync(file)) {
-            files[name] = { exists: false };
-            continue;
-        }
-        try {
-            files[name] = { exists: true, value: JSON.parse(fs.readFileSync(file, "utf8")) };
-        } catch (e: any) {
-            files[name] = { exists: true, error: e.message };
-        }
-    }
+    const files = readResultFiles(RESULT_FILES, layout.resultFile);
     const main = repo.exists() ? await repo.branch("main") : null;
     const releaseTip = main ? await repo.branch("release/prod") : null;
     let clusterError: string | undefined;
@@ -499,7 +437,7 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
             clusterError = e.message;
         }
     }
-    return { layout, through: opts.through, kubectl: opts.kubectl ?? "kubectl", repo, files, main, releaseTip, cluster: opts.cluster, clusterError, stackOutputs: opts.stackOutputs };
+    return { layout, fileOf: layout.resultFile, through: opts.through, kubectl: opts.kubectl ?? "kubectl", repo, files, main, releaseTip, cluster: opts.cluster, clusterError, stackOutputs: opts.stackOutputs };
 }
 
 export async function verify(opts: VerifyOptions): Promise<CheckResult[]> {

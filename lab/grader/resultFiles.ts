@@ -1,0 +1,95 @@
+/**
+ * The checks every result file gets, whatever the lab: it exists and is a JSON object, it has
+ * exactly its schema's keys, each key has its type, and each SHA is a commit of the lab's
+ * repository. A lab gives its files, its fields (from its zod schemas) and where its world keeps them.
+ */
+import * as fs from "fs";
+import { BareRepo } from "./bareRepo";
+import { Check, eq } from "./grader";
+
+/** A result file as found: missing, not JSON, or parsed. */
+export type FileState = { exists: false } | { exists: true; error: string } | { exists: true; value: any };
+
+export interface Field {
+    key: string;
+    what: string;
+    isSha: boolean;
+    check: (v: unknown) => boolean;
+}
+
+/** What a world must offer for its result files to be checked. */
+export interface ResultFilesWorld<N extends string> {
+    files: Record<N, FileState>;
+    repo: BareRepo;
+    fileOf(name: N): string;
+}
+
+export const isSha = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{40}$/.test(v);
+
+/** Reads result files: missing, not JSON, or their value. */
+export function readResultFiles<N extends string>(names: readonly N[], fileOf: (name: N) => string): Record<N, FileState> {
+    const files = {} as Record<N, FileState>;
+    for (const name of names) {
+        const file = fileOf(name);
+        if (!fs.existsSync(file)) {
+            files[name] = { exists: false };
+            continue;
+        }
+        try {
+            files[name] = { exists: true, value: JSON.parse(fs.readFileSync(file, "utf8")) };
+        } catch (e: any) {
+            files[name] = { exists: true, error: e.message };
+        }
+    }
+    return files;
+}
+
+/** A parsed result object, or undefined when its file is missing or not a JSON object. */
+export function resultObject<N extends string>(w: ResultFilesWorld<N>, name: N): any {
+    const f = w.files[name];
+    return f.exists && "value" in f && f.value !== null && typeof f.value === "object" && !Array.isArray(f.value) ? f.value : undefined;
+}
+
+export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>>(name: N, step: number, fields: Field[]): Check<W>[] {
+    const checks: Check<W>[] = [
+        {
+            step,
+            name: `${name}.json exists and is JSON`,
+            run: async (w) => {
+                const f = w.files[name];
+                if (!f.exists) return { ok: false, expected: w.fileOf(name), found: "no such file" };
+                if ("error" in f) return { ok: false, expected: "valid JSON", found: f.error };
+                const v = f.value;
+                return { ok: v !== null && typeof v === "object" && !Array.isArray(v), expected: "a JSON object", found: typeof v };
+            },
+        },
+        {
+            step,
+            name: `${name}.json has exactly the keys ${fields.map((f) => f.key).join(", ")}`,
+            run: async (w) => (resultObject(w, name) ? eq(fields.map((f) => f.key).sort(), Object.keys(resultObject(w, name)).sort()) : null),
+        },
+    ];
+    for (const f of fields) {
+        checks.push({
+            step,
+            name: `${name}.${f.key} is ${f.what}`,
+            run: async (w) => {
+                const o = resultObject(w, name);
+                if (!o || !(f.key in o)) return null;
+                return { ok: f.check(o[f.key]), expected: f.what, found: JSON.stringify(o[f.key]) };
+            },
+        });
+        if (f.isSha) {
+            checks.push({
+                step,
+                name: `${name}.${f.key} is a commit of the repository`,
+                run: async (w) => {
+                    const v = resultObject(w, name)?.[f.key];
+                    if (!isSha(v)) return null;
+                    return { ok: await w.repo.isCommit(v), expected: "a commit in the bare repo", found: `${v} not found` };
+                },
+            });
+        }
+    }
+    return checks;
+}

@@ -1,0 +1,258 @@
+/**
+ * The tenants lab's grader: the table of named checks that re-derives the lab's facts from the
+ * world (stall.json, recovery.json, the platform repository read directly and, unless offline, the
+ * cluster). Only the result schemas (results.ts) are shared with the scenario.
+ */
+import { parse } from "yaml";
+import { ARGOCD_NAMESPACE } from "../argo/application";
+import { BareRepo } from "../grader/bareRepo";
+import { Check, CheckResult, eq, runChecks } from "../grader/grader";
+import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
+import { ClusterPort } from "../ports/cluster";
+import { RELEASES, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
+import { HOOK_ERROR, RELEASE_LABEL, tenantPath } from "./repoFiles";
+import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
+
+export interface TenantsVerifyOptions {
+    layout: TenantsLayout;
+    /** Grade steps 1..through (1-3, as tenantsSolveThrough). */
+    through: number;
+    cluster?: ClusterPort;
+    stackOutputs?: Record<string, unknown>;
+}
+
+export interface TenantsWorld extends ResultFilesWorld<TenantsResultName> {
+    layout: TenantsLayout;
+    through: number;
+    main: string | null;
+    cluster?: ClusterPort;
+    clusterError?: string;
+    stackOutputs?: Record<string, unknown>;
+}
+
+const obj = (w: TenantsWorld, name: TenantsResultName): any => resultObject(w, name);
+
+/** The release each tenant file names at a commit. */
+async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<string, string | null>> {
+    const out: Record<string, string | null> = {};
+    for (const t of TENANTS) {
+        const text = await w.repo.file(sha, tenantPath(t));
+        out[t] = text ? String(parse(text)?.release ?? null) : null;
+    }
+    return out;
+}
+const all = (release: string) => Object.fromEntries(TENANTS.map((t) => [t, release]));
+
+/** What the graded step leaves each site running. */
+const expectedRunning = (through: number) => (through >= 3 ? all(RELEASES.fixed) : through >= 2 ? { ...all(RELEASES.first), "mandant-a": RELEASES.faulty } : all(RELEASES.first));
+const expectedPath = (through: number, t: string) => `releases/${through >= 3 ? RELEASES.fixed : through >= 2 ? RELEASES.faulty : RELEASES.first}`;
+
+const step1: Check<TenantsWorld>[] = [
+    {
+        step: 1,
+        name: "platform.git exists with a main branch",
+        run: async (w) => ({ ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: w.repo.exists() ? "no main branch" : "no repository" }),
+    },
+    {
+        step: 1,
+        name: "every file of platform.git is readable by others (the git daemon runs as nobody)",
+        run: async (w) => {
+            if (!w.repo.exists()) return null;
+            const bad = w.repo.unreadableByOthers(5);
+            return { ok: bad.length === 0, expected: "o+r on files, o+rx on directories", found: `not readable by others: ${bad.join(", ")}` };
+        },
+    },
+    {
+        step: 1,
+        name: `the first commit puts every tenant at ${RELEASES.first}`,
+        run: async (w) => (w.main ? eq(all(RELEASES.first), await releasesAt(w, await w.repo.rootOf("main"))) : null),
+    },
+    {
+        step: 1,
+        name: `only release ${RELEASES.faulty} ships the news extension's settings template`,
+        run: async (w) => {
+            if (!w.main) return null;
+            const found: Record<string, boolean> = {};
+            for (const r of [RELEASES.first, RELEASES.faulty, RELEASES.fixed]) found[r] = (await w.repo.file(w.main, `releases/${r}/code/news.settings-template`)) !== null;
+            return eq({ [RELEASES.first]: false, [RELEASES.faulty]: true, [RELEASES.fixed]: false }, found);
+        },
+    },
+];
+
+const step2: Check<TenantsWorld>[] = [
+    {
+        step: 2,
+        name: `stall: argocd/tenants stuck at step 2 of 4 on ${RELEASES.faulty}, blocked by mandant-b's hook Job mandant-b/site-setup`,
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s) return null;
+            return eq(
+                { appset: `${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`, release: RELEASES.faulty, step: 2, steps: 4, blocking: "mandant-b", hook_job: "mandant-b/site-setup" },
+                { appset: s.appset, release: s.release, step: s.step, steps: s.steps, blocking: s.blocking, hook_job: s.hook_job },
+            );
+        },
+    },
+    {
+        step: 2,
+        name: `stall.hook_error is the hook script's own error line ("${HOOK_ERROR}")`,
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s || !isSha(s.commit)) return null;
+            const script = (await w.repo.file(s.commit, `releases/${RELEASES.faulty}/code/setup.sh`)) ?? "";
+            return { ok: s.hook_error === HOOK_ERROR && script.includes(s.hook_error), expected: `${HOOK_ERROR} (printed by releases/${RELEASES.faulty}/code/setup.sh)`, found: s.hook_error };
+        },
+    },
+    {
+        step: 2,
+        name: "stall: mandant-a passed, mandant-c and mandant-d wait, automated.enabled: false written by RollingSync",
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s) return null;
+            return eq({ passed: ["mandant-a"], waiting: ["mandant-c", "mandant-d"], auto_sync_disabled_by_rollingsync: true }, { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync });
+        },
+    },
+    {
+        step: 2,
+        name: `stall.running: mandant-a at ${RELEASES.faulty}, the others still at ${RELEASES.first}`,
+        run: async (w) => (obj(w, "stall") ? eq(expectedRunning(2), obj(w, "stall").running) : null),
+    },
+    {
+        step: 2,
+        name: `stall.commit sets every tenant to ${RELEASES.faulty}, on top of every tenant at ${RELEASES.first}`,
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s || !isSha(s.commit) || !(await w.repo.isCommit(s.commit))) return null;
+            const [parent] = await w.repo.parents(s.commit);
+            return eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null });
+        },
+    },
+    {
+        step: 2,
+        name: "stall.commit is on main",
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s || !isSha(s.commit) || !w.main) return null;
+            return { ok: await w.repo.isAncestor(s.commit, w.main), expected: `an ancestor of main (${w.main})`, found: `${s.commit} is not` };
+        },
+    },
+];
+
+const step3: Check<TenantsWorld>[] = [
+    {
+        step: 3,
+        name: `recovery: release ${RELEASES.fixed}, every site runs it`,
+        run: async (w) => {
+            const r = obj(w, "recovery");
+            return r ? eq({ release: RELEASES.fixed, running: all(RELEASES.fixed) }, { release: r.release, running: r.running }) : null;
+        },
+    },
+    {
+        step: 3,
+        name: `recovery.commit sets every tenant to ${RELEASES.fixed} and descends from stall.commit (a fast-forward of main)`,
+        run: async (w) => {
+            const r = obj(w, "recovery");
+            const s = obj(w, "stall");
+            if (!r || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
+            const descends = !!s && isSha(s.commit) && (await w.repo.isAncestor(s.commit, r.commit));
+            const onMain = !!w.main && (await w.repo.isAncestor(r.commit, w.main));
+            return eq({ releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true }, { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain });
+        },
+    },
+    {
+        step: 3,
+        name: "recovery.order: the four tenants by step (1-4), each Healthy after the tenants of the steps before it, from the blocked step on",
+        run: async (w) => {
+            const r = obj(w, "recovery");
+            if (!r || !Array.isArray(r.order)) return null;
+            const apps = r.order.map((o: any) => `${o.step}:${o.application}`);
+            const want = TENANTS.map((t, i) => `${i + 1}:${t}`);
+            if (JSON.stringify(apps) !== JSON.stringify(want)) return eq(want, apps);
+            // the blocked tenant (step 2) gets the fix first: its Application is OutOfSync when the fix
+            // lands and step 1's Synced app counts as Healthy at once (docs/tenants-lab.md); from step 3 on, the order holds
+            const times = r.order.map((o: any) => Date.parse(o.healthy_at));
+            const bad = r.order.filter((o: any, i: number) => i >= 2 && times[i] < Math.max(...times.slice(0, i)));
+            return { ok: bad.length === 0 && times.every(Number.isFinite), expected: "healthy_at of step 3 and 4 not before any earlier step's", found: JSON.stringify(r.order) };
+        },
+    },
+];
+
+const stackOutputs: Check<TenantsWorld>[] = (["stall", "recovery"] as const).map((name) => ({
+    step: TENANTS_RESULT_STEP[name],
+    name: `stack output tenants${name[0].toUpperCase()}${name.slice(1)} equals ${name}.json`,
+    applies: (through: number, w: TenantsWorld) => through >= TENANTS_RESULT_STEP[name] && !!w.stackOutputs,
+    run: async (w: TenantsWorld) => eq(obj(w, name) ?? null, w.stackOutputs?.[`tenants${name[0].toUpperCase()}${name.slice(1)}`] ?? null),
+}));
+
+function live(step: number, name: string | ((w: TenantsWorld) => string), f: (c: ClusterPort, w: TenantsWorld) => Promise<any>): Check<TenantsWorld> {
+    return { step, name, applies: (through, w) => through >= step && !!w.cluster && !w.clusterError, run: (w) => f(w.cluster!, w) };
+}
+
+const liveChecks: Check<TenantsWorld>[] = [
+    {
+        step: 1,
+        name: "the cluster answers",
+        applies: (_through, w) => !!w.cluster,
+        run: async (w) => (w.clusterError ? { ok: false, expected: "an answer from the Kubernetes API", found: w.clusterError } : true),
+    },
+    live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c) => {
+        const s = await c.getApplicationSet(TENANTS_APPSET);
+        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x: any) => x.matchExpressions?.[0]?.values?.join(","));
+        return eq({ files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] }, { files: s?.spec?.generators?.[0]?.git?.files?.[0]?.path, revision: s?.spec?.generators?.[0]?.git?.revision, strategy: s?.spec?.strategy?.type, steps });
+    }),
+    live(1, (w) => (w.through >= 3 ? "live rollout complete: every Application Healthy in status.applicationStatus" : w.through >= 2 ? "live rollout at step 2 (RolloutProgressing)" : "live rollout complete"), async (c, w) => {
+        const s = await c.getApplicationSet(TENANTS_APPSET);
+        const cond = (s?.status?.conditions ?? []).find((x: any) => x.type === "RolloutProgressing");
+        const want = w.through === 2 ? "ApplicationSet is performing rollout of step 2" : "ApplicationSet Rollout has completed";
+        return eq(want, cond?.message);
+    }),
+    live(1, (w) => `live Applications track ${expectedPath(w.through, "")} with automated.enabled: false and label ${TENANT_LABEL}`, async (c, w) => {
+        const found: Record<string, unknown> = {};
+        const want: Record<string, unknown> = {};
+        for (const t of TENANTS) {
+            const a = await c.getApplication(t);
+            want[t] = { path: expectedPath(w.through, t), automated: false, label: t };
+            found[t] = { path: a?.spec?.source?.path, automated: a?.spec?.syncPolicy?.automated?.enabled, label: a?.metadata?.labels?.[TENANT_LABEL] };
+        }
+        return eq(want, found);
+    }),
+    live(1, (w) => `live sites run ${JSON.stringify(expectedRunning(w.through))}`, async (c, w) => {
+        const found: Record<string, unknown> = {};
+        for (const t of TENANTS) found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
+        return eq(expectedRunning(w.through), found);
+    }),
+    live(2, "live mandant-b's hook Job site-setup failed (BackoffLimitExceeded) while the rollout is stuck", async (c, w) => {
+        if (w.through !== 2) return null;
+        const job = (await c.listJobs("mandant-b")).find((j) => j.metadata?.name === "site-setup");
+        const failed = (job?.status?.conditions ?? []).find((x: any) => x.type === "Failed" && x.status === "True");
+        return eq("BackoffLimitExceeded", failed?.reason ?? null);
+    }),
+];
+
+export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
+    ...TENANTS_RESULT_FILES.flatMap((n) => resultFileChecks<TenantsResultName, TenantsWorld>(n, TENANTS_RESULT_STEP[n], tenantsFieldsOf(n))),
+    ...step1,
+    ...step2,
+    ...step3,
+    ...stackOutputs,
+    ...liveChecks,
+];
+
+export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<TenantsWorld> {
+    const { layout } = opts;
+    const repo = new BareRepo(layout.bareRepo);
+    const files = readResultFiles(TENANTS_RESULT_FILES, layout.resultFile);
+    const main = repo.exists() ? await repo.branch("main") : null;
+    let clusterError: string | undefined;
+    if (opts.cluster) {
+        try {
+            await opts.cluster.getApplicationSet(TENANTS_APPSET);
+        } catch (e: any) {
+            clusterError = e.message;
+        }
+    }
+    return { layout, fileOf: layout.resultFile, repo, files, through: opts.through, main, cluster: opts.cluster, clusterError, stackOutputs: opts.stackOutputs };
+}
+
+export async function verifyTenants(opts: TenantsVerifyOptions): Promise<CheckResult[]> {
+    return runChecks(TENANTS_CHECKS, await readTenantsWorld(opts), opts.through);
+}
