@@ -272,7 +272,7 @@ export class FakeKube {
 
     /** The whole store as JSON (so `npm run simulate` can resume a simulated cluster). */
     dump(): string {
-        return JSON.stringify({ rv: this.rv, objects: [...this.objects.entries()] });
+        return JSON.stringify({ rv: this.rv, objects: [...this.objects.entries()], podLogs: [...this.podLogs.entries()] });
     }
 
     /** Restores a dump; throws (changing nothing) when the text is not one. */
@@ -284,6 +284,8 @@ export class FakeKube {
         this.rv = d.rv;
         this.objects.clear();
         for (const [k, v] of d.objects) this.objects.set(k, v);
+        this.podLogs.clear();
+        for (const [k, v] of Array.isArray(d.podLogs) ? d.podLogs : []) this.podLogs.set(k, v);
     }
 
     /** Saves the store to `file` after every change, atomically (a temporary file, then a rename). */

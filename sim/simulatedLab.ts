@@ -237,7 +237,10 @@ export function snapshotLab(lab: SimulatedLab, dir: string): LabSnapshot {
 export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<StartOptions, "cluster"> = {}): Promise<SimulatedLab> {
     fs.cpSync(snap.dir, root, { recursive: true });
     const layout = labLayout(root);
-    if (fs.existsSync(path.join(layout.clone, ".git"))) await run("git", ["-C", layout.clone, "remote", "set-url", "origin", layout.bareRepo]);
+    // every lab's clone, pointed at its new bare repository
+    for (const site of [layout, tenantsLayout(root)]) {
+        if (fs.existsSync(path.join(site.clone, ".git"))) await run("git", ["-C", site.clone, "remote", "set-url", "origin", site.bareRepo]);
+    }
     const lab = await startSimulatedLab(root, { ...opts, cluster: snap.cluster });
     // a (re)started controller looks at every Application once: let that settle, as the snapshot was
     await lab.argo.apps.idle();

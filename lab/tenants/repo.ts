@@ -29,11 +29,17 @@ export function platformRepoPaths(layout: TenantsLayout) {
 /** The label on everything the lab creates in the cluster for the tenants (their namespaces, their settings). */
 export const TENANT_DATA_LABEL = { "app.kubernetes.io/part-of": "tenants-lab" };
 
-/** Each tenant's namespace and settings (tenant data, created before Argo CD deploys anything there). */
+/**
+ * Each tenant's namespace and settings (tenant data, created before Argo CD deploys anything there).
+ * Settings that exist are the tenant's and are kept as they are: a learner who gives mandant-b the
+ * extension's keys has fixed the stall another way, and a rerun must not undo that.
+ */
 export async function createTenantData(cluster: ClusterPort, log: Log = () => {}): Promise<void> {
+    const kept: string[] = [];
     for (const t of TENANTS) {
         await cluster.ensureNamespace(t, TENANT_DATA_LABEL);
-        await cluster.putConfigMap(tenantSettings(t));
+        if (await cluster.getConfigMap(t, "site-settings")) kept.push(t);
+        else await cluster.putConfigMap(tenantSettings(t));
     }
-    log(`tenant data in place: namespaces ${TENANTS.join(", ")}, each with its ConfigMap site-settings (only mandant-a's holds the news extension's keys)`);
+    log(`tenant data in place: namespaces ${TENANTS.join(", ")}, each with its ConfigMap site-settings (as the lab makes them, only mandant-a's holds the news extension's keys)${kept.length ? `; kept the existing settings of ${kept.join(", ")}` : ""}`);
 }

@@ -211,6 +211,8 @@ async function stall(c: Ctx): Promise<Stall> {
         if (d.state !== "stuck") return d.summary;
         const hook = d.blocking.find((b) => b.hook)?.hook;
         if (!hook) return `stuck, but no failed hook named yet: ${d.summary}`;
+        // the lab's release stalls the rollout at mandant-b (step 2); a stall elsewhere means its tenant data was changed
+        if (d.step !== 2 || d.blocking[0]?.application !== "mandant-b") throw new Error(`${c.prefix} the rollout is stuck, but not where the lab stalls it (step 2, mandant-b): ${d.summary} (was the tenants' site-settings changed? pulumi destroy resets them)`);
         if (!hook.log) return `stuck at ${hook.namespace}/${hook.job}, its Pod's log not read yet`;
         return now;
     });

@@ -1,0 +1,129 @@
+/**
+ * The tenants lab (Part 2) on the simulated cluster, through the product's own code: the stall the
+ * rollout doctor names, the recovery, the grader, and the scenario's failure paths.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { diagnose } from "../lab/doctor/diagnose";
+import { readLive } from "../lab/doctor/watch";
+import { run } from "../lab/ports/exec";
+import { verifyTenants } from "../lab/tenants/checks";
+import { RELEASES, TENANTS } from "../lab/tenants/layout";
+import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
+import { expect, expectConsistently, holds } from "./helpers/expect";
+import { tenantsAt, TenantsAt } from "./helpers/tenantsAt";
+
+const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+const app = (at: TenantsAt, name: string) => at.lab.kube.get("Application", "argocd", name);
+const appset = (at: TenantsAt) => at.lab.kube.get("ApplicationSet", "argocd", "tenants");
+
+describe("the tenants lab (simulated cluster)", function () {
+    this.timeout(180_000);
+    let at: TenantsAt;
+    afterEach(async () => at?.stop());
+
+    describe("given the lab at step 1 (the first rollout complete)", () => {
+        beforeEach(async () => {
+            at = await tenantsAt(1);
+        });
+
+        it("then every tenant runs 1.1.0, RollingSync has written automated.enabled: false, and the rollout is complete", async () => {
+            for (const t of TENANTS) {
+                assert.strictEqual(app(at, t).spec.syncPolicy.automated.enabled, false);
+                assert.strictEqual(at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"], RELEASES.first);
+            }
+            const cond = appset(at).status.conditions.find((c: any) => c.type === "RolloutProgressing");
+            assert.strictEqual(cond.message, "ApplicationSet Rollout has completed");
+            assert.deepStrictEqual(appset(at).status.applicationStatus.map((s: any) => `${s.step}:${s.application}:${s.status}`), ["1:mandant-a:Healthy", "2:mandant-b:Healthy", "3:mandant-c:Healthy", "4:mandant-d:Healthy"]);
+        });
+
+        it("when the faulty release is pushed, then stall.json names step 2, mandant-b's hook and the script's own error, and verify passes", async () => {
+            const r = await at.solve(2);
+            assert.deepStrictEqual({ ...r.stall!, commit: "", detected_after_seconds: 0 }, {
+                appset: "argocd/tenants",
+                commit: "",
+                release: "1.2.0",
+                step: 2,
+                steps: 4,
+                blocking: "mandant-b",
+                hook_job: "mandant-b/site-setup",
+                hook_error: HOOK_ERROR,
+                waiting: ["mandant-c", "mandant-d"],
+                passed: ["mandant-a"],
+                running: { "mandant-a": "1.2.0", "mandant-b": "1.1.0", "mandant-c": "1.1.0", "mandant-d": "1.1.0" },
+                auto_sync_disabled_by_rollingsync: true,
+                detected_after_seconds: 0,
+            });
+            assert.strictEqual(r.stall!.commit, await git(["rev-parse", "main"], at.layout.clone));
+            const checks = await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster });
+            assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
+        });
+
+        const giveKeys = async (t: (typeof TENANTS)[number]) => {
+            const settings = tenantSettings(t);
+            settings.data["settings.ini"] += "news.items_per_page = 5\n";
+            await at.cluster.putConfigMap(settings);
+        };
+
+        it("when mandant-b's settings already hold the extension's keys, then step 2 says at once that the rollout stalls elsewhere", async () => {
+            await giveKeys("mandant-b");
+            await assert.rejects(at.solve(2), /stuck, but not where the lab stalls it \(step 2, mandant-b\): tenants: rollout stuck at step 3 of 4/);
+            assert.ok(!fs.existsSync(at.layout.resultFile("stall")), "no stall.json is written");
+        });
+
+        it("when every tenant's settings hold the extension's keys, then step 2 says at once that the stall never came", async () => {
+            for (const t of TENANTS) await giveKeys(t);
+            await assert.rejects(at.solve(2), (e: any) => (/the stall never came/.test(e.message) ? true : assert.fail(`${e.message}\n${at.lines.slice(-15).join("\n")}`)));
+            assert.ok(!fs.existsSync(at.layout.resultFile("stall")), "no stall.json is written");
+        });
+    });
+
+    describe("given the lab at step 2 (stalled)", () => {
+        beforeEach(async () => {
+            at = await tenantsAt(2);
+        });
+
+        it("then nothing moves on its own: mandant-c and mandant-d stay at 1.1.0, untouched by any sync", async () => {
+            await expectConsistently(
+                holds("c and d at 1.1.0 with no operation", () => ["mandant-c", "mandant-d"].every((t) => !app(at, t).operation && at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"] === RELEASES.first)),
+                { forMs: 1_500 },
+            );
+        });
+
+        it("then the doctor, live, names the hook's error from its Pod's log (the default terminationMessagePolicy writes none)", async () => {
+            const dump = await readLive(at.cluster);
+            const pods = dump.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
+            assert.ok(pods.length > 0);
+            assert.ok(pods.every((p) => !p.status.containerStatuses[0].state.terminated.message), "no termination message");
+            const [d] = diagnose(dump, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });
+            assert.strictEqual(d.state, "stuck");
+            assert.strictEqual(d.blocking[0].hook?.log, HOOK_ERROR);
+            assert.match(d.summary, /rollout stuck at step 2 of 4/);
+        });
+
+        it("when the fixed release is pushed, then the rollout completes in step order from the blocked step on, recovery.json says so and verify passes", async () => {
+            const r = await at.solve(3);
+            const rec = r.recovery!;
+            assert.deepStrictEqual(rec.running, Object.fromEntries(TENANTS.map((t) => [t, RELEASES.fixed])));
+            assert.deepStrictEqual(rec.order.map((o) => `${o.step}:${o.application}`), ["1:mandant-a", "2:mandant-b", "3:mandant-c", "4:mandant-d"]);
+            assert.ok(await git(["merge-base", "--is-ancestor", r.stall!.commit, rec.commit], at.layout.clone).then(() => true));
+            const checks = await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster });
+            assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
+            assert.ok(at.lines.some((l) => /sync to give up/.test(l)), "the recovery starts from the settled stall");
+        });
+
+        it("when the fixed release fails its hook too, then step 3 says at once that the recovery stalled again", async () => {
+            // the fix ships the template as well: mandant-b's hook fails on 1.2.1 too
+            const clone = at.layout.clone;
+            fs.copyFileSync(path.join(clone, "releases/1.2.0/code/news.settings-template"), path.join(clone, "releases/1.2.1/code/news.settings-template"));
+            const k = path.join(clone, "releases/1.2.1/kustomization.yaml");
+            fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace("- code/VERSION", "- code/VERSION\n      - code/news.settings-template"));
+            await git(["add", "-A"], clone);
+            await git(["commit", "--quiet", "-m", "1.2.1 ships the template too"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+            await assert.rejects(at.solve(3), /the recovery stalled again on 1\.2\.1/);
+            assert.ok(!fs.existsSync(at.layout.resultFile("recovery")));
+        });
+    });
+});
