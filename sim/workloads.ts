@@ -151,8 +151,12 @@ export class Workloads {
         const c0 = pod.spec.containers?.[0]?.name ?? "main";
         pod.status = { ...pod.status, phase: "Running", containerStatuses: [{ name: c0, ready: true, restartCount: 0, started: true, image: pod.spec.containers?.[0]?.image, state: { running: { startedAt } } }] };
         this.kube.put(pod, ACTOR);
-        const [result] = await Promise.all([this.runner(pod, this.kube).catch((e): PodRun => ({ exitCode: 128, log: `simulation: the container could not run: ${e.message}\n` })), this.clock.sleep(this.timings.podRunMs)]);
-        if (!this.running) return;
+        const result = await this.runner(pod, this.kube).catch((e): PodRun => ({ exitCode: 128, log: `simulation: the container could not run: ${e.message}\n` }));
+        // the run takes podRunMs on the simulation's clock (a timer, not a sleep: a virtual clock stands still while work is in flight)
+        this.later(() => this.finishPod(ns, name, c0, pod.spec.containers?.[0]?.image, startedAt, result), this.timings.podRunMs);
+    }
+
+    private finishPod(ns: string, name: string, c0: string, image: string | undefined, startedAt: string, result: PodRun) {
         const latest = this.kube.get("Pod", ns, name);
         if (!latest) return; // deleted meanwhile (its Job was replaced)
         const finishedAt = iso(this.clock.now());
@@ -161,7 +165,7 @@ export class Workloads {
         latest.status = {
             ...latest.status,
             phase: ok ? "Succeeded" : "Failed",
-            containerStatuses: [{ name: c0, ready: false, restartCount: 0, started: false, image: pod.spec.containers?.[0]?.image, state: { terminated: { exitCode: result.exitCode, reason: ok ? "Completed" : "Error", startedAt, finishedAt } } }],
+            containerStatuses: [{ name: c0, ready: false, restartCount: 0, started: false, image, state: { terminated: { exitCode: result.exitCode, reason: ok ? "Completed" : "Error", startedAt, finishedAt } } }],
         };
         this.kube.put(latest, ACTOR);
         this.jobAfterPod(latest);

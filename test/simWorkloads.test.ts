@@ -1,0 +1,144 @@
+/**
+ * The Kubernetes controllers the tenants lab needs, in the simulation (sim/workloads.ts,
+ * sim/podRunner.ts): the Job controller's Pod failure backoff and BackoffLimitExceeded (as
+ * upstream's job-failed.yaml shows it), the Pod's log at pods/{name}/log with no termination
+ * message, and a hook script run for real as nobody over a read-only ConfigMap mount.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { KubeCluster } from "../lab/ports/cluster";
+import { SETUP_SCRIPT } from "../lab/tenants/repoFiles";
+import { VirtualClock } from "../sim/clock";
+import { FakeKube } from "../sim/fakeApi";
+import { shellPodRunner } from "../sim/podRunner";
+import { PodRunner, Workloads } from "../sim/workloads";
+import { readFixture } from "./helpers/upstream";
+
+const job = (name: string, backoffLimit: number) => ({
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name, namespace: "t" },
+    spec: { backoffLimit, template: { spec: { restartPolicy: "Never", containers: [{ name: "main", image: "busybox:1.37.0", command: ["/bin/sh", "-c", "exit 1"] }] } } },
+});
+
+/** Runs a Workloads controller on a virtual clock until `done` holds (or the clock has nothing left to do). */
+async function runUntil(kube: FakeKube, runner: PodRunner, done: () => boolean, timings = { podRunMs: 1_000, jobBackoffMs: 10_000, rolloutMs: 5_000 }) {
+    const clock = new VirtualClock(() => 0, Date.parse("2026-11-30T12:00:00Z"));
+    const w = new Workloads(kube, timings, clock, runner);
+    const created: { name: string; at: number }[] = [];
+    kube.onChange((c) => {
+        if (c.kind === "Pod" && c.type === "ADDED") created.push({ name: c.obj.metadata.name, at: clock.now() });
+    });
+    w.start();
+    // the test waits on the clock, as the product does, so that time may move
+    for (let i = 0; i < 1_000 && !done(); i++) await clock.sleep(500);
+    await w.stop();
+    assert.deepStrictEqual(w.errors, []);
+    return { created, clock };
+}
+
+describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", () => {
+    it("given a Job whose Pods fail, then it makes backoffLimit+1 Pods 10 s and 20 s apart (Pod failure backoff) and fails with BackoffLimitExceeded", async () => {
+        const kube = new FakeKube();
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
+        kube.put(job("setup", 2), "test");
+        const failed = () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).some((c: any) => c.type === "Failed");
+        const { created } = await runUntil(kube, async () => ({ exitCode: 1, log: "In ConfigurationManager.php line 387:\n  config/system/settings.php is not writable.\n" }), failed);
+        assert.strictEqual(created.length, 3);
+        // each Pod runs 1 s; the next starts 10 s, then 20 s after the last one failed
+        assert.deepStrictEqual([created[1].at - created[0].at, created[2].at - created[1].at], [11_000, 21_000]);
+        const status = kube.get("Job", "t", "setup").status;
+        const upstream = readFixture("job-failed.yaml")[0].status.conditions.find((c: any) => c.type === "Failed");
+        const mine = status.conditions.find((c: any) => c.type === "Failed");
+        assert.deepStrictEqual({ reason: mine.reason, message: mine.message, status: mine.status }, { reason: upstream.reason, message: upstream.message, status: upstream.status });
+        assert.strictEqual(status.failed, 3);
+        for (const p of kube.list("Pod", "t")) {
+            const t = p.status.containerStatuses[0].state.terminated;
+            assert.deepStrictEqual({ phase: p.status.phase, exitCode: t.exitCode, reason: t.reason, message: t.message }, { phase: "Failed", exitCode: 1, reason: "Error", message: undefined });
+        }
+    });
+
+    it("given a failed Pod, then its log is served at pods/{name}/log (what kubectl logs and the doctor read)", async () => {
+        const kube = new FakeKube();
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
+        kube.put(job("setup", 0), "test");
+        await runUntil(kube, async () => ({ exitCode: 1, log: "line one\nconfig/system/settings.php is not writable.\n" }), () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0);
+        const url = await kube.start();
+        try {
+            const pod = kube.list("Pod", "t")[0];
+            const log = await new KubeCluster(kube.kubeconfig(url)).readPodLog("t", pod.metadata.name, { tailLines: 1 });
+            assert.match(log, /config\/system\/settings.php is not writable\./);
+        } finally {
+            await kube.stop();
+        }
+    });
+
+    it("given a Job whose Pod succeeds, then it is Complete after one Pod", async () => {
+        const kube = new FakeKube();
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
+        kube.put(job("setup", 2), "test");
+        const { created } = await runUntil(kube, async () => ({ exitCode: 0, log: "done\n" }), () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0);
+        assert.strictEqual(created.length, 1);
+        assert.ok(kube.get("Job", "t", "setup").status.conditions.some((c: any) => c.type === "Complete" && c.status === "True"));
+    });
+
+    describe("the pod runner: the hook script itself, over a read-only ConfigMap mount", () => {
+        const pod = (settings: string) => {
+            const kube = new FakeKube();
+            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "code", namespace: "t" }, data: { "setup.sh": SETUP_SCRIPT, VERSION: "1.2.0\n", "news.settings-template": "news.items_per_page = 10\n" } }, "test");
+            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: "t" }, data: { tenant: "mandant-x", "settings.ini": settings } }, "test");
+            const p = {
+                metadata: { name: "p", namespace: "t" },
+                spec: {
+                    containers: [
+                        {
+                            name: "setup",
+                            command: ["/bin/sh", "/app/setup.sh"],
+                            env: [
+                                { name: "SITE_CODE_DIR", value: "/app" },
+                                { name: "SITE_SETTINGS_DIR", value: "/settings" },
+                            ],
+                            volumeMounts: [
+                                { name: "code", mountPath: "/app", readOnly: true },
+                                { name: "settings", mountPath: "/settings", readOnly: true },
+                            ],
+                        },
+                    ],
+                    volumes: [
+                        { name: "code", configMap: { name: "code" } },
+                        { name: "settings", configMap: { name: "settings" } },
+                    ],
+                },
+            };
+            return { kube, p };
+        };
+        let dir: string;
+        beforeEach(() => {
+            dir = fs.mkdtempSync(path.join(os.tmpdir(), "pods-"));
+            fs.chmodSync(dir, 0o755);
+        });
+        afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+        it("when the tenant's settings lack the extension's keys, then writing into the code fails with the product's error, exit 1", async () => {
+            const { kube, p } = pod("site.name = x\n");
+            const r = await shellPodRunner(dir)(p, kube);
+            assert.strictEqual(r.exitCode, 1);
+            assert.match(r.log, /In ConfigurationManager\.php line 387:\n\n {2}config\/system\/settings\.php is not writable\.\n/);
+        });
+
+        it("when the tenant's settings hold the keys, then the hook installs nothing and succeeds", async () => {
+            const { kube, p } = pod("site.name = x\nnews.items_per_page = 25\n");
+            const r = await shellPodRunner(dir)(p, kube);
+            assert.deepStrictEqual({ exitCode: r.exitCode, nothing: /nothing to install/.test(r.log) }, { exitCode: 0, nothing: true });
+        });
+
+        it("a ConfigMap volume that does not exist fails the Pod with the kubelet's message", async () => {
+            const { kube, p } = pod("x");
+            kube.remove("ConfigMap", "t", "settings", "test");
+            const r = await shellPodRunner(dir)(p, kube);
+            assert.deepStrictEqual({ exitCode: r.exitCode, log: r.log.trim() }, { exitCode: 128, log: 'MountVolume.SetUp failed for volume "settings" : configmap "settings" not found' });
+        });
+    });
+});
