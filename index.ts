@@ -10,9 +10,12 @@ import { K3s } from "./components/k3s";
 import { Scenario } from "./components/scenario";
 import { ShopAppSet } from "./components/shopAppSet";
 import { ShopRepo } from "./components/shopRepo";
+import { TenantsLab } from "./components/tenantsLab";
 import { DEFAULTS } from "./lab/platform/defaults";
 import { labLayout, REPO_URL } from "./lab/shop/layout";
 import { shopLabProgress } from "./lab/shop/solve";
+import { PLATFORM_REPO_URL, tenantsLayout } from "./lab/tenants/layout";
+import { tenantsLabProgress } from "./lab/tenants/solve";
 
 const config = new pulumi.Config();
 const seconds = (key: keyof typeof DEFAULTS) => config.getNumber(key, { min: 1 }) ?? (DEFAULTS[key] as number);
@@ -24,6 +27,14 @@ if (!Number.isInteger(solveThrough)) throw new Error(`solveThrough must be a who
 const done = shopLabProgress(layout);
 if (solveThrough < done) {
     throw new Error(`solveThrough is ${solveThrough}, but the lab on this host is at step ${done} and steps cannot be undone. Set it back (pulumi config set solveThrough ${done}), or start over with pulumi destroy and pulumi up`);
+}
+
+const tenantsEnabled = config.getBoolean("tenantsLab") ?? DEFAULTS.tenantsLab;
+const tenantsThrough = config.getNumber("tenantsSolveThrough", { min: 1, max: 3 }) ?? DEFAULTS.tenantsSolveThrough;
+if (!Number.isInteger(tenantsThrough)) throw new Error(`tenantsSolveThrough must be 1, 2 or 3, got ${tenantsThrough}`);
+const tenantsDone = tenantsLabProgress(tenantsLayout(root));
+if (tenantsEnabled && tenantsThrough < tenantsDone) {
+    throw new Error(`tenantsSolveThrough is ${tenantsThrough}, but the tenants lab on this host is at step ${tenantsDone} and steps cannot be undone. Set it back (pulumi config set tenantsSolveThrough ${tenantsDone}), or start over with pulumi destroy and pulumi up`);
 }
 
 const k3s = new K3s("k3s", {
@@ -46,6 +57,18 @@ const scenario =
         ? new Scenario("scenario", { kubeconfig: k3s.kubeconfig, root, solveThrough, syncTimeoutSeconds: seconds("syncTimeoutSeconds"), after: [appset] })
         : undefined;
 
+// Part 2 stands beside Part 1: it needs Argo CD (progressive syncs on) and the git daemon, not the shop lab
+const tenants = tenantsEnabled
+    ? new TenantsLab("tenants", {
+          kubeconfig: k3s.kubeconfig,
+          root,
+          solveThrough: tenantsThrough,
+          waitTimeoutSeconds: seconds("tenantsWaitTimeoutSeconds"),
+          deleteTimeoutSeconds: seconds("destroyTimeoutSeconds"),
+          after: [argocd, gitd, k3s],
+      })
+    : undefined;
+
 export const kubeconfig = k3s.kubeconfig;
 export const clusterMode = k3s.mode;
 export const bareRepo = layout.bareRepo;
@@ -61,3 +84,7 @@ export const drift = scenario?.drift ?? null;
 export const promote = scenario?.promote ?? null;
 export const revert = scenario?.revert ?? null;
 export const report = scenario?.report ?? null;
+export const tenantsRepoUrl = tenantsEnabled ? PLATFORM_REPO_URL : null;
+export const tenantsCompletedThrough = tenants?.completedThrough ?? null;
+export const tenantsStall = tenants?.stall ?? null;
+export const tenantsRecovery = tenants?.recovery ?? null;

@@ -22,6 +22,10 @@ export interface LabModules {
     scenario: typeof import("../lab/shop/scenario");
     results: typeof import("../lab/shop/results");
     teardown: typeof import("../lab/shop/teardown");
+    tenantsLayout: typeof import("../lab/tenants/layout");
+    tenantsSolve: typeof import("../lab/tenants/solve");
+    tenantsScenario: typeof import("../lab/tenants/scenario");
+    tenantsTeardown: typeof import("../lab/tenants/teardown");
 }
 
 export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
@@ -39,6 +43,10 @@ export function labModule<K extends keyof LabModules>(projectDir: string, name: 
         scenario: "lab/shop/scenario",
         results: "lab/shop/results",
         teardown: "lab/shop/teardown",
+        tenantsLayout: "lab/tenants/layout",
+        tenantsSolve: "lab/tenants/solve",
+        tenantsScenario: "lab/tenants/scenario",
+        tenantsTeardown: "lab/tenants/teardown",
     };
     return require(`${projectDir}/${table[name]}`);
 }

@@ -22,6 +22,7 @@ function mockState(a: pulumi.runtime.MockResourceArgs): Record<string, any> {
     if (a.type === "command:local:Command") return { stdout: a.name.endsWith("kubeconfig") ? KUBECONFIG : "installed\n" };
     if (a.name === "shop-repo-git") return { initialCommit: SHA, bareRepo: "/x/srv/bare/shop-envs.git", clone: "/x/root/cnpa-env/repo" };
     if (a.name === "shop-appset") return { name: "shop", namespace: "argocd" };
+    if (a.name === "tenants-run") return { completedThrough: Number(a.inputs.solveThrough), stall: { appset: "argocd/tenants" }, recovery: null };
     if (a.name === "scenario-run") return { completedThrough: Number(a.inputs.solveThrough), incident: { commit: SHA, dev_value: "on", prod_value: "on" }, pin: null, drift: null, promote: null, revert: null, report: null };
     return {};
 }
@@ -203,5 +204,34 @@ describe("solveThrough and cluster adoption (mocks)", function () {
     it("gives every key declared in Pulumi.yaml a default (a declared key without one is required by the CLI)", () => {
         const project = parse(fs.readFileSync(path.join(__dirname, "..", "Pulumi.yaml"), "utf8"));
         for (const [k, v] of Object.entries<any>(project.config)) assert.ok("default" in v, `Pulumi.yaml config.${k} has no default`);
+    });
+});
+
+describe("tenantsLab (mocks)", function () {
+    it("is off by default: no tenants lab resource, its outputs null", async () => {
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0" }, mockState);
+        assert.ok(!run.resources.some((r) => r.name === "tenants-run"));
+        assert.strictEqual(await valueOf(run.outputs.tenantsStall), null);
+        assert.strictEqual(await valueOf(run.outputs.tenantsRecovery), null);
+    });
+
+    it("tenantsLab: true adds Part 2 after Argo CD and the git daemon (not after the shop lab), with its kubeconfig secret and the outputs", async () => {
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState);
+        const r = run.byName("tenants-run");
+        assert.deepStrictEqual({ root: r.inputs.root, solveThrough: r.inputs.solveThrough, deleteTimeoutSeconds: r.inputs.deleteTimeoutSeconds, stallMs: r.inputs.timeouts.stallMs }, { root: "/tmp/lab-root", solveThrough: 2, deleteTimeoutSeconds: 120, stallMs: 900_000 });
+        assert.strictEqual(await isSecretInput(r.inputs.kubeconfig), true);
+        assert.ok(r.opts.additionalSecretOutputs?.includes("kubeconfig"));
+        assert.deepStrictEqual(dependsOnNames(r).sort(), ["argocd", "gitd", "k3s"]);
+        assert.deepStrictEqual(await valueOf(run.outputs.tenantsStall), { appset: "argocd/tenants" });
+        assert.strictEqual(await valueOf(run.outputs.tenantsRecovery), null);
+        assert.strictEqual(await valueOf(run.outputs.tenantsRepoUrl), "git://gitd.gitsrv.svc.cluster.local:9418/platform.git");
+    });
+
+    it("refuses a tenantsSolveThrough outside 1-3 and below the step the tenants lab on the host has reached", async () => {
+        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "4" }, mockState), /tenantsSolveThrough/);
+        const root = fs.mkdtempSync(path.join(require("os").tmpdir(), "tenants-done-"));
+        fs.mkdirSync(path.join(root, "root", "tenants-lab"), { recursive: true });
+        fs.writeFileSync(path.join(root, "root", "tenants-lab", "recovery.json"), "{}");
+        await assert.rejects(runProgram({ root, solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState), /tenantsSolveThrough is 2, but the tenants lab on this host is at step 3.*pulumi config set tenantsSolveThrough 3/s);
     });
 });

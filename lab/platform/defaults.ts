@@ -11,4 +11,7 @@ export const DEFAULTS = {
     argocdReadyTimeoutSeconds: 600,
     gitDaemonReadyTimeoutSeconds: 300,
     destroyTimeoutSeconds: 120,
+    tenantsLab: false,
+    tenantsSolveThrough: 3,
+    tenantsWaitTimeoutSeconds: 900,
 };

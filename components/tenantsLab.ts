@@ -1,0 +1,108 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { Recovery, Stall } from "../lab/tenants/results";
+import type { TenantsTimeouts } from "../lab/tenants/scenario";
+import { labModule, PROJECT_DIR } from "./labModule";
+
+export interface TenantsLabArgs {
+    /** The cluster's kubeconfig (secret). */
+    kubeconfig: pulumi.Input<string>;
+    /** Prefix of the lab's host paths ("/" on a lab host): /srv/bare/platform.git, /root/tenants-lab. */
+    root: string;
+    /** Carry the lab out through this step: 1 (built, first rollout complete), 2 (stall.json), 3 (recovery.json). */
+    solveThrough: number;
+    /** Deadline of each of the lab's waits (the first rollout, the stall, the recovery), in seconds (default 900). */
+    waitTimeoutSeconds?: number;
+    /** On destroy, how long to wait for Argo CD to delete the tenants' Applications before removing their finalizers by hand (default 120 s). */
+    deleteTimeoutSeconds?: number;
+    /** What must exist first: Argo CD (with progressive syncs on) and the git daemon. */
+    after?: pulumi.Resource[];
+}
+
+/** What the engine stores: the inputs ... */
+export interface TenantsLabInputs {
+    kubeconfig: string;
+    root: string;
+    solveThrough: number;
+    timeouts: Partial<TenantsTimeouts>;
+    deleteTimeoutSeconds: number;
+}
+/** ... and the outputs: the two results (null until their step ran). */
+export type TenantsLabOutputs = TenantsLabInputs & { completedThrough: number; stall: Stall | null; recovery: Recovery | null };
+
+/**
+ * Runs in the engine's dynamic provider process. create and update build the lab and carry it out
+ * through `solveThrough`, resuming from what is on the host; delete takes it down in the reverse
+ * order (results, ApplicationSet and tenants' namespaces after Argo CD's finalizer, repository).
+ */
+async function solve(inputs: TenantsLabInputs): Promise<{ id: string; outs: TenantsLabOutputs }> {
+    const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+    const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
+    const { solveTenantsLab } = labModule(PROJECT_DIR, "tenantsSolve");
+    const layout = tenantsLayout(inputs.root);
+    const results = await solveTenantsLab({ layout, cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts }, inputs.solveThrough);
+    return { id: layout.workDir, outs: { ...inputs, completedThrough: inputs.solveThrough, stall: results.stall ?? null, recovery: results.recovery ?? null } };
+}
+
+export const tenantsLabProvider: pulumi.dynamic.ResourceProvider<TenantsLabInputs, TenantsLabOutputs> = {
+    // (the methods call module functions, never the provider object: it is not in the serialized closure)
+    create: solve,
+    async diff(_id, olds, news) {
+        const replaces = olds.root !== news.root ? ["root"] : [];
+        const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts) || olds.deleteTimeoutSeconds !== news.deleteTimeoutSeconds;
+        return { changes, replaces, deleteBeforeReplace: true };
+    },
+    async update(_id, olds, news) {
+        if (news.solveThrough < olds.completedThrough) {
+            throw new Error(
+                `tenantsSolveThrough went down from ${olds.completedThrough} to ${news.solveThrough}, but the lab cannot un-do steps. ` +
+                    `Set it back (pulumi config set tenantsSolveThrough ${olds.completedThrough}), or start over with pulumi destroy and pulumi up`,
+            );
+        }
+        return { outs: (await solve(news)).outs };
+    },
+    async delete(_id, props) {
+        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+        const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
+        const { teardownTenantsLab } = labModule(PROJECT_DIR, "tenantsTeardown");
+        // waits until Argo CD has deleted the Applications: Argo CD is uninstalled only after this returns
+        await teardownTenantsLab(tenantsLayout(props.root), new KubeCluster(props.kubeconfig), (l: string) => console.log(l), { timeoutMs: props.deleteTimeoutSeconds * 1000 });
+    },
+};
+
+class TenantsLabRun extends pulumi.dynamic.Resource {
+    declare readonly completedThrough: pulumi.Output<number>;
+    declare readonly stall: pulumi.Output<Stall | null>;
+    declare readonly recovery: pulumi.Output<Recovery | null>;
+    constructor(name: string, args: Omit<TenantsLabInputs, "kubeconfig"> & { kubeconfig: pulumi.Input<string> }, opts?: pulumi.CustomResourceOptions) {
+        // every output is declared and seeded, so the engine knows it before the first create
+        super(tenantsLabProvider, name, { ...args, completedThrough: undefined, stall: undefined, recovery: undefined }, opts);
+    }
+}
+
+/**
+ * Part 2, the tenants lab: the platform repository (/srv/bare/platform.git), the tenants' data, the
+ * `tenants` ApplicationSet (RollingSync, a step per tenant) with its first rollout complete, then
+ * the stall (stall.json) and the recovery (recovery.json) in /root/tenants-lab.
+ */
+export class TenantsLab extends pulumi.ComponentResource {
+    readonly completedThrough: pulumi.Output<number>;
+    readonly stall: pulumi.Output<Stall | null>;
+    readonly recovery: pulumi.Output<Recovery | null>;
+
+    constructor(name: string, args: TenantsLabArgs, opts?: pulumi.ComponentResourceOptions) {
+        super("gitops-lab:index:TenantsLab", name, {}, opts);
+        if (!Number.isInteger(args.solveThrough) || args.solveThrough < 1 || args.solveThrough > 3) {
+            throw new Error(`tenantsSolveThrough must be 1, 2 or 3, got ${args.solveThrough}`);
+        }
+        const ms = (args.waitTimeoutSeconds ?? 900) * 1000;
+        const run = new TenantsLabRun(
+            `${name}-run`,
+            { kubeconfig: args.kubeconfig, root: args.root, solveThrough: args.solveThrough, timeouts: { rolloutMs: ms, stallMs: ms, recoveryMs: ms }, deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120 },
+            { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] },
+        );
+        this.completedThrough = run.completedThrough;
+        this.stall = run.stall;
+        this.recovery = run.recovery;
+        this.registerOutputs({ completedThrough: this.completedThrough, stall: this.stall, recovery: this.recovery });
+    }
+}
