@@ -3,6 +3,8 @@ import * as fs from "fs";
 import { formatPreflight, preflightChecks, PreflightResult, realHost } from "../lab/platform/preflight";
 import { labLayout } from "../lab/shop/layout";
 import { shopRepoPaths } from "../lab/shop/repo";
+import { tenantsLayout } from "../lab/tenants/layout";
+import { platformRepoPaths } from "../lab/tenants/repo";
 import { Command, EXIT, stringOption } from "./command";
 import { readStackConfig } from "./stackConfig";
 
@@ -12,7 +14,7 @@ export async function runPreflight(overrides: { root?: string; kubeconfigPath?: 
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
     const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");
-    return preflightChecks(realHost, { installK3s, kubeconfigPath: cfg.kubeconfigPath || undefined, repos: shopRepoPaths(labLayout(cfg.root)) });
+    return preflightChecks(realHost, { installK3s, kubeconfigPath: cfg.kubeconfigPath || undefined, repos: [...shopRepoPaths(labLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])] });
 }
 
 export const preflight: Command = {

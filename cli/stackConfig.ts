@@ -15,6 +15,8 @@ export interface LabConfig {
     kubeconfigPath: string;
     k3sVersion: string;
     solveThrough: number;
+    /** Part 2 on (its repository's paths are then checked too). */
+    tenantsLab: boolean;
 }
 
 export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK): LabConfig {
@@ -28,5 +30,5 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK): LabCon
             if (v !== null && typeof v !== "object") values[key] = v; // secrets stay with Pulumi
         }
     }
-    return { root: String(values.root ?? "/"), kubeconfigPath: String(values.kubeconfigPath ?? ""), k3sVersion: String(values.k3sVersion ?? ""), solveThrough: Number(values.solveThrough ?? 8) };
+    return { root: String(values.root ?? "/"), kubeconfigPath: String(values.kubeconfigPath ?? ""), k3sVersion: String(values.k3sVersion ?? ""), solveThrough: Number(values.solveThrough ?? 8), tenantsLab: values.tenantsLab === true || values.tenantsLab === "true" };
 }
