@@ -9,6 +9,7 @@ import { GitDaemon } from "./components/gitDaemon";
 import { K3s } from "./components/k3s";
 import { Scenario } from "./components/scenario";
 import { ShopAppSet } from "./components/shopAppSet";
+import { RolloutDoctor } from "./components/rolloutDoctor";
 import { ShopRepo } from "./components/shopRepo";
 import { TenantsLab } from "./components/tenantsLab";
 import { DEFAULTS } from "./lab/platform/defaults";
@@ -36,6 +37,10 @@ const tenantsDone = tenantsLabProgress(tenantsLayout(root));
 if (tenantsEnabled && tenantsThrough < tenantsDone) {
     throw new Error(`tenantsSolveThrough is ${tenantsThrough}, but the tenants lab on this host is at step ${tenantsDone} and steps cannot be undone. Set it back (pulumi config set tenantsSolveThrough ${tenantsDone}), or start over with pulumi destroy and pulumi up`);
 }
+
+const doctorMode = config.get("rolloutDoctor") ?? DEFAULTS.rolloutDoctor;
+if (!["auto", "on", "off"].includes(doctorMode)) throw new Error(`rolloutDoctor takes auto, on or off, got "${doctorMode}"; pulumi config set rolloutDoctor auto`);
+const doctorEnabled = doctorMode === "on" || (doctorMode === "auto" && tenantsEnabled);
 
 const k3s = new K3s("k3s", {
     version: config.get("k3sVersion") ?? DEFAULTS.k3sVersion,
@@ -69,6 +74,9 @@ const tenants = tenantsEnabled
       })
     : undefined;
 
+// the alert where the rollouts run: doctor --watch in the cluster (with the tenants lab, or on its own)
+const doctor = doctorEnabled ? new RolloutDoctor("rollout-doctor", { kubeconfig: k3s.kubeconfig, provider, after: [argocd] }) : undefined;
+
 export const kubeconfig = k3s.kubeconfig;
 export const clusterMode = k3s.mode;
 export const bareRepo = layout.bareRepo;
@@ -88,3 +96,5 @@ export const tenantsRepoUrl = tenantsEnabled ? PLATFORM_REPO_URL : null;
 export const tenantsCompletedThrough = tenants?.completedThrough ?? null;
 export const tenantsStall = tenants?.stall ?? null;
 export const tenantsRecovery = tenants?.recovery ?? null;
+export const rolloutDoctorMetrics = doctor?.metricsService ?? null;
+export const rolloutDoctorPrometheusRule = doctor?.prometheusRuleApplied ?? null;

@@ -67,3 +67,18 @@ export function stringOption(values: Values, name: string): string | undefined {
     const v = values[name];
     return typeof v === "string" ? v : undefined;
 }
+
+/** Runs one command with its arguments: --help, a usage error (2) or a failure (1) as one line on stderr. */
+export async function runCommand(cmd: Command, argv: string[]): Promise<number> {
+    try {
+        const values = parse(cmd, argv);
+        if (values === "help") {
+            console.log(helpText(cmd));
+            return EXIT.OK;
+        }
+        return await cmd.run(values);
+    } catch (e: any) {
+        console.error(`gitops-lab ${cmd.name}: ${e?.message ?? e}`);
+        return e instanceof UsageError ? EXIT.USAGE : EXIT.FINDING;
+    }
+}

@@ -3,9 +3,40 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 
+/** Where a Pod's service account is mounted. */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/**
+ * The kubeconfig of a Pod's own service account: what client-node's loadFromCluster builds (the CA
+ * file, the API server from KUBERNETES_SERVICE_HOST/PORT, the token read from its file at each use,
+ * so a rotated token is picked up), as text, so that everything takes one kind of input.
+ */
+export function inClusterKubeconfig(env: NodeJS.ProcessEnv = process.env, dir = SERVICE_ACCOUNT_DIR): string | null {
+    const host = env.KUBERNETES_SERVICE_HOST;
+    const port = env.KUBERNETES_SERVICE_PORT ?? "443";
+    if (!host || !fs.existsSync(path.join(dir, "token"))) return null;
+    const server = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+    return [
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters:",
+        "  - name: in-cluster",
+        `    cluster: {server: "${server}", certificate-authority: "${path.join(dir, "ca.crt")}"}`,
+        "users:",
+        "  - name: service-account",
+        `    user: {auth-provider: {name: tokenFile, config: {tokenFile: "${path.join(dir, "token")}"}}}`,
+        "contexts:",
+        "  - name: in-cluster",
+        "    context: {cluster: in-cluster, user: service-account}",
+        "current-context: in-cluster",
+        "",
+    ].join("\n");
+}
+
 /**
  * In order: `--kubeconfig FILE`, $KUBECONFIG (first entry), k3s's /etc/rancher/k3s/k3s.yaml,
- * ~/.kube/config. Returns the file's text, or throws saying where it looked.
+ * ~/.kube/config, then (in a Pod) its service account. Returns the kubeconfig's text, or throws
+ * saying where it looked.
  */
 export function findKubeconfig(explicit?: string): { file: string; text: string } {
     const candidates = explicit
@@ -14,5 +45,7 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
     for (const file of candidates) {
         if (fs.existsSync(file)) return { file, text: fs.readFileSync(file, "utf8") };
     }
+    const inCluster = explicit ? null : inClusterKubeconfig();
+    if (inCluster) return { file: `the Pod's service account (${SERVICE_ACCOUNT_DIR})`, text: inCluster };
     throw new Error(`no kubeconfig found (looked at ${candidates.join(", ")}); pass --kubeconfig FILE, or run pulumi stack output kubeconfig --show-secrets > FILE`);
 }

@@ -5,7 +5,7 @@
  */
 import { bench } from "./bench";
 import { buildRealPlaneCommand } from "./buildRealPlane";
-import { Command, EXIT, helpText, parse, UsageError } from "./command";
+import { Command, EXIT, runCommand } from "./command";
 import { doctor } from "./doctor";
 import { preflight } from "./preflight";
 import { simulate } from "./simulate";
@@ -36,17 +36,7 @@ export async function main(argv: string[]): Promise<number> {
         console.error(`gitops-lab: unknown command "${name}"; one of: ${COMMANDS.map((c) => c.name).join(", ")}`);
         return EXIT.USAGE;
     }
-    try {
-        const values = parse(cmd, rest);
-        if (values === "help") {
-            console.log(helpText(cmd));
-            return EXIT.OK;
-        }
-        return await cmd.run(values);
-    } catch (e: any) {
-        console.error(`gitops-lab ${cmd.name}: ${e?.message ?? e}`);
-        return e instanceof UsageError ? EXIT.USAGE : EXIT.FINDING;
-    }
+    return runCommand(cmd, rest);
 }
 
 if (require.main === module) {

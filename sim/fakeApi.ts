@@ -33,6 +33,9 @@ export const TYPES: ResourceType[] = [
     { group: "batch", version: "v1", plural: "jobs", kind: "Job", namespaced: true },
     { group: "argoproj.io", version: "v1alpha1", plural: "applications", kind: "Application", namespaced: true, shortNames: ["app", "apps"] },
     { group: "argoproj.io", version: "v1alpha1", plural: "applicationsets", kind: "ApplicationSet", namespaced: true, shortNames: ["appset", "appsets"] },
+    { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions", kind: "CustomResourceDefinition", namespaced: false, shortNames: ["crd", "crds"] },
+    // served whether or not its CRD object exists (a test puts the CRD to say "the Prometheus Operator is installed")
+    { group: "monitoring.coreos.com", version: "v1", plural: "prometheusrules", kind: "PrometheusRule", namespaced: true },
 ];
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";

@@ -235,3 +235,25 @@ describe("tenantsLab (mocks)", function () {
         await assert.rejects(runProgram({ root, solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState), /tenantsSolveThrough is 2, but the tenants lab on this host is at step 3.*pulumi config set tenantsSolveThrough 3/s);
     });
 });
+
+describe("rolloutDoctor (mocks)", function () {
+    const doctorNames = (run: ProgramRun) => run.resources.filter((r) => r.type === "gitops-lab:index:RolloutDoctor").map((r) => r.name);
+    it("auto: deployed with the tenants lab, not without it", async () => {
+        assert.deepStrictEqual(doctorNames(await runProgram({ root: "/tmp/lab-root", solveThrough: "0" }, mockState)), []);
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true" }, mockState);
+        assert.deepStrictEqual(doctorNames(run), ["rollout-doctor"]);
+        const group = run.byName("rollout-doctor-manifests");
+        const objs = await valueOf(group.inputs.objs);
+        assert.deepStrictEqual(objs.map((o: any) => o.kind), ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"]);
+        assert.deepStrictEqual(dependsOnNames(group), ["argocd"]);
+        assert.strictEqual(await valueOf(run.outputs.rolloutDoctorMetrics), "rollout-doctor/rollout-doctor:9464");
+        assert.strictEqual(await isSecretInput(run.byName("rollout-doctor-prometheusrule").inputs.kubeconfig), true);
+    });
+
+    it("on: usable on its own, against an adopted cluster, without either lab; a bad value is refused", async () => {
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "on" }, mockState);
+        assert.deepStrictEqual(doctorNames(run), ["rollout-doctor"]);
+        assert.deepStrictEqual(doctorNames(await runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", rolloutDoctor: "off" }, mockState)), []);
+        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "yes" }, mockState), /rolloutDoctor takes auto, on or off/);
+    });
+});

@@ -14,4 +14,5 @@ export const DEFAULTS = {
     tenantsLab: false,
     tenantsSolveThrough: 3,
     tenantsWaitTimeoutSeconds: 900,
+    rolloutDoctor: "auto",
 };

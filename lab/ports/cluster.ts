@@ -46,6 +46,12 @@ export interface ClusterPort {
     ensureNamespace(name: string, labels: Record<string, string>): Promise<void>;
     /** Creates a ConfigMap, or replaces the labels and data of the existing one. */
     putConfigMap(obj: { metadata: { name: string; namespace: string; labels?: Record<string, string> }; data: Record<string, string> }): Promise<void>;
+    /** Whether a CustomResourceDefinition (e.g. prometheusrules.monitoring.coreos.com) is installed. */
+    hasCrd(name: string): Promise<boolean>;
+    /** Creates a namespaced custom object, or replaces the existing one's spec, labels and annotations. */
+    putCustomObject(obj: any, plural: string): Promise<void>;
+    /** Deletes a namespaced custom object (nothing if it is gone). */
+    deleteCustomObject(apiVersion: string, plural: string, namespace: string, name: string): Promise<void>;
 }
 
 const ARGO = { group: "argoproj.io", version: "v1alpha1" };
@@ -90,6 +96,7 @@ export class KubeCluster implements ClusterPort {
     private readonly core: k8sTypes.CoreV1Api;
     private readonly apps: k8sTypes.AppsV1Api;
     private readonly batch: k8sTypes.BatchV1Api;
+    private readonly ext: k8sTypes.ApiextensionsV1Api;
     private readonly k8s = clientNode();
 
     private readonly callTimeoutMs: number;
@@ -111,6 +118,7 @@ export class KubeCluster implements ClusterPort {
         this.core = kc.makeApiClient(this.k8s.CoreV1Api);
         this.apps = kc.makeApiClient(this.k8s.AppsV1Api);
         this.batch = kc.makeApiClient(this.k8s.BatchV1Api);
+        this.ext = kc.makeApiClient(this.k8s.ApiextensionsV1Api);
     }
 
     private contentType(type: "merge" | "json") {
@@ -267,5 +275,23 @@ export class KubeCluster implements ClusterPort {
             return;
         }
         await this.call(`replace configmaps/${name} -n ${namespace}`, () => this.core.replaceNamespacedConfigMap({ name, namespace, body: { ...body, metadata: { ...body.metadata, resourceVersion: (live as any).metadata?.resourceVersion } } }));
+    }
+    async hasCrd(name: string) {
+        return (await this.call(`get customresourcedefinitions/${name}`, () => orNull(this.ext.readCustomResourceDefinition({ name })))) !== null;
+    }
+    async putCustomObject(obj: any, plural: string) {
+        const [group, version] = String(obj.apiVersion).split("/");
+        const { name, namespace } = obj.metadata;
+        const live: any = await this.call(`get ${plural}/${name}`, () => orNull(this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name })));
+        if (!live) {
+            await this.call(`create ${plural}/${name}`, () => this.custom.createNamespacedCustomObject({ group, version, namespace, plural, body: obj }));
+            return;
+        }
+        const body = { ...obj, metadata: { ...obj.metadata, resourceVersion: live.metadata?.resourceVersion } };
+        await this.call(`replace ${plural}/${name}`, () => this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural, name, body }));
+    }
+    async deleteCustomObject(apiVersion: string, plural: string, namespace: string, name: string) {
+        const [group, version] = apiVersion.split("/");
+        await this.call(`delete ${plural}/${name}`, () => orNull(this.custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name })));
     }
 }

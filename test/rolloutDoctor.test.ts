@@ -1,0 +1,142 @@
+/**
+ * The rollout doctor in the cluster (components/rolloutDoctor.ts, lab/doctor/inCluster.ts): the
+ * bundle runs with plain node, the manifests ask for least privilege, the PrometheusRule is applied
+ * only where its CRD exists, and the kube-state-metrics alternative is well-formed.
+ */
+import * as assert from "assert";
+import { spawn, spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { gunzipSync } from "zlib";
+import { parse, parseAllDocuments } from "yaml";
+import { doctorBundle, prometheusRuleProvider } from "../components/rolloutDoctor";
+import { BUNDLE_KEY, DOCTOR_RBAC_RULES, rolloutDoctorManifests } from "../lab/doctor/inCluster";
+import { KubeCluster } from "../lab/ports/cluster";
+import { inClusterKubeconfig } from "../cli/kubeconfig";
+import { FakeKube } from "../sim/fakeApi";
+import { appSet, fieldReport } from "./helpers/rollout";
+import { tenantsAt } from "./helpers/tenantsAt";
+
+describe("the rollout doctor in the cluster", function () {
+    this.timeout(120_000);
+    let bundle: ReturnType<typeof doctorBundle>;
+    let dir: string;
+    before(() => {
+        bundle = doctorBundle();
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "doctor-bundle-"));
+    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    const runBundle = (args: string[]) => {
+        const file = path.join(dir, "doctor.js");
+        fs.writeFileSync(file, gunzipSync(Buffer.from(bundle.gzBase64, "base64")));
+        // plain node, from a directory with no node_modules: the bundle carries everything it needs
+        return spawnSync(process.execPath, [file, ...args], { cwd: dir, encoding: "utf8", env: { PATH: process.env.PATH } });
+    };
+
+    it("the bundle is one file that plain node runs: --help, and a diagnosis from a dump", () => {
+        const help = runBundle(["--help"]);
+        assert.strictEqual(help.status, 0, help.stderr);
+        assert.match(help.stdout, /^usage: gitops-lab doctor /);
+        const dumpFile = path.join(dir, "bundle.json");
+        fs.writeFileSync(dumpFile, JSON.stringify(fieldReport()));
+        const r = runBundle(["doctor", "--from", dumpFile, "--json"]);
+        assert.strictEqual(r.status, 1, r.stderr); // stuck
+        assert.strictEqual(JSON.parse(r.stdout).applicationSets[0].state, "stuck");
+    });
+
+    it("the bundle, run as a process against the simulated tenants stall, names the hook's error from its Pod's log", async () => {
+        const at = await tenantsAt(2);
+        try {
+            const file = path.join(dir, "doctor.js");
+            fs.writeFileSync(file, gunzipSync(Buffer.from(bundle.gzBase64, "base64")));
+            const kc = path.join(dir, "kubeconfig");
+            fs.writeFileSync(kc, at.lab.kubeconfig);
+            // not spawnSync: the simulated API answers from this process
+            const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+                const child = spawn(process.execPath, [file, "--kubeconfig", kc, "--appset", "tenants"], { cwd: dir, env: { PATH: process.env.PATH } });
+                let stdout = "";
+                child.stdout.on("data", (d) => (stdout += d));
+                child.on("exit", (code) => resolve({ code, stdout }));
+            });
+            assert.strictEqual(out.code, 1, out.stdout);
+            assert.match(out.stdout, /rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable\."/);
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("the bundle fits a ConfigMap (1 MiB) gzipped and base64-encoded", () => {
+        assert.ok(Buffer.byteLength(bundle.gzBase64) < 1024 * 1024, `${Buffer.byteLength(bundle.gzBase64)} bytes`);
+    });
+
+    it("the manifests: least-privilege RBAC, the bundle from the ConfigMap, non-root, read-only root, a Service for /metrics", () => {
+        const objs = rolloutDoctorManifests({ bundleGzBase64: bundle.gzBase64, bundleDigest: bundle.digest });
+        const kinds = objs.map((o) => o.kind);
+        assert.deepStrictEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"]);
+        const role = objs.find((o) => o.kind === "ClusterRole");
+        assert.deepStrictEqual(role.rules, DOCTOR_RBAC_RULES);
+        const granted = role.rules.flatMap((r: any) => r.resources.flatMap((res: string) => r.verbs.map((v: string) => `${r.apiGroups[0] || "core"}/${res}:${v}`))).sort();
+        assert.deepStrictEqual(granted, ["argoproj.io/applications:get", "argoproj.io/applications:list", "argoproj.io/applications:watch", "argoproj.io/applicationsets:get", "argoproj.io/applicationsets:list", "argoproj.io/applicationsets:watch", "batch/jobs:list", "core/events:create", "core/pods/log:get", "core/pods:list"]);
+        const dep = objs.find((o) => o.kind === "Deployment");
+        const c = dep.spec.template.spec.containers[0];
+        assert.match(c.image, /^docker\.io\/library\/node:20\.\d+\.\d+-alpine[\d.]+$/, "a pinned Node 20 image");
+        assert.deepStrictEqual([c.securityContext.readOnlyRootFilesystem, dep.spec.template.spec.securityContext.runAsNonRoot, dep.spec.template.spec.serviceAccountName], [true, true, "rollout-doctor"]);
+        assert.ok(c.command.join(" ").includes(`gunzip -c /opt/doctor/${BUNDLE_KEY}`));
+        assert.deepStrictEqual(c.args.slice(0, 1), ["--watch"]);
+        const cm = objs.find((o) => o.kind === "ConfigMap");
+        assert.strictEqual(cm.binaryData[BUNDLE_KEY], bundle.gzBase64);
+        assert.strictEqual(objs.find((o) => o.kind === "Service").spec.ports[0].port, 9464);
+        const binding = objs.find((o) => o.kind === "ClusterRoleBinding");
+        assert.deepStrictEqual(binding.subjects, [{ kind: "ServiceAccount", name: "rollout-doctor", namespace: "rollout-doctor" }]);
+    });
+
+    it("in a Pod the doctor finds its service account's kubeconfig, with the token read from its file", () => {
+        const sa = fs.mkdtempSync(path.join(dir, "sa-"));
+        fs.writeFileSync(path.join(sa, "token"), "t0ken");
+        fs.writeFileSync(path.join(sa, "ca.crt"), "x");
+        assert.strictEqual(inClusterKubeconfig({}, sa), null);
+        const text = inClusterKubeconfig({ KUBERNETES_SERVICE_HOST: "10.43.0.1", KUBERNETES_SERVICE_PORT: "443" }, sa)!;
+        const kc = parse(text);
+        assert.strictEqual(kc.clusters[0].cluster.server, "https://10.43.0.1:443");
+        assert.strictEqual(kc.users[0].user["auth-provider"].config.tokenFile, path.join(sa, "token"));
+        assert.doesNotThrow(() => new KubeCluster(text));
+    });
+
+    it("the PrometheusRule is applied only where its CRD exists, and removed on delete", async () => {
+        const kube = new FakeKube();
+        const url = await kube.start();
+        try {
+            const kubeconfig = kube.kubeconfig(url);
+            const rule = parse(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "prometheusrule.yaml"), "utf8"));
+            const without = await prometheusRuleProvider.create!({ kubeconfig, rule });
+            assert.strictEqual(without.outs!.applied, false);
+            assert.deepStrictEqual(kube.list("PrometheusRule"), []);
+            kube.put({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "prometheusrules.monitoring.coreos.com" } }, "test");
+            kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }, "test");
+            const withCrd = await prometheusRuleProvider.create!({ kubeconfig, rule });
+            assert.strictEqual(withCrd.outs!.applied, true);
+            assert.strictEqual(kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck").spec.groups[0].rules[0].alert, "RollingSyncRolloutStuck");
+            await prometheusRuleProvider.delete!("argocd/gitops-lab-rollout-stuck", withCrd.outs as any);
+            assert.strictEqual(kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck"), undefined);
+        } finally {
+            await kube.stop();
+        }
+    });
+
+    it("the kube-state-metrics alternative: one series per Application of an ApplicationSet with its step and status, and a rule naming the step", () => {
+        const cfg = parse(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "kube-state-metrics.yaml"), "utf8"));
+        const r = cfg.spec.resources[0];
+        assert.deepStrictEqual(r.groupVersionKind, { group: "argoproj.io", version: "v1alpha1", kind: "ApplicationSet" });
+        const g = r.metrics[0].each.gauge;
+        assert.deepStrictEqual({ path: g.path, labels: Object.keys(g.labelsFromPath).sort(), value: g.valueFrom }, { path: ["status", "applicationStatus"], labels: ["application", "status", "step"], value: ["step"] });
+        // the fields it reads are the ones v3.5.1 writes (the fixtures are checked against the CRD schema elsewhere)
+        const entry = appSet("tenants", [{ name: "mandant-b", step: 2, status: "Progressing" }], { rolloutStep: 2 }).status.applicationStatus[0];
+        for (const k of ["application", "step", "status"]) assert.ok(k in entry, k);
+        const [rule] = parseAllDocuments(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "kube-state-metrics-rule.yaml"), "utf8")).map((d) => d.toJSON());
+        const alert = rule.spec.groups[0].rules[0];
+        assert.match(alert.expr, /gitops_lab_appset_rollout_application_step\{status=~"Pending\|Progressing"\}/);
+        assert.match(alert.annotations.summary, /stuck at step \{\{ \$labels\.step \}\}/);
+    });
+});
