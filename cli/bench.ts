@@ -12,7 +12,8 @@ import { StepTiming } from "../lab/shop/scenario";
 import { VirtualClock } from "../sim/clock";
 import { V351_DEFAULTS } from "../sim/profiles";
 import { solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
-import { Command, EXIT, stringOption, UsageError } from "./command";
+import { benchDoctor, DEFAULT_SCALE } from "./benchDoctor";
+import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
 export const BENCH_PROFILE = "v3.5.1-defaults";
 
@@ -36,13 +37,21 @@ const s = (ms: number) => Math.round(ms) / 1000;
 export const bench: Command = {
     name: "bench",
     summary: "time each step of the lab against the simulated Argo CD at its defaults, and estimate the real host's time",
-    usage: "bench [--json] [--cluster sim|real]",
+    usage: "bench [--json] [--cluster sim|real] | bench --doctor [--json] [--rounds N]",
     details: [
+        "--doctor            the rollout doctor at scale instead: 10,000 Applications in 200 ApplicationSets and 100,000 Pods on the simulated API, live rounds timed with the doctor's peak memory, then --from on 20,000 Applications",
+        "--rounds N          with --doctor: live rounds to time (default 3)",
         "--json              one JSON object: profile, steps, total, poll_only",
         "--cluster real      measure against the real control plane (real Kubernetes API, real Argo CD v3.5.1 at its defaults); no poll-only run",
     ],
-    options: { json: { type: "boolean" }, cluster: { type: "string" } },
+    options: { json: { type: "boolean" }, cluster: { type: "string" }, doctor: { type: "boolean" }, rounds: { type: "string" } },
     async run(values) {
+        if (values.doctor) {
+            const rounds = intOption(values, "rounds", { min: 1, max: 100, default: 3 });
+            const r = await benchDoctor(DEFAULT_SCALE, rounds, values.json ? () => {} : (l) => console.log(l));
+            if (values.json) console.log(JSON.stringify(r));
+            return EXIT.OK;
+        }
         const kind = stringOption(values, "cluster") ?? "sim";
         if (kind !== "sim" && kind !== "real") throw new UsageError(`--cluster takes sim or real, got "${kind}"`);
         if (kind === "real") return benchReal(!!values.json);

@@ -11,6 +11,7 @@ import * as path from "path";
 import { gunzipSync } from "zlib";
 import { parse, parseAllDocuments } from "yaml";
 import { doctorBundle, prometheusRuleProvider } from "../components/rolloutDoctor";
+import { benchDoctor } from "../cli/benchDoctor";
 import { BUNDLE_KEY, DOCTOR_RBAC_RULES, rolloutDoctorManifests } from "../lab/doctor/inCluster";
 import { KubeCluster } from "../lab/ports/cluster";
 import { inClusterKubeconfig } from "../cli/kubeconfig";
@@ -138,5 +139,10 @@ describe("the rollout doctor in the cluster", function () {
         const alert = rule.spec.groups[0].rules[0];
         assert.match(alert.expr, /gitops_lab_appset_rollout_application_step\{status=~"Pending\|Progressing"\}/);
         assert.match(alert.annotations.summary, /stuck at step \{\{ \$labels\.step \}\}/);
+    });
+
+    it("bench --doctor's machinery at a small scale: the synthetic stuck rollouts are found live and from a dump (the README's figures come from the full scale)", async () => {
+        const r = await benchDoctor({ apps: 40, appsets: 4, pods: 80, stuck: 1 }, 1, () => {});
+        assert.deepStrictEqual({ stuck: r.live.stuck, rounds: r.live.rounds_s.length, fromApps: r.from.applications }, { stuck: 1, rounds: 1, fromApps: 80 });
     });
 });

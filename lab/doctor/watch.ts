@@ -11,11 +11,19 @@ import { RolloutMetrics } from "./metrics";
 
 export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
 
-/** The four kinds the doctor reads, from the live cluster. */
+/**
+ * The four kinds the doctor reads, from the live cluster. Jobs and Pods only where a cause can be:
+ * the destination namespaces of the Applications a first diagnosis (from the ApplicationSets and
+ * Applications alone) finds blocking — for a RollingSync rollout the current step's Applications
+ * that are not Healthy, not every Application behind it — so a round reads a few namespaces, not
+ * the whole cluster.
+ */
 export async function readLive(cluster: ClusterPort): Promise<Dump> {
     const [applicationSets, applications] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications()]);
-    // Jobs and Pods only where a cause can be: the namespaces of Applications not yet Healthy and Synced
-    const namespaces = [...new Set(applications.filter((a) => !(a.status?.health?.status === "Healthy" && a.status?.sync?.status === "Synced")).map((a) => a.spec?.destination?.namespace).filter(Boolean))] as string[];
+    const first = diagnose({ applicationSets, applications, jobs: [], pods: [] }, { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY });
+    const blocking = new Set(first.flatMap((d) => d.blocking.map((b) => `${d.namespace}/${b.application}`)));
+    // an Application without a RollingSync ApplicationSet is its own rollout: a failing one is blocking too
+    const namespaces = [...new Set(applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map((a) => a.spec?.destination?.namespace).filter(Boolean))] as string[];
     const jobs = (await Promise.all(namespaces.map((ns) => cluster.listJobs(ns)))).flat();
     const pods = (await Promise.all(namespaces.map((ns) => cluster.listPods(ns)))).flat();
     // the failed hook Pods' logs, where their own error text is (the default terminationMessagePolicy writes none)
