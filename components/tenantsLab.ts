@@ -48,7 +48,8 @@ export const tenantsLabProvider: pulumi.dynamic.ResourceProvider<TenantsLabInput
     create: solve,
     async diff(_id, olds, news) {
         const replaces = olds.root !== news.root ? ["root"] : [];
-        const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts) || olds.deleteTimeoutSeconds !== news.deleteTimeoutSeconds;
+        // a new kubeconfig (a reinstalled cluster's) is stored too: delete must reach the cluster that is there
+        const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || olds.kubeconfig !== news.kubeconfig || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts) || olds.deleteTimeoutSeconds !== news.deleteTimeoutSeconds;
         return { changes, replaces, deleteBeforeReplace: true };
     },
     async update(_id, olds, news) {

@@ -104,7 +104,12 @@ export class AppController {
             if (app.metadata.deletionTimestamp) this.later(() => this.finalize(app), this.opts.reconcileDelayMs);
             else {
                 this.schedule(app.metadata.namespace, app.metadata.name, this.opts.reconcileDelayMs, { hard: false, forced: false });
-                if (app.operation) this.later(() => this.runOperation(app.metadata.namespace, app.metadata.name), this.opts.operationDelayMs);
+                if (app.operation) {
+                    // an attempt that failed and waits for its retry keeps waiting until NextRetryAt, restart or not
+                    const st = app.status?.operationState;
+                    const due = st?.phase === "Running" && st.finishedAt ? Date.parse(st.finishedAt) + this.retryWait(Number(st.retryCount ?? 0)) - this.clock.now() : 0;
+                    this.later(() => this.runOperation(app.metadata.namespace, app.metadata.name), Math.max(this.opts.operationDelayMs, due));
+                }
             }
         }
     }
@@ -520,6 +525,11 @@ export class AppController {
         }, this.opts.reconcileDelayMs);
     }
 
+    /** RetryStrategy.NextRetryAt's wait for a retry count: base * factor^count, at most the cap (pkg/apis/application/v1alpha1/types.go). */
+    private retryWait(count: number): number {
+        return Math.min(this.opts.retryBackoffCapMs, this.opts.retryBackoffMs * this.opts.retryBackoffFactor ** count);
+    }
+
     private finishOperation(ns: string, name: string, end: { failure?: string; revision: string; resources?: any[] }) {
         this.operating.delete(`${ns}/${name}`);
         const app = this.kube.get("Application", ns, name);
@@ -532,11 +542,13 @@ export class AppController {
             const retries = state.retryCount ?? 0;
             const limit = op.retry?.limit ?? 0;
             if (retries < limit || limit < 0) {
-                // appcontroller: the attempt failed, the next one is scheduled; syncResult stays until it starts
-                const wait = Math.min(this.opts.retryBackoffCapMs, this.opts.retryBackoffMs * this.opts.retryBackoffFactor ** retries);
-                app.status.operationState = { operation: app.operation, phase: "Running", message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.clock.now() + wait)}.`, startedAt: state.startedAt, finishedAt: now, retryCount: retries + 1, ...(syncResult ? { syncResult } : {}) };
+                // appcontroller: the attempt failed, the next one is scheduled; syncResult stays until it starts.
+                // The message's time is NextRetryAt(now, count) with the count before it goes up; the retry
+                // waits NextRetryAt(finishedAt, count) with the count after it (controller/appcontroller.go)
+                const said = this.retryWait(retries);
+                app.status.operationState = { operation: app.operation, phase: "Running", message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.clock.now() + said)}.`, startedAt: state.startedAt, finishedAt: now, retryCount: retries + 1, ...(syncResult ? { syncResult } : {}) };
                 this.kube.put(app, ACTOR);
-                this.later(() => this.runOperation(ns, name), wait);
+                this.later(() => this.runOperation(ns, name), this.retryWait(retries + 1));
                 return;
             }
             app.status.operationState = { operation: op, phase: "Failed", message: `${end.failure} (retried ${retries} times).`, startedAt: state.startedAt, finishedAt: now, retryCount: retries, ...(syncResult ? { syncResult } : {}) };

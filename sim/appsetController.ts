@@ -74,12 +74,13 @@ export function generateApplications(appset: any): any[] {
     return generateFromParams(appset, elements);
 }
 
-/** `flatten.Flatten(obj, "", DotStyle)` with every value printed as Go's `%v` would. */
+/** `flatten.Flatten(obj, "", DotStyle)` (jeremywohl/flatten: lists by index, `key.0`), every value printed as Go's `%v` would. */
 function flatten(obj: any, prefix = "", out: Record<string, string> = {}): Record<string, string> {
     for (const [k, v] of Object.entries(obj ?? {})) {
         const key = prefix ? `${prefix}.${k}` : k;
         if (v && typeof v === "object" && !Array.isArray(v)) flatten(v, key, out);
-        else out[key] = Array.isArray(v) ? `[${v.join(" ")}]` : String(v);
+        else if (Array.isArray(v)) v.forEach((x, i) => (x && typeof x === "object" ? flatten(x, `${key}.${i}`, out) : (out[`${key}.${i}`] = String(x))));
+        else out[key] = String(v);
     }
     return out;
 }
@@ -250,11 +251,16 @@ export class AppSetController {
             const toSync = rolling.appsToSync(statuses, steps, current);
             statuses = rolling.updateApplicationStatusProgress(fresh, statuses, toSync, stepOf, now);
             const cond = rolling.rolloutCondition(fresh, statuses);
+            const before = fresh.status?.applicationStatus ?? [];
             this.writeStatus(namespace, name, (st) => {
                 st.applicationStatus = statuses;
                 if (cond) setCondition(st, cond, now);
             });
-            if (rolling.rollingSyncEnabled(fresh)) desired = rolling.syncDesiredApplications(statuses, toSync, desired);
+            // SyncDesiredApplications reads the status the reconcile started from (the controller passes the
+            // ApplicationSet by value to PerformProgressiveSyncs): an entry moved to Pending now is synced on the
+            // next reconcile, which the changed applicationStatus requeues (shouldRequeueForApplicationSet)
+            if (rolling.rollingSyncEnabled(fresh)) desired = rolling.syncDesiredApplications(before, toSync, desired);
+            if (JSON.stringify(before) !== JSON.stringify(statuses)) this.schedule(namespace, name, 0);
         } else if ((fresh.status?.applicationStatus ?? []).length) {
             // progressive syncs off, or no RollingSync strategy: the rollout's entries are cleared
             this.writeStatus(namespace, name, (st) => void delete st.applicationStatus);

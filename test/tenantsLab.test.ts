@@ -11,6 +11,7 @@ import { run } from "../lab/ports/exec";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
+import { STALL_MESSAGE } from "../lab/tenants/scenario";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { tenantsAt, TenantsAt } from "./helpers/tenantsAt";
 
@@ -79,6 +80,26 @@ describe("the tenants lab (simulated cluster)", function () {
         });
     });
 
+    describe("given a run killed after pushing the faulty release, before it noted the push", () => {
+        beforeEach(async () => {
+            at = await tenantsAt(1);
+        });
+
+        it("then the next run does not wait for the first rollout again: it resumes with that commit and writes stall.json", async () => {
+            const clone = at.layout.clone;
+            for (const t of TENANTS) fs.writeFileSync(path.join(clone, `tenants/${t}.yaml`), `tenant: ${t}\nrelease: "${RELEASES.faulty}"\n`);
+            await git(["add", "-A"], clone);
+            await git(["commit", "--quiet", "-m", STALL_MESSAGE], clone);
+            const pushed = await git(["rev-parse", "HEAD"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+            const r = await at.solve(2);
+            assert.strictEqual(r.stall!.commit, pushed, "the commit the killed run pushed, not a second one");
+            assert.ok(!at.lines.some((l) => /waiting for the first rollout/.test(l)), at.lines.join("\n"));
+            assert.ok(at.lines.some((l) => /was pushed by an earlier run; resuming/.test(l)));
+            assert.strictEqual(await git(["rev-list", "--count", "main"], clone), "2");
+        });
+    });
+
     describe("given the lab at step 2 (stalled)", () => {
         beforeEach(async () => {
             at = await tenantsAt(2);
@@ -110,7 +131,18 @@ describe("the tenants lab (simulated cluster)", function () {
             assert.ok(await git(["merge-base", "--is-ancestor", r.stall!.commit, rec.commit], at.layout.clone).then(() => true));
             const checks = await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster });
             assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
-            assert.ok(at.lines.some((l) => /sync to give up/.test(l)), "the recovery starts from the settled stall");
+            // the fix is pushed only once mandant-b's sync has given up
+            const settled = at.lines.findIndex((l) => /mandant-b's sync to give up \(its retries spent\): after/.test(l));
+            const pushed = at.lines.findIndex((l) => /pushed [0-9a-f]{12} to main: every tenant at 1\.2\.1/.test(l));
+            assert.ok(settled >= 0 && pushed > settled, at.lines.join("\n"));
+        });
+
+        it("when a learner gives mandant-b the extension's keys, then its retry succeeds and step 3 still completes the recovery", async () => {
+            const settings = tenantSettings("mandant-b");
+            settings.data["settings.ini"] += "news.items_per_page = 5\n";
+            await at.cluster.putConfigMap(settings);
+            const r = await at.solve(3);
+            assert.deepStrictEqual(r.recovery!.running, Object.fromEntries(TENANTS.map((t) => [t, RELEASES.fixed])));
         });
 
         it("when the fixed release fails its hook too, then step 3 says at once that the recovery stalled again", async () => {

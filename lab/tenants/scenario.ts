@@ -39,8 +39,10 @@ export interface TenantsTimeouts {
 
 /**
  * On a real host: a rollout of four one-replica sites takes a minute or two; the stall shows once
- * mandant-b's hook Job has failed three Pods (10 s and 20 s of backoff between them); the recovery
- * may first wait out a retry's backoff of mandant-b's failed sync (up to 3 min).
+ * mandant-b's hook Job has failed three Pods (10 s and 20 s of backoff between them), about a
+ * minute after the push; before the recovery, mandant-b's sync gives up after 5 retries (waits of
+ * 10, 20, 40, 80 and 160 s, each retry running the hook's three Pods again: about 9 minutes), which
+ * the stall's deadline covers.
  */
 export const DEFAULT_TENANTS_TIMEOUTS: TenantsTimeouts = {
     rolloutMs: 900_000,
@@ -163,29 +165,34 @@ async function waitUntil<T>(c: Ctx, what: string, timeoutMs: number, look: () =>
     return got;
 }
 
-/** Sets every tenant to `release` in one commit and pushes main (never forced), once; returns the commit and when it was pushed. */
+/**
+ * Sets every tenant to `release` in one commit and pushes main (never forced), once; returns the
+ * commit and when it was pushed. The note (commit, time) is written before the push, so a run
+ * killed at any instant finds it: made but not pushed (pushed now, keeping the noted time), pushed
+ * (resumed).
+ */
 async function rollOut(c: Ctx, step: TenantsResultName, release: string, message: string): Promise<{ commit: string; pushedAt: number }> {
-    const note = readJsonIfExists<{ commit: string; pushedAt: number }>(pushedFile(c, step));
+    const noted = readJsonIfExists<{ commit: string; pushedAt: number }>(pushedFile(c, step));
     const head = await c.git.revParse("HEAD");
-    if (note && note.commit === head && (await c.git.remoteBranch("main")) === head) {
-        say(c, `${short(head)} (${release} for every tenant) was pushed by an earlier run; resuming`);
-        return note;
-    }
     let commit: string;
     if ((await c.git.subjectOf(head)) === message) {
-        commit = head; // made by a run that died before pushing or noting it
+        commit = head; // made by an earlier run (pushed or not)
     } else {
         await c.git.ensureInSync("main");
         const files: Record<string, string> = {};
         for (const t of TENANTS) files[tenantPath(t as Tenant)] = tenantFile(t as Tenant, release);
         commit = await c.git.commitFiles(files, message);
     }
-    if ((await c.git.remoteBranch("main")) !== commit) await c.git.pushTo(commit, "main");
-    const pushed = { commit, pushedAt: c.clock.now() };
-    writeJsonAtomic(pushedFile(c, step), pushed);
-    say(c, `pushed ${short(commit)} to main: every tenant at ${release}`);
+    const note = noted?.commit === commit ? noted : { commit, pushedAt: c.clock.now() };
+    writeJsonAtomic(pushedFile(c, step), note);
+    if ((await c.git.remoteBranch("main")) !== commit) {
+        await c.git.pushTo(commit, "main");
+        say(c, `pushed ${short(commit)} to main: every tenant at ${release}`);
+    } else {
+        say(c, `${short(commit)} (${release} for every tenant) was pushed by an earlier run; resuming`);
+    }
     await refresh(c);
-    return pushed;
+    return note;
 }
 
 /** Step 1's wait: the first rollout (release 1.1.0) complete. */
@@ -252,7 +259,8 @@ async function stallSettled(c: Ctx, stall: Stall): Promise<void> {
         const op = app?.status?.operationState;
         if (!app) throw new Error(`${c.prefix} the Application ${stall.blocking} is gone; rebuild the lab (pulumi destroy, then up)`);
         if (app.spec?.source?.path !== `releases/${RELEASES.faulty}`) return true; // someone moved on already
-        if (!app.operation && op && ["Failed", "Error"].includes(op.phase)) return true;
+        // given up; or succeeded (a learner gave the tenant the extension's keys: the stall is fixed another way); or never synced
+        if (!app.operation && (!op || ["Failed", "Error", "Succeeded"].includes(op.phase))) return true;
         return `${stall.blocking}: ${op?.phase ?? "no operation"}${op?.message ? ` (${op.message})` : ""}`;
     });
 }

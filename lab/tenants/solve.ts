@@ -10,9 +10,10 @@ import { Clock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { CloneGit } from "../ports/git";
 import { applyTenantsAppSet, tenantsApplicationSet } from "./appset";
-import { TenantsLayout } from "./layout";
+import { run } from "../ports/exec";
+import { RELEASES, TENANTS, TenantsLayout } from "./layout";
 import { createPlatformRepo, createTenantData } from "./repo";
-import { platformRepoFiles } from "./repoFiles";
+import { platformRepoFiles, tenantPath } from "./repoFiles";
 import { TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, TenantsResults } from "./results";
 import { firstRollout, runTenantsScenario, TenantsTimeouts } from "./scenario";
 
@@ -44,9 +45,13 @@ export async function solveTenantsLab(ctx: TenantsLabContext, through: number): 
     return runTenantsScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts, clock: ctx.clock }, through);
 }
 
-/** Step 2 already pushed its commit (a run stopped while waiting for the stall): the first rollout is over. */
+/**
+ * The first rollout is history once main no longer puts the tenants at the first release (step 2
+ * pushed, even if a run died before noting it): read from the bare repository, not from notes.
+ */
 async function pushedBeyondFirst(ctx: TenantsLabContext): Promise<boolean> {
-    return fs.existsSync(path.join(ctx.layout.workDir, ".stall-pushed.json"));
+    const text = await run("git", ["--git-dir", ctx.layout.bareRepo, "show", `main:${tenantPath(TENANTS[0])}`]).then((r) => r.stdout, () => null);
+    return text !== null && !text.includes(`release: "${RELEASES.first}"`);
 }
 
 /**
