@@ -126,14 +126,15 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
                 const now = execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, "get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}", "--ignore-not-found"], { encoding: "utf8" });
                 return now && now !== uid ? true : undefined;
             }, { timeoutMs: 120_000, intervalMs: 500, describe: () => "the ApplicationSet did not generate shop-dev again within 120 s" });
-            // the rollout doctor's manifests are valid for the real API server (a server-side dry run: every field of every kind, strictly)
+            // the rollout doctor's manifests are valid for the real API server (a server-side dry run: every field of every kind, strictly),
+            // applied server-side as the program's provider does: the bundle's ConfigMap is too big for a client-side apply's annotation (256 KiB)
             const { doctorBundle } = await import("../../components/rolloutDoctor");
             const { rolloutDoctorManifests } = await import("../../lab/doctor/inCluster");
             const b = doctorBundle();
             const objs = rolloutDoctorManifests({ bundleGzBase64: b.gzBase64, bundleDigest: b.digest, namespace: "argocd" }).filter((o) => o.kind !== "Namespace");
             const manifests = path.join(realRoot, "rollout-doctor.json");
             fs.writeFileSync(manifests, JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
-            assert.match(kubectl("apply", "--dry-run=server", "--validate=strict", "-f", manifests), /deployment\.apps\/rollout-doctor created \(server dry run\)/);
+            assert.match(kubectl("apply", "--server-side", "--field-manager=gitops-lab", "--dry-run=server", "--validate=strict", "-f", manifests), /deployment\.apps\/rollout-doctor serverside-applied \(server dry run\)/);
             rec.stop();
             real = rec.transitions;
         } finally {
