@@ -77,19 +77,24 @@ export function syntheticObjects(scale: DoctorScale): { appsets: any[]; apps: an
 /** The doctor's own process: `rounds` live reads and diagnoses, timed, then its peak memory. */
 const CHILD = `
 const { KubeCluster } = require(process.env.LAB_DIR + "/lab/ports/cluster");
-const { readLive } = require(process.env.LAB_DIR + "/lab/doctor/watch");
+const { readLive, LiveReader } = require(process.env.LAB_DIR + "/lab/doctor/watch");
 const { diagnose } = require(process.env.LAB_DIR + "/lab/doctor/diagnose");
 (async () => {
     const cluster = new KubeCluster(require("fs").readFileSync(process.env.KC, "utf8"), { callTimeoutMs: 120000 });
     const rounds = [];
     let stuck = 0;
+    // --watch: the watches' first list is its own figure; rounds then read from them
+    const watch = process.env.MODE === "watch" ? new LiveReader(cluster) : null;
+    let startMs = 0;
+    if (watch) { const t = process.hrtime.bigint(); await watch.start(); startMs = Number(process.hrtime.bigint() - t) / 1e6; }
     for (let i = 0; i < Number(process.env.ROUNDS); i++) {
         const t0 = process.hrtime.bigint();
-        const d = diagnose(await readLive(cluster), { now: new Date(), stuckAfterSeconds: 600 });
+        const d = diagnose(watch ? await watch.read() : await readLive(cluster), { now: new Date(), stuckAfterSeconds: 600 });
         rounds.push(Number(process.hrtime.bigint() - t0) / 1e6);
         stuck = d.filter((x) => x.state === "stuck").length;
     }
-    console.log(JSON.stringify({ rounds, stuck, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
+    if (watch) await watch.stop();
+    console.log(JSON.stringify({ rounds, stuck, startMs, maxRssMb: process.resourceUsage().maxRSS / 1024 }));
 })().catch((e) => { console.error(e.message); process.exit(1); });
 `;
 
@@ -108,6 +113,7 @@ function runNode(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number
 export interface DoctorBenchResult {
     scale: DoctorScale;
     live: { rounds_s: number[]; max_round_s: number; max_rss_mb: number; stuck: number };
+    watch: { start_s: number; rounds_s: number[]; max_round_s: number; max_rss_mb: number; stuck: number };
     from: { applications: number; seconds: number; max_rss_mb: number };
 }
 
@@ -121,10 +127,15 @@ export async function benchDoctor(scale: DoctorScale, rounds: number, log: (l: s
         for (const o of [...objs.appsets, ...objs.apps, ...objs.jobs, ...objs.pods]) kube.put(o, "bench");
         const kc = path.join(dir, "kubeconfig");
         fs.writeFileSync(kc, kube.kubeconfig(await kube.start()));
-        const live = await runNode(["-r", require.resolve("ts-node/register", { paths: [projectDir] }), "-e", CHILD], { LAB_DIR: projectDir, KC: kc, ROUNDS: String(rounds), TS_NODE_PROJECT: path.join(projectDir, "tsconfig.json") });
-        if (live.code !== 0) throw new Error(`the doctor's process failed: ${live.stderr.trim()}`);
-        const l = JSON.parse(live.stdout.trim().split("\n").pop()!);
-        log(`live: ${rounds} rounds, ${l.rounds.map((r: number) => (r / 1000).toFixed(2)).join(", ")} s; peak memory ${Math.round(l.maxRssMb)} MB; ${l.stuck} rollouts stuck`);
+        const child = async (mode: string) => {
+            const r = await runNode(["-r", require.resolve("ts-node/register", { paths: [projectDir] }), "-e", CHILD], { LAB_DIR: projectDir, KC: kc, ROUNDS: String(rounds), MODE: mode, TS_NODE_PROJECT: path.join(projectDir, "tsconfig.json") });
+            if (r.code !== 0) throw new Error(`the doctor's process failed: ${r.stderr.trim()}`);
+            return JSON.parse(r.stdout.trim().split("\n").pop()!);
+        };
+        const l = await child("lists");
+        log(`live, lists every round: ${rounds} rounds, ${l.rounds.map((r: number) => (r / 1000).toFixed(2)).join(", ")} s; peak memory ${Math.round(l.maxRssMb)} MB; ${l.stuck} rollouts stuck`);
+        const w = await child("watch");
+        log(`live, --watch (informers): first list and watch ${(w.startMs / 1000).toFixed(2)} s, then ${rounds} rounds, ${w.rounds.map((r: number) => (r / 1000).toFixed(2)).join(", ")} s; peak memory ${Math.round(w.maxRssMb)} MB; ${w.stuck} rollouts stuck`);
         await kube.stop();
 
         // --from: a dump of twice as many Applications, through the command itself
@@ -142,6 +153,7 @@ export async function benchDoctor(scale: DoctorScale, rounds: number, log: (l: s
         return {
             scale,
             live: { rounds_s: l.rounds.map((r: number) => Math.round(r) / 1000), max_round_s: Math.round(Math.max(...l.rounds)) / 1000, max_rss_mb: Math.round(l.maxRssMb), stuck: l.stuck },
+            watch: { start_s: Math.round(w.startMs) / 1000, rounds_s: w.rounds.map((r: number) => Math.round(r) / 1000), max_round_s: Math.round(Math.max(...w.rounds)) / 1000, max_rss_mb: Math.round(w.maxRssMb), stuck: w.stuck },
             from: { applications: big.apps.length, seconds: from.ms / 1000, max_rss_mb: Math.round(mem.maxRssMb) },
         };
     } finally {

@@ -8,7 +8,7 @@
  */
 import * as fs from "fs";
 import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, toJson } from "../lab/doctor/diagnose";
-import { readLive, RolloutWatcher, serveMetrics } from "../lab/doctor/watch";
+import { LiveReader, readLive, RolloutWatcher, serveMetrics } from "../lab/doctor/watch";
 import { KubeCluster } from "../lab/ports/cluster";
 import { sleep } from "../lab/ports/wait";
 import { Command, EXIT, numberOption, stringOption } from "./command";
@@ -89,12 +89,20 @@ export const doctor: Command = {
         const appset = stringOption(values, "appset");
         let read: () => Promise<Dump>;
         let cluster: KubeCluster | null = null;
+        let stopReader: () => Promise<void> = async () => {};
         if (from) {
             read = async () => readDump(from);
         } else {
             const c = new KubeCluster(findKubeconfig(stringOption(values, "kubeconfig")).text);
             cluster = c;
-            read = () => readLive(c).catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
+            if (values.watch) {
+                // rounds read ApplicationSets and Applications from watches, not full lists
+                const live = new LiveReader(c);
+                read = () => live.read().catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
+                stopReader = () => live.stop();
+            } else {
+                read = () => readLive(c).catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
+            }
         }
         const opts = { stuckAfterSeconds, appset };
 
@@ -125,6 +133,7 @@ export const doctor: Command = {
             const until = Date.now() + interval * 1000;
             while (!stop && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
         }
+        await stopReader();
         return EXIT.OK;
     },
 };

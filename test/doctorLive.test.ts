@@ -10,7 +10,8 @@ import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
 import { KubeCluster } from "../lab/ports/cluster";
-import { readLive, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctor/watch";
+import { diagnose } from "../lab/doctor/diagnose";
+import { LiveReader, readLive, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctor/watch";
 import { pollUntil } from "../lab/ports/wait";
 import { runCli, runCliAsync, startCli } from "./helpers/cli";
 import { fieldReport, NOW } from "./helpers/rollout";
@@ -63,6 +64,27 @@ describe("rollout doctor against a cluster", function () {
         assert.deepStrictEqual([dump.applicationSets.length, dump.applications.length, dump.jobs.length, dump.pods.length], [1, 4, 1, 2], "mandant-a's finished hook Job is not read");
         const lists = kube.requests.slice(before).filter((r) => r.method === "GET" && /\/(jobs|pods)$/.test(r.path)).map((r) => r.path);
         assert.ok(lists.length > 0 && lists.every((p) => /\/namespaces\/mandant-b\//.test(p)), `mandant-b's lists only: ${lists.join(", ")}`);
+    });
+
+    it("--watch reads ApplicationSets and Applications from watches: each listed once, then its changes arrive by the watch", async () => {
+        const reader = new LiveReader(cluster);
+        try {
+            const before = kube.requests.length;
+            const stuck = diagnose(await reader.read(), { now: NOW, stuckAfterSeconds: 600 })[0];
+            assert.strictEqual(stuck.state, "stuck");
+            unblock(kube);
+            await pollUntil(
+                async () => {
+                    const d = diagnose(await reader.read(), { now: new Date(), stuckAfterSeconds: 600 })[0];
+                    return d.step === 3 ? d : undefined;
+                },
+                { timeoutMs: 30_000, intervalMs: 50, describe: () => "the watch never brought the change" },
+            );
+            const lists = (plural: string) => kube.requests.slice(before).filter((r) => r.method === "GET" && r.path === `/apis/argoproj.io/v1alpha1/${plural}`).length;
+            assert.deepStrictEqual([lists("applications"), lists("applicationsets")], [2, 2], "one list and one watch each, however many rounds");
+        } finally {
+            await reader.stop();
+        }
     });
 
     it("reads a list of many objects page by page (limit / continue), all of them", async () => {

@@ -143,6 +143,6 @@ describe("the rollout doctor in the cluster", function () {
 
     it("bench --doctor's machinery at a small scale: the synthetic stuck rollouts are found live and from a dump (the README's figures come from the full scale)", async () => {
         const r = await benchDoctor({ apps: 40, appsets: 4, pods: 80, stuck: 1 }, 1, () => {});
-        assert.deepStrictEqual({ stuck: r.live.stuck, rounds: r.live.rounds_s.length, fromApps: r.from.applications }, { stuck: 1, rounds: 1, fromApps: 80 });
+        assert.deepStrictEqual({ stuck: r.live.stuck, watchStuck: r.watch.stuck, rounds: r.live.rounds_s.length, fromApps: r.from.applications }, { stuck: 1, watchStuck: 1, rounds: 1, fromApps: 80 });
     });
 });

@@ -225,12 +225,37 @@ function minutes(fromIso: string | null, now: Date): string {
     return m >= 120 ? ` for ${Math.floor(m / 60)} h ${m % 60} min` : ` for ${m} min`;
 }
 
-function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions): Diagnosis {
+/** The Applications by owning ApplicationSet and by name, built once per diagnosis (thousands of ApplicationSets scan them). */
+interface AppIndex {
+    /** "ns/uid:UID" for owner references with a uid, "ns/name:NAME" for those without. */
+    byOwner: Map<string, any[]>;
+    byName: Map<string, any>;
+}
+
+function indexApps(apps: any[]): AppIndex {
+    const byOwner = new Map<string, any[]>();
+    const byName = new Map<string, any>();
+    for (const a of apps) {
+        const ns = a.metadata?.namespace;
+        byName.set(`${ns}/${a.metadata?.name}`, a);
+        for (const r of a.metadata?.ownerReferences ?? []) {
+            if (r.kind !== "ApplicationSet") continue;
+            const key = r.uid ? `${ns}/uid:${r.uid}` : `${ns}/name:${r.name}`;
+            byOwner.set(key, [...(byOwner.get(key) ?? []), a]);
+        }
+    }
+    return { byOwner, byName };
+}
+
+function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppIndex = indexApps(dump.applications)): Diagnosis {
     const name = appset.metadata.name;
     const namespace = appset.metadata.namespace;
     const rolling = appset.spec?.strategy?.type === "RollingSync";
     const statuses: any[] = appset.status?.applicationStatus ?? [];
-    const apps = dump.applications.filter((a) => ownedBy(appset, a) || statuses.some((s) => s.application === a.metadata?.name && a.metadata?.namespace === namespace));
+    // owned (ownedBy: by uid where the reference has one, else by name), or named in the status
+    const owned = [...(appset.metadata.uid ? index.byOwner.get(`${namespace}/uid:${appset.metadata.uid}`) ?? [] : []), ...(index.byOwner.get(`${namespace}/name:${name}`) ?? [])];
+    const named = statuses.map((st) => index.byName.get(`${namespace}/${st.application}`)).filter(Boolean);
+    const apps = [...new Set([...owned, ...named])];
     const appByName = new Map(apps.map((a) => [a.metadata.name, a]));
     const names = [...new Set([...apps.map((a) => a.metadata.name), ...statuses.map((s) => s.application)])].sort();
     const base = { name, namespace, strategy: (rolling ? "RollingSync" : "none") as Diagnosis["strategy"] };
@@ -316,7 +341,8 @@ export function diagnose(dump: Dump, opts: DiagnoseOptions): Diagnosis[] {
     const sets = dump.applicationSets
         .filter((a) => !opts.appset || a.metadata?.name === opts.appset)
         .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
-    return sets.map((a) => diagnoseOne(dump, a, opts));
+    const index = indexApps(dump.applications);
+    return sets.map((a) => diagnoseOne(dump, a, opts, index));
 }
 
 /** The note the field report wished someone had written next to `automated.enabled: false`. */

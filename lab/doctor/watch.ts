@@ -5,7 +5,7 @@
  */
 import * as http from "http";
 import * as os from "os";
-import { ClusterPort } from "../ports/cluster";
+import { ClusterPort, KindCache } from "../ports/cluster";
 import { diagnose, DiagnoseOptions, Diagnosis, Dump, HOOK_ANNOTATION } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
 
@@ -20,6 +20,37 @@ export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
  */
 export async function readLive(cluster: ClusterPort): Promise<Dump> {
     const [applicationSets, applications] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications()]);
+    return readCauses(cluster, applicationSets, applications);
+}
+
+/**
+ * For --watch: ApplicationSets and Applications from watches (informers: listed once, then followed),
+ * so a round lists only the Jobs and Pods of the blocking Applications; while a watch is broken, a
+ * round lists that kind instead.
+ */
+export class LiveReader {
+    private caches?: { sets: KindCache; apps: KindCache };
+    constructor(private readonly cluster: ClusterPort) {}
+
+    async start(): Promise<void> {
+        const [sets, apps] = await Promise.all([this.cluster.cacheArgo("applicationsets"), this.cluster.cacheArgo("applications")]);
+        this.caches = { sets, apps };
+    }
+
+    async read(): Promise<Dump> {
+        if (!this.caches) await this.start();
+        const { sets, apps } = this.caches!;
+        const applicationSets = sets.healthy() ? sets.list() : await this.cluster.listApplicationSets();
+        const applications = apps.healthy() ? apps.list() : await this.cluster.listApplications();
+        return readCauses(this.cluster, applicationSets, applications);
+    }
+
+    async stop(): Promise<void> {
+        await Promise.all([this.caches?.sets.stop(), this.caches?.apps.stop()]);
+    }
+}
+
+async function readCauses(cluster: ClusterPort, applicationSets: any[], applications: any[]): Promise<Dump> {
     const first = diagnose({ applicationSets, applications, jobs: [], pods: [] }, { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY });
     const blocking = new Set(first.flatMap((d) => d.blocking.map((b) => `${d.namespace}/${b.application}`)));
     // an Application without a RollingSync ApplicationSet is its own rollout: a failing one is blocking too

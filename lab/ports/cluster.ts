@@ -12,6 +12,15 @@ export interface JsonPatchOp {
     value?: unknown;
 }
 
+/** A local copy of every object of one kind, kept current by a watch (an informer). */
+export interface KindCache {
+    /** Every object as last seen. */
+    list(): any[];
+    /** False after the watch broke and until it is listed again (then read with a list instead). */
+    healthy(): boolean;
+    stop(): Promise<void>;
+}
+
 export interface ClusterPort {
     getApplication(name: string, namespace?: string): Promise<any | null>;
     listApplications(namespace?: string): Promise<any[]>;
@@ -50,6 +59,11 @@ export interface ClusterPort {
     hasCrd(name: string): Promise<boolean>;
     /** Creates a namespaced custom object, or replaces the existing one's spec, labels and annotations. */
     putCustomObject(obj: any, plural: string): Promise<void>;
+    /**
+     * Lists ApplicationSets or Applications once and then follows them with a watch (client-node's
+     * informer); a broken watch is started again (a list, then a watch) after `retryMs`.
+     */
+    cacheArgo(plural: "applicationsets" | "applications", opts?: { retryMs?: number }): Promise<KindCache>;
     /** Deletes a namespaced custom object (nothing if it is gone). */
     deleteCustomObject(apiVersion: string, plural: string, namespace: string, name: string): Promise<void>;
 }
@@ -100,6 +114,7 @@ export class KubeCluster implements ClusterPort {
     private readonly k8s = clientNode();
 
     private readonly callTimeoutMs: number;
+    private readonly kc: k8sTypes.KubeConfig;
 
     /**
      * @param kubeconfig the kubeconfig's YAML text
@@ -114,6 +129,7 @@ export class KubeCluster implements ClusterPort {
             throw new Error(`the kubeconfig could not be read: ${e.message}`);
         }
         if (!kc.getCurrentCluster()) throw new Error("the kubeconfig names no current cluster");
+        this.kc = kc;
         this.custom = kc.makeApiClient(this.k8s.CustomObjectsApi);
         this.core = kc.makeApiClient(this.k8s.CoreV1Api);
         this.apps = kc.makeApiClient(this.k8s.AppsV1Api);
@@ -293,5 +309,30 @@ export class KubeCluster implements ClusterPort {
     async deleteCustomObject(apiVersion: string, plural: string, namespace: string, name: string) {
         const [group, version] = apiVersion.split("/");
         await this.call(`delete ${plural}/${name}`, () => orNull(this.custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name })));
+    }
+    async cacheArgo(plural: "applicationsets" | "applications", opts: { retryMs?: number } = {}): Promise<KindCache> {
+        const path = `/apis/${ARGO.group}/${ARGO.version}/${plural}`;
+        const informer = this.k8s.makeInformer<any>(this.kc, path, () => this.call(`list ${plural}`, () => this.custom.listClusterCustomObject({ ...ARGO, plural }) as any));
+        let healthy = false;
+        let stopped = false;
+        let timer: NodeJS.Timeout | undefined;
+        informer.on("connect", () => (healthy = true));
+        informer.on("error", () => {
+            healthy = false;
+            if (stopped) return;
+            // the informer does not restart itself after an error: list and watch again later
+            timer = setTimeout(() => informer.start().catch(() => undefined), opts.retryMs ?? 5_000);
+        });
+        await this.call(`watch ${plural}`, () => informer.start());
+        healthy = true;
+        return {
+            list: () => [...informer.list()],
+            healthy: () => healthy,
+            stop: async () => {
+                stopped = true;
+                if (timer) clearTimeout(timer);
+                await informer.stop();
+            },
+        };
     }
 }
