@@ -11,7 +11,7 @@ import * as path from "path";
 import { StepTiming } from "../lab/shop/scenario";
 import { VirtualClock } from "../sim/clock";
 import { V351_DEFAULTS } from "../sim/profiles";
-import { solveSimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
+import { solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
 import { benchDoctor, DEFAULT_SCALE } from "./benchDoctor";
 import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
@@ -34,18 +34,49 @@ async function runOnce(opts: { refresh: boolean }): Promise<StepTiming[]> {
 
 const s = (ms: number) => Math.round(ms) / 1000;
 
+/** The tenants lab at v3.5.1's defaults on the virtual clock: each wait's simulated time, and the results' own figures. */
+async function benchTenants(json: boolean): Promise<number> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-tenants-"));
+    const clock = new VirtualClock();
+    const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock });
+    const waits: { wait: string; estimated_real_s: number }[] = [];
+    const t0 = Date.now();
+    try {
+        const r = await solveSimulatedTenants(lab, 3, {
+            productDefaults: true,
+            log: (l) => {
+                const m = /^\[tenants \d \w+\] (.*): after ([\d.]+) s$/.exec(l);
+                if (m) waits.push({ wait: m[1], estimated_real_s: Number(m[2]) });
+            },
+        });
+        const total = Math.round(waits.reduce((a, w) => a + w.estimated_real_s, 0));
+        const out = { profile: BENCH_PROFILE, waits, total_estimated_real_s: total, detected_after_seconds: r.stall?.detected_after_seconds, recovery_seconds: r.recovery?.seconds, wall_s: s(Date.now() - t0) };
+        if (json) console.log(JSON.stringify(out));
+        else {
+            for (const w of waits) console.log(`${w.estimated_real_s.toFixed(0).padStart(6)} s  ${w.wait}`);
+            console.log(`${String(total).padStart(6)} s  in all (estimated for a real host at v3.5.1's defaults; ${out.wall_s} s here)`);
+        }
+        return EXIT.OK;
+    } finally {
+        await lab.stop();
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+}
+
 export const bench: Command = {
     name: "bench",
     summary: "time each step of the lab against the simulated Argo CD at its defaults, and estimate the real host's time",
-    usage: "bench [--json] [--cluster sim|real] | bench --doctor [--json] [--rounds N]",
+    usage: "bench [--json] [--cluster sim|real] | bench --tenants [--json] | bench --doctor [--json] [--rounds N]",
     details: [
+        "--tenants           the tenants lab instead: each wait's time on the simulation's clock at Argo CD v3.5.1's and Kubernetes' defaults (the estimate for a real host)",
         "--doctor            the rollout doctor at scale instead: 10,000 Applications in 200 ApplicationSets and 100,000 Pods on the simulated API, live rounds timed with the doctor's peak memory, then --from on 20,000 Applications",
         "--rounds N          with --doctor: live rounds to time (default 3)",
         "--json              one JSON object: profile, steps, total, poll_only",
         "--cluster real      measure against the real control plane (real Kubernetes API, real Argo CD v3.5.1 at its defaults); no poll-only run",
     ],
-    options: { json: { type: "boolean" }, cluster: { type: "string" }, doctor: { type: "boolean" }, rounds: { type: "string" } },
+    options: { json: { type: "boolean" }, cluster: { type: "string" }, doctor: { type: "boolean" }, rounds: { type: "string" }, tenants: { type: "boolean" } },
     async run(values) {
+        if (values.tenants) return benchTenants(!!values.json);
         if (values.doctor) {
             const rounds = intOption(values, "rounds", { min: 1, max: 100, default: 3 });
             const r = await benchDoctor(DEFAULT_SCALE, rounds, values.json ? () => {} : (l) => console.log(l));

@@ -125,7 +125,7 @@ export interface AppSetControllerOptions {
 
 export class AppSetController {
     private unsubscribe?: () => void;
-    private readonly timers = new Map<string, TimerHandle>();
+    private readonly timers = new Map<string, { h: TimerHandle; due: number }>();
     private readonly chains = new Map<string, Promise<void>>();
     private readonly delayMs: number;
     private readonly clock: SimClock;
@@ -147,7 +147,7 @@ export class AppSetController {
     async stop() {
         this.running = false;
         this.unsubscribe?.();
-        for (const t of this.timers.values()) this.clock.clearTimeout(t);
+        for (const t of this.timers.values()) this.clock.clearTimeout(t.h);
         this.timers.clear();
         await Promise.all([...this.chains.values()]);
     }
@@ -157,12 +157,14 @@ export class AppSetController {
         while (this.chains.size > 0) await Promise.all([...this.chains.values()]);
     }
 
-    /** One reconcile of an ApplicationSet after `delayMs` (a later request joins a pending one). */
+    /** One reconcile of an ApplicationSet after `delayMs`; a request due later than a pending one joins it (the earliest wins). */
     private schedule(ns: string, name: string, delayMs: number) {
         if (!this.running) return;
         const key = `${ns}/${name}`;
+        const due = this.clock.now() + delayMs;
         const pending = this.timers.get(key);
-        if (pending) this.clock.clearTimeout(pending);
+        if (pending && pending.due <= due) return;
+        if (pending) this.clock.clearTimeout(pending.h);
         const h = this.clock.setTimeout(() => {
             this.timers.delete(key);
             const prev = this.chains.get(key) ?? Promise.resolve();
@@ -177,7 +179,7 @@ export class AppSetController {
                 if (this.chains.get(key) === next) this.chains.delete(key);
             });
         }, delayMs);
-        this.timers.set(key, h);
+        this.timers.set(key, { h, due });
     }
 
     private onChange(c: Change) {

@@ -7,7 +7,7 @@ import * as path from "path";
 import { labLayout } from "../lab/shop/layout";
 import { RESULT_FILES } from "../lab/shop/results";
 
-import { BIN, runCli } from "./helpers/cli";
+import { BIN, runCli, runCliAsync } from "./helpers/cli";
 
 describe("npm run simulate", function () {
     this.timeout(180_000);
@@ -108,5 +108,14 @@ describe("gitops-lab bench", function () {
         assert.deepStrictEqual(Object.keys(j.total), ["wall_s", "wait_s", "overhead_s", "estimated_real_s"]);
         // the poll-only waits sit out Argo CD's poll, so they take longer on the simulation's clock
         assert.ok(j.poll_only.estimated_real_s > j.total.estimated_real_s, JSON.stringify(j));
+    });
+
+    it("--tenants --json: each of the tenants lab's waits on the simulation's clock at v3.5.1's defaults; the stall's settling is the retries' backoff (10+20+40+80+160 s) and more", async () => {
+        const r = await runCliAsync("bench", ["--tenants", "--json"], 170_000);
+        assert.strictEqual(r.code, 0, r.out);
+        const j = JSON.parse(r.stdout);
+        assert.deepStrictEqual(j.waits.map((w: any) => w.wait), ["the first rollout (every tenant at 1.1.0)", "the rollout doctor to find the rollout stuck", "mandant-b's sync to give up (its retries spent)", "the rollout of 1.2.1 to complete"]);
+        assert.ok(j.waits[2].estimated_real_s >= 310, JSON.stringify(j));
+        assert.ok(Math.abs(j.detected_after_seconds - j.waits[1].estimated_real_s) <= 2, JSON.stringify(j)); // both on the simulation's clock, from the push
     });
 });
