@@ -4,18 +4,15 @@
  * repository. A lab gives its files, its fields (from its zod schemas) and where its world keeps them.
  */
 import * as fs from "fs";
+import type { SchemaField } from "../ports/schema";
 import { BareRepo } from "./bareRepo";
 import { Check, eq } from "./grader";
 
 /** A result file as found: missing, not JSON, or parsed. */
 export type FileState = { exists: false } | { exists: true; error: string } | { exists: true; value: any };
 
-export interface Field {
-    key: string;
-    what: string;
-    isSha: boolean;
-    check: (v: unknown) => boolean;
-}
+/** A result file's field, from its schema (lab/ports/schema.ts). */
+export type Field = SchemaField;
 
 /** What a world must offer for its result files to be checked. */
 export interface ResultFilesWorld<N extends string> {

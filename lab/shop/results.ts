@@ -4,9 +4,10 @@
  * from these schemas.
  */
 import { z } from "zod";
+import { fieldsOfSchema, parseWithSchema, SchemaField, sha } from "../ports/schema";
 
-/** A full 40-hex commit SHA. */
-export const sha = z.string().regex(/^[0-9a-f]{40}$/).describe("a full 40-hex SHA");
+export { sha };
+
 const text = z.string().describe("a string");
 const integer = z.number().int().describe("an integer");
 const boolean = z.boolean().describe("a boolean");
@@ -48,19 +49,11 @@ export type Report = z.infer<typeof RESULTS.report>;
 export type Results = { [K in ResultName]?: z.infer<(typeof RESULTS)[K]> };
 
 /** The keys of a result file and what each must be ("a full 40-hex SHA", "an integer", ...). */
-export function fieldsOf(name: ResultName): { key: string; what: string; isSha: boolean; check: (v: unknown) => boolean }[] {
-    return Object.entries(RESULTS[name].shape).map(([key, t]) => ({
-        key,
-        what: (t as z.ZodType).description ?? "valid",
-        isSha: t === sha,
-        check: (v: unknown) => (t as z.ZodType).safeParse(v).success,
-    }));
+export function fieldsOf(name: ResultName): SchemaField[] {
+    return fieldsOfSchema(RESULTS[name]);
 }
 
 /** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
 export function parseResult<K extends ResultName>(name: K, value: unknown, where: string): z.infer<(typeof RESULTS)[K]> {
-    const r = RESULTS[name].safeParse(value);
-    if (r.success) return r.data as z.infer<(typeof RESULTS)[K]>;
-    const issues = r.error.issues.map((i) => `${i.path.join(".") || "(the object)"}: ${i.message}`).join("; ");
-    throw new Error(`${where} is not a valid ${name} result (${issues})`);
+    return parseWithSchema(RESULTS[name] as unknown as z.ZodType<z.infer<(typeof RESULTS)[K]>>, name, value, where);
 }

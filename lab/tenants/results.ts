@@ -4,7 +4,7 @@
  * key and type checks all come from these schemas.
  */
 import { z } from "zod";
-import { sha } from "../shop/results";
+import { fieldsOfSchema, parseWithSchema, SchemaField, sha } from "../ports/schema";
 
 const text = z.string().describe("a string");
 const integer = z.number().int().nonnegative().describe("a non-negative integer");
@@ -49,19 +49,11 @@ export type Recovery = z.infer<typeof TENANTS_RESULTS.recovery>;
 export type TenantsResults = { [K in TenantsResultName]?: z.infer<(typeof TENANTS_RESULTS)[K]> };
 
 /** The keys of a result file and what each must be. */
-export function tenantsFieldsOf(name: TenantsResultName): { key: string; what: string; isSha: boolean; check: (v: unknown) => boolean }[] {
-    return Object.entries(TENANTS_RESULTS[name].shape).map(([key, t]) => ({
-        key,
-        what: (t as z.ZodType).description ?? "valid",
-        isSha: t === sha,
-        check: (v: unknown) => (t as z.ZodType).safeParse(v).success,
-    }));
+export function tenantsFieldsOf(name: TenantsResultName): SchemaField[] {
+    return fieldsOfSchema(TENANTS_RESULTS[name]);
 }
 
 /** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
 export function parseTenantsResult<K extends TenantsResultName>(name: K, value: unknown, where: string): z.infer<(typeof TENANTS_RESULTS)[K]> {
-    const r = TENANTS_RESULTS[name].safeParse(value);
-    if (r.success) return r.data as z.infer<(typeof TENANTS_RESULTS)[K]>;
-    const issues = r.error.issues.map((i) => `${i.path.join(".") || "(the object)"}: ${i.message}`).join("; ");
-    throw new Error(`${where} is not a valid ${name} result (${issues})`);
+    return parseWithSchema(TENANTS_RESULTS[name] as unknown as z.ZodType<z.infer<(typeof TENANTS_RESULTS)[K]>>, name, value, where);
 }
