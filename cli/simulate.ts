@@ -86,7 +86,7 @@ export const simulate: Command = {
     summary: "run the lab against a simulated cluster (no Kubernetes, no Argo CD needed)",
     usage: "simulate --root DIR [--lab shop|tenants|both] [--through N] [--tenants-through N] [--realistic] [--serve] [--reset] [--cluster sim|real]",
     details: [
-        "--root DIR          where the lab's host paths go (DIR/srv/bare, DIR/root/cnpa-env); required",
+        "--root DIR          where the labs' host paths go (DIR/srv/bare, DIR/root/cnpa-env, DIR/root/tenants-lab); required",
         "--lab LAB           shop (Part 1, the default), tenants (Part 2: the stalled RollingSync rollout) or both",
         "--through N         carry the lab out through step N (shop 0-8, default 8; tenants 1-3, default 3); a later run resumes",
         "--tenants-through N with --lab both: the tenants lab's step (1-3, default 3); --through is then the shop lab's",
