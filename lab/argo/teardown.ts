@@ -70,3 +70,16 @@ export async function deleteNamespaces(cluster: ClusterPort, names: string[], lo
     for (const n of stuck) await cluster.finalizeNamespace(n);
     log(`namespaces ${stuck.join(", ")} were still Terminating at the deadline: finalized them by hand (objects still in them may be left behind in etcd)`);
 }
+
+/**
+ * A lab's ApplicationSet and the namespaces its Applications deploy to, under one deadline: the
+ * ApplicationSet and its Applications first (Argo CD's finalizer), the namespaces with what is left
+ * of the deadline.
+ */
+export async function deleteAppSetAndNamespaces(cluster: ClusterPort, appset: { name: string; namespace: string }, namespaces: string[], log: Log, opts: DeleteOptions = {}): Promise<void> {
+    const timeoutMs = opts.timeoutMs ?? 120_000;
+    const pollMs = opts.pollMs ?? 1_000;
+    const t0 = Date.now();
+    await deleteApplicationSetAndApps(cluster, appset.name, appset.namespace, log, { timeoutMs, pollMs });
+    await deleteNamespaces(cluster, namespaces, log, { timeoutMs: Math.max(pollMs, timeoutMs - (Date.now() - t0)), pollMs });
+}

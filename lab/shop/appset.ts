@@ -5,9 +5,8 @@
  */
 import * as fs from "fs";
 import { ClusterPort } from "../ports/cluster";
-import { DeleteOptions, deleteApplicationSetAndApps, deleteNamespaces } from "../argo/teardown";
+import { DeleteOptions, deleteAppSetAndNamespaces } from "../argo/teardown";
 export type { DeleteOptions } from "../argo/teardown";
-export { deleteNamespaces } from "../argo/teardown";
 import { toYaml, writeFileAtomic } from "../ports/files";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { APPSET_NAME, LabLayout, REPO_URL } from "./layout";
@@ -109,12 +108,7 @@ export const SHOP_NAMESPACES = ["shop-dev", "shop-prod"];
  * deadline it removes the finalizers itself and says so. Then the shop-* namespaces, likewise.
  */
 export async function deleteShopAppSet(cluster: ClusterPort, layout: LabLayout, name: string, namespace: string, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
-    const timeoutMs = opts.timeoutMs ?? 120_000;
-    const pollMs = opts.pollMs ?? 1_000;
-    const t0 = Date.now();
-    await deleteApplicationSetAndApps(cluster, name, namespace, log, { timeoutMs, pollMs });
-    // one deadline for the whole delete: the namespaces get what is left of it
-    await deleteNamespaces(cluster, SHOP_NAMESPACES, log, { timeoutMs: Math.max(pollMs, timeoutMs - (Date.now() - t0)), pollMs });
+    await deleteAppSetAndNamespaces(cluster, { name, namespace }, SHOP_NAMESPACES, log, opts);
     fs.rmSync(layout.appsetFile, { force: true });
 }
 

@@ -6,7 +6,7 @@ import * as fs from "fs";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
 import { toYaml, writeFileAtomic } from "../ports/files";
-import { DeleteOptions, deleteApplicationSetAndApps, deleteNamespaces } from "../argo/teardown";
+import { DeleteOptions, deleteAppSetAndNamespaces } from "../argo/teardown";
 import { PLATFORM_REPO_URL, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
 
 export type Log = (line: string) => void;
@@ -55,10 +55,6 @@ export async function applyTenantsAppSet(cluster: ClusterPort, layout: TenantsLa
  * the tenants' namespaces (with the tenant data), each with the one deadline; removes appset.yaml.
  */
 export async function deleteTenantsAppSet(cluster: ClusterPort, layout: TenantsLayout, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
-    const timeoutMs = opts.timeoutMs ?? 120_000;
-    const pollMs = opts.pollMs ?? 1_000;
-    const t0 = Date.now();
-    await deleteApplicationSetAndApps(cluster, TENANTS_APPSET, ARGOCD_NAMESPACE, log, { timeoutMs, pollMs });
-    await deleteNamespaces(cluster, [...TENANTS], log, { timeoutMs: Math.max(pollMs, timeoutMs - (Date.now() - t0)), pollMs });
+    await deleteAppSetAndNamespaces(cluster, { name: TENANTS_APPSET, namespace: ARGOCD_NAMESPACE }, [...TENANTS], log, opts);
     fs.rmSync(layout.appsetFile, { force: true });
 }

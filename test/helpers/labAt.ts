@@ -7,11 +7,12 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { snapshotCache } from "./snapshots";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { CloneGit } from "../../lab/ports/git";
 import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/shop/scenario";
 import { ArgoTimings } from "../../sim/profiles";
-import { LabSnapshot, restoreLab, SimulatedLab, SIM_TIMEOUTS, snapshotLab, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
+import { restoreLab, SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 export interface LabAt {
     lab: SimulatedLab;
@@ -23,28 +24,8 @@ export interface LabAt {
     stop(): Promise<void>;
 }
 
-const snapshots = new Map<number, Promise<LabSnapshot>>();
-
 /** The snapshot of a lab solved through `step`, built from the nearest smaller one. */
-function snapshotAt(step: number): Promise<LabSnapshot> {
-    let snap = snapshots.get(step);
-    if (!snap) {
-        snap = (async () => {
-            const below = [...snapshots.keys()].filter((k) => k < step).sort((a, b) => b - a)[0];
-            const root = fs.mkdtempSync(path.join(os.tmpdir(), `lab-build-${step}-`));
-            const lab = below === undefined ? await startSimulatedLab(root) : await restoreLab(await snapshotAt(below), root);
-            try {
-                await solveSimulatedLab(lab, step);
-                return snapshotLab(lab, fs.mkdtempSync(path.join(os.tmpdir(), `lab-snapshot-${step}-`)));
-            } finally {
-                await lab.stop();
-                fs.rmSync(root, { recursive: true, force: true });
-            }
-        })();
-        snapshots.set(step, snap);
-    }
-    return snap;
-}
+const snapshotAt = snapshotCache("lab", (lab, step) => solveSimulatedLab(lab, step));
 
 /** A lab at step N, with the simulated Argo CD at the given timings (default FAST). */
 export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings> } = {}): Promise<LabAt> {

@@ -6,11 +6,12 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { snapshotCache } from "./snapshots";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { tenantsLayout, TenantsLayout } from "../../lab/tenants/layout";
 import { TenantsResults } from "../../lab/tenants/results";
 import { TenantsTimeouts } from "../../lab/tenants/scenario";
-import { LabSnapshot, restoreLab, SimulatedLab, snapshotLab, solveSimulatedTenants, startSimulatedLab } from "../../sim/simulatedLab";
+import { restoreLab, SimulatedLab, solveSimulatedTenants } from "../../sim/simulatedLab";
 
 export interface TenantsAt {
     lab: SimulatedLab;
@@ -21,27 +22,8 @@ export interface TenantsAt {
     stop(): Promise<void>;
 }
 
-const snapshots = new Map<number, Promise<LabSnapshot>>();
-
-function snapshotAt(step: number): Promise<LabSnapshot> {
-    let snap = snapshots.get(step);
-    if (!snap) {
-        snap = (async () => {
-            const below = [...snapshots.keys()].filter((k) => k < step).sort((a, b) => b - a)[0];
-            const root = fs.mkdtempSync(path.join(os.tmpdir(), `tenants-build-${step}-`));
-            const lab = below === undefined ? await startSimulatedLab(root) : await restoreLab(await snapshotAt(below), root);
-            try {
-                await solveSimulatedTenants(lab, step);
-                return snapshotLab(lab, fs.mkdtempSync(path.join(os.tmpdir(), `tenants-snapshot-${step}-`)));
-            } finally {
-                await lab.stop();
-                fs.rmSync(root, { recursive: true, force: true });
-            }
-        })();
-        snapshots.set(step, snap);
-    }
-    return snap;
-}
+/** The snapshot of a lab solved through `step`, built from the nearest smaller one. */
+const snapshotAt = snapshotCache("tenants", (lab, step) => solveSimulatedTenants(lab, step));
 
 /** The tenants lab at step N (1-3) on a fresh simulated host. */
 export async function tenantsAt(step: number): Promise<TenantsAt> {
