@@ -19,6 +19,7 @@ import { Clock, realClock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import { GitPort } from "../ports/git";
+import { notReadyBecause } from "../platform/readiness";
 import { pollUntil } from "../ports/wait";
 import { RELEASES, Tenant, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
 import { RELEASE_LABEL, tenantFile, tenantPath } from "./repoFiles";
@@ -95,8 +96,7 @@ async function running(c: Ctx): Promise<Record<string, string>> {
     for (const t of TENANTS) {
         const d = await c.cluster.getWorkload("Deployment", t, "site");
         const release = d?.spec?.template?.metadata?.labels?.[RELEASE_LABEL];
-        const rolledOut = d && (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) && (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1) && (d.status?.updatedReplicas ?? 0) >= (d.spec?.replicas ?? 1);
-        out[t] = !d ? "none" : rolledOut ? String(release) : `rolling out ${release}`;
+        out[t] = !d ? "none" : notReadyBecause(d) === null ? String(release) : `rolling out ${release}`;
     }
     return out;
 }
