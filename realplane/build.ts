@@ -73,12 +73,12 @@ function toolsFile(imports: string[]): string {
     return ["//go:build tools", "", "package tools", "", "import (", ...imports.map((i) => `\t_ "${i}"`), ")", ""].join("\n");
 }
 
-async function go(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
-    return (await run("go", args, { cwd, env: { ...process.env, GOFLAGS: "-buildvcs=false", GOTOOLCHAIN: "local", ...env }, timeoutMs: 3_600_000 })).stdout;
+export async function go(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+    return (await run("go", args, { cwd, env: { ...process.env, GOFLAGS: "-buildvcs=false -trimpath", GOTOOLCHAIN: "local", ...env }, timeoutMs: 3_600_000 })).stdout;
 }
 
 /** The go.mod of a module version, from the module cache (downloaded through the proxy if needed). */
-async function goModOf(modVersion: string, cwd: string): Promise<string> {
+export async function goModOf(modVersion: string, cwd: string): Promise<string> {
     const info = JSON.parse(await go(["mod", "download", "-json", modVersion], cwd));
     return fs.readFileSync(info.GoMod, "utf8");
 }
@@ -94,7 +94,7 @@ export async function moduleDir(modVersion: string): Promise<string> {
 }
 
 /** A scratch module that imports `packages`, tidied. */
-async function scratch(dir: string, module: string, goVersion: string, requires: string[], replaces: string[], packages: string[]): Promise<void> {
+export async function scratch(dir: string, module: string, goVersion: string, requires: string[], replaces: string[], packages: string[]): Promise<void> {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, "go.mod"), goModFile(module, goVersion, requires, replaces));
     fs.writeFileSync(path.join(dir, "tools.go"), toolsFile(packages));
@@ -125,7 +125,7 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
         const cmds = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"];
         await scratch(d, "gitops-lab/real-plane/kubernetes", "1.24.0", [`k8s.io/kubernetes ${P.kubernetes}`], staging, cmds.map((c) => `k8s.io/kubernetes/cmd/${c}`));
         const [major, minor] = P.kubernetes.slice(1).split(".");
-        const ldflags = `-X k8s.io/component-base/version.gitVersion=${P.kubernetes} -X k8s.io/component-base/version.gitMajor=${major} -X k8s.io/component-base/version.gitMinor=${minor}`;
+        const ldflags = `-s -w -X k8s.io/component-base/version.gitVersion=${P.kubernetes} -X k8s.io/component-base/version.gitMajor=${major} -X k8s.io/component-base/version.gitMinor=${minor}`;
         for (const c of missing(cmds as Binary[])) {
             await go(["build", "-ldflags", ldflags, "-o", out(c), `k8s.io/kubernetes/cmd/${c}`], d);
             done(c);
@@ -135,7 +135,7 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
         // go install refuses a module whose go.mod has replace directives: build it from a scratch module
         const d = path.join(src, "etcd");
         await scratch(d, "gitops-lab/real-plane/etcd", "1.23.0", [`go.etcd.io/etcd/server/v3 ${P.etcd}`], [], ["go.etcd.io/etcd/server/v3"]);
-        await go(["build", "-o", out("etcd"), "go.etcd.io/etcd/server/v3"], d);
+        await go(["build", "-ldflags", "-s -w", "-o", out("etcd"), "go.etcd.io/etcd/server/v3"], d);
         done("etcd");
     });
     for (const [name, pkg, version] of [
@@ -145,7 +145,7 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
     ] as const) {
         await step([name], `${name} ${version}`, async () => {
             const gobin = fs.mkdtempSync(path.join(dir, `.gobin-${name}-`));
-            await go(["install", `${pkg}@${version}`], dir, { GOBIN: gobin });
+            await go(["install", "-ldflags", "-s -w", `${pkg}@${version}`], dir, { GOBIN: gobin });
             fs.renameSync(path.join(gobin, name), path.join(bin, name));
             fs.rmSync(gobin, { recursive: true, force: true });
         });
@@ -158,7 +158,7 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
         const replaces = copiedReplaces(argoMod, { "github.com/argoproj/argo-cd/gitops-engine": P.gitopsEngine });
         await scratch(d, "gitops-lab/real-plane/argocd", goVersion, [`github.com/argoproj/argo-cd/v3 ${P.argocd}`], replaces, ["github.com/argoproj/argo-cd/v3/cmd"]);
         const v = "github.com/argoproj/argo-cd/v3/common";
-        const ldflags = `-X ${v}.version=${P.argocd.slice(1)} -X ${v}.gitCommit=${P.argocdCommit} -X ${v}.gitTag=${P.argocd} -X ${v}.gitTreeState=clean`;
+        const ldflags = `-s -w -X ${v}.version=${P.argocd.slice(1)} -X ${v}.gitCommit=${P.argocdCommit} -X ${v}.gitTag=${P.argocd} -X ${v}.gitTreeState=clean`;
         await go(["build", "-ldflags", ldflags, "-o", out("argocd"), "github.com/argoproj/argo-cd/v3/cmd"], d);
         done("argocd");
     });

@@ -22,3 +22,18 @@ export const REAL_PLANE = {
      */
     gitopsEngine: "v0.0.0-20260827090335-e258ee23c3e5",
 } as const;
+
+/**
+ * The Pulumi engine the Pulumi tier runs, built from Go modules like the plane (realplane/pulumiBuild.ts).
+ * `kubernetes` is the provider `@pulumi/kubernetes` (package.json) asks for: the same version, so a lab
+ * host downloads the provider the tests built and the engine prints no version warning.
+ */
+export const PULUMI = {
+    /** The CLI: `github.com/pulumi/pulumi/pkg/v3` (and `sdk/v3`) at the version `@pulumi/pulumi` pins. */
+    cli: "v3.248.0",
+    /** pulumi-kubernetes' tag v4.25.0; the proxy serves its provider module only as this pseudo-version. */
+    kubernetes: "4.25.0",
+    kubernetesModule: "v4.0.0-20260115033456-f47bc2d6f199",
+    /** The provider's go.mod points `sdk/v4` at `../sdk`, absent from a module download: this published one stands in. */
+    kubernetesSdk: "v4.24.0",
+} as const;

@@ -1,12 +1,13 @@
 /** The manifests the lab generates, checked against Argo CD v3.5.1's own schemas and install. */
 import * as assert from "assert";
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
 import { run } from "../lab/ports/exec";
 import { REPO_URL } from "../lab/shop/layout";
-import { ARGOCD_INSTALL_URL, argoCdCmdParams, ARGOCD_WORKLOADS, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { ARGOCD_INSTALL_SHA256, argoCdCmdParams, ARGOCD_WORKLOADS, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
 import { toYaml } from "../lab/ports/files";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { appsetFileContent } from "../lab/shop/appset";
@@ -65,18 +66,16 @@ describe("the Argo CD install, as the ArgoCd component applies it", function () 
     let rendered: any[];
 
     before(async () => {
-        // the same kustomization with the pinned URL swapped for the local copy of the same file
-        const text = fs.readFileSync(path.join(overlayDir, "kustomization.yaml"), "utf8");
-        assert.ok(text.includes(ARGOCD_INSTALL_URL), "the overlay pins the v3.5.1 install URL");
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "argocd-install-"));
-        fs.copyFileSync(INSTALL_YAML, path.join(dir, "install.yaml"));
-        fs.writeFileSync(path.join(dir, "kustomization.yaml"), text.replace(ARGOCD_INSTALL_URL, "install.yaml"));
-        const { stdout } = await run("kubectl", ["kustomize", dir]);
+        // the component's own kustomization, as it is: it names the shipped install.yaml, nothing remote
+        const { stdout } = await run("kubectl", ["kustomize", overlayDir]);
         rendered = [argoCdCmdParams(), ...parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean)];
     });
 
-    it("pins v3.5.1", () => {
-        assert.strictEqual(ARGOCD_INSTALL_URL, "https://raw.githubusercontent.com/argoproj/argo-cd/v3.5.1/manifests/install.yaml");
+    it("pins v3.5.1: the shipped install.yaml is upstream's at the tag (its digest), and nothing is fetched", () => {
+        const digest = createHash("sha256").update(fs.readFileSync(path.join(overlayDir, "install.yaml"))).digest("hex");
+        assert.strictEqual(digest, ARGOCD_INSTALL_SHA256);
+        const kustomization = parse(fs.readFileSync(path.join(overlayDir, "kustomization.yaml"), "utf8"));
+        assert.deepStrictEqual(kustomization.resources, ["install.yaml"]);
         const images = rendered.filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet").flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image));
         assert.ok(images.some((i) => i.endsWith(":v3.5.1")), images.join(", "));
     });

@@ -6,7 +6,14 @@ import { ARGOCD_NAMESPACE } from "../argo/application";
 
 
 export const ARGOCD_VERSION = "v3.5.1";
+/** Where components/argocd-install/install.yaml comes from: upstream's release manifest at the tag. */
 export const ARGOCD_INSTALL_URL = `https://raw.githubusercontent.com/argoproj/argo-cd/${ARGOCD_VERSION}/manifests/install.yaml`;
+/**
+ * The SHA-256 of that file as shipped (components/argocd-install/install.yaml). The real tier checks
+ * that it equals `manifests/install.yaml` of the Argo CD module the Go module proxy serves at the tag,
+ * whose hash the Go checksum database publishes; the fast tier checks the shipped file against this.
+ */
+export const ARGOCD_INSTALL_SHA256 = "795a3a972224da6a7f9d32c3e946445f062b60fb46028476715affeb688236e3";
 export const PROGRESSIVE_SYNCS_KEY = "applicationsetcontroller.enable.progressive.syncs";
 
 /**

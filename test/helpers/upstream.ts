@@ -5,7 +5,8 @@ import Ajv from "ajv";
 import { parseAllDocuments } from "yaml";
 
 export const UPSTREAM = path.resolve(__dirname, "..", "fixtures", "upstream", "argo-cd-v3.5.1");
-export const INSTALL_YAML = path.join(UPSTREAM, "install.yaml");
+/** Shipped with the product (components/argocd-install), not a test fixture: the lab applies it. */
+export const INSTALL_YAML = path.resolve(__dirname, "..", "..", "components", "argocd-install", "install.yaml");
 
 let installDocs: any[] | undefined;
 export function installObjects(): any[] {
