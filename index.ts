@@ -2,17 +2,22 @@
  * The lab: stack configuration wired to the components. Nothing here touches the host;
  * every change happens inside a resource's create, update or delete.
  */
+import * as fs from "fs";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCd } from "./components/argocd";
 import { GitDaemon } from "./components/gitDaemon";
-import { K3s } from "./components/k3s";
+import { foundInCluster } from "./components/found";
+import { K3s, K3S_KUBECONFIG } from "./components/k3s";
 import { Scenario } from "./components/scenario";
 import { ShopAppSet } from "./components/shopAppSet";
 import { RolloutDoctor } from "./components/rolloutDoctor";
 import { ShopRepo } from "./components/shopRepo";
 import { TenantsLab } from "./components/tenantsLab";
+import { DOCTOR_NAMESPACE } from "./lab/doctor/inCluster";
+import { PROGRESSIVE_SYNCS_KEY } from "./lab/platform/argocd";
 import { DEFAULTS } from "./lab/platform/defaults";
+import { GITSRV_NAMESPACE } from "./lab/platform/gitDaemon";
 import { labLayout, REPO_URL } from "./lab/shop/layout";
 import { shopLabProgress } from "./lab/shop/solve";
 import { PLATFORM_REPO_URL, tenantsLayout } from "./lab/tenants/layout";
@@ -42,14 +47,21 @@ const doctorMode = config.get("rolloutDoctor") ?? DEFAULTS.rolloutDoctor;
 if (!["auto", "on", "off"].includes(doctorMode)) throw new Error(`rolloutDoctor takes auto, on or off, got "${doctorMode}"; pulumi config set rolloutDoctor auto`);
 const doctorEnabled = doctorMode === "on" || (doctorMode === "auto" && tenantsEnabled);
 
+// what an adopted cluster had before this stack is used, never removed (a read: a preview changes nothing)
+const kubeconfigPath = config.get("kubeconfigPath") || undefined;
+const found = foundInCluster(kubeconfigPath ?? (fs.existsSync(K3S_KUBECONFIG) ? K3S_KUBECONFIG : undefined), [GITSRV_NAMESPACE, DOCTOR_NAMESPACE]);
+if (found.argocd && tenantsEnabled && !found.progressiveSyncs) {
+    throw new Error(`the Argo CD found in the cluster has progressive syncs off, and the tenants lab needs them: set ${PROGRESSIVE_SYNCS_KEY}: "true" in argocd/argocd-cmd-params-cm and restart its ApplicationSet controller, or set tenantsLab false`);
+}
+
 const k3s = new K3s("k3s", {
     version: config.get("k3sVersion") ?? DEFAULTS.k3sVersion,
-    kubeconfigPath: config.get("kubeconfigPath") || undefined,
+    kubeconfigPath,
     readyTimeoutSeconds: seconds("k3sReadyTimeoutSeconds"),
 });
 const provider = new k8s.Provider("lab", { kubeconfig: k3s.kubeconfig, enableServerSideApply: true });
-const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: seconds("argocdReadyTimeoutSeconds") });
-const gitd = new GitDaemon("gitd", { provider, kubeconfig: k3s.kubeconfig, hostPath: layout.bareDir, image: config.get("gitDaemonImage") ?? DEFAULTS.gitDaemonImage, readyTimeoutSeconds: seconds("gitDaemonReadyTimeoutSeconds") });
+const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: seconds("argocdReadyTimeoutSeconds"), found: found.argocd });
+const gitd = new GitDaemon("gitd", { provider, kubeconfig: k3s.kubeconfig, hostPath: layout.bareDir, image: config.get("gitDaemonImage") ?? DEFAULTS.gitDaemonImage, readyTimeoutSeconds: seconds("gitDaemonReadyTimeoutSeconds"), namespaceFound: found.namespaces.includes(GITSRV_NAMESPACE) });
 
 // step 1 runs kubectl kustomize: on a fresh host kubectl exists only once k3s's installer linked it
 const repo = solveThrough >= 1 ? new ShopRepo("shop-repo", { root, after: [k3s] }) : undefined;
@@ -75,10 +87,11 @@ const tenants = tenantsEnabled
     : undefined;
 
 // the alert where the rollouts run: doctor --watch in the cluster (with the tenants lab, or on its own)
-const doctor = doctorEnabled ? new RolloutDoctor("rollout-doctor", { kubeconfig: k3s.kubeconfig, provider, after: [argocd] }) : undefined;
+const doctor = doctorEnabled ? new RolloutDoctor("rollout-doctor", { kubeconfig: k3s.kubeconfig, provider, after: [argocd], namespaceFound: found.namespaces.includes(DOCTOR_NAMESPACE) }) : undefined;
 
 export const kubeconfig = k3s.kubeconfig;
 export const clusterMode = k3s.mode;
+export const argocdMode = argocd.mode;
 export const bareRepo = layout.bareRepo;
 export const clone = layout.clone;
 export const resultsDir = layout.workDir;

@@ -9,8 +9,8 @@ import { Command, EXIT, stringOption } from "./command";
 import { readStackConfig } from "./stackConfig";
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
-export async function runPreflight(overrides: { root?: string; kubeconfigPath?: string } = {}): Promise<PreflightResult[]> {
-    const cfg = { ...readStackConfig(), ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
+export async function runPreflight(overrides: { root?: string; kubeconfigPath?: string } = {}, configFile?: string): Promise<PreflightResult[]> {
+    const cfg = { ...readStackConfig(undefined, undefined, configFile), ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
     const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");

@@ -19,11 +19,12 @@ export interface LabConfig {
     tenantsLab: boolean;
 }
 
-export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK): LabConfig {
+/** `configFile` stands in for Pulumi.<stack>.yaml, as Pulumi's own `--config-file` does. */
+export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configFile?: string): LabConfig {
     const project = parse(fs.readFileSync(path.join(projectDir, "Pulumi.yaml"), "utf8"));
     const values: Record<string, unknown> = {};
     for (const [k, v] of Object.entries<any>(project.config ?? {})) values[k] = v?.default;
-    const stackFile = path.join(projectDir, `Pulumi.${stack}.yaml`);
+    const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     if (fs.existsSync(stackFile)) {
         for (const [k, v] of Object.entries<any>(parse(fs.readFileSync(stackFile, "utf8"))?.config ?? {})) {
             const key = k.replace(/^gitops-lab:/, "");

@@ -1,72 +1,21 @@
 /**
- * gitops-lab up / destroy: the lab with no Pulumi account, driven through Pulumi's Automation API.
- * The local file backend in .pulumi-state/ of this project, stack `dev`, and an empty secrets
- * passphrase unless PULUMI_CONFIG_PASSPHRASE (or _FILE, or PULUMI_BACKEND_URL) is set. The Pulumi
- * CLI is the one on PATH, else the pinned version under ~/.pulumi/versions/, installed there by
- * PulumiCommand.install on first use. `up` runs the preflight first and installs nothing when a
- * check fails.
+ * gitops-lab up / preview / refresh / destroy: the lab's stack through Pulumi's Automation API,
+ * with index.ts as an inline program (cli/pulumiStack.ts), so no Pulumi account and no language
+ * host binary are needed. `up` runs the preflight first and installs nothing when a check fails;
+ * every operation first recovers what an interrupted run left (a dead process's lock, pending
+ * operations), saying so in one line.
  */
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { formatPreflight } from "../lab/platform/preflight";
-import { Command, EXIT } from "./command";
+import { Command, EXIT, stringOption, UsageError, Values } from "./command";
 import { runPreflight } from "./preflight";
-import { PROJECT_DIR, STACK } from "./stackConfig";
-
-/** The CLI version that matches the SDK the program is pinned to. */
-export const PULUMI_CLI_VERSION = "3.248.0";
-const INSTALL_URL = "https://get.pulumi.com/install.sh";
+import { labStack, recoverInterruptedRun } from "./pulumiStack";
 
 function requireRoot(action: string) {
     if (process.getuid && process.getuid() !== 0) {
-        throw new Error(`${action} must run as root: it ${action === "up" ? "installs k3s and writes /srv/bare and /root/cnpa-env" : "uninstalls k3s and removes the lab's files"}. Try: sudo npx gitops-lab ${action}`);
+        throw new Error(`${action} must run as root: it ${action === "up" ? "installs k3s and writes /srv/bare and /root/cnpa-env" : action === "destroy" ? "uninstalls k3s and removes the lab's files" : "reads the lab's host paths and cluster"}. Try: sudo npx gitops-lab ${action}`);
     }
-}
-
-/** The Pulumi CLI: on PATH, else the pinned one under ~/.pulumi/versions, installed if missing. */
-async function pulumiCommand(log: (l: string) => void) {
-    const { PulumiCommand } = await import("@pulumi/pulumi/automation");
-    const semver = await import("semver");
-    try {
-        const cmd = await PulumiCommand.get({ skipVersionCheck: false });
-        log(`Pulumi CLI: ${cmd.command} (on PATH)`);
-        return cmd;
-    } catch {
-        /* not on PATH (or too old): use the pinned one */
-    }
-    const version = new semver.SemVer(PULUMI_CLI_VERSION);
-    const root = path.join(os.homedir(), ".pulumi", "versions", PULUMI_CLI_VERSION);
-    if (fs.existsSync(path.join(root, "bin", "pulumi"))) {
-        log(`Pulumi CLI: ${root}/bin/pulumi`);
-        return PulumiCommand.get({ version, root });
-    }
-    log(`Pulumi CLI: not on PATH; installing ${PULUMI_CLI_VERSION} into ${root} from ${INSTALL_URL} ...`);
-    const t0 = Date.now();
-    try {
-        const cmd = await PulumiCommand.install({ version, root });
-        log(`Pulumi CLI: installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-        return cmd;
-    } catch (e: any) {
-        throw new Error(
-            `the Pulumi CLI is not on PATH and could not be installed from ${INSTALL_URL} (${String(e?.message ?? e).split("\n")[0]}); ` +
-                `install it by hand (curl -fsSL ${INSTALL_URL} | sh -s -- --version ${PULUMI_CLI_VERSION}) and run again`,
-        );
-    }
-}
-
-async function stackFor(log: (l: string) => void) {
-    const { LocalWorkspace } = await import("@pulumi/pulumi/automation");
-    const stateDir = path.join(PROJECT_DIR, ".pulumi-state");
-    fs.mkdirSync(stateDir, { recursive: true });
-    // the language host and the dynamic providers run `node` from PATH: the Node the preflight checked, first
-    const envVars: Record<string, string> = { PULUMI_SKIP_UPDATE_CHECK: "true", PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}` };
-    const backend = process.env.PULUMI_BACKEND_URL ?? `file://${stateDir}`;
-    envVars.PULUMI_BACKEND_URL = backend;
-    if (process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) envVars.PULUMI_CONFIG_PASSPHRASE = "";
-    const cmd = await pulumiCommand(log);
-    log(`state: ${backend}; stack: ${STACK}`);
-    return LocalWorkspace.createOrSelectStack({ stackName: STACK, workDir: PROJECT_DIR }, { pulumiCommand: cmd, envVars });
 }
 
 const log = (l: string) => console.log(`[lab] ${l}`);
@@ -79,41 +28,85 @@ function pulumiFailure(action: string, e: any): Error {
 }
 const out = (s: string) => process.stdout.write(s);
 
+const CONFIG_FILE = { "config-file": { type: "string" } } as const;
+const CONFIG_FILE_DETAIL = "--config-file FILE  the stack's configuration from FILE instead of Pulumi.dev.yaml (Pulumi's own --config-file)";
+
+function configFileOf(values: Values): string | undefined {
+    const f = stringOption(values, "config-file");
+    if (f === undefined) return undefined;
+    const abs = path.resolve(f);
+    if (!fs.existsSync(abs)) throw new UsageError(`--config-file ${f} does not exist; give a stack configuration file like Pulumi.dev.yaml`);
+    return abs;
+}
+
+async function timed(action: string, f: () => Promise<unknown>): Promise<number> {
+    const t0 = Date.now();
+    await f().catch((e) => Promise.reject(pulumiFailure(action, e)));
+    log(`${action} finished in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    return EXIT.OK;
+}
+
 export const up: Command = {
     name: "up",
-    summary: "build the lab on this host (k3s, Argo CD, the git daemon, the shop lab) and solve it",
-    usage: "up",
-    details: ["runs the preflight first; configuration is the stack's (Pulumi.dev.yaml, see the README)"],
-    options: {},
-    async run() {
+    summary: "build the lab on this host (k3s, Argo CD, the git daemon, the labs) and solve it",
+    usage: "up [--config-file FILE] [--expect-no-changes]",
+    details: ["runs the preflight first; configuration is the stack's (Pulumi.dev.yaml, see the README)", CONFIG_FILE_DETAIL, "--expect-no-changes fail if the update would change anything (a second up)"],
+    options: { ...CONFIG_FILE, "expect-no-changes": { type: "boolean" } },
+    async run(values) {
+        const configFile = configFileOf(values);
         requireRoot("up");
-        const rs = await runPreflight();
+        const rs = await runPreflight({}, configFile);
         console.log(formatPreflight(rs));
         const failed = rs.filter((r) => r.verdict === "FAIL");
         if (failed.length) {
             console.error(`[lab] preflight: ${failed.length} check${failed.length === 1 ? "" : "s"} failed (${failed.map((r) => r.check).join("; ")}); nothing was installed`);
             return EXIT.FINDING;
         }
-        const stack = await stackFor(log);
-        const t0 = Date.now();
-        await stack.up({ onOutput: out, color: "auto" }).catch((e) => Promise.reject(pulumiFailure("up", e)));
-        log(`up finished in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-        return EXIT.OK;
+        const { stack } = await labStack(log);
+        await recoverInterruptedRun(stack, log);
+        return timed("up", () => stack.up({ onOutput: out, color: "auto", configFile, expectNoChanges: !!values["expect-no-changes"] }));
+    },
+};
+
+export const preview: Command = {
+    name: "preview",
+    summary: "show what up would change; changes nothing on the host or in the cluster",
+    usage: "preview [--config-file FILE]",
+    details: [CONFIG_FILE_DETAIL],
+    options: { ...CONFIG_FILE },
+    async run(values) {
+        const configFile = configFileOf(values);
+        const { stack } = await labStack(log);
+        return timed("preview", () => stack.preview({ onOutput: out, color: "auto", configFile }));
+    },
+};
+
+export const refresh: Command = {
+    name: "refresh",
+    summary: "read the lab's resources back into the stack's state",
+    usage: "refresh [--config-file FILE] [--expect-no-changes]",
+    details: [CONFIG_FILE_DETAIL, "--expect-no-changes fail if the state differs from what is there (drift)"],
+    options: { ...CONFIG_FILE, "expect-no-changes": { type: "boolean" } },
+    async run(values) {
+        const configFile = configFileOf(values);
+        requireRoot("refresh");
+        const { stack } = await labStack(log);
+        await recoverInterruptedRun(stack, log);
+        return timed("refresh", () => stack.refresh({ onOutput: out, color: "auto", configFile, expectNoChanges: !!values["expect-no-changes"] }));
     },
 };
 
 export const destroy: Command = {
     name: "destroy",
     summary: "reset the host: remove the lab, Argo CD and the git daemon, and uninstall k3s if the lab installed it",
-    usage: "destroy",
-    details: [],
-    options: {},
-    async run() {
+    usage: "destroy [--config-file FILE]",
+    details: [CONFIG_FILE_DETAIL],
+    options: { ...CONFIG_FILE },
+    async run(values) {
+        const configFile = configFileOf(values);
         requireRoot("destroy");
-        const stack = await stackFor(log);
-        const t0 = Date.now();
-        await stack.destroy({ onOutput: out, color: "auto" }).catch((e) => Promise.reject(pulumiFailure("destroy", e)));
-        log(`destroy finished in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-        return EXIT.OK;
+        const { stack } = await labStack(log);
+        await recoverInterruptedRun(stack, log);
+        return timed("destroy", () => stack.destroy({ onOutput: out, color: "auto", configFile }));
     },
 };

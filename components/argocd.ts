@@ -3,6 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
 import { argoCdCmdParams, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
+import { CREATED_BY } from "../lab/platform/found";
 import { PROJECT_DIR } from "./labModule";
 import { WorkloadsReady } from "./workloadsReady";
 
@@ -15,6 +16,11 @@ export interface ArgoCdArgs {
     installDir?: string;
     /** How long to wait for the controllers (default 600 s). */
     readyTimeoutSeconds?: number;
+    /**
+     * An Argo CD the adopted cluster had before this stack (components/found.ts): used as it is,
+     * nothing applied, nothing removed on destroy.
+     */
+    found?: boolean;
 }
 
 /**
@@ -27,12 +33,22 @@ export class ArgoCd extends pulumi.ComponentResource {
     readonly namespace: pulumi.Output<string>;
     /** Resolves when the controllers are ready: depend on the component to use Argo CD's CRDs. */
     readonly ready: pulumi.Output<boolean>;
+    /** "installed" by this stack, or "found" in the adopted cluster (and left there on destroy). */
+    readonly mode: pulumi.Output<string>;
 
     constructor(name: string, args: ArgoCdArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:ArgoCd", name, {}, opts);
         const k = { parent: this, provider: args.provider };
+        this.mode = pulumi.output(args.found ? "found" : "installed");
+        if (args.found) {
+            // used, not owned: the lab needs its CRDs and controllers, which the adopted cluster runs its own way
+            this.namespace = pulumi.output(ARGOCD_NAMESPACE);
+            this.ready = pulumi.output(true);
+            this.registerOutputs({ namespace: this.namespace, ready: this.ready, mode: this.mode });
+            return;
+        }
 
-        const ns = new k8s.core.v1.Namespace(`${name}-ns`, { metadata: { name: ARGOCD_NAMESPACE } }, k);
+        const ns = new k8s.core.v1.Namespace(`${name}-ns`, { metadata: { name: ARGOCD_NAMESPACE, labels: { [CREATED_BY.key]: CREATED_BY.value } } }, k);
         const params = argoCdCmdParams();
         const cmdParams = new k8s.core.v1.ConfigMap(`${name}-cmd-params`, { metadata: params.metadata, data: params.data }, { ...k, dependsOn: [ns] });
         const install = new k8s.kustomize.v2.Directory(
@@ -48,6 +64,6 @@ export class ArgoCd extends pulumi.ComponentResource {
         );
         this.namespace = ns.metadata.name;
         this.ready = ready.ready;
-        this.registerOutputs({ namespace: this.namespace, ready: this.ready });
+        this.registerOutputs({ namespace: this.namespace, ready: this.ready, mode: this.mode });
     }
 }

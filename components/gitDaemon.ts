@@ -1,5 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { CREATED_BY } from "../lab/platform/found";
 import { gitDaemonDeployment, gitDaemonService, GITD_IMAGE, GITD_NAME, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 import { WorkloadsReady } from "./workloadsReady";
 
@@ -14,6 +15,8 @@ export interface GitDaemonArgs {
     image?: string;
     /** How long to wait for the daemon's Pod to be ready (default 300 s). */
     readyTimeoutSeconds?: number;
+    /** The namespace was in the adopted cluster before this stack: used, not created, never removed. */
+    namespaceFound?: boolean;
 }
 
 /**
@@ -30,13 +33,13 @@ export class GitDaemon extends pulumi.ComponentResource {
     constructor(name: string, args: GitDaemonArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:GitDaemon", name, {}, opts);
         const k = { parent: this, provider: args.provider };
-        const ns = new k8s.core.v1.Namespace(`${name}-ns`, { metadata: { name: GITSRV_NAMESPACE } }, k);
+        const ns = args.namespaceFound ? [] : [new k8s.core.v1.Namespace(`${name}-ns`, { metadata: { name: GITSRV_NAMESPACE, labels: { [CREATED_BY.key]: CREATED_BY.value } } }, k)];
         const dep = gitDaemonDeployment({ hostPath: args.hostPath, image: args.image ?? GITD_IMAGE });
         // pulumi-kubernetes' own await is off: the readiness wait below is the deadline that holds
         const metadata = { ...dep.metadata, annotations: { ...(dep.metadata.annotations ?? {}), "pulumi.com/skipAwait": "true" } };
-        const deployment = new k8s.apps.v1.Deployment(`${name}-deployment`, { metadata, spec: dep.spec }, { ...k, dependsOn: [ns] });
+        const deployment = new k8s.apps.v1.Deployment(`${name}-deployment`, { metadata, spec: dep.spec }, { ...k, dependsOn: ns });
         const svc = gitDaemonService();
-        const service = new k8s.core.v1.Service(`${name}-service`, { metadata: svc.metadata, spec: svc.spec }, { ...k, dependsOn: [ns] });
+        const service = new k8s.core.v1.Service(`${name}-service`, { metadata: svc.metadata, spec: svc.spec }, { ...k, dependsOn: ns });
         const ready = new WorkloadsReady(
             `${name}-ready`,
             { kubeconfig: args.kubeconfig, namespace: GITSRV_NAMESPACE, workloads: [{ kind: "Deployment", name: GITD_NAME }], timeoutSeconds: args.readyTimeoutSeconds ?? 300, label: "gitd" },

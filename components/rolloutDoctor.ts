@@ -23,6 +23,8 @@ export interface RolloutDoctorArgs {
     stuckAfterSeconds?: number;
     /** What must exist first (Argo CD: its CRDs). */
     after?: pulumi.Resource[];
+    /** The namespace was in the adopted cluster before this stack: used, not created, never removed. */
+    namespaceFound?: boolean;
 }
 
 /**
@@ -110,7 +112,8 @@ export class RolloutDoctor extends pulumi.ComponentResource {
         const ns = args.namespace ?? DOCTOR_NAMESPACE;
         const bundle = doctorBundle();
         const objs = rolloutDoctorManifests({ bundleGzBase64: bundle.gzBase64, bundleDigest: bundle.digest, namespace: ns, image: args.image, intervalSeconds: args.intervalSeconds, stuckAfterSeconds: args.stuckAfterSeconds });
-        const manifests = new k8s.yaml.v2.ConfigGroup(`${name}-manifests`, { objs }, { parent: this, provider: args.provider, dependsOn: args.after });
+        const owned = args.namespaceFound ? objs.filter((o) => o.kind !== "Namespace") : objs;
+        const manifests = new k8s.yaml.v2.ConfigGroup(`${name}-manifests`, { objs: owned }, { parent: this, provider: args.provider, dependsOn: args.after });
         const rule = parse(fs.readFileSync(path.join(PROJECT_DIR, "lab", "doctor", "prometheusrule.yaml"), "utf8"));
         const prometheusRule = new PrometheusRuleIfCrd(`${name}-prometheusrule`, { kubeconfig: args.kubeconfig, rule }, { parent: this, dependsOn: [manifests, ...(args.after ?? [])], additionalSecretOutputs: ["kubeconfig"] });
         this.namespace = pulumi.output(ns);

@@ -1,7 +1,8 @@
 /**
  * One run per root: `simulate` (and `--serve`) holds a lock file in the simulated host's root. A
  * second run on a root in use refuses at once, naming the PID that holds it; a lock left by a
- * process that is gone is taken over, with a note.
+ * process that is gone is taken over, with a note. The real plane holds one per host the same way
+ * (acquireLockFile).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -25,27 +26,33 @@ export interface RootLock {
 
 export function acquireRootLock(root: string): RootLock {
     fs.mkdirSync(root, { recursive: true });
-    const file = lockFile(root);
+    return acquireLockFile(lockFile(root), (holder) => `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`);
+}
+
+/**
+ * A lock file holding this process's PID (and, on its second line, what holds it). `inUse` words
+ * the refusal when a live process holds it, from its PID and that second line.
+ */
+export function acquireLockFile(file: string, inUse: (holder: number, what: string) => string, what = ""): RootLock {
     let note: string | undefined;
     for (let attempt = 0; attempt < 2; attempt++) {
         try {
-            fs.writeFileSync(file, `${process.pid}\n`, { flag: "wx" });
+            fs.writeFileSync(file, `${process.pid}\n${what}\n`, { flag: "wx" });
             return {
                 note,
                 release: () => {
                     try {
-                        if (fs.readFileSync(file, "utf8").trim() === String(process.pid)) fs.rmSync(file, { force: true });
+                        if (fs.readFileSync(file, "utf8").split("\n")[0].trim() === String(process.pid)) fs.rmSync(file, { force: true });
                     } catch {
                         /* already gone */
                     }
                 },
             };
         } catch (e: any) {
-            if (e.code !== "EEXIST") throw new Error(`cannot write the lock ${file} (${e.code ?? e.message}): is ${root} writable?`);
-            const holder = Number(fs.readFileSync(file, "utf8").trim());
-            if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-                throw new Error(`${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`);
-            }
+            if (e.code !== "EEXIST") throw new Error(`cannot write the lock ${file} (${e.code ?? e.message}): is ${path.dirname(file)} writable?`);
+            const [first, second] = fs.readFileSync(file, "utf8").split("\n");
+            const holder = Number(first.trim());
+            if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) throw new Error(inUse(holder, (second ?? "").trim()));
             note = `took over the lock of PID ${Number.isInteger(holder) ? holder : "?"}, which is gone`;
             // a rename is atomic: of two runs taking over at once, one moves it away, the other's rename fails,
             // and only one then creates the lock (wx)

@@ -13,6 +13,7 @@ import { argoCdCmdParams, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
 import { GITD_IMAGE } from "../lab/platform/gitDaemon";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { readRepoFiles } from "../lab/shop/repoFiles";
+import { startFakeKubeThread } from "./helpers/fakeKubeThread";
 import { isSecretInput, ProgramRun, runProgram, valueOf } from "./helpers/pulumiMocks";
 
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n";
@@ -173,10 +174,12 @@ describe("solveThrough and cluster adoption (mocks)", function () {
 
     it("kubeconfigPath adopts an existing cluster: no k3s commands, the file's content as a secret", async () => {
         const file = path.join(fs.mkdtempSync(path.join(require("os").tmpdir(), "kc-")), "config");
-        fs.writeFileSync(file, KUBECONFIG);
-        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", kubeconfigPath: file }, mockState);
+        // the program reads the adopted cluster (what it had before the stack): an API that answers kubectl
+        const kube = await startFakeKubeThread([]);
+        fs.writeFileSync(file, kube.kubeconfig);
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", kubeconfigPath: file }, mockState).finally(() => kube.stop());
         assert.ok(!run.resources.some((r) => r.type === "command:local:Command"));
-        assert.strictEqual(await valueOf(run.outputs.kubeconfig), KUBECONFIG);
+        assert.strictEqual(await valueOf(run.outputs.kubeconfig), kube.kubeconfig);
         assert.strictEqual(await pulumi.isSecret(run.outputs.kubeconfig), true);
         assert.strictEqual(await valueOf(run.outputs.clusterMode), "external");
     });

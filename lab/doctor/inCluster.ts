@@ -4,6 +4,7 @@
  * with a ServiceAccount whose ClusterRole allows only what the doctor does, and a Service for
  * its /metrics. Plain objects; components/rolloutDoctor.ts applies them.
  */
+import { CREATED_BY } from "../platform/found";
 
 /** The Node image that runs the bundle (the runtime the project is tested on: Node 20). Pinned by tag, not digest (no registry is reachable from the development machines). */
 export const DOCTOR_NODE_IMAGE = "docker.io/library/node:20.19.5-alpine3.22";
@@ -46,7 +47,7 @@ export function rolloutDoctorManifests(o: DoctorManifestOptions): any[] {
     const meta = (name: string, namespaced = true) => ({ name, ...(namespaced ? { namespace: ns } : {}), labels });
     const args = ["--watch", "--interval", String(o.intervalSeconds ?? 30), "--stuck-after", String(o.stuckAfterSeconds ?? 600), "--metrics-port", String(DOCTOR_METRICS_PORT)];
     return [
-        { apiVersion: "v1", kind: "Namespace", metadata: meta(ns, false) },
+        { apiVersion: "v1", kind: "Namespace", metadata: { ...meta(ns, false), labels: { ...labels, [CREATED_BY.key]: CREATED_BY.value } } },
         { apiVersion: "v1", kind: "ServiceAccount", metadata: meta(DOCTOR_NAME) },
         { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: meta(DOCTOR_NAME, false), rules: DOCTOR_RBAC_RULES },
         {

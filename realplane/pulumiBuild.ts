@@ -1,0 +1,82 @@
+/**
+ * Builds the Pulumi CLI and the kubernetes resource provider from Go modules (versions.ts, PULUMI) into
+ * a cache beside the plane's — `${XDG_CACHE_HOME:-~/.cache}/gitops-lab/pulumi/<pins>/bin` — once; later
+ * runs reuse it. The CLI comes from a scratch module importing `pkg/v3/cmd/pulumi` with pkg's own
+ * replace directives; the provider from a copy of its module with the two things a module download
+ * lacks: the generated `schema-embed.json` (upstream's `generate.go`, run as upstream does) and a
+ * published `sdk/v4` in place of `replace ... => ../sdk`.
+ */
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { copiedReplaces, go, goModOf, moduleDir, scratch } from "./build";
+import { PULUMI } from "./versions";
+
+export const PULUMI_BINARIES = ["pulumi", "pulumi-resource-kubernetes"] as const;
+export type PulumiBinary = (typeof PULUMI_BINARIES)[number];
+
+export function pulumiCacheDir(pins: Record<keyof typeof PULUMI, string> = PULUMI): string {
+    const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
+    const key = createHash("sha256").update(JSON.stringify(pins)).digest("hex").slice(0, 12);
+    return path.join(base, "gitops-lab", "pulumi", `${pins.cli}-kubernetes-${pins.kubernetes}-${key}`);
+}
+
+export const pulumiBinPath = (name: PulumiBinary, dir = pulumiCacheDir()) => path.join(dir, "bin", name);
+
+/** True when both binaries are in the cache. */
+export const pulumiBuilt = (dir = pulumiCacheDir()) => PULUMI_BINARIES.every((b) => fs.existsSync(pulumiBinPath(b, dir)));
+
+/** Builds what is missing; `log` hears what is built and how long it took. */
+export async function buildPulumi(log: (line: string) => void = () => {}, dir = pulumiCacheDir()): Promise<Record<PulumiBinary, string>> {
+    const P = PULUMI;
+    const bin = path.join(dir, "bin");
+    const src = path.join(dir, "src");
+    fs.mkdirSync(bin, { recursive: true });
+    const out = (name: string) => path.join(bin, `.${name}.partial`);
+    const done = (name: string) => fs.renameSync(out(name), path.join(bin, name)); // never a half-written binary
+    const step = async (name: PulumiBinary, what: string, minutes: number, f: () => Promise<void>) => {
+        if (fs.existsSync(path.join(bin, name))) return;
+        const t0 = Date.now();
+        log(`building ${what} (${name}), about ${minutes} min on 2 cores ...`);
+        await f();
+        log(`built ${what} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    };
+
+    await step("pulumi", `the Pulumi CLI ${P.cli}`, 15, async () => {
+        const d = path.join(src, "pulumi");
+        fs.mkdirSync(d, { recursive: true });
+        const pkgMod = await goModOf(`github.com/pulumi/pulumi/pkg/v3@${P.cli}`, d);
+        const goVersion = /^go\s+(\S+)/m.exec(pkgMod)?.[1] ?? "1.24";
+        const replaces = copiedReplaces(pkgMod, { "github.com/pulumi/pulumi/sdk/v3": P.cli });
+        await scratch(d, "gitops-lab/pulumi/cli", goVersion, [`github.com/pulumi/pulumi/pkg/v3 ${P.cli}`, `github.com/pulumi/pulumi/sdk/v3 ${P.cli}`], replaces, [
+            "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
+        ]);
+        const ldflags = `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${P.cli}`;
+        await go(["build", "-ldflags", ldflags, "-o", out("pulumi"), "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"], d);
+        done("pulumi");
+    });
+
+    await step("pulumi-resource-kubernetes", `the kubernetes provider ${P.kubernetes}`, 20, async () => {
+        const mod = "github.com/pulumi/pulumi-kubernetes/provider/v4";
+        const d = path.join(src, "pulumi-kubernetes-provider");
+        fs.rmSync(d, { recursive: true, force: true }); // a copy left by an interrupted build is redone
+        fs.cpSync(await moduleDir(`${mod}@${P.kubernetesModule}`), d, { recursive: true });
+        makeWritable(d); // the module cache's files are read-only
+        await go(["mod", "edit", "-dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4", `-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@${P.kubernetesSdk}`], d);
+        await go(["mod", "tidy", "-e"], d);
+        const cmd = path.join(d, "cmd", "pulumi-resource-kubernetes");
+        await go(["run", "./generate.go"], cmd, { VERSION: P.kubernetes });
+        await go(["build", "-ldflags", `-s -w -X ${mod}/pkg/version.Version=${P.kubernetes}`, "-o", out("pulumi-resource-kubernetes"), "./cmd/pulumi-resource-kubernetes"], d);
+        done("pulumi-resource-kubernetes");
+    });
+    return { pulumi: pulumiBinPath("pulumi", dir), "pulumi-resource-kubernetes": pulumiBinPath("pulumi-resource-kubernetes", dir) };
+}
+
+function makeWritable(dir: string): void {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        fs.chmodSync(p, e.isDirectory() ? 0o755 : 0o644);
+        if (e.isDirectory()) makeWritable(p);
+    }
+}
