@@ -136,6 +136,29 @@ describe("scenario steps (simulated cluster)", function () {
             }
         });
 
+        it("given a run stopped between the drift patch and selfHeal's repair, when step 5 runs again, then Git's value comes from Git and the step finishes", async () => {
+            const at = await labAt(4);
+            try {
+                // what the stopped run left: LOG_LEVEL drifted, not yet repaired (the application controller held still)
+                await at.lab.argo.apps.stop();
+                const cm = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config");
+                at.lab.kube.put({ ...cm, data: { ...cm.data, LOG_LEVEL: "debug" } }, "client");
+                const ctx = at.ctx();
+                const log = ctx.log!;
+                // the controller comes back once step 5 has looked and decided (a patch or not): its repair is what the step waits for
+                ctx.log = (l: string) => {
+                    log(l);
+                    if (/\[step 5 drift\] (patched|shop-prod\/shop-config already has)/.test(l)) at.lab.argo.apps.start();
+                };
+                const { results } = await runScenario(ctx, 5);
+                assert.deepStrictEqual({ edited: results.drift!.edited, restored: results.drift!.restored }, { edited: "debug", restored: "warn" });
+                assert.ok(at.lines.some((l) => /\[step 5 drift\] shop-prod\/shop-config already has LOG_LEVEL=debug \(an earlier run's patch, not yet repaired\); Git says warn/.test(l)), at.lines.join("\n"));
+                assert.ok(!at.lines.some((l) => /debug -> debug/.test(l)));
+            } finally {
+                await at.stop();
+            }
+        });
+
         it("given something recreates the ConfigMap instead of repairing it, then the step fails and says the uid changed", async () => {
             const at = await labAt(4);
             try {

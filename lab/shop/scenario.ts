@@ -10,6 +10,8 @@ import { ARGOCD_NAMESPACE, cannotSyncBecause, describeApp, errorConditions, notS
 import { ClusterPort } from "../ports/cluster";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import { GitPort } from "../ports/git";
+import { BareRepo } from "../grader/bareRepo";
+import { renderShopConfig } from "./render";
 import { listElements, syncAppSetFile } from "./appset";
 import { APPSET_NAME, LabLayout } from "./layout";
 import { Drift, Incident, parseResult, Pin, Promote, Report, ResultName, Results, RESULT_FILES, Revert } from "./results";
@@ -293,15 +295,36 @@ async function pin(c: Ctx, r: Results): Promise<Pin> {
     return { release_prod_initial: initial, prod_value_after_pin: prod.value };
 }
 
+/**
+ * What Git says `key` of shop-config is for prod: the prod overlay rendered at the commit prod is
+ * synced to. Never the live value, which a run stopped during the drift test leaves drifted.
+ */
+async function prodValueInGit(c: Ctx, key: string): Promise<{ value: string; revision: string }> {
+    const app = await c.cluster.getApplication(PROD, c.appset.namespace);
+    const revision: string | undefined = app?.status?.sync?.revision;
+    if (!revision) throw new Error(`Application ${PROD} reports no synced revision, so Git's ${key} cannot be known; run step 4 (pin) first`);
+    const data = await new BareRepo(c.layout.bareRepo).withTree(revision, (tree) => renderShopConfig(path.join(tree, "envs", "prod")));
+    if (data[key] === undefined) throw new Error(`envs/prod at ${revision} renders no ${key} in ${CM}`);
+    return { value: data[key], revision };
+}
+
 async function drift(c: Ctx): Promise<Drift> {
     const before = await c.cluster.getConfigMap(PROD, CM);
     if (!before) throw new Error(`ConfigMap ${PROD}/${CM} does not exist`);
     const uid: string = before.metadata.uid;
-    const gitValue: string = before.data?.LOG_LEVEL;
+    const git = await prodValueInGit(c, "LOG_LEVEL");
+    const gitValue = git.value;
     const edited = "debug";
-    await c.cluster.patchConfigMapData(PROD, CM, { LOG_LEVEL: edited });
+    if (edited === gitValue) throw new Error(`Git already says LOG_LEVEL=${edited} for prod (at ${git.revision}), so the drift test cannot tell a repair from no change`);
+    const live: string | undefined = before.data?.LOG_LEVEL;
+    if (live === edited) {
+        // an earlier run patched it and was stopped before selfHeal repaired it: wait for the repair from here
+        say(c, `${PROD}/${CM} already has LOG_LEVEL=${edited} (an earlier run's patch, not yet repaired); Git says ${gitValue}`);
+    } else {
+        await c.cluster.patchConfigMapData(PROD, CM, { LOG_LEVEL: edited });
+        say(c, `patched ${PROD}/${CM} LOG_LEVEL ${gitValue} -> ${edited} (uid ${uid})`);
+    }
     const start = c.clock.now();
-    say(c, `patched ${PROD}/${CM} LOG_LEVEL ${gitValue} -> ${edited} (uid ${uid})`);
     let last: any = null;
     const restored = await waitFor(
         c,
