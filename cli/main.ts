@@ -9,10 +9,10 @@ import { Command, EXIT, runCommand } from "./command";
 import { doctor } from "./doctor";
 import { preflight } from "./preflight";
 import { simulate } from "./simulate";
-import { destroy, preview, refresh, up } from "./up";
+import { destroy, outputs, preview, refresh, up } from "./up";
 import { verify } from "./verify";
 
-export const COMMANDS: Command[] = [up, preview, refresh, destroy, preflight, simulate, verify, doctor, bench, buildRealPlaneCommand];
+export const COMMANDS: Command[] = [up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, bench, buildRealPlaneCommand];
 
 function overview(): string {
     const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -101,6 +101,26 @@ export async function scratch(dir: string, module: string, goVersion: string, re
     await go(["mod", "tidy", "-e"], dir);
 }
 
+/** Minutes each build took from cold caches on the 2-core development machine (with another build beside it). */
+const BUILD_MINUTES: Record<Binary, number> = { "kube-apiserver": 22, "kube-controller-manager": 22, "kube-scheduler": 22, etcd: 3, kwok: 4, kwokctl: 2, kustomize: 2, argocd: 12 };
+
+/**
+ * One build with its progress: what it builds and about how long it takes, then a line a minute
+ * while it runs, then how long it took.
+ */
+export async function buildStep(what: string, minutes: number, log: (line: string) => void, f: () => Promise<void>): Promise<void> {
+    const t0 = Date.now();
+    const elapsed = () => `${Math.round((Date.now() - t0) / 60_000)} min`;
+    log(`building ${what}: about ${minutes} min from cold caches on 2 cores ...`);
+    const tick = setInterval(() => log(`still building ${what}: ${elapsed()} so far, about ${minutes} min in all`), 60_000);
+    try {
+        await f();
+    } finally {
+        clearInterval(tick);
+    }
+    log(`built ${what} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+}
+
 /** Builds what is missing; `log` hears what is built and how long it took. */
 export async function buildRealPlane(log: (line: string) => void = () => {}, dir = cacheDir()): Promise<Record<Binary, string>> {
     const P = REAL_PLANE;
@@ -108,13 +128,8 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
     const src = path.join(dir, "src");
     fs.mkdirSync(bin, { recursive: true });
     const missing = (names: readonly Binary[]) => names.filter((n) => !fs.existsSync(path.join(bin, n)));
-    const step = async (names: readonly Binary[], what: string, f: () => Promise<void>) => {
-        if (!missing(names).length) return;
-        const t0 = Date.now();
-        log(`building ${what} (${missing(names).join(", ")}) ...`);
-        await f();
-        log(`built ${what} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    };
+    const step = (names: readonly Binary[], what: string, f: () => Promise<void>) =>
+        missing(names).length ? buildStep(`${what} (${missing(names).join(", ")})`, BUILD_MINUTES[names[0]], log, f) : Promise.resolve();
     const out = (name: string) => path.join(bin, `.${name}.partial`);
     const done = (name: string) => fs.renameSync(out(name), path.join(bin, name)); // never a half-written binary
 

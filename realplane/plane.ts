@@ -9,7 +9,9 @@
  *
  * The in-cluster repository URL git://gitd.gitsrv.svc.cluster.local:9418/... reaches a git daemon
  * on 127.0.0.1:9418 through an /etc/hosts line the plane adds and removes (the repo-server's
- * ls-remote is go-git, which ignores git's url.insteadOf). So one plane runs at a time, as root.
+ * ls-remote is go-git, which ignores git's url.insteadOf). So one plane runs per host, as root: it
+ * holds PLANE_LOCK from before its git daemon starts until the /etc/hosts line is gone, and a second
+ * plane refuses at once, naming the holder. Every tool it runs is checked before anything starts.
  */
 import { ChildProcess, spawn } from "child_process";
 import { randomBytes } from "crypto";
@@ -18,14 +20,51 @@ import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments, stringify } from "yaml";
 import { PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { realHost } from "../lab/platform/preflight";
 import { run } from "../lab/ports/exec";
 import { pollUntil } from "../lab/ports/wait";
 import { freePort } from "../sim/gitDaemon";
-import { isAlive } from "../sim/lock";
-import { binPath, buildRealPlane, moduleDir } from "./build";
+import { acquireLockFile, isAlive, RootLock } from "../sim/lock";
+import { BINARIES, binPath, buildRealPlane, moduleDir } from "./build";
 import { REAL_PLANE } from "./versions";
 
 export const GITD_HOST = "gitd.gitsrv.svc.cluster.local";
+/** One real plane per host: it owns the /etc/hosts line of GITD_HOST and port 9418. */
+export const PLANE_LOCK = process.env.GITOPS_LAB_PLANE_LOCK ?? "/run/gitops-lab-real-plane.lock";
+
+/** The programs the plane runs, and how to get each on Debian or Ubuntu. */
+const PLANE_TOOLS: Record<string, string> = {
+    "redis-server": "apt-get install redis-server (Argo CD's cache)",
+    kubectl: "install kubectl 1.33 or later (it carries kustomize)",
+    git: "apt-get install git",
+    setpriv: "apt-get install util-linux",
+};
+
+/** What is missing to run (and, when `build`, to build) the plane: one entry per tool, with how to install it. */
+export async function missingPlaneTools(build: boolean): Promise<string[]> {
+    const tools: Record<string, string> = { ...PLANE_TOOLS, ...(build ? { go: "Go 1.24 or later on PATH (the first build takes about 25 minutes)" } : {}) };
+    const missing: string[] = [];
+    for (const [tool, how] of Object.entries(tools)) {
+        if (!(await realHost.which(tool))) missing.push(`${tool} (${how})`);
+    }
+    return missing;
+}
+
+/** Refuses at once, in one line, when a tool the plane needs is missing. */
+export async function checkPlaneTools(build: boolean): Promise<void> {
+    const missing = await missingPlaneTools(build);
+    if (missing.length) throw new Error(`the real plane needs ${missing.join(", ")}; nothing was started`);
+}
+
+/** Takes the host's plane lock, or refuses with one line naming the plane that holds it. */
+export function acquirePlaneLock(): RootLock {
+    const what = `${path.basename(process.argv[1] ?? "node")} ${process.argv.slice(2).join(" ")}`.trim();
+    return acquireLockFile(
+        PLANE_LOCK,
+        (pid, holder) => `a real plane already runs on this host (PID ${pid}${holder ? `: ${holder}` : ""}); one plane per host (it owns ${GITD_HOST} in /etc/hosts and port 9418): stop it, then run again`,
+        what,
+    );
+}
 const HOSTS_MARK = "# gitops-lab real plane";
 
 export interface RealPlane {
@@ -91,6 +130,8 @@ async function argoObjects(): Promise<{ crds: string; config: string }> {
     return { crds: crds.map((c) => stringify(c)).join("---\n"), config: config.map((c) => stringify(c)).join("---\n") };
 }
 
+const planeBuilt = () => BINARIES.every((b) => fs.existsSync(binPath(b)));
+
 /** One place for every plane's KWOK clusters, so a plane whose process was killed is found and taken down. */
 const KWOK_WORKDIR = path.join(path.dirname(path.dirname(binPath("kwokctl"))), "kwok");
 
@@ -112,12 +153,21 @@ export async function reapRealPlanes(log: (line: string) => void = () => {}): Pr
 }
 
 /** Starts the plane; `log` hears what it waits for and how long it took. */
-export async function startRealPlane(opts: { log?: (line: string) => void; dir?: string } = {}): Promise<RealPlane> {
+export async function startRealPlane(opts: { log?: (line: string) => void; dir?: string; lock?: RootLock } = {}): Promise<RealPlane> {
     const log = opts.log ?? (() => {});
     if (process.getuid?.() !== 0) throw new Error("the real plane maps the in-cluster git URL in /etc/hosts: run it as root");
     const t0 = Date.now();
-    await buildRealPlane(log);
-    await reapRealPlanes(log);
+    await checkPlaneTools(!planeBuilt());
+    // a lock passed in is its owner's to release (startRealLab holds it for its git daemon too)
+    const lock = opts.lock ?? acquirePlaneLock();
+    const release = () => opts.lock || lock.release();
+    try {
+        await buildRealPlane(log);
+        await reapRealPlanes(log);
+    } catch (e) {
+        release();
+        throw e;
+    }
     const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "real-plane-"));
     const name = `gitops-lab-${process.pid}`;
     const kwokEnv = { ...process.env, KWOK_WORKDIR: KWOK_WORKDIR, KWOK_KUBE_VERSION: REAL_PLANE.kubernetes };
@@ -129,6 +179,7 @@ export async function startRealPlane(opts: { log?: (line: string) => void; dir?:
         for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM");
         if (created) await run(binPath("kwokctl"), ["--name", name, "delete", "cluster"], { env: kwokEnv, timeoutMs: 120_000 }).catch(() => undefined);
         removeHostsLine();
+        release();
     };
     try {
         log(`starting Kubernetes ${REAL_PLANE.kubernetes} (kwokctl, binary runtime, 127.0.0.1) ...`);

@@ -10,7 +10,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { copiedReplaces, go, goModOf, moduleDir, scratch } from "./build";
+import { buildStep, copiedReplaces, go, goModOf, moduleDir, scratch } from "./build";
 import { PULUMI } from "./versions";
 
 export const PULUMI_BINARIES = ["pulumi", "pulumi-resource-kubernetes"] as const;
@@ -35,15 +35,10 @@ export async function buildPulumi(log: (line: string) => void = () => {}, dir = 
     fs.mkdirSync(bin, { recursive: true });
     const out = (name: string) => path.join(bin, `.${name}.partial`);
     const done = (name: string) => fs.renameSync(out(name), path.join(bin, name)); // never a half-written binary
-    const step = async (name: PulumiBinary, what: string, minutes: number, f: () => Promise<void>) => {
-        if (fs.existsSync(path.join(bin, name))) return;
-        const t0 = Date.now();
-        log(`building ${what} (${name}), about ${minutes} min on 2 cores ...`);
-        await f();
-        log(`built ${what} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-    };
+    const step = (name: PulumiBinary, what: string, minutes: number, f: () => Promise<void>) =>
+        fs.existsSync(path.join(bin, name)) ? Promise.resolve() : buildStep(`${what} (${name})`, minutes, log, f);
 
-    await step("pulumi", `the Pulumi CLI ${P.cli}`, 15, async () => {
+    await step("pulumi", `the Pulumi CLI ${P.cli}`, 17, async () => {
         const d = path.join(src, "pulumi");
         fs.mkdirSync(d, { recursive: true });
         const pkgMod = await goModOf(`github.com/pulumi/pulumi/pkg/v3@${P.cli}`, d);

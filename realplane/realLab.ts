@@ -7,7 +7,7 @@ import { GITD_ENV, GITD_PORT } from "../lab/platform/gitDaemon";
 import { labLayout, LabLayout } from "../lab/shop/layout";
 import { RunningDaemon, startGitDaemon } from "../sim/gitDaemon";
 import { prepareHostRoot } from "../sim/simulatedLab";
-import { RealPlane, startRealPlane } from "./plane";
+import { acquirePlaneLock, checkPlaneTools, RealPlane, startRealPlane } from "./plane";
 
 export interface RealLab {
     layout: LabLayout;
@@ -19,12 +19,21 @@ export interface RealLab {
 
 export async function startRealLab(root: string, log: (line: string) => void = () => {}): Promise<RealLab> {
     const layout = labLayout(root);
-    prepareHostRoot(layout);
-    const daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV, port: GITD_PORT }).catch((e) => {
-        throw new Error(`the git daemon could not listen on 127.0.0.1:${GITD_PORT}, the port of the in-cluster URL (${e.message}); is another lab running?`);
-    });
+    await checkPlaneTools(false);
+    // the plane's lock covers its git daemon too: port 9418 is the host's
+    const lock = acquirePlaneLock();
+    let daemon: RunningDaemon;
     try {
-        const plane = await startRealPlane({ log });
+        prepareHostRoot(layout);
+        daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV, port: GITD_PORT }).catch((e) => {
+            throw new Error(`the git daemon could not listen on 127.0.0.1:${GITD_PORT}, the port of the in-cluster URL (${e.message}); is another git daemon running?`);
+        });
+    } catch (e) {
+        lock.release();
+        throw e;
+    }
+    try {
+        const plane = await startRealPlane({ log, lock });
         return {
             layout,
             plane,
@@ -36,11 +45,13 @@ export async function startRealLab(root: string, log: (line: string) => void = (
                     (stopping ??= (async () => {
                         await plane.stop();
                         await daemon.stop();
+                        lock.release();
                     })());
             })(),
         };
     } catch (e) {
         await daemon.stop();
+        lock.release();
         throw e;
     }
 }
