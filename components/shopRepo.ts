@@ -5,7 +5,7 @@ import { labModule, PROJECT_DIR } from "./labModule";
 export interface ShopRepoArgs {
     /** Prefix of the lab's host paths: "/" on a lab host (bare repo /srv/bare/shop-envs.git, clone /root/cnpa-env/repo). */
     root: string;
-    /** Repository path -> content of the first commit (default: the files in lab/shop/gitrepo/). */
+    /** Repository path -> content of the first commit (default: the files in gitrepo/shop/). */
     files?: Record<string, string>;
     /** What must exist first: the k3s install (step 1 runs kubectl, which k3s's installer puts on the host). */
     after?: pulumi.Resource[];
@@ -33,7 +33,7 @@ export const shopRepoProvider: pulumi.dynamic.ResourceProvider<ShopRepoInputs, S
         return { changes: replaces.length > 0 || JSON.stringify(olds.files) !== JSON.stringify(news.files), replaces, deleteBeforeReplace: true };
     },
     async update(_id, olds, news) {
-        console.log("[shop-repo] lab/shop/gitrepo/ changed, but the repository's history belongs to the lab now: nothing was pushed");
+        console.log("[shop-repo] gitrepo/shop/ changed, but the repository's history belongs to the lab now: nothing was pushed");
         return { outs: { ...olds, files: news.files } };
     },
     async delete(_id, props) {
@@ -54,7 +54,7 @@ class ShopRepoResource extends pulumi.dynamic.Resource {
 
 /**
  * Step 1: the bare repository, the working clone and the first commit on main (base and the
- * dev/prod overlays from lab/shop/gitrepo/, checked with kubectl kustomize before the push).
+ * dev/prod overlays from gitrepo/shop/, checked with kubectl kustomize before the push).
  */
 export class ShopRepo extends pulumi.ComponentResource {
     /** SHA of the first commit on main. */

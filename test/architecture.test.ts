@@ -40,10 +40,18 @@ describe("the project stands alone", () => {
         assert.deepStrictEqual(offenders, []);
     });
 
-    it("the README and docs/ describe the labs without a document that is not in the repository", () => {
-        const docs = tracked.filter((f) => f === "README.md" || f.startsWith("docs/"));
-        assert.ok(docs.some((f) => f.startsWith("docs/")), "docs/ exists");
-        assert.deepStrictEqual(docs.filter((f) => read(f).includes("LAB-SPEC")), []);
+    it("the README, docs/ and the code describe the labs without a document that is not in the repository", () => {
+        assert.ok(tracked.some((f) => f.startsWith("docs/")), "docs/ exists");
+        const citing = tracked.filter((f) => f !== "test/architecture.test.ts" && !f.startsWith("test/fixtures/") && /\.(ts|js|md|ya?ml|json)$/.test(f) && read(f).includes("LAB-SPEC"));
+        assert.deepStrictEqual(citing, []);
+    });
+
+    it("the top level is the design card's (Pulumi.yaml, Pulumi.dev.yaml, package.json, index.ts, components, gitrepo, test) and the folders beside it, no stray file", () => {
+        const card = ["Pulumi.yaml", "Pulumi.dev.yaml", "package.json", "index.ts", "components", "gitrepo", "test"];
+        const beside = ["package-lock.json", "README.md", "tsconfig.json", ".gitignore", ".mocharc.json", ".ci", "bin", "cli", "docs", "lab", "realplane", "sim"];
+        const top = [...new Set(tracked.map((f) => f.split("/")[0]))].sort();
+        assert.deepStrictEqual(top.filter((t) => !card.includes(t) && !beside.includes(t)), [], "a stray entry at the top level");
+        assert.deepStrictEqual(card.filter((c) => !top.includes(c)), [], "the design card's entries are all there");
     });
 
     it("the upstream reference data is inside the project, with its licence and provenance", () => {

@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../lab/ports/cluster";
-import { SETUP_SCRIPT } from "../lab/tenants/repoFiles";
+import { readSetupScript } from "../lab/tenants/repoFiles";
 import { VirtualClock } from "../sim/clock";
 import { FakeKube } from "../sim/fakeApi";
 import { shellPodRunner } from "../sim/podRunner";
@@ -87,7 +87,7 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
     describe("the pod runner: the hook script itself, over a read-only ConfigMap mount", () => {
         const pod = (settings: string) => {
             const kube = new FakeKube();
-            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "code", namespace: "t" }, data: { "setup.sh": SETUP_SCRIPT, VERSION: "1.2.0\n", "news.settings-template": "news.items_per_page = 10\n" } }, "test");
+            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "code", namespace: "t" }, data: { "setup.sh": readSetupScript(), VERSION: "1.2.0\n", "news.settings-template": "news.items_per_page = 10\n" } }, "test");
             kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: "t" }, data: { tenant: "mandant-x", "settings.ini": settings } }, "test");
             const p = {
                 metadata: { name: "p", namespace: "t" },

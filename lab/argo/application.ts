@@ -14,7 +14,7 @@ export function errorConditions(app: any): { type: string; message: string }[] {
 }
 
 /**
- * "Synced to commit X" as LAB-SPEC.md defines it: sync Synced at X, last operation Succeeded at X,
+ * "Synced to commit X" as docs/argocd-v3.5.1.md defines it: sync Synced at X, last operation Succeeded at X,
  * Healthy, and no error condition. Returns null when it holds, else what is missing.
  *
  * `noOpAllowed`: accept a last operation at another commit. Argo CD auto-syncs only when an app is

@@ -1,5 +1,5 @@
 /**
- * The rollout doctor (LAB-SPEC.md Part 2): names the step at which a RollingSync rollout is stuck
+ * The rollout doctor (docs/tenants-lab.md, "The rollout doctor"): names the step at which a RollingSync rollout is stuck
  * and why, walking the chain an operator walks by hand: ApplicationSet step -> Application ->
  * hook Job -> its Pod's termination message. A pure function from objects to a diagnosis.
  */

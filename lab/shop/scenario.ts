@@ -30,7 +30,7 @@ export interface ScenarioTimeouts {
     errorMs: number;
     /** Time between two looks at an Application. */
     pollMs: number;
-    /** Time between two looks at the drifted ConfigMap (0.25-0.5 s; LAB-SPEC says 0.5-1 s: 0.5 s fits both). */
+    /** Time between two looks at the drifted ConfigMap (0.25-0.5 s; docs/shop-lab.md says 0.5-1 s: 0.5 s fits both). */
     driftPollMs: number;
     /** While waiting, refresh again when this long has passed since the last refresh and Argo CD has not moved. */
     refreshEveryMs: number;
@@ -160,7 +160,7 @@ async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Pro
 }
 
 /**
- * Waits until the Application is synced to `sha` (LAB-SPEC.md's full definition), tracks
+ * Waits until the Application is synced to `sha` (the full definition in docs/argocd-v3.5.1.md), tracks
  * `targetRevision`, and `check` (if given) holds. Triggers a refresh first instead of sitting out
  * Argo CD's 3-minute poll, and again whenever the last one was handled and nothing moved.
  */

@@ -1,6 +1,6 @@
 /**
  * Dumps shaped like Argo CD v3.5.1 for the rollout doctor: a RollingSync ApplicationSet with one
- * step per tenant (LAB-SPEC.md Part 2), its Applications, PreSync hook Jobs (status from the
+ * step per tenant (docs/tenants-lab.md), its Applications, PreSync hook Jobs (status from the
  * upstream job-failed.yaml) and their Pods. Tests validate these objects against the CRD schemas.
  */
 import { readFixture } from "./upstream";
