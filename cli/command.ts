@@ -6,6 +6,8 @@
  *   2  a usage error (an unknown option, a bad value)
  * Errors are one line on stderr, `gitops-lab <command>: <what was wrong and what to do>`.
  */
+import * as fs from "fs";
+import * as path from "path";
 import { parseArgs, ParseArgsConfig } from "util";
 
 export const EXIT = { OK: 0, FINDING: 1, USAGE: 2 } as const;
@@ -66,6 +68,35 @@ export function numberOption(values: Values, name: string, range: { min: number;
 export function stringOption(values: Values, name: string): string | undefined {
     const v = values[name];
     return typeof v === "string" ? v : undefined;
+}
+
+/** Filesystems that hold no files of ours: procfs and sysfs (statfs magic numbers), and where they are mounted. */
+const SPECIAL_FS = { "/proc": 0x9fa0, "/sys": 0x62656572 } as const;
+const SPECIAL_DIRS = [...Object.keys(SPECIAL_FS), "/dev"];
+
+/**
+ * A lab root from the command line, checked before anything is created: not on a special
+ * filesystem (Node's recursive mkdir never returns under /proc), and the nearest part of it that
+ * exists is a directory (not a file, nor under one). The absolute path, or a UsageError in one line.
+ */
+export function checkRoot(root: string, option = "--root"): string {
+    const abs = path.resolve(root);
+    const special = SPECIAL_DIRS.find((d) => abs === d || abs.startsWith(`${d}/`));
+    if (special) throw new UsageError(`${option} ${root} is under ${special}, a special filesystem that cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`);
+    for (let p = abs; ; p = path.dirname(p)) {
+        let st: fs.Stats;
+        try {
+            st = fs.statSync(p);
+        } catch (e: any) {
+            if ((e.code === "ENOENT" || e.code === "ENOTDIR") && p !== path.dirname(p)) continue;
+            throw new UsageError(`${option} ${root} cannot be used (${e.code ?? e.message} at ${p}); choose another directory`);
+        }
+        if (!st.isDirectory()) throw new UsageError(`${option} ${root}: ${p} is a file, not a directory; choose another ${option}`);
+        const type = fs.statfsSync(p).type;
+        const mounted = Object.entries(SPECIAL_FS).find(([, magic]) => type === magic);
+        if (mounted) throw new UsageError(`${option} ${root} is on a ${mounted[0].slice(1)} filesystem, which cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`);
+        return abs;
+    }
 }
 
 /** Runs one command with its arguments: --help, a usage error (2) or a failure (1) as one line on stderr. */

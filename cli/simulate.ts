@@ -15,7 +15,7 @@ import { tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
 import { REALISTIC } from "../sim/profiles";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
-import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
+import { checkRoot, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
 /** Whether this run is on the real control plane (for the signal's line). */
 let real = false;
@@ -99,7 +99,7 @@ export const simulate: Command = {
     async run(values) {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
-        const root = path.resolve(rootArg);
+        const root = checkRoot(rootArg);
         const which = stringOption(values, "lab") ?? "shop";
         if (!["shop", "tenants", "both"].includes(which)) throw new UsageError(`--lab takes shop, tenants or both, got "${which}"`);
         const shop = which !== "tenants";

@@ -13,7 +13,7 @@ import { verify as verifyShop } from "../lab/shop/checks";
 import { labLayout } from "../lab/shop/layout";
 import { verifyTenants } from "../lab/tenants/checks";
 import { tenantsLayout } from "../lab/tenants/layout";
-import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
+import { checkRoot, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
 export const verify: Command = {
@@ -33,7 +33,7 @@ export const verify: Command = {
     async run(values) {
         const which = stringOption(values, "lab") ?? "shop";
         if (which !== "shop" && which !== "tenants") throw new UsageError(`--lab takes shop or tenants, got "${which}"`);
-        const root = path.resolve(stringOption(values, "root") ?? "/");
+        const root = checkRoot(stringOption(values, "root") ?? "/");
         const layout = which === "shop" ? labLayout(root) : tenantsLayout(root);
         const through = which === "shop" ? intOption(values, "through", { min: 0, max: 8, default: 8 }) : intOption(values, "through", { min: 1, max: 3, default: 3 });
         const extra: CheckResult[] = [];
