@@ -16,62 +16,59 @@ import { ShopRepo } from "./components/shopRepo";
 import { TenantsLab } from "./components/tenantsLab";
 import { DOCTOR_NAMESPACE } from "./lab/doctor/inCluster";
 import { PROGRESSIVE_SYNCS_KEY } from "./lab/platform/argocd";
-import { DEFAULTS } from "./lab/platform/defaults";
+import { CONFIG_KEYS, parseStackConfig } from "./lab/platform/stackConfig";
 import { GITSRV_NAMESPACE } from "./lab/platform/gitDaemon";
 import { labLayout, REPO_URL } from "./lab/shop/layout";
 import { shopLabProgress } from "./lab/shop/solve";
 import { PLATFORM_REPO_URL, tenantsLayout } from "./lab/tenants/layout";
 import { tenantsLabProgress } from "./lab/tenants/solve";
 
+// every key through the one schema (lab/platform/stackConfig.ts): a bad value is one line naming it
 const config = new pulumi.Config();
-const seconds = (key: keyof typeof DEFAULTS) => config.getNumber(key, { min: 1 }) ?? (DEFAULTS[key] as number);
-const root = config.get("root") ?? DEFAULTS.root;
+const cfg = parseStackConfig(Object.fromEntries(CONFIG_KEYS.map((k) => [k, config.get(k)])), `the configuration of stack ${pulumi.getStack()}`);
+const root = cfg.root;
 const layout = labLayout(root);
-const solveThrough = config.getNumber("solveThrough", { min: 0, max: 8 }) ?? DEFAULTS.solveThrough;
-if (!Number.isInteger(solveThrough)) throw new Error(`solveThrough must be a whole number from 0 to 8, got ${solveThrough}`);
+const solveThrough = cfg.solveThrough;
 // dropping the lab's resources would tear the lab down: steps cannot be undone (reading the files changes nothing)
 const done = shopLabProgress(layout);
 if (solveThrough < done) {
     throw new Error(`solveThrough is ${solveThrough}, but the lab on this host is at step ${done} and steps cannot be undone. Set it back (pulumi config set solveThrough ${done}), or start over with pulumi destroy and pulumi up`);
 }
 
-const tenantsEnabled = config.getBoolean("tenantsLab") ?? DEFAULTS.tenantsLab;
-const tenantsThrough = config.getNumber("tenantsSolveThrough", { min: 1, max: 3 }) ?? DEFAULTS.tenantsSolveThrough;
-if (!Number.isInteger(tenantsThrough)) throw new Error(`tenantsSolveThrough must be 1, 2 or 3, got ${tenantsThrough}`);
+const tenantsEnabled = cfg.tenantsLab;
+const tenantsThrough = cfg.tenantsSolveThrough;
 const tenantsDone = tenantsLabProgress(tenantsLayout(root));
 if (tenantsEnabled && tenantsThrough < tenantsDone) {
     throw new Error(`tenantsSolveThrough is ${tenantsThrough}, but the tenants lab on this host is at step ${tenantsDone} and steps cannot be undone. Set it back (pulumi config set tenantsSolveThrough ${tenantsDone}), or start over with pulumi destroy and pulumi up`);
 }
 
-const doctorMode = config.get("rolloutDoctor") ?? DEFAULTS.rolloutDoctor;
-if (!["auto", "on", "off"].includes(doctorMode)) throw new Error(`rolloutDoctor takes auto, on or off, got "${doctorMode}"; pulumi config set rolloutDoctor auto`);
-const doctorEnabled = doctorMode === "on" || (doctorMode === "auto" && tenantsEnabled);
+const doctorEnabled = cfg.rolloutDoctor === "on" || (cfg.rolloutDoctor === "auto" && tenantsEnabled);
 
 // what an adopted cluster had before this stack is used, never removed (a read: a preview changes nothing)
-const kubeconfigPath = config.get("kubeconfigPath") || undefined;
+const kubeconfigPath = cfg.kubeconfigPath || undefined;
 const found = foundInCluster(kubeconfigPath ?? (fs.existsSync(K3S_KUBECONFIG) ? K3S_KUBECONFIG : undefined), [GITSRV_NAMESPACE, DOCTOR_NAMESPACE]);
 if (found.argocd && tenantsEnabled && !found.progressiveSyncs) {
     throw new Error(`the Argo CD found in the cluster has progressive syncs off, and the tenants lab needs them: set ${PROGRESSIVE_SYNCS_KEY}: "true" in argocd/argocd-cmd-params-cm and restart its ApplicationSet controller, or set tenantsLab false`);
 }
 
 const k3s = new K3s("k3s", {
-    version: config.get("k3sVersion") ?? DEFAULTS.k3sVersion,
+    version: cfg.k3sVersion,
     kubeconfigPath,
-    readyTimeoutSeconds: seconds("k3sReadyTimeoutSeconds"),
+    readyTimeoutSeconds: cfg.k3sReadyTimeoutSeconds,
 });
 const provider = new k8s.Provider("lab", { kubeconfig: k3s.kubeconfig, enableServerSideApply: true });
-const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: seconds("argocdReadyTimeoutSeconds"), found: found.argocd });
-const gitd = new GitDaemon("gitd", { provider, kubeconfig: k3s.kubeconfig, hostPath: layout.bareDir, image: config.get("gitDaemonImage") ?? DEFAULTS.gitDaemonImage, readyTimeoutSeconds: seconds("gitDaemonReadyTimeoutSeconds"), namespaceFound: found.namespaces.includes(GITSRV_NAMESPACE) });
+const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: cfg.argocdReadyTimeoutSeconds, found: found.argocd });
+const gitd = new GitDaemon("gitd", { provider, kubeconfig: k3s.kubeconfig, hostPath: layout.bareDir, image: cfg.gitDaemonImage, readyTimeoutSeconds: cfg.gitDaemonReadyTimeoutSeconds, namespaceFound: found.namespaces.includes(GITSRV_NAMESPACE) });
 
 // step 1 runs kubectl kustomize: on a fresh host kubectl exists only once k3s's installer linked it
 const repo = solveThrough >= 1 ? new ShopRepo("shop-repo", { root, after: [k3s] }) : undefined;
 const appset =
     repo && solveThrough >= 2
-        ? new ShopAppSet("shop", { kubeconfig: k3s.kubeconfig, root, deleteTimeoutSeconds: seconds("destroyTimeoutSeconds"), after: [argocd, gitd, repo] })
+        ? new ShopAppSet("shop", { kubeconfig: k3s.kubeconfig, root, deleteTimeoutSeconds: cfg.destroyTimeoutSeconds, after: [argocd, gitd, repo] })
         : undefined;
 const scenario =
     appset && solveThrough >= 2
-        ? new Scenario("scenario", { kubeconfig: k3s.kubeconfig, root, solveThrough, syncTimeoutSeconds: seconds("syncTimeoutSeconds"), after: [appset] })
+        ? new Scenario("scenario", { kubeconfig: k3s.kubeconfig, root, solveThrough, syncTimeoutSeconds: cfg.syncTimeoutSeconds, after: [appset] })
         : undefined;
 
 // Part 2 stands beside Part 1: it needs Argo CD (progressive syncs on) and the git daemon, not the shop lab
@@ -80,8 +77,8 @@ const tenants = tenantsEnabled
           kubeconfig: k3s.kubeconfig,
           root,
           solveThrough: tenantsThrough,
-          waitTimeoutSeconds: seconds("tenantsWaitTimeoutSeconds"),
-          deleteTimeoutSeconds: seconds("destroyTimeoutSeconds"),
+          waitTimeoutSeconds: cfg.tenantsWaitTimeoutSeconds,
+          deleteTimeoutSeconds: cfg.destroyTimeoutSeconds,
           after: [argocd, gitd, k3s],
       })
     : undefined;

@@ -1,35 +1,37 @@
 /**
- * The stack's configuration as the command line sees it before Pulumi runs: the defaults in
- * Pulumi.yaml, overridden by the plain values in Pulumi.<stack>.yaml (the preflight needs root,
- * kubeconfigPath and k3sVersion before anything is installed).
+ * The stack's configuration as the command line sees it before Pulumi runs (the preflight needs
+ * root, kubeconfigPath and k3sVersion before anything is installed): the stack file's values
+ * (Pulumi.<stack>.yaml, or the file given with --config-file) through the same schema index.ts
+ * uses, absent keys at their defaults (the same as Pulumi.yaml's, a test keeps them equal).
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parse } from "yaml";
+import { parseDocument } from "yaml";
+import { parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
 export const STACK = "dev";
 
-export interface LabConfig {
-    root: string;
-    kubeconfigPath: string;
-    k3sVersion: string;
-    solveThrough: number;
-    /** Part 2 on (its repository's paths are then checked too). */
-    tenantsLab: boolean;
+/** A YAML file's content; a syntax error is one line naming the file and the line. */
+function readYaml(file: string): any {
+    const doc = parseDocument(fs.readFileSync(file, "utf8"), { prettyErrors: true });
+    const err = doc.errors[0];
+    if (err) throw new Error(`${file} line ${err.linePos?.[0].line ?? "?"}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`);
+    return doc.toJSON();
 }
 
 /** `configFile` stands in for Pulumi.<stack>.yaml, as Pulumi's own `--config-file` does. */
-export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configFile?: string): LabConfig {
-    const project = parse(fs.readFileSync(path.join(projectDir, "Pulumi.yaml"), "utf8"));
-    const values: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries<any>(project.config ?? {})) values[k] = v?.default;
+export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configFile?: string): StackConfig {
+    readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
+    const values: Record<string, unknown> = {};
     if (fs.existsSync(stackFile)) {
-        for (const [k, v] of Object.entries<any>(parse(fs.readFileSync(stackFile, "utf8"))?.config ?? {})) {
-            const key = k.replace(/^gitops-lab:/, "");
-            if (v !== null && typeof v !== "object") values[key] = v; // secrets stay with Pulumi
+        for (const [k, v] of Object.entries<any>(readYaml(stackFile)?.config ?? {})) {
+            const m = /^(?:gitops-lab:)?([^:]+)$/.exec(k);
+            if (!m) continue; // another package's key (e.g. kubernetes:context): not ours to check
+            if (v !== null && typeof v === "object" && "secure" in v) continue; // secrets stay with Pulumi
+            values[m[1]] = v;
         }
     }
-    return { root: String(values.root ?? "/"), kubeconfigPath: String(values.kubeconfigPath ?? ""), k3sVersion: String(values.k3sVersion ?? ""), solveThrough: Number(values.solveThrough ?? 8), tenantsLab: values.tenantsLab === true || values.tenantsLab === "true" };
+    return parseStackConfig(values, stackFile);
 }

@@ -193,7 +193,7 @@ describe("solveThrough and cluster adoption (mocks)", function () {
     });
 
     it("refuses a k3s version that is not a release tag, saying how to set it", async () => {
-        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", k3sVersion: "latest; rm -rf /" }, mockState), /not a k3s release tag like v1\.33\.5\+k3s1.*pulumi config set k3sVersion/s);
+        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", k3sVersion: "latest; rm -rf /" }, mockState), /gitops-lab:k3sVersion is "latest; rm -rf \/"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion/s);
     });
 
     it("keeps the defaults in Pulumi.yaml and in the program the same", () => {
@@ -257,6 +257,6 @@ describe("rolloutDoctor (mocks)", function () {
         const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "on" }, mockState);
         assert.deepStrictEqual(doctorNames(run), ["rollout-doctor"]);
         assert.deepStrictEqual(doctorNames(await runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", rolloutDoctor: "off" }, mockState)), []);
-        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "yes" }, mockState), /rolloutDoctor takes auto, on or off/);
+        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "yes" }, mockState), /gitops-lab:rolloutDoctor is "yes"; allowed: auto, on or off/);
     });
 });

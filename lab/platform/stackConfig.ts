@@ -1,0 +1,56 @@
+/**
+ * The stack's configuration, one schema (zod) for every reader: index.ts (from Pulumi's config),
+ * and `preflight`/`up` (from Pulumi.yaml's defaults and the stack file) before anything is
+ * installed. Each value may come as YAML gives it or as the string Pulumi's config holds; a bad one
+ * is one line naming the key, where it came from and what is allowed.
+ */
+import { z } from "zod";
+import { DEFAULTS } from "./defaults";
+
+const K3S_VERSION_RE = /^v\d+\.\d+\.\d+\+k3s\d+$/;
+
+/** A whole number in [min, max], written as a number or a string of digits. */
+const whole = (min: number, max: number, allowed: string) =>
+    z.preprocess((v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: allowed }).int({ error: allowed }).min(min, { error: allowed }).max(max, { error: allowed }));
+/** true or false, written as a YAML boolean or the string Pulumi's config holds. */
+const bool = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean({ error: "true or false" }));
+const seconds = whole(1, 86_400, "a whole number of seconds from 1 to 86400");
+
+export const STACK_CONFIG = z.object({
+    root: z.string({ error: "a directory path, e.g. /" }).min(1, { error: "a directory path, e.g. /" }).default(DEFAULTS.root),
+    solveThrough: whole(0, 8, "a whole number from 0 to 8").default(DEFAULTS.solveThrough),
+    k3sVersion: z.string().regex(K3S_VERSION_RE, { error: "a k3s release tag like v1.33.5+k3s1" }).default(DEFAULTS.k3sVersion),
+    kubeconfigPath: z.string({ error: "a kubeconfig file's path, or empty to install k3s" }).default(""),
+    gitDaemonImage: z.string().min(1, { error: "an image reference with git daemon in it" }).default(DEFAULTS.gitDaemonImage),
+    syncTimeoutSeconds: seconds.default(DEFAULTS.syncTimeoutSeconds),
+    k3sReadyTimeoutSeconds: seconds.default(DEFAULTS.k3sReadyTimeoutSeconds),
+    argocdReadyTimeoutSeconds: seconds.default(DEFAULTS.argocdReadyTimeoutSeconds),
+    gitDaemonReadyTimeoutSeconds: seconds.default(DEFAULTS.gitDaemonReadyTimeoutSeconds),
+    destroyTimeoutSeconds: seconds.default(DEFAULTS.destroyTimeoutSeconds),
+    tenantsLab: bool.default(DEFAULTS.tenantsLab),
+    tenantsSolveThrough: whole(1, 3, "1, 2 or 3").default(DEFAULTS.tenantsSolveThrough),
+    tenantsWaitTimeoutSeconds: seconds.default(DEFAULTS.tenantsWaitTimeoutSeconds),
+    rolloutDoctor: z.enum(["auto", "on", "off"], { error: "auto, on or off" }).default(DEFAULTS.rolloutDoctor as "auto"),
+});
+
+export type StackConfig = z.infer<typeof STACK_CONFIG>;
+export const CONFIG_KEYS = Object.keys(STACK_CONFIG.shape) as (keyof StackConfig)[];
+
+/**
+ * Checks raw values (absent keys take their defaults); `source` says where they came from, e.g.
+ * "Pulumi.dev.yaml". Unknown keys are refused too: a typo would otherwise be ignored.
+ */
+export function parseStackConfig(raw: Record<string, unknown>, source: string): StackConfig {
+    const unknown = Object.keys(raw).filter((k) => !(CONFIG_KEYS as string[]).includes(k));
+    if (unknown.length) throw new Error(`${source}: ${unknown.map((k) => `gitops-lab:${k}`).join(", ")} ${unknown.length === 1 ? "is not a key" : "are not keys"} of this lab; the keys are ${CONFIG_KEYS.join(", ")} (see the README)`);
+    const values = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== null));
+    const r = STACK_CONFIG.safeParse(values);
+    if (r.success) return r.data;
+    const issue = r.error.issues[0];
+    const key = String(issue.path[0]);
+    return fail(source, key, values[key], issue.message);
+}
+
+function fail(source: string, key: string, value: unknown, allowed: string): never {
+    throw new Error(`${source}: gitops-lab:${key} is ${JSON.stringify(value)}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`);
+}

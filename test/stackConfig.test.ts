@@ -1,0 +1,73 @@
+/**
+ * One schema for the stack's configuration (lab/platform/stackConfig.ts): index.ts, preflight and
+ * up read their values through it, and refuse a bad one before anything is installed or downloaded,
+ * in one line naming the key, the file and the allowed values.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parse } from "yaml";
+import { readStackConfig } from "../cli/stackConfig";
+import { DEFAULTS } from "../lab/platform/defaults";
+import { CONFIG_KEYS, parseStackConfig } from "../lab/platform/stackConfig";
+import { runCli } from "./helpers/cli";
+
+const PROJECT = path.resolve(__dirname, "..");
+
+describe("the stack configuration's schema", () => {
+    it("has the keys Pulumi.yaml declares, with the same defaults", () => {
+        const project = parse(fs.readFileSync(path.join(PROJECT, "Pulumi.yaml"), "utf8"));
+        assert.deepStrictEqual([...CONFIG_KEYS].sort(), Object.keys(project.config).sort());
+        assert.deepStrictEqual(parseStackConfig({}, "x"), { ...DEFAULTS, kubeconfigPath: "" });
+    });
+
+    it("takes values as YAML writes them and as Pulumi's config holds them (strings)", () => {
+        const c = parseStackConfig({ solveThrough: "4", tenantsLab: "true", tenantsSolveThrough: 2, rolloutDoctor: "off", syncTimeoutSeconds: "60" }, "x");
+        assert.deepStrictEqual([c.solveThrough, c.tenantsLab, c.tenantsSolveThrough, c.rolloutDoctor, c.syncTimeoutSeconds], [4, true, 2, "off", 60]);
+    });
+
+    const bad: [Record<string, unknown>, RegExp][] = [
+        [{ k3sVersion: "latest" }, /^Pulumi\.dev\.yaml: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion <value>, or edit the file\)$/],
+        [{ solveThrough: "nine" }, /^Pulumi\.dev\.yaml: gitops-lab:solveThrough is "nine"; allowed: a whole number from 0 to 8 /],
+        [{ solveThrough: 9 }, /gitops-lab:solveThrough is 9; allowed: a whole number from 0 to 8 /],
+        [{ rolloutDoctor: "maybe" }, /gitops-lab:rolloutDoctor is "maybe"; allowed: auto, on or off /],
+        [{ tenantsSolveThrough: 7 }, /gitops-lab:tenantsSolveThrough is 7; allowed: 1, 2 or 3 /],
+        [{ tenantsLab: "yes" }, /gitops-lab:tenantsLab is "yes"; allowed: true or false /],
+        [{ syncTimeoutSeconds: "0" }, /gitops-lab:syncTimeoutSeconds is "0"; allowed: a whole number of seconds from 1 to 86400 /],
+        [{ solveThruogh: 4 }, /^Pulumi\.dev\.yaml: gitops-lab:solveThruogh is not a key of this lab; the keys are root, solveThrough, /],
+    ];
+    for (const [values, message] of bad) {
+        it(`refuses ${JSON.stringify(values)} in one line naming the key, the file and what is allowed`, () => {
+            assert.throws(() => parseStackConfig(values, "Pulumi.dev.yaml"), (e: any) => message.test(e.message) && !e.message.includes("\n"));
+        });
+    }
+});
+
+describe("the stack file as preflight and up read it", function () {
+    this.timeout(120_000);
+    const file = (text: string) => {
+        const f = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "stack-")), "Pulumi.dev.yaml");
+        fs.writeFileSync(f, text);
+        return f;
+    };
+
+    it("a YAML syntax error names the file and the line, in one line", () => {
+        const f = file("config:\n  gitops-lab:solveThrough: 4\n  gitops-lab:root: [unclosed\n");
+        assert.throws(() => readStackConfig(PROJECT, "dev", f), (e: any) => new RegExp(`^${f.replace(/[.]/g, "\\.")} line \\d+: .*; fix the YAML there$`).test(e.message) && !e.message.includes("\n"));
+    });
+
+    it("keys of other packages and secrets are left to Pulumi; the lab's own are checked", () => {
+        const f = file("config:\n  kubernetes:context: x\n  gitops-lab:solveThrough: 2\n  gitops-lab:kubeconfigPath:\n    secure: abc\n");
+        const c = readStackConfig(PROJECT, "dev", f);
+        assert.deepStrictEqual([c.solveThrough, c.kubeconfigPath], [2, ""]);
+    });
+
+    it("up refuses a bad value before anything is installed: exit 1, one line naming the key and the file", () => {
+        const f = file("config:\n  gitops-lab:k3sVersion: latest\n");
+        const r = runCli("up", ["--config-file", f], { timeoutMs: 60_000 });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.strictEqual(r.stderr, `gitops-lab up: ${f}: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1.33.5+k3s1 (pulumi config set k3sVersion <value>, or edit the file)\n`);
+        assert.doesNotMatch(r.stdout, /PASS|Pulumi CLI/, "no preflight ran, no Pulumi was started");
+    });
+});
