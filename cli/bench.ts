@@ -13,7 +13,7 @@ import { VirtualClock } from "../sim/clock";
 import { V351_DEFAULTS } from "../sim/profiles";
 import { solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
 import { benchDoctor, DEFAULT_SCALE } from "./benchDoctor";
-import { Command, EXIT, intOption, stringOption, UsageError } from "./command";
+import { Command, EXIT, intOption, oneOf, onlyWith, stringOption, UsageError } from "./command";
 
 export const BENCH_PROFILE = "v3.5.1-defaults";
 
@@ -66,16 +66,20 @@ async function benchTenants(json: boolean): Promise<number> {
 export const bench: Command = {
     name: "bench",
     summary: "time each step of the lab against the simulated Argo CD at its defaults, and estimate the real host's time",
-    usage: "bench [--json] [--cluster sim|real] | bench --tenants [--json] | bench --doctor [--json] [--rounds N]",
+    usage: "bench [--json] [--cluster sim|real [--build]] | bench --tenants [--json] | bench --doctor [--json] [--rounds N]",
     details: [
         "--tenants           the tenants lab instead: each wait's time on the simulation's clock at Argo CD v3.5.1's and Kubernetes' defaults (the estimate for a real host)",
         "--doctor            the rollout doctor at scale instead: 10,000 Applications in 200 ApplicationSets and 100,000 Pods on the simulated API, live rounds timed with the doctor's peak memory, then --from on 20,000 Applications",
         "--rounds N          with --doctor: live rounds to time (default 3)",
         "--json              one JSON object: profile, steps, total, poll_only",
         "--cluster real      measure against the real control plane (real Kubernetes API, real Argo CD v3.5.1 at its defaults); no poll-only run",
+        "--build             with --cluster real: build the plane's binaries first if they are not (about 40 minutes, with progress)",
     ],
-    options: { json: { type: "boolean" }, cluster: { type: "string" }, doctor: { type: "boolean" }, rounds: { type: "string" }, tenants: { type: "boolean" } },
+    options: { build: { type: "boolean" }, json: { type: "boolean" }, cluster: { type: "string" }, doctor: { type: "boolean" }, rounds: { type: "string" }, tenants: { type: "boolean" } },
     async run(values) {
+        oneOf("bench", values, ["tenants", "doctor", "cluster"]);
+        onlyWith("bench", values, "rounds", "doctor");
+        onlyWith("bench", values, "build", "cluster");
         if (values.tenants) return benchTenants(!!values.json);
         if (values.doctor) {
             const rounds = intOption(values, "rounds", { min: 1, max: 100, default: 3 });
@@ -85,7 +89,13 @@ export const bench: Command = {
         }
         const kind = stringOption(values, "cluster") ?? "sim";
         if (kind !== "sim" && kind !== "real") throw new UsageError(`--cluster takes sim or real, got "${kind}"`);
-        if (kind === "real") return benchReal(!!values.json);
+        if (kind === "real") {
+            const { planeBuilt } = await import("../realplane/plane");
+            if (!planeBuilt() && !values.build) {
+                throw new UsageError("--cluster real needs the real plane's binaries, which are not built here: building them from Go modules takes about 40 minutes on 2 cores. Run gitops-lab build-real-plane first, or add --build to build them now");
+            }
+            return benchReal(!!values.json);
+        }
         const rows = await runOnce({ refresh: true });
         const pollOnly = await runOnce({ refresh: false });
         const steps = rows.map((r) => ({ step: r.step, name: r.name, wall_s: s(r.ms), wait_s: s(r.waitMs), overhead_s: s(r.ms - r.waitMs), estimated_real_s: s(r.clockMs) }));

@@ -33,8 +33,10 @@ export interface Command {
 /** Parses a command's arguments; a bad command line becomes a UsageError naming the fix. */
 export function parse(cmd: Command, argv: string[]): Values | "help" {
     let values: Values;
+    // a negative number after an option that takes a value is that value (parseArgs would call it ambiguous): --through -1
+    const args = argv.flatMap((a, i) => (i > 0 && /^-\d/.test(a) && /^--[\w-]+$/.test(argv[i - 1]) && cmd.options[argv[i - 1].slice(2)]?.type === "string" ? [] : [/^--[\w-]+$/.test(a) && /^-\d/.test(argv[i + 1] ?? "") && cmd.options[a.slice(2)]?.type === "string" ? `${a}=${argv[i + 1]}` : a]));
     try {
-        ({ values } = parseArgs({ args: argv, options: { ...cmd.options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }) as { values: Values });
+        ({ values } = parseArgs({ args, options: { ...cmd.options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }) as { values: Values });
     } catch (e: any) {
         throw new UsageError(`${String(e.message).split("\n")[0].replace(/\. To specify a positional argument.*$/, "")} (see gitops-lab ${cmd.name} --help)`);
     }
@@ -63,6 +65,17 @@ export function numberOption(values: Values, name: string, range: { min: number;
     const n = Number(v);
     if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n) || n < range.min) throw new UsageError(`--${name} takes a number >= ${range.min}, got "${v}"`);
     return n;
+}
+
+/** An option that makes sense only with another one: refused in one line when given without it. */
+export function onlyWith(cmd: string, values: Values, name: string, other: string): void {
+    if (values[name] !== undefined && !values[other]) throw new UsageError(`--${name} goes with --${other} (see gitops-lab ${cmd} --help)`);
+}
+
+/** Options that exclude each other: refused in one line when more than one is given. */
+export function oneOf(cmd: string, values: Values, names: string[]): void {
+    const given = names.filter((n) => values[n] !== undefined && values[n] !== false);
+    if (given.length > 1) throw new UsageError(`${given.map((g) => `--${g}`).join(" and ")} do not go together: choose one (see gitops-lab ${cmd} --help)`);
 }
 
 export function stringOption(values: Values, name: string): string | undefined {

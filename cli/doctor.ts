@@ -11,7 +11,7 @@ import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, toJson 
 import { LiveReader, readLive, RolloutWatcher, serveMetrics } from "../lab/doctor/watch";
 import { KubeCluster } from "../lab/ports/cluster";
 import { sleep } from "../lab/ports/wait";
-import { Command, EXIT, numberOption, stringOption } from "./command";
+import { Command, EXIT, intOption, numberOption, onlyWith, stringOption } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
 const DUMP_HINT = "make it with kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json";
@@ -82,9 +82,11 @@ export const doctor: Command = {
         kubeconfig: { type: "string" },
     },
     async run(values) {
+        onlyWith("doctor", values, "interval", "watch");
+        onlyWith("doctor", values, "metrics-port", "watch");
         const interval = numberOption(values, "interval", { min: 0.05, default: 30 });
         const stuckAfterSeconds = numberOption(values, "stuck-after", { min: 0, default: 600 });
-        const metricsPort = values["metrics-port"] === undefined ? undefined : numberOption(values, "metrics-port", { min: 0, default: 0 });
+        const metricsPort = values["metrics-port"] === undefined ? undefined : intOption(values, "metrics-port", { min: 0, max: 65535, default: 0 });
         const from = stringOption(values, "from");
         const appset = stringOption(values, "appset");
         let read: () => Promise<Dump>;

@@ -130,7 +130,8 @@ async function argoObjects(): Promise<{ crds: string; config: string }> {
     return { crds: crds.map((c) => stringify(c)).join("---\n"), config: config.map((c) => stringify(c)).join("---\n") };
 }
 
-const planeBuilt = () => BINARIES.every((b) => fs.existsSync(binPath(b)));
+/** Whether every plane binary is in the cache. */
+export const planeBuilt = () => BINARIES.every((b) => fs.existsSync(binPath(b)));
 
 /** One place for every plane's KWOK clusters, so a plane whose process was killed is found and taken down. */
 const KWOK_WORKDIR = path.join(path.dirname(path.dirname(binPath("kwokctl"))), "kwok");

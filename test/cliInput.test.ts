@@ -50,3 +50,53 @@ describe("gitops-lab with a bad root (one process each: the exit code and the li
         assert.match(r.stderr, /^gitops-lab verify: --root \S+: \S+ is a file, not a directory; choose another --root\n$/);
     });
 });
+
+/** Runs a command in this process, as bin/gitops-lab would, and returns its exit code and stderr. */
+async function inProcess(name: string, args: string[]): Promise<{ code: number; stderr: string }> {
+    const { COMMANDS } = await import("../cli/main");
+    const { runCommand } = await import("../cli/command");
+    const cmd = COMMANDS.find((c) => c.name === name)!;
+    const lines: string[] = [];
+    const error = console.error;
+    console.error = (...a: unknown[]) => lines.push(a.join(" "));
+    try {
+        return { code: await runCommand(cmd, args), stderr: lines.join("\n") };
+    } finally {
+        console.error = error;
+    }
+}
+
+describe("options are checked as a set (before anything runs)", () => {
+    const refused: [string, string[], RegExp][] = [
+        ["bench", ["--tenants", "--doctor"], /^gitops-lab bench: --tenants and --doctor do not go together: choose one \(see gitops-lab bench --help\)$/],
+        ["bench", ["--tenants", "--cluster", "real"], /^gitops-lab bench: --tenants and --cluster do not go together/],
+        ["bench", ["--rounds", "5"], /^gitops-lab bench: --rounds goes with --doctor \(see gitops-lab bench --help\)$/],
+        ["bench", ["--build"], /^gitops-lab bench: --build goes with --cluster/],
+        ["doctor", ["--metrics-port", "9464"], /^gitops-lab doctor: --metrics-port goes with --watch/],
+        ["doctor", ["--interval", "5"], /^gitops-lab doctor: --interval goes with --watch/],
+        ["doctor", ["--watch", "--metrics-port", "99999"], /^gitops-lab doctor: --metrics-port takes a whole number from 0 to 65535, got "99999"$/],
+        ["simulate", ["--root", "/tmp/x", "--through", "-1"], /^gitops-lab simulate: --through takes a whole number from 0 to 8, got "-1"$/],
+        ["verify", ["--through", "-3", "--offline"], /^gitops-lab verify: --through takes a whole number from 0 to 8, got "-3"$/],
+    ];
+    for (const [cmd, args, message] of refused) {
+        it(`${cmd} ${args.join(" ")}: a usage error (2) in one line`, async () => {
+            const r = await inProcess(cmd, args);
+            assert.strictEqual(r.code, 2, r.stderr);
+            assert.match(r.stderr, message);
+        });
+    }
+
+    it("bench --cluster real without the plane's binaries says what it would build and how long, and builds nothing without --build", async () => {
+        const before = process.env.XDG_CACHE_HOME;
+        process.env.XDG_CACHE_HOME = fs.mkdtempSync(path.join(os.tmpdir(), "no-cache-"));
+        try {
+            const r = await inProcess("bench", ["--cluster", "real"]);
+            assert.strictEqual(r.code, 2, r.stderr);
+            assert.match(r.stderr, /--cluster real needs the real plane's binaries, which are not built here: building them from Go modules takes about 40 minutes on 2 cores\. Run gitops-lab build-real-plane first, or add --build/);
+            assert.deepStrictEqual(fs.readdirSync(process.env.XDG_CACHE_HOME), [], "nothing was built or created");
+        } finally {
+            if (before === undefined) delete process.env.XDG_CACHE_HOME;
+            else process.env.XDG_CACHE_HOME = before;
+        }
+    });
+});
