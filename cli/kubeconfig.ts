@@ -47,5 +47,8 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
     }
     const inCluster = explicit ? null : inClusterKubeconfig();
     if (inCluster) return { file: `the Pod's service account (${SERVICE_ACCOUNT_DIR})`, text: inCluster };
-    throw new Error(`no kubeconfig found (looked at ${candidates.join(", ")}); pass --kubeconfig FILE, or run pulumi stack output kubeconfig --show-secrets > FILE`);
+    throw new Error(
+        `no kubeconfig found (looked at ${candidates.join(", ")}); pass --kubeconfig FILE with the lab's: a host's from its stack (pulumi stack output kubeconfig --show-secrets > FILE), ` +
+            `or a simulated lab's DIR/kubeconfig (gitops-lab simulate --root DIR --serve writes it)`,
+    );
 }

@@ -178,6 +178,7 @@ describe("verify (the independent grader)", function () {
         it("prints the table and exits 0 on a good run (offline), 1 with what was expected and found on a bad one", () => {
             const ok = runCli("verify", ["--root", good.root, "--offline"]);
             assert.strictEqual(ok.code, 0, ok.out);
+            assert.match(ok.stdout, /^verify: the shop lab under \S+ through step 8, files and repository only \(offline\)$/m);
             assert.match(ok.stdout, /^ {3}6 {2}PASS {2}promote\.to is incident\.commit$/m);
             assert.match(ok.stdout, /\d+ passed, 0 failed/);
             const l = copy();
@@ -198,7 +199,13 @@ describe("verify (the independent grader)", function () {
         it("without a reachable kubeconfig it says so as a FAIL line; bad arguments exit 2", () => {
             const r = runCli("verify", ["--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.strictEqual(r.code, 1);
-            assert.match(r.stdout, /FAIL {2}the cluster answers\n\s+expected: a kubeconfig \(or --offline\)/);
+            assert.match(r.stdout, /FAIL {2}the cluster answers\n\s+expected: a kubeconfig \(or --offline to grade the files and repository only\)/);
+            // the header says offline only when it is, and the line names both ways to get a kubeconfig
+            assert.match(r.stdout, /^verify: the shop lab under \S+ through step 8, files and repository; the cluster could not be read \(see its check\)$/m);
+            assert.doesNotMatch(r.stdout, /\(offline\)/);
+            assert.match(r.stdout, /pulumi stack output kubeconfig --show-secrets > FILE\), or a simulated lab's DIR\/kubeconfig \(gitops-lab simulate --root DIR --serve writes it\)/);
+            const t = runCli("verify", ["--lab", "tenants", "--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
+            assert.match(t.stdout, /^ {3}1 {2}FAIL {2}the cluster answers$/m, "the tenants lab reads the cluster from step 1 on");
             const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);
             assert.match(b.stderr, /^gitops-lab verify: --through takes a whole number from 0 to 8, got "9"\n$/);
