@@ -299,7 +299,7 @@ describe("fresh host: the preflight", () => {
         const v = await verdicts({ nodeVersion: () => "v18.19.0", which: async (p) => (p === "curl" ? null : `/usr/bin/${p}`), exists: () => false, portInUse: async () => true, freeBytes: () => 2 ** 30, totalMemoryBytes: () => 2 ** 30 });
         assert.match(v["Node.js 20.19+ (or 22+)"], /^FAIL v18\.19\.0: .*Node 20\.19 or 22/);
         assert.match(v["curl (the k3s installer is fetched with it)"], /^FAIL .*apt-get install curl/);
-        assert.match(v["systemd (k3s runs as a systemd service)"], /^FAIL/);
+        assert.match(v["systemd (k3s runs as a systemd service)"], /^FAIL.*adopt a cluster with kubeconfigPath, or try the labs here without a cluster: npx gitops-lab simulate --root \/tmp\/gitops-lab/);
         assert.match(v["port 6443 free (the Kubernetes API of k3s)"], /^FAIL something listens on 6443/);
         assert.match(v["free disk for k3s and images (/var/lib/rancher)"], /^FAIL 1\.0 GiB free; needs 4\.0 GiB/);
         assert.match(v["memory for k3s and Argo CD"], /^FAIL 1\.0 GiB; needs 2\.0 GiB/);

@@ -84,7 +84,7 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
         const curl = await probe.which("curl");
         add("curl (the k3s installer is fetched with it)", curl ? "PASS" : "FAIL", curl ?? "not on PATH: apt-get install curl");
         const systemctl = await probe.which("systemctl");
-        add("systemd (k3s runs as a systemd service)", systemctl && probe.exists("/run/systemd/system") ? "PASS" : "FAIL", systemctl && probe.exists("/run/systemd/system") ? "running" : "no running systemd (/run/systemd/system): k3s's installer needs it; use a VM or host with systemd, or adopt a cluster with kubeconfigPath");
+        add("systemd (k3s runs as a systemd service)", systemctl && probe.exists("/run/systemd/system") ? "PASS" : "FAIL", systemctl && probe.exists("/run/systemd/system") ? "running" : "no running systemd (/run/systemd/system): k3s's installer needs it; use a VM or host with systemd, adopt a cluster with kubeconfigPath, or try the labs here without a cluster: npx gitops-lab simulate --root /tmp/gitops-lab");
         const busy = await probe.portInUse(6443);
         add("port 6443 free (the Kubernetes API of k3s)", busy ? "FAIL" : "PASS", busy ? "something listens on 6443: stop it, or adopt that cluster with kubeconfigPath" : "free");
         const dataDir = opts.dataDir ?? "/var/lib/rancher";
