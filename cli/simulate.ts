@@ -46,17 +46,32 @@ function onSignal(lab: () => { stop(): Promise<void> } | undefined, say: (l: str
     return { stopped, signalled: () => came, dispose: () => handlers.forEach(([sig, h]) => process.off(sig, h)) };
 }
 
-/** How to use a served lab: the kubeconfig, the repository, verify. */
-function serveInstructions(lab: SimulatedLab, kubeconfigFile: string): string[] {
-    return [
-        "",
-        "SERVING the simulated lab until Ctrl-C (or SIGTERM):",
-        `  export KUBECONFIG=${kubeconfigFile}`,
-        "  kubectl get applications -n argocd                # the simulated cluster answers kubectl",
-        `  git clone ${lab.daemon.url("shop-envs.git")} shop-envs   # read-only, as Argo CD reads it (platform.git likewise)`,
-        `  cd ${lab.layout.clone} && git push origin main     # the lab's clone pushes to ${lab.layout.bareRepo}`,
-        `  npx gitops-lab verify --root ${lab.layout.root} --kubeconfig ${kubeconfigFile}`,
-    ];
+/** Where the served instructions clone the labs' repositories, under the root. */
+export const CLONES_DIR = "clones";
+
+/**
+ * How to use a served lab, for the labs it holds: the kubeconfig, each lab's repository (as Argo CD
+ * reads it, and the lab's clone that pushes to it) and verify for that lab. Every line is a command
+ * that works as printed, from this project's directory (a test runs them). The clones go under
+ * DIR/clones/, which --reset removes with the rest.
+ */
+export function serveInstructions(lab: { root: string; url(repo: string): string }, kubeconfigFile: string, labs: { shop?: number; tenants?: number }): string[] {
+    const lines = ["", "SERVING the simulated lab until Ctrl-C (or SIGTERM):", `  export KUBECONFIG=${kubeconfigFile}`, "  kubectl get applications -n argocd"];
+    const through = (n: number, all: number) => (n === all ? "" : ` --through ${n}`);
+    if (labs.shop !== undefined) {
+        const l = labLayout(lab.root);
+        lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${path.join(lab.root, CLONES_DIR, "shop-envs")}`);
+        if (labs.shop >= 1) lines.push(`  git -C ${l.clone} push origin main`);
+        lines.push(`  npx gitops-lab verify --root ${lab.root} --kubeconfig ${kubeconfigFile}${through(labs.shop, 8)}`);
+    }
+    if (labs.tenants !== undefined) {
+        const l = tenantsLayout(lab.root);
+        lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${path.join(lab.root, CLONES_DIR, "platform")}`);
+        lines.push(`  git -C ${l.clone} push origin main`);
+        lines.push(`  kubectl get pods -n mandant-b`);
+        lines.push(`  npx gitops-lab verify --lab tenants --root ${lab.root} --kubeconfig ${kubeconfigFile}${through(labs.tenants, 3)}`);
+    }
+    return lines;
 }
 
 /** The lab on the real control plane: a fresh plane per run (nothing of it is kept between runs). */
@@ -153,7 +168,7 @@ export const simulate: Command = {
             if (!values.serve) return EXIT.OK;
             const kubeconfigFile = path.join(root, "kubeconfig");
             writeFileAtomic(kubeconfigFile, lab.kubeconfig);
-            for (const l of serveInstructions(lab, kubeconfigFile)) say(l);
+            for (const l of serveInstructions({ root, url: (r) => lab!.daemon.url(r) }, kubeconfigFile, { shop: shop ? through : undefined, tenants: tenants ? tenantsThrough : undefined })) say(l);
             return await signals.stopped; // the handler stops the lab and exits
         } catch (e) {
             // the run broke because a signal stopped the lab under it: the handler's exit code, not this error

@@ -247,38 +247,75 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
     return lab;
 }
 
+/** What a served lab leaves under its root besides the labs: the kubeconfig it wrote and the clones its instructions make. */
+export const servedFiles = (root: string) => [path.join(root, "kubeconfig"), path.join(root, "clones")];
+
+/** Everything a lab on this root may have left: if none of it exists, the root holds no lab. */
+function labTraces(root: string): string[] {
+    const shop = labLayout(root);
+    const tenants = tenantsLayout(root);
+    return [clusterStateFile(root), shop.bareRepo, shop.workDir, tenants.bareRepo, tenants.workDir, podDir(root), repoCacheDir(root), daemonPidFile(root), ...servedFiles(root)].filter((p) => fs.existsSync(p));
+}
+
 /**
  * `simulate --reset`: the product's own destroy path against the simulated host, in the engine's
- * order: the shop lab (result files, ApplicationSet waiting for Argo CD's finalizer, repository),
- * then Argo CD (its controllers stop, namespace argocd goes), then the simulated k3s (the saved
- * cluster is removed). Returns what is left that should not be (empty when the reset is clean).
+ * order (each lab's result files, its ApplicationSet waiting for Argo CD's finalizer, its repository;
+ * then Argo CD; then the simulated k3s, whose saved cluster is removed), taking down what is there
+ * and saying only what it did. A root that holds no lab is left as it is (not even created). A saved cluster that cannot be
+ * read is removed, said so, and the lab's files go without it. Returns what is left (nothing, when
+ * it worked).
  */
 export async function resetSimulatedLab(root: string, log: (line: string) => void, opts: { timeoutMs?: number } = {}): Promise<string[]> {
+    if (labTraces(root).length === 0) {
+        log(`nothing to reset: ${root} holds no lab`);
+        return [];
+    }
+    const stateFile = clusterStateFile(root);
+    const hadCluster = fs.existsSync(stateFile);
+    try {
+        readSavedCluster(root, true);
+    } catch (e: any) {
+        fs.rmSync(stateFile, { force: true });
+        log(`[k3s] the saved simulated cluster cannot be used (${e.message.split(";")[0]}): removed, and with it everything it held`);
+    }
     const lab = await startSimulatedLab(root, { persist: true, missingClusterIsFine: true, log });
     await lab.argo.apps.idle(); // the restarted controller's first look at every Application
     const leftovers: string[] = [];
+    const shop = lab.layout;
+    const tenants = tenantsLayout(root);
     try {
         const cluster = new KubeCluster(lab.kubeconfig);
-        const tenants = tenantsLayout(root);
-        if (tenantsLabProgress(tenants) > 0 || fs.existsSync(tenants.bareRepo)) await teardownTenantsLab(tenants, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
-        await teardownShopLab(lab.layout, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
+        const appset = (name: string) => !!lab.kube.get("ApplicationSet", "argocd", name);
+        // each lab only if it is there: a reset says only what it did
+        if (tenantsLabProgress(tenants) > 0 || fs.existsSync(tenants.bareRepo) || fs.existsSync(tenants.workDir) || appset("tenants")) {
+            await teardownTenantsLab(tenants, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
+        }
+        if (shopLabProgress(shop) > 0 || fs.existsSync(shop.bareRepo) || fs.existsSync(shop.workDir) || appset("shop")) {
+            await teardownShopLab(shop, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
+        }
         await lab.argo.stop();
-        lab.kube.remove("Namespace", undefined, "argocd", "installer");
-        log("[argocd] uninstalled (simulated): controllers stopped, namespace argocd deleted");
+        if (fs.existsSync(stateFile) && hadCluster) {
+            lab.kube.remove("Namespace", undefined, "argocd", "installer");
+            log("[argocd] uninstalled (simulated): controllers stopped, namespace argocd deleted");
+        }
         for (const kind of ["ApplicationSet", "Application"]) for (const o of lab.kube.list(kind)) leftovers.push(`${kind} ${o.metadata.namespace}/${o.metadata.name}`);
         for (const n of lab.kube.list("Namespace")) if (n.metadata.name.startsWith("shop-") || n.metadata.name.startsWith("mandant-")) leftovers.push(`Namespace ${n.metadata.name}`);
         for (const o of lab.kube.terminating()) leftovers.push(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} (Terminating)`);
-        for (const p of [lab.layout.bareRepo, lab.layout.clone, ...RESULT_FILES.map((f) => lab.layout.resultFile(f)), lab.layout.appsetFile]) if (fs.existsSync(p)) leftovers.push(p);
-        for (const p of [tenants.bareRepo, tenants.clone, ...TENANTS_RESULT_FILES.map((f) => tenants.resultFile(f)), tenants.appsetFile]) if (fs.existsSync(p)) leftovers.push(p);
     } finally {
         await lab.stop();
     }
-    fs.rmSync(clusterStateFile(root), { force: true });
+    if (hadCluster && fs.existsSync(stateFile)) log("[k3s] uninstalled (simulated): the saved cluster is removed");
+    fs.rmSync(stateFile, { force: true });
     fs.rmSync(repoCacheDir(root), { recursive: true, force: true });
     fs.rmSync(podDir(root), { recursive: true, force: true });
-    log("[k3s] uninstalled (simulated): the saved cluster is removed");
-    for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), path.join(root, "root", "cnpa-env"), path.join(root, "root", "tenants-lab"), path.join(root, "root")]) {
+    for (const p of servedFiles(root)) {
+        if (!fs.existsSync(p)) continue;
+        fs.rmSync(p, { recursive: true, force: true });
+        log(`removed ${p} (written for the served lab)`);
+    }
+    for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), shop.workDir, tenants.workDir, path.join(root, "root")]) {
         if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
     }
+    leftovers.push(...labTraces(root));
     return [...new Set(leftovers)];
 }

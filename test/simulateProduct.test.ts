@@ -21,6 +21,14 @@ function startSimulate(args: string[]): { child: ChildProcess; out: () => string
     return { child, out: () => out, exited };
 }
 
+/** The commands of a served lab's block, as printed (indented lines after SERVING), run in one shell from the project's directory. */
+function runPrinted(out: string): { status: number | null; out: string; commands: string[] } {
+    const block = out.slice(out.indexOf("SERVING the simulated lab"));
+    const commands = block.split("\n").slice(1).filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim());
+    const r = spawnSync("bash", ["-c", ["set -e", ...commands.map((c) => `echo "+ ${c.replace(/"/g, '\\"')}"; ${c}`)].join("\n")], { cwd: path.join(__dirname, ".."), encoding: "utf8", timeout: 120_000 });
+    return { status: r.status, out: `${r.stdout}${r.stderr}`, commands };
+}
+
 /** git daemons serving this root (none may outlive its run). */
 const daemonsOf = (root: string) => spawnSync("pgrep", ["-f", `--base-path=${root}/srv/bare`], { encoding: "utf8" }).stdout.trim();
 
@@ -48,6 +56,12 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     it("prints how to use it: the kubeconfig to export and the git URL to clone", () => {
         assert.match(run.out(), new RegExp(`export KUBECONFIG=${path.join(root, "kubeconfig")}`));
         assert.match(run.out(), /git clone git:\/\/127\.0\.0\.1:\d+\/shop-envs\.git/);
+    });
+
+    it("every command it prints works as printed (one shell, from this project's directory)", () => {
+        const r = runPrinted(run.out());
+        assert.strictEqual(r.status, 0, r.out);
+        assert.match(r.out, /\d+ passed, 0 failed/, "the printed verify grades the shop lab");
     });
 
     it("answers kubectl version and api-resources (the core and argoproj.io groups)", () => {
@@ -208,5 +222,26 @@ describe("simulate: a root it cannot use is one line", function () {
         const r = runCli("simulate", ["--root", root, "--through", "1"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /is at step 2 already and steps cannot be undone \(--through 1 asked\)/);
+    });
+});
+
+describe("simulate --serve with the tenants lab: its own instructions", function () {
+    this.timeout(180_000);
+
+    it("--lab tenants prints the tenants lab's repository, clone and verify (no shop lab), and every command works as printed", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-tenants-"));
+        const run = startSimulate(["--root", root, "--lab", "tenants", "--through", "1", "--serve"]);
+        try {
+            await expect(holds("SERVING", () => run.out().includes("SERVING the simulated lab")), { timeoutMs: 150_000 });
+            const r = runPrinted(run.out());
+            assert.doesNotMatch(r.commands.join("\n"), /shop-envs|cnpa-env/, "nothing of the shop lab");
+            assert.ok(r.commands.some((c) => /^npx gitops-lab verify --lab tenants --root \S+ --kubeconfig \S+ --through 1$/.test(c)), r.commands.join("\n"));
+            assert.ok(r.commands.some((c) => /^git clone git:\/\/127\.0\.0\.1:\d+\/platform\.git /.test(c)));
+            assert.strictEqual(r.status, 0, r.out);
+            assert.match(r.out, /\d+ passed, 0 failed/);
+        } finally {
+            run.child.kill("SIGTERM");
+            await run.exited;
+        }
     });
 });

@@ -14,6 +14,8 @@ import { RESOURCES_FINALIZER } from "../sim/appsetController";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 import { runCli } from "./helpers/cli";
+import { tenantsAt } from "./helpers/tenantsAt";
+import { clusterStateFile, resetSimulatedLab } from "../sim/simulatedLab";
 
 describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster)", function () {
     this.timeout(60_000);
@@ -96,5 +98,56 @@ describe("gitops-lab simulate --reset", function () {
         }
         const v = runCli("verify", ["--root", root, "--offline"]);
         assert.strictEqual(v.code, 0, v.out);
+    });
+});
+
+describe("reset says only what it did, on any state it can recognise, and leaves nothing (in-process)", function () {
+    this.timeout(180_000);
+    const reset = async (root: string) => {
+        const lines: string[] = [];
+        const left = await resetSimulatedLab(root, (l) => lines.push(l));
+        return { lines, left, out: lines.join("\n") };
+    };
+
+    it("given a folder that never held a lab, then it says so and creates nothing", async () => {
+        const parent = fs.mkdtempSync(path.join(os.tmpdir(), "never-"));
+        const r = await reset(path.join(parent, "lab"));
+        assert.deepStrictEqual(r.lines, [`nothing to reset: ${path.join(parent, "lab")} holds no lab`]);
+        assert.deepStrictEqual(fs.readdirSync(parent), [], "the root was not created");
+        const empty = fs.mkdtempSync(path.join(os.tmpdir(), "empty-"));
+        assert.deepStrictEqual((await reset(empty)).lines, [`nothing to reset: ${empty} holds no lab`]);
+        assert.deepStrictEqual(fs.readdirSync(empty), []);
+    });
+
+    it("given the tenants lab alone, served (its kubeconfig and clones), then the reset names only what it took down and leaves nothing", async () => {
+        const at = await tenantsAt(1);
+        const root = at.layout.root;
+        try {
+            fs.writeFileSync(clusterStateFile(root), at.lab.kube.dump());
+            fs.writeFileSync(path.join(root, "kubeconfig"), at.lab.kubeconfig);
+            fs.mkdirSync(path.join(root, "clones", "platform"), { recursive: true });
+            await at.lab.stop();
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, []);
+            assert.match(r.out, /\[tenants appset\] ApplicationSet argocd\/tenants/);
+            assert.doesNotMatch(r.out, /\[scenario\]|\[appset\]|\[shop-repo\]/, "no shop lab was there: nothing is said of it");
+            assert.match(r.out, new RegExp(`removed ${root}/kubeconfig \\(written for the served lab\\)`));
+            assert.deepStrictEqual(fs.readdirSync(root).filter((f) => !f.startsWith(".gitops-lab-simulate.lock")), [], r.out);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("given a saved cluster that is garbage, then the reset removes it, says so, and takes the lab's files down without it", async () => {
+        const at = await labAt(1);
+        const root = at.lab.layout.root;
+        await at.lab.stop();
+        fs.writeFileSync(clusterStateFile(root), "{ this is not a cluster");
+        const r = await reset(root);
+        assert.deepStrictEqual(r.left, []);
+        assert.match(r.out, /\[k3s\] the saved simulated cluster cannot be used \(.*simulated-cluster\.json is not a simulated cluster this tool saved .*\): removed, and with it everything it held/);
+        assert.match(r.out, /\[shop-repo\] removed bare repository/);
+        assert.ok(!fs.existsSync(at.lab.layout.bareRepo) && !fs.existsSync(clusterStateFile(root)));
+        await at.stop();
     });
 });
