@@ -11,13 +11,22 @@ import { run } from "../lab/ports/exec";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
-import { STALL_MESSAGE } from "../lab/tenants/scenario";
+import { fit, LINE_MAX, STALL_MESSAGE } from "../lab/tenants/scenario";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { tenantsAt, TenantsAt } from "./helpers/tenantsAt";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 const app = (at: TenantsAt, name: string) => at.lab.kube.get("Application", "argocd", name);
 const appset = (at: TenantsAt) => at.lab.kube.get("ApplicationSet", "argocd", "tenants");
+
+/** The tenants lab's progress lines read like the shop lab's: one event a line, at most 120 characters, no artefacts of joined texts. */
+function assertProgressLines(lines: string[], root: string): void {
+    // measured as a lab host prints them: its paths start at / (the tests' roots are long temporary folders)
+    const long = lines.map((l) => l.split(root).join("")).filter((l) => l.length > LINE_MAX);
+    assert.deepStrictEqual(long, [], "lines over 120 characters");
+    const artefacts = lines.filter((l) => /\.;|\?\/\?|for 0 min|Application moved to Pending status|Retrying attempt/.test(l));
+    assert.deepStrictEqual(artefacts, [], "lines with artefacts");
+}
 
 describe("the tenants lab (simulated cluster)", function () {
     this.timeout(180_000);
@@ -57,6 +66,8 @@ describe("the tenants lab (simulated cluster)", function () {
                 detected_after_seconds: 0,
             });
             assert.strictEqual(r.stall!.commit, await git(["rev-parse", "main"], at.layout.clone));
+            assertProgressLines(at.lines, at.layout.root);
+            assert.ok(at.lines.some((l) => /^\[tenants 2 stall\] stuck at step 2 of 4: mandant-b's hook failed: "config\/system\/settings\.php is not writable\."$/.test(l)), at.lines.join("\n"));
             const checks = await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster });
             assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
         });
@@ -132,6 +143,7 @@ describe("the tenants lab (simulated cluster)", function () {
             const checks = await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster });
             assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
             // the fix is pushed only once mandant-b's sync has given up
+            assertProgressLines(at.lines, at.layout.root);
             const settled = at.lines.findIndex((l) => /mandant-b's sync to give up \(its retries spent\): after/.test(l));
             const pushed = at.lines.findIndex((l) => /pushed [0-9a-f]{12} to main: every tenant at 1\.2\.1/.test(l));
             assert.ok(settled >= 0 && pushed > settled, at.lines.join("\n"));
@@ -157,5 +169,15 @@ describe("the tenants lab (simulated cluster)", function () {
             await assert.rejects(at.solve(3), /the recovery stalled again on 1\.2\.1/);
             assert.ok(!fs.existsSync(at.layout.resultFile("recovery")));
         });
+    });
+});
+
+describe("the tenants lab's progress lines (fit)", () => {
+    it("keeps a short line, and cuts a long one at a word with an ellipsis, within the limit", () => {
+        assert.strictEqual(fit("step 2 of 4 stuck", 120), "step 2 of 4 stuck");
+        const long = `[tenants 3 recovery] ${"mandant-b retrying its sync; ".repeat(10)}`;
+        const cut = fit(long, 120);
+        assert.ok(cut.length <= 120 && cut.endsWith("…") && long.startsWith(cut.slice(0, -1)), cut);
+        assert.doesNotMatch(cut, /[;,] ?…$/);
     });
 });

@@ -113,7 +113,7 @@ export async function createLabRepo(layout: RepoSite, kind: RepoKind, files: Rec
                 throw new Error(`${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`);
             }
             await makeWorldReadable(layout);
-            log(`repository already in place at ${bareRepo} (initial commit ${initial})`);
+            log(`repository already in place at ${bareRepo} (first commit ${initial.slice(0, 12)})`);
             return { initialCommit: initial };
         }
         // ours, but the first commit was never recorded: carry on below

@@ -41,5 +41,5 @@ export async function createTenantData(cluster: ClusterPort, log: Log = () => {}
         if (await cluster.getConfigMap(t, "site-settings")) kept.push(t);
         else await cluster.putConfigMap(tenantSettings(t));
     }
-    log(`tenant data in place: namespaces ${TENANTS.join(", ")}, each with its ConfigMap site-settings (as the lab makes them, only mandant-a's holds the news extension's keys)${kept.length ? `; kept the existing settings of ${kept.join(", ")}` : ""}`);
+    log(`tenant data: site-settings in ${TENANTS.length} namespaces, news keys only in mandant-a's${kept.length ? `; ${kept.length} already there, kept` : ""}`);
 }

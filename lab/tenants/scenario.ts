@@ -77,7 +77,34 @@ interface Ctx {
 
 const short = (sha: string) => sha.slice(0, 12);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const say = (c: Ctx, line: string) => c.log(`${c.prefix} ${line}`);
+/** A progress line's length at most, prefix included, as the shop lab's: details stay in --json and the result files. */
+export const LINE_MAX = 120;
+/** `text` cut at a word to fit `max` characters, with "…" where it was cut. */
+export function fit(text: string, max: number): string {
+    const one = text.replace(/\s+/g, " ").trim();
+    if (one.length <= max) return one;
+    const cut = one.slice(0, max - 1);
+    const at = cut.lastIndexOf(" ");
+    return `${(at > max / 2 ? cut.slice(0, at) : cut).replace(/[\s,;:.(—-]+$/, "")}…`;
+}
+const say = (c: Ctx, line: string) => c.log(fit(`${c.prefix} ${line}`, LINE_MAX));
+
+/** The rollout in the lab's words, a few of them: the step, who it waits for and why, how many wait behind it. */
+export function rolloutBrief(d: Diagnosis): string {
+    if (d.state === "complete") return `rollout complete (${d.steps} steps)`;
+    if (d.step === null) return d.blocking[0]?.reason === "ProgressiveSyncsOff" ? "progressive syncs are off: no rollout" : "no rollout step yet";
+    const b = d.blocking[0];
+    const why = !b ? "" : b.hook ? `${b.application}'s hook ${b.hook.job} failed` : b.reason === "SyncRetrying" ? `${b.application} retrying its sync` : `${b.application} ${b.reason}`;
+    const behind = d.waiting.length ? `; ${d.waiting.length} waiting behind` : "";
+    return `step ${d.step} of ${d.steps}${d.state === "stuck" ? " stuck" : ""}${why ? `: ${why}` : ""}${behind}`;
+}
+
+/** An Application's sync and health in a word or two ("not compared yet" before its first comparison). */
+const appState = (app: any) => {
+    const sync = app.status?.sync?.status;
+    const health = app.status?.health?.status;
+    return !sync && !health ? "not compared yet" : `${sync ?? "?"}/${health ?? "?"}`;
+};
 /** Note of when a step pushed, to measure a resumed step from the push. */
 const pushedFile = (c: Ctx, step: TenantsResultName) => path.join(c.layout.workDir, `.${step}-pushed.json`);
 
@@ -128,19 +155,20 @@ function refresher(c: Ctx): (elapsed: number) => Promise<void> {
  */
 async function rolloutComplete(c: Ctx, release: string, commit: string | null): Promise<{ d: Diagnosis; apps: any[]; running: Record<string, string> } | string> {
     const { d, apps } = await diagnosis(c);
+    if (!apps.length) return "no Application generated yet";
+    if (d.state !== "complete") return rolloutBrief(d);
     const behind: string[] = [];
     for (const t of TENANTS) {
         const app = apps.find((a) => a.metadata.name === t);
-        if (!app) behind.push(`${t}: no Application yet`);
-        else if (app.spec?.source?.path !== `releases/${release}`) behind.push(`${t}: tracks ${app.spec?.source?.path}`);
-        else if (app.status?.sync?.status !== "Synced" || app.status?.health?.status !== "Healthy") behind.push(`${t}: ${app.status?.sync?.status ?? "?"}/${app.status?.health?.status ?? "?"}`);
-        else if (commit && app.status?.sync?.revision !== commit) behind.push(`${t}: compared at ${short(String(app.status?.sync?.revision))}`);
+        if (!app) behind.push(`${t} has no Application yet`);
+        else if (app.spec?.source?.path !== `releases/${release}`) behind.push(`${t} tracks ${app.spec?.source?.path}`);
+        else if (app.status?.sync?.status !== "Synced" || app.status?.health?.status !== "Healthy") behind.push(`${t} ${appState(app)}`);
+        else if (commit && app.status?.sync?.revision !== commit) behind.push(`${t} not compared at ${short(commit)} yet`);
     }
-    if (d.state !== "complete") behind.unshift(d.summary);
-    if (behind.length) return behind.join("; ");
+    if (behind.length) return `${behind.length} of ${TENANTS.length} tenants not at ${release} yet (${behind[0]}${behind.length > 1 ? ", …" : ""})`;
     const sites = await running(c);
     const notYet = TENANTS.filter((t) => sites[t] !== release);
-    if (notYet.length) return `sites not yet at ${release}: ${notYet.map((t) => `${t} ${sites[t]}`).join(", ")}`;
+    if (notYet.length) return `${notYet.length} site${notYet.length === 1 ? "" : "s"} not at ${release} yet (${notYet[0]}: ${sites[notYet[0]]}${notYet.length > 1 ? ", …" : ""})`;
     return { d, apps, running: sites };
 }
 
@@ -213,11 +241,11 @@ async function stall(c: Ctx): Promise<Stall> {
             const done = await rolloutComplete(c, RELEASES.faulty, commit);
             // a state the stall can never come from: say so now instead of at the deadline
             if (typeof done !== "string") throw new Error(`${c.prefix} the rollout of ${RELEASES.faulty} completed on every tenant: the stall never came (does mandant-b's site-settings hold the news extension's keys? kubectl get configmap site-settings -n mandant-b -o yaml)`);
-            return `rollout not stuck: ${done}`;
+            return `not stuck: ${done}`;
         }
-        if (d.state !== "stuck") return d.summary;
+        if (d.state !== "stuck") return rolloutBrief(d);
         const hook = d.blocking.find((b) => b.hook)?.hook;
-        if (!hook) return `stuck, but no failed hook named yet: ${d.summary}`;
+        if (!hook) return `${rolloutBrief(d)}; no failed hook named yet`;
         // the lab's release stalls the rollout at mandant-b (step 2); a stall elsewhere means its tenant data was changed
         if (d.step !== 2 || d.blocking[0]?.application !== "mandant-b") throw new Error(`${c.prefix} the rollout is stuck, but not where the lab stalls it (step 2, mandant-b): ${d.summary} (was the tenants' site-settings changed? pulumi destroy resets them)`);
         if (!hook.log) return `stuck at ${hook.namespace}/${hook.job}, its Pod's log not read yet`;
@@ -243,7 +271,7 @@ async function stall(c: Ctx): Promise<Stall> {
         auto_sync_disabled_by_rollingsync: apps.length === TENANTS.length && apps.every((a) => a.spec?.syncPolicy?.automated?.enabled === false),
         detected_after_seconds: Math.max(0, Math.round((c.clock.now() - pushedAt) / 1000)),
     };
-    say(c, `stuck at step ${step} of ${d.steps}: ${d.summary}`);
+    say(c, `stuck at step ${step} of ${d.steps}: ${blocking.application}'s hook failed: "${hook.log}"`);
     return result;
 }
 
@@ -261,7 +289,7 @@ async function stallSettled(c: Ctx, stall: Stall): Promise<void> {
         if (app.spec?.source?.path !== `releases/${RELEASES.faulty}`) return true; // someone moved on already
         // given up; or succeeded (a learner gave the tenant the extension's keys: the stall is fixed another way); or never synced
         if (!app.operation && (!op || ["Failed", "Error", "Succeeded"].includes(op.phase))) return true;
-        return `${stall.blocking}: ${op?.phase ?? "no operation"}${op?.message ? ` (${op.message})` : ""}`;
+        return `${stall.blocking}'s sync ${op?.phase ?? "not started"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}`;
     });
 }
 
