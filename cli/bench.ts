@@ -5,6 +5,7 @@
  * scenario with poll-only waits (no refresh annotations, as a naive script would wait), for the
  * estimate beside it. Not a test: it prints figures for the README.
  */
+import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -66,7 +67,7 @@ async function benchTenants(json: boolean): Promise<number> {
 export const bench: Command = {
     name: "bench",
     summary: "time each step of the lab against the simulated Argo CD at its defaults, and estimate the real host's time",
-    usage: "bench [--json] [--cluster sim|real [--build]] | bench --tenants [--json] | bench --doctor [--json] [--rounds N]",
+    usage: "bench [--json] [--cluster sim|real [--build] [--pulumi]] | bench --tenants [--json] | bench --doctor [--json] [--rounds N]",
     details: [
         "--tenants           the tenants lab instead: each wait's time on the simulation's clock at Argo CD v3.5.1's and Kubernetes' defaults (the estimate for a real host)",
         "--doctor            the rollout doctor at scale instead: 10,000 Applications in 200 ApplicationSets and 100,000 Pods on the simulated API, live rounds timed with the doctor's peak memory, then --from on 20,000 Applications",
@@ -74,12 +75,14 @@ export const bench: Command = {
         "--json              one JSON object: profile, steps, total, poll_only",
         "--cluster real      measure against the real control plane (real Kubernetes API, real Argo CD v3.5.1 at its defaults); no poll-only run",
         "--build             with --cluster real: build the plane's binaries first if they are not (about 40 minutes, with progress)",
+        "--pulumi            with --cluster real: time gitops-lab up, a second up and destroy through the real Pulumi engine, beside the same steps without it",
     ],
-    options: { build: { type: "boolean" }, json: { type: "boolean" }, cluster: { type: "string" }, doctor: { type: "boolean" }, rounds: { type: "string" }, tenants: { type: "boolean" } },
+    options: { pulumi: { type: "boolean" }, build: { type: "boolean" }, json: { type: "boolean" }, cluster: { type: "string" }, doctor: { type: "boolean" }, rounds: { type: "string" }, tenants: { type: "boolean" } },
     async run(values) {
         oneOf("bench", values, ["tenants", "doctor", "cluster"]);
         onlyWith("bench", values, "rounds", "doctor");
         onlyWith("bench", values, "build", "cluster");
+        onlyWith("bench", values, "pulumi", "cluster");
         if (values.tenants) return benchTenants(!!values.json);
         if (values.doctor) {
             const rounds = intOption(values, "rounds", { min: 1, max: 100, default: 3 });
@@ -94,7 +97,7 @@ export const bench: Command = {
             if (!planeBuilt() && !values.build) {
                 throw new UsageError("--cluster real needs the real plane's binaries, which are not built here: building them from Go modules takes about 40 minutes on 2 cores. Run gitops-lab build-real-plane first, or add --build to build them now");
             }
-            return benchReal(!!values.json);
+            return values.pulumi ? benchPulumi(!!values.json) : benchReal(!!values.json);
         }
         const rows = await runOnce({ refresh: true });
         const pollOnly = await runOnce({ refresh: false });
@@ -115,6 +118,71 @@ export const bench: Command = {
         return EXIT.OK;
     },
 };
+
+/** One `gitops-lab` command in a child process (as a user runs it), its output kept; resolves with its exit code and wall time. */
+function timedCli(args: string[], env: NodeJS.ProcessEnv, say: (l: string) => void): Promise<{ code: number | null; s: number; out: string }> {
+    const t0 = Date.now();
+    return new Promise((resolve) => {
+        const child = spawn(process.execPath, [path.join(__dirname, "..", "bin", "gitops-lab"), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (out += d));
+        child.on("exit", (code) => {
+            say(`gitops-lab ${args[0]}: exit ${code} after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+            resolve({ code, s: s(Date.now() - t0), out });
+        });
+    });
+}
+
+/**
+ * The Pulumi engine's own cost on the real plane: `gitops-lab up` (the shop lab, steps 1-8), a second
+ * `up` (no changes) and `destroy`, each as a user runs it, beside the scenario alone (no Pulumi) on
+ * the same plane.
+ */
+async function benchPulumi(json: boolean): Promise<number> {
+    const { startRealLab } = await import("../realplane/realLab");
+    const { buildPulumi } = await import("../realplane/pulumiBuild");
+    const { KubeCluster } = await import("../lab/ports/cluster");
+    const { solveShopLab } = await import("../lab/shop/solve");
+    const say = json ? () => {} : (l: string) => console.log(`[bench] ${l}`);
+    await buildPulumi(say);
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pulumi-"));
+    fs.chmodSync(root, 0o755);
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pulumi-state-"));
+    const lab = await startRealLab(root, say);
+    try {
+        const kubeconfigPath = path.join(root, "kubeconfig");
+        fs.writeFileSync(kubeconfigPath, lab.kubeconfig);
+        const configFile = path.join(state, "Pulumi.bench.yaml");
+        fs.writeFileSync(configFile, `config:\n  gitops-lab:root: ${root}\n  gitops-lab:kubeconfigPath: ${kubeconfigPath}\n  gitops-lab:solveThrough: 8\n`);
+        const env = { ...process.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "" };
+        const rows: { what: string; s: number }[] = [];
+        for (const [what, args] of [
+            ["pulumi up (the shop lab, steps 1-8)", ["up", "--config-file", configFile]],
+            ["a second up (no changes)", ["up", "--config-file", configFile, "--expect-no-changes"]],
+            ["destroy", ["destroy", "--config-file", configFile]],
+        ] as const) {
+            const r = await timedCli([...args], env, say);
+            if (r.code !== 0) throw new Error(`gitops-lab ${args.join(" ")} failed (exit ${r.code}): ${r.out.trim().split("\n").pop()}`);
+            rows.push({ what, s: r.s });
+        }
+        const t0 = Date.now();
+        const run = await solveShopLab({ layout: lab.layout, cluster: new KubeCluster(lab.kubeconfig) }, 8);
+        rows.push({ what: "the same steps without Pulumi (solveShopLab)", s: s(Date.now() - t0) });
+        const overhead = Math.round((rows[0].s - rows[3].s) * 10) / 10;
+        if (json) console.log(JSON.stringify({ profile: "real-plane", pulumi: rows, engine_overhead_s: overhead, steps: run.timings.length }));
+        else {
+            for (const r of rows) console.log(`${r.s.toFixed(1).padStart(8)} s  ${r.what}`);
+            console.log(`${overhead.toFixed(1).padStart(8)} s  the engine's own cost in an up (the first row less the last)`);
+            console.log(`(measured: local control plane, fake nodes, real Argo CD v3.5.1, Pulumi CLI built from Go modules; node ${process.version}, ${os.cpus().length} cores)`);
+        }
+        return EXIT.OK;
+    } finally {
+        await lab.stop();
+        fs.rmSync(state, { recursive: true, force: true });
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+}
 
 /** The same table against the real control plane: wall time is the real time there (local plane, fake nodes). */
 async function benchReal(json: boolean): Promise<number> {

@@ -133,7 +133,7 @@ export async function recoverInterruptedRun(stack: Stack, log: Log, backend = pr
     const pending: any[] = deployment?.pending_operations ?? [];
     if (pending.length) {
         const what = pending.map((p) => `${p.type} ${String(p.resource?.urn ?? "").split("::").pop()}`).join(", ");
-        log(`the last run was interrupted with ${pending.length} operation${pending.length === 1 ? "" : "s"} pending (${what}): clearing them with a refresh, as the Pulumi CLI advises`);
+        log(`the last run was interrupted with ${pending.length} operation${pending.length === 1 ? "" : "s"} pending (${what}): clearing ${pending.length === 1 ? "it" : "them"} with a refresh, as the Pulumi CLI advises`);
         await stack.refresh({ clearPendingCreates: true, onOutput: (s) => process.stdout.write(s) });
     }
 }

@@ -91,6 +91,10 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         // the CLI built from Go modules (none on PATH here), the lab's own backend and passphrase
         env = { ...process.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "" };
     });
+    // each test starts from an empty stack: one that failed half-way is destroyed after it
+    afterEach(async () => {
+        if (stackResources() > 0) await gitopsLab(["destroy", "--config-file", configFile], env);
+    });
     after(async () => lab?.stop());
 
     it("preview on an empty stack lists the plan and changes nothing on the host or in the cluster", async () => {
@@ -118,7 +122,7 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         assert.strictEqual(r.code, 0, r.out);
 
         // every stack output equals its result file; verify grades both labs live
-        const outputs = await gitopsLab(["outputs", "--config-file", configFile], env);
+        const outputs = await gitopsLab(["outputs"], env);
         assert.strictEqual(outputs.code, 0, outputs.out);
         const outs = JSON.parse(outputs.out.slice(outputs.out.indexOf("{")));
         const shop = labLayout(root);
@@ -169,7 +173,7 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         const r = await gitopsLab(["up", "--config-file", configFile], env);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.out, /\[lab\] (the stack was locked by PID \d+, which is gone|the last run was interrupted with \d+ operations? pending)/);
-        const outputs = await gitopsLab(["outputs", "--config-file", configFile], env);
+        const outputs = await gitopsLab(["outputs"], env);
         assert.strictEqual(JSON.parse(outputs.out.slice(outputs.out.indexOf("{"))).completedThrough, 8);
         const d = await gitopsLab(["destroy", "--config-file", configFile], env);
         assert.strictEqual(d.code, 0, d.out);
