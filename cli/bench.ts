@@ -173,7 +173,7 @@ async function benchPulumi(json: boolean): Promise<number> {
         if (json) console.log(JSON.stringify({ profile: "real-plane", pulumi: rows, engine_overhead_s: overhead, steps: run.timings.length }));
         else {
             for (const r of rows) console.log(`${r.s.toFixed(1).padStart(8)} s  ${r.what}`);
-            console.log(`${overhead.toFixed(1).padStart(8)} s  the engine's own cost in an up (the first row less the last)`);
+            console.log(`${overhead.toFixed(1).padStart(8)} s  what the stack adds to an up beyond the steps: the engine, its providers, the git daemon's and the doctor's resources and their waits (the first row less the last)`);
             console.log(`(measured: local control plane, fake nodes, real Argo CD v3.5.1, Pulumi CLI built from Go modules; node ${process.version}, ${os.cpus().length} cores)`);
         }
         return EXIT.OK;
