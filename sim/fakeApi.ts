@@ -6,6 +6,7 @@
  *
  * Only what the lab touches is implemented; anything else answers 404 with a Status object.
  */
+import { toTable, wantsTable } from "./tables";
 import { randomUUID } from "crypto";
 import { EventEmitter } from "events";
 import * as fs from "fs";
@@ -438,6 +439,10 @@ export class FakeKube {
                     res.writeHead(200, { "Content-Type": "text/plain" });
                     return res.end(answer.__text);
                 }
+                // kubectl get asks for the Table form: the columns the real API server prints
+                if (req.method === "GET" && wantsTable(req.headers.accept)) {
+                    return send(200, toTable(this.route(url.pathname).t.kind, answer, { includeObject: url.searchParams.get("includeObject") }));
+                }
                 send(req.method === "POST" ? 201 : 200, answer);
             } catch (e: any) {
                 const code = e instanceof HttpError ? e.code : 500;
@@ -510,6 +515,9 @@ export class FakeKube {
     }
 }
 
+/** The kinds of the `all` category (`kubectl get all`) among those served, as the real API server lists them. */
+const IN_ALL = ["pods", "deployments", "statefulsets", "jobs"];
+
 /** The API's self-description that kubectl reads first: /version and the legacy discovery documents. */
 export function discovery(pathname: string): any | null {
     const p = pathname.replace(/\/+$/, "") || "/";
@@ -537,7 +545,7 @@ export function discovery(pathname: string): any | null {
         apiVersion: "v1",
         groupVersion: group ? `${group}/${version}` : version,
         resources: types.flatMap((t) => [
-            { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs, ...(t.shortNames ? { shortNames: t.shortNames } : {}) },
+            { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs, ...(t.shortNames ? { shortNames: t.shortNames } : {}), ...(IN_ALL.includes(t.plural) ? { categories: ["all"] } : {}) },
             ...(t.kind === "Namespace" ? [{ name: "namespaces/finalize", singularName: "", namespaced: false, kind: "Namespace", verbs: ["update"] }] : []),
         ]),
     };

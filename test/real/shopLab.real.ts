@@ -53,6 +53,24 @@ async function recorder(kubeconfig: string): Promise<{ transitions: Transitions;
     };
 }
 
+/** What a learner's `kubectl get` prints for the lab's objects: each command's table, ages left out (they differ by when each ran). */
+const TABLE_COMMANDS = [
+    ["get", "applications", "-n", "argocd"],
+    ["get", "applications", "-n", "argocd", "-o", "wide"],
+    ["get", "configmap", "shop-config", "-n", "shop-prod"],
+    ["get", "namespaces", "shop-dev", "shop-prod"],
+    ["get", "applicationsets", "-n", "argocd"],
+];
+function tablesOf(kubeconfigFile: string): Record<string, string[][]> {
+    const out: Record<string, string[][]> = {};
+    for (const args of TABLE_COMMANDS) {
+        const lines = execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, ...args], { encoding: "utf8" }).trim().split("\n").map((l) => l.split(/ {2,}/));
+        const age = lines[0].indexOf("AGE");
+        out[args.join(" ")] = lines.map((cells) => cells.filter((_, i) => i !== age));
+    }
+    return out;
+}
+
 /**
  * Where the simulation and the real Argo CD may differ in what a watch sees, and why. Everything
  * else that differs fails the test, so a difference is either fixed in the simulation or written
@@ -94,6 +112,8 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
         const realRoot = fs.mkdtempSync(path.join(os.tmpdir(), "real-lab-"));
         const lab = await startRealLab(realRoot, (l) => console.log(`  ${l}`));
         let real: Transitions;
+        let realTables: Record<string, string[][]>;
+        let simTables: Record<string, string[][]>;
         try {
             const rec = await recorder(lab.kubeconfig);
             const cluster = new KubeCluster(lab.kubeconfig);
@@ -137,6 +157,7 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
             assert.match(kubectl("apply", "--server-side", "--field-manager=gitops-lab", "--dry-run=server", "--validate=strict", "-f", manifests), /deployment\.apps\/rollout-doctor serverside-applied \(server dry run\)/);
             rec.stop();
             real = rec.transitions;
+            realTables = tablesOf(kubeconfigFile);
         } finally {
             await lab.stop();
         }
@@ -149,6 +170,9 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
             await solveSimulatedLab(sim, 8);
             rec.stop();
             simulated = rec.transitions;
+            const simKubeconfig = path.join(simRoot, "kubeconfig");
+            fs.writeFileSync(simKubeconfig, sim.kubeconfig);
+            simTables = tablesOf(simKubeconfig);
         } finally {
             await sim.stop();
         }
@@ -163,5 +187,8 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
         for (const k of s) if (!r.has(k) && !EXPLAINED[k]) differences.push(`the simulation showed ${k}, the real Argo CD never did`);
         console.log(`  real:      ${JSON.stringify(real)}\n  simulated: ${JSON.stringify(simulated)}`);
         assert.deepStrictEqual(differences, []);
+        // kubectl's tables: the same columns, and the same values for the same objects (but the revision, a different commit in each run)
+        const noRevision = (t: Record<string, string[][]>) => ({ ...t, "get applications -n argocd -o wide": t["get applications -n argocd -o wide"].map((r) => r.filter((_, i) => i !== 3)) });
+        assert.deepStrictEqual(noRevision(simTables!), noRevision(realTables!));
     });
 });
