@@ -15,6 +15,7 @@ import { pollUntil } from "../../lab/ports/wait";
 import { verify } from "../../lab/shop/checks";
 import { solveShopLab } from "../../lab/shop/solve";
 import { reapRealPlanes } from "../../realplane/plane";
+import { REAL_PLANE } from "../../realplane/versions";
 import { startRealLab } from "../../realplane/realLab";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
@@ -86,6 +87,13 @@ const EXPLAINED: Record<string, string> = {
 
 describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", function () {
     this.timeout(3_600_000);
+
+    it("the install.yaml the lab ships is byte for byte upstream's v3.5.1 manifests/install.yaml, as the Go module proxy serves it (checksummed by the Go checksum database)", async () => {
+        const { moduleDir } = await import("../../realplane/build");
+        const upstream = fs.readFileSync(path.join(await moduleDir(`github.com/argoproj/argo-cd/v3@${REAL_PLANE.argocd}`), "manifests", "install.yaml"));
+        const shipped = fs.readFileSync(path.join(__dirname, "..", "..", "components", "argocd-install", "install.yaml"));
+        assert.ok(shipped.equals(upstream), "components/argocd-install/install.yaml differs from the module's");
+    });
 
     it("given a plane whose process was killed, then the next start takes it down: no process and no /etc/hosts line left behind", async () => {
         const child = spawn(process.execPath, ["-e", `require(${JSON.stringify(require.resolve("ts-node"))}).register({ project: ${JSON.stringify(path.join(__dirname, "..", "..", "tsconfig.json"))} }); require(${JSON.stringify(path.join(__dirname, "..", "..", "realplane", "plane.ts"))}).startRealPlane().then(() => console.log("UP"))`], { stdio: ["ignore", "pipe", "inherit"] });
