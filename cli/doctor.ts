@@ -14,7 +14,8 @@ import { sleep } from "../lab/ports/wait";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
-const DUMP_HINT = "make it with kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json";
+const DUMP_HINT_COMMAND = "kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json";
+const DUMP_HINT = `make it with ${DUMP_HINT_COMMAND}`;
 
 function readDump(file: string): Dump {
     let text: string;
@@ -48,6 +49,17 @@ function print(ds: Diagnosis[], dump: Dump, json: boolean) {
         if (note && d.state !== "complete") console.log(note);
         console.log("");
     }
+}
+
+/**
+ * A dump with Applications not Synced and Healthy but no ApplicationSet: the rollout cannot be
+ * placed, and saying "no ApplicationSets found" with success would hide them. The line, or null.
+ */
+export function applicationsWithoutAppSet(dump: Dump): string | null {
+    const unwell = dump.applications.filter((a) => a.status?.sync?.status !== "Synced" || a.status?.health?.status !== "Healthy");
+    if (!unwell.length) return null;
+    const names = unwell.slice(0, 5).map((a) => `${a.metadata?.name} (${a.status?.sync?.status ?? "?"}/${a.status?.health?.status ?? "?"})`).join(", ") + (unwell.length > 5 ? ` and ${unwell.length - 5} more` : "");
+    return `no ApplicationSet in the dump, but ${unwell.length} Application${unwell.length === 1 ? " is" : "s are"} not Synced and Healthy: ${names}; dump the ApplicationSets too (${DUMP_HINT_COMMAND}) to see which rollout step they are in`;
 }
 
 /** An --appset that names nothing is a failure, not "nothing stuck". */
@@ -112,6 +124,13 @@ export const doctor: Command = {
             const dump = await read();
             checkAppSetExists(dump, appset);
             const ds = diagnose(dump, { ...opts, now: new Date() });
+            const orphans = ds.length ? null : applicationsWithoutAppSet(dump);
+            if (orphans) {
+                // Applications that are not at rest and no ApplicationSet to place them in a rollout: a finding, not "nothing found"
+                if (values.json) console.log(JSON.stringify({ ...toJson(ds), finding: orphans }, null, 2));
+                else console.log(orphans);
+                return EXIT.FINDING;
+            }
             print(ds, dump, !!values.json);
             return ds.some((d) => d.state === "stuck") ? EXIT.FINDING : EXIT.OK;
         }

@@ -175,7 +175,7 @@ describe("rollout doctor: the cause where it really is", () => {
         assert.strictEqual(d.blocking[0].hook!.log, "config/system/settings.php is not writable.");
     });
 
-    it("given a sync waiting for its next retry (syncResult reset, v3.5.1), then the failed hook Job itself is the cause, and the retry is named", () => {
+    it("given a retry that has started (v3.5.1 clears syncResult then), then the failed hook Job itself is the cause, and the retry is named", () => {
         const l = fieldReport({ retrying: true });
         const app = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-b");
         delete app.status.operationState.syncResult;

@@ -220,7 +220,7 @@ describe("rollout doctor: the command on a saved dump", function () {
     it("bad usage exits 2 with one line: a missing value, an unknown option", () => {
         for (const [args, msg] of [
             [["--interval"], /--interval/],
-            [["--interval", "x"], /--interval takes a number >= 0\.05, got "x"/],
+            [["--watch", "--interval", "x"], /--interval takes a number >= 0\.05, got "x"/],
             [["--bogus"], /Unknown option '--bogus'.*--help/],
         ] as [string[], RegExp][]) {
             const r = runCli("doctor", args);

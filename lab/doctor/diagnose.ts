@@ -1,8 +1,10 @@
 /**
  * The rollout doctor (docs/tenants-lab.md, "The rollout doctor"): names the step at which a RollingSync rollout is stuck
  * and why, walking the chain an operator walks by hand: ApplicationSet step -> Application ->
- * hook Job -> its Pod's termination message. A pure function from objects to a diagnosis.
+ * hook Job -> the error line of its Pod's log (or of a termination message). A pure function from
+ * objects to a diagnosis.
  */
+import { errorLine } from "./errorLine";
 import { ERROR_CONDITION_TYPES } from "../argo/application";
 
 export interface Dump {
@@ -19,6 +21,10 @@ export const logCommand = (ns: string, job: string) => `kubectl logs -n ${ns} jo
 
 /** The hook annotation Argo CD reads (gitops-engine/pkg/sync/hook). */
 export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
+/** Argo CD v3's default resource tracking: `<app>:<group>/<kind>:<namespace>/<name>`. */
+export const TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id";
+/** The tracking label (Argo CD's label tracking method). */
+export const INSTANCE_LABEL = "app.kubernetes.io/instance";
 
 export interface HookInfo {
     namespace: string;
@@ -112,7 +118,11 @@ function ownedBy(appset: any, app: any): boolean {
     return (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && (r.uid ? r.uid === appset.metadata.uid : r.name === appset.metadata.name));
 }
 
-/** The real error text of a Job: its Pods' termination messages (newest first). */
+/**
+ * The real error text of a Job, from its newest Pod: the error line of the Pod's log (errorLine.ts),
+ * where the program wrote it; else of a failed container's termination message (which the default
+ * terminationMessagePolicy leaves empty).
+ */
 function jobLog(dump: Dump, job: any): string {
     const name = job.metadata.name;
     const ns = job.metadata.namespace;
@@ -124,17 +134,15 @@ function jobLog(dump: Dump, job: any): string {
                 (p.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "Job" && r.name === name)),
     );
     pods.sort((a, b) => String(b.metadata?.creationTimestamp ?? "").localeCompare(String(a.metadata?.creationTimestamp ?? "")));
-    const lastLine = (text: string) => text.trim().split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? "";
     // the Pod's log, where the program's own error is (the default terminationMessagePolicy writes no message)
     for (const p of pods) {
         const log = dump.logs?.[`${p.metadata?.namespace}/${p.metadata?.name}`];
-        if (log && lastLine(log)) return lastLine(log);
+        if (log && errorLine(log)) return errorLine(log);
     }
     for (const p of pods) {
         for (const cs of [...(p.status?.containerStatuses ?? []), ...(p.status?.initContainerStatuses ?? [])]) {
             const t = cs.state?.terminated ?? cs.lastState?.terminated;
-            // the last line a failing container wrote to its termination message is the error itself
-            if (t && t.exitCode !== 0 && t.message) return String(t.message).trim().split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? "";
+            if (t && t.exitCode !== 0 && t.message && errorLine(String(t.message))) return errorLine(String(t.message));
         }
     }
     // an exit code is not the cause: the caller names the command that shows the Pod's log instead
@@ -143,18 +151,29 @@ function jobLog(dump: Dump, job: any): string {
 
 const jobFailed = (j: any) => (j?.status?.conditions ?? []).find((c: any) => c.type === "Failed" && c.status === "True");
 
+/** Whether a Job belongs to this Application: Argo CD's tracking annotation (v3's default) or its instance label. */
+function trackedBy(job: any, app: any): boolean {
+    const id: string | undefined = job.metadata?.annotations?.[TRACKING_ANNOTATION];
+    if (id !== undefined) return id.startsWith(`${app.metadata?.name}:`);
+    return job.metadata?.labels?.[INSTANCE_LABEL] === app.metadata?.name;
+}
+
 /**
- * The hook that failed in the last sync, with its Job's reason and its Pods' error text. While a
- * sync waits for its next retry, v3.5.1 resets syncResult and the failed hook is not in it: then the
- * newest failed hook Job in the Application's destination namespace is the cause.
+ * The hook that failed in the last sync, with its Job's reason and its Pods' error text. v3.5.1 keeps
+ * the last attempt's syncResult while a retry waits and clears it when the retry starts: then the
+ * sync result names no hook, and the cause is the newest failed hook Job of this Application (its
+ * tracking annotation or label) created during the current operation: never another Application's
+ * Job in a shared namespace, never one left from an earlier release.
  */
 function failedHook(dump: Dump, app: any): HookInfo | null {
     const resources: any[] = app.status?.operationState?.syncResult?.resources ?? [];
     let hook = resources.find((r) => r.hookType && ["Failed", "Error"].includes(r.hookPhase));
     if (!hook) {
         const ns = app.spec?.destination?.namespace;
+        const startedAt: string | undefined = app.status?.operationState?.startedAt;
         const job = dump.jobs
-            .filter((j) => j.metadata?.namespace === ns && j.metadata?.annotations?.[HOOK_ANNOTATION] && jobFailed(j))
+            .filter((j) => j.metadata?.namespace === ns && j.metadata?.annotations?.[HOOK_ANNOTATION] && jobFailed(j) && trackedBy(j, app))
+            .filter((j) => !startedAt || Date.parse(j.metadata?.creationTimestamp ?? "") >= Date.parse(startedAt) - 1000) // whole seconds on both
             .sort((a, b) => String(b.metadata?.creationTimestamp ?? "").localeCompare(String(a.metadata?.creationTimestamp ?? "")))[0];
         if (!job) return null;
         hook = { name: job.metadata.name, namespace: ns, hookType: job.metadata.annotations[HOOK_ANNOTATION], hookPhase: "Failed" };
@@ -315,7 +334,8 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     const since = times.length ? times.sort()[0] : rollout?.lastTransitionTime ?? null;
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
-    const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current).sort((a, b) => (a.step as number) - (b.step as number) || a.name.localeCompare(b.name)).map((e) => ({ application: e.name, step: e.step as number }));
+    // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
+    const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced").sort((a, b) => (a.step as number) - (b.step as number) || a.name.localeCompare(b.name)).map((e) => ({ application: e.name, step: e.step as number }));
 
     // the first few names, then a count: a summary over thousands of Applications stays one short line
     const few = <T>(xs: T[], n: number, f: (x: T) => string, sep: string) => xs.slice(0, n).map(f).join(sep) + (xs.length > n ? `${sep}and ${xs.length - n} more` : "");

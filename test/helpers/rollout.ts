@@ -126,13 +126,18 @@ export function failedPreSync(job: string, ns: string, retrying: boolean): any {
     };
 }
 
-/** A PreSync hook Job; failed ones carry the upstream job-failed.yaml status. */
-export function hookJob(ns: string, name: string, state: "failed" | "running" | "complete"): any {
+/**
+ * A PreSync hook Job of Application `app` (default: the one named like its namespace), tracked as Argo
+ * CD v3 tracks what it applies (the tracking-id annotation); failed ones carry the upstream
+ * job-failed.yaml status.
+ */
+export function hookJob(ns: string, name: string, state: "failed" | "running" | "complete", opts: { app?: string; minutesOld?: number } = {}): any {
     const upstream = readFixture("job-failed.yaml")[0];
+    const annotations = { "argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/tracking-id": `${opts.app ?? ns}:batch/Job:${ns}/${name}` };
     return {
         apiVersion: "batch/v1",
         kind: "Job",
-        metadata: { name, namespace: ns, uid: `job-${ns}-${name}`, annotations: { "argocd.argoproj.io/hook": "PreSync" }, creationTimestamp: minutesAgo(62) },
+        metadata: { name, namespace: ns, uid: `job-${ns}-${name}`, annotations, creationTimestamp: minutesAgo(opts.minutesOld ?? 62) },
         spec: { backoffLimit: 2, template: { spec: { restartPolicy: "Never", containers: [{ name: "setup", image: "registry.example.org/sites/typo3:1.1.0", command: ["vendor/bin/typo3", "setup"] }] } } },
         status:
             state === "failed"

@@ -1,0 +1,96 @@
+/**
+ * What the rollout doctor reads more closely: the error a tool printed (not its last line), the
+ * right Job to blame when the sync result names none, who is really waiting, and a dump without an
+ * ApplicationSet. The tools' outputs below are written by us in the shape those tools print.
+ */
+import * as assert from "assert";
+import { applicationsWithoutAppSet } from "../cli/doctor";
+import { diagnose, dumpFromList } from "../lab/doctor/diagnose";
+import { errorLine, MAX_ERROR_BYTES } from "../lab/doctor/errorLine";
+import { fieldReport, hookJob, list, minutesAgo, NOW } from "./helpers/rollout";
+
+const opts = { now: NOW, stuckAfterSeconds: 600 };
+const itemsOf = (l: any): any[] => l.items;
+
+describe("the error, not the last line (errorLine)", () => {
+    const outputs: [string, string, string][] = [
+        [
+            "a TYPO3/Symfony console command: the exception block, then the command's usage",
+            "Setting up extension news\n\nIn ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n\n\nextension:setup [-e|--extension EXTENSION] [--] [<extensions>...]\n\n",
+            "config/system/settings.php is not writable.",
+        ],
+        ["a shell with set -x: the trace after the error", "+ cp /app/settings.tmpl /app/config/settings.php\ncp: cannot create regular file '/app/config/settings.php': Read-only file system\n+ exit 1\n", "cp: cannot create regular file '/app/config/settings.php': Read-only file system"],
+        [
+            "a Python traceback: its last line",
+            "Migrating...\nTraceback (most recent call last):\n  File \"/app/migrate.py\", line 12, in <module>\n    open(path, \"w\")\nPermissionError: [Errno 13] Permission denied: '/app/config/settings.php'\nmigration aborted\n",
+            "PermissionError: [Errno 13] Permission denied: '/app/config/settings.php'",
+        ],
+        ["a Go panic: its first line", "starting\npanic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a1b2c]\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:14 +0x1d\nexit status 2\n", "panic: runtime error: invalid memory address or nil pointer dereference"],
+        ["git: its fatal: line before the hints", "Cloning into 'site'...\nfatal: could not read Username for 'https://git.example.org': No such device or address\nhint: use a credential helper\n", "fatal: could not read Username for 'https://git.example.org': No such device or address"],
+        ["Node: the Error: line above its stack", "Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1607:16)\n", "Error: connect ECONNREFUSED 127.0.0.1:5432"],
+        ["a log level: FATAL", "2026-12-01 INFO starting\n2026-12-01 FATAL database schema is newer than this release\n2026-12-01 INFO shutting down\n", "2026-12-01 FATAL database schema is newer than this release"],
+        ["nothing marked as an error: the last non-empty line", "step one\nstep two went wrong somehow\n\n", "step two went wrong somehow"],
+    ];
+    for (const [what, output, want] of outputs) it(`${what}`, () => assert.strictEqual(errorLine(output), want));
+
+    it("quotes at most 1 KiB", () => {
+        const line = errorLine(`Error: ${"ä".repeat(2000)}`);
+        assert.ok(Buffer.byteLength(line) <= MAX_ERROR_BYTES && line.endsWith("…"), String(Buffer.byteLength(line)));
+    });
+});
+
+describe("blame the right Job when the sync result names no failed hook", () => {
+    /** The field report while mandant-b's retry waits (no syncResult), with `jobs` in place of its hook Job. */
+    const retrying = (jobs: any[]) => {
+        const l = fieldReport({ retrying: true });
+        const app = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-b");
+        delete app.status.operationState.syncResult;
+        l.items = [...itemsOf(l).filter((o) => !(o.kind === "Job" && o.metadata.namespace === "mandant-b")), ...jobs];
+        return l;
+    };
+    const blamed = (l: any) => diagnose(dumpFromList(l), opts)[0].blocking[0].hook?.job ?? null;
+
+    it("given another Application's failed hook Job, newer, in the same namespace, then it is not blamed", () => {
+        const ours = hookJob("mandant-b", "site-setup", "failed", { minutesOld: 60 });
+        const theirs = hookJob("mandant-b", "db-migrate", "failed", { app: "shared-db", minutesOld: 30 });
+        assert.strictEqual(blamed(retrying([ours, theirs])), "site-setup");
+    });
+
+    it("given only a failed hook Job from before the current operation (an earlier release), then none is blamed", () => {
+        assert.strictEqual(blamed(retrying([hookJob("mandant-b", "site-setup", "failed", { minutesOld: 200 })])), null);
+    });
+
+    it("given a hook named by generateName, then its Job (tracked by the Application) is blamed", () => {
+        assert.strictEqual(blamed(retrying([hookJob("mandant-b", "site-setup-x7k2p", "failed", { minutesOld: 61 })])), "site-setup-x7k2p");
+    });
+
+    it("given a HookSucceeded-only delete policy, then the failed Job it keeps is blamed", () => {
+        const job = hookJob("mandant-b", "site-setup", "failed", { minutesOld: 61 });
+        job.metadata.annotations["argocd.argoproj.io/hook-delete-policy"] = "HookSucceeded";
+        assert.strictEqual(blamed(retrying([job])), "site-setup");
+    });
+});
+
+describe("waiting means waiting", () => {
+    it("given a later step's Application already Synced at the target, then it is not listed as waiting", () => {
+        const l = fieldReport();
+        const c = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-c");
+        c.status.sync.status = "Synced";
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.deepStrictEqual(d.waiting, [{ application: "mandant-d", step: 4 }]);
+        assert.match(d.summary, /Waiting behind it: mandant-d \(step 4\)\.$/);
+    });
+});
+
+describe("a dump without an ApplicationSet", () => {
+    it("given Applications not at rest and no ApplicationSet, then it says so (a finding), naming them", () => {
+        const l = fieldReport();
+        const dump = dumpFromList(list(...itemsOf(l).filter((o) => o.kind !== "ApplicationSet")));
+        assert.match(applicationsWithoutAppSet(dump)!, /^no ApplicationSet in the dump, but 3 Applications are not Synced and Healthy: mandant-b \(OutOfSync\/Healthy\), mandant-c \(OutOfSync\/Healthy\), mandant-d \(OutOfSync\/Healthy\); dump the ApplicationSets too \(kubectl get applicationsets/);
+    });
+
+    it("given only Applications at rest, then there is nothing to say", () => {
+        const app = { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "a", namespace: "argocd", creationTimestamp: minutesAgo(5) }, status: { sync: { status: "Synced" }, health: { status: "Healthy" } } };
+        assert.strictEqual(applicationsWithoutAppSet(dumpFromList(list(app))), null);
+    });
+});
