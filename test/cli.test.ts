@@ -56,7 +56,7 @@ describe("npm run simulate", function () {
 
 describe("gitops-lab: one command line", function () {
     this.timeout(60_000);
-    const COMMANDS = ["up", "destroy", "preflight", "simulate", "verify", "doctor", "bench", "build-real-plane"];
+    const COMMANDS = ["up", "preview", "refresh", "destroy", "outputs", "preflight", "simulate", "verify", "doctor", "bench", "build-real-plane"];
 
     it("lists its commands with --help and exits 0; no command at all is a usage error (2)", () => {
         const r = runCli("--help", []);
@@ -79,7 +79,7 @@ describe("gitops-lab: one command line", function () {
     it("an unknown command or option is a usage error (2), one line", () => {
         const r = runCli("nope", []);
         assert.strictEqual(r.code, 2);
-        assert.match(r.stderr, /^gitops-lab: unknown command "nope"; one of: up, destroy, preflight, simulate, verify, doctor, bench, build-real-plane\n$/);
+        assert.match(r.stderr, /^gitops-lab: unknown command "nope"; one of: up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, bench, build-real-plane\n$/);
         const o = runCli("verify", ["--nope"]);
         assert.strictEqual(o.code, 2);
         assert.match(o.stderr, /^gitops-lab verify: Unknown option '--nope' \(see gitops-lab verify --help\)\n$/);

@@ -208,12 +208,12 @@ describe("simulate: a root it cannot use is one line", function () {
         assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-simulate.lock")), "released at the end");
     });
 
-    it("given a root it cannot write, then it says so", () => {
+    it("given a root under a file, then it says so in one line, a usage error (2), before creating anything", () => {
         const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "not-a-dir-")), "file");
         fs.writeFileSync(file, "");
         const r = runCli("simulate", ["--root", path.join(file, "lab")]);
-        assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stderr, /^gitops-lab simulate: .*(is \S+ writable|ENOTDIR|not a directory)/);
+        assert.strictEqual(r.code, 2, r.out);
+        assert.match(r.stderr, /^gitops-lab simulate: --root \S+: \S+\/file is a file, not a directory; choose another --root\n$/);
     });
 
     it("given a finished lab, when --through asks for less, then it says steps cannot be undone", () => {
