@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../../lab/ports/cluster";
+import { run } from "../../lab/ports/exec";
 import { pollUntil } from "../../lab/ports/wait";
 import { verify } from "../../lab/shop/checks";
 import { solveShopLab } from "../../lab/shop/solve";
@@ -62,10 +63,11 @@ const TABLE_COMMANDS = [
     ["get", "namespaces", "shop-dev", "shop-prod"],
     ["get", "applicationsets", "-n", "argocd"],
 ];
-function tablesOf(kubeconfigFile: string): Record<string, string[][]> {
+// asynchronous: the simulated API answers from this very process
+async function tablesOf(kubeconfigFile: string): Promise<Record<string, string[][]>> {
     const out: Record<string, string[][]> = {};
     for (const args of TABLE_COMMANDS) {
-        const lines = execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, ...args], { encoding: "utf8" }).trim().split("\n").map((l) => l.split(/ {2,}/));
+        const lines = (await run("kubectl", ["--kubeconfig", kubeconfigFile, ...args])).stdout.trim().split("\n").map((l) => l.split(/ {2,}/));
         const age = lines[0].indexOf("AGE");
         out[args.join(" ")] = lines.map((cells) => cells.filter((_, i) => i !== age));
     }
@@ -165,7 +167,7 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
             assert.match(kubectl("apply", "--server-side", "--field-manager=gitops-lab", "--dry-run=server", "--validate=strict", "-f", manifests), /deployment\.apps\/rollout-doctor serverside-applied \(server dry run\)/);
             rec.stop();
             real = rec.transitions;
-            realTables = tablesOf(kubeconfigFile);
+            realTables = await tablesOf(kubeconfigFile);
         } finally {
             await lab.stop();
         }
@@ -180,7 +182,7 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
             simulated = rec.transitions;
             const simKubeconfig = path.join(simRoot, "kubeconfig");
             fs.writeFileSync(simKubeconfig, sim.kubeconfig);
-            simTables = tablesOf(simKubeconfig);
+            simTables = await tablesOf(simKubeconfig);
         } finally {
             await sim.stop();
         }
