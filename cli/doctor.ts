@@ -132,7 +132,7 @@ export const doctor: Command = {
                 return EXIT.FINDING;
             }
             print(ds, dump, !!values.json);
-            return ds.some((d) => d.state === "stuck") ? EXIT.FINDING : EXIT.OK;
+            return ds.some((d) => d.state === "stuck" || d.skipped.length) ? EXIT.FINDING : EXIT.OK;
         }
 
         const watcher = new RolloutWatcher(read, cluster, opts, (l) => console.log(`${new Date().toISOString()} ${l}`));

@@ -54,7 +54,7 @@ describe("rollout doctor: diagnosis", () => {
         it("then --json has exactly the fields of the issue", () => {
             const j = toJson([d]);
             assert.deepStrictEqual(Object.keys(j), ["applicationSets"]);
-            assert.deepStrictEqual(Object.keys(j.applicationSets[0]), ["name", "namespace", "strategy", "state", "step", "steps", "since", "summary", "blocking", "waiting"]);
+            assert.deepStrictEqual(Object.keys(j.applicationSets[0]), ["name", "namespace", "strategy", "state", "step", "steps", "since", "summary", "blocking", "waiting", "skipped"]);
             assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0]), ["application", "reason", "message", "hook"]);
             assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0].hook!), ["namespace", "job", "reason", "message", "log"]);
         });

@@ -5,7 +5,11 @@
  */
 import * as assert from "assert";
 import { applicationsWithoutAppSet } from "../cli/doctor";
-import { diagnose, dumpFromList } from "../lab/doctor/diagnose";
+import { diagnose, dumpFromList, toJson } from "../lab/doctor/diagnose";
+import { metricsText } from "../lab/doctor/metrics";
+import { readLive, RolloutWatcher } from "../lab/doctor/watch";
+import { KubeCluster } from "../lab/ports/cluster";
+import { FakeKube } from "../sim/fakeApi";
 import { errorLine, MAX_ERROR_BYTES } from "../lab/doctor/errorLine";
 import { fieldReport, hookJob, list, minutesAgo, NOW } from "./helpers/rollout";
 
@@ -92,5 +96,86 @@ describe("a dump without an ApplicationSet", () => {
     it("given only Applications at rest, then there is nothing to say", () => {
         const app = { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "a", namespace: "argocd", creationTimestamp: minutesAgo(5) }, status: { sync: { status: "Synced" }, health: { status: "Healthy" } } };
         assert.strictEqual(applicationsWithoutAppSet(dumpFromList(list(app))), null);
+    });
+});
+
+describe("the silent skip (upstream issues #12325, #29410): RollingSync marked an Application Healthy that it never synced", () => {
+    /** The field report after the fix was pushed: step 2 done, and mandant-d's entry Healthy while it is OutOfSync at the new path. */
+    const skippedReport = () => {
+        const l = fieldReport();
+        const d = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d");
+        d.spec.source.path = "releases/1.2.1";
+        d.status = { sync: { status: "OutOfSync", revision: "b".repeat(40) }, health: { status: "Healthy" }, operationState: { phase: "Succeeded", syncResult: { revision: "a".repeat(40), source: { ...d.spec.source, path: "releases/1.2.0" } } } };
+        const set = itemsOf(l).find((o) => o.kind === "ApplicationSet");
+        set.status.applicationStatus.find((s: any) => s.application === "mandant-d").status = "Healthy";
+        return l;
+    };
+
+    it("given an entry Healthy while its Application is OutOfSync at the target, then it is a finding of its own: the Application, its step, what it runs, what it should run, the remedy", () => {
+        const [d] = diagnose(dumpFromList(skippedReport()), opts);
+        assert.deepStrictEqual(d.skipped, [
+            { application: "mandant-d", step: 4, runs: "releases/1.2.0 at main", shouldRun: "releases/1.2.1 at main", remedy: "it will not sync until the next commit: push one, or sync it by hand (argocd app sync mandant-d)" },
+        ]);
+        assert.match(d.summary, /mandant-d \(step 4\) was skipped: its entry is Healthy but it runs releases\/1\.2\.0 at main, not releases\/1\.2\.1 at main; it will not sync until the next commit: push one, or sync it by hand \(argocd app sync mandant-d\)\.$/);
+        assert.deepStrictEqual(Object.keys(toJson([d]).applicationSets[0].skipped[0]), ["application", "step", "runs", "shouldRun", "remedy"]);
+    });
+
+    it("given a rollout otherwise complete, then it still says not every Application got it", () => {
+        const l = skippedReport();
+        const set = itemsOf(l).find((o) => o.kind === "ApplicationSet");
+        for (const s of set.status.applicationStatus) s.status = "Healthy";
+        set.status.conditions = set.status.conditions.map((c: any) => (c.type === "RolloutProgressing" ? { ...c, status: "False", message: "ApplicationSet Rollout has completed" } : c));
+        for (const a of itemsOf(l).filter((o) => o.kind === "Application" && o.metadata.name !== "mandant-d")) a.status = { sync: { status: "Synced" }, health: { status: "Healthy" } };
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.strictEqual(d.state, "complete");
+        assert.match(d.summary, /^tenants: rollout complete \(4 steps\), but not every Application got it\. mandant-d \(step 4\) was skipped/);
+    });
+
+    it("given Synced at the new revision with the old source path, then it is reported too", () => {
+        const l = skippedReport();
+        const app = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d");
+        app.status.sync = { status: "Synced", revision: "b".repeat(40), comparedTo: { source: { ...app.spec.source, path: "releases/1.2.0" } } };
+        assert.deepStrictEqual(diagnose(dumpFromList(l), opts)[0].skipped.map((s) => s.application), ["mandant-d"]);
+    });
+
+    it("given entries merely Pending, Progressing or Waiting, or an operation under way, then nothing is reported", () => {
+        for (const status of ["Pending", "Progressing", "Waiting"]) {
+            const l = skippedReport();
+            itemsOf(l).find((o) => o.kind === "ApplicationSet").status.applicationStatus.find((s: any) => s.application === "mandant-d").status = status;
+            assert.deepStrictEqual(diagnose(dumpFromList(l), opts)[0].skipped, [], status);
+        }
+        const l = skippedReport();
+        itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d").operation = { sync: { revision: "b".repeat(40) } };
+        assert.deepStrictEqual(diagnose(dumpFromList(l), opts)[0].skipped, []);
+        assert.deepStrictEqual(diagnose(dumpFromList(fieldReport()), opts)[0].skipped, [], "the field report has none");
+    });
+
+    it("then the metrics carry it as its own series", async () => {
+        const text = await metricsText(diagnose(dumpFromList(skippedReport()), opts));
+        assert.match(text, /^gitops_lab_rollout_skipped\{namespace="argocd",appset="tenants",step="4",application="mandant-d"\} 1$/m);
+    });
+
+    it("then the watcher posts one Warning RolloutSkipped Event naming it, once", async () => {
+        const posted: any[] = [];
+        const events = { createEvent: async (_ns: string, e: any) => void posted.push(e) } as any;
+        const w = new RolloutWatcher(async () => dumpFromList(skippedReport()), events, { stuckAfterSeconds: 600 });
+        await w.tick(NOW);
+        await w.tick(NOW);
+        const skips = posted.filter((e) => e.reason === "RolloutSkipped");
+        assert.strictEqual(skips.length, 1);
+        assert.strictEqual(skips[0].type, "Warning");
+        assert.match(skips[0].message, /^mandant-d \(step 4\) was skipped: it runs releases\/1\.2\.0 at main, not releases\/1\.2\.1 at main; it will not sync until the next commit/);
+    });
+
+    it("given the same state live on the simulated cluster (its controllers stopped), then the doctor's live read finds it", async () => {
+        const kube = new FakeKube();
+        for (const o of itemsOf(skippedReport())) kube.put(o, "setup");
+        const url = await kube.start();
+        try {
+            const dump = await readLive(new KubeCluster(kube.kubeconfig(url)));
+            assert.deepStrictEqual(diagnose(dump, opts)[0].skipped.map((s) => `${s.application}:${s.step}`), ["mandant-d:4"]);
+        } finally {
+            await kube.stop();
+        }
     });
 });

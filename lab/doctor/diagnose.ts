@@ -43,6 +43,23 @@ export interface Blocking {
 
 export type RolloutState = "complete" | "progressing" | "stuck";
 
+/**
+ * An Application RollingSync passed over (upstream issues #12325, #29410): its entry is Healthy while
+ * the Application is OutOfSync at the ApplicationSet's current target, or Synced at the new revision
+ * with the old source path. With automated sync disabled by RollingSync nothing syncs it until the
+ * next commit.
+ */
+export interface Skipped {
+    application: string;
+    step: number;
+    /** What it runs: the source path (and revision) of its last sync. */
+    runs: string;
+    /** What it should run: its spec's source path (and target revision). */
+    shouldRun: string;
+    /** The way out: a new commit, or a sync of that Application by hand. */
+    remedy: string;
+}
+
 export interface Diagnosis {
     name: string;
     namespace: string;
@@ -54,6 +71,8 @@ export interface Diagnosis {
     summary: string;
     blocking: Blocking[];
     waiting: { application: string; step: number }[];
+    /** Applications the rollout passed over (a finding of its own, whatever the state). */
+    skipped: Skipped[];
 }
 
 export interface DiagnoseOptions {
@@ -266,6 +285,28 @@ function indexApps(apps: any[]): AppIndex {
     return { byOwner, byName };
 }
 
+/** A source as a person reads it: its path, and its revision when it names one. */
+const sourceText = (src: any) => (src ? `${src.path ?? src.chart ?? "?"}${src.targetRevision ? ` at ${src.targetRevision}` : ""}` : "?");
+
+/**
+ * The silent skip, for an Application whose RollingSync entry is Healthy: OutOfSync at its current
+ * spec with no operation, or Synced while the last comparison was at another source path. Never for
+ * an entry that is Pending, Progressing or Waiting (the caller passes only Healthy ones).
+ */
+function skippedBy(app: any, step: number): Skipped[] {
+    if (app.operation || app.status?.operationState?.phase === "Running") return [];
+    const sync = app.status?.sync?.status;
+    const target = app.spec?.source;
+    const compared = app.status?.sync?.comparedTo?.source;
+    const lastSynced = app.status?.operationState?.syncResult?.source ?? compared;
+    const remedy = `it will not sync until the next commit: push one, or sync it by hand (argocd app sync ${app.metadata?.name})`;
+    if (sync === "OutOfSync") return [{ application: app.metadata?.name, step, runs: sourceText(lastSynced), shouldRun: sourceText(target), remedy }];
+    if (sync === "Synced" && compared?.path && target?.path && compared.path !== target.path) {
+        return [{ application: app.metadata?.name, step, runs: sourceText(compared), shouldRun: sourceText(target), remedy }];
+    }
+    return [];
+}
+
 function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppIndex = indexApps(dump.applications)): Diagnosis {
     const name = appset.metadata.name;
     const namespace = appset.metadata.namespace;
@@ -289,14 +330,14 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         const summary = blocking.length
             ? `${name}: no rollout strategy; failing: ${blocking.map((b) => `${b.application}: ${b.message}`).join("; ")}.`
             : `${name}: no rollout strategy (all Applications sync on their own); nothing is failing.`;
-        return { ...base, state, step: null, steps: 0, since: null, summary, blocking, waiting: [] };
+        return { ...base, state, step: null, steps: 0, since: null, summary, blocking, waiting: [], skipped: [] };
     }
 
     const steps: number = (appset.spec?.strategy?.rollingSync?.steps ?? []).length;
     if (!appset.status?.applicationStatus && names.length) {
         // applicationset_controller.go: with progressive syncs off the controller ignores the strategy and writes no applicationStatus
         const message = `the ApplicationSet has a RollingSync strategy but no status.applicationStatus: progressive syncs are off (applicationsetcontroller.enable.progressive.syncs in argocd-cmd-params-cm, read when the ApplicationSet controller starts), so the strategy is ignored`;
-        return { ...base, state: "stuck", step: null, steps, since: null, summary: `${name}: ${message}.`, blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }], waiting: [] };
+        return { ...base, state: "stuck", step: null, steps, since: null, summary: `${name}: ${message}.`, blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }], waiting: [], skipped: [] };
     }
     const entries = names.map((n) => {
         const st = statuses.find((s) => s.application === n);
@@ -304,12 +345,20 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     });
     const healthy = (e: (typeof entries)[number]) => (e.status ? e.status.status === "Healthy" : e.app?.status?.health?.status === "Healthy" && e.app?.status?.sync?.status === "Synced");
     const rollout = (appset.status?.conditions ?? []).find((c: any) => c.type === "RolloutProgressing");
+    // the first few names, then a count: a summary over thousands of Applications stays one short line
+    const few = <T>(xs: T[], n: number, f: (x: T) => string, sep: string) => xs.slice(0, n).map(f).join(sep) + (xs.length > n ? `${sep}and ${xs.length - n} more` : "");
     const fromCondition = rollout?.status === "True" ? Number(/rollout of step (\d+)/.exec(rollout.message ?? "")?.[1]) : NaN;
     const pendingSteps = entries.filter((e) => !healthy(e) && e.step !== null).map((e) => e.step as number);
     const current = Number.isInteger(fromCondition) && fromCondition > 0 ? fromCondition : pendingSteps.length ? Math.min(...pendingSteps) : null;
 
+    const skipped = entries.flatMap((e) => (e.step !== null && e.status?.status === "Healthy" && e.app ? skippedBy(e.app, e.step) : []));
+    const skippedLine = skipped.length ? ` ${few(skipped, 3, (s) => `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`, "; ")}.` : "";
+
     if (current === null) {
-        return { ...base, state: "complete", step: null, steps, since: null, summary: `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`, blocking: [], waiting: [] };
+        const summary = skipped.length
+            ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
+            : `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`;
+        return { ...base, state: "complete", step: null, steps, since: null, summary: clip(summary), blocking: [], waiting: [], skipped };
     }
 
     const inStep = entries.filter((e) => e.step === current && !healthy(e));
@@ -337,15 +386,13 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
     const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced").sort((a, b) => (a.step as number) - (b.step as number) || a.name.localeCompare(b.name)).map((e) => ({ application: e.name, step: e.step as number }));
 
-    // the first few names, then a count: a summary over thousands of Applications stays one short line
-    const few = <T>(xs: T[], n: number, f: (x: T) => string, sep: string) => xs.slice(0, n).map(f).join(sep) + (xs.length > n ? `${sep}and ${xs.length - n} more` : "");
     const causes = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
     const behind = waiting.length ? ` Waiting behind it: ${few(waiting, 5, (w) => `${w.application} (step ${w.step})`, ", ")}.` : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${minutes(since, opts.now)} — ${causes}.${behind}`
-            : `${name}: rollout at step ${current} of ${steps}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}`;
-    return { ...base, state, step: current, steps, since, summary: clip(summary), blocking, waiting };
+            ? `${name}: rollout stuck at step ${current} of ${steps}${minutes(since, opts.now)} — ${causes}.${behind}${skippedLine}`
+            : `${name}: rollout at step ${current} of ${steps}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}${skippedLine}`;
+    return { ...base, state, step: current, steps, since, summary: clip(summary), blocking, waiting, skipped };
 }
 
 /** One line, one Event message: at most 1 KiB. */
@@ -388,6 +435,7 @@ export function toJson(ds: Diagnosis[]): { applicationSets: Diagnosis[] } {
             summary: d.summary,
             blocking: d.blocking.map((b) => ({ application: b.application, reason: b.reason, message: b.message, hook: b.hook && { namespace: b.hook.namespace, job: b.hook.job, reason: b.hook.reason, message: b.hook.message, log: b.hook.log } })),
             waiting: d.waiting.map((w) => ({ application: w.application, step: w.step })),
+            skipped: d.skipped.map((s) => ({ application: s.application, step: s.step, runs: s.runs, shouldRun: s.shouldRun, remedy: s.remedy })),
         })),
     };
 }

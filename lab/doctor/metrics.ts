@@ -1,8 +1,12 @@
-/** The doctor's Prometheus metrics (prom-client): one series per blocking Application of a stuck rollout. */
+/**
+ * The doctor's Prometheus metrics (prom-client): one series per blocking Application of a stuck
+ * rollout, and one per Application a rollout passed over (the silent skip).
+ */
 import { Gauge, Registry } from "prom-client";
 import { Diagnosis } from "./diagnose";
 
 export const STUCK_METRIC = "gitops_lab_rollout_stuck";
+export const SKIPPED_METRIC = "gitops_lab_rollout_skipped";
 
 export class RolloutMetrics {
     readonly registry = new Registry();
@@ -12,10 +16,18 @@ export class RolloutMetrics {
         labelNames: ["namespace", "appset", "step", "application", "reason"] as const,
         registers: [this.registry],
     });
+    private readonly skipped = new Gauge({
+        name: SKIPPED_METRIC,
+        help: "RollingSync passed over this Application: its step's entry is Healthy but it is not at the target, and nothing will sync it until the next commit (1 while so).",
+        labelNames: ["namespace", "appset", "step", "application"] as const,
+        registers: [this.registry],
+    });
 
     /** Replaces every series with those of this diagnosis. */
     set(ds: Diagnosis[]): void {
         this.stuck.reset();
+        this.skipped.reset();
+        for (const d of ds) for (const s of d.skipped) this.skipped.set({ namespace: d.namespace, appset: d.name, step: String(s.step), application: s.application }, 1);
         for (const d of ds) {
             if (d.state !== "stuck") continue;
             for (const b of d.blocking) this.stuck.set({ namespace: d.namespace, appset: d.name, step: String(d.step ?? ""), application: b.application, reason: b.reason }, 1);

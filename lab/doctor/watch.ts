@@ -3,6 +3,7 @@
  * the ApplicationSet when its rollout becomes stuck (Warning RolloutStuck, the human line) and one
  * when it moves again (Normal RolloutResumed), and serve the diagnosis as Prometheus metrics.
  */
+import { clipBytes } from "./errorLine";
 import * as http from "http";
 import * as os from "os";
 import { ClusterPort, KindCache } from "../ports/cluster";
@@ -89,6 +90,8 @@ export function rolloutEvent(appset: { name: string; namespace: string; uid?: st
 
 export class RolloutWatcher {
     private readonly stuck = new Map<string, boolean>();
+    /** The Applications each ApplicationSet's rollout passed over, as last seen (an Event when that set grows). */
+    private readonly skipped = new Map<string, Set<string>>();
     /** The latest diagnosis. */
     last: Diagnosis[] = [];
     /** What the metrics endpoint serves: the latest diagnosis as Prometheus series. */
@@ -118,6 +121,14 @@ export class RolloutWatcher {
                 await this.events?.createEvent(d.namespace, rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Normal", "RolloutResumed", d.summary, now));
             }
             this.stuck.set(key, is);
+            const before = this.skipped.get(key) ?? new Set<string>();
+            const fresh = d.skipped.filter((s) => !before.has(s.application));
+            if (fresh.length) {
+                const message = fresh.map((s) => `${s.application} (step ${s.step}) was skipped: it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`).join("; ");
+                this.log(`RolloutSkipped ${key}: ${message}`);
+                await this.events?.createEvent(d.namespace, rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Warning", "RolloutSkipped", clipBytes(message), now));
+            }
+            this.skipped.set(key, new Set(d.skipped.map((s) => s.application)));
         }
         this.last = ds;
         this.metrics.set(ds);
