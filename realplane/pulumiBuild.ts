@@ -52,7 +52,7 @@ export async function buildPulumi(log: (line: string) => void = () => {}, dir = 
         done("pulumi");
     });
 
-    await step("pulumi-resource-kubernetes", `the kubernetes provider ${P.kubernetes}`, 20, async () => {
+    await step("pulumi-resource-kubernetes", `the kubernetes provider ${P.kubernetes}`, 25, async () => {
         const mod = "github.com/pulumi/pulumi-kubernetes/provider/v4";
         const d = path.join(src, "pulumi-kubernetes-provider");
         fs.rmSync(d, { recursive: true, force: true }); // a copy left by an interrupted build is redone
