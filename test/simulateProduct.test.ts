@@ -21,6 +21,9 @@ function startSimulate(args: string[]): { child: ChildProcess; out: () => string
     return { child, out: () => out, exited };
 }
 
+/** The served block has all arrived: it ends with the verify line (the output comes in chunks). */
+const servedBlockComplete = (out: string) => /SERVING the simulated lab[\s\S]*\n {2}npx gitops-lab verify [^\n]*\n/.test(out);
+
 /** The commands of a served lab's block, as printed (indented lines after SERVING), run in one shell from the project's directory. */
 function runPrinted(out: string): { status: number | null; out: string; commands: string[] } {
     const block = out.slice(out.indexOf("SERVING the simulated lab"));
@@ -45,7 +48,7 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     before(async () => {
         root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-"));
         run = startSimulate(["--root", root, "--serve"]);
-        await expect(holds("SERVING", () => run.out().includes("SERVING the simulated lab")), { timeoutMs: 120_000 });
+        await expect(holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())), { timeoutMs: 120_000 });
         env = { ...process.env, KUBECONFIG: path.join(root, "kubeconfig") };
     });
     after(async () => {
@@ -232,7 +235,7 @@ describe("simulate --serve with the tenants lab: its own instructions", function
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-tenants-"));
         const run = startSimulate(["--root", root, "--lab", "tenants", "--through", "1", "--serve"]);
         try {
-            await expect(holds("SERVING", () => run.out().includes("SERVING the simulated lab")), { timeoutMs: 150_000 });
+            await expect(holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())), { timeoutMs: 150_000 });
             const r = runPrinted(run.out());
             assert.doesNotMatch(r.commands.join("\n"), /shop-envs|cnpa-env/, "nothing of the shop lab");
             assert.ok(r.commands.some((c) => /^npx gitops-lab verify --lab tenants --root \S+ --kubeconfig \S+ --through 1$/.test(c)), r.commands.join("\n"));
