@@ -150,12 +150,14 @@ async function benchPulumi(json: boolean): Promise<number> {
     fs.chmodSync(root, 0o755);
     const state = fs.mkdtempSync(path.join(os.tmpdir(), "bench-pulumi-state-"));
     const lab = await startRealLab(root, say);
+    const benchStack = `test-bench-${process.pid}`;
     try {
         const kubeconfigPath = path.join(root, "kubeconfig");
         fs.writeFileSync(kubeconfigPath, lab.kubeconfig);
         const configFile = path.join(state, "Pulumi.bench.yaml");
         fs.writeFileSync(configFile, `config:\n  gitops-lab:root: ${root}\n  gitops-lab:kubeconfigPath: ${kubeconfigPath}\n  gitops-lab:solveThrough: 8\n`);
-        const env = { ...process.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "" };
+        // a stack of its own (Pulumi writes Pulumi.<stack>.yaml when it creates one; removed after)
+        const env = { ...process.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "", GITOPS_LAB_STACK: benchStack };
         const rows: { what: string; s: number }[] = [];
         for (const [what, args] of [
             ["pulumi up (the shop lab, steps 1-8)", ["up", "--config-file", configFile]],
@@ -181,6 +183,7 @@ async function benchPulumi(json: boolean): Promise<number> {
         await lab.stop();
         fs.rmSync(state, { recursive: true, force: true });
         fs.rmSync(root, { recursive: true, force: true });
+        fs.rmSync(path.join(__dirname, "..", `Pulumi.${benchStack}.yaml`), { force: true });
     }
 }
 

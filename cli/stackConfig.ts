@@ -10,7 +10,18 @@ import { parseDocument } from "yaml";
 import { parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
-export const STACK = "dev";
+/**
+ * The stack: `dev`, or GITOPS_LAB_STACK. Creating a stack makes Pulumi write its `encryptionsalt` into
+ * Pulumi.<stack>.yaml beside Pulumi.yaml (as `pulumi stack init` does), so the tests and the bench use
+ * stacks of their own (`Pulumi.test-*.yaml`, ignored by git, removed after) and never touch Pulumi.dev.yaml.
+ */
+export const STACK = stackName(process.env.GITOPS_LAB_STACK);
+
+function stackName(v: string | undefined): string {
+    if (!v) return "dev";
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v)) throw new Error(`GITOPS_LAB_STACK "${v}" is not a stack name (letters, digits, _ . -)`);
+    return v;
+}
 
 /** A YAML file's content; a syntax error is one line naming the file and the line. */
 function readYaml(file: string): any {

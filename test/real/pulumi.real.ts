@@ -20,6 +20,8 @@ import { buildPulumi } from "../../realplane/pulumiBuild";
 import { BIN } from "../helpers/cli";
 
 const PROJECT = path.resolve(__dirname, "..", "..");
+const STACK_NAME = `test-${process.pid}`;
+const devStackFile = fs.readFileSync(path.join(PROJECT, "Pulumi.dev.yaml"), "utf8");
 
 interface Run {
     code: number | null;
@@ -75,7 +77,7 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
     const baseConfig = () => ({ root, kubeconfigPath: kubeconfigFile, tenantsLab: true, tenantsSolveThrough: 1, rolloutDoctor: "on", syncTimeoutSeconds: 180 });
     const stackResources = () => {
         const dir = path.join(env.PULUMI_BACKEND_URL!.slice("file://".length), ".pulumi", "stacks", "gitops-lab");
-        const file = path.join(dir, "dev.json");
+        const file = path.join(dir, `${STACK_NAME}.json`);
         return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")).checkpoint.latest?.resources ?? []).length : 0;
     };
 
@@ -89,13 +91,18 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         const state = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-state-"));
         configFile = path.join(state, "Pulumi.test.yaml");
         // the CLI built from Go modules (none on PATH here), the lab's own backend and passphrase
-        env = { ...process.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "" };
+        // a stack of its own: creating it writes Pulumi.<stack>.yaml beside Pulumi.yaml (removed after), never Pulumi.dev.yaml
+        env = { ...process.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "", GITOPS_LAB_STACK: STACK_NAME };
     });
     // each test starts from an empty stack: one that failed half-way is destroyed after it
     afterEach(async () => {
         if (stackResources() > 0) await gitopsLab(["destroy", "--config-file", configFile], env);
     });
-    after(async () => lab?.stop());
+    after(async () => {
+        await lab?.stop();
+        fs.rmSync(path.join(PROJECT, `Pulumi.${STACK_NAME}.yaml`), { force: true });
+        assert.strictEqual(fs.readFileSync(path.join(PROJECT, "Pulumi.dev.yaml"), "utf8"), devStackFile, "Pulumi.dev.yaml is untouched");
+    });
 
     it("preview on an empty stack lists the plan and changes nothing on the host or in the cluster", async () => {
         writeConfig({ ...baseConfig(), solveThrough: 8 });
