@@ -16,11 +16,16 @@ import { REAL_PLANE } from "./versions";
 export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kustomize", "argocd"] as const;
 export type Binary = (typeof BINARIES)[number];
 
-/** Where the binaries of these pins live. */
-export function cacheDir(pins: Record<keyof typeof REAL_PLANE, string> = REAL_PLANE): string {
+/** `${XDG_CACHE_HOME:-~/.cache}/gitops-lab/<kind>/<name>-<hash of the pins>`: one folder per set of pins. */
+export function pinnedCacheDir(kind: string, name: string, pins: Record<string, string>): string {
     const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
     const key = createHash("sha256").update(JSON.stringify(pins)).digest("hex").slice(0, 12);
-    return path.join(base, "gitops-lab", "real-plane", `${pins.kubernetes}-argocd-${pins.argocd}-${key}`);
+    return path.join(base, "gitops-lab", kind, `${name}-${key}`);
+}
+
+/** Where the binaries of these pins live. */
+export function cacheDir(pins: Record<keyof typeof REAL_PLANE, string> = REAL_PLANE): string {
+    return pinnedCacheDir("real-plane", `${pins.kubernetes}-argocd-${pins.argocd}`, pins);
 }
 
 export const binPath = (name: Binary, dir = cacheDir()) => path.join(dir, "bin", name);

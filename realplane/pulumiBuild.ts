@@ -6,20 +6,16 @@
  * lacks: the generated `schema-embed.json` (upstream's `generate.go`, run as upstream does) and a
  * published `sdk/v4` in place of `replace ... => ../sdk`.
  */
-import { createHash } from "crypto";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
-import { buildStep, copiedReplaces, go, goModOf, moduleDir, scratch } from "./build";
+import { buildStep, copiedReplaces, pinnedCacheDir, go, goModOf, moduleDir, scratch } from "./build";
 import { PULUMI } from "./versions";
 
 export const PULUMI_BINARIES = ["pulumi", "pulumi-resource-kubernetes"] as const;
 export type PulumiBinary = (typeof PULUMI_BINARIES)[number];
 
 export function pulumiCacheDir(pins: Record<keyof typeof PULUMI, string> = PULUMI): string {
-    const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache");
-    const key = createHash("sha256").update(JSON.stringify(pins)).digest("hex").slice(0, 12);
-    return path.join(base, "gitops-lab", "pulumi", `${pins.cli}-kubernetes-${pins.kubernetes}-${key}`);
+    return pinnedCacheDir("pulumi", `${pins.cli}-kubernetes-${pins.kubernetes}`, pins);
 }
 
 export const pulumiBinPath = (name: PulumiBinary, dir = pulumiCacheDir()) => path.join(dir, "bin", name);
