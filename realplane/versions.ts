@@ -37,3 +37,12 @@ export const PULUMI = {
     /** The provider's go.mod points `sdk/v4` at `../sdk`, absent from a module download: this published one stands in. */
     kubernetesSdk: "v4.24.0",
 } as const;
+
+/**
+ * Prometheus's `promtool`, which proves the doctor's alert rules (`promtool test rules`) in the real
+ * tier. The Go module's v0.316.0 is Prometheus 3.16.0 (its VERSION file).
+ */
+export const PROMETHEUS = {
+    module: "v0.316.0",
+    version: "3.16.0",
+} as const;

@@ -135,10 +135,25 @@ describe("the rollout doctor in the cluster", function () {
         // the fields it reads are the ones v3.5.1 writes (the fixtures are checked against the CRD schema elsewhere)
         const entry = appSet("tenants", [{ name: "mandant-b", step: 2, status: "Progressing" }], { rolloutStep: 2 }).status.applicationStatus[0];
         for (const k of ["application", "step", "status"]) assert.ok(k in entry, k);
+        // the Applications' sync operation: retries (0 without one) and phase
+        const apps = cfg.spec.resources[1];
+        assert.deepStrictEqual(apps.groupVersionKind, { group: "argoproj.io", version: "v1alpha1", kind: "Application" });
+        assert.deepStrictEqual(
+            apps.metrics.map((m: any) => [m.name, m.each.type, (m.each.gauge ?? m.each.stateSet).path.join(".")]),
+            [
+                ["sync_retries", "Gauge", "status.operationState.retryCount"],
+                ["sync_phase", "StateSet", "status.operationState.phase"],
+            ],
+        );
         const [rule] = parseAllDocuments(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "kube-state-metrics-rule.yaml"), "utf8")).map((d) => d.toJSON());
-        const alert = rule.spec.groups[0].rules[0];
-        assert.match(alert.expr, /gitops_lab_appset_rollout_application_step\{status=~"Pending\|Progressing"\}/);
-        assert.match(alert.annotations.summary, /stuck at step \{\{ \$labels\.step \}\}/);
+        const [failing, hang] = rule.spec.groups[0].rules;
+        assert.deepStrictEqual([failing.alert, failing.for, hang.alert, hang.for], ["RollingSyncStepFailing", "2m", "RollingSyncStepNotCompleting", "30m"]);
+        for (const alert of [failing, hang]) {
+            assert.match(alert.expr, /gitops_lab_appset_rollout_application_step\{status=~"Pending\|Progressing"\}/);
+            assert.match(alert.annotations.summary, /stuck at step \{\{ \$labels\.step \}\}/);
+        }
+        // every series the fast alert reads is one the configuration exports (the timing is proven by promtool in the real tier)
+        for (const name of ["gitops_lab_application_sync_phase", "gitops_lab_application_sync_retries"]) assert.ok(failing.expr.includes(name) && apps.metricNamePrefix + "_" + apps.metrics.find((m: any) => name.endsWith(m.name)).name === name, name);
     });
 
     it("bench --doctor's machinery at a small scale: the synthetic stuck rollouts are found live and from a dump (the README's figures come from the full scale)", async () => {
