@@ -3,6 +3,8 @@
  * against the real git daemon, and renders a path at that commit with real `kubectl kustomize`.
  * Render failures carry Argo CD v3.5.1's message format, and after 3 failures of the same
  * commit and path the error is cached ("Manifest generation error (cached)") until a hard refresh.
+ * Like v3.5.1's repo-server it caches what it rendered per commit and path (a hard refresh renders
+ * again) and the git files generator's answers per commit and pattern.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -60,8 +62,14 @@ export class RepoServer {
     /** @param urlFor maps the in-cluster repoURL to one reachable from here (the loopback daemon) */
     /** Branch -> SHA answers, kept `revisionCacheMs` (reposerver/cache/cache.go). */
     private readonly revisions = new Map<string, { sha: string; at: number }>();
-    /** The last manifests rendered per repo, commit and path (what an operation applies). */
+    /**
+     * The manifests rendered per repo, commit and path: what an operation applies, and v3.5.1's
+     * manifest cache — GenerateManifest answers from it unless the request says NoCache (a hard
+     * refresh), with no git fetch and no kustomize (reposerver/repository/repository.go, cacheFn).
+     */
     private readonly renders = new Map<string, any[]>();
+    /** The git files generator's answers per repo, commit and pattern: GetGitFiles caches them with no bypass (repository.go, s.cache.GetGitFiles). */
+    private readonly gitFiles = new Map<string, { path: string; content: string }[]>();
 
     /**
      * @param cacheDir its working directory (emptied now, removed on close); default a new temporary one
@@ -133,13 +141,17 @@ export class RepoServer {
      */
     async files(repoURL: string, sha: string, pattern: string): Promise<{ path: string; content: string }[]> {
         const re = globToRegExp(pattern);
+        const key = `${repoURL}@${sha}:${pattern}`;
+        const hit = this.gitFiles.get(key);
+        if (hit) return hit.map((f) => ({ ...f }));
         return this.serialized(async () => {
             const git = await this.mirror(repoURL);
             const { stdout } = await run("git", ["--git-dir", git, "ls-tree", "-r", "--name-only", sha]);
             const paths = stdout.split("\n").filter((p) => p && re.test(p)).sort();
             const out: { path: string; content: string }[] = [];
             for (const p of paths) out.push({ path: p, content: (await run("git", ["--git-dir", git, "show", `${sha}:${p}`])).stdout });
-            return out;
+            this.gitFiles.set(key, out);
+            return out.map((f) => ({ ...f }));
         }).catch((e) => {
             if (e instanceof RenderError) throw e;
             throw new RenderError(`error generating params from git: error retrieving Git files: rpc error: code = Unknown desc = ${String(e.stderr || e.message).trim()}`);
@@ -153,6 +165,8 @@ export class RepoServer {
         if (!opts.hard && failed && failed.count >= 3) {
             throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): ${failed.message}`);
         }
+        const cached = opts.hard ? undefined : this.renders.get(key);
+        if (cached) return JSON.parse(JSON.stringify(cached));
         const work = fs.mkdtempSync(path.join(this.cacheDir, "src-"));
         try {
             const tar = path.join(work, "..", path.basename(work) + ".tar");

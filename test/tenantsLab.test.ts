@@ -12,7 +12,7 @@ import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
 import { fit, LINE_MAX, STALL_MESSAGE } from "../lab/tenants/scenario";
-import { expect, expectConsistently, holds } from "./helpers/expect";
+import { expect, expectConsistently, holds, pending, succeeded } from "./helpers/expect";
 import { tenantsAt, TenantsAt } from "./helpers/tenantsAt";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
@@ -124,11 +124,17 @@ describe("the tenants lab (simulated cluster)", function () {
         });
 
         it("then the doctor, live, names the hook's error from its Pod's log (the default terminationMessagePolicy writes none)", async () => {
-            const dump = await readLive(at.cluster);
-            const pods = dump.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
-            assert.ok(pods.length > 0);
+            // the restored lab goes on retrying: while a retry's new hook Job runs there is no failed one to read, so look until there is
+            let dump: Awaited<ReturnType<typeof readLive>> | undefined;
+            await expect(async () => {
+                dump = await readLive(at.cluster);
+                const failedPods = dump.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
+                const [d] = diagnose(dump, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });
+                return failedPods.length > 0 && d.blocking[0]?.hook?.log !== undefined ? succeeded() : pending(`${failedPods.length} failed hook Pods; ${d.summary}`);
+            });
+            const pods = dump!.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
             assert.ok(pods.every((p) => !p.status.containerStatuses[0].state.terminated.message), "no termination message");
-            const [d] = diagnose(dump, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });
+            const [d] = diagnose(dump!, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });
             assert.strictEqual(d.state, "stuck");
             assert.strictEqual(d.blocking[0].hook?.log, HOOK_ERROR);
             assert.match(d.summary, /rollout stuck at step 2 of 4/);
