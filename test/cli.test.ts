@@ -7,15 +7,16 @@ import * as path from "path";
 import { labLayout } from "../lab/shop/layout";
 import { RESULT_FILES } from "../lab/shop/results";
 
-import { BIN, runCli, runCliAsync } from "./helpers/cli";
+import { BIN, runCli, runMain } from "./helpers/cli";
 
 describe("npm run simulate", function () {
     this.timeout(180_000);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "simulate-"));
     const layout = labLayout(root);
 
-    it("given --through 3, then it stops after the incident and says plainly the cluster was simulated; when run again, then it resumes, writes all six files and prints the report", () => {
-        const r = runCli("simulate", ["--root", root, "--through", "3"]);
+    // in this process (runMain): what is checked is what it prints and leaves, not the process
+    it("given --through 3, then it stops after the incident and says plainly the cluster was simulated; when run again, then it resumes, writes all six files and prints the report", async () => {
+        const r = await runMain("simulate", ["--root", root, "--through", "3"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.out, /SIMULATED CLUSTER: no Kubernetes and no Argo CD run here/);
         assert.match(r.out, /the cluster was simulated/);
@@ -24,7 +25,7 @@ describe("npm run simulate", function () {
         assert.ok(!fs.existsSync(layout.resultFile("pin")));
         const incident = fs.readFileSync(layout.resultFile("incident"), "utf8");
 
-        const again = runCli("simulate", ["--root", root]);
+        const again = await runMain("simulate", ["--root", root]);
         assert.strictEqual(again.code, 0, again.out);
         assert.match(again.out, /\[step 3 incident\] already done/);
         assert.strictEqual(fs.readFileSync(layout.resultFile("incident"), "utf8"), incident);
@@ -33,7 +34,7 @@ describe("npm run simulate", function () {
         assert.match(again.out, /"bad_commit_reached_prod": false/);
     });
 
-    it("bad input exits 2 (a usage error) with one clear line and no stack trace", () => {
+    it("bad input exits 2 (a usage error) with one clear line and no stack trace (through the bin, in a process of its own)", () => {
         const r = runCli("simulate", ["--root", root, "--through", "12"]);
         assert.strictEqual(r.code, 2);
         assert.match(r.stderr, /^gitops-lab simulate: --through takes a whole number from 0 to 8, got "12"\n$/);
@@ -43,12 +44,12 @@ describe("npm run simulate", function () {
         assert.ok(!/\n\s+at /.test(r2.stderr), "no stack trace");
     });
 
-    it("a failure during the scenario exits 1 and names it", () => {
+    it("a failure during the scenario exits 1 and names it", async () => {
         // someone else's repository at the path: step 1 refuses
         const other = fs.mkdtempSync(path.join(os.tmpdir(), "simulate-foreign-"));
         fs.mkdirSync(path.join(other, "srv", "bare", "shop-envs.git"), { recursive: true });
         spawnSync("git", ["init", "--quiet", "--bare", path.join(other, "srv", "bare", "shop-envs.git")]);
-        const r = runCli("simulate", ["--root", other]);
+        const r = await runMain("simulate", ["--root", other]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /gitops-lab simulate: .*already exists and was not created by this lab/);
     });
@@ -67,9 +68,10 @@ describe("gitops-lab: one command line", function () {
         assert.strictEqual(none.status, 2);
     });
 
+    // the bin's exit codes are checked above and below in processes; each command's help in this process
     for (const c of COMMANDS) {
-        it(`${c} --help prints its usage and options and exits 0, changing nothing`, () => {
-            const r = runCli(c, ["--help"]);
+        it(`${c} --help prints its usage and options and exits 0, changing nothing`, async () => {
+            const r = await runMain(c, ["--help"]);
             assert.strictEqual(r.code, 0, r.out);
             assert.match(r.stdout, new RegExp(`^usage: gitops-lab ${c}\\b`));
             assert.match(r.stdout, /-h, --help/);
@@ -85,9 +87,9 @@ describe("gitops-lab: one command line", function () {
         assert.match(o.stderr, /^gitops-lab verify: Unknown option '--nope' \(see gitops-lab verify --help\)\n$/);
     });
 
-    it("verify --through 0 is valid (solveThrough 0 is: the environment only) and --json stays pure JSON on stdout", () => {
+    it("verify --through 0 is valid (solveThrough 0 is: the environment only) and --json stays pure JSON on stdout", async () => {
         const empty = fs.mkdtempSync(path.join(os.tmpdir(), "verify-0-"));
-        const r = runCli("verify", ["--root", empty, "--through", "0", "--offline", "--json"]);
+        const r = await runMain("verify", ["--root", empty, "--through", "0", "--offline", "--json"]);
         assert.strictEqual(r.code, 0, r.out);
         const j = JSON.parse(r.stdout);
         assert.deepStrictEqual([j.ok, j.through, j.checks], [true, 0, []]);
@@ -97,8 +99,8 @@ describe("gitops-lab: one command line", function () {
 describe("gitops-lab bench", function () {
     this.timeout(180_000);
 
-    it("--json prints one object: the profile, each step's wall, wait, overhead and estimated real-host time, the totals, and the poll-only estimate", () => {
-        const r = runCli("bench", ["--json"], { timeoutMs: 170_000 });
+    it("--json prints one object: the profile, each step's wall, wait, overhead and estimated real-host time, the totals, and the poll-only estimate", async () => {
+        const r = await runMain("bench", ["--json"]);
         assert.strictEqual(r.code, 0, r.out);
         const j = JSON.parse(r.stdout);
         assert.deepStrictEqual(Object.keys(j), ["profile", "steps", "total", "poll_only"]);
@@ -111,7 +113,7 @@ describe("gitops-lab bench", function () {
     });
 
     it("--tenants --json: each of the tenants lab's waits on the simulation's clock at v3.5.1's defaults; the stall's settling is the retries' backoff (10+20+40+80+160 s) and more", async () => {
-        const r = await runCliAsync("bench", ["--tenants", "--json"], 170_000);
+        const r = await runMain("bench", ["--tenants", "--json"]);
         assert.strictEqual(r.code, 0, r.out);
         const j = JSON.parse(r.stdout);
         assert.deepStrictEqual(j.waits.map((w: any) => w.wait), ["the first rollout (every tenant at 1.1.0)", "the rollout doctor to find the rollout stuck", "mandant-b's sync to give up (its retries spent)", "the rollout of 1.2.1 to complete"]);

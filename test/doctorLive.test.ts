@@ -13,7 +13,7 @@ import { KubeCluster } from "../lab/ports/cluster";
 import { diagnose } from "../lab/doctor/diagnose";
 import { LiveReader, readLive, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctor/watch";
 import { pollUntil } from "../lab/ports/wait";
-import { runCli, runCliAsync, startCli } from "./helpers/cli";
+import { runCli, runFamily, runMain, startCli } from "./helpers/cli";
 import { fieldReport, NOW } from "./helpers/rollout";
 import { FakeKube } from "../sim/fakeApi";
 
@@ -133,7 +133,7 @@ describe("rollout doctor against a cluster", function () {
     });
 
     it("the command reads the live cluster and exits 1 (a finding) when stuck", async () => {
-        const r = await runCliAsync("doctor", ["--kubeconfig", kubeconfigFile]);
+        const r = await runMain("doctor", ["--kubeconfig", kubeconfigFile]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 for \d+ (min|h \d+ min|d \d+ h) — mandant-b: PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\): "config\/system\/settings\.php is not writable"\. Waiting behind it: mandant-c \(step 3\), mandant-d \(step 4\)\.$/m);
         assert.match(r.stdout, /^Note: automated\.enabled: false on the Applications of tenants is written by the ApplicationSet controller/m);
@@ -159,7 +159,7 @@ describe("rollout doctor against a cluster", function () {
         }
         const dump = await readLive(cluster);
         assert.ok(Object.keys(dump.logs ?? {}).length >= 1, "it read the failed Pods' logs");
-        const r = await runCliAsync("doctor", ["--kubeconfig", kubeconfigFile, "--json"]);
+        const r = await runMain("doctor", ["--kubeconfig", kubeconfigFile, "--json"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.strictEqual(JSON.parse(r.stdout).applicationSets[0].blocking[0].hook.log, "config/system/settings.php is not writable.");
     });
@@ -182,48 +182,52 @@ describe("rollout doctor: the command on a saved dump", function () {
         return p;
     };
 
-    it("--from FILE --json prints the diagnosis and exits 1 when stuck", () => {
-        const r = runCli("doctor", ["--from", file("report.json", fieldReport()), "--json"]);
+    it("--from FILE --json prints the diagnosis and exits 1 when stuck", async () => {
+        const r = await runMain("doctor", ["--from", file("report.json", fieldReport()), "--json"]);
         assert.strictEqual(r.code, 1, r.out);
         const j = JSON.parse(r.stdout);
         assert.strictEqual(j.applicationSets[0].state, "stuck");
         assert.strictEqual(j.applicationSets[0].blocking[0].hook.log, "config/system/settings.php is not writable");
     });
 
-    it("exits 0 when nothing is stuck (--appset picks one ApplicationSet)", () => {
+    it("exits 0 when nothing is stuck (--appset picks one ApplicationSet)", async () => {
         const l = fieldReport();
         l.items.push({ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", metadata: { name: "quiet", namespace: "argocd", uid: "q" }, spec: { generators: [], template: { metadata: {}, spec: { project: "default", destination: {} } } } });
-        const r = runCli("doctor", ["--from", file("two.json", l), "--appset", "quiet"]);
+        const r = await runMain("doctor", ["--from", file("two.json", l), "--appset", "quiet"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, /^quiet: no rollout strategy \(all Applications sync on their own\); nothing is failing\.$/m);
     });
 
-    it("a malformed or missing dump is one clear line and exit 1", () => {
-        for (const [args, msg] of [
+    it("a malformed or missing dump is one clear line and exit 1", async () => {
+        const cases = [
             [["--from", file("bad.json", "{ not json")], /is not JSON .*kubectl get applicationsets\.argoproj\.io/],
             [["--from", file("notlist.json", { kind: "Pod" })], /the dump is not a Kubernetes List/],
             [["--from", path.join(dir, "missing.json")], /cannot read .*missing\.json: ENOENT/],
-        ] as [string[], RegExp][]) {
-            const r = runCli("doctor", args);
+        ] as [string[], RegExp][];
+        const results = await runFamily("doctor", cases.map(([args]) => args));
+        for (const [i, [args, msg]] of cases.entries()) {
+            const r = results[i];
             assert.strictEqual(r.code, 1, `${args.join(" ")}: ${r.out}`);
             assert.match(r.stderr, msg);
             assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
         }
     });
 
-    it("--appset naming an ApplicationSet that does not exist is a failure (exit 1), never \"nothing stuck\"", () => {
-        const r = runCli("doctor", ["--from", file("report2.json", fieldReport()), "--appset", "nope"]);
+    it("--appset naming an ApplicationSet that does not exist is a failure (exit 1), never \"nothing stuck\"", async () => {
+        const r = await runMain("doctor", ["--from", file("report2.json", fieldReport()), "--appset", "nope"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /^gitops-lab doctor: no ApplicationSet named "nope" \(found: argocd\/tenants\)\n$/);
     });
 
-    it("bad usage exits 2 with one line: a missing value, an unknown option", () => {
-        for (const [args, msg] of [
+    it("bad usage exits 2 with one line: a missing value, an unknown option", async () => {
+        const cases = [
             [["--interval"], /--interval/],
             [["--watch", "--interval", "x"], /--interval takes a number >= 0\.05, got "x"/],
             [["--bogus"], /Unknown option '--bogus'.*--help/],
-        ] as [string[], RegExp][]) {
-            const r = runCli("doctor", args);
+        ] as [string[], RegExp][];
+        const results = await runFamily("doctor", cases.map(([args]) => args));
+        for (const [i, [args, msg]] of cases.entries()) {
+            const r = results[i];
             assert.strictEqual(r.code, 2, `${args.join(" ")}: ${r.out}`);
             assert.match(r.stderr, msg);
             assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
