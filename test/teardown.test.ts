@@ -13,7 +13,7 @@ import { RESULT_FILES } from "../lab/shop/results";
 import { RESOURCES_FINALIZER } from "../sim/appsetController";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
-import { runCli } from "./helpers/cli";
+import { runCli, runMain } from "./helpers/cli";
 import { tenantsAt } from "./helpers/tenantsAt";
 import { clusterStateFile, resetSimulatedLab } from "../sim/simulatedLab";
 
@@ -70,11 +70,14 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
 describe("gitops-lab simulate --reset", function () {
     this.timeout(180_000);
 
-    it("given a solved lab, when reset, then nothing of the lab is left, and a new simulate on the same root rebuilds it", () => {
-        const root = fs.mkdtempSync(path.join(os.tmpdir(), "reset-"));
+    it("given a solved lab, when reset, then nothing of the lab is left, and a new simulate on the same root rebuilds it", async () => {
+        // the lab solved through step 8 (the snapshot), left as simulate leaves its root: the files and the saved cluster
+        const solved = await labAt(8);
+        const root = solved.lab.layout.root;
         const layout = labLayout(root);
-        assert.strictEqual(runCli("simulate", ["--root", root]).code, 0);
-        const r = runCli("simulate", ["--root", root, "--reset"]);
+        fs.writeFileSync(clusterStateFile(root), solved.lab.kube.dump());
+        await solved.lab.stop();
+        const r = await runMain("simulate", ["--root", root, "--reset"]);
         assert.strictEqual(r.code, 0, r.out);
         // the engine's order: results, then the ApplicationSet (waiting for Argo CD), then the repository, then Argo CD, then k3s
         const order = ["[scenario] removed the result files", "[appset] ApplicationSet argocd/shop and its Applications are gone", "[shop-repo] removed bare repository", "[argocd] uninstalled", "[k3s] uninstalled"];
@@ -82,12 +85,14 @@ describe("gitops-lab simulate --reset", function () {
         assert.ok(at.every((i) => i >= 0) && at.every((i, k) => k === 0 || i > at[k - 1]), r.stdout);
         assert.match(r.stdout, /reset: nothing of the lab is left under /);
         for (const p of [layout.bareRepo, layout.clone, layout.appsetFile, ...RESULT_FILES.map((f) => layout.resultFile(f)), path.join(root, "simulated-cluster.json")]) assert.ok(!fs.existsSync(p), p);
-        const again = runCli("simulate", ["--root", root, "--through", "2"]);
+        const again = await runMain("simulate", ["--root", root, "--through", "2"]);
         assert.strictEqual(again.code, 0, again.out);
         assert.ok(fs.existsSync(layout.bareRepo));
+        fs.rmSync(root, { recursive: true, force: true });
     });
 
-    it("given umask 077 (a hardened host's root), then the whole lab still runs: the git daemon as nobody reads every push", function () {
+    // in a process of its own: the umask is the process's
+    it("given umask 077 (a hardened host's root), then the whole lab still runs: the git daemon as nobody reads every push", async function () {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "umask-"));
         const saved = process.umask(0o077); // the child inherits it
         try {
@@ -96,7 +101,7 @@ describe("gitops-lab simulate --reset", function () {
         } finally {
             process.umask(saved);
         }
-        const v = runCli("verify", ["--root", root, "--offline"]);
+        const v = await runMain("verify", ["--root", root, "--offline"]);
         assert.strictEqual(v.code, 0, v.out);
     });
 });

@@ -13,7 +13,7 @@ import { verify } from "../lab/shop/checks";
 import { labLayout, LabLayout } from "../lab/shop/layout";
 import { ResultName } from "../lab/shop/results";
 import { labAt, LabAt } from "./helpers/labAt";
-import { runCli } from "./helpers/cli";
+import { runCli, runMain } from "./helpers/cli";
 import { freePort } from "../sim/gitDaemon";
 
 const failed = (rs: CheckResult[]) => rs.filter((r) => !r.ok).map((r) => r.check);
@@ -175,7 +175,8 @@ describe("verify (the independent grader)", function () {
     });
 
     describe("npm run verify", () => {
-        it("prints the table and exits 0 on a good run (offline), 1 with what was expected and found on a bad one", () => {
+        // through the bin in a process: the good run (exit 0) and bad usage (exit 2); the rest in this process
+        it("prints the table and exits 0 on a good run (offline), 1 with what was expected and found on a bad one", async () => {
             const ok = runCli("verify", ["--root", good.root, "--offline"]);
             assert.strictEqual(ok.code, 0, ok.out);
             assert.match(ok.stdout, /^verify: the shop lab under \S+ through step 8, files and repository only \(offline\)$/m);
@@ -183,28 +184,28 @@ describe("verify (the independent grader)", function () {
             assert.match(ok.stdout, /\d+ passed, 0 failed/);
             const l = copy();
             write(l, "drift", { ...read(l, "drift"), seconds: "3" });
-            const bad = runCli("verify", ["--root", l.root, "--offline"]);
+            const bad = await runMain("verify", ["--root", l.root, "--offline"]);
             assert.strictEqual(bad.code, 1);
             assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: an integer\n {14}found: {4}"3"/);
         });
 
-        it("--json prints the same checks as JSON", () => {
-            const r = runCli("verify", ["--root", good.root, "--offline", "--json"]);
+        it("--json prints the same checks as JSON", async () => {
+            const r = await runMain("verify", ["--root", good.root, "--offline", "--json"]);
             assert.strictEqual(r.code, 0, r.out);
             const j = JSON.parse(r.stdout);
             assert.strictEqual(j.ok, true);
             assert.ok(j.checks.some((c: any) => c.step === 8 && c.ok));
         });
 
-        it("without a reachable kubeconfig it says so as a FAIL line; bad arguments exit 2", () => {
-            const r = runCli("verify", ["--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
+        it("without a reachable kubeconfig it says so as a FAIL line; bad arguments exit 2", async () => {
+            const r = await runMain("verify", ["--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.strictEqual(r.code, 1);
             assert.match(r.stdout, /FAIL {2}the cluster answers\n\s+expected: a kubeconfig \(or --offline to grade the files and repository only\)/);
             // the header says offline only when it is, and the line names both ways to get a kubeconfig
             assert.match(r.stdout, /^verify: the shop lab under \S+ through step 8, files and repository; the cluster could not be read \(see its check\)$/m);
             assert.doesNotMatch(r.stdout, /\(offline\)/);
             assert.match(r.stdout, /pulumi stack output kubeconfig --show-secrets > FILE\), or a simulated lab's DIR\/kubeconfig \(gitops-lab simulate --root DIR --serve writes it\)/);
-            const t = runCli("verify", ["--lab", "tenants", "--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
+            const t = await runMain("verify", ["--lab", "tenants", "--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.match(t.stdout, /^ {3}1 {2}FAIL {2}the cluster answers$/m, "the tenants lab reads the cluster from step 1 on");
             const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);
