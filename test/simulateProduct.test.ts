@@ -8,7 +8,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { labLayout } from "../lab/shop/layout";
-import { BIN, runCli } from "./helpers/cli";
+import { BIN, runCli, runMain } from "./helpers/cli";
+import { rootAt } from "./helpers/labAt";
+import { tenantsRootAt } from "./helpers/tenantsAt";
 import { expect, holds } from "./helpers/expect";
 
 /** A simulate run in the background, with its output as it comes. */
@@ -46,7 +48,8 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     };
 
     before(async () => {
-        root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-"));
+        // a root left at step 8 (the snapshot): the served run finds every step done and serves
+        root = await rootAt(8);
         run = startSimulate(["--root", root, "--serve"]);
         await expect(holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())), { timeoutMs: 120_000 });
         env = { ...process.env, KUBECONFIG: path.join(root, "kubeconfig") };
@@ -159,18 +162,20 @@ describe("simulate: stopped at any instant, it resumes", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
-    // three instants: step 1 under way, a step that has pushed and waits on Argo CD, a step after its revert was pushed
-    for (const instant of ["[step 1 repo] start", "[step 7 revert] waiting for the ComparisonError", "[step 7 revert] waiting for shop-dev synced to"]) {
+    // three instants: step 1 under way, a step that has pushed and waits on Argo CD, a step after its revert was pushed;
+    // the step-7 runs resume a root left at step 6 (the snapshot) rather than solving steps 1-6 first. The run that is
+    // killed is a process (SIGKILL is the point); the next run and verify run in this process.
+    for (const [instant, from] of [["[step 1 repo] start", 0], ["[step 7 revert] waiting for the ComparisonError", 6], ["[step 7 revert] waiting for shop-dev synced to", 6]] as const) {
         it(`given a run killed with SIGKILL at "${instant}", then no git daemon outlives it, and the next run finishes a lab that verify grades 100% without pushing a step twice`, async () => {
-            const root = fs.mkdtempSync(path.join(os.tmpdir(), "kill-"));
+            const root = from === 0 ? fs.mkdtempSync(path.join(os.tmpdir(), "kill-")) : await rootAt(from);
             const run = startSimulate(["--root", root]);
             await expect(holds(instant, () => run.out().includes(instant)), { timeoutMs: 120_000 });
             run.child.kill("SIGKILL");
             await run.exited;
             await expect(holds("its git daemon gone with it", () => daemonsOf(root) === ""));
-            const again = runCli("simulate", ["--root", root], { timeoutMs: 180_000 });
+            const again = await runMain("simulate", ["--root", root]);
             assert.strictEqual(again.code, 0, again.out);
-            const v = runCli("verify", ["--root", root, "--offline"]);
+            const v = await runMain("verify", ["--root", root, "--offline"]);
             assert.strictEqual(v.code, 0, v.out);
             const commits = spawnSync("git", ["--git-dir", labLayout(root).bareRepo, "log", "--format=%s", "main"], { encoding: "utf8" }).stdout.trim().split("\n");
             assert.strictEqual(commits.length, 4, `initial, incident, bad, revert: ${commits.join(" | ")}`);
@@ -191,38 +196,37 @@ describe("simulate: a root it cannot use is one line", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
-    it("given a lab whose saved cluster was deleted, then it refuses instead of writing a wrong report", () => {
-        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lost-state-"));
-        assert.strictEqual(runCli("simulate", ["--root", root, "--through", "2"]).code, 0);
+    // the first of this family runs through the bin in a process; the others in this process, from snapshots where they need a lab
+    it("given a lab whose saved cluster was deleted, then it refuses instead of writing a wrong report", async () => {
+        const root = await rootAt(2);
         fs.rmSync(path.join(root, "simulated-cluster.json"));
-        const r = runCli("simulate", ["--root", root]);
+        const r = await runMain("simulate", ["--root", root]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /holds the lab through step 2, but its simulated cluster .* is gone and cannot be rebuilt; start over with gitops-lab simulate --root .* --reset/);
         assert.ok(!fs.existsSync(labLayout(root).resultFile("report")));
     });
 
-    it("given a lock left by a process that is gone, then it is taken over with a note", () => {
+    it("given a lock left by a process that is gone, then it is taken over with a note", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "stale-lock-"));
         const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
         fs.writeFileSync(path.join(root, ".gitops-lab-simulate.lock"), `${dead}\n`);
-        const r = runCli("simulate", ["--root", root, "--through", "1"]);
+        const r = await runMain("simulate", ["--root", root, "--through", "1"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, new RegExp(`simulate: took over the lock of PID ${dead}, which is gone`));
         assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-simulate.lock")), "released at the end");
     });
 
-    it("given a root under a file, then it says so in one line, a usage error (2), before creating anything", () => {
+    it("given a root under a file, then it says so in one line, a usage error (2), before creating anything", async () => {
         const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "not-a-dir-")), "file");
         fs.writeFileSync(file, "");
-        const r = runCli("simulate", ["--root", path.join(file, "lab")]);
+        const r = await runMain("simulate", ["--root", path.join(file, "lab")]);
         assert.strictEqual(r.code, 2, r.out);
         assert.match(r.stderr, /^gitops-lab simulate: --root \S+: \S+\/file is a file, not a directory; choose another --root\n$/);
     });
 
-    it("given a finished lab, when --through asks for less, then it says steps cannot be undone", () => {
-        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lower-"));
-        assert.strictEqual(runCli("simulate", ["--root", root, "--through", "2"]).code, 0);
-        const r = runCli("simulate", ["--root", root, "--through", "1"]);
+    it("given a finished lab, when --through asks for less, then it says steps cannot be undone", async () => {
+        const root = await rootAt(2);
+        const r = await runMain("simulate", ["--root", root, "--through", "1"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /is at step 2 already and steps cannot be undone \(--through 1 asked\)/);
     });
@@ -232,7 +236,7 @@ describe("simulate --serve with the tenants lab: its own instructions", function
     this.timeout(180_000);
 
     it("--lab tenants prints the tenants lab's repository, clone and verify (no shop lab), and every command works as printed", async () => {
-        const root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-tenants-"));
+        const root = await tenantsRootAt(1);
         const run = startSimulate(["--root", root, "--lab", "tenants", "--through", "1", "--serve"]);
         try {
             await expect(holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())), { timeoutMs: 150_000 });

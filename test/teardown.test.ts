@@ -12,7 +12,7 @@ import { labLayout } from "../lab/shop/layout";
 import { RESULT_FILES } from "../lab/shop/results";
 import { RESOURCES_FINALIZER } from "../sim/appsetController";
 import { expect, expectConsistently, holds } from "./helpers/expect";
-import { labAt, LabAt } from "./helpers/labAt";
+import { labAt, LabAt, rootAt } from "./helpers/labAt";
 import { runCli, runMain } from "./helpers/cli";
 import { tenantsAt } from "./helpers/tenantsAt";
 import { clusterStateFile, resetSimulatedLab } from "../sim/simulatedLab";
@@ -72,11 +72,8 @@ describe("gitops-lab simulate --reset", function () {
 
     it("given a solved lab, when reset, then nothing of the lab is left, and a new simulate on the same root rebuilds it", async () => {
         // the lab solved through step 8 (the snapshot), left as simulate leaves its root: the files and the saved cluster
-        const solved = await labAt(8);
-        const root = solved.lab.layout.root;
+        const root = await rootAt(8);
         const layout = labLayout(root);
-        fs.writeFileSync(clusterStateFile(root), solved.lab.kube.dump());
-        await solved.lab.stop();
         const r = await runMain("simulate", ["--root", root, "--reset"]);
         assert.strictEqual(r.code, 0, r.out);
         // the engine's order: results, then the ApplicationSet (waiting for Argo CD), then the repository, then Argo CD, then k3s

@@ -12,7 +12,7 @@ import { KubeCluster } from "../../lab/ports/cluster";
 import { CloneGit } from "../../lab/ports/git";
 import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/shop/scenario";
 import { ArgoTimings } from "../../sim/profiles";
-import { restoreLab, SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
+import { clusterStateFile, restoreLab, SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 export interface LabAt {
     lab: SimulatedLab;
@@ -58,4 +58,16 @@ export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings>
             fs.rmSync(root, { recursive: true, force: true });
         },
     };
+}
+
+/**
+ * A root as `gitops-lab simulate --root DIR --through N` leaves it — the lab's files and the saved
+ * simulated cluster, nothing running — from the snapshot at step N, for tests of what a later run
+ * (or a reset) does with it. The run's temporary folder takes it away.
+ */
+export async function rootAt(step: number): Promise<string> {
+    const at = await labAt(step);
+    fs.writeFileSync(clusterStateFile(at.lab.layout.root), at.lab.kube.dump());
+    await at.lab.stop();
+    return at.lab.layout.root;
 }

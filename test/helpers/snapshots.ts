@@ -1,34 +1,114 @@
 /**
  * Lab states built once per test run and kept as snapshots (the files and the simulated cluster):
  * the state at step N is built from the nearest smaller one already built, by the product's own
- * code. labAt (the shop lab) and tenantsAt (the tenants lab) restore fresh copies of them.
+ * code, and every state passed on the way is kept too. labAt (the shop lab) and tenantsAt (the
+ * tenants lab) restore fresh copies of them.
+ *
+ * The snapshots are shared by the run's mocha workers through the run's temporary folder
+ * (test/setup.ts): a worker that needs one no other has built takes its lock (a folder made
+ * atomically, holding the builder's PID) and publishes it by a rename; the others wait for it,
+ * and take over a lock whose builder is gone. A test file run alone builds what it needs itself.
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { pollUntil } from "../../lab/ports/wait";
 import { LabSnapshot, restoreLab, SimulatedLab, snapshotLab, startSimulatedLab } from "../../sim/simulatedLab";
 
-/** `snapshotAt(step)` for a lab that `solve(lab, step)` carries out; `name` prefixes the temporary folders. */
-export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: number) => Promise<unknown>): (step: number) => Promise<LabSnapshot> {
-    const snapshots = new Map<number, Promise<LabSnapshot>>();
-    const snapshotAt = (step: number): Promise<LabSnapshot> => {
-        let snap = snapshots.get(step);
+/** How long a worker waits for another's build of a snapshot before it gives up. */
+const WAIT_FOR_OTHER_MS = 600_000;
+
+const alive = (pid: number) => {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (e: any) {
+        return e.code === "EPERM";
+    }
+};
+
+/** `snapshotAt(step)` for a lab that `solve(lab, step)` carries out from `first` on; `name` names the snapshots. */
+export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: number) => Promise<unknown>, first = 0): (step: number) => Promise<LabSnapshot> {
+    const base = path.join(process.env.GITOPS_LAB_TEST_TMP ?? os.tmpdir(), "snapshots");
+    fs.mkdirSync(base, { recursive: true });
+    const dirOf = (step: number) => path.join(base, `${name}-${step}`);
+    const clusterOf = (step: number) => `${dirOf(step)}.cluster.json`;
+    const lockOf = (step: number) => `${dirOf(step)}.lock`;
+    /** A published snapshot: its folder is renamed into place last, after its cluster file. */
+    const published = (step: number): LabSnapshot | undefined => (fs.existsSync(dirOf(step)) ? { dir: dirOf(step), cluster: fs.readFileSync(clusterOf(step), "utf8") } : undefined);
+
+    /** Takes the lock of a step's snapshot (true), or says another live worker holds it (false); a dead holder's lock is taken over. */
+    const lock = (step: number): boolean => {
+        try {
+            fs.mkdirSync(lockOf(step));
+        } catch (e: any) {
+            if (e.code !== "EEXIST") throw e;
+            const pidFile = path.join(lockOf(step), "pid");
+            const holder = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, "utf8")) : 0;
+            if (holder ? alive(holder) : Date.now() - fs.statSync(lockOf(step)).mtimeMs < 10_000) return false; // held, or being taken right now (its PID comes next)
+            fs.rmSync(lockOf(step), { recursive: true, force: true });
+            return lock(step);
+        }
+        fs.writeFileSync(path.join(lockOf(step), "pid"), String(process.pid));
+        return true;
+    };
+
+    const publish = (lab: SimulatedLab, step: number): LabSnapshot => {
+        const tmp = fs.mkdtempSync(path.join(base, `.${name}-${step}-`));
+        const snap = snapshotLab(lab, path.join(tmp, "dir"));
+        fs.writeFileSync(clusterOf(step), snap.cluster);
+        fs.renameSync(snap.dir, dirOf(step));
+        fs.rmSync(tmp, { recursive: true, force: true });
+        return { dir: dirOf(step), cluster: snap.cluster };
+    };
+
+    /** Builds the snapshot at `step` (its lock held) from the nearest published one below, keeping the states passed on the way. */
+    const build = async (step: number): Promise<LabSnapshot> => {
+        let below = step - 1;
+        while (below >= first && !published(below)) below--;
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-build-${step}-`));
+        const lab = below < first ? await startSimulatedLab(root) : await restoreLab(published(below)!, root);
+        try {
+            for (let s = Math.max(below + 1, first); s < step; s++) {
+                await solve(lab, s);
+                if (!published(s) && lock(s)) publish(lab, s);
+            }
+            await solve(lab, step);
+            return publish(lab, step);
+        } finally {
+            await lab.stop();
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    };
+
+    /** Builds it here, the lock held; a failed build gives the lock back, so no other worker waits for it in vain. */
+    const buildHeld = async (step: number): Promise<LabSnapshot> => {
+        try {
+            return published(step) ?? (await build(step));
+        } catch (e) {
+            fs.rmSync(lockOf(step), { recursive: true, force: true });
+            throw e;
+        }
+    };
+
+    const inWorker = new Map<number, Promise<LabSnapshot>>();
+    return (step: number): Promise<LabSnapshot> => {
+        let snap = inWorker.get(step);
         if (!snap) {
             snap = (async () => {
-                const below = [...snapshots.keys()].filter((k) => k < step).sort((a, b) => b - a)[0];
-                const root = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-build-${step}-`));
-                const lab = below === undefined ? await startSimulatedLab(root) : await restoreLab(await snapshotAt(below), root);
-                try {
-                    await solve(lab, step);
-                    return snapshotLab(lab, fs.mkdtempSync(path.join(os.tmpdir(), `${name}-snapshot-${step}-`)));
-                } finally {
-                    await lab.stop();
-                    fs.rmSync(root, { recursive: true, force: true });
-                }
+                const done = published(step);
+                if (done) return done;
+                if (lock(step)) return buildHeld(step);
+                // another worker builds it: wait until it is published, or its builder is gone (then build it here)
+                const got = await pollUntil<LabSnapshot | "mine">(async () => published(step) ?? (lock(step) ? "mine" : undefined), {
+                    timeoutMs: WAIT_FOR_OTHER_MS,
+                    intervalMs: 100,
+                    describe: () => `the ${name} lab's snapshot at step ${step}, built by another mocha worker`,
+                });
+                return got === "mine" ? buildHeld(step) : got;
             })();
-            snapshots.set(step, snap);
+            inWorker.set(step, snap);
         }
         return snap;
     };
-    return snapshotAt;
 }

@@ -11,7 +11,7 @@ import { KubeCluster } from "../../lab/ports/cluster";
 import { tenantsLayout, TenantsLayout } from "../../lab/tenants/layout";
 import { TenantsResults } from "../../lab/tenants/results";
 import { TenantsTimeouts } from "../../lab/tenants/scenario";
-import { restoreLab, SimulatedLab, solveSimulatedTenants } from "../../sim/simulatedLab";
+import { clusterStateFile, restoreLab, SimulatedLab, solveSimulatedTenants } from "../../sim/simulatedLab";
 
 export interface TenantsAt {
     lab: SimulatedLab;
@@ -23,7 +23,7 @@ export interface TenantsAt {
 }
 
 /** The snapshot of a lab solved through `step`, built from the nearest smaller one. */
-const snapshotAt = snapshotCache("tenants", (lab, step) => solveSimulatedTenants(lab, step));
+const snapshotAt = snapshotCache("tenants", (lab, step) => solveSimulatedTenants(lab, step), 1);
 
 /** The tenants lab at step N (1-3) on a fresh simulated host. */
 export async function tenantsAt(step: number): Promise<TenantsAt> {
@@ -43,4 +43,12 @@ export async function tenantsAt(step: number): Promise<TenantsAt> {
             fs.rmSync(root, { recursive: true, force: true });
         },
     };
+}
+
+/** A root as `gitops-lab simulate --lab tenants --root DIR --tenants-through N` leaves it (the files and the saved cluster, nothing running), from the snapshot at step N. */
+export async function tenantsRootAt(step: number): Promise<string> {
+    const at = await tenantsAt(step);
+    fs.writeFileSync(clusterStateFile(at.layout.root), at.lab.kube.dump());
+    await at.lab.stop();
+    return at.layout.root;
 }
