@@ -254,6 +254,9 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
     return { reason: appStatus?.status ?? health, message: `${appStatus?.message ? `${appStatus.message} ` : ""}(sync ${sync}, health ${health})`.trim(), hook: null, fatal: false };
 }
 
+/** Names in code-point order: Kubernetes names are ASCII, and localeCompare costs seconds over tens of thousands. */
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 function minutes(fromIso: string | null, now: Date): string {
     if (!fromIso) return "";
     const ms = now.getTime() - Date.parse(fromIso);
@@ -279,7 +282,9 @@ function indexApps(apps: any[]): AppIndex {
         for (const r of a.metadata?.ownerReferences ?? []) {
             if (r.kind !== "ApplicationSet") continue;
             const key = r.uid ? `${ns}/uid:${r.uid}` : `${ns}/name:${r.name}`;
-            byOwner.set(key, [...(byOwner.get(key) ?? []), a]);
+            const owned = byOwner.get(key);
+            if (owned) owned.push(a);
+            else byOwner.set(key, [a]);
         }
     }
     return { byOwner, byName };
@@ -339,8 +344,10 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         const message = `the ApplicationSet has a RollingSync strategy but no status.applicationStatus: progressive syncs are off (applicationsetcontroller.enable.progressive.syncs in argocd-cmd-params-cm, read when the ApplicationSet controller starts), so the strategy is ignored`;
         return { ...base, state: "stuck", step: null, steps, since: null, summary: `${name}: ${message}.`, blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }], waiting: [], skipped: [] };
     }
+    const statusOf = new Map<string, any>();
+    for (const st of statuses) if (!statusOf.has(st.application)) statusOf.set(st.application, st); // the first, as a find would
     const entries = names.map((n) => {
-        const st = statuses.find((s) => s.application === n);
+        const st = statusOf.get(n);
         return { name: n, app: appByName.get(n), status: st, step: stepOf(appset, appByName.get(n), st) };
     });
     const healthy = (e: (typeof entries)[number]) => (e.status ? e.status.status === "Healthy" : e.app?.status?.health?.status === "Healthy" && e.app?.status?.sync?.status === "Synced");
@@ -384,7 +391,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
-    const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced").sort((a, b) => (a.step as number) - (b.step as number) || a.name.localeCompare(b.name)).map((e) => ({ application: e.name, step: e.step as number }));
+    const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced").sort((a, b) => (a.step as number) - (b.step as number) || byCodePoint(a.name, b.name)).map((e) => ({ application: e.name, step: e.step as number }));
 
     const causes = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
     const behind = waiting.length ? ` Waiting behind it: ${few(waiting, 5, (w) => `${w.application} (step ${w.step})`, ", ")}.` : "";
