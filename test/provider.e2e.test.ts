@@ -15,7 +15,7 @@ import { run } from "../lab/ports/exec";
 import { RESULT_FILES } from "../lab/shop/results";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { readRepoFiles } from "../lab/shop/repoFiles";
-import { callProvider, ProviderCall, serializeProvider } from "./helpers/providerProcess";
+import { ProviderCall, ProviderPlugin, serializeProvider, startProviderPlugin } from "./helpers/providerProcess";
 import { SimulatedLab, SIM_TIMEOUTS, startSimulatedLab } from "../sim/simulatedLab";
 
 const isSha = (s: unknown) => typeof s === "string" && /^[0-9a-f]{40}$/.test(s);
@@ -35,7 +35,9 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     let calls: { repo: ProviderCall; appset: ProviderCall; scenario: ProviderCall };
 
     // the engine's order on a first pulumi up: step 1, the ApplicationSet, the scenario; each test asserts on one part
+    let plugin: ProviderPlugin;
     before(async () => {
+        plugin = startProviderPlugin();
         root = fs.mkdtempSync(path.join(os.tmpdir(), "lab-e2e-"));
         lab = await startSimulatedLab(root);
         texts = {
@@ -44,14 +46,15 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
             scenario: await serializeProvider(scenarioProvider),
         };
         scenarioIn = { kubeconfig: lab.kubeconfig, root, solveThrough: 8, timeouts: SIM_TIMEOUTS };
-        const repo = await callProvider(texts.repo, "create", [{ root, files: readRepoFiles() }]);
-        const appset = await callProvider(texts.appset, "create", [{ kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() }]);
-        const scenario = await callProvider(texts.scenario, "create", [scenarioIn]);
+        const repo = await plugin.call(texts.repo, "create", [{ root, files: readRepoFiles() }]);
+        const appset = await plugin.call(texts.appset, "create", [{ kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() }]);
+        const scenario = await plugin.call(texts.scenario, "create", [scenarioIn]);
         calls = { repo, appset, scenario };
         repoOuts = repo.result?.outs;
         scenarioOuts = scenario.result?.outs;
     });
     after(async () => {
+        await plugin?.stop();
         await lab?.stop();
     });
 
@@ -147,36 +150,36 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     });
 
     it("a second run with nothing changed runs nothing (diff reports no change)", async () => {
-        const r = await callProvider(texts.scenario, "diff", ["/x", scenarioOuts, scenarioIn]);
+        const r = await plugin.call(texts.scenario, "diff", ["/x", scenarioOuts, scenarioIn]);
         assert.ok(r.ok, r.error);
         assert.strictEqual(r.result.changes, false);
-        const repo = await callProvider(texts.repo, "diff", ["/x", repoOuts, { root, files: readRepoFiles() }]);
+        const repo = await plugin.call(texts.repo, "diff", ["/x", repoOuts, { root, files: readRepoFiles() }]);
         assert.strictEqual(repo.result.changes, false);
     });
 
     it("Scenario.update refuses a lower solveThrough (steps cannot be un-done) and says what to do", async () => {
-        const r = await callProvider(texts.scenario, "update", ["/x", scenarioOuts, { ...scenarioIn, solveThrough: 5 }]);
+        const r = await plugin.call(texts.scenario, "update", ["/x", scenarioOuts, { ...scenarioIn, solveThrough: 5 }]);
         assert.strictEqual(r.ok, false);
         assert.match(r.error!, /solveThrough went down from 8 to 5.*pulumi config set solveThrough 8.*pulumi destroy/s);
     });
 
     it("ShopAppSet.update (pulumi up after a pin) keeps prod on release/prod", async () => {
-        const r = await callProvider(texts.appset, "update", ["argocd/shop", {}, { kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() }]);
+        const r = await plugin.call(texts.appset, "update", ["argocd/shop", {}, { kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() }]);
         assert.ok(r.ok, r.error);
         assert.strictEqual(lab.kube.get("ApplicationSet", "argocd", "shop").spec.generators[0].list.elements[1].revision, "release/prod");
         assert.match(fs.readFileSync(lab.layout.appsetFile, "utf8"), /revision: release\/prod/);
     });
 
     it("delete removes the result files, the ApplicationSet with its namespaces, and the repository", async () => {
-        const s = await callProvider(texts.scenario, "delete", ["/x", scenarioOuts]);
+        const s = await plugin.call(texts.scenario, "delete", ["/x", scenarioOuts]);
         assert.ok(s.ok, s.error);
         for (const name of RESULT_FILES) assert.ok(!fs.existsSync(lab.layout.resultFile(name)), name);
-        const a = await callProvider(texts.appset, "delete", ["argocd/shop", { kubeconfig: lab.kubeconfig, root, name: "shop", namespace: "argocd" }]);
+        const a = await plugin.call(texts.appset, "delete", ["argocd/shop", { kubeconfig: lab.kubeconfig, root, name: "shop", namespace: "argocd" }]);
         assert.ok(a.ok, a.error);
         assert.strictEqual(lab.kube.get("ApplicationSet", "argocd", "shop"), undefined);
         assert.strictEqual(lab.kube.get("Namespace", undefined, "shop-prod"), undefined);
         assert.ok(!fs.existsSync(lab.layout.appsetFile));
-        const r = await callProvider(texts.repo, "delete", [lab.layout.bareRepo, repoOuts]);
+        const r = await plugin.call(texts.repo, "delete", [lab.layout.bareRepo, repoOuts]);
         assert.ok(r.ok, r.error);
         assert.ok(!fs.existsSync(lab.layout.bareRepo) && !fs.existsSync(lab.layout.clone));
     });

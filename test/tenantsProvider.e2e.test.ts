@@ -11,7 +11,7 @@ import { tenantsLabProvider } from "../components/tenantsLab";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { TENANTS_RESULT_FILES } from "../lab/tenants/results";
 import { SimulatedLab, SIM_TENANTS_TIMEOUTS, startSimulatedLab } from "../sim/simulatedLab";
-import { callProvider, serializeProvider } from "./helpers/providerProcess";
+import { ProviderPlugin, serializeProvider, startProviderPlugin } from "./helpers/providerProcess";
 
 describe("the tenants lab through its dynamic provider, run as the engine runs it (simulated cluster)", function () {
     this.timeout(300_000);
@@ -21,17 +21,22 @@ describe("the tenants lab through its dynamic provider, run as the engine runs i
     let outs: any;
     let output: string;
 
+    let plugin: ProviderPlugin;
     before(async () => {
+        plugin = startProviderPlugin();
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "tenants-e2e-"));
         lab = await startSimulatedLab(root);
         text = await serializeProvider(tenantsLabProvider);
         inputs = { kubeconfig: lab.kubeconfig, root, solveThrough: 3, timeouts: SIM_TENANTS_TIMEOUTS, deleteTimeoutSeconds: 30 };
-        const r = await callProvider(text, "create", [inputs], 240_000);
+        const r = await plugin.call(text, "create", [inputs], 240_000);
         assert.ok(r.ok, `${r.error}\n${r.output}`);
         outs = r.result.outs;
         output = r.output;
     });
-    after(async () => lab?.stop());
+    after(async () => {
+        await plugin?.stop();
+        await lab?.stop();
+    });
 
     it("create builds and solves the lab, prints its progress, and returns stall and recovery as outputs equal to the files", () => {
         const layout = tenantsLayout(inputs.root);
@@ -43,13 +48,13 @@ describe("the tenants lab through its dynamic provider, run as the engine runs i
     });
 
     it("update refuses a lower tenantsSolveThrough and says what to do", async () => {
-        const r = await callProvider(text, "update", ["/x", outs, { ...inputs, solveThrough: 2 }]);
+        const r = await plugin.call(text, "update", ["/x", outs, { ...inputs, solveThrough: 2 }]);
         assert.strictEqual(r.ok, false);
         assert.match(r.error!, /tenantsSolveThrough went down from 3 to 2.*pulumi config set tenantsSolveThrough 3/s);
     });
 
     it("delete removes the results, the ApplicationSet with its Applications and the tenants' namespaces, and the repository", async () => {
-        const r = await callProvider(text, "delete", ["/x", outs], 120_000);
+        const r = await plugin.call(text, "delete", ["/x", outs], 120_000);
         assert.ok(r.ok, `${r.error}\n${r.output}`);
         const layout = tenantsLayout(inputs.root);
         for (const f of TENANTS_RESULT_FILES) assert.ok(!fs.existsSync(layout.resultFile(f)), f);

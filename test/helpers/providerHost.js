@@ -1,12 +1,28 @@
-// A stand-in for the engine's dynamic provider process: plain Node (no ts-node registered),
-// the provider revived from its serialized text with require-from-string, exactly as
-// @pulumi/pulumi/cmd/dynamic-provider does (requireFromString(text).handler()).
-// Usage: node providerHost.js <request.json> <result.json>
+// A stand-in for the engine's dynamic provider plugin (pulumi-resource-pulumi-nodejs): one plain
+// Node process (no ts-node registered) serving the calls of an update in turn, each provider revived
+// from its serialized text with require-from-string, exactly as @pulumi/pulumi/cmd/dynamic-provider
+// does (requireFromString(text).handler()).
+// Usage: node providerHost.js   — one JSON request per line on stdin ({ text, method, args }), one
+// JSON answer per line on fd 3 ({ ok, result | error, output }), where output is what the call
+// printed (console.log reaches `pulumi up`'s output).
 const fs = require("fs");
+const readline = require("readline");
 const requireFromString = require("require-from-string");
 
-(async () => {
-    const req = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const answers = fs.createWriteStream(null, { fd: 3 });
+let queue = Promise.resolve();
+
+async function serve(line) {
+    const req = JSON.parse(line);
+    let output = "";
+    const writes = { out: process.stdout.write, err: process.stderr.write };
+    const capture = (chunk, encoding, cb) => {
+        output += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString();
+        (typeof encoding === "function" ? encoding : cb)?.();
+        return true;
+    };
+    process.stdout.write = capture;
+    process.stderr.write = capture;
     let out;
     try {
         const provider = requireFromString(req.text).handler();
@@ -15,7 +31,12 @@ const requireFromString = require("require-from-string");
         out = { ok: true, result: (await fn.apply(provider, req.args)) ?? null };
     } catch (e) {
         out = { ok: false, error: String((e && e.message) || e) };
+    } finally {
+        process.stdout.write = writes.out;
+        process.stderr.write = writes.err;
     }
-    fs.writeFileSync(process.argv[3], JSON.stringify(out));
-    process.exit(0);
-})();
+    answers.write(JSON.stringify({ ...out, output }) + "\n");
+}
+
+readline.createInterface({ input: process.stdin }).on("line", (line) => (queue = queue.then(() => serve(line))));
+process.stdin.on("end", () => queue.then(() => answers.end(() => process.exit(0))));

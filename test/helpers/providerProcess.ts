@@ -1,6 +1,7 @@
 /**
  * Layer 2: a dynamic provider serialized as the engine serializes it, then run in a separate
- * Node process (test/helpers/providerHost.js) that knows only the serialized text.
+ * Node process (test/helpers/providerHost.js) that knows only the serialized text: one process per
+ * test file's "update", serving its calls in turn as the engine's dynamic provider plugin does.
  */
 import { spawn } from "child_process";
 import * as fs from "fs";
@@ -24,29 +25,49 @@ export interface ProviderCall {
     output: string;
 }
 
-/** Runs `provider[method](...args)` in a fresh Node process, from a neutral working directory. */
-export async function callProvider(text: string, method: string, args: any[], timeoutMs = 120_000): Promise<ProviderCall> {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "provider-call-"));
-    const reqFile = path.join(dir, "request.json");
-    const resFile = path.join(dir, "result.json");
-    fs.writeFileSync(reqFile, JSON.stringify({ text, method, args }));
-    const host = path.join(__dirname, "providerHost.js");
-    let output = "";
-    const code = await new Promise<number | null>((resolve, reject) => {
-        const child = spawn(process.execPath, [host, reqFile, resFile], { cwd: dir, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TS_NODE_PROJECT: "" } });
-        child.stdout.on("data", (d) => (output += d));
-        child.stderr.on("data", (d) => (output += d));
-        const timer = setTimeout(() => {
-            child.kill("SIGKILL");
-            reject(new Error(`provider ${method} did not finish within ${timeoutMs} ms; output:\n${output}`));
-        }, timeoutMs);
-        child.on("exit", (c) => {
-            clearTimeout(timer);
-            resolve(c);
-        });
+/** The engine's dynamic provider plugin: one Node process (test/helpers/providerHost.js) that serves an update's calls in turn. */
+export interface ProviderPlugin {
+    /** Runs `provider[method](...args)` in the plugin process, the provider revived from its serialized text. */
+    call(text: string, method: string, args: any[], timeoutMs?: number): Promise<ProviderCall>;
+    /** Ends the process (as the engine does at the end of an update). */
+    stop(): Promise<void>;
+}
+
+/** Starts the plugin process from a neutral working directory, with no ts-node project. */
+export function startProviderPlugin(): ProviderPlugin {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "provider-plugin-"));
+    const child = spawn(process.execPath, [path.join(__dirname, "providerHost.js")], { cwd: dir, stdio: ["pipe", "pipe", "pipe", "pipe"], env: { ...process.env, TS_NODE_PROJECT: "" } });
+    let stray = ""; // anything printed outside a call (nothing should be)
+    child.stdout!.on("data", (d) => (stray += d));
+    child.stderr!.on("data", (d) => (stray += d));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    let buffered = "";
+    const waiting: ((line: string) => void)[] = [];
+    (child.stdio[3] as NodeJS.ReadableStream).on("data", (d) => {
+        buffered += d;
+        for (let i = buffered.indexOf("\n"); i >= 0; i = buffered.indexOf("\n")) {
+            const line = buffered.slice(0, i);
+            buffered = buffered.slice(i + 1);
+            waiting.shift()?.(line);
+        }
     });
-    if (!fs.existsSync(resFile)) throw new Error(`provider process exited with ${code} without a result; output:\n${output}`);
-    const res = JSON.parse(fs.readFileSync(resFile, "utf8"));
-    fs.rmSync(dir, { recursive: true, force: true });
-    return { ...res, output };
+    return {
+        call: (text, method, args, timeoutMs = 120_000) =>
+            new Promise<ProviderCall>((resolve, reject) => {
+                const timer = setTimeout(() => reject(new Error(`provider ${method} did not finish within ${timeoutMs} ms; output:\n${stray}`)), timeoutMs);
+                exited.then((code) => reject(new Error(`the provider process exited with ${code} during ${method}; output:\n${stray}`)));
+                waiting.push((line) => {
+                    clearTimeout(timer);
+                    resolve(JSON.parse(line));
+                });
+                child.stdin!.write(JSON.stringify({ text, method, args }) + "\n");
+            }),
+        stop: async () => {
+            child.stdin!.end();
+            const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+            await exited;
+            clearTimeout(timer);
+            fs.rmSync(dir, { recursive: true, force: true });
+        },
+    };
 }
