@@ -6,6 +6,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { expect, holds } from "./expect";
 import { snapshotCache } from "./snapshots";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { tenantsLayout, TenantsLayout } from "../../lab/tenants/layout";
@@ -19,6 +20,8 @@ export interface TenantsAt {
     lines: string[];
     cluster: KubeCluster;
     solve(through: number, timeouts?: Partial<TenantsTimeouts>): Promise<TenantsResults>;
+    /** At the stall: waits until mandant-b's sync has given up, after which nothing moves (a restored stall goes on retrying, and a retry's hook Job runs for a while). */
+    givenUp(): Promise<void>;
     stop(): Promise<void>;
 }
 
@@ -38,6 +41,7 @@ export async function tenantsAt(step: number): Promise<TenantsAt> {
         lines,
         cluster,
         solve: (through, timeouts) => solveSimulatedTenants(lab, through, { log: (l) => lines.push(l), timeouts }),
+        givenUp: () => expect(holds("mandant-b's sync given up", () => lab.kube.get("Application", "argocd", "mandant-b")?.status?.operationState?.phase === "Failed"), { timeoutMs: 60_000 }),
         stop: async () => {
             await lab.stop();
             fs.rmSync(root, { recursive: true, force: true });
