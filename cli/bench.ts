@@ -12,8 +12,8 @@ import * as path from "path";
 import { StepTiming } from "../lab/shop/scenario";
 import { VirtualClock } from "../sim/clock";
 import { V351_DEFAULTS } from "../sim/profiles";
-import { solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
-import { benchDoctor, DEFAULT_SCALE } from "./benchDoctor";
+// the simulation (the Kubernetes client) and the doctor's bench (the Pulumi SDK, for the bundle) are loaded when a
+// bench runs: `gitops-lab` loads every command's module, and these would cost any command, --help included, a second
 import { Command, EXIT, intOption, oneOf, onlyWith, stringOption, UsageError } from "./command";
 
 export const BENCH_PROFILE = "v3.5.1-defaults";
@@ -23,6 +23,7 @@ const POLL_ONLY_TIMEOUTS = { syncMs: 1_800_000, errorMs: 1_800_000, driftMs: 600
 
 async function runOnce(opts: { refresh: boolean }): Promise<StepTiming[]> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-"));
+    const { startSimulatedLab, solveSimulatedLab } = await import("../sim/simulatedLab");
     const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock: new VirtualClock() });
     try {
         const run = await solveSimulatedLab(lab, 8, { productDefaults: true, refresh: opts.refresh, timeouts: opts.refresh ? {} : POLL_ONLY_TIMEOUTS });
@@ -39,6 +40,7 @@ const s = (ms: number) => Math.round(ms) / 1000;
 async function benchTenants(json: boolean): Promise<number> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-tenants-"));
     const clock = new VirtualClock();
+    const { startSimulatedLab, solveSimulatedTenants } = await import("../sim/simulatedLab");
     const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock });
     const waits: { wait: string; estimated_real_s: number }[] = [];
     const t0 = Date.now();
@@ -86,6 +88,7 @@ export const bench: Command = {
         if (values.tenants) return benchTenants(!!values.json);
         if (values.doctor) {
             const rounds = intOption(values, "rounds", { min: 1, max: 100, default: 3 });
+            const { benchDoctor, DEFAULT_SCALE } = await import("./benchDoctor");
             const r = await benchDoctor(DEFAULT_SCALE, rounds, values.json ? () => {} : (l) => console.log(l));
             if (values.json) console.log(JSON.stringify(r));
             return EXIT.OK;
