@@ -9,6 +9,7 @@ import * as os from "os";
 import * as path from "path";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { runCliAsync, runMain } from "./helpers/cli";
+import { tenantsRootAt } from "./helpers/tenantsAt";
 
 describe("gitops-lab simulate --lab tenants / verify --lab tenants", function () {
     this.timeout(300_000);
@@ -18,8 +19,10 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
     });
     after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-    it("given --through 2, then it stops at the stall, prints stall.json, and verify grades it; when run again, then it resumes with the recovery; then a lower step is refused and --reset leaves nothing", async () => {
+    it("given --through 2 on a root at step 1, then it stops at the stall, prints stall.json, and verify grades it; when run again, then it resumes with the recovery; then a lower step is refused and --reset leaves nothing", async () => {
+        root = await tenantsRootAt(1); // the first rollout done (the snapshot), as an earlier --through 1 leaves it
         const first = await runMain("simulate", ["--lab", "tenants", "--root", root, "--through", "2"]);
+        assert.match(first.out, /\[tenants 1 platform\] repository already in place/);
         assert.strictEqual(first.code, 0, first.out);
         assert.match(first.out, /SIMULATED CLUSTER/);
         assert.match(first.out, /stall\.json:\n\{\n {2}"appset": "argocd\/tenants"/);
