@@ -41,7 +41,15 @@ export async function tenantsAt(step: number): Promise<TenantsAt> {
         lines,
         cluster,
         solve: (through, timeouts) => solveSimulatedTenants(lab, through, { log: (l) => lines.push(l), timeouts }),
-        givenUp: () => expect(holds("mandant-b's sync given up", () => lab.kube.get("Application", "argocd", "mandant-b")?.status?.operationState?.phase === "Failed"), { timeoutMs: 60_000 }),
+        givenUp: () =>
+            expect(
+                holds(
+                    "mandant-b's sync given up and no hook Job of it running",
+                    () => lab.kube.get("Application", "argocd", "mandant-b")?.status?.operationState?.phase === "Failed" && lab.kube.list("Job", "mandant-b").every((j) => (j.status?.conditions ?? []).some((c: any) => ["Failed", "Complete"].includes(c.type) && c.status === "True")),
+                    () => lab.kube.list("Job", "mandant-b").map((j) => j.status),
+                ),
+                { timeoutMs: 60_000 },
+            ),
         stop: async () => {
             await lab.stop();
             fs.rmSync(root, { recursive: true, force: true });
