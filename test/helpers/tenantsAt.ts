@@ -20,7 +20,7 @@ export interface TenantsAt {
     lines: string[];
     cluster: KubeCluster;
     solve(through: number, timeouts?: Partial<TenantsTimeouts>): Promise<TenantsResults>;
-    /** At the stall: waits until mandant-b's sync has given up, after which nothing moves (a restored stall goes on retrying, and a retry's hook Job runs for a while). */
+    /** At the stall: waits until mandant-b's sync has given up (a restored stall goes on retrying, and a retry's hook Job runs for a while). The simulation may still start one more sync after it (a Pending entry synced again: issue 19), so a reader of the hook's Job polls. */
     givenUp(): Promise<void>;
     stop(): Promise<void>;
 }
