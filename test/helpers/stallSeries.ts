@@ -25,8 +25,10 @@ export interface Scrape {
 export interface StallRecording {
     intervalSeconds: number;
     scrapes: Scrape[];
-    /** Seconds since the recording began: the push of the faulty release, the hook Job's first failure, mandant-b giving up, the push of the fix, the rollout complete again. */
-    marks: { stallPush: number; firstFailure: number; gaveUp: number; fixPush: number; recovered: number };
+    /** Seconds since the recording began: the push of the faulty release, the hook Job's first failure, mandant-b giving up, the push of the fix, the rollout complete again (undefined when the recovery failed). */
+    marks: { stallPush: number; firstFailure: number; gaveUp: number; fixPush: number; recovered?: number };
+    /** Why the recovery did not complete, when it did not. */
+    recoveryError?: string;
 }
 
 export const SCRAPE_SECONDS = 30;
@@ -98,18 +100,23 @@ export async function recordStall(): Promise<StallRecording> {
             }
         })();
         await clock.sleep(SCRAPE_SECONDS * 1000 * 4); // two minutes of a healthy rollout first
+        let recoveryError: string | undefined;
         await solveSimulatedTenants(lab, 3, {
             productDefaults: true,
             log: (l) => {
                 if (/\[tenants 2 \w+\] pushed/.test(l)) marks.stallPush = at();
                 if (/\[tenants 3 \w+\] pushed/.test(l)) marks.fixPush = at();
             },
+        }).catch((e) => {
+            // the recovery can miss a tenant (the silent skip, issue 19: seen once in CI, mandant-a OutOfSync/Healthy); the stall's record stands
+            if (marks.fixPush === undefined) throw e;
+            recoveryError = String(e.message ?? e);
         });
         await clock.sleep(SCRAPE_SECONDS * 1000 * 6); // and three minutes after the recovery
         solving = false;
         await sampler;
         off();
-        return { intervalSeconds: SCRAPE_SECONDS, scrapes, marks: marks as StallRecording["marks"] };
+        return { intervalSeconds: SCRAPE_SECONDS, scrapes, marks: marks as StallRecording["marks"], recoveryError };
     } finally {
         await lab.stop();
         fs.rmSync(root, { recursive: true, force: true });
