@@ -50,10 +50,10 @@ export function startCli(command: string, args: string[]): ChildProcess {
 
 /**
  * The command in this process: `main(argv)` as bin/gitops-lab calls it, with what it writes to
- * stdout and stderr captured and `env` set for its run (an undefined value unsets). An error
+ * stdout and stderr captured. An error
  * escaping main becomes the bin's line and exit 1. One at a time (a test file runs its tests in turn).
  */
-export async function runMain(command: string, args: string[], opts: { env?: Record<string, string | undefined> } = {}): Promise<CliResult> {
+export async function runMain(command: string, args: string[]): Promise<CliResult> {
     let stdout = "";
     let stderr = "";
     const writes = { out: process.stdout.write, err: process.stderr.write };
@@ -65,12 +65,9 @@ export async function runMain(command: string, args: string[], opts: { env?: Rec
             (typeof encoding === "function" ? encoding : cb)?.();
             return true;
         }) as typeof process.stdout.write;
-    const savedEnv = Object.fromEntries(Object.keys(opts.env ?? {}).map((k) => [k, process.env[k]]));
-    const setEnv = (e: Record<string, string | undefined>) => Object.entries(e).forEach(([k, v]) => (v === undefined ? delete process.env[k] : (process.env[k] = v)));
     let code: number;
     process.stdout.write = capture("stdout");
     process.stderr.write = capture("stderr");
-    setEnv(opts.env ?? {});
     try {
         code = await main([command, ...args]);
     } catch (e: any) {
@@ -79,7 +76,6 @@ export async function runMain(command: string, args: string[], opts: { env?: Rec
     } finally {
         process.stdout.write = writes.out;
         process.stderr.write = writes.err;
-        setEnv(savedEnv);
     }
     return { code, out: `${stdout}${stderr}`, stdout, stderr };
 }

@@ -5,27 +5,19 @@
  * tenants lab) restore fresh copies of them.
  *
  * The snapshots are shared by the run's mocha workers through the run's temporary folder
- * (test/setup.ts): a worker that needs one no other has built takes its lock (a folder made
- * atomically, holding the builder's PID) and publishes it by a rename; the others wait for it,
+ * (test/setup.ts): a worker that needs one no other has built takes its lock (the lock file of
+ * sim/lock.ts, holding the builder's PID) and publishes it by a rename; the others wait for it,
  * and take over a lock whose builder is gone. A test file run alone builds what it needs itself.
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { pollUntil } from "../../lab/ports/wait";
+import { acquireLockFile } from "../../sim/lock";
 import { LabSnapshot, restoreLab, SimulatedLab, snapshotLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 /** How long a worker waits for another's build of a snapshot before it gives up. */
 const WAIT_FOR_OTHER_MS = 600_000;
-
-const alive = (pid: number) => {
-    try {
-        process.kill(pid, 0);
-        return true;
-    } catch (e: any) {
-        return e.code === "EPERM";
-    }
-};
 
 /** `snapshotAt(step)` for a lab that `solve(lab, step)` carries out from `first` on; `name` names the snapshots. */
 export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: number) => Promise<unknown>, first = 0): (step: number) => Promise<LabSnapshot> {
@@ -37,20 +29,15 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
     /** A published snapshot: its folder is renamed into place last, after its cluster file. */
     const published = (step: number): LabSnapshot | undefined => (fs.existsSync(dirOf(step)) ? { dir: dirOf(step), cluster: fs.readFileSync(clusterOf(step), "utf8") } : undefined);
 
-    /** Takes the lock of a step's snapshot (true), or says another live worker holds it (false); a dead holder's lock is taken over. */
+    /** Takes the lock of a step's snapshot (true), or says another live worker holds it (false); a dead holder's lock is taken over (sim/lock.ts). */
     const lock = (step: number): boolean => {
         try {
-            fs.mkdirSync(lockOf(step));
+            acquireLockFile(lockOf(step), (holder) => `held by PID ${holder}`, `the ${name} lab's snapshot at step ${step}`);
+            return true;
         } catch (e: any) {
-            if (e.code !== "EEXIST") throw e;
-            const pidFile = path.join(lockOf(step), "pid");
-            const holder = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, "utf8")) : 0;
-            if (holder ? alive(holder) : Date.now() - fs.statSync(lockOf(step)).mtimeMs < 10_000) return false; // held, or being taken right now (its PID comes next)
-            fs.rmSync(lockOf(step), { recursive: true, force: true });
-            return lock(step);
+            if (/^held by PID/.test(e.message)) return false;
+            throw e;
         }
-        fs.writeFileSync(path.join(lockOf(step), "pid"), String(process.pid));
-        return true;
     };
 
     const publish = (lab: SimulatedLab, step: number): LabSnapshot => {
@@ -86,7 +73,7 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
         try {
             return published(step) ?? (await build(step));
         } catch (e) {
-            fs.rmSync(lockOf(step), { recursive: true, force: true });
+            fs.rmSync(lockOf(step), { force: true });
             throw e;
         }
     };

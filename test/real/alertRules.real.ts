@@ -61,12 +61,14 @@ const minutesBetween = (from: number, to: number) => {
     return out;
 };
 
+/** promtool with these arguments in `dir`: its exit code and output. */
+const promtoolIn = (promtool: string, dir: string, args: string[]): Promise<{ code: number; out: string }> =>
+    new Promise((resolve) => execFile(promtool, args, { cwd: dir, timeout: 120_000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as any).code ?? 1) : 0, out: `${stdout}${stderr}` })));
+
+/** `promtool test rules` over this test file (its rule_files beside it in `dir`). */
 function runPromtool(promtool: string, dir: string, test: object): Promise<{ code: number; out: string }> {
-    const file = path.join(dir, "test.yaml");
-    fs.writeFileSync(file, stringify(test));
-    return new Promise((resolve) =>
-        execFile(promtool, ["test", "rules", file], { cwd: dir, timeout: 120_000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as any).code ?? 1) : 0, out: `${stdout}${stderr}` })),
-    );
+    fs.writeFileSync(path.join(dir, "test.yaml"), stringify(test));
+    return promtoolIn(promtool, dir, ["test", "rules", "test.yaml"]);
 }
 
 describe("the doctor's alerts fire within 5 minutes of the step's first failure (promtool test rules over the simulated stall at v3.5.1's timings)", function () {
@@ -121,9 +123,7 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
     it("promtool accepts both rule files", async () => {
         for (const file of [DOCTOR_RULE, KSM_RULE]) {
             fs.writeFileSync(path.join(dir, "check.yaml"), stringify(ruleFile(file)));
-            const r = await new Promise<{ code: number; out: string }>((resolve) =>
-                execFile(promtool, ["check", "rules", path.join(dir, "check.yaml")], (err, stdout, stderr) => resolve({ code: err ? 1 : 0, out: `${stdout}${stderr}` })),
-            );
+            const r = await promtoolIn(promtool, dir, ["check", "rules", "check.yaml"]);
             assert.strictEqual(r.code, 0, `${file}: ${r.out}`);
         }
     });
