@@ -74,18 +74,27 @@ export function serveInstructions(lab: { root: string; url(repo: string): string
     return lines;
 }
 
-/** The lab on the real control plane: a fresh plane per run (nothing of it is kept between runs). */
-async function runOnRealPlane(root: string, through: number, serve: boolean, say: (l: string) => void, signals: { stopped: Promise<number> }, started: (lab: { stop(): Promise<void> }) => void): Promise<number> {
-    if (shopLabProgress(labLayout(root)) > 0) throw new Error(`${root} already holds a lab; the real plane starts empty each run: use a new --root`);
+/** The labs on the real control plane: a fresh plane per run (nothing of it is kept between runs). */
+async function runOnRealPlane(root: string, labs: { shop?: number; tenants?: number }, serve: boolean, say: (l: string) => void, signals: { stopped: Promise<number> }, started: (lab: { stop(): Promise<void> }) => void): Promise<number> {
+    if (shopLabProgress(labLayout(root)) > 0 || tenantsLabProgress(tenantsLayout(root)) > 0) throw new Error(`${root} already holds a lab; the real plane starts empty each run: use a new --root`);
     say("REAL CONTROL PLANE: a real Kubernetes API (nodes simulated by KWOK) and the real Argo CD v3.5.1 controllers, on this machine.");
+    if (labs.tenants !== undefined) say("The tenants lab's hook Pods run for real (their script by /bin/sh as nobody); every other Pod is KWOK's.");
     const { startRealLab } = await import("../realplane/realLab");
     const lab = await startRealLab(root, say);
     started(lab);
     try {
         const cluster = new (await import("../lab/ports/cluster")).KubeCluster(lab.kubeconfig);
-        const run = await (await import("../lab/shop/solve")).solveShopLab({ layout: lab.layout, cluster, log: say }, through);
-        if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
-        say(`results in ${lab.layout.workDir} (real control plane, fake nodes)`);
+        if (labs.shop !== undefined) {
+            const run = await (await import("../lab/shop/solve")).solveShopLab({ layout: lab.layout, cluster, log: say }, labs.shop);
+            if (labs.shop >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
+            say(`results in ${lab.layout.workDir} (real control plane, fake nodes)`);
+        }
+        if (labs.tenants !== undefined) {
+            const r = await (await import("../lab/tenants/solve")).solveTenantsLab({ layout: tenantsLayout(root), cluster, log: say }, labs.tenants);
+            if (r.stall) say(`stall.json:\n${JSON.stringify(r.stall, null, 2)}`);
+            if (r.recovery) say(`recovery.json:\n${JSON.stringify(r.recovery, null, 2)}`);
+            say(`results in ${tenantsLayout(root).workDir} (real control plane, fake nodes, the hook Pods run for real)`);
+        }
         if (!serve) return EXIT.OK;
         const kubeconfigFile = path.join(root, "kubeconfig");
         writeFileAtomic(kubeconfigFile, lab.kubeconfig);
@@ -108,7 +117,7 @@ export const simulate: Command = {
         "--realistic         the simulated Argo CD at its v3.5.1 defaults (on the real clock) instead of the fast profile",
         "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
-        "--cluster real      a real Kubernetes API (KWOK's fake nodes) and the real Argo CD v3.5.1 instead of the simulation; needs root, Go (first build ~25 min, cached), redis-server; the shop lab only",
+        "--cluster real      a real Kubernetes API (KWOK's fake nodes) and the real Argo CD v3.5.1 instead of the simulation; needs root, Go (first build ~25 min, cached), redis-server; the tenants lab's hook Pods run for real",
     ],
     options: { root: { type: "string" }, lab: { type: "string" }, through: { type: "string" }, "tenants-through": { type: "string" }, realistic: { type: "boolean" }, serve: { type: "boolean" }, reset: { type: "boolean" }, cluster: { type: "string" } },
     async run(values) {
@@ -138,9 +147,8 @@ export const simulate: Command = {
             const clusterKind = stringOption(values, "cluster") ?? "sim";
             if (clusterKind !== "sim" && clusterKind !== "real") throw new UsageError(`--cluster takes sim or real, got "${clusterKind}"`);
             if (clusterKind === "real") {
-                if (tenants) throw new UsageError("--cluster real runs the shop lab only; the tenants lab runs on the simulated cluster (--cluster sim)");
                 real = true;
-                return await runOnRealPlane(root, through, !!values.serve, say, signals, (l) => (realLab = l));
+                return await runOnRealPlane(root, { shop: shop ? through : undefined, tenants: tenants ? tenantsThrough : undefined }, !!values.serve, say, signals, (l) => (realLab = l));
             }
             const done = shopLabProgress(labLayout(root));
             if (shop && through < done) {

@@ -26,6 +26,7 @@ import { pollUntil } from "../lab/ports/wait";
 import { freePort } from "../sim/gitDaemon";
 import { acquireLockFile, isAlive, RootLock } from "../sim/lock";
 import { BINARIES, binPath, buildRealPlane, moduleDir } from "./build";
+import { HookPodRunner, kwokStages, startHookPodRunner } from "./hookPods";
 import { REAL_PLANE } from "./versions";
 
 export const GITD_HOST = "gitd.gitsrv.svc.cluster.local";
@@ -72,6 +73,8 @@ export interface RealPlane {
     kubeconfig: string;
     /** The directory of the plane's files and logs. */
     dir: string;
+    /** What the hook Pod runner ran so far (`namespace/pod exit N`), when the plane runs hook Pods. */
+    hookRuns(): string[];
     stop(): Promise<void>;
 }
 
@@ -154,7 +157,7 @@ export async function reapRealPlanes(log: (line: string) => void = () => {}): Pr
 }
 
 /** Starts the plane; `log` hears what it waits for and how long it took. */
-export async function startRealPlane(opts: { log?: (line: string) => void; dir?: string; lock?: RootLock } = {}): Promise<RealPlane> {
+export async function startRealPlane(opts: { log?: (line: string) => void; dir?: string; lock?: RootLock; hookJobs?: readonly string[] } = {}): Promise<RealPlane> {
     const log = opts.log ?? (() => {});
     if (process.getuid?.() !== 0) throw new Error("the real plane maps the in-cluster git URL in /etc/hosts: run it as root");
     const t0 = Date.now();
@@ -173,10 +176,17 @@ export async function startRealPlane(opts: { log?: (line: string) => void; dir?:
     const name = `gitops-lab-${process.pid}`;
     const kwokEnv = { ...process.env, KWOK_WORKDIR: KWOK_WORKDIR, KWOK_KUBE_VERSION: REAL_PLANE.kubernetes };
     const config = path.join(dir, "kwokctl.yaml");
-    fs.writeFileSync(config, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n");
+    const hookJobs = opts.hookJobs ?? [];
+    // KWOK's own stages, pod-complete not for the hook Jobs' Pods (hookPods.ts runs them); its Logs CRD serves their output
+    fs.writeFileSync(
+        config,
+        `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokctlConfiguration\noptions:\n  bindAddress: 127.0.0.1\n  enableCRDs: [Logs]\n---\n${await kwokStages(hookJobs)}`,
+    );
     const procs: ChildProcess[] = [];
     let created = false;
+    let hookPods: HookPodRunner | undefined;
     const stop = async () => {
+        hookPods?.stop();
         for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM");
         if (created) await run(binPath("kwokctl"), ["--name", name, "delete", "cluster"], { env: kwokEnv, timeoutMs: 120_000 }).catch(() => undefined);
         removeHostsLine();
@@ -239,8 +249,12 @@ export async function startRealPlane(opts: { log?: (line: string) => void; dir?:
                 ARGOCD_APPLICATIONSET_CONTROLLER_ENABLE_PROGRESSIVE_SYNCS: "true",
             }),
         );
+        if (hookJobs.length) {
+            hookPods = await startHookPodRunner(fs.readFileSync(kubeconfigFile, "utf8"), hookJobs, dir, log);
+            log(`the Pods of the Jobs ${hookJobs.join(", ")} are run for real (their command by /bin/sh as nobody), the rest by KWOK's stages`);
+        }
         log(`Argo CD ${REAL_PLANE.argocd} controllers started (logs in ${dir}); plane up after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-        return { kubeconfigFile, kubeconfig: fs.readFileSync(kubeconfigFile, "utf8"), dir, stop };
+        return { kubeconfigFile, kubeconfig: fs.readFileSync(kubeconfigFile, "utf8"), dir, hookRuns: () => hookPods?.runs ?? [], stop };
     } catch (e) {
         await stop();
         throw e;

@@ -1,10 +1,12 @@
 /**
- * The shop lab on the real control plane (`gitops-lab simulate --cluster real`): the same host
- * layout under a root, the git daemon on 127.0.0.1:9418 (as nobody, when root) serving the bare
- * repositories at the in-cluster URL, the real Kubernetes API and the real Argo CD v3.5.1.
+ * The labs on the real control plane (`gitops-lab simulate --cluster real`): the same host layout
+ * under a root, the git daemon on 127.0.0.1:9418 (as nobody, when root) serving the bare
+ * repositories at the in-cluster URL, the real Kubernetes API and the real Argo CD v3.5.1, the tenants lab's hook
+ * Pods run for real (realplane/hookPods.ts).
  */
 import { GITD_ENV, GITD_PORT } from "../lab/platform/gitDaemon";
 import { labLayout, LabLayout } from "../lab/shop/layout";
+import { HOOK_JOB } from "../lab/tenants/layout";
 import { RunningDaemon, startGitDaemon } from "../sim/gitDaemon";
 import { prepareHostRoot } from "../sim/simulatedLab";
 import { acquirePlaneLock, checkPlaneTools, RealPlane, startRealPlane } from "./plane";
@@ -33,7 +35,8 @@ export async function startRealLab(root: string, log: (line: string) => void = (
         throw e;
     }
     try {
-        const plane = await startRealPlane({ log, lock });
+        // the tenants lab's hook script is what stalls its rollout: its Pods run for real, not on KWOK's stages
+        const plane = await startRealPlane({ log, lock, hookJobs: [HOOK_JOB] });
         return {
             layout,
             plane,

@@ -13,19 +13,23 @@ import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { FakeKube } from "./fakeApi";
 import { PodRun, PodRunner } from "./workloads";
+
+/** A ConfigMap by namespace and name (the simulated API's, or the real plane's). */
+export type ConfigMapLookup = (namespace: string, name: string) => Promise<{ data?: Record<string, string> } | undefined | null>;
 
 /** How long one container may run before the simulated kubelet kills it. */
 const RUN_DEADLINE_MS = 60_000;
 
-function layOut(pod: any, kube: FakeKube, dir: string): Map<string, string> {
+async function layOut(pod: any, configMap: ConfigMapLookup, dir: string): Promise<Map<string, string>> {
     const container = pod.spec.containers?.[0] ?? {};
     const mounts = new Map<string, string>();
     for (const m of container.volumeMounts ?? []) {
         const vol = (pod.spec.volumes ?? []).find((v: any) => v.name === m.name);
+        // the service account token a real API server mounts into every Pod: the lab's scripts never read it
+        if (vol?.projected && m.mountPath === "/var/run/secrets/kubernetes.io/serviceaccount") continue;
         if (!vol?.configMap) throw new Error(`volume ${m.name}: the simulation lays out ConfigMap volumes only`);
-        const cm = kube.get("ConfigMap", pod.metadata.namespace, vol.configMap.name);
+        const cm = await configMap(pod.metadata.namespace, vol.configMap.name);
         if (!cm) throw new Error(`MountVolume.SetUp failed for volume "${m.name}" : configmap "${vol.configMap.name}" not found`);
         const target = path.join(dir, "mounts", m.mountPath);
         fs.mkdirSync(target, { recursive: true });
@@ -61,54 +65,60 @@ function mapPath(value: string, mounts: Map<string, string>): string {
 
 /** A PodRunner that runs the container's command with /bin/sh under `workDir` (which nobody must be able to traverse). */
 export function shellPodRunner(workDir?: string): PodRunner {
-    return async (pod, kube) => {
-        const base = workDir ?? os.tmpdir();
-        fs.mkdirSync(base, { recursive: true });
-        const dir = fs.mkdtempSync(path.join(base, "pod-"));
-        fs.chmodSync(dir, 0o755);
+    return (pod, kube) => runPodContainer(pod, async (ns, name) => kube.get("ConfigMap", ns, name), workDir);
+}
+
+/**
+ * Runs a Pod's container as described above, its ConfigMap volumes read through `configMap`: the
+ * simulated kubelet's run, and the real plane's for the lab's hook Pods (realplane/hookPods.ts).
+ */
+export async function runPodContainer(pod: any, configMap: ConfigMapLookup, workDir?: string): Promise<PodRun> {
+    const base = workDir ?? os.tmpdir();
+    fs.mkdirSync(base, { recursive: true });
+    const dir = fs.mkdtempSync(path.join(base, "pod-"));
+    fs.chmodSync(dir, 0o755);
+    try {
+        let mounts: Map<string, string>;
         try {
-            let mounts: Map<string, string>;
-            try {
-                mounts = layOut(pod, kube, dir);
-            } catch (e: any) {
-                return { exitCode: 128, log: `${e.message}\n` };
-            }
-            const c = pod.spec.containers?.[0] ?? {};
-            const argv: string[] = [...(c.command ?? []), ...(c.args ?? [])].map((a: string) => mapPath(a, mounts));
-            if (!argv.length) return { exitCode: 128, log: "simulation: the container has no command (its image's entrypoint is not run here)\n" };
-            if (!["/bin/sh", "sh"].includes(argv[0])) return { exitCode: 128, log: `simulation: only /bin/sh commands run here, not ${argv[0]}\n` };
-            const env: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/" };
-            for (const e of c.env ?? []) if (typeof e.value === "string") env[e.name] = mapPath(e.value, mounts);
-            const asNobody = process.getuid?.() === 0;
-            const cmd = asNobody ? "setpriv" : "/bin/sh";
-            const args = asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", ...argv.slice(1)] : argv.slice(1);
-            return await new Promise<PodRun>((resolve) => {
-                const child = spawn(cmd, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-                let log = "";
-                child.stdout.on("data", (d) => (log += d));
-                child.stderr.on("data", (d) => (log += d));
-                const kill = setTimeout(() => child.kill("SIGKILL"), RUN_DEADLINE_MS);
-                child.on("error", (e) => {
-                    clearTimeout(kill);
-                    resolve({ exitCode: 128, log: `${log}simulation: ${e.message}\n` });
-                });
-                child.on("close", (code, signal) => {
-                    clearTimeout(kill);
-                    resolve({ exitCode: code ?? (signal ? 137 : 1), log });
-                });
-            });
-        } finally {
-            // make the read-only layout removable again
-            const open = (p: string) => {
-                fs.chmodSync(p, 0o755);
-                for (const e of fs.readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) open(path.join(p, e.name));
-            };
-            try {
-                open(dir);
-            } catch {
-                /* already gone */
-            }
-            fs.rmSync(dir, { recursive: true, force: true });
+            mounts = await layOut(pod, configMap, dir);
+        } catch (e: any) {
+            return { exitCode: 128, log: `${e.message}\n` };
         }
-    };
+        const c = pod.spec.containers?.[0] ?? {};
+        const argv: string[] = [...(c.command ?? []), ...(c.args ?? [])].map((a: string) => mapPath(a, mounts));
+        if (!argv.length) return { exitCode: 128, log: "simulation: the container has no command (its image's entrypoint is not run here)\n" };
+        if (!["/bin/sh", "sh"].includes(argv[0])) return { exitCode: 128, log: `simulation: only /bin/sh commands run here, not ${argv[0]}\n` };
+        const env: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/" };
+        for (const e of c.env ?? []) if (typeof e.value === "string") env[e.name] = mapPath(e.value, mounts);
+        const asNobody = process.getuid?.() === 0;
+        const cmd = asNobody ? "setpriv" : "/bin/sh";
+        const args = asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", ...argv.slice(1)] : argv.slice(1);
+        return await new Promise<PodRun>((resolve) => {
+            const child = spawn(cmd, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+            let log = "";
+            child.stdout.on("data", (d) => (log += d));
+            child.stderr.on("data", (d) => (log += d));
+            const kill = setTimeout(() => child.kill("SIGKILL"), RUN_DEADLINE_MS);
+            child.on("error", (e) => {
+                clearTimeout(kill);
+                resolve({ exitCode: 128, log: `${log}simulation: ${e.message}\n` });
+            });
+            child.on("close", (code, signal) => {
+                clearTimeout(kill);
+                resolve({ exitCode: code ?? (signal ? 137 : 1), log });
+            });
+        });
+    } finally {
+        // make the read-only layout removable again
+        const open = (p: string) => {
+            fs.chmodSync(p, 0o755);
+            for (const e of fs.readdirSync(p, { withFileTypes: true })) if (e.isDirectory()) open(path.join(p, e.name));
+        };
+        try {
+            open(dir);
+        } catch {
+            /* already gone */
+        }
+        fs.rmSync(dir, { recursive: true, force: true });
+    }
 }

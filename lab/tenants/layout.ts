@@ -15,6 +15,8 @@ export const TENANT_LABEL = "example.org/tenant";
 /** The tenants, one RollingSync step each, in this order. */
 export const TENANTS = ["mandant-a", "mandant-b", "mandant-c", "mandant-d"] as const;
 export type Tenant = (typeof TENANTS)[number];
+/** The PreSync hook Job of every release (releases/<release>/setup-job.yaml), whose failure stalls the rollout. */
+export const HOOK_JOB = "site-setup";
 /** The releases of the scenario: the first rollout, the faulty one, the fix. */
 export const RELEASES = { first: "1.1.0", faulty: "1.2.0", fixed: "1.2.1" } as const;
 
