@@ -29,6 +29,9 @@ const RETRY_LIMIT = 5;
 export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
 export const HOOK_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy";
 export const SYNC_WAVE = "argocd.argoproj.io/sync-wave";
+/** The default hook delete policy: the hook's object is deleted before it is created again. */
+const replacesBeforeCreation = (h: any) => String(h.metadata?.annotations?.[HOOK_DELETE_POLICY] ?? "BeforeHookCreation").split(",").map((x) => x.trim()).includes("BeforeHookCreation");
+const WAITING_FOR_DELETION = "waiting for deletion of hook";
 const isHook = (o: any) => !!o.metadata?.annotations?.[HOOK_ANNOTATION];
 const wave = (o: any) => Number(o.metadata?.annotations?.[SYNC_WAVE] ?? 0) || 0;
 const groupOf = (o: any) => (o.apiVersion?.includes("/") ? o.apiVersion.split("/")[0] : "");
@@ -69,7 +72,12 @@ function hookPhase(job: any | undefined): { phase: "Running" | "Succeeded" | "Fa
 const trackingId = (app: string, obj: any, ns: string) => `${app}:${obj.apiVersion?.includes("/") ? obj.apiVersion.split("/")[0] : ""}/${obj.kind}:${ns}/${obj.metadata.name}`;
 const keyOf = (o: { kind: string; metadata: { namespace?: string; name: string } }) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
 
-type Trigger = { hard: boolean; forced: boolean };
+/**
+ * hard: a hard refresh; forced: past the revision cache; recent: a watch event's comparison
+ * (CompareWithRecent), which does not move `reconciledAt` (appcontroller.go writes it only on a
+ * comparison at CompareWithLatest or above, or when it has none yet).
+ */
+type Trigger = { hard: boolean; forced: boolean; recent?: boolean };
 
 export class AppController {
     private unsubscribe?: () => void;
@@ -177,7 +185,7 @@ export class AppController {
         const appName = String(id).split(":")[0];
         const app = this.kube.list("Application").find((a) => a.metadata.name === appName);
         if (!app) return;
-        this.schedule(app.metadata.namespace, appName, this.opts.reconcileDelayMs, { hard: false, forced: false });
+        this.schedule(app.metadata.namespace, appName, this.opts.reconcileDelayMs, { hard: false, forced: false, recent: true });
     }
 
     /** Queues one comparison of an Application after `delayMs` (a later request joins a pending one). */
@@ -187,7 +195,7 @@ export class AppController {
         const pending = this.timers.get(key);
         if (pending) {
             this.clock.clearTimeout(pending.h);
-            trigger = { hard: trigger.hard || pending.trigger.hard, forced: trigger.forced || pending.trigger.forced };
+            trigger = { hard: trigger.hard || pending.trigger.hard, forced: trigger.forced || pending.trigger.forced, recent: !!trigger.recent && !!pending.trigger.recent };
         }
         const h = this.clock.setTimeout(() => {
             this.timers.delete(key);
@@ -229,6 +237,8 @@ export class AppController {
         const dest = app.spec.destination;
         const sourceChanged = JSON.stringify(app.status?.sync?.comparedTo?.source ?? null) !== JSON.stringify(src);
         const forced = trigger.forced || !!handledRefresh || sourceChanged;
+        // taken before the comparison, as upstream's reconciledAt is
+        const now = this.iso();
         // the slow part (git, kustomize) first; the decision then on the Application as it is now
         let rendered: { sha: string; desired: any[] } | undefined;
         let renderError: RenderError | undefined;
@@ -247,7 +257,6 @@ export class AppController {
         const latest = this.kube.get("Application", ns, name);
         if (!latest || latest.metadata.deletionTimestamp) return;
         if (JSON.stringify(latest.spec.source) !== JSON.stringify(src)) return; // the source moved meanwhile: its own comparison is queued
-        const now = this.iso();
         let status: any = { ...(latest.status ?? {}) };
         let operation: any = undefined;
         if (rendered) {
@@ -266,7 +275,8 @@ export class AppController {
             status.conditions = [...(status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError"), { type: "ComparisonError", message: renderError!.message, lastTransitionTime: now }];
             status.sync = { ...(status.sync ?? {}), status: "Unknown", revision: src.targetRevision };
         }
-        status.reconciledAt = now;
+        // a watch event's comparison (CompareWithRecent) leaves reconciledAt as it was; a source change compares with the latest
+        if (!status.reconciledAt || !trigger.recent || forced) status.reconciledAt = now;
         if (operation) {
             // controller/appcontroller.go: auto-sync sets the operation (clearing the last one's state) in its
             // own patch, before the comparison's status is persisted
@@ -311,7 +321,9 @@ export class AppController {
         const healths = desired.map((d) => resourceHealth(this.liveOf(d)));
         const worst = healths.reduce((w, h) => (HEALTH_ORDER.indexOf(h.status) > HEALTH_ORDER.indexOf(w) ? h.status : w), "Healthy");
         status.health = { status: worst, lastTransitionTime: status.health?.status === worst ? status.health?.lastTransitionTime ?? now : now };
-        status.conditions = (status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError");
+        // SyncError is auto-sync's: cleared whenever it has nothing to report (autoSync returns nil), set again below when it has
+        const lastSyncError = (status.conditions ?? []).find((c: any) => c.type === "SyncError");
+        status.conditions = (status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError" && c.type !== "SyncError");
         status.resources = desired.map((d, i) => ({ ...(groupOf(d) ? { group: groupOf(d) } : {}), version: "v1", kind: d.kind, namespace: d.metadata.namespace, name: d.metadata.name, status: this.inSync(d) ? "Synced" : "OutOfSync", health: healths[i] }));
         status.sourceType = "Kustomize";
 
@@ -324,8 +336,13 @@ export class AppController {
         // "Skipping auto-sync: another operation is in progress"
         if (app.operation || op?.phase === "Running") return cleanup(), { status };
         const lastRev = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
-        // a sync to this SHA already failed after its retries: no further auto-sync for it
-        if (op && ["Failed", "Error"].includes(op.phase) && op.operation?.sync?.revision === sha) return cleanup(), { status };
+        // a sync to this SHA already failed after its retries: no further auto-sync for it, and the reason as a SyncError
+        // (appcontroller.go autoSync: "Failed last sync attempt to %s: %s", the revisions and the operation's message)
+        if (op && ["Failed", "Error"].includes(op.phase) && op.operation?.sync?.revision === sha) {
+            const message = `Failed last sync attempt to [${sha}]: ${op.message}`;
+            status.conditions.push({ type: "SyncError", message, lastTransitionTime: lastSyncError?.message === message ? lastSyncError.lastTransitionTime : now });
+            return { status };
+        }
         const base = { revision: sha, prune: !!auto.prune, syncOptions: app.spec.syncPolicy?.syncOptions, source: app.spec.source };
         if (lastRev !== sha || op?.phase !== "Succeeded") {
             this.selfHealAttempts.set(key, 0);
@@ -399,7 +416,7 @@ export class AppController {
             if (!app?.operation || app.metadata.deletionTimestamp) return;
             const prev = app.status?.operationState;
             const retrying = prev?.phase === "Running" && !!prev.finishedAt;
-            const continuing = prev?.phase === "Running" && !prev.finishedAt && !!prev.syncResult?.resources?.some((r: any) => r.hookType);
+            const continuing = prev?.phase === "Running" && !prev.finishedAt && (!!prev.syncResult?.resources?.some((r: any) => r.hookType) || String(prev.message).startsWith(WAITING_FOR_DELETION));
             const op = { ...app.operation, sync: { ...(app.operation.sync ?? {}), revision } };
             const fault = this.failing.get(name);
             const fails = !!fault && fault.left > 0;
@@ -424,6 +441,20 @@ export class AppController {
                 handedOff = true;
                 return;
             }
+            // gitops-engine (sync_context.go): a hook to be replaced (BeforeHookCreation) whose object exists is deleted
+            // first, in the foreground, and the sync waits ("waiting for deletion of hook ...") until it is gone
+            const replaced = hooks.filter((h) => replacesBeforeCreation(h) && this.kube.get(h.kind, h.metadata.namespace, h.metadata.name));
+            if (replaced.length) {
+                for (const h of replaced) this.kube.remove(h.kind, h.metadata.namespace, h.metadata.name, ACTOR);
+                const h = replaced[replaced.length - 1];
+                app.status.operationState.message = `${WAITING_FOR_DELETION} ${groupOf(h)}/${h.kind}/${h.metadata.name}`;
+                this.kube.put(app, ACTOR);
+                // the operation is processed again after the deletion's watch event (the attempt's start and count kept)
+                this.operating.delete(key);
+                handedOff = true;
+                this.later(() => this.runOperation(ns, name), this.opts.operationDelayMs);
+                return;
+            }
             if (hooks.length) {
                 app.status.operationState.message = `waiting for completion of hook ${groupOf(hooks[hooks.length - 1])}/${hooks[hooks.length - 1].kind}/${hooks[hooks.length - 1].metadata.name}`;
                 app.status.operationState.syncResult = { revision, source: src, resources: hooks.map((h) => this.hookResult(h, "Running", "")) };
@@ -446,15 +477,14 @@ export class AppController {
         return { group: groupOf(h), version: h.apiVersion?.split("/").pop() ?? "v1", kind: h.kind, namespace: h.metadata.namespace, name: h.metadata.name, status: "Synced", message, hookType: "PreSync", hookPhase: phase, syncPhase: "PreSync" };
     }
 
-    /** The PreSync hooks: each replaced (BeforeHookCreation, the default delete policy) and created, in wave order. */
+    /** The PreSync hooks, created in wave order (those replaced, BeforeHookCreation, already deleted). */
     private runHooks(app: any, hooks: any[]) {
         for (const h of hooks) {
             const hns = h.metadata.namespace;
             if (!this.kube.get("Namespace", undefined, hns) && (app.spec.syncPolicy?.syncOptions ?? []).includes("CreateNamespace=true")) {
                 this.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: hns } }, ACTOR);
             }
-            const policy = h.metadata.annotations?.[HOOK_DELETE_POLICY] ?? "BeforeHookCreation";
-            if (policy.split(",").map((x: string) => x.trim()).includes("BeforeHookCreation")) this.kube.remove(h.kind, hns, h.metadata.name, ACTOR);
+            // a replaced hook's old object is gone by now (runOperation waited for its deletion)
             const annotations = { ...(h.metadata.annotations ?? {}), [TRACKING_ANNOTATION]: trackingId(app.metadata.name, h, hns) };
             this.kube.put({ ...h, metadata: { ...h.metadata, annotations } }, ACTOR);
         }
@@ -520,7 +550,7 @@ export class AppController {
         if (!applied) return this.later(finish, this.opts.operationDurationMs);
         // the controller watches the objects it applied: a comparison runs (and shows Synced) while the operation still does
         this.later(async () => {
-            await this.reconcile(ns, name, { hard: false, forced: false });
+            await this.reconcile(ns, name, { hard: false, forced: false, recent: true });
             this.later(finish, Math.max(0, this.opts.operationDurationMs - this.opts.reconcileDelayMs));
         }, this.opts.reconcileDelayMs);
     }
@@ -549,10 +579,12 @@ export class AppController {
                 app.status.operationState = { operation: app.operation, phase: "Running", message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.clock.now() + said)}.`, startedAt: state.startedAt, finishedAt: now, retryCount: retries + 1, ...(syncResult ? { syncResult } : {}) };
                 this.kube.put(app, ACTOR);
                 this.later(() => this.runOperation(ns, name), this.retryWait(retries + 1));
+                // appcontroller.go: a retry also asks for a comparison with the latest at its time
+                this.schedule(ns, name, this.retryWait(retries + 1), { hard: false, forced: false });
                 return;
             }
+            // no condition here: a SyncError is auto-sync's, written by the comparison that follows (none for RollingSync's Applications, whose auto-sync is off)
             app.status.operationState = { operation: op, phase: "Failed", message: `${end.failure} (retried ${retries} times).`, startedAt: state.startedAt, finishedAt: now, retryCount: retries, ...(syncResult ? { syncResult } : {}) };
-            app.status.conditions = [...(app.status.conditions ?? []).filter((c: any) => c.type !== "SyncError"), { type: "SyncError", message: `Failed last sync attempt to [${op.sync.revision}]: ${end.failure}`, lastTransitionTime: now }];
             delete app.operation;
             this.kube.put(app, ACTOR);
             this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: false, forced: true });

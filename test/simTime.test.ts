@@ -65,7 +65,7 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         assert.strictEqual(app(at).status.history.filter((h: any) => h.revision === sha).length, 1, "one operation for the commit (auto-sync skipped while it ran)");
     });
 
-    it("a failing sync is retried with backoff (gitops-engine sync retry, Retry.Limit 5): Running with `Retrying attempt #N` and finishedAt and no syncResult, then Failed `(retried 5 times).` with a SyncError, and no further auto-sync for that SHA", async () => {
+    it("a failing sync is retried with backoff (gitops-engine sync retry, Retry.Limit 5): Running with `Retrying attempt #N` and finishedAt and no syncResult, then Failed `(retried 5 times).`, then auto-sync's SyncError `Failed last sync attempt to [sha]: <that message>`, and no further auto-sync for that SHA", async () => {
         at = await labAt(2);
         at.lab.argo.apps.failSyncs("shop-dev", 100);
         const writes = recordApp(at, "shop-dev");
@@ -80,8 +80,10 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
             assert.strictEqual(w.status.operationState.syncResult, undefined, "syncResult is reset at each retry");
         }
         assert.match(app(at).status.operationState.message, /\(retried 5 times\)\.$/);
+        // the SyncError is auto-sync's (appcontroller.go autoSync), written by the comparison that follows the give-up
+        await expect(holds("a SyncError", () => (app(at).status.conditions ?? []).some((c: any) => c.type === "SyncError"), () => app(at).status.conditions));
         assert.deepStrictEqual(app(at).status.conditions.map((c: any) => c.type), ["SyncError"]);
-        assert.match(app(at).status.conditions[0].message, new RegExp(`^Failed last sync attempt to \\[${sha}\\]: `));
+        assert.match(app(at).status.conditions[0].message, new RegExp(`^Failed last sync attempt to \\[${sha}\\]: .*\\(retried 5 times\\)\\.$`));
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
         await expect(holds("the refresh handled", () => !app(at).metadata.annotations?.[REFRESH_ANNOTATION]));
         await expectConsistently(holds("no new operation for that SHA", () => !app(at).operation && app(at).status.operationState.phase === "Failed"), { forMs: 500 });

@@ -48,6 +48,17 @@ describe("the tenants lab (simulated cluster)", function () {
             assert.deepStrictEqual(appset(at).status.applicationStatus.map((s: any) => `${s.step}:${s.application}:${s.status}`), ["1:mandant-a:Healthy", "2:mandant-b:Healthy", "3:mandant-c:Healthy", "4:mandant-d:Healthy"]);
         });
 
+        it("when a managed object changes, then the comparison its watch event triggers (CompareWithRecent) shows it OutOfSync and leaves reconciledAt as it was (appcontroller.go writes it on full comparisons only)", async () => {
+            // given an Application last compared long ago (a status write of its own triggers no comparison; the next poll is minutes away)
+            const before = "2020-01-01T00:00:00Z";
+            const c = app(at, "mandant-c");
+            at.lab.kube.put({ ...c, status: { ...c.status, reconciledAt: before } }, "client");
+            const d = at.lab.kube.get("Deployment", "mandant-c", "site");
+            at.lab.kube.put({ ...d, spec: { ...d.spec, replicas: 3 } }, "client");
+            await expect(holds("mandant-c compared OutOfSync", () => app(at, "mandant-c").status.sync.status === "OutOfSync", () => app(at, "mandant-c").status.sync), { timeoutMs: 30_000 });
+            assert.strictEqual(app(at, "mandant-c").status.reconciledAt, before);
+        });
+
         it("when the faulty release is pushed, then stall.json names step 2, mandant-b's hook and the script's own error, and verify passes", async () => {
             const r = await at.solve(2);
             assert.deepStrictEqual({ ...r.stall!, commit: "", detected_after_seconds: 0 }, {
@@ -121,6 +132,39 @@ describe("the tenants lab (simulated cluster)", function () {
                 holds("c and d at 1.1.0 with no operation", () => ["mandant-c", "mandant-d"].every((t) => !app(at, t).operation && at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"] === RELEASES.first)),
                 { forMs: 1_500 },
             );
+        });
+
+        it("when mandant-b's sync gives up, then it shows no SyncError: its auto-sync is off under RollingSync, so autoSync has nothing to say (appcontroller.go) and the Failed operation is the only record", async () => {
+            await at.givenUp();
+            assert.match(app(at, "mandant-b").status.operationState.message, /\(retried 5 times\)\.$/);
+            await expectConsistently(holds("no SyncError on mandant-b", () => !(app(at, "mandant-b").status.conditions ?? []).some((c: any) => c.type === "SyncError"), () => app(at, "mandant-b").status.conditions), { forMs: 1_000 });
+        });
+
+        it("when mandant-b's sync retries, then its hook Job is deleted first and the new one created only once the old is gone, the operation saying so meanwhile (gitops-engine BeforeHookCreation)", async () => {
+            // a restored stall goes on retrying; a fresh stall is where the retries are (the snapshot may be of a stall that gave up)
+            const events: string[] = [];
+            const messages = new Set<string>();
+            const off = at.lab.kube.onChange((c) => {
+                if (c.kind === "Job" && c.obj.metadata.namespace === "mandant-b" && c.obj.metadata.name === "site-setup" && c.type !== "MODIFIED") events.push(`${c.type} ${c.obj.metadata.uid}`);
+                if (c.kind === "Application" && c.obj.metadata.name === "mandant-b" && c.obj.status?.operationState?.message) messages.add(c.obj.status.operationState.message);
+            });
+            try {
+                if (app(at, "mandant-b").status.operationState?.phase !== "Running") {
+                    // given up already: a learner's sync of it runs the hook again
+                    const b = app(at, "mandant-b");
+                    at.lab.kube.put({ ...b, operation: { sync: { revision: b.status.sync.revision }, initiatedBy: { username: "learner" }, retry: { limit: 1 } } }, "client");
+                }
+                await expect(holds("a hook Job replaced", () => events.some((e) => e.startsWith("ADDED")), () => events), { timeoutMs: 60_000 });
+            } finally {
+                off();
+            }
+            // never two at once: each ADDED follows the DELETED of the one before it
+            let live = at.lab.kube.list("Job", "mandant-b").length - (events.filter((e) => e.startsWith("ADDED")).length - events.filter((e) => e.startsWith("DELETED")).length);
+            for (const e of events) {
+                live += e.startsWith("ADDED") ? 1 : -1;
+                assert.ok(live <= 1, `two hook Jobs at once: ${events.join(", ")}`);
+            }
+            assert.ok([...messages].some((m) => m === "waiting for deletion of hook batch/Job/site-setup"), [...messages].join(" | "));
         });
 
         it("then the doctor, live, names the hook's error from its Pod's log (the default terminationMessagePolicy writes none)", async () => {
