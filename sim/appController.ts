@@ -370,6 +370,8 @@ export class AppController {
 
     /** Operations being run now, by "ns/name" (a second trigger joins the one running). */
     private readonly operating = new Set<string>();
+    /** Attempts whose first tick only deleted hooks: their next tick reads the stored results back ("ns/app"). */
+    private readonly staleResults = new Set<string>();
     /** Hook Jobs an operation waits for: "ns/job" -> "ns/app". */
     private readonly hookWaits = new Map<string, string>();
 
@@ -423,8 +425,8 @@ export class AppController {
             if (fails) fault!.left--;
             const desired = rendered.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
             const hooks = fails || !revision ? [] : desired.filter((d) => d.metadata.annotations?.[HOOK_ANNOTATION] === "PreSync").sort((x, y) => wave(x) - wave(y));
-            // with milliseconds: RollingSync moves Pending on only for a sync started strictly after it (see rollingSync.ts)
-            const startedAt = retrying || continuing ? prev.startedAt : new Date(this.clock.now()).toISOString();
+            // RollingSync moves Pending on only for a sync started strictly after it, in the profile's precision (see rollingSync.ts)
+            const startedAt = retrying || continuing ? prev.startedAt : this.opts.wholeSecondTimes ? this.iso() : new Date(this.clock.now()).toISOString();
             app.status = {
                 ...(app.status ?? {}),
                 operationState: {
@@ -441,13 +443,38 @@ export class AppController {
                 handedOff = true;
                 return;
             }
+            if (this.staleResults.delete(key)) {
+                // every hook has a stored result: a failed one fails the attempt at once ("completed unsuccessfully", no Job run);
+                // all succeeded, nothing is left to do ("successfully synced (no more tasks)", nothing applied)
+                const stale: any[] = (prev?.syncResult?.resources ?? []).filter((r: any) => r.hookType);
+                const resultOf = (h: any) => stale.find((r) => r.kind === h.kind && r.namespace === h.metadata.namespace && r.name === h.metadata.name);
+                if (hooks.every(resultOf)) {
+                    const failed = hooks.some((h) => ["Failed", "Error"].includes(resultOf(h).hookPhase));
+                    this.kube.put(app, ACTOR);
+                    handedOff = true;
+                    this.finishOperation(ns, name, failed ? { failure: "one or more synchronization tasks completed unsuccessfully", revision, resources: prev.syncResult.resources } : { revision, resources: prev.syncResult.resources, message: "successfully synced (no more tasks)" });
+                    return;
+                }
+            }
             // gitops-engine (sync_context.go): a hook to be replaced (BeforeHookCreation) whose object exists is deleted
             // first, in the foreground, and the sync waits ("waiting for deletion of hook ...") until it is gone
-            const replaced = hooks.filter((h) => replacesBeforeCreation(h) && this.kube.get(h.kind, h.metadata.namespace, h.metadata.name));
+            const live = (h: any) => replacesBeforeCreation(h) && !!this.kube.get(h.kind, h.metadata.namespace, h.metadata.name);
+            const firstTick = !retrying && !continuing ? true : retrying;
+            const lowest = hooks.filter((h) => wave(h) === wave(hooks[0]));
+            // the first tick of an attempt acts on the lowest wave only; a later one replaces what is left
+            const onlyDeletes = firstTick && lowest.some(live);
+            const replaced = onlyDeletes ? lowest.filter(live) : hooks.filter(live);
             if (replaced.length) {
                 for (const h of replaced) this.kube.remove(h.kind, h.metadata.namespace, h.metadata.name, ACTOR);
                 const h = replaced[replaced.length - 1];
                 app.status.operationState.message = `${WAITING_FOR_DELETION} ${groupOf(h)}/${h.kind}/${h.metadata.name}`;
+                // an attempt whose first tick only deletes records no result, and Argo CD's merge patch of the operation
+                // state leaves the stored syncResult as it was (the last attempt's, or the last operation's): the next
+                // tick reads it back as this attempt's (sync.go WithInitialState, appcontroller.go setOperationState)
+                if (onlyDeletes && prev?.syncResult) {
+                    app.status.operationState.syncResult = prev.syncResult;
+                    this.staleResults.add(key);
+                }
                 this.kube.put(app, ACTOR);
                 // the operation is processed again after the deletion's watch event (the attempt's start and count kept)
                 this.operating.delete(key);
@@ -560,7 +587,7 @@ export class AppController {
         return Math.min(this.opts.retryBackoffCapMs, this.opts.retryBackoffMs * this.opts.retryBackoffFactor ** count);
     }
 
-    private finishOperation(ns: string, name: string, end: { failure?: string; revision: string; resources?: any[] }) {
+    private finishOperation(ns: string, name: string, end: { failure?: string; revision: string; resources?: any[]; message?: string }) {
         this.operating.delete(`${ns}/${name}`);
         const app = this.kube.get("Application", ns, name);
         if (!app?.operation || app.metadata.deletionTimestamp) return;
@@ -595,7 +622,7 @@ export class AppController {
         app.status.operationState = {
             operation: op,
             phase: "Succeeded",
-            message: "successfully synced (all tasks run)",
+            message: end.message ?? "successfully synced (all tasks run)",
             startedAt: state.startedAt,
             finishedAt: now,
             ...(state.retryCount ? { retryCount: state.retryCount } : {}),

@@ -121,6 +121,8 @@ export interface AppSetControllerOptions {
     progressiveSyncs?: boolean;
     /** The git generator's requeue (default 3 minutes). */
     gitRequeueMs?: number;
+    /** Timestamps in whole seconds, as upstream's (ArgoTimings.wholeSecondTimes). */
+    wholeSecondTimes?: boolean;
 }
 
 export class AppSetController {
@@ -207,7 +209,8 @@ export class AppSetController {
     }
 
     private iso() {
-        return new Date(this.clock.now()).toISOString();
+        const t = new Date(this.clock.now()).toISOString();
+        return this.opts.wholeSecondTimes ? t.replace(/\.\d{3}Z$/, "Z") : t;
     }
 
     /** The generated Applications: every generator's parameter sets through the template. */
@@ -250,6 +253,9 @@ export class AppSetController {
             const now = this.iso();
             const { steps, stepOf } = rolling.buildAppDependencyList(fresh, desired);
             let statuses = rolling.updateApplicationStatus(fresh, current, desired, stepOf, now);
+            // persisted on its own, then again after the progress (progressive_sync.go:516 and :672): a watch sees both writes
+            const updated = statuses;
+            this.writeStatus(namespace, name, (st) => void (st.applicationStatus = updated));
             const toSync = rolling.appsToSync(statuses, steps, current);
             statuses = rolling.updateApplicationStatusProgress(fresh, statuses, toSync, stepOf, now);
             const cond = rolling.rolloutCondition(fresh, statuses);

@@ -48,7 +48,7 @@ export class ArgoSim {
         this.repo = new RepoServer(urlFor, kubectl, cacheDir, { now: () => this.clock.now(), revisionCacheMs: this.timings.revisionCacheMs });
         // read when the ApplicationSet controller starts, as its flag is
         const progressiveSyncs = kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)?.data?.[PROGRESSIVE_SYNCS_KEY] === "true";
-        this.appsets = new AppSetController(kube, { delayMs: this.timings.generateDelayMs, clock: this.clock, repo: this.repo, progressiveSyncs });
+        this.appsets = new AppSetController(kube, { delayMs: this.timings.generateDelayMs, clock: this.clock, repo: this.repo, progressiveSyncs, wholeSecondTimes: this.timings.wholeSecondTimes });
         this.apps = new AppController(kube, this.repo, this.timings, this.clock);
         this.workloads = new Workloads(kube, this.timings, this.clock, podRunner ?? shellPodRunner(podDir));
     }

@@ -31,6 +31,12 @@ export interface ArgoTimings {
     podRunMs: number;
     jobBackoffMs: number;
     rolloutMs: number;
+    /**
+     * Timestamps in whole seconds, as upstream writes them (metav1.Time): a RollingSync entry then
+     * stays Pending for a sync started within the second it went Pending, and is synced again. The
+     * fast profile keeps milliseconds (its work takes a few milliseconds, so every sync would be).
+     */
+    wholeSecondTimes: boolean;
 }
 
 /**
@@ -67,6 +73,7 @@ export const V351_DEFAULTS: ArgoTimings = {
     podRunMs: 2_000,
     jobBackoffMs: 10_000,
     rolloutMs: 5_000,
+    wholeSecondTimes: true,
 };
 
 /**
@@ -89,6 +96,7 @@ export const FAST: ArgoTimings = {
     podRunMs: 30,
     jobBackoffMs: 60,
     rolloutMs: 100,
+    wholeSecondTimes: false,
 };
 
 /** `simulate --realistic`: the defaults' work durations on the real clock (the long waits stay long). */

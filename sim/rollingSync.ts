@@ -6,10 +6,11 @@
  * ApplicationSet controller (appsetController.ts) runs them when progressive syncs are on
  * (`applicationsetcontroller.enable.progressive.syncs` in argocd-cmd-params-cm).
  *
- * One deviation: the simulation writes `lastTransitionTime` and `operationState.startedAt` with
- * milliseconds. Upstream moves Pending to Progressing only when the sync started strictly after the
- * Pending transition; at whole seconds a sync started within the same second would compare equal,
- * and the simulated clock (much faster than a real one) would hit that every time.
+ * Upstream moves Pending to Progressing only when the sync started strictly after the Pending
+ * transition, both in whole seconds: a sync started within the second the entry went Pending leaves
+ * it Pending, and the entry is synced again (every tenant's first sync on the real plane, in
+ * test/real/tenantsLab.real.ts). The profile at v3.5.1's timings writes whole seconds too; the fast
+ * profile writes milliseconds (`wholeSecondTimes`), or its every sync would be started twice.
  */
 
 export interface AppStatusEntry {

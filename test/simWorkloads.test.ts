@@ -12,7 +12,7 @@ import { KubeCluster } from "../lab/ports/cluster";
 import { readSetupScript } from "../lab/tenants/repoFiles";
 import { VirtualClock } from "../sim/clock";
 import { FakeKube } from "../sim/fakeApi";
-import { shellPodRunner } from "../sim/podRunner";
+import { runPodContainer, shellPodRunner } from "../sim/podRunner";
 import { PodRunner, Workloads } from "../sim/workloads";
 import { readFixture } from "./helpers/upstream";
 
@@ -132,6 +132,15 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
             const { kube, p } = pod("site.name = x\nnews.items_per_page = 25\n");
             const r = await shellPodRunner(dir)(p, kube);
             assert.deepStrictEqual({ exitCode: r.exitCode, nothing: /nothing to install/.test(r.log) }, { exitCode: 0, nothing: true });
+        });
+
+        it("the service-account token a real API server adds to every Pod (a projected volume) is not laid out, and the script runs (the real plane's hook Pods have it)", async () => {
+            const { kube, p } = pod("site.name = x\n");
+            (p.spec.volumes as any[]).push({ name: "kube-api-access-x1", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } });
+            p.spec.containers[0].volumeMounts.push({ name: "kube-api-access-x1", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount", readOnly: true });
+            const r = await runPodContainer(p, async (ns, name) => kube.get("ConfigMap", ns, name), dir);
+            assert.strictEqual(r.exitCode, 1);
+            assert.match(r.log, /config\/system\/settings\.php is not writable\./);
         });
 
         it("a ConfigMap volume that does not exist fails the Pod with the kubelet's message", async () => {

@@ -52,7 +52,7 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
     });
 
     it("bad input is one line and exit 2", async () => {
-        const inputs = [["--lab", "nope"], ["--lab", "tenants", "--through", "4"], ["--lab", "shop", "--tenants-through", "2"], ["--lab", "tenants", "--cluster", "real"]];
+        const inputs = [["--lab", "nope"], ["--lab", "tenants", "--through", "4"], ["--lab", "shop", "--tenants-through", "2"], ["--lab", "tenants", "--cluster", "kind"]];
         for (const [i, args] of inputs.entries()) {
             // the first through the bin (its exit code and stderr as a shell sees them), the rest in this process
             const r = i === 0 ? await runCliAsync("simulate", ["--root", root, ...args]) : await runMain("simulate", ["--root", root, ...args]);

@@ -1,0 +1,179 @@
+/**
+ * A trace of the tenants lab's rollout, the same on the real plane (from watches) and on the
+ * simulated cluster (from its change feed): each tenant Application's states over time (sync
+ * status, health, operation phase and its RollingSync step status), the hook Jobs created and the
+ * syncs started per tenant, each counted in the phase of the lab it happened in (the first rollout,
+ * the stall, the recovery). test/real/tenantsLab.real.ts compares the two.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { HOOK_JOB, RELEASES, TENANTS, TENANTS_APPSET } from "../../lab/tenants/layout";
+import { VirtualClock } from "../../sim/clock";
+import { ArgoTimings, V351_DEFAULTS } from "../../sim/profiles";
+import { solveSimulatedTenants, startSimulatedLab } from "../../sim/simulatedLab";
+
+export type Phase = "first" | "stall" | "recovery";
+export const PHASES: Phase[] = ["first", "stall", "recovery"];
+
+export interface RolloutTrace {
+    /** Per tenant, its distinct consecutive states `sync/health/operation phase/step status`. */
+    states: Record<string, string[]>;
+    /** Per phase and tenant, the hook Jobs created (distinct uids). */
+    hookJobs: Record<Phase, Record<string, number>>;
+    /** Per phase and tenant, the syncs started (distinct operation start times). */
+    syncs: Record<Phase, Record<string, number>>;
+    /** The tenants in the order their first sync of the recovery started. */
+    recoveryOrder: string[];
+    /** The tenants whose step went Healthy in the recovery with no sync of the fixed release (the silent skip). */
+    skipped: string[];
+    /** Every event in order, for the test's output: `phase +seconds tenant what`. */
+    log: string[];
+}
+
+const zero = () => Object.fromEntries(TENANTS.map((t) => [t, 0])) as Record<string, number>;
+
+export class TraceRecorder {
+    readonly trace: RolloutTrace = {
+        states: Object.fromEntries(TENANTS.map((t) => [t, []])),
+        hookJobs: { first: zero(), stall: zero(), recovery: zero() },
+        syncs: { first: zero(), stall: zero(), recovery: zero() },
+        recoveryOrder: [],
+        skipped: [],
+        log: [],
+    };
+    private phase: Phase = "first";
+    private readonly apps = new Map<string, any>();
+    private steps = new Map<string, string>();
+    private readonly jobs = new Set<string>();
+    private readonly started = new Map<string, string>();
+    private readonly said = new Map<string, string>();
+    /** Tenants that started a sync of the fixed release in the recovery. */
+    private readonly fixedSyncs = new Set<string>();
+    private phaseStart: number;
+
+    constructor(private readonly now: () => number) {
+        this.phaseStart = now();
+    }
+
+    /** The lab moved on (the faulty release pushed: "stall"; the fix pushed: "recovery"). */
+    mark(phase: Phase): void {
+        this.phase = phase;
+        this.phaseStart = this.now();
+        this.note("-", `phase ${phase}`);
+    }
+
+    /** One object as a watch (or the simulated API's change feed) delivered it. */
+    observe(kind: string, obj: any, deleted = false): void {
+        if (!obj?.metadata) return;
+        if (kind === "Application" && (TENANTS as readonly string[]).includes(obj.metadata.name)) {
+            if (deleted) return;
+            this.apps.set(obj.metadata.name, obj);
+            const op = obj.status?.operationState;
+            if (op?.startedAt && this.started.get(obj.metadata.name) !== op.startedAt) {
+                this.started.set(obj.metadata.name, op.startedAt);
+                this.trace.syncs[this.phase][obj.metadata.name]++;
+                const path = op.operation?.sync?.source?.path ?? obj.spec?.source?.path;
+                this.note(obj.metadata.name, `sync started (${path})`);
+                if (this.phase === "recovery" && path === `releases/${RELEASES.fixed}`) {
+                    if (!this.fixedSyncs.has(obj.metadata.name)) this.trace.recoveryOrder.push(obj.metadata.name);
+                    this.fixedSyncs.add(obj.metadata.name);
+                }
+            }
+            const said = `${op?.phase ?? "-"} ${op?.retryCount ?? 0} ${op?.message ?? ""}`;
+            if (op && this.said.get(obj.metadata.name) !== said) {
+                this.said.set(obj.metadata.name, said);
+                this.note(obj.metadata.name, `operation ${op.phase}${op.retryCount ? ` retry ${op.retryCount}` : ""}: ${op.message ?? ""}`);
+            }
+            this.record(obj.metadata.name);
+        } else if (kind === "ApplicationSet" && obj.metadata.name === TENANTS_APPSET && !deleted) {
+            const next = new Map<string, string>((obj.status?.applicationStatus ?? []).map((s: any) => [s.application, s.status]));
+            const before = this.steps;
+            this.steps = next;
+            for (const t of TENANTS) {
+                if (before.get(t) === next.get(t)) continue;
+                if (this.phase === "recovery" && next.get(t) === "Healthy" && !this.fixedSyncs.has(t) && (this.apps.get(t)?.spec?.source?.path === `releases/${RELEASES.fixed}`)) {
+                    if (!this.trace.skipped.includes(t)) this.trace.skipped.push(t);
+                }
+                this.record(t);
+            }
+        } else if (kind === "Job" && obj.metadata.name === HOOK_JOB && (TENANTS as readonly string[]).includes(obj.metadata.namespace)) {
+            if (deleted) return this.note(obj.metadata.namespace, "hook Job deleted");
+            if (this.jobs.has(obj.metadata.uid)) return;
+            this.jobs.add(obj.metadata.uid);
+            this.trace.hookJobs[this.phase][obj.metadata.namespace]++;
+            this.note(obj.metadata.namespace, "hook Job created");
+        }
+    }
+
+    private record(tenant: string): void {
+        const app = this.apps.get(tenant);
+        const s = app?.status;
+        const key = `${s?.sync?.status || "-"}/${s?.health?.status || "-"}/${s?.operationState?.phase || "-"}/${this.steps.get(tenant) || "-"}`;
+        const list = this.trace.states[tenant];
+        if (list[list.length - 1] === key) return;
+        list.push(key);
+        this.note(tenant, key);
+    }
+
+    private note(tenant: string, what: string): void {
+        this.trace.log.push(`${this.phase} +${((this.now() - this.phaseStart) / 1000).toFixed(0)}s ${tenant} ${what}`);
+    }
+}
+
+/** Watches the real plane's Applications, ApplicationSets and Jobs into `rec` until stopped. */
+export async function watchPlane(kubeconfig: string, rec: TraceRecorder): Promise<{ stop(): void }> {
+    const k8s = require("@kubernetes/client-node");
+    const kc = new k8s.KubeConfig();
+    kc.loadFromString(kubeconfig);
+    let stopped = false;
+    const reqs: any[] = [];
+    const watch = async (kind: string, url: string): Promise<void> => {
+        reqs.push(
+            await new k8s.Watch(kc).watch(
+                url,
+                {},
+                (type: string, obj: any) => rec.observe(kind, obj, type === "DELETED"),
+                // a watch ends now and then (the server's timeout): start another while recording
+                () => {
+                    if (!stopped) setTimeout(() => watch(kind, url).catch(() => undefined), 100);
+                },
+            ),
+        );
+    };
+    await watch("Application", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications");
+    await watch("ApplicationSet", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets");
+    await watch("Job", "/apis/batch/v1/jobs");
+    return {
+        stop: () => {
+            stopped = true;
+            for (const r of reqs) r?.abort?.();
+        },
+    };
+}
+
+/** A phase's mark from the lab's own progress lines. */
+export function marker(rec: TraceRecorder): (line: string) => void {
+    return (l) => {
+        if (/^\[tenants 2 \w+\] pushed/.test(l)) rec.mark("stall");
+        if (/^\[tenants 3 \w+\] pushed/.test(l)) rec.mark("recovery");
+    };
+}
+
+/** The simulation's trace of the same lab (at v3.5.1's timings unless told), on its virtual clock. */
+export async function simulatedTrace(timings: ArgoTimings = V351_DEFAULTS): Promise<RolloutTrace> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "sim-tenants-trace-"));
+    const clock = new VirtualClock();
+    const lab = await startSimulatedLab(root, { timings, clock });
+    const rec = new TraceRecorder(() => clock.now());
+    const off = lab.kube.onChange((c) => rec.observe(c.kind, c.obj, c.type === "DELETED"));
+    try {
+        await solveSimulatedTenants(lab, 3, { productDefaults: true, log: marker(rec) });
+        return rec.trace;
+    } finally {
+        off();
+        await lab.stop();
+        fs.rmSync(root, { recursive: true, force: true });
+    }
+}
+
