@@ -89,6 +89,26 @@ describe("the tenants lab (simulated cluster)", function () {
             await at.cluster.putConfigMap(settings);
         };
 
+        it("when the faulty release is pushed, then mandant-b's sync gives up after 6 attempts that ran its hook Job only 3 times: every other retry fails at once on the last attempt's stored result (gitops-engine, seen on the real plane)", async () => {
+            const jobs: string[] = [];
+            const attempts: string[] = [];
+            const off = at.lab.kube.onChange((c) => {
+                if (c.kind === "Job" && c.type === "ADDED" && c.obj.metadata.namespace === "mandant-b") jobs.push(c.obj.metadata.uid);
+                const op = c.kind === "Application" && c.obj.metadata.name === "mandant-b" ? c.obj.status?.operationState : undefined;
+                if (op?.phase && c.obj.spec.source.path === "releases/1.2.0") attempts.push(`${op.retryCount ?? 0} ${jobs.length} ${op.message}`);
+            });
+            try {
+                await at.solve(2);
+                await at.givenUp();
+            } finally {
+                off();
+            }
+            assert.match(app(at, "mandant-b").status.operationState.message, /\(retried 5 times\)\.$/);
+            assert.strictEqual(jobs.length, 3, attempts.join("\n"));
+            // the retries that fail at once delete the release's ConfigMap hook first, and create no Job
+            assert.ok(attempts.some((a) => /^1 1 waiting for deletion of hook \/ConfigMap\/site-code-/.test(a)), attempts.join("\n"));
+        });
+
         it("when mandant-b's settings already hold the extension's keys, then step 2 says at once that the rollout stalls elsewhere", async () => {
             await giveKeys("mandant-b");
             await assert.rejects(at.solve(2), /stuck, but not where the lab stalls it \(step 2, mandant-b\): tenants: rollout stuck at step 3 of 4/);
