@@ -26,6 +26,7 @@ import * as path from "path";
 import { parse, stringify } from "yaml";
 import { runPodContainer } from "../sim/podRunner";
 import { moduleDir } from "./build";
+import { keepWatching } from "./watch";
 import { REAL_PLANE } from "./versions";
 
 /** The label the Job controller puts on its Pods. */
@@ -61,12 +62,13 @@ function criLog(text: string, at: Date): string {
 export interface HookPodRunner {
     /** What each run did, in the order they finished (`namespace/pod exit N`). */
     runs: string[];
-    stop(): void;
+    /** Stops watching and waits for the runs in flight (each has the container's 60 s deadline). */
+    stop(): Promise<void>;
 }
 
 /**
  * Runs the Pods of `jobs` (by the Job controller's label) once KWOK has them Running; their logs go
- * under `dir`.
+ * under `dir`. A run whose outcome could not be written (an API error) is tried again a second later.
  */
 export async function startHookPodRunner(kubeconfig: string, jobs: readonly string[], dir: string, log: (line: string) => void = () => {}): Promise<HookPodRunner> {
     const k8s = require("@kubernetes/client-node");
@@ -81,15 +83,23 @@ export async function startHookPodRunner(kubeconfig: string, jobs: readonly stri
     const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "hook-pods-"));
     fs.chmodSync(workDir, 0o755);
     const started = new Set<string>();
+    const inFlight = new Set<Promise<void>>();
     const runs: string[] = [];
     let stopped = false;
-    let req: any;
+    const at = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
+
+    /** A ConfigMap volume's source; a missing one is the kubelet's "not found", any other API error is thrown (the run is tried again). */
+    const configMap = (namespace: string, name: string) =>
+        core.readNamespacedConfigMap({ namespace, name }).catch((e: any) => {
+            if (e?.code === 404) return undefined;
+            throw e;
+        });
 
     const runPod = async (pod: any) => {
         const { namespace, name, uid } = pod.metadata;
         const container = pod.spec.containers?.[0] ?? {};
         const startedAt = new Date();
-        const result = await runPodContainer(pod, async (ns, cm) => core.readNamespacedConfigMap({ namespace: ns, name: cm }).catch(() => undefined), workDir);
+        const result = await runPodContainer(pod, configMap, workDir);
         const finishedAt = new Date();
         const logsFile = path.join(logsDir, `${namespace}_${name}_${uid}.log`);
         fs.writeFileSync(logsFile, criLog(result.log, finishedAt));
@@ -106,10 +116,11 @@ export async function startHookPodRunner(kubeconfig: string, jobs: readonly stri
                     spec: { logs: [{ containers: [container.name], logsFile }] },
                 },
             })
-            .catch((e: any) => log(`hook Pod ${namespace}/${name}: its Logs object could not be created (${e?.body?.message ?? e.message}); kubectl logs will not show it`));
+            .catch((e: any) => {
+                if (e?.code !== 409) log(`hook Pod ${namespace}/${name}: its Logs object could not be created (${e?.body?.message ?? e.message}); kubectl logs will not show it`);
+            });
         const ok = result.exitCode === 0;
-        const at = finishedAt.toISOString().replace(/\.\d{3}Z$/, "Z");
-        const notReady = { status: "False", reason: ok ? "PodCompleted" : "PodFailed", lastTransitionTime: at };
+        const notReady = { status: "False", reason: ok ? "PodCompleted" : "PodFailed", lastTransitionTime: at(finishedAt) };
         const status = {
             phase: ok ? "Succeeded" : "Failed",
             conditions: [
@@ -125,7 +136,7 @@ export async function startHookPodRunner(kubeconfig: string, jobs: readonly stri
                     ready: false,
                     started: false,
                     restartCount: 0,
-                    state: { terminated: { exitCode: result.exitCode, reason: ok ? "Completed" : "Error", startedAt: startedAt.toISOString().replace(/\.\d{3}Z$/, "Z"), finishedAt: at } },
+                    state: { terminated: { exitCode: result.exitCode, reason: ok ? "Completed" : "Error", startedAt: at(startedAt), finishedAt: at(finishedAt) } },
                 },
             ],
         };
@@ -135,27 +146,24 @@ export async function startHookPodRunner(kubeconfig: string, jobs: readonly stri
     };
 
     const onEvent = (type: string, pod: any) => {
-        if (type === "DELETED" || pod.metadata.deletionTimestamp || pod.status?.phase !== "Running" || started.has(pod.metadata.uid)) return;
+        if (stopped || type === "DELETED" || pod.metadata.deletionTimestamp || pod.status?.phase !== "Running" || started.has(pod.metadata.uid)) return;
         started.add(pod.metadata.uid);
-        runPod(pod).catch((e: any) => log(`hook Pod ${pod.metadata.namespace}/${pod.metadata.name}: its run could not be recorded (${e?.body?.message ?? e.message})`));
+        const run = runPod(pod)
+            .catch((e: any) => {
+                log(`hook Pod ${pod.metadata.namespace}/${pod.metadata.name}: its run could not be recorded (${e?.body?.message ?? e.message}); trying again in 1 s`);
+                started.delete(pod.metadata.uid);
+                setTimeout(() => onEvent("MODIFIED", pod), 1_000);
+            })
+            .finally(() => inFlight.delete(run));
+        inFlight.add(run);
     };
-    const watch = async (): Promise<void> => {
-        req = await new k8s.Watch(kc).watch(
-            "/api/v1/pods",
-            { labelSelector: `${JOB_NAME_LABEL} in (${jobs.join(",")})` },
-            onEvent,
-            // a watch ends now and then (the server's timeout); a new one lists again, and a Pod already run is skipped
-            () => {
-                if (!stopped) setTimeout(() => watch().catch(() => undefined), 200);
-            },
-        );
-    };
-    await watch();
+    const watch = await keepWatching(kubeconfig, "/api/v1/pods", { labelSelector: `${JOB_NAME_LABEL} in (${jobs.join(",")})` }, onEvent);
     return {
         runs,
-        stop: () => {
+        stop: async () => {
             stopped = true;
-            req?.abort?.();
+            watch.stop();
+            await Promise.allSettled([...inFlight]);
             fs.rmSync(workDir, { recursive: true, force: true });
         },
     };

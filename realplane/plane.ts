@@ -186,7 +186,7 @@ export async function startRealPlane(opts: { log?: (line: string) => void; dir?:
     let created = false;
     let hookPods: HookPodRunner | undefined;
     const stop = async () => {
-        hookPods?.stop();
+        await hookPods?.stop();
         for (const p of procs) if (p.exitCode === null) p.kill("SIGTERM");
         if (created) await run(binPath("kwokctl"), ["--name", name, "delete", "cluster"], { env: kwokEnv, timeoutMs: 120_000 }).catch(() => undefined);
         removeHostsLine();

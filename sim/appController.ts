@@ -237,7 +237,7 @@ export class AppController {
         const dest = app.spec.destination;
         const sourceChanged = JSON.stringify(app.status?.sync?.comparedTo?.source ?? null) !== JSON.stringify(src);
         const forced = trigger.forced || !!handledRefresh || sourceChanged;
-        // taken before the comparison, as upstream's reconciledAt is
+        // the comparison's time (reconciledAt, and the status' transition times) is taken before it runs, as upstream's
         const now = this.iso();
         // the slow part (git, kustomize) first; the decision then on the Application as it is now
         let rendered: { sha: string; desired: any[] } | undefined;
@@ -370,8 +370,6 @@ export class AppController {
 
     /** Operations being run now, by "ns/name" (a second trigger joins the one running). */
     private readonly operating = new Set<string>();
-    /** Attempts whose first tick only deleted hooks: their next tick reads the stored results back ("ns/app"). */
-    private readonly staleResults = new Set<string>();
     /** Hook Jobs an operation waits for: "ns/job" -> "ns/app". */
     private readonly hookWaits = new Map<string, string>();
 
@@ -443,7 +441,8 @@ export class AppController {
                 handedOff = true;
                 return;
             }
-            if (this.staleResults.delete(key)) {
+            // the tick after one that only deleted hooks (its state kept the stored results, below): they are read back
+            if (hooks.length && continuing && String(prev.message).startsWith(WAITING_FOR_DELETION) && prev.syncResult) {
                 // every hook has a stored result: a failed one fails the attempt at once ("completed unsuccessfully", no Job run);
                 // all succeeded, nothing is left to do ("successfully synced (no more tasks)", nothing applied)
                 const stale: any[] = (prev?.syncResult?.resources ?? []).filter((r: any) => r.hookType);
@@ -459,7 +458,7 @@ export class AppController {
             // gitops-engine (sync_context.go): a hook to be replaced (BeforeHookCreation) whose object exists is deleted
             // first, in the foreground, and the sync waits ("waiting for deletion of hook ...") until it is gone
             const live = (h: any) => replacesBeforeCreation(h) && !!this.kube.get(h.kind, h.metadata.namespace, h.metadata.name);
-            const firstTick = !retrying && !continuing ? true : retrying;
+            const firstTick = !continuing;
             const lowest = hooks.filter((h) => wave(h) === wave(hooks[0]));
             // the first tick of an attempt acts on the lowest wave only; a later one replaces what is left
             const onlyDeletes = firstTick && lowest.some(live);
@@ -471,14 +470,10 @@ export class AppController {
                 // an attempt whose first tick only deletes records no result, and Argo CD's merge patch of the operation
                 // state leaves the stored syncResult as it was (the last attempt's, or the last operation's): the next
                 // tick reads it back as this attempt's (sync.go WithInitialState, appcontroller.go setOperationState)
-                if (onlyDeletes && prev?.syncResult) {
-                    app.status.operationState.syncResult = prev.syncResult;
-                    this.staleResults.add(key);
-                }
+                if (onlyDeletes && prev?.syncResult) app.status.operationState.syncResult = prev.syncResult;
                 this.kube.put(app, ACTOR);
-                // the operation is processed again after the deletion's watch event (the attempt's start and count kept)
-                this.operating.delete(key);
-                handedOff = true;
+                // processed again a moment later, the attempt's start and count kept; while the object is still there (a
+                // finalizer) the delete is issued again and the sync goes on waiting, as gitops-engine does at each tick
                 this.later(() => this.runOperation(ns, name), this.opts.operationDelayMs);
                 return;
             }

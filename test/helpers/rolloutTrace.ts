@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { HOOK_JOB, RELEASES, TENANTS, TENANTS_APPSET } from "../../lab/tenants/layout";
+import { keepWatching } from "../../realplane/watch";
 import { VirtualClock } from "../../sim/clock";
 import { ArgoTimings, V351_DEFAULTS } from "../../sim/profiles";
 import { solveSimulatedTenants, startSimulatedLab } from "../../sim/simulatedLab";
@@ -123,33 +124,12 @@ export class TraceRecorder {
 
 /** Watches the real plane's Applications, ApplicationSets and Jobs into `rec` until stopped. */
 export async function watchPlane(kubeconfig: string, rec: TraceRecorder): Promise<{ stop(): void }> {
-    const k8s = require("@kubernetes/client-node");
-    const kc = new k8s.KubeConfig();
-    kc.loadFromString(kubeconfig);
-    let stopped = false;
-    const reqs: any[] = [];
-    const watch = async (kind: string, url: string): Promise<void> => {
-        reqs.push(
-            await new k8s.Watch(kc).watch(
-                url,
-                {},
-                (type: string, obj: any) => rec.observe(kind, obj, type === "DELETED"),
-                // a watch ends now and then (the server's timeout): start another while recording
-                () => {
-                    if (!stopped) setTimeout(() => watch(kind, url).catch(() => undefined), 100);
-                },
-            ),
-        );
-    };
-    await watch("Application", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications");
-    await watch("ApplicationSet", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets");
-    await watch("Job", "/apis/batch/v1/jobs");
-    return {
-        stop: () => {
-            stopped = true;
-            for (const r of reqs) r?.abort?.();
-        },
-    };
+    const watches = [
+        await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications", {}, (type, obj) => rec.observe("Application", obj, type === "DELETED")),
+        await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets", {}, (type, obj) => rec.observe("ApplicationSet", obj, type === "DELETED")),
+        await keepWatching(kubeconfig, "/apis/batch/v1/jobs", {}, (type, obj) => rec.observe("Job", obj, type === "DELETED")),
+    ];
+    return { stop: () => watches.forEach((w) => w.stop()) };
 }
 
 /** A phase's mark from the lab's own progress lines. */

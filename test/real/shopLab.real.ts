@@ -18,41 +18,21 @@ import { solveShopLab } from "../../lab/shop/solve";
 import { reapRealPlanes } from "../../realplane/plane";
 import { REAL_PLANE } from "../../realplane/versions";
 import { startRealLab } from "../../realplane/realLab";
+import { keepWatching } from "../../realplane/watch";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 /** Every distinct (sync status, operation phase) an Application showed, in order, from a watch. */
 type Transitions = Record<string, string[]>;
 
 async function recorder(kubeconfig: string): Promise<{ transitions: Transitions; stop(): void }> {
-    const k8s = require("@kubernetes/client-node");
-    const kc = new k8s.KubeConfig();
-    kc.loadFromString(kubeconfig);
     const transitions: Transitions = {};
-    let stopped = false;
-    let req: any;
-    const start = async (): Promise<void> => {
-        req = await new k8s.Watch(kc).watch(
-            "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications",
-            {},
-            (_type: string, app: any) => {
-                const key = `${app.status?.sync?.status || "-"}/${app.status?.operationState?.phase || "-"}`;
-                const list = (transitions[app.metadata.name] ??= []);
-                if (list[list.length - 1] !== key) list.push(key);
-            },
-            // a watch ends now and then (the server's timeout): start another while recording
-            () => {
-                if (!stopped) setTimeout(() => start().catch(() => undefined), 100);
-            },
-        );
-    };
-    await start(); // connected before the scenario begins
-    return {
-        transitions,
-        stop: () => {
-            stopped = true;
-            req?.abort?.();
-        },
-    };
+    // connected before the scenario begins
+    const watch = await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications", {}, (_type, app) => {
+        const key = `${app.status?.sync?.status || "-"}/${app.status?.operationState?.phase || "-"}`;
+        const list = (transitions[app.metadata.name] ??= []);
+        if (list[list.length - 1] !== key) list.push(key);
+    });
+    return { transitions, stop: () => watch.stop() };
 }
 
 /** What a learner's `kubectl get` prints for the lab's objects: each command's table, ages left out (they differ by when each ran). */

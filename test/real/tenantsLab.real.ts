@@ -70,16 +70,17 @@ async function doctorAs(lab: RealLab, name: string, rules: any[], dir: string): 
     const server = new URL(cluster.server);
     const sa = fs.mkdtempSync(path.join(dir, `${name}-sa-`));
     fs.chmodSync(sa, 0o755);
-    fs.writeFileSync(path.join(sa, "token"), token, { mode: 0o644 });
-    fs.writeFileSync(path.join(sa, "ca.crt"), cluster["certificate-authority-data"] ? Buffer.from(cluster["certificate-authority-data"], "base64") : fs.readFileSync(cluster["certificate-authority"]), { mode: 0o644 });
+    fs.writeFileSync(path.join(sa, "token"), token, { mode: 0o600 });
+    fs.writeFileSync(path.join(sa, "ca.crt"), cluster["certificate-authority-data"] ? Buffer.from(cluster["certificate-authority-data"], "base64") : fs.readFileSync(cluster["certificate-authority"]), { mode: 0o600 });
     const work = fs.mkdtempSync(path.join(dir, `${name}-work-`));
     fs.chmodSync(work, 0o755);
     const js = path.join(work, "doctor.js");
     fs.writeFileSync(js, gunzipSync(Buffer.from(b.gzBase64, "base64")), { mode: 0o644 });
     const port = await freePort();
     const saDir = "/var/run/secrets/kubernetes.io/serviceaccount";
-    // as the kubelet mounts it: the service account's files at their path, in this process's mount namespace only
-    const script = `mount -t tmpfs -o mode=0755 none /run && mkdir -p ${saDir} && cp "$1/token" "$1/ca.crt" ${saDir}/ && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$2" "$3" --watch --interval 2 --appset tenants --metrics-port "$4"`;
+    // as the kubelet mounts it: the service account's files at their path, on a tmpfs over /var/run (wherever that
+    // link leads) in this process's mount namespace only, readable by the doctor's user there and nowhere else
+    const script = `run=$(readlink -f /var/run) && mount -t tmpfs -o mode=0755 none "$run" && mkdir -p ${saDir} && cp "$1/token" "$1/ca.crt" ${saDir}/ && chmod 0644 ${saDir}/token ${saDir}/ca.crt && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$2" "$3" --watch --interval 2 --appset tenants --metrics-port "$4"`;
     const child = spawn("unshare", ["--mount", "--propagation", "private", "sh", "-c", script, "doctor", sa, process.execPath, js, String(port)], {
         cwd: work,
         env: { PATH: process.env.PATH, HOME: work, KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port },
@@ -186,7 +187,7 @@ describe("the tenants lab on the real control plane (Kubernetes with KWOK, Argo 
             doctorWithoutLogs = await doctorAs(lab, `${DOCTOR_NAME}-no-logs`, DOCTOR_RBAC_RULES.filter((r) => !r.resources.includes("pods/log")), root);
             results = await solveTenantsLab(ctx, 3);
             const kubeconfigFile = path.join(root, "kubeconfig");
-            fs.writeFileSync(kubeconfigFile, lab.kubeconfig);
+            fs.writeFileSync(kubeconfigFile, lab.kubeconfig, { mode: 0o600 });
             verified = await runMain("verify", ["--lab", "tenants", "--root", root, "--kubeconfig", kubeconfigFile]);
             trace = rec.trace;
             hookRuns = [...lab.plane.hookRuns()];
@@ -198,6 +199,7 @@ describe("the tenants lab on the real control plane (Kubernetes with KWOK, Argo 
 
     after(async () => {
         await lab?.stop();
+        if (root) fs.rmSync(root, { recursive: true, force: true });
     });
 
     it("step 2: the rollout stalls at step 2 because mandant-b's hook script really failed; stall.json names its error, read from the real Pod log", () => {
