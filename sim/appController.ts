@@ -432,7 +432,10 @@ export class AppController {
                     phase: "Running",
                     message: retrying ? `Retrying operation. Attempt #${prev.retryCount}` : "one or more tasks are running",
                     startedAt,
-                    ...(retrying || continuing ? { retryCount: prev.retryCount } : {}),
+                    // a new operation's state is merge-patched over the last one's, and a zero retryCount is left out
+                    // (omitempty): the count stays, and a sync of an Application that gave up before gets no retries
+                    // (seen on the real plane: mandant-b's next sync showed `retry 5` and failed after one attempt)
+                    ...(prev?.retryCount ? { retryCount: prev.retryCount } : {}),
                 },
             };
             if (!revision) {

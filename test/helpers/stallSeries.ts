@@ -112,7 +112,9 @@ export async function recordStall(): Promise<StallRecording> {
             if (marks.fixPush === undefined) throw e;
             recoveryError = String(e.message ?? e);
         });
-        await clock.sleep(SCRAPE_SECONDS * 1000 * 6); // and three minutes after the recovery
+        // and three minutes after the recovery as the sampler saw it (it may notice the rollout complete a scrape or two after the lab did)
+        const tailFrom = at();
+        while (at() < (marks.recovered ?? tailFrom) + 180 && at() < tailFrom + 600) await clock.sleep(SCRAPE_SECONDS * 1000);
         solving = false;
         await sampler;
         off();
