@@ -217,6 +217,25 @@ describe("the tenants lab (simulated cluster)", function () {
             const settled = at.lines.findIndex((l) => /mandant-b's sync to give up \(its retries spent\): after/.test(l));
             const pushed = at.lines.findIndex((l) => /pushed [0-9a-f]{12} to main: every tenant at 1\.2\.1/.test(l));
             assert.ok(settled >= 0 && pushed > settled, at.lines.join("\n"));
+
+        });
+
+        it("given recovery.json from a run where mandant-a's entry counted Healthy before its own sync, then the order check passes with mandant-a last but one; with mandant-c before mandant-b it fails", async () => {
+            await at.solve(3);
+            const file = at.layout.resultFile("recovery");
+            const rec = JSON.parse(fs.readFileSync(file, "utf8"));
+            const orderCheck = async (times: string[]) => {
+                fs.writeFileSync(file, JSON.stringify({ ...rec, order: rec.order.map((o: any, i: number) => ({ ...o, healthy_at: times[i] })) }));
+                const checks = await verifyTenants({ layout: at.layout, through: 3 });
+                return checks.find((c) => c.check.startsWith("recovery.order:"))!;
+            };
+            // the order a CI run saw: b, c, a, d (a's comparison at the fix came after b's sync; RollingSync had moved on)
+            const late = await orderCheck(["2026-12-02T00:18:04.809Z", "2026-12-02T00:18:03.758Z", "2026-12-02T00:18:04.646Z", "2026-12-02T00:18:05.480Z"]);
+            assert.strictEqual(late.ok, true, JSON.stringify(late));
+            const wrong = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:03.000Z", "2026-12-02T00:18:05.000Z"]);
+            assert.strictEqual(wrong.ok, false, JSON.stringify(wrong));
+            const last = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:02.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:03.000Z"]);
+            assert.strictEqual(last.ok, false, JSON.stringify(last));
         });
 
         it("when a learner gives mandant-b the extension's keys, then its retry succeeds and step 3 still completes the recovery", async () => {
