@@ -6,6 +6,7 @@
  * Like v3.5.1's repo-server it caches what it rendered per commit and path (a hard refresh renders
  * again) and the git files generator's answers per commit and pattern.
  */
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -47,6 +48,45 @@ export function asKustomizeError(stderr: string): string {
     }
 }
 
+/** Every file below `dir`, as paths relative to it with `/` (a checkout's tracked files). */
+function listFiles(dir: string, rel = ""): string[] {
+    return fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => {
+        const p = rel ? `${rel}/${e.name}` : e.name;
+        return e.isDirectory() ? listFiles(dir, p) : [p];
+    });
+}
+
+/** The folder GITOPS_LAB_RENDER_MEMO names, shared by every process given it (the tests' workers: test/setup.ts). */
+const MEMO_ENV = "GITOPS_LAB_RENDER_MEMO";
+const memo = new Map<string, string>();
+
+/**
+ * `kubectl kustomize` of `appPath` checked out at commit `sha` in `dir`, remembered per commit and
+ * path for the process's life, and through the folder GITOPS_LAB_RENDER_MEMO names when set. A
+ * commit fixes every file kustomize reads (the labs' bases are in their repositories, none remote),
+ * so the output never changes; running it again costs only a process (about 0.1 s of CPU: most of
+ * the fast tests' kubectl time, as every restored lab renders its commits afresh). This is not the
+ * repo-server's manifest cache, which the simulation models above it: a hard refresh still renders
+ * again, with the same answer. Failures are not remembered (their message names the folder).
+ */
+async function kustomizeBuild(kubectl: string, sha: string, appPath: string, dir: string): Promise<string> {
+    const key = createHash("sha1").update(JSON.stringify([kubectl, sha, appPath])).digest("hex");
+    const shared = process.env[MEMO_ENV];
+    const file = shared ? path.join(shared, `${key}.yaml`) : undefined;
+    let out = memo.get(key) ?? (file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined);
+    if (out === undefined) {
+        out = (await run(kubectl, ["kustomize", dir])).stdout;
+        if (file) {
+            fs.mkdirSync(shared!, { recursive: true });
+            const tmp = `${file}.${process.pid}.tmp`;
+            fs.writeFileSync(tmp, out);
+            fs.renameSync(tmp, file);
+        }
+    }
+    memo.set(key, out);
+    return out;
+}
+
 export class RepoServer {
     private readonly cacheDir: string;
     private readonly failures = new Map<string, { count: number; message: string }>();
@@ -70,6 +110,8 @@ export class RepoServer {
     private readonly renders = new Map<string, any[]>();
     /** The git files generator's answers per repo, commit and pattern: GetGitFiles caches them with no bypass (repository.go, s.cache.GetGitFiles). */
     private readonly gitFiles = new Map<string, { path: string; content: string }[]>();
+    /** Each commit's files, checked out once (see tree). */
+    private readonly trees = new Map<string, Promise<string>>();
 
     /**
      * @param cacheDir its working directory (emptied now, removed on close); default a new temporary one
@@ -128,11 +170,36 @@ export class RepoServer {
         throw new RenderError(`unable to resolve '${revision}' to a commit SHA`);
     }
 
-    private async mirror(repoURL: string): Promise<string> {
-        const dir = path.join(this.cacheDir, Buffer.from(repoURL).toString("hex").slice(0, 40) + ".git");
-        if (!fs.existsSync(dir)) await run("git", ["init", "--quiet", "--bare", dir]);
-        await run("git", ["--git-dir", dir, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"]);
-        return dir;
+    /**
+     * The commit's files, checked out once per commit into the cache and kept until close (a
+     * commit's content never changes). Like upstream's checkoutRevision, it fetches only when the
+     * commit is not in the local mirror yet (reposerver/repository/repository.go, IsRevisionPresent).
+     */
+    private tree(repoURL: string, sha: string): Promise<string> {
+        const key = `${repoURL}@${sha}`;
+        let t = this.trees.get(key);
+        if (!t) {
+            t = this.serialized(async () => {
+                const git = path.join(this.cacheDir, Buffer.from(repoURL).toString("hex").slice(0, 40) + ".git");
+                if (!fs.existsSync(git)) await run("git", ["init", "--quiet", "--bare", git]);
+                const dir = path.join(this.cacheDir, `tree-${createHash("sha1").update(key).digest("hex")}`);
+                const tar = `${dir}.tar`;
+                const archive = () => run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
+                // absent (not fetched yet): the archive fails, and the fetch comes first
+                await archive().catch(async () => {
+                    await run("git", ["--git-dir", git, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"]);
+                    await archive();
+                });
+                const part = fs.mkdtempSync(`${dir}.part-`);
+                await run("tar", ["-xf", tar, "-C", part]);
+                fs.rmSync(tar, { force: true });
+                fs.renameSync(part, dir);
+                return dir;
+            });
+            this.trees.set(key, t);
+            t.catch(() => this.trees.delete(key)); // a failed checkout is tried again next time
+        }
+        return t;
     }
 
     /**
@@ -144,15 +211,13 @@ export class RepoServer {
         const key = `${repoURL}@${sha}:${pattern}`;
         const hit = this.gitFiles.get(key);
         if (hit) return hit.map((f) => ({ ...f }));
-        return this.serialized(async () => {
-            const git = await this.mirror(repoURL);
-            const { stdout } = await run("git", ["--git-dir", git, "ls-tree", "-r", "--name-only", sha]);
-            const paths = stdout.split("\n").filter((p) => p && re.test(p)).sort();
-            const out: { path: string; content: string }[] = [];
-            for (const p of paths) out.push({ path: p, content: (await run("git", ["--git-dir", git, "show", `${sha}:${p}`])).stdout });
+        return (async () => {
+            const dir = await this.tree(repoURL, sha);
+            const paths = listFiles(dir).filter((p) => re.test(p)).sort();
+            const out = paths.map((p) => ({ path: p, content: fs.readFileSync(path.join(dir, p), "utf8") }));
             this.gitFiles.set(key, out);
             return out.map((f) => ({ ...f }));
-        }).catch((e) => {
+        })().catch((e) => {
             if (e instanceof RenderError) throw e;
             throw new RenderError(`error generating params from git: error retrieving Git files: rpc error: code = Unknown desc = ${String(e.stderr || e.message).trim()}`);
         });
@@ -167,33 +232,22 @@ export class RepoServer {
         }
         const cached = opts.hard ? undefined : this.renders.get(key);
         if (cached) return JSON.parse(JSON.stringify(cached));
-        const work = fs.mkdtempSync(path.join(this.cacheDir, "src-"));
+        const work = await this.tree(repoURL, sha).catch((e) => {
+            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to fetch ${sha}: ${String(e.stderr || e.message).trim()}`);
+        });
+        const dir = path.join(work, appPath);
         try {
-            const tar = path.join(work, "..", path.basename(work) + ".tar");
-            await this.serialized(async () => {
-                const git = await this.mirror(repoURL);
-                await run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
-            }).catch((e) => {
-                throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to fetch ${sha}: ${String(e.stderr || e.message).trim()}`);
-            });
-            await run("tar", ["-xf", tar, "-C", work]);
-            fs.rmSync(tar);
-            const dir = path.join(work, appPath);
-            try {
-                const { stdout } = await run(this.kubectl, ["kustomize", dir]);
-                this.failures.delete(key);
-                const docs = parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
-                this.renders.set(key, docs);
-                return docs;
-            } catch (e: any) {
-                const stderr = asKustomizeError(String(e.stderr ?? e.message));
-                const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`;
-                const n = (failed?.count ?? 0) + 1;
-                this.failures.set(key, { count: n, message });
-                throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${message}`);
-            }
-        } finally {
-            fs.rmSync(work, { recursive: true, force: true });
+            const stdout = await kustomizeBuild(this.kubectl, sha, appPath, dir);
+            this.failures.delete(key);
+            const docs = parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
+            this.renders.set(key, docs);
+            return docs;
+        } catch (e: any) {
+            const stderr = asKustomizeError(String(e.stderr ?? e.message));
+            const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`;
+            const n = (failed?.count ?? 0) + 1;
+            this.failures.set(key, { count: n, message });
+            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${message}`);
         }
     }
 }

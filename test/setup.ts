@@ -17,6 +17,8 @@ if (!process.env[KEY]) {
     process.env[KEY] = runDir;
 }
 process.env.TMPDIR = process.env[KEY];
+// kustomize's output per commit and path, shared by the run's workers (sim/repoServer.ts, kustomizeBuild)
+process.env.GITOPS_LAB_RENDER_MEMO = path.join(process.env[KEY]!, "renders");
 
 /** Once, in the main process, after every test of the run. */
 export function mochaGlobalTeardown() {
