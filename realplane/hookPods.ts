@@ -66,6 +66,19 @@ export interface HookPodRunner {
     stop(): Promise<void>;
 }
 
+/** The hook runner's work folders in the system's temp: `hook-pods-<PID>-…`, so a killed run's is found by its PID. */
+const HOOK_WORK_PREFIX = "hook-pods-";
+
+/** Removes the work folders of hook runners whose process is gone (a killed plane's) from `tmp`; returns their paths. */
+export function reapHookPodWork(isAlive: (pid: number) => boolean, tmp = os.tmpdir()): string[] {
+    const gone = fs.readdirSync(tmp).filter((n) => {
+        const m = new RegExp(`^${HOOK_WORK_PREFIX}(\\d+)-`).exec(n);
+        return !!m && !isAlive(Number(m[1]));
+    });
+    for (const n of gone) fs.rmSync(path.join(tmp, n), { recursive: true, force: true });
+    return gone.map((n) => path.join(tmp, n));
+}
+
 /**
  * Runs the Pods of `jobs` (by the Job controller's label) once KWOK has them Running; their logs go
  * under `dir`. A run whose outcome could not be written (an API error) is tried again a second later.
@@ -80,7 +93,7 @@ export async function startHookPodRunner(kubeconfig: string, jobs: readonly stri
     const logsDir = path.join(dir, "hook-pods", "logs");
     fs.mkdirSync(logsDir, { recursive: true });
     // nobody must reach the Pods' layouts: a folder of its own in the system's temp (the plane's folder is 0700)
-    const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "hook-pods-"));
+    const workDir = fs.mkdtempSync(path.join(os.tmpdir(), `${HOOK_WORK_PREFIX}${process.pid}-`));
     fs.chmodSync(workDir, 0o755);
     const started = new Set<string>();
     const inFlight = new Set<Promise<void>>();

@@ -26,7 +26,7 @@ import { pollUntil } from "../lab/ports/wait";
 import { freePort } from "../sim/gitDaemon";
 import { acquireLockFile, isAlive, RootLock } from "../sim/lock";
 import { BINARIES, binPath, buildRealPlane, moduleDir } from "./build";
-import { HookPodRunner, kwokStages, startHookPodRunner } from "./hookPods";
+import { HookPodRunner, kwokStages, reapHookPodWork, startHookPodRunner } from "./hookPods";
 import { REAL_PLANE } from "./versions";
 
 export const GITD_HOST = "gitd.gitsrv.svc.cluster.local";
@@ -154,6 +154,7 @@ export async function reapRealPlanes(log: (line: string) => void = () => {}): Pr
         log(`took down the real plane ${n}, whose process is gone`);
     }
     if (!live) removeHostsLine();
+    for (const p of reapHookPodWork(isAlive)) log(`removed ${p}, the hook Pods' work folder of a process that is gone`);
 }
 
 /** Starts the plane; `log` hears what it waits for and how long it took. */

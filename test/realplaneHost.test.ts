@@ -8,6 +8,7 @@ import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { reapHookPodWork } from "../realplane/hookPods";
 
 const PROJECT = path.resolve(__dirname, "..");
 
@@ -69,5 +70,14 @@ describe("the real plane on a host", function () {
         } finally {
             holder.kill("SIGKILL");
         }
+    });
+
+    it("given the hook Pods' work folder of a killed run, then the next plane's reaping removes it and keeps a live run's", () => {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "reap-"));
+        const dead = process.pid + 1; // gone, as isAlive below says
+        for (const n of [`hook-pods-${dead}-aB3dE9`, `hook-pods-${process.pid}-xY7zQ1`, "hook-pods-notapid", "real-plane-abc"]) fs.mkdirSync(path.join(tmp, n, "mandant-b"), { recursive: true });
+        const isAlive = (pid: number) => pid === process.pid;
+        assert.deepStrictEqual(reapHookPodWork(isAlive, tmp), [path.join(tmp, `hook-pods-${dead}-aB3dE9`)]);
+        assert.deepStrictEqual(fs.readdirSync(tmp).sort(), [`hook-pods-${process.pid}-xY7zQ1`, "hook-pods-notapid", "real-plane-abc"]);
     });
 });
