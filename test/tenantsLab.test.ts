@@ -211,7 +211,7 @@ describe("the tenants lab (simulated cluster)", function () {
             assert.match(d.summary, /rollout stuck at step 2 of 4/);
         });
 
-        it("when the fixed release is pushed, then the rollout completes in step order from the blocked step on, recovery.json says so and verify passes", async () => {
+        it("when the fixed release is pushed, then the rollout completes in step order from the blocked step on, recovery.json says so and verify passes (and grades the order from the blocked step on only)", async () => {
             const r = await at.solve(3);
             const rec = r.recovery!;
             assert.deepStrictEqual(rec.running, Object.fromEntries(TENANTS.map((t) => [t, RELEASES.fixed])));
@@ -225,14 +225,12 @@ describe("the tenants lab (simulated cluster)", function () {
             const pushed = at.lines.findIndex((l) => /pushed [0-9a-f]{12} to main: every tenant at 1\.2\.1/.test(l));
             assert.ok(settled >= 0 && pushed > settled, at.lines.join("\n"));
 
-        });
-
-        it("given recovery.json from a run where mandant-a's entry counted Healthy before its own sync, then the order check passes with mandant-a last but one; with mandant-c before mandant-b it fails", async () => {
-            await at.solve(3);
+            // given recovery.json from a run where mandant-a's entry counted Healthy before its own sync, then the order
+            // check passes with mandant-a last but one; with mandant-c before mandant-b, or d before c, it fails
             const file = at.layout.resultFile("recovery");
-            const rec = JSON.parse(fs.readFileSync(file, "utf8"));
+            const saved = JSON.parse(fs.readFileSync(file, "utf8"));
             const orderCheck = async (times: string[]) => {
-                fs.writeFileSync(file, JSON.stringify({ ...rec, order: rec.order.map((o: any, i: number) => ({ ...o, healthy_at: times[i] })) }));
+                fs.writeFileSync(file, JSON.stringify({ ...saved, order: saved.order.map((o: any, i: number) => ({ ...o, healthy_at: times[i] })) }));
                 const checks = await verifyTenants({ layout: at.layout, through: 3 });
                 return checks.find((c) => c.check.startsWith("recovery.order:"))!;
             };
