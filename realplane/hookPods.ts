@@ -75,8 +75,16 @@ export function reapHookPodWork(isAlive: (pid: number) => boolean, tmp = os.tmpd
         const m = new RegExp(`^${HOOK_WORK_PREFIX}(\\d+)-`).exec(n);
         return !!m && !isAlive(Number(m[1]));
     });
-    for (const n of gone) fs.rmSync(path.join(tmp, n), { recursive: true, force: true });
-    return gone.map((n) => path.join(tmp, n));
+    const removed: string[] = [];
+    for (const n of gone) {
+        try {
+            fs.rmSync(path.join(tmp, n), { recursive: true, force: true });
+            removed.push(path.join(tmp, n));
+        } catch {
+            // a folder we may not remove is left as it is: the plane starts all the same
+        }
+    }
+    return removed;
 }
 
 /**

@@ -66,21 +66,27 @@ const memo = new Map<string, string>();
  * commit fixes every file kustomize reads (the labs' bases are in their repositories, none remote),
  * so the output never changes; running it again costs only a process (about 0.1 s of CPU: most of
  * the fast tests' kubectl time, as every restored lab renders its commits afresh). This is not the
- * repo-server's manifest cache, which the simulation models above it: a hard refresh still renders
- * again, with the same answer. Failures are not remembered (their message names the folder).
+ * repo-server's manifest cache, which the simulation models above it, and a hard refresh bypasses it
+ * too. Failures are not remembered (their message names the folder).
  */
-async function kustomizeBuild(kubectl: string, sha: string, appPath: string, dir: string): Promise<string> {
+async function kustomizeBuild(kubectl: string, sha: string, appPath: string, dir: string, hard: boolean): Promise<string> {
     const key = createHash("sha1").update(JSON.stringify([kubectl, sha, appPath])).digest("hex");
     const shared = process.env[MEMO_ENV];
     const file = shared ? path.join(shared, `${key}.yaml`) : undefined;
-    let out = memo.get(key) ?? (file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined);
+    // a hard refresh runs kustomize for real (a base fetched from elsewhere would be read again, as upstream does)
+    let out = hard ? undefined : (memo.get(key) ?? (file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined));
     if (out === undefined) {
         out = (await run(kubectl, ["kustomize", dir])).stdout;
         if (file) {
-            fs.mkdirSync(shared!, { recursive: true });
+            // sharing is only a saving: a folder that cannot take it (gone, full) changes nothing of the render
             const tmp = `${file}.${process.pid}.tmp`;
-            fs.writeFileSync(tmp, out);
-            fs.renameSync(tmp, file);
+            try {
+                fs.mkdirSync(shared!, { recursive: true });
+                fs.writeFileSync(tmp, out);
+                fs.renameSync(tmp, file);
+            } catch {
+                fs.rmSync(tmp, { force: true });
+            }
         }
     }
     memo.set(key, out);
@@ -180,7 +186,8 @@ export class RepoServer {
         let t = this.trees.get(key);
         if (!t) {
             t = this.serialized(async () => {
-                const git = path.join(this.cacheDir, Buffer.from(repoURL).toString("hex").slice(0, 40) + ".git");
+                // one mirror per repository (a prefix of the URL would give platform.git and shop-envs.git one)
+                const git = path.join(this.cacheDir, `${createHash("sha1").update(repoURL).digest("hex")}.git`);
                 if (!fs.existsSync(git)) await run("git", ["init", "--quiet", "--bare", git]);
                 const dir = path.join(this.cacheDir, `tree-${createHash("sha1").update(key).digest("hex")}`);
                 const tar = `${dir}.tar`;
@@ -191,13 +198,18 @@ export class RepoServer {
                     await archive();
                 });
                 const part = fs.mkdtempSync(`${dir}.part-`);
-                await run("tar", ["-xf", tar, "-C", part]);
-                fs.rmSync(tar, { force: true });
-                fs.renameSync(part, dir);
+                try {
+                    await run("tar", ["-xf", tar, "-C", part]);
+                    fs.renameSync(part, dir);
+                } finally {
+                    fs.rmSync(tar, { force: true });
+                    fs.rmSync(part, { recursive: true, force: true });
+                }
                 return dir;
             });
-            this.trees.set(key, t);
-            t.catch(() => this.trees.delete(key)); // a failed checkout is tried again next time
+            const mine = t;
+            this.trees.set(key, mine);
+            mine.catch(() => this.trees.get(key) === mine && this.trees.delete(key)); // a failed checkout is tried again next time
         }
         return t;
     }
@@ -237,7 +249,7 @@ export class RepoServer {
         });
         const dir = path.join(work, appPath);
         try {
-            const stdout = await kustomizeBuild(this.kubectl, sha, appPath, dir);
+            const stdout = await kustomizeBuild(this.kubectl, sha, appPath, dir, opts.hard);
             this.failures.delete(key);
             const docs = parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
             this.renders.set(key, docs);
