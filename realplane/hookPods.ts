@@ -68,11 +68,12 @@ export interface HookPodRunner {
 
 /** The hook runner's work folders in the system's temp: `hook-pods-<PID>-…`, so a killed run's is found by its PID. */
 const HOOK_WORK_PREFIX = "hook-pods-";
+const HOOK_WORK = new RegExp(`^${HOOK_WORK_PREFIX}(\\d+)-`);
 
 /** Removes the work folders of hook runners whose process is gone (a killed plane's) from `tmp`; returns their paths. */
 export function reapHookPodWork(isAlive: (pid: number) => boolean, tmp = os.tmpdir()): string[] {
     const gone = fs.readdirSync(tmp).filter((n) => {
-        const m = new RegExp(`^${HOOK_WORK_PREFIX}(\\d+)-`).exec(n);
+        const m = HOOK_WORK.exec(n);
         return !!m && !isAlive(Number(m[1]));
     });
     const removed: string[] = [];

@@ -48,14 +48,6 @@ export function asKustomizeError(stderr: string): string {
     }
 }
 
-/** Every file below `dir`, as paths relative to it with `/` (a checkout's tracked files). */
-function listFiles(dir: string, rel = ""): string[] {
-    return fs.readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => {
-        const p = rel ? `${rel}/${e.name}` : e.name;
-        return e.isDirectory() ? listFiles(dir, p) : [p];
-    });
-}
-
 /** The folder GITOPS_LAB_RENDER_MEMO names, shared by every process given it (the tests' workers: test/setup.ts). */
 const MEMO_ENV = "GITOPS_LAB_RENDER_MEMO";
 const memo = new Map<string, string>();
@@ -183,34 +175,32 @@ export class RepoServer {
      */
     private tree(repoURL: string, sha: string): Promise<string> {
         const key = `${repoURL}@${sha}`;
-        let t = this.trees.get(key);
-        if (!t) {
-            t = this.serialized(async () => {
-                // one mirror per repository (a prefix of the URL would give platform.git and shop-envs.git one)
-                const git = path.join(this.cacheDir, `${createHash("sha1").update(repoURL).digest("hex")}.git`);
-                if (!fs.existsSync(git)) await run("git", ["init", "--quiet", "--bare", git]);
-                const dir = path.join(this.cacheDir, `tree-${createHash("sha1").update(key).digest("hex")}`);
-                const tar = `${dir}.tar`;
-                const archive = () => run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
-                // absent (not fetched yet): the archive fails, and the fetch comes first
-                await archive().catch(async () => {
-                    await run("git", ["--git-dir", git, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"]);
-                    await archive();
-                });
-                const part = fs.mkdtempSync(`${dir}.part-`);
-                try {
-                    await run("tar", ["-xf", tar, "-C", part]);
-                    fs.renameSync(part, dir);
-                } finally {
-                    fs.rmSync(tar, { force: true });
-                    fs.rmSync(part, { recursive: true, force: true });
-                }
-                return dir;
+        const known = this.trees.get(key);
+        if (known) return known;
+        const t = this.serialized(async () => {
+            // one mirror per repository (a prefix of the URL would give platform.git and shop-envs.git one)
+            const git = path.join(this.cacheDir, `${createHash("sha1").update(repoURL).digest("hex")}.git`);
+            if (!fs.existsSync(git)) await run("git", ["init", "--quiet", "--bare", git]);
+            const dir = path.join(this.cacheDir, `tree-${createHash("sha1").update(key).digest("hex")}`);
+            const tar = `${dir}.tar`;
+            const archive = () => run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
+            // absent (not fetched yet): the archive fails, and the fetch comes first
+            await archive().catch(async () => {
+                await run("git", ["--git-dir", git, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"]);
+                await archive();
             });
-            const mine = t;
-            this.trees.set(key, mine);
-            mine.catch(() => this.trees.get(key) === mine && this.trees.delete(key)); // a failed checkout is tried again next time
-        }
+            const part = fs.mkdtempSync(`${dir}.part-`);
+            try {
+                await run("tar", ["-xf", tar, "-C", part]);
+                fs.renameSync(part, dir);
+            } finally {
+                fs.rmSync(tar, { force: true });
+                fs.rmSync(part, { recursive: true, force: true });
+            }
+            return dir;
+        });
+        this.trees.set(key, t);
+        t.catch(() => this.trees.get(key) === t && this.trees.delete(key)); // a failed checkout is tried again next time
         return t;
     }
 
@@ -225,7 +215,8 @@ export class RepoServer {
         if (hit) return hit.map((f) => ({ ...f }));
         return (async () => {
             const dir = await this.tree(repoURL, sha);
-            const paths = listFiles(dir).filter((p) => re.test(p)).sort();
+            // every file of the checkout, relative to it (Node's own recursive listing; Linux separates with /)
+            const paths = fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((p) => re.test(p) && fs.statSync(path.join(dir, p)).isFile()).sort();
             const out = paths.map((p) => ({ path: p, content: fs.readFileSync(path.join(dir, p), "utf8") }));
             this.gitFiles.set(key, out);
             return out.map((f) => ({ ...f }));

@@ -171,8 +171,8 @@ const step3: Check<TenantsWorld>[] = [
             // release, so RollingSync marks its entry Healthy at once when the fix lands and only later, at
             // its own comparison, Waiting again; by then steps 2 and 3 may be under way (getAppsToSync reads
             // the entries alone). The blocked tenant and those after it were OutOfSync when the fix landed,
-            // so each is synced only once the ones before it are Healthy (docs/tenants-lab.md).
-            // the lab stalls at mandant-b, step 2 (the step-2 checks hold stall.json to it; it is not read here, so a changed file cannot loosen this check)
+            // so each is synced only once the ones before it are Healthy (docs/tenants-lab.md). The lab stalls at
+            // mandant-b (the step-2 checks hold stall.json to it; not read here, so a changed file cannot loosen this).
             const blocked = TENANTS.indexOf("mandant-b");
             const times = r.order.map((o: any) => Date.parse(o.healthy_at));
             const bad = r.order.filter((o: any, i: number) => i > blocked && times[i] < Math.max(...times.slice(blocked, i)));
