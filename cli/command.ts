@@ -126,3 +126,18 @@ export async function runCommand(cmd: Command, argv: string[]): Promise<number> 
         return e instanceof UsageError ? EXIT.USAGE : EXIT.FINDING;
     }
 }
+
+/**
+ * The lab's git daemon runs as nobody, as its Pod does (sim/gitDaemon.ts, when we are root): every
+ * folder above the root that exists must let others pass (o+x), or the daemon cannot reach the
+ * repositories and exits. Checked before anything is created; the root itself the lab opens itself.
+ */
+export function checkRootReachableByNobody(abs: string, root: string, option = "--root"): void {
+    for (let p = path.dirname(abs); ; p = path.dirname(p)) {
+        const st = fs.statSync(p, { throwIfNoEntry: false });
+        if (st && !(st.mode & 0o001)) {
+            throw new UsageError(`${option} ${root}: ${p} is closed to others (mode ${(st.mode & 0o777).toString(8)}), and the lab's git daemon serves the repositories as nobody, as its Pod does; chmod o+x ${p}, or choose another ${option}`);
+        }
+        if (p === path.dirname(p)) return;
+    }
+}

@@ -15,7 +15,7 @@ import { tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
 import { REALISTIC } from "../sim/profiles";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
-import { checkRoot, Command, EXIT, intOption, stringOption, UsageError } from "./command";
+import { checkRoot, checkRootReachableByNobody, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
 /** Whether this run is on the real control plane (for the signal's line). */
 let real = false;
@@ -124,6 +124,7 @@ export const simulate: Command = {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
         const root = checkRoot(rootArg);
+        if (process.getuid?.() === 0) checkRootReachableByNobody(root, rootArg);
         const which = stringOption(values, "lab") ?? "shop";
         if (!["shop", "tenants", "both"].includes(which)) throw new UsageError(`--lab takes shop, tenants or both, got "${which}"`);
         const shop = which !== "tenants";

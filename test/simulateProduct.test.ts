@@ -216,6 +216,14 @@ describe("simulate: a root it cannot use is one line", function () {
         assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-simulate.lock")), "released at the end");
     });
 
+    it("given a root below a folder closed to others (mode 700), then it says the git daemon serves as nobody, in one line, a usage error (2), before creating anything", async () => {
+        const closed = fs.mkdtempSync(path.join(os.tmpdir(), "closed-")); // mkdtemp makes it 0700
+        const r = await runMain("simulate", ["--root", path.join(closed, "lab")]);
+        assert.strictEqual(r.code, 2, r.out);
+        assert.strictEqual(r.stderr, `gitops-lab simulate: --root ${path.join(closed, "lab")}: ${closed} is closed to others (mode 700), and the lab's git daemon serves the repositories as nobody, as its Pod does; chmod o+x ${closed}, or choose another --root\n`);
+        assert.deepStrictEqual(fs.readdirSync(closed), [], "nothing created");
+    });
+
     it("given a root under a file, then it says so in one line, a usage error (2), before creating anything", async () => {
         const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "not-a-dir-")), "file");
         fs.writeFileSync(file, "");
