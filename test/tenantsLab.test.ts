@@ -61,6 +61,9 @@ describe("the tenants lab (simulated cluster)", function () {
 
         it("when the faulty release is pushed, then stall.json names step 2, mandant-b's hook and the script's own error, and verify passes", async () => {
             const r = await at.solve(2);
+            // a later tenant whose comparison of the faulty commit came before mandant-b's may have been let through (v3.5.1's
+            // RollingSync reads only the entries: docs/tenants-lab.md); it then runs 1.2.0 and is not waiting
+            const raced = ["mandant-c", "mandant-d"].filter((t) => r.stall!.running[t] === RELEASES.faulty);
             assert.deepStrictEqual({ ...r.stall!, commit: "", detected_after_seconds: 0 }, {
                 appset: "argocd/tenants",
                 commit: "",
@@ -70,17 +73,31 @@ describe("the tenants lab (simulated cluster)", function () {
                 blocking: "mandant-b",
                 hook_job: "mandant-b/site-setup",
                 hook_error: HOOK_ERROR,
-                waiting: ["mandant-c", "mandant-d"],
+                waiting: ["mandant-c", "mandant-d"].filter((t) => !raced.includes(t)),
                 passed: ["mandant-a"],
-                running: { "mandant-a": "1.2.0", "mandant-b": "1.1.0", "mandant-c": "1.1.0", "mandant-d": "1.1.0" },
+                running: { "mandant-a": "1.2.0", "mandant-b": "1.1.0", "mandant-c": "1.1.0", "mandant-d": "1.1.0", ...Object.fromEntries(raced.map((t) => [t, "1.2.0"])) },
                 auto_sync_disabled_by_rollingsync: true,
                 detected_after_seconds: 0,
             });
+            for (const t of raced) assert.strictEqual(at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"], RELEASES.faulty, `${t} raced ahead: its site runs it`);
             assert.strictEqual(r.stall!.commit, await git(["rev-parse", "main"], at.layout.clone));
             assertProgressLines(at.lines, at.layout.root);
             assert.ok(at.lines.some((l) => /^\[tenants 2 stall\] stuck at step 2 of 4: mandant-b's hook failed: "config\/system\/settings\.php is not writable\."$/.test(l)), at.lines.join("\n"));
             const checks = await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster });
             assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
+
+            // given stall.json from a run where mandant-d raced ahead, then the stall's checks pass (offline); with it
+            // still listed as waiting, or with mandant-b at 1.2.0, they fail
+            const file = at.layout.resultFile("stall");
+            const saved = r.stall!;
+            const failedStallChecks = async (stall: object) => {
+                fs.writeFileSync(file, JSON.stringify(stall));
+                return (await verifyTenants({ layout: at.layout, through: 2 })).filter((c) => c.check.startsWith("stall") && !c.ok).map((c) => c.check);
+            };
+            const dAhead = { ...saved, running: { ...saved.running, "mandant-d": "1.2.0" }, waiting: saved.waiting.filter((t) => t !== "mandant-d") };
+            assert.deepStrictEqual(await failedStallChecks(dAhead), []);
+            assert.notDeepStrictEqual(await failedStallChecks({ ...dAhead, waiting: ["mandant-c", "mandant-d"] }), []);
+            assert.notDeepStrictEqual(await failedStallChecks({ ...dAhead, running: { ...dAhead.running, "mandant-b": "1.2.0" } }), []);
         });
 
         const giveKeys = async (t: (typeof TENANTS)[number]) => {
@@ -147,9 +164,15 @@ describe("the tenants lab (simulated cluster)", function () {
             at = await tenantsAt(2);
         });
 
-        it("then nothing moves on its own: mandant-c and mandant-d stay at 1.1.0, untouched by any sync", async () => {
+        it("then nothing moves on its own: mandant-c and mandant-d stay where the stall left them (at 1.1.0, but one that raced ahead), untouched by any sync", async () => {
+            // a tenant whose comparison of the faulty commit came before mandant-b's may have been synced before the stall (docs/tenants-lab.md)
+            const stall = JSON.parse(fs.readFileSync(at.layout.resultFile("stall"), "utf8"));
+            const release = (t: string) => at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"];
+            const started = (t: string) => app(at, t).status?.operationState?.startedAt ?? null;
+            const left = Object.fromEntries(["mandant-c", "mandant-d"].map((t) => [t, { release: stall.running[t], started: started(t) }]));
+            for (const t of ["mandant-c", "mandant-d"]) assert.strictEqual(stall.waiting.includes(t), stall.running[t] === RELEASES.first, JSON.stringify(stall));
             await expectConsistently(
-                holds("c and d at 1.1.0 with no operation", () => ["mandant-c", "mandant-d"].every((t) => !app(at, t).operation && at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"] === RELEASES.first)),
+                holds("c and d as the stall left them, with no operation", () => ["mandant-c", "mandant-d"].every((t) => !app(at, t).operation && release(t) === left[t].release && started(t) === left[t].started), () => left),
                 { forMs: 1_500 },
             );
         });

@@ -43,8 +43,19 @@ async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<string, 
 }
 const all = (release: string) => Object.fromEntries(TENANTS.map((t) => [t, release]));
 
-/** What the graded step leaves each site running. */
-const expectedRunning = (through: number) => (through >= 3 ? all(RELEASES.fixed) : through >= 2 ? { ...all(RELEASES.first), "mandant-a": RELEASES.faulty } : all(RELEASES.first));
+/** The tenants after the blocked step (mandant-b's, step 2). */
+const AFTER_BLOCKED = TENANTS.slice(TENANTS.indexOf("mandant-b") + 1);
+/**
+ * Those of them the stall found at the faulty release already: v3.5.1's RollingSync lets a later
+ * step's tenant through when its comparison of the faulty commit arrives before mandant-b's (a race
+ * between the two controllers, docs/tenants-lab.md). Read from stall.json; such a tenant must then
+ * not be waiting, and the live check holds the cluster to it.
+ */
+const racedAhead = (w: TenantsWorld): string[] => AFTER_BLOCKED.filter((t) => obj(w, "stall")?.running?.[t] === RELEASES.faulty);
+
+/** What the graded step leaves each site running (at the stall: with the tenants that raced ahead). */
+const expectedRunning = (through: number, raced: string[] = []) =>
+    through >= 3 ? all(RELEASES.fixed) : through >= 2 ? { ...all(RELEASES.first), "mandant-a": RELEASES.faulty, ...Object.fromEntries(raced.map((t) => [t, RELEASES.faulty])) } : all(RELEASES.first);
 const expectedPath = (through: number, t: string) => `releases/${through >= 3 ? RELEASES.fixed : through >= 2 ? RELEASES.faulty : RELEASES.first}`;
 
 const step1: Check<TenantsWorld>[] = [
@@ -104,17 +115,18 @@ const step2: Check<TenantsWorld>[] = [
     },
     {
         step: 2,
-        name: "stall: mandant-a passed, mandant-c and mandant-d wait, automated.enabled: false written by RollingSync",
+        name: "stall: mandant-a passed, mandant-c and mandant-d wait (but one that raced ahead), automated.enabled: false written by RollingSync",
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s) return null;
-            return eq({ passed: ["mandant-a"], waiting: ["mandant-c", "mandant-d"], auto_sync_disabled_by_rollingsync: true }, { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync });
+            const raced = racedAhead(w);
+            return eq({ passed: ["mandant-a"], waiting: AFTER_BLOCKED.filter((t) => !raced.includes(t)), auto_sync_disabled_by_rollingsync: true }, { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync });
         },
     },
     {
         step: 2,
-        name: `stall.running: mandant-a at ${RELEASES.faulty}, the others still at ${RELEASES.first}`,
-        run: async (w) => (obj(w, "stall") ? eq(expectedRunning(2), obj(w, "stall").running) : null),
+        name: `stall.running: mandant-a at ${RELEASES.faulty}, the others still at ${RELEASES.first} (but one that raced ahead)`,
+        run: async (w) => (obj(w, "stall") ? eq(expectedRunning(2, racedAhead(w)), obj(w, "stall").running) : null),
     },
     {
         step: 2,
@@ -221,10 +233,10 @@ const liveChecks: Check<TenantsWorld>[] = [
         }
         return eq(want, found);
     }),
-    live(1, (w) => `live sites run ${JSON.stringify(expectedRunning(w.through))}`, async (c, w) => {
+    live(1, (w) => `live sites run ${JSON.stringify(expectedRunning(w.through, racedAhead(w)))}`, async (c, w) => {
         const found: Record<string, unknown> = {};
         for (const t of TENANTS) found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
-        return eq(expectedRunning(w.through), found);
+        return eq(expectedRunning(w.through, racedAhead(w)), found);
     }),
     live(2, "live mandant-b's sync of 1.2.0 failed on its hook (given up, or waiting for a retry)", async (c, w) => {
         if (w.through !== 2) return null;
