@@ -61,7 +61,7 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     it("serializes every provider without capturing library code by value", () => {
         for (const [name, text] of Object.entries(texts)) {
             assert.ok(text.includes("exports.handler"), name);
-            assert.ok(!text.includes("simpleGit") && !text.includes("class KubeCluster"), `${name} requires the lab at run time instead of inlining it`);
+            assert.ok(!text.includes("class CloneGit") && !text.includes("class KubeCluster"), `${name} requires the lab at run time instead of inlining it`);
         }
     });
 

@@ -1,24 +1,132 @@
-/** Runs programs with argument arrays (never a shell string) and turns failures into readable errors. */
-import { execFile } from "child_process";
+/**
+ * Runs programs with argument arrays (never a shell string) and turns failures into readable errors.
+ *
+ * The programs are started by a small helper process (spawnHelper.js), not by this one. Node starts
+ * a program by forking itself, and a fork costs in proportion to the process's memory: from a
+ * process of 150-250 MB (a simulated lab, a test worker) each start cost 3-5 ms more CPU than from
+ * the 40 MB helper, and the simulation starts thousands of short git, kubectl and tar runs. Node
+ * has no vfork or posix_spawn option, and no package we know does this, so it is written here. When
+ * the helper cannot be started, programs are started directly, as before.
+ */
+import { ChildProcess, execFile, spawn } from "child_process";
+import * as path from "path";
+import * as readline from "readline";
 
 export interface RunResult {
     stdout: string;
     stderr: string;
 }
 
-export function run(file: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
-    return new Promise((resolve, reject) => {
-        execFile(file, args, { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-            if (err) {
-                const what = `${file} ${args.join(" ")}`;
-                const code = (err as any).code === "ENOENT" ? `${file} is not installed or not on PATH` : `exit ${(err as any).code ?? "?"}`;
-                const e = new Error(`${what} failed (${code}): ${String(stderr || err.message).trim()}`);
-                (e as any).stderr = String(stderr);
-                (e as any).exitCode = (err as any).code;
-                (e as any).code = (err as any).code === "ENOENT" ? "ENOENT" : undefined;
-                return reject(e);
-            }
-            resolve({ stdout: String(stdout), stderr: String(stderr) });
-        });
+interface RunOptions {
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+}
+
+/** What execFile's callback gives, in the form both ways of running produce. */
+interface Outcome {
+    error: { code: string | number | null; signal: string | null; message: string } | null;
+    stdout: string;
+    stderr: string;
+}
+
+export function run(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
+    const req = { file, args, cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 };
+    return (helper.call(req) ?? direct(req)).then(({ error, stdout, stderr }) => {
+        if (error) {
+            const what = `${file} ${args.join(" ")}`;
+            const code = error.code === "ENOENT" ? `${file} is not installed or not on PATH` : `exit ${error.code ?? "?"}`;
+            const e = new Error(`${what} failed (${code}): ${String(stderr || error.message).trim()}`);
+            (e as any).stderr = stderr;
+            (e as any).exitCode = error.code;
+            (e as any).code = error.code === "ENOENT" ? "ENOENT" : undefined;
+            throw e;
+        }
+        return { stdout, stderr };
     });
 }
+
+type Request = { file: string; args: string[]; cwd?: string; env?: NodeJS.ProcessEnv; timeout: number; maxBuffer: number };
+
+function direct(req: Request): Promise<Outcome> {
+    return new Promise((resolve) => {
+        execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, maxBuffer: req.maxBuffer }, (err, stdout, stderr) =>
+            resolve({ error: err ? { code: (err as any).code ?? null, signal: (err as any).signal ?? null, message: err.message } : null, stdout: String(stdout), stderr: String(stderr) }),
+        );
+    });
+}
+
+/** The helper process: started on the first run, shared by every run of this process, never keeping it alive while idle. */
+const helper = new (class {
+    private child: ChildProcess | undefined;
+    private broken = false;
+    private deaths = 0;
+    private next = 0;
+    private readonly pending = new Map<number, (o: Outcome) => void>();
+
+    /** Sends a request to the helper; undefined when there is none (then the caller runs it directly). */
+    call(req: Request): Promise<Outcome> | undefined {
+        const child = this.start();
+        if (!child?.stdin?.writable) return undefined;
+        const id = ++this.next;
+        // the environment, working directory and umask as they are now (they may have changed since the helper started)
+        const line = `${JSON.stringify({ ...req, id, cwd: req.cwd ?? process.cwd(), env: req.env ?? process.env, umask: process.umask() })}\n`;
+        return new Promise<Outcome>((resolve) => {
+            this.pending.set(id, resolve);
+            this.hold();
+            child.stdin!.write(line);
+        });
+    }
+
+    private start(): ChildProcess | undefined {
+        if (this.child || this.broken) return this.child;
+        try {
+            const child = spawn(process.execPath, [path.join(__dirname, "spawnHelper.js")], { stdio: ["pipe", "pipe", "ignore"] });
+            child.on("error", () => this.gone(child));
+            child.on("exit", () => this.gone(child));
+            child.stdin!.on("error", () => this.gone(child));
+            readline.createInterface({ input: child.stdout!, crlfDelay: Infinity }).on("line", (l) => this.answer(l));
+            this.child = child;
+            this.release();
+            return child;
+        } catch {
+            this.broken = true; // e.g. no process may be started at all: direct runs will say why
+            return undefined;
+        }
+    }
+
+    private answer(line: string) {
+        let o: Outcome & { id: number };
+        try {
+            o = JSON.parse(line);
+        } catch {
+            return;
+        }
+        const resolve = this.pending.get(o.id);
+        if (!resolve) return;
+        this.pending.delete(o.id);
+        resolve(o);
+        if (this.pending.size === 0) this.release();
+    }
+
+    /** The helper died: its runs fail with a clear reason, and the next run starts a new one. */
+    private gone(child: ChildProcess) {
+        if (this.child !== child) return;
+        this.child = undefined;
+        if (++this.deaths >= 2) this.broken = true; // not a third: programs are started directly from now on
+        for (const [, resolve] of this.pending) resolve({ error: { code: null, signal: null, message: "the process that starts programs for gitops-lab (lab/ports/spawnHelper.js) exited; run the command again" }, stdout: "", stderr: "" });
+        this.pending.clear();
+    }
+
+    /** While a run is pending, the helper's pipe keeps this process alive (as a child of its own would). */
+    private hold() {
+        this.child?.ref();
+        (this.child?.stdout as any)?.ref?.();
+    }
+
+    private release() {
+        this.child?.unref();
+        (this.child?.stdout as any)?.unref?.();
+        (this.child?.stdin as any)?.unref?.();
+    }
+})();

@@ -4,7 +4,6 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { simpleGit, SimpleGit } from "simple-git";
 import { run } from "./exec";
 
 export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@localhost"];
@@ -45,14 +44,20 @@ export function isFullSha(s: unknown): s is string {
 }
 
 export class CloneGit implements GitPort {
-    private readonly git: SimpleGit;
+    /**
+     * `git <args>` in the clone, as the lab's identity; its stdout. Through run() rather than
+     * simple-git, which this class used only to pass arguments: run() starts programs from a small
+     * helper process (lab/ports/exec.ts), and its errors carry git's exit status.
+     */
+    private readonly git = {
+        raw: async (args: string[]): Promise<string> => (await run("git", [...LAB_GIT_IDENTITY.flatMap((c) => ["-c", c]), ...args], { cwd: this.clone })).stdout,
+    };
 
     constructor(private readonly clone: string) {
         if (!fs.existsSync(path.join(clone, ".git"))) {
             throw new Error(`${clone} is not a git clone of the lab repository (no .git); build the lab (step 1) first`);
         }
-        // no git call may hang a pulumi up forever: the engine has no timeout of its own
-        this.git = simpleGit({ baseDir: clone, config: LAB_GIT_IDENTITY, timeout: { block: 120_000 } });
+        // no git call may hang a pulumi up forever (the engine has no timeout of its own): run() ends each after 120 s
     }
 
     async revParse(rev: string): Promise<string> {
@@ -113,9 +118,9 @@ export class CloneGit implements GitPort {
     }
 
     async isAncestor(a: string, b: string): Promise<boolean> {
-        // simple-git does not expose the exit status, and here it is the answer: 0 yes, 1 no, else an error
+        // the exit status is the answer: 0 yes, 1 no, else an error
         try {
-            await run("git", ["merge-base", "--is-ancestor", a, b], { cwd: this.clone });
+            await this.git.raw(["merge-base", "--is-ancestor", a, b]);
             return true;
         } catch (e: any) {
             if (e.exitCode === 1) return false;
