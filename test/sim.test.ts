@@ -4,6 +4,7 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
 import { run } from "../lab/ports/exec";
@@ -13,6 +14,7 @@ import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, renderTemplate } from "../sim/appsetController";
 import { jsonPatch, mergePatch } from "../sim/fakeApi";
+import { RepoServer } from "../sim/repoServer";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 
@@ -143,5 +145,49 @@ describe("Argo CD simulation: application controller", function () {
         // longer than a comparison and an operation of the simulation (FAST: 50 + 20 + 50 ms)
         await expectConsistently(holds("LOG_LEVEL stays debug", () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL === "debug"), { forMs: 800 });
         assert.deepStrictEqual(at.lab.argo.apps.selfHealDelays, [], "no repair was even scheduled");
+    });
+});
+
+describe("Argo CD simulation: the repo-server's kustomize runs (remembered by content)", function () {
+    this.timeout(60_000);
+
+    it("given two commits of the same files (as two labs built apart make), then kustomize runs once; a hard refresh, or other files, run it again", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "render-memo-"));
+        const bare = path.join(dir, "repo.git");
+        const work = path.join(dir, "work");
+        await git(["init", "--quiet", "--bare", bare]);
+        await git(["init", "--quiet", "-b", "main", work]);
+        const nonce = `${process.pid}-${Date.now()}`; // content no other test renders (the memo is shared by the run's workers)
+        const commit = async (value: string, date: string) => {
+            fs.writeFileSync(path.join(work, "kustomization.yaml"), "resources:\n- cm.yaml\n");
+            fs.writeFileSync(path.join(work, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memo\ndata:\n  nonce: "${nonce}"\n  value: "${value}"\n`);
+            await git(["add", "-A"], work);
+            await git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m", "c", `--date=${date}`], work);
+            const sha = await git(["rev-parse", "HEAD"], work);
+            await git(["push", "--quiet", "--force", bare, `HEAD:refs/heads/b-${sha}`], work);
+            return sha;
+        };
+        // a kubectl that counts its runs
+        const counter = path.join(dir, "runs");
+        const kubectl = path.join(dir, "kubectl");
+        fs.writeFileSync(kubectl, `#!/bin/sh\necho run >> ${counter}\nexec kubectl "$@"\n`, { mode: 0o755 });
+        const runs = () => (fs.existsSync(counter) ? fs.readFileSync(counter, "utf8").split("\n").filter(Boolean).length : 0);
+        const a = await commit("one", "2026-01-01T00:00:00Z");
+        const b = await commit("one", "2026-01-02T00:00:00Z");
+        assert.notStrictEqual(a, b);
+        const rs = new RepoServer((u) => u, kubectl);
+        try {
+            const first = await rs.render(bare, a, ".", { hard: false });
+            const again = await rs.render(bare, b, ".", { hard: false });
+            assert.deepStrictEqual([runs(), again], [1, first]);
+            assert.strictEqual(first[0].data.value, "one");
+            await rs.render(bare, b, ".", { hard: true });
+            assert.strictEqual(runs(), 2);
+            const c = await commit("two", "2026-01-03T00:00:00Z");
+            assert.strictEqual((await rs.render(bare, c, ".", { hard: false }))[0].data.value, "two");
+            assert.strictEqual(runs(), 3);
+        } finally {
+            rs.close();
+        }
     });
 });
