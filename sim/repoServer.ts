@@ -10,8 +10,8 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { parseAllDocuments } from "yaml";
 import { run } from "../lab/ports/exec";
+import { kustomizeBuild } from "../lab/ports/kustomize";
 
 export class RenderError extends Error {}
 
@@ -46,60 +46,6 @@ export function asKustomizeError(stderr: string): string {
     } catch {
         return `Error: ${inner}`;
     }
-}
-
-/** The folder GITOPS_LAB_RENDER_MEMO names, shared by every process given it (the tests' workers: test/setup.ts). */
-const MEMO_ENV = "GITOPS_LAB_RENDER_MEMO";
-const memo = new Map<string, string>();
-
-/** Each checkout's content hash (every file's path and bytes), computed once: a checkout never changes. */
-const contentHashes = new Map<string, string>();
-function contentHash(checkout: string): string {
-    let h = contentHashes.get(checkout);
-    if (!h) {
-        const hash = createHash("sha1");
-        for (const p of fs.readdirSync(checkout, { recursive: true, encoding: "utf8" }).sort()) {
-            const abs = path.join(checkout, p);
-            if (fs.statSync(abs).isFile()) hash.update(p).update("\0").update(fs.readFileSync(abs)).update("\0");
-        }
-        contentHashes.set(checkout, (h = hash.digest("hex")));
-    }
-    return h;
-}
-
-/**
- * `kubectl kustomize` of `appPath` in `checkout` (a commit's files), remembered per content of the
- * checkout and path for the process's life, and through the folder GITOPS_LAB_RENDER_MEMO names when
- * set. The files fix everything kustomize reads (the labs' bases are in their repositories, none
- * remote), so the output never changes; running it again costs only a process (about 0.2 s of CPU:
- * most of the fast tests' kubectl time). By content, not by commit: every lab built anew makes its
- * own commits of the same files. This is not the repo-server's manifest cache, which the simulation
- * models above it, and a hard refresh bypasses it too. Failures are not remembered (their message
- * names the folder).
- */
-async function kustomizeBuild(kubectl: string, checkout: string, appPath: string, hard: boolean): Promise<string> {
-    const dir = path.join(checkout, appPath);
-    const key = createHash("sha1").update(JSON.stringify([kubectl, contentHash(checkout), appPath])).digest("hex");
-    const shared = process.env[MEMO_ENV];
-    const file = shared ? path.join(shared, `${key}.yaml`) : undefined;
-    // a hard refresh runs kustomize for real (a base fetched from elsewhere would be read again, as upstream does)
-    let out = hard ? undefined : (memo.get(key) ?? (file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined));
-    if (out === undefined) {
-        out = (await run(kubectl, ["kustomize", dir])).stdout;
-        if (file) {
-            // sharing is only a saving: a folder that cannot take it (gone, full) changes nothing of the render
-            const tmp = `${file}.${process.pid}.tmp`;
-            try {
-                fs.mkdirSync(shared!, { recursive: true });
-                fs.writeFileSync(tmp, out);
-                fs.renameSync(tmp, file);
-            } catch {
-                fs.rmSync(tmp, { force: true });
-            }
-        }
-    }
-    memo.set(key, out);
-    return out;
 }
 
 export class RepoServer {
@@ -257,9 +203,9 @@ export class RepoServer {
         });
         const dir = path.join(work, appPath);
         try {
-            const stdout = await kustomizeBuild(this.kubectl, work, appPath, opts.hard);
+            // kustomize's output is remembered by the checkout's content below this modelled cache (lab/ports/kustomize.ts); a hard refresh runs it
+            const docs = await kustomizeBuild(dir, this.kubectl, { checkout: work, fresh: opts.hard });
             this.failures.delete(key);
-            const docs = parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
             this.renders.set(key, docs);
             return docs;
         } catch (e: any) {

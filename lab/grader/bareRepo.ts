@@ -46,14 +46,16 @@ export class BareRepo {
         const roots = (await this.git(["rev-list", "--max-parents=0", `refs/heads/${branch}`])).trim().split("\n");
         return roots[roots.length - 1];
     }
-    /** Runs `f` on the tree of a commit, checked out into a temporary directory removed afterwards. */
+    /** Runs `f` on the tree of a commit, checked out into a temporary directory (the commit's files, nothing else) removed afterwards. */
     async withTree<T>(sha: string, f: (dir: string) => Promise<T>): Promise<T> {
         const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "grader-"));
         try {
             const tar = path.join(tmp, "src.tar");
+            const tree = path.join(tmp, "tree");
+            fs.mkdirSync(tree);
             await this.git(["archive", "--format=tar", "-o", tar, sha]);
-            await run("tar", ["-xf", tar, "-C", tmp]);
-            return await f(tmp);
+            await run("tar", ["-xf", tar, "-C", tree]);
+            return await f(tree);
         } finally {
             fs.rmSync(tmp, { recursive: true, force: true });
         }

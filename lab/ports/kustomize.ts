@@ -1,9 +1,65 @@
 /** `kubectl kustomize` (kustomize built into kubectl), the renderer the labs check their overlays with. */
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { run } from "./exec";
 
+/** The folder GITOPS_LAB_RENDER_MEMO names, shared by every process given it (the tests' workers: test/setup.ts). */
+const MEMO_ENV = "GITOPS_LAB_RENDER_MEMO";
+const memo = new Map<string, string>();
+
+/** A hash of every file's path and bytes under `dir`. */
+function contentHash(dir: string): string {
+    const hash = createHash("sha1");
+    for (const p of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
+        const abs = path.join(dir, p);
+        if (fs.statSync(abs).isFile()) hash.update(p).update("\0").update(fs.readFileSync(abs)).update("\0");
+    }
+    return hash.digest("hex");
+}
+
+export interface KustomizeOptions {
+    /**
+     * The checkout `dir` lies in (a commit's files, nothing else): the output is then remembered per
+     * content of the checkout and path, for the process's life and through the folder
+     * GITOPS_LAB_RENDER_MEMO names when set. The files fix everything kustomize reads (the labs'
+     * bases are in their repositories, none remote), so the output never changes, and running it
+     * again costs only a process (about 0.2 s of CPU: most of the fast tests' kubectl time). By
+     * content, not by commit: every lab built anew commits the same files under new SHAs. Failures
+     * are not remembered (their message names the folder).
+     */
+    checkout?: string;
+    /** Run kustomize even when the output is remembered (a hard refresh: a base fetched from elsewhere is read again, as upstream does). */
+    fresh?: boolean;
+}
+
+/** What `kubectl kustomize <dir>` prints. */
+export async function kustomizeOutput(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<string> {
+    if (!opts.checkout) return (await run(kubectl, ["kustomize", dir])).stdout;
+    const key = createHash("sha1").update(JSON.stringify([kubectl, contentHash(opts.checkout), path.relative(opts.checkout, dir)])).digest("hex");
+    const shared = process.env[MEMO_ENV];
+    const file = shared ? path.join(shared, `${key}.yaml`) : undefined;
+    let out = opts.fresh ? undefined : (memo.get(key) ?? (file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined));
+    if (out === undefined) {
+        out = (await run(kubectl, ["kustomize", dir])).stdout;
+        if (file) {
+            // sharing is only a saving: a folder that cannot take it (gone, full) changes nothing of the render
+            const tmp = `${file}.${process.pid}.tmp`;
+            try {
+                fs.mkdirSync(shared!, { recursive: true });
+                fs.writeFileSync(tmp, out);
+                fs.renameSync(tmp, file);
+            } catch {
+                fs.rmSync(tmp, { force: true });
+            }
+        }
+    }
+    memo.set(key, out);
+    return out;
+}
+
 /** The objects `kubectl kustomize <dir>` renders. */
-export async function kustomizeBuild(dir: string, kubectl = "kubectl"): Promise<any[]> {
-    const { stdout } = await run(kubectl, ["kustomize", dir]);
-    return parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean);
+export async function kustomizeBuild(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<any[]> {
+    return parseAllDocuments(await kustomizeOutput(dir, kubectl, opts)).map((d) => d.toJSON()).filter(Boolean);
 }

@@ -55,7 +55,7 @@ function resourcesOf(kustomization: string | null): string[] {
     }
 }
 
-const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => w.repo.withTree(sha, (tree) => renderShopConfig(path.join(tree, dir), w.kubectl));
+const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => w.repo.withTree(sha, (tree) => renderShopConfig(path.join(tree, dir), w.kubectl, { checkout: tree }));
 
 // ---------------------------------------------------------------------------------------------
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository

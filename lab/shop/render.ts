@@ -1,13 +1,13 @@
 /** What an overlay of the shop repository renders to: the data of its ConfigMap shop-config. */
-import { kustomizeBuild } from "../ports/kustomize";
+import { kustomizeBuild, KustomizeOptions } from "../ports/kustomize";
 
 export const SHOP_CONFIGMAP = "shop-config";
 
 /** Renders an overlay with `kubectl kustomize` and returns shop-config's data (an error if it renders none). */
-export async function renderShopConfig(dir: string, kubectl = "kubectl"): Promise<Record<string, string>> {
+export async function renderShopConfig(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<Record<string, string>> {
     let docs: any[];
     try {
-        docs = await kustomizeBuild(dir, kubectl);
+        docs = await kustomizeBuild(dir, kubectl, opts);
     } catch (e: any) {
         if (e.code !== "ENOENT") throw e;
         throw new Error(

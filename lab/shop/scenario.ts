@@ -303,7 +303,7 @@ async function prodValueInGit(c: Ctx, key: string): Promise<{ value: string; rev
     const app = await c.cluster.getApplication(PROD, c.appset.namespace);
     const revision: string | undefined = app?.status?.sync?.revision;
     if (!revision) throw new Error(`Application ${PROD} reports no synced revision, so Git's ${key} cannot be known; run step 4 (pin) first`);
-    const data = await new BareRepo(c.layout.bareRepo).withTree(revision, (tree) => renderShopConfig(path.join(tree, "envs", "prod")));
+    const data = await new BareRepo(c.layout.bareRepo).withTree(revision, (tree) => renderShopConfig(path.join(tree, "envs", "prod"), "kubectl", { checkout: tree }));
     if (data[key] === undefined) throw new Error(`envs/prod at ${revision} renders no ${key} in ${CM}`);
     return { value: data[key], revision };
 }
