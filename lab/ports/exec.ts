@@ -46,6 +46,15 @@ export function run(file: string, args: string[], opts: RunOptions = {}): Promis
     });
 }
 
+/** The process's umask, or undefined where it cannot be read (a worker thread): the helper keeps its own then. */
+function currentUmask(): number | undefined {
+    try {
+        return process.umask();
+    } catch {
+        return undefined;
+    }
+}
+
 type Request = { file: string; args: string[]; cwd?: string; env?: NodeJS.ProcessEnv; timeout: number; maxBuffer: number };
 
 function direct(req: Request): Promise<Outcome> {
@@ -70,7 +79,7 @@ const helper = new (class {
         if (!child?.stdin?.writable) return undefined;
         const id = ++this.next;
         // the environment, working directory and umask as they are now (they may have changed since the helper started)
-        const line = `${JSON.stringify({ ...req, id, cwd: req.cwd ?? process.cwd(), env: req.env ?? process.env, umask: process.umask() })}\n`;
+        const line = `${JSON.stringify({ ...req, id, cwd: req.cwd ?? process.cwd(), env: req.env ?? process.env, umask: currentUmask() })}\n`;
         return new Promise<Outcome>((resolve) => {
             this.pending.set(id, resolve);
             this.hold();

@@ -19,7 +19,7 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line
         return; // not a request of ours
     }
     try {
-        process.umask(req.umask); // the parent's, now: the program inherits it when it starts (below, synchronously)
+        if (typeof req.umask === "number") process.umask(req.umask); // the parent's, now: the program inherits it when it starts (below, synchronously)
         execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, maxBuffer: req.maxBuffer }, (err, stdout, stderr) => {
             const error = err ? { code: err.code ?? null, signal: err.signal ?? null, killed: !!err.killed, message: err.message } : null;
             answer({ id: req.id, error, stdout: String(stdout), stderr: String(stderr) });
