@@ -9,17 +9,22 @@ const fs = require("fs");
 const path = require("path");
 
 const LONGEST_FIRST = [
-    "typecheck", // tsc, about 12 s on one core
-    "simulateProduct",
     "tenantsLab",
-    "cli",
+    "simulateProduct",
     "scenario",
+    "simTime",
+    "cli",
     "verify",
     "teardown",
     "rolloutDoctor",
-    "simTime",
     "tenantsCli",
     "tenantsProvider.e2e",
+    "kubectlTables",
+    "sim",
+    "program",
+    "provider.e2e",
+    "typecheck",
+    "freshHost",
 ].map((name) => `test/${name}.test.ts`);
 
 const all = fs
@@ -35,6 +40,6 @@ module.exports = {
     timeout: 120000,
     exit: true,
     parallel: true,
-    jobs: 3,
+    jobs: 5,
     reporter: "test/slowestReporter.ts",
 };
