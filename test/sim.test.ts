@@ -15,6 +15,7 @@ import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, renderTemplate } from "../sim/appsetController";
 import { jsonPatch, mergePatch } from "../sim/fakeApi";
 import { RepoServer } from "../sim/repoServer";
+import { kustomizeBuild } from "../lab/ports/kustomize";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 
@@ -189,5 +190,24 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
         } finally {
             rs.close();
         }
+    });
+
+    it("given a checkout whose symbolic link now points elsewhere, then kustomize runs again (the link's target is part of the content)", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "render-link-"));
+        const checkout = path.join(dir, "checkout");
+        const nonce = `${process.pid}-${Date.now()}`;
+        for (const v of ["one", "two"]) {
+            fs.mkdirSync(path.join(checkout, v), { recursive: true });
+            fs.writeFileSync(path.join(checkout, v, "kustomization.yaml"), "resources:\n- cm.yaml\n");
+            fs.writeFileSync(path.join(checkout, v, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memo\ndata:\n  nonce: "${nonce}"\n  value: "${v}"\n`);
+        }
+        fs.mkdirSync(path.join(checkout, "app"));
+        fs.writeFileSync(path.join(checkout, "app", "kustomization.yaml"), "resources:\n- ../base\n");
+        fs.symlinkSync("one", path.join(checkout, "base"));
+        const value = async () => (await kustomizeBuild(path.join(checkout, "app"), "kubectl", { checkout }))[0].data.value;
+        assert.strictEqual(await value(), "one");
+        fs.rmSync(path.join(checkout, "base"));
+        fs.symlinkSync("two", path.join(checkout, "base"));
+        assert.strictEqual(await value(), "two");
     });
 });

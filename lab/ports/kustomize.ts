@@ -9,12 +9,24 @@ import { run } from "./exec";
 const MEMO_ENV = "GITOPS_LAB_RENDER_MEMO";
 const memo = new Map<string, string>();
 
-/** A hash of every file's path and bytes under `dir`. */
+/**
+ * A hash of everything under `dir` kustomize could read: each file's path and bytes, each symbolic
+ * link's path and target (the listing does not follow links). Every part is prefixed with its length,
+ * so no two different trees give the same stream.
+ */
 function contentHash(dir: string): string {
     const hash = createHash("sha1");
+    const part = (kind: string, data: string | Buffer) => hash.update(`${kind}${Buffer.byteLength(data)}:`).update(data);
     for (const p of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
         const abs = path.join(dir, p);
-        if (fs.statSync(abs).isFile()) hash.update(p).update("\0").update(fs.readFileSync(abs)).update("\0");
+        const st = fs.lstatSync(abs);
+        if (st.isSymbolicLink()) {
+            part("L", p);
+            part("T", fs.readlinkSync(abs));
+        } else if (st.isFile()) {
+            part("F", p);
+            part("C", fs.readFileSync(abs));
+        }
     }
     return hash.digest("hex");
 }
