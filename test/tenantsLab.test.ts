@@ -96,6 +96,11 @@ describe("the tenants lab (simulated cluster)", function () {
             };
             const dAhead = { ...saved, running: { ...saved.running, "mandant-d": "1.2.0" }, waiting: saved.waiting.filter((t) => t !== "mandant-d") };
             assert.deepStrictEqual(await failedStallChecks(dAhead), []);
+            if (!raced.includes("mandant-d")) {
+                // live, the claim is held to mandant-d's history: no sync of releases/1.2.0 at the stall's commit
+                const live = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).filter((c) => !c.ok).map((c) => c.check);
+                assert.ok(live.some((c) => c.startsWith("live: the tenants after mandant-b that stall.json has racing ahead")), live.join("\n"));
+            }
             assert.notDeepStrictEqual(await failedStallChecks({ ...dAhead, waiting: ["mandant-c", "mandant-d"] }), []);
             assert.notDeepStrictEqual(await failedStallChecks({ ...dAhead, running: { ...dAhead.running, "mandant-b": "1.2.0" } }), []);
         });
@@ -264,6 +269,15 @@ describe("the tenants lab (simulated cluster)", function () {
             assert.strictEqual(wrong.ok, false, JSON.stringify(wrong));
             const last = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:02.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:03.000Z"]);
             assert.strictEqual(last.ok, false, JSON.stringify(last));
+            // given a stall where mandant-c raced ahead (Synced at 1.2.0 when the fix landed, its entry can count Healthy early
+            // as mandant-a's), then mandant-d before mandant-c passes: the check leaves c out
+            const stallFile = at.layout.resultFile("stall");
+            const stall = JSON.parse(fs.readFileSync(stallFile, "utf8"));
+            fs.writeFileSync(stallFile, JSON.stringify({ ...stall, running: { ...stall.running, "mandant-c": "1.2.0" }, waiting: ["mandant-d"] }));
+            const cAhead = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:02.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:03.000Z"]);
+            assert.strictEqual(cAhead.ok, true, JSON.stringify(cAhead));
+            const dBeforeB = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:03.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:02.000Z"]);
+            assert.strictEqual(dBeforeB.ok, false, JSON.stringify(dBeforeB));
         });
 
         it("when a learner gives mandant-b the extension's keys, then its retry succeeds and step 3 still completes the recovery", async () => {

@@ -185,10 +185,14 @@ const step3: Check<TenantsWorld>[] = [
             // the entries alone). The blocked tenant and those after it were OutOfSync when the fix landed,
             // so each is synced only once the ones before it are Healthy (docs/tenants-lab.md). The lab stalls at
             // mandant-b (the step-2 checks hold stall.json to it; not read here, so a changed file cannot loosen this).
+            // A tenant that raced ahead at the stall (stall.json; held to the Applications' history live) was Synced
+            // at the faulty release too, so its entry can count Healthy early like step 1's: it is out of it as well.
             const blocked = TENANTS.indexOf("mandant-b");
+            const raced = racedAhead(w);
             const times = r.order.map((o: any) => Date.parse(o.healthy_at));
-            const bad = r.order.filter((o: any, i: number) => i > blocked && times[i] < Math.max(...times.slice(blocked, i)));
-            const from = TENANTS.slice(blocked);
+            const from = TENANTS.slice(blocked).filter((t) => !raced.includes(t));
+            const at = from.map((t) => TENANTS.indexOf(t));
+            const bad = at.filter((i, k) => k > 0 && times[i] < Math.max(...at.slice(0, k).map((j) => times[j])));
             return { ok: bad.length === 0 && times.every(Number.isFinite), expected: `healthy_at in step order for ${from.join(", ")}`, found: JSON.stringify(r.order) };
         },
     },
@@ -237,6 +241,18 @@ const liveChecks: Check<TenantsWorld>[] = [
         const found: Record<string, unknown> = {};
         for (const t of TENANTS) found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
         return eq(expectedRunning(w.through, racedAhead(w)), found);
+    }),
+    live(2, `live: the tenants after mandant-b that stall.json has racing ahead, and only those, were synced to releases/${RELEASES.faulty} at stall.commit (their Applications' history)`, async (c, w) => {
+        const s = obj(w, "stall");
+        if (!s || !isSha(s.commit)) return null;
+        const want: Record<string, boolean> = {};
+        const found: Record<string, boolean> = {};
+        for (const t of AFTER_BLOCKED) {
+            const history: any[] = (await c.getApplication(t))?.status?.history ?? [];
+            want[t] = racedAhead(w).includes(t);
+            found[t] = history.some((h) => h?.revision === s.commit && h?.source?.path === `releases/${RELEASES.faulty}`);
+        }
+        return eq(want, found);
     }),
     live(2, "live mandant-b's sync of 1.2.0 failed on its hook (given up, or waiting for a retry)", async (c, w) => {
         if (w.through !== 2) return null;
