@@ -36,7 +36,7 @@ export function run(file: string, args: string[], opts: RunOptions = {}): Promis
         if (error) {
             const what = `${file} ${args.join(" ")}`;
             const code = error.code === "ENOENT" ? `${file} is not installed or not on PATH` : `exit ${error.code ?? "?"}`;
-            const e = new Error(`${what} failed (${code}): ${String(stderr || error.message).trim()}`);
+            const e = new Error(`${what} failed (${code}): ${String(stderr || stdout || error.message).trim()}`);
             (e as any).stderr = stderr;
             (e as any).exitCode = error.code;
             (e as any).code = error.code === "ENOENT" ? "ENOENT" : undefined;
@@ -79,7 +79,13 @@ const helper = new (class {
         if (!child?.stdin?.writable) return undefined;
         const id = ++this.next;
         // the environment, working directory and umask as they are now (they may have changed since the helper started)
-        const line = `${JSON.stringify({ ...req, id, cwd: req.cwd ?? process.cwd(), env: req.env ?? process.env, umask: currentUmask() })}\n`;
+        let cwd: string;
+        try {
+            cwd = path.resolve(req.cwd ?? "."); // relative to this process's directory, not the helper's
+        } catch {
+            return undefined; // this process's directory is gone: started directly, the program says what it makes of that
+        }
+        const line = `${JSON.stringify({ ...req, id, cwd, env: req.env ?? process.env, umask: currentUmask() })}\n`;
         return new Promise<Outcome>((resolve) => {
             this.pending.set(id, resolve);
             this.hold();
@@ -92,7 +98,7 @@ const helper = new (class {
         try {
             const child = spawn(process.execPath, [path.join(__dirname, "spawnHelper.js")], { stdio: ["pipe", "pipe", "ignore"] });
             child.on("error", () => this.gone(child));
-            child.on("exit", () => this.gone(child));
+            child.on("close", () => this.gone(child)); // after its last answers are read
             child.stdin!.on("error", () => this.gone(child));
             readline.createInterface({ input: child.stdout!, crlfDelay: Infinity }).on("line", (l) => this.answer(l));
             this.child = child;

@@ -9,7 +9,20 @@
 const { execFile } = require("child_process");
 const readline = require("readline");
 
-const answer = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const answer = (o) => {
+    let line;
+    try {
+        line = JSON.stringify(o);
+    } catch (e) {
+        // an output too large to send (V8's string limit): that run fails, the others go on
+        line = JSON.stringify({ id: o.id, error: { code: null, signal: null, killed: false, message: `its output could not be passed on (${e.message})` }, stdout: "", stderr: "" });
+    }
+    process.stdout.write(`${line}\n`);
+};
+// Ctrl-C and a TERM to the process group are for the parent, which decides; the helper leaves when the
+// parent does (stdin closes). The programs it starts get the signals as usual (a child starts with default handlers).
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => {});
+const ownUmask = process.umask();
 
 readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
     let req;
@@ -19,7 +32,7 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line
         return; // not a request of ours
     }
     try {
-        if (typeof req.umask === "number") process.umask(req.umask); // the parent's, now: the program inherits it when it starts (below, synchronously)
+        process.umask(typeof req.umask === "number" ? req.umask : ownUmask); // the parent's, now: the program inherits it when it starts (below, synchronously)
         execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, maxBuffer: req.maxBuffer }, (err, stdout, stderr) => {
             const error = err ? { code: err.code ?? null, signal: err.signal ?? null, killed: !!err.killed, message: err.message } : null;
             answer({ id: req.id, error, stdout: String(stdout), stderr: String(stderr) });
