@@ -28,7 +28,7 @@ const LONGEST_FIRST = [
 ].map((name) => `test/${name}.test.ts`);
 
 const all = fs
-    .readdirSync(path.join(__dirname, "test"))
+    .readdirSync(path.join(__dirname, "test"), { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".test.ts"))
     .map((f) => `test/${f}`)
     .sort();

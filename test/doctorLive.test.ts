@@ -165,8 +165,11 @@ describe("rollout doctor against a cluster", function () {
     });
 
     it("an unreachable cluster is one clear line and exit 1", async () => {
-        await kube.stop();
-        const r = runCli("doctor", ["--kubeconfig", kubeconfigFile]);
+        // a server where nothing listens: port 1 on loopback (not the stopped server's port, which another
+        // worker's server may have taken by the time the doctor connects)
+        const unreachable = path.join(path.dirname(kubeconfigFile), "unreachable-kubeconfig");
+        fs.writeFileSync(unreachable, kube.kubeconfig("http://127.0.0.1:1"));
+        const r = runCli("doctor", ["--kubeconfig", unreachable]);
         assert.strictEqual(r.code, 1);
         assert.match(r.stderr, /^gitops-lab doctor: cannot read the cluster: .*(ECONNREFUSED|connect)/);
         assert.ok(!/\n\s+at /.test(r.stderr));
