@@ -1,5 +1,5 @@
 /**
- * Loaded by mocha before any test file (.mocharc.js "require"), in the main process and in each
+ * Loaded by mocha before any test file (test/mocharc.js "require"), in the main process and in each
  * parallel worker. Every temporary directory a test (or a process it starts) makes goes under one
  * folder of this run, removed when the run ends, so `npm test` leaves nothing behind in the
  * machine's temp directory: os.tmpdir() reads TMPDIR on each call, and child processes (the

@@ -1,6 +1,6 @@
 /**
  * mocha's spec reporter, plus the ten slowest tests at the end of the run (each with its file),
- * so a slow test is seen the day it lands (.mocharc.js "reporter"). mocha has no such option of
+ * so a slow test is seen the day it lands (test/mocharc.js "reporter"). mocha has no such option of
  * its own: its `slow` threshold only colours a test, and no bundled reporter lists the slowest.
  */
 import * as Mocha from "mocha";

@@ -1,5 +1,6 @@
 /**
- * mocha's configuration for `npm test` (the fast tier). A .js file rather than JSON for one reason:
+ * mocha's configuration for `npm test` (the fast tier: `mocha --config test/mocharc.js`, kept with the
+ * tests rather than at the top level). A .js file rather than JSON for one reason:
  * the order of the test files. mocha's parallel mode hands the files to its workers in the order
  * given, and alphabetical order put the longest files last, leaving one worker running alone at the
  * end. So the files that take longest (each over 20 s of CPU in a run of its own) go first, and every
@@ -28,7 +29,7 @@ const LONGEST_FIRST = [
 ].map((name) => `test/${name}.test.ts`);
 
 const all = fs
-    .readdirSync(path.join(__dirname, "test"), { recursive: true, encoding: "utf8" })
+    .readdirSync(__dirname, { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".test.ts"))
     .map((f) => `test/${f}`)
     .sort();
