@@ -5,7 +5,8 @@
  * `labModule(PROJECT_DIR, "scenario")`, which requires the real file at run time (registering
  * ts-node first, since that process runs plain Node). PROJECT_DIR is captured as a string; the
  * module table below is plain data and is captured by value too. The types come from
- * type-only imports, which vanish from the serialized text.
+ * type-only imports, which vanish from the serialized text. Its first call also makes the process
+ * leave when the engine that started it is gone (providerProcess.ts).
  */
 import * as path from "path";
 
@@ -33,6 +34,7 @@ export function labModule<K extends keyof LabModules>(projectDir: string, name: 
         const tsnode = require(require.resolve("ts-node", { paths: [projectDir] }));
         tsnode.register({ project: `${projectDir}/tsconfig.json` });
     }
+    require(`${projectDir}/components/providerProcess`).leaveWithEngine(); // once per process: leave when the engine is gone
     const table: Record<keyof LabModules, string> = {
         cluster: "lab/ports/cluster",
         git: "lab/ports/git",

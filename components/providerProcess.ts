@@ -1,0 +1,48 @@
+/**
+ * The dynamic providers' process leaves when the Pulumi engine that started it is gone.
+ *
+ * The engine starts `pulumi-resource-pulumi-nodejs` (a `sh` script that runs Node) in a process group
+ * of its own, and ends it at the end of an update. An engine killed with SIGKILL (or by the OOM killer)
+ * ends nothing, so the provider process stays, holding its gRPC port, for ever, and a scenario it was
+ * running goes on. Worse, its first write after that fails with EPIPE; the provider host's handler for
+ * uncaught errors (`@pulumi/pulumi/cmd/dynamic-provider`) prints that error, which fails again: a
+ * loop that was seen at full CPU and 3.5 GB resident. So, installed once per process by labModule():
+ * - a write to a closed stdout or stderr (EPIPE) ends the process;
+ * - every second, the process checks that its parent and its parent's parent are still the ones it
+ *   started under (read from /proc: Node has no "parent died" signal); when the engine is gone, `sh`
+ *   is re-parented, and the process ends.
+ * The next `up` recovers what the interrupted step left (the scenario resumes from its result files).
+ */
+import * as fs from "fs";
+
+/** A process's parent, from /proc (undefined when the process is gone or /proc is not there). */
+export function parentOf(pid: number): number | undefined {
+    try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+        // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ')'
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    } catch {
+        return undefined;
+    }
+}
+
+const INSTALLED = Symbol.for("gitops-lab.leaveWithEngine");
+
+/** Ends this process (exit 1) once the engine that started it is gone; see above. Safe to call often. */
+export function leaveWithEngine(everyMs = 1000): void {
+    const proc = process as unknown as Record<symbol, boolean>;
+    if (proc[INSTALLED]) return;
+    proc[INSTALLED] = true;
+    for (const stream of [process.stdout, process.stderr]) {
+        stream.on("error", (e: NodeJS.ErrnoException) => {
+            if (e.code === "EPIPE") process.exit(1); // the reader (the engine) is gone; nothing can be said any more
+            throw e;
+        });
+    }
+    const parent = process.ppid;
+    const grandparent = parentOf(parent);
+    if (grandparent === undefined) return; // no /proc: the EPIPE rule alone
+    setInterval(() => {
+        if (process.ppid !== parent || parentOf(parent) !== grandparent) process.exit(1);
+    }, everyMs).unref();
+}
