@@ -18,10 +18,27 @@ import { tenantsLayout } from "../../lab/tenants/layout";
 import { RealLab, startRealLab } from "../../realplane/realLab";
 import { buildPulumi } from "../../realplane/pulumiBuild";
 import { BIN } from "../helpers/cli";
+import { expect, holds } from "../helpers/expect";
 
 const PROJECT = path.resolve(__dirname, "..", "..");
 const STACK_NAME = `test-${process.pid}`;
 const devStackFile = fs.readFileSync(path.join(PROJECT, "Pulumi.dev.yaml"), "utf8");
+
+/** The dynamic providers' processes on this host (the plugin's sh and its Node), from /proc. */
+function providerProcesses(): { pid: number; args: string }[] {
+    const found: { pid: number; args: string }[] = [];
+    for (const e of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(e)) continue;
+        let args = "";
+        try {
+            args = fs.readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0").join(" ");
+        } catch {
+            continue; // gone meanwhile
+        }
+        if (/pulumi-resource-pulumi-nodejs|cmd\/dynamic-provider/.test(args)) found.push({ pid: Number(e), args });
+    }
+    return found;
+}
 
 interface Run {
     code: number | null;
@@ -175,8 +192,12 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
 
     it("up killed with SIGKILL in the middle of the scenario: the next up finishes the lab, saying in one line what it cleared; destroy then leaves nothing", async () => {
         writeConfig({ ...baseConfig(), tenantsLab: false, rolloutDoctor: "off", solveThrough: 8 });
+        const before = new Set(providerProcesses().map((p) => p.pid));
         const killed = await gitopsLab(["up", "--config-file", configFile], env, { killWhen: (out) => /\[step 4 pin\] start/.test(out) });
         assert.strictEqual(killed.signal, "SIGKILL", `the run was killed in the scenario:\n${killed.out}`);
+        // the engine started the dynamic providers in a process group of their own, so the kill missed them: they leave on their own
+        const left = () => providerProcesses().filter((p) => !before.has(p.pid));
+        await expect(holds("no dynamic provider process outlives the killed engine", () => left().length === 0, left), { timeoutMs: 30_000 });
         const r = await gitopsLab(["up", "--config-file", configFile], env);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.out, /\[lab\] (the stack was locked by PID \d+, which is gone|the last run was interrupted with \d+ operations? pending)/);
