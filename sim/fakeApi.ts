@@ -123,8 +123,24 @@ export class FakeKube {
     /** Every request seen, for tests that check what the product did ("PATCH /apis/..."). */
     readonly requests: { method: string; path: string; contentType?: string; body?: any }[] = [];
 
+    /**
+     * The latest changes, each with its resourceVersion, so that a watch from a resourceVersion gets
+     * what happened since (as the API server's watch cache does: kubectl lists, then watches from the
+     * list's resourceVersion, and must see a deletion that fell in between). Older than this: 410 Gone.
+     */
+    private readonly history: Change[] = [];
+    private static readonly HISTORY = 1000;
+
     constructor() {
         this.events.setMaxListeners(100);
+    }
+
+    /** Every change goes out here: a deletion gets a resourceVersion of its own, as on the API server. */
+    private changed(c: Change) {
+        if (c.type === "DELETED") c.obj.metadata.resourceVersion = String(++this.rv);
+        this.history.push(c);
+        if (this.history.length > FakeKube.HISTORY) this.history.splice(0, this.history.length - FakeKube.HISTORY);
+        this.events.emit("change", c);
     }
 
     // ------------------------------------------------------------------ store (in-process API)
@@ -180,7 +196,7 @@ export class FakeKube {
             throw new HttpError(403, "Forbidden", `${t.plural} "${next.metadata.name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
         }
         this.objects.set(k, next);
-        this.events.emit("change", { type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor } as Change);
+        this.changed({ type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor });
         // the last finalizer of an object being deleted is gone: now it goes
         if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && t.kind !== "Namespace") this.remove(t.kind, ns, next.metadata.name, actor);
         return clone(next);
@@ -204,13 +220,13 @@ export class FakeKube {
                 next.metadata.deletionTimestamp = nowRfc3339();
                 next.metadata.resourceVersion = String(++this.rv);
                 this.objects.set(k, next);
-                this.events.emit("change", { type: "MODIFIED", kind: t.kind, obj: clone(next), old: clone(old), actor } as Change);
+                this.changed({ type: "MODIFIED", kind: t.kind, obj: clone(next), old: clone(old), actor });
                 this.collectOwnedBy(old);
             }
             return clone(this.objects.get(k));
         }
         this.objects.delete(k);
-        this.events.emit("change", { type: "DELETED", kind: t.kind, obj: clone(old), old: clone(old), actor } as Change);
+        this.changed({ type: "DELETED", kind: t.kind, obj: clone(old), old: clone(old), actor });
         this.collectOwnedBy(old);
         if (ns !== undefined) this.finishNamespace(ns);
         return clone(old);
@@ -236,7 +252,7 @@ export class FakeKube {
             next.spec = { finalizers: ["kubernetes"] };
             next.status = { phase: "Terminating" };
             this.objects.set(k, next);
-            this.events.emit("change", { type: "MODIFIED", kind: "Namespace", obj: clone(next), old: clone(old), actor } as Change);
+            this.changed({ type: "MODIFIED", kind: "Namespace", obj: clone(next), old: clone(old), actor });
             for (const [ok, o] of [...this.objects]) {
                 if (o.metadata.namespace === old.metadata.name && !o.metadata.deletionTimestamp) this.remove(this.typeOfStoreKey(ok).kind, o.metadata.namespace, o.metadata.name, "namespace-controller");
             }
@@ -254,10 +270,10 @@ export class FakeKube {
         if (inside.length && !force) return;
         for (const [ok, o] of inside) {
             this.objects.delete(ok);
-            this.events.emit("change", { type: "DELETED", kind: this.typeOfStoreKey(ok).kind, obj: clone(o), old: clone(o), actor: "namespace-controller" } as Change);
+            this.changed({ type: "DELETED", kind: this.typeOfStoreKey(ok).kind, obj: clone(o), old: clone(o), actor: "namespace-controller" });
         }
         this.objects.delete(k);
-        this.events.emit("change", { type: "DELETED", kind: "Namespace", obj: clone(nsObj), old: clone(nsObj), actor: "namespace-controller" } as Change);
+        this.changed({ type: "DELETED", kind: "Namespace", obj: clone(nsObj), old: clone(nsObj), actor: "namespace-controller" });
     }
 
     /** PUT /api/v1/namespaces/{name}/finalize with no finalizers: the namespace goes now, whatever is left in it. */
@@ -355,12 +371,24 @@ export class FakeKube {
         const match = selectorOf(url);
         res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
         res.flushHeaders(); // a watcher waits for the headers before it counts the watch as open
-        const off = this.onChange((c) => {
+        const send = (c: Change) => {
             if (c.kind !== t.kind) return;
             if (ns !== undefined && c.obj.metadata?.namespace !== ns) return;
             if (!match(c.obj)) return;
             res.write(JSON.stringify({ type: c.type, object: c.obj }) + "\n");
-        });
+        };
+        // from a resourceVersion: first what changed since then ("0" or none: from now on)
+        const from = Number(url.searchParams.get("resourceVersion") ?? 0);
+        if (from > 0) {
+            const oldest = this.history.length ? Number(this.history[0].obj.metadata.resourceVersion) : this.rv + 1;
+            if (from < oldest - 1 && from < this.rv) {
+                const gone = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `too old resource version: ${from} (${oldest - 1})`, reason: "Expired", code: 410 };
+                res.end(JSON.stringify({ type: "ERROR", object: gone }) + "\n");
+                return;
+            }
+            for (const c of this.history) if (Number(c.obj.metadata.resourceVersion) > from) send(c);
+        }
+        const off = this.onChange(send);
         const end = () => {
             off();
             res.end();

@@ -13,7 +13,8 @@ import { addMissingResource } from "../lab/shop/scenario";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, renderTemplate } from "../sim/appsetController";
-import { jsonPatch, mergePatch } from "../sim/fakeApi";
+import * as http from "http";
+import { FakeKube, jsonPatch, mergePatch } from "../sim/fakeApi";
 import { RepoServer } from "../sim/repoServer";
 import { kustomizeBuild } from "../lab/ports/kustomize";
 
@@ -209,5 +210,81 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
         fs.rmSync(path.join(checkout, "base"));
         fs.symlinkSync("two", path.join(checkout, "base"));
         assert.strictEqual(await value(), "two");
+    });
+});
+
+describe("the fake API server's watch from a resourceVersion (as kubectl delete --wait and get -w use it)", function () {
+    this.timeout(30_000);
+    let kube: FakeKube;
+    let base: string;
+    before(async () => {
+        kube = new FakeKube();
+        base = await kube.start();
+    });
+    after(async () => kube.stop());
+
+    const cm = (name: string, v: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data: { v } });
+    /** Opens a watch on ConfigMaps and collects its event lines until `stop()`; `opened` when the server has answered with its headers. */
+    function watch(query: string): { lines: string[]; opened: Promise<void>; stop: () => void } {
+        const lines: string[] = [];
+        let buffered = "";
+        let open: () => void;
+        const opened = new Promise<void>((r) => (open = r));
+        const req = http.get(`${base}/api/v1/namespaces/default/configmaps?watch=true${query}`, (res) => {
+            open();
+            res.on("data", (d) => {
+                buffered += d;
+                for (let i = buffered.indexOf("\n"); i >= 0; i = buffered.indexOf("\n")) {
+                    lines.push(buffered.slice(0, i));
+                    buffered = buffered.slice(i + 1);
+                }
+            });
+        });
+        req.on("error", () => undefined); // ended by stop()
+        return { lines, opened, stop: () => req.destroy() };
+    }
+    const events = (lines: string[]) => lines.map((l) => JSON.parse(l)).map((e) => `${e.type} ${e.object.metadata?.name ?? e.object.code}`);
+
+    it("given an object deleted after a list, when a watch opens from the list's resourceVersion, then it gets the deletion (with a resourceVersion of its own) and nothing from before", async () => {
+        kube.put(cm("before", "1"), "client");
+        kube.put(cm("gone", "1"), "client");
+        const listed = Number(kube.list("ConfigMap", "default").reduce((m, o) => Math.max(m, Number(o.metadata.resourceVersion)), 0));
+        kube.remove("ConfigMap", "default", "gone", "client");
+        const w = watch(`&resourceVersion=${listed}`);
+        try {
+            await expect(holds("the deletion replayed", () => events(w.lines).includes("DELETED gone"), () => w.lines));
+            assert.deepStrictEqual(events(w.lines), ["DELETED gone"]);
+            assert.ok(Number(JSON.parse(w.lines[0]).object.metadata.resourceVersion) > listed);
+            kube.put(cm("after", "1"), "client");
+            await expect(holds("a later change follows", () => events(w.lines).includes("ADDED after"), () => w.lines));
+        } finally {
+            w.stop();
+        }
+    });
+
+    it("given a watch without a resourceVersion, then it gets only what changes from then on", async () => {
+        kube.put(cm("earlier", "1"), "client");
+        const w = watch("");
+        try {
+            await w.opened;
+            kube.put(cm("earlier", "2"), "client");
+            await expect(holds("the later change", () => w.lines.length > 0, () => w.lines));
+            assert.deepStrictEqual(events(w.lines), ["MODIFIED earlier"]);
+        } finally {
+            w.stop();
+        }
+    });
+
+    it("given a resourceVersion older than the changes it keeps, then the watch ends with 410 Expired, as the API server's does", async () => {
+        const old = Number(kube.put(cm("churn", "0"), "client").metadata.resourceVersion);
+        for (let i = 1; i <= 1100; i++) kube.put(cm("churn", String(i)), "client");
+        const w = watch(`&resourceVersion=${old}`);
+        try {
+            await expect(holds("the ERROR event", () => w.lines.length > 0, () => w.lines));
+            const e = JSON.parse(w.lines[0]);
+            assert.deepStrictEqual([e.type, e.object.code, e.object.reason], ["ERROR", 410, "Expired"]);
+        } finally {
+            w.stop();
+        }
     });
 });
