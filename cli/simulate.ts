@@ -5,7 +5,7 @@
  * DIR/srv/bare/shop-envs.git and DIR/root/cnpa-env/, a real git daemon on 127.0.0.1, and a
  * loopback fake Kubernetes API with an Argo CD v3.5.1 simulation (sim/) in place of k3s and
  * Argo CD. Steps 1-N run through the same code `pulumi up` runs. The simulated cluster is saved
- * after every change, so a run stopped at any instant resumes on the same DIR.
+ * as etcd keeps a cluster (FakeKube.persistTo), so a run stopped at any instant resumes on the same DIR.
  */
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";

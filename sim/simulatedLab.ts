@@ -48,7 +48,7 @@ export const SIM_TIMEOUTS: ScenarioTimeouts = {
     refreshEveryMs: 3_000,
 };
 
-/** Where `gitops-lab simulate` keeps the simulated cluster: saved after every change. */
+/** Where `gitops-lab simulate` keeps the simulated cluster (FakeKube.persistTo says when it is saved). */
 export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
 /** The git daemon's PID, for the next run to reap if this one is killed. */
 const daemonPidFile = (root: string) => path.join(root, ".gitops-lab-git-daemon.pid");
@@ -71,8 +71,8 @@ export interface StartOptions {
     clock?: SimClock;
     /**
      * The product's way (`gitops-lab simulate`): one run per root (a lock), the simulated cluster
-     * read from DIR/simulated-cluster.json and saved there after every change, a git daemon left by
-     * a killed run reaped, the repo-server's files kept under DIR.
+     * read from DIR/simulated-cluster.json and saved there as etcd would keep it (FakeKube.persistTo),
+     * a git daemon left by a killed run reaped, the repo-server's files kept under DIR.
      */
     persist?: boolean;
     /** Start from this simulated cluster (a FakeKube dump) instead of an empty one. */

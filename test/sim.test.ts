@@ -288,3 +288,32 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
         }
     });
 });
+
+describe("the simulated cluster saved to a file (simulate's resume)", function () {
+    this.timeout(30_000);
+    const cm = (v: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "saved", namespace: "default" }, data: { v } });
+    const savedValue = (file: string) => {
+        const k = new FakeKube();
+        k.load(fs.readFileSync(file, "utf8"));
+        return k.get("ConfigMap", "default", "saved")?.data.v;
+    };
+
+    it("given a change a client is answered about, then it is in the file before the answer; a controller's own change is saved soon after, without a client", async () => {
+        const kube = new FakeKube();
+        const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "persist-")), "cluster.json");
+        kube.persistTo(file);
+        const base = await kube.start();
+        try {
+            kube.put(cm("1"), "setup");
+            // the answer's bytes come after the save: the file is read as soon as they arrive
+            const seen = await new Promise<string | undefined>((resolve, reject) =>
+                http.get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) => res.once("data", () => resolve(savedValue(file))).resume()).on("error", reject),
+            );
+            assert.strictEqual(seen, "1");
+            kube.put(cm("2"), "a-controller");
+            await expect(holds("the controller's change saved", () => savedValue(file) === "2", () => savedValue(file)), { timeoutMs: 10_000 });
+        } finally {
+            await kube.stop();
+        }
+    });
+});
