@@ -1,16 +1,17 @@
 // A ts-node transpiler (its "transpiler" option: github.com/TypeStrong/ts-node, transpilers/types.d.ts)
-// that keeps ts-node's own swc transpiler's output on disk, under node_modules/.cache/gitops-lab-swc,
-// keyed by the file's name and text and the compiler options. ts-node 10 has no cache of its own, and every
-// gitops-lab process (and test worker) transpiled every file it loaded anew: about 0.2 s of CPU a process,
-// with the native swc binding's load, which a process whose files are all cached never does. Plain
-// JavaScript: it is loaded before ts-node can load TypeScript. A cache entry is written to a temporary
-// file and renamed into place, so processes running side by side never read half an entry.
+// that keeps ts-node's own swc transpiler's output on disk, under node_modules/.cache/gitops-lab-swc
+// (or GITOPS_LAB_TRANSPILE_CACHE), keyed by the file's name and text and the compiler options.
+// ts-node 10 has no cache of its own, and every gitops-lab process (and test worker) transpiled every
+// file it loaded anew: about 0.25 s of CPU a process, with the native swc binding's load, which a
+// process whose files are all cached never does. Plain JavaScript: it is loaded before ts-node can
+// load TypeScript. An entry is written to a temporary file and renamed into place, so processes
+// running side by side never read half an entry; an unreadable entry is transpiled again.
 "use strict";
 const crypto = require("crypto");
 const fs = require("fs");
 const path = require("path");
 
-const CACHE = path.join(__dirname, "..", "node_modules", ".cache", "gitops-lab-swc");
+const CACHE = process.env.GITOPS_LAB_TRANSPILE_CACHE || path.join(__dirname, "..", "node_modules", ".cache", "gitops-lab-swc");
 const VERSION = `${require("@swc/core/package.json").version} ${require("ts-node/package.json").version} 1`;
 
 exports.create = (createOptions) => {
