@@ -9,10 +9,10 @@
  * lab's Pods; the hook script is POSIX sh). Command arguments and env values that name a mount path
  * (e.g. `/app/setup.sh`) are mapped to where that mount is laid out.
  */
-import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { run } from "../lab/ports/exec";
 import { PodRun, PodRunner } from "./workloads";
 
 /** A ConfigMap by namespace and name (the simulated API's, or the real plane's). */
@@ -93,21 +93,15 @@ export async function runPodContainer(pod: any, configMap: ConfigMapLookup, work
         const asNobody = process.getuid?.() === 0;
         const cmd = asNobody ? "setpriv" : "/bin/sh";
         const args = asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", ...argv.slice(1)] : argv.slice(1);
-        return await new Promise<PodRun>((resolve) => {
-            const child = spawn(cmd, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-            let log = "";
-            child.stdout.on("data", (d) => (log += d));
-            child.stderr.on("data", (d) => (log += d));
-            const kill = setTimeout(() => child.kill("SIGKILL"), RUN_DEADLINE_MS);
-            child.on("error", (e) => {
-                clearTimeout(kill);
-                resolve({ exitCode: 128, log: `${log}simulation: ${e.message}\n` });
-            });
-            child.on("close", (code, signal) => {
-                clearTimeout(kill);
-                resolve({ exitCode: code ?? (signal ? 137 : 1), log });
-            });
-        });
+        // through run()'s small helper process (a fork of this large one costs more); stderr joins
+        // stdout in a shell first, so the log is one stream in the order written, as a container's is
+        try {
+            const r = await run("/bin/sh", ["-c", 'exec 2>&1; exec "$@"', "sh", cmd, ...args], { cwd: dir, env, timeoutMs: RUN_DEADLINE_MS });
+            return { exitCode: 0, log: r.stdout };
+        } catch (e: any) {
+            if (e.code === "ENOENT") return { exitCode: 128, log: `simulation: ${e.message}\n` };
+            return { exitCode: typeof e.exitCode === "number" ? e.exitCode : e.signal ? 137 : 1, log: e.stdout ?? "" };
+        }
     } finally {
         // make the read-only layout removable again
         const open = (p: string) => {

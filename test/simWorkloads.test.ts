@@ -143,6 +143,12 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
             assert.match(r.log, /config\/system\/settings\.php is not writable\./);
         });
 
+        it("a container writing to stdout and stderr by turns has one log in the order written, and its exit status", async () => {
+            const p = { metadata: { name: "p", namespace: "t" }, spec: { containers: [{ name: "c", command: ["/bin/sh", "-c", "echo one; echo two >&2; echo three; echo four >&2; exit 4"] }], volumes: [] } };
+            const r = await runPodContainer(p, async () => undefined, dir);
+            assert.deepStrictEqual(r, { exitCode: 4, log: "one\ntwo\nthree\nfour\n" });
+        });
+
         it("a ConfigMap volume that does not exist fails the Pod with the kubelet's message", async () => {
             const { kube, p } = pod("x");
             kube.remove("ConfigMap", "t", "settings", "test");

@@ -38,7 +38,9 @@ export function run(file: string, args: string[], opts: RunOptions = {}): Promis
             const code = error.code === "ENOENT" ? `${file} is not installed or not on PATH` : `exit ${error.code ?? "?"}`;
             const e = new Error(`${what} failed (${code}): ${String(stderr || stdout || error.message).trim()}`);
             (e as any).stderr = stderr;
+            (e as any).stdout = stdout;
             (e as any).exitCode = error.code;
+            (e as any).signal = error.signal;
             (e as any).code = error.code === "ENOENT" ? "ENOENT" : undefined;
             throw e;
         }
