@@ -31,7 +31,7 @@ exports.create = (createOptions) => {
             if (!out.diagnostics || out.diagnostics.length === 0) {
                 try {
                     fs.mkdirSync(path.dirname(file), { recursive: true });
-                    const tmp = `${file}.${process.pid}.tmp`;
+                    const tmp = `${file}.${process.pid}.${require("worker_threads").threadId}.${crypto.randomBytes(4).toString("hex")}.tmp`;
                     fs.writeFileSync(tmp, JSON.stringify({ outputText: out.outputText, sourceMapText: out.sourceMapText }));
                     fs.renameSync(tmp, file);
                 } catch {

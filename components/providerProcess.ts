@@ -6,8 +6,10 @@
  * ends nothing, so the provider process stays, holding its gRPC port, for ever, and a scenario it was
  * running goes on. Worse, its first write after that fails with EPIPE; the provider host's handler for
  * uncaught errors (`@pulumi/pulumi/cmd/dynamic-provider`) prints that error, which fails again: a
- * loop that was seen at full CPU and 3.5 GB resident. So, installed once per process by labModule():
- * - a write to a closed stdout or stderr (EPIPE) ends the process;
+ * loop that was seen at full CPU and 3.5 GB resident. So, installed once per process by labModule()
+ * (the first provider method that runs the lab's code; a process that only compared inputs, as a
+ * preview does, stays idle until its engine ends it, or for ever if the engine was killed):
+ * - a write to a closed stdout or stderr (EPIPE), or any other write error there, ends the process;
  * - every second, the process checks that its parent and its parent's parent are still the ones it
  *   started under (read from /proc: Node has no "parent died" signal); when the engine is gone, `sh`
  *   is re-parented, and the process ends.
@@ -28,16 +30,15 @@ export function parentOf(pid: number): number | undefined {
 
 const INSTALLED = Symbol.for("gitops-lab.leaveWithEngine");
 
-/** Ends this process (exit 1) once the engine that started it is gone; see above. Safe to call often. */
+/** Ends this process (exit 1) once the engine that started it is gone; see above. Safe to call often (the first call decides). */
 export function leaveWithEngine(everyMs = 1000): void {
     const proc = process as unknown as Record<symbol, boolean>;
     if (proc[INSTALLED]) return;
     proc[INSTALLED] = true;
     for (const stream of [process.stdout, process.stderr]) {
-        stream.on("error", (e: NodeJS.ErrnoException) => {
-            if (e.code === "EPIPE") process.exit(1); // the reader (the engine) is gone; nothing can be said any more
-            throw e;
-        });
+        // EPIPE: the reader (the engine) is gone. Any other write error too: nothing can be said any
+        // more, and rethrown it would reach the host's handler, which writes again
+        stream.on("error", () => process.exit(1));
     }
     const parent = process.ppid;
     const grandparent = parentOf(parent);

@@ -70,7 +70,11 @@ function clone<T>(v: T): T {
     if (v === null || typeof v !== "object") return v;
     if (Array.isArray(v)) return v.map(clone) as T;
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v)) out[k] = clone((v as Record<string, unknown>)[k]);
+    for (const k of Object.keys(v)) {
+        const x = clone((v as Record<string, unknown>)[k]);
+        if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true }); // a key like any other in JSON (a ConfigMap may have it)
+        else out[k] = x;
+    }
     return out as T;
 }
 
@@ -325,8 +329,20 @@ export class FakeKube {
         for (const [k, v] of Array.isArray(d.podLogs) ? d.podLogs : []) this.podLogs.set(k, v);
     }
 
-    /** With persistTo: writes the changes not yet saved (nothing when there are none). */
+    /** With persistTo: writes the changes not yet saved (nothing when there are none); throws when the file cannot be written. */
     private saveNow: () => void = () => undefined;
+    /** With persistTo: no more saves (stop()). */
+    private stopSaving: () => void = () => undefined;
+
+    /** Saves what a client is about to hear of; the reason when that failed. */
+    private saveBeforeAnswer(): string | undefined {
+        try {
+            this.saveNow();
+            return undefined;
+        } catch (e: any) {
+            return `the simulated cluster could not be saved: ${e.message}`;
+        }
+    }
 
     /**
      * Saves the store to `file`, atomically (a temporary file, then a rename), as etcd keeps the
@@ -336,21 +352,32 @@ export class FakeKube {
      * client saw. (Saving after every single change cost the tenants lab a quarter of its CPU:
      * ext4 flushes a file replaced by a rename.)
      */
-    persistTo(file: string): void {
+    persistTo(file: string, everyMs = SAVE_EVERY_MS): void {
         let dirty = true;
+        let timer: NodeJS.Timeout | undefined;
         this.saveNow = () => {
+            if (timer) clearTimeout(timer);
+            timer = undefined;
             if (!dirty) return;
-            dirty = false;
             const tmp = `${file}.${process.pid}.tmp`;
             fs.writeFileSync(tmp, this.dump());
             fs.renameSync(tmp, file);
+            dirty = false; // only once written: a save that failed is tried again
         };
         this.saveNow();
-        this.onChange(() => {
-            if (dirty) return;
+        const off = this.onChange(() => {
             dirty = true;
-            setTimeout(this.saveNow, SAVE_EVERY_MS);
+            timer ??= setTimeout(() => {
+                timer = undefined;
+                this.saveBeforeAnswer(); // a failure here is tried again, and reported, at the next answer
+            }, everyMs);
         });
+        this.stopSaving = () => {
+            if (timer) clearTimeout(timer);
+            timer = undefined;
+            off();
+            this.saveNow = () => undefined;
+        };
     }
 
     onChange(listener: (c: Change) => void): () => void {
@@ -367,7 +394,11 @@ export class FakeKube {
     }
 
     async stop(): Promise<void> {
-        this.saveNow();
+        try {
+            this.saveNow();
+        } finally {
+            this.stopSaving(); // nothing is saved after a stop: a reset removes the file next
+        }
         if (!this.server) return;
         this.server.closeAllConnections?.();
         await new Promise<void>((r) => this.server!.close(() => r()));
@@ -398,8 +429,9 @@ export class FakeKube {
     }
 
     /**
-     * GET ...?watch=true: a stream of `{"type","object"}` lines for every later change of that kind
-     * (and namespace, and selectors), until the client goes, `timeoutSeconds` passes, or the server stops.
+     * GET ...?watch=true: a stream of `{"type","object"}` lines for the changes of that kind (and
+     * namespace, and selectors) after `resourceVersion` (none or "0": from now on; older than the
+     * history kept: 410 Expired), until the client goes, `timeoutSeconds` passes, or the server stops.
      */
     private watch(req: http.IncomingMessage, res: http.ServerResponse, url: URL) {
         const { t, ns } = this.route(url.pathname);
@@ -407,10 +439,10 @@ export class FakeKube {
         res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
         res.flushHeaders(); // a watcher waits for the headers before it counts the watch as open
         const send = (c: Change) => {
-            if (c.kind !== t.kind) return;
+            if (res.writableEnded || c.kind !== t.kind) return;
             if (ns !== undefined && c.obj.metadata?.namespace !== ns) return;
             if (!match(c.obj)) return;
-            this.saveNow();
+            if (this.saveBeforeAnswer()) return void res.end(); // not saved, not told: the watcher lists again
             res.write(JSON.stringify({ type: c.type, object: c.obj }) + "\n");
         };
         // from a resourceVersion: first what changed since then ("0" or none: from now on)
@@ -476,7 +508,8 @@ export class FakeKube {
         req.on("data", (c) => chunks.push(c));
         req.on("end", () => {
             const send = (code: number, body: any) => {
-                this.saveNow(); // what a client hears of is saved
+                const unsaved = this.saveBeforeAnswer(); // what a client hears of is saved first
+                if (unsaved) [code, body] = [500, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: unsaved, reason: "InternalError", code: 500 }];
                 res.writeHead(code, { "Content-Type": "application/json" });
                 res.end(JSON.stringify(body));
             };
@@ -500,8 +533,7 @@ export class FakeKube {
                     }
                 }
                 const answer = this.serve(req.method!, url, ctype, body);
-                if (answer && typeof answer === "object" && "__text" in answer) {
-                    this.saveNow();
+                if (answer && typeof answer === "object" && "__text" in answer && !this.saveBeforeAnswer()) {
                     res.writeHead(200, { "Content-Type": "text/plain" });
                     return res.end(answer.__text);
                 }

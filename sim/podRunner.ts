@@ -72,7 +72,7 @@ export function shellPodRunner(workDir?: string): PodRunner {
  * Runs a Pod's container as described above, its ConfigMap volumes read through `configMap`: the
  * simulated kubelet's run, and the real plane's for the lab's hook Pods (realplane/hookPods.ts).
  */
-export async function runPodContainer(pod: any, configMap: ConfigMapLookup, workDir?: string): Promise<PodRun> {
+export async function runPodContainer(pod: any, configMap: ConfigMapLookup, workDir?: string, deadlineMs = RUN_DEADLINE_MS): Promise<PodRun> {
     const base = workDir ?? os.tmpdir();
     fs.mkdirSync(base, { recursive: true });
     const dir = fs.mkdtempSync(path.join(base, "pod-"));
@@ -93,14 +93,17 @@ export async function runPodContainer(pod: any, configMap: ConfigMapLookup, work
         const asNobody = process.getuid?.() === 0;
         const cmd = asNobody ? "setpriv" : "/bin/sh";
         const args = asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", ...argv.slice(1)] : argv.slice(1);
-        // through run()'s small helper process (a fork of this large one costs more); stderr joins
-        // stdout in a shell first, so the log is one stream in the order written, as a container's is
+        // through run()'s small helper process (a fork of this large one costs more); a shell first
+        // joins stderr to stdout, so the log is one stream in the order written, as a container's is,
+        // and gives it no stdin (a container without `stdin: true` reads end-of-file)
         try {
-            const r = await run("/bin/sh", ["-c", 'exec 2>&1; exec "$@"', "sh", cmd, ...args], { cwd: dir, env, timeoutMs: RUN_DEADLINE_MS });
+            const r = await run("/bin/sh", ["-c", 'exec </dev/null 2>&1; exec "$@"', "sh", cmd, ...args], { cwd: dir, env, timeoutMs: deadlineMs, killSignal: "SIGKILL" });
             return { exitCode: 0, log: r.stdout };
         } catch (e: any) {
             if (e.code === "ENOENT") return { exitCode: 128, log: `simulation: ${e.message}\n` };
-            return { exitCode: typeof e.exitCode === "number" ? e.exitCode : e.signal ? 137 : 1, log: e.stdout ?? "" };
+            if (typeof e.exitCode === "number") return { exitCode: e.exitCode, log: e.stdout ?? "" };
+            if (e.signal) return { exitCode: 137, log: e.stdout ?? "" }; // killed at the deadline
+            return { exitCode: 128, log: `${e.stdout ?? ""}simulation: ${e.message}\n` }; // it could not be run or followed
         }
     } finally {
         // make the read-only layout removable again

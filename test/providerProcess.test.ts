@@ -29,7 +29,8 @@ describe("the dynamic providers' process and a killed engine", function () {
     this.timeout(60_000);
     const started: number[] = [];
     afterEach(() => {
-        for (const pid of started.splice(0)) {
+        // what a failed test left: the stand-in engine, its sh, the provider host
+        for (const pid of started.splice(0).reverse()) {
             try {
                 process.kill(pid, "SIGKILL"); // a provider this test failed to see leave
             } catch {
@@ -39,19 +40,24 @@ describe("the dynamic providers' process and a killed engine", function () {
     });
 
     /** Starts the stand-in engine, and returns it with its provider host's PID once the host has called labModule(). */
-    async function engineWithProvider(mode: "logs" | "quiet"): Promise<{ engine: ChildProcess; provider: number; sh: number }> {
+    async function engineWithProvider(mode: "logs" | "quiet" | "logs-epipe-only"): Promise<{ engine: ChildProcess; provider: number; sh: number }> {
         const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "provider-process-")), "pid");
         const engine = spawn(process.execPath, [path.join(FIXTURES, "engine.js"), pidFile, mode], { stdio: "ignore" });
+        started.push(engine.pid!);
         let provider = 0;
         await expect(holds("the provider host has started", () => fs.existsSync(pidFile) && (provider = Number(fs.readFileSync(pidFile, "utf8"))) > 0), { timeoutMs: 30_000 });
-        started.push(provider);
         const sh = parentOf(provider)!;
+        started.push(sh, provider);
         assert.strictEqual(parentOf(sh), engine.pid, "the host runs under sh, under the engine, as the engine's plugin does");
         return { engine, provider, sh };
     }
 
-    for (const mode of ["logs", "quiet"] as const) {
-        const doing = mode === "logs" ? "in the middle of a scenario that logs (its writes then fail with EPIPE)" : "idle, writing nothing";
+    for (const mode of ["logs", "quiet", "logs-epipe-only"] as const) {
+        const doing = {
+            logs: "in the middle of a scenario that logs (its writes then fail with EPIPE)",
+            quiet: "idle, writing nothing (its parents tell)",
+            "logs-epipe-only": "that logs, its check of its parents made too rare to act (the failed write alone tells)",
+        }[mode];
         it(`given a provider host ${doing}, then it stays while the engine lives, and when the engine is killed with SIGKILL it leaves, and so does its sh`, async () => {
             const { engine, provider, sh } = await engineWithProvider(mode);
             await expectConsistently(holds("the provider host runs while its engine lives", () => running(provider)), { forMs: 2_500 });

@@ -289,6 +289,19 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
     });
 });
 
+describe("the simulated API server's store", function () {
+    it("hands out copies: a ConfigMap's keys come back as written (even __proto__), and changing a copy changes nothing stored", () => {
+        const kube = new FakeKube();
+        const data = JSON.parse('{"__proto__":"a key","plain":"v"}');
+        kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keys", namespace: "default" }, data }, "client");
+        const got = kube.get("ConfigMap", "default", "keys");
+        assert.deepStrictEqual(Object.keys(got.data), ["__proto__", "plain"]);
+        assert.strictEqual(Object.getOwnPropertyDescriptor(got.data, "__proto__")?.value, "a key");
+        got.data.plain = "changed";
+        assert.strictEqual(kube.list("ConfigMap", "default").find((o) => o.metadata.name === "keys").data.plain, "v");
+    });
+});
+
 describe("the simulated cluster saved to a file (simulate's resume)", function () {
     this.timeout(30_000);
     const cm = (v: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "saved", namespace: "default" }, data: { v } });
@@ -298,22 +311,56 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
         return k.get("ConfigMap", "default", "saved")?.data.v;
     };
 
-    it("given a change a client is answered about, then it is in the file before the answer; a controller's own change is saved soon after, without a client", async () => {
+    const saved = async (everyMs: number) => {
         const kube = new FakeKube();
         const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "persist-")), "cluster.json");
-        kube.persistTo(file);
-        const base = await kube.start();
+        kube.persistTo(file, everyMs);
+        return { kube, file, base: await kube.start() };
+    };
+
+    it("given a change a client is answered about, then it is in the file before the answer; a stop saves the rest, and nothing after it", async () => {
+        const { kube, file, base } = await saved(3_600_000); // the controllers' timer never fires here
+        kube.put(cm("1"), "setup");
+        // the answer's bytes come after the save: the file is read as soon as they arrive
+        const seen = await new Promise<string | undefined>((resolve, reject) =>
+            http.get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) => res.once("data", () => resolve(savedValue(file))).resume()).on("error", reject),
+        );
+        assert.strictEqual(seen, "1");
+        kube.put(cm("2"), "a-controller");
+        assert.strictEqual(savedValue(file), "1", "a controller's change no client heard of waits for the timer");
+        await kube.stop();
+        assert.strictEqual(savedValue(file), "2", "the stop saved it");
+        fs.rmSync(file); // as a reset does after the stop
+        kube.put(cm("3"), "a-controller");
+        await kube.stop();
+        assert.ok(!fs.existsSync(file), "nothing saved after the stop");
+    });
+
+    it("given a controller's own change and no client, then it is saved within the interval", async () => {
+        const { kube, file } = await saved(50);
         try {
-            kube.put(cm("1"), "setup");
-            // the answer's bytes come after the save: the file is read as soon as they arrive
-            const seen = await new Promise<string | undefined>((resolve, reject) =>
-                http.get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) => res.once("data", () => resolve(savedValue(file))).resume()).on("error", reject),
-            );
-            assert.strictEqual(seen, "1");
-            kube.put(cm("2"), "a-controller");
-            await expect(holds("the controller's change saved", () => savedValue(file) === "2", () => savedValue(file)), { timeoutMs: 10_000 });
+            kube.put(cm("by-controller"), "a-controller");
+            await expect(holds("the controller's change saved", () => savedValue(file) === "by-controller", () => savedValue(file)), { timeoutMs: 10_000 });
         } finally {
             await kube.stop();
+        }
+    });
+
+    it("given a file that cannot be written, then a client's request fails with the reason (500) instead of hearing of an unsaved change", async () => {
+        const { kube, file, base } = await saved(3_600_000);
+        try {
+            fs.rmSync(path.dirname(file), { recursive: true }); // the folder is gone: the next save fails
+            kube.put(cm("unsaved"), "a-controller");
+            const answer = await new Promise<{ code?: number; body: string }>((resolve, reject) =>
+                http.get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) => {
+                    let body = "";
+                    res.on("data", (d) => (body += d)).on("end", () => resolve({ code: res.statusCode, body }));
+                }).on("error", reject),
+            );
+            assert.strictEqual(answer.code, 500);
+            assert.match(JSON.parse(answer.body).message, /^the simulated cluster could not be saved: ENOENT/);
+        } finally {
+            await kube.stop().catch(() => undefined); // its last save fails too
         }
     });
 });

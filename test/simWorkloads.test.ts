@@ -149,6 +149,19 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
             assert.deepStrictEqual(r, { exitCode: 4, log: "one\ntwo\nthree\nfour\n" });
         });
 
+        const shell = (script: string) => ({ metadata: { name: "p", namespace: "t" }, spec: { containers: [{ name: "c", command: ["/bin/sh", "-c", script] }], volumes: [] } });
+
+        it("a container reading stdin reads end-of-file (a Pod without stdin: true)", async () => {
+            const r = await runPodContainer(shell('if read x; then echo "read: $x"; else echo "end of file"; fi'), async () => undefined, dir, 20_000);
+            assert.deepStrictEqual(r, { exitCode: 0, log: "end of file\n" });
+        });
+
+        it("a container past its deadline is killed with SIGKILL, even one that ignores SIGTERM: exit 137", async function () {
+            this.timeout(20_000); // a SIGTERM alone would leave it its whole 30 s
+            const r = await runPodContainer(shell("trap '' TERM; echo started; sleep 30"), async () => undefined, dir, 500);
+            assert.strictEqual(r.exitCode, 137, r.log);
+        });
+
         it("a ConfigMap volume that does not exist fails the Pod with the kubelet's message", async () => {
             const { kube, p } = pod("x");
             kube.remove("ConfigMap", "t", "settings", "test");

@@ -21,6 +21,8 @@ interface RunOptions {
     cwd?: string;
     env?: NodeJS.ProcessEnv;
     timeoutMs?: number;
+    /** The signal that ends a program past its timeout (default SIGTERM, as execFile's). */
+    killSignal?: NodeJS.Signals;
 }
 
 /** What execFile's callback gives, in the form both ways of running produce. */
@@ -31,7 +33,7 @@ interface Outcome {
 }
 
 export function run(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
-    const req = { file, args, cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 };
+    const req = { file, args, cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 120_000, killSignal: opts.killSignal ?? "SIGTERM", maxBuffer: 64 * 1024 * 1024 };
     return (helper.call(req) ?? direct(req)).then(({ error, stdout, stderr }) => {
         if (error) {
             const what = `${file} ${args.join(" ")}`;
@@ -57,11 +59,11 @@ function currentUmask(): number | undefined {
     }
 }
 
-type Request = { file: string; args: string[]; cwd?: string; env?: NodeJS.ProcessEnv; timeout: number; maxBuffer: number };
+type Request = { file: string; args: string[]; cwd?: string; env?: NodeJS.ProcessEnv; timeout: number; killSignal: NodeJS.Signals; maxBuffer: number };
 
 function direct(req: Request): Promise<Outcome> {
     return new Promise((resolve) => {
-        execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, maxBuffer: req.maxBuffer }, (err, stdout, stderr) =>
+        execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, killSignal: req.killSignal, maxBuffer: req.maxBuffer }, (err, stdout, stderr) =>
             resolve({ error: err ? { code: (err as any).code ?? null, signal: (err as any).signal ?? null, message: err.message } : null, stdout: String(stdout), stderr: String(stderr) }),
         );
     });

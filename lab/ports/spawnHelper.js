@@ -1,7 +1,7 @@
 // The small process that runs short programs for lab/ports/exec.ts's run() (see there for why).
 // Plain JavaScript with Node's child_process only, so it starts in a few tens of milliseconds and
 // stays small: its forks are cheap. One request a line on stdin, one answer a line on stdout:
-//   -> {"id":1,"file":"git","args":[...],"cwd":"...","env":{...},"umask":18,"timeout":120000,"maxBuffer":67108864}
+//   -> {"id":1,"file":"git","args":[...],"cwd":"...","env":{...},"umask":18,"timeout":120000,"killSignal":"SIGTERM","maxBuffer":67108864}
 //   <- {"id":1,"error":null|{"code":...,"signal":...,"message":"..."},"stdout":"...","stderr":"..."}
 // When its parent goes (stdin closes), it goes too; programs still running finish on their own, as
 // they would have had the parent started them itself.
@@ -33,7 +33,7 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line
     }
     try {
         process.umask(typeof req.umask === "number" ? req.umask : ownUmask); // the parent's, now: the program inherits it when it starts (below, synchronously)
-        execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, maxBuffer: req.maxBuffer }, (err, stdout, stderr) => {
+        execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, killSignal: req.killSignal || "SIGTERM", maxBuffer: req.maxBuffer }, (err, stdout, stderr) => {
             const error = err ? { code: err.code ?? null, signal: err.signal ?? null, killed: !!err.killed, message: err.message } : null;
             answer({ id: req.id, error, stdout: String(stdout), stderr: String(stderr) });
         });
