@@ -9,12 +9,18 @@ import * as path from "path";
 
 export const lockFile = (root: string) => path.join(root, ".gitops-lab-simulate.lock");
 
+/** A process that still runs: a zombie (killed, not yet reaped by its parent) is gone too. */
 export function isAlive(pid: number): boolean {
     try {
         process.kill(pid, 0);
-        return true;
     } catch (e: any) {
         return e.code === "EPERM";
+    }
+    try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+        return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"; // "pid (comm) state ...": comm may hold ')'
+    } catch {
+        return true; // no /proc: kill(pid, 0) alone decides
     }
 }
 

@@ -13,8 +13,10 @@ import { addMissingResource } from "../lab/shop/scenario";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, renderTemplate } from "../sim/appsetController";
+import { spawn } from "child_process";
 import * as http from "http";
 import { FakeKube, jsonPatch, mergePatch } from "../sim/fakeApi";
+import { acquireRootLock, lockFile } from "../sim/lock";
 import { RepoServer } from "../sim/repoServer";
 import { kustomizeBuild } from "../lab/ports/kustomize";
 
@@ -361,6 +363,33 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
             assert.match(JSON.parse(answer.body).message, /^the simulated cluster could not be saved: ENOENT/);
         } finally {
             await kube.stop().catch(() => undefined); // its last save fails too
+        }
+    });
+});
+
+describe("the root lock (one simulate per root)", function () {
+    this.timeout(30_000);
+
+    it("given a lock held by a process killed but not yet reaped (a zombie), then the next run takes it over", async () => {
+        // sh starts a short child, then becomes a sleep that never reaps it: the child stays a zombie
+        const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+        try {
+            const zombie = await new Promise<number>((resolve) => parent.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
+            const state = () => {
+                const stat = fs.readFileSync(`/proc/${zombie}/stat`, "utf8");
+                return stat.slice(stat.lastIndexOf(")") + 2)[0];
+            };
+            await expect(holds("the child is a zombie", () => state() === "Z", state));
+            const root = fs.mkdtempSync(path.join(os.tmpdir(), "lock-"));
+            fs.writeFileSync(lockFile(root), `${zombie}\n`);
+            const lock = acquireRootLock(root);
+            try {
+                assert.match(lock.note ?? "", new RegExp(`took over the lock of PID ${zombie}, which is gone`));
+            } finally {
+                lock.release();
+            }
+        } finally {
+            parent.kill("SIGKILL");
         }
     });
 });
