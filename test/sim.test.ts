@@ -371,8 +371,9 @@ describe("the root lock (one simulate per root)", function () {
     this.timeout(30_000);
 
     it("given a lock held by a process killed but not yet reaped (a zombie), then the next run takes it over", async () => {
-        // sh starts a short child, then becomes a sleep that never reaps it: the child stays a zombie
-        const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+        // sh starts a child that ends a second later, and by then has become a sleep that never reaps
+        // it: the child stays a zombie
+        const parent = spawn("sh", ["-c", "sleep 1 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
         try {
             const zombie = await new Promise<number>((resolve) => parent.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
             const state = () => {
