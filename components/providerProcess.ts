@@ -15,18 +15,10 @@
  *   is re-parented, and the process ends.
  * The next `up` recovers what the interrupted step left (the scenario resumes from its result files).
  */
-import * as fs from "fs";
+import { procStat } from "../lab/ports/proc";
 
 /** A process's parent, from /proc (undefined when the process is gone or /proc is not there). */
-export function parentOf(pid: number): number | undefined {
-    try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-        // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ')'
-        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-    } catch {
-        return undefined;
-    }
-}
+export const parentOf = (pid: number): number | undefined => procStat(pid)?.ppid;
 
 const INSTALLED = Symbol.for("gitops-lab.leaveWithEngine");
 

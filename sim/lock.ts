@@ -6,6 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { procStat } from "../lab/ports/proc";
 
 export const lockFile = (root: string) => path.join(root, ".gitops-lab-simulate.lock");
 
@@ -16,12 +17,7 @@ export function isAlive(pid: number): boolean {
     } catch (e: any) {
         return e.code === "EPERM";
     }
-    try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-        return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z"; // "pid (comm) state ...": comm may hold ')'
-    } catch {
-        return true; // no /proc: kill(pid, 0) alone decides
-    }
+    return procStat(pid)?.state !== "Z"; // no /proc: kill(pid, 0) alone decides
 }
 
 export interface RootLock {

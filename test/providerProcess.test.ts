@@ -11,18 +11,15 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parentOf } from "../components/providerProcess";
+import { procStat } from "../lab/ports/proc";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 
 const FIXTURES = path.join(__dirname, "fixtures", "providerProcess");
 
 /** Running: in /proc and not a zombie. */
 function running(pid: number): boolean {
-    try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-        return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-    } catch {
-        return false;
-    }
+    const state = procStat(pid)?.state;
+    return state !== undefined && state !== "Z";
 }
 
 describe("the dynamic providers' process and a killed engine", function () {

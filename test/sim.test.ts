@@ -10,12 +10,13 @@ import { REFRESH_ANNOTATION } from "../lab/argo/application";
 import { run } from "../lab/ports/exec";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { addMissingResource } from "../lab/shop/scenario";
-import { expect, expectConsistently, holds } from "./helpers/expect";
+import { expect, expectConsistently, failed, holds, pending, succeeded } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, renderTemplate } from "../sim/appsetController";
 import { spawn } from "child_process";
 import * as http from "http";
 import { FakeKube, jsonPatch, mergePatch } from "../sim/fakeApi";
+import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../sim/lock";
 import { RepoServer } from "../sim/repoServer";
 import { kustomizeBuild } from "../lab/ports/kustomize";
@@ -376,11 +377,9 @@ describe("the root lock (one simulate per root)", function () {
         const parent = spawn("sh", ["-c", "sleep 1 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
         try {
             const zombie = await new Promise<number>((resolve) => parent.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
-            const state = () => {
-                const stat = fs.readFileSync(`/proc/${zombie}/stat`, "utf8");
-                return stat.slice(stat.lastIndexOf(")") + 2)[0];
-            };
-            await expect(holds("the child is a zombie", () => state() === "Z", state));
+            const state = () => procStat(zombie)?.state;
+            // reaped (no state) can never become a zombie: stop at once
+            await expect(() => (state() === "Z" ? succeeded("a zombie") : state() === undefined ? failed("the child was reaped") : pending(`state ${state()}`)));
             const root = fs.mkdtempSync(path.join(os.tmpdir(), "lock-"));
             fs.writeFileSync(lockFile(root), `${zombie}\n`);
             const lock = acquireRootLock(root);
