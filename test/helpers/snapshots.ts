@@ -7,7 +7,9 @@
  * The snapshots are shared by the run's mocha workers through the run's temporary folder
  * (test/setup.ts): a worker that needs one no other has built takes its lock (the lock file of
  * sim/lock.ts, holding the builder's PID) and publishes it by a rename; the others wait for it,
- * and take over a lock whose builder is gone. A test file run alone builds what it needs itself.
+ * and take over a lock whose builder is gone. A worker that needs a state above one another worker
+ * is building waits for that one and builds on it, rather than build it a second time. A test
+ * file run alone builds what it needs itself.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -26,6 +28,14 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
     const dirOf = (step: number) => path.join(base, `${name}-${step}`);
     const clusterOf = (step: number) => `${dirOf(step)}.cluster.json`;
     const lockOf = (step: number) => `${dirOf(step)}.lock`;
+    /** This process holds the lock of that step's snapshot. */
+    const heldHere = (step: number): boolean => {
+        try {
+            return fs.readFileSync(lockOf(step), "utf8").split("\n")[0].trim() === String(process.pid);
+        } catch {
+            return false;
+        }
+    };
     /** A published snapshot: its folder is renamed into place last, after its cluster file. */
     const published = (step: number): LabSnapshot | undefined => (fs.existsSync(dirOf(step)) ? { dir: dirOf(step), cluster: fs.readFileSync(clusterOf(step), "utf8") } : undefined);
 
@@ -51,8 +61,16 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
 
     /** Builds the snapshot at `step` (its lock held) from the nearest published one below, keeping the states passed on the way. */
     const build = async (step: number): Promise<LabSnapshot> => {
+        // the nearest state below that is published, or that another worker is building (then wait for it rather than
+        // build it a second time); a state below whose lock this worker takes is built here, on the way
         let below = step - 1;
-        while (below >= first && !published(below)) below--;
+        for (; below >= first; below--) {
+            if (published(below)) break;
+            if (!lock(below)) {
+                await snapshotAt(below);
+                break;
+            }
+        }
         const root = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-build-${step}-`));
         const lab = below < first ? await startSimulatedLab(root) : await restoreLab(published(below)!, root);
         try {
@@ -68,18 +86,18 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
         }
     };
 
-    /** Builds it here, the lock held; a failed build gives the lock back, so no other worker waits for it in vain. */
+    /** Builds it here, the lock held; a failed build gives back every lock it took (of this state and those below it), so no other worker waits for them in vain. */
     const buildHeld = async (step: number): Promise<LabSnapshot> => {
         try {
             return published(step) ?? (await build(step));
         } catch (e) {
-            fs.rmSync(lockOf(step), { force: true });
+            for (let s = first; s <= step; s++) if (!published(s) && heldHere(s)) fs.rmSync(lockOf(s), { force: true });
             throw e;
         }
     };
 
     const inWorker = new Map<number, Promise<LabSnapshot>>();
-    return (step: number): Promise<LabSnapshot> => {
+    const snapshotAt = (step: number): Promise<LabSnapshot> => {
         let snap = inWorker.get(step);
         if (!snap) {
             snap = (async () => {
@@ -98,4 +116,5 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
         }
         return snap;
     };
+    return snapshotAt;
 }

@@ -6,7 +6,10 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import * as assert from "assert";
 import { expect, holds } from "./expect";
+import { run } from "../../lab/ports/exec";
+import { LINE_MAX } from "../../lab/tenants/scenario";
 import { snapshotCache } from "./snapshots";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { tenantsLayout, TenantsLayout } from "../../lab/tenants/layout";
@@ -63,4 +66,18 @@ export async function tenantsRootAt(step: number): Promise<string> {
     fs.writeFileSync(clusterStateFile(at.layout.root), at.lab.kube.dump());
     await at.lab.stop();
     return at.layout.root;
+}
+
+/** git in a folder, its output trimmed. */
+export const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+export const app = (at: TenantsAt, name: string) => at.lab.kube.get("Application", "argocd", name);
+export const appset = (at: TenantsAt) => at.lab.kube.get("ApplicationSet", "argocd", "tenants");
+
+/** The tenants lab's progress lines read like the shop lab's: one event a line, at most 120 characters, no artefacts of joined texts. */
+export function assertProgressLines(lines: string[], root: string): void {
+    // measured as a lab host prints them: its paths start at / (the tests' roots are long temporary folders)
+    const long = lines.map((l) => l.split(root).join("")).filter((l) => l.length > LINE_MAX);
+    assert.deepStrictEqual(long, [], "lines over 120 characters");
+    const artefacts = lines.filter((l) => /\.;|\?\/\?|for 0 min|Application moved to Pending status|Retrying attempt/.test(l));
+    assert.deepStrictEqual(artefacts, [], "lines with artefacts");
 }
