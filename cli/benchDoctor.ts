@@ -128,7 +128,7 @@ export async function benchDoctor(scale: DoctorScale, rounds: number, log: (l: s
         const kc = path.join(dir, "kubeconfig");
         fs.writeFileSync(kc, kube.kubeconfig(await kube.start()));
         const child = async (mode: string) => {
-            const r = await runNode(["-r", require.resolve("ts-node/register", { paths: [projectDir] }), "-e", CHILD], { LAB_DIR: projectDir, KC: kc, ROUNDS: String(rounds), MODE: mode, TS_NODE_PROJECT: path.join(projectDir, "tsconfig.json") });
+            const r = await runNode(["-r", path.join(projectDir, "cli", "register.js"), "-e", CHILD], { LAB_DIR: projectDir, KC: kc, ROUNDS: String(rounds), MODE: mode });
             if (r.code !== 0) throw new Error(`the doctor's process failed: ${r.stderr.trim()}`);
             return JSON.parse(r.stdout.trim().split("\n").pop()!);
         };

@@ -50,7 +50,7 @@ describe("the real plane on a host", function () {
     it("given a plane's lock held by a live process, then a second plane is refused in one line naming it; once that process is gone, the lock is taken over", async () => {
         const lock = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "plane-lock-")), "plane.lock");
         // the holder: another process that took the lock through the same code
-        const holder = spawn(process.execPath, ["-r", require.resolve("ts-node/register/transpile-only"), "-e", `require(${JSON.stringify(path.join(PROJECT, "realplane", "plane.ts"))}).acquirePlaneLock(); console.log("HELD"); setInterval(() => {}, 1000);`, "simulate", "--cluster", "real"], {
+        const holder = spawn(process.execPath, ["-r", path.join(PROJECT, "cli", "register.js"), "-e", `require(${JSON.stringify(path.join(PROJECT, "realplane", "plane.ts"))}).acquirePlaneLock(); console.log("HELD"); setInterval(() => {}, 1000);`, "simulate", "--cluster", "real"], {
             env: { ...process.env, GITOPS_LAB_PLANE_LOCK: lock },
             stdio: ["ignore", "pipe", "inherit"],
         });

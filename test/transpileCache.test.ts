@@ -1,40 +1,71 @@
 /**
- * ts-node's output kept on disk (cli/transpileCache.js): a file transpiled once is read back from the
- * cache by the next process, and a changed file is transpiled anew.
+ * The project's TypeScript loader (cli/register.js) and ts-node's transpiler for the project
+ * (cli/transpileCache.js, what plain `pulumi up` uses) share one disk cache of swc's output
+ * (cli/swc.js): a file transpiled once is read back by the next process, through either; a changed
+ * file is transpiled anew; a stack trace names the TypeScript file's own line.
  */
 import * as assert from "assert";
-import { execFileSync } from "child_process";
+import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 
 const PROJECT = path.join(__dirname, "..");
 
-describe("the transpile cache of ts-node's output", function () {
+describe("the project's TypeScript loader and its transpile cache", function () {
     this.timeout(60_000);
+    let dir: string;
+    let cache: string;
+    let env: NodeJS.ProcessEnv;
+    beforeEach(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "transpile-cache-"));
+        cache = path.join(dir, "cache");
+        env = { ...process.env, GITOPS_LAB_TRANSPILE_CACHE: cache, TS_NODE_PROJECT: path.join(PROJECT, "tsconfig.json") };
+    });
+    const entries = () => (fs.existsSync(cache) ? fs.readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json")) : []);
+    /** A process of its own, as each gitops-lab command is, loading `file` through the project's loader or through ts-node. */
+    const load = (loader: "register" | "ts-node", file: string, expr = "answer") =>
+        execFileSync(process.execPath, ["-r", loader === "register" ? path.join(PROJECT, "cli", "register.js") : "ts-node/register", "-e", `console.log(require(${JSON.stringify(file)}).${expr})`], { cwd: PROJECT, env, encoding: "utf8" }).trim();
 
-    it("given a file transpiled once, then the next process takes it from the cache; given the file changed, then it is transpiled anew", () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "transpile-cache-"));
-        const cache = path.join(dir, "cache");
+    it("given a file transpiled once, then the next process takes it from the cache, through the loader or ts-node; given the file changed, then it is transpiled anew", () => {
         const file = path.join(dir, "answer.ts");
-        const env = { ...process.env, GITOPS_LAB_TRANSPILE_CACHE: cache, TS_NODE_PROJECT: path.join(PROJECT, "tsconfig.json") };
-        // a process of its own, as each gitops-lab command is: ts-node with the project's configuration
-        const answer = () => execFileSync(process.execPath, ["-r", "ts-node/register", "-e", `console.log(require(${JSON.stringify(file)}).answer)`], { cwd: PROJECT, env, encoding: "utf8" }).trim();
-        const entries = () => (fs.existsSync(cache) ? fs.readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json")) : []);
-
         fs.writeFileSync(file, "export const answer: string = 'from the source';\n");
-        assert.strictEqual(answer(), "from the source");
+        assert.strictEqual(load("register", file), "from the source");
         const written = entries();
         assert.strictEqual(written.length, 1, `one entry: ${written}`);
         const entry = path.join(cache, written[0]);
         assert.match(fs.readFileSync(entry, "utf8"), /from the source/);
 
-        // the entry, not the source, is what the next process runs
+        // the entry, not the source, is what the next process runs, whichever loads it
         fs.writeFileSync(entry, fs.readFileSync(entry, "utf8").replace("from the source", "from the cache"));
-        assert.strictEqual(answer(), "from the cache");
+        assert.strictEqual(load("register", file), "from the cache");
+        assert.strictEqual(load("ts-node", file), "from the cache");
+        assert.strictEqual(entries().length, 1, "ts-node found the loader's entry");
 
         fs.writeFileSync(file, "export const answer: string = 'changed';\n");
-        assert.strictEqual(answer(), "changed");
+        assert.strictEqual(load("register", file), "changed");
         assert.strictEqual(entries().length, 2);
+    });
+
+    it("given a TypeScript file that throws, then the stack trace names its own line, not the JavaScript's", () => {
+        const file = path.join(dir, "thrower.ts");
+        // types and blank lines that vanish from the JavaScript put the throw on another line there
+        fs.writeFileSync(file, ["interface A {", "    a: string;", "}", "", "type B = A & { b: number };", "", "export function fail(x: B): never {", "    throw new Error(`failed ${x.a}`);", "}", ""].join("\n"));
+        const r = spawnSync(process.execPath, ["-r", path.join(PROJECT, "cli", "register.js"), "-e", `require(${JSON.stringify(file)}).fail({ a: "here", b: 1 })`], { cwd: PROJECT, env, encoding: "utf8" });
+        assert.notStrictEqual(r.status, 0);
+        assert.match(r.stderr, /Error: failed here/);
+        assert.match(r.stderr, /thrower\.ts:8:\d+/, r.stderr);
+    });
+
+    it("given a tsconfig.json it derives no swc options for, then it refuses in one line naming the setting", () => {
+        // a copy of the project's loader beside a tsconfig.json asking for ES modules
+        const project = path.join(dir, "project");
+        fs.mkdirSync(path.join(project, "cli"), { recursive: true });
+        for (const f of ["swc.js", "register.js"]) fs.copyFileSync(path.join(PROJECT, "cli", f), path.join(project, "cli", f));
+        fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext" } }));
+        fs.writeFileSync(path.join(project, "x.ts"), "export const x = 1;\n");
+        const r = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(path.join(project, "cli", "register.js"))}); require(${JSON.stringify(path.join(project, "x.ts"))})`], { env, encoding: "utf8" });
+        assert.notStrictEqual(r.status, 0);
+        assert.match(r.stderr, /tsconfig\.json sets module "esnext" \(commonjs expected\), for which cli\/swc\.js derives no swc options/);
     });
 });

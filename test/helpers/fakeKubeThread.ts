@@ -13,7 +13,7 @@ export interface FakeKubeThread {
 
 const BODY = `
 const { parentPort, workerData } = require("worker_threads");
-require(workerData.tsnode).register({ project: workerData.tsconfig, transpileOnly: true });
+require(workerData.register);
 const { FakeKube } = require(workerData.fakeApi);
 const kube = new FakeKube();
 for (const o of workerData.objects) kube.put(o, "setup");
@@ -25,7 +25,7 @@ export function startFakeKubeThread(objects: any[]): Promise<FakeKubeThread> {
     const project = path.resolve(__dirname, "..", "..");
     const worker = new Worker(BODY, {
         eval: true,
-        workerData: { objects, tsnode: require.resolve("ts-node"), tsconfig: path.join(project, "tsconfig.json"), fakeApi: path.join(project, "sim", "fakeApi.ts") },
+        workerData: { objects, register: path.join(project, "cli", "register.js"), fakeApi: path.join(project, "sim", "fakeApi.ts") },
     });
     return new Promise((resolve, reject) => {
         worker.once("error", reject);

@@ -1,5 +1,5 @@
 // A stand-in for the engine's dynamic provider plugin (pulumi-resource-pulumi-nodejs): one plain
-// Node process (no ts-node registered) serving the calls of an update in turn, each provider revived
+// Node process (no TypeScript loader registered) serving the calls of an update in turn, each provider revived
 // from its serialized text with require-from-string, exactly as @pulumi/pulumi/cmd/dynamic-provider
 // does (requireFromString(text).handler()).
 // Usage: node providerHost.js   — one JSON request per line on stdin ({ text, method, args }), one

@@ -78,7 +78,7 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
     });
 
     it("given a plane whose process was killed, then the next start takes it down: no process and no /etc/hosts line left behind", async () => {
-        const child = spawn(process.execPath, ["-e", `require(${JSON.stringify(require.resolve("ts-node"))}).register({ project: ${JSON.stringify(path.join(__dirname, "..", "..", "tsconfig.json"))} }); require(${JSON.stringify(path.join(__dirname, "..", "..", "realplane", "plane.ts"))}).startRealPlane().then(() => console.log("UP"))`], { stdio: ["ignore", "pipe", "inherit"] });
+        const child = spawn(process.execPath, ["-e", `require(${JSON.stringify(path.join(__dirname, "..", "..", "cli", "register.js"))}); require(${JSON.stringify(path.join(__dirname, "..", "..", "realplane", "plane.ts"))}).startRealPlane().then(() => console.log("UP"))`], { stdio: ["ignore", "pipe", "inherit"] });
         await new Promise<void>((resolve, reject) => {
             child.stdout!.on("data", (d) => String(d).includes("UP") && resolve());
             child.on("exit", (c) => reject(new Error(`the plane's process exited with ${c} before it was up`)));
