@@ -56,6 +56,19 @@ export function reapGitDaemon(pidFile: string, baseDir: string): string | null {
     return `stopped the git daemon (PID ${pid}) an interrupted run left behind`;
 }
 
+/** `git --exec-path`, asked once per PATH (a test may put another git first). */
+const execPaths = new Map<string, Promise<string>>();
+function gitExecPath(): Promise<string> {
+    const key = process.env.PATH ?? "";
+    let p = execPaths.get(key);
+    if (!p) {
+        p = run("git", ["--exec-path"]).then((r) => r.stdout.trim());
+        p.catch(() => execPaths.delete(key));
+        execPaths.set(key, p);
+    }
+    return p;
+}
+
 /**
  * Starts `git daemon` with the same arguments the GitDaemon Pod uses (lab/platform/gitDaemon.ts),
  * bound to loopback. `asNobody` runs it as nobody, as the Pod runs. It never outlives this process:
@@ -68,7 +81,7 @@ export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean
     const env = { ...process.env, ...(opts.env ?? {}) };
     const user = opts.asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups"] : [];
     // git-daemon itself, not `git daemon`: the git wrapper would run it as a child the death signal does not reach
-    const daemon = path.join((await run("git", ["--exec-path"])).stdout.trim(), "git-daemon");
+    const daemon = path.join(await gitExecPath(), "git-daemon");
     // cwd /: nobody may not enter ours
     const child: ChildProcess = spawn("setpriv", [...user, "--pdeathsig", "KILL", daemon, ...args.slice(1)], { env, stdio: "ignore", cwd: "/" });
     if (opts.pidFile && child.pid) fs.writeFileSync(opts.pidFile, `${child.pid}\n`);

@@ -12,6 +12,18 @@ const isFullSha = (s: unknown): s is string => typeof s === "string" && /^[0-9a-
 export class BareRepo {
     constructor(readonly gitDir: string) {}
 
+    /**
+     * Answers about commits, which never change, asked once per instance (a grading asks the same
+     * ones many times): keyed by the question; only answers, never failures, are kept.
+     */
+    private readonly known = new Map<string, unknown>();
+    private async once<T>(key: string, ask: () => Promise<T>): Promise<T> {
+        if (this.known.has(key)) return this.known.get(key) as T;
+        const answer = await ask();
+        this.known.set(key, answer);
+        return answer;
+    }
+
     private async git(args: string[]) {
         return (await run("git", ["--git-dir", this.gitDir, ...args])).stdout;
     }
@@ -22,25 +34,39 @@ export class BareRepo {
         return this.git(["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]).then((s) => s.trim(), () => null);
     }
     async isCommit(sha: unknown): Promise<boolean> {
-        return isFullSha(sha) && (await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(() => true, () => false));
+        // a commit that is absent may be pushed later: only its presence is kept
+        if (!isFullSha(sha)) return false;
+        if (this.known.get(`commit ${sha}`)) return true;
+        const present = await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(() => true, () => false);
+        if (present) this.known.set(`commit ${sha}`, true);
+        return present;
     }
     async parents(sha: string): Promise<string[]> {
-        return (await this.git(["rev-list", "--parents", "-n", "1", sha])).trim().split(/\s+/).slice(1);
+        const key = isFullSha(sha) ? `parents ${sha}` : undefined;
+        const ask = async () => (await this.git(["rev-list", "--parents", "-n", "1", sha])).trim().split(/\s+/).slice(1);
+        return [...(key ? await this.once(key, ask) : await ask())];
     }
     async isAncestor(a: string, b: string): Promise<boolean> {
-        return run("git", ["--git-dir", this.gitDir, "merge-base", "--is-ancestor", a, b]).then(
-            () => true,
-            (e) => {
-                if (e.exitCode === 1) return false;
-                throw e;
-            },
-        );
+        const ask = () =>
+            run("git", ["--git-dir", this.gitDir, "merge-base", "--is-ancestor", a, b]).then(
+                () => true,
+                (e) => {
+                    if (e.exitCode === 1) return false;
+                    throw e;
+                },
+            );
+        return isFullSha(a) && isFullSha(b) ? this.once(`ancestor ${a} ${b}`, ask) : ask();
     }
     async file(sha: string, p: string): Promise<string | null> {
-        return this.git(["show", `${sha}:${p}`]).catch(() => null);
+        const key = `file ${sha}:${p}`;
+        if (isFullSha(sha) && this.known.has(key)) return this.known.get(key) as string;
+        const text = await this.git(["show", `${sha}:${p}`]).catch(() => null);
+        if (text !== null && isFullSha(sha)) this.known.set(key, text);
+        return text;
     }
     async message(sha: string): Promise<string> {
-        return this.git(["log", "-1", "--format=%B", sha]);
+        const ask = () => this.git(["log", "-1", "--format=%B", sha]);
+        return isFullSha(sha) ? this.once(`message ${sha}`, ask) : ask();
     }
     async rootOf(branch: string): Promise<string> {
         const roots = (await this.git(["rev-list", "--max-parents=0", `refs/heads/${branch}`])).trim().split("\n");

@@ -31,12 +31,17 @@ export interface GitPort {
     revert(sha: string): Promise<string>;
 }
 
+/** Branch names git accepted in this process: its rule does not change, so each is asked once. */
+const validBranches = new Set<string>();
+
 export async function checkRefFormat(branch: string): Promise<void> {
+    if (validBranches.has(branch)) return;
     try {
         await run("git", ["check-ref-format", "--branch", branch]);
     } catch {
         throw new Error(`"${branch}" is not a valid git branch name (git check-ref-format --branch refused it)`);
     }
+    validBranches.add(branch);
 }
 
 export function isFullSha(s: unknown): s is string {
