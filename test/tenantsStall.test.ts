@@ -32,7 +32,7 @@ describe("the tenants lab (simulated cluster)", function () {
             const left = Object.fromEntries(["mandant-c", "mandant-d"].map((t) => [t, { release: stall.running[t], started: started(t) }]));
             for (const t of ["mandant-c", "mandant-d"]) assert.strictEqual(stall.waiting.includes(t), stall.running[t] === RELEASES.first, JSON.stringify(stall));
             await expectConsistently(
-                holds("c and d as the stall left them, with no operation", () => ["mandant-c", "mandant-d"].every((t) => !app(at, t).operation && release(t) === left[t].release && started(t) === left[t].started), () => left),
+                holds("c and d as the stall left them, with no operation", () => ["mandant-c", "mandant-d"].every((t) => !app(at, t).operation && release(t) === left[t].release && started(t) === left[t].started), () => ({ left, now: Object.fromEntries(["mandant-c", "mandant-d"].map((t) => [t, { release: release(t), started: started(t), operation: app(at, t).operation ?? null, phase: app(at, t).status?.operationState?.phase }])) })),
                 { forMs: 1_500 },
             );
         });

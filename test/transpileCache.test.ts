@@ -62,6 +62,7 @@ describe("the project's TypeScript loader and its transpile cache", function () 
         const project = path.join(dir, "project");
         fs.mkdirSync(path.join(project, "cli"), { recursive: true });
         for (const f of ["swc.js", "register.js"]) fs.copyFileSync(path.join(PROJECT, "cli", f), path.join(project, "cli", f));
+        fs.symlinkSync(path.join(PROJECT, "node_modules"), path.join(project, "node_modules"));
         fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext" } }));
         fs.writeFileSync(path.join(project, "x.ts"), "export const x = 1;\n");
         const r = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(path.join(project, "cli", "register.js"))}); require(${JSON.stringify(path.join(project, "x.ts"))})`], { env, encoding: "utf8" });
