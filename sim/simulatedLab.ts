@@ -224,10 +224,21 @@ export interface LabSnapshot {
     cluster: string;
 }
 
+/**
+ * A copy of the folder `from` at `to` (created, or filled if it exists): modes, links and times kept.
+ * By `cp -a`, not Node's fs.cpSync, which does in JavaScript what cp does in C: a lab's root of about 150
+ * files took it about 125 ms of CPU, cp 25, and the tests restore dozens of labs a run.
+ */
+async function copyTree(from: string, to: string): Promise<void> {
+    await run("cp", ["-a", "--", `${from}/.`, to]);
+}
+
 /** Copies a running lab's root into `dir` and dumps its cluster (call it when the lab is idle). */
-export function snapshotLab(lab: SimulatedLab, dir: string): LabSnapshot {
-    fs.cpSync(lab.layout.root, dir, { recursive: true });
-    return { dir, cluster: lab.kube.dump() };
+export async function snapshotLab(lab: SimulatedLab, dir: string): Promise<LabSnapshot> {
+    // the cluster first, at once: the controllers may act while cp runs
+    const cluster = lab.kube.dump();
+    await copyTree(lab.layout.root, dir);
+    return { dir, cluster };
 }
 
 /**
@@ -235,7 +246,7 @@ export function snapshotLab(lab: SimulatedLab, dir: string): LabSnapshot {
  * new bare repository), the simulated cluster loaded, the simulated Argo CD started on it.
  */
 export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<StartOptions, "cluster"> = {}): Promise<SimulatedLab> {
-    fs.cpSync(snap.dir, root, { recursive: true });
+    await copyTree(snap.dir, root);
     const layout = labLayout(root);
     // every lab's clone, pointed at its new bare repository
     for (const site of [layout, tenantsLayout(root)]) {

@@ -50,9 +50,9 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
         }
     };
 
-    const publish = (lab: SimulatedLab, step: number): LabSnapshot => {
+    const publish = async (lab: SimulatedLab, step: number): Promise<LabSnapshot> => {
         const tmp = fs.mkdtempSync(path.join(base, `.${name}-${step}-`));
-        const snap = snapshotLab(lab, path.join(tmp, "dir"));
+        const snap = await snapshotLab(lab, path.join(tmp, "dir"));
         fs.writeFileSync(clusterOf(step), snap.cluster);
         fs.renameSync(snap.dir, dirOf(step));
         fs.rmSync(tmp, { recursive: true, force: true });
@@ -76,10 +76,10 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
         try {
             for (let s = Math.max(below + 1, first); s < step; s++) {
                 await solve(lab, s);
-                if (!published(s) && lock(s)) publish(lab, s);
+                if (!published(s) && lock(s)) await publish(lab, s);
             }
             await solve(lab, step);
-            return publish(lab, step);
+            return await publish(lab, step); // awaited here: the lab is stopped and its root removed only after the copy
         } finally {
             await lab.stop();
             fs.rmSync(root, { recursive: true, force: true });
