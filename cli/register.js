@@ -15,6 +15,8 @@ const fs = require("fs");
 const path = require("path");
 const { transpile } = require("./swc");
 
+const PROJECT = path.join(__dirname, "..");
+
 const REGISTERED = Symbol.for("gitops-lab.register");
 if (!require.extensions[".ts"] && !globalThis[REGISTERED]) {
     globalThis[REGISTERED] = true;
@@ -29,8 +31,8 @@ if (!require.extensions[".ts"] && !globalThis[REGISTERED]) {
         retrieveSourceMap: (source) => (maps.has(source) ? { url: source, map: maps.get(source) } : null),
     });
     require.extensions[".ts"] = function (module, fileName) {
-        // a package's own TypeScript is its business (ts-node skips node_modules too)
-        if (fileName.split(path.sep).includes("node_modules")) throw new Error(`cli/register.js loads no TypeScript from node_modules: ${fileName}`);
+        // a package's own TypeScript is its business (ts-node skips node_modules too); the project's own path may hold one
+        if (path.relative(PROJECT, fileName).split(path.sep).includes("node_modules")) throw new Error(`cli/register.js loads no TypeScript from node_modules: ${fileName}`);
         const { code, map } = transpile(fs.readFileSync(fileName, "utf8"), fileName);
         maps.set(fileName, map);
         module._compile(code, fileName);

@@ -24,11 +24,20 @@ const CACHE = process.env.GITOPS_LAB_TRANSPILE_CACHE || path.join(PROJECT, "node
 
 /** swc's options for this project's compilerOptions, as ts-node 10.9.2 derives them (createSwcOptions). */
 function swcOptions() {
-    const o = JSON.parse(fs.readFileSync(path.join(PROJECT, "tsconfig.json"), "utf8")).compilerOptions || {};
+    const file = path.join(PROJECT, "tsconfig.json");
+    let tsconfig;
+    try {
+        tsconfig = JSON.parse(fs.readFileSync(file, "utf8"));
+    } catch (e) {
+        // plain JSON: TypeScript's comments and trailing commas are not read here
+        throw new Error(`cannot read ${file} as JSON (${e.message}); cli/swc.js reads it without comments or trailing commas`);
+    }
+    const o = tsconfig.compilerOptions || {};
     const lower = (v) => String(v || "").toLowerCase();
     const refuse = (what) => {
         throw new Error(`tsconfig.json sets ${what}, for which cli/swc.js derives no swc options: extend swcOptions() there, after ts-node's createSwcOptions`);
     };
+    if ("extends" in tsconfig) refuse(`"extends"`);
     if (lower(o.module) !== "commonjs") refuse(`module "${o.module}" (commonjs expected)`);
     if (lower(o.target) !== "es2022") refuse(`target "${o.target}" (es2022 expected)`);
     for (const k of ["experimentalDecorators", "emitDecoratorMetadata", "importHelpers", "jsx", "useDefineForClassFields", "alwaysStrict", "noImplicitUseStrict"]) if (k in o) refuse(k);

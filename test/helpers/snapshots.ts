@@ -59,7 +59,7 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
         return { dir: dirOf(step), cluster: snap.cluster };
     };
 
-    /** Builds the snapshot at `step` (its lock held) from the nearest published one below, keeping the states passed on the way. */
+    /** Builds the snapshot at `step` (its lock held) from the nearest one below, published or being built by another worker (then awaited), keeping the states passed on the way. */
     const build = async (step: number): Promise<LabSnapshot> => {
         // the nearest state below that is published, or that another worker is building (then wait for it rather than
         // build it a second time); a state below whose lock this worker takes is built here, on the way
