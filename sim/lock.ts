@@ -28,7 +28,10 @@ export interface RootLock {
 
 export function acquireRootLock(root: string): RootLock {
     fs.mkdirSync(root, { recursive: true });
-    return acquireLockFile(lockFile(root), (holder) => `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`);
+    return acquireLockFile(
+        lockFile(root),
+        (holder) => `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`,
+    );
 }
 
 /**
@@ -37,34 +40,77 @@ export function acquireRootLock(root: string): RootLock {
  */
 export function acquireLockFile(file: string, inUse: (holder: number, what: string) => string, what = ""): RootLock {
     let note: string | undefined;
-    for (let attempt = 0; attempt < 2; attempt++) {
+    // the lock appears whole or not at all: written to a file of this process's own, then linked into place
+    // (link fails if the lock exists). Written in place (open with wx, then write), another process could read
+    // it empty in between, judge it stale and take it over, and both would hold it.
+    const mine = `${file}.${process.pid}.new`;
+    const release = () => {
         try {
-            fs.writeFileSync(file, `${process.pid}\n${what}\n`, { flag: "wx" });
-            return {
-                note,
-                release: () => {
-                    try {
-                        if (fs.readFileSync(file, "utf8").split("\n")[0].trim() === String(process.pid)) fs.rmSync(file, { force: true });
-                    } catch {
-                        /* already gone */
-                    }
-                },
-            };
-        } catch (e: any) {
-            if (e.code !== "EEXIST") throw new Error(`cannot write the lock ${file} (${e.code ?? e.message}): is ${path.dirname(file)} writable?`);
-            const [first, second] = fs.readFileSync(file, "utf8").split("\n");
-            const holder = Number(first.trim());
-            if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) throw new Error(inUse(holder, (second ?? "").trim()));
-            note = `took over the lock of PID ${Number.isInteger(holder) ? holder : "?"}, which is gone`;
-            // a rename is atomic: of two runs taking over at once, one moves it away, the other's rename fails,
-            // and only one then creates the lock (wx)
+            if (fs.readFileSync(file, "utf8").split("\n")[0].trim() === String(process.pid)) fs.rmSync(file, { force: true });
+        } catch {
+            /* already gone */
+        }
+    };
+    try {
+        fs.writeFileSync(mine, `${process.pid}\n${what}\n`);
+    } catch (e: any) {
+        throw new Error(`cannot write the lock ${file} (${e.code ?? e.message}): is ${path.dirname(file)} writable?`);
+    }
+    try {
+        for (let attempt = 0; attempt < 2; attempt++) {
             try {
-                fs.renameSync(file, `${file}.stale-${process.pid}`);
-                fs.rmSync(`${file}.stale-${process.pid}`, { force: true });
+                fs.linkSync(mine, file);
+                return { note, release };
+            } catch (e: any) {
+                if (e.code !== "EEXIST")
+                    throw new Error(`cannot write the lock ${file} (${e.code ?? e.message}): is ${path.dirname(file)} writable?`);
+            }
+            const holder = holderOf(file);
+            if (holder !== undefined && holder !== process.pid && isAlive(holder)) throw new Error(inUse(holder, whatOf(file)));
+            note = `took over the lock of PID ${holder ?? "?"}, which is gone`;
+            // moved aside, then checked: two processes taking over at once may both have judged the same dead
+            // holder's lock, and the second's rename may move the first's new lock; that one is put back
+            const stale = `${file}.stale-${process.pid}`;
+            try {
+                fs.renameSync(file, stale);
             } catch (err: any) {
                 if (err.code !== "ENOENT") throw err;
+                continue;
             }
+            const moved = holderOf(stale);
+            if (moved !== undefined && moved !== holder && moved !== process.pid && isAlive(moved)) {
+                const movedWhat = whatOf(stale);
+                try {
+                    fs.linkSync(stale, file);
+                } catch {
+                    /* a third process has taken it meanwhile: it holds it */
+                }
+                fs.rmSync(stale, { force: true });
+                throw new Error(inUse(moved, movedWhat));
+            }
+            fs.rmSync(stale, { force: true });
         }
+        throw new Error(`cannot take the lock ${file}`);
+    } finally {
+        fs.rmSync(mine, { force: true });
     }
-    throw new Error(`cannot take the lock ${file}`);
+}
+
+/** The PID a lock file names, or undefined (gone, empty, not a PID). */
+function holderOf(file: string): number | undefined {
+    try {
+        const holder = Number(fs.readFileSync(file, "utf8").split("\n")[0].trim());
+        return Number.isInteger(holder) && holder > 0 ? holder : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/** What a lock file says holds it (its second line). */
+function whatOf(file: string): string {
+    try {
+        return (fs.readFileSync(file, "utf8").split("\n")[1] ?? "").trim();
+    } catch {
+        return "";
+    }
 }

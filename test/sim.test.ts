@@ -36,13 +36,19 @@ const app = (at: LabAt, name = "shop-dev") => at.lab.kube.get("Application", "ar
 
 describe("Argo CD simulation: ApplicationSet controller", () => {
     it("renders {{key}} from the element and leaves an unknown key literally", () => {
-        assert.deepStrictEqual(renderTemplate({ a: "shop-{{env}}", b: ["{{revision}}", "{{nope}}"] }, { env: "dev", revision: "main" }), { a: "shop-dev", b: ["main", "{{nope}}"] });
+        assert.deepStrictEqual(renderTemplate({ a: "shop-{{env}}", b: ["{{revision}}", "{{nope}}"] }, { env: "dev", revision: "main" }), {
+            a: "shop-dev",
+            b: ["main", "{{nope}}"],
+        });
     });
 
     it("generates one Application per list element, owned by the ApplicationSet", () => {
         const a = { ...shopApplicationSet(), metadata: { name: "shop", namespace: "argocd", uid: "u1" } };
         const apps = generateApplications(a);
-        assert.deepStrictEqual(apps.map((x) => x.metadata.name), ["shop-dev", "shop-prod"]);
+        assert.deepStrictEqual(
+            apps.map((x) => x.metadata.name),
+            ["shop-dev", "shop-prod"],
+        );
         assert.strictEqual(apps[1].spec.destination.namespace, "shop-prod");
         assert.strictEqual(apps[1].metadata.ownerReferences[0].uid, "u1");
     });
@@ -64,8 +70,20 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
 
         it("given a generated Application, when someone edits its spec by hand, then the ApplicationSet controller puts the template's spec back", async () => {
             await expect(holds("shop-prod generated", () => !!app(at, "shop-prod")));
-            at.lab.kube.put({ ...app(at, "shop-prod"), spec: { ...app(at, "shop-prod").spec, source: { ...app(at, "shop-prod").spec.source, targetRevision: "release/prod" } } }, "client");
-            await expect(holds("targetRevision back to main", () => app(at, "shop-prod").spec.source.targetRevision === "main", () => app(at, "shop-prod").spec.source));
+            at.lab.kube.put(
+                {
+                    ...app(at, "shop-prod"),
+                    spec: { ...app(at, "shop-prod").spec, source: { ...app(at, "shop-prod").spec.source, targetRevision: "release/prod" } },
+                },
+                "client",
+            );
+            await expect(
+                holds(
+                    "targetRevision back to main",
+                    () => app(at, "shop-prod").spec.source.targetRevision === "main",
+                    () => app(at, "shop-prod").spec.source,
+                ),
+            );
         });
     });
 });
@@ -76,7 +94,14 @@ describe("Argo CD simulation: fake Kubernetes API patches", () => {
     });
     it("JSON patch with a failing test changes nothing", () => {
         const doc = { l: [{ env: "dev" }] };
-        assert.throws(() => jsonPatch(doc, [{ op: "test", path: "/l/0/env", value: "prod" }, { op: "replace", path: "/l/0/env", value: "x" }]), /test failed/);
+        assert.throws(
+            () =>
+                jsonPatch(doc, [
+                    { op: "test", path: "/l/0/env", value: "prod" },
+                    { op: "replace", path: "/l/0/env", value: "x" },
+                ]),
+            /test failed/,
+        );
         assert.deepStrictEqual(doc, { l: [{ env: "dev" }] });
     });
 });
@@ -88,22 +113,43 @@ describe("Argo CD simulation: application controller", function () {
     afterEach(async () => at.stop());
 
     const refresh = (name: string, kind: "normal" | "hard") => at.cluster.annotateApplication(name, { [REFRESH_ANNOTATION]: kind });
-    const breakDev = async () => pushCommit(at, "envs/dev/kustomization.yaml", addMissingResource(fs.readFileSync(path.join(at.lab.layout.clone, "envs/dev/kustomization.yaml"), "utf8")), "break dev");
+    const breakDev = async () =>
+        pushCommit(
+            at,
+            "envs/dev/kustomization.yaml",
+            addMissingResource(fs.readFileSync(path.join(at.lab.layout.clone, "envs/dev/kustomization.yaml"), "utf8")),
+            "break dev",
+        );
 
     it("given a new commit, when nothing refreshes, then the app stays at the old one (Git is polled every few minutes); when refreshed, then it moves and the annotation is removed", async () => {
         const before = app(at).status.sync.revision;
         const sha = await pushCommit(at, "README.md", "docs\n", "docs only");
         // for 10 reconcile delays nothing looks at Git
-        await expectConsistently(holds("shop-dev stays at the old commit", () => app(at).status.sync.revision === before), { forMs: 500 });
+        await expectConsistently(
+            holds("shop-dev stays at the old commit", () => app(at).status.sync.revision === before),
+            { forMs: 500 },
+        );
         await refresh("shop-dev", "normal");
-        await expect(holds("shop-dev at the new commit, refresh annotation removed", () => app(at).status.sync.revision === sha && !app(at).metadata.annotations?.[REFRESH_ANNOTATION], () => app(at).status.sync));
-        assert.strictEqual(app(at).status.operationState.syncResult.revision, before, "identical manifests: Synced at the new commit without a new operation");
+        await expect(
+            holds(
+                "shop-dev at the new commit, refresh annotation removed",
+                () => app(at).status.sync.revision === sha && !app(at).metadata.annotations?.[REFRESH_ANNOTATION],
+                () => app(at).status.sync,
+            ),
+        );
+        assert.strictEqual(
+            app(at).status.operationState.syncResult.revision,
+            before,
+            "identical manifests: Synced at the new commit without a new operation",
+        );
     });
 
     it("given a commit that cannot render, when refreshed, then a ComparisonError with v3.5.1's message, sync Unknown and the literal revision", async () => {
         await breakDev();
         await refresh("shop-dev", "normal");
-        await expect(holds("ComparisonError on shop-dev", () => !!app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")));
+        await expect(
+            holds("ComparisonError on shop-dev", () => !!app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")),
+        );
         const cond = app(at).status.conditions.find((c: any) => c.type === "ComparisonError");
         assert.match(
             cond.message,
@@ -127,7 +173,9 @@ describe("Argo CD simulation: application controller", function () {
         await git(["revert", "--no-edit", "HEAD"], at.lab.layout.clone);
         await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], at.lab.layout.clone);
         await refresh("shop-dev", "hard");
-        await expect(holds("shop-dev Synced again, no condition", () => app(at).status.sync.status === "Synced" && !app(at).status.conditions));
+        await expect(
+            holds("shop-dev Synced again, no condition", () => app(at).status.sync.status === "Synced" && !app(at).status.conditions),
+        );
     });
 
     it("given selfHeal, when a managed object drifts twice, then it is repaired in place (uid kept), the first time without backoff and the repeat after it", async () => {
@@ -145,10 +193,19 @@ describe("Argo CD simulation: application controller", function () {
     it("given automated sync disabled on the Application (as RollingSync sets it), when a managed object drifts, then nothing repairs it", async () => {
         at.lab.argo.appsets.stop(); // else the ApplicationSet controller would put the template's spec back
         const a = app(at, "shop-prod");
-        at.lab.kube.put({ ...a, spec: { ...a.spec, syncPolicy: { ...a.spec.syncPolicy, automated: { ...a.spec.syncPolicy.automated, enabled: false } } } }, "rollout-test");
+        at.lab.kube.put(
+            {
+                ...a,
+                spec: { ...a.spec, syncPolicy: { ...a.spec.syncPolicy, automated: { ...a.spec.syncPolicy.automated, enabled: false } } },
+            },
+            "rollout-test",
+        );
         await at.cluster.patchConfigMapData("shop-prod", "shop-config", { LOG_LEVEL: "debug" });
         // longer than a comparison and an operation of the simulation (FAST: 50 + 20 + 50 ms)
-        await expectConsistently(holds("LOG_LEVEL stays debug", () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL === "debug"), { forMs: 800 });
+        await expectConsistently(
+            holds("LOG_LEVEL stays debug", () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL === "debug"),
+            { forMs: 800 },
+        );
         assert.deepStrictEqual(at.lab.argo.apps.selfHealDelays, [], "no repair was even scheduled");
     });
 });
@@ -165,9 +222,15 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
         const nonce = `${process.pid}-${Date.now()}`; // content no other test renders (the memo is shared by the run's workers)
         const commit = async (value: string, date: string) => {
             fs.writeFileSync(path.join(work, "kustomization.yaml"), "resources:\n- cm.yaml\n");
-            fs.writeFileSync(path.join(work, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memo\ndata:\n  nonce: "${nonce}"\n  value: "${value}"\n`);
+            fs.writeFileSync(
+                path.join(work, "cm.yaml"),
+                `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memo\ndata:\n  nonce: "${nonce}"\n  value: "${value}"\n`,
+            );
             await git(["add", "-A"], work);
-            await git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m", "c", `--date=${date}`], work);
+            await git(
+                ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m", "c", `--date=${date}`],
+                work,
+            );
             const sha = await git(["rev-parse", "HEAD"], work);
             await git(["push", "--quiet", "--force", bare, `HEAD:refs/heads/b-${sha}`], work);
             return sha;
@@ -203,7 +266,10 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
         for (const v of ["one", "two"]) {
             fs.mkdirSync(path.join(checkout, v), { recursive: true });
             fs.writeFileSync(path.join(checkout, v, "kustomization.yaml"), "resources:\n- cm.yaml\n");
-            fs.writeFileSync(path.join(checkout, v, "cm.yaml"), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memo\ndata:\n  nonce: "${nonce}"\n  value: "${v}"\n`);
+            fs.writeFileSync(
+                path.join(checkout, v, "cm.yaml"),
+                `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: memo\ndata:\n  nonce: "${nonce}"\n  value: "${v}"\n`,
+            );
         }
         fs.mkdirSync(path.join(checkout, "app"));
         fs.writeFileSync(path.join(checkout, "app", "kustomization.yaml"), "resources:\n- ../base\n");
@@ -226,7 +292,12 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
     });
     after(async () => kube.stop());
 
-    const cm = (name: string, v: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data: { v } });
+    const cm = (name: string, v: string) => ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: "default" },
+        data: { v },
+    });
     /** Opens a watch on ConfigMaps and collects its event lines until `stop()`; `opened` when the server has answered with its headers. */
     function watch(query: string): { lines: string[]; opened: Promise<void>; stop: () => void } {
         const lines: string[] = [];
@@ -255,11 +326,23 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
         kube.remove("ConfigMap", "default", "gone", "client");
         const w = watch(`&resourceVersion=${listed}`);
         try {
-            await expect(holds("the deletion replayed", () => events(w.lines).includes("DELETED gone"), () => w.lines));
+            await expect(
+                holds(
+                    "the deletion replayed",
+                    () => events(w.lines).includes("DELETED gone"),
+                    () => w.lines,
+                ),
+            );
             assert.deepStrictEqual(events(w.lines), ["DELETED gone"]);
             assert.ok(Number(JSON.parse(w.lines[0]).object.metadata.resourceVersion) > listed);
             kube.put(cm("after", "1"), "client");
-            await expect(holds("a later change follows", () => events(w.lines).includes("ADDED after"), () => w.lines));
+            await expect(
+                holds(
+                    "a later change follows",
+                    () => events(w.lines).includes("ADDED after"),
+                    () => w.lines,
+                ),
+            );
         } finally {
             w.stop();
         }
@@ -271,7 +354,13 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
         try {
             await w.opened;
             kube.put(cm("earlier", "2"), "client");
-            await expect(holds("the later change", () => w.lines.length > 0, () => w.lines));
+            await expect(
+                holds(
+                    "the later change",
+                    () => w.lines.length > 0,
+                    () => w.lines,
+                ),
+            );
             assert.deepStrictEqual(events(w.lines), ["MODIFIED earlier"]);
         } finally {
             w.stop();
@@ -283,7 +372,13 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
         for (let i = 1; i <= 1100; i++) kube.put(cm("churn", String(i)), "client");
         const w = watch(`&resourceVersion=${old}`);
         try {
-            await expect(holds("the ERROR event", () => w.lines.length > 0, () => w.lines));
+            await expect(
+                holds(
+                    "the ERROR event",
+                    () => w.lines.length > 0,
+                    () => w.lines,
+                ),
+            );
             const e = JSON.parse(w.lines[0]);
             assert.deepStrictEqual([e.type, e.object.code, e.object.reason], ["ERROR", 410, "Expired"]);
         } finally {
@@ -326,7 +421,11 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
         kube.put(cm("1"), "setup");
         // the answer's bytes come after the save: the file is read as soon as they arrive
         const seen = await new Promise<string | undefined>((resolve, reject) =>
-            http.get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) => res.once("data", () => resolve(savedValue(file))).resume()).on("error", reject),
+            http
+                .get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) =>
+                    res.once("data", () => resolve(savedValue(file))).resume(),
+                )
+                .on("error", reject),
         );
         assert.strictEqual(seen, "1");
         kube.put(cm("2"), "a-controller");
@@ -343,7 +442,14 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
         const { kube, file } = await saved(50);
         try {
             kube.put(cm("by-controller"), "a-controller");
-            await expect(holds("the controller's change saved", () => savedValue(file) === "by-controller", () => savedValue(file)), { timeoutMs: 10_000 });
+            await expect(
+                holds(
+                    "the controller's change saved",
+                    () => savedValue(file) === "by-controller",
+                    () => savedValue(file),
+                ),
+                { timeoutMs: 10_000 },
+            );
         } finally {
             await kube.stop();
         }
@@ -355,10 +461,12 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
             fs.rmSync(path.dirname(file), { recursive: true }); // the folder is gone: the next save fails
             kube.put(cm("unsaved"), "a-controller");
             const answer = await new Promise<{ code?: number; body: string }>((resolve, reject) =>
-                http.get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) => {
-                    let body = "";
-                    res.on("data", (d) => (body += d)).on("end", () => resolve({ code: res.statusCode, body }));
-                }).on("error", reject),
+                http
+                    .get(`${base}/api/v1/namespaces/default/configmaps/saved`, (res) => {
+                        let body = "";
+                        res.on("data", (d) => (body += d)).on("end", () => resolve({ code: res.statusCode, body }));
+                    })
+                    .on("error", reject),
             );
             assert.strictEqual(answer.code, 500);
             assert.match(JSON.parse(answer.body).message, /^the simulated cluster could not be saved: ENOENT/);
@@ -371,6 +479,70 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
 describe("the root lock (one simulate per root)", function () {
     this.timeout(30_000);
 
+    it("given four processes taking the same locks at the same instant, then each lock has exactly one holder", async () => {
+        // each child, once all are started, takes 500 locks in the same order as fast as it can, says which it
+        // got, and stays alive (so no lock is judged stale) until its stdin ends
+        const LOCKS = 500;
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lock-race-"));
+        const script = `
+            const { acquireLockFile } = require(${JSON.stringify(path.join(__dirname, "..", "sim", "lock"))});
+            console.log("ready");
+            process.stdin.once("data", () => {
+                const got = [];
+                for (let i = 0; i < ${LOCKS}; i++) {
+                    try { acquireLockFile(require("path").join(process.argv[1], "l" + i), (pid) => "held by " + pid); got.push(i); }
+                    catch (e) { if (!/^held by/.test(e.message)) { console.log(JSON.stringify({ error: e.message })); process.exit(1); } }
+                }
+                console.log(JSON.stringify({ got }));
+            });`;
+        const children = [0, 1, 2, 3].map(() =>
+            spawn(process.execPath, ["-r", path.join(__dirname, "..", "cli", "register.js"), "-e", script, dir], {
+                stdio: ["pipe", "pipe", "inherit"],
+            }),
+        );
+        /** The child's next line on stdout. */
+        const lines = children.map((child) => {
+            let out = "";
+            const waiting: ((line: string) => void)[] = [];
+            const queued: string[] = [];
+            child.stdout!.on("data", (d) => {
+                out += d;
+                for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
+                    const line = out.slice(0, nl);
+                    out = out.slice(nl + 1);
+                    const w = waiting.shift();
+                    if (w) w(line);
+                    else queued.push(line);
+                }
+            });
+            return () =>
+                new Promise<string>((resolve, reject) => {
+                    const q = queued.shift();
+                    if (q !== undefined) return resolve(q);
+                    waiting.push(resolve);
+                    child.once("exit", (code) => reject(new Error(`a child ended (${code}) before answering`)));
+                });
+        });
+        try {
+            assert.deepStrictEqual(await Promise.all(lines.map((next) => next())), ["ready", "ready", "ready", "ready"]);
+            for (const child of children) child.stdin!.write("go\n");
+            const answers: { got?: number[]; error?: string }[] = (await Promise.all(lines.map((next) => next()))).map((l) =>
+                JSON.parse(l),
+            );
+            for (const a of answers) assert.strictEqual(a.error, undefined);
+            const holders = new Map<number, number>();
+            for (const a of answers) for (const i of a.got!) holders.set(i, (holders.get(i) ?? 0) + 1);
+            const wrong = [...Array(LOCKS).keys()].filter((i) => holders.get(i) !== 1);
+            assert.deepStrictEqual(
+                wrong.map((i) => `l${i}: ${holders.get(i) ?? 0} holders`),
+                [],
+            );
+        } finally {
+            for (const child of children) child.stdin!.end();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("given a lock held by a process killed but not yet reaped (a zombie), then the next run takes it over", async () => {
         // sh starts a child that ends a second later, and by then has become a sleep that never reaps
         // it: the child stays a zombie
@@ -379,7 +551,13 @@ describe("the root lock (one simulate per root)", function () {
             const zombie = await new Promise<number>((resolve) => parent.stdout!.once("data", (d) => resolve(Number(String(d).trim()))));
             const state = () => procStat(zombie)?.state;
             // reaped (no state) can never become a zombie: stop at once
-            await expect(() => (state() === "Z" ? succeeded("a zombie") : state() === undefined ? failed("the child was reaped") : pending(`state ${state()}`)));
+            await expect(() =>
+                state() === "Z"
+                    ? succeeded("a zombie")
+                    : state() === undefined
+                      ? failed("the child was reaped")
+                      : pending(`state ${state()}`),
+            );
             const root = fs.mkdtempSync(path.join(os.tmpdir(), "lock-"));
             fs.writeFileSync(lockFile(root), `${zombie}\n`);
             const lock = acquireRootLock(root);
