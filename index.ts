@@ -25,30 +25,42 @@ import { tenantsLabProgress } from "./lab/tenants/solve";
 
 // every key through the one schema (lab/platform/stackConfig.ts): a bad value is one line naming it
 const config = new pulumi.Config();
-const cfg = parseStackConfig(Object.fromEntries(CONFIG_KEYS.map((k) => [k, config.get(k)])), `the configuration of stack ${pulumi.getStack()}`);
+const cfg = parseStackConfig(
+    Object.fromEntries(CONFIG_KEYS.map((k) => [k, config.get(k)])),
+    `the configuration of stack ${pulumi.getStack()}`,
+);
 const root = cfg.root;
 const layout = labLayout(root);
 const solveThrough = cfg.solveThrough;
 // dropping the lab's resources would tear the lab down: steps cannot be undone (reading the files changes nothing)
 const done = shopLabProgress(layout);
 if (solveThrough < done) {
-    throw new Error(`solveThrough is ${solveThrough}, but the lab on this host is at step ${done} and steps cannot be undone. Set it back (pulumi config set solveThrough ${done}), or start over with pulumi destroy and pulumi up`);
+    throw new Error(
+        `solveThrough is ${solveThrough}, but the lab on this host is at step ${done} and steps cannot be undone. Set it back (pulumi config set solveThrough ${done}), or start over with pulumi destroy and pulumi up`,
+    );
 }
 
 const tenantsEnabled = cfg.tenantsLab;
 const tenantsThrough = cfg.tenantsSolveThrough;
 const tenantsDone = tenantsLabProgress(tenantsLayout(root));
 if (tenantsEnabled && tenantsThrough < tenantsDone) {
-    throw new Error(`tenantsSolveThrough is ${tenantsThrough}, but the tenants lab on this host is at step ${tenantsDone} and steps cannot be undone. Set it back (pulumi config set tenantsSolveThrough ${tenantsDone}), or start over with pulumi destroy and pulumi up`);
+    throw new Error(
+        `tenantsSolveThrough is ${tenantsThrough}, but the tenants lab on this host is at step ${tenantsDone} and steps cannot be undone. Set it back (pulumi config set tenantsSolveThrough ${tenantsDone}), or start over with pulumi destroy and pulumi up`,
+    );
 }
 
 const doctorEnabled = cfg.rolloutDoctor === "on" || (cfg.rolloutDoctor === "auto" && tenantsEnabled);
 
 // what an adopted cluster had before this stack is used, never removed (a read: a preview changes nothing)
 const kubeconfigPath = cfg.kubeconfigPath || undefined;
-const found = foundInCluster(kubeconfigPath ?? (fs.existsSync(K3S_KUBECONFIG) ? K3S_KUBECONFIG : undefined), [GITSRV_NAMESPACE, DOCTOR_NAMESPACE]);
+const found = foundInCluster(kubeconfigPath ?? (fs.existsSync(K3S_KUBECONFIG) ? K3S_KUBECONFIG : undefined), [
+    GITSRV_NAMESPACE,
+    DOCTOR_NAMESPACE,
+]);
 if (found.argocd && tenantsEnabled && !found.progressiveSyncs) {
-    throw new Error(`the Argo CD found in the cluster has progressive syncs off, and the tenants lab needs them: set ${PROGRESSIVE_SYNCS_KEY}: "true" in argocd/argocd-cmd-params-cm and restart its ApplicationSet controller, or set tenantsLab false`);
+    throw new Error(
+        `the Argo CD found in the cluster has progressive syncs off, and the tenants lab needs them: set ${PROGRESSIVE_SYNCS_KEY}: "true" in argocd/argocd-cmd-params-cm and restart its ApplicationSet controller, or set tenantsLab false`,
+    );
 }
 
 const k3s = new K3s("k3s", {
@@ -57,18 +69,41 @@ const k3s = new K3s("k3s", {
     readyTimeoutSeconds: cfg.k3sReadyTimeoutSeconds,
 });
 const provider = new k8s.Provider("lab", { kubeconfig: k3s.kubeconfig, enableServerSideApply: true });
-const argocd = new ArgoCd("argocd", { provider, kubeconfig: k3s.kubeconfig, readyTimeoutSeconds: cfg.argocdReadyTimeoutSeconds, found: found.argocd });
-const gitd = new GitDaemon("gitd", { provider, kubeconfig: k3s.kubeconfig, hostPath: layout.bareDir, image: cfg.gitDaemonImage, readyTimeoutSeconds: cfg.gitDaemonReadyTimeoutSeconds, namespaceFound: found.namespaces.includes(GITSRV_NAMESPACE) });
+const argocd = new ArgoCd("argocd", {
+    provider,
+    kubeconfig: k3s.kubeconfig,
+    readyTimeoutSeconds: cfg.argocdReadyTimeoutSeconds,
+    found: found.argocd,
+});
+const gitd = new GitDaemon("gitd", {
+    provider,
+    kubeconfig: k3s.kubeconfig,
+    hostPath: layout.bareDir,
+    image: cfg.gitDaemonImage,
+    readyTimeoutSeconds: cfg.gitDaemonReadyTimeoutSeconds,
+    namespaceFound: found.namespaces.includes(GITSRV_NAMESPACE),
+});
 
 // step 1 runs kubectl kustomize: on a fresh host kubectl exists only once k3s's installer linked it
 const repo = solveThrough >= 1 ? new ShopRepo("shop-repo", { root, after: [k3s] }) : undefined;
 const appset =
     repo && solveThrough >= 2
-        ? new ShopAppSet("shop", { kubeconfig: k3s.kubeconfig, root, deleteTimeoutSeconds: cfg.destroyTimeoutSeconds, after: [argocd, gitd, repo] })
+        ? new ShopAppSet("shop", {
+              kubeconfig: k3s.kubeconfig,
+              root,
+              deleteTimeoutSeconds: cfg.destroyTimeoutSeconds,
+              after: [argocd, gitd, repo],
+          })
         : undefined;
 const scenario =
     appset && solveThrough >= 2
-        ? new Scenario("scenario", { kubeconfig: k3s.kubeconfig, root, solveThrough, syncTimeoutSeconds: cfg.syncTimeoutSeconds, after: [appset] })
+        ? new Scenario("scenario", {
+              kubeconfig: k3s.kubeconfig,
+              root,
+              solveThrough,
+              syncTimeoutSeconds: cfg.syncTimeoutSeconds,
+              after: [appset],
+          })
         : undefined;
 
 // Part 2 stands beside Part 1: it needs Argo CD (progressive syncs on) and the git daemon, not the shop lab
@@ -84,11 +119,20 @@ const tenants = tenantsEnabled
     : undefined;
 
 // the alert where the rollouts run: doctor --watch in the cluster (with the tenants lab, or on its own)
-const doctor = doctorEnabled ? new RolloutDoctor("rollout-doctor", { kubeconfig: k3s.kubeconfig, provider, after: [argocd], namespaceFound: found.namespaces.includes(DOCTOR_NAMESPACE) }) : undefined;
+const doctor = doctorEnabled
+    ? new RolloutDoctor("rollout-doctor", {
+          kubeconfig: k3s.kubeconfig,
+          provider,
+          after: [argocd],
+          namespaceFound: found.namespaces.includes(DOCTOR_NAMESPACE),
+      })
+    : undefined;
 
 export const kubeconfig = k3s.kubeconfig;
 export const clusterMode = k3s.mode;
 export const argocdMode = argocd.mode;
+export const argocdUi = argocd.ui;
+export const argocdAdminPassword = argocd.adminPassword;
 export const bareRepo = layout.bareRepo;
 export const clone = layout.clone;
 export const resultsDir = layout.workDir;

@@ -5,29 +5,49 @@
  * minute while it runs.
  */
 import { binPath, BINARIES, buildRealPlane, cacheDir } from "../realplane/build";
-import { checkPlaneTools } from "../realplane/plane";
+import { checkPlaneTools } from "../realplane/tools";
 import { buildPromtool, promtoolPath } from "../realplane/promtoolBuild";
 import { buildPulumi, pulumiBinPath, PULUMI_BINARIES, pulumiCacheDir } from "../realplane/pulumiBuild";
 import { PROMETHEUS, PULUMI, REAL_PLANE } from "../realplane/versions";
+import { buildRealNode, nodeBinPath, NODE_BINARIES, nodeCacheDir } from "../realnode/build";
+import { buildImageLayers, imageRecipes, imagesCacheDir, needsBuiltFiles } from "../realnode/images";
 import { Command, EXIT } from "./command";
 
 export const buildRealPlaneCommand: Command = {
     name: "build-real-plane",
-    summary: "build Kubernetes, etcd, KWOK, kustomize, Argo CD v3.5.1, the Pulumi CLI, its kubernetes provider and promtool from Go modules for the real test tier (cached)",
+    summary:
+        "build the real tiers' programs from Go modules (Kubernetes, etcd, kustomize, Argo CD v3.5.1, containerd, CoreDNS, the Pulumi CLI, its kubernetes provider, promtool) and the real node's images from Debian's packages (cached)",
     usage: "build-real-plane",
     details: [
-        "needs Go and the Go module proxy; from cold caches about 60 minutes on 2 cores (the plane about 40, the CLI 17, the provider 20, promtool 12), then nothing",
-        `plane binaries in ${cacheDir()}/bin; Pulumi's in ${pulumiCacheDir()}/bin; promtool at ${promtoolPath()}`,
+        "needs Go and the Go module proxy, and mmdebstrap with Debian's mirror; from cold caches about 40 minutes on 2 cores, then seconds",
+        `plane binaries in ${cacheDir()}/bin; the node's in ${nodeCacheDir()}/bin; its images' layers in ${imagesCacheDir()}; Pulumi's in ${pulumiCacheDir()}/bin; promtool at ${promtoolPath()}`,
     ],
     options: {},
     async run() {
         const t0 = Date.now();
         await checkPlaneTools(true);
-        console.log(`real plane: Kubernetes ${REAL_PLANE.kubernetes}, etcd ${REAL_PLANE.etcd}, KWOK ${REAL_PLANE.kwok}, kustomize ${REAL_PLANE.kustomize}, Argo CD ${REAL_PLANE.argocd} (gitops-engine ${REAL_PLANE.gitopsEngine}, see realplane/versions.ts)`);
-        console.log(`Pulumi: the CLI ${PULUMI.cli}, the kubernetes provider ${PULUMI.kubernetes} (module ${PULUMI.kubernetesModule}); promtool of Prometheus ${PROMETHEUS.version} (module ${PROMETHEUS.module})`);
-        // both at once: Go's builds leave a core idle part of the time, so together they take about as long as the longer
-        await Promise.all([buildRealPlane((l) => console.log(`[real-plane] ${l}`)), buildPulumi((l) => console.log(`[pulumi] ${l}`)).then(() => buildPromtool((l) => console.log(`[promtool] ${l}`)))]);
+        console.log(
+            `real plane: Kubernetes ${REAL_PLANE.kubernetes}, etcd ${REAL_PLANE.etcd}, kustomize ${REAL_PLANE.kustomize}, Argo CD ${REAL_PLANE.argocd} (gitops-engine ${REAL_PLANE.gitopsEngine}, see realplane/versions.ts)`,
+        );
+        console.log(
+            `Pulumi: the CLI ${PULUMI.cli}, the kubernetes provider ${PULUMI.kubernetes} (module ${PULUMI.kubernetesModule}); promtool of Prometheus ${PROMETHEUS.version} (module ${PROMETHEUS.module})`,
+        );
+        // at once: Go's builds leave a core idle part of the time, so together they take about as long as the longest;
+        // the images made of Debian's packages alone start at once too (mmdebstrap mostly waits for the mirror),
+        // those with the plane's or the node's binaries once those are built
+        const recipes = imageRecipes();
+        const binaries = buildRealPlane((l) => console.log(`[real-plane] ${l}`)).then(() =>
+            buildRealNode((l) => console.log(`[real-node] ${l}`)),
+        );
+        const images = (rs: typeof recipes) => buildImageLayers(rs, (l) => console.log(`[images] ${l}`));
+        await Promise.all([
+            binaries,
+            images(recipes.filter((r) => !needsBuiltFiles(r))),
+            binaries.then(() => images(recipes.filter(needsBuiltFiles))),
+            buildPulumi((l) => console.log(`[pulumi] ${l}`)).then(() => buildPromtool((l) => console.log(`[promtool] ${l}`))),
+        ]);
         for (const b of BINARIES) console.log(`  ${binPath(b)}`);
+        for (const b of NODE_BINARIES) console.log(`  ${nodeBinPath(b)}`);
         for (const b of PULUMI_BINARIES) console.log(`  ${pulumiBinPath(b)}`);
         console.log(`  ${promtoolPath()}`);
         console.log(`ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);

@@ -2,7 +2,7 @@ import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
-import { argoCdCmdParams, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
+import { argoCdCmdParams, ARGOCD_UI, ARGOCD_WORKLOADS, INITIAL_ADMIN_SECRET } from "../lab/platform/argocd";
 import { CREATED_BY } from "../lab/platform/found";
 import { PROJECT_DIR } from "./labModule";
 import { WorkloadsReady } from "./workloadsReady";
@@ -26,44 +26,85 @@ export interface ArgoCdArgs {
 /**
  * Argo CD v3.5.1 (upstream non-HA install, pinned) in namespace argocd, with progressive syncs
  * switched on for the RollingSync lab. Ready only when the repo-server, the application
- * controller and the ApplicationSet controller are.
+ * controller, the ApplicationSet controller and argocd-server are; the wait then reads the admin
+ * password argocd-server generated.
  */
 export class ArgoCd extends pulumi.ComponentResource {
     /** The namespace Argo CD runs in (argocd). */
     readonly namespace: pulumi.Output<string>;
-    /** Resolves when the controllers are ready: depend on the component to use Argo CD's CRDs. */
+    /** Resolves when the controllers and the server are ready: depend on the component to use Argo CD's CRDs. */
     readonly ready: pulumi.Output<boolean>;
     /** "installed" by this stack, or "found" in the adopted cluster (and left there on destroy). */
     readonly mode: pulumi.Output<string>;
+    /** How to open the UI from the lab host (a port-forward to argocd-server). */
+    readonly ui: pulumi.Output<string>;
+    /** The admin user's initial password (secret), as argocd-server generated it; null for a found Argo CD. */
+    readonly adminPassword: pulumi.Output<string | null>;
 
     constructor(name: string, args: ArgoCdArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:ArgoCd", name, {}, opts);
         const k = { parent: this, provider: args.provider };
         this.mode = pulumi.output(args.found ? "found" : "installed");
+        this.ui = pulumi.output(ARGOCD_UI);
         if (args.found) {
             // used, not owned: the lab needs its CRDs and controllers, which the adopted cluster runs its own way
             this.namespace = pulumi.output(ARGOCD_NAMESPACE);
             this.ready = pulumi.output(true);
-            this.registerOutputs({ namespace: this.namespace, ready: this.ready, mode: this.mode });
+            this.adminPassword = pulumi.output(null);
+            this.registerOutputs({
+                namespace: this.namespace,
+                ready: this.ready,
+                mode: this.mode,
+                ui: this.ui,
+                adminPassword: this.adminPassword,
+            });
             return;
         }
 
-        const ns = new k8s.core.v1.Namespace(`${name}-ns`, { metadata: { name: ARGOCD_NAMESPACE, labels: { [CREATED_BY.key]: CREATED_BY.value } } }, k);
+        const ns = new k8s.core.v1.Namespace(
+            `${name}-ns`,
+            { metadata: { name: ARGOCD_NAMESPACE, labels: { [CREATED_BY.key]: CREATED_BY.value } } },
+            k,
+        );
         const params = argoCdCmdParams();
-        const cmdParams = new k8s.core.v1.ConfigMap(`${name}-cmd-params`, { metadata: params.metadata, data: params.data }, { ...k, dependsOn: [ns] });
+        const cmdParams = new k8s.core.v1.ConfigMap(
+            `${name}-cmd-params`,
+            { metadata: params.metadata, data: params.data },
+            { ...k, dependsOn: [ns] },
+        );
         const install = new k8s.kustomize.v2.Directory(
             `${name}-install`,
             // skipAwait: the readiness wait below, with argocdReadyTimeoutSeconds, is the deadline that holds
-            { directory: args.installDir ?? path.join(PROJECT_DIR, "components", "argocd-install"), namespace: ARGOCD_NAMESPACE, skipAwait: true },
+            {
+                directory: args.installDir ?? path.join(PROJECT_DIR, "components", "argocd-install"),
+                namespace: ARGOCD_NAMESPACE,
+                skipAwait: true,
+            },
             { ...k, dependsOn: [cmdParams] },
         );
         const ready = new WorkloadsReady(
             `${name}-ready`,
-            { kubeconfig: args.kubeconfig, namespace: ARGOCD_NAMESPACE, workloads: ARGOCD_WORKLOADS, timeoutSeconds: args.readyTimeoutSeconds ?? 600, label: "argocd" },
+            {
+                kubeconfig: args.kubeconfig,
+                namespace: ARGOCD_NAMESPACE,
+                workloads: ARGOCD_WORKLOADS,
+                timeoutSeconds: args.readyTimeoutSeconds ?? 600,
+                label: "argocd",
+                // written by argocd-server before it is ready, which the wait includes: read there, never owned (a
+                // Secret.get would fail at preview, before argocd-server exists)
+                readSecret: { name: INITIAL_ADMIN_SECRET, key: "password" },
+            },
             { parent: this, dependsOn: [install] },
         );
+        this.adminPassword = pulumi.secret(ready.secretValue);
         this.namespace = ns.metadata.name;
         this.ready = ready.ready;
-        this.registerOutputs({ namespace: this.namespace, ready: this.ready, mode: this.mode });
+        this.registerOutputs({
+            namespace: this.namespace,
+            ready: this.ready,
+            mode: this.mode,
+            ui: this.ui,
+            adminPassword: this.adminPassword,
+        });
     }
 }

@@ -10,10 +10,20 @@ import { ClusterReads, Found, foundBeforeStack } from "../lab/platform/found";
 
 function kubectlJson(kubeconfig: string, args: string[]): any {
     try {
-        const out = execFileSync("kubectl", ["--kubeconfig", kubeconfig, ...args, "--ignore-not-found", "-o", "json"], { encoding: "utf8", timeout: 30_000, stdio: ["ignore", "pipe", "pipe"] });
+        const out = execFileSync("kubectl", ["--kubeconfig", kubeconfig, ...args, "--ignore-not-found", "-o", "json"], {
+            encoding: "utf8",
+            timeout: 30_000,
+            stdio: ["ignore", "pipe", "pipe"],
+        });
         return out.trim() ? JSON.parse(out) : undefined;
     } catch (e: any) {
-        const why = e.code === "ENOENT" ? "kubectl is not on PATH" : String(e.stderr || e.message).trim().split("\n").pop();
+        const why =
+            e.code === "ENOENT"
+                ? "kubectl is not on PATH"
+                : String(e.stderr || e.message)
+                      .trim()
+                      .split("\n")
+                      .pop();
         throw new Error(`cannot read the cluster of ${kubeconfig} to see what it has before the lab (${why}); is it running?`);
     }
 }
@@ -26,7 +36,9 @@ export function foundInCluster(kubeconfigFile: string | undefined, namespaces: s
     const reads: ClusterReads = {
         namespaces: items.map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
         applicationCrd: !!kubectlJson(kubeconfigFile, ["get", "crd", "applications.argoproj.io"]),
-        cmdParams: items.some((n) => n.metadata.name === ARGOCD_NAMESPACE) ? kubectlJson(kubeconfigFile, ["-n", ARGOCD_NAMESPACE, "get", "configmap", "argocd-cmd-params-cm"])?.data : undefined,
+        cmdParams: items.some((n) => n.metadata.name === ARGOCD_NAMESPACE)
+            ? kubectlJson(kubeconfigFile, ["-n", ARGOCD_NAMESPACE, "get", "configmap", "argocd-cmd-params-cm"])?.data
+            : undefined,
     };
     return foundBeforeStack(reads, ARGOCD_NAMESPACE);
 }

@@ -33,16 +33,36 @@ export class GitDaemon extends pulumi.ComponentResource {
     constructor(name: string, args: GitDaemonArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:GitDaemon", name, {}, opts);
         const k = { parent: this, provider: args.provider };
-        const ns = args.namespaceFound ? [] : [new k8s.core.v1.Namespace(`${name}-ns`, { metadata: { name: GITSRV_NAMESPACE, labels: { [CREATED_BY.key]: CREATED_BY.value } } }, k)];
+        const ns = args.namespaceFound
+            ? []
+            : [
+                  new k8s.core.v1.Namespace(
+                      `${name}-ns`,
+                      { metadata: { name: GITSRV_NAMESPACE, labels: { [CREATED_BY.key]: CREATED_BY.value } } },
+                      k,
+                  ),
+              ];
         const dep = gitDaemonDeployment({ hostPath: args.hostPath, image: args.image ?? GITD_IMAGE });
-        // pulumi-kubernetes' own await is off: the readiness wait below is the deadline that holds
-        const metadata = { ...dep.metadata, annotations: { ...(dep.metadata.annotations ?? {}), "pulumi.com/skipAwait": "true" } };
+        // pulumi-kubernetes' own awaits are off: the readiness wait below is the deadline that holds (the Service's
+        // would wait up to 10 minutes for a ready Pod behind it before the lab's wait could say why there is none)
+        const skipAwait = (m: any) => ({ ...m, annotations: { ...(m.annotations ?? {}), "pulumi.com/skipAwait": "true" } });
+        const metadata = skipAwait(dep.metadata);
         const deployment = new k8s.apps.v1.Deployment(`${name}-deployment`, { metadata, spec: dep.spec }, { ...k, dependsOn: ns });
         const svc = gitDaemonService();
-        const service = new k8s.core.v1.Service(`${name}-service`, { metadata: svc.metadata, spec: svc.spec }, { ...k, dependsOn: ns });
+        const service = new k8s.core.v1.Service(
+            `${name}-service`,
+            { metadata: skipAwait(svc.metadata), spec: svc.spec },
+            { ...k, dependsOn: ns },
+        );
         const ready = new WorkloadsReady(
             `${name}-ready`,
-            { kubeconfig: args.kubeconfig, namespace: GITSRV_NAMESPACE, workloads: [{ kind: "Deployment", name: GITD_NAME }], timeoutSeconds: args.readyTimeoutSeconds ?? 300, label: "gitd" },
+            {
+                kubeconfig: args.kubeconfig,
+                namespace: GITSRV_NAMESPACE,
+                workloads: [{ kind: "Deployment", name: GITD_NAME }],
+                timeoutSeconds: args.readyTimeoutSeconds ?? 300,
+                label: "gitd",
+            },
             { parent: this, dependsOn: [deployment, service] },
         );
         this.baseUrl = pulumi.interpolate`git://${service.metadata.name}.${service.metadata.namespace}.svc.cluster.local:9418`;

@@ -121,14 +121,18 @@ export class K3s extends pulumi.ComponentResource {
             try {
                 text = fs.readFileSync(args.kubeconfigPath, "utf8");
             } catch (e: any) {
-                throw new Error(`kubeconfigPath ${args.kubeconfigPath} cannot be read (${e.code ?? e.message}); point it at the cluster's kubeconfig or unset it to install k3s`);
+                throw new Error(
+                    `kubeconfigPath ${args.kubeconfigPath} cannot be read (${e.code ?? e.message}); point it at the cluster's kubeconfig or unset it to install k3s`,
+                );
             }
             this.kubeconfig = pulumi.secret(text);
             this.mode = pulumi.output("external");
         } else {
             const version = args.version ?? "";
             if (!K3S_VERSION_RE.test(version)) {
-                throw new Error(`k3sVersion "${version}" is not a k3s release tag like v1.33.5+k3s1; set it with: pulumi config set k3sVersion v1.33.5+k3s1`);
+                throw new Error(
+                    `k3sVersion "${version}" is not a k3s release tag like v1.33.5+k3s1; set it with: pulumi config set k3sVersion v1.33.5+k3s1`,
+                );
             }
             const install = new command.local.Command(
                 `${name}-install`,

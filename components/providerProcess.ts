@@ -6,7 +6,7 @@
  * ends nothing, so the provider process stays, holding its gRPC port, for ever, and a scenario it was
  * running goes on. Worse, its first write after that fails with EPIPE; the provider host's handler for
  * uncaught errors (`@pulumi/pulumi/cmd/dynamic-provider`) prints that error, which fails again: a
- * loop that was seen at full CPU and 3.5 GB resident. So, installed once per process by labModule()
+ * loop at full CPU whose memory grows without bound. So, installed once per process by labModule()
  * (the first provider method that runs the lab's code; a process that only compared inputs, as a
  * preview does, stays idle until its engine ends it, or for ever if the engine was killed):
  * - a write to a closed stdout or stderr (EPIPE), or any other write error there, ends the process;

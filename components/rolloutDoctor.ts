@@ -52,7 +52,11 @@ function buildDoctorBundle(): { js: string; gzBase64: string; digest: string } {
         legalComments: "none",
     });
     const js = out.outputFiles[0].text;
-    return { js, gzBase64: gzipSync(Buffer.from(js), { level: 9 }).toString("base64"), digest: createHash("sha256").update(js).digest("hex").slice(0, 16) };
+    return {
+        js,
+        gzBase64: gzipSync(Buffer.from(js), { level: 9 }).toString("base64"),
+        digest: createHash("sha256").update(js).digest("hex").slice(0, 16),
+    };
 }
 
 /** What the engine stores for the PrometheusRule: the rule, and the cluster to check for its CRD. */
@@ -71,7 +75,9 @@ async function applyRule(inputs: PrometheusRuleInputs): Promise<{ id: string; ou
         const cluster = new KubeCluster(inputs.kubeconfig);
         const m = inputs.rule.metadata;
         if (!(await cluster.hasCrd(PROMETHEUS_RULE_CRD))) {
-            console.log(`[rollout-doctor] no ${PROMETHEUS_RULE_CRD} in the cluster: the PrometheusRule is not applied; it stays in lab/doctor/prometheusrule.yaml for when the Prometheus Operator is installed`);
+            console.log(
+                `[rollout-doctor] no ${PROMETHEUS_RULE_CRD} in the cluster: the PrometheusRule is not applied; it stays in lab/doctor/prometheusrule.yaml for when the Prometheus Operator is installed`,
+            );
             return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, applied: false } };
         }
         await cluster.putCustomObject(inputs.rule, "prometheusrules");
@@ -118,14 +124,33 @@ export class RolloutDoctor extends pulumi.ComponentResource {
         super("gitops-lab:index:RolloutDoctor", name, {}, opts);
         const ns = args.namespace ?? DOCTOR_NAMESPACE;
         const bundle = doctorBundle();
-        const objs = rolloutDoctorManifests({ bundleGzBase64: bundle.gzBase64, bundleDigest: bundle.digest, namespace: ns, image: args.image, intervalSeconds: args.intervalSeconds, stuckAfterSeconds: args.stuckAfterSeconds });
+        const objs = rolloutDoctorManifests({
+            bundleGzBase64: bundle.gzBase64,
+            bundleDigest: bundle.digest,
+            namespace: ns,
+            image: args.image,
+            intervalSeconds: args.intervalSeconds,
+            stuckAfterSeconds: args.stuckAfterSeconds,
+        });
         const owned = args.namespaceFound ? objs.filter((o) => o.kind !== "Namespace") : objs;
-        const manifests = new k8s.yaml.v2.ConfigGroup(`${name}-manifests`, { objs: owned }, { parent: this, provider: args.provider, dependsOn: args.after });
+        const manifests = new k8s.yaml.v2.ConfigGroup(
+            `${name}-manifests`,
+            { objs: owned },
+            { parent: this, provider: args.provider, dependsOn: args.after },
+        );
         const rule = parse(fs.readFileSync(path.join(PROJECT_DIR, "lab", "doctor", "prometheusrule.yaml"), "utf8"));
-        const prometheusRule = new PrometheusRuleIfCrd(`${name}-prometheusrule`, { kubeconfig: args.kubeconfig, rule }, { parent: this, dependsOn: [manifests, ...(args.after ?? [])], additionalSecretOutputs: ["kubeconfig"] });
+        const prometheusRule = new PrometheusRuleIfCrd(
+            `${name}-prometheusrule`,
+            { kubeconfig: args.kubeconfig, rule },
+            { parent: this, dependsOn: [manifests, ...(args.after ?? [])], additionalSecretOutputs: ["kubeconfig"] },
+        );
         this.namespace = pulumi.output(ns);
         this.metricsService = pulumi.output(`${ns}/${DOCTOR_NAME}:${DOCTOR_METRICS_PORT}`);
         this.prometheusRuleApplied = prometheusRule.applied;
-        this.registerOutputs({ namespace: this.namespace, metricsService: this.metricsService, prometheusRuleApplied: this.prometheusRuleApplied });
+        this.registerOutputs({
+            namespace: this.namespace,
+            metricsService: this.metricsService,
+            prometheusRuleApplied: this.prometheusRuleApplied,
+        });
     }
 }

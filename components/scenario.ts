@@ -39,7 +39,13 @@ async function solve(inputs: ScenarioInputs): Promise<{ id: string; outs: Scenar
     const { runScenario } = labModule(PROJECT_DIR, "scenario");
     const layout = labLayout(inputs.root);
     const run = await runScenario(
-        { layout, git: new CloneGit(layout.clone), cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts },
+        {
+            layout,
+            git: new CloneGit(layout.clone),
+            cluster: new KubeCluster(inputs.kubeconfig),
+            log: (l: string) => console.log(l),
+            timeouts: inputs.timeouts,
+        },
         inputs.solveThrough,
     );
     const outs = { ...inputs, completedThrough: run.through } as ScenarioOutputs;
@@ -52,7 +58,10 @@ export const scenarioProvider: pulumi.dynamic.ResourceProvider<ScenarioInputs, S
     create: solve,
     async diff(_id, olds, news) {
         const replaces = olds.root !== news.root ? ["root"] : [];
-        const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts);
+        const changes =
+            replaces.length > 0 ||
+            olds.solveThrough !== news.solveThrough ||
+            JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts);
         return { changes, replaces, deleteBeforeReplace: true };
     },
     async update(_id, olds, news) {
@@ -79,9 +88,21 @@ class ScenarioRun extends pulumi.dynamic.Resource {
     declare readonly promote: pulumi.Output<Promote | null>;
     declare readonly revert: pulumi.Output<Revert | null>;
     declare readonly report: pulumi.Output<Report | null>;
-    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: Partial<ScenarioTimeouts> }, opts?: pulumi.CustomResourceOptions) {
+    constructor(
+        name: string,
+        args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: Partial<ScenarioTimeouts> },
+        opts?: pulumi.CustomResourceOptions,
+    ) {
         // every output is declared and seeded, so the engine knows it before the first create
-        const seeded = { completedThrough: undefined, incident: undefined, pin: undefined, drift: undefined, promote: undefined, revert: undefined, report: undefined };
+        const seeded = {
+            completedThrough: undefined,
+            incident: undefined,
+            pin: undefined,
+            drift: undefined,
+            promote: undefined,
+            revert: undefined,
+            report: undefined,
+        };
         super(scenarioProvider, name, { ...args, ...seeded }, opts);
     }
 }

@@ -36,7 +36,9 @@ async function applyAppSet(inputs: ShopAppSetInputs): Promise<{ id: string; outs
     const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
     const { labLayout } = labModule(PROJECT_DIR, "layout");
     const { applyShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
-    await applyShopAppSet(new KubeCluster(inputs.kubeconfig), labLayout(inputs.root), inputs.manifest, (l: string) => console.log(`[appset] ${l}`));
+    await applyShopAppSet(new KubeCluster(inputs.kubeconfig), labLayout(inputs.root), inputs.manifest, (l: string) =>
+        console.log(`[appset] ${l}`),
+    );
     const m = inputs.manifest.metadata;
     return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, name: m.name, namespace: m.namespace } };
 }
@@ -52,9 +54,16 @@ export const shopAppSetProvider: pulumi.dynamic.ResourceProvider<ShopAppSetInput
         const { labLayout } = labModule(PROJECT_DIR, "layout");
         const { deleteShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
         // waits until Argo CD has deleted the Applications: Argo CD is uninstalled only after this returns
-        await deleteShopAppSet(new KubeCluster(props.kubeconfig), labLayout(props.root), props.name, props.namespace, (l: string) => console.log(`[appset] ${l}`), {
-            timeoutMs: (props.deleteTimeoutSeconds ?? 120) * 1000,
-        });
+        await deleteShopAppSet(
+            new KubeCluster(props.kubeconfig),
+            labLayout(props.root),
+            props.name,
+            props.namespace,
+            (l: string) => console.log(`[appset] ${l}`),
+            {
+                timeoutMs: (props.deleteTimeoutSeconds ?? 120) * 1000,
+            },
+        );
     },
 };
 
@@ -62,7 +71,11 @@ class ShopAppSetResource extends pulumi.dynamic.Resource {
     declare readonly name: pulumi.Output<string>;
     declare readonly namespace: pulumi.Output<string>;
     declare readonly manifest: pulumi.Output<any>;
-    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; root: string; manifest: pulumi.Input<any>; deleteTimeoutSeconds: number }, opts?: pulumi.CustomResourceOptions) {
+    constructor(
+        name: string,
+        args: { kubeconfig: pulumi.Input<string>; root: string; manifest: pulumi.Input<any>; deleteTimeoutSeconds: number },
+        opts?: pulumi.CustomResourceOptions,
+    ) {
         super(shopAppSetProvider, name, { ...args, name: undefined, namespace: undefined }, opts);
     }
 }
@@ -76,8 +89,14 @@ export class ShopAppSet extends pulumi.ComponentResource {
 
     constructor(name: string, args: ShopAppSetArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:ShopAppSet", name, {}, opts);
-        const manifest = pulumi.output(args.repoURL ?? REPO_URL).apply((repoURL) => shopApplicationSet({ name: APPSET_NAME, namespace: ARGOCD_NAMESPACE, repoURL }));
-        const res = new ShopAppSetResource(`${name}-appset`, { kubeconfig: args.kubeconfig, root: args.root, manifest, deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120 }, { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] });
+        const manifest = pulumi
+            .output(args.repoURL ?? REPO_URL)
+            .apply((repoURL) => shopApplicationSet({ name: APPSET_NAME, namespace: ARGOCD_NAMESPACE, repoURL }));
+        const res = new ShopAppSetResource(
+            `${name}-appset`,
+            { kubeconfig: args.kubeconfig, root: args.root, manifest, deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120 },
+            { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] },
+        );
         this.name = res.name;
         this.namespace = res.namespace;
         this.manifest = res.manifest;

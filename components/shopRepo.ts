@@ -30,7 +30,11 @@ export const shopRepoProvider: pulumi.dynamic.ResourceProvider<ShopRepoInputs, S
     async diff(_id, olds, news) {
         // a new root is a new repository elsewhere; new files do not rewrite history (the first commit stays)
         const replaces = olds.root !== news.root ? ["root"] : [];
-        return { changes: replaces.length > 0 || JSON.stringify(olds.files) !== JSON.stringify(news.files), replaces, deleteBeforeReplace: true };
+        return {
+            changes: replaces.length > 0 || JSON.stringify(olds.files) !== JSON.stringify(news.files),
+            replaces,
+            deleteBeforeReplace: true,
+        };
     },
     async update(_id, olds, news) {
         console.log("[shop-repo] gitrepo/shop/ changed, but the repository's history belongs to the lab now: nothing was pushed");
@@ -64,7 +68,11 @@ export class ShopRepo extends pulumi.ComponentResource {
 
     constructor(name: string, args: ShopRepoArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:ShopRepo", name, {}, opts);
-        const repo = new ShopRepoResource(`${name}-git`, { root: args.root, files: args.files ?? readRepoFiles() }, { parent: this, dependsOn: args.after });
+        const repo = new ShopRepoResource(
+            `${name}-git`,
+            { root: args.root, files: args.files ?? readRepoFiles() },
+            { parent: this, dependsOn: args.after },
+        );
         this.initialCommit = repo.initialCommit;
         this.bareRepo = repo.bareRepo;
         this.clone = repo.clone;

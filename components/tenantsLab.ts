@@ -39,8 +39,14 @@ async function solve(inputs: TenantsLabInputs): Promise<{ id: string; outs: Tena
     const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
     const { solveTenantsLab } = labModule(PROJECT_DIR, "tenantsSolve");
     const layout = tenantsLayout(inputs.root);
-    const results = await solveTenantsLab({ layout, cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts }, inputs.solveThrough);
-    return { id: layout.workDir, outs: { ...inputs, completedThrough: inputs.solveThrough, stall: results.stall ?? null, recovery: results.recovery ?? null } };
+    const results = await solveTenantsLab(
+        { layout, cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts },
+        inputs.solveThrough,
+    );
+    return {
+        id: layout.workDir,
+        outs: { ...inputs, completedThrough: inputs.solveThrough, stall: results.stall ?? null, recovery: results.recovery ?? null },
+    };
 }
 
 export const tenantsLabProvider: pulumi.dynamic.ResourceProvider<TenantsLabInputs, TenantsLabOutputs> = {
@@ -49,7 +55,12 @@ export const tenantsLabProvider: pulumi.dynamic.ResourceProvider<TenantsLabInput
     async diff(_id, olds, news) {
         const replaces = olds.root !== news.root ? ["root"] : [];
         // a new kubeconfig (a reinstalled cluster's) is stored too: delete must reach the cluster that is there
-        const changes = replaces.length > 0 || olds.solveThrough !== news.solveThrough || olds.kubeconfig !== news.kubeconfig || JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts) || olds.deleteTimeoutSeconds !== news.deleteTimeoutSeconds;
+        const changes =
+            replaces.length > 0 ||
+            olds.solveThrough !== news.solveThrough ||
+            olds.kubeconfig !== news.kubeconfig ||
+            JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts) ||
+            olds.deleteTimeoutSeconds !== news.deleteTimeoutSeconds;
         return { changes, replaces, deleteBeforeReplace: true };
     },
     async update(_id, olds, news) {
@@ -66,7 +77,9 @@ export const tenantsLabProvider: pulumi.dynamic.ResourceProvider<TenantsLabInput
         const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
         const { teardownTenantsLab } = labModule(PROJECT_DIR, "tenantsTeardown");
         // waits until Argo CD has deleted the Applications: Argo CD is uninstalled only after this returns
-        await teardownTenantsLab(tenantsLayout(props.root), new KubeCluster(props.kubeconfig), (l: string) => console.log(l), { timeoutMs: props.deleteTimeoutSeconds * 1000 });
+        await teardownTenantsLab(tenantsLayout(props.root), new KubeCluster(props.kubeconfig), (l: string) => console.log(l), {
+            timeoutMs: props.deleteTimeoutSeconds * 1000,
+        });
     },
 };
 
@@ -74,7 +87,11 @@ class TenantsLabRun extends pulumi.dynamic.Resource {
     declare readonly completedThrough: pulumi.Output<number>;
     declare readonly stall: pulumi.Output<Stall | null>;
     declare readonly recovery: pulumi.Output<Recovery | null>;
-    constructor(name: string, args: Omit<TenantsLabInputs, "kubeconfig"> & { kubeconfig: pulumi.Input<string> }, opts?: pulumi.CustomResourceOptions) {
+    constructor(
+        name: string,
+        args: Omit<TenantsLabInputs, "kubeconfig"> & { kubeconfig: pulumi.Input<string> },
+        opts?: pulumi.CustomResourceOptions,
+    ) {
         // every output is declared and seeded, so the engine knows it before the first create
         super(tenantsLabProvider, name, { ...args, completedThrough: undefined, stall: undefined, recovery: undefined }, opts);
     }
@@ -98,7 +115,13 @@ export class TenantsLab extends pulumi.ComponentResource {
         const ms = (args.waitTimeoutSeconds ?? 900) * 1000;
         const run = new TenantsLabRun(
             `${name}-run`,
-            { kubeconfig: args.kubeconfig, root: args.root, solveThrough: args.solveThrough, timeouts: { rolloutMs: ms, stallMs: ms, recoveryMs: ms }, deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120 },
+            {
+                kubeconfig: args.kubeconfig,
+                root: args.root,
+                solveThrough: args.solveThrough,
+                timeouts: { rolloutMs: ms, stallMs: ms, recoveryMs: ms },
+                deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120,
+            },
             { parent: this, dependsOn: args.after, additionalSecretOutputs: ["kubeconfig"] },
         );
         this.completedThrough = run.completedThrough;

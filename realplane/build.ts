@@ -1,7 +1,7 @@
 /**
  * Builds the real control plane's binaries from Go modules (versions.ts) into a cache outside the
  * clone — `${XDG_CACHE_HOME:-~/.cache}/gitops-lab/real-plane/<pins>/bin` — so the first build
- * costs minutes (about 25 on one core of the development machine) and later ones nothing. Each
+ * costs minutes (see BUILD_MINUTES) and later ones nothing. Each
  * component is built in a scratch module the build writes itself: Kubernetes with its staging
  * modules replaced by their published versions, Argo CD with its own replace directives copied
  * from its go.mod (the in-tree gitops-engine pointed at the proxy's version, see versions.ts).
@@ -13,7 +13,16 @@ import * as path from "path";
 import { run } from "../lab/ports/exec";
 import { REAL_PLANE } from "./versions";
 
-export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "kwok", "kwokctl", "kustomize", "argocd"] as const;
+/** The Kubernetes commands built from k8s.io/kubernetes: the control plane, and the real node's kubelet, kube-proxy and kubeadm (its PKI). */
+export const KUBERNETES_COMMANDS = [
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubelet",
+    "kube-proxy",
+    "kubeadm",
+] as const;
+export const BINARIES = [...KUBERNETES_COMMANDS, "etcd", "kustomize", "argocd"] as const;
 export type Binary = (typeof BINARIES)[number];
 
 /** `${XDG_CACHE_HOME:-~/.cache}/gitops-lab/<kind>/<name>-<hash of the pins>`: one folder per set of pins. */
@@ -56,7 +65,7 @@ export function replacesOf(goMod: string): [string, string][] {
 /** Kubernetes' staging modules (replaced by `./staging/src/...` in its go.mod), each at its published version. */
 export function stagingReplaces(kubernetesGoMod: string, version: string): string[] {
     return replacesOf(kubernetesGoMod)
-        .filter(([from, to]) => to.startsWith("./staging/"))
+        .filter(([, to]) => to.startsWith("./staging/"))
         .map(([from]) => `${from.split(/\s+/)[0]} => ${from.split(/\s+/)[0]} ${version}`);
 }
 
@@ -79,7 +88,13 @@ function toolsFile(imports: string[]): string {
 }
 
 export async function go(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
-    return (await run("go", args, { cwd, env: { ...process.env, GOFLAGS: "-buildvcs=false -trimpath", GOTOOLCHAIN: "local", ...env }, timeoutMs: 3_600_000 })).stdout;
+    return (
+        await run("go", args, {
+            cwd,
+            env: { ...process.env, GOFLAGS: "-buildvcs=false -trimpath", GOTOOLCHAIN: "local", ...env },
+            timeoutMs: 3_600_000,
+        })
+    ).stdout;
 }
 
 /** The go.mod of a module version, from the module cache (downloaded through the proxy if needed). */
@@ -98,16 +113,42 @@ export async function moduleDir(modVersion: string): Promise<string> {
     }
 }
 
+/** Makes a copy of a module's files writable (the module cache's are read-only), so it can be built in place. */
+export function makeWritable(dir: string): void {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        fs.chmodSync(p, e.isDirectory() ? 0o755 : 0o644);
+        if (e.isDirectory()) makeWritable(p);
+    }
+}
+
 /** A scratch module that imports `packages`, tidied. */
-export async function scratch(dir: string, module: string, goVersion: string, requires: string[], replaces: string[], packages: string[]): Promise<void> {
+export async function scratch(
+    dir: string,
+    module: string,
+    goVersion: string,
+    requires: string[],
+    replaces: string[],
+    packages: string[],
+): Promise<void> {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, "go.mod"), goModFile(module, goVersion, requires, replaces));
     fs.writeFileSync(path.join(dir, "tools.go"), toolsFile(packages));
     await go(["mod", "tidy", "-e"], dir);
 }
 
-/** Minutes each build took from cold caches on the 2-core development machine (with another build beside it). */
-const BUILD_MINUTES: Record<Binary, number> = { "kube-apiserver": 22, "kube-controller-manager": 22, "kube-scheduler": 22, etcd: 3, kwok: 4, kwokctl: 2, kustomize: 2, argocd: 12 };
+/** Minutes each build takes from cold caches on 2 cores (with another build beside it). */
+const BUILD_MINUTES: Record<Binary, number> = {
+    "kube-apiserver": 22,
+    "kube-controller-manager": 22,
+    "kube-scheduler": 22,
+    kubelet: 22,
+    "kube-proxy": 22,
+    kubeadm: 22,
+    etcd: 3,
+    kustomize: 2,
+    argocd: 12,
+};
 
 /**
  * One build with its progress: what it builds and about how long it takes, then a line a minute
@@ -138,15 +179,22 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
     const out = (name: string) => path.join(bin, `.${name}.partial`);
     const done = (name: string) => fs.renameSync(out(name), path.join(bin, name)); // never a half-written binary
 
-    await step(["kube-apiserver", "kube-controller-manager", "kube-scheduler"], `Kubernetes ${P.kubernetes}`, async () => {
+    await step(KUBERNETES_COMMANDS, `Kubernetes ${P.kubernetes}`, async () => {
         const d = path.join(src, "kubernetes");
         fs.mkdirSync(d, { recursive: true });
         const staging = stagingReplaces(await goModOf(`k8s.io/kubernetes@${P.kubernetes}`, d), P.kubernetesStaging);
-        const cmds = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"];
-        await scratch(d, "gitops-lab/real-plane/kubernetes", "1.24.0", [`k8s.io/kubernetes ${P.kubernetes}`], staging, cmds.map((c) => `k8s.io/kubernetes/cmd/${c}`));
+        const cmds = KUBERNETES_COMMANDS;
+        await scratch(
+            d,
+            "gitops-lab/real-plane/kubernetes",
+            "1.24.0",
+            [`k8s.io/kubernetes ${P.kubernetes}`],
+            staging,
+            cmds.map((c) => `k8s.io/kubernetes/cmd/${c}`),
+        );
         const [major, minor] = P.kubernetes.slice(1).split(".");
         const ldflags = `-s -w -X k8s.io/component-base/version.gitVersion=${P.kubernetes} -X k8s.io/component-base/version.gitMajor=${major} -X k8s.io/component-base/version.gitMinor=${minor}`;
-        for (const c of missing(cmds as Binary[])) {
+        for (const c of missing(cmds)) {
             await go(["build", "-ldflags", ldflags, "-o", out(c), `k8s.io/kubernetes/cmd/${c}`], d);
             done(c);
         }
@@ -154,15 +202,18 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
     await step(["etcd"], `etcd ${P.etcd}`, async () => {
         // go install refuses a module whose go.mod has replace directives: build it from a scratch module
         const d = path.join(src, "etcd");
-        await scratch(d, "gitops-lab/real-plane/etcd", "1.23.0", [`go.etcd.io/etcd/server/v3 ${P.etcd}`], [], ["go.etcd.io/etcd/server/v3"]);
+        await scratch(
+            d,
+            "gitops-lab/real-plane/etcd",
+            "1.23.0",
+            [`go.etcd.io/etcd/server/v3 ${P.etcd}`],
+            [],
+            ["go.etcd.io/etcd/server/v3"],
+        );
         await go(["build", "-ldflags", "-s -w", "-o", out("etcd"), "go.etcd.io/etcd/server/v3"], d);
         done("etcd");
     });
-    for (const [name, pkg, version] of [
-        ["kwok", "sigs.k8s.io/kwok/cmd/kwok", P.kwok],
-        ["kwokctl", "sigs.k8s.io/kwok/cmd/kwokctl", P.kwok],
-        ["kustomize", "sigs.k8s.io/kustomize/kustomize/v5", P.kustomize],
-    ] as const) {
+    for (const [name, pkg, version] of [["kustomize", "sigs.k8s.io/kustomize/kustomize/v5", P.kustomize]] as const) {
         await step([name], `${name} ${version}`, async () => {
             const gobin = fs.mkdtempSync(path.join(dir, `.gobin-${name}-`));
             await go(["install", "-ldflags", "-s -w", `${pkg}@${version}`], dir, { GOBIN: gobin });
@@ -176,7 +227,9 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
         const argoMod = await goModOf(`github.com/argoproj/argo-cd/v3@${P.argocd}`, d);
         const goVersion = /^go\s+(\S+)/m.exec(argoMod)?.[1] ?? "1.26";
         const replaces = copiedReplaces(argoMod, { "github.com/argoproj/argo-cd/gitops-engine": P.gitopsEngine });
-        await scratch(d, "gitops-lab/real-plane/argocd", goVersion, [`github.com/argoproj/argo-cd/v3 ${P.argocd}`], replaces, ["github.com/argoproj/argo-cd/v3/cmd"]);
+        await scratch(d, "gitops-lab/real-plane/argocd", goVersion, [`github.com/argoproj/argo-cd/v3 ${P.argocd}`], replaces, [
+            "github.com/argoproj/argo-cd/v3/cmd",
+        ]);
         const v = "github.com/argoproj/argo-cd/v3/common";
         const ldflags = `-s -w -X ${v}.version=${P.argocd.slice(1)} -X ${v}.gitCommit=${P.argocdCommit} -X ${v}.gitTag=${P.argocd} -X ${v}.gitTreeState=clean`;
         await go(["build", "-ldflags", ldflags, "-o", out("argocd"), "github.com/argoproj/argo-cd/v3/cmd"], d);

@@ -8,7 +8,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { buildStep, copiedReplaces, pinnedCacheDir, go, goModOf, moduleDir, scratch } from "./build";
+import { buildStep, copiedReplaces, pinnedCacheDir, go, goModOf, makeWritable, moduleDir, scratch } from "./build";
 import { PULUMI } from "./versions";
 
 export const PULUMI_BINARIES = ["pulumi", "pulumi-resource-kubernetes"] as const;
@@ -40,9 +40,14 @@ export async function buildPulumi(log: (line: string) => void = () => {}, dir = 
         const pkgMod = await goModOf(`github.com/pulumi/pulumi/pkg/v3@${P.cli}`, d);
         const goVersion = /^go\s+(\S+)/m.exec(pkgMod)?.[1] ?? "1.24";
         const replaces = copiedReplaces(pkgMod, { "github.com/pulumi/pulumi/sdk/v3": P.cli });
-        await scratch(d, "gitops-lab/pulumi/cli", goVersion, [`github.com/pulumi/pulumi/pkg/v3 ${P.cli}`, `github.com/pulumi/pulumi/sdk/v3 ${P.cli}`], replaces, [
-            "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
-        ]);
+        await scratch(
+            d,
+            "gitops-lab/pulumi/cli",
+            goVersion,
+            [`github.com/pulumi/pulumi/pkg/v3 ${P.cli}`, `github.com/pulumi/pulumi/sdk/v3 ${P.cli}`],
+            replaces,
+            ["github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"],
+        );
         const ldflags = `-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=${P.cli}`;
         await go(["build", "-ldflags", ldflags, "-o", out("pulumi"), "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi"], d);
         done("pulumi");
@@ -54,20 +59,30 @@ export async function buildPulumi(log: (line: string) => void = () => {}, dir = 
         fs.rmSync(d, { recursive: true, force: true }); // a copy left by an interrupted build is redone
         fs.cpSync(await moduleDir(`${mod}@${P.kubernetesModule}`), d, { recursive: true });
         makeWritable(d); // the module cache's files are read-only
-        await go(["mod", "edit", "-dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4", `-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@${P.kubernetesSdk}`], d);
+        await go(
+            [
+                "mod",
+                "edit",
+                "-dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4",
+                `-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@${P.kubernetesSdk}`,
+            ],
+            d,
+        );
         await go(["mod", "tidy", "-e"], d);
         const cmd = path.join(d, "cmd", "pulumi-resource-kubernetes");
         await go(["run", "./generate.go"], cmd, { VERSION: P.kubernetes });
-        await go(["build", "-ldflags", `-s -w -X ${mod}/pkg/version.Version=${P.kubernetes}`, "-o", out("pulumi-resource-kubernetes"), "./cmd/pulumi-resource-kubernetes"], d);
+        await go(
+            [
+                "build",
+                "-ldflags",
+                `-s -w -X ${mod}/pkg/version.Version=${P.kubernetes}`,
+                "-o",
+                out("pulumi-resource-kubernetes"),
+                "./cmd/pulumi-resource-kubernetes",
+            ],
+            d,
+        );
         done("pulumi-resource-kubernetes");
     });
     return { pulumi: pulumiBinPath("pulumi", dir), "pulumi-resource-kubernetes": pulumiBinPath("pulumi-resource-kubernetes", dir) };
-}
-
-function makeWritable(dir: string): void {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-        const p = path.join(dir, e.name);
-        fs.chmodSync(p, e.isDirectory() ? 0o755 : 0o644);
-        if (e.isDirectory()) makeWritable(p);
-    }
 }

@@ -1,14 +1,13 @@
 /**
- * The real control plane of the second test tier, pinned in one place: Kubernetes itself (the minor
- * the default k3s runs), etcd, KWOK (fake nodes), kustomize at the version Argo CD v3.5.1 bundles,
- * and Argo CD v3.5.1. Everything is built from Go modules through the ordinary `go` client.
+ * The real tier's control plane and node programs, pinned in one place: Kubernetes itself (the minor
+ * the default k3s runs), etcd, kustomize at the version Argo CD v3.5.1 bundles, and Argo CD v3.5.1.
+ * Everything is built from Go modules through the ordinary `go` client.
  */
 export const REAL_PLANE = {
     /** k3s v1.33.5+k3s1 runs Kubernetes v1.33.5; its staging modules are published as v0.33.5. */
     kubernetes: "v1.33.5",
     kubernetesStaging: "v0.33.5",
     etcd: "v3.5.21",
-    kwok: "v0.8.0",
     /** hack/tool-versions.sh of Argo CD v3.5.1. */
     kustomize: "v5.8.1",
     argocd: "v3.5.1",
@@ -18,7 +17,7 @@ export const REAL_PLANE = {
      * download does not contain, and the Go module proxy does not serve the engine at the v3.5.1
      * commit. This is the engine's nearest version it serves: at the commit after v3.5.1 on the 3.5
      * line, identical to v3.5.1's tree except pkg/utils/kube/resource_ops.go (a recover() around
-     * AuthReconcile, upstream issue #28607). Said so wherever the real plane is reported on.
+     * AuthReconcile, upstream issue #28607). Said so wherever the real tier is reported on.
      */
     gitopsEngine: "v0.0.0-20260827090335-e258ee23c3e5",
 } as const;
@@ -45,4 +44,22 @@ export const PULUMI = {
 export const PROMETHEUS = {
     module: "v0.316.0",
     version: "3.16.0",
+} as const;
+
+/**
+ * The real node (realnode/): a kubelet and kube-proxy from the plane's Kubernetes build, on a
+ * container runtime and a cluster DNS built from Go modules like the plane, with images made here
+ * from Debian packages. k3s v1.33.5+k3s1 runs containerd v2.1.4 and CoreDNS 1.12.3; these are those.
+ */
+export const REAL_NODE = {
+    /** containerd 2.1 is the first with the CRI's image volumes (Kubernetes' ImageVolume, beta in 1.33). */
+    containerd: "v2.1.4",
+    coredns: "v1.12.3",
+    /** go-containerregistry's crane: assembles the images from their layers and pushes them to the node's registry. */
+    crane: "v0.22.1",
+    /** The sandbox image Kubernetes 1.33 names (registry.k8s.io/pause), built from the Kubernetes module's own pause.c. */
+    pause: "3.10",
+    /** The Debian suite the images are made from (mmdebstrap), and the one that has busybox 1.37.0. */
+    debian: "bookworm",
+    debianBusybox: "trixie",
 } as const;

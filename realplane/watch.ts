@@ -8,7 +8,12 @@ export interface KeptWatch {
     stop(): void;
 }
 
-export async function keepWatching(kubeconfig: string, path: string, query: Record<string, string>, onEvent: (type: string, obj: any) => void): Promise<KeptWatch> {
+export async function keepWatching(
+    kubeconfig: string,
+    path: string,
+    query: Record<string, string>,
+    onEvent: (type: string, obj: any) => void,
+): Promise<KeptWatch> {
     const k8s = require("@kubernetes/client-node");
     const kc = new k8s.KubeConfig();
     kc.loadFromString(kubeconfig);

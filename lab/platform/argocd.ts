@@ -4,7 +4,6 @@
  */
 import { ARGOCD_NAMESPACE } from "../argo/application";
 
-
 export const ARGOCD_VERSION = "v3.5.1";
 /** Where components/argocd-install/install.yaml comes from: upstream's release manifest at the tag. */
 export const ARGOCD_INSTALL_URL = `https://raw.githubusercontent.com/argoproj/argo-cd/${ARGOCD_VERSION}/manifests/install.yaml`;
@@ -35,10 +34,17 @@ export function argoCdCmdParams(): any {
     };
 }
 
-/** The workloads that must be ready before the lab can use Argo CD. */
+/** The workloads that must be ready before the lab can use Argo CD (argocd-server: the UI, and the initial admin password it writes). */
 export const ARGOCD_WORKLOADS = [
     { kind: "Deployment", name: "argocd-repo-server" },
     { kind: "StatefulSet", name: "argocd-application-controller" },
     { kind: "Deployment", name: "argocd-applicationset-controller" },
+    { kind: "Deployment", name: "argocd-server" },
 ] as const;
 
+/** The Secret argocd-server writes on its first start with the admin user's generated password (key `password`). */
+export const INITIAL_ADMIN_SECRET = "argocd-initial-admin-secret";
+
+/** How a learner opens the UI from the lab host: a port-forward to argocd-server, then the local URL (user admin). */
+export const ARGOCD_UI =
+    "kubectl -n argocd port-forward svc/argocd-server 8080:443, then open https://localhost:8080 (user admin; the certificate is argocd-server's own, self-signed)";

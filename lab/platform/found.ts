@@ -33,7 +33,9 @@ export function foundBeforeStack(reads: ClusterReads, argocdNamespace: string): 
     const argoNs = reads.namespaces.find((n) => n.name === argocdNamespace);
     const argocd = argoNs ? !ours(argoNs.labels) : reads.applicationCrd;
     if (argocd && !argoNs) {
-        throw new Error(`the cluster has Argo CD's CRDs but no ${argocdNamespace} namespace: the lab uses an Argo CD in ${argocdNamespace} only; install it there, or adopt a cluster without Argo CD`);
+        throw new Error(
+            `the cluster has Argo CD's CRDs but no ${argocdNamespace} namespace: the lab uses an Argo CD in ${argocdNamespace} only; install it there, or adopt a cluster without Argo CD`,
+        );
     }
     return {
         argocd,

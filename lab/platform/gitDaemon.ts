@@ -3,7 +3,6 @@
  * read-only, as nobody. Pure manifest builders; the GitDaemon component applies them.
  */
 
-
 export const GITSRV_NAMESPACE = "gitsrv";
 export const GITD_NAME = "gitd";
 export const GITD_PORT = 9418;

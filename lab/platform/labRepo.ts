@@ -92,7 +92,12 @@ const partial = (final: string) => path.join(path.dirname(final), `.${path.basen
  * and is rebuilt), and the first commit is recognised wherever a run stopped: made but not pushed,
  * pushed but not recorded.
  */
-export async function createLabRepo(layout: RepoSite, kind: RepoKind, files: Record<string, string>, log: Log = () => {}): Promise<LabRepoResult> {
+export async function createLabRepo(
+    layout: RepoSite,
+    kind: RepoKind,
+    files: Record<string, string>,
+    log: Log = () => {},
+): Promise<LabRepoResult> {
     const { bareRepo, clone } = layout;
 
     if (exists(bareRepo)) {
@@ -128,7 +133,9 @@ export async function createLabRepo(layout: RepoSite, kind: RepoKind, files: Rec
     }
 
     if (exists(clone) && !isEmptyDir(clone) && !(await isOurClone(layout))) {
-        throw new Error(`${clone} already exists and is not a clone of ${bareRepo}. Nothing in it was changed. Move it away, then run again.`);
+        throw new Error(
+            `${clone} already exists and is not a clone of ${bareRepo}. Nothing in it was changed. Move it away, then run again.`,
+        );
     }
     if (!exists(path.join(clone, ".git"))) {
         if (exists(clone)) fs.rmdirSync(clone); // empty
@@ -152,7 +159,9 @@ async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record
         const subject = await git(["--git-dir", bareRepo, "log", "-1", "--format=%s", remote]);
         const count = await git(["--git-dir", bareRepo, "rev-list", "--count", remote]);
         if (subject !== kind.initialMessage || count !== "1") {
-            throw new Error(`${bareRepo} has a main branch that is not the lab's first commit (${remote}: "${subject}"). Nothing was changed. Remove the repository (or pulumi destroy), then run again.`);
+            throw new Error(
+                `${bareRepo} has a main branch that is not the lab's first commit (${remote}: "${subject}"). Nothing was changed. Remove the repository (or pulumi destroy), then run again.`,
+            );
         }
         await git(["fetch", "--quiet", "origin"], clone);
         await git(["reset", "--quiet", "--hard", remote], clone);

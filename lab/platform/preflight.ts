@@ -71,12 +71,18 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
     const out: PreflightResult[] = [];
     const add = (check: string, verdict: Verdict, detail: string) => out.push({ check, verdict, detail });
 
-    add("running as root", probe.uid() === 0 ? "PASS" : "FAIL", probe.uid() === 0 ? "uid 0" : `uid ${probe.uid()}: the lab installs k3s and writes /srv/bare and /root; run it with sudo`);
+    add(
+        "running as root",
+        probe.uid() === 0 ? "PASS" : "FAIL",
+        probe.uid() === 0 ? "uid 0" : `uid ${probe.uid()}: the lab installs k3s and writes /srv/bare and /root; run it with sudo`,
+    );
     const node = probe.nodeVersion();
     add(
         "Node.js 20.19+ (or 22+)",
         nodeOk(node) ? "PASS" : "FAIL",
-        nodeOk(node) ? node : `${node}: @kubernetes/client-node needs require() of ES modules (Node 20.19 or 22); Debian 12 and Ubuntu 24.04 ship 18: install Node 20 or 22 from nodejs.org or NodeSource`,
+        nodeOk(node)
+            ? node
+            : `${node}: @kubernetes/client-node needs require() of ES modules (Node 20.19 or 22); Debian 12 and Ubuntu 24.04 ship 18: install Node 20 or 22 from nodejs.org or NodeSource`,
     );
     const git = await probe.which("git");
     add("git", git ? "PASS" : "FAIL", git ?? "not on PATH: apt-get install git");
@@ -84,9 +90,19 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
         const curl = await probe.which("curl");
         add("curl (the k3s installer is fetched with it)", curl ? "PASS" : "FAIL", curl ?? "not on PATH: apt-get install curl");
         const systemctl = await probe.which("systemctl");
-        add("systemd (k3s runs as a systemd service)", systemctl && probe.exists("/run/systemd/system") ? "PASS" : "FAIL", systemctl && probe.exists("/run/systemd/system") ? "running" : "no running systemd (/run/systemd/system): k3s's installer needs it; use a VM or host with systemd, adopt a cluster with kubeconfigPath, or try the labs here without a cluster: npx gitops-lab simulate --root /tmp/gitops-lab");
+        add(
+            "systemd (k3s runs as a systemd service)",
+            systemctl && probe.exists("/run/systemd/system") ? "PASS" : "FAIL",
+            systemctl && probe.exists("/run/systemd/system")
+                ? "running"
+                : "no running systemd (/run/systemd/system): k3s's installer needs it; use a VM or host with systemd, adopt a cluster with kubeconfigPath, or try the labs here without a cluster: npx gitops-lab simulate --root /tmp/gitops-lab",
+        );
         const busy = await probe.portInUse(6443);
-        add("port 6443 free (the Kubernetes API of k3s)", busy ? "FAIL" : "PASS", busy ? "something listens on 6443: stop it, or adopt that cluster with kubeconfigPath" : "free");
+        add(
+            "port 6443 free (the Kubernetes API of k3s)",
+            busy ? "FAIL" : "PASS",
+            busy ? "something listens on 6443: stop it, or adopt that cluster with kubeconfigPath" : "free",
+        );
         const dataDir = opts.dataDir ?? "/var/lib/rancher";
         const free = probe.freeBytes(dataDir);
         add(
@@ -103,10 +119,20 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
     } else {
         // the lab runs kubectl kustomize on the host (step 1, verify): on an adopted cluster nothing installs it
         const kubectl = await probe.which("kubectl");
-        add("kubectl on PATH (step 1 and verify run kubectl kustomize)", kubectl ? "PASS" : "FAIL", kubectl ?? "not on PATH: install kubectl (or use a host where k3s installed it)");
+        add(
+            "kubectl on PATH (step 1 and verify run kubectl kustomize)",
+            kubectl ? "PASS" : "FAIL",
+            kubectl ?? "not on PATH: install kubectl (or use a host where k3s installed it)",
+        );
         if (opts.kubeconfigPath) {
             const ok = probe.exists(opts.kubeconfigPath);
-            add("kubeconfigPath readable", ok ? "PASS" : "FAIL", ok ? opts.kubeconfigPath : `${opts.kubeconfigPath} does not exist: point kubeconfigPath at the cluster's kubeconfig, or unset it to install k3s`);
+            add(
+                "kubeconfigPath readable",
+                ok ? "PASS" : "FAIL",
+                ok
+                    ? opts.kubeconfigPath
+                    : `${opts.kubeconfigPath} does not exist: point kubeconfigPath at the cluster's kubeconfig, or unset it to install k3s`,
+            );
         }
     }
     for (const r of opts.repos) {
@@ -118,11 +144,17 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
         add(
             `nothing foreign at ${r.path}`,
             owner === r.value ? "PASS" : "FAIL",
-            owner === r.value ? "the lab's own repository" : `a repository (or directory) the lab did not create is there: move it away, or set the stack's root to another prefix`,
+            owner === r.value
+                ? "the lab's own repository"
+                : `a repository (or directory) the lab did not create is there: move it away, or set the stack's root to another prefix`,
         );
     }
     const umask = probe.umask();
-    add("umask (info)", "PASS", `${umask.toString(8).padStart(4, "0")}${umask & 0o005 ? ": the lab's bare repository sets core.sharedRepository, so the git daemon (nobody) can read every later push" : ""}`);
+    add(
+        "umask (info)",
+        "PASS",
+        `${umask.toString(8).padStart(4, "0")}${umask & 0o005 ? ": the lab's bare repository sets core.sharedRepository, so the git daemon (nobody) can read every later push" : ""}`,
+    );
     return out;
 }
 
@@ -176,6 +208,8 @@ export const realHost: HostProbe = {
     exists: (p) => fs.existsSync(p),
     gitConfig: (gitDir, key) =>
         new Promise((resolve) => {
-            execFile("git", ["--git-dir", gitDir, "config", "--get", key], { timeout: 10_000 }, (err, stdout) => resolve(err ? null : String(stdout).trim()));
+            execFile("git", ["--git-dir", gitDir, "config", "--get", key], { timeout: 10_000 }, (err, stdout) =>
+                resolve(err ? null : String(stdout).trim()),
+            );
         }),
 };

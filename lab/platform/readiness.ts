@@ -14,6 +14,13 @@ export interface WorkloadRef {
 /** Container states that do not clear by themselves within a deploy (a rate-limited registry, a bad image, a crash loop). */
 export const HOPELESS_REASONS = ["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CrashLoopBackOff", "CreateContainerConfigError"];
 
+/**
+ * A pull the registry answered with "no such image" (containerd's `code = NotFound ... not found`, a
+ * registry's `manifest unknown`): the image will not appear by itself, so the wait ends at once, not
+ * after the grace a rate limit or a flaky network gets.
+ */
+export const IMAGE_NOT_FOUND = /code = NotFound|: not found\b|manifest unknown|repository does not exist/i;
+
 export interface ReadinessOptions {
     /** The deadline. */
     timeoutMs: number;
@@ -39,10 +46,12 @@ export function notReadyBecause(obj: any): string | null {
 }
 
 /** Every container of the namespace's Pods that waits for a hopeless reason: `{key, line}`. */
-export function hopelessContainers(pods: any[]): { key: string; line: string }[] {
-    const out: { key: string; line: string }[] = [];
+export function hopelessContainers(pods: any[]): { key: string; line: string; missingImage: boolean }[] {
+    const out: { key: string; line: string; missingImage: boolean }[] = [];
     for (const p of pods) {
-        const images = new Map<string, string>([...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c: any) => [c.name, c.image]));
+        const images = new Map<string, string>(
+            [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c: any) => [c.name, c.image]),
+        );
         for (const cs of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
             const w = cs.state?.waiting;
             if (!w || !HOPELESS_REASONS.includes(w.reason)) continue;
@@ -50,13 +59,19 @@ export function hopelessContainers(pods: any[]): { key: string; line: string }[]
             out.push({
                 key: `${p.metadata?.namespace}/${p.metadata?.name}/${cs.name}/${w.reason}`,
                 line: `Pod ${p.metadata?.namespace}/${p.metadata?.name}, container ${cs.name}, image ${image}: ${w.reason}${w.message ? ` (${w.message})` : ""}`,
+                missingImage: /ErrImagePull|ImagePullBackOff/.test(w.reason) && IMAGE_NOT_FOUND.test(w.message ?? ""),
             });
         }
     }
     return out;
 }
 
-export async function waitWorkloadsReady(cluster: ClusterPort, namespace: string, workloads: readonly WorkloadRef[], opts: ReadinessOptions): Promise<void> {
+export async function waitWorkloadsReady(
+    cluster: ClusterPort,
+    namespace: string,
+    workloads: readonly WorkloadRef[],
+    opts: ReadinessOptions,
+): Promise<void> {
     const log = opts.log ?? (() => {});
     const hopelessAfterMs = opts.hopelessAfterMs ?? 90_000;
     const progressEveryMs = opts.progressEveryMs ?? 15_000;
@@ -65,7 +80,9 @@ export async function waitWorkloadsReady(cluster: ClusterPort, namespace: string
     let why: string[] = [];
     let lastLine = "";
     let lastLogAt = 0;
-    log(`waiting for ${workloads.map((w) => `${w.kind}/${w.name}`).join(", ")} in ${namespace} to be ready (deadline ${opts.timeoutMs / 1000} s)`);
+    log(
+        `waiting for ${workloads.map((w) => `${w.kind}/${w.name}`).join(", ")} in ${namespace} to be ready (deadline ${opts.timeoutMs / 1000} s)`,
+    );
     await pollUntil(
         async () => {
             why = [];
@@ -78,12 +95,19 @@ export async function waitWorkloadsReady(cluster: ClusterPort, namespace: string
             if (!why.length) return true;
             const now = Date.now();
             // only the Pods of the workloads waited for (<deployment>-<hash>-<id>, <statefulset>-<n>)
-            const ours = (await cluster.listPods(namespace)).filter((p: any) => workloads.some((w) => String(p.metadata?.name ?? "").startsWith(`${w.name}-`)));
+            const ours = (await cluster.listPods(namespace)).filter((p: any) =>
+                workloads.some((w) => String(p.metadata?.name ?? "").startsWith(`${w.name}-`)),
+            );
             const bad = hopelessContainers(ours);
             for (const k of [...firstSeen.keys()]) if (!bad.some((b) => b.key === k)) firstSeen.delete(k); // recovered meanwhile
             for (const b of bad) {
                 const since = firstSeen.get(b.key) ?? now;
                 firstSeen.set(b.key, since);
+                if (b.missingImage) {
+                    throw new Error(
+                        `${b.line}: the registry has no such image, which does not appear by itself. Check the image's name and tag (kubectl -n ${namespace} describe pod), then run again`,
+                    );
+                }
                 if (now - since >= hopelessAfterMs) {
                     throw new Error(
                         `${b.line} for ${Math.round((now - since) / 1000)} s; this does not clear by itself (a registry's rate limit, such as Docker Hub's, is a common cause). ` +
@@ -99,7 +123,11 @@ export async function waitWorkloadsReady(cluster: ClusterPort, namespace: string
             }
             return undefined;
         },
-        { timeoutMs: opts.timeoutMs, intervalMs: opts.intervalMs ?? 2_000, describe: () => `timed out after ${opts.timeoutMs / 1000} s waiting for workloads in ${namespace}: ${why.join("; ")}` },
+        {
+            timeoutMs: opts.timeoutMs,
+            intervalMs: opts.intervalMs ?? 2_000,
+            describe: () => `timed out after ${opts.timeoutMs / 1000} s waiting for workloads in ${namespace}: ${why.join("; ")}`,
+        },
     );
     log(`ready after ${((Date.now() - start) / 1000).toFixed(1)} s`);
 }

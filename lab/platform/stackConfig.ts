@@ -11,7 +11,10 @@ const K3S_VERSION_RE = /^v\d+\.\d+\.\d+\+k3s\d+$/;
 
 /** A whole number in [min, max], written as a number or a string of digits. */
 const whole = (min: number, max: number, allowed: string) =>
-    z.preprocess((v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: allowed }).int({ error: allowed }).min(min, { error: allowed }).max(max, { error: allowed }));
+    z.preprocess(
+        (v) => (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
+        z.number({ error: allowed }).int({ error: allowed }).min(min, { error: allowed }).max(max, { error: allowed }),
+    );
 /** true or false, written as a YAML boolean or the string Pulumi's config holds. */
 const bool = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean({ error: "true or false" }));
 const seconds = whole(1, 86_400, "a whole number of seconds from 1 to 86400");
@@ -42,7 +45,10 @@ export const CONFIG_KEYS = Object.keys(STACK_CONFIG.shape) as (keyof StackConfig
  */
 export function parseStackConfig(raw: Record<string, unknown>, source: string): StackConfig {
     const unknown = Object.keys(raw).filter((k) => !(CONFIG_KEYS as string[]).includes(k));
-    if (unknown.length) throw new Error(`${source}: ${unknown.map((k) => `gitops-lab:${k}`).join(", ")} ${unknown.length === 1 ? "is not a key" : "are not keys"} of this lab; the keys are ${CONFIG_KEYS.join(", ")} (see the README)`);
+    if (unknown.length)
+        throw new Error(
+            `${source}: ${unknown.map((k) => `gitops-lab:${k}`).join(", ")} ${unknown.length === 1 ? "is not a key" : "are not keys"} of this lab; the keys are ${CONFIG_KEYS.join(", ")} (see the README)`,
+        );
     const values = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== null));
     const r = STACK_CONFIG.safeParse(values);
     if (r.success) return r.data;
@@ -52,5 +58,7 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
 }
 
 function fail(source: string, key: string, value: unknown, allowed: string): never {
-    throw new Error(`${source}: gitops-lab:${key} is ${JSON.stringify(value)}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`);
+    throw new Error(
+        `${source}: gitops-lab:${key} is ${JSON.stringify(value)}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`,
+    );
 }

@@ -51,7 +51,12 @@ function inputSeries(rec: StallRecording): { series: string; values: string }[] 
 
 /** An alert's annotations as Prometheus renders these templates (only `{{ $labels.x }}` is used). */
 function rendered(rule: any, labels: Record<string, string>): Record<string, string> {
-    return Object.fromEntries(Object.entries(rule.annotations as Record<string, string>).map(([k, v]) => [k, v.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_, l) => labels[l] ?? "")]));
+    return Object.fromEntries(
+        Object.entries(rule.annotations as Record<string, string>).map(([k, v]) => [
+            k,
+            v.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_, l) => labels[l] ?? ""),
+        ]),
+    );
 }
 
 const floorTo = (s: number, step: number) => Math.floor(s / step) * step;
@@ -63,7 +68,11 @@ const minutesBetween = (from: number, to: number) => {
 
 /** promtool with these arguments in `dir`: its exit code and output. */
 const promtoolIn = (promtool: string, dir: string, args: string[]): Promise<{ code: number; out: string }> =>
-    new Promise((resolve) => execFile(promtool, args, { cwd: dir, timeout: 120_000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as any).code ?? 1) : 0, out: `${stdout}${stderr}` })));
+    new Promise((resolve) =>
+        execFile(promtool, args, { cwd: dir, timeout: 120_000 }, (err, stdout, stderr) =>
+            resolve({ code: err ? ((err as any).code ?? 1) : 0, out: `${stdout}${stderr}` }),
+        ),
+    );
 
 /** `promtool test rules` over this test file (its rule_files beside it in `dir`). */
 function runPromtool(promtool: string, dir: string, test: object): Promise<{ code: number; out: string }> {
@@ -82,8 +91,13 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
         rec = await recordStall();
         dir = fs.mkdtempSync(path.join(os.tmpdir(), "promtool-"));
         const m = rec.marks;
-        console.log(`  recorded ${rec.scrapes.length} scrapes: pushed 1.2.0 at ${m.stallPush} s, mandant-b's first failure at ${m.firstFailure} s, gave up at ${m.gaveUp} s, pushed 1.2.1 at ${m.fixPush} s, complete at ${m.recovered} s`);
-        assert.ok(m.stallPush < m.firstFailure && m.firstFailure < m.fixPush && (m.recovered === undefined || m.fixPush <= m.recovered), JSON.stringify(m));
+        console.log(
+            `  recorded ${rec.scrapes.length} scrapes: pushed 1.2.0 at ${m.stallPush} s, mandant-b's first failure at ${m.firstFailure} s, gave up at ${m.gaveUp} s, pushed 1.2.1 at ${m.fixPush} s, complete at ${m.recovered} s`,
+        );
+        assert.ok(
+            m.stallPush < m.firstFailure && m.firstFailure < m.fixPush && (m.recovered === undefined || m.fixPush <= m.recovered),
+            JSON.stringify(m),
+        );
         if (rec.recoveryError) console.log(`  the recovery did not complete (the checks after it are left out): ${rec.recoveryError}`);
     });
     after(() => dir && fs.rmSync(dir, { recursive: true, force: true }));
@@ -94,7 +108,11 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
      * names each evaluation where the alert was not firing: those must all come before the first
      * firing (it never flaps), and the first firing within 5 minutes of the first failure.
      */
-    async function firing(rules: any, alertname: string, labels: Record<string, string>): Promise<{ firstFiringAfter: number; out: string }> {
+    async function firing(
+        rules: any,
+        alertname: string,
+        labels: Record<string, string>,
+    ): Promise<{ firstFiringAfter: number; out: string }> {
         const m = rec.marks;
         const rule = rules.groups.flatMap((g: any) => g.rules).find((r: any) => r.alert === alertname);
         const expected = [{ exp_labels: { ...labels, severity: "warning" }, exp_annotations: rendered(rule, labels) }];
@@ -106,19 +124,34 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
             rule_files: ["rules.yaml"],
             evaluation_interval: `${EVALUATION_SECONDS}s`,
             // none after the recovery: checked when the recording's recovery completed
-            tests: [{ interval: `${rec.intervalSeconds}s`, input_series: inputSeries(rec), alert_rule_test: [at(floorTo(m.firstFailure, EVALUATION_SECONDS), []), ...during.map((t) => at(t, expected)), ...(m.recovered !== undefined ? [at(end, [])] : [])] }],
+            tests: [
+                {
+                    interval: `${rec.intervalSeconds}s`,
+                    input_series: inputSeries(rec),
+                    alert_rule_test: [
+                        at(floorTo(m.firstFailure, EVALUATION_SECONDS), []),
+                        ...during.map((t) => at(t, expected)),
+                        ...(m.recovered !== undefined ? [at(end, [])] : []),
+                    ],
+                },
+            ],
         });
         const failedAt = [...r.out.matchAll(/alertname: \w+, time: ((?:\d+h)?(?:\d+m)?(?:\d+s)?),/g)].map((x) => seconds(x[1]));
         const unexpected = failedAt.filter((t) => !during.includes(t));
         assert.deepStrictEqual(unexpected, [], `an alert where none was expected:\n${r.out}`);
         const first = during.find((t) => !failedAt.includes(t));
         assert.ok(first !== undefined, `never fired:\n${r.out}`);
-        assert.deepStrictEqual(failedAt, during.filter((t) => t < first), `it stopped firing after it fired:\n${r.out}`);
+        assert.deepStrictEqual(
+            failedAt,
+            during.filter((t) => t < first),
+            `it stopped firing after it fired:\n${r.out}`,
+        );
         return { firstFiringAfter: first - m.firstFailure, out: r.out };
     }
 
     /** A promtool duration ("8m", "1h2m30s") in seconds. */
-    const seconds = (d: string) => [...d.matchAll(/(\d+)([hms])/g)].reduce((n, [, v, u]) => n + Number(v) * { h: 3600, m: 60, s: 1 }[u as "h" | "m" | "s"], 0);
+    const seconds = (d: string) =>
+        [...d.matchAll(/(\d+)([hms])/g)].reduce((n, [, v, u]) => n + Number(v) * { h: 3600, m: 60, s: 1 }[u as "h" | "m" | "s"], 0);
 
     it("promtool accepts both rule files", async () => {
         for (const file of [DOCTOR_RULE, KSM_RULE]) {
@@ -129,9 +162,22 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
     });
 
     it("RollingSyncRolloutStuck (the doctor's series) fires within 5 minutes and stays firing while the hook's failure and the retry's wait alternate", async () => {
-        const reasons = new Set(rec.scrapes.flatMap((s) => [...s.series.keys()].filter((k) => k.startsWith("gitops_lab_rollout_stuck")).map((k) => /reason="(\w+)"/.exec(k)?.[1])));
-        assert.deepStrictEqual([...reasons].sort(), ["PreSyncHookFailed", "SyncRetrying"], "the recorded stall alternates between the two reasons");
-        const r = await firing(ruleFile(DOCTOR_RULE), "RollingSyncRolloutStuck", { namespace: "argocd", appset: "tenants", step: "2", application: "mandant-b" });
+        const reasons = new Set(
+            rec.scrapes.flatMap((s) =>
+                [...s.series.keys()].filter((k) => k.startsWith("gitops_lab_rollout_stuck")).map((k) => /reason="(\w+)"/.exec(k)?.[1]),
+            ),
+        );
+        assert.deepStrictEqual(
+            [...reasons].sort(),
+            ["PreSyncHookFailed", "SyncRetrying"],
+            "the recorded stall alternates between the two reasons",
+        );
+        const r = await firing(ruleFile(DOCTOR_RULE), "RollingSyncRolloutStuck", {
+            namespace: "argocd",
+            appset: "tenants",
+            step: "2",
+            application: "mandant-b",
+        });
         console.log(`  RollingSyncRolloutStuck firing ${r.firstFiringAfter} s after the first failure`);
         assert.ok(r.firstFiringAfter <= WITHIN_SECONDS, r.out);
     });
@@ -141,11 +187,19 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
         const rule = rules.groups[0].rules.find((x: any) => x.alert === "RollingSyncRolloutStuck");
         rule.expr = "max by (namespace, appset, step, application, reason) (gitops_lab_rollout_stuck) == 1";
         rule.for = "5m";
-        await assert.rejects(firing(rules, "RollingSyncRolloutStuck", { namespace: "argocd", appset: "tenants", step: "2", application: "mandant-b" }), /it stopped firing after it fired|never fired/);
+        await assert.rejects(
+            firing(rules, "RollingSyncRolloutStuck", { namespace: "argocd", appset: "tenants", step: "2", application: "mandant-b" }),
+            /it stopped firing after it fired|never fired/,
+        );
     });
 
     it("RollingSyncStepFailing (kube-state-metrics' series) fires within 5 minutes and stays firing until the fix", async () => {
-        const r = await firing(ruleFile(KSM_RULE), "RollingSyncStepFailing", { namespace: "argocd", customresource_name: "tenants", step: "2", application: "mandant-b" });
+        const r = await firing(ruleFile(KSM_RULE), "RollingSyncStepFailing", {
+            namespace: "argocd",
+            customresource_name: "tenants",
+            step: "2",
+            application: "mandant-b",
+        });
         console.log(`  RollingSyncStepFailing firing ${r.firstFiringAfter} s after the first failure`);
         assert.ok(r.firstFiringAfter <= WITHIN_SECONDS, r.out);
     });
@@ -157,7 +211,17 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
         const hang = await runPromtool(promtool, dir, {
             rule_files: ["rules.yaml"],
             evaluation_interval: `${EVALUATION_SECONDS}s`,
-            tests: [{ interval: `${rec.intervalSeconds}s`, input_series: inputSeries(rec), alert_rule_test: minutesBetween(0, end).map((t) => ({ eval_time: `${t}s`, alertname: "RollingSyncStepNotCompleting", exp_alerts: [] })) }],
+            tests: [
+                {
+                    interval: `${rec.intervalSeconds}s`,
+                    input_series: inputSeries(rec),
+                    alert_rule_test: minutesBetween(0, end).map((t) => ({
+                        eval_time: `${t}s`,
+                        alertname: "RollingSyncStepNotCompleting",
+                        exp_alerts: [],
+                    })),
+                },
+            ],
         });
         assert.strictEqual(hang.code, 0, hang.out);
 
@@ -172,10 +236,19 @@ describe("the doctor's alerts fire within 5 minutes of the step's first failure 
             tests: [
                 {
                     interval: "30s",
-                    input_series: [{ series: `gitops_lab_rollout_skipped{namespace="argocd",appset="tenants",step="4",application="mandant-d"}`, values: "_ _ 1x30" }],
+                    input_series: [
+                        {
+                            series: `gitops_lab_rollout_skipped{namespace="argocd",appset="tenants",step="4",application="mandant-d"}`,
+                            values: "_ _ 1x30",
+                        },
+                    ],
                     alert_rule_test: [
                         { eval_time: "5m", alertname: "RollingSyncApplicationSkipped", exp_alerts: [] },
-                        { eval_time: "7m", alertname: "RollingSyncApplicationSkipped", exp_alerts: [{ exp_labels: { ...labels, severity: "warning" }, exp_annotations: rendered(rule, labels) }] },
+                        {
+                            eval_time: "7m",
+                            alertname: "RollingSyncApplicationSkipped",
+                            exp_alerts: [{ exp_labels: { ...labels, severity: "warning" }, exp_annotations: rendered(rule, labels) }],
+                        },
                     ],
                 },
             ],

@@ -2,20 +2,24 @@
  * The Pulumi tier of `npm run test:real`: the user's own commands (`gitops-lab up`, `preview`,
  * `refresh`, `destroy`, `outputs`, each in its own process as a user runs them) through the real
  * Pulumi engine v3.248.0 and the kubernetes provider 4.25.0, both built from Go modules
- * (realplane/pulumiBuild.ts), with index.ts as an inline program, against the real control plane
- * (Kubernetes with KWOK's nodes, the real Argo CD v3.5.1) adopted through kubeconfigPath. Both labs
- * and the rollout doctor are on; the tenants lab runs its step 1 (its stall needs hook Pods that
- * really fail, which KWOK's stages do not make).
+ * (realplane/pulumiBuild.ts), with index.ts as an inline program, against the real node (realnode/:
+ * a bare cluster whose Pods are containers) adopted through kubeconfigPath, so the stack installs
+ * Argo CD v3.5.1 from the pinned manifest and the git daemon Pod, as on a fresh k3s. Both labs and
+ * the rollout doctor are on; the tenants lab runs its step 1 here (its stall and recovery take
+ * minutes more and run in the tenants test through the same code).
  */
 import * as assert from "assert";
 import { execFileSync, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
+import * as https from "https";
 import * as path from "path";
 import { stringify } from "yaml";
 import { labLayout } from "../../lab/shop/layout";
 import { tenantsLayout } from "../../lab/tenants/layout";
-import { RealLab, startRealLab } from "../../realplane/realLab";
+import { RealNode, startRealNode } from "../../realnode/node";
+import { installArgoCd, uninstallArgoCd } from "../../realnode/lab";
+import { freePort } from "../../sim/gitDaemon";
 import { buildPulumi } from "../../realplane/pulumiBuild";
 import { BIN } from "../helpers/cli";
 import { expect, holds } from "../helpers/expect";
@@ -24,18 +28,20 @@ const PROJECT = path.resolve(__dirname, "..", "..");
 const STACK_NAME = `test-${process.pid}`;
 const devStackFile = fs.readFileSync(path.join(PROJECT, "Pulumi.dev.yaml"), "utf8");
 
-/** The dynamic providers' processes on this host (the plugin's sh and its Node), from /proc. */
-function providerProcesses(): { pid: number; args: string }[] {
+/** Every process that inherited this test's mark from the commands it ran (the engine, its plugins, the dynamic providers), from /proc. */
+const MARK = `GITOPS_LAB_TEST_RUN=pulumi-${process.pid}`;
+/** The dynamic providers among them (the plugin's sh and its Node). */
+const providerProcesses = () => markedProcesses().filter((p) => /pulumi-resource-pulumi-nodejs|cmd\/dynamic-provider/.test(p.args));
+function markedProcesses(): { pid: number; args: string }[] {
     const found: { pid: number; args: string }[] = [];
     for (const e of fs.readdirSync("/proc")) {
-        if (!/^\d+$/.test(e)) continue;
-        let args = "";
+        if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
         try {
-            args = fs.readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0").join(" ");
+            if (!fs.readFileSync(`/proc/${e}/environ`, "utf8").split("\0").includes(MARK)) continue;
+            found.push({ pid: Number(e), args: fs.readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0").join(" ") });
         } catch {
             continue; // gone meanwhile
         }
-        if (/pulumi-resource-pulumi-nodejs|cmd\/dynamic-provider/.test(args)) found.push({ pid: Number(e), args });
     }
     return found;
 }
@@ -47,7 +53,11 @@ interface Run {
 }
 
 /** One `gitops-lab` command in its own process (and process group), its output shown as it comes; `until` may kill it early. */
-function gitopsLab(args: string[], env: NodeJS.ProcessEnv, opts: { timeoutMs?: number; killWhen?: (out: string) => boolean } = {}): Promise<Run> {
+function gitopsLab(
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    opts: { timeoutMs?: number; killWhen?: (out: string) => boolean; quiet?: boolean } = {},
+): Promise<Run> {
     return new Promise((resolve, reject) => {
         const child = spawn(process.execPath, [BIN, ...args], { cwd: PROJECT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
         let out = "";
@@ -61,7 +71,7 @@ function gitopsLab(args: string[], env: NodeJS.ProcessEnv, opts: { timeoutMs?: n
         };
         const onData = (d: Buffer) => {
             out += d;
-            for (const l of String(d).split("\n")) if (l.trim()) console.log(`    | ${l}`);
+            if (!opts.quiet) for (const l of String(d).split("\n")) if (l.trim()) console.log(`    | ${l}`);
             if (!killed && opts.killWhen?.(out)) {
                 killed = true;
                 killGroup();
@@ -80,18 +90,51 @@ function gitopsLab(args: string[], env: NodeJS.ProcessEnv, opts: { timeoutMs?: n
     });
 }
 
-describe("the Pulumi engine on the real control plane (gitops-lab up / preview / refresh / destroy)", function () {
+/** An HTTPS request to argocd-server (its certificate is its own, self-signed): status and body. */
+function argocdApi(port: number, method: string, p: string, body?: any, token?: string): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+        const req = https.request(
+            {
+                host: "127.0.0.1",
+                port,
+                method,
+                path: p,
+                rejectUnauthorized: false,
+                headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            },
+            (res) => {
+                let data = "";
+                res.on("data", (d) => (data += d));
+                res.on("end", () => resolve({ status: res.statusCode ?? 0, body: data }));
+            },
+        );
+        req.on("error", reject);
+        req.end(body === undefined ? undefined : JSON.stringify(body));
+    });
+}
+
+describe("the Pulumi engine on the real node (gitops-lab up / preview / refresh / destroy)", function () {
     this.timeout(3_600_000);
     let root: string;
-    let lab: RealLab;
+    let node: RealNode;
     let kubeconfigFile: string;
     let env: NodeJS.ProcessEnv;
     let configFile: string;
     const kubectl = (...args: string[]) => execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, ...args], { encoding: "utf8" });
     const namespaces = () => kubectl("get", "namespaces", "-o", "jsonpath={.items[*].metadata.name}").split(/\s+/).filter(Boolean).sort();
     const writeConfig = (values: Record<string, string | number | boolean>) =>
-        fs.writeFileSync(configFile, stringify({ config: Object.fromEntries(Object.entries(values).map(([k, v]) => [`gitops-lab:${k}`, v])) }));
-    const baseConfig = () => ({ root, kubeconfigPath: kubeconfigFile, tenantsLab: true, tenantsSolveThrough: 1, rolloutDoctor: "on", syncTimeoutSeconds: 180 });
+        fs.writeFileSync(
+            configFile,
+            stringify({ config: Object.fromEntries(Object.entries(values).map(([k, v]) => [`gitops-lab:${k}`, v])) }),
+        );
+    const baseConfig = () => ({
+        root,
+        kubeconfigPath: kubeconfigFile,
+        tenantsLab: true,
+        tenantsSolveThrough: 1,
+        rolloutDoctor: "on",
+        syncTimeoutSeconds: 180,
+    });
     const stackResources = () => {
         const dir = path.join(env.PULUMI_BACKEND_URL!.slice("file://".length), ".pulumi", "stacks", "gitops-lab");
         const file = path.join(dir, `${STACK_NAME}.json`);
@@ -102,21 +145,26 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         await buildPulumi((l) => console.log(`  [pulumi] ${l}`));
         root = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lab-"));
         fs.chmodSync(root, 0o755);
-        lab = await startRealLab(root, (l) => console.log(`  ${l}`));
-        kubeconfigFile = path.join(root, "kubeconfig");
-        fs.writeFileSync(kubeconfigFile, lab.kubeconfig);
+        node = await startRealNode({ root: fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-node-")), log: (l) => console.log(`  ${l}`) });
+        kubeconfigFile = node.kubeconfigFile;
         const state = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-state-"));
         configFile = path.join(state, "Pulumi.test.yaml");
         // the CLI built from Go modules (none on PATH here), the lab's own backend and passphrase
         // a stack of its own: creating it writes Pulumi.<stack>.yaml beside Pulumi.yaml (removed after), never Pulumi.dev.yaml
-        env = { ...process.env, PULUMI_BACKEND_URL: `file://${state}`, PULUMI_CONFIG_PASSPHRASE: "", GITOPS_LAB_STACK: STACK_NAME };
+        env = {
+            ...process.env,
+            PULUMI_BACKEND_URL: `file://${state}`,
+            PULUMI_CONFIG_PASSPHRASE: "",
+            GITOPS_LAB_STACK: STACK_NAME,
+            [MARK.split("=")[0]]: MARK.split("=")[1],
+        };
     });
     // each test starts from an empty stack: one that failed half-way is destroyed after it
     afterEach(async () => {
         if (stackResources() > 0) await gitopsLab(["destroy", "--config-file", configFile], env);
     });
     after(async () => {
-        await lab?.stop();
+        await node?.stop();
         fs.rmSync(path.join(PROJECT, `Pulumi.${STACK_NAME}.yaml`), { force: true });
         assert.strictEqual(fs.readFileSync(path.join(PROJECT, "Pulumi.dev.yaml"), "utf8"), devStackFile, "Pulumi.dev.yaml is untouched");
     });
@@ -151,17 +199,65 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         const outs = JSON.parse(outputs.out.slice(outputs.out.indexOf("{")));
         const shop = labLayout(root);
         for (const name of ["incident", "pin", "drift", "promote", "revert", "report"]) {
-            assert.deepStrictEqual(outs[name], JSON.parse(fs.readFileSync(path.join(shop.workDir, `${name}.json`), "utf8")), `the stack output ${name} equals ${name}.json`);
+            assert.deepStrictEqual(
+                outs[name],
+                JSON.parse(fs.readFileSync(path.join(shop.workDir, `${name}.json`), "utf8")),
+                `the stack output ${name} equals ${name}.json`,
+            );
         }
         assert.strictEqual(outs.completedThrough, 8);
         assert.strictEqual(outs.tenantsCompletedThrough, 1);
-        assert.strictEqual(outs.argocdMode, "found");
+        assert.strictEqual(outs.argocdMode, "installed", "nothing of Argo CD was on the node: the stack installed it");
+        assert.strictEqual(outs.argocdAdminPassword, "[secret]");
+
+        // the UI's way in, as the outputs say: the port-forward (on a port of its own), then the admin's login with the
+        // password the secret output holds, and the lab's Applications through argocd-server's API
+        const shown = await gitopsLab(["outputs", "--show-secrets"], env, { quiet: true }); // the password stays out of the log
+        const password = JSON.parse(shown.out.slice(shown.out.indexOf("{"))).argocdAdminPassword;
+        assert.match(password, /^\S{8,}$/);
+        const stateDir = new URL(String(env.PULUMI_BACKEND_URL)).pathname;
+        const inState = (fs.readdirSync(stateDir, { recursive: true }) as string[]).filter((f) => {
+            const file = path.join(stateDir, f);
+            return fs.statSync(file).isFile() && fs.readFileSync(file, "utf8").includes(password);
+        });
+        assert.deepStrictEqual(inState, [], "the password is stored encrypted (a secret output of the readiness wait), never in clear");
+        const forwardCmd = String(outs.argocdUi).split(",")[0].split(" ");
+        assert.deepStrictEqual(forwardCmd, ["kubectl", "-n", "argocd", "port-forward", "svc/argocd-server", "8080:443"]);
+        const uiPort = await freePort();
+        const forward = spawn("kubectl", ["--kubeconfig", kubeconfigFile, ...forwardCmd.slice(1, -1), `${uiPort}:443`], {
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        try {
+            await expect(
+                holds(
+                    "the port-forward answers",
+                    async () => (await argocdApi(uiPort, "GET", "/healthz").catch(() => ({ status: 0 }))).status === 200,
+                ),
+                { timeoutMs: 30_000, intervalMs: 250 },
+            );
+            const login = await argocdApi(uiPort, "POST", "/api/v1/session", { username: "admin", password });
+            assert.strictEqual(login.status, 200, login.body);
+            const token = JSON.parse(login.body).token;
+            const apps = JSON.parse((await argocdApi(uiPort, "GET", "/api/v1/applications", undefined, token)).body).items.map(
+                (a: any) => `${a.metadata.name} ${a.status.sync.status} ${a.status.health.status}`,
+            );
+            assert.ok(apps.includes("shop-dev Synced Healthy") && apps.includes("shop-prod Synced Healthy"), apps.join("; "));
+            const wrong = await argocdApi(uiPort, "POST", "/api/v1/session", { username: "admin", password: `${password}x` });
+            assert.strictEqual(wrong.status, 401, "a wrong password is refused");
+            const page = await argocdApi(uiPort, "GET", "/");
+            console.log(`    argocd-server's / answers ${page.status}: ${page.body.slice(0, 200).replace(/\s+/g, " ")}`);
+        } finally {
+            forward.kill("SIGTERM");
+        }
         const outputsFile = path.join(root, "outputs.json");
         fs.writeFileSync(outputsFile, JSON.stringify(outs));
         const shopVerify = await gitopsLab(["verify", "--root", root, "--kubeconfig", kubeconfigFile, "--stack-outputs", outputsFile], env);
         assert.strictEqual(shopVerify.code, 0, shopVerify.out);
         assert.match(shopVerify.out, /files, repository and cluster/);
-        const tenantsVerify = await gitopsLab(["verify", "--lab", "tenants", "--through", "1", "--root", root, "--kubeconfig", kubeconfigFile], env);
+        const tenantsVerify = await gitopsLab(
+            ["verify", "--lab", "tenants", "--through", "1", "--root", root, "--kubeconfig", kubeconfigFile],
+            env,
+        );
         assert.strictEqual(tenantsVerify.code, 0, tenantsVerify.out);
 
         // a second up: no changes; a refresh: no drift, and the pin survives
@@ -179,14 +275,19 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         assert.match(r.out, /solveThrough is 3, but the lab on this host is at step 8 and steps cannot be undone/);
         assert.strictEqual(stackResources(), resources, "nothing changed");
 
-        // destroy: nothing of the lab is left, and what the adopted cluster had before is still there
+        // destroy: nothing of the lab is left, nor of Argo CD (the stack installed it): the bare cluster, as it was
         writeConfig({ ...baseConfig(), solveThrough: 8 });
         r = await gitopsLab(["destroy", "--config-file", configFile], env);
         assert.strictEqual(r.code, 0, r.out);
         assert.deepStrictEqual(namespaces(), had.namespaces);
-        assert.strictEqual(kubectl("get", "crd", "-o", "name"), had.crds, "Argo CD's CRDs, found in the cluster, are still there");
-        assert.strictEqual(kubectl("get", "applications", "-A", "-o", "name"), "");
-        for (const p of [shop.bareRepo, shop.clone, shop.workDir, tenantsLayout(root).workDir, tenantsLayout(root).bareRepo]) assert.ok(!fs.existsSync(p), `${p} is gone`);
+        assert.strictEqual(kubectl("get", "crd", "-o", "name"), had.crds, "no CRD is left: Argo CD's went with it");
+        assert.deepStrictEqual(
+            kubectl("get", "pods", "-A", "-o", "jsonpath={.items[*].metadata.namespace}").split(/\s+/).filter(Boolean),
+            ["kube-system"],
+            "only the node's own CoreDNS runs",
+        );
+        for (const p of [shop.bareRepo, shop.clone, shop.workDir, tenantsLayout(root).workDir, tenantsLayout(root).bareRepo])
+            assert.ok(!fs.existsSync(p), `${p} is gone`);
         assert.strictEqual(stackResources(), 0);
     });
 
@@ -197,15 +298,55 @@ describe("the Pulumi engine on the real control plane (gitops-lab up / preview /
         assert.strictEqual(killed.signal, "SIGKILL", `the run was killed in the scenario:\n${killed.out}`);
         // the engine started the dynamic providers in a process group of their own, so the kill missed them: they leave on their own
         const left = () => providerProcesses().filter((p) => !before.has(p.pid));
-        await expect(holds("no dynamic provider process outlives the killed engine", () => left().length === 0, left), { timeoutMs: 30_000 });
+        await expect(
+            holds("no dynamic provider process outlives the killed engine", () => left().length === 0, left),
+            { timeoutMs: 30_000 },
+        );
         const r = await gitopsLab(["up", "--config-file", configFile], env);
         assert.strictEqual(r.code, 0, r.out);
-        assert.match(r.out, /\[lab\] (the stack was locked by PID \d+, which is gone|the last run was interrupted with \d+ operations? pending)/);
+        assert.match(
+            r.out,
+            /\[lab\] (the stack was locked by PID \d+, which is gone|the last run was interrupted with \d+ operations? pending)/,
+        );
         const outputs = await gitopsLab(["outputs"], env);
         assert.strictEqual(JSON.parse(outputs.out.slice(outputs.out.indexOf("{"))).completedThrough, 8);
         const d = await gitopsLab(["destroy", "--config-file", configFile], env);
         assert.strictEqual(d.code, 0, d.out);
-        assert.strictEqual(kubectl("get", "applications", "-A", "-o", "name"), "");
+        assert.strictEqual(kubectl("get", "namespace", "argocd", "--ignore-not-found", "-o", "name"), "");
         assert.strictEqual(stackResources(), 0);
+    });
+
+    it("given the git daemon's image is one no registry has, then up ends at the git daemon's wait at once, naming the Pod, the image and the pull's failure", async () => {
+        const image = "docker.io/library/buildpack-deps:bookworm-not-there";
+        writeConfig({ ...baseConfig(), tenantsLab: false, rolloutDoctor: "off", solveThrough: 0, gitDaemonImage: image });
+        const r = await gitopsLab(["up", "--config-file", configFile], env);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.out,
+            new RegExp(
+                `Pod gitsrv/gitd-\\S+, container git-daemon, image ${image.replace(/[.:]/g, "\\$&")}: (ErrImagePull|ImagePullBackOff) \\(.*not found.*\\): the registry has no such image`,
+            ),
+        );
+        const events = kubectl("get", "events", "-n", "gitsrv", "-o", 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}');
+        assert.match(events, /^Failed$/m);
+    });
+
+    it("given a node that already runs Argo CD (installed without the stack), then up uses it as found and destroy leaves it", async () => {
+        await installArgoCd(kubeconfigFile, (l) => console.log(`  ${l}`));
+        try {
+            const had = { namespaces: namespaces(), crds: kubectl("get", "crd", "-o", "name") };
+            writeConfig({ ...baseConfig(), tenantsLab: false, rolloutDoctor: "off", solveThrough: 2 });
+            let r = await gitopsLab(["up", "--config-file", configFile], env);
+            assert.strictEqual(r.code, 0, r.out);
+            const outs = JSON.parse((await gitopsLab(["outputs", "--show-secrets"], env, { quiet: true })).out.replace(/^[^{]*/, ""));
+            assert.strictEqual(outs.argocdMode, "found");
+            assert.strictEqual(outs.argocdAdminPassword, null, "a found Argo CD's password is not the stack's to give");
+            r = await gitopsLab(["destroy", "--config-file", configFile], env);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.deepStrictEqual(namespaces(), had.namespaces, "argocd is still there");
+            assert.strictEqual(kubectl("get", "crd", "-o", "name"), had.crds, "Argo CD's CRDs, found in the cluster, are still there");
+        } finally {
+            await uninstallArgoCd(kubeconfigFile);
+        }
     });
 });

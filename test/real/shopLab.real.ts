@@ -1,12 +1,12 @@
 /**
- * The second tier (`npm run test:real`): the shop lab on the real control plane — a real
- * Kubernetes API with KWOK's fake nodes and the real Argo CD v3.5.1 controllers (realplane/) —
- * graded by verify, and its Applications' status transitions compared with the simulated
- * cluster's for the same scenario. Needs root, Go (the first build takes about 25 minutes and is
- * cached), redis-server and kubectl. Not part of `npm test`.
+ * The second tier (`npm run test:real`): the shop lab on the real node (realnode/: Argo CD v3.5.1
+ * installed from the pinned manifest, the git daemon a Pod, every Pod a container), graded by
+ * verify, and its Applications' status transitions compared with the simulated cluster's for the
+ * same scenario.
+ * Needs root and what `gitops-lab build-real-plane` builds. Not part of `npm test`.
  */
 import * as assert from "assert";
-import { execFileSync, spawn } from "child_process";
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -15,9 +15,8 @@ import { run } from "../../lab/ports/exec";
 import { pollUntil } from "../../lab/ports/wait";
 import { verify } from "../../lab/shop/checks";
 import { solveShopLab } from "../../lab/shop/solve";
-import { reapRealPlanes } from "../../realplane/plane";
 import { REAL_PLANE } from "../../realplane/versions";
-import { startRealLab } from "../../realplane/realLab";
+import { startNodeLab } from "../../realnode/lab";
 import { keepWatching } from "../../realplane/watch";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
@@ -47,7 +46,10 @@ const TABLE_COMMANDS = [
 async function tablesOf(kubeconfigFile: string): Promise<Record<string, string[][]>> {
     const out: Record<string, string[][]> = {};
     for (const args of TABLE_COMMANDS) {
-        const lines = (await run("kubectl", ["--kubeconfig", kubeconfigFile, ...args])).stdout.trim().split("\n").map((l) => l.split(/ {2,}/));
+        const lines = (await run("kubectl", ["--kubeconfig", kubeconfigFile, ...args])).stdout
+            .trim()
+            .split("\n")
+            .map((l) => l.split(/ {2,}/));
         const age = lines[0].indexOf("AGE");
         out[args.join(" ")] = lines.map((cells) => cells.filter((_, i) => i !== age));
     }
@@ -61,46 +63,34 @@ async function tablesOf(kubeconfigFile: string): Promise<Record<string, string[]
  */
 const EXPLAINED: Record<string, string> = {
     "-/-": "an Application is created with no status; the simulation's first write may coalesce with the generation",
-    "OutOfSync/-": "before its first operation: the real controller writes the comparison and the operation separately, the simulation in one write",
+    "OutOfSync/-":
+        "before its first operation: the real controller writes the comparison and the operation separately, the simulation in one write",
     "Unknown/-": "a ComparisonError before any operation: only when step 7's error is compared before an operation ran",
-    "OutOfSync/Succeeded": "the real controller can persist an OutOfSync comparison while the last operation's Succeeded state stands (seen around the drift's selfHeal and a new commit); the simulation sets the next operation first, clearing that state — not modelled yet",
-    "-/Running": "a new Application's first operation: the real controller's operation queue may persist Running before its status queue persists the first comparison; the simulation writes the comparison first",
+    "OutOfSync/Succeeded":
+        "the real controller can persist an OutOfSync comparison while the last operation's Succeeded state stands (seen around the drift's selfHeal and a new commit); the simulation sets the next operation first, clearing that state — not modelled yet",
+    "-/Running":
+        "a new Application's first operation: the real controller's operation queue may persist Running before its status queue persists the first comparison; the simulation writes the comparison first",
 };
 
-describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", function () {
+describe("the shop lab on the real node (Argo CD v3.5.1 installed as the stack installs it, every Pod a container)", function () {
     this.timeout(3_600_000);
 
     it("the install.yaml the lab ships is byte for byte upstream's v3.5.1 manifests/install.yaml, as the Go module proxy serves it (checksummed by the Go checksum database)", async () => {
         const { moduleDir } = await import("../../realplane/build");
-        const upstream = fs.readFileSync(path.join(await moduleDir(`github.com/argoproj/argo-cd/v3@${REAL_PLANE.argocd}`), "manifests", "install.yaml"));
+        const upstream = fs.readFileSync(
+            path.join(await moduleDir(`github.com/argoproj/argo-cd/v3@${REAL_PLANE.argocd}`), "manifests", "install.yaml"),
+        );
         const shipped = fs.readFileSync(path.join(__dirname, "..", "..", "components", "argocd-install", "install.yaml"));
         assert.ok(shipped.equals(upstream), "components/argocd-install/install.yaml differs from the module's");
     });
 
-    it("given a plane whose process was killed, then the next start takes it down: no process and no /etc/hosts line left behind", async () => {
-        const child = spawn(process.execPath, ["-e", `require(${JSON.stringify(path.join(__dirname, "..", "..", "cli", "register.js"))}); require(${JSON.stringify(path.join(__dirname, "..", "..", "realplane", "plane.ts"))}).startRealPlane().then(() => console.log("UP"))`], { stdio: ["ignore", "pipe", "inherit"] });
-        await new Promise<void>((resolve, reject) => {
-            child.stdout!.on("data", (d) => String(d).includes("UP") && resolve());
-            child.on("exit", (c) => reject(new Error(`the plane's process exited with ${c} before it was up`)));
-        });
-        const pid = child.pid!;
-        child.kill("SIGKILL");
-        await new Promise((r) => child.once("exit", r));
-        const lines: string[] = [];
-        await reapRealPlanes((l) => lines.push(l));
-        assert.deepStrictEqual(lines, [`took down the real plane gitops-lab-${pid}, whose process is gone`]);
-        assert.ok(!fs.readFileSync("/etc/hosts", "utf8").includes("gitops-lab real plane"));
-        // the components exit once kwokctl has signalled them: poll until none runs (a zombie, state Z, waits for its reaper, and an exiting process has no command line)
-        const running = () =>
-            execFileSync("ps", ["-eo", "stat=,args="], { encoding: "utf8" })
-                .split("\n")
-                .filter((l) => /kube-apiserver|kwok-controller|\betcd --/.test(l) && !/^\s*Z/.test(l) && !/\[.*\]\s*$/.test(l.trim().split(/\s+/).slice(1).join(" ")));
-        await pollUntil(async () => (running().length === 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, describe: () => `components of the killed plane still run: ${running().join("; ")}` });
-    });
-
-    it("solves the shop lab, verify grades it 100% (files, repository and live cluster), and its status transitions match the simulated cluster's or are explained", async () => {
+    it("on the real node (Argo CD installed as the stack installs it, the git daemon a Pod), solves the shop lab, verify grades it 100% (files, repository and live cluster), and its status transitions match the simulated cluster's or are explained", async () => {
         const realRoot = fs.mkdtempSync(path.join(os.tmpdir(), "real-lab-"));
-        const lab = await startRealLab(realRoot, (l) => console.log(`  ${l}`));
+        fs.chmodSync(realRoot, 0o755);
+        const lab = await startNodeLab(realRoot, {
+            nodeRoot: fs.mkdtempSync(path.join(os.tmpdir(), "real-lab-node-")),
+            log: (l) => console.log(`  ${l}`),
+        });
         let real: Transitions;
         let realTables: Record<string, string[][]>;
         let simTables: Record<string, string[][]>;
@@ -110,41 +100,81 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
             const run = await solveShopLab({ layout: lab.layout, cluster }, 8);
             assert.strictEqual(run.results.report?.prod_tracks, "release/prod");
             const checks = await verify({ layout: lab.layout, through: 8, cluster });
-            assert.deepStrictEqual(checks.filter((c) => !c.ok).map((c) => `${c.check}: ${c.found}`), []);
+            assert.deepStrictEqual(
+                checks.filter((c) => !c.ok).map((c) => `${c.check}: ${c.found}`),
+                [],
+            );
             assert.ok(checks.some((c) => c.check === "live shop-prod is synced to promote.to" && c.ok));
-            // the real kubectl against the plane, as a learner uses it (simulate --cluster real --serve)
-            const kubeconfigFile = path.join(realRoot, "kubeconfig");
-            fs.writeFileSync(kubeconfigFile, lab.kubeconfig);
+            // the real kubectl against the node, as a learner uses it
+            const kubeconfigFile = lab.kubeconfigFile;
             const kubectl = (...args: string[]) => execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, ...args], { encoding: "utf8" });
             assert.match(kubectl("api-resources"), /^applications +app,apps +argoproj\.io\/v1alpha1 +true +Application$/m);
-            assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").trim().split("\n"), ["application.argoproj.io/shop-dev", "application.argoproj.io/shop-prod"]);
+            assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").trim().split("\n"), [
+                "application.argoproj.io/shop-dev",
+                "application.argoproj.io/shop-prod",
+            ]);
             kubectl("patch", "cm", "shop-config", "-n", "shop-prod", "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}');
-            await pollUntil(async () => (kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.LOG_LEVEL}") === "warn" ? true : undefined), {
-                timeoutMs: 120_000,
-                intervalMs: 500,
-                describe: () => "the real Argo CD's selfHeal did not put LOG_LEVEL back within 120 s",
-            });
+            await pollUntil(
+                async () =>
+                    kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.LOG_LEVEL}") === "warn"
+                        ? true
+                        : undefined,
+                {
+                    timeoutMs: 120_000,
+                    intervalMs: 500,
+                    describe: () => "the real Argo CD's selfHeal did not put LOG_LEVEL back within 120 s",
+                },
+            );
             kubectl("annotate", "app", "shop-dev", "-n", "argocd", "argocd.argoproj.io/refresh=hard", "--overwrite");
-            await pollUntil(async () => (!kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").includes("refresh") ? true : undefined), {
-                timeoutMs: 120_000,
-                intervalMs: 500,
-                describe: () => "the real Argo CD did not handle the refresh annotation within 120 s",
-            });
+            await pollUntil(
+                async () =>
+                    !kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").includes("refresh")
+                        ? true
+                        : undefined,
+                {
+                    timeoutMs: 120_000,
+                    intervalMs: 500,
+                    describe: () => "the real Argo CD did not handle the refresh annotation within 120 s",
+                },
+            );
             const uid = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}");
             kubectl("delete", "app", "shop-dev", "-n", "argocd", "--timeout=120s"); // the resources finalizer, honoured by the real controller
-            await pollUntil(async () => {
-                const now = execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, "get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}", "--ignore-not-found"], { encoding: "utf8" });
-                return now && now !== uid ? true : undefined;
-            }, { timeoutMs: 120_000, intervalMs: 500, describe: () => "the ApplicationSet did not generate shop-dev again within 120 s" });
+            await pollUntil(
+                async () => {
+                    const now = execFileSync(
+                        "kubectl",
+                        [
+                            "--kubeconfig",
+                            kubeconfigFile,
+                            "get",
+                            "app",
+                            "shop-dev",
+                            "-n",
+                            "argocd",
+                            "-o",
+                            "jsonpath={.metadata.uid}",
+                            "--ignore-not-found",
+                        ],
+                        { encoding: "utf8" },
+                    );
+                    return now && now !== uid ? true : undefined;
+                },
+                { timeoutMs: 120_000, intervalMs: 500, describe: () => "the ApplicationSet did not generate shop-dev again within 120 s" },
+            );
             // the rollout doctor's manifests are valid for the real API server (a server-side dry run: every field of every kind, strictly),
             // applied server-side as the program's provider does: the bundle's ConfigMap is too big for a client-side apply's annotation (256 KiB)
             const { doctorBundle } = await import("../../components/rolloutDoctor");
             const { rolloutDoctorManifests } = await import("../../lab/doctor/inCluster");
             const b = doctorBundle();
-            const objs = rolloutDoctorManifests({ bundleGzBase64: b.gzBase64, bundleDigest: b.digest, namespace: "argocd" }).filter((o) => o.kind !== "Namespace");
+            const objs = rolloutDoctorManifests({ bundleGzBase64: b.gzBase64, bundleDigest: b.digest, namespace: "argocd" }).filter(
+                (o) => o.kind !== "Namespace",
+            );
             const manifests = path.join(realRoot, "rollout-doctor.json");
             fs.writeFileSync(manifests, JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
-            assert.match(kubectl("apply", "--server-side", "--field-manager=gitops-lab", "--dry-run=server", "--validate=strict", "-f", manifests), /deployment\.apps\/rollout-doctor serverside-applied \(server dry run\)/);
+            assert.match(
+                kubectl("apply", "--server-side", "--field-manager=gitops-lab", "--dry-run=server", "--validate=strict", "-f", manifests),
+                /deployment\.apps\/rollout-doctor serverside-applied \(server dry run\)/,
+            );
             rec.stop();
             real = rec.transitions;
             realTables = await tablesOf(kubeconfigFile);
@@ -167,7 +197,10 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
             await sim.stop();
         }
 
-        assert.ok(Object.keys(real).length === 2 && Object.keys(simulated).length === 2, `both runs recorded both Applications: ${JSON.stringify({ real, simulated })}`);
+        assert.ok(
+            Object.keys(real).length === 2 && Object.keys(simulated).length === 2,
+            `both runs recorded both Applications: ${JSON.stringify({ real, simulated })}`,
+        );
         // states either side showed on any Application: the order and which app shows a passing state depend on timing
         const seen = (t: Transitions) => new Set(Object.values(t).flat());
         const r = seen(real);
@@ -178,7 +211,10 @@ describe("the real control plane (Kubernetes with KWOK, Argo CD v3.5.1)", functi
         console.log(`  real:      ${JSON.stringify(real)}\n  simulated: ${JSON.stringify(simulated)}`);
         assert.deepStrictEqual(differences, []);
         // kubectl's tables: the same columns, and the same values for the same objects (but the revision, a different commit in each run)
-        const noRevision = (t: Record<string, string[][]>) => ({ ...t, "get applications -n argocd -o wide": t["get applications -n argocd -o wide"].map((r) => r.filter((_, i) => i !== 3)) });
+        const noRevision = (t: Record<string, string[][]>) => ({
+            ...t,
+            "get applications -n argocd -o wide": t["get applications -n argocd -o wide"].map((r) => r.filter((_, i) => i !== 3)),
+        });
         assert.deepStrictEqual(noRevision(simTables!), noRevision(realTables!));
     });
 });

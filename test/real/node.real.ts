@@ -1,0 +1,258 @@
+/**
+ * The real node (`gitops-lab node`, realnode/): a real single-node cluster on this machine whose Pods
+ * are containers (containerd v2.1.4, runc), their images pulled from the node's registry through
+ * containerd's mirror configuration. Each test starts the command as a user does, in its own process,
+ * and reads what it printed; what the node left on the host is counted before and after, its
+ * processes found by its cgroup and its namespaces, never by a binary's path.
+ */
+import * as assert from "assert";
+import { ChildProcess, execFileSync, spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { procStat } from "../../lab/ports/proc";
+import { cgroupHierarchies, KUBELET_SYSCTLS, NODE, NODE_LEDGER, NODE_LOCK } from "../../realnode/node";
+import { BIN } from "../helpers/cli";
+import { expect, holds } from "../helpers/expect";
+
+const PROJECT = path.resolve(__dirname, "..", "..");
+
+/** What a node may change on the host, as one comparable object. */
+function hostState() {
+    const sysctl = (k: string) => fs.readFileSync(path.join("/proc/sys", ...k.split(".")), "utf8").trim();
+    return {
+        links: fs.readdirSync("/sys/class/net").sort(),
+        mounts: fs
+            .readFileSync("/proc/self/mountinfo", "utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => l.split(" ")[4])
+            .sort(),
+        // the rules, without their packet counters
+        iptables: execFileSync("iptables-save", { encoding: "utf8" })
+            .split("\n")
+            .filter((l) => l && !l.startsWith("#"))
+            .map((l) => l.replace(/\[\d+:\d+\]/g, "")),
+        routes: execFileSync("ip", ["route", "show", "table", "all"], { encoding: "utf8" }),
+        sysctls: Object.fromEntries(
+            [...KUBELET_SYSCTLS, "net.ipv4.ip_forward", "net.bridge.bridge-nf-call-iptables"]
+                .filter((k) => fs.existsSync(path.join("/proc/sys", ...k.split("."))))
+                .map((k) => [k, sysctl(k)]),
+        ),
+        cgroups: cgroupHierarchies().filter((h) => fs.existsSync(path.join(h, NODE.name))),
+        files: [NODE_LEDGER, NODE_LOCK].filter((f) => fs.existsSync(f)),
+    };
+}
+
+/** The processes in a network or mount namespace (by its inode, as /proc/<pid>/ns/* names it). */
+function processesIn(nsInodes: string[]): number[] {
+    const out: number[] = [];
+    for (const e of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(e)) continue;
+        try {
+            if (["net", "mnt"].some((ns) => nsInodes.includes(fs.readlinkSync(`/proc/${e}/ns/${ns}`)))) out.push(Number(e));
+        } catch {
+            /* gone meanwhile */
+        }
+    }
+    return out;
+}
+
+interface Served {
+    child: ChildProcess;
+    out: () => string;
+    kubeconfig: string;
+    holderPid: number;
+    /** The node's namespaces, while it runs. */
+    namespaces: string[];
+}
+
+/** `gitops-lab node --root DIR` in its own process, until its SERVING block. */
+async function serveNode(root: string): Promise<Served> {
+    const child = spawn(process.execPath, [BIN, "node", "--root", root], { cwd: PROJECT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    const onData = (d: Buffer) => {
+        out += d;
+        for (const l of String(d).split("\n")) if (l.trim()) console.log(`    | ${l}`);
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    await expect(
+        () => {
+            if (child.exitCode !== null) return { state: "failed", message: `gitops-lab node ended (exit ${child.exitCode}):\n${out}` };
+            return out.includes("SERVING the real node")
+                ? { state: "succeeded", message: "serving" }
+                : { state: "pending", message: `not serving yet:\n${out.slice(-2000)}` };
+        },
+        { timeoutMs: 600_000, intervalMs: 200 },
+    );
+    const holderPid = Number(/nsenter -t (\d+) -m -n/.exec(out)![1]);
+    const namespaces = ["net", "mnt"].map((ns) => fs.readlinkSync(`/proc/${holderPid}/ns/${ns}`));
+    return { child, out: () => out, kubeconfig: /export KUBECONFIG=(\S+)/.exec(out)![1], holderPid, namespaces };
+}
+
+/** A process by its PID and start time (a PID alone may be a later process's, as a namespace's inode may be a later namespace's). */
+const identity = (pid: number) => `${pid}@${procStat(pid)?.startTime}`;
+/** Those of `identities` that still run (a zombie, ended but not yet reaped by its parent, does not). */
+const stillRunning = (identities: string[]) =>
+    identities.filter((id) => identity(Number(id.split("@")[0])) === id && procStat(Number(id.split("@")[0]))?.state !== "Z");
+
+const exited = (child: ChildProcess) =>
+    new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.on("exit", (code) => r(code))));
+
+describe("the real node (gitops-lab node): a real cluster whose Pods are containers", function () {
+    this.timeout(1_800_000);
+    let root: string;
+    let initial: ReturnType<typeof hostState>;
+    let node: Served;
+    const kubectl = (...args: string[]) => execFileSync("kubectl", ["--kubeconfig", node.kubeconfig, ...args], { encoding: "utf8" });
+    const podJson = (ns: string, name: string) => {
+        try {
+            return JSON.parse(kubectl("get", "pod", name, "-n", ns, "-o", "json"));
+        } catch {
+            return undefined;
+        }
+    };
+    /** Runs a Pod to its end and gives its log. */
+    const runPod = async (name: string, spec: any): Promise<string> => {
+        const file = path.join(root, `${name}.json`);
+        fs.writeFileSync(
+            file,
+            JSON.stringify({
+                apiVersion: "v1",
+                kind: "Pod",
+                metadata: { name, namespace: "default" },
+                spec: { restartPolicy: "Never", ...spec },
+            }),
+        );
+        kubectl("apply", "-f", file);
+        await expect(
+            holds(
+                `Pod ${name} ended`,
+                () => ["Succeeded", "Failed"].includes(podJson("default", name)?.status?.phase),
+                () => podJson("default", name)?.status,
+            ),
+            { timeoutMs: 120_000, intervalMs: 500 },
+        );
+        return kubectl("logs", "-n", "default", name);
+    };
+
+    before(async () => {
+        root = fs.mkdtempSync(path.join(os.tmpdir(), "real-node-"));
+        initial = hostState();
+        assert.deepStrictEqual(initial.cgroups, [], "no node runs before the test");
+        node = await serveNode(root);
+    });
+    after(async () => {
+        if (node?.child.exitCode === null) {
+            node.child.kill("SIGTERM");
+            await exited(node.child);
+        }
+    });
+
+    it("given the node, then it is Ready on containerd 2.1.4 with the plane's Kubernetes, and CoreDNS runs in a container pulled through the mirror", () => {
+        const n = JSON.parse(kubectl("get", "node", NODE.name, "-o", "json"));
+        assert.ok(n.status.conditions.some((c: any) => c.type === "Ready" && c.status === "True"));
+        assert.strictEqual(n.status.nodeInfo.containerRuntimeVersion, "containerd://2.1.4");
+        assert.strictEqual(n.status.nodeInfo.kubeletVersion, "v1.33.5");
+        const events = kubectl("get", "events", "-n", "kube-system", "-o", 'jsonpath={range .items[*]}{.reason} {.message}{"\\n"}{end}');
+        assert.match(events, /^Pulled Successfully pulled image "registry\.k8s\.io\/coredns\/coredns:v1\.12\.3"/m);
+        assert.match(events, /^Started Started container coredns$/m);
+    });
+
+    it("given a Pod, then it resolves a Service through CoreDNS and kube-proxy, and reaches nothing outside the machine", async () => {
+        const log = await runPod("reach", {
+            containers: [
+                {
+                    name: "c",
+                    image: "busybox:1.37.0",
+                    command: [
+                        "sh",
+                        "-c",
+                        "nslookup kubernetes.default.svc.cluster.local; wget -q -T 5 -O- http://192.0.2.1/ 2>&1; echo wget=$?",
+                    ],
+                },
+            ],
+        });
+        assert.match(log, /Address: 10\.43\.0\.1\b/, log);
+        assert.match(log, /Network is unreachable/, log);
+        assert.match(log, /wget=1/, log);
+    });
+
+    it("given an image the mirror does not have, then its pull fails as a real pull fails: ErrImagePull, not found", async () => {
+        kubectl("run", "missing", "-n", "default", "--restart=Never", "--image=quay.io/argoproj/argocd:v0.0.0-not-there");
+        await expect(
+            holds(
+                "the Pod waits in ErrImagePull or ImagePullBackOff, the image not found",
+                () => {
+                    const w = podJson("default", "missing")?.status?.containerStatuses?.[0]?.state?.waiting;
+                    return /ErrImagePull|ImagePullBackOff/.test(w?.reason ?? "") && /not found/.test(w?.message ?? "");
+                },
+                () => podJson("default", "missing")?.status?.containerStatuses,
+            ),
+            { timeoutMs: 120_000, intervalMs: 500 },
+        );
+    });
+
+    it("given an image volume (Kubernetes' ImageVolume, containerd 2.1), then the Pod sees the image's files, read-only", async () => {
+        const log = await runPod("image-volume", {
+            containers: [
+                {
+                    name: "c",
+                    image: "busybox:1.37.0",
+                    command: ["sh", "-c", "ls /img/usr/bin/busybox; touch /img/x 2>&1; echo touch=$?"],
+                    volumeMounts: [{ name: "img", mountPath: "/img" }],
+                },
+            ],
+            volumes: [{ name: "img", image: { reference: "docker.io/library/busybox:1.37.0", pullPolicy: "IfNotPresent" } }],
+        });
+        assert.match(log, /^\/img\/usr\/bin\/busybox$/m, log);
+        assert.match(log, /Read-only file system/, log);
+        assert.match(log, /touch=1/, log);
+    });
+
+    it("when it is stopped (SIGTERM), then nothing of it is left on the host: processes, mounts, links, iptables rules, cgroups, kernel settings", async () => {
+        const running = processesIn(node.namespaces).map(identity);
+        assert.ok(running.length > 5, "the node's processes are found by its namespaces while it runs");
+        node.child.kill("SIGTERM");
+        assert.strictEqual(await exited(node.child), 143);
+        assert.match(node.out(), /processes ended, cgroups removed, kernel settings restored/);
+        assert.deepStrictEqual(stillRunning(running), []);
+        assert.deepStrictEqual(hostState(), initial);
+    });
+
+    it("when a node is killed outright (SIGKILL), then the next start takes down what it left, and its stop leaves the host as it was", async () => {
+        node = await serveNode(root);
+        node.child.kill("SIGKILL");
+        await exited(node.child);
+        // the shims and the containers outlive it (they are not its children), and with them its namespaces
+        const left = processesIn(node.namespaces).map(identity);
+        assert.ok(stillRunning(left).length > 0, "something of the killed node is left to take down");
+        assert.notDeepStrictEqual(hostState(), initial);
+        node = await serveNode(root);
+        assert.match(node.out(), /taking down what the real node of PID \d+ left \(its process is gone\)/);
+        assert.deepStrictEqual(stillRunning(left), [], "the killed node's processes are gone");
+        node.child.kill("SIGTERM");
+        await exited(node.child);
+        assert.deepStrictEqual(hostState(), initial);
+    });
+
+    it("given a node running, then a second one is refused at once, in one line naming it", async () => {
+        node = await serveNode(root);
+        const second = spawn(process.execPath, [BIN, "node", "--root", fs.mkdtempSync(path.join(os.tmpdir(), "real-node-2-"))], {
+            cwd: PROJECT,
+        });
+        let err = "";
+        second.stderr!.on("data", (d) => (err += d));
+        assert.strictEqual(await exited(second), 1);
+        assert.match(
+            err.trim(),
+            new RegExp(
+                `^gitops-lab node: a real node already runs on this host \\(PID ${node.child.pid}: .*\\); one node per host: stop it, then run again$`,
+            ),
+        );
+        node.child.kill("SIGTERM");
+        await exited(node.child);
+        assert.deepStrictEqual(hostState(), initial);
+    });
+});
