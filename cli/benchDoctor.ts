@@ -34,13 +34,46 @@ export function syntheticObjects(scale: DoctorScale): { appsets: any[]; apps: an
         const set = `rollout-${s}`;
         const stuck = s < scale.stuck;
         const names = Array.from({ length: perSet }, (_, i) => `${set}-t${i}`);
-        const statuses = names.map((n, i) => ({ application: n, status: stuck ? (i === 0 ? "Healthy" : i === 1 ? "Progressing" : "Waiting") : "Healthy", step: String(i + 1), message: "", targetRevisions: ["a".repeat(40)], lastTransitionTime: TS }));
+        const statuses = names.map((n, i) => ({
+            application: n,
+            status: stuck ? (i === 0 ? "Healthy" : i === 1 ? "Progressing" : "Waiting") : "Healthy",
+            step: String(i + 1),
+            message: "",
+            targetRevisions: ["a".repeat(40)],
+            lastTransitionTime: TS,
+        }));
         out.appsets.push({
             apiVersion: "argoproj.io/v1alpha1",
             kind: "ApplicationSet",
             metadata: { name: set, namespace: "argocd", uid: `uid-${set}` },
-            spec: { strategy: { type: "RollingSync", rollingSync: { steps: names.map((n) => ({ matchExpressions: [{ key: "tenant", operator: "In", values: [n] }] })) } }, template: { metadata: {}, spec: {} }, generators: [] },
-            status: { applicationStatus: statuses, conditions: [stuck ? { type: "RolloutProgressing", status: "True", message: "ApplicationSet is performing rollout of step 2", reason: "ApplicationSetModified", lastTransitionTime: TS } : { type: "RolloutProgressing", status: "False", message: "ApplicationSet Rollout has completed", reason: "ApplicationSetRolloutComplete", lastTransitionTime: TS }] },
+            spec: {
+                strategy: {
+                    type: "RollingSync",
+                    rollingSync: { steps: names.map((n) => ({ matchExpressions: [{ key: "tenant", operator: "In", values: [n] }] })) },
+                },
+                template: { metadata: {}, spec: {} },
+                generators: [],
+            },
+            status: {
+                applicationStatus: statuses,
+                conditions: [
+                    stuck
+                        ? {
+                              type: "RolloutProgressing",
+                              status: "True",
+                              message: "ApplicationSet is performing rollout of step 2",
+                              reason: "ApplicationSetModified",
+                              lastTransitionTime: TS,
+                          }
+                        : {
+                              type: "RolloutProgressing",
+                              status: "False",
+                              message: "ApplicationSet Rollout has completed",
+                              reason: "ApplicationSetRolloutComplete",
+                              lastTransitionTime: TS,
+                          },
+                ],
+            },
         });
         names.forEach((n, i) => {
             const blocked = stuck && i === 1;
@@ -48,25 +81,73 @@ export function syntheticObjects(scale: DoctorScale): { appsets: any[]; apps: an
             out.apps.push({
                 apiVersion: "argoproj.io/v1alpha1",
                 kind: "Application",
-                metadata: { name: n, namespace: "argocd", labels: { tenant: n }, ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: set, uid: `uid-${set}`, controller: true }] },
-                spec: { destination: { namespace: n, server: "https://kubernetes.default.svc" }, source: { repoURL: "git://example/x.git", path: "p", targetRevision: "main" }, syncPolicy: { automated: { enabled: false } } },
+                metadata: {
+                    name: n,
+                    namespace: "argocd",
+                    labels: { tenant: n },
+                    ownerReferences: [
+                        { apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: set, uid: `uid-${set}`, controller: true },
+                    ],
+                },
+                spec: {
+                    destination: { namespace: n, server: "https://kubernetes.default.svc" },
+                    source: { repoURL: "git://example/x.git", path: "p", targetRevision: "main" },
+                    syncPolicy: { automated: { enabled: false } },
+                },
                 status: {
                     sync: { status: blocked || waiting ? "OutOfSync" : "Synced", revision: "a".repeat(40) },
                     health: { status: "Healthy" },
-                    ...(blocked ? { operationState: { phase: "Running", retryCount: 2, message: "one or more synchronization tasks completed unsuccessfully. Retrying attempt #2 at 12:01PM.", startedAt: TS, finishedAt: TS, operation: { retry: { limit: 5 }, sync: {} } } } : {}),
+                    ...(blocked
+                        ? {
+                              operationState: {
+                                  phase: "Running",
+                                  retryCount: 2,
+                                  message: "one or more synchronization tasks completed unsuccessfully. Retrying attempt #2 at 12:01PM.",
+                                  startedAt: TS,
+                                  finishedAt: TS,
+                                  operation: { retry: { limit: 5 }, sync: {} },
+                              },
+                          }
+                        : {}),
                 },
             });
             if (blocked) {
-                out.jobs.push({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "setup", namespace: n, annotations: { "argocd.argoproj.io/hook": "PreSync" }, creationTimestamp: TS }, spec: {}, status: { failed: 3, conditions: [{ type: "Failed", status: "True", reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" }] } });
+                out.jobs.push({
+                    apiVersion: "batch/v1",
+                    kind: "Job",
+                    metadata: { name: "setup", namespace: n, annotations: { "argocd.argoproj.io/hook": "PreSync" }, creationTimestamp: TS },
+                    spec: {},
+                    status: {
+                        failed: 3,
+                        conditions: [
+                            {
+                                type: "Failed",
+                                status: "True",
+                                reason: "BackoffLimitExceeded",
+                                message: "Job has reached the specified backoff limit",
+                            },
+                        ],
+                    },
+                });
             }
             for (let p = 0; p < podsPerApp; p++) {
                 const hook = blocked && p < 3;
                 out.pods.push({
                     apiVersion: "v1",
                     kind: "Pod",
-                    metadata: { name: hook ? `setup-${p}` : `site-${p}`, namespace: n, labels: hook ? { "job-name": "setup" } : { app: "site" }, creationTimestamp: TS },
+                    metadata: {
+                        name: hook ? `setup-${p}` : `site-${p}`,
+                        namespace: n,
+                        labels: hook ? { "job-name": "setup" } : { app: "site" },
+                        creationTimestamp: TS,
+                    },
                     spec: { containers: [{ name: "c", image: "busybox" }] },
-                    status: { phase: hook ? "Failed" : "Running", containerStatuses: [{ name: "c", state: hook ? { terminated: { exitCode: 1, reason: "Error" } } : { running: { startedAt: TS } } }] },
+                    status: {
+                        phase: hook ? "Failed" : "Running",
+                        containerStatuses: [
+                            { name: "c", state: hook ? { terminated: { exitCode: 1, reason: "Error" } } : { running: { startedAt: TS } } },
+                        ],
+                    },
                 });
             }
         });
@@ -123,37 +204,64 @@ export async function benchDoctor(scale: DoctorScale, rounds: number, log: (l: s
     const kube = new FakeKube();
     try {
         const objs = syntheticObjects(scale);
-        log(`synthetic cluster: ${objs.appsets.length} ApplicationSets, ${objs.apps.length} Applications, ${objs.pods.length} Pods, ${objs.jobs.length} failed hook Jobs`);
+        log(
+            `synthetic cluster: ${objs.appsets.length} ApplicationSets, ${objs.apps.length} Applications, ${objs.pods.length} Pods, ${objs.jobs.length} failed hook Jobs`,
+        );
         for (const o of [...objs.appsets, ...objs.apps, ...objs.jobs, ...objs.pods]) kube.put(o, "bench");
         const kc = path.join(dir, "kubeconfig");
         fs.writeFileSync(kc, kube.kubeconfig(await kube.start()));
         const child = async (mode: string) => {
-            const r = await runNode(["-r", path.join(projectDir, "cli", "register.js"), "-e", CHILD], { LAB_DIR: projectDir, KC: kc, ROUNDS: String(rounds), MODE: mode });
+            const r = await runNode(["-r", path.join(projectDir, "cli", "register.js"), "-e", CHILD], {
+                LAB_DIR: projectDir,
+                KC: kc,
+                ROUNDS: String(rounds),
+                MODE: mode,
+            });
             if (r.code !== 0) throw new Error(`the doctor's process failed: ${r.stderr.trim()}`);
             return JSON.parse(r.stdout.trim().split("\n").pop()!);
         };
         const l = await child("lists");
-        log(`live, lists every round: ${rounds} rounds, ${l.rounds.map((r: number) => (r / 1000).toFixed(2)).join(", ")} s; peak memory ${Math.round(l.maxRssMb)} MB; ${l.stuck} rollouts stuck`);
+        log(
+            `live, lists every round: ${rounds} rounds, ${l.rounds.map((r: number) => (r / 1000).toFixed(2)).join(", ")} s; peak memory ${Math.round(l.maxRssMb)} MB; ${l.stuck} rollouts stuck`,
+        );
         const w = await child("watch");
-        log(`live, --watch (informers): first list and watch ${(w.startMs / 1000).toFixed(2)} s, then ${rounds} rounds, ${w.rounds.map((r: number) => (r / 1000).toFixed(2)).join(", ")} s; peak memory ${Math.round(w.maxRssMb)} MB; ${w.stuck} rollouts stuck`);
+        log(
+            `live, --watch (informers): first list and watch ${(w.startMs / 1000).toFixed(2)} s, then ${rounds} rounds, ${w.rounds.map((r: number) => (r / 1000).toFixed(2)).join(", ")} s; peak memory ${Math.round(w.maxRssMb)} MB; ${w.stuck} rollouts stuck`,
+        );
         await kube.stop();
 
         // --from: a dump of twice as many Applications, through the command itself
         const big = syntheticObjects({ ...scale, apps: scale.apps * 2, appsets: scale.appsets * 2, pods: 0 });
         const dump = path.join(dir, "bundle.json");
-        fs.writeFileSync(path.join(dir, "maxrss.js"), `process.on("exit", () => process.stderr.write("BENCH " + JSON.stringify({ maxRssMb: process.resourceUsage().maxRSS / 1024 }) + "\\n"));`);
+        fs.writeFileSync(
+            path.join(dir, "maxrss.js"),
+            `process.on("exit", () => process.stderr.write("BENCH " + JSON.stringify({ maxRssMb: process.resourceUsage().maxRSS / 1024 }) + "\\n"));`,
+        );
         fs.writeFileSync(dump, JSON.stringify({ apiVersion: "v1", kind: "List", items: [...big.appsets, ...big.apps, ...big.jobs] }));
         // the doctor as it runs in the cluster: the one-file bundle with plain node (the figure includes Node's start)
         const bundleFile = path.join(dir, "doctor.js");
         fs.writeFileSync(bundleFile, doctorBundle().js);
         const from = await runNode(["--require", path.join(dir, "maxrss.js"), bundleFile, "--from", dump, "--json"], {});
-        const mem = JSON.parse((/BENCH (.*)/.exec(from.stderr) ?? [, "{}"])[1]!);
+        const mem = JSON.parse(/BENCH (.*)/.exec(from.stderr)?.[1] ?? "{}");
         if (from.code !== 1) throw new Error(`doctor --from exited ${from.code} (expected 1: stuck rollouts): ${from.stderr.trim()}`);
-        log(`--from: ${big.apps.length} Applications in ${(from.ms / 1000).toFixed(2)} s (the bundle's whole process, Node's start included); peak memory ${Math.round(mem.maxRssMb)} MB`);
+        log(
+            `--from: ${big.apps.length} Applications in ${(from.ms / 1000).toFixed(2)} s (the bundle's whole process, Node's start included); peak memory ${Math.round(mem.maxRssMb)} MB`,
+        );
         return {
             scale,
-            live: { rounds_s: l.rounds.map((r: number) => Math.round(r) / 1000), max_round_s: Math.round(Math.max(...l.rounds)) / 1000, max_rss_mb: Math.round(l.maxRssMb), stuck: l.stuck },
-            watch: { start_s: Math.round(w.startMs) / 1000, rounds_s: w.rounds.map((r: number) => Math.round(r) / 1000), max_round_s: Math.round(Math.max(...w.rounds)) / 1000, max_rss_mb: Math.round(w.maxRssMb), stuck: w.stuck },
+            live: {
+                rounds_s: l.rounds.map((r: number) => Math.round(r) / 1000),
+                max_round_s: Math.round(Math.max(...l.rounds)) / 1000,
+                max_rss_mb: Math.round(l.maxRssMb),
+                stuck: l.stuck,
+            },
+            watch: {
+                start_s: Math.round(w.startMs) / 1000,
+                rounds_s: w.rounds.map((r: number) => Math.round(r) / 1000),
+                max_round_s: Math.round(Math.max(...w.rounds)) / 1000,
+                max_rss_mb: Math.round(w.maxRssMb),
+                stuck: w.stuck,
+            },
             from: { applications: big.apps.length, seconds: from.ms / 1000, max_rss_mb: Math.round(mem.maxRssMb) },
         };
     } finally {

@@ -34,17 +34,43 @@ export interface Command {
 export function parse(cmd: Command, argv: string[]): Values | "help" {
     let values: Values;
     // a negative number after an option that takes a value is that value (parseArgs would call it ambiguous): --through -1
-    const args = argv.flatMap((a, i) => (i > 0 && /^-\d/.test(a) && /^--[\w-]+$/.test(argv[i - 1]) && cmd.options[argv[i - 1].slice(2)]?.type === "string" ? [] : [/^--[\w-]+$/.test(a) && /^-\d/.test(argv[i + 1] ?? "") && cmd.options[a.slice(2)]?.type === "string" ? `${a}=${argv[i + 1]}` : a]));
+    const args = argv.flatMap((a, i) =>
+        i > 0 && /^-\d/.test(a) && /^--[\w-]+$/.test(argv[i - 1]) && cmd.options[argv[i - 1].slice(2)]?.type === "string"
+            ? []
+            : [
+                  /^--[\w-]+$/.test(a) && /^-\d/.test(argv[i + 1] ?? "") && cmd.options[a.slice(2)]?.type === "string"
+                      ? `${a}=${argv[i + 1]}`
+                      : a,
+              ],
+    );
     try {
-        ({ values } = parseArgs({ args, options: { ...cmd.options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: false }) as { values: Values });
+        ({ values } = parseArgs({
+            args,
+            options: { ...cmd.options, help: { type: "boolean", short: "h" } },
+            strict: true,
+            allowPositionals: false,
+        }) as { values: Values });
     } catch (e: any) {
-        throw new UsageError(`${String(e.message).split("\n")[0].replace(/\. To specify a positional argument.*$/, "")} (see gitops-lab ${cmd.name} --help)`);
+        throw new UsageError(
+            `${String(e.message)
+                .split("\n")[0]
+                .replace(/\. To specify a positional argument.*$/, "")} (see gitops-lab ${cmd.name} --help)`,
+        );
     }
     return values.help ? "help" : values;
 }
 
 export function helpText(cmd: Command): string {
-    return [`usage: gitops-lab ${cmd.usage}`, "", cmd.summary, "", ...cmd.details.map((d) => `  ${d}`), "  -h, --help          this text", "", "exit status: 0 all good, 1 a finding or a failure, 2 a usage error"].join("\n");
+    return [
+        `usage: gitops-lab ${cmd.usage}`,
+        "",
+        cmd.summary,
+        "",
+        ...cmd.details.map((d) => `  ${d}`),
+        "  -h, --help          this text",
+        "",
+        "exit status: 0 all good, 1 a finding or a failure, 2 a usage error",
+    ].join("\n");
 }
 
 /** A whole number option within [min, max], or its default. */
@@ -63,7 +89,8 @@ export function numberOption(values: Values, name: string, range: { min: number;
     const v = values[name];
     if (v === undefined) return range.default;
     const n = Number(v);
-    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n) || n < range.min) throw new UsageError(`--${name} takes a number >= ${range.min}, got "${v}"`);
+    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n) || n < range.min)
+        throw new UsageError(`--${name} takes a number >= ${range.min}, got "${v}"`);
     return n;
 }
 
@@ -75,7 +102,8 @@ export function onlyWith(cmd: string, values: Values, name: string, other: strin
 /** Options that exclude each other: refused in one line when more than one is given. */
 export function oneOf(cmd: string, values: Values, names: string[]): void {
     const given = names.filter((n) => values[n] !== undefined && values[n] !== false);
-    if (given.length > 1) throw new UsageError(`${given.map((g) => `--${g}`).join(" and ")} do not go together: choose one (see gitops-lab ${cmd} --help)`);
+    if (given.length > 1)
+        throw new UsageError(`${given.map((g) => `--${g}`).join(" and ")} do not go together: choose one (see gitops-lab ${cmd} --help)`);
 }
 
 export function stringOption(values: Values, name: string): string | undefined {
@@ -95,7 +123,10 @@ const SPECIAL_DIRS = [...Object.keys(SPECIAL_FS), "/dev"];
 export function checkRoot(root: string, option = "--root"): string {
     const abs = path.resolve(root);
     const special = SPECIAL_DIRS.find((d) => abs === d || abs.startsWith(`${d}/`));
-    if (special) throw new UsageError(`${option} ${root} is under ${special}, a special filesystem that cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`);
+    if (special)
+        throw new UsageError(
+            `${option} ${root} is under ${special}, a special filesystem that cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`,
+        );
     for (let p = abs; ; p = path.dirname(p)) {
         let st: fs.Stats;
         try {
@@ -107,7 +138,10 @@ export function checkRoot(root: string, option = "--root"): string {
         if (!st.isDirectory()) throw new UsageError(`${option} ${root}: ${p} is a file, not a directory; choose another ${option}`);
         const type = fs.statfsSync(p).type;
         const mounted = Object.entries(SPECIAL_FS).find(([, magic]) => type === magic);
-        if (mounted) throw new UsageError(`${option} ${root} is on a ${mounted[0].slice(1)} filesystem, which cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`);
+        if (mounted)
+            throw new UsageError(
+                `${option} ${root} is on a ${mounted[0].slice(1)} filesystem, which cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`,
+            );
         return abs;
     }
 }
@@ -136,7 +170,9 @@ export function checkRootReachableByNobody(abs: string, root: string, option = "
     for (let p = path.dirname(abs); ; p = path.dirname(p)) {
         const st = fs.statSync(p, { throwIfNoEntry: false });
         if (st && !(st.mode & 0o001)) {
-            throw new UsageError(`${option} ${root}: ${p} is closed to others (mode ${(st.mode & 0o777).toString(8)}), and the lab's git daemon serves the repositories as nobody, as its Pod does; chmod o+x ${p}, or choose another ${option}`);
+            throw new UsageError(
+                `${option} ${root}: ${p} is closed to others (mode ${(st.mode & 0o777).toString(8)}), and the lab's git daemon serves the repositories as nobody, as its Pod does; chmod o+x ${p}, or choose another ${option}`,
+            );
         }
         if (p === path.dirname(p)) return;
     }

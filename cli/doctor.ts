@@ -58,7 +58,11 @@ function print(ds: Diagnosis[], dump: Dump, json: boolean) {
 export function applicationsWithoutAppSet(dump: Dump): string | null {
     const unwell = dump.applications.filter((a) => a.status?.sync?.status !== "Synced" || a.status?.health?.status !== "Healthy");
     if (!unwell.length) return null;
-    const names = unwell.slice(0, 5).map((a) => `${a.metadata?.name} (${a.status?.sync?.status ?? "?"}/${a.status?.health?.status ?? "?"})`).join(", ") + (unwell.length > 5 ? ` and ${unwell.length - 5} more` : "");
+    const names =
+        unwell
+            .slice(0, 5)
+            .map((a) => `${a.metadata?.name} (${a.status?.sync?.status ?? "?"}/${a.status?.health?.status ?? "?"})`)
+            .join(", ") + (unwell.length > 5 ? ` and ${unwell.length - 5} more` : "");
     return `no ApplicationSet in the dump, but ${unwell.length} Application${unwell.length === 1 ? " is" : "s are"} not Synced and Healthy: ${names}; dump the ApplicationSets too (${DUMP_HINT_COMMAND}) to see which rollout step they are in`;
 }
 
@@ -98,7 +102,8 @@ export const doctor: Command = {
         onlyWith("doctor", values, "metrics-port", "watch");
         const interval = numberOption(values, "interval", { min: 0.05, default: 30 });
         const stuckAfterSeconds = numberOption(values, "stuck-after", { min: 0, default: 600 });
-        const metricsPort = values["metrics-port"] === undefined ? undefined : intOption(values, "metrics-port", { min: 0, max: 65535, default: 0 });
+        const metricsPort =
+            values["metrics-port"] === undefined ? undefined : intOption(values, "metrics-port", { min: 0, max: 65535, default: 0 });
         const from = stringOption(values, "from");
         const appset = stringOption(values, "appset");
         let read: () => Promise<Dump>;
@@ -122,6 +127,11 @@ export const doctor: Command = {
 
         if (!values.watch) {
             const dump = await read();
+            // an empty dump is most often one of the wrong context or namespace: not "nothing stuck"
+            if (from && !dump.applicationSets.length && !dump.applications.length)
+                throw new Error(
+                    `${from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`,
+                );
             checkAppSetExists(dump, appset);
             const ds = diagnose(dump, { ...opts, now: new Date() });
             const orphans = ds.length ? null : applicationsWithoutAppSet(dump);
@@ -143,7 +153,9 @@ export const doctor: Command = {
         }
         let stop = false;
         for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => (stop = true));
-        console.log(`watching every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`);
+        console.log(
+            `watching every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`,
+        );
         while (!stop) {
             try {
                 const ds = await watcher.tick();

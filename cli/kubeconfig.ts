@@ -41,7 +41,11 @@ export function inClusterKubeconfig(env: NodeJS.ProcessEnv = process.env, dir = 
 export function findKubeconfig(explicit?: string): { file: string; text: string } {
     const candidates = explicit
         ? [explicit]
-        : [process.env.KUBECONFIG?.split(path.delimiter)[0], "/etc/rancher/k3s/k3s.yaml", path.join(os.homedir(), ".kube", "config")].filter((x): x is string => !!x);
+        : [
+              process.env.KUBECONFIG?.split(path.delimiter)[0],
+              "/etc/rancher/k3s/k3s.yaml",
+              path.join(os.homedir(), ".kube", "config"),
+          ].filter((x): x is string => !!x);
     for (const file of candidates) {
         if (fs.existsSync(file)) return { file, text: fs.readFileSync(file, "utf8") };
     }

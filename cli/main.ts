@@ -7,12 +7,26 @@ import { bench } from "./bench";
 import { buildRealPlaneCommand } from "./buildRealPlane";
 import { Command, EXIT, runCommand } from "./command";
 import { doctor } from "./doctor";
+import { nodeCommand } from "./node";
 import { preflight } from "./preflight";
 import { simulate } from "./simulate";
 import { destroy, outputs, preview, refresh, up } from "./up";
 import { verify } from "./verify";
 
-export const COMMANDS: Command[] = [up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, bench, buildRealPlaneCommand];
+export const COMMANDS: Command[] = [
+    up,
+    preview,
+    refresh,
+    destroy,
+    outputs,
+    preflight,
+    simulate,
+    verify,
+    doctor,
+    bench,
+    buildRealPlaneCommand,
+    nodeCommand,
+];
 
 function overview(): string {
     const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -9,19 +9,32 @@ import { Command, EXIT, stringOption } from "./command";
 import { readStackConfig } from "./stackConfig";
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
-export async function runPreflight(overrides: { root?: string; kubeconfigPath?: string } = {}, configFile?: string): Promise<PreflightResult[]> {
-    const cfg = { ...readStackConfig(undefined, undefined, configFile), ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)) };
+export async function runPreflight(
+    overrides: { root?: string; kubeconfigPath?: string } = {},
+    configFile?: string,
+): Promise<PreflightResult[]> {
+    const cfg = {
+        ...readStackConfig(undefined, undefined, configFile),
+        ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
+    };
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
     const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");
-    return preflightChecks(realHost, { installK3s, kubeconfigPath: cfg.kubeconfigPath || undefined, repos: [...shopRepoPaths(labLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])] });
+    return preflightChecks(realHost, {
+        installK3s,
+        kubeconfigPath: cfg.kubeconfigPath || undefined,
+        repos: [...shopRepoPaths(labLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
+    });
 }
 
 export const preflight: Command = {
     name: "preflight",
     summary: "check this host before anything is installed (root, Node, git, curl, systemd, disk, memory, ports, paths)",
     usage: "preflight [--root DIR] [--kubeconfig-path FILE]",
-    details: ["--root DIR               the stack's root (default: from Pulumi.dev.yaml, else /)", "--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s"],
+    details: [
+        "--root DIR               the stack's root (default: from Pulumi.dev.yaml, else /)",
+        "--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s",
+    ],
     options: { root: { type: "string" }, "kubeconfig-path": { type: "string" } },
     async run(values) {
         const rs = await runPreflight({ root: stringOption(values, "root"), kubeconfigPath: stringOption(values, "kubeconfig-path") });

@@ -52,16 +52,22 @@ async function cachedPulumiEnv(log: Log): Promise<Record<string, string>> {
     const installed = path.join(home, "plugins", `resource-kubernetes-v${PULUMI.kubernetes}`);
     if (!fs.existsSync(installed)) {
         log(`installing the kubernetes provider ${PULUMI.kubernetes} from ${pulumiBinPath("pulumi-resource-kubernetes")} into ${home}`);
-        await run(pulumiBinPath("pulumi"), ["plugin", "install", "resource", "kubernetes", PULUMI.kubernetes, "--file", pulumiBinPath("pulumi-resource-kubernetes")], {
-            env: { ...process.env, ...env },
-            timeoutMs: 300_000,
-        });
+        await run(
+            pulumiBinPath("pulumi"),
+            ["plugin", "install", "resource", "kubernetes", PULUMI.kubernetes, "--file", pulumiBinPath("pulumi-resource-kubernetes")],
+            {
+                env: { ...process.env, ...env },
+                timeoutMs: 300_000,
+            },
+        );
     }
     return env;
 }
 
 /** The Pulumi CLI: on PATH, else the one built from Go modules, else the pinned one under ~/.pulumi/versions (installed if missing). */
-async function pulumiCommand(log: Log): Promise<{ cmd: import("@pulumi/pulumi/automation").PulumiCommand; env: Record<string, string>; cli: string }> {
+async function pulumiCommand(
+    log: Log,
+): Promise<{ cmd: import("@pulumi/pulumi/automation").PulumiCommand; env: Record<string, string>; cli: string }> {
     const { PulumiCommand } = await import("@pulumi/pulumi/automation");
     const semver = await import("semver");
     try {
@@ -77,7 +83,8 @@ async function pulumiCommand(log: Log): Promise<{ cmd: import("@pulumi/pulumi/au
         return { cmd, env, cli: `${pulumiBinPath("pulumi")} (built from Go modules)` };
     }
     const root = path.join(os.homedir(), ".pulumi", "versions", PULUMI_CLI_VERSION);
-    if (fs.existsSync(path.join(root, "bin", "pulumi"))) return { cmd: await PulumiCommand.get({ version, root }), env: {}, cli: `${root}/bin/pulumi` };
+    if (fs.existsSync(path.join(root, "bin", "pulumi")))
+        return { cmd: await PulumiCommand.get({ version, root }), env: {}, cli: `${root}/bin/pulumi` };
     log(`Pulumi CLI: not on PATH and not built here; installing ${PULUMI_CLI_VERSION} into ${root} from ${INSTALL_URL} ...`);
     const t0 = Date.now();
     try {
@@ -85,7 +92,7 @@ async function pulumiCommand(log: Log): Promise<{ cmd: import("@pulumi/pulumi/au
         return { cmd, env: {}, cli: `${root}/bin/pulumi (installed in ${((Date.now() - t0) / 1000).toFixed(1)} s)` };
     } catch (e: any) {
         throw new Error(
-            `the Pulumi CLI is not on PATH, not built here (gitops-lab build-real-plane --pulumi) and could not be installed from ${INSTALL_URL} (${String(e?.message ?? e).split("\n")[0]}); ` +
+            `the Pulumi CLI is not on PATH, not built here (gitops-lab build-real-plane) and could not be installed from ${INSTALL_URL} (${String(e?.message ?? e).split("\n")[0]}); ` +
                 `install it (curl -fsSL ${INSTALL_URL} | sh -s -- --version ${PULUMI_CLI_VERSION}) and run again`,
         );
     }
@@ -99,11 +106,20 @@ export async function labStack(log: Log): Promise<LabStack> {
     if (!process.env.PULUMI_BACKEND_URL) fs.mkdirSync(stateDir, { recursive: true });
     const { cmd, env, cli } = await pulumiCommand(log);
     // the dynamic providers run `node` from PATH: the Node that runs this, first
-    const envVars: Record<string, string> = { ...env, PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_BACKEND_URL: backend, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}` };
-    if (process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined) envVars.PULUMI_CONFIG_PASSPHRASE = "";
+    const envVars: Record<string, string> = {
+        ...env,
+        PULUMI_SKIP_UPDATE_CHECK: "true",
+        PULUMI_BACKEND_URL: backend,
+        PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+    };
+    if (process.env.PULUMI_CONFIG_PASSPHRASE === undefined && process.env.PULUMI_CONFIG_PASSPHRASE_FILE === undefined)
+        envVars.PULUMI_CONFIG_PASSPHRASE = "";
     log(`Pulumi CLI: ${cli}; state: ${backend}; stack: ${STACK}`);
     const program = async () => ({ ...require(path.join(PROJECT_DIR, "index")) });
-    const stack = await LocalWorkspace.createOrSelectStack({ stackName: STACK, projectName: "gitops-lab", program }, { workDir: PROJECT_DIR, pulumiCommand: cmd, envVars });
+    const stack = await LocalWorkspace.createOrSelectStack(
+        { stackName: STACK, projectName: "gitops-lab", program },
+        { workDir: PROJECT_DIR, pulumiCommand: cmd, envVars },
+    );
     return { stack, cli };
 }
 
@@ -113,7 +129,11 @@ export async function labStack(log: Log): Promise<LabStack> {
  * host is gone, and clears pending operations the way the CLI's own message offers (a refresh).
  */
 export async function recoverInterruptedRun(stack: Stack, log: Log, backend = process.env.PULUMI_BACKEND_URL): Promise<void> {
-    const base = backend?.startsWith("file://") ? backend.slice("file://".length) : backend ? undefined : path.join(PROJECT_DIR, ".pulumi-state");
+    const base = backend?.startsWith("file://")
+        ? backend.slice("file://".length)
+        : backend
+          ? undefined
+          : path.join(PROJECT_DIR, ".pulumi-state");
     if (base) {
         const locks = path.join(base, ".pulumi", "locks");
         for (const file of walk(locks).filter((f) => f.endsWith(".json") && f.includes(`${path.sep}${STACK}${path.sep}`))) {
@@ -132,13 +152,24 @@ export async function recoverInterruptedRun(stack: Stack, log: Log, backend = pr
     const deployment = (await stack.exportStack()).deployment;
     const pending: any[] = deployment?.pending_operations ?? [];
     if (pending.length) {
-        const what = pending.map((p) => `${p.type} ${String(p.resource?.urn ?? "").split("::").pop()}`).join(", ");
-        log(`the last run was interrupted with ${pending.length} operation${pending.length === 1 ? "" : "s"} pending (${what}): clearing ${pending.length === 1 ? "it" : "them"} with a refresh, as the Pulumi CLI advises`);
+        const what = pending
+            .map(
+                (p) =>
+                    `${p.type} ${String(p.resource?.urn ?? "")
+                        .split("::")
+                        .pop()}`,
+            )
+            .join(", ");
+        log(
+            `the last run was interrupted with ${pending.length} operation${pending.length === 1 ? "" : "s"} pending (${what}): clearing ${pending.length === 1 ? "it" : "them"} with a refresh, as the Pulumi CLI advises`,
+        );
         await stack.refresh({ clearPendingCreates: true, onOutput: (s) => process.stdout.write(s) });
     }
 }
 
 function walk(dir: string): string[] {
     if (!fs.existsSync(dir)) return [];
-    return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+    return fs
+        .readdirSync(dir, { withFileTypes: true })
+        .flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 }

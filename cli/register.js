@@ -32,7 +32,8 @@ if (!require.extensions[".ts"] && !globalThis[REGISTERED]) {
     });
     require.extensions[".ts"] = function (module, fileName) {
         // a package's own TypeScript is its business (ts-node skips node_modules too); the project's own path may hold one
-        if (path.relative(PROJECT, fileName).split(path.sep).includes("node_modules")) throw new Error(`cli/register.js loads no TypeScript from node_modules: ${fileName}`);
+        if (path.relative(PROJECT, fileName).split(path.sep).includes("node_modules"))
+            throw new Error(`cli/register.js loads no TypeScript from node_modules: ${fileName}`);
         const { code, map } = transpile(fs.readFileSync(fileName, "utf8"), fileName);
         maps.set(fileName, map);
         module._compile(code, fileName);

@@ -9,15 +9,19 @@
  */
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
-import { labLayout } from "../lab/shop/layout";
+import type { LabStep } from "../lab/grader/steps";
+import { labLayout, REPO_URL } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
-import { tenantsLayout } from "../lab/tenants/layout";
+import { shopSteps } from "../lab/shop/steps";
+import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
+import { tenantsSteps } from "../lab/tenants/steps";
 import { REALISTIC } from "../sim/profiles";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
+import { checkNodeVisible } from "./node";
 import { checkRoot, checkRootReachableByNobody, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
-/** Whether this run is on the real control plane (for the signal's line). */
+/** Whether this run is on the real node (for the signal's line). */
 let real = false;
 
 /** Exit codes of a run stopped by a signal (128 + the signal's number), as shells report them. */
@@ -27,14 +31,19 @@ const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
  * Stops the lab cleanly on SIGINT or SIGTERM: one line, the daemon stopped (the simulated
  * cluster is already saved), exit 130 or 143. Returns a promise that settles when a signal came.
  */
-function onSignal(lab: () => { stop(): Promise<void> } | undefined, say: (l: string) => void): { stopped: Promise<number>; signalled(): boolean; dispose(): void } {
+function onSignal(
+    lab: () => { stop(): Promise<void> } | undefined,
+    say: (l: string) => void,
+): { stopped: Promise<number>; signalled(): boolean; dispose(): void } {
     let came = false;
     let resolve!: (code: number) => void;
     const stopped = new Promise<number>((r) => (resolve = r));
     const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
         const h = () => {
             came = true;
-            say(`simulate: ${sig}: stopping${real ? " the real control plane" : "; the simulated cluster is saved, run again on the same --root to resume"}`);
+            say(
+                `simulate: ${sig}: stopping${real ? " the real node" : "; the simulated cluster is saved, run again on the same --root to resume"}`,
+            );
             Promise.resolve(lab()?.stop())
                 .catch(() => undefined)
                 .then(() => process.exit(SIGNAL_EXIT[sig]));
@@ -49,56 +58,130 @@ function onSignal(lab: () => { stop(): Promise<void> } | undefined, say: (l: str
 /** Where the served instructions clone the labs' repositories, under the root. */
 export const CLONES_DIR = "clones";
 
+/** This project's command by its absolute path: a printed line works from any folder. */
+export const GITOPS_LAB = path.resolve(__dirname, "..", "bin", "gitops-lab");
+
+/** The refresh that makes Argo CD look at Git now, and what its own poll would take without it (docs/argocd-v3.5.1.md). */
+const REFRESH = {
+    shop: {
+        command: "kubectl -n argocd annotate applications --all argocd.argoproj.io/refresh=normal --overwrite",
+        without:
+            "without it Argo CD's own poll sees the push in up to about 6 minutes (every 120 s plus up to 60 s of jitter, behind the repo-server's 3-minute revision cache)",
+    },
+    tenants: {
+        command: "kubectl -n argocd annotate applicationset tenants argocd.argoproj.io/application-set-refresh=true --overwrite",
+        without:
+            "without it the ApplicationSet reads Git at its 3-minute requeue; refresh the ApplicationSet, never the Applications (docs/tenants-lab.md)",
+    },
+} as const;
+
+/** The next step of a lab at step `at`, as two comment lines: what it asks for, or that the lab is done. */
+function nextStep(lab: string, steps: LabStep[], at: number, grade: string): string[] {
+    const next = steps[at];
+    if (!next) return [`  # the ${lab} lab: every step is done (${steps.length}); grade it all with the verify line below`];
+    return [
+        `  # the ${lab} lab is at step ${at}; next, step ${next.step} ${next.name}: ${next.ask}`,
+        `  # when step ${next.step} is done: ${grade} --step ${next.step}`,
+    ];
+}
+
 /**
- * How to use a served lab, for the labs it holds: the kubeconfig, each lab's repository (as Argo CD
- * reads it, and the lab's clone that pushes to it) and verify for that lab. Every line is a command
- * that works as printed, from this project's directory (a test runs them). The clones go under
- * DIR/clones/, which --reset removes with the rest.
+ * How to use a served lab at the step it stands at: the kubeconfig, and for each lab its next step
+ * (what it asks for and its paths), the commands that work at that state (the clone once the
+ * repository exists, the push, the refresh that makes Argo CD look now and how long its own poll
+ * would take), how to check the next step and how to grade the lab. Every line is a command or a
+ * `#` comment, so the block runs as printed in a shell from any folder (a test runs it). The clones
+ * go under DIR/clones/, which --reset removes with the rest.
  */
-export function serveInstructions(lab: { root: string; url(repo: string): string }, kubeconfigFile: string, labs: { shop?: number; tenants?: number }): string[] {
-    const lines = ["", "SERVING the simulated lab until Ctrl-C (or SIGTERM):", `  export KUBECONFIG=${kubeconfigFile}`, "  kubectl get applications -n argocd"];
+export function serveInstructions(
+    lab: { root: string; url(repo: string): string },
+    kubeconfigFile: string,
+    labs: { shop?: number; tenants?: number },
+): string[] {
+    const lines = [
+        "",
+        "SERVING the simulated lab until Ctrl-C (or SIGTERM):",
+        `  export KUBECONFIG=${kubeconfigFile}`,
+        "  kubectl get applications -n argocd",
+    ];
     const through = (n: number, all: number) => (n === all ? "" : ` --through ${n}`);
     if (labs.shop !== undefined) {
         const l = labLayout(lab.root);
-        lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${path.join(lab.root, CLONES_DIR, "shop-envs")}`);
-        if (labs.shop >= 1) lines.push(`  git -C ${l.clone} push origin main`);
-        lines.push(`  npx gitops-lab verify --root ${lab.root} --kubeconfig ${kubeconfigFile}${through(labs.shop, 8)}`);
+        const grade = `${GITOPS_LAB} verify --root ${lab.root} --kubeconfig ${kubeconfigFile}`;
+        lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade));
+        lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
+        if (labs.shop >= 1) {
+            lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${path.join(lab.root, CLONES_DIR, "shop-envs")}`);
+            lines.push(`  git -C ${l.clone} push origin main`);
+        }
+        if (labs.shop >= 2) lines.push(`  ${REFRESH.shop.command}`, `  # ${REFRESH.shop.without}`);
+        lines.push(`  ${grade}${through(labs.shop, 8)}`);
     }
     if (labs.tenants !== undefined) {
         const l = tenantsLayout(lab.root);
+        const grade = `${GITOPS_LAB} verify --lab tenants --root ${lab.root} --kubeconfig ${kubeconfigFile}`;
+        lines.push(...nextStep("tenants", tenantsSteps(l), labs.tenants, grade));
+        lines.push(
+            `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
+        );
         lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${path.join(lab.root, CLONES_DIR, "platform")}`);
         lines.push(`  git -C ${l.clone} push origin main`);
+        lines.push(`  ${REFRESH.tenants.command}`, `  # ${REFRESH.tenants.without}`);
         lines.push(`  kubectl get pods -n mandant-b`);
-        lines.push(`  npx gitops-lab verify --lab tenants --root ${lab.root} --kubeconfig ${kubeconfigFile}${through(labs.tenants, 3)}`);
+        lines.push(`  ${grade}${through(labs.tenants, 3)}`);
     }
     return lines;
 }
 
-/** The labs on the real control plane: a fresh plane per run (nothing of it is kept between runs). */
-async function runOnRealPlane(root: string, labs: { shop?: number; tenants?: number }, serve: boolean, say: (l: string) => void, signals: { stopped: Promise<number> }, started: (lab: { stop(): Promise<void> }) => void): Promise<number> {
-    if (shopLabProgress(labLayout(root)) > 0 || tenantsLabProgress(tenantsLayout(root)) > 0) throw new Error(`${root} already holds a lab; the real plane starts empty each run: use a new --root`);
-    say("REAL CONTROL PLANE: a real Kubernetes API (nodes simulated by KWOK) and the real Argo CD v3.5.1 controllers, on this machine.");
-    if (labs.tenants !== undefined) say("The tenants lab's hook Pods run for real (their script by /bin/sh as nobody); every other Pod is KWOK's.");
-    const { startRealLab } = await import("../realplane/realLab");
-    const lab = await startRealLab(root, say);
+/** How to grade what a run that ends left (its cluster gone with it: offline), one command a lab, from any folder. */
+export function gradingLines(root: string, labs: { shop?: number; tenants?: number }): string[] {
+    const lines: string[] = [];
+    if (labs.shop !== undefined)
+        lines.push(`grade it: ${GITOPS_LAB} verify --root ${root} --offline${labs.shop === 8 ? "" : ` --through ${labs.shop}`}`);
+    if (labs.tenants !== undefined)
+        lines.push(
+            `grade it: ${GITOPS_LAB} verify --lab tenants --root ${root} --offline${labs.tenants === 3 ? "" : ` --through ${labs.tenants}`}`,
+        );
+    return lines;
+}
+
+/** The labs on the real node (realnode/): a fresh node per run, nothing of it kept between runs. */
+async function runOnRealNode(
+    root: string,
+    labs: { shop?: number; tenants?: number },
+    serve: boolean,
+    say: (l: string) => void,
+    signals: { stopped: Promise<number> },
+    started: (lab: { stop(): Promise<void> }) => void,
+): Promise<number> {
+    if (shopLabProgress(labLayout(root)) > 0 || tenantsLabProgress(tenantsLayout(root)) > 0)
+        throw new Error(`${root} already holds a lab; the real node starts empty each run: use a new --root`);
+    say(
+        "REAL NODE: a real Kubernetes cluster on this machine (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS), Argo CD v3.5.1 installed on it from the pinned manifest, the git daemon a Pod; every Pod a container.",
+    );
+    const { startNodeLab } = await import("../realnode/lab");
+    const lab = await startNodeLab(root, { log: say });
     started(lab);
     try {
         const cluster = new (await import("../lab/ports/cluster")).KubeCluster(lab.kubeconfig);
         if (labs.shop !== undefined) {
             const run = await (await import("../lab/shop/solve")).solveShopLab({ layout: lab.layout, cluster, log: say }, labs.shop);
             if (labs.shop >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
-            say(`results in ${lab.layout.workDir} (real control plane, fake nodes)`);
+            say(`results in ${lab.layout.workDir} (real node)`);
         }
         if (labs.tenants !== undefined) {
-            const r = await (await import("../lab/tenants/solve")).solveTenantsLab({ layout: tenantsLayout(root), cluster, log: say }, labs.tenants);
+            const r = await (
+                await import("../lab/tenants/solve")
+            ).solveTenantsLab({ layout: tenantsLayout(root), cluster, log: say }, labs.tenants);
             if (r.stall) say(`stall.json:\n${JSON.stringify(r.stall, null, 2)}`);
             if (r.recovery) say(`recovery.json:\n${JSON.stringify(r.recovery, null, 2)}`);
-            say(`results in ${tenantsLayout(root).workDir} (real control plane, fake nodes, the hook Pods run for real)`);
+            say(`results in ${tenantsLayout(root).workDir} (real node)`);
         }
-        if (!serve) return EXIT.OK;
-        const kubeconfigFile = path.join(root, "kubeconfig");
-        writeFileAtomic(kubeconfigFile, lab.kubeconfig);
-        say(`SERVING the real control plane until Ctrl-C (or SIGTERM): export KUBECONFIG=${kubeconfigFile}`);
+        if (!serve) {
+            for (const l of gradingLines(root, labs)) say(l);
+            return EXIT.OK;
+        }
+        say(`SERVING the real node until Ctrl-C (or SIGTERM): export KUBECONFIG=${lab.kubeconfigFile}`);
         return await signals.stopped;
     } finally {
         await lab.stop();
@@ -117,9 +200,18 @@ export const simulate: Command = {
         "--realistic         the simulated Argo CD at its v3.5.1 defaults (on the real clock) instead of the fast profile",
         "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
-        "--cluster real      a real Kubernetes API (KWOK's fake nodes) and the real Argo CD v3.5.1 instead of the simulation; needs root, Go (first build ~25 min, cached), redis-server; the tenants lab's hook Pods run for real",
+        "--cluster real      the real node (gitops-lab node) with Argo CD v3.5.1 installed on it instead of the simulation: every Pod a container; needs root, Go (first build ~40 min, cached) and the node's Debian packages",
     ],
-    options: { root: { type: "string" }, lab: { type: "string" }, through: { type: "string" }, "tenants-through": { type: "string" }, realistic: { type: "boolean" }, serve: { type: "boolean" }, reset: { type: "boolean" }, cluster: { type: "string" } },
+    options: {
+        root: { type: "string" },
+        lab: { type: "string" },
+        through: { type: "string" },
+        "tenants-through": { type: "string" },
+        realistic: { type: "boolean" },
+        serve: { type: "boolean" },
+        reset: { type: "boolean" },
+        cluster: { type: "string" },
+    },
     async run(values) {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
@@ -129,11 +221,23 @@ export const simulate: Command = {
         if (!["shop", "tenants", "both"].includes(which)) throw new UsageError(`--lab takes shop, tenants or both, got "${which}"`);
         const shop = which !== "tenants";
         const tenants = which !== "shop";
-        if (values["tenants-through"] !== undefined && which !== "both") throw new UsageError("--tenants-through goes with --lab both (with --lab tenants, use --through)");
+        if (values["tenants-through"] !== undefined && which !== "both")
+            throw new UsageError("--tenants-through goes with --lab both (with --lab tenants, use --through)");
         const through = which === "tenants" ? 0 : intOption(values, "through", { min: 0, max: 8, default: 8 });
-        const tenantsThrough = which === "tenants" ? intOption(values, "through", { min: 1, max: 3, default: 3 }) : which === "both" ? intOption(values, "tenants-through", { min: 1, max: 3, default: 3 }) : 0;
-        if (values.reset && (values.serve || values.through !== undefined || values.lab !== undefined || values["tenants-through"] !== undefined)) throw new UsageError("--reset goes alone (with --root): it takes down every lab under the root");
+        const tenantsThrough =
+            which === "tenants"
+                ? intOption(values, "through", { min: 1, max: 3, default: 3 })
+                : which === "both"
+                  ? intOption(values, "tenants-through", { min: 1, max: 3, default: 3 })
+                  : 0;
+        if (
+            values.reset &&
+            (values.serve || values.through !== undefined || values.lab !== undefined || values["tenants-through"] !== undefined)
+        )
+            throw new UsageError("--reset goes alone (with --root): it takes down every lab under the root");
         const say = (l: string) => console.log(l);
+        // a relative root is taken from the current folder: said, so it is never a surprise folder inside the project
+        if (!path.isAbsolute(rootArg)) say(`simulate: --root ${rootArg} is relative: the lab goes under ${root}`);
         let lab: SimulatedLab | undefined;
         let realLab: { stop(): Promise<void> } | undefined;
         const signals = onSignal(() => lab ?? realLab, say);
@@ -148,20 +252,34 @@ export const simulate: Command = {
             const clusterKind = stringOption(values, "cluster") ?? "sim";
             if (clusterKind !== "sim" && clusterKind !== "real") throw new UsageError(`--cluster takes sim or real, got "${clusterKind}"`);
             if (clusterKind === "real") {
+                checkNodeVisible(root, rootArg);
                 real = true;
-                return await runOnRealPlane(root, { shop: shop ? through : undefined, tenants: tenants ? tenantsThrough : undefined }, !!values.serve, say, signals, (l) => (realLab = l));
+                return await runOnRealNode(
+                    root,
+                    { shop: shop ? through : undefined, tenants: tenants ? tenantsThrough : undefined },
+                    !!values.serve,
+                    say,
+                    signals,
+                    (l) => (realLab = l),
+                );
             }
             const done = shopLabProgress(labLayout(root));
             if (shop && through < done) {
-                throw new Error(`the lab under ${root} is at step ${done} already and steps cannot be undone (--through ${through} asked); run without --through to go on, or start over with --reset`);
+                throw new Error(
+                    `the lab under ${root} is at step ${done} already and steps cannot be undone (--through ${through} asked); run without --through to go on, or start over with --reset`,
+                );
             }
             const tenantsDone = tenantsLabProgress(tenantsLayout(root));
             if (tenants && tenantsThrough < tenantsDone) {
-                throw new Error(`the tenants lab under ${root} is at step ${tenantsDone} already and steps cannot be undone (through ${tenantsThrough} asked); run without it to go on, or start over with --reset`);
+                throw new Error(
+                    `the tenants lab under ${root} is at step ${tenantsDone} already and steps cannot be undone (through ${tenantsThrough} asked); run without it to go on, or start over with --reset`,
+                );
             }
             say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
             say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
-            say(`root: ${root}; ${[shop ? `shop lab through step ${through}` : "", tenants ? `tenants lab through step ${tenantsThrough}` : ""].filter(Boolean).join(", ")}; simulated Argo CD: ${values.realistic ? "v3.5.1-defaults" : "fast"} profile`);
+            say(
+                `root: ${root}; ${[shop ? `shop lab through step ${through}` : "", tenants ? `tenants lab through step ${tenantsThrough}` : ""].filter(Boolean).join(", ")}; simulated Argo CD: ${values.realistic ? "v3.5.1-defaults" : "fast"} profile`,
+            );
             lab = await startSimulatedLab(root, { persist: true, timings: values.realistic ? REALISTIC : undefined, log: say });
             if (shop) {
                 const run = await solveSimulatedLab(lab, through, { log: say });
@@ -174,10 +292,18 @@ export const simulate: Command = {
                 if (r.recovery) say(`recovery.json:\n${JSON.stringify(r.recovery, null, 2)}`);
                 say(`results in ${tenantsLayout(root).workDir} (the cluster was simulated)`);
             }
-            if (!values.serve) return EXIT.OK;
+            if (!values.serve) {
+                for (const l of gradingLines(root, { shop: shop ? through : undefined, tenants: tenants ? tenantsThrough : undefined }))
+                    say(l);
+                return EXIT.OK;
+            }
             const kubeconfigFile = path.join(root, "kubeconfig");
             writeFileAtomic(kubeconfigFile, lab.kubeconfig);
-            for (const l of serveInstructions({ root, url: (r) => lab!.daemon.url(r) }, kubeconfigFile, { shop: shop ? through : undefined, tenants: tenants ? tenantsThrough : undefined })) say(l);
+            for (const l of serveInstructions({ root, url: (r) => lab!.daemon.url(r) }, kubeconfigFile, {
+                shop: shop ? through : undefined,
+                tenants: tenants ? tenantsThrough : undefined,
+            }))
+                say(l);
             return await signals.stopped; // the handler stops the lab and exits
         } catch (e) {
             // the run broke because a signal stopped the lab under it: the handler's exit code, not this error

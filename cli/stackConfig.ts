@@ -27,7 +27,10 @@ function stackName(v: string | undefined): string {
 function readYaml(file: string): any {
     const doc = parseDocument(fs.readFileSync(file, "utf8"), { prettyErrors: true });
     const err = doc.errors[0];
-    if (err) throw new Error(`${file} line ${err.linePos?.[0].line ?? "?"}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`);
+    if (err)
+        throw new Error(
+            `${file} line ${err.linePos?.[0].line ?? "?"}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`,
+        );
     return doc.toJSON();
 }
 

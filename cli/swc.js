@@ -35,12 +35,23 @@ function swcOptions() {
     const o = tsconfig.compilerOptions || {};
     const lower = (v) => String(v || "").toLowerCase();
     const refuse = (what) => {
-        throw new Error(`tsconfig.json sets ${what}, for which cli/swc.js derives no swc options: extend swcOptions() there, after ts-node's createSwcOptions`);
+        throw new Error(
+            `tsconfig.json sets ${what}, for which cli/swc.js derives no swc options: extend swcOptions() there, after ts-node's createSwcOptions`,
+        );
     };
     if ("extends" in tsconfig) refuse(`"extends"`);
     if (lower(o.module) !== "commonjs") refuse(`module "${o.module}" (commonjs expected)`);
     if (lower(o.target) !== "es2022") refuse(`target "${o.target}" (es2022 expected)`);
-    for (const k of ["experimentalDecorators", "emitDecoratorMetadata", "importHelpers", "jsx", "useDefineForClassFields", "alwaysStrict", "noImplicitUseStrict"]) if (k in o) refuse(k);
+    for (const k of [
+        "experimentalDecorators",
+        "emitDecoratorMetadata",
+        "importHelpers",
+        "jsx",
+        "useDefineForClassFields",
+        "alwaysStrict",
+        "noImplicitUseStrict",
+    ])
+        if (k in o) refuse(k);
     return {
         sourceMaps: true,
         module: { type: "commonjs", noInterop: !o.esModuleInterop, strictMode: true, ignoreDynamic: false },

@@ -14,7 +14,9 @@ import { labStack, recoverInterruptedRun } from "./pulumiStack";
 
 function requireRoot(action: string) {
     if (process.getuid && process.getuid() !== 0) {
-        throw new Error(`${action} must run as root: it ${action === "up" ? "installs k3s and writes /srv/bare and /root/cnpa-env" : action === "destroy" ? "uninstalls k3s and removes the lab's files" : "reads the lab's host paths and cluster"}. Try: sudo npx gitops-lab ${action}`);
+        throw new Error(
+            `${action} must run as root: it ${action === "up" ? "installs k3s and writes /srv/bare and /root/cnpa-env" : action === "destroy" ? "uninstalls k3s and removes the lab's files" : "reads the lab's host paths and cluster"}. Try: sudo npx gitops-lab ${action}`,
+        );
     }
 }
 
@@ -23,19 +25,32 @@ const log = (l: string) => console.log(`[lab] ${l}`);
 /** One line for a failed pulumi run (its whole output was already printed as it ran). */
 function pulumiFailure(action: string, e: any): Error {
     const text = String(e?.stderr || e?.message || e);
-    const line = text.split("\n").map((l) => l.trim()).filter((l) => /^error:/i.test(l)).pop() ?? text.split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? "";
+    const line =
+        text
+            .split("\n")
+            .map((l) => l.trim())
+            .filter((l) => /^error:/i.test(l))
+            .pop() ??
+        text
+            .split("\n")
+            .map((l) => l.trim())
+            .filter(Boolean)
+            .pop() ??
+        "";
     return new Error(`pulumi ${action} failed: ${line.replace(/^error:\s*/i, "")} (the whole output is above)`);
 }
 const out = (s: string) => process.stdout.write(s);
 
 const CONFIG_FILE = { "config-file": { type: "string" } } as const;
-const CONFIG_FILE_DETAIL = "--config-file FILE  the stack's configuration from FILE instead of Pulumi.dev.yaml (Pulumi's own --config-file)";
+const CONFIG_FILE_DETAIL =
+    "--config-file FILE  the stack's configuration from FILE instead of Pulumi.dev.yaml (Pulumi's own --config-file)";
 
 function configFileOf(values: Values): string | undefined {
     const f = stringOption(values, "config-file");
     if (f === undefined) return undefined;
     const abs = path.resolve(f);
-    if (!fs.existsSync(abs)) throw new UsageError(`--config-file ${f} does not exist; give a stack configuration file like Pulumi.dev.yaml`);
+    if (!fs.existsSync(abs))
+        throw new UsageError(`--config-file ${f} does not exist; give a stack configuration file like Pulumi.dev.yaml`);
     return abs;
 }
 
@@ -50,7 +65,11 @@ export const up: Command = {
     name: "up",
     summary: "build the lab on this host (k3s, Argo CD, the git daemon, the labs) and solve it",
     usage: "up [--config-file FILE] [--expect-no-changes]",
-    details: ["runs the preflight first; configuration is the stack's (Pulumi.dev.yaml, see the README)", CONFIG_FILE_DETAIL, "--expect-no-changes fail if the update would change anything (a second up)"],
+    details: [
+        "runs the preflight first; configuration is the stack's (Pulumi.dev.yaml, see the README)",
+        CONFIG_FILE_DETAIL,
+        "--expect-no-changes fail if the update would change anything (a second up)",
+    ],
     options: { ...CONFIG_FILE, "expect-no-changes": { type: "boolean" } },
     async run(values) {
         const configFile = configFileOf(values);
@@ -59,7 +78,9 @@ export const up: Command = {
         console.log(formatPreflight(rs));
         const failed = rs.filter((r) => r.verdict === "FAIL");
         if (failed.length) {
-            console.error(`[lab] preflight: ${failed.length} check${failed.length === 1 ? "" : "s"} failed (${failed.map((r) => r.check).join("; ")}); nothing was installed`);
+            console.error(
+                `[lab] preflight: ${failed.length} check${failed.length === 1 ? "" : "s"} failed (${failed.map((r) => r.check).join("; ")}); nothing was installed`,
+            );
             return EXIT.FINDING;
         }
         const { stack } = await labStack(log);
@@ -92,7 +113,9 @@ export const refresh: Command = {
         requireRoot("refresh");
         const { stack } = await labStack(log);
         await recoverInterruptedRun(stack, log);
-        return timed("refresh", () => stack.refresh({ onOutput: out, color: "auto", configFile, expectNoChanges: !!values["expect-no-changes"] }));
+        return timed("refresh", () =>
+            stack.refresh({ onOutput: out, color: "auto", configFile, expectNoChanges: !!values["expect-no-changes"] }),
+        );
     },
 };
 
@@ -113,14 +136,23 @@ export const destroy: Command = {
 
 export const outputs: Command = {
     name: "outputs",
-    summary: "print the stack's outputs as one JSON object (secrets as \"[secret]\"), for a grader (verify --stack-outputs)",
-    usage: "outputs",
-    details: ["the same as `pulumi stack output --json` on the lab's own state, with no Pulumi CLI on PATH needed"],
-    options: {},
-    async run() {
+    summary: 'print the stack\'s outputs as one JSON object (secrets as "[secret]"), for a grader (verify --stack-outputs)',
+    usage: "outputs [--show-secrets]",
+    details: [
+        "the same as `pulumi stack output --json` on the lab's own state, with no Pulumi CLI on PATH needed",
+        "--show-secrets   print the secret outputs' values too (argocdAdminPassword: the UI's admin password)",
+    ],
+    options: { "show-secrets": { type: "boolean" } },
+    async run(values) {
         const { stack } = await labStack(() => {});
         const outs = await stack.outputs();
-        console.log(JSON.stringify(Object.fromEntries(Object.entries(outs).map(([k, v]) => [k, v.secret ? "[secret]" : v.value])), null, 2));
+        console.log(
+            JSON.stringify(
+                Object.fromEntries(Object.entries(outs).map(([k, v]) => [k, v.secret && !values["show-secrets"] ? "[secret]" : v.value])),
+                null,
+                2,
+            ),
+        );
         return EXIT.OK;
     },
 };

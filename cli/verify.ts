@@ -1,41 +1,73 @@
 /**
- * gitops-lab verify [--lab shop|tenants] [--root DIR] [--through N] [--offline] [--json] [--kubeconfig FILE] [--stack-outputs FILE]
+ * gitops-lab verify [--lab shop|tenants] [--root DIR] [--through N | --step N] [--offline] [--json] [--kubeconfig FILE] [--stack-outputs FILE]
  *
  * Re-checks a lab from the world: the shop lab's six files under ROOT/root/cnpa-env/ and
  * ROOT/srv/bare/shop-envs.git, or the tenants lab's two under ROOT/root/tenants-lab/ and
- * ROOT/srv/bare/platform.git, and (unless --offline) the cluster.
+ * ROOT/srv/bare/platform.git, and (unless --offline) the cluster. --step N grades one step and
+ * answers in one line (what a lab platform's per-step check calls).
  */
 import * as fs from "fs";
-import * as path from "path";
 import { CheckResult, formatTable } from "../lab/grader/grader";
 import { KubeCluster } from "../lab/ports/cluster";
 import { verify as verifyShop } from "../lab/shop/checks";
+import { stepVerdict } from "../lab/grader/steps";
 import { labLayout } from "../lab/shop/layout";
+import { shopLabProgress } from "../lab/shop/solve";
+import { shopSteps } from "../lab/shop/steps";
 import { verifyTenants } from "../lab/tenants/checks";
 import { tenantsLayout } from "../lab/tenants/layout";
-import { checkRoot, Command, EXIT, intOption, stringOption, UsageError } from "./command";
+import { tenantsLabProgress } from "../lab/tenants/solve";
+import { tenantsSteps } from "../lab/tenants/steps";
+import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
 export const verify: Command = {
     name: "verify",
     summary: "grade the lab: every check re-derived from the files, the repository and the cluster",
-    usage: "verify [--lab shop|tenants] [--root DIR] [--through N] [--offline] [--json] [--kubeconfig FILE] [--stack-outputs FILE]",
+    usage: "verify [--lab shop|tenants] [--root DIR] [--through N | --step N] [--offline] [--json] [--kubeconfig FILE] [--stack-outputs FILE]",
     details: [
         "--lab LAB            shop (Part 1, the default) or tenants (Part 2)",
         "--root DIR           the prefix of the lab's host paths (default /)",
         "--through N          grade steps up to N (shop 0-8, default 8, as solveThrough; tenants 1-3, default 3, as tenantsSolveThrough)",
+        "--step N             grade step N alone (shop 1-8, tenants 1-3): exit 0 when it is done, else 1 with one line naming the first thing missing and a hint",
         "--offline            files and repository only, no cluster",
         "--json               the checks as one JSON object",
         "--kubeconfig FILE    the cluster (default: $KUBECONFIG, /etc/rancher/k3s/k3s.yaml, ~/.kube/config)",
         "--stack-outputs FILE also compare `pulumi stack output --json` with the files",
     ],
-    options: { lab: { type: "string" }, root: { type: "string" }, through: { type: "string" }, offline: { type: "boolean" }, json: { type: "boolean" }, kubeconfig: { type: "string" }, "stack-outputs": { type: "string" } },
+    options: {
+        lab: { type: "string" },
+        root: { type: "string" },
+        through: { type: "string" },
+        step: { type: "string" },
+        offline: { type: "boolean" },
+        json: { type: "boolean" },
+        kubeconfig: { type: "string" },
+        "stack-outputs": { type: "string" },
+    },
     async run(values) {
         const which = stringOption(values, "lab") ?? "shop";
         if (which !== "shop" && which !== "tenants") throw new UsageError(`--lab takes shop or tenants, got "${which}"`);
-        const root = checkRoot(stringOption(values, "root") ?? "/");
+        oneOf("verify", values, ["through", "step"]);
+        const rootArg = stringOption(values, "root") ?? "/";
+        const root = checkRoot(rootArg);
         const layout = which === "shop" ? labLayout(root) : tenantsLayout(root);
-        const through = which === "shop" ? intOption(values, "through", { min: 0, max: 8, default: 8 }) : intOption(values, "through", { min: 1, max: 3, default: 3 });
+        const steps = which === "shop" ? shopSteps(labLayout(root)) : tenantsSteps(tenantsLayout(root));
+        const step = values.step === undefined ? undefined : intOption(values, "step", { min: 1, max: steps.length, default: 1 });
+        const through =
+            step ??
+            (which === "shop"
+                ? intOption(values, "through", { min: 0, max: 8, default: 8 })
+                : intOption(values, "through", { min: 1, max: 3, default: 3 }));
+        const progress = which === "shop" ? shopLabProgress(labLayout(root)) : tenantsLabProgress(tenantsLayout(root));
+        if (progress === 0 && step === undefined && through > 0) {
+            // nothing of the lab there: one line, not a FAIL for every check that has nothing to read
+            const how = which === "shop" ? "" : " --lab tenants";
+            console.error(
+                `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`,
+            );
+            return EXIT.FINDING;
+        }
         const extra: CheckResult[] = [];
         let cluster: KubeCluster | undefined;
         if (!values.offline) {
@@ -43,7 +75,14 @@ export const verify: Command = {
                 cluster = new KubeCluster(findKubeconfig(stringOption(values, "kubeconfig")).text);
             } catch (e: any) {
                 // the first step whose checks read the cluster: the shop lab's ApplicationSet (2), the tenants lab's first rollout (1)
-                extra.push({ step: which === "shop" ? 2 : 1, check: "the cluster answers", ok: false, expected: "a kubeconfig (or --offline to grade the files and repository only)", found: e.message });
+                extra.push({
+                    step: which === "shop" ? 2 : 1,
+                    check: "the cluster answers",
+                    ok: false,
+                    expected: "a kubeconfig (or --offline to grade the files and repository only)",
+                    found: e.message,
+                    hint: "give --kubeconfig FILE (or set KUBECONFIG) for the lab's cluster, or --offline to grade the files and repository only",
+                });
             }
         }
         let stackOutputs: Record<string, unknown> | undefined;
@@ -52,16 +91,40 @@ export const verify: Command = {
             try {
                 stackOutputs = JSON.parse(fs.readFileSync(outputsFile, "utf8"));
             } catch (e: any) {
-                extra.push({ step: 3, check: "the stack outputs can be read", ok: false, expected: `pulumi stack output --json in ${outputsFile}`, found: e.message });
+                extra.push({
+                    step: 3,
+                    check: "the stack outputs can be read",
+                    ok: false,
+                    expected: `pulumi stack output --json in ${outputsFile}`,
+                    found: e.message,
+                });
             }
         }
-        const checks = which === "shop" ? await verifyShop({ layout: labLayout(root), through, cluster, stackOutputs }) : await verifyTenants({ layout: tenantsLayout(root), through, cluster, stackOutputs });
-        const results = [...extra, ...checks];
+        const grade = (upTo: number, offline = false) =>
+            which === "shop"
+                ? verifyShop({ layout: labLayout(root), through: upTo, cluster: offline ? undefined : cluster, stackOutputs })
+                : verifyTenants({ layout: tenantsLayout(root), through: upTo, cluster: offline ? undefined : cluster, stackOutputs });
+        const results = [...extra, ...(await grade(through))];
+        if (step !== undefined) {
+            // the steps before, as their files and the repository hold them (the cluster has moved on since)
+            const before = step > 1 ? await grade(step - 1, true) : [];
+            const verdict = stepVerdict(before, results, steps, step);
+            if (values.json) {
+                // the hint, never the answer: the missing check without its expected and found values
+                const missing = verdict.missing && { step: verdict.missing.step, check: verdict.missing.check };
+                console.log(JSON.stringify({ lab: which, root: layout.root, live: !!cluster, ...verdict, missing }, null, 2));
+            } else console.log(verdict.line);
+            return verdict.done ? EXIT.OK : EXIT.FINDING;
+        }
         const ok = results.every((r) => r.ok);
         if (values.json) {
             console.log(JSON.stringify({ ok, lab: which, root: layout.root, through, live: !!cluster, checks: results }, null, 2));
         } else {
-            const what = cluster ? "files, repository and cluster" : values.offline ? "files and repository only (offline)" : "files and repository; the cluster could not be read (see its check)";
+            const what = cluster
+                ? "files, repository and cluster"
+                : values.offline
+                  ? "files and repository only (offline)"
+                  : "files and repository; the cluster could not be read (see its check)";
             console.log(`verify: the ${which} lab under ${layout.root} through step ${through}, ${what}`);
             console.log(formatTable(results));
         }

@@ -1,0 +1,11 @@
+/**
+ * A command whose reader is gone ends: when stdout or stderr is a pipe or socket whose other end
+ * closed (the terminal, a test that was killed, `| head`), a write fails with EPIPE. Node reports that
+ * as an error event on the stream; with no listener it would be an uncaught exception, and the
+ * Pulumi SDK's handler for those (loaded with the inline program of `up`) writes the error out again,
+ * to the same closed stream, failing again: a loop at full CPU whose memory grows without bound,
+ * long after the engine it drove has gone.
+ */
+export function exitOnClosedOutput(code: number): void {
+    for (const stream of [process.stdout, process.stderr]) stream.on("error", () => process.exit(code));
+}
