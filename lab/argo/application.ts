@@ -47,7 +47,8 @@ export function cannotSyncBecause(app: any, sha: string, opts: { refreshPending:
     const st = app.status ?? {};
     const op = st.operationState;
     const opRevision = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
-    if (op && ["Failed", "Error"].includes(op.phase) && opRevision === sha) return `the sync to it ended ${op.phase}: ${op.message ?? "(no message)"}`;
+    if (op && ["Failed", "Error"].includes(op.phase) && opRevision === sha)
+        return `the sync to it ended ${op.phase}: ${op.message ?? "(no message)"}`;
     const conds = errorConditions(app);
     // a SyncError about another commit says nothing about this one
     const syncError = conds.find((c) => c.type === "SyncError" && c.message.includes(sha));

@@ -16,13 +16,20 @@ export interface DeleteOptions {
     pollMs?: number;
 }
 
-const ownedBy = (appsetName: string) => (app: any) => (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && r.name === appsetName);
+const ownedBy = (appsetName: string) => (app: any) =>
+    (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && r.name === appsetName);
 
 /**
  * Deletes an ApplicationSet and waits, with a deadline, until it and its Applications are gone.
  * At the deadline it removes the Applications' finalizers itself and says so.
  */
-export async function deleteApplicationSetAndApps(cluster: ClusterPort, name: string, namespace: string, log: Log, opts: Required<DeleteOptions>): Promise<void> {
+export async function deleteApplicationSetAndApps(
+    cluster: ClusterPort,
+    name: string,
+    namespace: string,
+    log: Log,
+    opts: Required<DeleteOptions>,
+): Promise<void> {
     const { timeoutMs, pollMs } = opts;
     const t0 = Date.now();
     await cluster.deleteApplicationSet(name, namespace);
@@ -57,8 +64,13 @@ export async function deleteApplicationSetAndApps(cluster: ClusterPort, name: st
 /** Deletes namespaces and waits until they are gone; at the deadline, finalizes them itself and says so. */
 export async function deleteNamespaces(cluster: ClusterPort, names: string[], log: Log, opts: Required<DeleteOptions>): Promise<void> {
     for (const ns of names) await cluster.deleteNamespace(ns);
-    const remaining = async () => (await Promise.all(names.map(async (n) => ((await cluster.getNamespace(n)) ? n : null)))).filter((n): n is string => !!n);
-    const gone = await pollUntil(async () => ((await remaining()).length === 0 ? true : undefined), { timeoutMs: opts.timeoutMs, intervalMs: opts.pollMs, describe: () => "" }).catch((e) => {
+    const remaining = async () =>
+        (await Promise.all(names.map(async (n) => ((await cluster.getNamespace(n)) ? n : null)))).filter((n): n is string => !!n);
+    const gone = await pollUntil(async () => ((await remaining()).length === 0 ? true : undefined), {
+        timeoutMs: opts.timeoutMs,
+        intervalMs: opts.pollMs,
+        describe: () => "",
+    }).catch((e) => {
         if (e instanceof WaitTimeout) return false;
         throw e;
     });
@@ -68,7 +80,9 @@ export async function deleteNamespaces(cluster: ClusterPort, names: string[], lo
     }
     const stuck = await remaining();
     for (const n of stuck) await cluster.finalizeNamespace(n);
-    log(`namespaces ${stuck.join(", ")} were still Terminating at the deadline: finalized them by hand (objects still in them may be left behind in etcd)`);
+    log(
+        `namespaces ${stuck.join(", ")} were still Terminating at the deadline: finalized them by hand (objects still in them may be left behind in etcd)`,
+    );
 }
 
 /**
@@ -76,7 +90,13 @@ export async function deleteNamespaces(cluster: ClusterPort, names: string[], lo
  * ApplicationSet and its Applications first (Argo CD's finalizer), the namespaces with what is left
  * of the deadline.
  */
-export async function deleteAppSetAndNamespaces(cluster: ClusterPort, appset: { name: string; namespace: string }, namespaces: string[], log: Log, opts: DeleteOptions = {}): Promise<void> {
+export async function deleteAppSetAndNamespaces(
+    cluster: ClusterPort,
+    appset: { name: string; namespace: string },
+    namespaces: string[],
+    log: Log,
+    opts: DeleteOptions = {},
+): Promise<void> {
     const timeoutMs = opts.timeoutMs ?? 120_000;
     const pollMs = opts.pollMs ?? 1_000;
     const t0 = Date.now();

@@ -89,7 +89,9 @@ export class DumpError extends Error {}
 export function dumpFromList(list: unknown): Dump {
     const l = list as any;
     if (!l || typeof l !== "object" || !Array.isArray(l.items)) {
-        throw new DumpError("the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json)");
+        throw new DumpError(
+            "the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json)",
+        );
     }
     const dump: Dump = { applicationSets: [], applications: [], jobs: [], pods: [] };
     for (const [i, o] of l.items.entries()) {
@@ -134,7 +136,9 @@ function stepOf(appset: any, app: any, status: any): number | null {
 
 function ownedBy(appset: any, app: any): boolean {
     if (app.metadata?.namespace !== appset.metadata?.namespace) return false;
-    return (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && (r.uid ? r.uid === appset.metadata.uid : r.name === appset.metadata.name));
+    return (app.metadata?.ownerReferences ?? []).some(
+        (r: any) => r.kind === "ApplicationSet" && (r.uid ? r.uid === appset.metadata.uid : r.name === appset.metadata.name),
+    );
 }
 
 /**
@@ -242,16 +246,32 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
             fatal: true,
         };
     }
-    if (op && FAILED_PHASES.includes(op.phase)) return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
-    if (op?.phase === "Running" && retries > 0) return { reason: "SyncRetrying", message: op.message ?? `retry ${retries}`, hook: null, fatal: true };
+    if (op && FAILED_PHASES.includes(op.phase))
+        return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
+    if (op?.phase === "Running" && retries > 0)
+        return { reason: "SyncRetrying", message: op.message ?? `retry ${retries}`, hook: null, fatal: true };
     if (errs.length) return { reason: errs[0].type, message: errs[0].message, hook: null, fatal: true };
     if (app.status?.health?.status === "Degraded") {
-        const degraded = (app.status?.resources ?? []).filter((r: any) => r.health?.status === "Degraded").map((r: any) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}${r.health?.message ? `: ${r.health.message}` : ""}`);
-        return { reason: "Degraded", message: degraded.length ? degraded.join("; ") : app.status.health.message ?? "the Application is Degraded", hook: null, fatal: true };
+        const degraded = (app.status?.resources ?? [])
+            .filter((r: any) => r.health?.status === "Degraded")
+            .map(
+                (r: any) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}${r.health?.message ? `: ${r.health.message}` : ""}`,
+            );
+        return {
+            reason: "Degraded",
+            message: degraded.length ? degraded.join("; ") : (app.status.health.message ?? "the Application is Degraded"),
+            hook: null,
+            fatal: true,
+        };
     }
     const health = app.status?.health?.status ?? "Unknown";
     const sync = app.status?.sync?.status ?? "Unknown";
-    return { reason: appStatus?.status ?? health, message: `${appStatus?.message ? `${appStatus.message} ` : ""}(sync ${sync}, health ${health})`.trim(), hook: null, fatal: false };
+    return {
+        reason: appStatus?.status ?? health,
+        message: `${appStatus?.message ? `${appStatus.message} ` : ""}(sync ${sync}, health ${health})`.trim(),
+        hook: null,
+        fatal: false,
+    };
 }
 
 /** Names in code-point order: Kubernetes names are ASCII, and localeCompare costs seconds over tens of thousands. */
@@ -305,7 +325,8 @@ function skippedBy(app: any, step: number): Skipped[] {
     const compared = app.status?.sync?.comparedTo?.source;
     const lastSynced = app.status?.operationState?.syncResult?.source ?? compared;
     const remedy = `it will not sync until the next commit: push one, or sync it by hand (argocd app sync ${app.metadata?.name})`;
-    if (sync === "OutOfSync") return [{ application: app.metadata?.name, step, runs: sourceText(lastSynced), shouldRun: sourceText(target), remedy }];
+    if (sync === "OutOfSync")
+        return [{ application: app.metadata?.name, step, runs: sourceText(lastSynced), shouldRun: sourceText(target), remedy }];
     if (sync === "Synced" && compared?.path && target?.path && compared.path !== target.path) {
         return [{ application: app.metadata?.name, step, runs: sourceText(compared), shouldRun: sourceText(target), remedy }];
     }
@@ -318,7 +339,10 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     const rolling = appset.spec?.strategy?.type === "RollingSync";
     const statuses: any[] = appset.status?.applicationStatus ?? [];
     // owned (ownedBy: by uid where the reference has one, else by name), or named in the status
-    const owned = [...(appset.metadata.uid ? index.byOwner.get(`${namespace}/uid:${appset.metadata.uid}`) ?? [] : []), ...(index.byOwner.get(`${namespace}/name:${name}`) ?? [])];
+    const owned = [
+        ...(appset.metadata.uid ? (index.byOwner.get(`${namespace}/uid:${appset.metadata.uid}`) ?? []) : []),
+        ...(index.byOwner.get(`${namespace}/name:${name}`) ?? []),
+    ];
     const named = statuses.map((st) => index.byName.get(`${namespace}/${st.application}`)).filter(Boolean);
     const apps = [...new Set([...owned, ...named])];
     const appByName = new Map(apps.map((a) => [a.metadata.name, a]));
@@ -342,7 +366,17 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     if (!appset.status?.applicationStatus && names.length) {
         // applicationset_controller.go: with progressive syncs off the controller ignores the strategy and writes no applicationStatus
         const message = `the ApplicationSet has a RollingSync strategy but no status.applicationStatus: progressive syncs are off (applicationsetcontroller.enable.progressive.syncs in argocd-cmd-params-cm, read when the ApplicationSet controller starts), so the strategy is ignored`;
-        return { ...base, state: "stuck", step: null, steps, since: null, summary: `${name}: ${message}.`, blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }], waiting: [], skipped: [] };
+        return {
+            ...base,
+            state: "stuck",
+            step: null,
+            steps,
+            since: null,
+            summary: `${name}: ${message}.`,
+            blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }],
+            waiting: [],
+            skipped: [],
+        };
     }
     const statusOf = new Map<string, any>();
     for (const st of statuses) if (!statusOf.has(st.application)) statusOf.set(st.application, st); // the first, as a find would
@@ -350,16 +384,21 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         const st = statusOf.get(n);
         return { name: n, app: appByName.get(n), status: st, step: stepOf(appset, appByName.get(n), st) };
     });
-    const healthy = (e: (typeof entries)[number]) => (e.status ? e.status.status === "Healthy" : e.app?.status?.health?.status === "Healthy" && e.app?.status?.sync?.status === "Synced");
+    const healthy = (e: (typeof entries)[number]) =>
+        e.status ? e.status.status === "Healthy" : e.app?.status?.health?.status === "Healthy" && e.app?.status?.sync?.status === "Synced";
     const rollout = (appset.status?.conditions ?? []).find((c: any) => c.type === "RolloutProgressing");
     // the first few names, then a count: a summary over thousands of Applications stays one short line
-    const few = <T>(xs: T[], n: number, f: (x: T) => string, sep: string) => xs.slice(0, n).map(f).join(sep) + (xs.length > n ? `${sep}and ${xs.length - n} more` : "");
+    const few = <T>(xs: T[], n: number, f: (x: T) => string, sep: string) =>
+        xs.slice(0, n).map(f).join(sep) + (xs.length > n ? `${sep}and ${xs.length - n} more` : "");
     const fromCondition = rollout?.status === "True" ? Number(/rollout of step (\d+)/.exec(rollout.message ?? "")?.[1]) : NaN;
     const pendingSteps = entries.filter((e) => !healthy(e) && e.step !== null).map((e) => e.step as number);
-    const current = Number.isInteger(fromCondition) && fromCondition > 0 ? fromCondition : pendingSteps.length ? Math.min(...pendingSteps) : null;
+    const current =
+        Number.isInteger(fromCondition) && fromCondition > 0 ? fromCondition : pendingSteps.length ? Math.min(...pendingSteps) : null;
 
     const skipped = entries.flatMap((e) => (e.step !== null && e.status?.status === "Healthy" && e.app ? skippedBy(e.app, e.step) : []));
-    const skippedLine = skipped.length ? ` ${few(skipped, 3, (s) => `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`, "; ")}.` : "";
+    const skippedLine = skipped.length
+        ? ` ${few(skipped, 3, (s) => `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`, "; ")}.`
+        : "";
 
     if (current === null) {
         const summary = skipped.length
@@ -387,11 +426,14 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         });
     }
     const times = inStep.map((e) => e.status?.lastTransitionTime).filter(Boolean) as string[];
-    const since = times.length ? times.sort()[0] : rollout?.lastTransitionTime ?? null;
+    const since = times.length ? times.sort()[0] : (rollout?.lastTransitionTime ?? null);
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
-    const waiting = entries.filter((e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced").sort((a, b) => (a.step as number) - (b.step as number) || byCodePoint(a.name, b.name)).map((e) => ({ application: e.name, step: e.step as number }));
+    const waiting = entries
+        .filter((e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced")
+        .sort((a, b) => (a.step as number) - (b.step as number) || byCodePoint(a.name, b.name))
+        .map((e) => ({ application: e.name, step: e.step as number }));
 
     const causes = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
     const behind = waiting.length ? ` Waiting behind it: ${few(waiting, 5, (w) => `${w.application} (step ${w.step})`, ", ")}.` : "";
@@ -440,9 +482,26 @@ export function toJson(ds: Diagnosis[]): { applicationSets: Diagnosis[] } {
             steps: d.steps,
             since: d.since,
             summary: d.summary,
-            blocking: d.blocking.map((b) => ({ application: b.application, reason: b.reason, message: b.message, hook: b.hook && { namespace: b.hook.namespace, job: b.hook.job, reason: b.hook.reason, message: b.hook.message, log: b.hook.log } })),
+            blocking: d.blocking.map((b) => ({
+                application: b.application,
+                reason: b.reason,
+                message: b.message,
+                hook: b.hook && {
+                    namespace: b.hook.namespace,
+                    job: b.hook.job,
+                    reason: b.hook.reason,
+                    message: b.hook.message,
+                    log: b.hook.log,
+                },
+            })),
             waiting: d.waiting.map((w) => ({ application: w.application, step: w.step })),
-            skipped: d.skipped.map((s) => ({ application: s.application, step: s.step, runs: s.runs, shouldRun: s.shouldRun, remedy: s.remedy })),
+            skipped: d.skipped.map((s) => ({
+                application: s.application,
+                step: s.step,
+                runs: s.runs,
+                shouldRun: s.shouldRun,
+                remedy: s.remedy,
+            })),
         })),
     };
 }

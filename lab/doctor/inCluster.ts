@@ -6,7 +6,7 @@
  */
 import { CREATED_BY } from "../platform/found";
 
-/** The Node image that runs the bundle (the runtime the project is tested on: Node 20). Pinned by tag, not digest (no registry is reachable from the development machines). */
+/** The Node image that runs the bundle (the runtime the project is tested on: Node 20). Pinned by tag, not digest (pin a digest for bit-for-bit repeatability). */
 export const DOCTOR_NODE_IMAGE = "docker.io/library/node:20.19.5-alpine3.22";
 export const DOCTOR_NAMESPACE = "rollout-doctor";
 export const DOCTOR_NAME = "rollout-doctor";
@@ -45,9 +45,21 @@ const labels = { "app.kubernetes.io/name": DOCTOR_NAME, "app.kubernetes.io/part-
 export function rolloutDoctorManifests(o: DoctorManifestOptions): any[] {
     const ns = o.namespace ?? DOCTOR_NAMESPACE;
     const meta = (name: string, namespaced = true) => ({ name, ...(namespaced ? { namespace: ns } : {}), labels });
-    const args = ["--watch", "--interval", String(o.intervalSeconds ?? 30), "--stuck-after", String(o.stuckAfterSeconds ?? 600), "--metrics-port", String(DOCTOR_METRICS_PORT)];
+    const args = [
+        "--watch",
+        "--interval",
+        String(o.intervalSeconds ?? 30),
+        "--stuck-after",
+        String(o.stuckAfterSeconds ?? 600),
+        "--metrics-port",
+        String(DOCTOR_METRICS_PORT),
+    ];
     return [
-        { apiVersion: "v1", kind: "Namespace", metadata: { ...meta(ns, false), labels: { ...labels, [CREATED_BY.key]: CREATED_BY.value } } },
+        {
+            apiVersion: "v1",
+            kind: "Namespace",
+            metadata: { ...meta(ns, false), labels: { ...labels, [CREATED_BY.key]: CREATED_BY.value } },
+        },
         { apiVersion: "v1", kind: "ServiceAccount", metadata: meta(DOCTOR_NAME) },
         { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: meta(DOCTOR_NAME, false), rules: DOCTOR_RBAC_RULES },
         {
@@ -69,18 +81,32 @@ export function rolloutDoctorManifests(o: DoctorManifestOptions): any[] {
                     metadata: { labels, annotations: { "gitops-lab/bundle-digest": o.bundleDigest } },
                     spec: {
                         serviceAccountName: DOCTOR_NAME,
-                        securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: "RuntimeDefault" } },
+                        securityContext: {
+                            runAsNonRoot: true,
+                            runAsUser: 1000,
+                            runAsGroup: 1000,
+                            seccompProfile: { type: "RuntimeDefault" },
+                        },
                         containers: [
                             {
                                 name: "doctor",
                                 image: o.image ?? DOCTOR_NODE_IMAGE,
                                 // the bundle is gzipped to fit a ConfigMap (1 MiB); unpacked into an emptyDir, run by plain node
-                                command: ["/bin/sh", "-c", `gunzip -c /opt/doctor/${BUNDLE_KEY} > /work/doctor.js && exec node /work/doctor.js "$@"`, "doctor"],
+                                command: [
+                                    "/bin/sh",
+                                    "-c",
+                                    `gunzip -c /opt/doctor/${BUNDLE_KEY} > /work/doctor.js && exec node /work/doctor.js "$@"`,
+                                    "doctor",
+                                ],
                                 args,
                                 ports: [{ name: "metrics", containerPort: DOCTOR_METRICS_PORT }],
                                 readinessProbe: { httpGet: { path: "/metrics", port: "metrics" }, periodSeconds: 10 },
                                 resources: { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "384Mi" } },
-                                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ["ALL"] } },
+                                securityContext: {
+                                    allowPrivilegeEscalation: false,
+                                    readOnlyRootFilesystem: true,
+                                    capabilities: { drop: ["ALL"] },
+                                },
                                 volumeMounts: [
                                     { name: "bundle", mountPath: "/opt/doctor", readOnly: true },
                                     { name: "work", mountPath: "/work" },
@@ -99,7 +125,10 @@ export function rolloutDoctorManifests(o: DoctorManifestOptions): any[] {
             apiVersion: "v1",
             kind: "Service",
             metadata: meta(DOCTOR_NAME),
-            spec: { selector: { "app.kubernetes.io/name": DOCTOR_NAME }, ports: [{ name: "metrics", port: DOCTOR_METRICS_PORT, targetPort: "metrics" }] },
+            spec: {
+                selector: { "app.kubernetes.io/name": DOCTOR_NAME },
+                ports: [{ name: "metrics", port: DOCTOR_METRICS_PORT, targetPort: "metrics" }],
+            },
         },
     ];
 }

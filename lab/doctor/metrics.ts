@@ -27,10 +27,16 @@ export class RolloutMetrics {
     set(ds: Diagnosis[]): void {
         this.stuck.reset();
         this.skipped.reset();
-        for (const d of ds) for (const s of d.skipped) this.skipped.set({ namespace: d.namespace, appset: d.name, step: String(s.step), application: s.application }, 1);
+        for (const d of ds)
+            for (const s of d.skipped)
+                this.skipped.set({ namespace: d.namespace, appset: d.name, step: String(s.step), application: s.application }, 1);
         for (const d of ds) {
             if (d.state !== "stuck") continue;
-            for (const b of d.blocking) this.stuck.set({ namespace: d.namespace, appset: d.name, step: String(d.step ?? ""), application: b.application, reason: b.reason }, 1);
+            for (const b of d.blocking)
+                this.stuck.set(
+                    { namespace: d.namespace, appset: d.name, step: String(d.step ?? ""), application: b.application, reason: b.reason },
+                    1,
+                );
         }
     }
 

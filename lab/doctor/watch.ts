@@ -52,30 +52,62 @@ export class LiveReader {
 }
 
 async function readCauses(cluster: ClusterPort, applicationSets: any[], applications: any[]): Promise<Dump> {
-    const first = diagnose({ applicationSets, applications, jobs: [], pods: [] }, { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY });
+    const first = diagnose(
+        { applicationSets, applications, jobs: [], pods: [] },
+        { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY },
+    );
     const blocking = new Set(first.flatMap((d) => d.blocking.map((b) => `${d.namespace}/${b.application}`)));
     // an Application without a RollingSync ApplicationSet is its own rollout: a failing one is blocking too
-    const namespaces = [...new Set(applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map((a) => a.spec?.destination?.namespace).filter(Boolean))] as string[];
+    const namespaces = [
+        ...new Set(
+            applications
+                .filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`))
+                .map((a) => a.spec?.destination?.namespace)
+                .filter(Boolean),
+        ),
+    ] as string[];
     const jobs = (await Promise.all(namespaces.map((ns) => cluster.listJobs(ns)))).flat();
     const pods = (await Promise.all(namespaces.map((ns) => cluster.listPods(ns)))).flat();
     // the failed hook Pods' logs, where their own error text is (the default terminationMessagePolicy writes none)
-    const failedHooks = new Set(jobs.filter((j) => j.metadata?.annotations?.[HOOK_ANNOTATION] && (j.status?.conditions ?? []).some((c: any) => c.type === "Failed" && c.status === "True")).map((j) => `${j.metadata.namespace}/${j.metadata.name}`));
+    const failedHooks = new Set(
+        jobs
+            .filter(
+                (j) =>
+                    j.metadata?.annotations?.[HOOK_ANNOTATION] &&
+                    (j.status?.conditions ?? []).some((c: any) => c.type === "Failed" && c.status === "True"),
+            )
+            .map((j) => `${j.metadata.namespace}/${j.metadata.name}`),
+    );
     const logs: Record<string, string> = {};
     for (const p of pods) {
         const job = p.metadata?.labels?.["job-name"] ?? p.metadata?.labels?.["batch.kubernetes.io/job-name"];
         if (!job || !failedHooks.has(`${p.metadata.namespace}/${job}`) || p.status?.phase !== "Failed") continue;
-        logs[`${p.metadata.namespace}/${p.metadata.name}`] = await cluster.readPodLog(p.metadata.namespace, p.metadata.name, { tailLines: 20, limitBytes: 4096 }).catch(() => "");
+        logs[`${p.metadata.namespace}/${p.metadata.name}`] = await cluster
+            .readPodLog(p.metadata.namespace, p.metadata.name, { tailLines: 20, limitBytes: 4096 })
+            .catch(() => "");
     }
     return { applicationSets, applications, jobs, pods, logs };
 }
 
-export function rolloutEvent(appset: { name: string; namespace: string; uid?: string }, type: "Warning" | "Normal", reason: string, message: string, now: Date): any {
+export function rolloutEvent(
+    appset: { name: string; namespace: string; uid?: string },
+    type: "Warning" | "Normal",
+    reason: string,
+    message: string,
+    now: Date,
+): any {
     const ts = now.toISOString();
     return {
         apiVersion: "v1",
         kind: "Event",
         metadata: { generateName: `${appset.name}.`, namespace: appset.namespace },
-        involvedObject: { apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: appset.name, namespace: appset.namespace, ...(appset.uid ? { uid: appset.uid } : {}) },
+        involvedObject: {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "ApplicationSet",
+            name: appset.name,
+            namespace: appset.namespace,
+            ...(appset.uid ? { uid: appset.uid } : {}),
+        },
         type,
         reason,
         message,
@@ -115,18 +147,29 @@ export class RolloutWatcher {
             const uid = dump.applicationSets.find((a) => a.metadata.name === d.name && a.metadata.namespace === d.namespace)?.metadata?.uid;
             if (is && !was) {
                 this.log(`RolloutStuck ${key}: ${d.summary}`);
-                await this.events?.createEvent(d.namespace, rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Warning", "RolloutStuck", d.summary, now));
+                await this.events?.createEvent(
+                    d.namespace,
+                    rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Warning", "RolloutStuck", d.summary, now),
+                );
             } else if (!is && was) {
                 this.log(`RolloutResumed ${key}: ${d.summary}`);
-                await this.events?.createEvent(d.namespace, rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Normal", "RolloutResumed", d.summary, now));
+                await this.events?.createEvent(
+                    d.namespace,
+                    rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Normal", "RolloutResumed", d.summary, now),
+                );
             }
             this.stuck.set(key, is);
             const before = this.skipped.get(key) ?? new Set<string>();
             const fresh = d.skipped.filter((s) => !before.has(s.application));
             if (fresh.length) {
-                const message = fresh.map((s) => `${s.application} (step ${s.step}) was skipped: it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`).join("; ");
+                const message = fresh
+                    .map((s) => `${s.application} (step ${s.step}) was skipped: it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`)
+                    .join("; ");
                 this.log(`RolloutSkipped ${key}: ${message}`);
-                await this.events?.createEvent(d.namespace, rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Warning", "RolloutSkipped", clipBytes(message), now));
+                await this.events?.createEvent(
+                    d.namespace,
+                    rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Warning", "RolloutSkipped", clipBytes(message), now),
+                );
             }
             this.skipped.set(key, new Set(d.skipped.map((s) => s.application)));
         }

@@ -31,13 +31,19 @@ export class BareRepo {
         return fs.existsSync(path.join(this.gitDir, "HEAD"));
     }
     async branch(name: string): Promise<string | null> {
-        return this.git(["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]).then((s) => s.trim(), () => null);
+        return this.git(["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]).then(
+            (s) => s.trim(),
+            () => null,
+        );
     }
     async isCommit(sha: unknown): Promise<boolean> {
         // a commit that is absent may be pushed later: only its presence is kept
         if (!isFullSha(sha)) return false;
         if (this.known.get(`commit ${sha}`)) return true;
-        const present = await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(() => true, () => false);
+        const present = await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(
+            () => true,
+            () => false,
+        );
         if (present) this.known.set(`commit ${sha}`, true);
         return present;
     }

@@ -20,6 +20,8 @@ export interface Check<W> {
     name: string | ((world: W) => string);
     /** Whether the check runs when grading through `through` (default: step <= through). */
     applies?: (through: number, world: W) => boolean;
+    /** What to do when it fails, for `verify --step` (default: its step's hint in the lab's steps.yaml); never the answer. */
+    hint?: string;
     run: (world: W) => Promise<Outcome | boolean | null>;
 }
 
@@ -29,6 +31,8 @@ export interface CheckResult {
     ok: boolean;
     expected?: string;
     found?: string;
+    /** The check's own hint, when it failed and has one. */
+    hint?: string;
 }
 
 const show = (v: unknown) => (v === undefined ? "(nothing)" : typeof v === "string" ? v : JSON.stringify(v));
@@ -56,9 +60,20 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
             const r = await c.run(world);
             if (r === null) continue;
             const o = typeof r === "boolean" ? { ok: r } : r;
-            results.push({ step, check: name, ok: o.ok, ...(o.ok ? {} : { expected: show(o.expected), found: show(o.found) }) });
+            results.push({
+                step,
+                check: name,
+                ok: o.ok,
+                ...(o.ok ? {} : { expected: show(o.expected), found: show(o.found), ...(c.hint ? { hint: c.hint } : {}) }),
+            });
         } catch (e: any) {
-            results.push({ step, check: name, ok: false, expected: "the check to be answerable", found: String(e?.message ?? e).split("\n")[0] });
+            results.push({
+                step,
+                check: name,
+                ok: false,
+                expected: "the check to be answerable",
+                found: String(e?.message ?? e).split("\n")[0],
+            });
         }
     }
     return results;

@@ -63,7 +63,8 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
         {
             step,
             name: `${name}.json has exactly the keys ${fields.map((f) => f.key).join(", ")}`,
-            run: async (w) => (resultObject(w, name) ? eq(fields.map((f) => f.key).sort(), Object.keys(resultObject(w, name)).sort()) : null),
+            run: async (w) =>
+                resultObject(w, name) ? eq(fields.map((f) => f.key).sort(), Object.keys(resultObject(w, name)).sort()) : null,
         },
     ];
     for (const f of fields) {

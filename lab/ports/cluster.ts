@@ -37,6 +37,8 @@ export interface ClusterPort {
     /** Removes every finalizer of an Application (what Argo CD's controller does when it has deleted the app's resources). */
     removeApplicationFinalizers(name: string, namespace?: string): Promise<void>;
     getConfigMap(namespace: string, name: string): Promise<any | null>;
+    /** One key of a Secret, decoded; null when the Secret or the key is not there. */
+    getSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
     patchConfigMapData(namespace: string, name: string, data: Record<string, string>): Promise<any>;
     deleteNamespace(name: string): Promise<void>;
     getNamespace(name: string): Promise<any | null>;
@@ -54,7 +56,10 @@ export interface ClusterPort {
     /** Creates a namespace with these labels, or adds the labels to the existing one. */
     ensureNamespace(name: string, labels: Record<string, string>): Promise<void>;
     /** Creates a ConfigMap, or replaces the labels and data of the existing one. */
-    putConfigMap(obj: { metadata: { name: string; namespace: string; labels?: Record<string, string> }; data: Record<string, string> }): Promise<void>;
+    putConfigMap(obj: {
+        metadata: { name: string; namespace: string; labels?: Record<string, string> };
+        data: Record<string, string>;
+    }): Promise<void>;
     /** Whether a CustomResourceDefinition (e.g. prometheusrules.monitoring.coreos.com) is installed. */
     hasCrd(name: string): Promise<boolean>;
     /** Creates a namespaced custom object, or replaces the existing one's spec, labels and annotations. */
@@ -138,14 +143,20 @@ export class KubeCluster implements ClusterPort {
     }
 
     private contentType(type: "merge" | "json") {
-        return this.k8s.setHeaderOptions("Content-Type", type === "merge" ? this.k8s.PatchStrategy.MergePatch : this.k8s.PatchStrategy.JsonPatch);
+        return this.k8s.setHeaderOptions(
+            "Content-Type",
+            type === "merge" ? this.k8s.PatchStrategy.MergePatch : this.k8s.PatchStrategy.JsonPatch,
+        );
     }
 
     /** One API call with a deadline (a hung API server must not hang a pulumi up forever). */
     private async call<T>(what: string, f: () => Promise<T>): Promise<T> {
         let timer: NodeJS.Timeout | undefined;
         const deadline = new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`${what}: no answer from the Kubernetes API within ${this.callTimeoutMs / 1000} s`)), this.callTimeoutMs);
+            timer = setTimeout(
+                () => reject(new Error(`${what}: no answer from the Kubernetes API within ${this.callTimeoutMs / 1000} s`)),
+                this.callTimeoutMs,
+            );
         });
         try {
             return await Promise.race([f(), deadline]);
@@ -158,7 +169,9 @@ export class KubeCluster implements ClusterPort {
     }
 
     private async getArgo(plural: string, name: string, namespace: string) {
-        return this.call(`get ${plural}/${name}`, () => orNull(this.custom.getNamespacedCustomObject({ ...ARGO, namespace, plural, name })));
+        return this.call(`get ${plural}/${name}`, () =>
+            orNull(this.custom.getNamespacedCustomObject({ ...ARGO, namespace, plural, name })),
+        );
     }
 
     /**
@@ -211,7 +224,10 @@ export class KubeCluster implements ClusterPort {
     }
     jsonPatchApplicationSet(name: string, ops: JsonPatchOp[], namespace = ARGOCD_NAMESPACE) {
         return this.call(`patch applicationsets/${name}`, () =>
-            this.custom.patchNamespacedCustomObject({ ...ARGO, namespace, plural: "applicationsets", name, body: ops }, this.contentType("json")),
+            this.custom.patchNamespacedCustomObject(
+                { ...ARGO, namespace, plural: "applicationsets", name, body: ops },
+                this.contentType("json"),
+            ),
         );
     }
     patchApplicationSetTemplate(name: string, template: any, namespace = ARGOCD_NAMESPACE) {
@@ -229,11 +245,23 @@ export class KubeCluster implements ClusterPort {
     }
     async removeApplicationFinalizers(name: string, namespace = ARGOCD_NAMESPACE) {
         await this.call(`remove the finalizers of applications/${name}`, () =>
-            orNull(this.custom.patchNamespacedCustomObject({ ...ARGO, namespace, plural: "applications", name, body: { metadata: { finalizers: null } } }, this.contentType("merge"))),
+            orNull(
+                this.custom.patchNamespacedCustomObject(
+                    { ...ARGO, namespace, plural: "applications", name, body: { metadata: { finalizers: null } } },
+                    this.contentType("merge"),
+                ),
+            ),
         );
     }
     getConfigMap(namespace: string, name: string) {
         return this.call(`get configmaps/${name} -n ${namespace}`, () => orNull(this.core.readNamespacedConfigMap({ name, namespace })));
+    }
+    async getSecretValue(namespace: string, name: string, key: string) {
+        const secret = await this.call(`get secrets/${name} -n ${namespace}`, () =>
+            orNull(this.core.readNamespacedSecret({ name, namespace })),
+        );
+        const value = secret?.data?.[key];
+        return typeof value === "string" ? Buffer.from(value, "base64").toString("utf8") : null;
     }
     patchConfigMapData(namespace: string, name: string, data: Record<string, string>) {
         return this.call(`patch configmaps/${name} -n ${namespace}`, () =>
@@ -247,18 +275,37 @@ export class KubeCluster implements ClusterPort {
         return this.call(`get namespaces/${name}`, () => orNull(this.core.readNamespace({ name })));
     }
     async finalizeNamespace(name: string) {
-        await this.call(`finalize namespaces/${name}`, () => orNull(this.core.replaceNamespaceFinalize({ name, body: { apiVersion: "v1", kind: "Namespace", metadata: { name }, spec: { finalizers: [] } } })));
+        await this.call(`finalize namespaces/${name}`, () =>
+            orNull(
+                this.core.replaceNamespaceFinalize({
+                    name,
+                    body: { apiVersion: "v1", kind: "Namespace", metadata: { name }, spec: { finalizers: [] } },
+                }),
+            ),
+        );
     }
     getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string) {
         return this.call(`get ${kind.toLowerCase()}s/${name} -n ${namespace}`, () =>
-            orNull<any>(kind === "Deployment" ? this.apps.readNamespacedDeployment({ name, namespace }) : this.apps.readNamespacedStatefulSet({ name, namespace })),
+            orNull<any>(
+                kind === "Deployment"
+                    ? this.apps.readNamespacedDeployment({ name, namespace })
+                    : this.apps.readNamespacedStatefulSet({ name, namespace }),
+            ),
         );
     }
     async listJobs(namespace?: string) {
-        return this.paged("list jobs", (_continue) => (namespace ? this.batch.listNamespacedJob({ namespace, limit: PAGE, _continue }) : this.batch.listJobForAllNamespaces({ limit: PAGE, _continue })));
+        return this.paged("list jobs", (_continue) =>
+            namespace
+                ? this.batch.listNamespacedJob({ namespace, limit: PAGE, _continue })
+                : this.batch.listJobForAllNamespaces({ limit: PAGE, _continue }),
+        );
     }
     async listPods(namespace?: string) {
-        return this.paged("list pods", (_continue) => (namespace ? this.core.listNamespacedPod({ namespace, limit: PAGE, _continue }) : this.core.listPodForAllNamespaces({ limit: PAGE, _continue })));
+        return this.paged("list pods", (_continue) =>
+            namespace
+                ? this.core.listNamespacedPod({ namespace, limit: PAGE, _continue })
+                : this.core.listPodForAllNamespaces({ limit: PAGE, _continue }),
+        );
     }
     async readPodLog(namespace: string, name: string, opts: { tailLines?: number; limitBytes?: number } = {}) {
         const out: any = await this.call(`logs pods/${name} -n ${namespace}`, () =>
@@ -271,18 +318,28 @@ export class KubeCluster implements ClusterPort {
     }
     async annotateApplicationSet(name: string, annotations: Record<string, string>, namespace = ARGOCD_NAMESPACE) {
         await this.call(`annotate applicationsets/${name}`, () =>
-            this.custom.patchNamespacedCustomObject({ ...ARGO, namespace, plural: "applicationsets", name, body: { metadata: { annotations } } }, this.contentType("merge")),
+            this.custom.patchNamespacedCustomObject(
+                { ...ARGO, namespace, plural: "applicationsets", name, body: { metadata: { annotations } } },
+                this.contentType("merge"),
+            ),
         );
     }
     async ensureNamespace(name: string, labels: Record<string, string>) {
         const live = await this.getNamespace(name);
         if (!live) {
-            await this.call(`create namespaces/${name}`, () => this.core.createNamespace({ body: { apiVersion: "v1", kind: "Namespace", metadata: { name, labels } } }));
+            await this.call(`create namespaces/${name}`, () =>
+                this.core.createNamespace({ body: { apiVersion: "v1", kind: "Namespace", metadata: { name, labels } } }),
+            );
             return;
         }
-        await this.call(`label namespaces/${name}`, () => this.core.patchNamespace({ name, body: { metadata: { labels } } }, this.contentType("merge")));
+        await this.call(`label namespaces/${name}`, () =>
+            this.core.patchNamespace({ name, body: { metadata: { labels } } }, this.contentType("merge")),
+        );
     }
-    async putConfigMap(obj: { metadata: { name: string; namespace: string; labels?: Record<string, string> }; data: Record<string, string> }) {
+    async putConfigMap(obj: {
+        metadata: { name: string; namespace: string; labels?: Record<string, string> };
+        data: Record<string, string>;
+    }) {
         const { name, namespace } = obj.metadata;
         const live = await this.getConfigMap(namespace, name);
         const body = { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, labels: obj.metadata.labels }, data: obj.data };
@@ -290,29 +347,48 @@ export class KubeCluster implements ClusterPort {
             await this.call(`create configmaps/${name} -n ${namespace}`, () => this.core.createNamespacedConfigMap({ namespace, body }));
             return;
         }
-        await this.call(`replace configmaps/${name} -n ${namespace}`, () => this.core.replaceNamespacedConfigMap({ name, namespace, body: { ...body, metadata: { ...body.metadata, resourceVersion: (live as any).metadata?.resourceVersion } } }));
+        await this.call(`replace configmaps/${name} -n ${namespace}`, () =>
+            this.core.replaceNamespacedConfigMap({
+                name,
+                namespace,
+                body: { ...body, metadata: { ...body.metadata, resourceVersion: (live as any).metadata?.resourceVersion } },
+            }),
+        );
     }
     async hasCrd(name: string) {
-        return (await this.call(`get customresourcedefinitions/${name}`, () => orNull(this.ext.readCustomResourceDefinition({ name })))) !== null;
+        return (
+            (await this.call(`get customresourcedefinitions/${name}`, () => orNull(this.ext.readCustomResourceDefinition({ name })))) !==
+            null
+        );
     }
     async putCustomObject(obj: any, plural: string) {
         const [group, version] = String(obj.apiVersion).split("/");
         const { name, namespace } = obj.metadata;
-        const live: any = await this.call(`get ${plural}/${name}`, () => orNull(this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name })));
+        const live: any = await this.call(`get ${plural}/${name}`, () =>
+            orNull(this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name })),
+        );
         if (!live) {
-            await this.call(`create ${plural}/${name}`, () => this.custom.createNamespacedCustomObject({ group, version, namespace, plural, body: obj }));
+            await this.call(`create ${plural}/${name}`, () =>
+                this.custom.createNamespacedCustomObject({ group, version, namespace, plural, body: obj }),
+            );
             return;
         }
         const body = { ...obj, metadata: { ...obj.metadata, resourceVersion: live.metadata?.resourceVersion } };
-        await this.call(`replace ${plural}/${name}`, () => this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural, name, body }));
+        await this.call(`replace ${plural}/${name}`, () =>
+            this.custom.replaceNamespacedCustomObject({ group, version, namespace, plural, name, body }),
+        );
     }
     async deleteCustomObject(apiVersion: string, plural: string, namespace: string, name: string) {
         const [group, version] = apiVersion.split("/");
-        await this.call(`delete ${plural}/${name}`, () => orNull(this.custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name })));
+        await this.call(`delete ${plural}/${name}`, () =>
+            orNull(this.custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name })),
+        );
     }
     async cacheArgo(plural: "applicationsets" | "applications", opts: { retryMs?: number } = {}): Promise<KindCache> {
         const path = `/apis/${ARGO.group}/${ARGO.version}/${plural}`;
-        const informer = this.k8s.makeInformer<any>(this.kc, path, () => this.call(`list ${plural}`, () => this.custom.listClusterCustomObject({ ...ARGO, plural }) as any));
+        const informer = this.k8s.makeInformer<any>(this.kc, path, () =>
+            this.call(`list ${plural}`, () => this.custom.listClusterCustomObject({ ...ARGO, plural }) as any),
+        );
         let healthy = false;
         let stopped = false;
         let timer: NodeJS.Timeout | undefined;

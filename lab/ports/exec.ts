@@ -3,10 +3,10 @@
  *
  * The programs are started by a small helper process (spawnHelper.js), not by this one. Node starts
  * a program by forking itself, and a fork costs in proportion to the process's memory: from a
- * process of 150-250 MB (a simulated lab, a test worker) each start cost 3-5 ms more CPU than from
+ * process of 150-250 MB (a simulated lab, a test worker) each start costs 3-5 ms more CPU than from
  * the 40 MB helper, and the simulation starts thousands of short git, kubectl and tar runs. Node
  * has no vfork or posix_spawn option, and no package we know does this, so it is written here. When
- * the helper cannot be started, programs are started directly, as before.
+ * the helper cannot be started, programs are started directly.
  */
 import { ChildProcess, execFile, spawn } from "child_process";
 import * as path from "path";
@@ -33,7 +33,15 @@ interface Outcome {
 }
 
 export function run(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
-    const req = { file, args, cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 120_000, killSignal: opts.killSignal ?? "SIGTERM", maxBuffer: 64 * 1024 * 1024 };
+    const req = {
+        file,
+        args,
+        cwd: opts.cwd,
+        env: opts.env,
+        timeout: opts.timeoutMs ?? 120_000,
+        killSignal: opts.killSignal ?? "SIGTERM",
+        maxBuffer: 64 * 1024 * 1024,
+    };
     return (helper.call(req) ?? direct(req)).then(({ error, stdout, stderr }) => {
         if (error) {
             const what = `${file} ${args.join(" ")}`;
@@ -59,12 +67,28 @@ function currentUmask(): number | undefined {
     }
 }
 
-type Request = { file: string; args: string[]; cwd?: string; env?: NodeJS.ProcessEnv; timeout: number; killSignal: NodeJS.Signals; maxBuffer: number };
+type Request = {
+    file: string;
+    args: string[];
+    cwd?: string;
+    env?: NodeJS.ProcessEnv;
+    timeout: number;
+    killSignal: NodeJS.Signals;
+    maxBuffer: number;
+};
 
 function direct(req: Request): Promise<Outcome> {
     return new Promise((resolve) => {
-        execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, killSignal: req.killSignal, maxBuffer: req.maxBuffer }, (err, stdout, stderr) =>
-            resolve({ error: err ? { code: (err as any).code ?? null, signal: (err as any).signal ?? null, message: err.message } : null, stdout: String(stdout), stderr: String(stderr) }),
+        execFile(
+            req.file,
+            req.args,
+            { cwd: req.cwd, env: req.env, timeout: req.timeout, killSignal: req.killSignal, maxBuffer: req.maxBuffer },
+            (err, stdout, stderr) =>
+                resolve({
+                    error: err ? { code: (err as any).code ?? null, signal: (err as any).signal ?? null, message: err.message } : null,
+                    stdout: String(stdout),
+                    stderr: String(stderr),
+                }),
         );
     });
 }
@@ -133,7 +157,16 @@ const helper = new (class {
         if (this.child !== child) return;
         this.child = undefined;
         if (++this.deaths >= 2) this.broken = true; // not a third: programs are started directly from now on
-        for (const [, resolve] of this.pending) resolve({ error: { code: null, signal: null, message: "the process that starts programs for gitops-lab (lab/ports/spawnHelper.js) exited; run the command again" }, stdout: "", stderr: "" });
+        for (const [, resolve] of this.pending)
+            resolve({
+                error: {
+                    code: null,
+                    signal: null,
+                    message: "the process that starts programs for gitops-lab (lab/ports/spawnHelper.js) exited; run the command again",
+                },
+                stdout: "",
+                stderr: "",
+            });
         this.pending.clear();
     }
 

@@ -50,12 +50,12 @@ export function isFullSha(s: unknown): s is string {
 
 export class CloneGit implements GitPort {
     /**
-     * `git <args>` in the clone, as the lab's identity; its stdout. Through run() rather than
-     * simple-git, which this class used only to pass arguments: run() starts programs from a small
-     * helper process (lab/ports/exec.ts), and its errors carry git's exit status.
+     * `git <args>` in the clone, as the lab's identity; its stdout. Through run(), which starts
+     * programs from a small helper process (lab/ports/exec.ts), and whose errors carry git's exit status.
      */
     private readonly git = {
-        raw: async (args: string[]): Promise<string> => (await run("git", [...LAB_GIT_IDENTITY.flatMap((c) => ["-c", c]), ...args], { cwd: this.clone })).stdout,
+        raw: async (args: string[]): Promise<string> =>
+            (await run("git", [...LAB_GIT_IDENTITY.flatMap((c) => ["-c", c]), ...args], { cwd: this.clone })).stdout,
     };
 
     constructor(private readonly clone: string) {

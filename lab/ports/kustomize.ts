@@ -49,7 +49,9 @@ export interface KustomizeOptions {
 /** What `kubectl kustomize <dir>` prints. */
 export async function kustomizeOutput(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<string> {
     if (!opts.checkout) return (await run(kubectl, ["kustomize", dir])).stdout;
-    const key = createHash("sha1").update(JSON.stringify([kubectl, contentHash(opts.checkout), path.relative(opts.checkout, dir)])).digest("hex");
+    const key = createHash("sha1")
+        .update(JSON.stringify([kubectl, contentHash(opts.checkout), path.relative(opts.checkout, dir)]))
+        .digest("hex");
     const shared = process.env[MEMO_ENV];
     const file = shared ? path.join(shared, `${key}.yaml`) : undefined;
     let out = opts.fresh ? undefined : (memo.get(key) ?? (file && fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined));
@@ -73,5 +75,7 @@ export async function kustomizeOutput(dir: string, kubectl = "kubectl", opts: Ku
 
 /** The objects `kubectl kustomize <dir>` renders. */
 export async function kustomizeBuild(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<any[]> {
-    return parseAllDocuments(await kustomizeOutput(dir, kubectl, opts)).map((d) => d.toJSON()).filter(Boolean);
+    return parseAllDocuments(await kustomizeOutput(dir, kubectl, opts))
+        .map((d) => d.toJSON())
+        .filter(Boolean);
 }

@@ -6,7 +6,10 @@
 import { z } from "zod";
 
 /** A full 40-hex commit SHA. */
-export const sha = z.string().regex(/^[0-9a-f]{40}$/).describe("a full 40-hex SHA");
+export const sha = z
+    .string()
+    .regex(/^[0-9a-f]{40}$/)
+    .describe("a full 40-hex SHA");
 
 export interface SchemaField {
     key: string;

@@ -15,7 +15,12 @@ const answer = (o) => {
         line = JSON.stringify(o);
     } catch (e) {
         // an output too large to send (V8's string limit): that run fails, the others go on
-        line = JSON.stringify({ id: o.id, error: { code: null, signal: null, killed: false, message: `its output could not be passed on (${e.message})` }, stdout: "", stderr: "" });
+        line = JSON.stringify({
+            id: o.id,
+            error: { code: null, signal: null, killed: false, message: `its output could not be passed on (${e.message})` },
+            stdout: "",
+            stderr: "",
+        });
     }
     process.stdout.write(`${line}\n`);
 };
@@ -24,22 +29,37 @@ const answer = (o) => {
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => {});
 const ownUmask = process.umask();
 
-readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
-    let req;
-    try {
-        req = JSON.parse(line);
-    } catch {
-        return; // not a request of ours
-    }
-    try {
-        process.umask(typeof req.umask === "number" ? req.umask : ownUmask); // the parent's, now: the program inherits it when it starts (below, synchronously)
-        execFile(req.file, req.args, { cwd: req.cwd, env: req.env, timeout: req.timeout, killSignal: req.killSignal || "SIGTERM", maxBuffer: req.maxBuffer }, (err, stdout, stderr) => {
-            const error = err ? { code: err.code ?? null, signal: err.signal ?? null, killed: !!err.killed, message: err.message } : null;
-            answer({ id: req.id, error, stdout: String(stdout), stderr: String(stderr) });
-        });
-    } catch (e) {
-        // execFile throws at once on bad arguments (e.g. a NUL byte): an answer like any other failure
-        answer({ id: req.id, error: { code: e.code ?? null, signal: null, killed: false, message: e.message }, stdout: "", stderr: "" });
-    }
-}).on("close", () => process.exit(0));
+readline
+    .createInterface({ input: process.stdin, crlfDelay: Infinity })
+    .on("line", (line) => {
+        let req;
+        try {
+            req = JSON.parse(line);
+        } catch {
+            return; // not a request of ours
+        }
+        try {
+            process.umask(typeof req.umask === "number" ? req.umask : ownUmask); // the parent's, now: the program inherits it when it starts (below, synchronously)
+            execFile(
+                req.file,
+                req.args,
+                { cwd: req.cwd, env: req.env, timeout: req.timeout, killSignal: req.killSignal || "SIGTERM", maxBuffer: req.maxBuffer },
+                (err, stdout, stderr) => {
+                    const error = err
+                        ? { code: err.code ?? null, signal: err.signal ?? null, killed: !!err.killed, message: err.message }
+                        : null;
+                    answer({ id: req.id, error, stdout: String(stdout), stderr: String(stderr) });
+                },
+            );
+        } catch (e) {
+            // execFile throws at once on bad arguments (e.g. a NUL byte): an answer like any other failure
+            answer({
+                id: req.id,
+                error: { code: e.code ?? null, signal: null, killed: false, message: e.message },
+                stdout: "",
+                stderr: "",
+            });
+        }
+    })
+    .on("close", () => process.exit(0));
 process.stdout.on("error", () => process.exit(0)); // the parent is gone

@@ -83,23 +83,29 @@ export async function applyShopAppSet(cluster: ClusterPort, layout: LabLayout, d
     } else {
         await cluster.patchApplicationSetTemplate(name, desired.spec.template, namespace);
         elements = listElements(live);
-        log(`ApplicationSet ${namespace}/${name} exists; template updated, elements kept (${elements.map((e) => `${e.env}=${e.revision}`).join(", ")})`);
+        log(
+            `ApplicationSet ${namespace}/${name} exists; template updated, elements kept (${elements.map((e) => `${e.env}=${e.revision}`).join(", ")})`,
+        );
     }
     writeFileAtomic(layout.appsetFile, appsetFileContent(desired, elements));
     return elements;
 }
 
 /** Rewrites appset.yaml from the live ApplicationSet (after the scenario changed an element). */
-export async function syncAppSetFile(cluster: ClusterPort, layout: LabLayout, name: string, namespace: string, repoURL?: string): Promise<void> {
+export async function syncAppSetFile(
+    cluster: ClusterPort,
+    layout: LabLayout,
+    name: string,
+    namespace: string,
+    repoURL?: string,
+): Promise<void> {
     const live = await cluster.getApplicationSet(name, namespace);
     if (!live) throw new Error(`ApplicationSet ${namespace}/${name} does not exist`);
     writeFileAtomic(layout.appsetFile, appsetFileContent(shopApplicationSet({ name, namespace, repoURL }), listElements(live)));
 }
 
-
 /** The shop lab's namespaces (made by CreateNamespace=true, so never deleted by Argo CD). */
 export const SHOP_NAMESPACES = ["shop-dev", "shop-prod"];
-
 
 /**
  * Deletes the ApplicationSet and waits, with a deadline, until it and its Applications are gone:
@@ -107,8 +113,14 @@ export const SHOP_NAMESPACES = ["shop-dev", "shop-prod"];
  * application controller removes, so Argo CD must not be uninstalled before this returns. At the
  * deadline it removes the finalizers itself and says so. Then the shop-* namespaces, likewise.
  */
-export async function deleteShopAppSet(cluster: ClusterPort, layout: LabLayout, name: string, namespace: string, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
+export async function deleteShopAppSet(
+    cluster: ClusterPort,
+    layout: LabLayout,
+    name: string,
+    namespace: string,
+    log: Log = () => {},
+    opts: DeleteOptions = {},
+): Promise<void> {
     await deleteAppSetAndNamespaces(cluster, { name, namespace }, SHOP_NAMESPACES, log, opts);
     fs.rmSync(layout.appsetFile, { force: true });
 }
-

@@ -25,7 +25,6 @@ export interface VerifyOptions {
     kubectl?: string;
 }
 
-
 /** Everything the checks look at, read once before they run. */
 export interface ShopWorld extends ResultFilesWorld<ResultName> {
     layout: LabLayout;
@@ -55,7 +54,8 @@ function resourcesOf(kustomization: string | null): string[] {
     }
 }
 
-const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => w.repo.withTree(sha, (tree) => renderShopConfig(path.join(tree, dir), w.kubectl, { checkout: tree }));
+const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) =>
+    w.repo.withTree(sha, (tree) => renderShopConfig(path.join(tree, dir), w.kubectl, { checkout: tree }));
 
 // ---------------------------------------------------------------------------------------------
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository
@@ -71,15 +71,26 @@ const step1: Check<ShopWorld>[] = [
     {
         step: 1,
         name: "the bare repository exists with a main branch",
-        run: async (w) => ({ ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: w.repo.exists() ? "no main branch" : "no repository" }),
+        run: async (w) => ({
+            ok: !!w.main,
+            expected: `${w.layout.bareRepo} with refs/heads/main`,
+            found: w.repo.exists() ? "no main branch" : "no repository",
+        }),
     },
     {
         step: 1,
         name: "every file of the bare repository is readable by others (the git daemon runs as nobody)",
         run: async (w) => {
             if (!w.repo.exists()) return null;
-            const bad = [...(fs.statSync(w.layout.bareDir).mode & 0o005) === 0o005 ? [] : [w.layout.bareDir], ...w.repo.unreadableByOthers(5)];
-            return { ok: bad.length === 0, expected: "o+r on files, o+rx on directories (core.sharedRepository)", found: `not readable by others: ${bad.join(", ")}` };
+            const bad = [
+                ...((fs.statSync(w.layout.bareDir).mode & 0o005) === 0o005 ? [] : [w.layout.bareDir]),
+                ...w.repo.unreadableByOthers(5),
+            ];
+            return {
+                ok: bad.length === 0,
+                expected: "o+r on files, o+rx on directories (core.sharedRepository)",
+                found: `not readable by others: ${bad.join(", ")}`,
+            };
         },
     },
     {
@@ -88,7 +99,10 @@ const step1: Check<ShopWorld>[] = [
         run: async (w) => {
             if (!w.main) return null;
             const cm = parse((await w.repo.file(await w.repo.rootOf("main"), "base/configmap.yaml")) ?? "null");
-            return eq({ name: "shop-config", namespace: undefined, data: { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" } }, { name: cm?.metadata?.name, namespace: cm?.metadata?.namespace, data: cm?.data });
+            return eq(
+                { name: "shop-config", namespace: undefined, data: { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" } },
+                { name: cm?.metadata?.name, namespace: cm?.metadata?.namespace, data: cm?.data },
+            );
         },
     },
     {
@@ -97,7 +111,10 @@ const step1: Check<ShopWorld>[] = [
         run: async (w) => {
             if (!w.main) return null;
             const first = await w.repo.rootOf("main");
-            return eq({ dev: "debug", prod: "warn" }, { dev: (await shopConfigAt(w, first, "envs/dev")).LOG_LEVEL, prod: (await shopConfigAt(w, first, "envs/prod")).LOG_LEVEL });
+            return eq(
+                { dev: "debug", prod: "warn" },
+                { dev: (await shopConfigAt(w, first, "envs/dev")).LOG_LEVEL, prod: (await shopConfigAt(w, first, "envs/prod")).LOG_LEVEL },
+            );
         },
     },
 ];
@@ -110,8 +127,21 @@ const step2: Check<ShopWorld>[] = [
             if (!fs.existsSync(w.layout.appsetFile)) return { ok: false, expected: w.layout.appsetFile, found: "no such file" };
             const a = parse(fs.readFileSync(w.layout.appsetFile, "utf8"));
             return eq(
-                { kind: "ApplicationSet", name: "shop", namespace: "argocd", elements: [{ env: "dev", revision: "main" }, { env: "prod", revision: wantProd(w) }] },
-                { kind: a?.kind, name: a?.metadata?.name, namespace: a?.metadata?.namespace, elements: a?.spec?.generators?.[0]?.list?.elements ?? [] },
+                {
+                    kind: "ApplicationSet",
+                    name: "shop",
+                    namespace: "argocd",
+                    elements: [
+                        { env: "dev", revision: "main" },
+                        { env: "prod", revision: wantProd(w) },
+                    ],
+                },
+                {
+                    kind: a?.kind,
+                    name: a?.metadata?.name,
+                    namespace: a?.metadata?.namespace,
+                    elements: a?.spec?.generators?.[0]?.list?.elements ?? [],
+                },
             );
         },
     },
@@ -121,8 +151,26 @@ const step2: Check<ShopWorld>[] = [
         run: async (w) => {
             const t = parse(fs.readFileSync(w.layout.appsetFile, "utf8"))?.spec?.template;
             return eq(
-                { name: "shop-{{env}}", project: "default", repoURL: REPO_URL, targetRevision: "{{revision}}", path: "envs/{{env}}", namespace: "shop-{{env}}", automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"] },
-                { name: t?.metadata?.name, project: t?.spec?.project, repoURL: t?.spec?.source?.repoURL, targetRevision: t?.spec?.source?.targetRevision, path: t?.spec?.source?.path, namespace: t?.spec?.destination?.namespace, automated: t?.spec?.syncPolicy?.automated, syncOptions: t?.spec?.syncPolicy?.syncOptions },
+                {
+                    name: "shop-{{env}}",
+                    project: "default",
+                    repoURL: REPO_URL,
+                    targetRevision: "{{revision}}",
+                    path: "envs/{{env}}",
+                    namespace: "shop-{{env}}",
+                    automated: { prune: true, selfHeal: true },
+                    syncOptions: ["CreateNamespace=true"],
+                },
+                {
+                    name: t?.metadata?.name,
+                    project: t?.spec?.project,
+                    repoURL: t?.spec?.source?.repoURL,
+                    targetRevision: t?.spec?.source?.targetRevision,
+                    path: t?.spec?.source?.path,
+                    namespace: t?.spec?.destination?.namespace,
+                    automated: t?.spec?.syncPolicy?.automated,
+                    syncOptions: t?.spec?.syncPolicy?.syncOptions,
+                },
             );
         },
     },
@@ -145,7 +193,9 @@ const step3: Check<ShopWorld>[] = [
             if (!isSha(commit)) return null;
             const [parent] = await w.repo.parents(commit);
             const now = parse((await w.repo.file(commit, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
-            const before = parent ? parse((await w.repo.file(parent, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2 : undefined;
+            const before = parent
+                ? parse((await w.repo.file(parent, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2
+                : undefined;
             return eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
         },
     },
@@ -155,7 +205,11 @@ const step3: Check<ShopWorld>[] = [
         run: async (w) => {
             const commit = obj(w, "incident")?.commit;
             if (!isSha(commit) || !w.main) return null;
-            return { ok: await w.repo.isAncestor(commit, w.main), expected: `an ancestor of main (${w.main})`, found: "not in main's history" };
+            return {
+                ok: await w.repo.isAncestor(commit, w.main),
+                expected: `an ancestor of main (${w.main})`,
+                found: "not in main's history",
+            };
         },
     },
 ];
@@ -232,7 +286,11 @@ const step6: Check<ShopWorld>[] = [
         run: async (w) => {
             const from = obj(w, "promote")?.from;
             if (!isSha(from) || !w.releaseTip) return null;
-            return { ok: await w.repo.isAncestor(from, w.releaseTip), expected: `${from} in release/prod's history`, found: "missing: release/prod was rewritten" };
+            return {
+                ok: await w.repo.isAncestor(from, w.releaseTip),
+                expected: `${from} in release/prod's history`,
+                found: "missing: release/prod was rewritten",
+            };
         },
     },
 ];
@@ -261,7 +319,11 @@ const step7: Check<ShopWorld>[] = [
         run: async (w) => {
             const bad = await badCommit(w);
             if (!bad || !w.main) return null;
-            return { ok: await w.repo.isAncestor(bad, w.main), expected: "an ancestor of main", found: "not in main's history: history was rewritten" };
+            return {
+                ok: await w.repo.isAncestor(bad, w.main),
+                expected: "an ancestor of main",
+                found: "not in main's history: history was rewritten",
+            };
         },
     },
     {
@@ -270,7 +332,11 @@ const step7: Check<ShopWorld>[] = [
         run: async (w) => {
             const bad = await badCommit(w);
             if (!bad || !w.releaseTip) return null;
-            return { ok: !(await w.repo.isAncestor(bad, w.releaseTip)), expected: "not an ancestor of release/prod", found: `release/prod (${w.releaseTip}) contains it` };
+            return {
+                ok: !(await w.repo.isAncestor(bad, w.releaseTip)),
+                expected: "not an ancestor of release/prod",
+                found: `release/prod (${w.releaseTip}) contains it`,
+            };
         },
     },
     {
@@ -283,8 +349,13 @@ const step7: Check<ShopWorld>[] = [
             const [parent] = await w.repo.parents(rc);
             const msg = await w.repo.message(rc);
             const [grand] = (await badCommit(w)) ? await w.repo.parents(bad) : [undefined];
-            const same = grand ? (await w.repo.file(rc, "envs/dev/kustomization.yaml")) === (await w.repo.file(grand, "envs/dev/kustomization.yaml")) : false;
-            return eq({ parent: bad, message: true, content: true }, { parent, message: msg.includes(`This reverts commit ${bad}`), content: same });
+            const same = grand
+                ? (await w.repo.file(rc, "envs/dev/kustomization.yaml")) === (await w.repo.file(grand, "envs/dev/kustomization.yaml"))
+                : false;
+            return eq(
+                { parent: bad, message: true, content: true },
+                { parent, message: msg.includes(`This reverts commit ${bad}`), content: same },
+            );
         },
     },
     {
@@ -301,7 +372,13 @@ const step7: Check<ShopWorld>[] = [
         name: "dev_error mentions missing.yaml",
         run: async (w) => {
             const r = obj(w, "revert");
-            return r ? { ok: typeof r.dev_error === "string" && r.dev_error.includes("missing.yaml"), expected: "…missing.yaml…", found: r.dev_error } : null;
+            return r
+                ? {
+                      ok: typeof r.dev_error === "string" && r.dev_error.includes("missing.yaml"),
+                      expected: "…missing.yaml…",
+                      found: r.dev_error,
+                  }
+                : null;
         },
     },
     {
@@ -317,7 +394,12 @@ const step8: Check<ShopWorld>[] = [
         name: "report: dev_tracks main, prod_tracks release/prod, rollback revert",
         run: async (w) => {
             const r = obj(w, "report");
-            return r ? eq({ dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" }, { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback }) : null;
+            return r
+                ? eq(
+                      { dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" },
+                      { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback },
+                  )
+                : null;
         },
     },
     {
@@ -353,7 +435,11 @@ const stackOutputs: Check<ShopWorld>[] = RESULT_FILES.map((name) => ({
 // Live: the cluster (nothing of the lab is in it before step 2)
 
 const reachable = (through: number, w: ShopWorld) => through >= 2 && !!w.cluster && !w.clusterError;
-const live = (step: number, name: string | ((w: ShopWorld) => string), run: (c: ClusterPort, w: ShopWorld) => Promise<Outcome | boolean | null>): Check<ShopWorld> => ({
+const live = (
+    step: number,
+    name: string | ((w: ShopWorld) => string),
+    run: (c: ClusterPort, w: ShopWorld) => Promise<Outcome | boolean | null>,
+): Check<ShopWorld> => ({
     step,
     name,
     applies: (through, w) => reachable(through, w) && step <= through,
@@ -371,19 +457,48 @@ function liveChecks(): Check<ShopWorld>[] {
             applies: (through, w) => through >= 2 && !!w.cluster,
             run: async (w) => (w.clusterError ? { ok: false, expected: "an answer from the Kubernetes API", found: w.clusterError } : true),
         },
-        live(2, (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`, async (c, w) => eq([{ env: "dev", revision: "main" }, { env: "prod", revision: wantProd(w) }], (await c.getApplicationSet("shop"))?.spec?.generators?.[0]?.list?.elements)),
+        live(
+            2,
+            (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`,
+            async (c, w) =>
+                eq(
+                    [
+                        { env: "dev", revision: "main" },
+                        { env: "prod", revision: wantProd(w) },
+                    ],
+                    (await c.getApplicationSet("shop"))?.spec?.generators?.[0]?.list?.elements,
+                ),
+        ),
     ];
-    for (const [app, want] of [["shop-dev", () => "main"], ["shop-prod", wantProd]] as const) {
+    for (const [app, want] of [
+        ["shop-dev", () => "main"],
+        ["shop-prod", wantProd],
+    ] as const) {
         checks.push(
-            live(2, (w) => `live Application ${app} tracks ${want(w)} and is Synced`, async (c, w) => {
-                const a = await c.getApplication(app);
-                return eq({ targetRevision: want(w), sync: "Synced" }, { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status });
-            }),
+            live(
+                2,
+                (w) => `live Application ${app} tracks ${want(w)} and is Synced`,
+                async (c, w) => {
+                    const a = await c.getApplication(app);
+                    return eq(
+                        { targetRevision: want(w), sync: "Synced" },
+                        { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status },
+                    );
+                },
+            ),
         );
     }
     // a value check belongs to the latest step (up to the graded one) that decides the value
-    const prod: Check<ShopWorld> = live(2, (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`, async (c, w) => eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2")));
-    const dev: Check<ShopWorld> = live(2, (w) => `live shop-dev FEATURE_CHECKOUT_V2 is ${w.through >= 3 ? "on" : "off"}`, async (c, w) => eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2")));
+    const prod: Check<ShopWorld> = live(
+        2,
+        (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`,
+        async (c, w) => eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2")),
+    );
+    const dev: Check<ShopWorld> = live(
+        2,
+        (w) => `live shop-dev FEATURE_CHECKOUT_V2 is ${w.through >= 3 ? "on" : "off"}`,
+        async (c, w) => eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2")),
+    );
     checks.push({ ...prod, step: (w) => Math.max(2, Math.min(w.through, 6)) }, { ...dev, step: (w) => Math.min(w.through, 3) });
     checks.push(
         live(5, "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn", async (c, w) => {
@@ -392,7 +507,9 @@ function liveChecks(): Check<ShopWorld>[] {
             const cm = await c.getConfigMap("shop-prod", "shop-config");
             return eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
         }),
-        live(6, "live shop-prod is synced to promote.to", async (c, w) => (obj(w, "promote") ? eq(obj(w, "promote").to, (await c.getApplication("shop-prod"))?.status?.sync?.revision) : null)),
+        live(6, "live shop-prod is synced to promote.to", async (c, w) =>
+            obj(w, "promote") ? eq(obj(w, "promote").to, (await c.getApplication("shop-prod"))?.status?.sync?.revision) : null,
+        ),
         live(7, "live shop-dev has no ComparisonError", async (c, w) => {
             if (!obj(w, "revert")) return null;
             const conds = ((await c.getApplication("shop-dev"))?.status?.conditions ?? []).filter((x: any) => x.type === "ComparisonError");
@@ -401,7 +518,13 @@ function liveChecks(): Check<ShopWorld>[] {
         live(8, "report tracks equal the live Applications' targetRevision", async (c, w) => {
             const r = obj(w, "report");
             if (!r) return null;
-            return eq({ dev_tracks: (await c.getApplication("shop-dev"))?.spec?.source?.targetRevision, prod_tracks: (await c.getApplication("shop-prod"))?.spec?.source?.targetRevision }, { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks });
+            return eq(
+                {
+                    dev_tracks: (await c.getApplication("shop-dev"))?.spec?.source?.targetRevision,
+                    prod_tracks: (await c.getApplication("shop-prod"))?.spec?.source?.targetRevision,
+                },
+                { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks },
+            );
         }),
     );
     return checks;
@@ -437,7 +560,19 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
             clusterError = e.message;
         }
     }
-    return { layout, fileOf: layout.resultFile, through: opts.through, kubectl: opts.kubectl ?? "kubectl", repo, files, main, releaseTip, cluster: opts.cluster, clusterError, stackOutputs: opts.stackOutputs };
+    return {
+        layout,
+        fileOf: layout.resultFile,
+        through: opts.through,
+        kubectl: opts.kubectl ?? "kubectl",
+        repo,
+        files,
+        main,
+        releaseTip,
+        cluster: opts.cluster,
+        clusterError,
+        stackOutputs: opts.stackOutputs,
+    };
 }
 
 export async function verify(opts: VerifyOptions): Promise<CheckResult[]> {

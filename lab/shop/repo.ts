@@ -28,7 +28,12 @@ export function shopRepoKind(kubectl = "kubectl"): RepoKind {
 }
 
 /** Creates (or recognises) the shop repository and its clone and pushes the first commit (see createLabRepo). */
-export function createShopRepo(layout: LabLayout, files: Record<string, string>, log: Log = () => {}, kubectl = "kubectl"): Promise<ShopRepoResult> {
+export function createShopRepo(
+    layout: LabLayout,
+    files: Record<string, string>,
+    log: Log = () => {},
+    kubectl = "kubectl",
+): Promise<ShopRepoResult> {
     return createLabRepo(layout, shopRepoKind(kubectl), files, log);
 }
 

@@ -11,6 +11,11 @@ export { sha };
 const text = z.string().describe("a string");
 const integer = z.number().int().describe("an integer");
 const boolean = z.boolean().describe("a boolean");
+/** A Kubernetes object's metadata.uid (a UUID), as the API server assigns it. */
+const uid = z
+    .string()
+    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    .describe("a Kubernetes uid (a UUID, as metadata.uid)");
 
 export const RESULTS = {
     /** Step 3: the base change reached both environments. */
@@ -18,7 +23,7 @@ export const RESULTS = {
     /** Step 4: prod bound to release/prod at the incident's parent. */
     pin: z.strictObject({ release_prod_initial: sha, prod_value_after_pin: text }),
     /** Step 5: a hand edit in prod, and how long selfHeal took to undo it. */
-    drift: z.strictObject({ uid: text, edited: text, restored: text, seconds: integer }),
+    drift: z.strictObject({ uid, edited: text, restored: text, seconds: integer }),
     /** Step 6: release/prod fast-forwarded. */
     promote: z.strictObject({ from: sha, to: sha }),
     /** Step 7: a commit dev cannot render, and its revert. */

@@ -6,7 +6,14 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parseDocument, isSeq } from "yaml";
-import { ARGOCD_NAMESPACE, cannotSyncBecause, describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "../argo/application";
+import {
+    ARGOCD_NAMESPACE,
+    cannotSyncBecause,
+    describeApp,
+    errorConditions,
+    notSyncedBecause,
+    REFRESH_ANNOTATION,
+} from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import { GitPort } from "../ports/git";
@@ -97,7 +104,15 @@ function say(c: Ctx, line: string) {
 // Waiting on Argo CD
 
 /** Polls with a deadline and counts the time as waiting on Argo CD. */
-async function waitFor<T>(c: Ctx, what: string, look: () => Promise<T | undefined>, timeoutMs: number, intervalMs: number, describe: () => string, between?: (elapsed: number) => Promise<void>): Promise<T> {
+async function waitFor<T>(
+    c: Ctx,
+    what: string,
+    look: () => Promise<T | undefined>,
+    timeoutMs: number,
+    intervalMs: number,
+    describe: () => string,
+    between?: (elapsed: number) => Promise<void>,
+): Promise<T> {
     say(c, `waiting for ${what} (deadline ${secs(timeoutMs)})`);
     const start = Date.now();
     const clockStart = c.clock.now();
@@ -164,7 +179,17 @@ async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Pro
  * `targetRevision`, and `check` (if given) holds. Triggers a refresh first instead of sitting out
  * Argo CD's 3-minute poll, and again whenever the last one was handled and nothing moved.
  */
-async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevision?: string; refresh?: "normal" | "hard"; noOpAllowed?: boolean; check?: (app: any) => Promise<string | null> } = {}): Promise<any> {
+async function waitSynced(
+    c: Ctx,
+    app: string,
+    sha: string,
+    opts: {
+        targetRevision?: string;
+        refresh?: "normal" | "hard";
+        noOpAllowed?: boolean;
+        check?: (app: any) => Promise<string | null>;
+    } = {},
+): Promise<any> {
     let last: any = null;
     let lastWhy = "";
     const refresher = await keepRefreshing(c, app, opts.refresh ?? "normal");
@@ -183,13 +208,17 @@ async function waitSynced(c: Ctx, app: string, sha: string, opts: { targetRevisi
             // a state that can never turn into "synced" ends the wait now, not at the deadline; a
             // ComparisonError counts only once a refresh asked for after another was handled saw it
             const afresh = c.refresh && refresher.handled() >= 2; // poll-only: no way to know it is afresh
-            const hopeless = cannotSyncBecause(last, sha, { refreshPending: !afresh || !!last?.metadata?.annotations?.[REFRESH_ANNOTATION] });
-            if (hopeless) throw new Error(`Application ${app} cannot become synced to ${sha}: ${hopeless}. Last status: ${describeApp(last)}`);
+            const hopeless = cannotSyncBecause(last, sha, {
+                refreshPending: !afresh || !!last?.metadata?.annotations?.[REFRESH_ANNOTATION],
+            });
+            if (hopeless)
+                throw new Error(`Application ${app} cannot become synced to ${sha}: ${hopeless}. Last status: ${describeApp(last)}`);
             return undefined;
         },
         c.t.syncMs,
         c.t.pollMs,
-        () => `timed out after ${secs(c.t.syncMs)} waiting for Application ${app} to be synced to ${sha}: ${lastWhy}. Last status: ${describeApp(last)}`,
+        () =>
+            `timed out after ${secs(c.t.syncMs)} waiting for Application ${app} to be synced to ${sha}: ${lastWhy}. Last status: ${describeApp(last)}`,
         // an error condition is worth a second look at once
         () => refresher.again(last, errorConditions(last).length > 0),
     );
@@ -273,7 +302,9 @@ async function pin(c: Ctx, r: Results): Promise<Pin> {
         await c.git.pushTo(initial, RELEASE);
         say(c, `created ${RELEASE} at ${short(initial)} (parent of the incident commit)`);
     } else if (remote !== initial) {
-        throw new Error(`${RELEASE} already exists at ${remote}, not at the incident's parent ${initial}. It was left as it is; delete the branch by hand if it is a leftover, then run again`);
+        throw new Error(
+            `${RELEASE} already exists at ${remote}, not at the incident's parent ${initial}. It was left as it is; delete the branch by hand if it is a leftover, then run again`,
+        );
     }
     const { name, namespace } = c.appset;
     const live = await c.cluster.getApplicationSet(name, namespace);
@@ -283,10 +314,14 @@ async function pin(c: Ctx, r: Results): Promise<Pin> {
     if (i < 0) throw new Error(`ApplicationSet ${namespace}/${name} has no element with env=prod`);
     if (els[i].revision !== RELEASE) {
         const at = `/spec/generators/0/list/elements/${i}`;
-        await c.cluster.jsonPatchApplicationSet(name, [
-            { op: "test", path: `${at}/env`, value: "prod" },
-            { op: "replace", path: `${at}/revision`, value: RELEASE },
-        ], namespace);
+        await c.cluster.jsonPatchApplicationSet(
+            name,
+            [
+                { op: "test", path: `${at}/env`, value: "prod" },
+                { op: "replace", path: `${at}/revision`, value: RELEASE },
+            ],
+            namespace,
+        );
         say(c, `ApplicationSet ${name}: prod element revision main -> ${RELEASE} (dev stays on main)`);
     }
     await syncAppSetFile(c.cluster, c.layout, name, namespace, c.appset.repoURL);
@@ -302,8 +337,11 @@ async function pin(c: Ctx, r: Results): Promise<Pin> {
 async function prodValueInGit(c: Ctx, key: string): Promise<{ value: string; revision: string }> {
     const app = await c.cluster.getApplication(PROD, c.appset.namespace);
     const revision: string | undefined = app?.status?.sync?.revision;
-    if (!revision) throw new Error(`Application ${PROD} reports no synced revision, so Git's ${key} cannot be known; run step 4 (pin) first`);
-    const data = await new BareRepo(c.layout.bareRepo).withTree(revision, (tree) => renderShopConfig(path.join(tree, "envs", "prod"), "kubectl", { checkout: tree }));
+    if (!revision)
+        throw new Error(`Application ${PROD} reports no synced revision, so Git's ${key} cannot be known; run step 4 (pin) first`);
+    const data = await new BareRepo(c.layout.bareRepo).withTree(revision, (tree) =>
+        renderShopConfig(path.join(tree, "envs", "prod"), "kubectl", { checkout: tree }),
+    );
     if (data[key] === undefined) throw new Error(`envs/prod at ${revision} renders no ${key} in ${CM}`);
     return { value: data[key], revision };
 }
@@ -315,7 +353,10 @@ async function drift(c: Ctx): Promise<Drift> {
     const git = await prodValueInGit(c, "LOG_LEVEL");
     const gitValue = git.value;
     const edited = "debug";
-    if (edited === gitValue) throw new Error(`Git already says LOG_LEVEL=${edited} for prod (at ${git.revision}), so the drift test cannot tell a repair from no change`);
+    if (edited === gitValue)
+        throw new Error(
+            `Git already says LOG_LEVEL=${edited} for prod (at ${git.revision}), so the drift test cannot tell a repair from no change`,
+        );
     const live: string | undefined = before.data?.LOG_LEVEL;
     if (live === edited) {
         // an earlier run patched it and was stopped before selfHeal repaired it: wait for the repair from here
@@ -333,14 +374,17 @@ async function drift(c: Ctx): Promise<Drift> {
             last = await c.cluster.getConfigMap(PROD, CM);
             if (!last) throw new Error(`ConfigMap ${PROD}/${CM} disappeared during the drift test (selfHeal should repair it in place)`);
             if (last.metadata.uid !== uid) {
-                throw new Error(`ConfigMap ${PROD}/${CM} was recreated during the drift test: uid ${uid} became ${last.metadata.uid}; selfHeal should repair it in place`);
+                throw new Error(
+                    `ConfigMap ${PROD}/${CM} was recreated during the drift test: uid ${uid} became ${last.metadata.uid}; selfHeal should repair it in place`,
+                );
             }
             const v = last.data?.LOG_LEVEL;
             return v !== edited ? (v as string) : undefined;
         },
         c.t.driftMs,
         c.t.driftPollMs,
-        () => `timed out after ${secs(c.t.driftMs)}: ${PROD}/${CM} still has LOG_LEVEL=${last?.data?.LOG_LEVEL}; is selfHeal on for Application ${PROD}?`,
+        () =>
+            `timed out after ${secs(c.t.driftMs)}: ${PROD}/${CM} still has LOG_LEVEL=${last?.data?.LOG_LEVEL}; is selfHeal on for Application ${PROD}?`,
     );
     const seconds = Math.max(1, Math.ceil((c.clock.now() - start) / 1000));
     if (restored !== gitValue) throw new Error(`selfHeal put LOG_LEVEL=${restored} back, but Git says ${gitValue}`);
@@ -355,7 +399,9 @@ async function promote(c: Ctx, r: Results): Promise<Promote> {
         from = r.pin.release_prod_initial; // pushed by an earlier run that died before writing promote.json
     } else {
         if (!(await c.git.isAncestor(from, to))) {
-            throw new Error(`promotion refused: ${RELEASE} is at ${from}, which is not an ancestor of ${to}, so this is not a fast-forward (force push is forbidden). Nothing was pushed`);
+            throw new Error(
+                `promotion refused: ${RELEASE} is at ${from}, which is not an ancestor of ${to}, so this is not a fast-forward (force push is forbidden). Nothing was pushed`,
+            );
         }
         await c.git.pushTo(to, RELEASE);
         say(c, `fast-forwarded ${RELEASE} ${short(from)} -> ${short(to)}`);
@@ -388,7 +434,13 @@ async function revertBad(c: Ctx, r: Results): Promise<Revert> {
         say(c, `found the revert ${short(head)} of ${short(observed.bad_commit)} made by an earlier run`);
         return finishRevert(c, observed, head);
     }
-    const bad = await commitOnMainOnce(c, "envs/dev/kustomization.yaml", addMissingResource, BAD_MESSAGE, "missing.yaml in envs/dev resources");
+    const bad = await commitOnMainOnce(
+        c,
+        "envs/dev/kustomization.yaml",
+        addMissingResource,
+        BAD_MESSAGE,
+        "missing.yaml in envs/dev resources",
+    );
     const refresher = await keepRefreshing(c, DEV, "hard");
     let lastDev: any = null;
     const seen = await waitFor(
@@ -404,7 +456,8 @@ async function revertBad(c: Ctx, r: Results): Promise<Revert> {
         },
         c.t.errorMs,
         c.t.pollMs,
-        () => `timed out after ${secs(c.t.errorMs)} waiting for a ComparisonError about missing.yaml on ${DEV} (commit ${bad}). Last status: ${describeApp(lastDev)}`,
+        () =>
+            `timed out after ${secs(c.t.errorMs)} waiting for a ComparisonError about missing.yaml on ${DEV} (commit ${bad}). Last status: ${describeApp(lastDev)}`,
         () => refresher.again(lastDev),
     );
     say(c, `${DEV}: ${errorExcerpt(seen.message).slice(0, 120)}...; ${PROD} at ${seen.prodRevision}`);
@@ -430,11 +483,19 @@ async function report(c: Ctx, r: Results): Promise<Report> {
     const dev = await c.cluster.getApplication(DEV, c.appset.namespace);
     const prod = await c.cluster.getApplication(PROD, c.appset.namespace);
     // the report says what each environment tracks: it is never written from a missing Application
-    for (const [name, a] of [[DEV, dev], [PROD, prod]] as const) {
-        if (!a) throw new Error(`Application ${name} does not exist, so the report cannot say what it tracks; nothing was written. Check the ApplicationSet ${c.appset.namespace}/${c.appset.name}, then run again`);
+    for (const [name, a] of [
+        [DEV, dev],
+        [PROD, prod],
+    ] as const) {
+        if (!a)
+            throw new Error(
+                `Application ${name} does not exist, so the report cannot say what it tracks; nothing was written. Check the ApplicationSet ${c.appset.namespace}/${c.appset.name}, then run again`,
+            );
     }
     if (prod.spec?.source?.targetRevision !== RELEASE) {
-        throw new Error(`Application ${PROD} tracks ${prod.spec?.source?.targetRevision ?? "(nothing)"}, not ${RELEASE} as step 4 pinned it; nothing was written. Put the prod element of the ApplicationSet back on ${RELEASE}, then run again`);
+        throw new Error(
+            `Application ${PROD} tracks ${prod.spec?.source?.targetRevision ?? "(nothing)"}, not ${RELEASE} as step 4 pinned it; nothing was written. Put the prod element of the ApplicationSet back on ${RELEASE}, then run again`,
+        );
     }
     const releaseTip = await c.git.remoteBranch(RELEASE);
     if (!releaseTip) throw new Error(`${RELEASE} does not exist on the remote`);
@@ -469,7 +530,10 @@ export function readResults(layout: LabLayout): Results {
             gap = gap ?? name;
             continue;
         }
-        if (gap) throw new Error(`${layout.resultFile(name)} exists but ${layout.resultFile(gap as ResultName)} does not: the checkpoint is inconsistent. Remove the later files (or pulumi destroy) and run again`);
+        if (gap)
+            throw new Error(
+                `${layout.resultFile(name)} exists but ${layout.resultFile(gap as ResultName)} does not: the checkpoint is inconsistent. Remove the later files (or pulumi destroy) and run again`,
+            );
         try {
             (r as any)[name] = parseResult(name, v, file);
         } catch (e: any) {
@@ -491,7 +555,8 @@ export interface ScenarioRun {
  * Through < 2 does nothing.
  */
 export async function runScenario(ctx: ScenarioContext, through: number): Promise<ScenarioRun> {
-    if (!Number.isInteger(through) || through < 0 || through > 8) throw new Error(`solveThrough must be a whole number from 0 to 8, got ${through}`);
+    if (!Number.isInteger(through) || through < 0 || through > 8)
+        throw new Error(`solveThrough must be a whole number from 0 to 8, got ${through}`);
     const c: Ctx = {
         layout: ctx.layout,
         git: ctx.git,
@@ -536,4 +601,3 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
     c.log(`scenario through step ${through} finished in ${secs(Date.now() - started)}`);
     return { results, timings, through };
 }
-

@@ -48,7 +48,18 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
     if (through >= 1) await timed(1, "repo", (l) => createShopRepo(ctx.layout, readRepoFiles(), l));
     if (through < 2) return { results: {}, timings: [], through, setup };
     await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
-    const run = await runScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts, clock: ctx.clock, refresh: ctx.refresh }, through);
+    const run = await runScenario(
+        {
+            layout: ctx.layout,
+            git: new CloneGit(ctx.layout.clone),
+            cluster: ctx.cluster,
+            log,
+            timeouts: ctx.timeouts,
+            clock: ctx.clock,
+            refresh: ctx.refresh,
+        },
+        through,
+    );
     return { ...run, setup };
 }
 

@@ -23,7 +23,12 @@ export function removeResults(layout: LabLayout, log: Log = () => {}): void {
     log(`removed the result files from ${layout.workDir}`);
 }
 
-export async function teardownShopLab(layout: LabLayout, cluster: ClusterPort, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
+export async function teardownShopLab(
+    layout: LabLayout,
+    cluster: ClusterPort,
+    log: Log = () => {},
+    opts: DeleteOptions = {},
+): Promise<void> {
     removeResults(layout, (l) => log(`[scenario] ${l}`));
     await deleteShopAppSet(cluster, layout, APPSET_NAME, ARGOCD_NAMESPACE, (l) => log(`[appset] ${l}`), opts);
     await deleteShopRepo(layout, (l) => log(`[shop-repo] ${l}`));

@@ -54,7 +54,12 @@ export async function applyTenantsAppSet(cluster: ClusterPort, layout: TenantsLa
  * Deletes the ApplicationSet, waits for Argo CD to delete its Applications (their finalizer), then
  * the tenants' namespaces (with the tenant data), each with the one deadline; removes appset.yaml.
  */
-export async function deleteTenantsAppSet(cluster: ClusterPort, layout: TenantsLayout, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
+export async function deleteTenantsAppSet(
+    cluster: ClusterPort,
+    layout: TenantsLayout,
+    log: Log = () => {},
+    opts: DeleteOptions = {},
+): Promise<void> {
     await deleteAppSetAndNamespaces(cluster, { name: TENANTS_APPSET, namespace: ARGOCD_NAMESPACE }, [...TENANTS], log, opts);
     fs.rmSync(layout.appsetFile, { force: true });
 }

@@ -55,14 +55,23 @@ const racedAhead = (w: TenantsWorld): string[] => AFTER_BLOCKED.filter((t) => ob
 
 /** What the graded step leaves each site running (at the stall: with the tenants that raced ahead). */
 const expectedRunning = (through: number, raced: string[] = []) =>
-    through >= 3 ? all(RELEASES.fixed) : through >= 2 ? { ...all(RELEASES.first), "mandant-a": RELEASES.faulty, ...Object.fromEntries(raced.map((t) => [t, RELEASES.faulty])) } : all(RELEASES.first);
-const expectedPath = (through: number, t: string) => `releases/${through >= 3 ? RELEASES.fixed : through >= 2 ? RELEASES.faulty : RELEASES.first}`;
+    through >= 3
+        ? all(RELEASES.fixed)
+        : through >= 2
+          ? { ...all(RELEASES.first), "mandant-a": RELEASES.faulty, ...Object.fromEntries(raced.map((t) => [t, RELEASES.faulty])) }
+          : all(RELEASES.first);
+const expectedPath = (through: number, _tenant: string) =>
+    `releases/${through >= 3 ? RELEASES.fixed : through >= 2 ? RELEASES.faulty : RELEASES.first}`;
 
 const step1: Check<TenantsWorld>[] = [
     {
         step: 1,
         name: "platform.git exists with a main branch",
-        run: async (w) => ({ ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: w.repo.exists() ? "no main branch" : "no repository" }),
+        run: async (w) => ({
+            ok: !!w.main,
+            expected: `${w.layout.bareRepo} with refs/heads/main`,
+            found: w.repo.exists() ? "no main branch" : "no repository",
+        }),
     },
     {
         step: 1,
@@ -70,7 +79,11 @@ const step1: Check<TenantsWorld>[] = [
         run: async (w) => {
             if (!w.repo.exists()) return null;
             const bad = w.repo.unreadableByOthers(5);
-            return { ok: bad.length === 0, expected: "o+r on files, o+rx on directories", found: `not readable by others: ${bad.join(", ")}` };
+            return {
+                ok: bad.length === 0,
+                expected: "o+r on files, o+rx on directories",
+                found: `not readable by others: ${bad.join(", ")}`,
+            };
         },
     },
     {
@@ -84,7 +97,8 @@ const step1: Check<TenantsWorld>[] = [
         run: async (w) => {
             if (!w.main) return null;
             const found: Record<string, boolean> = {};
-            for (const r of [RELEASES.first, RELEASES.faulty, RELEASES.fixed]) found[r] = (await w.repo.file(w.main, `releases/${r}/code/news.settings-template`)) !== null;
+            for (const r of [RELEASES.first, RELEASES.faulty, RELEASES.fixed])
+                found[r] = (await w.repo.file(w.main, `releases/${r}/code/news.settings-template`)) !== null;
             return eq({ [RELEASES.first]: false, [RELEASES.faulty]: true, [RELEASES.fixed]: false }, found);
         },
     },
@@ -98,7 +112,14 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s) return null;
             return eq(
-                { appset: `${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`, release: RELEASES.faulty, step: 2, steps: 4, blocking: "mandant-b", hook_job: "mandant-b/site-setup" },
+                {
+                    appset: `${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
+                    release: RELEASES.faulty,
+                    step: 2,
+                    steps: 4,
+                    blocking: "mandant-b",
+                    hook_job: "mandant-b/site-setup",
+                },
                 { appset: s.appset, release: s.release, step: s.step, steps: s.steps, blocking: s.blocking, hook_job: s.hook_job },
             );
         },
@@ -110,7 +131,11 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit)) return null;
             const script = (await w.repo.file(s.commit, `releases/${RELEASES.faulty}/code/setup.sh`)) ?? "";
-            return { ok: s.hook_error === HOOK_ERROR && script.includes(s.hook_error), expected: `${HOOK_ERROR} (printed by releases/${RELEASES.faulty}/code/setup.sh)`, found: s.hook_error };
+            return {
+                ok: s.hook_error === HOOK_ERROR && script.includes(s.hook_error),
+                expected: `${HOOK_ERROR} (printed by releases/${RELEASES.faulty}/code/setup.sh)`,
+                found: s.hook_error,
+            };
         },
     },
     {
@@ -120,7 +145,14 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s) return null;
             const raced = racedAhead(w);
-            return eq({ passed: ["mandant-a"], waiting: AFTER_BLOCKED.filter((t) => !raced.includes(t)), auto_sync_disabled_by_rollingsync: true }, { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync });
+            return eq(
+                {
+                    passed: ["mandant-a"],
+                    waiting: AFTER_BLOCKED.filter((t) => !raced.includes(t)),
+                    auto_sync_disabled_by_rollingsync: true,
+                },
+                { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync },
+            );
         },
     },
     {
@@ -135,7 +167,10 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit) || !(await w.repo.isCommit(s.commit))) return null;
             const [parent] = await w.repo.parents(s.commit);
-            return eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null });
+            return eq(
+                { commit: all(RELEASES.faulty), parent: all(RELEASES.first) },
+                { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null },
+            );
         },
     },
     {
@@ -144,7 +179,11 @@ const step2: Check<TenantsWorld>[] = [
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit) || !w.main) return null;
-            return { ok: await w.repo.isAncestor(s.commit, w.main), expected: `an ancestor of main (${w.main})`, found: `${s.commit} is not` };
+            return {
+                ok: await w.repo.isAncestor(s.commit, w.main),
+                expected: `an ancestor of main (${w.main})`,
+                found: `${s.commit} is not`,
+            };
         },
     },
 ];
@@ -167,7 +206,10 @@ const step3: Check<TenantsWorld>[] = [
             if (!r || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
             const descends = !!s && isSha(s.commit) && (await w.repo.isAncestor(s.commit, r.commit));
             const onMain = !!w.main && (await w.repo.isAncestor(r.commit, w.main));
-            return eq({ releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true }, { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain });
+            return eq(
+                { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true },
+                { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain },
+            );
         },
     },
     {
@@ -193,7 +235,11 @@ const step3: Check<TenantsWorld>[] = [
             const from = TENANTS.slice(blocked).filter((t) => !raced.includes(t));
             const at = from.map((t) => TENANTS.indexOf(t));
             const bad = at.filter((i, k) => k > 0 && times[i] < Math.max(...at.slice(0, k).map((j) => times[j])));
-            return { ok: bad.length === 0 && times.every(Number.isFinite), expected: `healthy_at in step order for ${from.join(", ")}`, found: JSON.stringify(r.order) };
+            return {
+                ok: bad.length === 0 && times.every(Number.isFinite),
+                expected: `healthy_at in step order for ${from.join(", ")}`,
+                found: JSON.stringify(r.order),
+            };
         },
     },
 ];
@@ -205,7 +251,11 @@ const stackOutputs: Check<TenantsWorld>[] = (["stall", "recovery"] as const).map
     run: async (w: TenantsWorld) => eq(obj(w, name) ?? null, w.stackOutputs?.[`tenants${name[0].toUpperCase()}${name.slice(1)}`] ?? null),
 }));
 
-function live(step: number, name: string | ((w: TenantsWorld) => string), f: (c: ClusterPort, w: TenantsWorld) => Promise<any>): Check<TenantsWorld> {
+function live(
+    step: number,
+    name: string | ((w: TenantsWorld) => string),
+    f: (c: ClusterPort, w: TenantsWorld) => Promise<any>,
+): Check<TenantsWorld> {
     return { step, name, applies: (through, w) => through >= step && !!w.cluster && !w.clusterError, run: (w) => f(w.cluster!, w) };
 }
 
@@ -219,51 +269,91 @@ const liveChecks: Check<TenantsWorld>[] = [
     live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c) => {
         const s = await c.getApplicationSet(TENANTS_APPSET);
         const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x: any) => x.matchExpressions?.[0]?.values?.join(","));
-        return eq({ files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] }, { files: s?.spec?.generators?.[0]?.git?.files?.[0]?.path, revision: s?.spec?.generators?.[0]?.git?.revision, strategy: s?.spec?.strategy?.type, steps });
+        return eq(
+            { files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] },
+            {
+                files: s?.spec?.generators?.[0]?.git?.files?.[0]?.path,
+                revision: s?.spec?.generators?.[0]?.git?.revision,
+                strategy: s?.spec?.strategy?.type,
+                steps,
+            },
+        );
     }),
-    live(1, (w) => (w.through >= 3 ? "live rollout complete: every Application Healthy in status.applicationStatus" : w.through >= 2 ? "live rollout at step 2 (RolloutProgressing)" : "live rollout complete"), async (c, w) => {
-        const s = await c.getApplicationSet(TENANTS_APPSET);
-        const cond = (s?.status?.conditions ?? []).find((x: any) => x.type === "RolloutProgressing");
-        const want = w.through === 2 ? "ApplicationSet is performing rollout of step 2" : "ApplicationSet Rollout has completed";
-        return eq(want, cond?.message);
-    }),
-    live(1, (w) => `live Applications track ${expectedPath(w.through, "")} with automated.enabled: false and label ${TENANT_LABEL}`, async (c, w) => {
-        const found: Record<string, unknown> = {};
-        const want: Record<string, unknown> = {};
-        for (const t of TENANTS) {
-            const a = await c.getApplication(t);
-            want[t] = { path: expectedPath(w.through, t), automated: false, label: t };
-            found[t] = { path: a?.spec?.source?.path, automated: a?.spec?.syncPolicy?.automated?.enabled, label: a?.metadata?.labels?.[TENANT_LABEL] };
-        }
-        return eq(want, found);
-    }),
-    live(1, (w) => `live sites run ${JSON.stringify(expectedRunning(w.through, racedAhead(w)))}`, async (c, w) => {
-        const found: Record<string, unknown> = {};
-        for (const t of TENANTS) found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
-        return eq(expectedRunning(w.through, racedAhead(w)), found);
-    }),
-    live(2, `live: the tenants after mandant-b that stall.json has racing ahead, and only those, were synced to releases/${RELEASES.faulty} at stall.commit (their Applications' history)`, async (c, w) => {
-        const s = obj(w, "stall");
-        if (!s || !isSha(s.commit)) return null;
-        const want: Record<string, boolean> = {};
-        const found: Record<string, boolean> = {};
-        for (const t of AFTER_BLOCKED) {
-            const history: any[] = (await c.getApplication(t))?.status?.history ?? [];
-            want[t] = racedAhead(w).includes(t);
-            found[t] = history.some((h) => h?.revision === s.commit && h?.source?.path === `releases/${RELEASES.faulty}`);
-        }
-        return eq(want, found);
-    }),
+    live(
+        1,
+        (w) =>
+            w.through >= 3
+                ? "live rollout complete: every Application Healthy in status.applicationStatus"
+                : w.through >= 2
+                  ? "live rollout at step 2 (RolloutProgressing)"
+                  : "live rollout complete",
+        async (c, w) => {
+            const s = await c.getApplicationSet(TENANTS_APPSET);
+            const cond = (s?.status?.conditions ?? []).find((x: any) => x.type === "RolloutProgressing");
+            const want = w.through === 2 ? "ApplicationSet is performing rollout of step 2" : "ApplicationSet Rollout has completed";
+            return eq(want, cond?.message);
+        },
+    ),
+    live(
+        1,
+        (w) => `live Applications track ${expectedPath(w.through, "")} with automated.enabled: false and label ${TENANT_LABEL}`,
+        async (c, w) => {
+            const found: Record<string, unknown> = {};
+            const want: Record<string, unknown> = {};
+            for (const t of TENANTS) {
+                const a = await c.getApplication(t);
+                want[t] = { path: expectedPath(w.through, t), automated: false, label: t };
+                found[t] = {
+                    path: a?.spec?.source?.path,
+                    automated: a?.spec?.syncPolicy?.automated?.enabled,
+                    label: a?.metadata?.labels?.[TENANT_LABEL],
+                };
+            }
+            return eq(want, found);
+        },
+    ),
+    live(
+        1,
+        (w) => `live sites run ${JSON.stringify(expectedRunning(w.through, racedAhead(w)))}`,
+        async (c, w) => {
+            const found: Record<string, unknown> = {};
+            for (const t of TENANTS)
+                found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
+            return eq(expectedRunning(w.through, racedAhead(w)), found);
+        },
+    ),
+    live(
+        2,
+        `live: the tenants after mandant-b that stall.json has racing ahead, and only those, were synced to releases/${RELEASES.faulty} at stall.commit (their Applications' history)`,
+        async (c, w) => {
+            const s = obj(w, "stall");
+            if (!s || !isSha(s.commit)) return null;
+            const want: Record<string, boolean> = {};
+            const found: Record<string, boolean> = {};
+            for (const t of AFTER_BLOCKED) {
+                const history: any[] = (await c.getApplication(t))?.status?.history ?? [];
+                want[t] = racedAhead(w).includes(t);
+                found[t] = history.some((h) => h?.revision === s.commit && h?.source?.path === `releases/${RELEASES.faulty}`);
+            }
+            return eq(want, found);
+        },
+    ),
     live(2, "live mandant-b's sync of 1.2.0 failed on its hook (given up, or waiting for a retry)", async (c, w) => {
         if (w.through !== 2) return null;
         const op = (await c.getApplication("mandant-b"))?.status?.operationState;
         const failing = op?.phase === "Failed" || (op?.phase === "Running" && Number(op?.retryCount ?? 0) >= 1);
-        return { ok: failing, expected: "operationState Failed, or Running with retryCount >= 1", found: `${op?.phase ?? "no operation"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}: ${op?.message ?? ""}` };
+        return {
+            ok: failing,
+            expected: "operationState Failed, or Running with retryCount >= 1",
+            found: `${op?.phase ?? "no operation"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}: ${op?.message ?? ""}`,
+        };
     }),
 ];
 
 export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
-    ...TENANTS_RESULT_FILES.flatMap((n) => resultFileChecks<TenantsResultName, TenantsWorld>(n, TENANTS_RESULT_STEP[n], tenantsFieldsOf(n))),
+    ...TENANTS_RESULT_FILES.flatMap((n) =>
+        resultFileChecks<TenantsResultName, TenantsWorld>(n, TENANTS_RESULT_STEP[n], tenantsFieldsOf(n)),
+    ),
     ...step1,
     ...step2,
     ...step3,
@@ -284,7 +374,17 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
             clusterError = e.message;
         }
     }
-    return { layout, fileOf: layout.resultFile, repo, files, through: opts.through, main, cluster: opts.cluster, clusterError, stackOutputs: opts.stackOutputs };
+    return {
+        layout,
+        fileOf: layout.resultFile,
+        repo,
+        files,
+        through: opts.through,
+        main,
+        cluster: opts.cluster,
+        clusterError,
+        stackOutputs: opts.stackOutputs,
+    };
 }
 
 export async function verifyTenants(opts: TenantsVerifyOptions): Promise<CheckResult[]> {

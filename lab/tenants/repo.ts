@@ -41,5 +41,7 @@ export async function createTenantData(cluster: ClusterPort, log: Log = () => {}
         if (await cluster.getConfigMap(t, "site-settings")) kept.push(t);
         else await cluster.putConfigMap(tenantSettings(t));
     }
-    log(`tenant data: site-settings in ${TENANTS.length} namespaces, news keys only in mandant-a's${kept.length ? `; ${kept.length} already there, kept` : ""}`);
+    log(
+        `tenant data: site-settings in ${TENANTS.length} namespaces, news keys only in mandant-a's${kept.length ? `; ${kept.length} already there, kept` : ""}`,
+    );
 }

@@ -2,8 +2,11 @@
  * The platform repository of the tenants lab, kept as real files in gitrepo/tenants: one tenant file
  * per tenant (the git files generator's input) and one kustomize directory per release. Every
  * release holds:
- * - the site's code as a ConfigMap (`site-code`, a PreSync hook in wave -1, so it exists before the
- *   setup hook mounts it), mounted read-only at /app as a ConfigMap volume always is;
+ * - the site's code as a ConfigMap twice, mounted read-only at /app as a ConfigMap volume always is:
+ *   `site-code`, a PreSync hook in wave -1 (so it exists before the setup hook mounts it), and
+ *   `site-release`, the site's own, an ordinary resource of one name each release updates (a hook
+ *   object can be deleted by a second operation of the same sync and never made again, and a new name
+ *   per release would be Missing until synced: docs/argocd-v3.5.1.md);
  * - the PreSync hook Job `site-setup` (backoffLimit 2, BeforeHookCreation, the default
  *   terminationMessagePolicy) running setup.sh from the code;
  * - the Deployment `site` (busybox, pinned) serving the release.
@@ -55,11 +58,18 @@ export function platformRepoFiles(dir = PLATFORM_REPO_DIR): Record<string, strin
  * Each tenant's own settings (tenant data, made by the lab's build in the tenant's namespace, not
  * by Argo CD). mandant-a already holds the news extension's keys; the others do not.
  */
-export function tenantSettings(tenant: Tenant): { metadata: { name: string; namespace: string; labels: Record<string, string> }; data: Record<string, string> } {
+export function tenantSettings(tenant: Tenant): {
+    metadata: { name: string; namespace: string; labels: Record<string, string> };
+    data: Record<string, string>;
+} {
     const base = `site.name = ${tenant}\nsite.locale = de_DE\n`;
     const news = tenant === "mandant-a" ? `news.items_per_page = 25\nnews.archive = off\n` : "";
     return {
-        metadata: { name: "site-settings", namespace: tenant, labels: { "app.kubernetes.io/part-of": "tenants-lab", [TENANT_LABEL]: tenant } },
+        metadata: {
+            name: "site-settings",
+            namespace: tenant,
+            labels: { "app.kubernetes.io/part-of": "tenants-lab", [TENANT_LABEL]: tenant },
+        },
         data: { tenant, "settings.ini": base + news },
     };
 }

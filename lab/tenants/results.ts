@@ -11,7 +11,10 @@ const integer = z.number().int().nonnegative().describe("a non-negative integer"
 const names = z.array(z.string()).describe("a list of Application names");
 const releases = z.record(z.string(), z.string()).describe("an object: tenant -> release");
 /** RFC 3339 with a zone (what Kubernetes writes). */
-const rfc3339 = z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/).describe("an RFC 3339 time");
+const rfc3339 = z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/)
+    .describe("an RFC 3339 time");
 
 export const TENANTS_RESULTS = {
     /** Step 2: the faulty release stalled the rollout; the doctor's diagnosis, field by field. */
@@ -34,7 +37,9 @@ export const TENANTS_RESULTS = {
     recovery: z.strictObject({
         commit: sha,
         release: text,
-        order: z.array(z.strictObject({ application: text, step: z.number().int().positive(), healthy_at: rfc3339 })).describe("a list of {application, step, healthy_at}"),
+        order: z
+            .array(z.strictObject({ application: text, step: z.number().int().positive(), healthy_at: rfc3339 }))
+            .describe("a list of {application, step, healthy_at}"),
         running: releases,
         seconds: integer,
     }),
@@ -54,6 +59,10 @@ export function tenantsFieldsOf(name: TenantsResultName): SchemaField[] {
 }
 
 /** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
-export function parseTenantsResult<K extends TenantsResultName>(name: K, value: unknown, where: string): z.infer<(typeof TENANTS_RESULTS)[K]> {
+export function parseTenantsResult<K extends TenantsResultName>(
+    name: K,
+    value: unknown,
+    where: string,
+): z.infer<(typeof TENANTS_RESULTS)[K]> {
     return parseWithSchema(TENANTS_RESULTS[name] as unknown as z.ZodType<z.infer<(typeof TENANTS_RESULTS)[K]>>, name, value, where);
 }

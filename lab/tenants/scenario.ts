@@ -92,9 +92,16 @@ const say = (c: Ctx, line: string) => c.log(fit(`${c.prefix} ${line}`, LINE_MAX)
 /** The rollout in the lab's words, a few of them: the step, who it waits for and why, how many wait behind it. */
 export function rolloutBrief(d: Diagnosis): string {
     if (d.state === "complete") return `rollout complete (${d.steps} steps)`;
-    if (d.step === null) return d.blocking[0]?.reason === "ProgressiveSyncsOff" ? "progressive syncs are off: no rollout" : "no rollout step yet";
+    if (d.step === null)
+        return d.blocking[0]?.reason === "ProgressiveSyncsOff" ? "progressive syncs are off: no rollout" : "no rollout step yet";
     const b = d.blocking[0];
-    const why = !b ? "" : b.hook ? `${b.application}'s hook ${b.hook.job} failed` : b.reason === "SyncRetrying" ? `${b.application} retrying its sync` : `${b.application} ${b.reason}`;
+    const why = !b
+        ? ""
+        : b.hook
+          ? `${b.application}'s hook ${b.hook.job} failed`
+          : b.reason === "SyncRetrying"
+            ? `${b.application} retrying its sync`
+            : `${b.application} ${b.reason}`;
     const behind = d.waiting.length ? `; ${d.waiting.length} waiting behind` : "";
     return `step ${d.step} of ${d.steps}${d.state === "stuck" ? " stuck" : ""}${why ? `: ${why}` : ""}${behind}`;
 }
@@ -113,7 +120,9 @@ async function diagnosis(c: Ctx): Promise<{ d: Diagnosis; apps: any[] }> {
     const dump = await readLive(c.cluster);
     const [d] = diagnose(dump, { now: new Date(c.clock.now()), stuckAfterSeconds: 600, appset: TENANTS_APPSET });
     if (!d) throw new Error(`ApplicationSet ${ARGOCD_NAMESPACE}/${TENANTS_APPSET} does not exist; build the lab (step 1) first`);
-    const apps = dump.applications.filter((a) => (TENANTS as readonly string[]).includes(a.metadata?.name) && a.metadata?.namespace === ARGOCD_NAMESPACE);
+    const apps = dump.applications.filter(
+        (a) => (TENANTS as readonly string[]).includes(a.metadata?.name) && a.metadata?.namespace === ARGOCD_NAMESPACE,
+    );
     return { d, apps };
 }
 
@@ -153,7 +162,11 @@ function refresher(c: Ctx): (elapsed: number) => Promise<void> {
  * The rollout of `release` is complete: the doctor says complete, every tenant's Application is
  * Synced to `commit` (when given) and Healthy at releases/<release>, and every site runs it.
  */
-async function rolloutComplete(c: Ctx, release: string, commit: string | null): Promise<{ d: Diagnosis; apps: any[]; running: Record<string, string> } | string> {
+async function rolloutComplete(
+    c: Ctx,
+    release: string,
+    commit: string | null,
+): Promise<{ d: Diagnosis; apps: any[]; running: Record<string, string> } | string> {
     const { d, apps } = await diagnosis(c);
     if (!apps.length) return "no Application generated yet";
     if (d.state !== "complete") return rolloutBrief(d);
@@ -165,10 +178,12 @@ async function rolloutComplete(c: Ctx, release: string, commit: string | null): 
         else if (app.status?.sync?.status !== "Synced" || app.status?.health?.status !== "Healthy") behind.push(`${t} ${appState(app)}`);
         else if (commit && app.status?.sync?.revision !== commit) behind.push(`${t} not compared at ${short(commit)} yet`);
     }
-    if (behind.length) return `${behind.length} of ${TENANTS.length} tenants not at ${release} yet (${behind[0]}${behind.length > 1 ? ", …" : ""})`;
+    if (behind.length)
+        return `${behind.length} of ${TENANTS.length} tenants not at ${release} yet (${behind[0]}${behind.length > 1 ? ", …" : ""})`;
     const sites = await running(c);
     const notYet = TENANTS.filter((t) => sites[t] !== release);
-    if (notYet.length) return `${notYet.length} site${notYet.length === 1 ? "" : "s"} not at ${release} yet (${notYet[0]}: ${sites[notYet[0]]}${notYet.length > 1 ? ", …" : ""})`;
+    if (notYet.length)
+        return `${notYet.length} site${notYet.length === 1 ? "" : "s"} not at ${release} yet (${notYet[0]}: ${sites[notYet[0]]}${notYet.length > 1 ? ", …" : ""})`;
     return { d, apps, running: sites };
 }
 
@@ -187,7 +202,13 @@ async function waitUntil<T>(c: Ctx, what: string, timeoutMs: number, look: () =>
             }
             return r;
         },
-        { timeoutMs, intervalMs: c.t.pollMs, clock: c.clock, between: refresher(c), describe: () => `${c.prefix} ${what} did not happen within ${secs(timeoutMs)}; last seen: ${last}` },
+        {
+            timeoutMs,
+            intervalMs: c.t.pollMs,
+            clock: c.clock,
+            between: refresher(c),
+            describe: () => `${c.prefix} ${what} did not happen within ${secs(timeoutMs)}; last seen: ${last}`,
+        },
     );
     say(c, `${what}: after ${secs(c.clock.now() - c0)}`);
     return got;
@@ -227,7 +248,9 @@ async function rollOut(c: Ctx, step: TenantsResultName, release: string, message
 export async function firstRollout(ctx: TenantsScenarioContext): Promise<void> {
     const c = context(ctx, "[tenants 1 rollout]");
     await refresh(c);
-    await waitUntil(c, `the first rollout (every tenant at ${RELEASES.first})`, c.t.rolloutMs, () => rolloutComplete(c, RELEASES.first, null));
+    await waitUntil(c, `the first rollout (every tenant at ${RELEASES.first})`, c.t.rolloutMs, () =>
+        rolloutComplete(c, RELEASES.first, null),
+    );
 }
 
 async function stall(c: Ctx): Promise<Stall> {
@@ -236,26 +259,37 @@ async function stall(c: Ctx): Promise<Stall> {
         const now = await diagnosis(c);
         const { d } = now;
         const onFaulty = now.apps.filter((a) => a.spec?.source?.path === `releases/${RELEASES.faulty}`).length;
-        if (onFaulty < TENANTS.length) return `the ApplicationSet has moved ${onFaulty} of ${TENANTS.length} tenants to releases/${RELEASES.faulty}`;
+        if (onFaulty < TENANTS.length)
+            return `the ApplicationSet has moved ${onFaulty} of ${TENANTS.length} tenants to releases/${RELEASES.faulty}`;
         if (d.state === "complete") {
             const done = await rolloutComplete(c, RELEASES.faulty, commit);
             // a state the stall can never come from: say so now instead of at the deadline
-            if (typeof done !== "string") throw new Error(`${c.prefix} the rollout of ${RELEASES.faulty} completed on every tenant: the stall never came (does mandant-b's site-settings hold the news extension's keys? kubectl get configmap site-settings -n mandant-b -o yaml)`);
+            if (typeof done !== "string")
+                throw new Error(
+                    `${c.prefix} the rollout of ${RELEASES.faulty} completed on every tenant: the stall never came (does mandant-b's site-settings hold the news extension's keys? kubectl get configmap site-settings -n mandant-b -o yaml)`,
+                );
             return `not stuck: ${done}`;
         }
         if (d.state !== "stuck") return rolloutBrief(d);
         const hook = d.blocking.find((b) => b.hook)?.hook;
         if (!hook) return `${rolloutBrief(d)}; no failed hook named yet`;
         // the lab's release stalls the rollout at mandant-b (step 2); a stall elsewhere means its tenant data was changed
-        if (d.step !== 2 || d.blocking[0]?.application !== "mandant-b") throw new Error(`${c.prefix} the rollout is stuck, but not where the lab stalls it (step 2, mandant-b): ${d.summary} (was the tenants' site-settings changed? pulumi destroy resets them)`);
+        if (d.step !== 2 || d.blocking[0]?.application !== "mandant-b")
+            throw new Error(
+                `${c.prefix} the rollout is stuck, but not where the lab stalls it (step 2, mandant-b): ${d.summary} (was the tenants' site-settings changed? pulumi destroy resets them)`,
+            );
         if (!hook.log) return `stuck at ${hook.namespace}/${hook.job}, its Pod's log not read yet`;
         return now;
     });
     const blocking = d.blocking.find((b) => b.hook)!;
     const hook = blocking.hook!;
     const step = d.step!;
-    const statuses: any[] = (apps.length && (await c.cluster.getApplicationSet(TENANTS_APPSET, ARGOCD_NAMESPACE))?.status?.applicationStatus) || [];
-    const passed = statuses.filter((s) => Number(s.step) < step).sort((a, b) => Number(a.step) - Number(b.step) || a.application.localeCompare(b.application)).map((s) => s.application);
+    const statuses: any[] =
+        (apps.length && (await c.cluster.getApplicationSet(TENANTS_APPSET, ARGOCD_NAMESPACE))?.status?.applicationStatus) || [];
+    const passed = statuses
+        .filter((s) => Number(s.step) < step)
+        .sort((a, b) => Number(a.step) - Number(b.step) || a.application.localeCompare(b.application))
+        .map((s) => s.application);
     const result: Stall = {
         appset: `${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
         commit,
@@ -268,7 +302,8 @@ async function stall(c: Ctx): Promise<Stall> {
         waiting: d.waiting.map((w) => w.application),
         passed,
         running: await running(c),
-        auto_sync_disabled_by_rollingsync: apps.length === TENANTS.length && apps.every((a) => a.spec?.syncPolicy?.automated?.enabled === false),
+        auto_sync_disabled_by_rollingsync:
+            apps.length === TENANTS.length && apps.every((a) => a.spec?.syncPolicy?.automated?.enabled === false),
         detected_after_seconds: Math.max(0, Math.round((c.clock.now() - pushedAt) / 1000)),
     };
     say(c, `stuck at step ${step} of ${d.steps}: ${blocking.application}'s hook failed: "${hook.log}"`);
@@ -296,7 +331,10 @@ async function stallSettled(c: Ctx, stall: Stall): Promise<void> {
 async function recovery(c: Ctx, r: TenantsResults): Promise<Recovery> {
     if (!fs.existsSync(pushedFile(c, "recovery")) && r.stall) await stallSettled(c, r.stall);
     const { commit, pushedAt } = await rollOut(c, "recovery", RELEASES.fixed, RECOVERY_MESSAGE);
-    if (r.stall && !(await c.git.isAncestor(r.stall.commit, commit))) throw new Error(`${c.prefix} ${short(commit)} does not descend from the faulty commit ${short(r.stall.commit)}; the lab's repository was changed by hand`);
+    if (r.stall && !(await c.git.isAncestor(r.stall.commit, commit)))
+        throw new Error(
+            `${c.prefix} ${short(commit)} does not descend from the faulty commit ${short(r.stall.commit)}; the lab's repository was changed by hand`,
+        );
     const done = await waitUntil(c, `the rollout of ${RELEASES.fixed} to complete`, c.t.recoveryMs, async () => {
         const now = await diagnosis(c);
         // stuck again on the fixed release itself: it can never complete by waiting
@@ -304,8 +342,11 @@ async function recovery(c: Ctx, r: TenantsResults): Promise<Recovery> {
             for (const b of now.d.blocking) {
                 const app = now.apps.find((a) => a.metadata.name === b.application);
                 const op = app?.status?.operationState;
-                const atFix = app?.spec?.source?.path === `releases/${RELEASES.fixed}` && (op?.syncResult?.revision === commit || op?.operation?.sync?.revision === commit);
-                if (b.hook && atFix && op?.phase === "Failed") throw new Error(`${c.prefix} the recovery stalled again on ${RELEASES.fixed}: ${now.d.summary}`);
+                const atFix =
+                    app?.spec?.source?.path === `releases/${RELEASES.fixed}` &&
+                    (op?.syncResult?.revision === commit || op?.operation?.sync?.revision === commit);
+                if (b.hook && atFix && op?.phase === "Failed")
+                    throw new Error(`${c.prefix} the recovery stalled again on ${RELEASES.fixed}: ${now.d.summary}`);
             }
         }
         return rolloutComplete(c, RELEASES.fixed, commit);
@@ -316,11 +357,25 @@ async function recovery(c: Ctx, r: TenantsResults): Promise<Recovery> {
         const s = statuses.find((x) => x.application === t);
         return { application: t as string, step: Number(s?.step), healthy_at: String(s?.lastTransitionTime) };
     }).sort((a, b) => a.step - b.step);
-    return { commit, release: RELEASES.fixed, order, running: done.running, seconds: Math.max(0, Math.round((c.clock.now() - pushedAt) / 1000)) };
+    return {
+        commit,
+        release: RELEASES.fixed,
+        order,
+        running: done.running,
+        seconds: Math.max(0, Math.round((c.clock.now() - pushedAt) / 1000)),
+    };
 }
 
 function context(ctx: TenantsScenarioContext, prefix: string): Ctx {
-    return { layout: ctx.layout, git: ctx.git, cluster: ctx.cluster, log: ctx.log, t: { ...DEFAULT_TENANTS_TIMEOUTS, ...(ctx.timeouts ?? {}) }, clock: ctx.clock ?? realClock, prefix };
+    return {
+        layout: ctx.layout,
+        git: ctx.git,
+        cluster: ctx.cluster,
+        log: ctx.log,
+        t: { ...DEFAULT_TENANTS_TIMEOUTS, ...(ctx.timeouts ?? {}) },
+        clock: ctx.clock ?? realClock,
+        prefix,
+    };
 }
 
 /** The results already on disk (the checkpoint); refuses a recovery without its stall. */
@@ -336,7 +391,10 @@ export function readTenantsResults(layout: TenantsLayout): TenantsResults {
             throw new Error(`${e.message}; delete it to let that step run again`);
         }
     }
-    if (r.recovery && !r.stall) throw new Error(`${layout.resultFile("recovery")} exists but ${layout.resultFile("stall")} does not: the checkpoint is inconsistent. Remove recovery.json (or pulumi destroy) and run again`);
+    if (r.recovery && !r.stall)
+        throw new Error(
+            `${layout.resultFile("recovery")} exists but ${layout.resultFile("stall")} does not: the checkpoint is inconsistent. Remove recovery.json (or pulumi destroy) and run again`,
+        );
     return r;
 }
 

@@ -38,11 +38,17 @@ export async function solveTenantsLab(ctx: TenantsLabContext, through: number): 
     await createTenantData(ctx.cluster, (l) => log(`[tenants 1 platform] ${l}`));
     if (!fs.existsSync(ctx.layout.resultFile("stall"))) {
         // once the faulty release is out, the first rollout is history: a resumed run does not wait for it again
-        await applyTenantsAppSet(ctx.cluster, ctx.layout, tenantsApplicationSet({ repoURL: ctx.repoURL }), (l) => log(`[tenants 1 platform] ${l}`));
-        if (tenantsLabProgress(ctx.layout) < 2 && !(await pushedBeyondFirst(ctx))) await firstRollout({ ...ctx, git: new CloneGit(ctx.layout.clone), log });
+        await applyTenantsAppSet(ctx.cluster, ctx.layout, tenantsApplicationSet({ repoURL: ctx.repoURL }), (l) =>
+            log(`[tenants 1 platform] ${l}`),
+        );
+        if (tenantsLabProgress(ctx.layout) < 2 && !(await pushedBeyondFirst(ctx)))
+            await firstRollout({ ...ctx, git: new CloneGit(ctx.layout.clone), log });
     }
     log(`[tenants 1 platform] done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    return runTenantsScenario({ layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts, clock: ctx.clock }, through);
+    return runTenantsScenario(
+        { layout: ctx.layout, git: new CloneGit(ctx.layout.clone), cluster: ctx.cluster, log, timeouts: ctx.timeouts, clock: ctx.clock },
+        through,
+    );
 }
 
 /**
@@ -50,7 +56,10 @@ export async function solveTenantsLab(ctx: TenantsLabContext, through: number): 
  * pushed, even if a run died before noting it): read from the bare repository, not from notes.
  */
 async function pushedBeyondFirst(ctx: TenantsLabContext): Promise<boolean> {
-    const text = await run("git", ["--git-dir", ctx.layout.bareRepo, "show", `main:${tenantPath(TENANTS[0])}`]).then((r) => r.stdout, () => null);
+    const text = await run("git", ["--git-dir", ctx.layout.bareRepo, "show", `main:${tenantPath(TENANTS[0])}`]).then(
+        (r) => r.stdout,
+        () => null,
+    );
     return text !== null && !text.includes(`release: "${RELEASES.first}"`);
 }
 
@@ -61,6 +70,7 @@ async function pushedBeyondFirst(ctx: TenantsLabContext): Promise<boolean> {
 export function tenantsLabProgress(layout: TenantsLayout): number {
     let through = 0;
     if (fs.existsSync(path.join(layout.bareRepo, "HEAD")) && fs.existsSync(layout.appsetFile)) through = 1;
-    for (const name of TENANTS_RESULT_FILES) if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, TENANTS_RESULT_STEP[name]);
+    for (const name of TENANTS_RESULT_FILES)
+        if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, TENANTS_RESULT_STEP[name]);
     return through;
 }

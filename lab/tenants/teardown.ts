@@ -23,7 +23,12 @@ export function removeTenantsResults(layout: TenantsLayout, log: Log = () => {})
     log(`removed the result files from ${layout.workDir}`);
 }
 
-export async function teardownTenantsLab(layout: TenantsLayout, cluster: ClusterPort, log: Log = () => {}, opts: DeleteOptions = {}): Promise<void> {
+export async function teardownTenantsLab(
+    layout: TenantsLayout,
+    cluster: ClusterPort,
+    log: Log = () => {},
+    opts: DeleteOptions = {},
+): Promise<void> {
     removeTenantsResults(layout, (l) => log(`[tenants scenario] ${l}`));
     await deleteTenantsAppSet(cluster, layout, (l) => log(`[tenants appset] ${l}`), opts);
     await deletePlatformRepo(layout, (l) => log(`[platform-repo] ${l}`));

@@ -1,0 +1,95 @@
+/**
+ * A lab's steps as a learner meets them: what each asks for and the hint for when it is not done,
+ * kept in the lab's steps.yaml (a lab author edits them there). The served lab prints the next
+ * step's ask; `verify --step N` grades one step and answers in one line, with the hint.
+ */
+import * as fs from "fs";
+import { parse } from "yaml";
+import { z } from "zod";
+import type { CheckResult } from "./grader";
+
+const stepSchema = z
+    .object({
+        step: z.number().int().min(0),
+        name: z.string().min(1),
+        ask: z.string().min(1),
+        hint: z.string().min(1),
+    })
+    .strict();
+
+export type LabStep = z.infer<typeof stepSchema>;
+
+/** The steps of a steps.yaml, numbered 1..n in order; an error names the file and the entry that is wrong. */
+export function readSteps(file: string): LabStep[] {
+    const r = z.array(stepSchema).safeParse(parse(fs.readFileSync(file, "utf8")));
+    if (!r.success) {
+        const i = r.error.issues[0];
+        throw new Error(`${file}: entry ${i.path.join(".")}: ${i.message}`);
+    }
+    r.data.forEach((s, i) => {
+        if (s.step !== i + 1) throw new Error(`${file}: entry ${i} is step ${s.step}; the steps go 1, 2, 3, ... in order`);
+    });
+    return r.data;
+}
+
+/** A step's text with its {placeholders} filled from the lab's paths; an unknown one is left as written. */
+export function fillIn(text: string, values: Record<string, string>): string {
+    return text.replace(/\{(\w+)\}/g, (whole, key: string) => values[key] ?? whole);
+}
+
+/** The paths a lab's steps name ({bareRepo}, {clone}, {workDir}, {appsetFile}); both labs' layouts have them. */
+export interface StepPaths {
+    bareRepo: string;
+    clone: string;
+    workDir: string;
+    appsetFile: string;
+}
+
+/** The steps of a steps.yaml with the lab's paths filled into their asks and hints. */
+export function labSteps(file: string, layout: StepPaths): LabStep[] {
+    const { bareRepo, clone, workDir, appsetFile } = layout;
+    const values = { bareRepo, clone, workDir, appsetFile };
+    return readSteps(file).map((s) => ({ ...s, ask: fillIn(s.ask, values), hint: fillIn(s.hint, values) }));
+}
+
+export interface StepVerdict {
+    step: number;
+    done: boolean;
+    /** One line: the step done (how many checks), or the first thing missing and the hint. */
+    line: string;
+    /** The first failing check (of this step, or of an earlier step that must come first). */
+    missing?: CheckResult;
+}
+
+/**
+ * One step's verdict (steps filled in by labSteps), from grading through it (`now`) and through the
+ * step before, from the files and the repository alone (`before`). A check of an earlier step can
+ * depend on the step graded (the ApplicationSet's prod branch changes at step 4), so an earlier
+ * step's failure in `now` counts as that step not done only when it failed in `before` too; else it
+ * is this step's. Done when nothing up to the step fails and at least one check of its own ran;
+ * otherwise the first thing missing and its hint. Never the expected value: the hint says what to
+ * do, the full `verify` shows expected and found.
+ */
+export function stepVerdict(before: CheckResult[], now: CheckResult[], steps: LabStep[], n: number): StepVerdict {
+    const step = steps[n - 1];
+    if (!step) throw new Error(`there is no step ${n} (the steps are 1 to ${steps.length})`);
+    const title = `step ${n} ${step.name}`;
+    const first = (rs: CheckResult[]) => rs.filter((r) => !r.ok).sort((a, b) => a.step - b.step)[0];
+    const failedBefore = new Set(before.filter((r) => !r.ok).map((r) => r.check));
+    const earlier = first(now.filter((r) => r.step < n && failedBefore.has(r.check)));
+    if (earlier) {
+        const at = steps[earlier.step - 1] ?? step;
+        return {
+            step: n,
+            done: false,
+            missing: earlier,
+            line: `${title}: not done (step ${earlier.step} ${at.name} comes first): ${earlier.check}; hint: ${earlier.hint ?? at.hint}`,
+        };
+    }
+    const failed = first(now.filter((r) => r.step <= n)); // a later step's check (the stack outputs') is not this step's
+    if (failed)
+        return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${failed.hint ?? step.hint}` };
+    const own = now.filter((r) => r.step === n).length;
+    if (own === 0) return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };
+    return { step: n, done: true, line: `${title}: done (${own} checks pass)` };
+}
