@@ -30,7 +30,11 @@ export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
 export const HOOK_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy";
 export const SYNC_WAVE = "argocd.argoproj.io/sync-wave";
 /** The default hook delete policy: the hook's object is deleted before it is created again. */
-const replacesBeforeCreation = (h: any) => String(h.metadata?.annotations?.[HOOK_DELETE_POLICY] ?? "BeforeHookCreation").split(",").map((x) => x.trim()).includes("BeforeHookCreation");
+const replacesBeforeCreation = (h: any) =>
+    String(h.metadata?.annotations?.[HOOK_DELETE_POLICY] ?? "BeforeHookCreation")
+        .split(",")
+        .map((x) => x.trim())
+        .includes("BeforeHookCreation");
 const WAITING_FOR_DELETION = "waiting for deletion of hook";
 const isHook = (o: any) => !!o.metadata?.annotations?.[HOOK_ANNOTATION];
 const wave = (o: any) => Number(o.metadata?.annotations?.[SYNC_WAVE] ?? 0) || 0;
@@ -52,9 +56,21 @@ export function resourceHealth(live: any | undefined): { status: string; message
     if (live.kind === "Deployment") {
         const want = live.spec?.replicas ?? 1;
         const st = live.status ?? {};
-        if ((st.observedGeneration ?? 0) < (live.metadata.generation ?? 1)) return { status: "Progressing", message: "Waiting for rollout to finish: observed deployment generation less than desired generation" };
-        if ((st.updatedReplicas ?? 0) < want) return { status: "Progressing", message: `Waiting for rollout to finish: ${st.updatedReplicas ?? 0} out of ${want} new replicas have been updated...` };
-        if ((st.availableReplicas ?? 0) < want) return { status: "Progressing", message: `Waiting for rollout to finish: ${st.availableReplicas ?? 0} of ${want} updated replicas are available...` };
+        if ((st.observedGeneration ?? 0) < (live.metadata.generation ?? 1))
+            return {
+                status: "Progressing",
+                message: "Waiting for rollout to finish: observed deployment generation less than desired generation",
+            };
+        if ((st.updatedReplicas ?? 0) < want)
+            return {
+                status: "Progressing",
+                message: `Waiting for rollout to finish: ${st.updatedReplicas ?? 0} out of ${want} new replicas have been updated...`,
+            };
+        if ((st.availableReplicas ?? 0) < want)
+            return {
+                status: "Progressing",
+                message: `Waiting for rollout to finish: ${st.availableReplicas ?? 0} of ${want} updated replicas are available...`,
+            };
     }
     return { status: "Healthy" };
 }
@@ -69,8 +85,10 @@ function hookPhase(job: any | undefined): { phase: "Running" | "Succeeded" | "Fa
     return { phase: "Running", message: "" };
 }
 
-const trackingId = (app: string, obj: any, ns: string) => `${app}:${obj.apiVersion?.includes("/") ? obj.apiVersion.split("/")[0] : ""}/${obj.kind}:${ns}/${obj.metadata.name}`;
-const keyOf = (o: { kind: string; metadata: { namespace?: string; name: string } }) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+const trackingId = (app: string, obj: any, ns: string) =>
+    `${app}:${obj.apiVersion?.includes("/") ? obj.apiVersion.split("/")[0] : ""}/${obj.kind}:${ns}/${obj.metadata.name}`;
+const keyOf = (o: { kind: string; metadata: { namespace?: string; name: string } }) =>
+    `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
 
 /**
  * hard: a hard refresh; forced: past the revision cache; recent: a watch event's comparison
@@ -115,8 +133,14 @@ export class AppController {
                 if (app.operation) {
                     // an attempt that failed and waits for its retry keeps waiting until NextRetryAt, restart or not
                     const st = app.status?.operationState;
-                    const due = st?.phase === "Running" && st.finishedAt ? Date.parse(st.finishedAt) + this.retryWait(Number(st.retryCount ?? 0)) - this.clock.now() : 0;
-                    this.later(() => this.runOperation(app.metadata.namespace, app.metadata.name), Math.max(this.opts.operationDelayMs, due));
+                    const due =
+                        st?.phase === "Running" && st.finishedAt
+                            ? Date.parse(st.finishedAt) + this.retryWait(Number(st.retryCount ?? 0)) - this.clock.now()
+                            : 0;
+                    this.later(
+                        () => this.runOperation(app.metadata.namespace, app.metadata.name),
+                        Math.max(this.opts.operationDelayMs, due),
+                    );
                 }
             }
         }
@@ -145,7 +169,11 @@ export class AppController {
     }
 
     /** The next `times` sync attempts of this Application fail with `message` (as if the API refused the apply). */
-    failSyncs(app: string, times: number, message = `one or more objects failed to apply, reason: configmaps "shop-config" is forbidden: the simulated API refused the apply`) {
+    failSyncs(
+        app: string,
+        times: number,
+        message = `one or more objects failed to apply, reason: configmaps "shop-config" is forbidden: the simulated API refused the apply`,
+    ) {
         this.failing.set(app, { left: times, message });
     }
 
@@ -157,7 +185,10 @@ export class AppController {
             const p = this.clock.track(Promise.resolve().then(f)).catch((e) => {
                 this.errors.push(e);
             });
-            this.chains.set(`other-${h.id}`, p.then(() => void this.chains.delete(`other-${h.id}`)));
+            this.chains.set(
+                `other-${h.id}`,
+                p.then(() => void this.chains.delete(`other-${h.id}`)),
+            );
         }, ms);
         this.others.add(h);
     }
@@ -195,7 +226,11 @@ export class AppController {
         const pending = this.timers.get(key);
         if (pending) {
             this.clock.clearTimeout(pending.h);
-            trigger = { hard: trigger.hard || pending.trigger.hard, forced: trigger.forced || pending.trigger.forced, recent: !!trigger.recent && !!pending.trigger.recent };
+            trigger = {
+                hard: trigger.hard || pending.trigger.hard,
+                forced: trigger.forced || pending.trigger.forced,
+                recent: !!trigger.recent && !!pending.trigger.recent,
+            };
         }
         const h = this.clock.setTimeout(() => {
             this.timers.delete(key);
@@ -216,10 +251,13 @@ export class AppController {
         if (!this.running) return;
         const key = `${ns}/${name}`;
         this.clock.clearTimeout(this.polls.get(key));
-        const h = this.clock.setTimeout(() => {
-            this.polls.delete(key);
-            if (this.running) this.schedule(ns, name, 0, { hard: false, forced: false });
-        }, this.opts.pollIntervalMs + Math.floor(this.clock.random() * this.opts.pollJitterMs));
+        const h = this.clock.setTimeout(
+            () => {
+                this.polls.delete(key);
+                if (this.running) this.schedule(ns, name, 0, { hard: false, forced: false });
+            },
+            this.opts.pollIntervalMs + Math.floor(this.clock.random() * this.opts.pollJitterMs),
+        );
         this.polls.set(key, h);
     }
 
@@ -244,10 +282,12 @@ export class AppController {
         let renderError: RenderError | undefined;
         try {
             const sha = await this.repo.resolve(src.repoURL, src.targetRevision ?? "HEAD", { noCache: forced });
-            const desired = (await this.repo.render(src.repoURL, sha, src.path, { hard: trigger.hard || handledRefresh === "hard" })).map((o) => ({
-                ...o,
-                metadata: { ...o.metadata, namespace: o.metadata.namespace ?? dest.namespace },
-            }));
+            const desired = (await this.repo.render(src.repoURL, sha, src.path, { hard: trigger.hard || handledRefresh === "hard" })).map(
+                (o) => ({
+                    ...o,
+                    metadata: { ...o.metadata, namespace: o.metadata.namespace ?? dest.namespace },
+                }),
+            );
             rendered = { sha, desired };
         } catch (e: any) {
             if (!(e instanceof RenderError)) throw e;
@@ -272,7 +312,10 @@ export class AppController {
                     return;
                 }
             }
-            status.conditions = [...(status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError"), { type: "ComparisonError", message: renderError!.message, lastTransitionTime: now }];
+            status.conditions = [
+                ...(status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError"),
+                { type: "ComparisonError", message: renderError!.message, lastTransitionTime: now },
+            ];
             status.sync = { ...(status.sync ?? {}), status: "Unknown", revision: src.targetRevision };
         }
         // a watch event's comparison (CompareWithRecent) leaves reconciledAt as it was; a source change compares with the latest
@@ -317,14 +360,29 @@ export class AppController {
         const prunable = managed.filter((r) => !desiredKeys.has(`${r.kind}/${r.namespace}/${r.name}`));
         const drifted = desired.filter((d) => !this.inSync(d));
         const outOfSync = drifted.length > 0 || prunable.length > 0;
-        status.sync = { status: outOfSync ? "OutOfSync" : "Synced", revision: sha, comparedTo: { source: app.spec.source, destination: app.spec.destination } };
+        status.sync = {
+            status: outOfSync ? "OutOfSync" : "Synced",
+            revision: sha,
+            comparedTo: { source: app.spec.source, destination: app.spec.destination },
+        };
         const healths = desired.map((d) => resourceHealth(this.liveOf(d)));
         const worst = healths.reduce((w, h) => (HEALTH_ORDER.indexOf(h.status) > HEALTH_ORDER.indexOf(w) ? h.status : w), "Healthy");
-        status.health = { status: worst, lastTransitionTime: status.health?.status === worst ? status.health?.lastTransitionTime ?? now : now };
+        status.health = {
+            status: worst,
+            lastTransitionTime: status.health?.status === worst ? (status.health?.lastTransitionTime ?? now) : now,
+        };
         // SyncError is auto-sync's: cleared whenever it has nothing to report (autoSync returns nil), set again below when it has
         const lastSyncError = (status.conditions ?? []).find((c: any) => c.type === "SyncError");
         status.conditions = (status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError" && c.type !== "SyncError");
-        status.resources = desired.map((d, i) => ({ ...(groupOf(d) ? { group: groupOf(d) } : {}), version: "v1", kind: d.kind, namespace: d.metadata.namespace, name: d.metadata.name, status: this.inSync(d) ? "Synced" : "OutOfSync", health: healths[i] }));
+        status.resources = desired.map((d, i) => ({
+            ...(groupOf(d) ? { group: groupOf(d) } : {}),
+            version: "v1",
+            kind: d.kind,
+            namespace: d.metadata.namespace,
+            name: d.metadata.name,
+            status: this.inSync(d) ? "Synced" : "OutOfSync",
+            health: healths[i],
+        }));
         status.sourceType = "Kustomize";
 
         const auto = app.spec.syncPolicy?.automated;
@@ -332,15 +390,19 @@ export class AppController {
         const cleanup = () => {
             if (status.conditions.length === 0) delete status.conditions;
         };
-        if (!auto || auto.enabled === false || !outOfSync) return cleanup(), { status };
+        if (!auto || auto.enabled === false || !outOfSync) return (cleanup(), { status });
         // "Skipping auto-sync: another operation is in progress"
-        if (app.operation || op?.phase === "Running") return cleanup(), { status };
+        if (app.operation || op?.phase === "Running") return (cleanup(), { status });
         const lastRev = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
         // a sync to this SHA already failed after its retries: no further auto-sync for it, and the reason as a SyncError
         // (appcontroller.go autoSync: "Failed last sync attempt to %s: %s", the revisions and the operation's message)
         if (op && ["Failed", "Error"].includes(op.phase) && op.operation?.sync?.revision === sha) {
             const message = `Failed last sync attempt to [${sha}]: ${op.message}`;
-            status.conditions.push({ type: "SyncError", message, lastTransitionTime: lastSyncError?.message === message ? lastSyncError.lastTransitionTime : now });
+            status.conditions.push({
+                type: "SyncError",
+                message,
+                lastTransitionTime: lastSyncError?.message === message ? lastSyncError.lastTransitionTime : now,
+            });
             return { status };
         }
         const base = { revision: sha, prune: !!auto.prune, syncOptions: app.spec.syncPolicy?.syncOptions, source: app.spec.source };
@@ -351,21 +413,36 @@ export class AppController {
             delete status.operationState;
             return { status, operation: { sync: base, initiatedBy: { automated: true }, retry: { limit: RETRY_LIMIT } } };
         }
-        if (!auto.selfHeal) return cleanup(), { status };
+        if (!auto.selfHeal) return (cleanup(), { status });
         // selfHeal: backed off from the last operation's finishedAt (appcontroller selfHealRemainingBackoff)
         const n = this.selfHealAttempts.get(key) ?? 0;
-        const backoff = n === 0 ? 0 : Math.min(this.opts.selfHealBackoffCapMs, this.opts.selfHealBackoffMs * this.opts.selfHealBackoffFactor ** (n - 1));
+        const backoff =
+            n === 0
+                ? 0
+                : Math.min(this.opts.selfHealBackoffCapMs, this.opts.selfHealBackoffMs * this.opts.selfHealBackoffFactor ** (n - 1));
         const remaining = backoff - (this.clock.now() - Date.parse(op.finishedAt ?? now));
         if (remaining > 0) {
             this.schedule(app.metadata.namespace, name, remaining, { hard: false, forced: false });
-            return cleanup(), { status };
+            return (cleanup(), { status });
         }
         this.selfHealDelays.push(backoff);
         this.selfHealAttempts.set(key, n + 1);
         cleanup();
         delete status.operationState; // SetAppOperation, as above
-        const resources = drifted.map((d) => ({ group: d.apiVersion?.includes("/") ? d.apiVersion.split("/")[0] : "", kind: d.kind, namespace: d.metadata.namespace, name: d.metadata.name }));
-        return { status, operation: { sync: { ...base, resources, selfHealAttemptsCount: n + 1 }, initiatedBy: { automated: true }, retry: { limit: RETRY_LIMIT } } };
+        const resources = drifted.map((d) => ({
+            group: d.apiVersion?.includes("/") ? d.apiVersion.split("/")[0] : "",
+            kind: d.kind,
+            namespace: d.metadata.namespace,
+            name: d.metadata.name,
+        }));
+        return {
+            status,
+            operation: {
+                sync: { ...base, resources, selfHealAttemptsCount: n + 1 },
+                initiatedBy: { automated: true },
+                retry: { limit: RETRY_LIMIT },
+            },
+        };
     }
 
     /** Operations being run now, by "ns/name" (a second trigger joins the one running). */
@@ -410,21 +487,36 @@ export class AppController {
             }
             // a controller restarted with an operation in flight has not rendered it yet
             let rendered = revision ? this.repo.rendered(src.repoURL, revision, src.path) : [];
-            if (revision && !rendered.length) rendered = await this.repo.render(src.repoURL, revision, src.path, { hard: false }).catch(() => []);
+            if (revision && !rendered.length)
+                rendered = await this.repo.render(src.repoURL, revision, src.path, { hard: false }).catch(() => []);
             if (!this.running) return;
             const app = this.kube.get("Application", ns, name);
             if (!app?.operation || app.metadata.deletionTimestamp) return;
             const prev = app.status?.operationState;
             const retrying = prev?.phase === "Running" && !!prev.finishedAt;
-            const continuing = prev?.phase === "Running" && !prev.finishedAt && (!!prev.syncResult?.resources?.some((r: any) => r.hookType) || String(prev.message).startsWith(WAITING_FOR_DELETION));
+            const continuing =
+                prev?.phase === "Running" &&
+                !prev.finishedAt &&
+                (!!prev.syncResult?.resources?.some((r: any) => r.hookType) || String(prev.message).startsWith(WAITING_FOR_DELETION));
             const op = { ...app.operation, sync: { ...(app.operation.sync ?? {}), revision } };
             const fault = this.failing.get(name);
             const fails = !!fault && fault.left > 0;
             if (fails) fault!.left--;
-            const desired = rendered.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
-            const hooks = fails || !revision ? [] : desired.filter((d) => d.metadata.annotations?.[HOOK_ANNOTATION] === "PreSync").sort((x, y) => wave(x) - wave(y));
+            const desired = rendered.map((o) => ({
+                ...o,
+                metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace },
+            }));
+            const hooks =
+                fails || !revision
+                    ? []
+                    : desired.filter((d) => d.metadata.annotations?.[HOOK_ANNOTATION] === "PreSync").sort((x, y) => wave(x) - wave(y));
             // RollingSync moves Pending on only for a sync started strictly after it, in the profile's precision (see rollingSync.ts)
-            const startedAt = retrying || continuing ? prev.startedAt : this.opts.wholeSecondTimes ? this.iso() : new Date(this.clock.now()).toISOString();
+            const startedAt =
+                retrying || continuing
+                    ? prev.startedAt
+                    : this.opts.wholeSecondTimes
+                      ? this.iso()
+                      : new Date(this.clock.now()).toISOString();
             app.status = {
                 ...(app.status ?? {}),
                 operationState: {
@@ -440,7 +532,10 @@ export class AppController {
             };
             if (!revision) {
                 this.kube.put(app, ACTOR);
-                this.later(() => this.finishOperation(ns, name, { failure: `failed to resolve revision '${src.targetRevision}'`, revision }), this.opts.operationDurationMs);
+                this.later(
+                    () => this.finishOperation(ns, name, { failure: `failed to resolve revision '${src.targetRevision}'`, revision }),
+                    this.opts.operationDurationMs,
+                );
                 handedOff = true;
                 return;
             }
@@ -449,12 +544,23 @@ export class AppController {
                 // every hook has a stored result: a failed one fails the attempt at once ("completed unsuccessfully", no Job run);
                 // all succeeded, nothing is left to do ("successfully synced (no more tasks)", nothing applied)
                 const stale: any[] = (prev?.syncResult?.resources ?? []).filter((r: any) => r.hookType);
-                const resultOf = (h: any) => stale.find((r) => r.kind === h.kind && r.namespace === h.metadata.namespace && r.name === h.metadata.name);
+                const resultOf = (h: any) =>
+                    stale.find((r) => r.kind === h.kind && r.namespace === h.metadata.namespace && r.name === h.metadata.name);
                 if (hooks.every(resultOf)) {
                     const failed = hooks.some((h) => ["Failed", "Error"].includes(resultOf(h).hookPhase));
                     this.kube.put(app, ACTOR);
                     handedOff = true;
-                    this.finishOperation(ns, name, failed ? { failure: "one or more synchronization tasks completed unsuccessfully", revision, resources: prev.syncResult.resources } : { revision, resources: prev.syncResult.resources, message: "successfully synced (no more tasks)" });
+                    this.finishOperation(
+                        ns,
+                        name,
+                        failed
+                            ? {
+                                  failure: "one or more synchronization tasks completed unsuccessfully",
+                                  revision,
+                                  resources: prev.syncResult.resources,
+                              }
+                            : { revision, resources: prev.syncResult.resources, message: "successfully synced (no more tasks)" },
+                    );
                     return;
                 }
             }
@@ -482,7 +588,11 @@ export class AppController {
             }
             if (hooks.length) {
                 app.status.operationState.message = `waiting for completion of hook ${groupOf(hooks[hooks.length - 1])}/${hooks[hooks.length - 1].kind}/${hooks[hooks.length - 1].metadata.name}`;
-                app.status.operationState.syncResult = { revision, source: src, resources: hooks.map((h) => this.hookResult(h, "Running", "")) };
+                app.status.operationState.syncResult = {
+                    revision,
+                    source: src,
+                    resources: hooks.map((h) => this.hookResult(h, "Running", "")),
+                };
                 this.kube.put(app, ACTOR);
                 this.runHooks(app, hooks);
                 handedOff = true;
@@ -499,7 +609,18 @@ export class AppController {
     }
 
     private hookResult(h: any, phase: string, message: string) {
-        return { group: groupOf(h), version: h.apiVersion?.split("/").pop() ?? "v1", kind: h.kind, namespace: h.metadata.namespace, name: h.metadata.name, status: "Synced", message, hookType: "PreSync", hookPhase: phase, syncPhase: "PreSync" };
+        return {
+            group: groupOf(h),
+            version: h.apiVersion?.split("/").pop() ?? "v1",
+            kind: h.kind,
+            namespace: h.metadata.namespace,
+            name: h.metadata.name,
+            status: "Synced",
+            message,
+            hookType: "PreSync",
+            hookPhase: phase,
+            syncPhase: "PreSync",
+        };
     }
 
     /** The PreSync hooks, created in wave order (those replaced, BeforeHookCreation, already deleted). */
@@ -552,10 +673,16 @@ export class AppController {
             const src = app.spec.source;
             if (failed) {
                 // gitops-engine: a completed but unsuccessful task fails the sync (the hook's apply itself succeeded)
-                this.finishOperation(ns, name, { failure: "one or more synchronization tasks completed unsuccessfully", revision: op.sync.revision, resources });
+                this.finishOperation(ns, name, {
+                    failure: "one or more synchronization tasks completed unsuccessfully",
+                    revision: op.sync.revision,
+                    resources,
+                });
                 return;
             }
-            const desired = this.repo.rendered(src.repoURL, op.sync.revision, src.path).map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
+            const desired = this.repo
+                .rendered(src.repoURL, op.sync.revision, src.path)
+                .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
             this.syncPhase(ns, name, op, desired, resources, undefined);
         };
         this.hookChecks.set(key, check);
@@ -569,7 +696,14 @@ export class AppController {
             this.operating.delete(`${ns}/${name}`);
             return;
         }
-        const applied = failure === undefined ? this.apply(app, op, desired.filter((d) => !isHook(d))) : undefined;
+        const applied =
+            failure === undefined
+                ? this.apply(
+                      app,
+                      op,
+                      desired.filter((d) => !isHook(d)),
+                  )
+                : undefined;
         const resources = applied ? [...hookResults, ...applied] : undefined;
         const finish = () => this.finishOperation(ns, name, { failure, revision: op.sync.revision, resources });
         if (!applied) return this.later(finish, this.opts.operationDurationMs);
@@ -601,7 +735,15 @@ export class AppController {
                 // The message's time is NextRetryAt(now, count) with the count before it goes up; the retry
                 // waits NextRetryAt(finishedAt, count) with the count after it (controller/appcontroller.go)
                 const said = this.retryWait(retries);
-                app.status.operationState = { operation: app.operation, phase: "Running", message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.clock.now() + said)}.`, startedAt: state.startedAt, finishedAt: now, retryCount: retries + 1, ...(syncResult ? { syncResult } : {}) };
+                app.status.operationState = {
+                    operation: app.operation,
+                    phase: "Running",
+                    message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.clock.now() + said)}.`,
+                    startedAt: state.startedAt,
+                    finishedAt: now,
+                    retryCount: retries + 1,
+                    ...(syncResult ? { syncResult } : {}),
+                };
                 this.kube.put(app, ACTOR);
                 this.later(() => this.runOperation(ns, name), this.retryWait(retries + 1));
                 // appcontroller.go: a retry also asks for a comparison with the latest at its time
@@ -609,14 +751,29 @@ export class AppController {
                 return;
             }
             // no condition here: a SyncError is auto-sync's, written by the comparison that follows (none for RollingSync's Applications, whose auto-sync is off)
-            app.status.operationState = { operation: op, phase: "Failed", message: `${end.failure} (retried ${retries} times).`, startedAt: state.startedAt, finishedAt: now, retryCount: retries, ...(syncResult ? { syncResult } : {}) };
+            app.status.operationState = {
+                operation: op,
+                phase: "Failed",
+                message: `${end.failure} (retried ${retries} times).`,
+                startedAt: state.startedAt,
+                finishedAt: now,
+                retryCount: retries,
+                ...(syncResult ? { syncResult } : {}),
+            };
             delete app.operation;
             this.kube.put(app, ACTOR);
             this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: false, forced: true });
             return;
         }
         const history = [...(app.status.history ?? [])];
-        history.push({ revision: op.sync.revision, deployedAt: now, deployStartedAt: state.startedAt, id: history.length, source: op.sync.source ?? app.spec.source, initiatedBy: op.initiatedBy });
+        history.push({
+            revision: op.sync.revision,
+            deployedAt: now,
+            deployStartedAt: state.startedAt,
+            id: history.length,
+            source: op.sync.source ?? app.spec.source,
+            initiatedBy: op.initiatedBy,
+        });
         app.status.operationState = {
             operation: op,
             phase: "Succeeded",
@@ -646,24 +803,53 @@ export class AppController {
             const ns = d.metadata.namespace;
             if (!this.kube.get("Namespace", undefined, ns)) {
                 if (!createNs) {
-                    results.push({ kind: d.kind, namespace: ns, name: d.metadata.name, status: "SyncFailed", message: `namespaces "${ns}" not found`, syncPhase: "Sync" });
+                    results.push({
+                        kind: d.kind,
+                        namespace: ns,
+                        name: d.metadata.name,
+                        status: "SyncFailed",
+                        message: `namespaces "${ns}" not found`,
+                        syncPhase: "Sync",
+                    });
                     continue;
                 }
                 this.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ACTOR);
             }
             const live = this.liveOf(d);
-            const annotations = { ...(live?.metadata.annotations ?? {}), ...(d.metadata.annotations ?? {}), [TRACKING_ANNOTATION]: trackingId(name, d, ns) };
+            const annotations = {
+                ...(live?.metadata.annotations ?? {}),
+                ...(d.metadata.annotations ?? {}),
+                [TRACKING_ANNOTATION]: trackingId(name, d, ns),
+            };
             // an apply: the object is patched in place, so its uid stays
             const next = { ...(live ?? {}), ...d, metadata: { ...(live?.metadata ?? {}), ...d.metadata, annotations } };
             this.kube.put(next, ACTOR);
-            results.push({ group: groupOf(d), version: d.apiVersion?.split("/").pop() ?? "v1", kind: d.kind, namespace: ns, name: d.metadata.name, status: "Synced", message: `${d.kind.toLowerCase()}${groupOf(d) ? `.${groupOf(d)}` : ""}/${d.metadata.name} ${live ? "configured" : "created"}`, syncPhase: "Sync" });
+            results.push({
+                group: groupOf(d),
+                version: d.apiVersion?.split("/").pop() ?? "v1",
+                kind: d.kind,
+                namespace: ns,
+                name: d.metadata.name,
+                status: "Synced",
+                message: `${d.kind.toLowerCase()}${groupOf(d) ? `.${groupOf(d)}` : ""}/${d.metadata.name} ${live ? "configured" : "created"}`,
+                syncPhase: "Sync",
+            });
         }
         if (op.sync.prune && !only && desired.length) {
             const keys = new Set(desired.map(keyOf));
             for (const r of app.status?.resources ?? []) {
                 if (keys.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
                 this.kube.remove(r.kind, r.namespace, r.name, ACTOR);
-                results.push({ group: r.group ?? "", version: r.version ?? "v1", kind: r.kind, namespace: r.namespace, name: r.name, status: "Pruned", message: "pruned", syncPhase: "Sync" });
+                results.push({
+                    group: r.group ?? "",
+                    version: r.version ?? "v1",
+                    kind: r.kind,
+                    namespace: r.namespace,
+                    name: r.name,
+                    status: "Pruned",
+                    message: "pruned",
+                    syncPhase: "Sync",
+                });
             }
         }
         return results;

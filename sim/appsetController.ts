@@ -37,7 +37,10 @@ export const RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io";
  * template (applicationset/controllers/applicationset_controller.go createOrUpdateInCluster).
  */
 export const PRESERVED_ANNOTATIONS = ["argocd.argoproj.io/refresh", "argocd.argoproj.io/hydrate"];
-const preserved = (key: string) => PRESERVED_ANNOTATIONS.includes(key) || key.startsWith("notified.notifications.argoproj.io") || key.startsWith("notifications.argoproj.io/");
+const preserved = (key: string) =>
+    PRESERVED_ANNOTATIONS.includes(key) ||
+    key.startsWith("notified.notifications.argoproj.io") ||
+    key.startsWith("notifications.argoproj.io/");
 
 /** The git generator's requeue when `requeueAfterSeconds` is unset (generators/git.go getDefaultRequeueAfter). */
 export const GIT_REQUEUE_MS = 180_000;
@@ -55,8 +58,18 @@ export function generateFromParams(appset: any, paramSets: Record<string, string
                 labels: t.metadata.labels,
                 annotations: t.metadata.annotations,
                 // every generated Application gets the resources finalizer unless the template sets finalizers or preserveResourcesOnDeletion
-                finalizers: t.metadata.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
-                ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: appset.metadata.name, uid: appset.metadata.uid, controller: true, blockOwnerDeletion: true }],
+                finalizers:
+                    t.metadata.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
+                ownerReferences: [
+                    {
+                        apiVersion: "argoproj.io/v1alpha1",
+                        kind: "ApplicationSet",
+                        name: appset.metadata.name,
+                        uid: appset.metadata.uid,
+                        controller: true,
+                        blockOwnerDeletion: true,
+                    },
+                ],
             },
             spec: t.spec,
         };
@@ -79,14 +92,20 @@ function flatten(obj: any, prefix = "", out: Record<string, string> = {}): Recor
     for (const [k, v] of Object.entries(obj ?? {})) {
         const key = prefix ? `${prefix}.${k}` : k;
         if (v && typeof v === "object" && !Array.isArray(v)) flatten(v, key, out);
-        else if (Array.isArray(v)) v.forEach((x, i) => (x && typeof x === "object" ? flatten(x, `${key}.${i}`, out) : (out[`${key}.${i}`] = String(x))));
+        else if (Array.isArray(v))
+            v.forEach((x, i) => (x && typeof x === "object" ? flatten(x, `${key}.${i}`, out) : (out[`${key}.${i}`] = String(x))));
         else out[key] = String(v);
     }
     return out;
 }
 
 /** A name as `utils.SanitizeName` makes it (lower case, runs of other characters to "-"). */
-const sanitize = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 63);
+const sanitize = (s: string) =>
+    s
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, "-")
+        .replace(/^-+|-+$/g, "")
+        .slice(0, 63);
 
 /** The parameters of one file of a git files generator (non-Go-template flavour, generators/git.go). */
 export function gitFileParams(filePath: string, content: string): Record<string, string>[] {
@@ -135,7 +154,10 @@ export class AppSetController {
     /** Errors thrown inside reconciles (a test double must not hide its own bugs). */
     readonly errors: Error[] = [];
 
-    constructor(private readonly kube: FakeKube, private readonly opts: AppSetControllerOptions = {}) {
+    constructor(
+        private readonly kube: FakeKube,
+        private readonly opts: AppSetControllerOptions = {},
+    ) {
         this.delayMs = opts.delayMs ?? 0;
         this.clock = opts.clock ?? realSimClock();
     }
@@ -170,12 +192,14 @@ export class AppSetController {
         const h = this.clock.setTimeout(() => {
             this.timers.delete(key);
             const prev = this.chains.get(key) ?? Promise.resolve();
-            const next = this.clock.track(
-                prev.then(async () => {
-                    const current = this.kube.get("ApplicationSet", ns, name);
-                    if (current && this.running) await this.reconcile(current);
-                }),
-            ).catch((e) => void this.errors.push(e));
+            const next = this.clock
+                .track(
+                    prev.then(async () => {
+                        const current = this.kube.get("ApplicationSet", ns, name);
+                        if (current && this.running) await this.reconcile(current);
+                    }),
+                )
+                .catch((e) => void this.errors.push(e));
             this.chains.set(key, next);
             next.then(() => {
                 if (this.chains.get(key) === next) this.chains.delete(key);
@@ -200,7 +224,13 @@ export class AppSetController {
     private shouldRequeueFor(old: any, now: any): boolean {
         if (!old || !now) return true;
         const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-        if (!same(old.spec, now.spec) || !same(old.metadata.annotations, now.metadata.annotations) || !same(old.metadata.labels, now.metadata.labels) || !same(old.metadata.finalizers, now.metadata.finalizers)) return true;
+        if (
+            !same(old.spec, now.spec) ||
+            !same(old.metadata.annotations, now.metadata.annotations) ||
+            !same(old.metadata.labels, now.metadata.labels) ||
+            !same(old.metadata.finalizers, now.metadata.finalizers)
+        )
+            return true;
         if (!this.opts.progressiveSyncs) return false;
         if (old.status?.health?.status !== now.status?.health?.status || old.status?.sync?.status !== now.status?.sync?.status) return true;
         const a = old.status?.operationState;
@@ -224,7 +254,8 @@ export class AppSetController {
                 const sha = await this.opts.repo.resolve(g.git.repoURL, g.git.revision ?? "HEAD", { noCache: refresh });
                 const params: Record<string, string>[] = [];
                 for (const f of g.git.files ?? []) {
-                    for (const file of await this.opts.repo.files(g.git.repoURL, sha, f.path)) params.push(...gitFileParams(file.path, file.content));
+                    for (const file of await this.opts.repo.files(g.git.repoURL, sha, f.path))
+                        params.push(...gitFileParams(file.path, file.content));
                 }
                 out.push(...generateFromParams(appset, params));
             }
@@ -239,7 +270,13 @@ export class AppSetController {
             desired = await this.generate(appset);
         } catch (e: any) {
             if (!(e instanceof RenderError)) throw e;
-            this.writeStatus(namespace, name, (st) => setCondition(st, { type: "ErrorOccurred", status: "True", reason: "ApplicationGenerationFromParamsError", message: e.message }, this.iso()));
+            this.writeStatus(namespace, name, (st) =>
+                setCondition(
+                    st,
+                    { type: "ErrorOccurred", status: "True", reason: "ApplicationGenerationFromParamsError", message: e.message },
+                    this.iso(),
+                ),
+            );
             this.requeue(appset);
             return;
         }
@@ -280,14 +317,29 @@ export class AppSetController {
             delete latest.metadata.annotations[APPSET_REFRESH_ANNOTATION];
             this.kube.put(latest, ACTOR);
         }
-        this.writeStatus(namespace, name, (st) => setCondition(st, { type: "ResourcesUpToDate", status: "True", reason: "ApplicationSetUpToDate", message: "All applications have been generated successfully" }, this.iso()));
+        this.writeStatus(namespace, name, (st) =>
+            setCondition(
+                st,
+                {
+                    type: "ResourcesUpToDate",
+                    status: "True",
+                    reason: "ApplicationSetUpToDate",
+                    message: "All applications have been generated successfully",
+                },
+                this.iso(),
+            ),
+        );
         this.requeue(appset);
     }
 
     private requeue(appset: any) {
         if ((appset.spec?.generators ?? []).some((g: any) => g.git)) {
             const secs = (appset.spec.generators.find((g: any) => g.git).git.requeueAfterSeconds as number | undefined) ?? undefined;
-            this.schedule(appset.metadata.namespace, appset.metadata.name, secs !== undefined ? secs * 1000 : this.opts.gitRequeueMs ?? GIT_REQUEUE_MS);
+            this.schedule(
+                appset.metadata.namespace,
+                appset.metadata.name,
+                secs !== undefined ? secs * 1000 : (this.opts.gitRequeueMs ?? GIT_REQUEUE_MS),
+            );
         }
     }
 
@@ -312,7 +364,13 @@ export class AppSetController {
             const next = live
                 ? {
                       ...live,
-                      metadata: { ...live.metadata, labels: d.metadata.labels, annotations: Object.keys(annotations).length ? annotations : undefined, finalizers: d.metadata.finalizers, ownerReferences: d.metadata.ownerReferences },
+                      metadata: {
+                          ...live.metadata,
+                          labels: d.metadata.labels,
+                          annotations: Object.keys(annotations).length ? annotations : undefined,
+                          finalizers: d.metadata.finalizers,
+                          ownerReferences: d.metadata.ownerReferences,
+                      },
                       spec: d.spec,
                       // RollingSync's sync: the operation is set on the live Application
                       ...(d.operation ? { operation: d.operation } : {}),

@@ -17,7 +17,6 @@ import { PodRunner, Workloads } from "./workloads";
 /** Where Argo CD reads its command parameters (install.yaml's argocd-cmd-params-cm). */
 export const CMD_PARAMS_CM = "argocd-cmd-params-cm";
 
-
 export interface ArgoSimOptions extends Partial<ArgoTimings> {
     /** Maps the in-cluster repoURL to the loopback git daemon's URL. */
     urlFor: (repoURL: string) => string;
@@ -41,14 +40,26 @@ export class ArgoSim {
     readonly clock: SimClock;
     readonly timings: ArgoTimings;
 
-    constructor(readonly kube: FakeKube, opts: ArgoSimOptions) {
+    constructor(
+        readonly kube: FakeKube,
+        opts: ArgoSimOptions,
+    ) {
         const { urlFor, kubectl, cacheDir, clock, podDir, podRunner, ...timings } = opts;
         this.timings = { ...FAST, ...timings };
         this.clock = clock ?? realSimClock();
-        this.repo = new RepoServer(urlFor, kubectl, cacheDir, { now: () => this.clock.now(), revisionCacheMs: this.timings.revisionCacheMs });
+        this.repo = new RepoServer(urlFor, kubectl, cacheDir, {
+            now: () => this.clock.now(),
+            revisionCacheMs: this.timings.revisionCacheMs,
+        });
         // read when the ApplicationSet controller starts, as its flag is
         const progressiveSyncs = kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)?.data?.[PROGRESSIVE_SYNCS_KEY] === "true";
-        this.appsets = new AppSetController(kube, { delayMs: this.timings.generateDelayMs, clock: this.clock, repo: this.repo, progressiveSyncs, wholeSecondTimes: this.timings.wholeSecondTimes });
+        this.appsets = new AppSetController(kube, {
+            delayMs: this.timings.generateDelayMs,
+            clock: this.clock,
+            repo: this.repo,
+            progressiveSyncs,
+            wholeSecondTimes: this.timings.wholeSecondTimes,
+        });
         this.apps = new AppController(kube, this.repo, this.timings, this.clock);
         this.workloads = new Workloads(kube, this.timings, this.clock, podRunner ?? shellPodRunner(podDir));
     }

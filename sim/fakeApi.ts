@@ -24,6 +24,9 @@ export interface ResourceType {
     shortNames?: string[];
 }
 
+/** The API groups of Kubernetes' own types (every other group here is a custom resource's). */
+const BUILT_IN_GROUPS = new Set(["", "apps", "batch", "apiextensions.k8s.io"]);
+
 export const TYPES: ResourceType[] = [
     { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false, shortNames: ["ns"] },
     { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"] },
@@ -32,9 +35,30 @@ export const TYPES: ResourceType[] = [
     { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true, shortNames: ["deploy"] },
     { group: "apps", version: "v1", plural: "statefulsets", kind: "StatefulSet", namespaced: true, shortNames: ["sts"] },
     { group: "batch", version: "v1", plural: "jobs", kind: "Job", namespaced: true },
-    { group: "argoproj.io", version: "v1alpha1", plural: "applications", kind: "Application", namespaced: true, shortNames: ["app", "apps"] },
-    { group: "argoproj.io", version: "v1alpha1", plural: "applicationsets", kind: "ApplicationSet", namespaced: true, shortNames: ["appset", "appsets"] },
-    { group: "apiextensions.k8s.io", version: "v1", plural: "customresourcedefinitions", kind: "CustomResourceDefinition", namespaced: false, shortNames: ["crd", "crds"] },
+    {
+        group: "argoproj.io",
+        version: "v1alpha1",
+        plural: "applications",
+        kind: "Application",
+        namespaced: true,
+        shortNames: ["app", "apps"],
+    },
+    {
+        group: "argoproj.io",
+        version: "v1alpha1",
+        plural: "applicationsets",
+        kind: "ApplicationSet",
+        namespaced: true,
+        shortNames: ["appset", "appsets"],
+    },
+    {
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        plural: "customresourcedefinitions",
+        kind: "CustomResourceDefinition",
+        namespaced: false,
+        shortNames: ["crd", "crds"],
+    },
     // served whether or not its CRD object exists (a test puts the CRD to say "the Prometheus Operator is installed")
     { group: "monitoring.coreos.com", version: "v1", plural: "prometheusrules", kind: "PrometheusRule", namespaced: true },
 ];
@@ -50,7 +74,11 @@ export interface Change {
 }
 
 class HttpError extends Error {
-    constructor(public code: number, public reason: string, message: string) {
+    constructor(
+        public code: number,
+        public reason: string,
+        message: string,
+    ) {
         super(message);
     }
 }
@@ -72,7 +100,8 @@ function clone<T>(v: T): T {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v)) {
         const x = clone((v as Record<string, unknown>)[k]);
-        if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true }); // a key like any other in JSON (a ConfigMap may have it)
+        if (k === "__proto__")
+            Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true }); // a key like any other in JSON (a ConfigMap may have it)
         else out[k] = x;
     }
     return out as T;
@@ -92,7 +121,10 @@ export function mergePatch(target: any, patch: any): any {
 function pointer(path: string): string[] {
     if (path === "") return [];
     if (!path.startsWith("/")) throw new HttpError(422, "Invalid", `bad JSON pointer ${path}`);
-    return path.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+    return path
+        .slice(1)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 /** RFC 6902 JSON patch (add, remove, replace, test). A failed test is a 422, and nothing changes. */
@@ -110,7 +142,11 @@ export function jsonPatch(doc: any, ops: any[]): any {
         switch (op.op) {
             case "test":
                 if (JSON.stringify(parent[Array.isArray(parent) ? Number(last) : last]) !== JSON.stringify(op.value)) {
-                    throw new HttpError(422, "Invalid", `the server rejected our request due to an error in our request: test failed at ${op.path}`);
+                    throw new HttpError(
+                        422,
+                        "Invalid",
+                        `the server rejected our request due to an error in our request: test failed at ${op.path}`,
+                    );
                 }
                 break;
             case "replace":
@@ -195,7 +231,7 @@ export class FakeKube {
     /** Creates or replaces an object as `actor` (uid, creationTimestamp kept on replace). */
     put(obj: any, actor: string): any {
         const t = this.typeOfKind(obj.kind);
-        const ns = t.namespaced ? obj.metadata.namespace ?? "default" : undefined;
+        const ns = t.namespaced ? (obj.metadata.namespace ?? "default") : undefined;
         const k = this.key(t, ns, obj.metadata.name);
         const old = this.objects.get(k);
         const next = asJson(obj);
@@ -209,17 +245,31 @@ export class FakeKube {
         next.metadata.resourceVersion = String(++this.rv);
         const specChanged = JSON.stringify(old?.spec) !== JSON.stringify(next.spec);
         next.metadata.generation = (old?.metadata.generation ?? 0) + (old && !specChanged ? 0 : 1);
-        if (old && JSON.stringify({ ...old, metadata: { ...old.metadata, resourceVersion: "" } }) === JSON.stringify({ ...next, metadata: { ...next.metadata, resourceVersion: "" } })) {
+        if (
+            old &&
+            JSON.stringify({ ...old, metadata: { ...old.metadata, resourceVersion: "" } }) ===
+                JSON.stringify({ ...next, metadata: { ...next.metadata, resourceVersion: "" } })
+        ) {
             return clone(old); // no change: no new resourceVersion, no event
         }
-        if (old?.metadata.deletionTimestamp) next.metadata.deletionTimestamp = old.metadata.deletionTimestamp; // cannot be undone
-        else if (!old && ns !== undefined && this.objects.get(this.key(this.typeOfKind("Namespace"), undefined, ns))?.metadata.deletionTimestamp) {
-            throw new HttpError(403, "Forbidden", `${t.plural} "${next.metadata.name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`);
+        if (old?.metadata.deletionTimestamp)
+            next.metadata.deletionTimestamp = old.metadata.deletionTimestamp; // cannot be undone
+        else if (
+            !old &&
+            ns !== undefined &&
+            this.objects.get(this.key(this.typeOfKind("Namespace"), undefined, ns))?.metadata.deletionTimestamp
+        ) {
+            throw new HttpError(
+                403,
+                "Forbidden",
+                `${t.plural} "${next.metadata.name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+            );
         }
         this.objects.set(k, next);
         this.changed({ type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor });
         // the last finalizer of an object being deleted is gone: now it goes
-        if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && t.kind !== "Namespace") this.remove(t.kind, ns, next.metadata.name, actor);
+        if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && t.kind !== "Namespace")
+            this.remove(t.kind, ns, next.metadata.name, actor);
         return clone(next);
     }
 
@@ -275,7 +325,8 @@ export class FakeKube {
             this.objects.set(k, next);
             this.changed({ type: "MODIFIED", kind: "Namespace", obj: clone(next), old: clone(old), actor });
             for (const [ok, o] of [...this.objects]) {
-                if (o.metadata.namespace === old.metadata.name && !o.metadata.deletionTimestamp) this.remove(this.typeOfStoreKey(ok).kind, o.metadata.namespace, o.metadata.name, "namespace-controller");
+                if (o.metadata.namespace === old.metadata.name && !o.metadata.deletionTimestamp)
+                    this.remove(this.typeOfStoreKey(ok).kind, o.metadata.namespace, o.metadata.name, "namespace-controller");
             }
         }
         this.finishNamespace(old.metadata.name);
@@ -291,7 +342,13 @@ export class FakeKube {
         if (inside.length && !force) return;
         for (const [ok, o] of inside) {
             this.objects.delete(ok);
-            this.changed({ type: "DELETED", kind: this.typeOfStoreKey(ok).kind, obj: clone(o), old: clone(o), actor: "namespace-controller" });
+            this.changed({
+                type: "DELETED",
+                kind: this.typeOfStoreKey(ok).kind,
+                obj: clone(o),
+                old: clone(o),
+                actor: "namespace-controller",
+            });
         }
         this.objects.delete(k);
         this.changed({ type: "DELETED", kind: "Namespace", obj: clone(nsObj), old: clone(nsObj), actor: "namespace-controller" });
@@ -319,7 +376,12 @@ export class FakeKube {
     /** Restores a dump; throws (changing nothing) when the text is not one. */
     load(json: string): void {
         const d = JSON.parse(json);
-        if (!d || typeof d.rv !== "number" || !Array.isArray(d.objects) || !d.objects.every((e: unknown) => Array.isArray(e) && e.length === 2 && typeof e[0] === "string")) {
+        if (
+            !d ||
+            typeof d.rv !== "number" ||
+            !Array.isArray(d.objects) ||
+            !d.objects.every((e: unknown) => Array.isArray(e) && e.length === 2 && typeof e[0] === "string")
+        ) {
             throw new Error("it is JSON, but not a simulated cluster saved by gitops-lab");
         }
         this.rv = d.rv;
@@ -450,7 +512,15 @@ export class FakeKube {
         if (from > 0) {
             const oldest = this.history.length ? Number(this.history[0].obj.metadata.resourceVersion) : this.rv + 1;
             if (from < oldest - 1 && from < this.rv) {
-                const gone = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: `too old resource version: ${from} (${oldest - 1})`, reason: "Expired", code: 410 };
+                const gone = {
+                    kind: "Status",
+                    apiVersion: "v1",
+                    metadata: {},
+                    status: "Failure",
+                    message: `too old resource version: ${from} (${oldest - 1})`,
+                    reason: "Expired",
+                    code: 410,
+                };
                 res.end(JSON.stringify({ type: "ERROR", object: gone }) + "\n");
                 return;
             }
@@ -483,7 +553,11 @@ export class FakeKube {
         }
         const t = TYPES.find((x) => x.group === group && x.version === version && x.plural === rest[0]);
         if (!t) throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
-        if (rest.length > 2 && !(t.kind === "Namespace" && rest[2] === "finalize" && rest.length === 3) && !(t.kind === "Pod" && rest[2] === "log" && rest.length === 3)) {
+        if (
+            rest.length > 2 &&
+            !(t.kind === "Namespace" && rest[2] === "finalize" && rest.length === 3) &&
+            !(t.kind === "Pod" && rest[2] === "log" && rest.length === 3)
+        ) {
             throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
         }
         return { t, ns, name: rest[1], sub: rest[2] };
@@ -509,7 +583,19 @@ export class FakeKube {
         req.on("end", () => {
             const send = (code: number, body: any) => {
                 const unsaved = this.saveBeforeAnswer(); // what a client hears of is saved first
-                if (unsaved) [code, body] = [500, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: unsaved, reason: "InternalError", code: 500 }];
+                if (unsaved)
+                    [code, body] = [
+                        500,
+                        {
+                            kind: "Status",
+                            apiVersion: "v1",
+                            metadata: {},
+                            status: "Failure",
+                            message: unsaved,
+                            reason: "InternalError",
+                            code: 500,
+                        },
+                    ];
                 res.writeHead(code, { "Content-Type": "application/json" });
                 res.end(JSON.stringify(body));
             };
@@ -539,12 +625,23 @@ export class FakeKube {
                 }
                 // kubectl get asks for the Table form: the columns the real API server prints
                 if (req.method === "GET" && wantsTable(req.headers.accept)) {
-                    return send(200, toTable(this.route(url.pathname).t.kind, answer, { includeObject: url.searchParams.get("includeObject") }));
+                    return send(
+                        200,
+                        toTable(this.route(url.pathname).t.kind, answer, { includeObject: url.searchParams.get("includeObject") }),
+                    );
                 }
                 send(req.method === "POST" ? 201 : 200, answer);
             } catch (e: any) {
                 const code = e instanceof HttpError ? e.code : 500;
-                send(code, { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: e.message, reason: e.reason ?? "InternalError", code });
+                send(code, {
+                    kind: "Status",
+                    apiVersion: "v1",
+                    metadata: {},
+                    status: "Failure",
+                    message: e.message,
+                    reason: e.reason ?? "InternalError",
+                    code,
+                });
             }
         });
     }
@@ -572,12 +669,19 @@ export class FakeKube {
                 const limit = Number(url.searchParams.get("limit") ?? 0);
                 const items = limit > 0 ? all.slice(from, from + limit) : all.slice(from);
                 const more = limit > 0 && from + limit < all.length;
-                return { apiVersion: t.group ? `${t.group}/${t.version}` : t.version, kind: `${t.kind}List`, metadata: { resourceVersion: String(this.rv), ...(more ? { continue: String(from + limit) } : {}) }, items };
+                return {
+                    apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+                    kind: `${t.kind}List`,
+                    metadata: { resourceVersion: String(this.rv), ...(more ? { continue: String(from + limit) } : {}) },
+                    items,
+                };
             }
             if (method === "POST") {
                 const obj = { ...body, kind: t.kind, metadata: { ...body.metadata, namespace: ns ?? body.metadata?.namespace } };
-                if (!obj.metadata?.name && obj.metadata?.generateName) obj.metadata.name = obj.metadata.generateName + randomUUID().slice(0, 5);
-                if (this.get(t.kind, ns, obj.metadata.name)) throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
+                if (!obj.metadata?.name && obj.metadata?.generateName)
+                    obj.metadata.name = obj.metadata.generateName + randomUUID().slice(0, 5);
+                if (this.get(t.kind, ns, obj.metadata.name))
+                    throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
                 return this.put(obj, "client");
             }
             throw new HttpError(405, "MethodNotAllowed", `${method} on a collection`);
@@ -592,9 +696,18 @@ export class FakeKube {
                 return this.put({ ...body, kind: t.kind, metadata: { ...body.metadata, name, namespace: ns } }, "client");
             case "PATCH": {
                 if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
+                // a custom resource has no strategic merge (no Go struct tags to merge by): the API server answers 415
+                // (apiserver/pkg/endpoints/handlers/patch.go, negotiation.NewUnsupportedMediaTypeError)
+                if (ctype === "application/strategic-merge-patch+json" && !BUILT_IN_GROUPS.has(t.group))
+                    throw new HttpError(
+                        415,
+                        "UnsupportedMediaType",
+                        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                    );
                 let next: any;
                 if (ctype === "application/json-patch+json") next = jsonPatch(current, body);
-                else if (ctype === "application/merge-patch+json" || ctype === "application/strategic-merge-patch+json") next = mergePatch(current, body);
+                else if (ctype === "application/merge-patch+json" || ctype === "application/strategic-merge-patch+json")
+                    next = mergePatch(current, body);
                 else if (ctype === "application/apply-patch+yaml") next = mergePatch(current ?? {}, body);
                 else throw new HttpError(415, "UnsupportedMediaType", `unsupported patch type ${ctype}`);
                 next.kind = t.kind;
@@ -605,7 +718,9 @@ export class FakeKube {
                 const old = this.remove(t.kind, ns, name, "client");
                 if (!old) throw notFound();
                 // an object held by a finalizer is returned with its deletionTimestamp, as the API server does
-                return old.metadata.deletionTimestamp ? old : { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
+                return old.metadata.deletionTimestamp
+                    ? old
+                    : { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
             }
             default:
                 throw new HttpError(405, "MethodNotAllowed", method);
@@ -619,8 +734,14 @@ const IN_ALL = ["pods", "deployments", "statefulsets", "jobs"];
 /** The API's self-description that kubectl reads first: /version and the legacy discovery documents. */
 export function discovery(pathname: string): any | null {
     const p = pathname.replace(/\/+$/, "") || "/";
-    if (p === "/version") return { major: "1", minor: "33", gitVersion: "v1.33.5-gitops-lab-simulated", platform: "linux/amd64", goVersion: "simulated" };
-    if (p === "/api") return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }] };
+    if (p === "/version")
+        return { major: "1", minor: "33", gitVersion: "v1.33.5-gitops-lab-simulated", platform: "linux/amd64", goVersion: "simulated" };
+    if (p === "/api")
+        return {
+            kind: "APIVersions",
+            versions: ["v1"],
+            serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }],
+        };
     const groups = [...new Set(TYPES.filter((t) => t.group).map((t) => `${t.group}/${t.version}`))];
     if (p === "/apis") {
         return {
@@ -643,8 +764,18 @@ export function discovery(pathname: string): any | null {
         apiVersion: "v1",
         groupVersion: group ? `${group}/${version}` : version,
         resources: types.flatMap((t) => [
-            { name: t.plural, singularName: t.kind.toLowerCase(), namespaced: t.namespaced, kind: t.kind, verbs, ...(t.shortNames ? { shortNames: t.shortNames } : {}), ...(IN_ALL.includes(t.plural) ? { categories: ["all"] } : {}) },
-            ...(t.kind === "Namespace" ? [{ name: "namespaces/finalize", singularName: "", namespaced: false, kind: "Namespace", verbs: ["update"] }] : []),
+            {
+                name: t.plural,
+                singularName: t.kind.toLowerCase(),
+                namespaced: t.namespaced,
+                kind: t.kind,
+                verbs,
+                ...(t.shortNames ? { shortNames: t.shortNames } : {}),
+                ...(IN_ALL.includes(t.plural) ? { categories: ["all"] } : {}),
+            },
+            ...(t.kind === "Namespace"
+                ? [{ name: "namespaces/finalize", singularName: "", namespaced: false, kind: "Namespace", verbs: ["update"] }]
+                : []),
         ]),
     };
 }
@@ -688,7 +819,11 @@ export function openapi(pathname: string): any | null {
             schemas: Object.fromEntries(
                 types.map((t) => [
                     `${t.group || "core"}.${t.version}.${t.kind}`,
-                    { type: "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-group-version-kind": [{ group: t.group, version: t.version, kind: t.kind }] },
+                    {
+                        type: "object",
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "x-kubernetes-group-version-kind": [{ group: t.group, version: t.version, kind: t.kind }],
+                    },
                 ]),
             ),
         },

@@ -75,7 +75,10 @@ function gitExecPath(): Promise<string> {
  * setpriv gives it a parent-death signal, so even a SIGKILL of this process takes it down; with
  * `pidFile` its PID is also recorded, for the next run to reap.
  */
-export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean; env?: Record<string, string>; pidFile?: string; port?: number } = {}): Promise<RunningDaemon> {
+export async function startGitDaemon(
+    baseDir: string,
+    opts: { asNobody?: boolean; env?: Record<string, string>; pidFile?: string; port?: number } = {},
+): Promise<RunningDaemon> {
     const port = opts.port ?? (await freePort());
     const args = gitDaemonArgs(baseDir, port, "127.0.0.1");
     const env = { ...process.env, ...(opts.env ?? {}) };
@@ -83,7 +86,11 @@ export async function startGitDaemon(baseDir: string, opts: { asNobody?: boolean
     // git-daemon itself, not `git daemon`: the git wrapper would run it as a child the death signal does not reach
     const daemon = path.join(await gitExecPath(), "git-daemon");
     // cwd /: nobody may not enter ours
-    const child: ChildProcess = spawn("setpriv", [...user, "--pdeathsig", "KILL", daemon, ...args.slice(1)], { env, stdio: "ignore", cwd: "/" });
+    const child: ChildProcess = spawn("setpriv", [...user, "--pdeathsig", "KILL", daemon, ...args.slice(1)], {
+        env,
+        stdio: "ignore",
+        cwd: "/",
+    });
     if (opts.pidFile && child.pid) fs.writeFileSync(opts.pidFile, `${child.pid}\n`);
     const deadline = Date.now() + 10_000;
     while (!(await canConnect(port))) {

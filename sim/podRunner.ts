@@ -70,9 +70,14 @@ export function shellPodRunner(workDir?: string): PodRunner {
 
 /**
  * Runs a Pod's container as described above, its ConfigMap volumes read through `configMap`: the
- * simulated kubelet's run, and the real plane's for the lab's hook Pods (realplane/hookPods.ts).
+ * simulated kubelet's run.
  */
-export async function runPodContainer(pod: any, configMap: ConfigMapLookup, workDir?: string, deadlineMs = RUN_DEADLINE_MS): Promise<PodRun> {
+export async function runPodContainer(
+    pod: any,
+    configMap: ConfigMapLookup,
+    workDir?: string,
+    deadlineMs = RUN_DEADLINE_MS,
+): Promise<PodRun> {
     const base = workDir ?? os.tmpdir();
     fs.mkdirSync(base, { recursive: true });
     const dir = fs.mkdtempSync(path.join(base, "pod-"));
@@ -86,8 +91,10 @@ export async function runPodContainer(pod: any, configMap: ConfigMapLookup, work
         }
         const c = pod.spec.containers?.[0] ?? {};
         const argv: string[] = [...(c.command ?? []), ...(c.args ?? [])].map((a: string) => mapPath(a, mounts));
-        if (!argv.length) return { exitCode: 128, log: "simulation: the container has no command (its image's entrypoint is not run here)\n" };
-        if (!["/bin/sh", "sh"].includes(argv[0])) return { exitCode: 128, log: `simulation: only /bin/sh commands run here, not ${argv[0]}\n` };
+        if (!argv.length)
+            return { exitCode: 128, log: "simulation: the container has no command (its image's entrypoint is not run here)\n" };
+        if (!["/bin/sh", "sh"].includes(argv[0]))
+            return { exitCode: 128, log: `simulation: only /bin/sh commands run here, not ${argv[0]}\n` };
         const env: Record<string, string> = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/" };
         for (const e of c.env ?? []) if (typeof e.value === "string") env[e.name] = mapPath(e.value, mounts);
         const asNobody = process.getuid?.() === 0;
@@ -97,7 +104,12 @@ export async function runPodContainer(pod: any, configMap: ConfigMapLookup, work
         // joins stderr to stdout, so the log is one stream in the order written, as a container's is,
         // and gives it no stdin (a container without `stdin: true` reads end-of-file)
         try {
-            const r = await run("/bin/sh", ["-c", 'exec </dev/null 2>&1; exec "$@"', "sh", cmd, ...args], { cwd: dir, env, timeoutMs: deadlineMs, killSignal: "SIGKILL" });
+            const r = await run("/bin/sh", ["-c", 'exec </dev/null 2>&1; exec "$@"', "sh", cmd, ...args], {
+                cwd: dir,
+                env,
+                timeoutMs: deadlineMs,
+                killSignal: "SIGKILL",
+            });
             return { exitCode: 0, log: r.stdout };
         } catch (e: any) {
             if (e.code === "ENOENT") return { exitCode: 128, log: `simulation: ${e.message}\n` };

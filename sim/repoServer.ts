@@ -123,9 +123,20 @@ export class RepoServer {
         this.lsRemotes++;
         // a repository Argo CD cannot read is a comparison error on the app, never a crash of the controller
         const { stdout } = await run("git", ["ls-remote", this.urlFor(repoURL)]).catch((e) => {
-            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to list refs: ${String(e.stderr || e.message).trim()}`);
+            throw new RenderError(
+                `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to list refs: ${String(e.stderr || e.message).trim()}`,
+            );
         });
-        const refs = new Map(stdout.trim().split("\n").filter(Boolean).map((l) => { const [sha, ref] = l.split(/\s+/); return [ref, sha] as [string, string]; }));
+        const refs = new Map(
+            stdout
+                .trim()
+                .split("\n")
+                .filter(Boolean)
+                .map((l) => {
+                    const [sha, ref] = l.split(/\s+/);
+                    return [ref, sha] as [string, string];
+                }),
+        );
         const want = revision === "" || revision === "HEAD" ? ["HEAD"] : [`refs/heads/${revision}`, `refs/tags/${revision}`];
         for (const r of want) if (refs.has(r)) return refs.get(r)!;
         throw new RenderError(`unable to resolve '${revision}' to a commit SHA`);
@@ -179,13 +190,18 @@ export class RepoServer {
         return (async () => {
             const dir = await this.tree(repoURL, sha);
             // every file of the checkout, relative to it (Node's own recursive listing; Linux separates with /)
-            const paths = fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((p) => re.test(p) && fs.statSync(path.join(dir, p)).isFile()).sort();
+            const paths = fs
+                .readdirSync(dir, { recursive: true, encoding: "utf8" })
+                .filter((p) => re.test(p) && fs.statSync(path.join(dir, p)).isFile())
+                .sort();
             const out = paths.map((p) => ({ path: p, content: fs.readFileSync(path.join(dir, p), "utf8") }));
             this.gitFiles.set(key, out);
             return out.map((f) => ({ ...f }));
         })().catch((e) => {
             if (e instanceof RenderError) throw e;
-            throw new RenderError(`error generating params from git: error retrieving Git files: rpc error: code = Unknown desc = ${String(e.stderr || e.message).trim()}`);
+            throw new RenderError(
+                `error generating params from git: error retrieving Git files: rpc error: code = Unknown desc = ${String(e.stderr || e.message).trim()}`,
+            );
         });
     }
 
@@ -194,12 +210,16 @@ export class RepoServer {
         const key = `${repoURL}@${sha}:${appPath}`;
         const failed = this.failures.get(key);
         if (!opts.hard && failed && failed.count >= 3) {
-            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): ${failed.message}`);
+            throw new RenderError(
+                `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): ${failed.message}`,
+            );
         }
         const cached = opts.hard ? undefined : this.renders.get(key);
         if (cached) return JSON.parse(JSON.stringify(cached));
         const work = await this.tree(repoURL, sha).catch((e) => {
-            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to fetch ${sha}: ${String(e.stderr || e.message).trim()}`);
+            throw new RenderError(
+                `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to fetch ${sha}: ${String(e.stderr || e.message).trim()}`,
+            );
         });
         const dir = path.join(work, appPath);
         try {
@@ -213,7 +233,9 @@ export class RepoServer {
             const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`;
             const n = (failed?.count ?? 0) + 1;
             this.failures.set(key, { count: n, message });
-            throw new RenderError(`Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${message}`);
+            throw new RenderError(
+                `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${message}`,
+            );
         }
     }
 }

@@ -82,12 +82,15 @@ export function buildAppDependencyList(appset: any, apps: any[]): { steps: strin
 export const appStep = (name: string, stepOf: Map<string, number>) => (stepOf.has(name) ? stepOf.get(name)! + 1 : -1);
 
 /** `status.GetRevisions()`: the revision the last comparison saw. */
-const revisionsOf = (app: any): string[] => (app.status?.sync?.revisions ?? (app.status?.sync?.revision ? [app.status.sync.revision] : []));
+const revisionsOf = (app: any): string[] => app.status?.sync?.revisions ?? (app.status?.sync?.revision ? [app.status.sync.revision] : []);
 
 /** What `disableAutomatedSync` does to a generated Application before it is written or compared. */
 export function disableAutomatedSync(app: any): any {
     if (!app.spec?.syncPolicy?.automated) return app;
-    return { ...app, spec: { ...app.spec, syncPolicy: { ...app.spec.syncPolicy, automated: { ...app.spec.syncPolicy.automated, enabled: false } } } };
+    return {
+        ...app,
+        spec: { ...app.spec, syncPolicy: { ...app.spec.syncPolicy, automated: { ...app.spec.syncPolicy.automated, enabled: false } } },
+    };
 }
 
 const after = (a: string | undefined, b: string | undefined) => !!a && !!b && Date.parse(a) > Date.parse(b);
@@ -96,7 +99,13 @@ const after = (a: string | undefined, b: string | undefined) => !!a && !!b && Da
  * `UpdateApplicationSetApplicationStatus`: each current Application's entry moved on by what its
  * status shows. `desired` are the generated Applications (a spec change makes an entry Waiting).
  */
-export function updateApplicationStatus(appset: any, apps: any[], desired: any[], stepOf: Map<string, number>, now: string): AppStatusEntry[] {
+export function updateApplicationStatus(
+    appset: any,
+    apps: any[],
+    desired: any[],
+    stepOf: Map<string, number>,
+    now: string,
+): AppStatusEntry[] {
     const current: AppStatusEntry[] = appset.status?.applicationStatus ?? [];
     const desiredByName = new Map(desired.map((d) => [d.metadata.name, d]));
     return apps.map((app) => {
@@ -104,14 +113,26 @@ export function updateApplicationStatus(appset: any, apps: any[], desired: any[]
         const health = app.status?.health?.status;
         const sync = app.status?.sync?.status;
         const found = current.find((s) => s.application === name);
-        const cur: AppStatusEntry = found ?? { application: name, targetRevisions: revisionsOf(app), lastTransitionTime: now, message: MESSAGES.noStatus, status: "Waiting", step: String(appStep(name, stepOf)) };
+        const cur: AppStatusEntry = found ?? {
+            application: name,
+            targetRevisions: revisionsOf(app),
+            lastTransitionTime: now,
+            message: MESSAGES.noStatus,
+            status: "Waiting",
+            step: String(appStep(name, stepOf)),
+        };
         const next: AppStatusEntry = { ...cur, step: String(appStep(name, stepOf)) };
         const revisionsChanged = JSON.stringify(cur.targetRevisions ?? []) !== JSON.stringify(revisionsOf(app));
         const want = desiredByName.get(name);
         const specChanged = !!want && JSON.stringify(app.spec) !== JSON.stringify(disableAutomatedSync(want).spec);
         if (revisionsChanged || specChanged) {
             next.targetRevisions = revisionsOf(app);
-            next.message = revisionsChanged && specChanged ? MESSAGES.revisionAndSpecChanged : revisionsChanged ? MESSAGES.revisionChanged : MESSAGES.specChanged;
+            next.message =
+                revisionsChanged && specChanged
+                    ? MESSAGES.revisionAndSpecChanged
+                    : revisionsChanged
+                      ? MESSAGES.revisionChanged
+                      : MESSAGES.specChanged;
             next.status = "Waiting";
             next.lastTransitionTime = now;
         }
@@ -130,8 +151,15 @@ export function updateApplicationStatus(appset: any, apps: any[], desired: any[]
                     if (op && after(op.startedAt, cur.lastTransitionTime)) {
                         next.lastTransitionTime = now;
                         next.status = "Progressing";
-                        next.message = op.phase === "Succeeded" ? MESSAGES.pendingSucceeded : ["Failed", "Error"].includes(op.phase) ? MESSAGES.pendingCompleted : MESSAGES.pendingRunning;
-                    } else if ((app.status?.conditions ?? []).some((c: any) => c.type === "InvalidSpecError" || c.type === "UnknownError")) {
+                        next.message =
+                            op.phase === "Succeeded"
+                                ? MESSAGES.pendingSucceeded
+                                : ["Failed", "Error"].includes(op.phase)
+                                  ? MESSAGES.pendingCompleted
+                                  : MESSAGES.pendingRunning;
+                    } else if (
+                        (app.status?.conditions ?? []).some((c: any) => c.type === "InvalidSpecError" || c.type === "UnknownError")
+                    ) {
                         next.lastTransitionTime = now;
                         next.status = "Progressing";
                         next.message = MESSAGES.pendingError;
@@ -161,7 +189,13 @@ export function appsToSync(statuses: AppStatusEntry[], steps: string[][], apps: 
 }
 
 /** `UpdateApplicationSetApplicationStatusProgress`: Waiting entries allowed to sync become Pending (maxUpdate per step). */
-export function updateApplicationStatusProgress(appset: any, statuses: AppStatusEntry[], toSync: Set<string>, stepOf: Map<string, number>, now: string): AppStatusEntry[] {
+export function updateApplicationStatusProgress(
+    appset: any,
+    statuses: AppStatusEntry[],
+    toSync: Set<string>,
+    stepOf: Map<string, number>,
+    now: string,
+): AppStatusEntry[] {
     if (!rollingSyncEnabled(appset)) return [];
     const stepsSpec: any[] = appset.spec.strategy.rollingSync.steps;
     const stepIndex = (name: string) => stepOf.get(name) ?? 0; // Go's map default for a missing key
@@ -192,14 +226,18 @@ export function updateApplicationStatusProgress(appset: any, statuses: AppStatus
 }
 
 /** `updateApplicationSetApplicationStatusConditions`: RolloutProgressing, True at the first step not all Healthy. */
-export function rolloutCondition(appset: any, statuses: AppStatusEntry[]): { type: string; status: string; reason: string; message: string } | null {
+export function rolloutCondition(
+    appset: any,
+    statuses: AppStatusEntry[],
+): { type: string; status: string; reason: string; message: string } | null {
     if (!isRollingSync(appset)) return null;
     const done = new Map<string, boolean>();
     for (const s of statuses) done.set(s.step, (done.get(s.step) ?? true) && s.status === "Healthy");
     const n = (appset.spec.strategy.rollingSync.steps ?? []).length;
     for (let i = 1; i <= n; i++) {
         const step = String(i);
-        if (done.has(step) && !done.get(step)) return { type: "RolloutProgressing", status: "True", reason: "ApplicationSetModified", message: MESSAGES.rolloutStep(step) };
+        if (done.has(step) && !done.get(step))
+            return { type: "RolloutProgressing", status: "True", reason: "ApplicationSetModified", message: MESSAGES.rolloutStep(step) };
     }
     return { type: "RolloutProgressing", status: "False", reason: "ApplicationSetRolloutComplete", message: MESSAGES.rolloutComplete };
 }

@@ -10,13 +10,12 @@ import { GITD_ENV } from "../lab/platform/gitDaemon";
 import { KubeCluster } from "../lab/ports/cluster";
 import { mkdirReadable } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
-import { labLayout, LabLayout, REPO_NAME, REPO_URL } from "../lab/shop/layout";
+import { labLayout, LabLayout, REPO_URL } from "../lab/shop/layout";
 import { ScenarioTimeouts } from "../lab/shop/scenario";
-import { RESULT_FILES } from "../lab/shop/results";
 import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
 import { tenantsLayout } from "../lab/tenants/layout";
-import { TENANTS_RESULT_FILES, TenantsResults } from "../lab/tenants/results";
+import { TenantsResults } from "../lab/tenants/results";
 import { TenantsTimeouts } from "../lab/tenants/scenario";
 import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
 import { teardownTenantsLab } from "../lab/tenants/teardown";
@@ -93,7 +92,9 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
         if (e.code === "ENOENT") {
             const through = shopLabProgress(labLayout(root));
             if ((through >= 2 || tenantsLabProgress(tenantsLayout(root)) >= 1) && !missingIsFine) {
-                throw new Error(`${root} holds the lab through step ${through}, but its simulated cluster (${file}) is gone and cannot be rebuilt; start over with gitops-lab simulate --root ${root} --reset`);
+                throw new Error(
+                    `${root} holds the lab through step ${through}, but its simulated cluster (${file}) is gone and cannot be rebuilt; start over with gitops-lab simulate --root ${root} --reset`,
+                );
             }
             return undefined;
         }
@@ -102,7 +103,9 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
     try {
         new FakeKube().load(text);
     } catch (e: any) {
-        throw new Error(`${file} is not a simulated cluster this tool saved (${e.message}); move it away, or start over with gitops-lab simulate --root ${root} --reset`);
+        throw new Error(
+            `${file} is not a simulated cluster this tool saved (${e.message}); move it away, or start over with gitops-lab simulate --root ${root} --reset`,
+        );
     }
     return text;
 }
@@ -112,7 +115,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
     const log = opts.log ?? (() => {});
     // nothing starts before the saved state is known to be usable, and no second run shares the root
     const lock = opts.persist ? acquireRootLock(layout.root) : undefined;
-    let started: { daemon?: RunningDaemon; kube?: FakeKube; argo?: ArgoSim } = {};
+    const started: { daemon?: RunningDaemon; kube?: FakeKube; argo?: ArgoSim } = {};
     try {
         if (lock?.note) log(`simulate: ${lock.note}`);
         const saved = opts.cluster ?? (opts.persist ? readSavedCluster(layout.root, opts.missingClusterIsFine) : undefined);
@@ -122,14 +125,19 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
             if (reaped) log(`simulate: ${reaped}`);
         }
         // as the Pod does: nobody, reading repositories owned by root (when we are root; else as ourselves)
-        const daemon = await startGitDaemon(layout.bareDir, { asNobody: process.getuid?.() === 0, env: GITD_ENV, pidFile: opts.persist ? daemonPidFile(layout.root) : undefined });
+        const daemon = await startGitDaemon(layout.bareDir, {
+            asNobody: process.getuid?.() === 0,
+            env: GITD_ENV,
+            pidFile: opts.persist ? daemonPidFile(layout.root) : undefined,
+        });
         started.daemon = daemon;
         const kube = new FakeKube();
         started.kube = kube;
         if (opts.clock instanceof VirtualClock) opts.clock.addExternal(() => kube.inFlight);
         if (saved) kube.load(saved);
         for (const ns of ["argocd", "gitsrv"]) {
-            if (!kube.get("Namespace", undefined, ns)) kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
+            if (!kube.get("Namespace", undefined, ns))
+                kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
         }
         // the install's patch (lab/platform/argocd.ts): progressive syncs on, read when the ApplicationSet controller starts
         if (!kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)) kube.put(argoCdCmdParams(), "installer");
@@ -203,7 +211,11 @@ export const SIM_TENANTS_TIMEOUTS: TenantsTimeouts = {
 };
 
 /** Steps 1..through of the tenants lab on a simulated host, through the product's own code (lab/tenants/solve.ts). */
-export async function solveSimulatedTenants(lab: SimulatedLab, through: number, opts: { log?: (line: string) => void; timeouts?: Partial<TenantsTimeouts>; productDefaults?: boolean } = {}): Promise<TenantsResults> {
+export async function solveSimulatedTenants(
+    lab: SimulatedLab,
+    through: number,
+    opts: { log?: (line: string) => void; timeouts?: Partial<TenantsTimeouts>; productDefaults?: boolean } = {},
+): Promise<TenantsResults> {
     return solveTenantsLab(
         {
             layout: tenantsLayout(lab.layout.root),
@@ -261,7 +273,8 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
     const layout = labLayout(root);
     // every lab's clone, pointed at its new bare repository
     for (const site of [layout, tenantsLayout(root)]) {
-        if (fs.existsSync(path.join(site.clone, ".git"))) await run("git", ["-C", site.clone, "remote", "set-url", "origin", site.bareRepo]);
+        if (fs.existsSync(path.join(site.clone, ".git")))
+            await run("git", ["-C", site.clone, "remote", "set-url", "origin", site.bareRepo]);
     }
     const lab = await startSimulatedLab(root, { ...opts, cluster: snap.cluster });
     // a (re)started controller looks at every Application once: let that settle, as the snapshot was
@@ -276,7 +289,17 @@ export const servedFiles = (root: string) => [path.join(root, "kubeconfig"), pat
 function labTraces(root: string): string[] {
     const shop = labLayout(root);
     const tenants = tenantsLayout(root);
-    return [clusterStateFile(root), shop.bareRepo, shop.workDir, tenants.bareRepo, tenants.workDir, podDir(root), repoCacheDir(root), daemonPidFile(root), ...servedFiles(root)].filter((p) => fs.existsSync(p));
+    return [
+        clusterStateFile(root),
+        shop.bareRepo,
+        shop.workDir,
+        tenants.bareRepo,
+        tenants.workDir,
+        podDir(root),
+        repoCacheDir(root),
+        daemonPidFile(root),
+        ...servedFiles(root),
+    ].filter((p) => fs.existsSync(p));
 }
 
 /**
@@ -320,9 +343,13 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
             lab.kube.remove("Namespace", undefined, "argocd", "installer");
             log("[argocd] uninstalled (simulated): controllers stopped, namespace argocd deleted");
         }
-        for (const kind of ["ApplicationSet", "Application"]) for (const o of lab.kube.list(kind)) leftovers.push(`${kind} ${o.metadata.namespace}/${o.metadata.name}`);
-        for (const n of lab.kube.list("Namespace")) if (n.metadata.name.startsWith("shop-") || n.metadata.name.startsWith("mandant-")) leftovers.push(`Namespace ${n.metadata.name}`);
-        for (const o of lab.kube.terminating()) leftovers.push(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} (Terminating)`);
+        for (const kind of ["ApplicationSet", "Application"])
+            for (const o of lab.kube.list(kind)) leftovers.push(`${kind} ${o.metadata.namespace}/${o.metadata.name}`);
+        for (const n of lab.kube.list("Namespace"))
+            if (n.metadata.name.startsWith("shop-") || n.metadata.name.startsWith("mandant-"))
+                leftovers.push(`Namespace ${n.metadata.name}`);
+        for (const o of lab.kube.terminating())
+            leftovers.push(`${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name} (Terminating)`);
     } finally {
         await lab.stop();
     }

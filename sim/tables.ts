@@ -44,8 +44,14 @@ export function humanDuration(ms: number): string {
 
 const since = (ts: string | undefined, now: number) => (ts ? humanDuration(now - Date.parse(ts)) : "<unknown>");
 const has = (conds: any[] | undefined, type: string) => (conds ?? []).some((c) => c.type === type && c.status === "True");
-const containerCells = (spec: any) => [(spec?.containers ?? []).map((c: any) => c.name).join(","), (spec?.containers ?? []).map((c: any) => c.image).join(",")];
-const selectorString = (sel: any) => Object.entries(sel?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(",") || "<none>";
+const containerCells = (spec: any) => [
+    (spec?.containers ?? []).map((c: any) => c.name).join(","),
+    (spec?.containers ?? []).map((c: any) => c.image).join(","),
+];
+const selectorString = (sel: any) =>
+    Object.entries(sel?.matchLabels ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",") || "<none>";
 
 function podCells(pod: any, now: number): unknown[] {
     const statuses: any[] = pod.status?.containerStatuses ?? [];
@@ -61,7 +67,8 @@ function podCells(pod: any, now: number): unknown[] {
         if (finished) lastRestart = Math.max(lastRestart, Date.parse(finished));
         if (c.state?.waiting?.reason) reason = c.state.waiting.reason;
         else if (c.state?.terminated?.reason) reason = c.state.terminated.reason;
-        else if (c.state?.terminated) reason = c.state.terminated.signal ? `Signal:${c.state.terminated.signal}` : `ExitCode:${c.state.terminated.exitCode}`;
+        else if (c.state?.terminated)
+            reason = c.state.terminated.signal ? `Signal:${c.state.terminated.signal}` : `ExitCode:${c.state.terminated.exitCode}`;
         else if (c.ready && c.state?.running) {
             running = true;
             ready++;
@@ -71,19 +78,52 @@ function podCells(pod: any, now: number): unknown[] {
     if (pod.metadata?.deletionTimestamp && !["Succeeded", "Failed"].includes(pod.status?.phase)) reason = "Terminating";
     const restartCell = restarts && lastRestart ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
     const ip = pod.status?.podIPs?.[0]?.ip || pod.status?.podIP || "<none>";
-    return [pod.metadata.name, `${ready}/${(pod.spec?.containers ?? []).length}`, reason, restartCell, since(pod.metadata.creationTimestamp, now), ip, pod.spec?.nodeName || "<none>", pod.status?.nominatedNodeName || "<none>", "<none>"];
+    return [
+        pod.metadata.name,
+        `${ready}/${(pod.spec?.containers ?? []).length}`,
+        reason,
+        restartCell,
+        since(pod.metadata.creationTimestamp, now),
+        ip,
+        pod.spec?.nodeName || "<none>",
+        pod.status?.nominatedNodeName || "<none>",
+        "<none>",
+    ];
 }
 
 function jobCells(job: any, now: number): unknown[] {
     const succeeded = Number(job.status?.succeeded ?? 0);
     const parallelism = Number(job.spec?.parallelism ?? 0);
-    const completions = job.spec?.completions != null ? `${succeeded}/${job.spec.completions}` : parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
+    const completions =
+        job.spec?.completions != null
+            ? `${succeeded}/${job.spec.completions}`
+            : parallelism > 1
+              ? `${succeeded}/1 of ${parallelism}`
+              : `${succeeded}/1`;
     const start = job.status?.startTime;
     const end = job.status?.completionTime;
     const duration = !start ? "" : humanDuration((end ? Date.parse(end) : now) - Date.parse(start));
     const conds = job.status?.conditions;
-    const status = has(conds, "Complete") ? "Complete" : has(conds, "Failed") ? "Failed" : job.metadata?.deletionTimestamp ? "Terminating" : has(conds, "Suspended") ? "Suspended" : has(conds, "FailureTarget") ? "FailureTarget" : "Running";
-    return [job.metadata.name, status, completions, duration, since(job.metadata.creationTimestamp, now), ...containerCells(job.spec?.template?.spec), selectorString(job.spec?.selector)];
+    const status = has(conds, "Complete")
+        ? "Complete"
+        : has(conds, "Failed")
+          ? "Failed"
+          : job.metadata?.deletionTimestamp
+            ? "Terminating"
+            : has(conds, "Suspended")
+              ? "Suspended"
+              : has(conds, "FailureTarget")
+                ? "FailureTarget"
+                : "Running";
+    return [
+        job.metadata.name,
+        status,
+        completions,
+        duration,
+        since(job.metadata.creationTimestamp, now),
+        ...containerCells(job.spec?.template?.spec),
+        selectorString(job.spec?.selector),
+    ];
 }
 
 function eventCells(ev: any, now: number): unknown[] {
@@ -92,28 +132,106 @@ function eventCells(ev: any, now: number): unknown[] {
     const count = ev.series ? ev.series.count : ev.count || 1;
     const kind = String(ev.involvedObject?.kind ?? "").toLowerCase();
     const target = ev.involvedObject?.name ? `${kind}/${ev.involvedObject.name}` : kind;
-    const source = ev.source?.component ? [ev.source.component, ev.source.host].filter(Boolean).join(", ") : ev.reportingComponent ? [ev.reportingComponent, ev.reportingInstance].filter(Boolean).join(", ") : "";
-    return [last, ev.type ?? "", ev.reason ?? "", target, ev.involvedObject?.fieldPath ?? "", source, String(ev.message ?? "").trim(), first, count, ev.metadata.name];
+    const source = ev.source?.component
+        ? [ev.source.component, ev.source.host].filter(Boolean).join(", ")
+        : ev.reportingComponent
+          ? [ev.reportingComponent, ev.reportingInstance].filter(Boolean).join(", ")
+          : "";
+    return [
+        last,
+        ev.type ?? "",
+        ev.reason ?? "",
+        target,
+        ev.involvedObject?.fieldPath ?? "",
+        source,
+        String(ev.message ?? "").trim(),
+        first,
+        count,
+        ev.metadata.name,
+    ];
 }
 
 /** Kubernetes' own printers, for the kinds the simulated API serves. */
 const PRINTERS: Record<string, { columns: Column[]; cells: (o: any, now: number) => unknown[] }> = {
-    Pod: { columns: [NAME, col("Ready"), col("Status"), col("Restarts"), AGE, col("IP", 1), col("Node", 1), col("Nominated Node", 1), col("Readiness Gates", 1)], cells: podCells },
-    Job: { columns: [NAME, col("Status"), col("Completions"), col("Duration"), AGE, col("Containers", 1), col("Images", 1), col("Selector", 1)], cells: jobCells },
+    Pod: {
+        columns: [
+            NAME,
+            col("Ready"),
+            col("Status"),
+            col("Restarts"),
+            AGE,
+            col("IP", 1),
+            col("Node", 1),
+            col("Nominated Node", 1),
+            col("Readiness Gates", 1),
+        ],
+        cells: podCells,
+    },
+    Job: {
+        columns: [
+            NAME,
+            col("Status"),
+            col("Completions"),
+            col("Duration"),
+            AGE,
+            col("Containers", 1),
+            col("Images", 1),
+            col("Selector", 1),
+        ],
+        cells: jobCells,
+    },
     Deployment: {
         columns: [NAME, col("Ready"), col("Up-to-date"), col("Available"), AGE, col("Containers", 1), col("Images", 1), col("Selector", 1)],
-        cells: (d, now) => [d.metadata.name, `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 1}`, d.status?.updatedReplicas ?? 0, d.status?.availableReplicas ?? 0, since(d.metadata.creationTimestamp, now), ...containerCells(d.spec?.template?.spec), selectorString(d.spec?.selector)],
+        cells: (d, now) => [
+            d.metadata.name,
+            `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? 1}`,
+            d.status?.updatedReplicas ?? 0,
+            d.status?.availableReplicas ?? 0,
+            since(d.metadata.creationTimestamp, now),
+            ...containerCells(d.spec?.template?.spec),
+            selectorString(d.spec?.selector),
+        ],
     },
     StatefulSet: {
         columns: [NAME, col("Ready"), AGE, col("Containers", 1), col("Images", 1)],
-        cells: (s, now) => [s.metadata.name, `${s.status?.readyReplicas ?? 0}/${s.spec?.replicas ?? 1}`, since(s.metadata.creationTimestamp, now), ...containerCells(s.spec?.template?.spec)],
+        cells: (s, now) => [
+            s.metadata.name,
+            `${s.status?.readyReplicas ?? 0}/${s.spec?.replicas ?? 1}`,
+            since(s.metadata.creationTimestamp, now),
+            ...containerCells(s.spec?.template?.spec),
+        ],
     },
     Event: {
-        columns: [col("Last Seen"), col("Type"), col("Reason"), col("Object"), col("Subobject", 1), col("Source", 1), col("Message"), col("First Seen", 1), col("Count", 1), col("Name", 1, "name")],
+        columns: [
+            col("Last Seen"),
+            col("Type"),
+            col("Reason"),
+            col("Object"),
+            col("Subobject", 1),
+            col("Source", 1),
+            col("Message"),
+            col("First Seen", 1),
+            col("Count", 1),
+            col("Name", 1, "name"),
+        ],
         cells: eventCells,
     },
-    ConfigMap: { columns: [NAME, col("Data"), AGE], cells: (c, now) => [c.metadata.name, Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length, since(c.metadata.creationTimestamp, now)] },
-    Namespace: { columns: [NAME, col("Status"), AGE], cells: (n, now) => [n.metadata.name, n.status?.phase ?? (n.metadata.deletionTimestamp ? "Terminating" : "Active"), since(n.metadata.creationTimestamp, now)] },
+    ConfigMap: {
+        columns: [NAME, col("Data"), AGE],
+        cells: (c, now) => [
+            c.metadata.name,
+            Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length,
+            since(c.metadata.creationTimestamp, now),
+        ],
+    },
+    Namespace: {
+        columns: [NAME, col("Status"), AGE],
+        cells: (n, now) => [
+            n.metadata.name,
+            n.status?.phase ?? (n.metadata.deletionTimestamp ? "Terminating" : "Active"),
+            since(n.metadata.creationTimestamp, now),
+        ],
+    },
 };
 
 /** The additionalPrinterColumns of the shipped Argo CD install's CRDs, by kind (read once). */
@@ -131,7 +249,11 @@ function printerColumnsOf(kind: string): any[] | undefined {
     return crdColumns[kind];
 }
 
-const at = (obj: any, jsonPath: string) => jsonPath.replace(/^\./, "").split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+const at = (obj: any, jsonPath: string) =>
+    jsonPath
+        .replace(/^\./, "")
+        .split(".")
+        .reduce((o, k) => (o == null ? undefined : o[k]), obj);
 
 function printerFor(kind: string): { columns: Column[]; cells: (o: any, now: number) => unknown[] } {
     if (PRINTERS[kind]) return PRINTERS[kind];
@@ -140,12 +262,24 @@ function printerFor(kind: string): { columns: Column[]; cells: (o: any, now: num
         // apiextensions-apiserver: Name, then the CRD's columns; a CRD without any gets Age (type date)
         const cols = crd.length ? crd : [{ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }];
         return {
-            columns: [NAME, ...cols.map((c: any) => ({ name: c.name, type: c.type, format: c.format ?? "", priority: c.priority ?? 0, description: c.description ?? `Custom resource definition column (in JSONPath format): ${c.jsonPath}` }))],
-            cells: (o, now) => [o.metadata.name, ...cols.map((c: any) => {
-                const v = at(o, c.jsonPath);
-                if (v === undefined || v === null) return null;
-                return c.type === "date" ? since(String(v), now) : c.type === "string" ? String(v) : v;
-            })],
+            columns: [
+                NAME,
+                ...cols.map((c: any) => ({
+                    name: c.name,
+                    type: c.type,
+                    format: c.format ?? "",
+                    priority: c.priority ?? 0,
+                    description: c.description ?? `Custom resource definition column (in JSONPath format): ${c.jsonPath}`,
+                })),
+            ],
+            cells: (o, now) => [
+                o.metadata.name,
+                ...cols.map((c: any) => {
+                    const v = at(o, c.jsonPath);
+                    if (v === undefined || v === null) return null;
+                    return c.type === "date" ? since(String(v), now) : c.type === "string" ? String(v) : v;
+                }),
+            ],
         };
     }
     // the API server's default table
@@ -158,12 +292,25 @@ export function toTable(kind: string, answer: any, opts: { now?: number; include
     const p = printerFor(kind);
     const objects: any[] = Array.isArray(answer?.items) ? answer.items : [answer];
     const object = (o: any) =>
-        opts.includeObject === "Object" ? o : opts.includeObject === "None" ? undefined : { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: o.metadata };
+        opts.includeObject === "Object"
+            ? o
+            : opts.includeObject === "None"
+              ? undefined
+              : { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: o.metadata };
     return {
         kind: "Table",
         apiVersion: "meta.k8s.io/v1",
-        metadata: { resourceVersion: answer?.metadata?.resourceVersion ?? answer?.metadata?.resourceVersion, ...(answer?.metadata?.continue ? { continue: answer.metadata.continue } : {}) },
-        columnDefinitions: p.columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? "", description: c.description, priority: c.priority ?? 0 })),
+        metadata: {
+            resourceVersion: answer?.metadata?.resourceVersion ?? answer?.metadata?.resourceVersion,
+            ...(answer?.metadata?.continue ? { continue: answer.metadata.continue } : {}),
+        },
+        columnDefinitions: p.columns.map((c) => ({
+            name: c.name,
+            type: c.type,
+            format: c.format ?? "",
+            description: c.description,
+            priority: c.priority ?? 0,
+        })),
         rows: objects.map((o) => ({ cells: p.cells(o, now), object: object(o) })),
     };
 }

@@ -38,7 +38,14 @@ export interface WorkloadTimings {
 export const JOB_BACKOFF_CAP_MS = 360_000;
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-const cond = (type: string, reason: string | undefined, message: string | undefined, at: string) => ({ type, status: "True", ...(reason ? { reason } : {}), ...(message ? { message } : {}), lastProbeTime: at, lastTransitionTime: at });
+const cond = (type: string, reason: string | undefined, message: string | undefined, at: string) => ({
+    type,
+    status: "True",
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+    lastProbeTime: at,
+    lastTransitionTime: at,
+});
 
 export class Workloads {
     private unsubscribe?: () => void;
@@ -58,9 +65,13 @@ export class Workloads {
         this.running = true;
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
         // a restarted controller manager picks up what was in flight
-        for (const j of this.kube.list("Job")) if (!this.finished(j) && !this.activePod(j)) this.later(() => this.startPod(j.metadata.namespace, j.metadata.name), 0);
-        for (const p of this.kube.list("Pod")) if (!["Succeeded", "Failed"].includes(p.status?.phase)) this.later(() => this.runPod(p.metadata.namespace, p.metadata.name), 0);
-        for (const d of this.kube.list("Deployment")) if (!this.available(d)) this.later(() => this.rollOut(d.metadata.namespace, d.metadata.name, d.metadata.generation), this.timings.rolloutMs);
+        for (const j of this.kube.list("Job"))
+            if (!this.finished(j) && !this.activePod(j)) this.later(() => this.startPod(j.metadata.namespace, j.metadata.name), 0);
+        for (const p of this.kube.list("Pod"))
+            if (!["Succeeded", "Failed"].includes(p.status?.phase)) this.later(() => this.runPod(p.metadata.namespace, p.metadata.name), 0);
+        for (const d of this.kube.list("Deployment"))
+            if (!this.available(d))
+                this.later(() => this.rollOut(d.metadata.namespace, d.metadata.name, d.metadata.generation), this.timings.rolloutMs);
     }
 
     async stop() {
@@ -95,7 +106,19 @@ export class Workloads {
                 const j = this.kube.get("Job", namespace, name);
                 if (j) {
                     j.spec.selector = { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
-                    j.spec.template = { ...j.spec.template, metadata: { ...(j.spec.template?.metadata ?? {}), labels: { ...(j.spec.template?.metadata?.labels ?? {}), "batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name } } };
+                    j.spec.template = {
+                        ...j.spec.template,
+                        metadata: {
+                            ...(j.spec.template?.metadata ?? {}),
+                            labels: {
+                                ...(j.spec.template?.metadata?.labels ?? {}),
+                                "batch.kubernetes.io/controller-uid": uid,
+                                "batch.kubernetes.io/job-name": name,
+                                "controller-uid": uid,
+                                "job-name": name,
+                            },
+                        },
+                    };
                     this.kube.put(j, ACTOR);
                 }
             }
@@ -112,7 +135,9 @@ export class Workloads {
     }
 
     private podsOf(job: any): any[] {
-        return this.kube.list("Pod", job.metadata.namespace).filter((p) => (p.metadata.ownerReferences ?? []).some((r: any) => r.uid === job.metadata.uid));
+        return this.kube
+            .list("Pod", job.metadata.namespace)
+            .filter((p) => (p.metadata.ownerReferences ?? []).some((r: any) => r.uid === job.metadata.uid));
     }
 
     private activePod(job: any) {
@@ -124,7 +149,13 @@ export class Workloads {
         const job = this.kube.get("Job", ns, jobName);
         if (!job || job.metadata.deletionTimestamp || this.finished(job) || this.activePod(job)) return;
         const now = iso(this.clock.now());
-        const labels = { ...(job.spec.template?.metadata?.labels ?? {}), "controller-uid": job.metadata.uid, "batch.kubernetes.io/controller-uid": job.metadata.uid, "job-name": jobName, "batch.kubernetes.io/job-name": jobName };
+        const labels = {
+            ...(job.spec.template?.metadata?.labels ?? {}),
+            "controller-uid": job.metadata.uid,
+            "batch.kubernetes.io/controller-uid": job.metadata.uid,
+            "job-name": jobName,
+            "batch.kubernetes.io/job-name": jobName,
+        };
         const pod = {
             apiVersion: "v1",
             kind: "Pod",
@@ -132,7 +163,16 @@ export class Workloads {
                 name: `${jobName}-${randomBytes(3).toString("hex").slice(0, 5)}`,
                 namespace: ns,
                 labels,
-                ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: jobName, uid: job.metadata.uid, controller: true, blockOwnerDeletion: true }],
+                ownerReferences: [
+                    {
+                        apiVersion: "batch/v1",
+                        kind: "Job",
+                        name: jobName,
+                        uid: job.metadata.uid,
+                        controller: true,
+                        blockOwnerDeletion: true,
+                    },
+                ],
             },
             spec: { ...job.spec.template.spec },
             status: { phase: "Pending", startTime: now },
@@ -149,9 +189,25 @@ export class Workloads {
         if (!pod) return;
         const startedAt = iso(this.clock.now());
         const c0 = pod.spec.containers?.[0]?.name ?? "main";
-        pod.status = { ...pod.status, phase: "Running", containerStatuses: [{ name: c0, ready: true, restartCount: 0, started: true, image: pod.spec.containers?.[0]?.image, state: { running: { startedAt } } }] };
+        pod.status = {
+            ...pod.status,
+            phase: "Running",
+            containerStatuses: [
+                {
+                    name: c0,
+                    ready: true,
+                    restartCount: 0,
+                    started: true,
+                    image: pod.spec.containers?.[0]?.image,
+                    state: { running: { startedAt } },
+                },
+            ],
+        };
         this.kube.put(pod, ACTOR);
-        const result = await this.runner(pod, this.kube).catch((e): PodRun => ({ exitCode: 128, log: `simulation: the container could not run: ${e.message}\n` }));
+        const result = await this.runner(pod, this.kube).catch((e): PodRun => ({
+            exitCode: 128,
+            log: `simulation: the container could not run: ${e.message}\n`,
+        }));
         // the run takes podRunMs on the simulation's clock (a timer, not a sleep: a virtual clock stands still while work is in flight)
         this.later(() => this.finishPod(ns, name, c0, pod.spec.containers?.[0]?.image, startedAt, result), this.timings.podRunMs);
     }
@@ -165,7 +221,16 @@ export class Workloads {
         latest.status = {
             ...latest.status,
             phase: ok ? "Succeeded" : "Failed",
-            containerStatuses: [{ name: c0, ready: false, restartCount: 0, started: false, image, state: { terminated: { exitCode: result.exitCode, reason: ok ? "Completed" : "Error", startedAt, finishedAt } } }],
+            containerStatuses: [
+                {
+                    name: c0,
+                    ready: false,
+                    restartCount: 0,
+                    started: false,
+                    image,
+                    state: { terminated: { exitCode: result.exitCode, reason: ok ? "Completed" : "Error", startedAt, finishedAt } },
+                },
+            ],
         };
         this.kube.put(latest, ACTOR);
         this.jobAfterPod(latest);
@@ -179,23 +244,42 @@ export class Workloads {
         const failed = pods.filter((p) => p.status?.phase === "Failed").length;
         const succeeded = pods.filter((p) => p.status?.phase === "Succeeded").length;
         const now = iso(this.clock.now());
-        const status: any = { ...(job.status ?? {}), failed: failed || undefined, succeeded: succeeded || undefined, active: undefined, ready: 0, terminating: 0 };
+        const status: any = {
+            ...(job.status ?? {}),
+            failed: failed || undefined,
+            succeeded: succeeded || undefined,
+            active: undefined,
+            ready: 0,
+            terminating: 0,
+        };
         const limit = job.spec.backoffLimit ?? 6;
         if (succeeded > 0) {
-            status.conditions = [cond("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods", now), cond("Complete", "CompletionsReached", "Reached expected number of succeeded pods", now)];
+            status.conditions = [
+                cond("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods", now),
+                cond("Complete", "CompletionsReached", "Reached expected number of succeeded pods", now),
+            ];
             status.completionTime = now;
         } else if (failed > limit) {
-            status.conditions = [cond("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now), cond("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now)];
+            status.conditions = [
+                cond("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now),
+                cond("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now),
+            ];
         } else {
             // the Pod failure backoff: 10 s, 20 s, 40 s ... capped at 6 min (pkg/controller/job backoff)
-            this.later(() => this.startPod(job.metadata.namespace, job.metadata.name), Math.min(JOB_BACKOFF_CAP_MS, this.timings.jobBackoffMs * 2 ** (failed - 1)));
+            this.later(
+                () => this.startPod(job.metadata.namespace, job.metadata.name),
+                Math.min(JOB_BACKOFF_CAP_MS, this.timings.jobBackoffMs * 2 ** (failed - 1)),
+            );
         }
         job.status = JSON.parse(JSON.stringify(status));
         this.kube.put(job, ACTOR);
     }
 
     private available(d: any) {
-        return d.status?.observedGeneration === d.metadata.generation && (d.status?.conditions ?? []).some((c: any) => c.type === "Available" && c.status === "True");
+        return (
+            d.status?.observedGeneration === d.metadata.generation &&
+            (d.status?.conditions ?? []).some((c: any) => c.type === "Available" && c.status === "True")
+        );
     }
 
     /** The Deployment's new ReplicaSet is up: every replica updated, ready and available. */
@@ -211,8 +295,22 @@ export class Workloads {
             readyReplicas: replicas,
             availableReplicas: replicas,
             conditions: [
-                { type: "Available", status: "True", reason: "MinimumReplicasAvailable", message: "Deployment has minimum availability.", lastUpdateTime: now, lastTransitionTime: now },
-                { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable", message: `ReplicaSet "${name}" has successfully progressed.`, lastUpdateTime: now, lastTransitionTime: now },
+                {
+                    type: "Available",
+                    status: "True",
+                    reason: "MinimumReplicasAvailable",
+                    message: "Deployment has minimum availability.",
+                    lastUpdateTime: now,
+                    lastTransitionTime: now,
+                },
+                {
+                    type: "Progressing",
+                    status: "True",
+                    reason: "NewReplicaSetAvailable",
+                    message: `ReplicaSet "${name}" has successfully progressed.`,
+                    lastUpdateTime: now,
+                    lastTransitionTime: now,
+                },
             ],
         };
         this.kube.put(d, ACTOR);
