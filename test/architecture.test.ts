@@ -41,17 +41,73 @@ describe("the project stands alone", () => {
     });
 
     it("the README, docs/ and the code describe the labs without a document that is not in the repository", () => {
-        assert.ok(tracked.some((f) => f.startsWith("docs/")), "docs/ exists");
-        const citing = tracked.filter((f) => f !== "test/architecture.test.ts" && !f.startsWith("test/fixtures/") && /\.(ts|js|md|ya?ml|json)$/.test(f) && read(f).includes("LAB-SPEC"));
+        assert.ok(
+            tracked.some((f) => f.startsWith("docs/")),
+            "docs/ exists",
+        );
+        const citing = tracked.filter(
+            (f) =>
+                f !== "test/architecture.test.ts" &&
+                !f.startsWith("test/fixtures/") &&
+                /\.(ts|js|md|ya?ml|json)$/.test(f) &&
+                read(f).includes("LAB-SPEC"),
+        );
         assert.deepStrictEqual(citing, []);
+    });
+
+    it("the README is a front door of at most 200 lines, and every link in it and in docs/ leads to a file of the project", () => {
+        assert.ok(read("README.md").split("\n").length <= 200, `README.md has ${read("README.md").split("\n").length} lines`);
+        const broken: string[] = [];
+        for (const doc of tracked.filter((f) => f === "README.md" || /^docs\/.*\.md$/.test(f))) {
+            for (const m of read(doc).matchAll(/\]\(([^)\s#]+)(#[^)\s]*)?\)/g)) {
+                if (/^[a-z]+:/.test(m[1])) continue; // a URL
+                if (!fs.existsSync(path.join(PROJECT, path.dirname(doc), m[1]))) broken.push(`${doc}: ${m[1]}`);
+            }
+        }
+        assert.deepStrictEqual(broken, []);
+    });
+
+    it("the README and docs/ say what the product does, not when or in which sitting it was done: no dates, no sessions", () => {
+        const dated = tracked
+            .filter((f) => f === "README.md" || /^docs\/.*\.md$/.test(f))
+            .flatMap((f) =>
+                read(f)
+                    .split("\n")
+                    .map((l, i) => [f, i + 1, l] as const),
+            )
+            .filter(([, , l]) => /\b\d{4}-\d{2}-\d{2}\b|\bsessions?\b/i.test(l))
+            .map(([f, n, l]) => `${f}:${n}: ${l.trim().slice(0, 80)}`);
+        assert.deepStrictEqual(dated, []);
     });
 
     it("the top level is the design card's (Pulumi.yaml, Pulumi.dev.yaml, package.json, index.ts, components, gitrepo, test) and the folders beside it, no stray file", () => {
         const card = ["Pulumi.yaml", "Pulumi.dev.yaml", "package.json", "index.ts", "components", "gitrepo", "test"];
-        const beside = ["package-lock.json", "README.md", "tsconfig.json", ".gitignore", ".ci", "bin", "cli", "docs", "lab", "realplane", "sim"];
+        const beside = [
+            "package-lock.json",
+            "README.md",
+            "tsconfig.json",
+            ".gitignore",
+            ".ci",
+            "bin",
+            "cli",
+            "docs",
+            "lab",
+            "lint",
+            "realnode",
+            "realplane",
+            "sim",
+        ];
         const top = [...new Set(tracked.map((f) => f.split("/")[0]))].sort();
-        assert.deepStrictEqual(top.filter((t) => !card.includes(t) && !beside.includes(t)), [], "a stray entry at the top level");
-        assert.deepStrictEqual(card.filter((c) => !top.includes(c)), [], "the design card's entries are all there");
+        assert.deepStrictEqual(
+            top.filter((t) => !card.includes(t) && !beside.includes(t)),
+            [],
+            "a stray entry at the top level",
+        );
+        assert.deepStrictEqual(
+            card.filter((c) => !top.includes(c)),
+            [],
+            "the design card's entries are all there",
+        );
     });
 
     it("the upstream reference data is inside the project, with its licence and provenance", () => {
@@ -66,21 +122,36 @@ describe("the project stands alone", () => {
 
 describe("import rules", () => {
     it("the core (lab/) never imports Pulumi, the simulator, the components, the command line or the tests", () => {
-        const bad = sources
-            .filter(under("lab"))
-            .flatMap((f) => importsOf(f).filter((i) => i.startsWith("@pulumi/") || ["sim", "realplane", "cli", "components", "test"].some((d) => under(d)(i))).map((i) => `${f} -> ${i}`));
+        const bad = sources.filter(under("lab")).flatMap((f) =>
+            importsOf(f)
+                .filter(
+                    (i) =>
+                        i.startsWith("@pulumi/") || ["sim", "realplane", "realnode", "cli", "components", "test"].some((d) => under(d)(i)),
+                )
+                .map((i) => `${f} -> ${i}`),
+        );
         assert.deepStrictEqual(bad, []);
     });
 
     it("the simulator is a product part: imported by cli/ and the tests, never by lab/ or components/", () => {
         const bad = sources
             .filter((f) => under("lab")(f) || under("components")(f) || f === "index.ts")
-            .flatMap((f) => importsOf(f).filter(under("sim")).map((i) => `${f} -> ${i}`));
+            .flatMap((f) =>
+                importsOf(f)
+                    .filter(under("sim"))
+                    .map((i) => `${f} -> ${i}`),
+            );
         assert.deepStrictEqual(bad, []);
     });
 
     it("nothing outside test/ imports test/", () => {
-        const bad = sources.filter((f) => !under("test")(f)).flatMap((f) => importsOf(f).filter(under("test")).map((i) => `${f} -> ${i}`));
+        const bad = sources
+            .filter((f) => !under("test")(f))
+            .flatMap((f) =>
+                importsOf(f)
+                    .filter(under("test"))
+                    .map((i) => `${f} -> ${i}`),
+            );
         assert.deepStrictEqual(bad, []);
     });
 

@@ -14,7 +14,8 @@ describe("the grader's bare repository", function () {
     let dir: string;
     let bare: string;
     let clone: string;
-    const git = async (args: string[], cwd = clone) => (await run("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], { cwd })).stdout.trim();
+    const git = async (args: string[], cwd = clone) =>
+        (await run("git", ["-c", "user.name=t", "-c", "user.email=t@localhost", ...args], { cwd })).stdout.trim();
     const commit = async (text: string) => {
         fs.writeFileSync(path.join(clone, "f"), text);
         await git(["add", "f"]);
@@ -36,9 +37,23 @@ describe("the grader's bare repository", function () {
         const b = await commit("two");
         await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"]);
         const repo = new BareRepo(bare);
-        const ask = async () => ({ isCommit: await repo.isCommit(b), parents: await repo.parents(b), isAncestor: await repo.isAncestor(a, b), notAncestor: await repo.isAncestor(b, a), message: await repo.message(b), file: await repo.file(b, "f") });
+        const ask = async () => ({
+            isCommit: await repo.isCommit(b),
+            parents: await repo.parents(b),
+            isAncestor: await repo.isAncestor(a, b),
+            notAncestor: await repo.isAncestor(b, a),
+            message: await repo.message(b),
+            file: await repo.file(b, "f"),
+        });
         const first = await ask();
-        assert.deepStrictEqual(first, { isCommit: true, parents: [a], isAncestor: true, notAncestor: false, message: "set two\n\n", file: "two" });
+        assert.deepStrictEqual(first, {
+            isCommit: true,
+            parents: [a],
+            isAncestor: true,
+            notAncestor: false,
+            message: "set two\n\n",
+            file: "two",
+        });
         fs.rmSync(bare, { recursive: true, force: true });
         assert.deepStrictEqual(await ask(), first);
         assert.strictEqual(await new BareRepo(bare).isCommit(b), false);

@@ -57,7 +57,20 @@ describe("npm run simulate", function () {
 
 describe("gitops-lab: one command line", function () {
     this.timeout(60_000);
-    const COMMANDS = ["up", "preview", "refresh", "destroy", "outputs", "preflight", "simulate", "verify", "doctor", "bench", "build-real-plane"];
+    const COMMANDS = [
+        "up",
+        "preview",
+        "refresh",
+        "destroy",
+        "outputs",
+        "preflight",
+        "simulate",
+        "verify",
+        "doctor",
+        "bench",
+        "build-real-plane",
+        "node",
+    ];
 
     it("lists its commands with --help and exits 0; no command at all is a usage error (2)", () => {
         const r = runCli("--help", []);
@@ -81,7 +94,10 @@ describe("gitops-lab: one command line", function () {
     it("an unknown command or option is a usage error (2), one line", () => {
         const r = runCli("nope", []);
         assert.strictEqual(r.code, 2);
-        assert.match(r.stderr, /^gitops-lab: unknown command "nope"; one of: up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, bench, build-real-plane\n$/);
+        assert.match(
+            r.stderr,
+            /^gitops-lab: unknown command "nope"; one of: up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, bench, build-real-plane, node\n$/,
+        );
         const o = runCli("verify", ["--nope"]);
         assert.strictEqual(o.code, 2);
         assert.match(o.stderr, /^gitops-lab verify: Unknown option '--nope' \(see gitops-lab verify --help\)\n$/);
@@ -105,8 +121,12 @@ describe("gitops-lab bench", function () {
         const j = JSON.parse(r.stdout);
         assert.deepStrictEqual(Object.keys(j), ["profile", "steps", "total", "poll_only"]);
         assert.strictEqual(j.profile, "v3.5.1-defaults");
-        assert.deepStrictEqual(j.steps.map((s: any) => `${s.step} ${s.name}`), ["1 repo", "2 appset", "2 sync", "3 incident", "4 pin", "5 drift", "6 promote", "7 revert", "8 report"]);
-        for (const s of j.steps) assert.deepStrictEqual(Object.keys(s), ["step", "name", "wall_s", "wait_s", "overhead_s", "estimated_real_s"]);
+        assert.deepStrictEqual(
+            j.steps.map((s: any) => `${s.step} ${s.name}`),
+            ["1 repo", "2 appset", "2 sync", "3 incident", "4 pin", "5 drift", "6 promote", "7 revert", "8 report"],
+        );
+        for (const s of j.steps)
+            assert.deepStrictEqual(Object.keys(s), ["step", "name", "wall_s", "wait_s", "overhead_s", "estimated_real_s"]);
         assert.deepStrictEqual(Object.keys(j.total), ["wall_s", "wait_s", "overhead_s", "estimated_real_s"]);
         // the poll-only waits sit out Argo CD's poll, so they take longer on the simulation's clock
         assert.ok(j.poll_only.estimated_real_s > j.total.estimated_real_s, JSON.stringify(j));
@@ -116,7 +136,15 @@ describe("gitops-lab bench", function () {
         const r = await runMain("bench", ["--tenants", "--json"]);
         assert.strictEqual(r.code, 0, r.out);
         const j = JSON.parse(r.stdout);
-        assert.deepStrictEqual(j.waits.map((w: any) => w.wait), ["the first rollout (every tenant at 1.1.0)", "the rollout doctor to find the rollout stuck", "mandant-b's sync to give up (its retries spent)", "the rollout of 1.2.1 to complete"]);
+        assert.deepStrictEqual(
+            j.waits.map((w: any) => w.wait),
+            [
+                "the first rollout (every tenant at 1.1.0)",
+                "the rollout doctor to find the rollout stuck",
+                "mandant-b's sync to give up (its retries spent)",
+                "the rollout of 1.2.1 to complete",
+            ],
+        );
         assert.ok(j.waits[2].estimated_real_s >= 310, JSON.stringify(j));
         assert.ok(Math.abs(j.detected_after_seconds - j.waits[1].estimated_real_s) <= 2, JSON.stringify(j)); // both on the simulation's clock, from the push
     });

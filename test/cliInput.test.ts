@@ -12,7 +12,15 @@ import { runCli } from "./helpers/cli";
 describe("a lab root from the command line (checkRoot)", () => {
     it("refuses roots on special filesystems, in one line, before anything is created", () => {
         for (const r of ["/proc/self/lab", "/proc", "/sys/fs/lab", "/dev/lab"]) {
-            assert.throws(() => checkRoot(r), (e: any) => e instanceof UsageError && /^--root \/(proc|sys|dev)\S* is under \/(proc|sys|dev), a special filesystem that cannot hold the lab's files; choose a directory on a disk/.test(e.message), r);
+            assert.throws(
+                () => checkRoot(r),
+                (e: any) =>
+                    e instanceof UsageError &&
+                    /^--root \/(proc|sys|dev)\S* is under \/(proc|sys|dev), a special filesystem that cannot hold the lab's files; choose a directory on a disk/.test(
+                        e.message,
+                    ),
+                r,
+            );
         }
     });
 
@@ -20,8 +28,14 @@ describe("a lab root from the command line (checkRoot)", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "root-"));
         const file = path.join(dir, "a-file");
         fs.writeFileSync(file, "x");
-        assert.throws(() => checkRoot(file), new RegExp(`^Error: --root ${file}: ${file} is a file, not a directory; choose another --root$`));
-        assert.throws(() => checkRoot(path.join(file, "lab", "deeper")), new RegExp(`^Error: --root ${file}/lab/deeper: ${file} is a file, not a directory`));
+        assert.throws(
+            () => checkRoot(file),
+            new RegExp(`^Error: --root ${file}: ${file} is a file, not a directory; choose another --root$`),
+        );
+        assert.throws(
+            () => checkRoot(path.join(file, "lab", "deeper")),
+            new RegExp(`^Error: --root ${file}/lab/deeper: ${file} is a file, not a directory`),
+        );
         assert.deepStrictEqual(fs.readdirSync(dir), ["a-file"], "nothing was created");
     });
 
@@ -39,7 +53,10 @@ describe("gitops-lab with a bad root (one process each: the exit code and the li
     it("simulate --root under /proc exits 2 at once with one line (Node's recursive mkdir would spin there)", () => {
         const r = runCli("simulate", ["--root", "/proc/self/gitops-lab"], { timeoutMs: 60_000 });
         assert.strictEqual(r.code, 2, r.out);
-        assert.match(r.stderr, /^gitops-lab simulate: --root \/proc\/self\/gitops-lab is under \/proc, a special filesystem that cannot hold the lab's files; choose a directory on a disk, e\.g\. \/tmp\/gitops-lab\n$/);
+        assert.match(
+            r.stderr,
+            /^gitops-lab simulate: --root \/proc\/self\/gitops-lab is under \/proc, a special filesystem that cannot hold the lab's files; choose a directory on a disk, e\.g\. \/tmp\/gitops-lab\n$/,
+        );
     });
 
     it("verify --root on a file exits 2 with one line", () => {
@@ -68,15 +85,32 @@ async function inProcess(name: string, args: string[]): Promise<{ code: number; 
 
 describe("options are checked as a set (before anything runs)", () => {
     const refused: [string, string[], RegExp][] = [
-        ["bench", ["--tenants", "--doctor"], /^gitops-lab bench: --tenants and --doctor do not go together: choose one \(see gitops-lab bench --help\)$/],
+        [
+            "bench",
+            ["--tenants", "--doctor"],
+            /^gitops-lab bench: --tenants and --doctor do not go together: choose one \(see gitops-lab bench --help\)$/,
+        ],
         ["bench", ["--tenants", "--cluster", "real"], /^gitops-lab bench: --tenants and --cluster do not go together/],
         ["bench", ["--rounds", "5"], /^gitops-lab bench: --rounds goes with --doctor \(see gitops-lab bench --help\)$/],
         ["bench", ["--build"], /^gitops-lab bench: --build goes with --cluster/],
         ["doctor", ["--metrics-port", "9464"], /^gitops-lab doctor: --metrics-port goes with --watch/],
         ["doctor", ["--interval", "5"], /^gitops-lab doctor: --interval goes with --watch/],
-        ["doctor", ["--watch", "--metrics-port", "99999"], /^gitops-lab doctor: --metrics-port takes a whole number from 0 to 65535, got "99999"$/],
-        ["simulate", ["--root", "/tmp/x", "--through", "-1"], /^gitops-lab simulate: --through takes a whole number from 0 to 8, got "-1"$/],
+        [
+            "doctor",
+            ["--watch", "--metrics-port", "99999"],
+            /^gitops-lab doctor: --metrics-port takes a whole number from 0 to 65535, got "99999"$/,
+        ],
+        [
+            "simulate",
+            ["--root", "/tmp/x", "--through", "-1"],
+            /^gitops-lab simulate: --through takes a whole number from 0 to 8, got "-1"$/,
+        ],
         ["verify", ["--through", "-3", "--offline"], /^gitops-lab verify: --through takes a whole number from 0 to 8, got "-3"$/],
+        [
+            "simulate",
+            ["--root", "/var/lib/gitops-lab-not-there", "--cluster", "real"],
+            /^gitops-lab simulate: --root \/var\/lib\/gitops-lab-not-there is under \/var\/lib, which the node has a folder of its own for; choose another directory/,
+        ],
     ];
     for (const [cmd, args, message] of refused) {
         it(`${cmd} ${args.join(" ")}: a usage error (2) in one line`, async () => {
@@ -92,7 +126,10 @@ describe("options are checked as a set (before anything runs)", () => {
         try {
             const r = await inProcess("bench", ["--cluster", "real"]);
             assert.strictEqual(r.code, 2, r.stderr);
-            assert.match(r.stderr, /--cluster real needs the real plane's binaries, which are not built here: building them from Go modules takes about 40 minutes on 2 cores\. Run gitops-lab build-real-plane first, or add --build/);
+            assert.match(
+                r.stderr,
+                /--cluster real needs the real plane's binaries, which are not built here: building them from Go modules takes about 40 minutes on 2 cores\. Run gitops-lab build-real-plane first, or add --build/,
+            );
             assert.deepStrictEqual(fs.readdirSync(process.env.XDG_CACHE_HOME), [], "nothing was built or created");
         } finally {
             if (before === undefined) delete process.env.XDG_CACHE_HOME;

@@ -20,7 +20,15 @@ describe("KubeCluster (the cluster port over @kubernetes/client-node)", function
     });
 
     it("turns an API error into one line that names the request and the server's message", async () => {
-        kube.put({ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", metadata: { name: "shop", namespace: "argocd" }, spec: { generators: [{ list: { elements: [{ env: "dev", revision: "main" }] } }] } }, "setup");
+        kube.put(
+            {
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "ApplicationSet",
+                metadata: { name: "shop", namespace: "argocd" },
+                spec: { generators: [{ list: { elements: [{ env: "dev", revision: "main" }] } }] },
+            },
+            "setup",
+        );
         await assert.rejects(
             cluster.jsonPatchApplicationSet("shop", [{ op: "test", path: "/spec/generators/0/list/elements/0/env", value: "prod" }]),
             /^Error: patch applicationsets\/shop: HTTP 422 .*test failed/,
@@ -39,7 +47,10 @@ describe("KubeCluster (the cluster port over @kubernetes/client-node)", function
         try {
             const port = (silent.address() as net.AddressInfo).port;
             const hung = new KubeCluster(kube.kubeconfig(`http://127.0.0.1:${port}`), { callTimeoutMs: 300 });
-            await assert.rejects(hung.getApplication("shop-dev"), /get applications\/shop-dev: no answer from the Kubernetes API within 0\.3 s/);
+            await assert.rejects(
+                hung.getApplication("shop-dev"),
+                /get applications\/shop-dev: no answer from the Kubernetes API within 0\.3 s/,
+            );
         } finally {
             silent.close();
         }

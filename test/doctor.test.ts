@@ -5,7 +5,8 @@ import { metricsText } from "../lab/doctor/metrics";
 import { application, appSet, failedPreSync, fieldReport, hookJob, list, NOW, TenantSpec } from "./helpers/rollout";
 import { crdValidator } from "./helpers/upstream";
 
-const run = (l: any, stuckAfterSeconds = 600, appset?: string): Diagnosis[] => diagnose(dumpFromList(l), { now: NOW, stuckAfterSeconds, appset });
+const run = (l: any, stuckAfterSeconds = 600, appset?: string): Diagnosis[] =>
+    diagnose(dumpFromList(l), { now: NOW, stuckAfterSeconds, appset });
 
 describe("rollout doctor: diagnosis", () => {
     it("the fixtures are valid Argo CD v3.5.1 objects (CRD schemas from install.yaml)", () => {
@@ -33,14 +34,24 @@ describe("rollout doctor: diagnosis", () => {
                 {
                     application: "mandant-b",
                     reason: "PreSyncHookFailed",
-                    message: 'PreSync hook Job mandant-b/site-setup failed (BackoffLimitExceeded: Job has reached the specified backoff limit): "config/system/settings.php is not writable"',
-                    hook: { namespace: "mandant-b", job: "site-setup", reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit", log: "config/system/settings.php is not writable" },
+                    message:
+                        'PreSync hook Job mandant-b/site-setup failed (BackoffLimitExceeded: Job has reached the specified backoff limit): "config/system/settings.php is not writable"',
+                    hook: {
+                        namespace: "mandant-b",
+                        job: "site-setup",
+                        reason: "BackoffLimitExceeded",
+                        message: "Job has reached the specified backoff limit",
+                        log: "config/system/settings.php is not writable",
+                    },
                 },
             ]);
         });
 
         it("then the apps waiting behind it are named with their steps, in one human line", () => {
-            assert.deepStrictEqual(d.waiting, [{ application: "mandant-c", step: 3 }, { application: "mandant-d", step: 4 }]);
+            assert.deepStrictEqual(d.waiting, [
+                { application: "mandant-c", step: 3 },
+                { application: "mandant-d", step: 4 },
+            ]);
             assert.strictEqual(
                 d.summary,
                 'tenants: rollout stuck at step 2 of 4 for 58 min — mandant-b: PreSync hook Job mandant-b/site-setup failed (BackoffLimitExceeded: Job has reached the specified backoff limit): "config/system/settings.php is not writable". Waiting behind it: mandant-c (step 3), mandant-d (step 4).',
@@ -48,19 +59,37 @@ describe("rollout doctor: diagnosis", () => {
         });
 
         it("then automated.enabled: false is explained as the controller's doing, not a finding", () => {
-            assert.match(automatedDisabledNote(dumpFromList(fieldReport()), d)!, /automated\.enabled: false .* written by the ApplicationSet controller under RollingSync .* not a finding/);
+            assert.match(
+                automatedDisabledNote(dumpFromList(fieldReport()), d)!,
+                /automated\.enabled: false .* written by the ApplicationSet controller under RollingSync .* not a finding/,
+            );
         });
 
         it("then --json has exactly the fields of the issue", () => {
             const j = toJson([d]);
             assert.deepStrictEqual(Object.keys(j), ["applicationSets"]);
-            assert.deepStrictEqual(Object.keys(j.applicationSets[0]), ["name", "namespace", "strategy", "state", "step", "steps", "since", "summary", "blocking", "waiting", "skipped"]);
+            assert.deepStrictEqual(Object.keys(j.applicationSets[0]), [
+                "name",
+                "namespace",
+                "strategy",
+                "state",
+                "step",
+                "steps",
+                "since",
+                "summary",
+                "blocking",
+                "waiting",
+                "skipped",
+            ]);
             assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0]), ["application", "reason", "message", "hook"]);
             assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0].hook!), ["namespace", "job", "reason", "message", "log"]);
         });
 
         it("then the metrics name the ApplicationSet, the step and the application", async () => {
-            assert.match(await metricsText([d]), /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m);
+            assert.match(
+                await metricsText([d]),
+                /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m,
+            );
         });
     });
 
@@ -68,7 +97,10 @@ describe("rollout doctor: diagnosis", () => {
         const [d] = run(fieldReport({ retrying: true }));
         assert.strictEqual(d.state, "stuck");
         assert.strictEqual(d.step, 2);
-        assert.match(d.blocking[0].message, /PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable"; the sync is being retried \(attempt 2 of 5\)/);
+        assert.match(
+            d.blocking[0].message,
+            /PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable"; the sync is being retried \(attempt 2 of 5\)/,
+        );
     });
 
     it("given a finished rollout, then it is complete, with no step", () => {
@@ -91,7 +123,17 @@ describe("rollout doctor: diagnosis", () => {
                 app: {
                     sync: { status: "Synced", revision: "2".repeat(40) },
                     health: { status: "Degraded" },
-                    resources: [{ group: "apps", version: "v1", kind: "Deployment", namespace: "mandant-e", name: "web", status: "Synced", health: { status: "Degraded", message: 'Deployment "web" exceeded its progress deadline' } }],
+                    resources: [
+                        {
+                            group: "apps",
+                            version: "v1",
+                            kind: "Deployment",
+                            namespace: "mandant-e",
+                            name: "web",
+                            status: "Synced",
+                            health: { status: "Degraded", message: 'Deployment "web" exceeded its progress deadline' },
+                        },
+                    ],
                 },
             },
             { name: "mandant-c", step: 3, status: "Waiting" },
@@ -99,7 +141,10 @@ describe("rollout doctor: diagnosis", () => {
         const set = appSet("tenants", tenants, { rolloutStep: 2, since: 12 });
         const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
         assert.strictEqual(d.state, "stuck");
-        assert.deepStrictEqual(d.blocking.map((b) => [b.application, b.reason, b.hook]), [["mandant-e", "Degraded", null]]);
+        assert.deepStrictEqual(
+            d.blocking.map((b) => [b.application, b.reason, b.hook]),
+            [["mandant-e", "Degraded", null]],
+        );
         assert.match(d.blocking[0].message, /Deployment mandant-e\/web: Deployment "web" exceeded its progress deadline/);
         assert.deepStrictEqual(d.waiting, [{ application: "mandant-c", step: 3 }]);
     });
@@ -108,7 +153,23 @@ describe("rollout doctor: diagnosis", () => {
         const tenants: TenantSpec[] = [
             { name: "mandant-a", step: 1, status: "Healthy" },
             { name: "mandant-b", step: 2, status: "Healthy" },
-            { name: "mandant-c", step: 3, status: "Progressing", since: 5, app: { sync: { status: "Unknown", revision: "main" }, conditions: [{ type: "ComparisonError", message: "Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): `kustomize build` failed", lastTransitionTime: "2026-05-29T14:55:00Z" }] } },
+            {
+                name: "mandant-c",
+                step: 3,
+                status: "Progressing",
+                since: 5,
+                app: {
+                    sync: { status: "Unknown", revision: "main" },
+                    conditions: [
+                        {
+                            type: "ComparisonError",
+                            message:
+                                "Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): `kustomize build` failed",
+                            lastTransitionTime: "2026-05-29T14:55:00Z",
+                        },
+                    ],
+                },
+            },
             { name: "mandant-d", step: 4, status: "Waiting" },
         ];
         const set = appSet("tenants", tenants, { rolloutStep: 3, since: 5 });
@@ -124,17 +185,29 @@ describe("rollout doctor: diagnosis", () => {
         const plain = appSet("platform", plainTenants, { strategy: false });
         const plainApp = application(plain, plainTenants[0], false);
         const ds = run(list(...report.items, plain, plainApp));
-        assert.deepStrictEqual(ds.map((d) => [d.name, d.strategy, d.state, d.step, d.steps]), [
-            ["platform", "none", "complete", null, 0],
-            ["tenants", "RollingSync", "stuck", 2, 4],
-        ]);
-        assert.deepStrictEqual(run(list(...report.items, plain, plainApp), 600, "platform").map((d) => d.name), ["platform"]);
+        assert.deepStrictEqual(
+            ds.map((d) => [d.name, d.strategy, d.state, d.step, d.steps]),
+            [
+                ["platform", "none", "complete", null, 0],
+                ["tenants", "RollingSync", "stuck", 2, 4],
+            ],
+        );
+        assert.deepStrictEqual(
+            run(list(...report.items, plain, plainApp), 600, "platform").map((d) => d.name),
+            ["platform"],
+        );
     });
 
     it("given an app Progressing with no error, then it is progressing until --stuck-after, and stuck after it", () => {
         const tenants: TenantSpec[] = [
             { name: "mandant-a", step: 1, status: "Healthy" },
-            { name: "mandant-b", step: 2, status: "Progressing", since: 20, app: { health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } } },
+            {
+                name: "mandant-b",
+                step: 2,
+                status: "Progressing",
+                since: 20,
+                app: { health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } },
+            },
             { name: "mandant-c", step: 3, status: "Waiting" },
         ];
         const set = appSet("tenants", tenants, { rolloutStep: 2, since: 20 });
@@ -144,7 +217,10 @@ describe("rollout doctor: diagnosis", () => {
         assert.match(later.summary, /^tenants: rollout at step 2 of 3 for 20 min, in progress — mandant-b: /);
         const [now] = run(l, 600);
         assert.strictEqual(now.state, "stuck");
-        assert.match(now.summary, /stuck at step 2 of 3 for 20 min — mandant-b: Application resource became Progressing.*\(sync Synced, health Progressing\)/);
+        assert.match(
+            now.summary,
+            /stuck at step 2 of 3 for 20 min — mandant-b: Application resource became Progressing.*\(sync Synced, health Progressing\)/,
+        );
     });
 
     it("given a malformed dump, then it says what is wrong with it", () => {
@@ -163,14 +239,23 @@ describe("rollout doctor: the cause where it really is", () => {
         for (const p of itemsOf(l).filter((o) => o.kind === "Pod")) p.status.containerStatuses[0].state.terminated.message = "";
         const [d] = diagnose(dumpFromList(l), opts);
         assert.strictEqual(d.blocking[0].hook!.log, "");
-        assert.match(d.summary, /PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\) \(its error is in its Pod's log: kubectl logs -n mandant-b job\/site-setup\)/);
+        assert.match(
+            d.summary,
+            /PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\) \(its error is in its Pod's log: kubectl logs -n mandant-b job\/site-setup\)/,
+        );
     });
 
     it("given the Pod's log (live mode reads it), then the hook's own error line comes from the log", () => {
         const l = fieldReport();
         const pods = itemsOf(l).filter((o) => o.kind === "Pod");
         for (const p of pods) p.status.containerStatuses[0].state.terminated.message = "";
-        const dump = { ...dumpFromList(l), logs: { [`mandant-b/${pods[1].metadata.name}`]: "In ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n" } };
+        const dump = {
+            ...dumpFromList(l),
+            logs: {
+                [`mandant-b/${pods[1].metadata.name}`]:
+                    "In ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n",
+            },
+        };
         const [d] = diagnose(dump, opts);
         assert.strictEqual(d.blocking[0].hook!.log, "config/system/settings.php is not writable.");
     });
@@ -184,7 +269,10 @@ describe("rollout doctor: the cause where it really is", () => {
         const [d] = diagnose(dumpFromList(l), opts);
         assert.strictEqual(d.state, "stuck");
         assert.strictEqual(d.blocking[0].reason, "PreSyncHookFailed");
-        assert.match(d.blocking[0].message, /PreSync hook Job mandant-b\/site-setup failed .*; the sync is being retried \(attempt 2 of 5\)$/);
+        assert.match(
+            d.blocking[0].message,
+            /PreSync hook Job mandant-b\/site-setup failed .*; the sync is being retried \(attempt 2 of 5\)$/,
+        );
     });
 
     it("given a RollingSync ApplicationSet with no applicationStatus at all, then the finding is that progressive syncs are off", async () => {
@@ -205,13 +293,27 @@ describe("rollout doctor: the cause where it really is", () => {
         const set = appSet("tenants", tenants, { rolloutStep: 1, since: 60 });
         const [d] = diagnose(dumpFromList(list(set, ...tenants.map((t) => application(set, t)))), opts);
         assert.strictEqual(d.state, "stuck");
-        assert.match(d.summary, /rollout stuck at step 1 of 2 .* — the RolloutProgressing condition says step 1, but every Application of step 1 \(mandant-a\) is Healthy; the ApplicationSet controller has not moved on/);
+        assert.match(
+            d.summary,
+            /rollout stuck at step 1 of 2 .* — the RolloutProgressing condition says step 1, but every Application of step 1 \(mandant-a\) is Healthy; the ApplicationSet controller has not moved on/,
+        );
         assert.doesNotMatch(d.summary, /— \./);
-        assert.match(await metricsText([d]), /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="1",application="",reason="Inconsistent"\} 1$/m);
+        assert.match(
+            await metricsText([d]),
+            /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="1",application="",reason="Inconsistent"\} 1$/m,
+        );
     });
 
     it("given 20,000 Applications waiting, then the line stays at most 1 KiB, naming the first few and counting the rest", () => {
-        const tenants = [{ name: "t-00000", step: 1, status: "Progressing" as const, since: 5 }, ...Array.from({ length: 20_000 }, (_, i) => ({ name: `t-${String(i + 1).padStart(5, "0")}`, step: 2 + (i % 3), status: "Waiting" as const, since: 5 }))];
+        const tenants = [
+            { name: "t-00000", step: 1, status: "Progressing" as const, since: 5 },
+            ...Array.from({ length: 20_000 }, (_, i) => ({
+                name: `t-${String(i + 1).padStart(5, "0")}`,
+                step: 2 + (i % 3),
+                status: "Waiting" as const,
+                since: 5,
+            })),
+        ];
         const set = appSet("big", tenants, { rolloutStep: 1, since: 5 });
         const apps = tenants.map((t) => application(set, t));
         apps[0].status = { ...apps[0].status, ...failedPreSync("site-setup", "t-00000", false) };

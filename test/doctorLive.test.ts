@@ -34,10 +34,17 @@ function unblock(kube: FakeKube) {
         if (s.application === "mandant-b") Object.assign(s, { status: "Healthy", lastTransitionTime: new Date().toISOString() });
         if (s.application === "mandant-c") Object.assign(s, { status: "Progressing", lastTransitionTime: new Date().toISOString() });
     }
-    set.status.conditions = set.status.conditions.map((c: any) => (c.type === "RolloutProgressing" ? { ...c, message: "ApplicationSet is performing rollout of step 3", lastTransitionTime: new Date().toISOString() } : c));
+    set.status.conditions = set.status.conditions.map((c: any) =>
+        c.type === "RolloutProgressing"
+            ? { ...c, message: "ApplicationSet is performing rollout of step 3", lastTransitionTime: new Date().toISOString() }
+            : c,
+    );
     kube.put(set, "applicationset-controller");
     const c = kube.get("Application", "argocd", "mandant-c");
-    kube.put({ ...c, status: { ...c.status, health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } } }, "application-controller");
+    kube.put(
+        { ...c, status: { ...c.status, health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } } },
+        "application-controller",
+    );
 }
 
 describe("rollout doctor against a cluster", function () {
@@ -61,9 +68,19 @@ describe("rollout doctor against a cluster", function () {
     it("reads the four kinds live, Jobs and Pods only in the namespaces of the blocking Applications (not those waiting behind them), in pages", async () => {
         const before = kube.requests.length;
         const dump = await readLive(cluster);
-        assert.deepStrictEqual([dump.applicationSets.length, dump.applications.length, dump.jobs.length, dump.pods.length], [1, 4, 1, 2], "mandant-a's finished hook Job is not read");
-        const lists = kube.requests.slice(before).filter((r) => r.method === "GET" && /\/(jobs|pods)$/.test(r.path)).map((r) => r.path);
-        assert.ok(lists.length > 0 && lists.every((p) => /\/namespaces\/mandant-b\//.test(p)), `mandant-b's lists only: ${lists.join(", ")}`);
+        assert.deepStrictEqual(
+            [dump.applicationSets.length, dump.applications.length, dump.jobs.length, dump.pods.length],
+            [1, 4, 1, 2],
+            "mandant-a's finished hook Job is not read",
+        );
+        const lists = kube.requests
+            .slice(before)
+            .filter((r) => r.method === "GET" && /\/(jobs|pods)$/.test(r.path))
+            .map((r) => r.path);
+        assert.ok(
+            lists.length > 0 && lists.every((p) => /\/namespaces\/mandant-b\//.test(p)),
+            `mandant-b's lists only: ${lists.join(", ")}`,
+        );
     });
 
     it("--watch reads ApplicationSets and Applications from watches: each listed once, then its changes arrive by the watch", async () => {
@@ -80,15 +97,21 @@ describe("rollout doctor against a cluster", function () {
                 },
                 { timeoutMs: 30_000, intervalMs: 50, describe: () => "the watch never brought the change" },
             );
-            const lists = (plural: string) => kube.requests.slice(before).filter((r) => r.method === "GET" && r.path === `/apis/argoproj.io/v1alpha1/${plural}`).length;
-            assert.deepStrictEqual([lists("applications"), lists("applicationsets")], [2, 2], "one list and one watch each, however many rounds");
+            const lists = (plural: string) =>
+                kube.requests.slice(before).filter((r) => r.method === "GET" && r.path === `/apis/argoproj.io/v1alpha1/${plural}`).length;
+            assert.deepStrictEqual(
+                [lists("applications"), lists("applicationsets")],
+                [2, 2],
+                "one list and one watch each, however many rounds",
+            );
         } finally {
             await reader.stop();
         }
     });
 
     it("reads a list of many objects page by page (limit / continue), all of them", async () => {
-        for (let i = 0; i < 1_203; i++) kube.put({ apiVersion: "v1", kind: "Pod", metadata: { name: `p-${i}`, namespace: "many" } }, "setup");
+        for (let i = 0; i < 1_203; i++)
+            kube.put({ apiVersion: "v1", kind: "Pod", metadata: { name: `p-${i}`, namespace: "many" } }, "setup");
         const before = kube.requests.length;
         assert.strictEqual((await cluster.listPods("many")).length, 1_203);
         assert.strictEqual(kube.requests.slice(before).filter((r) => r.path === "/api/v1/namespaces/many/pods").length, 3, "pages of 500");
@@ -99,8 +122,14 @@ describe("rollout doctor against a cluster", function () {
         await w.tick(NOW);
         assert.strictEqual(events().length, 1);
         const stuck = events()[0];
-        assert.deepStrictEqual([stuck.type, stuck.reason, stuck.involvedObject.kind, stuck.involvedObject.name, stuck.involvedObject.uid], ["Warning", "RolloutStuck", "ApplicationSet", "tenants", "uid-tenants"]);
-        assert.match(stuck.message, /^tenants: rollout stuck at step 2 of 4 for 58 min — mandant-b: PreSync hook Job mandant-b\/site-setup failed/);
+        assert.deepStrictEqual(
+            [stuck.type, stuck.reason, stuck.involvedObject.kind, stuck.involvedObject.name, stuck.involvedObject.uid],
+            ["Warning", "RolloutStuck", "ApplicationSet", "tenants", "uid-tenants"],
+        );
+        assert.match(
+            stuck.message,
+            /^tenants: rollout stuck at step 2 of 4 for 58 min — mandant-b: PreSync hook Job mandant-b\/site-setup failed/,
+        );
         assert.strictEqual(stuck.source.component, EVENT_SOURCE);
 
         await w.tick(NOW);
@@ -123,7 +152,10 @@ describe("rollout doctor against a cluster", function () {
             const m = await get(`http://127.0.0.1:${port}/metrics`);
             assert.strictEqual(m.status, 200);
             assert.match(m.body, /# TYPE gitops_lab_rollout_stuck gauge/);
-            assert.match(m.body, /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m);
+            assert.match(
+                m.body,
+                /^gitops_lab_rollout_stuck\{namespace="argocd",appset="tenants",step="2",application="mandant-b",reason="PreSyncHookFailed"\} 1$/m,
+            );
             unblock(kube);
             await w.tick(new Date());
             assert.ok(!/^gitops_lab_rollout_stuck\{/m.test((await get(`http://127.0.0.1:${port}/metrics`)).body));
@@ -135,17 +167,31 @@ describe("rollout doctor against a cluster", function () {
     it("the command reads the live cluster and exits 1 (a finding) when stuck", async () => {
         const r = await runMain("doctor", ["--kubeconfig", kubeconfigFile]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 for \d+ (min|h \d+ min|d \d+ h) — mandant-b: PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\): "config\/system\/settings\.php is not writable"\. Waiting behind it: mandant-c \(step 3\), mandant-d \(step 4\)\.$/m);
-        assert.match(r.stdout, /^Note: automated\.enabled: false on the Applications of tenants is written by the ApplicationSet controller/m);
+        assert.match(
+            r.stdout,
+            /^tenants: rollout stuck at step 2 of 4 for \d+ (min|h \d+ min|d \d+ h) — mandant-b: PreSync hook Job mandant-b\/site-setup failed \(BackoffLimitExceeded: Job has reached the specified backoff limit\): "config\/system\/settings\.php is not writable"\. Waiting behind it: mandant-c \(step 3\), mandant-d \(step 4\)\.$/m,
+        );
+        assert.match(
+            r.stdout,
+            /^Note: automated\.enabled: false on the Applications of tenants is written by the ApplicationSet controller/m,
+        );
     });
 
     it("the command's --watch posts the Event on the live cluster within one interval", async () => {
         const child: ChildProcess = startCli("doctor", ["--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"]);
         try {
-            const ev = await pollUntil(async () => events().find((e) => e.reason === "RolloutStuck"), { timeoutMs: 30_000, intervalMs: 100, describe: () => "no RolloutStuck Event from doctor --watch within 30 s" });
+            const ev = await pollUntil(async () => events().find((e) => e.reason === "RolloutStuck"), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => "no RolloutStuck Event from doctor --watch within 30 s",
+            });
             assert.strictEqual(ev.involvedObject.name, "tenants");
             unblock(kube);
-            await pollUntil(async () => events().find((e) => e.reason === "RolloutResumed"), { timeoutMs: 30_000, intervalMs: 100, describe: () => "no RolloutResumed Event" });
+            await pollUntil(async () => events().find((e) => e.reason === "RolloutResumed"), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => "no RolloutResumed Event",
+            });
         } finally {
             child.kill("SIGTERM");
         }
@@ -155,7 +201,10 @@ describe("rollout doctor against a cluster", function () {
         for (const p of kube.list("Pod", "mandant-b")) {
             p.status.containerStatuses[0].state.terminated.message = "";
             kube.put(p, "setup");
-            kube.podLogs.set(`mandant-b/${p.metadata.name}`, "In ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n");
+            kube.podLogs.set(
+                `mandant-b/${p.metadata.name}`,
+                "In ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n",
+            );
         }
         const dump = await readLive(cluster);
         assert.ok(Object.keys(dump.logs ?? {}).length >= 1, "it read the failed Pods' logs");
@@ -195,7 +244,12 @@ describe("rollout doctor: the command on a saved dump", function () {
 
     it("exits 0 when nothing is stuck (--appset picks one ApplicationSet)", async () => {
         const l = fieldReport();
-        l.items.push({ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", metadata: { name: "quiet", namespace: "argocd", uid: "q" }, spec: { generators: [], template: { metadata: {}, spec: { project: "default", destination: {} } } } });
+        l.items.push({
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "ApplicationSet",
+            metadata: { name: "quiet", namespace: "argocd", uid: "q" },
+            spec: { generators: [], template: { metadata: {}, spec: { project: "default", destination: {} } } },
+        });
         const r = await runMain("doctor", ["--from", file("two.json", l), "--appset", "quiet"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, /^quiet: no rollout strategy \(all Applications sync on their own\); nothing is failing\.$/m);
@@ -207,7 +261,10 @@ describe("rollout doctor: the command on a saved dump", function () {
             [["--from", file("notlist.json", { kind: "Pod" })], /the dump is not a Kubernetes List/],
             [["--from", path.join(dir, "missing.json")], /cannot read .*missing\.json: ENOENT/],
         ] as [string[], RegExp][];
-        const results = await runFamily("doctor", cases.map(([args]) => args));
+        const results = await runFamily(
+            "doctor",
+            cases.map(([args]) => args),
+        );
         for (const [i, [args, msg]] of cases.entries()) {
             const r = results[i];
             assert.strictEqual(r.code, 1, `${args.join(" ")}: ${r.out}`);
@@ -216,7 +273,18 @@ describe("rollout doctor: the command on a saved dump", function () {
         }
     });
 
-    it("--appset naming an ApplicationSet that does not exist is a failure (exit 1), never \"nothing stuck\"", async () => {
+    it("given a dump with no items (another context's, or an empty namespace's), then it is a failure in one line (exit 1), never \"nothing stuck\"", async () => {
+        const empty = file("empty.json", { apiVersion: "v1", kind: "List", items: [] });
+        const r = await runMain("doctor", ["--from", empty]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stderr,
+            /^gitops-lab doctor: \S+empty\.json holds no ApplicationSets and no Applications \(a dump of another context or namespace\?\); make it with kubectl get /,
+        );
+        assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
+    });
+
+    it('--appset naming an ApplicationSet that does not exist is a failure (exit 1), never "nothing stuck"', async () => {
         const r = await runMain("doctor", ["--from", file("report2.json", fieldReport()), "--appset", "nope"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /^gitops-lab doctor: no ApplicationSet named "nope" \(found: argocd\/tenants\)\n$/);
@@ -228,7 +296,10 @@ describe("rollout doctor: the command on a saved dump", function () {
             [["--watch", "--interval", "x"], /--interval takes a number >= 0\.05, got "x"/],
             [["--bogus"], /Unknown option '--bogus'.*--help/],
         ] as [string[], RegExp][];
-        const results = await runFamily("doctor", cases.map(([args]) => args));
+        const results = await runFamily(
+            "doctor",
+            cases.map(([args]) => args),
+        );
         for (const [i, [args, msg]] of cases.entries()) {
             const r = results[i];
             assert.strictEqual(r.code, 2, `${args.join(" ")}: ${r.out}`);
@@ -243,10 +314,15 @@ describe("rollout doctor: the command on a saved dump", function () {
         assert.strictEqual(rule.apiVersion, "monitoring.coreos.com/v1");
         assert.strictEqual(rule.kind, "PrometheusRule");
         const [stuck, skipped] = rule.spec.groups[0].rules;
-        assert.deepStrictEqual([stuck.alert, stuck.for, skipped.alert, skipped.for], ["RollingSyncRolloutStuck", "2m", "RollingSyncApplicationSkipped", "5m"]);
+        assert.deepStrictEqual(
+            [stuck.alert, stuck.for, skipped.alert, skipped.for],
+            ["RollingSyncRolloutStuck", "2m", "RollingSyncApplicationSkipped", "5m"],
+        );
         assert.strictEqual(stuck.expr, "max by (namespace, appset, step, application) (gitops_lab_rollout_stuck) == 1");
         assert.match(skipped.expr, /\(gitops_lab_rollout_skipped\) == 1$/);
-        for (const a of [stuck, skipped]) for (const label of ["appset", "step", "application"]) assert.ok(a.annotations.summary.includes(`$labels.${label}`), `${a.alert}: ${label}`);
+        for (const a of [stuck, skipped])
+            for (const label of ["appset", "step", "application"])
+                assert.ok(a.annotations.summary.includes(`$labels.${label}`), `${a.alert}: ${label}`);
         assert.ok(!JSON.stringify(rule).includes("$labels.reason"), "no annotation names a label the alert does not have");
     });
 });

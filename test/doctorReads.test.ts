@@ -23,16 +23,36 @@ describe("the error, not the last line (errorLine)", () => {
             "Setting up extension news\n\nIn ConfigurationManager.php line 387:\n\n  config/system/settings.php is not writable.\n\n\nextension:setup [-e|--extension EXTENSION] [--] [<extensions>...]\n\n",
             "config/system/settings.php is not writable.",
         ],
-        ["a shell with set -x: the trace after the error", "+ cp /app/settings.tmpl /app/config/settings.php\ncp: cannot create regular file '/app/config/settings.php': Read-only file system\n+ exit 1\n", "cp: cannot create regular file '/app/config/settings.php': Read-only file system"],
+        [
+            "a shell with set -x: the trace after the error",
+            "+ cp /app/settings.tmpl /app/config/settings.php\ncp: cannot create regular file '/app/config/settings.php': Read-only file system\n+ exit 1\n",
+            "cp: cannot create regular file '/app/config/settings.php': Read-only file system",
+        ],
         [
             "a Python traceback: its last line",
-            "Migrating...\nTraceback (most recent call last):\n  File \"/app/migrate.py\", line 12, in <module>\n    open(path, \"w\")\nPermissionError: [Errno 13] Permission denied: '/app/config/settings.php'\nmigration aborted\n",
+            'Migrating...\nTraceback (most recent call last):\n  File "/app/migrate.py", line 12, in <module>\n    open(path, "w")\nPermissionError: [Errno 13] Permission denied: \'/app/config/settings.php\'\nmigration aborted\n',
             "PermissionError: [Errno 13] Permission denied: '/app/config/settings.php'",
         ],
-        ["a Go panic: its first line", "starting\npanic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a1b2c]\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:14 +0x1d\nexit status 2\n", "panic: runtime error: invalid memory address or nil pointer dereference"],
-        ["git: its fatal: line before the hints", "Cloning into 'site'...\nfatal: could not read Username for 'https://git.example.org': No such device or address\nhint: use a credential helper\n", "fatal: could not read Username for 'https://git.example.org': No such device or address"],
-        ["Node: the Error: line above its stack", "Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1607:16)\n", "Error: connect ECONNREFUSED 127.0.0.1:5432"],
-        ["a log level: FATAL", "2026-12-01 INFO starting\n2026-12-01 FATAL database schema is newer than this release\n2026-12-01 INFO shutting down\n", "2026-12-01 FATAL database schema is newer than this release"],
+        [
+            "a Go panic: its first line",
+            "starting\npanic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a1b2c]\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:14 +0x1d\nexit status 2\n",
+            "panic: runtime error: invalid memory address or nil pointer dereference",
+        ],
+        [
+            "git: its fatal: line before the hints",
+            "Cloning into 'site'...\nfatal: could not read Username for 'https://git.example.org': No such device or address\nhint: use a credential helper\n",
+            "fatal: could not read Username for 'https://git.example.org': No such device or address",
+        ],
+        [
+            "Node: the Error: line above its stack",
+            "Error: connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect [as oncomplete] (node:net:1607:16)\n",
+            "Error: connect ECONNREFUSED 127.0.0.1:5432",
+        ],
+        [
+            "a log level: FATAL",
+            "2026-12-01 INFO starting\n2026-12-01 FATAL database schema is newer than this release\n2026-12-01 INFO shutting down\n",
+            "2026-12-01 FATAL database schema is newer than this release",
+        ],
         ["nothing marked as an error: the last non-empty line", "step one\nstep two went wrong somehow\n\n", "step two went wrong somehow"],
     ];
     for (const [what, output, want] of outputs) it(`${what}`, () => assert.strictEqual(errorLine(output), want));
@@ -90,11 +110,19 @@ describe("a dump without an ApplicationSet", () => {
     it("given Applications not at rest and no ApplicationSet, then it says so (a finding), naming them", () => {
         const l = fieldReport();
         const dump = dumpFromList(list(...itemsOf(l).filter((o) => o.kind !== "ApplicationSet")));
-        assert.match(applicationsWithoutAppSet(dump)!, /^no ApplicationSet in the dump, but 3 Applications are not Synced and Healthy: mandant-b \(OutOfSync\/Healthy\), mandant-c \(OutOfSync\/Healthy\), mandant-d \(OutOfSync\/Healthy\); dump the ApplicationSets too \(kubectl get applicationsets/);
+        assert.match(
+            applicationsWithoutAppSet(dump)!,
+            /^no ApplicationSet in the dump, but 3 Applications are not Synced and Healthy: mandant-b \(OutOfSync\/Healthy\), mandant-c \(OutOfSync\/Healthy\), mandant-d \(OutOfSync\/Healthy\); dump the ApplicationSets too \(kubectl get applicationsets/,
+        );
     });
 
     it("given only Applications at rest, then there is nothing to say", () => {
-        const app = { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "a", namespace: "argocd", creationTimestamp: minutesAgo(5) }, status: { sync: { status: "Synced" }, health: { status: "Healthy" } } };
+        const app = {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Application",
+            metadata: { name: "a", namespace: "argocd", creationTimestamp: minutesAgo(5) },
+            status: { sync: { status: "Synced" }, health: { status: "Healthy" } },
+        };
         assert.strictEqual(applicationsWithoutAppSet(dumpFromList(list(app))), null);
     });
 });
@@ -105,7 +133,14 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
         const l = fieldReport();
         const d = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d");
         d.spec.source.path = "releases/1.2.1";
-        d.status = { sync: { status: "OutOfSync", revision: "b".repeat(40) }, health: { status: "Healthy" }, operationState: { phase: "Succeeded", syncResult: { revision: "a".repeat(40), source: { ...d.spec.source, path: "releases/1.2.0" } } } };
+        d.status = {
+            sync: { status: "OutOfSync", revision: "b".repeat(40) },
+            health: { status: "Healthy" },
+            operationState: {
+                phase: "Succeeded",
+                syncResult: { revision: "a".repeat(40), source: { ...d.spec.source, path: "releases/1.2.0" } },
+            },
+        };
         const set = itemsOf(l).find((o) => o.kind === "ApplicationSet");
         set.status.applicationStatus.find((s: any) => s.application === "mandant-d").status = "Healthy";
         return l;
@@ -114,38 +149,70 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
     it("given an entry Healthy while its Application is OutOfSync at the target, then it is a finding of its own: the Application, its step, what it runs, what it should run, the remedy", () => {
         const [d] = diagnose(dumpFromList(skippedReport()), opts);
         assert.deepStrictEqual(d.skipped, [
-            { application: "mandant-d", step: 4, runs: "releases/1.2.0 at main", shouldRun: "releases/1.2.1 at main", remedy: "it will not sync until the next commit: push one, or sync it by hand (argocd app sync mandant-d)" },
+            {
+                application: "mandant-d",
+                step: 4,
+                runs: "releases/1.2.0 at main",
+                shouldRun: "releases/1.2.1 at main",
+                remedy: "it will not sync until the next commit: push one, or sync it by hand (argocd app sync mandant-d)",
+            },
         ]);
-        assert.match(d.summary, /mandant-d \(step 4\) was skipped: its entry is Healthy but it runs releases\/1\.2\.0 at main, not releases\/1\.2\.1 at main; it will not sync until the next commit: push one, or sync it by hand \(argocd app sync mandant-d\)\.$/);
-        assert.deepStrictEqual(Object.keys(toJson([d]).applicationSets[0].skipped[0]), ["application", "step", "runs", "shouldRun", "remedy"]);
+        assert.match(
+            d.summary,
+            /mandant-d \(step 4\) was skipped: its entry is Healthy but it runs releases\/1\.2\.0 at main, not releases\/1\.2\.1 at main; it will not sync until the next commit: push one, or sync it by hand \(argocd app sync mandant-d\)\.$/,
+        );
+        assert.deepStrictEqual(Object.keys(toJson([d]).applicationSets[0].skipped[0]), [
+            "application",
+            "step",
+            "runs",
+            "shouldRun",
+            "remedy",
+        ]);
     });
 
     it("given a rollout otherwise complete, then it still says not every Application got it", () => {
         const l = skippedReport();
         const set = itemsOf(l).find((o) => o.kind === "ApplicationSet");
         for (const s of set.status.applicationStatus) s.status = "Healthy";
-        set.status.conditions = set.status.conditions.map((c: any) => (c.type === "RolloutProgressing" ? { ...c, status: "False", message: "ApplicationSet Rollout has completed" } : c));
-        for (const a of itemsOf(l).filter((o) => o.kind === "Application" && o.metadata.name !== "mandant-d")) a.status = { sync: { status: "Synced" }, health: { status: "Healthy" } };
+        set.status.conditions = set.status.conditions.map((c: any) =>
+            c.type === "RolloutProgressing" ? { ...c, status: "False", message: "ApplicationSet Rollout has completed" } : c,
+        );
+        for (const a of itemsOf(l).filter((o) => o.kind === "Application" && o.metadata.name !== "mandant-d"))
+            a.status = { sync: { status: "Synced" }, health: { status: "Healthy" } };
         const [d] = diagnose(dumpFromList(l), opts);
         assert.strictEqual(d.state, "complete");
-        assert.match(d.summary, /^tenants: rollout complete \(4 steps\), but not every Application got it\. mandant-d \(step 4\) was skipped/);
+        assert.match(
+            d.summary,
+            /^tenants: rollout complete \(4 steps\), but not every Application got it\. mandant-d \(step 4\) was skipped/,
+        );
     });
 
     it("given Synced at the new revision with the old source path, then it is reported too", () => {
         const l = skippedReport();
         const app = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d");
-        app.status.sync = { status: "Synced", revision: "b".repeat(40), comparedTo: { source: { ...app.spec.source, path: "releases/1.2.0" } } };
-        assert.deepStrictEqual(diagnose(dumpFromList(l), opts)[0].skipped.map((s) => s.application), ["mandant-d"]);
+        app.status.sync = {
+            status: "Synced",
+            revision: "b".repeat(40),
+            comparedTo: { source: { ...app.spec.source, path: "releases/1.2.0" } },
+        };
+        assert.deepStrictEqual(
+            diagnose(dumpFromList(l), opts)[0].skipped.map((s) => s.application),
+            ["mandant-d"],
+        );
     });
 
     it("given entries merely Pending, Progressing or Waiting, or an operation under way, then nothing is reported", () => {
         for (const status of ["Pending", "Progressing", "Waiting"]) {
             const l = skippedReport();
-            itemsOf(l).find((o) => o.kind === "ApplicationSet").status.applicationStatus.find((s: any) => s.application === "mandant-d").status = status;
+            itemsOf(l)
+                .find((o) => o.kind === "ApplicationSet")
+                .status.applicationStatus.find((s: any) => s.application === "mandant-d").status = status;
             assert.deepStrictEqual(diagnose(dumpFromList(l), opts)[0].skipped, [], status);
         }
         const l = skippedReport();
-        itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d").operation = { sync: { revision: "b".repeat(40) } };
+        itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d").operation = {
+            sync: { revision: "b".repeat(40) },
+        };
         assert.deepStrictEqual(diagnose(dumpFromList(l), opts)[0].skipped, []);
         assert.deepStrictEqual(diagnose(dumpFromList(fieldReport()), opts)[0].skipped, [], "the field report has none");
     });
@@ -164,7 +231,10 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
         const skips = posted.filter((e) => e.reason === "RolloutSkipped");
         assert.strictEqual(skips.length, 1);
         assert.strictEqual(skips[0].type, "Warning");
-        assert.match(skips[0].message, /^mandant-d \(step 4\) was skipped: it runs releases\/1\.2\.0 at main, not releases\/1\.2\.1 at main; it will not sync until the next commit/);
+        assert.match(
+            skips[0].message,
+            /^mandant-d \(step 4\) was skipped: it runs releases\/1\.2\.0 at main, not releases\/1\.2\.1 at main; it will not sync until the next commit/,
+        );
     });
 
     it("given the same state live on the simulated cluster (its controllers stopped), then the doctor's live read finds it", async () => {
@@ -173,7 +243,10 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
         const url = await kube.start();
         try {
             const dump = await readLive(new KubeCluster(kube.kubeconfig(url)));
-            assert.deepStrictEqual(diagnose(dump, opts)[0].skipped.map((s) => `${s.application}:${s.step}`), ["mandant-d:4"]);
+            assert.deepStrictEqual(
+                diagnose(dump, opts)[0].skipped.map((s) => `${s.application}:${s.step}`),
+                ["mandant-d:4"],
+            );
         } finally {
             await kube.stop();
         }

@@ -39,17 +39,26 @@ describe("run(): programs started by the helper process", function () {
 
     it("given a program that prints and one that fails, then stdout comes back, and a failure carries its exit status and stderr in one error", async () => {
         assert.strictEqual((await run("sh", ["-c", "echo out; echo err >&2"])).stdout, "out\n");
-        const e = await run("sh", ["-c", "echo broken >&2; exit 3"]).then(() => undefined, (x) => x);
+        const e = await run("sh", ["-c", "echo broken >&2; exit 3"]).then(
+            () => undefined,
+            (x) => x,
+        );
         assert.strictEqual(e?.exitCode, 3);
         assert.strictEqual(e?.stderr, "broken\n");
         assert.match(e?.message, /^sh -c echo broken >&2; exit 3 failed \(exit 3\): broken$/);
-        const missing = await run("gitops-lab-no-such-program", []).then(() => undefined, (x) => x);
+        const missing = await run("gitops-lab-no-such-program", []).then(
+            () => undefined,
+            (x) => x,
+        );
         assert.strictEqual(missing?.code, "ENOENT");
         assert.match(missing?.message, /gitops-lab-no-such-program is not installed or not on PATH/);
     });
 
     it("given a program that outlives its timeout, then it is ended and the run fails", async () => {
-        const e = await run("sleep", ["30"], { timeoutMs: 200 }).then(() => undefined, (x) => x);
+        const e = await run("sleep", ["30"], { timeoutMs: 200 }).then(
+            () => undefined,
+            (x) => x,
+        );
         assert.ok(e instanceof Error && /^sleep 30 failed/.test(e.message), String(e));
     });
 
@@ -75,7 +84,10 @@ describe("run(): programs started by the helper process", function () {
         await run("true", []);
         const [pid] = helpersOf(process.pid);
         assert.ok(pid, "a helper process of this one");
-        const running = run("sleep", ["5"]).then(() => undefined, (x) => x);
+        const running = run("sleep", ["5"]).then(
+            () => undefined,
+            (x) => x,
+        );
         process.kill(pid, "SIGKILL");
         const e = await running;
         assert.match(String(e?.message), /exited; run the command again/);
@@ -85,7 +97,10 @@ describe("run(): programs started by the helper process", function () {
 
     it("given a process that ran a program, then it exits on its own; killed while one runs, then its helper goes too", async () => {
         const script = `require(${JSON.stringify(path.join(__dirname, "..", "lab", "ports", "exec.ts"))}).run(process.argv[1], process.argv.slice(2)).then((r) => console.log(r.stdout.trim()))`;
-        const node = (args: string[]) => spawn(process.execPath, ["-r", path.join(__dirname, "..", "cli", "register.js"), "-e", script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+        const node = (args: string[]) =>
+            spawn(process.execPath, ["-r", path.join(__dirname, "..", "cli", "register.js"), "-e", script, ...args], {
+                stdio: ["ignore", "pipe", "inherit"],
+            });
         // exits by itself, with the output: the idle helper holds nothing open
         const once = node(["echo", "done"]);
         let out = "";
@@ -96,8 +111,22 @@ describe("run(): programs started by the helper process", function () {
         // killed with SIGKILL while its program runs: the helper sees its stdin close and exits
         const busy = node(["sleep", "30"]);
         let helper = 0;
-        await expect(holds("the helper running for the busy process", () => !!(helper = helpersOf(busy.pid!)[0]), () => "no helper yet"), { timeoutMs: 30_000 });
+        await expect(
+            holds(
+                "the helper running for the busy process",
+                () => !!(helper = helpersOf(busy.pid!)[0]),
+                () => "no helper yet",
+            ),
+            { timeoutMs: 30_000 },
+        );
         busy.kill("SIGKILL");
-        await expect(holds("the helper gone after its parent was killed", () => !alive(helper), () => `PID ${helper} still running`), { timeoutMs: 10_000 });
+        await expect(
+            holds(
+                "the helper gone after its parent was killed",
+                () => !alive(helper),
+                () => `PID ${helper} still running`,
+            ),
+            { timeoutMs: 10_000 },
+        );
     });
 });

@@ -14,23 +14,53 @@ import { runProgram, valueOf } from "./helpers/pulumiMocks";
 
 const ns = (name: string, labels: Record<string, string> = {}) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels } });
 const OURS = { [CREATED_BY.key]: CREATED_BY.value };
-const applicationCrd = { apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "applications.argoproj.io" }, spec: { group: "argoproj.io", names: { kind: "Application", plural: "applications" }, scope: "Namespaced", versions: [{ name: "v1alpha1", served: true, storage: true }] } };
-const cmdParams = (on: boolean) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "argocd-cmd-params-cm", namespace: "argocd" }, data: on ? { [PROGRESSIVE_SYNCS_KEY]: "true" } : {} });
+const applicationCrd = {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "applications.argoproj.io" },
+    spec: {
+        group: "argoproj.io",
+        names: { kind: "Application", plural: "applications" },
+        scope: "Namespaced",
+        versions: [{ name: "v1alpha1", served: true, storage: true }],
+    },
+};
+const cmdParams = (on: boolean) => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "argocd-cmd-params-cm", namespace: "argocd" },
+    data: on ? { [PROGRESSIVE_SYNCS_KEY]: "true" } : {},
+});
 
 describe("what an adopted cluster had before the stack (lab/platform/found.ts)", () => {
     it("an argocd namespace the stack did not label is a found Argo CD; one it labelled is its own", () => {
         assert.strictEqual(foundBeforeStack({ namespaces: [{ name: "argocd", labels: {} }], applicationCrd: true }, "argocd").argocd, true);
-        assert.strictEqual(foundBeforeStack({ namespaces: [{ name: "argocd", labels: OURS }], applicationCrd: true }, "argocd").argocd, false);
+        assert.strictEqual(
+            foundBeforeStack({ namespaces: [{ name: "argocd", labels: OURS }], applicationCrd: true }, "argocd").argocd,
+            false,
+        );
         assert.strictEqual(foundBeforeStack({ namespaces: [], applicationCrd: false }, "argocd").argocd, false);
     });
 
     it("namespaces the lab would create are found unless the stack labelled them", () => {
-        const f = foundBeforeStack({ namespaces: [{ name: "gitsrv", labels: {} }, { name: "rollout-doctor", labels: OURS }], applicationCrd: false }, "argocd");
+        const f = foundBeforeStack(
+            {
+                namespaces: [
+                    { name: "gitsrv", labels: {} },
+                    { name: "rollout-doctor", labels: OURS },
+                ],
+                applicationCrd: false,
+            },
+            "argocd",
+        );
         assert.deepStrictEqual(f.namespaces, ["gitsrv"]);
     });
 
     it("refuses Argo CD's CRDs without its namespace, in one line saying what to do", () => {
-        assert.throws(() => foundBeforeStack({ namespaces: [], applicationCrd: true }, "argocd"), /^Error: the cluster has Argo CD's CRDs but no argocd namespace: .*install it there, or adopt a cluster without Argo CD$/);
+        assert.throws(
+            () => foundBeforeStack({ namespaces: [], applicationCrd: true }, "argocd"),
+            /^Error: the cluster has Argo CD's CRDs but no argocd namespace: .*install it there, or adopt a cluster without Argo CD$/,
+        );
     });
 });
 
@@ -55,7 +85,10 @@ describe("the program on an adopted cluster (Pulumi mocks, the cluster read thro
         const declared = run.resources.map((r) => `${r.type}:${r.name}`);
         assert.ok(!declared.some((d) => d.startsWith("kubernetes:core/v1:Namespace")), declared.join("\n"));
         assert.ok(!declared.some((d) => d.includes("argocd-install") || d.includes("argocd-cmd-params")), declared.join("\n"));
-        assert.ok(declared.some((d) => d.includes("gitd-deployment")), "the git daemon itself is the stack's");
+        assert.ok(
+            declared.some((d) => d.includes("gitd-deployment")),
+            "the git daemon itself is the stack's",
+        );
         assert.strictEqual(await valueOf(run.outputs.argocdMode), "found");
     });
 
@@ -77,11 +110,27 @@ describe("the program on an adopted cluster (Pulumi mocks, the cluster read thro
 
     it("given a found Argo CD with progressive syncs off and the tenants lab on, then the program refuses in one line saying what to set", async () => {
         kube = await startFakeKubeThread([ns("argocd"), applicationCrd, cmdParams(false)]);
-        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", kubeconfigPath: kubeconfigFile(kube.kubeconfig) }), /progressive syncs off.*applicationsetcontroller\.enable\.progressive\.syncs: "true" in argocd\/argocd-cmd-params-cm/);
+        await assert.rejects(
+            runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", kubeconfigPath: kubeconfigFile(kube.kubeconfig) }),
+            /progressive syncs off.*applicationsetcontroller\.enable\.progressive\.syncs: "true" in argocd\/argocd-cmd-params-cm/,
+        );
     });
 
     it("given an adopted cluster that does not answer, then the program says so in one line", async () => {
-        const dead = kubeconfigFile(["apiVersion: v1", "kind: Config", "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]", "users: [{name: u, user: {}}]", "contexts: [{name: c, context: {cluster: c, user: u}}]", "current-context: c", ""].join("\n"));
-        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", kubeconfigPath: dead }), /cannot read the cluster of .* to see what it has before the lab \(.*\); is it running\?/);
+        const dead = kubeconfigFile(
+            [
+                "apiVersion: v1",
+                "kind: Config",
+                "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]",
+                "users: [{name: u, user: {}}]",
+                "contexts: [{name: c, context: {cluster: c, user: u}}]",
+                "current-context: c",
+                "",
+            ].join("\n"),
+        );
+        await assert.rejects(
+            runProgram({ root: "/tmp/lab-root", solveThrough: "0", kubeconfigPath: dead }),
+            /cannot read the cluster of .* to see what it has before the lab \(.*\); is it running\?/,
+        );
     });
 });

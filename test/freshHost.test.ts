@@ -37,7 +37,10 @@ describe("fresh host: step 1", function () {
         const saved = process.env.PATH;
         process.env.PATH = bin;
         try {
-            await assert.rejects(createShopRepo(l, readRepoFiles()), /rendered with "kubectl kustomize", but kubectl is not on PATH .*k3s's installer puts kubectl into \/usr\/local\/bin/);
+            await assert.rejects(
+                createShopRepo(l, readRepoFiles()),
+                /rendered with "kubectl kustomize", but kubectl is not on PATH .*k3s's installer puts kubectl into \/usr\/local\/bin/,
+            );
         } finally {
             process.env.PATH = saved;
         }
@@ -133,7 +136,9 @@ describe("fresh host: root's umask and the git daemon (nobody)", function () {
         await createShopRepo(l, readRepoFiles());
         await git(["--git-dir", l.bareRepo, "config", "--unset", "core.sharedRepository"]);
         await pushAsRoot(l, "unreadable.txt");
-        const check = (await verify({ layout: l, through: 1 })).find((c) => c.check.startsWith("every file of the bare repository is readable by others"))!;
+        const check = (await verify({ layout: l, through: 1 })).find((c) =>
+            c.check.startsWith("every file of the bare repository is readable by others"),
+        )!;
         assert.strictEqual(check.ok, false);
         assert.match(check.found!, /^not readable by others: .*objects\//);
     });
@@ -148,8 +153,16 @@ describe("fresh host: the k3s install script", function () {
         const bin = path.join(dir, "bin");
         fs.mkdirSync(bin);
         fs.writeFileSync(path.join(dir, "install.sh"), installer);
-        const env = { ...process.env, K3S_VERSION: "v1.33.5+k3s1", GITOPS_LAB_K3S_BIN: bin, GITOPS_LAB_MARKER: path.join(dir, "var", "marker"), GITOPS_LAB_K3S_INSTALLER: `file://${dir}/install.sh`, HOST: dir };
-        const runScript = (script: string, extra: Record<string, string> = {}) => spawnSync("/bin/bash", ["-c", script], { env: { ...env, ...extra }, encoding: "utf8" });
+        const env = {
+            ...process.env,
+            K3S_VERSION: "v1.33.5+k3s1",
+            GITOPS_LAB_K3S_BIN: bin,
+            GITOPS_LAB_MARKER: path.join(dir, "var", "marker"),
+            GITOPS_LAB_K3S_INSTALLER: `file://${dir}/install.sh`,
+            HOST: dir,
+        };
+        const runScript = (script: string, extra: Record<string, string> = {}) =>
+            spawnSync("/bin/bash", ["-c", script], { env: { ...env, ...extra }, encoding: "utf8" });
         return { dir, bin, marker: env.GITOPS_LAB_MARKER, runScript };
     }
     // installs a "k3s" and its uninstaller into $GITOPS_LAB_K3S_BIN, noting whether the marker was already written
@@ -164,7 +177,10 @@ printf '#!/bin/sh\\nrm -f "%s/k3s" "%s/k3s-uninstall.sh"; echo uninstalled > "%s
         assert.strictEqual(r.status, 0, r.stderr);
         assert.strictEqual(r.stdout.trim().split("\n").pop(), "installed");
         assert.strictEqual(fs.readFileSync(h.marker, "utf8").trim(), "v1.33.5+k3s1");
-        assert.ok(fs.existsSync(path.join(h.dir, "marker-before-install")), "a run killed during the install still owns what it half-installed");
+        assert.ok(
+            fs.existsSync(path.join(h.dir, "marker-before-install")),
+            "a run killed during the install still owns what it half-installed",
+        );
     });
 
     it("given an installer that fails half-way on a host that had no k3s, then it undoes the half install and removes the marker", () => {
@@ -181,7 +197,10 @@ printf '#!/bin/sh\\nrm -f "%s/k3s" "%s/k3s-uninstall.sh"; echo uninstalled > "%s
         assert.strictEqual(h.runScript(INSTALL_SCRIPT).status, 0);
         const r = h.runScript(INSTALL_SCRIPT, { K3S_VERSION: "v1.34.1+k3s1" });
         assert.strictEqual(r.status, 1);
-        assert.match(r.stderr, /k3s v1\.33\.5\+k3s1 was installed by this stack, but k3sVersion is now v1\.34\.1\+k3s1.*pulumi config set k3sVersion v1\.33\.5\+k3s1.*npm run lab:destroy/);
+        assert.match(
+            r.stderr,
+            /k3s v1\.33\.5\+k3s1 was installed by this stack, but k3sVersion is now v1\.34\.1\+k3s1.*pulumi config set k3sVersion v1\.33\.5\+k3s1.*npm run lab:destroy/,
+        );
         assert.strictEqual(h.runScript(INSTALL_SCRIPT).stdout.trim(), "installed", "the same version is fine");
     });
 
@@ -233,7 +252,13 @@ describe("fresh host: waiting for Argo CD and the git daemon", function () {
     });
     afterEach(() => kube.stop());
 
-    const deployment = (name: string, ready: number) => ({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name, namespace: "argocd" }, spec: { replicas: 1 }, status: { observedGeneration: 1, updatedReplicas: 1, readyReplicas: ready } });
+    const deployment = (name: string, ready: number) => ({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name, namespace: "argocd" },
+        spec: { replicas: 1 },
+        status: { observedGeneration: 1, updatedReplicas: 1, readyReplicas: ready },
+    });
 
     it("given a Pod stuck in ImagePullBackOff, then the wait ends at once after the grace, naming the Pod, the image and the reason", async () => {
         kube.put(deployment("argocd-repo-server", 0), "setup");
@@ -243,13 +268,64 @@ describe("fresh host: waiting for Argo CD and the git daemon", function () {
                 kind: "Pod",
                 metadata: { name: "argocd-repo-server-7d9f", namespace: "argocd" },
                 spec: { containers: [{ name: "repo-server", image: "quay.io/argoproj/argocd:v3.5.1" }] },
-                status: { containerStatuses: [{ name: "repo-server", image: "quay.io/argoproj/argocd:v3.5.1", state: { waiting: { reason: "ImagePullBackOff", message: "toomanyrequests: rate limit" } } }] },
+                status: {
+                    containerStatuses: [
+                        {
+                            name: "repo-server",
+                            image: "quay.io/argoproj/argocd:v3.5.1",
+                            state: { waiting: { reason: "ImagePullBackOff", message: "toomanyrequests: rate limit" } },
+                        },
+                    ],
+                },
             },
             "setup",
         );
         await assert.rejects(
-            waitWorkloadsReady(cluster, "argocd", [{ kind: "Deployment", name: "argocd-repo-server" }], { timeoutMs: 60_000, intervalMs: 20, hopelessAfterMs: 0 }),
+            waitWorkloadsReady(cluster, "argocd", [{ kind: "Deployment", name: "argocd-repo-server" }], {
+                timeoutMs: 60_000,
+                intervalMs: 20,
+                hopelessAfterMs: 0,
+            }),
             /^Error: Pod argocd\/argocd-repo-server-7d9f, container repo-server, image quay\.io\/argoproj\/argocd:v3\.5\.1: ImagePullBackOff \(toomanyrequests: rate limit\) for \d+ s; .*rate limit/,
+        );
+    });
+
+    it("given a Pod whose image the registry does not have, then the wait ends at its first look, naming the Pod, the image and the reason, with no grace", async () => {
+        kube.put(deployment("gitd", 0), "setup");
+        const message =
+            'Back-off pulling image "docker.io/library/buildpack-deps:bookworm-scn": ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image: failed to resolve image: docker.io/library/buildpack-deps:bookworm-scn: not found';
+        kube.put(
+            {
+                apiVersion: "v1",
+                kind: "Pod",
+                metadata: { name: "gitd-5c8d", namespace: "argocd" },
+                spec: { containers: [{ name: "git-daemon", image: "docker.io/library/buildpack-deps:bookworm-scn" }] },
+                status: {
+                    containerStatuses: [
+                        {
+                            name: "git-daemon",
+                            image: "docker.io/library/buildpack-deps:bookworm-scn",
+                            state: { waiting: { reason: "ImagePullBackOff", message } },
+                        },
+                    ],
+                },
+            },
+            "setup",
+        );
+        const lines: string[] = [];
+        await assert.rejects(
+            waitWorkloadsReady(cluster, "argocd", [{ kind: "Deployment", name: "gitd" }], {
+                timeoutMs: 60_000,
+                intervalMs: 20,
+                hopelessAfterMs: 3_600_000,
+                log: (l) => lines.push(l),
+            }),
+            /^Error: Pod argocd\/gitd-5c8d, container git-daemon, image docker\.io\/library\/buildpack-deps:bookworm-scn: ImagePullBackOff \(.*not found\): the registry has no such image/,
+        );
+        assert.deepStrictEqual(
+            lines.filter((l) => l.startsWith("ready:")),
+            [],
+            "no progress line: the first look ended it",
         );
     });
 
@@ -257,7 +333,15 @@ describe("fresh host: waiting for Argo CD and the git daemon", function () {
         kube.put(deployment("a", 1), "setup");
         kube.put(deployment("b", 0), "setup");
         const lines: string[] = [];
-        const waiting = waitWorkloadsReady(cluster, "argocd", [{ kind: "Deployment", name: "a" }, { kind: "Deployment", name: "b" }], { timeoutMs: 20_000, intervalMs: 20, log: (l) => lines.push(l) });
+        const waiting = waitWorkloadsReady(
+            cluster,
+            "argocd",
+            [
+                { kind: "Deployment", name: "a" },
+                { kind: "Deployment", name: "b" },
+            ],
+            { timeoutMs: 20_000, intervalMs: 20, log: (l) => lines.push(l) },
+        );
         await new Promise<void>((resolve) => {
             const t = setInterval(() => {
                 if (lines.some((l) => l.startsWith("ready: a; waiting for Deployment/b: 0/1 replicas ready"))) {
@@ -287,19 +371,37 @@ describe("fresh host: the preflight", () => {
     const layout = labLayout("/");
     const repos = [{ path: layout.bareRepo, gitDir: layout.bareRepo, key: OWNER_KEY, value: OWNER_VALUE }];
     const verdicts = async (probe: Partial<HostProbe>, installK3s = true, kubeconfigPath?: string) =>
-        Object.fromEntries((await preflightChecks({ ...GOOD, ...probe }, { installK3s, kubeconfigPath, repos })).map((r) => [r.check, `${r.verdict} ${r.detail}`]));
+        Object.fromEntries(
+            (await preflightChecks({ ...GOOD, ...probe }, { installK3s, kubeconfigPath, repos })).map((r) => [
+                r.check,
+                `${r.verdict} ${r.detail}`,
+            ]),
+        );
 
     it("given a ready host, then every check passes, one line each", async () => {
         const v = await verdicts({});
-        assert.ok(Object.values(v).every((x) => x.startsWith("PASS")), JSON.stringify(v, null, 1));
+        assert.ok(
+            Object.values(v).every((x) => x.startsWith("PASS")),
+            JSON.stringify(v, null, 1),
+        );
         assert.ok(Object.keys(v).length >= 10);
     });
 
     it("given Debian 12's Node 18, no curl, no systemd, port 6443 taken, little disk and memory, then each of those fails with what to do", async () => {
-        const v = await verdicts({ nodeVersion: () => "v18.19.0", which: async (p) => (p === "curl" ? null : `/usr/bin/${p}`), exists: () => false, portInUse: async () => true, freeBytes: () => 2 ** 30, totalMemoryBytes: () => 2 ** 30 });
+        const v = await verdicts({
+            nodeVersion: () => "v18.19.0",
+            which: async (p) => (p === "curl" ? null : `/usr/bin/${p}`),
+            exists: () => false,
+            portInUse: async () => true,
+            freeBytes: () => 2 ** 30,
+            totalMemoryBytes: () => 2 ** 30,
+        });
         assert.match(v["Node.js 20.19+ (or 22+)"], /^FAIL v18\.19\.0: .*Node 20\.19 or 22/);
         assert.match(v["curl (the k3s installer is fetched with it)"], /^FAIL .*apt-get install curl/);
-        assert.match(v["systemd (k3s runs as a systemd service)"], /^FAIL.*adopt a cluster with kubeconfigPath, or try the labs here without a cluster: npx gitops-lab simulate --root \/tmp\/gitops-lab/);
+        assert.match(
+            v["systemd (k3s runs as a systemd service)"],
+            /^FAIL.*adopt a cluster with kubeconfigPath, or try the labs here without a cluster: npx gitops-lab simulate --root \/tmp\/gitops-lab/,
+        );
         assert.match(v["port 6443 free (the Kubernetes API of k3s)"], /^FAIL something listens on 6443/);
         assert.match(v["free disk for k3s and images (/var/lib/rancher)"], /^FAIL 1\.0 GiB free; needs 4\.0 GiB/);
         assert.match(v["memory for k3s and Argo CD"], /^FAIL 1\.0 GiB; needs 2\.0 GiB/);
@@ -316,8 +418,14 @@ describe("fresh host: the preflight", () => {
 
     it("given a repository the lab did not create at its path, then it fails; the lab's own passes", async () => {
         const exists = (p: string) => p === layout.bareRepo || p === "/run/systemd/system";
-        assert.match((await verdicts({ exists, gitConfig: async () => null }))[`nothing foreign at ${layout.bareRepo}`], /^FAIL a repository .* the lab did not create/);
-        assert.match((await verdicts({ exists, gitConfig: async () => OWNER_VALUE }))[`nothing foreign at ${layout.bareRepo}`], /^PASS the lab's own repository/);
+        assert.match(
+            (await verdicts({ exists, gitConfig: async () => null }))[`nothing foreign at ${layout.bareRepo}`],
+            /^FAIL a repository .* the lab did not create/,
+        );
+        assert.match(
+            (await verdicts({ exists, gitConfig: async () => OWNER_VALUE }))[`nothing foreign at ${layout.bareRepo}`],
+            /^PASS the lab's own repository/,
+        );
     });
 
     it("given an adopted cluster (kubeconfigPath), then kubectl must be on PATH and the kubeconfig readable; k3s's needs are not checked", async () => {
@@ -328,7 +436,10 @@ describe("fresh host: the preflight", () => {
     });
 
     it("reports root's umask as information only", async () => {
-        assert.match((await verdicts({ umask: () => 0o077 }))["umask (info)"], /^PASS 0077: the lab's bare repository sets core\.sharedRepository/);
+        assert.match(
+            (await verdicts({ umask: () => 0o077 }))["umask (info)"],
+            /^PASS 0077: the lab's bare repository sets core\.sharedRepository/,
+        );
     });
 
     it("given a host that fails the preflight, then gitops-lab up exits 1 before anything is installed", function () {

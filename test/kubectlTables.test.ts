@@ -19,10 +19,37 @@ const H = 60 * M;
 
 describe("ages as Kubernetes writes them (cases ported from apimachinery's duration_test.go)", () => {
     const cases: [number, string][] = [
-        [S, "1s"], [70 * S, "70s"], [190 * S, "3m10s"], [70 * M, "70m"], [47 * H, "47h"], [49 * H, "2d1h"], [(8 * 24 + 2) * H, "8d"], [367 * 24 * H, "367d"],
-        [(365 * 2 * 24 + 25) * H, "2y1d"], [(365 * 8 * 24 + 2) * H, "8y"],
-        [-2 * S, "<invalid>"], [-1999, "0s"], [0, "0s"], [999, "0s"], [2 * M - 1, "119s"], [2 * M, "2m"], [2 * M + S, "2m1s"], [10 * M - 1, "9m59s"], [10 * M, "10m"], [10 * M + S, "10m"],
-        [3 * H - 1, "179m"], [3 * H, "3h"], [3 * H + M, "3h1m"], [8 * H - 1, "7h59m"], [8 * H, "8h"], [8 * H + 59 * M, "8h"], [48 * H - 1, "47h"], [48 * H, "2d"], [49 * H, "2d1h"], [8 * 24 * H - 1, "7d23h"], [8 * 24 * H, "8d"],
+        [S, "1s"],
+        [70 * S, "70s"],
+        [190 * S, "3m10s"],
+        [70 * M, "70m"],
+        [47 * H, "47h"],
+        [49 * H, "2d1h"],
+        [(8 * 24 + 2) * H, "8d"],
+        [367 * 24 * H, "367d"],
+        [(365 * 2 * 24 + 25) * H, "2y1d"],
+        [(365 * 8 * 24 + 2) * H, "8y"],
+        [-2 * S, "<invalid>"],
+        [-1999, "0s"],
+        [0, "0s"],
+        [999, "0s"],
+        [2 * M - 1, "119s"],
+        [2 * M, "2m"],
+        [2 * M + S, "2m1s"],
+        [10 * M - 1, "9m59s"],
+        [10 * M, "10m"],
+        [10 * M + S, "10m"],
+        [3 * H - 1, "179m"],
+        [3 * H, "3h"],
+        [3 * H + M, "3h1m"],
+        [8 * H - 1, "7h59m"],
+        [8 * H, "8h"],
+        [8 * H + 59 * M, "8h"],
+        [48 * H - 1, "47h"],
+        [48 * H, "2d"],
+        [49 * H, "2d1h"],
+        [8 * 24 * H - 1, "7d23h"],
+        [8 * 24 * H, "8d"],
     ];
     for (const [ms, want] of cases) it(`${ms} ms is ${want}`, () => assert.strictEqual(humanDuration(ms), want));
 });
@@ -30,17 +57,44 @@ describe("ages as Kubernetes writes them (cases ported from apimachinery's durat
 describe("the Table form (sim/tables.ts)", () => {
     const now = Date.parse("2026-12-01T12:00:00Z");
     it("Applications get the CRD's printer columns from the shipped install (Revision and Project for -o wide)", () => {
-        const app = { metadata: { name: "shop-dev", creationTimestamp: "2026-12-01T11:00:00Z" }, spec: { project: "default" }, status: { sync: { status: "Synced", revision: "abc" }, health: { status: "Healthy" } } };
+        const app = {
+            metadata: { name: "shop-dev", creationTimestamp: "2026-12-01T11:00:00Z" },
+            spec: { project: "default" },
+            status: { sync: { status: "Synced", revision: "abc" }, health: { status: "Healthy" } },
+        };
         const t = toTable("Application", { metadata: { resourceVersion: "7" }, items: [app] }, { now });
-        assert.deepStrictEqual(t.columnDefinitions.map((c: any) => `${c.name}:${c.priority}`), ["Name:0", "Sync Status:0", "Health Status:0", "Revision:10", "Project:10"]);
+        assert.deepStrictEqual(
+            t.columnDefinitions.map((c: any) => `${c.name}:${c.priority}`),
+            ["Name:0", "Sync Status:0", "Health Status:0", "Revision:10", "Project:10"],
+        );
         assert.deepStrictEqual(t.rows[0].cells, ["shop-dev", "Synced", "Healthy", "abc", "default"]);
         assert.deepStrictEqual(t.rows[0].object, { kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: app.metadata });
     });
 
     it("a failed hook Pod shows its container's reason, and a restarted one when it last restarted", () => {
-        const pod = { metadata: { name: "p", creationTimestamp: "2026-12-01T11:58:00Z" }, spec: { containers: [{ name: "setup" }] }, status: { phase: "Failed", containerStatuses: [{ ready: false, restartCount: 0, state: { terminated: { exitCode: 1, reason: "Error" } } }] } };
+        const pod = {
+            metadata: { name: "p", creationTimestamp: "2026-12-01T11:58:00Z" },
+            spec: { containers: [{ name: "setup" }] },
+            status: {
+                phase: "Failed",
+                containerStatuses: [{ ready: false, restartCount: 0, state: { terminated: { exitCode: 1, reason: "Error" } } }],
+            },
+        };
         assert.deepStrictEqual(toTable("Pod", pod, { now }).rows[0].cells.slice(0, 5), ["p", "0/1", "Error", "0", "2m"]);
-        const restarted = { ...pod, status: { phase: "Running", containerStatuses: [{ ready: true, restartCount: 2, state: { running: {} }, lastState: { terminated: { finishedAt: "2026-12-01T11:59:00Z" } } }] } };
+        const restarted = {
+            ...pod,
+            status: {
+                phase: "Running",
+                containerStatuses: [
+                    {
+                        ready: true,
+                        restartCount: 2,
+                        state: { running: {} },
+                        lastState: { terminated: { finishedAt: "2026-12-01T11:59:00Z" } },
+                    },
+                ],
+            },
+        };
         assert.deepStrictEqual(toTable("Pod", restarted, { now }).rows[0].cells.slice(0, 4), ["p", "1/1", "Running", "2 (60s ago)"]);
     });
 });
@@ -70,7 +124,10 @@ describe("kubectl get on the simulated tenants lab at the stall (the real kubect
     // reconcile, a known difference from v3.5.1, issue 19): the Job's table is read until it shows the failed Job
     const settledTable = async (args: string[], done: RegExp) => {
         let out = "";
-        await expect(async () => ((out = await kubectl(...args)), done.test(out) ? succeeded() : pending(`kubectl ${args.join(" ")}:\n${out}`)), { timeoutMs: 60_000, intervalMs: 200 });
+        await expect(
+            async () => ((out = await kubectl(...args)), done.test(out) ? succeeded() : pending(`kubectl ${args.join(" ")}:\n${out}`)),
+            { timeoutMs: 60_000, intervalMs: 200 },
+        );
         return out;
     };
 

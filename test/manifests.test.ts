@@ -2,7 +2,6 @@
 import * as assert from "assert";
 import { createHash } from "crypto";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
 import { run } from "../lab/ports/exec";
@@ -11,20 +10,33 @@ import { ARGOCD_INSTALL_SHA256, argoCdCmdParams, ARGOCD_WORKLOADS, PROGRESSIVE_S
 import { toYaml } from "../lab/ports/files";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { appsetFileContent } from "../lab/shop/appset";
-import { crdValidator, INSTALL_YAML } from "./helpers/upstream";
+import { crdValidator } from "./helpers/upstream";
 
 describe("the shop ApplicationSet (step 2)", () => {
     const validate = crdValidator("ApplicationSet");
 
     it("validates against the ApplicationSet CRD schema of v3.5.1", () => {
         assert.deepStrictEqual(validate(shopApplicationSet()), []);
-        assert.deepStrictEqual(validate(parse(appsetFileContent(shopApplicationSet(), [{ env: "dev", revision: "main" }, { env: "prod", revision: "release/prod" }]))), []);
+        assert.deepStrictEqual(
+            validate(
+                parse(
+                    appsetFileContent(shopApplicationSet(), [
+                        { env: "dev", revision: "main" },
+                        { env: "prod", revision: "release/prod" },
+                    ]),
+                ),
+            ),
+            [],
+        );
     });
 
     it("the validator rejects what the CRD rejects (a number where a string belongs, missing required fields)", () => {
         const bad = shopApplicationSet();
         bad.spec.template.spec.source.targetRevision = 5;
-        assert.ok(validate(bad).some((e) => e.includes("targetRevision")), "targetRevision must be a string");
+        assert.ok(
+            validate(bad).some((e) => e.includes("targetRevision")),
+            "targetRevision must be a string",
+        );
         const missing = shopApplicationSet();
         delete missing.spec.template.spec.destination;
         delete missing.spec.template.spec.project;
@@ -36,7 +48,16 @@ describe("the shop ApplicationSet (step 2)", () => {
         assert.strictEqual(a.apiVersion, "argoproj.io/v1alpha1");
         assert.strictEqual(a.kind, "ApplicationSet");
         assert.deepStrictEqual(a.metadata, { name: "shop", namespace: "argocd" });
-        assert.deepStrictEqual(a.spec.generators, [{ list: { elements: [{ env: "dev", revision: "main" }, { env: "prod", revision: "main" }] } }]);
+        assert.deepStrictEqual(a.spec.generators, [
+            {
+                list: {
+                    elements: [
+                        { env: "dev", revision: "main" },
+                        { env: "prod", revision: "main" },
+                    ],
+                },
+            },
+        ]);
         for (const el of a.spec.generators[0].list.elements) for (const v of Object.values(el)) assert.strictEqual(typeof v, "string");
         assert.strictEqual(a.spec.goTemplate, undefined, "fasttemplate {{...}} as in Argo CD's list example");
         assert.deepStrictEqual(a.spec.template, {
@@ -52,11 +73,17 @@ describe("the shop ApplicationSet (step 2)", () => {
     });
 
     it("appset.yaml is the applied manifest, with the live elements", () => {
-        const text = appsetFileContent(shopApplicationSet(), [{ env: "dev", revision: "main" }, { env: "prod", revision: "release/prod" }]);
+        const text = appsetFileContent(shopApplicationSet(), [
+            { env: "dev", revision: "main" },
+            { env: "prod", revision: "release/prod" },
+        ]);
         const back = parse(text);
         assert.deepStrictEqual(back.spec.template, shopApplicationSet().spec.template);
         assert.deepStrictEqual(back.spec.generators[0].list.elements[1], { env: "prod", revision: "release/prod" });
-        assert.strictEqual(toYaml(shopApplicationSet()), appsetFileContent(shopApplicationSet(), shopApplicationSet().spec.generators[0].list.elements));
+        assert.strictEqual(
+            toYaml(shopApplicationSet()),
+            appsetFileContent(shopApplicationSet(), shopApplicationSet().spec.generators[0].list.elements),
+        );
     });
 });
 
@@ -68,16 +95,28 @@ describe("the Argo CD install, as the ArgoCd component applies it", function () 
     before(async () => {
         // the component's own kustomization, as it is: it names the shipped install.yaml, nothing remote
         const { stdout } = await run("kubectl", ["kustomize", overlayDir]);
-        rendered = [argoCdCmdParams(), ...parseAllDocuments(stdout).map((d) => d.toJSON()).filter(Boolean)];
+        rendered = [
+            argoCdCmdParams(),
+            ...parseAllDocuments(stdout)
+                .map((d) => d.toJSON())
+                .filter(Boolean),
+        ];
     });
 
     it("pins v3.5.1: the shipped install.yaml is upstream's at the tag (its digest), and nothing is fetched", () => {
-        const digest = createHash("sha256").update(fs.readFileSync(path.join(overlayDir, "install.yaml"))).digest("hex");
+        const digest = createHash("sha256")
+            .update(fs.readFileSync(path.join(overlayDir, "install.yaml")))
+            .digest("hex");
         assert.strictEqual(digest, ARGOCD_INSTALL_SHA256);
         const kustomization = parse(fs.readFileSync(path.join(overlayDir, "kustomization.yaml"), "utf8"));
         assert.deepStrictEqual(kustomization.resources, ["install.yaml"]);
-        const images = rendered.filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet").flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image));
-        assert.ok(images.some((i) => i.endsWith(":v3.5.1")), images.join(", "));
+        const images = rendered
+            .filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet")
+            .flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image));
+        assert.ok(
+            images.some((i) => i.endsWith(":v3.5.1")),
+            images.join(", "),
+        );
     });
 
     it("has argocd-cmd-params-cm exactly once, with progressive syncs on", () => {
@@ -94,10 +133,16 @@ describe("the Argo CD install, as the ArgoCd component applies it", function () 
     });
 
     it("contains the three CRDs and the controllers the lab waits for", () => {
-        const crds = rendered.filter((o) => o.kind === "CustomResourceDefinition").map((o) => o.metadata.name).sort();
+        const crds = rendered
+            .filter((o) => o.kind === "CustomResourceDefinition")
+            .map((o) => o.metadata.name)
+            .sort();
         assert.deepStrictEqual(crds, ["applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"]);
         for (const w of ARGOCD_WORKLOADS) {
-            assert.ok(rendered.some((o) => o.kind === w.kind && o.metadata.name === w.name), `${w.kind}/${w.name}`);
+            assert.ok(
+                rendered.some((o) => o.kind === w.kind && o.metadata.name === w.name),
+                `${w.kind}/${w.name}`,
+            );
         }
     });
 

@@ -9,7 +9,6 @@
  * missing from the list still runs.
  */
 const fs = require("fs");
-const path = require("path");
 
 const LONGEST_FIRST = [
     "tenantsStall",

@@ -23,8 +23,19 @@ function mockState(a: pulumi.runtime.MockResourceArgs): Record<string, any> {
     if (a.type === "command:local:Command") return { stdout: a.name.endsWith("kubeconfig") ? KUBECONFIG : "installed\n" };
     if (a.name === "shop-repo-git") return { initialCommit: SHA, bareRepo: "/x/srv/bare/shop-envs.git", clone: "/x/root/cnpa-env/repo" };
     if (a.name === "shop-appset") return { name: "shop", namespace: "argocd" };
-    if (a.name === "tenants-run") return { completedThrough: Number(a.inputs.solveThrough), stall: { appset: "argocd/tenants" }, recovery: null };
-    if (a.name === "scenario-run") return { completedThrough: Number(a.inputs.solveThrough), incident: { commit: SHA, dev_value: "on", prod_value: "on" }, pin: null, drift: null, promote: null, revert: null, report: null };
+    if (a.name === "argocd-ready") return { ready: true, secretValue: a.inputs.readSecret ? "gen3rated" : null };
+    if (a.name === "tenants-run")
+        return { completedThrough: Number(a.inputs.solveThrough), stall: { appset: "argocd/tenants" }, recovery: null };
+    if (a.name === "scenario-run")
+        return {
+            completedThrough: Number(a.inputs.solveThrough),
+            incident: { commit: SHA, dev_value: "on", prod_value: "on" },
+            pin: null,
+            drift: null,
+            promote: null,
+            revert: null,
+            report: null,
+        };
     return {};
 }
 
@@ -44,7 +55,10 @@ describe("the Pulumi program (mocks)", function () {
         assert.match(install.inputs.create, /if \[ -x "\$bin\/k3s" \]/, "skips the install when k3s is already there");
         assert.match(install.inputs.create, /bin=\$\{GITOPS_LAB_K3S_BIN:-\/usr\/local\/bin\}/);
         assert.match(install.inputs.delete, /k3s-installed-by-stack/, "the uninstall is conditional on the stack's marker");
-        assert.ok(!install.inputs.create.includes("v1.33.5"), "the version reaches the script through the environment, not the script text");
+        assert.ok(
+            !install.inputs.create.includes("v1.33.5"),
+            "the version reaches the script through the environment, not the script text",
+        );
         const ready = run.byName("k3s-ready");
         assert.match(ready.inputs.create, /\/readyz/);
         assert.deepStrictEqual(dependsOnNames(ready), ["k3s-install"]);
@@ -74,7 +88,24 @@ describe("the Pulumi program (mocks)", function () {
         assert.deepStrictEqual(dependsOnNames(install), ["argocd-cmd-params"]);
         const ready = run.byName("argocd-ready");
         assert.deepStrictEqual(dependsOnNames(ready), ["argocd-install"]);
-        assert.deepStrictEqual(ready.inputs.workloads.map((w: any) => w.name), ["argocd-repo-server", "argocd-application-controller", "argocd-applicationset-controller"]);
+        assert.deepStrictEqual(
+            ready.inputs.workloads.map((w: any) => w.name),
+            ["argocd-repo-server", "argocd-application-controller", "argocd-applicationset-controller", "argocd-server"],
+        );
+    });
+
+    it("exports how to open the UI and, as a secret, the admin password argocd-server wrote, read after the wait", async () => {
+        assert.match(
+            await valueOf(run.outputs.argocdUi),
+            /^kubectl -n argocd port-forward svc\/argocd-server 8080:443, then open https:\/\/localhost:8080 \(user admin/,
+        );
+        assert.ok(pulumi.isSecret(run.outputs.argocdAdminPassword), "the password is a secret output");
+        assert.strictEqual(await valueOf(run.outputs.argocdAdminPassword), "gen3rated");
+        assert.deepStrictEqual(
+            run.byName("argocd-ready").inputs.readSecret,
+            { name: "argocd-initial-admin-secret", key: "password" },
+            "read by the wait once argocd-server is ready",
+        );
     });
 
     it("runs git daemon read-only, as nobody, from the pinned image, with a TCP readiness probe", async () => {
@@ -84,7 +115,11 @@ describe("the Pulumi program (mocks)", function () {
         const c = pod.containers[0];
         assert.strictEqual(c.image, GITD_IMAGE);
         assert.deepStrictEqual(c.command, ["git"]);
-        assert.ok(c.args.includes("--export-all") && c.args.includes("--base-path=/srv/bare") && c.args.includes("--forbid-override=receive-pack"));
+        assert.ok(
+            c.args.includes("--export-all") &&
+                c.args.includes("--base-path=/srv/bare") &&
+                c.args.includes("--forbid-override=receive-pack"),
+        );
         assert.ok(!c.args.some((a: string) => a.includes("enable=receive-pack")), "no pushes to the in-cluster daemon");
         assert.deepStrictEqual(c.readinessProbe.tcpSocket, { port: 9418 });
         assert.strictEqual(pod.securityContext.runAsNonRoot, true);
@@ -92,7 +127,10 @@ describe("the Pulumi program (mocks)", function () {
         assert.strictEqual(c.volumeMounts.find((m: any) => m.mountPath === "/srv/bare").readOnly, true);
         assert.strictEqual(pod.volumes.find((v: any) => v.name === "bare").hostPath.path, "/tmp/lab-root/srv/bare");
         const svc = await valueOf(run.byName("gitd-service").inputs.spec);
-        assert.deepStrictEqual(svc.ports.map((p: any) => p.port), [9418]);
+        assert.deepStrictEqual(
+            svc.ports.map((p: any) => p.port),
+            [9418],
+        );
         assert.strictEqual((await valueOf(run.byName("gitd-service").inputs.metadata)).name, "gitd");
         assert.strictEqual((await valueOf(run.byName("gitd-ns").inputs.metadata)).name, "gitsrv");
     });
@@ -130,8 +168,10 @@ describe("the Pulumi program (mocks)", function () {
 
     it("applies the Argo CD install and the git daemon with pulumi-kubernetes' awaits off, and waits for them with the lab's own deadlines", async () => {
         assert.strictEqual(await valueOf(run.byName("argocd-install").inputs.skipAwait), true);
-        const dep = await valueOf(run.byName("gitd-deployment").inputs.metadata);
-        assert.strictEqual(dep.annotations["pulumi.com/skipAwait"], "true");
+        for (const name of ["gitd-deployment", "gitd-service"]) {
+            // the Service's await would wait up to 10 minutes for a ready Pod, before the lab's wait could say why there is none
+            assert.strictEqual((await valueOf(run.byName(name).inputs.metadata)).annotations["pulumi.com/skipAwait"], "true", name);
+        }
         assert.strictEqual(run.byName("argocd-ready").inputs.timeoutSeconds, DEFAULTS.argocdReadyTimeoutSeconds);
         const gitdReady = run.byName("gitd-ready");
         assert.strictEqual(gitdReady.inputs.timeoutSeconds, DEFAULTS.gitDaemonReadyTimeoutSeconds);
@@ -177,7 +217,9 @@ describe("solveThrough and cluster adoption (mocks)", function () {
         // the program reads the adopted cluster (what it had before the stack): an API that answers kubectl
         const kube = await startFakeKubeThread([]);
         fs.writeFileSync(file, kube.kubeconfig);
-        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", kubeconfigPath: file }, mockState).finally(() => kube.stop());
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", kubeconfigPath: file }, mockState).finally(() =>
+            kube.stop(),
+        );
         assert.ok(!run.resources.some((r) => r.type === "command:local:Command"));
         assert.strictEqual(await valueOf(run.outputs.kubeconfig), kube.kubeconfig);
         assert.strictEqual(await pulumi.isSecret(run.outputs.kubeconfig), true);
@@ -189,11 +231,17 @@ describe("solveThrough and cluster adoption (mocks)", function () {
         fs.mkdirSync(path.join(root, "root", "cnpa-env"), { recursive: true });
         fs.writeFileSync(path.join(root, "root", "cnpa-env", "report.json"), "{}");
         await runProgram({ root, solveThrough: "8" }, mockState); // the same or more is fine
-        await assert.rejects(runProgram({ root, solveThrough: "1" }, mockState), /solveThrough is 1, but the lab on this host is at step 8 and steps cannot be undone.*pulumi config set solveThrough 8/s);
+        await assert.rejects(
+            runProgram({ root, solveThrough: "1" }, mockState),
+            /solveThrough is 1, but the lab on this host is at step 8 and steps cannot be undone.*pulumi config set solveThrough 8/s,
+        );
     });
 
     it("refuses a k3s version that is not a release tag, saying how to set it", async () => {
-        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", k3sVersion: "latest; rm -rf /" }, mockState), /gitops-lab:k3sVersion is "latest; rm -rf \/"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion/s);
+        await assert.rejects(
+            runProgram({ root: "/tmp/lab-root", solveThrough: "0", k3sVersion: "latest; rm -rf /" }, mockState),
+            /gitops-lab:k3sVersion is "latest; rm -rf \/"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion/s,
+        );
     });
 
     it("keeps the defaults in Pulumi.yaml and in the program the same", () => {
@@ -221,7 +269,15 @@ describe("tenantsLab (mocks)", function () {
     it("tenantsLab: true adds Part 2 after Argo CD and the git daemon (not after the shop lab), with its kubeconfig secret and the outputs", async () => {
         const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState);
         const r = run.byName("tenants-run");
-        assert.deepStrictEqual({ root: r.inputs.root, solveThrough: r.inputs.solveThrough, deleteTimeoutSeconds: r.inputs.deleteTimeoutSeconds, stallMs: r.inputs.timeouts.stallMs }, { root: "/tmp/lab-root", solveThrough: 2, deleteTimeoutSeconds: 120, stallMs: 900_000 });
+        assert.deepStrictEqual(
+            {
+                root: r.inputs.root,
+                solveThrough: r.inputs.solveThrough,
+                deleteTimeoutSeconds: r.inputs.deleteTimeoutSeconds,
+                stallMs: r.inputs.timeouts.stallMs,
+            },
+            { root: "/tmp/lab-root", solveThrough: 2, deleteTimeoutSeconds: 120, stallMs: 900_000 },
+        );
         assert.strictEqual(await isSecretInput(r.inputs.kubeconfig), true);
         assert.ok(r.opts.additionalSecretOutputs?.includes("kubeconfig"));
         assert.deepStrictEqual(dependsOnNames(r).sort(), ["argocd", "gitd", "k3s"]);
@@ -231,11 +287,17 @@ describe("tenantsLab (mocks)", function () {
     });
 
     it("refuses a tenantsSolveThrough outside 1-3 and below the step the tenants lab on the host has reached", async () => {
-        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "4" }, mockState), /tenantsSolveThrough/);
+        await assert.rejects(
+            runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "4" }, mockState),
+            /tenantsSolveThrough/,
+        );
         const root = fs.mkdtempSync(path.join(require("os").tmpdir(), "tenants-done-"));
         fs.mkdirSync(path.join(root, "root", "tenants-lab"), { recursive: true });
         fs.writeFileSync(path.join(root, "root", "tenants-lab", "recovery.json"), "{}");
-        await assert.rejects(runProgram({ root, solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState), /tenantsSolveThrough is 2, but the tenants lab on this host is at step 3.*pulumi config set tenantsSolveThrough 3/s);
+        await assert.rejects(
+            runProgram({ root, solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState),
+            /tenantsSolveThrough is 2, but the tenants lab on this host is at step 3.*pulumi config set tenantsSolveThrough 3/s,
+        );
     });
 });
 
@@ -247,7 +309,10 @@ describe("rolloutDoctor (mocks)", function () {
         assert.deepStrictEqual(doctorNames(run), ["rollout-doctor"]);
         const group = run.byName("rollout-doctor-manifests");
         const objs = await valueOf(group.inputs.objs);
-        assert.deepStrictEqual(objs.map((o: any) => o.kind), ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"]);
+        assert.deepStrictEqual(
+            objs.map((o: any) => o.kind),
+            ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"],
+        );
         assert.deepStrictEqual(dependsOnNames(group), ["argocd"]);
         assert.strictEqual(await valueOf(run.outputs.rolloutDoctorMetrics), "rollout-doctor/rollout-doctor:9464");
         assert.strictEqual(await isSecretInput(run.byName("rollout-doctor-prometheusrule").inputs.kubeconfig), true);
@@ -256,7 +321,15 @@ describe("rolloutDoctor (mocks)", function () {
     it("on: usable on its own, against an adopted cluster, without either lab; a bad value is refused", async () => {
         const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "on" }, mockState);
         assert.deepStrictEqual(doctorNames(run), ["rollout-doctor"]);
-        assert.deepStrictEqual(doctorNames(await runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", rolloutDoctor: "off" }, mockState)), []);
-        await assert.rejects(runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "yes" }, mockState), /gitops-lab:rolloutDoctor is "yes"; allowed: auto, on or off/);
+        assert.deepStrictEqual(
+            doctorNames(
+                await runProgram({ root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", rolloutDoctor: "off" }, mockState),
+            ),
+            [],
+        );
+        await assert.rejects(
+            runProgram({ root: "/tmp/lab-root", solveThrough: "0", rolloutDoctor: "yes" }, mockState),
+            /gitops-lab:rolloutDoctor is "yes"; allowed: auto, on or off/,
+        );
     });
 });

@@ -30,7 +30,11 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     let scenarioOuts: any;
 
     const git = async (...args: string[]) => (await run("git", ["--git-dir", lab.layout.bareRepo, ...args])).stdout.trim();
-    const isAncestor = async (a: string, b: string) => run("git", ["--git-dir", lab.layout.bareRepo, "merge-base", "--is-ancestor", a, b]).then(() => true, () => false);
+    const isAncestor = async (a: string, b: string) =>
+        run("git", ["--git-dir", lab.layout.bareRepo, "merge-base", "--is-ancestor", a, b]).then(
+            () => true,
+            () => false,
+        );
 
     let calls: { repo: ProviderCall; appset: ProviderCall; scenario: ProviderCall };
 
@@ -61,7 +65,10 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     it("serializes every provider without capturing library code by value", () => {
         for (const [name, text] of Object.entries(texts)) {
             assert.ok(text.includes("exports.handler"), name);
-            assert.ok(!text.includes("class CloneGit") && !text.includes("class KubeCluster"), `${name} requires the lab at run time instead of inlining it`);
+            assert.ok(
+                !text.includes("class CloneGit") && !text.includes("class KubeCluster"),
+                `${name} requires the lab at run time instead of inlining it`,
+            );
         }
     });
 
@@ -142,7 +149,10 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
 
     it("the cluster ends as the lab says: prod pinned in the ApplicationSet and in appset.yaml, values in place", () => {
         const els = lab.kube.get("ApplicationSet", "argocd", "shop").spec.generators[0].list.elements;
-        assert.deepStrictEqual(els, [{ env: "dev", revision: "main" }, { env: "prod", revision: "release/prod" }]);
+        assert.deepStrictEqual(els, [
+            { env: "dev", revision: "main" },
+            { env: "prod", revision: "release/prod" },
+        ]);
         assert.deepStrictEqual(parse(fs.readFileSync(lab.layout.appsetFile, "utf8")).spec.generators[0].list.elements, els);
         assert.strictEqual(lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.FEATURE_CHECKOUT_V2, "on");
         assert.strictEqual(lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid, scenarioOuts.drift.uid);
@@ -164,7 +174,11 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     });
 
     it("ShopAppSet.update (pulumi up after a pin) keeps prod on release/prod", async () => {
-        const r = await plugin.call(texts.appset, "update", ["argocd/shop", {}, { kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() }]);
+        const r = await plugin.call(texts.appset, "update", [
+            "argocd/shop",
+            {},
+            { kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() },
+        ]);
         assert.ok(r.ok, r.error);
         assert.strictEqual(lab.kube.get("ApplicationSet", "argocd", "shop").spec.generators[0].list.elements[1].revision, "release/prod");
         assert.match(fs.readFileSync(lab.layout.appsetFile, "utf8"), /revision: release\/prod/);
@@ -174,7 +188,10 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
         const s = await plugin.call(texts.scenario, "delete", ["/x", scenarioOuts]);
         assert.ok(s.ok, s.error);
         for (const name of RESULT_FILES) assert.ok(!fs.existsSync(lab.layout.resultFile(name)), name);
-        const a = await plugin.call(texts.appset, "delete", ["argocd/shop", { kubeconfig: lab.kubeconfig, root, name: "shop", namespace: "argocd" }]);
+        const a = await plugin.call(texts.appset, "delete", [
+            "argocd/shop",
+            { kubeconfig: lab.kubeconfig, root, name: "shop", namespace: "argocd" },
+        ]);
         assert.ok(a.ok, a.error);
         assert.strictEqual(lab.kube.get("ApplicationSet", "argocd", "shop"), undefined);
         assert.strictEqual(lab.kube.get("Namespace", undefined, "shop-prod"), undefined);

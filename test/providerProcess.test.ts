@@ -37,12 +37,20 @@ describe("the dynamic providers' process and a killed engine", function () {
     });
 
     /** Starts the stand-in engine, and returns it with its provider host's PID once the host has called labModule(). */
-    async function engineWithProvider(mode: "logs" | "quiet" | "logs-epipe-only"): Promise<{ engine: ChildProcess; provider: number; sh: number }> {
+    async function engineWithProvider(
+        mode: "logs" | "quiet" | "logs-epipe-only",
+    ): Promise<{ engine: ChildProcess; provider: number; sh: number }> {
         const pidFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "provider-process-")), "pid");
         const engine = spawn(process.execPath, [path.join(FIXTURES, "engine.js"), pidFile, mode], { stdio: "ignore" });
         started.push(engine.pid!);
         let provider = 0;
-        await expect(holds("the provider host has started", () => fs.existsSync(pidFile) && (provider = Number(fs.readFileSync(pidFile, "utf8"))) > 0), { timeoutMs: 30_000 });
+        await expect(
+            holds(
+                "the provider host has started",
+                () => fs.existsSync(pidFile) && (provider = Number(fs.readFileSync(pidFile, "utf8"))) > 0,
+            ),
+            { timeoutMs: 30_000 },
+        );
         const sh = parentOf(provider)!;
         started.push(sh, provider);
         assert.strictEqual(parentOf(sh), engine.pid, "the host runs under sh, under the engine, as the engine's plugin does");
@@ -57,10 +65,19 @@ describe("the dynamic providers' process and a killed engine", function () {
         }[mode];
         it(`given a provider host ${doing}, then it stays while the engine lives, and when the engine is killed with SIGKILL it leaves, and so does its sh`, async () => {
             const { engine, provider, sh } = await engineWithProvider(mode);
-            await expectConsistently(holds("the provider host runs while its engine lives", () => running(provider)), { forMs: 2_500 });
+            await expectConsistently(
+                holds("the provider host runs while its engine lives", () => running(provider)),
+                { forMs: 2_500 },
+            );
             engine.kill("SIGKILL");
-            await expect(holds("the provider host has left", () => !running(provider)), { timeoutMs: 20_000 });
-            await expect(holds("its sh has left", () => !running(sh)), { timeoutMs: 20_000 });
+            await expect(
+                holds("the provider host has left", () => !running(provider)),
+                { timeoutMs: 20_000 },
+            );
+            await expect(
+                holds("its sh has left", () => !running(sh)),
+                { timeoutMs: 20_000 },
+            );
         });
     }
 });

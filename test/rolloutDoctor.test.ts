@@ -59,15 +59,22 @@ describe("the rollout doctor in the cluster", function () {
             // not spawnSync: the simulated API answers from this process
             const once = () =>
                 new Promise<{ code: number | null; stdout: string }>((resolve) => {
-                    const child = spawn(process.execPath, [file, "--kubeconfig", kc, "--appset", "tenants"], { cwd: dir, env: { PATH: process.env.PATH } });
+                    const child = spawn(process.execPath, [file, "--kubeconfig", kc, "--appset", "tenants"], {
+                        cwd: dir,
+                        env: { PATH: process.env.PATH },
+                    });
                     let stdout = "";
                     child.stdout.on("data", (d) => (stdout += d));
                     child.on("exit", (code) => resolve({ code, stdout }));
                 });
-            const named = /rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable\."/;
+            const named =
+                /rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable\."/;
             // the simulation may still start a sync of mandant-b after it gave up (issue 19): run it again until no new hook Job runs
             let out = await once();
-            await expect(async () => (named.test(out.stdout) ? succeeded() : ((out = await once()), pending(out.stdout))), { timeoutMs: 60_000, intervalMs: 500 });
+            await expect(async () => (named.test(out.stdout) ? succeeded() : ((out = await once()), pending(out.stdout))), {
+                timeoutMs: 60_000,
+                intervalMs: 500,
+            });
             assert.strictEqual(out.code, 1, out.stdout);
             assert.match(out.stdout, named);
         } finally {
@@ -82,15 +89,45 @@ describe("the rollout doctor in the cluster", function () {
     it("the manifests: least-privilege RBAC, the bundle from the ConfigMap, non-root, read-only root, a Service for /metrics", () => {
         const objs = rolloutDoctorManifests({ bundleGzBase64: bundle.gzBase64, bundleDigest: bundle.digest });
         const kinds = objs.map((o) => o.kind);
-        assert.deepStrictEqual(kinds, ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"]);
+        assert.deepStrictEqual(kinds, [
+            "Namespace",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ConfigMap",
+            "Deployment",
+            "Service",
+        ]);
         const role = objs.find((o) => o.kind === "ClusterRole");
         assert.deepStrictEqual(role.rules, DOCTOR_RBAC_RULES);
-        const granted = role.rules.flatMap((r: any) => r.resources.flatMap((res: string) => r.verbs.map((v: string) => `${r.apiGroups[0] || "core"}/${res}:${v}`))).sort();
-        assert.deepStrictEqual(granted, ["argoproj.io/applications:get", "argoproj.io/applications:list", "argoproj.io/applications:watch", "argoproj.io/applicationsets:get", "argoproj.io/applicationsets:list", "argoproj.io/applicationsets:watch", "batch/jobs:list", "core/events:create", "core/pods/log:get", "core/pods:list"]);
+        const granted = role.rules
+            .flatMap((r: any) =>
+                r.resources.flatMap((res: string) => r.verbs.map((v: string) => `${r.apiGroups[0] || "core"}/${res}:${v}`)),
+            )
+            .sort();
+        assert.deepStrictEqual(granted, [
+            "argoproj.io/applications:get",
+            "argoproj.io/applications:list",
+            "argoproj.io/applications:watch",
+            "argoproj.io/applicationsets:get",
+            "argoproj.io/applicationsets:list",
+            "argoproj.io/applicationsets:watch",
+            "batch/jobs:list",
+            "core/events:create",
+            "core/pods/log:get",
+            "core/pods:list",
+        ]);
         const dep = objs.find((o) => o.kind === "Deployment");
         const c = dep.spec.template.spec.containers[0];
         assert.match(c.image, /^docker\.io\/library\/node:20\.\d+\.\d+-alpine[\d.]+$/, "a pinned Node 20 image");
-        assert.deepStrictEqual([c.securityContext.readOnlyRootFilesystem, dep.spec.template.spec.securityContext.runAsNonRoot, dep.spec.template.spec.serviceAccountName], [true, true, "rollout-doctor"]);
+        assert.deepStrictEqual(
+            [
+                c.securityContext.readOnlyRootFilesystem,
+                dep.spec.template.spec.securityContext.runAsNonRoot,
+                dep.spec.template.spec.serviceAccountName,
+            ],
+            [true, true, "rollout-doctor"],
+        );
         assert.ok(c.command.join(" ").includes(`gunzip -c /opt/doctor/${BUNDLE_KEY}`));
         assert.deepStrictEqual(c.args.slice(0, 1), ["--watch"]);
         const cm = objs.find((o) => o.kind === "ConfigMap");
@@ -121,11 +158,21 @@ describe("the rollout doctor in the cluster", function () {
             const without = await prometheusRuleProvider.create!({ kubeconfig, rule });
             assert.strictEqual(without.outs!.applied, false);
             assert.deepStrictEqual(kube.list("PrometheusRule"), []);
-            kube.put({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name: "prometheusrules.monitoring.coreos.com" } }, "test");
+            kube.put(
+                {
+                    apiVersion: "apiextensions.k8s.io/v1",
+                    kind: "CustomResourceDefinition",
+                    metadata: { name: "prometheusrules.monitoring.coreos.com" },
+                },
+                "test",
+            );
             kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }, "test");
             const withCrd = await prometheusRuleProvider.create!({ kubeconfig, rule });
             assert.strictEqual(withCrd.outs!.applied, true);
-            assert.strictEqual(kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck").spec.groups[0].rules[0].alert, "RollingSyncRolloutStuck");
+            assert.strictEqual(
+                kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck").spec.groups[0].rules[0].alert,
+                "RollingSyncRolloutStuck",
+            );
             await prometheusRuleProvider.delete!("argocd/gitops-lab-rollout-stuck", withCrd.outs as any);
             assert.strictEqual(kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck"), undefined);
         } finally {
@@ -138,9 +185,13 @@ describe("the rollout doctor in the cluster", function () {
         const r = cfg.spec.resources[0];
         assert.deepStrictEqual(r.groupVersionKind, { group: "argoproj.io", version: "v1alpha1", kind: "ApplicationSet" });
         const g = r.metrics[0].each.gauge;
-        assert.deepStrictEqual({ path: g.path, labels: Object.keys(g.labelsFromPath).sort(), value: g.valueFrom }, { path: ["status", "applicationStatus"], labels: ["application", "status", "step"], value: ["step"] });
+        assert.deepStrictEqual(
+            { path: g.path, labels: Object.keys(g.labelsFromPath).sort(), value: g.valueFrom },
+            { path: ["status", "applicationStatus"], labels: ["application", "status", "step"], value: ["step"] },
+        );
         // the fields it reads are the ones v3.5.1 writes (the fixtures are checked against the CRD schema elsewhere)
-        const entry = appSet("tenants", [{ name: "mandant-b", step: 2, status: "Progressing" }], { rolloutStep: 2 }).status.applicationStatus[0];
+        const entry = appSet("tenants", [{ name: "mandant-b", step: 2, status: "Progressing" }], { rolloutStep: 2 }).status
+            .applicationStatus[0];
         for (const k of ["application", "step", "status"]) assert.ok(k in entry, k);
         // the Applications' sync operation: retries (0 without one) and phase
         const apps = cfg.spec.resources[1];
@@ -152,19 +203,32 @@ describe("the rollout doctor in the cluster", function () {
                 ["sync_phase", "StateSet", "status.operationState.phase"],
             ],
         );
-        const [rule] = parseAllDocuments(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "kube-state-metrics-rule.yaml"), "utf8")).map((d) => d.toJSON());
+        const [rule] = parseAllDocuments(
+            fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "kube-state-metrics-rule.yaml"), "utf8"),
+        ).map((d) => d.toJSON());
         const [failing, hang] = rule.spec.groups[0].rules;
-        assert.deepStrictEqual([failing.alert, failing.for, hang.alert, hang.for], ["RollingSyncStepFailing", "2m", "RollingSyncStepNotCompleting", "30m"]);
+        assert.deepStrictEqual(
+            [failing.alert, failing.for, hang.alert, hang.for],
+            ["RollingSyncStepFailing", "2m", "RollingSyncStepNotCompleting", "30m"],
+        );
         for (const alert of [failing, hang]) {
             assert.match(alert.expr, /gitops_lab_appset_rollout_application_step\{status=~"Pending\|Progressing"\}/);
             assert.match(alert.annotations.summary, /stuck at step \{\{ \$labels\.step \}\}/);
         }
         // every series the fast alert reads is one the configuration exports (the timing is proven by promtool in the real tier)
-        for (const name of ["gitops_lab_application_sync_phase", "gitops_lab_application_sync_retries"]) assert.ok(failing.expr.includes(name) && apps.metricNamePrefix + "_" + apps.metrics.find((m: any) => name.endsWith(m.name)).name === name, name);
+        for (const name of ["gitops_lab_application_sync_phase", "gitops_lab_application_sync_retries"])
+            assert.ok(
+                failing.expr.includes(name) &&
+                    apps.metricNamePrefix + "_" + apps.metrics.find((m: any) => name.endsWith(m.name)).name === name,
+                name,
+            );
     });
 
     it("bench --doctor's machinery at a small scale: the synthetic stuck rollouts are found live and from a dump (the README's figures come from the full scale)", async () => {
         const r = await benchDoctor({ apps: 40, appsets: 4, pods: 80, stuck: 1 }, 1, () => {});
-        assert.deepStrictEqual({ stuck: r.live.stuck, watchStuck: r.watch.stuck, rounds: r.live.rounds_s.length, fromApps: r.from.applications }, { stuck: 1, watchStuck: 1, rounds: 1, fromApps: 80 });
+        assert.deepStrictEqual(
+            { stuck: r.live.stuck, watchStuck: r.watch.stuck, rounds: r.live.rounds_s.length, fromApps: r.from.applications },
+            { stuck: 1, watchStuck: 1, rounds: 1, fromApps: 80 },
+        );
     });
 });

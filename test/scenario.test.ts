@@ -34,9 +34,13 @@ describe("scenario steps (simulated cluster)", function () {
                 await applyShopAppSet(at.cluster, at.lab.layout, shopApplicationSet());
                 assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev"), undefined, "not generated yet");
                 await at.solve(2);
-                assert.ok(at.lines.some((l) => /^\[step 2 sync\] waiting for shop-dev synced to [0-9a-f]{12}/.test(l)), at.lines.join("\n"));
+                assert.ok(
+                    at.lines.some((l) => /^\[step 2 sync\] waiting for shop-dev synced to [0-9a-f]{12}/.test(l)),
+                    at.lines.join("\n"),
+                );
                 const main = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
-                for (const app of ["shop-dev", "shop-prod"]) assert.strictEqual(at.lab.kube.get("Application", "argocd", app).status.sync.revision, main);
+                for (const app of ["shop-dev", "shop-prod"])
+                    assert.strictEqual(at.lab.kube.get("Application", "argocd", app).status.sync.revision, main);
             } finally {
                 await at.stop();
             }
@@ -69,12 +73,18 @@ describe("scenario steps (simulated cluster)", function () {
 
         it("given Argo CD stops syncing, when the incident waits, then the error names the app, the SHA and the last status", async () => {
             await at.lab.argo.apps.stop(); // the application controller is gone
-            const err = await at.solve(3, { syncMs: 1_500 }).then(() => null, (e) => e as Error);
+            const err = await at.solve(3, { syncMs: 1_500 }).then(
+                () => null,
+                (e) => e as Error,
+            );
             assert.ok(err, "the wait must fail");
             const head = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
             assert.match(err!.message, /timed out after 1\.5 s waiting for Application shop-dev to be synced to/);
             assert.ok(err!.message.includes(head), "names the SHA it waited for");
-            assert.match(err!.message, /Last status: targetRevision=main, sync=Synced, revision=[0-9a-f]{40}, health=Healthy, operation=Succeeded/);
+            assert.match(
+                err!.message,
+                /Last status: targetRevision=main, sync=Synced, revision=[0-9a-f]{40}, health=Healthy, operation=Succeeded/,
+            );
             assert.ok(!fs.existsSync(at.lab.layout.resultFile("incident")), "no result file for a failed step");
         });
     });
@@ -95,7 +105,11 @@ describe("scenario steps (simulated cluster)", function () {
 
             await assert.rejects(at.solve(3), /someone else changed the lab repository.*Nothing was committed or pushed/s);
             assert.strictEqual(await git(["rev-parse", "HEAD"], at.lab.layout.clone), ours, "the clone did not move");
-            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]), theirs, "the remote keeps their commit");
+            assert.strictEqual(
+                await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]),
+                theirs,
+                "the remote keeps their commit",
+            );
         });
     });
 
@@ -108,14 +122,27 @@ describe("scenario steps (simulated cluster)", function () {
             const appsBefore = at.lab.kube.requests.length;
             const { results } = await at.solve(4);
             const incident = results.incident!;
-            assert.strictEqual(results.pin!.release_prod_initial, await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", `${incident.commit}^`]));
-            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]), results.pin!.release_prod_initial);
+            assert.strictEqual(
+                results.pin!.release_prod_initial,
+                await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", `${incident.commit}^`]),
+            );
+            assert.strictEqual(
+                await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]),
+                results.pin!.release_prod_initial,
+            );
             assert.strictEqual(results.pin!.prod_value_after_pin, "off");
-            const patches = at.lab.kube.requests.slice(appsBefore).filter((r) => r.method === "PATCH" && r.path.includes("/applicationsets/shop"));
+            const patches = at.lab.kube.requests
+                .slice(appsBefore)
+                .filter((r) => r.method === "PATCH" && r.path.includes("/applicationsets/shop"));
             assert.strictEqual(patches.length, 1);
             assert.strictEqual(patches[0].contentType, "application/json-patch+json");
             assert.deepStrictEqual(patches[0].body[0], { op: "test", path: "/spec/generators/0/list/elements/1/env", value: "prod" });
-            const edited = at.lab.kube.requests.slice(appsBefore).filter((r) => r.method !== "GET" && r.path.includes("/applications/") && JSON.stringify(r.body ?? {}).includes("targetRevision"));
+            const edited = at.lab.kube.requests
+                .slice(appsBefore)
+                .filter(
+                    (r) =>
+                        r.method !== "GET" && r.path.includes("/applications/") && JSON.stringify(r.body ?? {}).includes("targetRevision"),
+                );
             assert.deepStrictEqual(edited, [], "the Application itself is never edited");
             assert.match(fs.readFileSync(at.lab.layout.appsetFile, "utf8"), /env: prod\n\s+revision: release\/prod/);
             assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev").spec.source.targetRevision, "main");
@@ -151,8 +178,18 @@ describe("scenario steps (simulated cluster)", function () {
                     if (/\[step 5 drift\] (patched|shop-prod\/shop-config already has)/.test(l)) at.lab.argo.apps.start();
                 };
                 const { results } = await runScenario(ctx, 5);
-                assert.deepStrictEqual({ edited: results.drift!.edited, restored: results.drift!.restored }, { edited: "debug", restored: "warn" });
-                assert.ok(at.lines.some((l) => /\[step 5 drift\] shop-prod\/shop-config already has LOG_LEVEL=debug \(an earlier run's patch, not yet repaired\); Git says warn/.test(l)), at.lines.join("\n"));
+                assert.deepStrictEqual(
+                    { edited: results.drift!.edited, restored: results.drift!.restored },
+                    { edited: "debug", restored: "warn" },
+                );
+                assert.ok(
+                    at.lines.some((l) =>
+                        /\[step 5 drift\] shop-prod\/shop-config already has LOG_LEVEL=debug \(an earlier run's patch, not yet repaired\); Git says warn/.test(
+                            l,
+                        ),
+                    ),
+                    at.lines.join("\n"),
+                );
                 assert.ok(!at.lines.some((l) => /debug -> debug/.test(l)));
             } finally {
                 await at.stop();
@@ -164,7 +201,11 @@ describe("scenario steps (simulated cluster)", function () {
             try {
                 at.lab.kube.onChange((c) => {
                     if (c.kind === "ConfigMap" && c.actor === "client" && c.obj.data?.LOG_LEVEL === "debug") {
-                        const fresh = { ...c.obj, metadata: { name: c.obj.metadata.name, namespace: c.obj.metadata.namespace }, data: { ...c.obj.data, LOG_LEVEL: "warn" } };
+                        const fresh = {
+                            ...c.obj,
+                            metadata: { name: c.obj.metadata.name, namespace: c.obj.metadata.namespace },
+                            data: { ...c.obj.data, LOG_LEVEL: "warn" },
+                        };
                         at.lab.kube.remove("ConfigMap", c.obj.metadata.namespace, c.obj.metadata.name, "someone");
                         at.lab.kube.put(fresh, "someone");
                     }
@@ -183,7 +224,10 @@ describe("scenario steps (simulated cluster)", function () {
             try {
                 const { results } = await at.solve(6);
                 assert.deepStrictEqual(results.promote, { from: results.pin!.release_prod_initial, to: results.incident!.commit });
-                assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]), results.incident!.commit);
+                assert.strictEqual(
+                    await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]),
+                    results.incident!.commit,
+                );
                 assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.FEATURE_CHECKOUT_V2, "on");
             } finally {
                 await at.stop();
@@ -201,8 +245,18 @@ describe("scenario steps (simulated cluster)", function () {
                 await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], other);
                 const hotfix = await git(["rev-parse", "HEAD"], other);
 
-                await assert.rejects(at.solve(6), new RegExp(`promotion refused: release/prod is at ${hotfix}, which is not an ancestor of [0-9a-f]{40}, so this is not a fast-forward.*Nothing was pushed`, "s"));
-                assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]), hotfix, "release/prod untouched");
+                await assert.rejects(
+                    at.solve(6),
+                    new RegExp(
+                        `promotion refused: release/prod is at ${hotfix}, which is not an ancestor of [0-9a-f]{40}, so this is not a fast-forward.*Nothing was pushed`,
+                        "s",
+                    ),
+                );
+                assert.strictEqual(
+                    await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]),
+                    hotfix,
+                    "release/prod untouched",
+                );
                 assert.ok(!fs.existsSync(at.lab.layout.resultFile("promote")));
             } finally {
                 await at.stop();
@@ -259,9 +313,15 @@ describe("waits that cannot succeed end at once", function () {
             fs.writeFileSync(file, addMissingResource(fs.readFileSync(file, "utf8")));
             await git(["commit", "--quiet", "-am", "break dev first"], clone);
             await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
-            const err = await at.solve(3, { syncMs: 600_000 }).then(() => null, (e) => e as Error);
+            const err = await at.solve(3, { syncMs: 600_000 }).then(
+                () => null,
+                (e) => e as Error,
+            );
             assert.ok(err, "the step must fail");
-            assert.match(err!.message, /^Application shop-dev cannot become synced to [0-9a-f]{40}: Argo CD cannot compare it \(ComparisonError after a refresh\): .*missing\.yaml/);
+            assert.match(
+                err!.message,
+                /^Application shop-dev cannot become synced to [0-9a-f]{40}: Argo CD cannot compare it \(ComparisonError after a refresh\): .*missing\.yaml/,
+            );
             assert.ok(!/timed out/.test(err!.message), "not at the 600 s deadline");
             assert.ok(!fs.existsSync(at.lab.layout.resultFile("incident")));
         } finally {
@@ -271,10 +331,29 @@ describe("waits that cannot succeed end at once", function () {
 
     it("tells a failed sync, a SyncError and a lasting ComparisonError from states that may still move", () => {
         const sha = "a".repeat(40);
-        const failedOp = { status: { operationState: { phase: "Failed", message: "one or more synchronization tasks completed unsuccessfully (retried 5 times).", syncResult: { revision: sha } } } };
-        assert.match(cannotSyncBecause(failedOp, sha, { refreshPending: false })!, /^the sync to it ended Failed: one or more synchronization tasks completed unsuccessfully \(retried 5 times\)\.$/);
-        assert.strictEqual(cannotSyncBecause(failedOp, "b".repeat(40), { refreshPending: false }), null, "a failure at another commit says nothing about this one");
-        const syncError = { status: { conditions: [{ type: "SyncError", message: `Failed last sync attempt to [${sha}]: one or more objects failed to apply` }] } };
+        const failedOp = {
+            status: {
+                operationState: {
+                    phase: "Failed",
+                    message: "one or more synchronization tasks completed unsuccessfully (retried 5 times).",
+                    syncResult: { revision: sha },
+                },
+            },
+        };
+        assert.match(
+            cannotSyncBecause(failedOp, sha, { refreshPending: false })!,
+            /^the sync to it ended Failed: one or more synchronization tasks completed unsuccessfully \(retried 5 times\)\.$/,
+        );
+        assert.strictEqual(
+            cannotSyncBecause(failedOp, "b".repeat(40), { refreshPending: false }),
+            null,
+            "a failure at another commit says nothing about this one",
+        );
+        const syncError = {
+            status: {
+                conditions: [{ type: "SyncError", message: `Failed last sync attempt to [${sha}]: one or more objects failed to apply` }],
+            },
+        };
         assert.match(cannotSyncBecause(syncError, sha, { refreshPending: false })!, /^SyncError: Failed last sync attempt/);
         const cmp = { status: { conditions: [{ type: "ComparisonError", message: "rpc error" }] } };
         assert.strictEqual(cannotSyncBecause(cmp, sha, { refreshPending: true }), null, "the refresh we asked for may still clear it");
@@ -290,8 +369,15 @@ describe("step 8 refuses a report it cannot derive", function () {
     afterEach(async () => at.stop());
 
     it("given prod moved back to main in the ApplicationSet, then the report is refused and not written", async () => {
-        await at.cluster.jsonPatchApplicationSet("shop", [{ op: "replace", path: "/spec/generators/0/list/elements/1/revision", value: "main" }]);
-        await expect(holds("shop-prod tracks main", () => at.lab.kube.get("Application", "argocd", "shop-prod").spec.source.targetRevision === "main"));
+        await at.cluster.jsonPatchApplicationSet("shop", [
+            { op: "replace", path: "/spec/generators/0/list/elements/1/revision", value: "main" },
+        ]);
+        await expect(
+            holds(
+                "shop-prod tracks main",
+                () => at.lab.kube.get("Application", "argocd", "shop-prod").spec.source.targetRevision === "main",
+            ),
+        );
         await assert.rejects(at.solve(8), /Application shop-prod tracks main, not release\/prod as step 4 pinned it; nothing was written/);
         assert.ok(!fs.existsSync(at.lab.layout.resultFile("report")));
     });
@@ -300,7 +386,10 @@ describe("step 8 refuses a report it cannot derive", function () {
         at.lab.argo.appsets.stop(); // nothing generates it again
         at.lab.kube.remove("Application", "argocd", "shop-dev", "client");
         await expect(holds("shop-dev gone", () => !at.lab.kube.get("Application", "argocd", "shop-dev")));
-        await assert.rejects(at.solve(8), /Application shop-dev does not exist, so the report cannot say what it tracks; nothing was written/);
+        await assert.rejects(
+            at.solve(8),
+            /Application shop-dev does not exist, so the report cannot say what it tracks; nothing was written/,
+        );
         assert.ok(!fs.existsSync(at.lab.layout.resultFile("report")));
     });
 });
@@ -319,7 +408,11 @@ describe("a run that died after its push", function () {
             const { results } = await at.solve(3);
             assert.strictEqual(results.incident!.commit, made);
             assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]), made, "pushed now");
-            assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-list", "--count", "main"]), "2", "one incident commit, not two");
+            assert.strictEqual(
+                await git(["--git-dir", at.lab.layout.bareRepo, "rev-list", "--count", "main"]),
+                "2",
+                "one incident commit, not two",
+            );
         } finally {
             await at.stop();
         }
@@ -369,7 +462,10 @@ describe("solveThrough: stop, resume, repeat", function () {
         at = await labAt(8);
         const file = at.lab.layout.resultFile("drift");
         fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), seconds: "3" }));
-        assert.throws(() => readResults(at!.lab.layout), /drift\.json is not a valid drift result \(seconds: .*\); delete it to let that step run again/);
+        assert.throws(
+            () => readResults(at!.lab.layout),
+            /drift\.json is not a valid drift result \(seconds: .*\); delete it to let that step run again/,
+        );
     });
 
     it("refuses a solveThrough outside 0..8", async () => {

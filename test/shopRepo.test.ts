@@ -19,7 +19,9 @@ function tempLayout(): LabLayout {
 
 async function kustomizedData(clone: string, env: string): Promise<Record<string, string>> {
     const { stdout } = await run("kubectl", ["kustomize", path.join(clone, "envs", env)]);
-    return parseAllDocuments(stdout).map((d) => d.toJSON()).find((o: any) => o.kind === "ConfigMap").data;
+    return parseAllDocuments(stdout)
+        .map((d) => d.toJSON())
+        .find((o: any) => o.kind === "ConfigMap").data;
 }
 
 describe("ShopRepo (step 1)", function () {
@@ -53,7 +55,8 @@ describe("ShopRepo (step 1)", function () {
         });
 
         it("then the bare repo is world-readable (chmod -R a+rX)", () => {
-            const walk = (p: string): string[] => (fs.statSync(p).isDirectory() ? [p, ...fs.readdirSync(p).flatMap((c) => walk(path.join(p, c)))] : [p]);
+            const walk = (p: string): string[] =>
+                fs.statSync(p).isDirectory() ? [p, ...fs.readdirSync(p).flatMap((c) => walk(path.join(p, c)))] : [p];
             for (const p of walk(layout.bareRepo)) {
                 const mode = fs.statSync(p).mode;
                 assert.ok(mode & 0o004, `${p} readable by others`);
@@ -117,7 +120,10 @@ describe("ShopRepo (step 1)", function () {
             await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], other);
             const theirs = await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]);
 
-            await assert.rejects(createShopRepo(layout, readRepoFiles()), /already exists and was not created by this lab.*Nothing was changed/s);
+            await assert.rejects(
+                createShopRepo(layout, readRepoFiles()),
+                /already exists and was not created by this lab.*Nothing was changed/s,
+            );
             assert.strictEqual(await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]), theirs);
             assert.ok(!fs.existsSync(layout.clone), "no clone was made");
 

@@ -45,10 +45,23 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         const writes = recordApp(at, "shop-dev");
         const sha = await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
-        await expect(holds("shop-dev synced to the commit", () => app(at).status.sync.status === "Synced" && app(at).status.sync.revision === sha && app(at).status.operationState?.phase === "Succeeded" && app(at).status.operationState.syncResult.revision === sha));
+        await expect(
+            holds(
+                "shop-dev synced to the commit",
+                () =>
+                    app(at).status.sync.status === "Synced" &&
+                    app(at).status.sync.revision === sha &&
+                    app(at).status.operationState?.phase === "Succeeded" &&
+                    app(at).status.operationState.syncResult.revision === sha,
+            ),
+        );
         const i = writes.findIndex((w) => w.operation?.sync?.revision === sha);
         assert.ok(i >= 0, "a write set operation");
-        assert.strictEqual(writes[i].status.operationState, undefined, "setting an operation clears the last one's state (SetAppOperation)");
+        assert.strictEqual(
+            writes[i].status.operationState,
+            undefined,
+            "setting an operation clears the last one's state (SetAppOperation)",
+        );
         const persisted = writes.findIndex((w, k) => k >= i && !w.metadata.annotations?.[REFRESH_ANNOTATION]);
         const firstRunning = writes.findIndex((w) => w.status.operationState?.phase === "Running");
         assert.ok(persisted >= i && persisted < firstRunning, "the refresh annotation went with the comparison, before the sync ran");
@@ -61,8 +74,18 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         assert.strictEqual(writes[done].operation, undefined, "the operation field is cleared when it ends");
         assert.strictEqual(app(at).status.history.at(-1).revision, sha);
         // compared again after the operation (the same result may make it a write with no change); it follows, so poll for it
-        await expect(holds("a comparison after the operation", () => Date.parse(app(at).status.reconciledAt) >= Date.parse(app(at).status.operationState.finishedAt), () => [app(at).status.reconciledAt, app(at).status.operationState.finishedAt]));
-        assert.strictEqual(app(at).status.history.filter((h: any) => h.revision === sha).length, 1, "one operation for the commit (auto-sync skipped while it ran)");
+        await expect(
+            holds(
+                "a comparison after the operation",
+                () => Date.parse(app(at).status.reconciledAt) >= Date.parse(app(at).status.operationState.finishedAt),
+                () => [app(at).status.reconciledAt, app(at).status.operationState.finishedAt],
+            ),
+        );
+        assert.strictEqual(
+            app(at).status.history.filter((h: any) => h.revision === sha).length,
+            1,
+            "one operation for the commit (auto-sync skipped while it ran)",
+        );
     });
 
     it("a failing sync is retried with backoff (gitops-engine sync retry, Retry.Limit 5): Running with `Retrying attempt #N` and finishedAt and no syncResult, then Failed `(retried 5 times).`, then auto-sync's SyncError `Failed last sync attempt to [sha]: <that message>`, and no further auto-sync for that SHA", async () => {
@@ -71,9 +94,15 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         const writes = recordApp(at, "shop-dev");
         const sha = await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
-        await expect(holds("the sync Failed", () => app(at).status.operationState?.phase === "Failed"), { timeoutMs: 30_000 });
+        await expect(
+            holds("the sync Failed", () => app(at).status.operationState?.phase === "Failed"),
+            { timeoutMs: 30_000 },
+        );
         const retrying = writes.filter((w) => /Retrying attempt #\d+ at /.test(w.status.operationState?.message ?? ""));
-        assert.deepStrictEqual(retrying.map((w) => w.status.operationState.retryCount).filter((n, k, a) => a.indexOf(n) === k), [1, 2, 3, 4, 5]);
+        assert.deepStrictEqual(
+            retrying.map((w) => w.status.operationState.retryCount).filter((n, k, a) => a.indexOf(n) === k),
+            [1, 2, 3, 4, 5],
+        );
         for (const w of retrying) {
             assert.strictEqual(w.status.operationState.phase, "Running");
             assert.ok(w.status.operationState.finishedAt, "finishedAt is set between tries");
@@ -81,12 +110,27 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         }
         assert.match(app(at).status.operationState.message, /\(retried 5 times\)\.$/);
         // the SyncError is auto-sync's (appcontroller.go autoSync), written by the comparison that follows the give-up
-        await expect(holds("a SyncError", () => (app(at).status.conditions ?? []).some((c: any) => c.type === "SyncError"), () => app(at).status.conditions));
-        assert.deepStrictEqual(app(at).status.conditions.map((c: any) => c.type), ["SyncError"]);
-        assert.match(app(at).status.conditions[0].message, new RegExp(`^Failed last sync attempt to \\[${sha}\\]: .*\\(retried 5 times\\)\\.$`));
+        await expect(
+            holds(
+                "a SyncError",
+                () => (app(at).status.conditions ?? []).some((c: any) => c.type === "SyncError"),
+                () => app(at).status.conditions,
+            ),
+        );
+        assert.deepStrictEqual(
+            app(at).status.conditions.map((c: any) => c.type),
+            ["SyncError"],
+        );
+        assert.match(
+            app(at).status.conditions[0].message,
+            new RegExp(`^Failed last sync attempt to \\[${sha}\\]: .*\\(retried 5 times\\)\\.$`),
+        );
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
         await expect(holds("the refresh handled", () => !app(at).metadata.annotations?.[REFRESH_ANNOTATION]));
-        await expectConsistently(holds("no new operation for that SHA", () => !app(at).operation && app(at).status.operationState.phase === "Failed"), { forMs: 500 });
+        await expectConsistently(
+            holds("no new operation for that SHA", () => !app(at).operation && app(at).status.operationState.phase === "Failed"),
+            { forMs: 500 },
+        );
     });
 
     it("branch lookups are cached (reposerver/cache/cache.go, 3 min): an unforced comparison keeps the old SHA without ls-remote; a refresh bypasses the cache", async () => {
@@ -98,7 +142,14 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         // a watch event on a managed object: a comparison that is not forced
         await at.cluster.patchConfigMapData("shop-dev", "shop-config", { LOG_LEVEL: "info" });
         // repaired from the cached SHA's manifests: the comparison ran, without asking Git
-        await expect(holds("LOG_LEVEL repaired", () => at.lab.kube.get("ConfigMap", "shop-dev", "shop-config").data.LOG_LEVEL === "debug" && app(at).status.reconciledAt !== undefined));
+        await expect(
+            holds(
+                "LOG_LEVEL repaired",
+                () =>
+                    at.lab.kube.get("ConfigMap", "shop-dev", "shop-config").data.LOG_LEVEL === "debug" &&
+                    app(at).status.reconciledAt !== undefined,
+            ),
+        );
         assert.strictEqual(app(at).status.sync.revision, before, "still the cached SHA");
         assert.strictEqual(at.lab.argo.repo.lsRemotes, lsRemotes, "no ls-remote");
         assert.ok(reconciled !== undefined);
@@ -111,15 +162,28 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         at = await labAt(2, { timings: { revisionCacheMs: 0 } }); // so an unforced comparison sees the new commit
         await pushEdit(at, "envs/dev/kustomization.yaml", addMissingResource, "break dev");
         await at.cluster.patchConfigMapData("shop-dev", "shop-config", { LOG_LEVEL: "info" }); // a watch event: unforced
-        await expectConsistently(holds("no ComparisonError written", () => !app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")), { forMs: 600 });
+        await expectConsistently(
+            holds("no ComparisonError written", () => !app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")),
+            { forMs: 600 },
+        );
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
-        await expect(holds("the ComparisonError, forced", () => !!app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")));
+        await expect(
+            holds("the ComparisonError, forced", () => !!app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")),
+        );
     });
 
     it("selfHeal is a partial sync of the drifted resource (appcontroller selfHealAttemptsCount), the first repair without backoff", async () => {
         at = await labAt(2);
         await at.cluster.patchConfigMapData("shop-prod", "shop-config", { LOG_LEVEL: "debug" });
-        await expect(holds("repaired", () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL === "warn" && app(at, "shop-prod").status.operationState?.phase === "Succeeded" && !!app(at, "shop-prod").status.operationState.operation.sync.resources));
+        await expect(
+            holds(
+                "repaired",
+                () =>
+                    at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL === "warn" &&
+                    app(at, "shop-prod").status.operationState?.phase === "Succeeded" &&
+                    !!app(at, "shop-prod").status.operationState.operation.sync.resources,
+            ),
+        );
         const op = app(at, "shop-prod").status.operationState.operation;
         assert.deepStrictEqual(op.sync.resources, [{ group: "", kind: "ConfigMap", namespace: "shop-prod", name: "shop-config" }]);
         assert.strictEqual(op.sync.selfHealAttemptsCount, 1);
@@ -129,7 +193,17 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
     it("an ApplicationSet update replaces the generated Application's annotations but the preserved keys (applicationset_controller.go createOrUpdateInCluster)", async () => {
         at = await labAt(2);
         const a = app(at, "shop-prod");
-        at.lab.kube.put({ ...a, metadata: { ...a.metadata, annotations: { ...(a.metadata.annotations ?? {}), "example.org/by-hand": "x", "argocd.argoproj.io/hydrate": "normal" } }, spec: { ...a.spec, project: "by-hand" } }, "client");
+        at.lab.kube.put(
+            {
+                ...a,
+                metadata: {
+                    ...a.metadata,
+                    annotations: { ...(a.metadata.annotations ?? {}), "example.org/by-hand": "x", "argocd.argoproj.io/hydrate": "normal" },
+                },
+                spec: { ...a.spec, project: "by-hand" },
+            },
+            "client",
+        );
         await expect(holds("the template's spec back", () => app(at, "shop-prod").spec.project === "default"));
         const annotations = app(at, "shop-prod").metadata.annotations ?? {};
         assert.strictEqual(annotations["example.org/by-hand"], undefined, "a hand-made annotation is replaced");
@@ -153,9 +227,15 @@ describe("the scenario's waits against Argo CD in time", function () {
     it("given a promotion whose sync fails five times, then the wait ends at once with the SyncError, not at its deadline", async () => {
         at = await labAt(5);
         at.lab.argo.apps.failSyncs("shop-prod", 100);
-        const err = await at.solve(6, { syncMs: 600_000 }).then(() => null, (e) => e as Error);
+        const err = await at.solve(6, { syncMs: 600_000 }).then(
+            () => null,
+            (e) => e as Error,
+        );
         assert.ok(err, "the step must fail");
-        assert.match(err!.message, /^Application shop-prod cannot become synced to [0-9a-f]{40}: (SyncError: Failed last sync attempt|the sync to it ended Failed)/);
+        assert.match(
+            err!.message,
+            /^Application shop-prod cannot become synced to [0-9a-f]{40}: (SyncError: Failed last sync attempt|the sync to it ended Failed)/,
+        );
         assert.ok(!/timed out/.test(err!.message));
         assert.ok(!fs.existsSync(at.lab.layout.resultFile("promote")));
     });

@@ -20,11 +20,21 @@ const job = (name: string, backoffLimit: number) => ({
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: { name, namespace: "t" },
-    spec: { backoffLimit, template: { spec: { restartPolicy: "Never", containers: [{ name: "main", image: "busybox:1.37.0", command: ["/bin/sh", "-c", "exit 1"] }] } } },
+    spec: {
+        backoffLimit,
+        template: {
+            spec: { restartPolicy: "Never", containers: [{ name: "main", image: "busybox:1.37.0", command: ["/bin/sh", "-c", "exit 1"] }] },
+        },
+    },
 });
 
 /** Runs a Workloads controller on a virtual clock until `done` holds (or the clock has nothing left to do). */
-async function runUntil(kube: FakeKube, runner: PodRunner, done: () => boolean, timings = { podRunMs: 1_000, jobBackoffMs: 10_000, rolloutMs: 5_000 }) {
+async function runUntil(
+    kube: FakeKube,
+    runner: PodRunner,
+    done: () => boolean,
+    timings = { podRunMs: 1_000, jobBackoffMs: 10_000, rolloutMs: 5_000 },
+) {
     const clock = new VirtualClock(() => 0, Date.parse("2026-11-30T12:00:00Z"));
     const w = new Workloads(kube, timings, clock, runner);
     const created: { name: string; at: number }[] = [];
@@ -45,18 +55,28 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
         kube.put(job("setup", 2), "test");
         const failed = () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).some((c: any) => c.type === "Failed");
-        const { created } = await runUntil(kube, async () => ({ exitCode: 1, log: "In ConfigurationManager.php line 387:\n  config/system/settings.php is not writable.\n" }), failed);
+        const { created } = await runUntil(
+            kube,
+            async () => ({ exitCode: 1, log: "In ConfigurationManager.php line 387:\n  config/system/settings.php is not writable.\n" }),
+            failed,
+        );
         assert.strictEqual(created.length, 3);
         // each Pod runs 1 s; the next starts 10 s, then 20 s after the last one failed
         assert.deepStrictEqual([created[1].at - created[0].at, created[2].at - created[1].at], [11_000, 21_000]);
         const status = kube.get("Job", "t", "setup").status;
         const upstream = readFixture("job-failed.yaml")[0].status.conditions.find((c: any) => c.type === "Failed");
         const mine = status.conditions.find((c: any) => c.type === "Failed");
-        assert.deepStrictEqual({ reason: mine.reason, message: mine.message, status: mine.status }, { reason: upstream.reason, message: upstream.message, status: upstream.status });
+        assert.deepStrictEqual(
+            { reason: mine.reason, message: mine.message, status: mine.status },
+            { reason: upstream.reason, message: upstream.message, status: upstream.status },
+        );
         assert.strictEqual(status.failed, 3);
         for (const p of kube.list("Pod", "t")) {
             const t = p.status.containerStatuses[0].state.terminated;
-            assert.deepStrictEqual({ phase: p.status.phase, exitCode: t.exitCode, reason: t.reason, message: t.message }, { phase: "Failed", exitCode: 1, reason: "Error", message: undefined });
+            assert.deepStrictEqual(
+                { phase: p.status.phase, exitCode: t.exitCode, reason: t.reason, message: t.message },
+                { phase: "Failed", exitCode: 1, reason: "Error", message: undefined },
+            );
         }
     });
 
@@ -64,7 +84,11 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
         kube.put(job("setup", 0), "test");
-        await runUntil(kube, async () => ({ exitCode: 1, log: "line one\nconfig/system/settings.php is not writable.\n" }), () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0);
+        await runUntil(
+            kube,
+            async () => ({ exitCode: 1, log: "line one\nconfig/system/settings.php is not writable.\n" }),
+            () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0,
+        );
         const url = await kube.start();
         try {
             const pod = kube.list("Pod", "t")[0];
@@ -79,7 +103,11 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
         kube.put(job("setup", 2), "test");
-        const { created } = await runUntil(kube, async () => ({ exitCode: 0, log: "done\n" }), () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0);
+        const { created } = await runUntil(
+            kube,
+            async () => ({ exitCode: 0, log: "done\n" }),
+            () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0,
+        );
         assert.strictEqual(created.length, 1);
         assert.ok(kube.get("Job", "t", "setup").status.conditions.some((c: any) => c.type === "Complete" && c.status === "True"));
     });
@@ -87,8 +115,24 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
     describe("the pod runner: the hook script itself, over a read-only ConfigMap mount", () => {
         const pod = (settings: string) => {
             const kube = new FakeKube();
-            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "code", namespace: "t" }, data: { "setup.sh": readSetupScript(), VERSION: "1.2.0\n", "news.settings-template": "news.items_per_page = 10\n" } }, "test");
-            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: "t" }, data: { tenant: "mandant-x", "settings.ini": settings } }, "test");
+            kube.put(
+                {
+                    apiVersion: "v1",
+                    kind: "ConfigMap",
+                    metadata: { name: "code", namespace: "t" },
+                    data: { "setup.sh": readSetupScript(), VERSION: "1.2.0\n", "news.settings-template": "news.items_per_page = 10\n" },
+                },
+                "test",
+            );
+            kube.put(
+                {
+                    apiVersion: "v1",
+                    kind: "ConfigMap",
+                    metadata: { name: "settings", namespace: "t" },
+                    data: { tenant: "mandant-x", "settings.ini": settings },
+                },
+                "test",
+            );
             const p = {
                 metadata: { name: "p", namespace: "t" },
                 spec: {
@@ -136,23 +180,44 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
 
         it("the service-account token a real API server adds to every Pod (a projected volume) is not laid out, and the script runs (the real plane's hook Pods have it)", async () => {
             const { kube, p } = pod("site.name = x\n");
-            (p.spec.volumes as any[]).push({ name: "kube-api-access-x1", projected: { sources: [{ serviceAccountToken: { path: "token" } }] } });
-            p.spec.containers[0].volumeMounts.push({ name: "kube-api-access-x1", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount", readOnly: true });
+            (p.spec.volumes as any[]).push({
+                name: "kube-api-access-x1",
+                projected: { sources: [{ serviceAccountToken: { path: "token" } }] },
+            });
+            p.spec.containers[0].volumeMounts.push({
+                name: "kube-api-access-x1",
+                mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
+                readOnly: true,
+            });
             const r = await runPodContainer(p, async (ns, name) => kube.get("ConfigMap", ns, name), dir);
             assert.strictEqual(r.exitCode, 1);
             assert.match(r.log, /config\/system\/settings\.php is not writable\./);
         });
 
         it("a container writing to stdout and stderr by turns has one log in the order written, and its exit status", async () => {
-            const p = { metadata: { name: "p", namespace: "t" }, spec: { containers: [{ name: "c", command: ["/bin/sh", "-c", "echo one; echo two >&2; echo three; echo four >&2; exit 4"] }], volumes: [] } };
+            const p = {
+                metadata: { name: "p", namespace: "t" },
+                spec: {
+                    containers: [{ name: "c", command: ["/bin/sh", "-c", "echo one; echo two >&2; echo three; echo four >&2; exit 4"] }],
+                    volumes: [],
+                },
+            };
             const r = await runPodContainer(p, async () => undefined, dir);
             assert.deepStrictEqual(r, { exitCode: 4, log: "one\ntwo\nthree\nfour\n" });
         });
 
-        const shell = (script: string) => ({ metadata: { name: "p", namespace: "t" }, spec: { containers: [{ name: "c", command: ["/bin/sh", "-c", script] }], volumes: [] } });
+        const shell = (script: string) => ({
+            metadata: { name: "p", namespace: "t" },
+            spec: { containers: [{ name: "c", command: ["/bin/sh", "-c", script] }], volumes: [] },
+        });
 
         it("a container reading stdin reads end-of-file (a Pod without stdin: true)", async () => {
-            const r = await runPodContainer(shell('if read x; then echo "read: $x"; else echo "end of file"; fi'), async () => undefined, dir, 20_000);
+            const r = await runPodContainer(
+                shell('if read x; then echo "read: $x"; else echo "end of file"; fi'),
+                async () => undefined,
+                dir,
+                20_000,
+            );
             assert.deepStrictEqual(r, { exitCode: 0, log: "end of file\n" });
         });
 
@@ -166,7 +231,10 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
             const { kube, p } = pod("x");
             kube.remove("ConfigMap", "t", "settings", "test");
             const r = await shellPodRunner(dir)(p, kube);
-            assert.deepStrictEqual({ exitCode: r.exitCode, log: r.log.trim() }, { exitCode: 128, log: 'MountVolume.SetUp failed for volume "settings" : configmap "settings" not found' });
+            assert.deepStrictEqual(
+                { exitCode: r.exitCode, log: r.log.trim() },
+                { exitCode: 128, log: 'MountVolume.SetUp failed for volume "settings" : configmap "settings" not found' },
+            );
         });
     });
 });

@@ -19,18 +19,28 @@ function startSimulate(args: string[]): { child: ChildProcess; out: () => string
     let out = "";
     child.stdout!.on("data", (d) => (out += d));
     child.stderr!.on("data", (d) => (out += d));
-    const exited = new Promise<number | null>((r) => child.on("exit", (code, signal) => r(code ?? (signal ? 128 + (signal === "SIGKILL" ? 9 : 15) : null))));
+    const exited = new Promise<number | null>((r) =>
+        child.on("exit", (code, signal) => r(code ?? (signal ? 128 + (signal === "SIGKILL" ? 9 : 15) : null))),
+    );
     return { child, out: () => out, exited };
 }
 
 /** The served block has all arrived: it ends with the verify line (the output comes in chunks). */
-const servedBlockComplete = (out: string) => /SERVING the simulated lab[\s\S]*\n {2}npx gitops-lab verify [^\n]*\n/.test(out);
+const servedBlockComplete = (out: string) => /SERVING the simulated lab[\s\S]*\n {2}\/\S+\/bin\/gitops-lab verify [^\n]*\n/.test(out);
 
-/** The commands of a served lab's block, as printed (indented lines after SERVING), run in one shell from the project's directory. */
+/** The commands of a served lab's block, as printed (indented lines after SERVING, `#` comments among them), run in one shell from a folder of no project. */
 function runPrinted(out: string): { status: number | null; out: string; commands: string[] } {
     const block = out.slice(out.indexOf("SERVING the simulated lab"));
-    const commands = block.split("\n").slice(1).filter((l) => /^ {2}\S/.test(l)).map((l) => l.trim());
-    const r = spawnSync("bash", ["-c", ["set -e", ...commands.map((c) => `echo "+ ${c.replace(/"/g, '\\"')}"; ${c}`)].join("\n")], { cwd: path.join(__dirname, ".."), encoding: "utf8", timeout: 120_000 });
+    const commands = block
+        .split("\n")
+        .slice(1)
+        .filter((l) => /^ {2}\S/.test(l))
+        .map((l) => l.trim());
+    const r = spawnSync("bash", ["-c", ["set -e", ...commands.map((c) => `echo "+ ${c.replace(/"/g, '\\"')}"; ${c}`)].join("\n")], {
+        cwd: os.tmpdir(),
+        encoding: "utf8",
+        timeout: 120_000,
+    });
     return { status: r.status, out: `${r.stdout}${r.stderr}`, commands };
 }
 
@@ -51,7 +61,10 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         // a root left at step 8 (the snapshot): the served run finds every step done and serves
         root = await rootAt(8);
         run = startSimulate(["--root", root, "--serve"]);
-        await expect(holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())), { timeoutMs: 120_000 });
+        await expect(
+            holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())),
+            { timeoutMs: 120_000 },
+        );
         env = { ...process.env, KUBECONFIG: path.join(root, "kubeconfig") };
     });
     after(async () => {
@@ -64,10 +77,13 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         assert.match(run.out(), /git clone git:\/\/127\.0\.0\.1:\d+\/shop-envs\.git/);
     });
 
-    it("every command it prints works as printed (one shell, from this project's directory)", () => {
+    it("every command it prints works as printed (one shell, from a folder of no project), the refresh of the Applications among them", () => {
         const r = runPrinted(run.out());
         assert.strictEqual(r.status, 0, r.out);
         assert.match(r.out, /\d+ passed, 0 failed/, "the printed verify grades the shop lab");
+        assert.ok(r.commands.includes("kubectl -n argocd annotate applications --all argocd.argoproj.io/refresh=normal --overwrite"));
+        assert.match(run.out(), /# without it Argo CD's own poll sees the push in up to about 6 minutes/);
+        assert.match(run.out(), /# the shop lab: every step is done \(8\)/);
     });
 
     it("answers kubectl version and api-resources (the core and argoproj.io groups)", () => {
@@ -79,10 +95,19 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     });
 
     it("answers get with -o json, yaml, name and jsonpath, and -A", () => {
-        assert.strictEqual(JSON.parse(kubectl("get", "app", "shop-prod", "-n", "argocd", "-o", "json").stdout).spec.source.targetRevision, "release/prod");
+        assert.strictEqual(
+            JSON.parse(kubectl("get", "app", "shop-prod", "-n", "argocd", "-o", "json").stdout).spec.source.targetRevision,
+            "release/prod",
+        );
         assert.match(kubectl("get", "appset", "shop", "-n", "argocd", "-o", "yaml").stdout, /^kind: ApplicationSet$/m);
-        assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").stdout.trim().split("\n"), ["application.argoproj.io/shop-dev", "application.argoproj.io/shop-prod"]);
-        assert.strictEqual(kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.FEATURE_CHECKOUT_V2}").stdout, "on");
+        assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").stdout.trim().split("\n"), [
+            "application.argoproj.io/shop-dev",
+            "application.argoproj.io/shop-prod",
+        ]);
+        assert.strictEqual(
+            kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.FEATURE_CHECKOUT_V2}").stdout,
+            "on",
+        );
         assert.match(kubectl("get", "cm", "-A").stdout, /^shop-dev +shop-config/m);
     });
 
@@ -94,25 +119,69 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     });
 
     it("given a refresh annotation set with kubectl annotate, then the simulated Argo CD removes it when handled", async () => {
-        assert.strictEqual(kubectl("annotate", "app", "shop-dev", "-n", "argocd", "argocd.argoproj.io/refresh=hard", "--overwrite").code, 0);
-        await expect(holds("the refresh annotation gone", () => !kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").stdout.includes("refresh")), { intervalMs: 200 });
+        assert.strictEqual(
+            kubectl("annotate", "app", "shop-dev", "-n", "argocd", "argocd.argoproj.io/refresh=hard", "--overwrite").code,
+            0,
+        );
+        await expect(
+            holds(
+                "the refresh annotation gone",
+                () =>
+                    !kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").stdout.includes("refresh"),
+            ),
+            { intervalMs: 200 },
+        );
+    });
+
+    it("given kubectl patch's default strategic merge on an Application, then it is refused as a real API server refuses it for a custom resource (415); on a ConfigMap it is applied", () => {
+        const refused = kubectl("patch", "app", "shop-dev", "-n", "argocd", "-p", '{"metadata":{"labels":{"lab-note":"x"}}}');
+        assert.strictEqual(refused.code, 1, refused.out);
+        assert.match(
+            refused.out,
+            /the body of the request was in an unknown format - accepted media types include: application\/json-patch\+json, application\/merge-patch\+json, application\/apply-patch\+yaml/,
+        );
+        const cm = kubectl("patch", "cm", "shop-config", "-n", "shop-dev", "-p", '{"metadata":{"labels":{"lab-note":"x"}}}');
+        assert.strictEqual(cm.code, 0, cm.out);
     });
 
     it("given a ConfigMap patched with kubectl patch --type merge, then selfHeal puts the Git value back, as kubectl get -w shows", async () => {
-        const watch = spawn("kubectl", ["get", "cm", "shop-config", "-n", "shop-prod", "-w", "-o", "jsonpath={.metadata.annotations.probe}:{.data.LOG_LEVEL}{\"\\n\"}"], { env });
+        const watch = spawn(
+            "kubectl",
+            ["get", "cm", "shop-config", "-n", "shop-prod", "-w", "-o", 'jsonpath={.metadata.annotations.probe}:{.data.LOG_LEVEL}{"\\n"}'],
+            { env },
+        );
         let seen = "";
         watch.stdout.on("data", (d) => (seen += d));
         try {
             // kubectl prints the object before its watch is open: annotate until the watch shows it, then it is open
             let probe = 0;
-            await expect(async () => {
-                // a line after the first (the object as listed) is an event: the watch is open
-                if (probe > 0 && seen.split("\n").slice(1).some((l) => l.startsWith(`${probe}:`))) return { state: "succeeded", message: "the watch is open" };
-                kubectl("annotate", "cm", "shop-config", "-n", "shop-prod", `probe=${++probe}`, "--overwrite");
-                return { state: "pending", message: `the watch shows no probe yet: ${JSON.stringify(seen)}` };
-            }, { intervalMs: 200 });
-            assert.strictEqual(kubectl("patch", "cm", "shop-config", "-n", "shop-prod", "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}').code, 0);
-            await expect(holds("debug, then warn again, through the watch", () => /:debug\n(.*\n)*.*:warn\n/.test(seen), () => seen));
+            await expect(
+                async () => {
+                    // a line after the first (the object as listed) is an event: the watch is open
+                    if (
+                        probe > 0 &&
+                        seen
+                            .split("\n")
+                            .slice(1)
+                            .some((l) => l.startsWith(`${probe}:`))
+                    )
+                        return { state: "succeeded", message: "the watch is open" };
+                    kubectl("annotate", "cm", "shop-config", "-n", "shop-prod", `probe=${++probe}`, "--overwrite");
+                    return { state: "pending", message: `the watch shows no probe yet: ${JSON.stringify(seen)}` };
+                },
+                { intervalMs: 200 },
+            );
+            assert.strictEqual(
+                kubectl("patch", "cm", "shop-config", "-n", "shop-prod", "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}').code,
+                0,
+            );
+            await expect(
+                holds(
+                    "debug, then warn again, through the watch",
+                    () => /:debug\n(.*\n)*.*:warn\n/.test(seen),
+                    () => seen,
+                ),
+            );
         } finally {
             watch.kill();
         }
@@ -131,15 +200,24 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         // its timeout, on a real cluster too. The new UID below says the old one went.
         const r = kubectl("delete", "app", "shop-dev", "-n", "argocd", "--wait=false");
         assert.strictEqual(r.code, 0, r.out);
-        await expect(holds("shop-dev back, a new object", () => {
-            const now = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}");
-            return now.code === 0 && now.stdout !== "" && now.stdout !== uid;
-        }), { intervalMs: 200 }); // each look is a kubectl process
+        await expect(
+            holds("shop-dev back, a new object", () => {
+                const now = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}");
+                return now.code === 0 && now.stdout !== "" && now.stdout !== uid;
+            }),
+            { intervalMs: 200 },
+        ); // each look is a kubectl process
     });
 
     it("is graded live by gitops-lab verify with the served kubeconfig", async () => {
         // the Application deleted above must be synced again first
-        await expect(holds("shop-dev Synced", () => kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.status.sync.status}").stdout === "Synced"), { timeoutMs: 30_000 });
+        await expect(
+            holds(
+                "shop-dev Synced",
+                () => kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.status.sync.status}").stdout === "Synced",
+            ),
+            { timeoutMs: 30_000 },
+        );
         const r = runCli("verify", ["--root", root, "--kubeconfig", path.join(root, "kubeconfig")]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, /files, repository and cluster/);
@@ -148,7 +226,10 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     it("given a second simulate on the same root, then it refuses at once, naming the PID that holds it", () => {
         const r = runCli("simulate", ["--root", root, "--through", "8"]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stderr, new RegExp(`^gitops-lab simulate: ${root} is in use by another gitops-lab simulate \\(PID ${run.child.pid}\\)`));
+        assert.match(
+            r.stderr,
+            new RegExp(`^gitops-lab simulate: ${root} is in use by another gitops-lab simulate \\(PID ${run.child.pid}\\)`),
+        );
     });
 });
 
@@ -158,7 +239,10 @@ describe("simulate: stopped at any instant, it resumes", function () {
     it("given SIGTERM while serving, then it stops cleanly: one line, exit 143, no git daemon left", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigterm-"));
         const run = startSimulate(["--root", root, "--through", "1", "--serve"]);
-        await expect(holds("SERVING", () => run.out().includes("SERVING")), { timeoutMs: 60_000 });
+        await expect(
+            holds("SERVING", () => run.out().includes("SERVING")),
+            { timeoutMs: 60_000 },
+        );
         run.child.kill("SIGTERM");
         assert.strictEqual(await run.exited, 143);
         assert.match(run.out(), /simulate: SIGTERM: stopping; the simulated cluster is saved/);
@@ -168,11 +252,18 @@ describe("simulate: stopped at any instant, it resumes", function () {
     // three instants: step 1 under way, a step that has pushed and waits on Argo CD, a step after its revert was pushed;
     // the step-7 runs resume a root left at step 6 (the snapshot) rather than solving steps 1-6 first. The run that is
     // killed is a process (SIGKILL is the point); the next run and verify run in this process.
-    for (const [instant, from] of [["[step 1 repo] start", 0], ["[step 7 revert] waiting for the ComparisonError", 6], ["[step 7 revert] waiting for shop-dev synced to", 6]] as const) {
+    for (const [instant, from] of [
+        ["[step 1 repo] start", 0],
+        ["[step 7 revert] waiting for the ComparisonError", 6],
+        ["[step 7 revert] waiting for shop-dev synced to", 6],
+    ] as const) {
         it(`given a run killed with SIGKILL at "${instant}", then no git daemon outlives it, and the next run finishes a lab that verify grades 100% without pushing a step twice`, async () => {
             const root = from === 0 ? fs.mkdtempSync(path.join(os.tmpdir(), "kill-")) : await rootAt(from);
             const run = startSimulate(["--root", root]);
-            await expect(holds(instant, () => run.out().includes(instant)), { timeoutMs: 120_000 });
+            await expect(
+                holds(instant, () => run.out().includes(instant)),
+                { timeoutMs: 120_000 },
+            );
             run.child.kill("SIGKILL");
             await run.exited;
             await expect(holds("its git daemon gone with it", () => daemonsOf(root) === ""));
@@ -180,7 +271,9 @@ describe("simulate: stopped at any instant, it resumes", function () {
             assert.strictEqual(again.code, 0, again.out);
             const v = await runMain("verify", ["--root", root, "--offline"]);
             assert.strictEqual(v.code, 0, v.out);
-            const commits = spawnSync("git", ["--git-dir", labLayout(root).bareRepo, "log", "--format=%s", "main"], { encoding: "utf8" }).stdout.trim().split("\n");
+            const commits = spawnSync("git", ["--git-dir", labLayout(root).bareRepo, "log", "--format=%s", "main"], { encoding: "utf8" })
+                .stdout.trim()
+                .split("\n");
             assert.strictEqual(commits.length, 4, `initial, incident, bad, revert: ${commits.join(" | ")}`);
         });
     }
@@ -194,7 +287,10 @@ describe("simulate: a root it cannot use is one line", function () {
         fs.writeFileSync(path.join(root, "simulated-cluster.json"), "{ not json");
         const r = runCli("simulate", ["--root", root]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stderr, new RegExp(`^gitops-lab simulate: ${root}/simulated-cluster\\.json is not a simulated cluster this tool saved .*--reset\\n$`));
+        assert.match(
+            r.stderr,
+            new RegExp(`^gitops-lab simulate: ${root}/simulated-cluster\\.json is not a simulated cluster this tool saved .*--reset\\n$`),
+        );
         assert.ok(!fs.existsSync(path.join(root, "srv")), "nothing was started or built");
         assert.strictEqual(daemonsOf(root), "");
     });
@@ -205,7 +301,10 @@ describe("simulate: a root it cannot use is one line", function () {
         fs.rmSync(path.join(root, "simulated-cluster.json"));
         const r = await runMain("simulate", ["--root", root]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stderr, /holds the lab through step 2, but its simulated cluster .* is gone and cannot be rebuilt; start over with gitops-lab simulate --root .* --reset/);
+        assert.match(
+            r.stderr,
+            /holds the lab through step 2, but its simulated cluster .* is gone and cannot be rebuilt; start over with gitops-lab simulate --root .* --reset/,
+        );
         assert.ok(!fs.existsSync(labLayout(root).resultFile("report")));
     });
 
@@ -223,7 +322,10 @@ describe("simulate: a root it cannot use is one line", function () {
         const closed = fs.mkdtempSync(path.join(os.tmpdir(), "closed-")); // mkdtemp makes it 0700
         const r = await runMain("simulate", ["--root", path.join(closed, "lab")]);
         assert.strictEqual(r.code, 2, r.out);
-        assert.strictEqual(r.stderr, `gitops-lab simulate: --root ${path.join(closed, "lab")}: ${closed} is closed to others (mode 700), and the lab's git daemon serves the repositories as nobody, as its Pod does; chmod o+x ${closed}, or choose another --root\n`);
+        assert.strictEqual(
+            r.stderr,
+            `gitops-lab simulate: --root ${path.join(closed, "lab")}: ${closed} is closed to others (mode 700), and the lab's git daemon serves the repositories as nobody, as its Pod does; chmod o+x ${closed}, or choose another --root\n`,
+        );
         assert.deepStrictEqual(fs.readdirSync(closed), [], "nothing created");
     });
 
@@ -243,6 +345,65 @@ describe("simulate: a root it cannot use is one line", function () {
     });
 });
 
+describe("simulate --serve at a step: what comes next, and only commands that work there", function () {
+    this.timeout(180_000);
+
+    it("given an empty root served at --through 0, then it names step 1 and its paths, prints no clone of a repository not made yet, and every line works as printed", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-0-"));
+        const run = startSimulate(["--root", root, "--through", "0", "--serve"]);
+        try {
+            await expect(
+                holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())),
+                { timeoutMs: 120_000 },
+            );
+            const l = labLayout(root);
+            assert.match(
+                run.out(),
+                new RegExp(
+                    `# the shop lab is at step 0; next, step 1 repo: create the bare repository ${l.bareRepo}, clone it to ${l.clone}`,
+                ),
+            );
+            assert.match(
+                run.out(),
+                new RegExp(`# when step 1 is done: \\S+/bin/gitops-lab verify --root ${root} --kubeconfig \\S+ --step 1`),
+            );
+            const r = runPrinted(run.out());
+            assert.ok(!r.commands.some((c) => /^git (clone|-C)/.test(c)), r.commands.join("\n"));
+            assert.strictEqual(r.status, 0, r.out);
+        } finally {
+            run.child.kill("SIGTERM");
+            await run.exited;
+        }
+    });
+
+    it("given a relative --root, then it says where the lab goes (under the current folder) and builds it there", () => {
+        const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "relative-"));
+        fs.chmodSync(cwd, 0o755); // the git daemon serves as nobody (mkdtemp makes it 700)
+        const r = spawnSync(process.execPath, [BIN, "simulate", "--root", "lab", "--through", "0"], {
+            cwd,
+            encoding: "utf8",
+            timeout: 120_000,
+        });
+        assert.strictEqual(r.status, 0, `${r.stdout}${r.stderr}`);
+        assert.match(
+            r.stdout,
+            new RegExp(`^simulate: --root lab is relative: the lab goes under ${path.join(fs.realpathSync(cwd), "lab")}$`, "m"),
+        );
+        assert.ok(fs.existsSync(path.join(cwd, "lab")));
+    });
+
+    it("given a run that ends (no --serve), then its last line is the grading command, offline, and it works as printed from any folder", async () => {
+        const root = await rootAt(2);
+        const r = runCli("simulate", ["--root", root, "--through", "2"]);
+        assert.strictEqual(r.code, 0, r.out);
+        const last = r.stdout.trim().split("\n").pop()!;
+        assert.strictEqual(last, `grade it: ${BIN} verify --root ${root} --offline --through 2`);
+        const v = spawnSync("bash", ["-c", last.replace(/^grade it: /, "")], { cwd: os.tmpdir(), encoding: "utf8", timeout: 60_000 });
+        assert.strictEqual(v.status, 0, `${v.stdout}${v.stderr}`);
+        assert.match(v.stdout, /\d+ passed, 0 failed/);
+    });
+});
+
 describe("simulate --serve with the tenants lab: its own instructions", function () {
     this.timeout(180_000);
 
@@ -250,11 +411,23 @@ describe("simulate --serve with the tenants lab: its own instructions", function
         const root = await tenantsRootAt(1);
         const run = startSimulate(["--root", root, "--lab", "tenants", "--through", "1", "--serve"]);
         try {
-            await expect(holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())), { timeoutMs: 150_000 });
+            await expect(
+                holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())),
+                { timeoutMs: 150_000 },
+            );
             const r = runPrinted(run.out());
             assert.doesNotMatch(r.commands.join("\n"), /shop-envs|cnpa-env/, "nothing of the shop lab");
-            assert.ok(r.commands.some((c) => /^npx gitops-lab verify --lab tenants --root \S+ --kubeconfig \S+ --through 1$/.test(c)), r.commands.join("\n"));
+            assert.ok(
+                r.commands.some((c) => /^\/\S+\/bin\/gitops-lab verify --lab tenants --root \S+ --kubeconfig \S+ --through 1$/.test(c)),
+                r.commands.join("\n"),
+            );
             assert.ok(r.commands.some((c) => /^git clone git:\/\/127\.0\.0\.1:\d+\/platform\.git /.test(c)));
+            assert.ok(
+                r.commands.includes(
+                    "kubectl -n argocd annotate applicationset tenants argocd.argoproj.io/application-set-refresh=true --overwrite",
+                ),
+            );
+            assert.match(run.out(), /# the tenants lab is at step 1; next, step 2 stall: /);
             assert.strictEqual(r.status, 0, r.out);
             assert.match(r.out, /\d+ passed, 0 failed/);
         } finally {

@@ -18,8 +18,13 @@ class SlowestReporter extends Mocha.reporters.Spec {
         runner.once(EVENT_RUN_END, () => {
             const slowest = timed.sort((a, b) => b.ms - a.ms).slice(0, SHOWN);
             const total = timed.reduce((n, t) => n + t.ms, 0);
-            console.log(`  the ${slowest.length} slowest of ${timed.length} tests (${(total / 1000).toFixed(0)} s of test time in all; the run's own time is above):`);
-            for (const t of slowest) console.log(`  ${(t.ms / 1000).toFixed(1).padStart(7)} s  ${t.title.length > 110 ? `${t.title.slice(0, 107)}...` : t.title}  (${t.file.replace(/^.*\/test\//, "test/")})`);
+            console.log(
+                `  the ${slowest.length} slowest of ${timed.length} tests (${(total / 1000).toFixed(0)} s of test time in all; the run's own time is above):`,
+            );
+            for (const t of slowest)
+                console.log(
+                    `  ${(t.ms / 1000).toFixed(1).padStart(7)} s  ${t.title.length > 110 ? `${t.title.slice(0, 107)}...` : t.title}  (${t.file.replace(/^.*\/test\//, "test/")})`,
+                );
             console.log("");
         });
     }

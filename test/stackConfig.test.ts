@@ -23,12 +23,21 @@ describe("the stack configuration's schema", () => {
     });
 
     it("takes values as YAML writes them and as Pulumi's config holds them (strings)", () => {
-        const c = parseStackConfig({ solveThrough: "4", tenantsLab: "true", tenantsSolveThrough: 2, rolloutDoctor: "off", syncTimeoutSeconds: "60" }, "x");
-        assert.deepStrictEqual([c.solveThrough, c.tenantsLab, c.tenantsSolveThrough, c.rolloutDoctor, c.syncTimeoutSeconds], [4, true, 2, "off", 60]);
+        const c = parseStackConfig(
+            { solveThrough: "4", tenantsLab: "true", tenantsSolveThrough: 2, rolloutDoctor: "off", syncTimeoutSeconds: "60" },
+            "x",
+        );
+        assert.deepStrictEqual(
+            [c.solveThrough, c.tenantsLab, c.tenantsSolveThrough, c.rolloutDoctor, c.syncTimeoutSeconds],
+            [4, true, 2, "off", 60],
+        );
     });
 
     const bad: [Record<string, unknown>, RegExp][] = [
-        [{ k3sVersion: "latest" }, /^Pulumi\.dev\.yaml: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion <value>, or edit the file\)$/],
+        [
+            { k3sVersion: "latest" },
+            /^Pulumi\.dev\.yaml: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion <value>, or edit the file\)$/,
+        ],
         [{ solveThrough: "nine" }, /^Pulumi\.dev\.yaml: gitops-lab:solveThrough is "nine"; allowed: a whole number from 0 to 8 /],
         [{ solveThrough: 9 }, /gitops-lab:solveThrough is 9; allowed: a whole number from 0 to 8 /],
         [{ rolloutDoctor: "maybe" }, /gitops-lab:rolloutDoctor is "maybe"; allowed: auto, on or off /],
@@ -39,7 +48,10 @@ describe("the stack configuration's schema", () => {
     ];
     for (const [values, message] of bad) {
         it(`refuses ${JSON.stringify(values)} in one line naming the key, the file and what is allowed`, () => {
-            assert.throws(() => parseStackConfig(values, "Pulumi.dev.yaml"), (e: any) => message.test(e.message) && !e.message.includes("\n"));
+            assert.throws(
+                () => parseStackConfig(values, "Pulumi.dev.yaml"),
+                (e: any) => message.test(e.message) && !e.message.includes("\n"),
+            );
         });
     }
 });
@@ -54,7 +66,11 @@ describe("the stack file as preflight and up read it", function () {
 
     it("a YAML syntax error names the file and the line, in one line", () => {
         const f = file("config:\n  gitops-lab:solveThrough: 4\n  gitops-lab:root: [unclosed\n");
-        assert.throws(() => readStackConfig(PROJECT, "dev", f), (e: any) => new RegExp(`^${f.replace(/[.]/g, "\\.")} line \\d+: .*; fix the YAML there$`).test(e.message) && !e.message.includes("\n"));
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", f),
+            (e: any) =>
+                new RegExp(`^${f.replace(/[.]/g, "\\.")} line \\d+: .*; fix the YAML there$`).test(e.message) && !e.message.includes("\n"),
+        );
     });
 
     it("keys of other packages and secrets are left to Pulumi; the lab's own are checked", () => {
@@ -67,7 +83,10 @@ describe("the stack file as preflight and up read it", function () {
         const f = file("config:\n  gitops-lab:k3sVersion: latest\n");
         const r = runCli("up", ["--config-file", f], { timeoutMs: 60_000 });
         assert.strictEqual(r.code, 1, r.out);
-        assert.strictEqual(r.stderr, `gitops-lab up: ${f}: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1.33.5+k3s1 (pulumi config set k3sVersion <value>, or edit the file)\n`);
+        assert.strictEqual(
+            r.stderr,
+            `gitops-lab up: ${f}: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1.33.5+k3s1 (pulumi config set k3sVersion <value>, or edit the file)\n`,
+        );
         assert.doesNotMatch(r.stdout, /PASS|Pulumi CLI/, "no preflight ran, no Pulumi was started");
     });
 });

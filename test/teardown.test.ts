@@ -26,13 +26,19 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
     const apps = () => at.lab.kube.list("Application", "argocd");
 
     it("given a solved lab, then every generated Application carries Argo CD's resources finalizer", () => {
-        assert.deepStrictEqual(apps().map((a) => a.metadata.finalizers), [[RESOURCES_FINALIZER], [RESOURCES_FINALIZER]]);
+        assert.deepStrictEqual(
+            apps().map((a) => a.metadata.finalizers),
+            [[RESOURCES_FINALIZER], [RESOURCES_FINALIZER]],
+        );
     });
 
     it("given the ApplicationSet is deleted and Argo CD is uninstalled right away (no wait), then the Applications stay Terminating: the hazard", async () => {
         await at.cluster.deleteApplicationSet("shop");
         await at.lab.argo.stop(); // the engine deleting Argo CD's controllers in parallel
-        await expectConsistently(holds("both Applications stay, Terminating", () => apps().length === 2 && apps().every((a) => a.metadata.deletionTimestamp)), { forMs: 300 });
+        await expectConsistently(
+            holds("both Applications stay, Terminating", () => apps().length === 2 && apps().every((a) => a.metadata.deletionTimestamp)),
+            { forMs: 300 },
+        );
     });
 
     it("given a running Argo CD, when the ApplicationSet is deleted, then the delete returns only once Argo CD deleted the Applications and their resources, and the namespaces are gone", async () => {
@@ -43,7 +49,10 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
         for (const ns of ["shop-dev", "shop-prod"]) assert.strictEqual(at.lab.kube.get("Namespace", undefined, ns), undefined, ns);
         assert.deepStrictEqual(at.lab.kube.terminating(), []);
         assert.ok(!fs.existsSync(at.lab.layout.appsetFile));
-        assert.ok(lines.some((l) => /^ApplicationSet argocd\/shop and its Applications are gone after \d+\.\d s$/.test(l)), lines.join("\n"));
+        assert.ok(
+            lines.some((l) => /^ApplicationSet argocd\/shop and its Applications are gone after \d+\.\d s$/.test(l)),
+            lines.join("\n"),
+        );
         assert.ok(!lines.some((l) => l.includes("by hand")));
     });
 
@@ -55,7 +64,9 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
         assert.deepStrictEqual(at.lab.kube.terminating(), []);
         assert.deepStrictEqual(
             lines.filter((l) => l.includes("by hand")),
-            ["Argo CD did not delete shop-dev, shop-prod within 0.3 s (is its application controller running?): removed the finalizers by hand; their resources go with their namespaces"],
+            [
+                "Argo CD did not delete shop-dev, shop-prod within 0.3 s (is its application controller running?): removed the finalizers by hand; their resources go with their namespaces",
+            ],
         );
     });
 
@@ -63,7 +74,14 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
         const uid = at.lab.kube.get("Application", "argocd", "shop-dev").metadata.uid;
         await at.cluster.deleteApplicationSet("nothing-of-ours"); // a no-op: not found is fine
         at.lab.kube.remove("Application", "argocd", "shop-dev", "client");
-        await expect(holds("shop-dev back with a new uid", () => at.lab.kube.get("Application", "argocd", "shop-dev")?.metadata.uid !== uid && !!at.lab.kube.get("Application", "argocd", "shop-dev")));
+        await expect(
+            holds(
+                "shop-dev back with a new uid",
+                () =>
+                    at.lab.kube.get("Application", "argocd", "shop-dev")?.metadata.uid !== uid &&
+                    !!at.lab.kube.get("Application", "argocd", "shop-dev"),
+            ),
+        );
     });
 });
 
@@ -77,11 +95,24 @@ describe("gitops-lab simulate --reset", function () {
         const r = await runMain("simulate", ["--root", root, "--reset"]);
         assert.strictEqual(r.code, 0, r.out);
         // the engine's order: results, then the ApplicationSet (waiting for Argo CD), then the repository, then Argo CD, then k3s
-        const order = ["[scenario] removed the result files", "[appset] ApplicationSet argocd/shop and its Applications are gone", "[shop-repo] removed bare repository", "[argocd] uninstalled", "[k3s] uninstalled"];
+        const order = [
+            "[scenario] removed the result files",
+            "[appset] ApplicationSet argocd/shop and its Applications are gone",
+            "[shop-repo] removed bare repository",
+            "[argocd] uninstalled",
+            "[k3s] uninstalled",
+        ];
         const at = order.map((o) => r.stdout.indexOf(o));
         assert.ok(at.every((i) => i >= 0) && at.every((i, k) => k === 0 || i > at[k - 1]), r.stdout);
         assert.match(r.stdout, /reset: nothing of the lab is left under /);
-        for (const p of [layout.bareRepo, layout.clone, layout.appsetFile, ...RESULT_FILES.map((f) => layout.resultFile(f)), path.join(root, "simulated-cluster.json")]) assert.ok(!fs.existsSync(p), p);
+        for (const p of [
+            layout.bareRepo,
+            layout.clone,
+            layout.appsetFile,
+            ...RESULT_FILES.map((f) => layout.resultFile(f)),
+            path.join(root, "simulated-cluster.json"),
+        ])
+            assert.ok(!fs.existsSync(p), p);
         const again = await runMain("simulate", ["--root", root, "--through", "2"]);
         assert.strictEqual(again.code, 0, again.out);
         assert.ok(fs.existsSync(layout.bareRepo));
@@ -134,7 +165,11 @@ describe("reset says only what it did, on any state it can recognise, and leaves
             assert.match(r.out, /\[tenants appset\] ApplicationSet argocd\/tenants/);
             assert.doesNotMatch(r.out, /\[scenario\]|\[appset\]|\[shop-repo\]/, "no shop lab was there: nothing is said of it");
             assert.match(r.out, new RegExp(`removed ${root}/kubeconfig \\(written for the served lab\\)`));
-            assert.deepStrictEqual(fs.readdirSync(root).filter((f) => !f.startsWith(".gitops-lab-simulate.lock")), [], r.out);
+            assert.deepStrictEqual(
+                fs.readdirSync(root).filter((f) => !f.startsWith(".gitops-lab-simulate.lock")),
+                [],
+                r.out,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
@@ -147,7 +182,10 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         fs.writeFileSync(clusterStateFile(root), "{ this is not a cluster");
         const r = await reset(root);
         assert.deepStrictEqual(r.left, []);
-        assert.match(r.out, /\[k3s\] the saved simulated cluster cannot be used \(.*simulated-cluster\.json is not a simulated cluster this tool saved .*\): removed, and with it everything it held/);
+        assert.match(
+            r.out,
+            /\[k3s\] the saved simulated cluster cannot be used \(.*simulated-cluster\.json is not a simulated cluster this tool saved .*\): removed, and with it everything it held/,
+        );
         assert.match(r.out, /\[shop-repo\] removed bare repository/);
         assert.ok(!fs.existsSync(at.lab.layout.bareRepo) && !fs.existsSync(clusterStateFile(root)));
         await at.stop();

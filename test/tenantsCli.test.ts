@@ -48,14 +48,21 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
         const reset = await runMain("simulate", ["--root", root, "--reset"]);
         assert.strictEqual(reset.code, 0, reset.out);
         const layout = tenantsLayout(root);
-        for (const p of [layout.bareRepo, layout.clone, layout.appsetFile, layout.resultFile("stall"), layout.resultFile("recovery")]) assert.ok(!fs.existsSync(p), p);
+        for (const p of [layout.bareRepo, layout.clone, layout.appsetFile, layout.resultFile("stall"), layout.resultFile("recovery")])
+            assert.ok(!fs.existsSync(p), p);
     });
 
     it("bad input is one line and exit 2", async () => {
-        const inputs = [["--lab", "nope"], ["--lab", "tenants", "--through", "4"], ["--lab", "shop", "--tenants-through", "2"], ["--lab", "tenants", "--cluster", "kind"]];
+        const inputs = [
+            ["--lab", "nope"],
+            ["--lab", "tenants", "--through", "4"],
+            ["--lab", "shop", "--tenants-through", "2"],
+            ["--lab", "tenants", "--cluster", "kind"],
+        ];
         for (const [i, args] of inputs.entries()) {
             // the first through the bin (its exit code and stderr as a shell sees them), the rest in this process
-            const r = i === 0 ? await runCliAsync("simulate", ["--root", root, ...args]) : await runMain("simulate", ["--root", root, ...args]);
+            const r =
+                i === 0 ? await runCliAsync("simulate", ["--root", root, ...args]) : await runMain("simulate", ["--root", root, ...args]);
             assert.strictEqual(r.code, 2, `${args.join(" ")}: ${r.out}`);
             assert.strictEqual(r.stderr.trim().split("\n").length, 1, r.stderr);
         }

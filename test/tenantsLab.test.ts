@@ -27,11 +27,17 @@ describe("the tenants lab (simulated cluster)", function () {
         it("then every tenant runs 1.1.0, RollingSync has written automated.enabled: false, and the rollout is complete", async () => {
             for (const t of TENANTS) {
                 assert.strictEqual(app(at, t).spec.syncPolicy.automated.enabled, false);
-                assert.strictEqual(at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"], RELEASES.first);
+                assert.strictEqual(
+                    at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"],
+                    RELEASES.first,
+                );
             }
             const cond = appset(at).status.conditions.find((c: any) => c.type === "RolloutProgressing");
             assert.strictEqual(cond.message, "ApplicationSet Rollout has completed");
-            assert.deepStrictEqual(appset(at).status.applicationStatus.map((s: any) => `${s.step}:${s.application}:${s.status}`), ["1:mandant-a:Healthy", "2:mandant-b:Healthy", "3:mandant-c:Healthy", "4:mandant-d:Healthy"]);
+            assert.deepStrictEqual(
+                appset(at).status.applicationStatus.map((s: any) => `${s.step}:${s.application}:${s.status}`),
+                ["1:mandant-a:Healthy", "2:mandant-b:Healthy", "3:mandant-c:Healthy", "4:mandant-d:Healthy"],
+            );
         });
 
         it("when a managed object changes, then the comparison its watch event triggers (CompareWithRecent) shows it OutOfSync and leaves reconciledAt as it was (appcontroller.go writes it on full comparisons only)", async () => {
@@ -41,7 +47,14 @@ describe("the tenants lab (simulated cluster)", function () {
             at.lab.kube.put({ ...c, status: { ...c.status, reconciledAt: before } }, "client");
             const d = at.lab.kube.get("Deployment", "mandant-c", "site");
             at.lab.kube.put({ ...d, spec: { ...d.spec, replicas: 3 } }, "client");
-            await expect(holds("mandant-c compared OutOfSync", () => app(at, "mandant-c").status.sync.status === "OutOfSync", () => app(at, "mandant-c").status.sync), { timeoutMs: 30_000 });
+            await expect(
+                holds(
+                    "mandant-c compared OutOfSync",
+                    () => app(at, "mandant-c").status.sync.status === "OutOfSync",
+                    () => app(at, "mandant-c").status.sync,
+                ),
+                { timeoutMs: 30_000 },
+            );
             assert.strictEqual(app(at, "mandant-c").status.reconciledAt, before);
         });
 
@@ -50,27 +63,51 @@ describe("the tenants lab (simulated cluster)", function () {
             // a later tenant whose comparison of the faulty commit came before mandant-b's may have been let through (v3.5.1's
             // RollingSync reads only the entries: docs/tenants-lab.md); it then runs 1.2.0 and is not waiting
             const raced = ["mandant-c", "mandant-d"].filter((t) => r.stall!.running[t] === RELEASES.faulty);
-            assert.deepStrictEqual({ ...r.stall!, commit: "", detected_after_seconds: 0 }, {
-                appset: "argocd/tenants",
-                commit: "",
-                release: "1.2.0",
-                step: 2,
-                steps: 4,
-                blocking: "mandant-b",
-                hook_job: "mandant-b/site-setup",
-                hook_error: HOOK_ERROR,
-                waiting: ["mandant-c", "mandant-d"].filter((t) => !raced.includes(t)),
-                passed: ["mandant-a"],
-                running: { "mandant-a": "1.2.0", "mandant-b": "1.1.0", "mandant-c": "1.1.0", "mandant-d": "1.1.0", ...Object.fromEntries(raced.map((t) => [t, "1.2.0"])) },
-                auto_sync_disabled_by_rollingsync: true,
-                detected_after_seconds: 0,
-            });
-            for (const t of raced) assert.strictEqual(at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"], RELEASES.faulty, `${t} raced ahead: its site runs it`);
+            assert.deepStrictEqual(
+                { ...r.stall!, commit: "", detected_after_seconds: 0 },
+                {
+                    appset: "argocd/tenants",
+                    commit: "",
+                    release: "1.2.0",
+                    step: 2,
+                    steps: 4,
+                    blocking: "mandant-b",
+                    hook_job: "mandant-b/site-setup",
+                    hook_error: HOOK_ERROR,
+                    waiting: ["mandant-c", "mandant-d"].filter((t) => !raced.includes(t)),
+                    passed: ["mandant-a"],
+                    running: {
+                        "mandant-a": "1.2.0",
+                        "mandant-b": "1.1.0",
+                        "mandant-c": "1.1.0",
+                        "mandant-d": "1.1.0",
+                        ...Object.fromEntries(raced.map((t) => [t, "1.2.0"])),
+                    },
+                    auto_sync_disabled_by_rollingsync: true,
+                    detected_after_seconds: 0,
+                },
+            );
+            for (const t of raced)
+                assert.strictEqual(
+                    at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"],
+                    RELEASES.faulty,
+                    `${t} raced ahead: its site runs it`,
+                );
             assert.strictEqual(r.stall!.commit, await git(["rev-parse", "main"], at.layout.clone));
             assertProgressLines(at.lines, at.layout.root);
-            assert.ok(at.lines.some((l) => /^\[tenants 2 stall\] stuck at step 2 of 4: mandant-b's hook failed: "config\/system\/settings\.php is not writable\."$/.test(l)), at.lines.join("\n"));
+            assert.ok(
+                at.lines.some((l) =>
+                    /^\[tenants 2 stall\] stuck at step 2 of 4: mandant-b's hook failed: "config\/system\/settings\.php is not writable\."$/.test(
+                        l,
+                    ),
+                ),
+                at.lines.join("\n"),
+            );
             const checks = await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster });
-            assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
+            assert.deepStrictEqual(
+                checks.filter((c) => !c.ok),
+                [],
+            );
 
             // given stall.json from a run where mandant-d raced ahead, then the stall's checks pass (offline); with it
             // still listed as waiting, or with mandant-b at 1.2.0, they fail
@@ -78,14 +115,25 @@ describe("the tenants lab (simulated cluster)", function () {
             const saved = r.stall!;
             const failedStallChecks = async (stall: object) => {
                 fs.writeFileSync(file, JSON.stringify(stall));
-                return (await verifyTenants({ layout: at.layout, through: 2 })).filter((c) => c.check.startsWith("stall") && !c.ok).map((c) => c.check);
+                return (await verifyTenants({ layout: at.layout, through: 2 }))
+                    .filter((c) => c.check.startsWith("stall") && !c.ok)
+                    .map((c) => c.check);
             };
-            const dAhead = { ...saved, running: { ...saved.running, "mandant-d": "1.2.0" }, waiting: saved.waiting.filter((t) => t !== "mandant-d") };
+            const dAhead = {
+                ...saved,
+                running: { ...saved.running, "mandant-d": "1.2.0" },
+                waiting: saved.waiting.filter((t) => t !== "mandant-d"),
+            };
             assert.deepStrictEqual(await failedStallChecks(dAhead), []);
             if (!raced.includes("mandant-d")) {
                 // live, the claim is held to mandant-d's history: no sync of releases/1.2.0 at the stall's commit
-                const live = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).filter((c) => !c.ok).map((c) => c.check);
-                assert.ok(live.some((c) => c.startsWith("live: the tenants after mandant-b that stall.json has racing ahead")), live.join("\n"));
+                const live = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster }))
+                    .filter((c) => !c.ok)
+                    .map((c) => c.check);
+                assert.ok(
+                    live.some((c) => c.startsWith("live: the tenants after mandant-b that stall.json has racing ahead")),
+                    live.join("\n"),
+                );
             }
             assert.notDeepStrictEqual(await failedStallChecks({ ...dAhead, waiting: ["mandant-c", "mandant-d"] }), []);
             assert.notDeepStrictEqual(await failedStallChecks({ ...dAhead, running: { ...dAhead.running, "mandant-b": "1.2.0" } }), []);
@@ -106,8 +154,10 @@ describe("the tenants lab (simulated cluster)", function () {
             const off = at.lab.kube.onChange((c) => {
                 if (c.kind === "Job" && c.type === "ADDED" && c.obj.metadata.namespace === "mandant-b") jobs.push(c.obj.metadata.uid);
                 const op = c.kind === "Application" && c.obj.metadata.name === "mandant-b" ? c.obj.status?.operationState : undefined;
-                if (op?.phase && c.obj.spec.source.path === "releases/1.2.0") attempts.push(`${op.retryCount ?? 0} ${jobs.length} ${op.message}`);
-                if (op?.phase === "Failed" && /\(retried 5 times\)\.$/.test(op.message) && jobsAtGiveUp === undefined) jobsAtGiveUp = jobs.length;
+                if (op?.phase && c.obj.spec.source.path === "releases/1.2.0")
+                    attempts.push(`${op.retryCount ?? 0} ${jobs.length} ${op.message}`);
+                if (op?.phase === "Failed" && /\(retried 5 times\)\.$/.test(op.message) && jobsAtGiveUp === undefined)
+                    jobsAtGiveUp = jobs.length;
             });
             try {
                 await at.solve(2);
@@ -119,18 +169,26 @@ describe("the tenants lab (simulated cluster)", function () {
             assert.strictEqual(jobsAtGiveUp, 3, attempts.join("\n"));
             assert.ok(jobs.length - jobsAtGiveUp! <= 1, `at most the re-sync's one Job after the give-up:\n${attempts.join("\n")}`);
             // the retries that fail at once delete the release's ConfigMap hook first, and create no Job
-            assert.ok(attempts.some((a) => /^1 1 waiting for deletion of hook \/ConfigMap\/site-code-/.test(a)), attempts.join("\n"));
+            assert.ok(
+                attempts.some((a) => /^1 1 waiting for deletion of hook \/ConfigMap\/site-code-/.test(a)),
+                attempts.join("\n"),
+            );
         });
 
         it("when mandant-b's settings already hold the extension's keys, then step 2 says at once that the rollout stalls elsewhere", async () => {
             await giveKeys("mandant-b");
-            await assert.rejects(at.solve(2), /stuck, but not where the lab stalls it \(step 2, mandant-b\): tenants: rollout stuck at step 3 of 4/);
+            await assert.rejects(
+                at.solve(2),
+                /stuck, but not where the lab stalls it \(step 2, mandant-b\): tenants: rollout stuck at step 3 of 4/,
+            );
             assert.ok(!fs.existsSync(at.layout.resultFile("stall")), "no stall.json is written");
         });
 
         it("when every tenant's settings hold the extension's keys, then step 2 says at once that the stall never came", async () => {
             for (const t of TENANTS) await giveKeys(t);
-            await assert.rejects(at.solve(2), (e: any) => (/the stall never came/.test(e.message) ? true : assert.fail(`${e.message}\n${at.lines.slice(-15).join("\n")}`)));
+            await assert.rejects(at.solve(2), (e: any) =>
+                /the stall never came/.test(e.message) ? true : assert.fail(`${e.message}\n${at.lines.slice(-15).join("\n")}`),
+            );
             assert.ok(!fs.existsSync(at.layout.resultFile("stall")), "no stall.json is written");
         });
     });
@@ -142,7 +200,8 @@ describe("the tenants lab (simulated cluster)", function () {
 
         it("then the next run does not wait for the first rollout again: it resumes with that commit and writes stall.json", async () => {
             const clone = at.layout.clone;
-            for (const t of TENANTS) fs.writeFileSync(path.join(clone, `tenants/${t}.yaml`), `tenant: ${t}\nrelease: "${RELEASES.faulty}"\n`);
+            for (const t of TENANTS)
+                fs.writeFileSync(path.join(clone, `tenants/${t}.yaml`), `tenant: ${t}\nrelease: "${RELEASES.faulty}"\n`);
             await git(["add", "-A"], clone);
             await git(["commit", "--quiet", "-m", STALL_MESSAGE], clone);
             const pushed = await git(["rev-parse", "HEAD"], clone);

@@ -44,7 +44,12 @@ describe("the tenants lab through its dynamic provider, run as the engine runs i
         assert.deepStrictEqual(outs.recovery, JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8")));
         assert.strictEqual(outs.completedThrough, 3);
         assert.strictEqual(outs.stall.blocking, "mandant-b");
-        for (const l of ["[tenants 1 rollout] waiting for the first rollout", "[tenants 2 stall] waiting for the rollout doctor", "[tenants 3 recovery] waiting for the rollout of 1.2.1"]) assert.ok(output.includes(l), l);
+        for (const l of [
+            "[tenants 1 rollout] waiting for the first rollout",
+            "[tenants 2 stall] waiting for the rollout doctor",
+            "[tenants 3 recovery] waiting for the rollout of 1.2.1",
+        ])
+            assert.ok(output.includes(l), l);
     });
 
     it("update refuses a lower tenantsSolveThrough and says what to do", async () => {
@@ -60,7 +65,13 @@ describe("the tenants lab through its dynamic provider, run as the engine runs i
         for (const f of TENANTS_RESULT_FILES) assert.ok(!fs.existsSync(layout.resultFile(f)), f);
         assert.strictEqual(lab.kube.get("ApplicationSet", "argocd", "tenants"), undefined);
         assert.deepStrictEqual(lab.kube.list("Application"), []);
-        assert.deepStrictEqual(lab.kube.list("Namespace").map((n) => n.metadata.name).filter((n) => n.startsWith("mandant-")), []);
+        assert.deepStrictEqual(
+            lab.kube
+                .list("Namespace")
+                .map((n) => n.metadata.name)
+                .filter((n) => n.startsWith("mandant-")),
+            [],
+        );
         assert.ok(!fs.existsSync(layout.bareRepo) && !fs.existsSync(layout.clone) && !fs.existsSync(layout.appsetFile));
     });
 });

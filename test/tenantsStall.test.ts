@@ -12,7 +12,7 @@ import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
 import { expect, expectConsistently, holds, pending, succeeded } from "./helpers/expect";
-import { app, appset, assertProgressLines, git, tenantsAt, TenantsAt } from "./helpers/tenantsAt";
+import { app, assertProgressLines, git, tenantsAt, TenantsAt } from "./helpers/tenantsAt";
 
 describe("the tenants lab (simulated cluster)", function () {
     this.timeout(180_000);
@@ -31,10 +31,36 @@ describe("the tenants lab (simulated cluster)", function () {
             const release = (t: string) => at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"];
             const started = (t: string) => app(at, t).status?.operationState?.startedAt ?? null;
             const operation = (t: string) => JSON.stringify(app(at, t).operation ?? null);
-            const left = Object.fromEntries(["mandant-c", "mandant-d"].map((t) => [t, { release: stall.running[t], started: started(t), operation: operation(t) }]));
-            for (const t of ["mandant-c", "mandant-d"]) assert.strictEqual(stall.waiting.includes(t), stall.running[t] === RELEASES.first, JSON.stringify(stall));
+            const left = Object.fromEntries(
+                ["mandant-c", "mandant-d"].map((t) => [t, { release: stall.running[t], started: started(t), operation: operation(t) }]),
+            );
+            for (const t of ["mandant-c", "mandant-d"])
+                assert.strictEqual(stall.waiting.includes(t), stall.running[t] === RELEASES.first, JSON.stringify(stall));
             await expectConsistently(
-                holds("c and d as the stall left them, with no operation but the one they had", () => ["mandant-c", "mandant-d"].every((t) => (!app(at, t).operation || operation(t) === left[t].operation) && release(t) === left[t].release && started(t) === left[t].started), () => ({ left, now: Object.fromEntries(["mandant-c", "mandant-d"].map((t) => [t, { release: release(t), started: started(t), operation: operation(t), phase: app(at, t).status?.operationState?.phase }])) })),
+                holds(
+                    "c and d as the stall left them, with no operation but the one they had",
+                    () =>
+                        ["mandant-c", "mandant-d"].every(
+                            (t) =>
+                                (!app(at, t).operation || operation(t) === left[t].operation) &&
+                                release(t) === left[t].release &&
+                                started(t) === left[t].started,
+                        ),
+                    () => ({
+                        left,
+                        now: Object.fromEntries(
+                            ["mandant-c", "mandant-d"].map((t) => [
+                                t,
+                                {
+                                    release: release(t),
+                                    started: started(t),
+                                    operation: operation(t),
+                                    phase: app(at, t).status?.operationState?.phase,
+                                },
+                            ]),
+                        ),
+                    }),
+                ),
                 { forMs: 1_500 },
             );
         });
@@ -42,7 +68,14 @@ describe("the tenants lab (simulated cluster)", function () {
         it("when mandant-b's sync gives up, then it shows no SyncError: its auto-sync is off under RollingSync, so autoSync has nothing to say (appcontroller.go) and the Failed operation is the only record", async () => {
             await at.givenUp();
             assert.match(app(at, "mandant-b").status.operationState.message, /\(retried 5 times\)\.$/);
-            await expectConsistently(holds("no SyncError on mandant-b", () => !(app(at, "mandant-b").status.conditions ?? []).some((c: any) => c.type === "SyncError"), () => app(at, "mandant-b").status.conditions), { forMs: 1_000 });
+            await expectConsistently(
+                holds(
+                    "no SyncError on mandant-b",
+                    () => !(app(at, "mandant-b").status.conditions ?? []).some((c: any) => c.type === "SyncError"),
+                    () => app(at, "mandant-b").status.conditions,
+                ),
+                { forMs: 1_000 },
+            );
         });
 
         it("when mandant-b's sync retries, then its hook Job is deleted first and the new one created only once the old is gone, the operation saying so meanwhile (gitops-engine BeforeHookCreation)", async () => {
@@ -50,33 +83,64 @@ describe("the tenants lab (simulated cluster)", function () {
             const events: string[] = [];
             const messages = new Set<string>();
             const off = at.lab.kube.onChange((c) => {
-                if (c.kind === "Job" && c.obj.metadata.namespace === "mandant-b" && c.obj.metadata.name === "site-setup" && c.type !== "MODIFIED") events.push(`${c.type} ${c.obj.metadata.uid}`);
-                if (c.kind === "Application" && c.obj.metadata.name === "mandant-b" && c.obj.status?.operationState?.message) messages.add(c.obj.status.operationState.message);
+                if (
+                    c.kind === "Job" &&
+                    c.obj.metadata.namespace === "mandant-b" &&
+                    c.obj.metadata.name === "site-setup" &&
+                    c.type !== "MODIFIED"
+                )
+                    events.push(`${c.type} ${c.obj.metadata.uid}`);
+                if (c.kind === "Application" && c.obj.metadata.name === "mandant-b" && c.obj.status?.operationState?.message)
+                    messages.add(c.obj.status.operationState.message);
             });
             let learner = false;
             try {
                 await expect(
-                    holds("a hook Job replaced", () => {
-                        const b = app(at, "mandant-b");
-                        if (!learner && !events.some((e) => e.startsWith("ADDED")) && !b.operation && b.status.operationState?.phase !== "Running") {
-                            // given up (already, or on a last retry that failed at once on the stored result): a learner's sync of it runs the hook again
-                            learner = true;
-                            at.lab.kube.put({ ...b, operation: { sync: { revision: b.status.sync.revision }, initiatedBy: { username: "learner" }, retry: { limit: 1 } } }, "client");
-                        }
-                        return events.some((e) => e.startsWith("ADDED"));
-                    }, () => events),
+                    holds(
+                        "a hook Job replaced",
+                        () => {
+                            const b = app(at, "mandant-b");
+                            if (
+                                !learner &&
+                                !events.some((e) => e.startsWith("ADDED")) &&
+                                !b.operation &&
+                                b.status.operationState?.phase !== "Running"
+                            ) {
+                                // given up (already, or on a last retry that failed at once on the stored result): a learner's sync of it runs the hook again
+                                learner = true;
+                                at.lab.kube.put(
+                                    {
+                                        ...b,
+                                        operation: {
+                                            sync: { revision: b.status.sync.revision },
+                                            initiatedBy: { username: "learner" },
+                                            retry: { limit: 1 },
+                                        },
+                                    },
+                                    "client",
+                                );
+                            }
+                            return events.some((e) => e.startsWith("ADDED"));
+                        },
+                        () => events,
+                    ),
                     { timeoutMs: 60_000 },
                 );
             } finally {
                 off();
             }
             // never two at once: each ADDED follows the DELETED of the one before it
-            let live = at.lab.kube.list("Job", "mandant-b").length - (events.filter((e) => e.startsWith("ADDED")).length - events.filter((e) => e.startsWith("DELETED")).length);
+            let live =
+                at.lab.kube.list("Job", "mandant-b").length -
+                (events.filter((e) => e.startsWith("ADDED")).length - events.filter((e) => e.startsWith("DELETED")).length);
             for (const e of events) {
                 live += e.startsWith("ADDED") ? 1 : -1;
                 assert.ok(live <= 1, `two hook Jobs at once: ${events.join(", ")}`);
             }
-            assert.ok([...messages].some((m) => m === "waiting for deletion of hook batch/Job/site-setup"), [...messages].join(" | "));
+            assert.ok(
+                [...messages].some((m) => m === "waiting for deletion of hook batch/Job/site-setup"),
+                [...messages].join(" | "),
+            );
         });
 
         it("then the doctor, live, names the hook's error from its Pod's log (the default terminationMessagePolicy writes none)", async () => {
@@ -86,10 +150,15 @@ describe("the tenants lab (simulated cluster)", function () {
                 dump = await readLive(at.cluster);
                 const failedPods = dump.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
                 const [d] = diagnose(dump, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });
-                return failedPods.length > 0 && d.blocking[0]?.hook?.log !== undefined ? succeeded() : pending(`${failedPods.length} failed hook Pods; ${d.summary}`);
+                return failedPods.length > 0 && d.blocking[0]?.hook?.log !== undefined
+                    ? succeeded()
+                    : pending(`${failedPods.length} failed hook Pods; ${d.summary}`);
             });
             const pods = dump!.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
-            assert.ok(pods.every((p) => !p.status.containerStatuses[0].state.terminated.message), "no termination message");
+            assert.ok(
+                pods.every((p) => !p.status.containerStatuses[0].state.terminated.message),
+                "no termination message",
+            );
             const [d] = diagnose(dump!, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });
             assert.strictEqual(d.state, "stuck");
             assert.strictEqual(d.blocking[0].hook?.log, HOOK_ERROR);
@@ -100,10 +169,16 @@ describe("the tenants lab (simulated cluster)", function () {
             const r = await at.solve(3);
             const rec = r.recovery!;
             assert.deepStrictEqual(rec.running, Object.fromEntries(TENANTS.map((t) => [t, RELEASES.fixed])));
-            assert.deepStrictEqual(rec.order.map((o) => `${o.step}:${o.application}`), ["1:mandant-a", "2:mandant-b", "3:mandant-c", "4:mandant-d"]);
+            assert.deepStrictEqual(
+                rec.order.map((o) => `${o.step}:${o.application}`),
+                ["1:mandant-a", "2:mandant-b", "3:mandant-c", "4:mandant-d"],
+            );
             assert.ok(await git(["merge-base", "--is-ancestor", r.stall!.commit, rec.commit], at.layout.clone).then(() => true));
             const checks = await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster });
-            assert.deepStrictEqual(checks.filter((c) => !c.ok), []);
+            assert.deepStrictEqual(
+                checks.filter((c) => !c.ok),
+                [],
+            );
             // the fix is pushed only once mandant-b's sync has given up
             assertProgressLines(at.lines, at.layout.root);
             const settled = at.lines.findIndex((l) => /mandant-b's sync to give up \(its retries spent\): after/.test(l));
@@ -115,25 +190,56 @@ describe("the tenants lab (simulated cluster)", function () {
             const file = at.layout.resultFile("recovery");
             const saved = JSON.parse(fs.readFileSync(file, "utf8"));
             const orderCheck = async (times: string[]) => {
-                fs.writeFileSync(file, JSON.stringify({ ...saved, order: saved.order.map((o: any, i: number) => ({ ...o, healthy_at: times[i] })) }));
+                fs.writeFileSync(
+                    file,
+                    JSON.stringify({ ...saved, order: saved.order.map((o: any, i: number) => ({ ...o, healthy_at: times[i] })) }),
+                );
                 const checks = await verifyTenants({ layout: at.layout, through: 3 });
                 return checks.find((c) => c.check.startsWith("recovery.order:"))!;
             };
             // the order a CI run saw: b, c, a, d (a's comparison at the fix came after b's sync; RollingSync had moved on)
-            const late = await orderCheck(["2026-12-02T00:18:04.809Z", "2026-12-02T00:18:03.758Z", "2026-12-02T00:18:04.646Z", "2026-12-02T00:18:05.480Z"]);
+            const late = await orderCheck([
+                "2026-12-02T00:18:04.809Z",
+                "2026-12-02T00:18:03.758Z",
+                "2026-12-02T00:18:04.646Z",
+                "2026-12-02T00:18:05.480Z",
+            ]);
             assert.strictEqual(late.ok, true, JSON.stringify(late));
-            const wrong = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:03.000Z", "2026-12-02T00:18:05.000Z"]);
+            const wrong = await orderCheck([
+                "2026-12-02T00:18:01.000Z",
+                "2026-12-02T00:18:04.000Z",
+                "2026-12-02T00:18:03.000Z",
+                "2026-12-02T00:18:05.000Z",
+            ]);
             assert.strictEqual(wrong.ok, false, JSON.stringify(wrong));
-            const last = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:02.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:03.000Z"]);
+            const last = await orderCheck([
+                "2026-12-02T00:18:01.000Z",
+                "2026-12-02T00:18:02.000Z",
+                "2026-12-02T00:18:04.000Z",
+                "2026-12-02T00:18:03.000Z",
+            ]);
             assert.strictEqual(last.ok, false, JSON.stringify(last));
             // given a stall where mandant-c raced ahead (Synced at 1.2.0 when the fix landed, its entry can count Healthy early
             // as mandant-a's), then mandant-d before mandant-c passes: the check leaves c out
             const stallFile = at.layout.resultFile("stall");
             const stall = JSON.parse(fs.readFileSync(stallFile, "utf8"));
-            fs.writeFileSync(stallFile, JSON.stringify({ ...stall, running: { ...stall.running, "mandant-c": "1.2.0" }, waiting: ["mandant-d"] }));
-            const cAhead = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:02.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:03.000Z"]);
+            fs.writeFileSync(
+                stallFile,
+                JSON.stringify({ ...stall, running: { ...stall.running, "mandant-c": "1.2.0" }, waiting: ["mandant-d"] }),
+            );
+            const cAhead = await orderCheck([
+                "2026-12-02T00:18:01.000Z",
+                "2026-12-02T00:18:02.000Z",
+                "2026-12-02T00:18:04.000Z",
+                "2026-12-02T00:18:03.000Z",
+            ]);
             assert.strictEqual(cAhead.ok, true, JSON.stringify(cAhead));
-            const dBeforeB = await orderCheck(["2026-12-02T00:18:01.000Z", "2026-12-02T00:18:03.000Z", "2026-12-02T00:18:04.000Z", "2026-12-02T00:18:02.000Z"]);
+            const dBeforeB = await orderCheck([
+                "2026-12-02T00:18:01.000Z",
+                "2026-12-02T00:18:03.000Z",
+                "2026-12-02T00:18:04.000Z",
+                "2026-12-02T00:18:02.000Z",
+            ]);
             assert.strictEqual(dBeforeB.ok, false, JSON.stringify(dBeforeB));
         });
 
@@ -148,9 +254,15 @@ describe("the tenants lab (simulated cluster)", function () {
         it("when the fixed release fails its hook too, then step 3 says at once that the recovery stalled again", async () => {
             // the fix ships the template as well: mandant-b's hook fails on 1.2.1 too
             const clone = at.layout.clone;
-            fs.copyFileSync(path.join(clone, "releases/1.2.0/code/news.settings-template"), path.join(clone, "releases/1.2.1/code/news.settings-template"));
+            fs.copyFileSync(
+                path.join(clone, "releases/1.2.0/code/news.settings-template"),
+                path.join(clone, "releases/1.2.1/code/news.settings-template"),
+            );
             const k = path.join(clone, "releases/1.2.1/kustomization.yaml");
-            fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace("- code/VERSION", "- code/VERSION\n      - code/news.settings-template"));
+            fs.writeFileSync(
+                k,
+                fs.readFileSync(k, "utf8").replace("- code/VERSION", "- code/VERSION\n      - code/news.settings-template"),
+            );
             await git(["add", "-A"], clone);
             await git(["commit", "--quiet", "-m", "1.2.1 ships the template too"], clone);
             await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);

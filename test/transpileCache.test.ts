@@ -22,10 +22,20 @@ describe("the project's TypeScript loader and its transpile cache", function () 
         cache = path.join(dir, "cache");
         env = { ...process.env, GITOPS_LAB_TRANSPILE_CACHE: cache, TS_NODE_PROJECT: path.join(PROJECT, "tsconfig.json") };
     });
-    const entries = () => (fs.existsSync(cache) ? fs.readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json")) : []);
+    const entries = () =>
+        fs.existsSync(cache) ? fs.readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json")) : [];
     /** A process of its own, as each gitops-lab command is, loading `file` through the project's loader or through ts-node. */
     const load = (loader: "register" | "ts-node", file: string, expr = "answer") =>
-        execFileSync(process.execPath, ["-r", loader === "register" ? path.join(PROJECT, "cli", "register.js") : "ts-node/register", "-e", `console.log(require(${JSON.stringify(file)}).${expr})`], { cwd: PROJECT, env, encoding: "utf8" }).trim();
+        execFileSync(
+            process.execPath,
+            [
+                "-r",
+                loader === "register" ? path.join(PROJECT, "cli", "register.js") : "ts-node/register",
+                "-e",
+                `console.log(require(${JSON.stringify(file)}).${expr})`,
+            ],
+            { cwd: PROJECT, env, encoding: "utf8" },
+        ).trim();
 
     it("given a file transpiled once, then the next process takes it from the cache, through the loader or ts-node; given the file changed, then it is transpiled anew", () => {
         const file = path.join(dir, "answer.ts");
@@ -50,8 +60,26 @@ describe("the project's TypeScript loader and its transpile cache", function () 
     it("given a TypeScript file that throws, then the stack trace names its own line, not the JavaScript's", () => {
         const file = path.join(dir, "thrower.ts");
         // types and blank lines that vanish from the JavaScript put the throw on another line there
-        fs.writeFileSync(file, ["interface A {", "    a: string;", "}", "", "type B = A & { b: number };", "", "export function fail(x: B): never {", "    throw new Error(`failed ${x.a}`);", "}", ""].join("\n"));
-        const r = spawnSync(process.execPath, ["-r", path.join(PROJECT, "cli", "register.js"), "-e", `require(${JSON.stringify(file)}).fail({ a: "here", b: 1 })`], { cwd: PROJECT, env, encoding: "utf8" });
+        fs.writeFileSync(
+            file,
+            [
+                "interface A {",
+                "    a: string;",
+                "}",
+                "",
+                "type B = A & { b: number };",
+                "",
+                "export function fail(x: B): never {",
+                "    throw new Error(`failed ${x.a}`);",
+                "}",
+                "",
+            ].join("\n"),
+        );
+        const r = spawnSync(
+            process.execPath,
+            ["-r", path.join(PROJECT, "cli", "register.js"), "-e", `require(${JSON.stringify(file)}).fail({ a: "here", b: 1 })`],
+            { cwd: PROJECT, env, encoding: "utf8" },
+        );
         assert.notStrictEqual(r.status, 0);
         assert.match(r.stderr, /Error: failed here/);
         assert.match(r.stderr, /thrower\.ts:8:\d+/, r.stderr);
@@ -65,7 +93,14 @@ describe("the project's TypeScript loader and its transpile cache", function () 
         fs.symlinkSync(path.join(PROJECT, "node_modules"), path.join(project, "node_modules"));
         fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext" } }));
         fs.writeFileSync(path.join(project, "x.ts"), "export const x = 1;\n");
-        const r = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(path.join(project, "cli", "register.js"))}); require(${JSON.stringify(path.join(project, "x.ts"))})`], { env, encoding: "utf8" });
+        const r = spawnSync(
+            process.execPath,
+            [
+                "-e",
+                `require(${JSON.stringify(path.join(project, "cli", "register.js"))}); require(${JSON.stringify(path.join(project, "x.ts"))})`,
+            ],
+            { env, encoding: "utf8" },
+        );
         assert.notStrictEqual(r.status, 0);
         assert.match(r.stderr, /tsconfig\.json sets module "esnext" \(commonjs expected\), for which cli\/swc\.js derives no swc options/);
     });

@@ -17,7 +17,20 @@ describe("the project type-checks", function () {
     it("tsc --noEmit -p . (incremental) reports no error", async () => {
         const tsc = require.resolve("typescript/bin/tsc", { paths: [PROJECT] });
         const out = await new Promise<{ code: number; text: string }>((resolve) =>
-            execFile(process.execPath, [tsc, "--noEmit", "-p", PROJECT, "--incremental", "--tsBuildInfoFile", path.join(PROJECT, "node_modules", ".cache", "gitops-lab-tsc", "tsbuildinfo")], { cwd: PROJECT, maxBuffer: 16 * 1024 * 1024, timeout: 290_000 }, (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code ?? 1) : 0, text: `${stdout}${stderr}` })),
+            execFile(
+                process.execPath,
+                [
+                    tsc,
+                    "--noEmit",
+                    "-p",
+                    PROJECT,
+                    "--incremental",
+                    "--tsBuildInfoFile",
+                    path.join(PROJECT, "node_modules", ".cache", "gitops-lab-tsc", "tsbuildinfo"),
+                ],
+                { cwd: PROJECT, maxBuffer: 16 * 1024 * 1024, timeout: 290_000 },
+                (err, stdout, stderr) => resolve({ code: err ? Number((err as any).code ?? 1) : 0, text: `${stdout}${stderr}` }),
+            ),
         );
         assert.strictEqual(out.code, 0, `tsc found errors:\n${out.text}`);
     });

@@ -23,7 +23,8 @@ describe("verify (the independent grader)", function () {
     let good: LabLayout;
     let cluster: KubeCluster;
     const read = (l: LabLayout, f: ResultName) => JSON.parse(fs.readFileSync(l.resultFile(f), "utf8"));
-    const write = (l: LabLayout, f: ResultName, v: unknown) => fs.writeFileSync(l.resultFile(f), typeof v === "string" ? v : JSON.stringify(v));
+    const write = (l: LabLayout, f: ResultName, v: unknown) =>
+        fs.writeFileSync(l.resultFile(f), typeof v === "string" ? v : JSON.stringify(v));
 
     /** A copy of the good run's files and repository, to tamper with. */
     function copy(): LabLayout {
@@ -50,18 +51,34 @@ describe("verify (the independent grader)", function () {
     it("given a good run, every check passes against the (simulated) cluster too", async () => {
         const rs = await verify({ layout: good, through: 8, cluster });
         assert.deepStrictEqual(failed(rs), []);
-        for (const name of ["live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn", "live ApplicationSet shop: dev=main, prod=release/prod", "live shop-prod is synced to promote.to"]) {
-            assert.ok(rs.some((r) => r.check === name && r.ok), name);
+        for (const name of [
+            "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn",
+            "live ApplicationSet shop: dev=main, prod=release/prod",
+            "live shop-prod is synced to promote.to",
+        ]) {
+            assert.ok(
+                rs.some((r) => r.check === name && r.ok),
+                name,
+            );
         }
     });
 
     it("compares the stack outputs with the files when given them", async () => {
         // as pulumi stack output --json prints them: keys sorted
-        const sorted = (o: any) => Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
-        const outputs: any = Object.fromEntries((["incident", "pin", "drift", "promote", "revert", "report"] as ResultName[]).map((f) => [f, sorted(read(good, f))]));
+        const sorted = (o: any) =>
+            Object.fromEntries(
+                Object.keys(o)
+                    .sort()
+                    .map((k) => [k, o[k]]),
+            );
+        const outputs: any = Object.fromEntries(
+            (["incident", "pin", "drift", "promote", "revert", "report"] as ResultName[]).map((f) => [f, sorted(read(good, f))]),
+        );
         assert.deepStrictEqual(failed(await verify({ layout: good, through: 8, stackOutputs: outputs })), []);
         outputs.promote = { ...outputs.promote, to: outputs.pin.release_prod_initial };
-        assert.deepStrictEqual(failed(await verify({ layout: good, through: 8, stackOutputs: outputs })), ["stack output promote equals promote.json"]);
+        assert.deepStrictEqual(failed(await verify({ layout: good, through: 8, stackOutputs: outputs })), [
+            "stack output promote equals promote.json",
+        ]);
     });
 
     it("--through grades only the steps asked for", async () => {
@@ -69,7 +86,11 @@ describe("verify (the independent grader)", function () {
         for (const f of ["pin", "drift", "promote", "revert", "report"] as ResultName[]) fs.rmSync(l.resultFile(f));
         const rs = await verify({ layout: l, through: 3 });
         assert.ok(rs.every((r) => r.step <= 3));
-        assert.deepStrictEqual(failed(rs), ["appset.yaml: ApplicationSet argocd/shop, dev=main, prod=main"], "appset.yaml was already pinned in the copy");
+        assert.deepStrictEqual(
+            failed(rs),
+            ["appset.yaml: ApplicationSet argocd/shop, dev=main, prod=main"],
+            "appset.yaml was already pinned in the copy",
+        );
     });
 
     describe("tampered states", () => {
@@ -115,13 +136,25 @@ describe("verify (the independent grader)", function () {
             assert.ok(f.includes("drift.seconds is an integer"), f.join("\n"));
         });
 
+        it("5b. an empty drift uid is wrong offline too", async () => {
+            const l = copy();
+            write(l, "drift", { ...read(l, "drift"), uid: "" });
+            const f = failed(await verify({ layout: l, through: 8 }));
+            assert.ok(f.includes("drift.uid is a Kubernetes uid (a UUID, as metadata.uid)"), f.join("\n"));
+        });
+
         it("6. a missing key", async () => {
             const l = copy();
             const { rollback, ...rest } = read(l, "report");
             assert.strictEqual(rollback, "revert");
             write(l, "report", rest);
             const f = failed(await verify({ layout: l, through: 8 }));
-            assert.ok(f.includes("report.json has exactly the keys dev_tracks, prod_tracks, promoted_commit, drift_seconds, bad_commit_reached_prod, rollback"), f.join("\n"));
+            assert.ok(
+                f.includes(
+                    "report.json has exactly the keys dev_tracks, prod_tracks, promoted_commit, drift_seconds, bad_commit_reached_prod, rollback",
+                ),
+                f.join("\n"),
+            );
         });
 
         it("7. report.json claims the bad commit reached prod", async () => {
@@ -199,13 +232,26 @@ describe("verify (the independent grader)", function () {
         it("without a reachable kubeconfig it says so as a FAIL line; bad arguments exit 2", async () => {
             const r = await runMain("verify", ["--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.strictEqual(r.code, 1);
-            assert.match(r.stdout, /FAIL {2}the cluster answers\n\s+expected: a kubeconfig \(or --offline to grade the files and repository only\)/);
+            assert.match(
+                r.stdout,
+                /FAIL {2}the cluster answers\n\s+expected: a kubeconfig \(or --offline to grade the files and repository only\)/,
+            );
             // the header says offline only when it is, and the line names both ways to get a kubeconfig
-            assert.match(r.stdout, /^verify: the shop lab under \S+ through step 8, files and repository; the cluster could not be read \(see its check\)$/m);
+            assert.match(
+                r.stdout,
+                /^verify: the shop lab under \S+ through step 8, files and repository; the cluster could not be read \(see its check\)$/m,
+            );
             assert.doesNotMatch(r.stdout, /\(offline\)/);
-            assert.match(r.stdout, /pulumi stack output kubeconfig --show-secrets > FILE\), or a simulated lab's DIR\/kubeconfig \(gitops-lab simulate --root DIR --serve writes it\)/);
+            assert.match(
+                r.stdout,
+                /pulumi stack output kubeconfig --show-secrets > FILE\), or a simulated lab's DIR\/kubeconfig \(gitops-lab simulate --root DIR --serve writes it\)/,
+            );
             const t = await runMain("verify", ["--lab", "tenants", "--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
-            assert.match(t.stdout, /^ {3}1 {2}FAIL {2}the cluster answers$/m, "the tenants lab reads the cluster from step 1 on");
+            assert.match(
+                t.stderr,
+                /^gitops-lab verify: there is no tenants lab under \S+ \(no \S+platform\.git\)/,
+                "a shop root holds no tenants lab",
+            );
             const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);
             assert.match(b.stderr, /^gitops-lab verify: --through takes a whole number from 0 to 8, got "9"\n$/);

@@ -20,7 +20,12 @@ export interface CliResult {
 }
 
 export function runCli(command: string, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): CliResult {
-    const r = spawnSync(process.execPath, [BIN, command, ...args], { cwd: PROJECT, encoding: "utf8", timeout: opts.timeoutMs ?? 120_000, env: opts.env ?? process.env });
+    const r = spawnSync(process.execPath, [BIN, command, ...args], {
+        cwd: PROJECT,
+        encoding: "utf8",
+        timeout: opts.timeoutMs ?? 120_000,
+        env: opts.env ?? process.env,
+    });
     return { code: r.status, out: `${r.stdout}${r.stderr}`, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -59,7 +64,10 @@ export async function runMain(command: string, args: string[]): Promise<CliResul
     const writes = { out: process.stdout.write, err: process.stderr.write };
     const capture = (to: "stdout" | "stderr") =>
         ((chunk: any, encoding?: any, cb?: any) => {
-            const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
+            const text =
+                typeof chunk === "string"
+                    ? chunk
+                    : Buffer.from(chunk).toString(typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
             if (to === "stdout") stdout += text;
             else stderr += text;
             (typeof encoding === "function" ? encoding : cb)?.();

@@ -16,8 +16,10 @@ export const pending = (message: string): Verdict => ({ state: "pending", messag
 export const failed = (message: string): Verdict => ({ state: "failed", message });
 
 /** A check as an expectation: succeeded when it holds, pending otherwise. */
-export const holds = (what: string, look: () => boolean | Promise<boolean>, seen?: () => unknown): Expectation => async () =>
-    (await look()) ? succeeded(what) : pending(`${what}: not yet${seen ? `; seen ${JSON.stringify(seen())}` : ""}`);
+export const holds =
+    (what: string, look: () => boolean | Promise<boolean>, seen?: () => unknown): Expectation =>
+    async () =>
+        (await look()) ? succeeded(what) : pending(`${what}: not yet${seen ? `; seen ${JSON.stringify(seen())}` : ""}`);
 
 /** Polls until the expectation succeeds; fails at once when it fails, or with its last message at the deadline. */
 export async function expect(e: Expectation, opts: { timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {

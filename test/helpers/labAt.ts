@@ -46,7 +46,13 @@ export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings>
         lab = await restoreLab(await snapshotAt(step), root, { timings: opts.timings });
     }
     const cluster = new KubeCluster(lab.kubeconfig);
-    const ctx = (timeouts: Partial<ScenarioTimeouts> = {}): ScenarioContext => ({ layout: lab.layout, git: new CloneGit(lab.layout.clone), cluster, log, timeouts: { ...SIM_TIMEOUTS, ...timeouts } });
+    const ctx = (timeouts: Partial<ScenarioTimeouts> = {}): ScenarioContext => ({
+        layout: lab.layout,
+        git: new CloneGit(lab.layout.clone),
+        cluster,
+        log,
+        timeouts: { ...SIM_TIMEOUTS, ...timeouts },
+    });
     return {
         lab,
         lines,

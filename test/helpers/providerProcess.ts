@@ -36,7 +36,11 @@ export interface ProviderPlugin {
 /** Starts the plugin process from a neutral working directory, with no TypeScript loader (the provider registers the project's: components/labModule.ts). */
 export function startProviderPlugin(): ProviderPlugin {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "provider-plugin-"));
-    const child = spawn(process.execPath, [path.join(__dirname, "providerHost.js")], { cwd: dir, stdio: ["pipe", "pipe", "pipe", "pipe"], env: { ...process.env, TS_NODE_PROJECT: "" } });
+    const child = spawn(process.execPath, [path.join(__dirname, "providerHost.js")], {
+        cwd: dir,
+        stdio: ["pipe", "pipe", "pipe", "pipe"],
+        env: { ...process.env, TS_NODE_PROJECT: "" },
+    });
     let stray = ""; // anything printed outside a call (nothing should be)
     child.stdout!.on("data", (d) => (stray += d));
     child.stderr!.on("data", (d) => (stray += d));
@@ -54,7 +58,10 @@ export function startProviderPlugin(): ProviderPlugin {
     return {
         call: (text, method, args, timeoutMs = 120_000) =>
             new Promise<ProviderCall>((resolve, reject) => {
-                const timer = setTimeout(() => reject(new Error(`provider ${method} did not finish within ${timeoutMs} ms; output:\n${stray}`)), timeoutMs);
+                const timer = setTimeout(
+                    () => reject(new Error(`provider ${method} did not finish within ${timeoutMs} ms; output:\n${stray}`)),
+                    timeoutMs,
+                );
                 exited.then((code) => reject(new Error(`the provider process exited with ${code} during ${method}; output:\n${stray}`)));
                 waiting.push((line) => {
                     clearTimeout(timer);

@@ -34,7 +34,12 @@ export interface ProgramRun {
 /** Resolves an Output's value (under mocks). */
 export function valueOf<T>(o: pulumi.Output<T> | T): Promise<T> {
     if (!pulumi.Output.isInstance(o)) return Promise.resolve(o as T);
-    return new Promise((resolve) => (o as pulumi.Output<T>).apply((v) => { resolve(v); return v; }));
+    return new Promise((resolve) =>
+        (o as pulumi.Output<T>).apply((v) => {
+            resolve(v);
+            return v;
+        }),
+    );
 }
 
 /** Is an input secret: a secret Output, or already serialized with Pulumi's secret signature. */
@@ -49,7 +54,10 @@ process.on("unhandledRejection", (e) => {
     lastRejection = e; // runProgram rethrows it
 });
 
-export async function runProgram(config: Record<string, string>, mockState: (args: pulumi.runtime.MockResourceArgs) => Record<string, any> = () => ({})): Promise<ProgramRun> {
+export async function runProgram(
+    config: Record<string, string>,
+    mockState: (args: pulumi.runtime.MockResourceArgs) => Record<string, any> = () => ({}),
+): Promise<ProgramRun> {
     const resources: Registered[] = [];
     const byUrn = new Map<string, Registered>();
     await pulumi.runtime.setMocks(
@@ -77,7 +85,13 @@ export async function runProgram(config: Record<string, string>, mockState: (arg
                 const propDeps: string[] = [];
                 req.getPropertydependenciesMap().forEach((v: any) => propDeps.push(...v.getUrnsList()));
                 const provider = req.getProvider() ? [String(req.getProvider()).split("::").slice(0, -1).join("::")] : [];
-                sent.push({ urn: res.getUrn(), type: req.getType(), name: req.getName(), custom: req.getCustom(), waitsFor: [...new Set([...req.getDependenciesList(), ...propDeps, ...provider])] });
+                sent.push({
+                    urn: res.getUrn(),
+                    type: req.getType(),
+                    name: req.getName(),
+                    custom: req.getCustom(),
+                    waitsFor: [...new Set([...req.getDependenciesList(), ...propDeps, ...provider])],
+                });
             }
             callback(err, res);
         });
@@ -89,7 +103,13 @@ export async function runProgram(config: Record<string, string>, mockState: (arg
     // the root stack resource exists only inside runInPulumiStack; transformations need it
     const stackDone = pulumi.runtime.runInPulumiStack(async () => {
         pulumi.runtime.registerStackTransformation((args) => {
-            const rec: Registered = { type: args.type, name: args.name, inputs: args.props, opts: args.opts as any, parent: (args.opts.parent as any)?.__name };
+            const rec: Registered = {
+                type: args.type,
+                name: args.name,
+                inputs: args.props,
+                opts: args.opts as any,
+                parent: (args.opts.parent as any)?.__name,
+            };
             resources.push(rec);
             byUrn.set(`${args.type}::${args.name}`, rec);
             return undefined;
@@ -97,7 +117,12 @@ export async function runProgram(config: Record<string, string>, mockState: (arg
         outputs = require(indexPath);
         return outputs;
     });
-    await Promise.race([stackDone, new Promise((_, reject) => setTimeout(() => reject(new Error("the program did not finish under mocks within 60 s")), 60_000).unref())]);
+    await Promise.race([
+        stackDone,
+        new Promise((_, reject) =>
+            setTimeout(() => reject(new Error("the program did not finish under mocks within 60 s")), 60_000).unref(),
+        ),
+    ]);
     // let every registration settle; a rejection in the background fails the run at once
     for (let i = 0; i < 50; i++) {
         await new Promise((r) => setImmediate(r));

@@ -19,17 +19,45 @@ export interface TenantSpec {
     app?: any; // overrides of the Application's status
 }
 
-export function appSet(name: string, tenants: TenantSpec[], opts: { rolloutStep?: number | null; strategy?: boolean; since?: number } = {}): any {
+export function appSet(
+    name: string,
+    tenants: TenantSpec[],
+    opts: { rolloutStep?: number | null; strategy?: boolean; since?: number } = {},
+): any {
     const steps = [...new Set(tenants.map((t) => t.step))].sort((a, b) => a - b);
     const conditions: any[] = [
-        { type: "ParametersGenerated", status: "True", reason: "ParametersGenerated", message: "Successfully generated parameters for all Applications", lastTransitionTime: minutesAgo(300) },
-        { type: "ResourcesUpToDate", status: "True", reason: "ApplicationSetUpToDate", message: "All applications have been generated successfully", lastTransitionTime: minutesAgo(300) },
+        {
+            type: "ParametersGenerated",
+            status: "True",
+            reason: "ParametersGenerated",
+            message: "Successfully generated parameters for all Applications",
+            lastTransitionTime: minutesAgo(300),
+        },
+        {
+            type: "ResourcesUpToDate",
+            status: "True",
+            reason: "ApplicationSetUpToDate",
+            message: "All applications have been generated successfully",
+            lastTransitionTime: minutesAgo(300),
+        },
     ];
     if (opts.strategy !== false) {
         conditions.push(
             opts.rolloutStep
-                ? { type: "RolloutProgressing", status: "True", reason: "ApplicationSetModified", message: `ApplicationSet is performing rollout of step ${opts.rolloutStep}`, lastTransitionTime: minutesAgo(opts.since ?? 60) }
-                : { type: "RolloutProgressing", status: "False", reason: "ApplicationSetRolloutComplete", message: "ApplicationSet Rollout has completed", lastTransitionTime: minutesAgo(opts.since ?? 10) },
+                ? {
+                      type: "RolloutProgressing",
+                      status: "True",
+                      reason: "ApplicationSetModified",
+                      message: `ApplicationSet is performing rollout of step ${opts.rolloutStep}`,
+                      lastTransitionTime: minutesAgo(opts.since ?? 60),
+                  }
+                : {
+                      type: "RolloutProgressing",
+                      status: "False",
+                      reason: "ApplicationSetRolloutComplete",
+                      message: "ApplicationSet Rollout has completed",
+                      lastTransitionTime: minutesAgo(opts.since ?? 10),
+                  },
         );
     }
     return {
@@ -38,10 +66,27 @@ export function appSet(name: string, tenants: TenantSpec[], opts: { rolloutStep?
         metadata: { name, namespace: "argocd", uid: `uid-${name}` },
         spec: {
             goTemplate: true,
-            generators: [{ git: { repoURL: "https://git.example.org/platform/tenants.git", revision: "main", files: [{ path: "tenants/*.yaml" }] } }],
+            generators: [
+                { git: { repoURL: "https://git.example.org/platform/tenants.git", revision: "main", files: [{ path: "tenants/*.yaml" }] } },
+            ],
             ...(opts.strategy === false
                 ? {}
-                : { strategy: { type: "RollingSync", rollingSync: { steps: steps.map((s) => ({ matchExpressions: [{ key: "example.org/tenant", operator: "In", values: tenants.filter((t) => t.step === s).map((t) => t.name) }] })) } } }),
+                : {
+                      strategy: {
+                          type: "RollingSync",
+                          rollingSync: {
+                              steps: steps.map((s) => ({
+                                  matchExpressions: [
+                                      {
+                                          key: "example.org/tenant",
+                                          operator: "In",
+                                          values: tenants.filter((t) => t.step === s).map((t) => t.name),
+                                      },
+                                  ],
+                              })),
+                          },
+                      },
+                  }),
             template: {
                 metadata: { name: "{{.tenant}}", labels: { "example.org/tenant": "{{.tenant}}" } },
                 spec: {
@@ -86,7 +131,16 @@ export function application(appset: any, t: TenantSpec, rolling = true): any {
             name: t.name,
             namespace: "argocd",
             labels: { "example.org/tenant": t.name },
-            ownerReferences: [{ apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: appset.metadata.name, uid: appset.metadata.uid, controller: true, blockOwnerDeletion: true }],
+            ownerReferences: [
+                {
+                    apiVersion: "argoproj.io/v1alpha1",
+                    kind: "ApplicationSet",
+                    name: appset.metadata.name,
+                    uid: appset.metadata.uid,
+                    controller: true,
+                    blockOwnerDeletion: true,
+                },
+            ],
         },
         spec: {
             project: "default",
@@ -99,7 +153,16 @@ export function application(appset: any, t: TenantSpec, rolling = true): any {
             sync: { status: healthy ? "Synced" : "OutOfSync", revision: healthy ? REV_NEW : REV_OLD },
             health: { status: "Healthy" },
             ...(healthy
-                ? { operationState: { phase: "Succeeded", message: "successfully synced (all tasks run)", startedAt: minutesAgo(90), finishedAt: minutesAgo(89), operation: { sync: { revision: REV_NEW } }, syncResult: { revision: REV_NEW, resources: [] } } }
+                ? {
+                      operationState: {
+                          phase: "Succeeded",
+                          message: "successfully synced (all tasks run)",
+                          startedAt: minutesAgo(90),
+                          finishedAt: minutesAgo(89),
+                          operation: { sync: { revision: REV_NEW } },
+                          syncResult: { revision: REV_NEW, resources: [] },
+                      },
+                  }
                 : {}),
             ...(t.app ?? {}),
         },
@@ -113,14 +176,32 @@ export function failedPreSync(job: string, ns: string, retrying: boolean): any {
         health: { status: "Healthy" },
         operationState: {
             phase: retrying ? "Running" : "Failed",
-            message: retrying ? "one or more synchronization tasks completed unsuccessfully. Retrying attempt #2 at 2:03PM." : "one or more synchronization tasks completed unsuccessfully (retried 5 times).",
+            message: retrying
+                ? "one or more synchronization tasks completed unsuccessfully. Retrying attempt #2 at 2:03PM."
+                : "one or more synchronization tasks completed unsuccessfully (retried 5 times).",
             retryCount: retrying ? 2 : 5,
             startedAt: minutesAgo(62),
             ...(retrying ? {} : { finishedAt: minutesAgo(58) }),
-            operation: { sync: { revision: REV_NEW }, initiatedBy: { username: "applicationset-controller", automated: false }, retry: { limit: 5 } },
+            operation: {
+                sync: { revision: REV_NEW },
+                initiatedBy: { username: "applicationset-controller", automated: false },
+                retry: { limit: 5 },
+            },
             syncResult: {
                 revision: REV_NEW,
-                resources: [{ group: "batch", version: "v1", kind: "Job", namespace: ns, name: job, hookType: "PreSync", hookPhase: "Failed", message: "Job has reached the specified backoff limit", syncPhase: "PreSync" }],
+                resources: [
+                    {
+                        group: "batch",
+                        version: "v1",
+                        kind: "Job",
+                        namespace: ns,
+                        name: job,
+                        hookType: "PreSync",
+                        hookPhase: "Failed",
+                        message: "Job has reached the specified backoff limit",
+                        syncPhase: "PreSync",
+                    },
+                ],
             },
         },
     };
@@ -131,20 +212,43 @@ export function failedPreSync(job: string, ns: string, retrying: boolean): any {
  * CD v3 tracks what it applies (the tracking-id annotation); failed ones carry the upstream
  * job-failed.yaml status.
  */
-export function hookJob(ns: string, name: string, state: "failed" | "running" | "complete", opts: { app?: string; minutesOld?: number } = {}): any {
+export function hookJob(
+    ns: string,
+    name: string,
+    state: "failed" | "running" | "complete",
+    opts: { app?: string; minutesOld?: number } = {},
+): any {
     const upstream = readFixture("job-failed.yaml")[0];
-    const annotations = { "argocd.argoproj.io/hook": "PreSync", "argocd.argoproj.io/tracking-id": `${opts.app ?? ns}:batch/Job:${ns}/${name}` };
+    const annotations = {
+        "argocd.argoproj.io/hook": "PreSync",
+        "argocd.argoproj.io/tracking-id": `${opts.app ?? ns}:batch/Job:${ns}/${name}`,
+    };
     return {
         apiVersion: "batch/v1",
         kind: "Job",
         metadata: { name, namespace: ns, uid: `job-${ns}-${name}`, annotations, creationTimestamp: minutesAgo(opts.minutesOld ?? 62) },
-        spec: { backoffLimit: 2, template: { spec: { restartPolicy: "Never", containers: [{ name: "setup", image: "registry.example.org/sites/typo3:1.1.0", command: ["vendor/bin/typo3", "setup"] }] } } },
+        spec: {
+            backoffLimit: 2,
+            template: {
+                spec: {
+                    restartPolicy: "Never",
+                    containers: [
+                        { name: "setup", image: "registry.example.org/sites/typo3:1.1.0", command: ["vendor/bin/typo3", "setup"] },
+                    ],
+                },
+            },
+        },
         status:
             state === "failed"
                 ? { ...upstream.status, failed: 3, startTime: minutesAgo(62) }
                 : state === "running"
                   ? { active: 1, failed: 1, startTime: minutesAgo(2) }
-                  : { succeeded: 1, startTime: minutesAgo(80), completionTime: minutesAgo(79), conditions: [{ type: "Complete", status: "True", lastTransitionTime: minutesAgo(79) }] },
+                  : {
+                        succeeded: 1,
+                        startTime: minutesAgo(80),
+                        completionTime: minutesAgo(79),
+                        conditions: [{ type: "Complete", status: "True", lastTransitionTime: minutesAgo(79) }],
+                    },
     };
 }
 
@@ -152,8 +256,25 @@ export function hookPod(ns: string, job: string, suffix: string, message: string
     return {
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: `${job}-${suffix}`, namespace: ns, creationTimestamp: minutesAgo(minutesOld), labels: { "job-name": job, "batch.kubernetes.io/job-name": job }, ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: job, uid: `job-${ns}-${job}` }] },
-        status: { phase: "Failed", containerStatuses: [{ name: "setup", ready: false, restartCount: 0, image: "registry.example.org/sites/typo3:1.1.0", state: { terminated: { exitCode: 1, reason: "Error", message } } }] },
+        metadata: {
+            name: `${job}-${suffix}`,
+            namespace: ns,
+            creationTimestamp: minutesAgo(minutesOld),
+            labels: { "job-name": job, "batch.kubernetes.io/job-name": job },
+            ownerReferences: [{ apiVersion: "batch/v1", kind: "Job", name: job, uid: `job-${ns}-${job}` }],
+        },
+        status: {
+            phase: "Failed",
+            containerStatuses: [
+                {
+                    name: "setup",
+                    ready: false,
+                    restartCount: 0,
+                    image: "registry.example.org/sites/typo3:1.1.0",
+                    state: { terminated: { exitCode: 1, reason: "Error", message } },
+                },
+            ],
+        },
     };
 }
 

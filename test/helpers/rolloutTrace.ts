@@ -93,7 +93,12 @@ export class TraceRecorder {
             this.steps = next;
             for (const t of TENANTS) {
                 if (before.get(t) === next.get(t)) continue;
-                if (this.phase === "recovery" && next.get(t) === "Healthy" && !this.fixedSyncs.has(t) && (this.apps.get(t)?.spec?.source?.path === `releases/${RELEASES.fixed}`)) {
+                if (
+                    this.phase === "recovery" &&
+                    next.get(t) === "Healthy" &&
+                    !this.fixedSyncs.has(t) &&
+                    this.apps.get(t)?.spec?.source?.path === `releases/${RELEASES.fixed}`
+                ) {
                     if (!this.trace.skipped.includes(t)) this.trace.skipped.push(t);
                 }
                 this.record(t);
@@ -125,8 +130,12 @@ export class TraceRecorder {
 /** Watches the real plane's Applications, ApplicationSets and Jobs into `rec` until stopped. */
 export async function watchPlane(kubeconfig: string, rec: TraceRecorder): Promise<{ stop(): void }> {
     const watches = [
-        await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications", {}, (type, obj) => rec.observe("Application", obj, type === "DELETED")),
-        await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets", {}, (type, obj) => rec.observe("ApplicationSet", obj, type === "DELETED")),
+        await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications", {}, (type, obj) =>
+            rec.observe("Application", obj, type === "DELETED"),
+        ),
+        await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets", {}, (type, obj) =>
+            rec.observe("ApplicationSet", obj, type === "DELETED"),
+        ),
         await keepWatching(kubeconfig, "/apis/batch/v1/jobs", {}, (type, obj) => rec.observe("Job", obj, type === "DELETED")),
     ];
     return { stop: () => watches.forEach((w) => w.stop()) };
@@ -156,4 +165,3 @@ export async function simulatedTrace(timings: ArgoTimings = V351_DEFAULTS): Prom
         fs.rmSync(root, { recursive: true, force: true });
     }
 }
-

@@ -22,7 +22,11 @@ import { LabSnapshot, restoreLab, SimulatedLab, snapshotLab, startSimulatedLab }
 const WAIT_FOR_OTHER_MS = 600_000;
 
 /** `snapshotAt(step)` for a lab that `solve(lab, step)` carries out from `first` on; `name` names the snapshots. */
-export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: number) => Promise<unknown>, first = 0): (step: number) => Promise<LabSnapshot> {
+export function snapshotCache(
+    name: string,
+    solve: (lab: SimulatedLab, step: number) => Promise<unknown>,
+    first = 0,
+): (step: number) => Promise<LabSnapshot> {
     const base = path.join(process.env.GITOPS_LAB_TEST_TMP ?? os.tmpdir(), "snapshots");
     fs.mkdirSync(base, { recursive: true });
     const dirOf = (step: number) => path.join(base, `${name}-${step}`);
@@ -37,7 +41,8 @@ export function snapshotCache(name: string, solve: (lab: SimulatedLab, step: num
         }
     };
     /** A published snapshot: its folder is renamed into place last, after its cluster file. */
-    const published = (step: number): LabSnapshot | undefined => (fs.existsSync(dirOf(step)) ? { dir: dirOf(step), cluster: fs.readFileSync(clusterOf(step), "utf8") } : undefined);
+    const published = (step: number): LabSnapshot | undefined =>
+        fs.existsSync(dirOf(step)) ? { dir: dirOf(step), cluster: fs.readFileSync(clusterOf(step), "utf8") } : undefined;
 
     /** Takes the lock of a step's snapshot (true), or says another live worker holds it (false); a dead holder's lock is taken over (sim/lock.ts). */
     const lock = (step: number): boolean => {

@@ -47,12 +47,31 @@ export function kubeStateSeries(applicationSets: any[], applications: any[]): Ma
     const out = new Map<string, number>();
     for (const s of applicationSets)
         for (const e of s.status?.applicationStatus ?? [])
-            out.set(series("gitops_lab_appset_rollout_application_step", { ...KSM_LABELS, customresource_kind: "ApplicationSet", customresource_name: s.metadata.name, namespace: s.metadata.namespace, application: e.application, step: String(e.step), status: e.status }), Number(e.step));
+            out.set(
+                series("gitops_lab_appset_rollout_application_step", {
+                    ...KSM_LABELS,
+                    customresource_kind: "ApplicationSet",
+                    customresource_name: s.metadata.name,
+                    namespace: s.metadata.namespace,
+                    application: e.application,
+                    step: String(e.step),
+                    status: e.status,
+                }),
+                Number(e.step),
+            );
     for (const a of applications) {
         const op = a.status?.operationState;
-        const labels = { ...KSM_LABELS, customresource_kind: "Application", customresource_name: a.metadata.name, namespace: a.metadata.namespace, application: a.metadata.name };
+        const labels = {
+            ...KSM_LABELS,
+            customresource_kind: "Application",
+            customresource_name: a.metadata.name,
+            namespace: a.metadata.namespace,
+            application: a.metadata.name,
+        };
         out.set(series("gitops_lab_application_sync_retries", labels), Number(op?.retryCount ?? 0)); // nilIsZero
-        if (op?.phase) for (const phase of SYNC_PHASES) out.set(series("gitops_lab_application_sync_phase", { ...labels, phase }), op.phase === phase ? 1 : 0);
+        if (op?.phase)
+            for (const phase of SYNC_PHASES)
+                out.set(series("gitops_lab_application_sync_phase", { ...labels, phase }), op.phase === phase ? 1 : 0);
     }
     return out;
 }
@@ -95,7 +114,8 @@ export async function recordStall(): Promise<StallRecording> {
                 const [sets, apps] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications()]);
                 const s = new Map([...parseExposition(await watcher.metrics.text()), ...kubeStateSeries(sets, apps)]);
                 scrapes.push({ at: at(), series: s });
-                if (marks.fixPush !== undefined && marks.recovered === undefined && ds.every((d) => d.state === "complete")) marks.recovered = at();
+                if (marks.fixPush !== undefined && marks.recovered === undefined && ds.every((d) => d.state === "complete"))
+                    marks.recovered = at();
                 await clock.sleep(SCRAPE_SECONDS * 1000);
             }
         })();

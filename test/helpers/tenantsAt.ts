@@ -23,7 +23,7 @@ export interface TenantsAt {
     lines: string[];
     cluster: KubeCluster;
     solve(through: number, timeouts?: Partial<TenantsTimeouts>): Promise<TenantsResults>;
-    /** At the stall: waits until mandant-b's sync has given up (a restored stall goes on retrying, and a retry's hook Job runs for a while). The simulation may still start one more sync after it (a Pending entry synced again: issue 19), so a reader of the hook's Job polls. */
+    /** At the stall: waits until mandant-b's sync has given up (a restored stall goes on retrying, and a retry's hook Job runs for a while). The simulation may still start one more sync after it (a Pending entry synced again), so a reader of the hook's Job polls. */
     givenUp(): Promise<void>;
     stop(): Promise<void>;
 }
@@ -48,7 +48,15 @@ export async function tenantsAt(step: number): Promise<TenantsAt> {
             expect(
                 holds(
                     "mandant-b's sync given up and no hook Job of it running",
-                    () => lab.kube.get("Application", "argocd", "mandant-b")?.status?.operationState?.phase === "Failed" && lab.kube.list("Job", "mandant-b").every((j) => (j.status?.conditions ?? []).some((c: any) => ["Failed", "Complete"].includes(c.type) && c.status === "True")),
+                    () =>
+                        lab.kube.get("Application", "argocd", "mandant-b")?.status?.operationState?.phase === "Failed" &&
+                        lab.kube
+                            .list("Job", "mandant-b")
+                            .every((j) =>
+                                (j.status?.conditions ?? []).some(
+                                    (c: any) => ["Failed", "Complete"].includes(c.type) && c.status === "True",
+                                ),
+                            ),
                     () => lab.kube.list("Job", "mandant-b").map((j) => j.status),
                 ),
                 { timeoutMs: 60_000 },

@@ -10,7 +10,9 @@ export const INSTALL_YAML = path.resolve(__dirname, "..", "..", "components", "a
 
 let installDocs: any[] | undefined;
 export function installObjects(): any[] {
-    installDocs ??= parseAllDocuments(fs.readFileSync(INSTALL_YAML, "utf8")).map((d) => d.toJSON()).filter(Boolean);
+    installDocs ??= parseAllDocuments(fs.readFileSync(INSTALL_YAML, "utf8"))
+        .map((d) => d.toJSON())
+        .filter(Boolean);
     return installDocs;
 }
 
@@ -29,5 +31,7 @@ export function crdValidator(kind: string) {
 }
 
 export function readFixture(name: string): any[] {
-    return parseAllDocuments(fs.readFileSync(path.join(UPSTREAM, name), "utf8")).map((d) => d.toJSON()).filter(Boolean);
+    return parseAllDocuments(fs.readFileSync(path.join(UPSTREAM, name), "utf8"))
+        .map((d) => d.toJSON())
+        .filter(Boolean);
 }

@@ -1,0 +1,80 @@
+/**
+ * A command whose reader is gone ends (cli/closedOutput.ts, installed by bin/gitops-lab): a process
+ * that writes to stdout, with an uncaught-error handler that writes the error out again (as the Pulumi
+ * SDK's does with `up`'s inline program), given its stdout and stderr closed by their reader.
+ */
+import * as assert from "assert";
+import { ChildProcess, spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { procStat } from "../lab/ports/proc";
+import { expect, expectConsistently, holds } from "./helpers/expect";
+
+const PROJECT = path.join(__dirname, "..");
+const running = (pid: number) => {
+    const state = procStat(pid)?.state;
+    return state !== undefined && state !== "Z";
+};
+/** The Pulumi SDK's way with an uncaught error: it writes it out. */
+const SDK_HANDLER = `process.on("uncaughtException", (e) => process.stderr.write("uncaught: " + e.message + "\\n"));`;
+
+/** Starts `script` under node; resolves once it has written its first output, with its reader's ends then closed. */
+async function withItsReaderGone(script: string, args: string[], children: ChildProcess[]): Promise<ChildProcess> {
+    const child = spawn(process.execPath, ["-r", path.join(PROJECT, "cli", "register.js"), "-e", script, "--", ...args], {
+        stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(child);
+    await new Promise<void>((resolve, reject) => {
+        child.stdout!.once("data", () => resolve());
+        child.once("exit", (c) => reject(new Error(`it exited with ${c} before writing`)));
+    });
+    child.stdout!.destroy();
+    child.stderr!.destroy();
+    return child;
+}
+
+describe("a command whose output's reader is gone", function () {
+    this.timeout(60_000);
+    const children: ChildProcess[] = [];
+    afterEach(() => {
+        for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+    });
+
+    const writer = (guarded: boolean) =>
+        [
+            guarded ? `require(${JSON.stringify(path.join(PROJECT, "cli", "closedOutput.ts"))}).exitOnClosedOutput(1);` : "",
+            SDK_HANDLER,
+            `setInterval(() => process.stdout.write("a line of progress\\n"), 20);`,
+        ].join("\n");
+
+    it("given its stdout and stderr closed by their reader, then it ends instead of writing its failure to them for ever", async () => {
+        const child = await withItsReaderGone(writer(true), [], children);
+        await expect(
+            holds("the writer has ended", () => !running(child.pid!)),
+            { timeoutMs: 20_000 },
+        );
+    });
+
+    it("and without the guard it would not (the control: the same writer goes on)", async () => {
+        const child = await withItsReaderGone(writer(false), [], children);
+        await expectConsistently(
+            holds("the unguarded writer still runs", () => running(child.pid!)),
+            { forMs: 2_000 },
+        );
+        assert.ok(running(child.pid!));
+    });
+
+    it("given gitops-lab simulate (the bin, as a user runs it) under that handler, when its reader goes, then it ends with 1 at its next line of progress", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "closed-output-"));
+        fs.chmodSync(root, 0o755);
+        const bin = path.join(PROJECT, "bin", "gitops-lab");
+        // node -e's arguments start at process.argv[1]: the bin reads from [2], so a placeholder first
+        const script = `${SDK_HANDLER}\nprocess.argv.splice(1, 1, ${JSON.stringify(bin)});\nrequire(${JSON.stringify(bin)});`;
+        const child = await withItsReaderGone(script, ["x", "simulate", "--root", root], children);
+        const code = await new Promise<number | null>((resolve) =>
+            child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (c) => resolve(c)),
+        );
+        assert.strictEqual(code, 1);
+    });
+});

@@ -1,0 +1,193 @@
+/**
+ * verify --step N: one step graded alone, in one line, with a hint; and the Killercoda scenario in
+ * docs/killercoda/shop, whose step checks call it (its verify.sh scripts run here as Killercoda runs them).
+ */
+import * as assert from "assert";
+import { execFile } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { readSteps } from "../lab/grader/steps";
+import { labLayout } from "../lab/shop/layout";
+import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
+import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
+import { BIN, runMain } from "./helpers/cli";
+import { labAt, rootAt } from "./helpers/labAt";
+import { tenantsRootAt } from "./helpers/tenantsAt";
+
+const KILLERCODA = path.join(__dirname, "..", "docs", "killercoda", "shop");
+
+describe("verify --step: one step at a time, with a hint", function () {
+    this.timeout(120_000);
+
+    it("given a shop lab at step 3, then --step 1 to 3 say done and exit 0, and --step 4 names what is missing with a hint, in one line, exit 1", async () => {
+        const root = await rootAt(3);
+        for (const n of [1, 2, 3]) {
+            const r = await runMain("verify", ["--root", root, "--step", String(n), "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, new RegExp(`^step ${n} \\w+: done \\(\\d+ checks pass\\)\\n$`));
+        }
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /^step 4 pin: not done: [^\n]+; hint: change the ApplicationSet, not the Application[^\n]*\n$/);
+        const json = await runMain("verify", ["--root", root, "--step", "4", "--offline", "--json"]);
+        const j = JSON.parse(json.stdout);
+        assert.strictEqual(j.done, false);
+        assert.deepStrictEqual(Object.keys(j.missing).sort(), ["check", "step"], "the hint, not the answer: no expected or found value");
+    });
+
+    it("given a wrong value in a step's file, then that step is not done and names the check; the steps before stay done", async () => {
+        const root = await rootAt(3);
+        const file = labLayout(root).resultFile("incident");
+        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), prod_value: "off" }));
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /^step 3 incident: not done: [^\n]*prod_value[^\n]*; hint: /);
+        assert.strictEqual((await runMain("verify", ["--root", root, "--step", "2", "--offline"])).code, 0);
+    });
+
+    it("given a step whose earlier step is not done, then it says which step comes first", async () => {
+        const root = await rootAt(3);
+        fs.rmSync(labLayout(root).appsetFile);
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /^step 3 incident: not done \(step 2 appset comes first\): [^\n]+; hint: [^\n]+\n$/);
+    });
+
+    it("given an empty folder, then --step 1 names the bare repository, and plain verify says in one line there is no lab there", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "no-lab-"));
+        const step = await runMain("verify", ["--root", root, "--step", "1"]);
+        assert.strictEqual(step.code, 1, step.out);
+        assert.match(step.stdout, /^step 1 repo: not done: the bare repository exists with a main branch; hint: /);
+        const all = await runMain("verify", ["--root", root, "--offline"]);
+        assert.strictEqual(all.code, 1, all.out);
+        assert.strictEqual(
+            all.stderr,
+            `gitops-lab verify: there is no shop lab under ${root} (no ${root}/srv/bare/shop-envs.git); build it with gitops-lab simulate --root ${root} (or pulumi up), or give the --root it was built under\n`,
+        );
+        assert.strictEqual(all.stdout, "");
+    });
+
+    it("given no cluster, then a step that reads it says how to give one, not the step's hint", async () => {
+        const root = await rootAt(3);
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", path.join(root, "no-such-kubeconfig")]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /: the cluster answers; hint: give --kubeconfig FILE \(or set KUBECONFIG\)/);
+        const t = await runMain("verify", [
+            "--lab",
+            "tenants",
+            "--root",
+            await tenantsRootAt(1),
+            "--step",
+            "1",
+            "--kubeconfig",
+            "/nonexistent",
+        ]);
+        assert.match(
+            t.stdout,
+            /^step 1 built: not done: the cluster answers; hint: give --kubeconfig/,
+            "the tenants lab reads the cluster from step 1 on",
+        );
+    });
+
+    it("given the tenants lab built (step 1), then --lab tenants --step 1 is done and --step 2 is not, with the stall's hint", async () => {
+        const root = await tenantsRootAt(1);
+        const one = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "1", "--offline"]);
+        assert.strictEqual(one.code, 0, one.out);
+        assert.match(one.stdout, /^step 1 built: done/);
+        const two = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+        assert.strictEqual(two.code, 1, two.out);
+        assert.match(two.stdout, /^step 2 stall: not done: [^\n]+; hint: refresh the ApplicationSet after the push/);
+    });
+
+    it("refuses --step with --through, and a step the lab does not have, as usage errors (2)", async () => {
+        assert.strictEqual((await runMain("verify", ["--step", "2", "--through", "2"])).code, 2);
+        const r = await runMain("verify", ["--lab", "tenants", "--step", "4"]);
+        assert.strictEqual(r.code, 2);
+        assert.match(r.stderr, /--step takes a whole number from 1 to 3, got "4"/);
+    });
+});
+
+describe("the steps files: what the served lab and verify --step say of each step", () => {
+    it("number each lab's steps 1..n, each with a name, an ask and a hint", () => {
+        assert.deepStrictEqual(
+            readSteps(SHOP_STEPS_FILE).map((s) => `${s.step} ${s.name}`),
+            ["1 repo", "2 appset", "3 incident", "4 pin", "5 drift", "6 promote", "7 revert", "8 report"],
+        );
+        assert.deepStrictEqual(
+            readSteps(TENANTS_STEPS_FILE).map((s) => `${s.step} ${s.name}`),
+            ["1 built", "2 stall", "3 recovery"],
+        );
+    });
+
+    it("given a steps file out of order or missing a hint, then the error names the file and the entry", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "steps-"));
+        const file = path.join(dir, "steps.yaml");
+        fs.writeFileSync(file, "- {step: 2, name: a, ask: b, hint: c}\n");
+        assert.throws(() => readSteps(file), new RegExp(`^Error: ${file}: entry 0 is step 2; the steps go 1, 2, 3`));
+        fs.writeFileSync(file, "- {step: 1, name: a, ask: b}\n");
+        assert.throws(() => readSteps(file), new RegExp(`^Error: ${file}: entry 0.hint: `));
+    });
+});
+
+describe("the Killercoda scenario (docs/killercoda/shop): its step checks call verify --step", function () {
+    this.timeout(120_000);
+    const index = JSON.parse(fs.readFileSync(path.join(KILLERCODA, "index.json"), "utf8"));
+
+    it("has a step per step of the lab, each with its text (the step's ask) and a verify script for that step", () => {
+        const steps = shopSteps(labLayout("/")); // a Killercoda host's paths
+        assert.strictEqual(index.details.steps.length, steps.length);
+        for (const [i, s] of steps.entries()) {
+            const entry = index.details.steps[i];
+            const text = fs.readFileSync(path.join(KILLERCODA, entry.text), "utf8");
+            assert.ok(text.includes(s.ask.slice(1)), `${entry.text} holds the ask: ${s.ask}`);
+            assert.match(fs.readFileSync(path.join(KILLERCODA, entry.verify), "utf8"), new RegExp(`verify --step ${s.step} `));
+            assert.ok(fs.statSync(path.join(KILLERCODA, entry.verify)).mode & 0o100, `${entry.verify} is executable`);
+        }
+        for (const f of [index.details.intro.text, index.details.intro.background, index.details.finish.text])
+            assert.ok(fs.existsSync(path.join(KILLERCODA, f)), f);
+    });
+
+    it("given a learner at step 2 on the lab's (simulated) cluster, when they press Check at each step as they go, then a step passes once done and the next one shows one line with a hint", async () => {
+        const at = await labAt(2);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const ready = path.join(at.lab.layout.root, "ready");
+            const env = {
+                ...process.env,
+                GITOPS_LAB: BIN,
+                GITOPS_LAB_ROOT: at.lab.layout.root,
+                GITOPS_LAB_READY: ready,
+                KUBECONFIG: kubeconfig,
+            };
+            // the script in a process of its own, this process free to answer as the simulated cluster
+            const check = (n: number) =>
+                new Promise<{ status: number | null; out: string; stdout: string }>((resolve) =>
+                    execFile(path.join(KILLERCODA, `step${n}`, "verify.sh"), [], { env, timeout: 60_000 }, (e, stdout, stderr) =>
+                        resolve({ status: e ? ((e as any).code ?? null) : 0, out: `${stdout}${stderr}`, stdout }),
+                    ),
+                );
+            const early0 = await check(1); // setup.sh has not finished
+            assert.strictEqual(early0.status, 1, early0.out);
+            assert.strictEqual(early0.stdout, "the host is still being set up (setup.sh); press Check again in a minute\n");
+            fs.writeFileSync(ready, "");
+            for (const n of [1, 2]) {
+                const r = await check(n);
+                assert.strictEqual(r.status, 0, r.out);
+            }
+            const early = await check(3);
+            assert.strictEqual(early.status, 1, early.out);
+            assert.match(early.stdout, /^step 3 incident: not done: [^\n]+; hint: [^\n]+\n$/);
+            await at.solve(3); // the learner does step 3
+            const done = await check(3);
+            assert.strictEqual(done.status, 0, done.out);
+            assert.match(done.stdout, /^step 3 incident: done/);
+            const next = await check(4);
+            assert.strictEqual(next.status, 1, next.out);
+            assert.match(next.stdout, /^step 4 pin: not done: [^\n]+; hint: [^\n]+\n$/);
+        } finally {
+            await at.stop();
+        }
+    });
+});
