@@ -12,6 +12,7 @@
  * test/real/tenantsLab.real.ts). The profile at v3.5.1's timings writes whole seconds too; the fast
  * profile writes milliseconds (`wholeSecondTimes`), or its every sync would be started twice.
  */
+import { maxUpdateLimit, stepSelects } from "../lab/argo/rollingSync";
 
 export interface AppStatusEntry {
     application: string;
@@ -43,12 +44,6 @@ export const MESSAGES = {
 export const isRollingSync = (appset: any) => appset.spec?.strategy?.type === "RollingSync" && !!appset.spec?.strategy?.rollingSync;
 export const rollingSyncEnabled = (appset: any) => isRollingSync(appset) && (appset.spec.strategy.rollingSync.steps ?? []).length > 0;
 
-function labelMatched(val: string, expr: any): boolean {
-    if (expr.operator !== "In" && expr.operator !== "NotIn") return false;
-    if ((expr.values ?? []).includes(val)) return expr.operator === "In";
-    return expr.operator === "NotIn";
-}
-
 /** The Applications of each step, and each Application's 0-based step (its first matching step). */
 export function buildAppDependencyList(appset: any, apps: any[]): { steps: string[][]; stepOf: Map<string, number> } {
     const stepsSpec: any[] = rollingSyncEnabled(appset) ? appset.spec.strategy.rollingSync.steps : [];
@@ -56,19 +51,7 @@ export function buildAppDependencyList(appset: any, apps: any[]): { steps: strin
     const stepOf = new Map<string, number>();
     for (const app of apps) {
         stepsSpec.forEach((step, i) => {
-            let selected = true;
-            for (const expr of step.matchExpressions ?? []) {
-                const val = app.metadata?.labels?.[expr.key];
-                if (val !== undefined) {
-                    if (!labelMatched(val, expr)) {
-                        selected = false;
-                        break;
-                    }
-                } else if (expr.operator === "In") {
-                    selected = false;
-                    break;
-                }
-            }
+            const selected = stepSelects(step, app.metadata?.labels ?? {});
             if (selected) {
                 steps[i].push(app.metadata.name);
                 if (!stepOf.has(app.metadata.name)) stepOf.set(app.metadata.name, i);
@@ -207,16 +190,8 @@ export function updateApplicationStatusProgress(
     }
     return statuses.map((s) => {
         const i = stepIndex(s.application);
-        const maxUpdate = stepsSpec[i]?.maxUpdate;
-        let allowed = true;
-        if (maxUpdate !== undefined && maxUpdate !== null) {
-            let max: number;
-            if (typeof maxUpdate === "string" && maxUpdate.endsWith("%")) {
-                max = Math.floor((Number(maxUpdate.slice(0, -1)) * total[i]) / 100);
-                if (maxUpdate !== "0%" && max < 1) max = 1;
-            } else max = Number(maxUpdate);
-            if (updating[i] >= max) allowed = false;
-        }
+        const max = maxUpdateLimit(stepsSpec[i]?.maxUpdate, total[i]);
+        const allowed = max === null || !(updating[i] >= max);
         if (s.status === "Waiting" && toSync.has(s.application) && allowed) {
             updating[i]++;
             return { ...s, status: "Pending", message: MESSAGES.movedToPending, lastTransitionTime: now };

@@ -1,0 +1,38 @@
+/**
+ * How Argo CD v3.5.1's progressive sync reads a RollingSync step (applicationset/progressivesync/):
+ * which Applications a step's matchExpressions select, and the limit a step's maxUpdate sets. The
+ * simulated ApplicationSet controller rolls out by these, and the rollout doctor judges by them.
+ */
+
+/** The operators RollingSync understands; any other makes an expression fail on a present label. */
+export const ROLLING_SYNC_OPERATORS = ["In", "NotIn"];
+
+/**
+ * Whether a step selects an Application with these labels: every expression holds; a label the
+ * Application lacks fails only an In.
+ */
+export function stepSelects(step: any, labels: Record<string, string>): boolean {
+    for (const expr of step?.matchExpressions ?? []) {
+        const val = labels[expr.key];
+        if (val !== undefined) {
+            if (!ROLLING_SYNC_OPERATORS.includes(expr.operator)) return false;
+            const listed = (expr.values ?? []).includes(val);
+            if (expr.operator === "In" ? !listed : listed) return false;
+        } else if (expr.operator === "In") return false;
+    }
+    return true;
+}
+
+/**
+ * The number of a step's `total` Applications that may be Pending or Progressing at once, or null for
+ * no limit: a percentage rounds down but to at least 1 (except "0%"); anything else is read as a number
+ * (NaN for a string that is none, which then limits nothing).
+ */
+export function maxUpdateLimit(maxUpdate: unknown, total: number): number | null {
+    if (maxUpdate === undefined || maxUpdate === null) return null;
+    if (typeof maxUpdate === "string" && maxUpdate.endsWith("%")) {
+        const limit = Math.floor((Number(maxUpdate.slice(0, -1)) * total) / 100);
+        return maxUpdate !== "0%" && limit < 1 ? 1 : limit;
+    }
+    return Number(maxUpdate);
+}
