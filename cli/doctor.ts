@@ -7,7 +7,7 @@
  * Exit 0 when nothing is stuck, 1 when something is (or the input cannot be read), 2 on bad usage.
  */
 import * as fs from "fs";
-import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, toJson } from "../lab/doctor/diagnose";
+import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding, toJson } from "../lab/doctor/diagnose";
 import { LiveReader, readLive, RolloutWatcher, serveMetrics } from "../lab/doctor/watch";
 import { KubeCluster } from "../lab/ports/cluster";
 import { sleep } from "../lab/ports/wait";
@@ -47,8 +47,15 @@ function print(ds: Diagnosis[], dump: Dump, json: boolean) {
         console.log(d.summary);
         const note = automatedDisabledNote(dump, d);
         if (note && d.state !== "complete") console.log(note);
+        for (const f of d.findings) console.log(findingLines(f));
         console.log("");
     }
+}
+
+/** A finding as text: its kind and message, what to do, then its evidence one per line. */
+export function findingLines(f: Finding): string {
+    const evidence = f.evidence.map((e) => `    ${e.object} ${e.field}: ${e.value}${e.time ? ` (${e.time})` : ""}`);
+    return [`- ${f.kind}: ${f.message}`, `  what to do: ${f.todo}`, ...evidence].join("\n");
 }
 
 /**
@@ -142,7 +149,7 @@ export const doctor: Command = {
                 return EXIT.FINDING;
             }
             print(ds, dump, !!values.json);
-            return ds.some((d) => d.state === "stuck" || d.skipped.length) ? EXIT.FINDING : EXIT.OK;
+            return ds.some((d) => d.state === "stuck" || d.skipped.length || d.findings.length) ? EXIT.FINDING : EXIT.OK;
         }
 
         const watcher = new RolloutWatcher(read, cluster, opts, (l) => console.log(`${new Date().toISOString()} ${l}`));

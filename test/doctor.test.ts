@@ -80,6 +80,7 @@ describe("rollout doctor: diagnosis", () => {
                 "blocking",
                 "waiting",
                 "skipped",
+                "findings",
             ]);
             assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0]), ["application", "reason", "message", "hook"]);
             assert.deepStrictEqual(Object.keys(j.applicationSets[0].blocking[0].hook!), ["namespace", "job", "reason", "message", "log"]);

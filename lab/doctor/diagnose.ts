@@ -6,6 +6,10 @@
  */
 import { errorLine } from "./errorLine";
 import { ERROR_CONDITION_TYPES } from "../argo/application";
+import { stepSelects } from "../argo/rollingSync";
+import { Entry, Evidence, Finding, findingsOf, skipFinding } from "./findings";
+
+export type { Finding, Evidence } from "./findings";
 
 export interface Dump {
     applicationSets: any[];
@@ -73,6 +77,8 @@ export interface Diagnosis {
     waiting: { application: string; step: number }[];
     /** Applications the rollout passed over (a finding of its own, whatever the state). */
     skipped: Skipped[];
+    /** Every named finding (lab/doctor/findings.ts), at any step: what is stuck, why, the evidence, what to do. */
+    findings: Finding[];
 }
 
 export interface DiagnoseOptions {
@@ -108,29 +114,13 @@ export function dumpFromList(list: unknown): Dump {
 
 const FAILED_PHASES = ["Failed", "Error"];
 
-function matches(labels: Record<string, string>, expr: any): boolean {
-    const v = labels[expr.key];
-    switch (expr.operator) {
-        case "In":
-            return v !== undefined && (expr.values ?? []).includes(v);
-        case "NotIn":
-            return v === undefined || !(expr.values ?? []).includes(v);
-        case "Exists":
-            return v !== undefined;
-        case "DoesNotExist":
-            return v === undefined;
-        default:
-            return false;
-    }
-}
-
 /** The 1-based step of an Application: from the ApplicationSet's status, else from the step selectors. */
 function stepOf(appset: any, app: any, status: any): number | null {
     const fromStatus = Number(status?.step);
     if (status?.step !== undefined && Number.isInteger(fromStatus) && fromStatus > 0) return fromStatus;
     const steps: any[] = appset.spec?.strategy?.rollingSync?.steps ?? [];
     const labels = app?.metadata?.labels ?? {};
-    const i = steps.findIndex((s) => (s.matchExpressions ?? []).every((e: any) => matches(labels, e)));
+    const i = steps.findIndex((s) => stepSelects(s, labels));
     return i >= 0 ? i + 1 : null;
 }
 
@@ -274,6 +264,29 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
     };
 }
 
+/** Why an Application's own sync failed (a failed hook, a failed or erroring operation, retries after failures), with the evidence; null when it did not. */
+function syncFailure(dump: Dump, app: any): { reason: string; message: string; evidence: Evidence[] } | null {
+    const c = causeOf(dump, app, undefined);
+    if (!c.hook && !["SyncFailed", "SyncError", "SyncRetrying"].includes(c.reason)) return null;
+    const op = app.status?.operationState ?? {};
+    const ref = `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
+    const evidence: Evidence[] = [
+        { object: ref, field: "status.operationState.phase", value: String(op.phase), time: op.finishedAt ?? op.startedAt },
+        { object: ref, field: "status.operationState.message", value: String(op.message ?? "") },
+    ];
+    if (c.hook) {
+        const job = dump.jobs.find((j) => j.metadata?.namespace === c.hook!.namespace && j.metadata?.name === c.hook!.job);
+        const failed = jobFailed(job);
+        evidence.push({
+            object: `Job ${c.hook.namespace}/${c.hook.job}`,
+            field: "status.conditions[Failed].reason",
+            value: c.hook.reason,
+            time: failed?.lastTransitionTime,
+        });
+    }
+    return { reason: c.reason, message: c.message, evidence };
+}
+
 /** Names in code-point order: Kubernetes names are ASCII, and localeCompare costs seconds over tens of thousands. */
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -359,7 +372,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         const summary = blocking.length
             ? `${name}: no rollout strategy; failing: ${blocking.map((b) => `${b.application}: ${b.message}`).join("; ")}.`
             : `${name}: no rollout strategy (all Applications sync on their own); nothing is failing.`;
-        return { ...base, state, step: null, steps: 0, since: null, summary, blocking, waiting: [], skipped: [] };
+        return { ...base, state, step: null, steps: 0, since: null, summary, blocking, waiting: [], skipped: [], findings: [] };
     }
 
     const steps: number = (appset.spec?.strategy?.rollingSync?.steps ?? []).length;
@@ -376,6 +389,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
             blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }],
             waiting: [],
             skipped: [],
+            findings: [],
         };
     }
     const statusOf = new Map<string, any>();
@@ -400,11 +414,41 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         ? ` ${few(skipped, 3, (s) => `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`, "; ")}.`
         : "";
 
+    const findings = findingsOf({
+        appset,
+        entries: entries as Entry[],
+        current,
+        now: opts.now,
+        stuckAfterSeconds: opts.stuckAfterSeconds,
+        syncFailure: (app) => syncFailure(dump, app),
+        job: (ns, jobName) => dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === jobName),
+    });
+    for (const s of skipped) findings.push(skipFinding(appset, appByName.get(s.application), s));
+    const blockingNames = new Set<string>();
+    // every Application whose own sync failed outside the step that holds the rollout (one that raced ahead)
+    const alsoFailing = (held: Set<string>) => {
+        const others = findings.filter((f) => f.kind === "SyncFailed" && f.application && !held.has(f.application));
+        return others.length ? ` Also failing on its own: ${few(others, 3, (f) => f.message, "; ")}.` : "";
+    };
+
     if (current === null) {
-        const summary = skipped.length
-            ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
-            : `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`;
-        return { ...base, state: "complete", step: null, steps, since: null, summary: clip(summary), blocking: [], waiting: [], skipped };
+        const summary =
+            (skipped.length
+                ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
+                : `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`) +
+            alsoFailing(blockingNames);
+        return {
+            ...base,
+            state: "complete",
+            step: null,
+            steps,
+            since: null,
+            summary: clip(summary),
+            blocking: [],
+            waiting: [],
+            skipped,
+            findings,
+        };
     }
 
     const inStep = entries.filter((e) => e.step === current && !healthy(e));
@@ -435,13 +479,14 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         .sort((a, b) => (a.step as number) - (b.step as number) || byCodePoint(a.name, b.name))
         .map((e) => ({ application: e.name, step: e.step as number }));
 
+    for (const b of blocking) blockingNames.add(b.application);
     const causes = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
     const behind = waiting.length ? ` Waiting behind it: ${few(waiting, 5, (w) => `${w.application} (step ${w.step})`, ", ")}.` : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${minutes(since, opts.now)} — ${causes}.${behind}${skippedLine}`
-            : `${name}: rollout at step ${current} of ${steps}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}${skippedLine}`;
-    return { ...base, state, step: current, steps, since, summary: clip(summary), blocking, waiting, skipped };
+            ? `${name}: rollout stuck at step ${current} of ${steps}${minutes(since, opts.now)} — ${causes}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            : `${name}: rollout at step ${current} of ${steps}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
+    return { ...base, state, step: current, steps, since, summary: clip(summary), blocking, waiting, skipped, findings };
 }
 
 /** One line, one Event message: at most 1 KiB. */
@@ -471,7 +516,10 @@ export function automatedDisabledNote(dump: Dump, d: Diagnosis): string | null {
 }
 
 /** The JSON the issue specifies, field for field. */
-export function toJson(ds: Diagnosis[]): { applicationSets: Diagnosis[] } {
+/** A finding as --json prints it: a time the object does not give is null. */
+export type FindingJson = Omit<Finding, "evidence"> & { evidence: (Omit<Evidence, "time"> & { time: string | null })[] };
+
+export function toJson(ds: Diagnosis[]): { applicationSets: (Omit<Diagnosis, "findings"> & { findings: FindingJson[] })[] } {
     return {
         applicationSets: ds.map((d) => ({
             name: d.name,
@@ -501,6 +549,14 @@ export function toJson(ds: Diagnosis[]): { applicationSets: Diagnosis[] } {
                 runs: s.runs,
                 shouldRun: s.shouldRun,
                 remedy: s.remedy,
+            })),
+            findings: d.findings.map((f) => ({
+                kind: f.kind,
+                application: f.application,
+                step: f.step,
+                message: f.message,
+                evidence: f.evidence.map((e) => ({ object: e.object, field: e.field, value: e.value, time: e.time ?? null })),
+                todo: f.todo,
             })),
         })),
     };

@@ -1,12 +1,13 @@
 /**
  * The doctor's Prometheus metrics (prom-client): one series per blocking Application of a stuck
- * rollout, and one per Application a rollout passed over (the silent skip).
+ * rollout, one per Application a rollout passed over (the silent skip), and one per named finding.
  */
 import { Gauge, Registry } from "prom-client";
 import { Diagnosis } from "./diagnose";
 
 export const STUCK_METRIC = "gitops_lab_rollout_stuck";
 export const SKIPPED_METRIC = "gitops_lab_rollout_skipped";
+export const FINDING_METRIC = "gitops_lab_rollout_finding";
 
 export class RolloutMetrics {
     readonly registry = new Registry();
@@ -23,10 +24,30 @@ export class RolloutMetrics {
         registers: [this.registry],
     });
 
+    private readonly finding = new Gauge({
+        name: FINDING_METRIC,
+        help: "The rollout doctor has this named finding on this ApplicationSet's rollout (kind; the Application and step it is about, empty for the configuration), 1 while it holds.",
+        labelNames: ["namespace", "appset", "kind", "step", "application"] as const,
+        registers: [this.registry],
+    });
+
     /** Replaces every series with those of this diagnosis. */
     set(ds: Diagnosis[]): void {
         this.stuck.reset();
         this.skipped.reset();
+        this.finding.reset();
+        for (const d of ds)
+            for (const f of d.findings)
+                this.finding.set(
+                    {
+                        namespace: d.namespace,
+                        appset: d.name,
+                        kind: f.kind,
+                        step: f.step === null ? "" : String(f.step),
+                        application: f.application ?? "",
+                    },
+                    1,
+                );
         for (const d of ds)
             for (const s of d.skipped)
                 this.skipped.set({ namespace: d.namespace, appset: d.name, step: String(s.step), application: s.application }, 1);

@@ -1,0 +1,396 @@
+/**
+ * The rollout doctor's named findings: every known way a RollingSync rollout of Argo CD v3.5.1 stops
+ * moving or leaves an Application behind (applicationset/progressivesync/ and the upstream issues
+ * each kind names), each with what is stuck, why, the evidence (object, field, value, time) and one
+ * line on what to do. diagnose.ts finds the stuck step; this file looks at every Application of the
+ * ApplicationSet, at any step, and at the rollout's own configuration. Pure functions over objects.
+ */
+import { maxUpdateLimit, ROLLING_SYNC_OPERATORS, stepSelects } from "../argo/rollingSync";
+
+export type FindingKind =
+    /** An Application's own sync failed or is being retried after failures, at any step. */
+    | "SyncFailed"
+    /** Its rollout entry is Healthy while it is OutOfSync at the target, and nothing syncs it (#29240, #29410). */
+    | "HealthyOutOfSync"
+    /** A step held by an Application that is Healthy but not Synced: a step needs both (#19771). */
+    | "HealthyNotSynced"
+    /** An entry Pending that never turns Progressing (#12459, #13926, #19535, #20576). */
+    | "PendingNotProgressing"
+    /** An Application that no step selects: the rollout never syncs it (step -1; #18817). */
+    | "NotSelected"
+    /** An Application that two or more steps select (#13501). */
+    | "SelectedTwice"
+    /** A step with no matchExpressions (it selects every Application) or that selects none. */
+    | "EmptyStep"
+    /** A matchExpression operator v3.5.1 does not know (it understands In and NotIn). */
+    | "InvalidOperator"
+    /** A maxUpdate that is not a positive count or percentage. */
+    | "InvalidMaxUpdate"
+    /** maxUpdate holds the step: as many Applications Pending or Progressing as it allows (#16881). */
+    | "MaxUpdateHolding"
+    /** A status entry of an Application that no longer exists (#13331). */
+    | "DeletedApplication"
+    /** A hook the operation still shows Running while its Job has finished (#4979, #15292). */
+    | "HookLeftRunning"
+    /** Argo CD's own InvalidRolloutConfig condition (Argo CD 3.6 and later), read as it is. */
+    | "InvalidRolloutConfig";
+
+export interface Evidence {
+    /** The object, as `Kind namespace/name`. */
+    object: string;
+    /** The field read, as a path. */
+    field: string;
+    value: string;
+    /** When the field got that value, where the object says. */
+    time?: string;
+}
+
+export interface Finding {
+    kind: FindingKind;
+    /** The Application it is about; null for the rollout's configuration. */
+    application: string | null;
+    /** The step it is in (-1: none selects it); null where no step applies. */
+    step: number | null;
+    /** What is stuck and why, in one sentence. */
+    message: string;
+    evidence: Evidence[];
+    /** One line on what to do. */
+    todo: string;
+}
+
+/** One Application of the rollout, as diagnose.ts sees it. */
+export interface Entry {
+    name: string;
+    app: any | undefined;
+    /** Its entry in status.applicationStatus, if any. */
+    status: any | undefined;
+    step: number | null;
+}
+
+export interface FindingsInput {
+    appset: any;
+    entries: Entry[];
+    /** The step the rollout is at, or null when complete. */
+    current: number | null;
+    now: Date;
+    stuckAfterSeconds: number;
+    /** Why an Application's sync failed (diagnose.ts's cause), or null when it did not. */
+    syncFailure: (app: any) => { reason: string; message: string; evidence: Evidence[] } | null;
+    /** The hook Job of an Application's namespace by name (for HookLeftRunning). */
+    job: (namespace: string, name: string) => any | undefined;
+}
+
+/** An ApplicationSet's steps as written. */
+const stepsOf = (appset: any): any[] => appset.spec?.strategy?.rollingSync?.steps ?? [];
+
+const appRef = (app: any) => `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
+const setRef = (appset: any) => `ApplicationSet ${appset.metadata?.namespace}/${appset.metadata?.name}`;
+
+/** The rollout's configuration: steps, operators, maxUpdate, what each Application is selected by. */
+function configFindings(input: FindingsInput): Finding[] {
+    const { appset, entries } = input;
+    const steps = stepsOf(appset);
+    const out: Finding[] = [];
+    steps.forEach((step, i) => {
+        const n = i + 1;
+        const field = `spec.strategy.rollingSync.steps[${i}]`;
+        for (const [j, expr] of (step.matchExpressions ?? []).entries()) {
+            if (ROLLING_SYNC_OPERATORS.includes(expr.operator)) continue;
+            out.push({
+                kind: "InvalidOperator",
+                application: null,
+                step: n,
+                message: `step ${n} uses the operator "${expr.operator}" on ${expr.key}: v3.5.1 understands only In and NotIn, so this step selects exactly the Applications without the label ${expr.key}`,
+                evidence: [{ object: setRef(appset), field: `${field}.matchExpressions[${j}].operator`, value: String(expr.operator) }],
+                todo: `write it with In or NotIn and the values it means (Exists/DoesNotExist are not supported by RollingSync)`,
+            });
+        }
+        const selected = entries.filter((e) => e.app && stepSelects(step, e.app.metadata?.labels ?? {}));
+        if (!(step.matchExpressions ?? []).length)
+            out.push({
+                kind: "EmptyStep",
+                application: null,
+                step: n,
+                message: `step ${n} has no matchExpressions: it selects every Application (${selected.length}), so they all go in this step`,
+                evidence: [{ object: setRef(appset), field: `${field}.matchExpressions`, value: "[]" }],
+                todo: `give step ${n} the matchExpressions of the Applications it is meant for, or remove it`,
+            });
+        else if (entries.some((e) => e.app) && !selected.length && !entries.some((e) => !e.app && String(e.status?.step) === String(n)))
+            out.push({
+                kind: "EmptyStep",
+                application: null,
+                step: n,
+                message: `step ${n} selects no Application: its matchExpressions match none of the ${entries.filter((e) => e.app).length} Applications' labels (a misspelt key or value?)`,
+                evidence: [{ object: setRef(appset), field: `${field}.matchExpressions`, value: JSON.stringify(step.matchExpressions) }],
+                todo: `compare the step's keys and values with the Applications' labels (kubectl get applications -n ${appset.metadata?.namespace} --show-labels)`,
+            });
+        const maxUpdate = step.maxUpdate;
+        if (maxUpdate === undefined || maxUpdate === null) return;
+        const valid =
+            typeof maxUpdate === "number"
+                ? Number.isInteger(maxUpdate) && maxUpdate >= 1
+                : typeof maxUpdate === "string" && /^(\d+)%$/.test(maxUpdate) && Number(maxUpdate.slice(0, -1)) >= 1;
+        if (!valid) {
+            const limit = maxUpdateLimit(maxUpdate, selected.length);
+            const effect =
+                limit !== null && Number.isFinite(limit) && limit < 1
+                    ? `no Application of step ${n} is ever allowed to update: the step never moves`
+                    : `v3.5.1 reads it as no limit at all`;
+            out.push({
+                kind: "InvalidMaxUpdate",
+                application: null,
+                step: n,
+                message: `step ${n}'s maxUpdate ${JSON.stringify(maxUpdate)} is not a count of at least 1 or a percentage of at least 1%: ${effect}`,
+                evidence: [{ object: setRef(appset), field: `${field}.maxUpdate`, value: JSON.stringify(maxUpdate) }],
+                todo: `set maxUpdate to a count (1, 2, …) or a percentage ("25%"), or remove it to update the whole step at once`,
+            });
+        }
+    });
+    if (!steps.length) return out;
+    for (const e of entries) {
+        if (!e.app) continue;
+        const labels = e.app.metadata?.labels ?? {};
+        const by = steps.map((s, i) => (stepSelects(s, labels) ? i + 1 : 0)).filter(Boolean);
+        const labelText = Object.entries(labels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", ");
+        if (!by.length)
+            out.push({
+                kind: "NotSelected",
+                application: e.name,
+                step: -1,
+                message: `${e.name} is selected by no step (its step is -1): the rollout never syncs it, and with automated sync disabled by RollingSync nothing else does`,
+                evidence: [
+                    { object: appRef(e.app), field: "metadata.labels", value: labelText || "(none)" },
+                    ...(e.status
+                        ? [{ object: setRef(appset), field: `status.applicationStatus[${e.name}].step`, value: String(e.status.step) }]
+                        : []),
+                ],
+                todo: `add a step whose matchExpressions select ${e.name}'s labels, or change its labels in the ApplicationSet's template`,
+            });
+        else if (by.length > 1)
+            out.push({
+                kind: "SelectedTwice",
+                application: e.name,
+                step: by[0],
+                message: `${e.name} is selected by steps ${by.join(" and ")}: it rolls out in step ${by[0]}, and step ${by[by.length - 1]} waits for it too`,
+                evidence: [{ object: appRef(e.app), field: "metadata.labels", value: labelText }],
+                todo: `make the steps' matchExpressions exclusive (NotIn in the later step), so each Application is in one step`,
+            });
+    }
+    return out;
+}
+
+/** Seconds from an ISO time to now; NaN when the time is missing. */
+const ageSeconds = (iso: string | undefined, now: Date) => (iso ? (now.getTime() - Date.parse(iso)) / 1000 : NaN);
+/** RFC 3339 times compared at whole seconds, as Argo CD's metav1.Time are. */
+const seconds = (iso: string | undefined) => (iso ? Math.floor(Date.parse(iso) / 1000) : NaN);
+
+/** Each Application's own state, at any step. */
+function applicationFindings(input: FindingsInput): Finding[] {
+    const { appset, entries, current, now, stuckAfterSeconds } = input;
+    const out: Finding[] = [];
+    const steps = stepsOf(appset);
+    const entryRef = (e: Entry) => `status.applicationStatus[${e.name}]`;
+    for (const e of entries) {
+        const app = e.app;
+        const st = e.status;
+        if (!app) {
+            if (st)
+                out.push({
+                    kind: "DeletedApplication",
+                    application: e.name,
+                    step: e.step,
+                    message: `the rollout has an entry for ${e.name} (step ${st.step}, ${st.status}), but no such Application exists: ${st.status === "Healthy" ? "it is counted as done" : `step ${st.step} waits for it`}`,
+                    evidence: [
+                        { object: setRef(appset), field: `${entryRef(e)}.status`, value: String(st.status), time: st.lastTransitionTime },
+                    ],
+                    todo: `have the ApplicationSet controller rewrite its status (kubectl annotate applicationset -n ${appset.metadata?.namespace} ${appset.metadata?.name} argocd.argoproj.io/application-set-refresh=true --overwrite); if the entry stays, restart the ApplicationSet controller`,
+                });
+            continue;
+        }
+        const op = app.status?.operationState;
+        const sync = app.status?.sync?.status;
+        const health = app.status?.health?.status;
+        const failure = input.syncFailure(app);
+        if (failure) {
+            out.push({
+                kind: "SyncFailed",
+                application: e.name,
+                step: e.step,
+                message: `${e.name}${e.step !== null ? ` (step ${e.step})` : ""}: its own sync failed: ${failure.message}`,
+                evidence: failure.evidence,
+                todo:
+                    op?.phase === "Running"
+                        ? `fix the cause in Git: the retries run on the same revision and fail the same way; RollingSync syncs it again only at the next commit`
+                        : `fix the cause in Git and push: RollingSync does not retry a failed sync, the next commit syncs it again (or sync it by hand once fixed: argocd app sync ${e.name})`,
+            });
+        }
+        // a hook the operation still shows Running while its Job has finished
+        if (op?.phase === "Running") {
+            for (const r of op.syncResult?.resources ?? []) {
+                if (!r.hookType || r.hookPhase !== "Running" || r.kind !== "Job") continue;
+                const ns = r.namespace || app.spec?.destination?.namespace;
+                const job = input.job(ns, r.name);
+                const done = (job?.status?.conditions ?? []).find(
+                    (c: any) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
+                );
+                if (!done) continue;
+                out.push({
+                    kind: "HookLeftRunning",
+                    application: e.name,
+                    step: e.step,
+                    message: `${e.name}: its ${r.hookType} hook Job ${ns}/${r.name} is ${done.type === "Complete" ? "complete" : "failed"}, but the sync operation still shows it Running: the operation waits for a hook that has ended`,
+                    evidence: [
+                        {
+                            object: appRef(app),
+                            field: `status.operationState.syncResult.resources[Job ${ns}/${r.name}].hookPhase`,
+                            value: "Running",
+                            time: op.startedAt,
+                        },
+                        {
+                            object: `Job ${ns}/${r.name}`,
+                            field: `status.conditions[${done.type}]`,
+                            value: "True",
+                            time: done.lastTransitionTime,
+                        },
+                    ],
+                    todo: `end the operation (argocd app terminate-op ${e.name}) and sync again; check the hook's finalizers and hook-delete-policy`,
+                });
+            }
+        }
+        if (!st) continue;
+        // RollingSync moves an entry to Healthy only when the Application is Synced and Healthy
+        if (
+            st.status === "Progressing" &&
+            health === "Healthy" &&
+            sync !== "Synced" &&
+            !failure &&
+            op?.phase !== "Running" &&
+            !app.operation
+        ) {
+            out.push({
+                kind: "HealthyNotSynced",
+                application: e.name,
+                step: e.step,
+                message: `${e.name} (step ${e.step}) is Healthy but ${sync ?? "not Synced"}: RollingSync counts a step done only when its Applications are Synced and Healthy, so step ${e.step} waits for it`,
+                evidence: [
+                    { object: appRef(app), field: "status.sync.status", value: String(sync) },
+                    { object: appRef(app), field: "status.health.status", value: String(health) },
+                    { object: setRef(appset), field: `${entryRef(e)}.status`, value: "Progressing", time: st.lastTransitionTime },
+                ],
+                todo: `see what differs (argocd app diff ${e.name}): a field something else changes belongs in ignoreDifferences; then sync it (argocd app sync ${e.name})`,
+            });
+        }
+        if (st.status === "Pending" && ageSeconds(st.lastTransitionTime, now) > stuckAfterSeconds) {
+            const since = st.lastTransitionTime;
+            const reconciledAt = app.status?.reconciledAt;
+            const why =
+                reconciledAt && !(seconds(reconciledAt) > seconds(since))
+                    ? `the application controller has not reconciled it since (reconciledAt ${reconciledAt}): is the application controller running, or is its queue behind?`
+                    : app.operation && !(seconds(op?.startedAt) > seconds(since))
+                      ? `a sync is requested (.operation) but the application controller has not started it: is it running, or busy with another operation of this Application?`
+                      : op
+                        ? `its last sync started at ${op.startedAt}, not after the entry went Pending: the ApplicationSet controller's sync never reached it (a sync started within that same second does not count)`
+                        : `it has never been synced: the ApplicationSet controller's sync never reached it`;
+            out.push({
+                kind: "PendingNotProgressing",
+                application: e.name,
+                step: e.step,
+                message: `${e.name} (step ${e.step}) has been Pending since ${since} and never turned Progressing: ${why}`,
+                evidence: [
+                    { object: setRef(appset), field: `${entryRef(e)}.status`, value: "Pending", time: since },
+                    { object: appRef(app), field: "status.operationState.startedAt", value: String(op?.startedAt ?? "(none)") },
+                    { object: appRef(app), field: "status.reconciledAt", value: String(reconciledAt ?? "(none)") },
+                ],
+                todo: `check the application controller's log for ${e.name}; a sync started by hand (argocd app sync ${e.name}) moves the entry on`,
+            });
+        }
+        // maxUpdate: Waiting entries of the current step held by the Pending and Progressing ones
+        if (st.status === "Waiting" && e.step === current && current !== null) {
+            const step = steps[current - 1];
+            const inStep = entries.filter((x) => x.step === current && x.status);
+            const limit = maxUpdateLimit(step?.maxUpdate, inStep.length);
+            const updating = inStep.filter((x) => x.status.status === "Pending" || x.status.status === "Progressing");
+            if (limit !== null && Number.isFinite(limit) && limit >= 1 && updating.length >= limit)
+                out.push({
+                    kind: "MaxUpdateHolding",
+                    application: e.name,
+                    step: current,
+                    message: `${e.name} (step ${current}) is not allowed to update yet: ${updating.length}/${limit} in step ${current} (maxUpdate ${JSON.stringify(step.maxUpdate)}) are updating: ${updating.map((x) => `${x.name} (${x.status.status})`).join(", ")}`,
+                    evidence: [
+                        {
+                            object: setRef(appset),
+                            field: `spec.strategy.rollingSync.steps[${current - 1}].maxUpdate`,
+                            value: JSON.stringify(step.maxUpdate),
+                        },
+                        { object: setRef(appset), field: `${entryRef(e)}.status`, value: "Waiting", time: st.lastTransitionTime },
+                    ],
+                    todo: `it moves as those become Healthy; if one of them is stuck, see its finding; raise maxUpdate to update more at once`,
+                });
+        }
+    }
+    return out;
+}
+
+/** The silent skip as a finding (#29240, #29410): diagnose.ts finds them (its `skipped`). */
+export function skipFinding(
+    appset: any,
+    app: any,
+    s: { application: string; step: number; runs: string; shouldRun: string; remedy: string },
+): Finding {
+    const entry = (appset.status?.applicationStatus ?? []).find((x: any) => x.application === s.application);
+    return {
+        kind: "HealthyOutOfSync",
+        application: s.application,
+        step: s.step,
+        message: `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}`,
+        evidence: [
+            {
+                object: setRef(appset),
+                field: `status.applicationStatus[${s.application}].status`,
+                value: "Healthy",
+                time: entry?.lastTransitionTime,
+            },
+            { object: appRef(app), field: "status.sync.status", value: String(app.status?.sync?.status) },
+            {
+                object: appRef(app),
+                field: "status.operationState.syncResult.revision",
+                value: String(app.status?.operationState?.syncResult?.revision ?? "(none)"),
+                time: app.status?.operationState?.finishedAt,
+            },
+        ],
+        todo: s.remedy,
+    };
+}
+
+/** Argo CD 3.6's own condition on the rollout's configuration, where the controller writes it. */
+function conditionFindings(appset: any): Finding[] {
+    return (appset.status?.conditions ?? [])
+        .filter((c: any) => c.type === "InvalidRolloutConfig" && c.status !== "False")
+        .map((c: any) => ({
+            kind: "InvalidRolloutConfig" as const,
+            application: null,
+            step: null,
+            message: `Argo CD's ApplicationSet controller says the rollout's configuration is invalid (its InvalidRolloutConfig condition, Argo CD 3.6 and later): ${c.message}`,
+            evidence: [
+                {
+                    object: setRef(appset),
+                    field: "status.conditions[InvalidRolloutConfig]",
+                    value: String(c.message),
+                    time: c.lastTransitionTime,
+                },
+            ],
+            todo: `fix spec.strategy.rollingSync as the condition says`,
+        }));
+}
+
+/** Every finding of a RollingSync ApplicationSet, configuration first, then by step and Application. */
+export function findingsOf(input: FindingsInput): Finding[] {
+    const all = [...conditionFindings(input.appset), ...configFindings(input), ...applicationFindings(input)];
+    const order = (f: Finding) => (f.application === null ? -1e9 : (f.step ?? 1e9));
+    return all
+        .map((f, i) => ({ f, i }))
+        .sort((a, b) => order(a.f) - order(b.f) || a.i - b.i)
+        .map(({ f }) => f);
+}

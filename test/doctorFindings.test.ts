@@ -1,0 +1,395 @@
+/**
+ * The rollout doctor's named findings (lab/doctor/findings.ts): each known way a RollingSync rollout
+ * of v3.5.1 stops or leaves an Application behind, from dumps shaped like v3.5.1's objects (the
+ * shapes of progressive_sync_test.go and the upstream issues each kind names).
+ */
+import * as assert from "assert";
+import { diagnose, Diagnosis, dumpFromList, Finding, toJson } from "../lab/doctor/diagnose";
+import { metricsText } from "../lab/doctor/metrics";
+import { application, appSet, failedPreSync, fieldReport, hookJob, list, minutesAgo, NOW, TenantSpec } from "./helpers/rollout";
+import { crdValidator } from "./helpers/upstream";
+import { runMain } from "./helpers/cli";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+const REV_OLD = "1".repeat(40);
+const REV_NEW = "2".repeat(40);
+
+const diagnosed = (l: any, stuckAfterSeconds = 600): Diagnosis => diagnose(dumpFromList(l), { now: NOW, stuckAfterSeconds })[0];
+const kinds = (d: Diagnosis) => d.findings.map((f) => `${f.kind} ${f.application ?? "-"} ${f.step ?? "-"}`);
+const only = (d: Diagnosis, kind: Finding["kind"]) => d.findings.filter((f) => f.kind === kind);
+
+/** A rollout of these tenants, its Applications, and the objects given. */
+function rollout(tenants: TenantSpec[], opts: { rolloutStep?: number | null; steps?: any[]; extra?: any[]; apps?: boolean } = {}) {
+    const set = appSet("tenants", tenants, { rolloutStep: opts.rolloutStep ?? null });
+    if (opts.steps) set.spec.strategy.rollingSync.steps = opts.steps;
+    return list(set, ...(opts.apps === false ? [] : tenants.map((t) => application(set, t))), ...(opts.extra ?? []));
+}
+
+/** An Application that synced successfully at `revision`, and is now `sync`/`health`. */
+const synced = (sync: string, health: string, revision = REV_NEW, startedMinutesAgo = 30) => ({
+    sync: { status: sync, revision: REV_NEW, comparedTo: { source: { path: "x", targetRevision: "main" } } },
+    health: { status: health },
+    reconciledAt: minutesAgo(1),
+    operationState: {
+        phase: "Succeeded",
+        message: "successfully synced (all tasks run)",
+        startedAt: minutesAgo(startedMinutesAgo),
+        finishedAt: minutesAgo(startedMinutesAgo - 1),
+        operation: { sync: { revision } },
+        syncResult: { revision, resources: [] },
+    },
+});
+
+describe("rollout doctor: named findings", () => {
+    it("the fixtures are valid Argo CD v3.5.1 objects (CRD schemas from install.yaml)", () => {
+        const appsetOk = crdValidator("ApplicationSet");
+        const appOk = crdValidator("Application");
+        for (const l of [raced(), holding(), leftRunning()])
+            for (const o of l.items) {
+                if (o.kind === "ApplicationSet") assert.deepStrictEqual(appsetOk(o), [], o.metadata.name);
+                if (o.kind === "Application") assert.deepStrictEqual(appOk(o), [], o.metadata.name);
+            }
+    });
+
+    describe("given the newcomer's run: mandant-b's hook failed at step 2, and mandant-c raced ahead and its own hook failed too", () => {
+        const d = diagnosed(raced());
+
+        it("then both failing tenants are findings, each with its hook Job, and the rollout is stuck at step 2", () => {
+            assert.strictEqual(d.state, "stuck");
+            assert.strictEqual(d.step, 2);
+            assert.deepStrictEqual(kinds(d), ["SyncFailed mandant-b 2", "SyncFailed mandant-c 3"]);
+            const c = only(d, "SyncFailed")[1];
+            assert.match(
+                c.message,
+                /^mandant-c \(step 3\): its own sync failed: PreSync hook Job mandant-c\/site-setup failed \(BackoffLimitExceeded/,
+            );
+            assert.deepStrictEqual(
+                c.evidence.map((e) => `${e.object} ${e.field}=${e.value}`),
+                [
+                    "Application argocd/mandant-c status.operationState.phase=Failed",
+                    "Application argocd/mandant-c status.operationState.message=one or more synchronization tasks completed unsuccessfully (retried 5 times).",
+                    "Job mandant-c/site-setup status.conditions[Failed].reason=BackoffLimitExceeded",
+                ],
+            );
+            assert.match(c.todo, /RollingSync does not retry a failed sync/);
+        });
+
+        it("then the one line names mandant-c as failing on its own, not only as waiting behind", () => {
+            assert.match(
+                d.summary,
+                /Also failing on its own: mandant-c \(step 3\): its own sync failed: PreSync hook Job mandant-c\/site-setup failed/,
+            );
+        });
+
+        it("then --json carries the findings with their evidence, and the metrics a series per finding", async () => {
+            const j = toJson([d]).applicationSets[0];
+            assert.deepStrictEqual(
+                j.findings.map((f) => [f.kind, f.application, f.step]),
+                [
+                    ["SyncFailed", "mandant-b", 2],
+                    ["SyncFailed", "mandant-c", 3],
+                ],
+            );
+            assert.deepStrictEqual(Object.keys(j.findings[0]), ["kind", "application", "step", "message", "evidence", "todo"]);
+            assert.match(String(j.findings[1].evidence[2].time), /^\d{4}-\d\d-\d\dT/); // the Failed condition's time (upstream job-failed.yaml)
+            assert.strictEqual(j.findings[1].evidence[1].time, null); // a message has no time of its own
+            assert.match(
+                await metricsText([d]),
+                /gitops_lab_rollout_finding\{namespace="argocd",appset="tenants",kind="SyncFailed",step="3",application="mandant-c"\} 1/,
+            );
+        });
+    });
+
+    it("given a finished rollout, then there is no finding", () => {
+        const d = diagnosed(
+            rollout([
+                { name: "mandant-a", step: 1, status: "Healthy" },
+                { name: "mandant-b", step: 2, status: "Healthy" },
+            ]),
+        );
+        assert.strictEqual(d.state, "complete");
+        assert.deepStrictEqual(d.findings, []);
+    });
+
+    it("given the field report, then its one finding is mandant-b's failed sync", () => {
+        assert.deepStrictEqual(kinds(diagnosed(fieldReport())), ["SyncFailed mandant-b 2"]);
+    });
+
+    it("given an entry Healthy while its Application is OutOfSync at the target and no sync since (#29240), then HealthyOutOfSync with the last synced revision", () => {
+        const d = diagnosed(
+            rollout([
+                { name: "mandant-a", step: 1, status: "Healthy" },
+                { name: "mandant-b", step: 2, status: "Healthy", app: synced("OutOfSync", "Healthy", REV_OLD, 90) },
+            ]),
+        );
+        const [f] = only(d, "HealthyOutOfSync");
+        assert.strictEqual(f.application, "mandant-b");
+        assert.match(f.message, /^mandant-b \(step 2\) was skipped: its entry is Healthy but it runs/);
+        assert.deepStrictEqual(
+            f.evidence.map((e) => `${e.field}=${e.value}`),
+            [
+                "status.applicationStatus[mandant-b].status=Healthy",
+                "status.sync.status=OutOfSync",
+                `status.operationState.syncResult.revision=${REV_OLD}`,
+            ],
+        );
+        assert.match(f.todo, /push one, or sync it by hand \(argocd app sync mandant-b\)/);
+    });
+
+    it("given step 2 held by an Application Healthy but OutOfSync after a successful sync (#19771), then HealthyNotSynced: a step needs both", () => {
+        const d = diagnosed(
+            rollout(
+                [
+                    { name: "mandant-a", step: 1, status: "Healthy" },
+                    { name: "mandant-b", step: 2, status: "Progressing", since: 30, app: synced("OutOfSync", "Healthy") },
+                    { name: "mandant-c", step: 3, status: "Waiting" },
+                ],
+                { rolloutStep: 2 },
+            ),
+        );
+        assert.deepStrictEqual(kinds(d), ["HealthyNotSynced mandant-b 2"]);
+        assert.match(
+            only(d, "HealthyNotSynced")[0].message,
+            /is Healthy but OutOfSync: RollingSync counts a step done only when its Applications are Synced and Healthy/,
+        );
+        assert.match(only(d, "HealthyNotSynced")[0].todo, /argocd app diff mandant-b/);
+    });
+
+    describe("given an entry Pending past --stuck-after (#12459, #13926, #19535, #20576)", () => {
+        const pending = (app: any, since = 30) =>
+            diagnosed(
+                rollout(
+                    [
+                        { name: "mandant-a", step: 1, status: "Healthy" },
+                        { name: "mandant-b", step: 2, status: "Pending", since, app },
+                    ],
+                    { rolloutStep: 2 },
+                ),
+            );
+
+        it("when the application controller has not reconciled it since, then PendingNotProgressing says so, with the times", () => {
+            const [f] = only(
+                pending({ ...synced("OutOfSync", "Healthy", REV_OLD, 90), reconciledAt: minutesAgo(40) }),
+                "PendingNotProgressing",
+            );
+            assert.match(
+                f.message,
+                /has been Pending since .* and never turned Progressing: the application controller has not reconciled it since/,
+            );
+            assert.deepStrictEqual(
+                f.evidence.map((e) => `${e.field}=${e.value}`),
+                [
+                    "status.applicationStatus[mandant-b].status=Pending",
+                    `status.operationState.startedAt=${minutesAgo(90)}`,
+                    `status.reconciledAt=${minutesAgo(40)}`,
+                ],
+            );
+        });
+
+        it("when it was reconciled since but its last sync started before the entry went Pending, then the sync never reached it", () => {
+            const [f] = only(pending(synced("OutOfSync", "Healthy", REV_OLD, 90)), "PendingNotProgressing");
+            assert.match(
+                f.message,
+                /its last sync started at .*, not after the entry went Pending: the ApplicationSet controller's sync never reached it/,
+            );
+        });
+
+        it("when it has been Pending for less than --stuck-after, then it is no finding", () => {
+            assert.deepStrictEqual(only(pending(synced("OutOfSync", "Healthy", REV_OLD, 90), 5), "PendingNotProgressing"), []);
+        });
+    });
+
+    it("given steps that select mandant-c twice and mandant-d never, then SelectedTwice and NotSelected (step -1, #18817, #13501)", () => {
+        const d = diagnosed(
+            rollout(
+                [
+                    { name: "mandant-a", step: 1, status: "Healthy" },
+                    { name: "mandant-c", step: 1, status: "Healthy" },
+                    { name: "mandant-d", step: -1, status: "Waiting" },
+                ],
+                {
+                    steps: [
+                        { matchExpressions: [{ key: "example.org/tenant", operator: "In", values: ["mandant-a", "mandant-c"] }] },
+                        { matchExpressions: [{ key: "example.org/tenant", operator: "In", values: ["mandant-c"] }] },
+                    ],
+                },
+            ),
+        );
+        assert.deepStrictEqual(kinds(d), ["NotSelected mandant-d -1", "SelectedTwice mandant-c 1"]);
+        assert.match(only(d, "NotSelected")[0].message, /selected by no step \(its step is -1\): the rollout never syncs it/);
+        assert.match(only(d, "SelectedTwice")[0].message, /selected by steps 1 and 2/);
+    });
+
+    it("given a step with no matchExpressions, one that selects nothing, an operator v3.5.1 does not know and invalid maxUpdates, then each is named", () => {
+        const d = diagnosed(
+            rollout([{ name: "mandant-a", step: 1, status: "Healthy" }], {
+                steps: [
+                    { matchExpressions: [{ key: "example.org/tenant", operator: "Exists" }], maxUpdate: 0 },
+                    { matchExpressions: [{ key: "example.org/tennant", operator: "In", values: ["mandant-a"] }], maxUpdate: "half" },
+                    { matchExpressions: [], maxUpdate: "0%" },
+                ],
+            }),
+        );
+        assert.deepStrictEqual(
+            kinds(d).filter((k) => !k.startsWith("NotSelected") && !k.startsWith("SelectedTwice")),
+            [
+                "InvalidOperator - 1",
+                "EmptyStep - 1",
+                "InvalidMaxUpdate - 1",
+                "EmptyStep - 2",
+                "InvalidMaxUpdate - 2",
+                "EmptyStep - 3",
+                "InvalidMaxUpdate - 3",
+            ],
+        );
+        const msg = (k: string, step: number) => d.findings.find((f) => f.kind === k && f.step === step)!.message;
+        assert.match(
+            msg("InvalidOperator", 1),
+            /understands only In and NotIn, so this step selects exactly the Applications without the label/,
+        );
+        assert.match(msg("InvalidMaxUpdate", 1), /no Application of step 1 is ever allowed to update: the step never moves/);
+        assert.match(msg("InvalidMaxUpdate", 2), /v3\.5\.1 reads it as no limit at all/);
+        assert.match(msg("EmptyStep", 2), /selects no Application/);
+        assert.match(msg("EmptyStep", 3), /has no matchExpressions: it selects every Application \(1\)/);
+    });
+
+    it("given maxUpdate 1 and one Application of the step Progressing, then the Waiting ones are held: 'not allowed to update yet, 1/1 in step 1' (#16881)", () => {
+        const d = diagnosed(holding());
+        assert.deepStrictEqual(kinds(d), ["MaxUpdateHolding mandant-b 1", "MaxUpdateHolding mandant-c 1"]);
+        assert.match(
+            only(d, "MaxUpdateHolding")[0].message,
+            /^mandant-b \(step 1\) is not allowed to update yet: 1\/1 in step 1 \(maxUpdate 1\) are updating: mandant-a \(Progressing\)$/,
+        );
+    });
+
+    it("given a status entry of an Application that was deleted (#13331), then DeletedApplication, and the step's line names it Missing", () => {
+        const tenants: TenantSpec[] = [
+            { name: "mandant-a", step: 1, status: "Healthy" },
+            { name: "mandant-x", step: 2, status: "Progressing" },
+        ];
+        const set = appSet("tenants", tenants, { rolloutStep: 2 });
+        const d = diagnosed(list(set, application(set, tenants[0])));
+        assert.deepStrictEqual(kinds(d), ["DeletedApplication mandant-x 2"]);
+        assert.match(only(d, "DeletedApplication")[0].message, /no such Application exists: step 2 waits for it/);
+        assert.match(only(d, "DeletedApplication")[0].todo, /application-set-refresh=true/);
+    });
+
+    it("given a PreSync hook the operation shows Running while its Job is complete (#4979, #15292), then HookLeftRunning with both sides", () => {
+        const d = diagnosed(leftRunning());
+        assert.deepStrictEqual(kinds(d), ["HookLeftRunning mandant-b 2"]);
+        const [f] = only(d, "HookLeftRunning");
+        assert.deepStrictEqual(
+            f.evidence.map((e) => `${e.object} ${e.field}=${e.value}`),
+            [
+                "Application argocd/mandant-b status.operationState.syncResult.resources[Job mandant-b/site-setup].hookPhase=Running",
+                "Job mandant-b/site-setup status.conditions[Complete]=True",
+            ],
+        );
+        assert.match(f.todo, /argocd app terminate-op mandant-b/);
+    });
+
+    it("given Argo CD's own InvalidRolloutConfig condition (3.6), then it is read and said to be Argo CD's", () => {
+        const l = rollout([{ name: "mandant-a", step: 1, status: "Healthy" }]);
+        l.items[0].status.conditions.push({
+            type: "InvalidRolloutConfig",
+            status: "True",
+            reason: "InvalidRolloutConfig",
+            message: "Application mandant-a is selected by more than one step",
+            lastTransitionTime: minutesAgo(5),
+        });
+        const [f] = only(diagnosed(l), "InvalidRolloutConfig");
+        assert.match(
+            f.message,
+            /its InvalidRolloutConfig condition, Argo CD 3\.6 and later\): Application mandant-a is selected by more than one step$/,
+        );
+    });
+
+    it("given the newcomer's dump, when doctor --from reads it, then it exits 1 and prints each finding with what to do and its evidence", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "findings-"));
+        try {
+            fs.writeFileSync(path.join(dir, "dump.json"), JSON.stringify(raced()));
+            const r = await runMain("doctor", ["--from", path.join(dir, "dump.json")]);
+            assert.strictEqual(r.code, 1, r.stderr);
+            assert.match(
+                r.stdout,
+                /^- SyncFailed: mandant-c \(step 3\): its own sync failed: PreSync hook Job mandant-c\/site-setup failed/m,
+            );
+            assert.match(r.stdout, /^ {2}what to do: fix the cause in Git and push/m);
+            assert.match(r.stdout, /^ {4}Job mandant-c\/site-setup status\.conditions\[Failed\]\.reason: BackoffLimitExceeded \(\S+\)$/m);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
+/** The newcomer's run at the tenants stall: mandant-c raced ahead into step 3 and its own hook failed (a race v3.5.1 allows). */
+function raced(): any {
+    const tenants: TenantSpec[] = [
+        { name: "mandant-a", step: 1, status: "Healthy", since: 70 },
+        { name: "mandant-b", step: 2, status: "Progressing", since: 58, app: failedPreSync("site-setup", "mandant-b", false) },
+        { name: "mandant-c", step: 3, status: "Progressing", since: 57, app: failedPreSync("site-setup", "mandant-c", false) },
+        { name: "mandant-d", step: 4, status: "Waiting", since: 75 },
+    ];
+    const set = appSet("tenants", tenants, { rolloutStep: 2, since: 58 });
+    return list(
+        set,
+        ...tenants.map((t) => application(set, t)),
+        hookJob("mandant-b", "site-setup", "failed"),
+        hookJob("mandant-c", "site-setup", "failed"),
+    );
+}
+
+/** maxUpdate 1 in a step of three: one Progressing, two Waiting. */
+function holding(): any {
+    const tenants: TenantSpec[] = [
+        { name: "mandant-a", step: 1, status: "Progressing", since: 3, app: { health: { status: "Progressing" } } },
+        { name: "mandant-b", step: 1, status: "Waiting" },
+        { name: "mandant-c", step: 1, status: "Waiting" },
+    ];
+    const set = appSet("tenants", tenants, { rolloutStep: 1 });
+    set.spec.strategy.rollingSync.steps[0].maxUpdate = 1;
+    return list(set, ...tenants.map((t) => application(set, t)));
+}
+
+/** mandant-b's operation still shows its PreSync hook Running; the Job completed an hour ago. */
+function leftRunning(): any {
+    const tenants: TenantSpec[] = [
+        { name: "mandant-a", step: 1, status: "Healthy" },
+        {
+            name: "mandant-b",
+            step: 2,
+            status: "Progressing",
+            since: 70,
+            app: {
+                sync: { status: "OutOfSync", revision: REV_NEW },
+                health: { status: "Healthy" },
+                operationState: {
+                    phase: "Running",
+                    message: "waiting for completion of hook batch/Job/site-setup",
+                    startedAt: minutesAgo(70),
+                    operation: { sync: { revision: REV_NEW } },
+                    syncResult: {
+                        revision: REV_NEW,
+                        resources: [
+                            {
+                                group: "batch",
+                                version: "v1",
+                                kind: "Job",
+                                namespace: "mandant-b",
+                                name: "site-setup",
+                                hookType: "PreSync",
+                                hookPhase: "Running",
+                                message: "",
+                                syncPhase: "PreSync",
+                            },
+                        ],
+                    },
+                },
+            },
+        },
+    ];
+    const set = appSet("tenants", tenants, { rolloutStep: 2 });
+    return list(set, ...tenants.map((t) => application(set, t)), hookJob("mandant-b", "site-setup", "complete"));
+}
