@@ -7,6 +7,7 @@ import { bench } from "./bench";
 import { buildRealPlaneCommand } from "./buildRealPlane";
 import { Command, EXIT, runCommand } from "./command";
 import { doctor } from "./doctor";
+import { kubectlPlugin } from "./kubectlPlugin";
 import { nodeCommand } from "./node";
 import { preflight } from "./preflight";
 import { simulate } from "./simulate";
@@ -23,6 +24,7 @@ export const COMMANDS: Command[] = [
     simulate,
     verify,
     doctor,
+    kubectlPlugin,
     bench,
     buildRealPlaneCommand,
     nodeCommand,

@@ -96,7 +96,7 @@ describe("gitops-lab: one command line", function () {
         assert.strictEqual(r.code, 2);
         assert.match(
             r.stderr,
-            /^gitops-lab: unknown command "nope"; one of: up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, bench, build-real-plane, node\n$/,
+            /^gitops-lab: unknown command "nope"; one of: up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, kubectl-plugin, bench, build-real-plane, node\n$/,
         );
         const o = runCli("verify", ["--nope"]);
         assert.strictEqual(o.code, 2);

@@ -19,6 +19,10 @@ import { FakeKube } from "../sim/fakeApi";
 import { appSet, fieldReport } from "./helpers/rollout";
 import { expect, pending, succeeded } from "./helpers/expect";
 import { tenantsAt } from "./helpers/tenantsAt";
+import { runMain } from "./helpers/cli";
+
+/** The kubectl on PATH (the plugin test gives kubectl a PATH of its own). */
+const kubectlPath = () => spawnSync("sh", ["-c", "command -v kubectl"], { encoding: "utf8" }).stdout.trim();
 
 describe("the rollout doctor in the cluster", function () {
     this.timeout(120_000);
@@ -80,6 +84,75 @@ describe("the rollout doctor in the cluster", function () {
         } finally {
             await at.stop();
         }
+    });
+
+    describe("as a kubectl plugin (gitops-lab kubectl-plugin)", () => {
+        let bin: string;
+        before(async () => {
+            bin = fs.mkdtempSync(path.join(os.tmpdir(), "doctor-plugin-"));
+            const r = await runMain("kubectl-plugin", ["--out", bin]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, /^wrote .*\/kubectl-rollout_doctor \(\d+ KB; it needs only node on PATH\)$/m);
+        });
+        after(() => fs.rmSync(bin, { recursive: true, force: true }));
+        /** Only node, kubectl and the plugin on PATH; no HOME, so kubectl and the plugin know only what they are given. */
+        const env = (extra: NodeJS.ProcessEnv = {}) => ({
+            PATH: [bin, path.dirname(process.execPath), path.dirname(kubectlPath())].join(path.delimiter),
+            ...extra,
+        });
+
+        it("is one executable file behind a node line, and kubectl lists it", () => {
+            const file = path.join(bin, "kubectl-rollout_doctor");
+            assert.ok(fs.statSync(file).mode & 0o100, "executable");
+            assert.match(fs.readFileSync(file, "utf8").split("\n")[0], /^#!\/usr\/bin\/env node$/);
+            const list = spawnSync("kubectl", ["plugin", "list"], { cwd: dir, encoding: "utf8", env: env() });
+            assert.match(list.stdout, /kubectl-rollout_doctor/, list.stderr);
+        });
+
+        it("given a dump, when kubectl rollout-doctor --from reads it from a folder with no node_modules, then it names the stuck step and exits 1", () => {
+            const dumpFile = path.join(dir, "plugin-bundle.json");
+            fs.writeFileSync(dumpFile, JSON.stringify(fieldReport()));
+            const r = spawnSync("kubectl", ["rollout-doctor", "--from", dumpFile], { cwd: dir, encoding: "utf8", env: env() });
+            assert.strictEqual(r.status, 1, r.stderr);
+            assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed/);
+        });
+
+        it("given the served tenants stall and only a kubeconfig (KUBECONFIG), when kubectl rollout-doctor runs, then it names the hook's error from its Pod's log", async () => {
+            const at = await tenantsAt(2);
+            try {
+                await at.givenUp();
+                const kc = path.join(dir, "plugin-kubeconfig");
+                fs.writeFileSync(kc, at.lab.kubeconfig);
+                // not spawnSync: the simulated API answers from this process
+                const once = () =>
+                    new Promise<{ code: number | null; stdout: string }>((resolve) => {
+                        const child = spawn("kubectl", ["rollout-doctor", "--appset", "tenants"], {
+                            cwd: dir,
+                            env: env({ KUBECONFIG: kc }),
+                        });
+                        let stdout = "";
+                        child.stdout.on("data", (d) => (stdout += d));
+                        child.on("exit", (code) => resolve({ code, stdout }));
+                    });
+                const named =
+                    /rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable\."/;
+                let out = await once();
+                await expect(async () => (named.test(out.stdout) ? succeeded() : ((out = await once()), pending(out.stdout))), {
+                    timeoutMs: 60_000,
+                    intervalMs: 500,
+                });
+                assert.strictEqual(out.code, 1, out.stdout);
+            } finally {
+                await at.stop();
+            }
+        });
+
+        it("given --out a folder that does not exist, then one line says so, and nothing is written", async () => {
+            const r = await runMain("kubectl-plugin", ["--out", path.join(bin, "missing")]);
+            assert.strictEqual(r.code, 2);
+            assert.match(r.stderr, /--out .*missing is not a directory; create it or name another/);
+            assert.deepStrictEqual(fs.readdirSync(bin), ["kubectl-rollout_doctor"]);
+        });
     });
 
     it("the bundle fits a ConfigMap (1 MiB) gzipped and base64-encoded", () => {

@@ -11,11 +11,12 @@
  * matches the simulation's at v3.5.1's timings, or the difference is written down below with its reason.
  */
 import * as assert from "assert";
-import { execFileSync } from "child_process";
+import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { doctorBundle } from "../../components/rolloutDoctor";
+import { PLUGIN_FILE, pluginText } from "../../cli/kubectlPlugin";
 import { DOCTOR_METRICS_PORT, DOCTOR_NAME, DOCTOR_NAMESPACE, DOCTOR_RBAC_RULES, rolloutDoctorManifests } from "../../lab/doctor/inCluster";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { pollUntil } from "../../lab/ports/wait";
@@ -163,6 +164,8 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
     let doctor: DoctorRun;
     let doctorWithoutLogs: DoctorRun;
     let kubectlLogs: string;
+    let plugin: { code: number | null; stdout: string; stderr: string };
+    const racedAndFailed: string[] = [];
     let verified: CliResult;
     /** Each hook Pod's end, from a watch (`namespace/pod exit N`). */
     const hookRuns: string[] = [];
@@ -203,6 +206,26 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
                 ["--kubeconfig", lab.kubeconfigFile, "logs", "-n", "mandant-b", failed[0].metadata.name],
                 { encoding: "utf8" },
             );
+            // the kubectl plugin, from a folder with nothing but it, with only the lab's kubeconfig
+            const bin = fs.mkdtempSync(path.join(os.tmpdir(), "real-tenants-plugin-"));
+            fs.writeFileSync(path.join(bin, PLUGIN_FILE), pluginText(doctorBundle().js), { mode: 0o755 });
+            const kubectlDir = path.dirname(execFileSync("sh", ["-c", "command -v kubectl"], { encoding: "utf8" }).trim());
+            // a tenant that raced ahead into 1.2.0 (v3.5.1 allows it) and whose hook Job has failed, as the plugin runs
+            for (const other of ["mandant-c", "mandant-d"])
+                if (
+                    (await cluster.listJobs(other)).some((j: any) =>
+                        (j.status?.conditions ?? []).some((c: any) => c.type === "Failed" && c.status === "True"),
+                    )
+                )
+                    racedAndFailed.push(other);
+            const run = spawnSync("kubectl", ["rollout-doctor", "--appset", "tenants"], {
+                cwd: bin,
+                encoding: "utf8",
+                env: { PATH: [bin, path.dirname(process.execPath), kubectlDir].join(path.delimiter), KUBECONFIG: lab.kubeconfigFile },
+                timeout: 120_000,
+            });
+            plugin = { code: run.status, stdout: run.stdout, stderr: run.stderr };
+            fs.rmSync(bin, { recursive: true, force: true });
             doctor = await doctorPod(lab, DOCTOR_NAMESPACE, DOCTOR_NAME, DOCTOR_RBAC_RULES);
             doctorWithoutLogs = await doctorPod(
                 lab,
@@ -245,6 +268,17 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
         // and kubectl logs shows it, through the API server's pods/log and the kubelet
         assert.match(kubectlLogs, /^site-setup: release 1\.2\.0 for tenant mandant-b$/m);
         assert.match(kubectlLogs, HOOK_ERROR);
+    });
+
+    it("kubectl rollout-doctor (the kubectl plugin, with only the lab's kubeconfig) names the stall and the hook's error from the real Pod log, and every other tenant whose own hook failed", () => {
+        assert.strictEqual(plugin.code, 1, `${plugin.stdout}${plugin.stderr}`);
+        assert.match(plugin.stdout, /^tenants: rollout stuck at step 2 of 4 .*mandant-b: PreSync hook Job mandant-b\/site-setup failed/);
+        assert.match(plugin.stdout, HOOK_ERROR);
+        assert.match(plugin.stdout, /^- SyncFailed: mandant-b \(step 2\): its own sync failed/m);
+        // a tenant that raced ahead and whose own hook Job had failed is named as failing, not only as waiting
+        for (const other of racedAndFailed)
+            assert.match(plugin.stdout, new RegExp(`^- SyncFailed: ${other} \\(step \\d\\): its own sync failed`, "m"));
+        if (racedAndFailed.length) console.log(`  raced ahead and failed on its own: ${racedAndFailed.join(", ")}`);
     });
 
     it("the doctor's Pod, as its ServiceAccount with the component's ClusterRole and nothing more, names the stall from the Pod log, posts its Event and serves its metrics", () => {

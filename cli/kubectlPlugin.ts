@@ -1,0 +1,54 @@
+/**
+ * gitops-lab kubectl-plugin [--out DIR]: writes the rollout doctor as a kubectl plugin,
+ * DIR/kubectl-rollout_doctor (default /usr/local/bin): one self-contained file (the doctor's esbuild
+ * bundle behind a `#!/usr/bin/env node` line) that needs only Node on the host, no checkout and no
+ * node_modules. kubectl finds it on PATH: `kubectl rollout-doctor [doctor's options]`.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { Command, stringOption, UsageError } from "./command";
+
+export const PLUGIN_FILE = "kubectl-rollout_doctor";
+
+/** The plugin's text: the doctor's bundle, run by the node on PATH. */
+export function pluginText(bundleJs: string): string {
+    return `#!/usr/bin/env node\n${bundleJs}`;
+}
+
+export const kubectlPlugin: Command = {
+    name: "kubectl-plugin",
+    summary: "write the rollout doctor as a kubectl plugin (kubectl rollout-doctor): one file that needs only Node",
+    usage: "kubectl-plugin [--out DIR]",
+    details: [
+        `--out DIR   where ${PLUGIN_FILE} goes (default /usr/local/bin); kubectl finds plugins on PATH`,
+        "then: kubectl rollout-doctor [--from FILE] [--appset NAME] [--json] [--watch …] (gitops-lab doctor --help for every option);",
+        "it reads the cluster of kubectl's kubeconfig ($KUBECONFIG or ~/.kube/config, or --kubeconfig FILE) and changes nothing but Events with --watch",
+    ],
+    options: { out: { type: "string" } },
+    async run(values) {
+        const dir = path.resolve(stringOption(values, "out") ?? "/usr/local/bin");
+        if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+            throw new UsageError(`--out ${dir} is not a directory; create it or name another (see gitops-lab kubectl-plugin --help)`);
+        // the bundle is built by the component's builder, loaded only here: the other commands need no esbuild
+        const { doctorBundle } = await import("../components/rolloutDoctor");
+        const file = path.join(dir, PLUGIN_FILE);
+        // written whole or not at all: a temporary file beside it, then renamed into place
+        const tmp = path.join(dir, `.${PLUGIN_FILE}.${process.pid}.tmp`);
+        try {
+            fs.writeFileSync(tmp, pluginText(doctorBundle().js), { mode: 0o755 });
+            fs.chmodSync(tmp, 0o755); // whatever the umask
+            fs.renameSync(tmp, file);
+        } catch (e: any) {
+            fs.rmSync(tmp, { force: true });
+            throw new Error(`cannot write ${file} (${e.code ?? e.message}): is ${dir} writable? (choose another with --out)`);
+        }
+        const onPath = (process.env.PATH ?? "").split(path.delimiter).some((p) => p && path.resolve(p) === dir);
+        console.log(`wrote ${file} (${Math.round(fs.statSync(file).size / 1024)} KB; it needs only node on PATH)`);
+        console.log(
+            onPath
+                ? "run it: kubectl rollout-doctor [--from FILE] [--appset NAME] [--json]   (kubectl plugin list shows it)"
+                : `${dir} is not on PATH: add it (export PATH="${dir}:$PATH"), then kubectl rollout-doctor …`,
+        );
+        return 0;
+    },
+};
