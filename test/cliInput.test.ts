@@ -137,3 +137,81 @@ describe("options are checked as a set (before anything runs)", () => {
         }
     });
 });
+
+describe("a cluster that does not answer, a port in use: one line with what to do", function () {
+    this.timeout(120_000);
+    /** A kubeconfig whose server is `server`. */
+    const kubeconfigFor = (dir: string, server: string) => {
+        const file = path.join(dir, "kubeconfig");
+        fs.writeFileSync(
+            file,
+            [
+                "apiVersion: v1",
+                "kind: Config",
+                `clusters: [{name: c, cluster: {server: "${server}"}}]`,
+                "users: [{name: u, user: {token: x}}]",
+                "contexts: [{name: c, context: {cluster: c, user: u}}]",
+                "current-context: c",
+            ].join("\n"),
+        );
+        return file;
+    };
+
+    it("given a kubeconfig whose server refuses connections, then doctor says nothing answers there and what to check, not ECONNREFUSED", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "refused-"));
+        // a port that was just free: nothing listens on it
+        const port = await new Promise<number>((resolve) => {
+            const s = require("net").createServer();
+            s.listen(0, "127.0.0.1", () => {
+                const p = s.address().port;
+                s.close(() => resolve(p));
+            });
+        });
+        try {
+            const r = runCli("doctor", ["--kubeconfig", kubeconfigFor(dir, `https://127.0.0.1:${port}`)]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                new RegExp(
+                    `^gitops-lab doctor: cannot read the cluster: list applicationsets: nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\): is the cluster running, and is this its kubeconfig\\? \\(--kubeconfig FILE, or \\$KUBECONFIG\\)\\n$`,
+                ),
+            );
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it("given a kubeconfig whose server's host does not resolve, then doctor says so and names the kubeconfig's server line", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "unresolved-"));
+        try {
+            const r = runCli("doctor", ["--kubeconfig", kubeconfigFor(dir, "https://no-such-host.invalid:6443")]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /^gitops-lab doctor: cannot read the cluster: list applicationsets: the API server's host in https:\/\/no-such-host\.invalid:6443 (does not resolve|could not be resolved now)/,
+            );
+            assert.doesNotMatch(r.stderr, /ENOTFOUND|EAI_AGAIN|getaddrinfo/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it("given --metrics-port a port another process listens on, then doctor --watch says it is in use and to choose another", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "inuse-"));
+        const server = require("net").createServer();
+        await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
+        try {
+            fs.writeFileSync(path.join(dir, "dump.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
+            const port = server.address().port;
+            const r = runCli("doctor", ["--from", path.join(dir, "dump.json"), "--watch", "--metrics-port", String(port)]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.strictEqual(
+                r.stderr,
+                `gitops-lab doctor: port ${port} is in use by another process: choose another --metrics-port (or stop that process)\n`,
+            );
+        } finally {
+            server.close();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});

@@ -199,7 +199,15 @@ export function serveMetrics(watcher: RolloutWatcher, port: number, host = "0.0.
         );
     });
     return new Promise((resolve, reject) => {
-        server.once("error", reject);
+        server.once("error", (e: any) =>
+            reject(
+                e?.code === "EADDRINUSE"
+                    ? new Error(`port ${port} is in use by another process: choose another --metrics-port (or stop that process)`)
+                    : e?.code === "EACCES"
+                      ? new Error(`port ${port} needs privileges this process lacks: choose a port above 1023 for --metrics-port`)
+                      : e,
+            ),
+        );
         server.listen(port, host, () => resolve(server));
     });
 }

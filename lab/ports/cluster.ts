@@ -105,9 +105,31 @@ function explain(what: string, e: any): Error {
     } catch {
         /* keep the raw body */
     }
-    const err = new Error(`${what}: ${e?.code ? `HTTP ${e.code} ` : ""}${msg ?? e?.message ?? String(e)}`);
+    const unreachable = unreachableLine(e);
+    const err = new Error(
+        unreachable ? `${what}: ${unreachable}` : `${what}: ${e?.code ? `HTTP ${e.code} ` : ""}${msg ?? e?.message ?? String(e)}`,
+    );
     (err as any).code = e?.code;
     return err;
+}
+
+/** What to do when no answer came at all: the network errors Node names, each as one line; undefined for an answer. */
+const UNREACHABLE: Record<string, (server: string) => string> = {
+    ECONNREFUSED: (s) =>
+        `nothing answers at ${s} (connection refused): is the cluster running, and is this its kubeconfig? (--kubeconfig FILE, or $KUBECONFIG)`,
+    ENOTFOUND: (s) => `the API server's host in ${s} does not resolve: check the server: line of the kubeconfig (--kubeconfig FILE)`,
+    EAI_AGAIN: (s) => `the API server's host in ${s} could not be resolved now (DNS): try again, or check the kubeconfig's server: line`,
+    ETIMEDOUT: (s) => `${s} did not answer in time: is the cluster up and reachable from here?`,
+    ECONNRESET: (s) => `${s} closed the connection: is it a Kubernetes API server, and is the cluster still starting?`,
+    EHOSTUNREACH: (s) => `no route to ${s}: is the cluster reachable from this host?`,
+};
+
+function unreachableLine(e: any): string | undefined {
+    const text = String(e?.message ?? "");
+    const code = Object.keys(UNREACHABLE).find((c) => e?.code === c || e?.cause?.code === c || text.includes(c));
+    if (!code) return undefined;
+    const server = /request to (https?:\/\/[^/\s]+)/.exec(text)?.[1] ?? "the API server";
+    return UNREACHABLE[code](server);
 }
 
 export class KubeCluster implements ClusterPort {
