@@ -6,6 +6,7 @@
  *
  * Only what the lab touches is implemented; anything else answers 404 with a Status object.
  */
+import { applyPatch, JsonPatchError } from "fast-json-patch";
 import { toTable, wantsTable } from "./tables";
 import { randomUUID } from "crypto";
 import { EventEmitter } from "events";
@@ -118,55 +119,36 @@ export function mergePatch(target: any, patch: any): any {
     return out;
 }
 
-function pointer(path: string): string[] {
-    if (path === "") return [];
-    if (!path.startsWith("/")) throw new HttpError(422, "Invalid", `bad JSON pointer ${path}`);
-    return path
-        .slice(1)
-        .split("/")
-        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-}
-
-/** RFC 6902 JSON patch (add, remove, replace, test). A failed test is a 422, and nothing changes. */
+/**
+ * RFC 6902 JSON patch, applied by fast-json-patch to a copy (a failed operation changes nothing),
+ * its errors answered as the API server answers them: 422 Invalid, with what failed where.
+ */
 export function jsonPatch(doc: any, ops: any[]): any {
-    const out = asJson(doc);
-    for (const op of ops) {
-        const keys = pointer(op.path);
-        const last = keys.pop()!;
-        let parent = out;
-        for (const k of keys) {
-            parent = Array.isArray(parent) ? parent[Number(k)] : parent?.[k];
-            if (parent === undefined) throw new HttpError(422, "Invalid", `path ${op.path} does not exist`);
-        }
-        const has = Array.isArray(parent) ? Number(last) < parent.length : last in parent;
-        switch (op.op) {
-            case "test":
-                if (JSON.stringify(parent[Array.isArray(parent) ? Number(last) : last]) !== JSON.stringify(op.value)) {
-                    throw new HttpError(
-                        422,
-                        "Invalid",
-                        `the server rejected our request due to an error in our request: test failed at ${op.path}`,
-                    );
-                }
-                break;
-            case "replace":
-                if (!has) throw new HttpError(422, "Invalid", `replace: path ${op.path} does not exist`);
-                parent[Array.isArray(parent) ? Number(last) : last] = asJson(op.value);
-                break;
-            case "add":
-                if (Array.isArray(parent)) parent.splice(last === "-" ? parent.length : Number(last), 0, asJson(op.value));
-                else parent[last] = asJson(op.value);
-                break;
-            case "remove":
-                if (!has) throw new HttpError(422, "Invalid", `remove: path ${op.path} does not exist`);
-                if (Array.isArray(parent)) parent.splice(Number(last), 1);
-                else delete parent[last];
-                break;
+    try {
+        return applyPatch(asJson(doc), ops, true, true).newDocument;
+    } catch (e: any) {
+        if (!(e instanceof JsonPatchError)) throw e;
+        const path = (e.operation as any)?.path ?? "";
+        const op = (e.operation as any)?.op ?? "";
+        switch (e.name) {
+            case "TEST_OPERATION_FAILED":
+                throw new HttpError(
+                    422,
+                    "Invalid",
+                    `the server rejected our request due to an error in our request: test failed at ${path}`,
+                );
+            case "OPERATION_PATH_UNRESOLVABLE":
+            case "OPERATION_PATH_ILLEGAL_ARRAY_INDEX":
+            case "OPERATION_VALUE_OUT_OF_BOUNDS":
+                throw new HttpError(422, "Invalid", `${op}: path ${path} does not exist`);
+            case "OPERATION_OP_INVALID":
+                throw new HttpError(422, "Invalid", `unsupported JSON patch op ${op}`);
+            case "OPERATION_PATH_INVALID":
+                throw new HttpError(422, "Invalid", `bad JSON pointer ${path}`);
             default:
-                throw new HttpError(422, "Invalid", `unsupported JSON patch op ${op.op}`);
+                throw new HttpError(422, "Invalid", `the JSON patch is invalid: ${e.message.split("\n")[0]}`);
         }
     }
-    return out;
 }
 
 /** With persistTo, the controllers' own changes (no client has heard of them yet) are saved within this. */

@@ -104,6 +104,33 @@ describe("Argo CD simulation: fake Kubernetes API patches", () => {
         );
         assert.deepStrictEqual(doc, { l: [{ env: "dev" }] });
     });
+    it("JSON patch errors are the API server's 422 Invalid, saying what failed where", () => {
+        const doc = { l: [{ env: "dev" }], m: { a: 1 } };
+        const answer = (ops: any[]) => {
+            try {
+                return JSON.stringify(jsonPatch(doc, ops));
+            } catch (e: any) {
+                return `${e.status ?? e.code} ${e.message}`;
+            }
+        };
+        assert.deepStrictEqual(
+            [
+                answer([{ op: "replace", path: "/x/y", value: 1 }]),
+                answer([{ op: "remove", path: "/m/b" }]),
+                answer([{ op: "bogus", path: "/m" }]),
+                answer([{ op: "add", path: "m", value: 1 }]),
+                answer([{ op: "add", path: "/l/-", value: { env: "x" } }]),
+            ],
+            [
+                "422 replace: path /x/y does not exist",
+                "422 remove: path /m/b does not exist",
+                "422 unsupported JSON patch op bogus",
+                "422 bad JSON pointer m",
+                '{"l":[{"env":"dev"},{"env":"x"}],"m":{"a":1}}',
+            ],
+        );
+        assert.deepStrictEqual(doc, { l: [{ env: "dev" }], m: { a: 1 } });
+    });
 });
 
 describe("Argo CD simulation: application controller", function () {
