@@ -143,6 +143,20 @@ describe("verify (the independent grader)", function () {
             assert.ok(f.includes("drift.uid is a Kubernetes uid (a UUID, as metadata.uid)"), f.join("\n"));
         });
 
+        it("5c. corrupted result files: an array, a NUL byte, a half-written file; each says what it found, on one printable line, and that its other checks wait", async () => {
+            const l = copy();
+            fs.writeFileSync(l.resultFile("pin"), "[1,2]");
+            fs.writeFileSync(l.resultFile("drift"), "ab\0cd");
+            fs.writeFileSync(l.resultFile("promote"), '{"from":');
+            const rs = await verify({ layout: l, through: 8 });
+            const found = (name: string) => rs.find((r) => r.check === `${name}.json exists and is JSON`)?.found;
+            assert.strictEqual(found("pin"), "an array: [1,2]; the checks of its keys and values wait for it");
+            assert.match(String(found("drift")), /"ab\\u0000cd" is not valid JSON; the checks of its keys and values wait for it$/);
+            assert.match(String(found("promote")), /; the checks of its keys and values wait for it$/);
+            // eslint-disable-next-line no-control-regex -- the control characters are what must not be printed
+            for (const r of rs) assert.doesNotMatch(`${r.expected ?? ""}${r.found ?? ""}`, /[\u0000-\u001f]/, r.check);
+        });
+
         it("6. a missing key", async () => {
             const l = copy();
             const { rollback, ...rest } = read(l, "report");

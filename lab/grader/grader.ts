@@ -35,7 +35,15 @@ export interface CheckResult {
     hint?: string;
 }
 
-const show = (v: unknown) => (v === undefined ? "(nothing)" : typeof v === "string" ? v : JSON.stringify(v));
+/** A value as one printable line: control characters (a NUL byte of a corrupted file, a newline) as JSON escapes them. */
+const show = (v: unknown) =>
+    v === undefined
+        ? "(nothing)"
+        : (typeof v === "string" ? v : JSON.stringify(v)).replace(
+              // eslint-disable-next-line no-control-regex
+              /[\u0000-\u001f\u007f]/g,
+              (c) => JSON.stringify(c).slice(1, -1),
+          );
 
 /** Equality of two values; when either is not a string both are shown as JSON, so "3" and 3 look different. */
 export function eq(expected: unknown, found: unknown): Outcome {

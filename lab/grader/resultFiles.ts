@@ -41,6 +41,15 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
     return files;
 }
 
+/** What a JSON value is, for a person: "an array: [1,2]", "null", "a string: \"on\"" (at most 60 characters of it). */
+function describeJson(v: unknown): string {
+    const text = JSON.stringify(v);
+    const short = text.length > 60 ? `${text.slice(0, 57)}...` : text;
+    if (v === null) return "null";
+    if (Array.isArray(v)) return `an array: ${short}`;
+    return `a ${typeof v}: ${short}`;
+}
+
 /** A parsed result object, or undefined when its file is missing or not a JSON object. */
 export function resultObject<N extends string>(w: ResultFilesWorld<N>, name: N): any {
     const f = w.files[name];
@@ -55,9 +64,11 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
             run: async (w) => {
                 const f = w.files[name];
                 if (!f.exists) return { ok: false, expected: w.fileOf(name), found: "no such file" };
-                if ("error" in f) return { ok: false, expected: "valid JSON", found: f.error };
+                const waiting = `; the checks of its keys and values wait for it`;
+                if ("error" in f) return { ok: false, expected: "valid JSON", found: `${f.error}${waiting}` };
                 const v = f.value;
-                return { ok: v !== null && typeof v === "object" && !Array.isArray(v), expected: "a JSON object", found: typeof v };
+                const ok = v !== null && typeof v === "object" && !Array.isArray(v);
+                return { ok, expected: "a JSON object", found: ok ? "a JSON object" : `${describeJson(v)}${waiting}` };
             },
         },
         {
