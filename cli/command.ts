@@ -146,6 +146,26 @@ export function checkRoot(root: string, option = "--root"): string {
     }
 }
 
+/**
+ * A root a command writes under: its nearest existing folder must be writable, said in one line
+ * before anything is tried (Node's recursive mkdir on a read-only mount answers ENOENT).
+ */
+export function checkRootWritable(abs: string, root: string, option = "--root"): void {
+    let p = abs;
+    while (!fs.existsSync(p) && p !== path.dirname(p)) p = path.dirname(p);
+    try {
+        fs.accessSync(p, fs.constants.W_OK);
+    } catch (e: any) {
+        if (e.code === "EROFS")
+            throw new UsageError(
+                `${option} ${root}: ${p} is on a read-only filesystem; choose a directory on a writable disk, e.g. /tmp/gitops-lab`,
+            );
+        if (e.code === "EACCES")
+            throw new UsageError(`${option} ${root}: ${p} is not writable by this user; choose another ${option} (or run as its owner)`);
+        throw new UsageError(`${option} ${root} cannot be written (${e.code ?? e.message} at ${p}); choose another directory`);
+    }
+}
+
 /** Runs one command with its arguments: --help, a usage error (2) or a failure (1) as one line on stderr. */
 export async function runCommand(cmd: Command, argv: string[]): Promise<number> {
     try {

@@ -3,7 +3,7 @@
  * Ctrl-C or SIGTERM, then taken down, leaving nothing of it on the host but the caches and DIR's files.
  */
 import * as path from "path";
-import { checkRoot, Command, stringOption, UsageError } from "./command";
+import { checkRoot, checkRootWritable, Command, stringOption, UsageError } from "./command";
 
 /** Where the node's mount namespace has folders of its own: a root there would be hidden from the node. */
 const NODE_PRIVATE = ["/run", "/var/run", "/var/lib", "/var/log"];
@@ -35,6 +35,7 @@ export const nodeCommand: Command = {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab node --help)");
         const root = checkRoot(rootArg);
+        checkRootWritable(root, rootArg);
         checkNodeVisible(root, rootArg);
         if (root !== rootArg) console.log(`root: ${root}`);
         const { startRealNode, NODE } = await import("../realnode/node");

@@ -19,7 +19,7 @@ import { tenantsSteps } from "../lab/tenants/steps";
 import { REALISTIC } from "../sim/profiles";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
-import { checkRoot, checkRootReachableByNobody, Command, EXIT, intOption, stringOption, UsageError } from "./command";
+import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
 /** Whether this run is on the real node (for the signal's line). */
 let real = false;
@@ -216,6 +216,7 @@ export const simulate: Command = {
         const rootArg = stringOption(values, "root");
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
         const root = checkRoot(rootArg);
+        checkRootWritable(root, rootArg);
         if (process.getuid?.() === 0) checkRootReachableByNobody(root, rootArg);
         const which = stringOption(values, "lab") ?? "shop";
         if (!["shop", "tenants", "both"].includes(which)) throw new UsageError(`--lab takes shop, tenants or both, got "${which}"`);
@@ -245,7 +246,7 @@ export const simulate: Command = {
             if (values.reset) {
                 say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
                 const left = await resetSimulatedLab(root, say);
-                if (left.length) throw new Error(`the reset left ${left.join(", ")}`);
+                if (left.length) throw new Error(`the reset left ${left.join(", ")} (the lines above say why each was kept)`);
                 say(`reset: nothing of the lab is left under ${root}; gitops-lab simulate --root ${root} builds it again`);
                 return EXIT.OK;
             }

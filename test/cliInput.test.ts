@@ -3,6 +3,7 @@
  * The checks run in-process; one process per family shows the command line uses them.
  */
 import * as assert from "assert";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -57,6 +58,27 @@ describe("gitops-lab with a bad root (one process each: the exit code and the li
             r.stderr,
             /^gitops-lab simulate: --root \/proc\/self\/gitops-lab is under \/proc, a special filesystem that cannot hold the lab's files; choose a directory on a disk, e\.g\. \/tmp\/gitops-lab\n$/,
         );
+    });
+
+    it("simulate --root on a read-only filesystem exits 2 with one line saying so, before anything is tried", function () {
+        const mnt = fs.mkdtempSync(path.join(os.tmpdir(), "ro-root-"));
+        // a read-only mount needs root (CAP_SYS_ADMIN): elsewhere this test cannot make one, and says so
+        const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", "ro,mode=755", "tmpfs", mnt]).status === 0;
+        if (!mounted) {
+            fs.rmdirSync(mnt);
+            this.skip(); // reason: no read-only filesystem can be mounted by this user
+        }
+        try {
+            const r = runCli("simulate", ["--root", path.join(mnt, "lab"), "--through", "0"]);
+            assert.strictEqual(r.code, 2, r.out);
+            assert.strictEqual(
+                r.stderr,
+                `gitops-lab simulate: --root ${mnt}/lab: ${mnt} is on a read-only filesystem; choose a directory on a writable disk, e.g. /tmp/gitops-lab\n`,
+            );
+        } finally {
+            spawnSync("umount", [mnt]);
+            fs.rmdirSync(mnt);
+        }
     });
 
     it("verify --root on a file exits 2 with one line", () => {

@@ -119,6 +119,29 @@ describe("gitops-lab simulate --reset", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
+    it("given a root copied from another, when reset, then the clone whose origin is the other root's is kept and said so, and the original is untouched", async () => {
+        const original = await rootAt(1);
+        const copy = fs.mkdtempSync(path.join(os.tmpdir(), "copied-root-"));
+        fs.cpSync(original, copy, { recursive: true });
+        try {
+            const r = await runMain("simulate", ["--root", copy, "--reset"]);
+            assert.strictEqual(r.code, 1, r.out);
+            const clone = labLayout(copy).clone;
+            assert.ok(
+                r.stdout.includes(
+                    `[shop-repo] kept ${clone}: its origin is ${labLayout(original).bareRepo}, not ${labLayout(copy).bareRepo}, so it is not this lab's clone (a root copied from another?); remove it by hand if it is yours`,
+                ),
+                r.stdout,
+            );
+            assert.match(r.stderr, /the reset left .* \(the lines above say why each was kept\)\n$/);
+            assert.ok(fs.existsSync(path.join(clone, ".git")), "the copied clone is kept");
+            assert.ok(fs.existsSync(path.join(labLayout(original).clone, ".git")), "the original's clone is untouched");
+        } finally {
+            fs.rmSync(copy, { recursive: true, force: true });
+            fs.rmSync(original, { recursive: true, force: true });
+        }
+    });
+
     // in a process of its own: the umask is the process's
     it("given umask 077 (a hardened host's root), then the whole lab still runs: the git daemon as nobody reads every push", async function () {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "umask-"));

@@ -211,6 +211,12 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
     if (await isOurClone(layout)) {
         fs.rmSync(layout.clone, { recursive: true, force: true });
         log(`removed clone ${layout.clone}`);
+    } else if (exists(path.join(layout.clone, ".git"))) {
+        // a clone of another repository is never the lab's to remove (a root copied from another keeps that one's origin)
+        const url = await configGet(path.join(layout.clone, ".git"), "remote.origin.url");
+        log(
+            `kept ${layout.clone}: its origin is ${url ?? "(none)"}, not ${layout.bareRepo}, so it is not this lab's clone (a root copied from another?); remove it by hand if it is yours`,
+        );
     }
     if (await isOurBareRepo(layout.bareRepo, kind.owner)) {
         fs.rmSync(layout.bareRepo, { recursive: true, force: true });
