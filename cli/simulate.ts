@@ -58,8 +58,14 @@ function onSignal(
 /** Where the served instructions clone the labs' repositories, under the root. */
 export const CLONES_DIR = "clones";
 
+/**
+ * A word of a printed command, quoted for a POSIX shell where it needs it (a path with a space):
+ * single quotes, each ' inside written '\''. (One rule, so no shell-quoting package for it.)
+ */
+export const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+
 /** This project's command by its absolute path: a printed line works from any folder. */
-export const GITOPS_LAB = path.resolve(__dirname, "..", "bin", "gitops-lab");
+export const GITOPS_LAB = shellWord(path.resolve(__dirname, "..", "bin", "gitops-lab"));
 
 /** The refresh that makes Argo CD look at Git now, and what its own poll would take without it (docs/argocd-v3.5.1.md). */
 const REFRESH = {
@@ -101,31 +107,31 @@ export function serveInstructions(
     const lines = [
         "",
         "SERVING the simulated lab until Ctrl-C (or SIGTERM):",
-        `  export KUBECONFIG=${kubeconfigFile}`,
+        `  export KUBECONFIG=${shellWord(kubeconfigFile)}`,
         "  kubectl get applications -n argocd",
     ];
     const through = (n: number, all: number) => (n === all ? "" : ` --through ${n}`);
     if (labs.shop !== undefined) {
         const l = labLayout(lab.root);
-        const grade = `${GITOPS_LAB} verify --root ${lab.root} --kubeconfig ${kubeconfigFile}`;
+        const grade = `${GITOPS_LAB} verify --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
         lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade));
         lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
         if (labs.shop >= 1) {
-            lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${path.join(lab.root, CLONES_DIR, "shop-envs")}`);
-            lines.push(`  git -C ${l.clone} push origin main`);
+            lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${shellWord(path.join(lab.root, CLONES_DIR, "shop-envs"))}`);
+            lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         }
         if (labs.shop >= 2) lines.push(`  ${REFRESH.shop.command}`, `  # ${REFRESH.shop.without}`);
         lines.push(`  ${grade}${through(labs.shop, 8)}`);
     }
     if (labs.tenants !== undefined) {
         const l = tenantsLayout(lab.root);
-        const grade = `${GITOPS_LAB} verify --lab tenants --root ${lab.root} --kubeconfig ${kubeconfigFile}`;
+        const grade = `${GITOPS_LAB} verify --lab tenants --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
         lines.push(...nextStep("tenants", tenantsSteps(l), labs.tenants, grade));
         lines.push(
             `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
         );
-        lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${path.join(lab.root, CLONES_DIR, "platform")}`);
-        lines.push(`  git -C ${l.clone} push origin main`);
+        lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${shellWord(path.join(lab.root, CLONES_DIR, "platform"))}`);
+        lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         lines.push(`  ${REFRESH.tenants.command}`, `  # ${REFRESH.tenants.without}`);
         lines.push(`  kubectl get pods -n mandant-b`);
         lines.push(`  ${grade}${through(labs.tenants, 3)}`);
@@ -137,10 +143,10 @@ export function serveInstructions(
 export function gradingLines(root: string, labs: { shop?: number; tenants?: number }): string[] {
     const lines: string[] = [];
     if (labs.shop !== undefined)
-        lines.push(`grade it: ${GITOPS_LAB} verify --root ${root} --offline${labs.shop === 8 ? "" : ` --through ${labs.shop}`}`);
+        lines.push(`grade it: ${GITOPS_LAB} verify --root ${shellWord(root)} --offline${labs.shop === 8 ? "" : ` --through ${labs.shop}`}`);
     if (labs.tenants !== undefined)
         lines.push(
-            `grade it: ${GITOPS_LAB} verify --lab tenants --root ${root} --offline${labs.tenants === 3 ? "" : ` --through ${labs.tenants}`}`,
+            `grade it: ${GITOPS_LAB} verify --lab tenants --root ${shellWord(root)} --offline${labs.tenants === 3 ? "" : ` --through ${labs.tenants}`}`,
         );
     return lines;
 }

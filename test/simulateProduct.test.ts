@@ -12,6 +12,7 @@ import { BIN, runCli, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
 import { tenantsRootAt } from "./helpers/tenantsAt";
 import { expect, holds } from "./helpers/expect";
+import { gradingLines, serveInstructions, shellWord } from "../cli/simulate";
 
 /** A simulate run in the background, with its output as it comes. */
 function startSimulate(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
@@ -434,5 +435,32 @@ describe("simulate --serve with the tenants lab: its own instructions", function
             run.child.kill("SIGTERM");
             await run.exited;
         }
+    });
+});
+
+describe("printed commands and paths with spaces or quotes", () => {
+    /** The words a POSIX shell reads from a printed command. */
+    const wordsOf = (line: string) =>
+        spawnSync("sh", ["-c", `printf '%s\\n' ${line}`], { encoding: "utf8" })
+            .stdout.split("\n")
+            .slice(0, -1);
+
+    it("given a root with a space and a quote, then the grading line and the served block's commands are one word per path to a shell", () => {
+        const root = "/tmp/my labs/o'brien";
+        const [grade] = gradingLines(root, { shop: 3 });
+        assert.deepStrictEqual(wordsOf(grade.replace(/^grade it: /, "")).slice(1), [
+            "verify",
+            "--root",
+            root,
+            "--offline",
+            "--through",
+            "3",
+        ]);
+        const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:9418/${r}` }, `${root}/kubeconfig`, { shop: 3 });
+        const kubeconfig = block.find((l) => l.includes("export KUBECONFIG="))!;
+        assert.deepStrictEqual(wordsOf(kubeconfig.trim().replace(/^export /, "")), [`KUBECONFIG=${root}/kubeconfig`]);
+        const clone = block.find((l) => l.trim().startsWith("git clone"))!;
+        assert.deepStrictEqual(wordsOf(clone.trim()).slice(2), ["git://127.0.0.1:9418/shop-envs.git", `${root}/clones/shop-envs`]);
+        assert.strictEqual(shellWord("/plain/path-1.2"), "/plain/path-1.2");
     });
 });
