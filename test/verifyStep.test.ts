@@ -54,6 +54,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /^step 3 incident: not done \(step 2 appset comes first\): [^\n]+; hint: [^\n]+\n$/);
     });
 
+    it("given a broken ApplicationSet file at step 4 (a check whose name says the prod branch of the step graded), then step 2 comes first, not step 4", async () => {
+        const root = await rootAt(4);
+        const file = labLayout(root).appsetFile;
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("revision: main", "revision: develop"));
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /^step 4 \S+: not done \(step 2 appset comes first\): appset\.yaml: ApplicationSet argocd\/shop, dev=main, prod=release\/prod; hint: /,
+        );
+    });
+
     it("given an empty folder, then --step 1 names the bare repository, and plain verify says in one line there is no lab there", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "no-lab-"));
         const step = await runMain("verify", ["--root", root, "--step", "1"]);

@@ -56,9 +56,22 @@ export function eq(expected: unknown, found: unknown): Outcome {
     };
 }
 
+/**
+ * Which entry of its table a result comes from, the same whatever step is graded (a check's printed
+ * name may depend on the step: appset.yaml's prod branch). Kept off the printed and JSON results
+ * (not enumerable): `verify --step` matches a result with the one before it by this.
+ */
+const KEY = Symbol("check key");
+export const checkKey = (r: CheckResult): string => (r as any)[KEY] ?? r.check;
+
 /** Runs the table in order, for the steps up to `through`. */
 export async function runChecks<W>(checks: readonly Check<W>[], world: W, through: number): Promise<CheckResult[]> {
     const results: CheckResult[] = [];
+    // a name made by a function is keyed by that function's text: the same for every step graded, and unlike any other's
+    const keyed = (r: CheckResult, c: Check<W>) => {
+        Object.defineProperty(r, KEY, { value: typeof c.name === "string" ? c.name : `name: ${c.name.toString()}`, enumerable: false });
+        return r;
+    };
     for (const c of checks) {
         const step = typeof c.step === "number" ? c.step : c.step(world);
         if (!(c.applies ? c.applies(through, world) : step <= through)) continue;
@@ -68,20 +81,24 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
             const r = await c.run(world);
             if (r === null) continue;
             const o = typeof r === "boolean" ? { ok: r } : r;
-            results.push({
-                step,
-                check: name,
-                ok: o.ok,
-                ...(o.ok ? {} : { expected: show(o.expected), found: show(o.found), ...(c.hint ? { hint: c.hint } : {}) }),
-            });
+            results.push(
+                keyed(
+                    {
+                        step,
+                        check: name,
+                        ok: o.ok,
+                        ...(o.ok ? {} : { expected: show(o.expected), found: show(o.found), ...(c.hint ? { hint: c.hint } : {}) }),
+                    },
+                    c,
+                ),
+            );
         } catch (e: any) {
-            results.push({
-                step,
-                check: name,
-                ok: false,
-                expected: "the check to be answerable",
-                found: String(e?.message ?? e).split("\n")[0],
-            });
+            results.push(
+                keyed(
+                    { step, check: name, ok: false, expected: "the check to be answerable", found: String(e?.message ?? e).split("\n")[0] },
+                    c,
+                ),
+            );
         }
     }
     return results;

@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import { parse } from "yaml";
 import { z } from "zod";
-import type { CheckResult } from "./grader";
+import { checkKey, type CheckResult } from "./grader";
 
 const stepSchema = z
     .object({
@@ -75,8 +75,9 @@ export function stepVerdict(before: CheckResult[], now: CheckResult[], steps: La
     if (!step) throw new Error(`there is no step ${n} (the steps are 1 to ${steps.length})`);
     const title = `step ${n} ${step.name}`;
     const first = (rs: CheckResult[]) => rs.filter((r) => !r.ok).sort((a, b) => a.step - b.step)[0];
-    const failedBefore = new Set(before.filter((r) => !r.ok).map((r) => r.check));
-    const earlier = first(now.filter((r) => r.step < n && failedBefore.has(r.check)));
+    // by the check's table entry, not its printed name (which may name the step graded)
+    const failedBefore = new Set(before.filter((r) => !r.ok).map(checkKey));
+    const earlier = first(now.filter((r) => r.step < n && failedBefore.has(checkKey(r))));
     if (earlier) {
         const at = steps[earlier.step - 1] ?? step;
         return {
