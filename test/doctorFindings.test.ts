@@ -306,6 +306,93 @@ describe("rollout doctor: named findings", () => {
         );
     });
 
+    describe("given step 2's sync held by a sync window (RollingSync's syncs wait for it like any manual sync)", () => {
+        /** mandant-b's operation as v3.5.1's application controller leaves it in a window, and its AppProject with these windows. */
+        const windowed = (windows: any[] | null) => {
+            const tenants: TenantSpec[] = [
+                { name: "mandant-a", step: 1, status: "Healthy" },
+                {
+                    name: "mandant-b",
+                    step: 2,
+                    status: "Progressing",
+                    since: 20,
+                    app: {
+                        sync: { status: "OutOfSync", revision: REV_NEW },
+                        health: { status: "Healthy" },
+                        operationState: {
+                            phase: "Running",
+                            message: "Sync operation blocked by sync window",
+                            startedAt: minutesAgo(20),
+                            operation: {
+                                sync: { revision: REV_NEW },
+                                initiatedBy: { username: "applicationset-controller", automated: false },
+                            },
+                        },
+                    },
+                },
+            ];
+            const set = appSet("tenants", tenants, { rolloutStep: 2 });
+            const project = {
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "AppProject",
+                metadata: { name: "default", namespace: "argocd" },
+                spec: { sourceRepos: ["*"], destinations: [{ server: "*", namespace: "*" }], syncWindows: windows ?? [] },
+            };
+            return list(set, ...tenants.map((t) => application(set, t)), ...(windows ? [project] : []));
+        };
+
+        it("the AppProject fixtures are valid Argo CD v3.5.1 objects", () => {
+            const ok = crdValidator("AppProject");
+            const l = windowed([{ kind: "deny", schedule: "0 14 * * *", duration: "2h", namespaces: ["mandant-*"] }]);
+            for (const o of l.items.filter((x: any) => x.kind === "AppProject")) assert.deepStrictEqual(ok(o), []);
+        });
+
+        it("when the dump holds no AppProject, then SyncWindow from the operation's message, and what to dump to name the window", () => {
+            const [f] = only(diagnosed(windowed(null)), "SyncWindow");
+            assert.strictEqual(f.application, "mandant-b");
+            assert.deepStrictEqual(
+                f.evidence.map((e) => `${e.field}=${e.value}`),
+                ["status.operationState.message=Sync operation blocked by sync window"],
+            );
+            assert.match(f.todo, /dump appprojects\.argoproj\.io too/);
+        });
+
+        it("when a deny window is active (14:00 for 2h, now 15:00), then it is named with its end, and manualSync as the way through", () => {
+            const [f] = only(
+                diagnosed(windowed([{ kind: "deny", schedule: "0 14 * * *", duration: "2h", namespaces: ["mandant-*"] }])),
+                "SyncWindow",
+            );
+            assert.match(
+                f.message,
+                /waits for a sync window of project default \(deny 0 14 \* \* \* for 2h\) until 2026-05-29T16:00:00\.000Z/,
+            );
+            assert.deepStrictEqual(f.evidence[1], {
+                object: "AppProject argocd/default",
+                field: "spec.syncWindows[0]",
+                value: "deny 0 14 * * * for 2h",
+            });
+            assert.match(f.todo, /manualSync: true on the window/);
+        });
+
+        it("when only an allow window exists and it is closed, then it is named with the time it opens", () => {
+            const [f] = only(
+                diagnosed(windowed([{ kind: "allow", schedule: "0 22 * * *", duration: "1h", applications: ["*"] }])),
+                "SyncWindow",
+            );
+            assert.match(f.message, /\(allow 0 22 \* \* \* for 1h\) until 2026-05-29T22:00:00\.000Z/);
+        });
+
+        it("when the active deny window lets manual syncs through, or applies to other Applications, then only the operation's message speaks", () => {
+            for (const w of [
+                { kind: "deny", schedule: "0 14 * * *", duration: "2h", namespaces: ["mandant-*"], manualSync: true },
+                { kind: "deny", schedule: "0 14 * * *", duration: "2h", applications: ["shop-*"] },
+            ]) {
+                const [f] = only(diagnosed(windowed([w])), "SyncWindow");
+                assert.strictEqual(f.evidence.length, 1, JSON.stringify(f.evidence));
+            }
+        });
+    });
+
     it("given the newcomer's dump, when doctor --from reads it, then it exits 1 and prints each finding with what to do and its evidence", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "findings-"));
         try {

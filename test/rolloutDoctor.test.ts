@@ -185,6 +185,7 @@ describe("the rollout doctor in the cluster", function () {
             "argoproj.io/applicationsets:get",
             "argoproj.io/applicationsets:list",
             "argoproj.io/applicationsets:watch",
+            "argoproj.io/appprojects:list",
             "batch/jobs:list",
             "core/events:create",
             "core/pods/log:get",

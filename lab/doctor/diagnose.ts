@@ -16,6 +16,8 @@ export interface Dump {
     applications: any[];
     jobs: any[];
     pods: any[];
+    /** The AppProjects, where the input holds them (their sync windows). */
+    appProjects?: any[];
     /** The tail of failed hook Pods' logs, by "namespace/pod" (live mode reads them; a dump has none). */
     logs?: Record<string, string>;
 }
@@ -108,6 +110,7 @@ export function dumpFromList(list: unknown): Dump {
         else if (o.kind === "Application") dump.applications.push(o);
         else if (o.kind === "Job") dump.jobs.push(o);
         else if (o.kind === "Pod") dump.pods.push(o);
+        else if (o.kind === "AppProject") (dump.appProjects ??= []).push(o);
     }
     return dump;
 }
@@ -422,6 +425,10 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         stuckAfterSeconds: opts.stuckAfterSeconds,
         syncFailure: (app) => syncFailure(dump, app),
         job: (ns, jobName) => dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === jobName),
+        project: (app) =>
+            (dump.appProjects ?? []).find(
+                (p) => p.metadata?.name === (app.spec?.project || "default") && p.metadata?.namespace === app.metadata?.namespace,
+            ),
     });
     for (const s of skipped) findings.push(skipFinding(appset, appByName.get(s.application), s));
     const blockingNames = new Set<string>();

@@ -6,6 +6,7 @@
  * ApplicationSet, at any step, and at the rollout's own configuration. Pure functions over objects.
  */
 import { maxUpdateLimit, ROLLING_SYNC_OPERATORS, stepSelects } from "../argo/rollingSync";
+import { SYNC_WINDOW_BLOCKED, windowsBlocking } from "../argo/syncWindows";
 
 export type FindingKind =
     /** An Application's own sync failed or is being retried after failures, at any step. */
@@ -33,7 +34,9 @@ export type FindingKind =
     /** A hook the operation still shows Running while its Job has finished (#4979, #15292). */
     | "HookLeftRunning"
     /** Argo CD's own InvalidRolloutConfig condition (Argo CD 3.6 and later), read as it is. */
-    | "InvalidRolloutConfig";
+    | "InvalidRolloutConfig"
+    /** A sync window keeps the step's sync waiting: RollingSync's syncs wait for the window like any manual sync. */
+    | "SyncWindow";
 
 export interface Evidence {
     /** The object, as `Kind namespace/name`. */
@@ -78,6 +81,8 @@ export interface FindingsInput {
     syncFailure: (app: any) => { reason: string; message: string; evidence: Evidence[] } | null;
     /** The hook Job of an Application's namespace by name (for HookLeftRunning). */
     job: (namespace: string, name: string) => any | undefined;
+    /** An Application's AppProject, where the input holds it (for SyncWindow). */
+    project: (app: any) => any | undefined;
 }
 
 /** An ApplicationSet's steps as written. */
@@ -260,6 +265,33 @@ function applicationFindings(input: FindingsInput): Finding[] {
             }
         }
         if (!st) continue;
+        // a sync window: v3.5.1 keeps the operation Running with its message; the AppProject, where given, names the window
+        const project = input.project(app);
+        const blockedBy = project ? windowsBlocking(project, app, now) : null;
+        const saysBlocked = op?.phase === "Running" && String(op.message ?? "").includes(SYNC_WINDOW_BLOCKED);
+        if ((saysBlocked || (blockedBy && blockedBy.windows.length)) && st.status !== "Healthy") {
+            const windows = blockedBy?.windows ?? [];
+            const when = blockedBy?.until ? ` until ${blockedBy.until}` : "";
+            out.push({
+                kind: "SyncWindow",
+                application: e.name,
+                step: e.step,
+                message: `${e.name} (step ${e.step}): its sync waits for a sync window of project ${app.spec?.project ?? "default"}${windows.length ? ` (${windows.map((w) => w.text).join("; ")})` : ""}${when}: RollingSync's syncs wait like any manual sync, and the step with them`,
+                evidence: [
+                    ...(saysBlocked
+                        ? [{ object: appRef(app), field: "status.operationState.message", value: String(op.message), time: op.startedAt }]
+                        : []),
+                    ...windows.map((w) => ({
+                        object: `AppProject ${project.metadata?.namespace}/${project.metadata?.name}`,
+                        field: `spec.syncWindows[${w.index}]`,
+                        value: w.text,
+                    })),
+                ],
+                todo: windows.length
+                    ? `wait for the window${when}, or let this sync through: manualSync: true on the window (RollingSync's syncs are manual ones), or change the window`
+                    : `see the project's sync windows (argocd proj windows list ${app.spec?.project ?? "default"}); dump appprojects.argoproj.io too and the doctor names the window`,
+            });
+        }
         // RollingSync moves an entry to Healthy only when the Application is Synced and Healthy
         if (
             st.status === "Progressing" &&

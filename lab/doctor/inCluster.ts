@@ -21,6 +21,7 @@ export const BUNDLE_KEY = "doctor.js.gz";
  */
 export const DOCTOR_RBAC_RULES = [
     { apiGroups: ["argoproj.io"], resources: ["applicationsets", "applications"], verbs: ["get", "list", "watch"] },
+    { apiGroups: ["argoproj.io"], resources: ["appprojects"], verbs: ["list"] },
     { apiGroups: ["batch"], resources: ["jobs"], verbs: ["list"] },
     { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
     { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },

@@ -86,7 +86,14 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
             .readPodLog(p.metadata.namespace, p.metadata.name, { tailLines: 20, limitBytes: 4096 })
             .catch(() => "");
     }
-    return { applicationSets, applications, jobs, pods, logs };
+    // the AppProjects of the blocking Applications, for their sync windows; a role without them reads on without
+    const projectNamespaces = [
+        ...new Set(
+            applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map((a) => a.metadata?.namespace),
+        ),
+    ] as string[];
+    const appProjects = (await Promise.all(projectNamespaces.map((ns) => cluster.listAppProjects(ns).catch((): any[] => [])))).flat();
+    return { applicationSets, applications, jobs, pods, logs, appProjects };
 }
 
 export function rolloutEvent(

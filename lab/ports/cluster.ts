@@ -28,6 +28,8 @@ export interface ClusterPort {
     annotateApplication(name: string, annotations: Record<string, string>, namespace?: string): Promise<void>;
     getApplicationSet(name: string, namespace?: string): Promise<any | null>;
     listApplicationSets(namespace?: string): Promise<any[]>;
+    /** The AppProjects (their sync windows). */
+    listAppProjects(namespace?: string): Promise<any[]>;
     createApplicationSet(obj: any): Promise<any>;
     /** RFC 6902 JSON patch; `test` operations make it conditional. */
     jsonPatchApplicationSet(name: string, ops: JsonPatchOp[], namespace?: string): Promise<any>;
@@ -238,6 +240,9 @@ export class KubeCluster implements ClusterPort {
     }
     listApplicationSets(namespace?: string) {
         return this.listArgo("applicationsets", namespace);
+    }
+    listAppProjects(namespace?: string) {
+        return this.listArgo("appprojects", namespace);
     }
     createApplicationSet(obj: any) {
         return this.call(`create applicationsets/${obj.metadata.name}`, () =>
