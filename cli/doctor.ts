@@ -3,7 +3,7 @@
  *                   [--metrics-port P] [--kubeconfig FILE]
  *
  * Names the step at which a RollingSync rollout is stuck, and why. Input: the live cluster, or a
- * dump (`kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json`).
+ * dump (`kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json`).
  * Exit 0 when nothing is stuck, 1 when something is (or the input cannot be read), 2 on bad usage.
  */
 import * as fs from "fs";
@@ -14,7 +14,7 @@ import { sleep } from "../lab/ports/wait";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
-const DUMP_HINT_COMMAND = "kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json";
+const DUMP_HINT_COMMAND = "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
 const DUMP_HINT = `make it with ${DUMP_HINT_COMMAND}`;
 
 function readDump(file: string): Dump {

@@ -93,12 +93,12 @@ export interface DiagnoseOptions {
 
 export class DumpError extends Error {}
 
-/** Reads `kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json` (a v1 List). */
+/** Reads `kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json` (a v1 List). */
 export function dumpFromList(list: unknown): Dump {
     const l = list as any;
     if (!l || typeof l !== "object" || !Array.isArray(l.items)) {
         throw new DumpError(
-            "the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,jobs,pods -A -o json)",
+            "the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json)",
         );
     }
     const dump: Dump = { applicationSets: [], applications: [], jobs: [], pods: [] };
