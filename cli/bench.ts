@@ -83,7 +83,7 @@ export const bench: Command = {
     usage: "bench [--json] [--cluster sim|real [--build] [--pulumi]] | bench --tenants [--json] | bench --doctor [--json] [--rounds N]",
     details: [
         "--tenants           the tenants lab instead: each wait's time on the simulation's clock at Argo CD v3.5.1's and Kubernetes' defaults (the estimate for a real host)",
-        "--doctor            the rollout doctor at scale instead: 10,000 Applications in 200 ApplicationSets and 100,000 Pods on the simulated API, live rounds timed with the doctor's peak memory, then --from on 20,000 Applications",
+        "--doctor            the rollout doctor at scale instead: 10,000 Applications in 50 ApplicationSets and 100,000 Pods on the simulated API, live rounds timed with the doctor's peak memory, then --from on 20,000 Applications",
         "--rounds N          with --doctor: live rounds to time (default 3)",
         "--json              one JSON object: profile, steps, total, poll_only",
         "--cluster real      measure on the real node (gitops-lab node: real containers, Argo CD v3.5.1 installed at its defaults); no poll-only run",

@@ -1,6 +1,6 @@
 /**
  * gitops-lab bench --doctor: the rollout doctor at scale against the simulated Kubernetes API. A
- * synthetic cluster (by default 10,000 Applications in 200 RollingSync ApplicationSets, 100,000
+ * synthetic cluster (by default 10,000 Applications in 50 RollingSync ApplicationSets, 100,000
  * Pods; a few rollouts stuck on a failed hook, the rest complete) is served on loopback; the doctor
  * runs in its own process (so its memory is its own), reads it live round after round and reports
  * each round's time and its peak memory. Then `doctor --from` on a dump of 20,000 Applications, as a
@@ -21,7 +21,7 @@ export interface DoctorScale {
     stuck: number;
 }
 
-export const DEFAULT_SCALE: DoctorScale = { apps: 10_000, appsets: 200, pods: 100_000, stuck: 20 };
+export const DEFAULT_SCALE: DoctorScale = { apps: 10_000, appsets: 50, pods: 100_000, stuck: 20 };
 
 const TS = "2026-11-30T12:00:00Z";
 

@@ -96,6 +96,16 @@ function configFindings(input: FindingsInput): Finding[] {
     const { appset, entries } = input;
     const steps = stepsOf(appset);
     const out: Finding[] = [];
+    // which steps select each Application, worked out once (steps x Applications: thousands of each at scale)
+    const withApp = entries.filter((e) => e.app);
+    const selectedBy = new Map(
+        withApp.map((e) => {
+            const labels = e.app.metadata?.labels ?? {};
+            return [e, steps.map((s, i) => (stepSelects(s, labels) ? i + 1 : 0)).filter(Boolean)] as const;
+        }),
+    );
+    const selectedIn = steps.map(() => 0);
+    for (const by of selectedBy.values()) for (const n of by) selectedIn[n - 1]++;
     steps.forEach((step, i) => {
         const n = i + 1;
         const field = `spec.strategy.rollingSync.steps[${i}]`;
@@ -110,17 +120,17 @@ function configFindings(input: FindingsInput): Finding[] {
                 todo: `write it with In or NotIn and the values it means (Exists/DoesNotExist are not supported by RollingSync)`,
             });
         }
-        const selected = entries.filter((e) => e.app && stepSelects(step, e.app.metadata?.labels ?? {}));
+        const selected = selectedIn[i];
         if (!(step.matchExpressions ?? []).length)
             out.push({
                 kind: "EmptyStep",
                 application: null,
                 step: n,
-                message: `step ${n} has no matchExpressions: it selects every Application (${selected.length}), so they all go in this step`,
+                message: `step ${n} has no matchExpressions: it selects every Application (${selected}), so they all go in this step`,
                 evidence: [{ object: setRef(appset), field: `${field}.matchExpressions`, value: "[]" }],
                 todo: `give step ${n} the matchExpressions of the Applications it is meant for, or remove it`,
             });
-        else if (entries.some((e) => e.app) && !selected.length && !entries.some((e) => !e.app && String(e.status?.step) === String(n)))
+        else if (withApp.length && !selected && !entries.some((e) => !e.app && String(e.status?.step) === String(n)))
             out.push({
                 kind: "EmptyStep",
                 application: null,
@@ -136,7 +146,7 @@ function configFindings(input: FindingsInput): Finding[] {
                 ? Number.isInteger(maxUpdate) && maxUpdate >= 1
                 : typeof maxUpdate === "string" && /^(\d+)%$/.test(maxUpdate) && Number(maxUpdate.slice(0, -1)) >= 1;
         if (!valid) {
-            const limit = maxUpdateLimit(maxUpdate, selected.length);
+            const limit = maxUpdateLimit(maxUpdate, selected);
             const effect =
                 limit !== null && Number.isFinite(limit) && limit < 1
                     ? `no Application of step ${n} is ever allowed to update: the step never moves`
@@ -155,7 +165,7 @@ function configFindings(input: FindingsInput): Finding[] {
     for (const e of entries) {
         if (!e.app) continue;
         const labels = e.app.metadata?.labels ?? {};
-        const by = steps.map((s, i) => (stepSelects(s, labels) ? i + 1 : 0)).filter(Boolean);
+        const by = selectedBy.get(e)!;
         const labelText = Object.entries(labels)
             .map(([k, v]) => `${k}=${v}`)
             .join(", ");
