@@ -14,7 +14,7 @@
  *   finishedAt, the first repair after a sync to a new revision without delay;
  * - deletion: the resources finalizer is honoured only while the controller runs.
  */
-import { REFRESH_ANNOTATION } from "../lab/argo/application";
+import { HOOK_ANNOTATION, HOOK_DELETE_POLICY, REFRESH_ANNOTATION, SYNC_WAVE, TRACKING_ANNOTATION } from "../lab/argo/application";
 import { RESOURCES_FINALIZER } from "./appsetController";
 import { SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
@@ -22,13 +22,8 @@ import { ArgoTimings } from "./profiles";
 import { RenderError, RepoServer } from "./repoServer";
 
 export const ACTOR = "application-controller";
-export const TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id";
 const RETRY_LIMIT = 5;
 
-/** The hook annotations (gitops-engine/pkg/sync/hook, common). */
-export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
-export const HOOK_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy";
-export const SYNC_WAVE = "argocd.argoproj.io/sync-wave";
 /** The default hook delete policy: the hook's object is deleted before it is created again. */
 const replacesBeforeCreation = (h: any) =>
     String(h.metadata?.annotations?.[HOOK_DELETE_POLICY] ?? "BeforeHookCreation")

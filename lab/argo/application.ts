@@ -74,3 +74,12 @@ export function describeApp(app: any): string {
     parts.push(`conditions=${conds.length ? conds.join("; ") : "none"}`);
     return parts.join(", ");
 }
+
+/** Argo CD v3's default resource tracking: `<app>:<group>/<kind>:<namespace>/<name>`. */
+export const TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id";
+/** The tracking label (Argo CD's label tracking method). */
+export const INSTANCE_LABEL = "app.kubernetes.io/instance";
+/** The hook annotations (gitops-engine/pkg/sync/hook, common). */
+export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
+export const HOOK_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy";
+export const SYNC_WAVE = "argocd.argoproj.io/sync-wave";

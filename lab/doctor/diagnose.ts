@@ -5,7 +5,7 @@
  * objects to a diagnosis.
  */
 import { errorLine } from "./errorLine";
-import { ERROR_CONDITION_TYPES } from "../argo/application";
+import { ERROR_CONDITION_TYPES, HOOK_ANNOTATION, INSTANCE_LABEL, TRACKING_ANNOTATION } from "../argo/application";
 import { stepSelects } from "../argo/rollingSync";
 import { Entry, Evidence, Finding, findingsOf, skipFinding } from "./findings";
 
@@ -24,13 +24,6 @@ export interface Dump {
 
 /** Where a hook's own error text is when its Pod wrote no termination message. */
 export const logCommand = (ns: string, job: string) => `kubectl logs -n ${ns} job/${job}`;
-
-/** The hook annotation Argo CD reads (gitops-engine/pkg/sync/hook). */
-export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
-/** Argo CD v3's default resource tracking: `<app>:<group>/<kind>:<namespace>/<name>`. */
-export const TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id";
-/** The tracking label (Argo CD's label tracking method). */
-export const INSTANCE_LABEL = "app.kubernetes.io/instance";
 
 export interface HookInfo {
     namespace: string;

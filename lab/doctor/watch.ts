@@ -7,7 +7,8 @@ import { clipBytes } from "./errorLine";
 import * as http from "http";
 import * as os from "os";
 import { ClusterPort, KindCache } from "../ports/cluster";
-import { diagnose, DiagnoseOptions, Diagnosis, Dump, HOOK_ANNOTATION } from "./diagnose";
+import { HOOK_ANNOTATION } from "../argo/application";
+import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
 
 export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
