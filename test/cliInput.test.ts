@@ -195,7 +195,7 @@ describe("a cluster that does not answer, a port in use: one line with what to d
             assert.match(
                 r.stderr,
                 new RegExp(
-                    `^gitops-lab doctor: cannot read the cluster: list applicationsets: nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\): is the cluster running, and is this its kubeconfig\\? \\(--kubeconfig FILE, or \\$KUBECONFIG\\)\\n$`,
+                    `^gitops-lab doctor: cannot read the cluster: list (applicationsets|applications): nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\): is the cluster running, and is this its kubeconfig\\? \\(--kubeconfig FILE, or \\$KUBECONFIG\\)\\n$`,
                 ),
             );
         } finally {
@@ -210,7 +210,7 @@ describe("a cluster that does not answer, a port in use: one line with what to d
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stderr,
-                /^gitops-lab doctor: cannot read the cluster: list applicationsets: the API server's host in https:\/\/no-such-host\.invalid:6443 (does not resolve|could not be resolved now)/,
+                /^gitops-lab doctor: cannot read the cluster: list (applicationsets|applications): the API server's host in https:\/\/no-such-host\.invalid:6443 (does not resolve|could not be resolved now)/,
             );
             assert.doesNotMatch(r.stderr, /ENOTFOUND|EAI_AGAIN|getaddrinfo/);
         } finally {
