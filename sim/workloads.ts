@@ -179,7 +179,8 @@ export class Workloads {
         };
         const created = this.kube.put(pod, ACTOR);
         job.status = { ...(job.status ?? {}), startTime: job.status?.startTime ?? now, active: 1 };
-        this.kube.put(job, ACTOR);
+        const updated = this.kube.put(job, ACTOR);
+        this.jobEvent(updated, "Normal", "SuccessfulCreate", `Created pod: ${created.metadata.name}`);
         this.later(() => this.runPod(ns, created.metadata.name), 0);
     }
 
@@ -272,7 +273,39 @@ export class Workloads {
             );
         }
         job.status = JSON.parse(JSON.stringify(status));
-        this.kube.put(job, ACTOR);
+        const updated = this.kube.put(job, ACTOR);
+        if (succeeded > 0) this.jobEvent(updated, "Normal", "Completed", "Job completed");
+        else if (failed > limit) this.jobEvent(updated, "Warning", "BackoffLimitExceeded", "Job has reached the specified backoff limit");
+    }
+
+    /** An Event on a Job, as the Job controller records them (core/v1, source job-controller). */
+    private jobEvent(job: any, type: "Normal" | "Warning", reason: string, message: string) {
+        const now = iso(this.clock.now());
+        this.kube.put(
+            {
+                apiVersion: "v1",
+                kind: "Event",
+                metadata: { name: `${job.metadata.name}.${randomBytes(8).toString("hex")}`, namespace: job.metadata.namespace },
+                involvedObject: {
+                    apiVersion: "batch/v1",
+                    kind: "Job",
+                    namespace: job.metadata.namespace,
+                    name: job.metadata.name,
+                    uid: job.metadata.uid,
+                    resourceVersion: job.metadata.resourceVersion,
+                },
+                type,
+                reason,
+                message,
+                source: { component: "job-controller" },
+                reportingComponent: "job-controller",
+                reportingInstance: "",
+                firstTimestamp: now,
+                lastTimestamp: now,
+                count: 1,
+            },
+            ACTOR,
+        );
     }
 
     private available(d: any) {

@@ -80,6 +80,39 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         }
     });
 
+    it("given a Job whose Pods fail past its backoffLimit, then the Job controller's Events: SuccessfulCreate per Pod, then one Warning BackoffLimitExceeded (as kubectl describe job shows)", async () => {
+        const kube = new FakeKube();
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
+        kube.put(job("setup", 1), "test");
+        await runUntil(
+            kube,
+            async () => ({ exitCode: 1, log: "failed\n" }),
+            () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).some((c: any) => c.type === "Failed"),
+        );
+        const events = kube
+            .list("Event", "t")
+            .filter((e: any) => e.involvedObject?.kind === "Job" && e.involvedObject?.name === "setup")
+            .sort((a: any, b: any) => a.firstTimestamp.localeCompare(b.firstTimestamp));
+        const pods = kube.list("Pod", "t").map((p: any) => p.metadata.name);
+        assert.deepStrictEqual(
+            events.map((e: any) => `${e.type} ${e.reason} (${e.source.component})`),
+            [
+                "Normal SuccessfulCreate (job-controller)",
+                "Normal SuccessfulCreate (job-controller)",
+                "Warning BackoffLimitExceeded (job-controller)",
+            ],
+        );
+        assert.strictEqual(events[2].message, "Job has reached the specified backoff limit");
+        assert.deepStrictEqual(
+            events
+                .filter((e: any) => e.reason === "SuccessfulCreate")
+                .map((e: any) => e.message.replace("Created pod: ", ""))
+                .sort(),
+            pods.sort(),
+        );
+        assert.strictEqual(events[0].involvedObject.uid, kube.get("Job", "t", "setup").metadata.uid);
+    });
+
     it("given a failed Pod, then its log is served at pods/{name}/log (what kubectl logs and the doctor read)", async () => {
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");

@@ -166,6 +166,7 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
     let kubectlLogs: string;
     let plugin: { code: number | null; stdout: string; stderr: string };
     const racedAndFailed: string[] = [];
+    let jobEvents: any[] = [];
     let verified: CliResult;
     /** Each hook Pod's end, from a watch (`namespace/pod exit N`). */
     const hookRuns: string[] = [];
@@ -206,6 +207,12 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
                 ["--kubeconfig", lab.kubeconfigFile, "logs", "-n", "mandant-b", failed[0].metadata.name],
                 { encoding: "utf8" },
             );
+            // the real Job controller's Events on mandant-b's hook Job (the simulation writes the same: test/simWorkloads.test.ts)
+            jobEvents = JSON.parse(
+                execFileSync("kubectl", ["--kubeconfig", lab.kubeconfigFile, "get", "events", "-n", "mandant-b", "-o", "json"], {
+                    encoding: "utf8",
+                }),
+            ).items.filter((e: any) => e.involvedObject?.kind === "Job" && e.involvedObject?.name === "site-setup");
             // the kubectl plugin, from a folder with nothing but it, with only the lab's kubeconfig
             const bin = fs.mkdtempSync(path.join(os.tmpdir(), "real-tenants-plugin-"));
             fs.writeFileSync(path.join(bin, PLUGIN_FILE), pluginText(doctorBundle().js), { mode: 0o755 });
@@ -268,6 +275,18 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
         // and kubectl logs shows it, through the API server's pods/log and the kubelet
         assert.match(kubectlLogs, /^site-setup: release 1\.2\.0 for tenant mandant-b$/m);
         assert.match(kubectlLogs, HOOK_ERROR);
+    });
+
+    it("the Job controller's Events on the failed hook Job are those the simulation writes: SuccessfulCreate per Pod, a Warning BackoffLimitExceeded", () => {
+        const shown = jobEvents.map((e) => `${e.type} ${e.reason} (${e.source?.component || e.reportingComponent})`);
+        assert.ok(shown.includes("Warning BackoffLimitExceeded (job-controller)"), shown.join("; "));
+        assert.ok(shown.includes("Normal SuccessfulCreate (job-controller)"), shown.join("; "));
+        const exceeded = jobEvents.find((e) => e.reason === "BackoffLimitExceeded");
+        assert.strictEqual(exceeded.message, "Job has reached the specified backoff limit");
+        assert.ok(
+            jobEvents.filter((e) => e.reason === "SuccessfulCreate").every((e) => /^Created pod: site-setup-\w+$/.test(e.message)),
+            shown.join("; "),
+        );
     });
 
     it("kubectl rollout-doctor (the kubectl plugin, with only the lab's kubeconfig) names the stall and the hook's error from the real Pod log, and every other tenant whose own hook failed", () => {
