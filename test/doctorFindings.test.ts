@@ -155,6 +155,17 @@ describe("rollout doctor: named findings", () => {
             /is Healthy but OutOfSync: RollingSync counts a step done only when its Applications are Synced and Healthy/,
         );
         assert.match(only(d, "HealthyNotSynced")[0].todo, /argocd app diff mandant-b/);
+        // a sync that has just ended, before Argo CD compares again, is no finding
+        const fresh = diagnosed(
+            rollout(
+                [
+                    { name: "mandant-a", step: 1, status: "Healthy" },
+                    { name: "mandant-b", step: 2, status: "Progressing", since: 2, app: synced("OutOfSync", "Healthy", REV_NEW, 2) },
+                ],
+                { rolloutStep: 2 },
+            ),
+        );
+        assert.deepStrictEqual(only(fresh, "HealthyNotSynced"), []);
     });
 
     describe("given an entry Pending past --stuck-after (#12459, #13926, #19535, #20576)", () => {

@@ -309,7 +309,9 @@ function applicationFindings(input: FindingsInput): Finding[] {
             sync !== "Synced" &&
             !failure &&
             op?.phase !== "Running" &&
-            !app.operation
+            !app.operation &&
+            // not the moment between a sync's end and the next comparison: so for longer than --stuck-after
+            ageSeconds(op?.finishedAt ?? st.lastTransitionTime, now) > stuckAfterSeconds
         ) {
             out.push({
                 kind: "HealthyNotSynced",
@@ -354,7 +356,9 @@ function applicationFindings(input: FindingsInput): Finding[] {
             const inStep = entries.filter((x) => x.step === current && x.status);
             const limit = maxUpdateLimit(step?.maxUpdate, inStep.length);
             const updating = inStep.filter((x) => x.status.status === "Pending" || x.status.status === "Progressing");
-            if (limit !== null && Number.isFinite(limit) && limit >= 1 && updating.length >= limit)
+            // held for longer than --stuck-after: a step updating maxUpdate at a time is otherwise just in progress
+            const held = ageSeconds(st.lastTransitionTime, now) > stuckAfterSeconds;
+            if (held && limit !== null && Number.isFinite(limit) && limit >= 1 && updating.length >= limit)
                 out.push({
                     kind: "MaxUpdateHolding",
                     application: e.name,
