@@ -46,13 +46,22 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
               "/etc/rancher/k3s/k3s.yaml",
               path.join(os.homedir(), ".kube", "config"),
           ].filter((x): x is string => !!x);
+    const unreadable: string[] = [];
     for (const file of candidates) {
-        if (fs.existsSync(file)) return { file, text: fs.readFileSync(file, "utf8") };
+        if (!fs.existsSync(file)) continue;
+        try {
+            return { file, text: fs.readFileSync(file, "utf8") };
+        } catch (e: any) {
+            // k3s's file is root's alone: another user's kubectl goes on to ~/.kube/config, and so does the doctor
+            if (explicit)
+                throw new Error(`cannot read the kubeconfig ${file} (${e.code ?? e.message}): run as a user who may, or give another`);
+            unreadable.push(`${file} (${e.code ?? e.message})`);
+        }
     }
     const inCluster = explicit ? null : inClusterKubeconfig();
     if (inCluster) return { file: `the Pod's service account (${SERVICE_ACCOUNT_DIR})`, text: inCluster };
     throw new Error(
-        `no kubeconfig found (looked at ${candidates.join(", ")}); pass --kubeconfig FILE with the lab's: a host's from its stack (pulumi stack output kubeconfig --show-secrets > FILE), ` +
+        `no kubeconfig found (looked at ${candidates.join(", ")}${unreadable.length ? `; not readable: ${unreadable.join(", ")}` : ""}); pass --kubeconfig FILE with the lab's: a host's from its stack (pulumi stack output kubeconfig --show-secrets > FILE), ` +
             `or a simulated lab's DIR/kubeconfig (gitops-lab simulate --root DIR --serve writes it)`,
     );
 }

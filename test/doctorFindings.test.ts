@@ -261,7 +261,7 @@ describe("rollout doctor: named findings", () => {
             /understands only In and NotIn, so this step selects exactly the Applications without the label/,
         );
         assert.match(msg("InvalidMaxUpdate", 1), /no Application of step 1 is ever allowed to update: the step never moves/);
-        assert.match(msg("InvalidMaxUpdate", 2), /v3\.5\.1 reads it as no limit at all/);
+        assert.match(msg("InvalidMaxUpdate", 2), /v3\.5\.1 cannot scale it and updates one Application of the step at a time/);
         assert.match(msg("EmptyStep", 2), /selects no Application/);
         assert.match(msg("EmptyStep", 3), /has no matchExpressions: it selects every Application \(1\)/);
     });
@@ -273,6 +273,22 @@ describe("rollout doctor: named findings", () => {
             only(d, "MaxUpdateHolding")[0].message,
             /^mandant-b \(step 1\) is not allowed to update yet: 1\/1 in step 1 \(maxUpdate 1\) are updating: mandant-a \(Progressing\)$/,
         );
+    });
+
+    it("given maxUpdate 1 and the step's updating Application only just started, then nothing is held yet: no finding", () => {
+        const l = holding();
+        l.items[0].status.applicationStatus[0].lastTransitionTime = minutesAgo(2);
+        assert.deepStrictEqual(only(diagnosed(l), "MaxUpdateHolding"), []);
+    });
+
+    it("given a tenant whose last sync failed and whose entry now waits for the fixed revision, then no SyncFailed: its failure was the old revision's", () => {
+        const tenants: TenantSpec[] = [
+            { name: "mandant-a", step: 1, status: "Progressing", since: 1 },
+            { name: "mandant-b", step: 2, status: "Waiting", since: 1, app: failedPreSync("site-setup", "mandant-b", false) },
+        ];
+        const set = appSet("tenants", tenants, { rolloutStep: 1 });
+        const d = diagnosed(list(set, ...tenants.map((t) => application(set, t)), hookJob("mandant-b", "site-setup", "failed")));
+        assert.deepStrictEqual(only(d, "SyncFailed"), []);
     });
 
     it("given a status entry of an Application that was deleted (#13331), then DeletedApplication, and the step's line names it Missing", () => {
@@ -336,7 +352,7 @@ describe("rollout doctor: named findings", () => {
                             startedAt: minutesAgo(20),
                             operation: {
                                 sync: { revision: REV_NEW },
-                                initiatedBy: { username: "applicationset-controller", automated: false },
+                                initiatedBy: { username: "applicationset-controller", automated: true },
                             },
                         },
                     },
@@ -365,10 +381,10 @@ describe("rollout doctor: named findings", () => {
                 f.evidence.map((e) => `${e.field}=${e.value}`),
                 ["status.operationState.message=Sync operation blocked by sync window"],
             );
-            assert.match(f.todo, /dump appprojects\.argoproj\.io too/);
+            assert.match(f.todo, /with appprojects\.argoproj\.io in the dump the doctor names the window/);
         });
 
-        it("when a deny window is active (14:00 for 2h, now 15:00), then it is named with its end, and manualSync as the way through", () => {
+        it("when a deny window is active (14:00 for 2h, now 15:00), then it is named with its end", () => {
             const [f] = only(
                 diagnosed(windowed([{ kind: "deny", schedule: "0 14 * * *", duration: "2h", namespaces: ["mandant-*"] }])),
                 "SyncWindow",
@@ -382,7 +398,17 @@ describe("rollout doctor: named findings", () => {
                 field: "spec.syncWindows[0]",
                 value: "deny 0 14 * * * for 2h",
             });
-            assert.match(f.todo, /manualSync: true on the window/);
+        });
+
+        it("when the active deny window has manualSync, then it still holds: RollingSync's syncs are automated (v3.5.1's syncApplication)", () => {
+            const [f] = only(
+                diagnosed(
+                    windowed([{ kind: "deny", schedule: "0 14 * * *", duration: "2h", namespaces: ["mandant-*"], manualSync: true }]),
+                ),
+                "SyncWindow",
+            );
+            assert.strictEqual(f.evidence.length, 2, JSON.stringify(f.evidence));
+            assert.match(f.message, /manualSync does not let them through/);
         });
 
         it("when only an allow window exists and it is closed, then it is named with the time it opens", () => {
@@ -393,13 +419,41 @@ describe("rollout doctor: named findings", () => {
             assert.match(f.message, /\(allow 0 22 \* \* \* for 1h\) until 2026-05-29T22:00:00\.000Z/);
         });
 
-        it("when the active deny window lets manual syncs through, or applies to other Applications, then only the operation's message speaks", () => {
+        it("when the window is in another time zone (14:00 in Europe/Berlin is 12:00 UTC, for 4h), then it is active until 16:00 UTC", () => {
+            const [f] = only(
+                diagnosed(
+                    windowed([{ kind: "deny", schedule: "0 14 * * *", duration: "4h", timeZone: "Europe/Berlin", namespaces: ["*"] }]),
+                ),
+                "SyncWindow",
+            );
+            assert.match(f.message, /until 2026-05-29T16:00:00\.000Z/);
+        });
+
+        it("when a window's schedule has six fields, then Argo CD cannot read it and it holds every sync it applies to", () => {
+            const [f] = only(
+                diagnosed(windowed([{ kind: "allow", schedule: "0 0 22 * * *", duration: "1h", applications: ["*"] }])),
+                "SyncWindow",
+            );
+            assert.match(f.message, /that Argo CD cannot read \(cannot parse schedule '0 0 22 \* \* \*'/);
+            assert.match(f.todo, /five cron fields/);
+        });
+
+        it("when the window applies to other Applications (or, with andOperator, not to all of its lists), or the operation overruns into it, then only the operation's message speaks", () => {
             for (const w of [
-                { kind: "deny", schedule: "0 14 * * *", duration: "2h", namespaces: ["mandant-*"], manualSync: true },
                 { kind: "deny", schedule: "0 14 * * *", duration: "2h", applications: ["shop-*"] },
+                {
+                    kind: "deny",
+                    schedule: "0 14 * * *",
+                    duration: "2h",
+                    applications: ["mandant-b"],
+                    namespaces: ["other"],
+                    andOperator: true,
+                },
+                // started at 14:40, before this 14:50 deny window, which lets a running operation overrun
+                { kind: "deny", schedule: "50 14 * * *", duration: "2h", namespaces: ["*"], syncOverrun: true },
             ]) {
                 const [f] = only(diagnosed(windowed([w])), "SyncWindow");
-                assert.strictEqual(f.evidence.length, 1, JSON.stringify(f.evidence));
+                assert.strictEqual(f.evidence.length, 1, JSON.stringify(w));
             }
         });
     });
@@ -442,7 +496,7 @@ function raced(): any {
 /** maxUpdate 1 in a step of three: one Progressing, two Waiting. */
 function holding(): any {
     const tenants: TenantSpec[] = [
-        { name: "mandant-a", step: 1, status: "Progressing", since: 3, app: { health: { status: "Progressing" } } },
+        { name: "mandant-a", step: 1, status: "Progressing", since: 30, app: { health: { status: "Progressing" } } },
         { name: "mandant-b", step: 1, status: "Waiting" },
         { name: "mandant-c", step: 1, status: "Waiting" },
     ];

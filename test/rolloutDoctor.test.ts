@@ -147,6 +147,34 @@ describe("the rollout doctor in the cluster", function () {
             }
         });
 
+        it("given a kubeconfig this user may not read first (k3s's is root's alone), then it goes on to ~/.kube/config, as kubectl does", function () {
+            // run as nobody (setpriv), which only root can do: elsewhere there is no other user to be
+            if (process.getuid?.() !== 0) this.skip(); // reason: switching to another user needs root
+            // under /tmp itself: nobody must reach it (the run's own temporary folder is root's alone)
+            const home = fs.mkdtempSync("/tmp/plugin-home-");
+            fs.chmodSync(home, 0o755);
+            fs.copyFileSync(path.join(bin, "kubectl-rollout_doctor"), path.join(home, "kubectl-rollout_doctor"));
+            fs.chmodSync(path.join(home, "kubectl-rollout_doctor"), 0o755);
+            const kubeconfigAt = (port: number) =>
+                `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`;
+            const secret = path.join(home, "root-only.yaml");
+            fs.writeFileSync(secret, kubeconfigAt(1), { mode: 0o600 });
+            fs.mkdirSync(path.join(home, ".kube"), { mode: 0o755 });
+            fs.writeFileSync(path.join(home, ".kube", "config"), kubeconfigAt(2), { mode: 0o644 });
+            try {
+                const r = spawnSync(
+                    "setpriv",
+                    ["--reuid", "nobody", "--regid", "nogroup", "--clear-groups", path.join(home, "kubectl-rollout_doctor")],
+                    { cwd: home, encoding: "utf8", env: { ...env(), HOME: home, KUBECONFIG: secret } },
+                );
+                assert.strictEqual(r.status, 1, `${r.stdout}${r.stderr}`);
+                // the one it could read: the cluster at port 2 does not answer, and the line says so
+                assert.match(r.stderr, /nothing answers at https:\/\/127\.0\.0\.1:2 /);
+            } finally {
+                fs.rmSync(home, { recursive: true, force: true });
+            }
+        });
+
         it("given --out a folder that does not exist, then one line says so, and nothing is written", async () => {
             const r = await runMain("kubectl-plugin", ["--out", path.join(bin, "missing")]);
             assert.strictEqual(r.code, 2);

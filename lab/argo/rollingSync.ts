@@ -25,14 +25,16 @@ export function stepSelects(step: any, labels: Record<string, string>): boolean 
 
 /**
  * The number of a step's `total` Applications that may be Pending or Progressing at once, or null for
- * no limit: a percentage rounds down but to at least 1 (except "0%"); anything else is read as a number
- * (NaN for a string that is none, which then limits nothing).
+ * no limit, as v3.5.1 computes it (intstr.GetScaledValueFromIntOrPercent, rounding down): a number is
+ * itself (0 or less: none ever); a string is a percentage "N%" of the step, raised to at least 1
+ * except "0%"; any other string (not a percentage: "2", "half", "12.5%") fails to scale and is
+ * raised to 1.
  */
 export function maxUpdateLimit(maxUpdate: unknown, total: number): number | null {
     if (maxUpdate === undefined || maxUpdate === null) return null;
-    if (typeof maxUpdate === "string" && maxUpdate.endsWith("%")) {
-        const limit = Math.floor((Number(maxUpdate.slice(0, -1)) * total) / 100);
-        return maxUpdate !== "0%" && limit < 1 ? 1 : limit;
-    }
-    return Number(maxUpdate);
+    if (typeof maxUpdate === "number") return maxUpdate;
+    const s = String(maxUpdate);
+    const pct = /^([+-]?\d+)%$/.exec(s);
+    const limit = pct ? Math.floor((Number(pct[1]) * total) / 100) : 0;
+    return s !== "0%" && limit < 1 ? 1 : limit;
 }

@@ -35,7 +35,7 @@ export type FindingKind =
     | "HookLeftRunning"
     /** Argo CD's own InvalidRolloutConfig condition (Argo CD 3.6 and later), read as it is. */
     | "InvalidRolloutConfig"
-    /** A sync window keeps the step's sync waiting: RollingSync's syncs wait for the window like any manual sync. */
+    /** A sync window keeps the step's sync waiting (RollingSync's syncs are automated: manualSync does not let them through). */
     | "SyncWindow";
 
 export interface Evidence {
@@ -126,7 +126,7 @@ function configFindings(input: FindingsInput): Finding[] {
                 kind: "EmptyStep",
                 application: null,
                 step: n,
-                message: `step ${n} has no matchExpressions: it selects every Application (${selected}), so they all go in this step`,
+                message: `step ${n} has no matchExpressions: it selects every Application (${selected}), so every one no earlier step selects goes in this step`,
                 evidence: [{ object: setRef(appset), field: `${field}.matchExpressions`, value: "[]" }],
                 todo: `give step ${n} the matchExpressions of the Applications it is meant for, or remove it`,
             });
@@ -150,7 +150,7 @@ function configFindings(input: FindingsInput): Finding[] {
             const effect =
                 limit !== null && Number.isFinite(limit) && limit < 1
                     ? `no Application of step ${n} is ever allowed to update: the step never moves`
-                    : `v3.5.1 reads it as no limit at all`;
+                    : `v3.5.1 cannot scale it and updates ${limit === 1 ? "one Application" : `${limit} Applications`} of the step at a time`;
             out.push({
                 kind: "InvalidMaxUpdate",
                 application: null,
@@ -165,7 +165,8 @@ function configFindings(input: FindingsInput): Finding[] {
     for (const e of entries) {
         if (!e.app) continue;
         const labels = e.app.metadata?.labels ?? {};
-        const by = selectedBy.get(e)!;
+        // a later step with no matchExpressions is a catch-all (EmptyStep says so), not a second selection
+        const by = selectedBy.get(e)!.filter((n, k) => k === 0 || (steps[n - 1].matchExpressions ?? []).length > 0);
         const labelText = Object.entries(labels)
             .map(([k, v]) => `${k}=${v}`)
             .join(", ");
@@ -195,6 +196,9 @@ function configFindings(input: FindingsInput): Finding[] {
     }
     return out;
 }
+
+/** " (step N)", or nothing for an Application no step places. */
+const stepText = (e: Entry) => (e.step !== null && e.step > 0 ? ` (step ${e.step})` : "");
 
 /** Seconds from an ISO time to now; NaN when the time is missing. */
 const ageSeconds = (iso: string | undefined, now: Date) => (iso ? (now.getTime() - Date.parse(iso)) / 1000 : NaN);
@@ -227,13 +231,14 @@ function applicationFindings(input: FindingsInput): Finding[] {
         const op = app.status?.operationState;
         const sync = app.status?.sync?.status;
         const health = app.status?.health?.status;
-        const failure = input.syncFailure(app);
+        // an entry Waiting has a newer revision to come: its last sync's failure is the old revision's
+        const failure = st?.status === "Waiting" ? null : input.syncFailure(app);
         if (failure) {
             out.push({
                 kind: "SyncFailed",
                 application: e.name,
                 step: e.step,
-                message: `${e.name}${e.step !== null ? ` (step ${e.step})` : ""}: its own sync failed: ${failure.message}`,
+                message: `${e.name}${stepText(e)}: its own sync failed: ${failure.message}`,
                 evidence: failure.evidence,
                 todo:
                     op?.phase === "Running"
@@ -250,12 +255,13 @@ function applicationFindings(input: FindingsInput): Finding[] {
                 const done = (job?.status?.conditions ?? []).find(
                     (c: any) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
                 );
-                if (!done) continue;
+                // the controller sees a finished hook at its next round: only one ended longer than --stuck-after ago
+                if (!done || !(ageSeconds(done.lastTransitionTime ?? job?.status?.completionTime, now) > stuckAfterSeconds)) continue;
                 out.push({
                     kind: "HookLeftRunning",
                     application: e.name,
                     step: e.step,
-                    message: `${e.name}: its ${r.hookType} hook Job ${ns}/${r.name} is ${done.type === "Complete" ? "complete" : "failed"}, but the sync operation still shows it Running: the operation waits for a hook that has ended`,
+                    message: `${e.name}${stepText(e)}: its ${r.hookType} hook Job ${ns}/${r.name} is ${done.type === "Complete" ? "complete" : "failed"}, but the sync operation still shows it Running: the operation waits for a hook that has ended`,
                     evidence: [
                         {
                             object: appRef(app),
@@ -279,14 +285,20 @@ function applicationFindings(input: FindingsInput): Finding[] {
         const project = input.project(app);
         const blockedBy = project ? windowsBlocking(project, app, now) : null;
         const saysBlocked = op?.phase === "Running" && String(op.message ?? "").includes(SYNC_WINDOW_BLOCKED);
-        if ((saysBlocked || (blockedBy && blockedBy.windows.length)) && st.status !== "Healthy") {
+        // a window matters to a sync that waits for it: one running, one about to be started (Pending), or the step's next
+        const wouldSync = op?.phase === "Running" || st.status === "Pending" || (st.status === "Waiting" && e.step === current);
+        if (saysBlocked || (blockedBy && blockedBy.windows.length && wouldSync && st.status !== "Healthy")) {
             const windows = blockedBy?.windows ?? [];
             const when = blockedBy?.until ? ` until ${blockedBy.until}` : "";
+            const projectName = app.spec?.project || "default";
+            const why = blockedBy?.invalid
+                ? `a sync window of project ${projectName} that Argo CD cannot read (${blockedBy.invalid}) holds every sync it applies to`
+                : `its sync waits for a sync window of project ${projectName}${windows.length ? ` (${windows.map((w) => w.text).join("; ")})` : ""}${when}`;
             out.push({
                 kind: "SyncWindow",
                 application: e.name,
                 step: e.step,
-                message: `${e.name} (step ${e.step}): its sync waits for a sync window of project ${app.spec?.project ?? "default"}${windows.length ? ` (${windows.map((w) => w.text).join("; ")})` : ""}${when}: RollingSync's syncs wait like any manual sync, and the step with them`,
+                message: `${e.name}${stepText(e)}: ${why}, and the step with it (RollingSync's syncs are automated ones: manualSync does not let them through)`,
                 evidence: [
                     ...(saysBlocked
                         ? [{ object: appRef(app), field: "status.operationState.message", value: String(op.message), time: op.startedAt }]
@@ -297,9 +309,11 @@ function applicationFindings(input: FindingsInput): Finding[] {
                         value: w.text,
                     })),
                 ],
-                todo: windows.length
-                    ? `wait for the window${when}, or let this sync through: manualSync: true on the window (RollingSync's syncs are manual ones), or change the window`
-                    : `see the project's sync windows (argocd proj windows list ${app.spec?.project ?? "default"}); dump appprojects.argoproj.io too and the doctor names the window`,
+                todo: blockedBy?.invalid
+                    ? `fix the window's schedule (five cron fields) or duration (a Go duration such as 1h30m) in project ${projectName}`
+                    : windows.length
+                      ? `wait for the window${when}, or change or remove it in project ${projectName} (argocd proj windows list ${projectName})`
+                      : `see the project's sync windows (argocd proj windows list ${projectName}); with appprojects.argoproj.io in the dump the doctor names the window`,
             });
         }
         // RollingSync moves an entry to Healthy only when the Application is Synced and Healthy
@@ -311,7 +325,7 @@ function applicationFindings(input: FindingsInput): Finding[] {
             op?.phase !== "Running" &&
             !app.operation &&
             // not the moment between a sync's end and the next comparison: so for longer than --stuck-after
-            ageSeconds(op?.finishedAt ?? st.lastTransitionTime, now) > stuckAfterSeconds
+            Math.min(ageSeconds(op?.finishedAt, now), ageSeconds(st.lastTransitionTime, now)) > stuckAfterSeconds
         ) {
             out.push({
                 kind: "HealthyNotSynced",
@@ -334,9 +348,11 @@ function applicationFindings(input: FindingsInput): Finding[] {
                     ? `the application controller has not reconciled it since (reconciledAt ${reconciledAt}): is the application controller running, or is its queue behind?`
                     : app.operation && !(seconds(op?.startedAt) > seconds(since))
                       ? `a sync is requested (.operation) but the application controller has not started it: is it running, or busy with another operation of this Application?`
-                      : op
-                        ? `its last sync started at ${op.startedAt}, not after the entry went Pending: the ApplicationSet controller's sync never reached it (a sync started within that same second does not count)`
-                        : `it has never been synced: the ApplicationSet controller's sync never reached it`;
+                      : op && seconds(op.startedAt) > seconds(since)
+                        ? `its sync started at ${op.startedAt}, after the entry went Pending, but the ApplicationSet controller has not moved the entry on since: is it running? (it looks again at its requeue, or at once on an application-set-refresh)`
+                        : op
+                          ? `its last sync started at ${op.startedAt}, not after the entry went Pending: the ApplicationSet controller's sync never reached it (a sync started within that same second does not count)`
+                          : `it has never been synced: the ApplicationSet controller's sync never reached it`;
             out.push({
                 kind: "PendingNotProgressing",
                 application: e.name,
@@ -357,7 +373,7 @@ function applicationFindings(input: FindingsInput): Finding[] {
             const limit = maxUpdateLimit(step?.maxUpdate, inStep.length);
             const updating = inStep.filter((x) => x.status.status === "Pending" || x.status.status === "Progressing");
             // held for longer than --stuck-after: a step updating maxUpdate at a time is otherwise just in progress
-            const held = ageSeconds(st.lastTransitionTime, now) > stuckAfterSeconds;
+            const held = updating.length > 0 && updating.every((x) => ageSeconds(x.status.lastTransitionTime, now) > stuckAfterSeconds);
             if (held && limit !== null && Number.isFinite(limit) && limit >= 1 && updating.length >= limit)
                 out.push({
                     kind: "MaxUpdateHolding",

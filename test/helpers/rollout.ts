@@ -184,7 +184,7 @@ export function failedPreSync(job: string, ns: string, retrying: boolean): any {
             ...(retrying ? {} : { finishedAt: minutesAgo(58) }),
             operation: {
                 sync: { revision: REV_NEW },
-                initiatedBy: { username: "applicationset-controller", automated: false },
+                initiatedBy: { username: "applicationset-controller", automated: true },
                 retry: { limit: 5 },
             },
             syncResult: {
