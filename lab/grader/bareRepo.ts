@@ -1,6 +1,10 @@
 /**
  * Read-only questions to a bare repository, asked directly (not through a lab's clone or its
  * bookkeeping), so the grader shares nothing with the scenario it grades.
+ *
+ * Through run() (lab/ports/exec.ts), not simple-git as the lab's own git work (lab/ports/git.ts): a
+ * grading asks a few hundred of these, many of which answer by exit status alone (`cat-file -e`,
+ * `merge-base --is-ancestor`), and simple-git waits 50 ms after every command that printed nothing.
  */
 import * as fs from "fs";
 import * as os from "os";

@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { run } from "../ports/exec";
 import { mkdirReadable } from "../ports/files";
-import { LAB_GIT_IDENTITY } from "../ports/git";
+import { LAB_GIT_IDENTITY, gitIn } from "../ports/git";
 
 /** git config key in the bare repository that says "the lab made this". */
 export const OWNER_KEY = "gitops-lab.owner";
@@ -43,10 +43,9 @@ export interface LabRepoResult {
 
 export type Log = (line: string) => void;
 
-const identity = LAB_GIT_IDENTITY.flatMap((c) => ["-c", c]);
-
+/** `git <args>` (in `cwd`, else this process's folder) as the lab's identity, through simple-git; its stdout, trimmed. */
 async function git(args: string[], cwd?: string): Promise<string> {
-    return (await run("git", [...identity, ...args], { cwd })).stdout.trim();
+    return (await gitIn(cwd ?? process.cwd(), args, { allowConfig: [OWNER_KEY, INITIAL_KEY, "core.sharedRepository"] })).trim();
 }
 
 async function configGet(gitDir: string, key: string): Promise<string | null> {

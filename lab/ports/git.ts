@@ -1,12 +1,56 @@
 /**
- * The git port: everything the scenario does to the lab repository, over the working clone.
- * Never force-pushes; ref names are checked with `git check-ref-format` before use.
+ * The git port: everything the scenario does to the lab repository, over the working clone, through
+ * simple-git. Never force-pushes; ref names are checked with `git check-ref-format` before use.
  */
 import * as fs from "fs";
 import * as path from "path";
-import { run } from "./exec";
+import { GitError, GitPluginError, simpleGit } from "simple-git";
 
 export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@localhost"];
+
+/** How long one git command may run: no git call may hang a pulumi up forever (the engine has no timeout of its own). */
+export const GIT_DEADLINE_MS = 120_000;
+
+export interface GitOptions {
+    /** git config keys the command writes besides the identity (simple-git warns on keys it does not know as safe). */
+    allowConfig?: string[];
+}
+
+/**
+ * `git <args>` in `dir` as the lab's identity, through simple-git; its stdout. A new instance per
+ * command gives each its own deadline (simple-git's abort signal belongs to the instance). A failure
+ * names the command and carries git's exit status as `exitCode`: simple-git counts a non-zero exit as
+ * a failure only when git wrote to stderr, and `merge-base --is-ancestor` says "no" by its status alone.
+ * `--git-dir` is allowed (simple-git's allowUnsafeConfigPaths): the lab names its own bare
+ * repositories that way, so that git never looks for a repository in the folders above one.
+ */
+export async function gitIn(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
+    const git = simpleGit({
+        baseDir: dir,
+        config: LAB_GIT_IDENTITY,
+        abort: AbortSignal.timeout(GIT_DEADLINE_MS),
+        unsafe: { allowUnsafeConfigPaths: true },
+        allowConfig: opts.allowConfig ?? [],
+        errors: (error, result) => {
+            if (result.exitCode === 0) return error;
+            const text = Buffer.concat([...result.stdErr, ...result.stdOut])
+                .toString("utf8")
+                .trim();
+            return Object.assign(new GitError(undefined, text || `exit ${result.exitCode}`), { exitCode: result.exitCode });
+        },
+    });
+    try {
+        return await git.raw(args);
+    } catch (e: any) {
+        const why =
+            e instanceof GitPluginError && e.plugin === "abort"
+                ? `did not finish within ${GIT_DEADLINE_MS / 1000} s`
+                : /\bENOENT\b/.test(String(e.message))
+                  ? "git is not installed or not on PATH"
+                  : `exit ${e.exitCode ?? "?"}`;
+        throw Object.assign(new Error(`git ${args.join(" ")} failed (${why}): ${String(e.message).trim()}`), { exitCode: e.exitCode });
+    }
+}
 
 export interface GitPort {
     /** Full SHA of a revision of the clone. */
@@ -37,7 +81,7 @@ const validBranches = new Set<string>();
 export async function checkRefFormat(branch: string): Promise<void> {
     if (validBranches.has(branch)) return;
     try {
-        await run("git", ["check-ref-format", "--branch", branch]);
+        await gitIn("/", ["check-ref-format", "--branch", branch]);
     } catch {
         throw new Error(`"${branch}" is not a valid git branch name (git check-ref-format --branch refused it)`);
     }
@@ -49,20 +93,13 @@ export function isFullSha(s: unknown): s is string {
 }
 
 export class CloneGit implements GitPort {
-    /**
-     * `git <args>` in the clone, as the lab's identity; its stdout. Through run(), which starts
-     * programs from a small helper process (lab/ports/exec.ts), and whose errors carry git's exit status.
-     */
-    private readonly git = {
-        raw: async (args: string[]): Promise<string> =>
-            (await run("git", [...LAB_GIT_IDENTITY.flatMap((c) => ["-c", c]), ...args], { cwd: this.clone })).stdout,
-    };
+    /** `git <args>` in the clone, as the lab's identity; its stdout (gitIn). */
+    private readonly git = { raw: (args: string[]): Promise<string> => gitIn(this.clone, args) };
 
     constructor(private readonly clone: string) {
         if (!fs.existsSync(path.join(clone, ".git"))) {
             throw new Error(`${clone} is not a git clone of the lab repository (no .git); build the lab (step 1) first`);
         }
-        // no git call may hang a pulumi up forever (the engine has no timeout of its own): run() ends each after 120 s
     }
 
     async revParse(rev: string): Promise<string> {
