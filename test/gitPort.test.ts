@@ -1,0 +1,57 @@
+/**
+ * The lab's git port (lab/ports/git.ts) over simple-git: commits as the lab's identity, answers
+ * "is an ancestor" by git's exit status, and fails in one line naming the command and its status.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { CloneGit, gitIn } from "../lab/ports/git";
+
+describe("the lab's git port (simple-git)", function () {
+    this.timeout(60_000);
+    let dir: string;
+    let clone: string;
+
+    beforeEach(async () => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "git-port-"));
+        const bare = path.join(dir, "repo.git");
+        clone = path.join(dir, "clone");
+        await gitIn(dir, ["init", "--quiet", "--bare", "--initial-branch=main", bare]);
+        await gitIn(dir, ["clone", "--quiet", bare, clone]);
+        await gitIn(clone, ["symbolic-ref", "HEAD", "refs/heads/main"]);
+    });
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("given two commits pushed, then the later one descends from the earlier, not the other way round, and both are the lab's identity's", async () => {
+        const git = new CloneGit(clone);
+        const first = await git.commitFiles({ "a.txt": "one\n" }, "first");
+        await git.pushTo(first, "main");
+        const second = await git.commitFiles({ "a.txt": "two\n" }, "second");
+        await git.pushTo(second, "main");
+
+        assert.strictEqual(await git.isAncestor(first, second), true);
+        assert.strictEqual(await git.isAncestor(second, first), false);
+        assert.strictEqual(await git.parentOf(second), first);
+        assert.strictEqual(await git.subjectOf(second), "second");
+        assert.strictEqual(await git.remoteBranch("main"), second);
+        assert.strictEqual(await git.ensureInSync("main"), second);
+        assert.strictEqual((await gitIn(clone, ["log", "-1", "--format=%an <%ae>"])).trim(), "GitOps Lab <gitops-lab@localhost>");
+    });
+
+    it("when git fails, then the error is one line naming the command and git's exit status, and carries that status", async () => {
+        const git = new CloneGit(clone);
+        await assert.rejects(git.revParse("no-such-branch"), (e: any) => {
+            assert.match(e.message, /^git rev-parse --verify --end-of-options no-such-branch\^\{commit\} failed \(exit 128\): fatal: /);
+            assert.strictEqual(e.exitCode, 128);
+            return true;
+        });
+    });
+
+    it("when a branch name is not one git accepts, then nothing is pushed and the error says so", async () => {
+        const git = new CloneGit(clone);
+        const sha = await git.commitFiles({ "a.txt": "one\n" }, "first");
+        await assert.rejects(git.pushTo(sha, "bad..name"), /"bad\.\.name" is not a valid git branch name/);
+        assert.strictEqual(await git.remoteBranch("main"), null);
+    });
+});
