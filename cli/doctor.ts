@@ -8,9 +8,9 @@
  */
 import * as fs from "fs";
 import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding, toJson } from "../lab/doctor/diagnose";
-import { LiveReader, readLive, RolloutWatcher, serveMetrics } from "../lab/doctor/watch";
+import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, watchRounds } from "../lab/doctor/watch";
+import { realClock } from "../lab/ports/clock";
 import { KubeCluster } from "../lab/ports/cluster";
-import { sleep } from "../lab/ports/wait";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
@@ -89,8 +89,9 @@ export const doctor: Command = {
         "--appset NAME       only this ApplicationSet (it must exist)",
         "--json              the diagnosis as JSON",
         "--stuck-after S     a step with no progress for longer than S seconds is stuck (default 600)",
-        "--watch             diagnose every --interval seconds (default 30); post RolloutStuck/RolloutResumed Events",
-        "--interval S        seconds between two rounds of --watch",
+        "--watch             diagnose when a rollout or an Application changes, and every --interval seconds;",
+        "                    post RolloutStuck/RolloutResumed Events",
+        "--interval S        the most seconds between two rounds of --watch (default 30)",
         "--metrics-port P    with --watch, serve Prometheus metrics on :P/metrics",
         "--kubeconfig FILE   the cluster (default: $KUBECONFIG, /etc/rancher/k3s/k3s.yaml, ~/.kube/config)",
     ],
@@ -116,6 +117,7 @@ export const doctor: Command = {
         let read: () => Promise<Dump>;
         let cluster: KubeCluster | null = null;
         let stopReader: () => Promise<void> = async () => {};
+        let changes: ((listener: () => void) => () => void) | undefined;
         if (from) {
             read = async () => readDump(from);
         } else {
@@ -126,6 +128,7 @@ export const doctor: Command = {
                 const live = new LiveReader(c);
                 read = () => live.read().catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
                 stopReader = () => live.stop();
+                changes = (l) => live.onChange(l);
             } else {
                 read = () => readLive(c).catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
             }
@@ -161,18 +164,16 @@ export const doctor: Command = {
         let stop = false;
         for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => (stop = true));
         console.log(
-            `watching every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`,
+            `watching ${changes ? "for changes and " : ""}every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`,
         );
-        while (!stop) {
-            try {
+        await watchRounds(
+            async () => {
                 const ds = await watcher.tick();
                 if (values.json) console.log(JSON.stringify(toJson(ds)));
-            } catch (e: any) {
-                console.error(`doctor: ${e.message} (will try again)`);
-            }
-            const until = Date.now() + interval * 1000;
-            while (!stop && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
-        }
+            },
+            { intervalMs: interval * 1000, minGapMs: MIN_ROUND_GAP_MS, clock: realClock, stopped: () => stop, changes },
+            (e) => console.error(`doctor: ${e.message} (will try again)`),
+        );
         await stopReader();
         return EXIT.OK;
     },

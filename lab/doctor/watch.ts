@@ -1,11 +1,13 @@
 /**
- * The alert the field report wished for: re-diagnose every interval, post one Kubernetes Event on
- * the ApplicationSet when its rollout becomes stuck (Warning RolloutStuck, the human line) and one
- * when it moves again (Normal RolloutResumed), and serve the diagnosis as Prometheus metrics.
+ * The alert the field report wished for: re-diagnose as soon as a rollout's or an Application's
+ * state changes (and at least every interval), post one Kubernetes Event on the ApplicationSet when
+ * its rollout becomes stuck (Warning RolloutStuck, the human line) and one when it moves again
+ * (Normal RolloutResumed), and serve the diagnosis as Prometheus metrics.
  */
 import { clipBytes } from "./errorLine";
 import * as http from "http";
 import * as os from "os";
+import { Clock } from "../ports/clock";
 import { ClusterPort, KindCache } from "../ports/cluster";
 import { HOOK_ANNOTATION } from "../argo/application";
 import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
@@ -26,17 +28,80 @@ export async function readLive(cluster: ClusterPort): Promise<Dump> {
 }
 
 /**
+ * What of an ApplicationSet or an Application a diagnosis turns on: its rollout's entries and
+ * conditions; an Application's sync and health status, its operation and the operation's phase and
+ * attempt. A change of anything else (reconciledAt every few minutes, resources' details, managed
+ * fields) calls for no new round.
+ */
+export function rolloutSignature(obj: any): string {
+    const st = obj?.status ?? {};
+    if (obj?.kind === "ApplicationSet")
+        return JSON.stringify([
+            obj.metadata?.generation,
+            obj.metadata?.deletionTimestamp,
+            (st.applicationStatus ?? []).map((e: any) => [e.application, e.status, e.step, e.targetRevisions]),
+            (st.conditions ?? []).map((c: any) => [c.type, c.status, c.reason, c.message]),
+        ]);
+    const op = st.operationState;
+    return JSON.stringify([
+        obj?.metadata?.deletionTimestamp,
+        !!obj?.operation,
+        st.sync?.status,
+        st.sync?.revision,
+        st.health?.status,
+        op?.phase,
+        op?.retryCount,
+        op?.startedAt,
+    ]);
+}
+
+/**
+ * Says which objects a watch brought changed what a diagnosis turns on (rolloutSignature), by
+ * each object's uid: `changed(obj, deleted)` is true for a new object, a deleted one, and one whose
+ * signature moved.
+ */
+export class RolloutChanges {
+    private readonly seen = new Map<string, string>();
+    changed(obj: any, deleted: boolean): boolean {
+        const key = obj?.metadata?.uid ?? `${obj?.kind}/${obj?.metadata?.namespace}/${obj?.metadata?.name}`;
+        if (deleted) {
+            this.seen.delete(key);
+            return true;
+        }
+        const sig = rolloutSignature(obj);
+        if (this.seen.get(key) === sig) return false;
+        this.seen.set(key, sig);
+        return true;
+    }
+}
+
+/**
  * For --watch: ApplicationSets and Applications from watches (informers: listed once, then followed),
  * so a round lists only the Jobs and Pods of the blocking Applications; while a watch is broken, a
- * round lists that kind instead.
+ * round lists that kind instead. `onChange` says when the watches brought a change a diagnosis turns on.
  */
 export class LiveReader {
     private caches?: { sets: KindCache; apps: KindCache };
+    private readonly listeners = new Set<() => void>();
+    private readonly changes = new RolloutChanges();
     constructor(private readonly cluster: ClusterPort) {}
 
     async start(): Promise<void> {
         const [sets, apps] = await Promise.all([this.cluster.cacheArgo("applicationsets"), this.cluster.cacheArgo("applications")]);
         this.caches = { sets, apps };
+        for (const [kind, cache] of [
+            ["ApplicationSet", sets],
+            ["Application", apps],
+        ] as const)
+            cache.onChange((obj, deleted) => {
+                if (this.changes.changed({ kind, ...obj }, deleted)) this.listeners.forEach((l) => l());
+            });
+    }
+
+    /** Calls `listener` when a watched object changed what a diagnosis turns on; returns what unsubscribes it. */
+    onChange(listener: () => void): () => void {
+        this.listeners.add(listener);
+        return () => this.listeners.delete(listener);
     }
 
     async read(): Promise<Dump> {
@@ -184,6 +249,48 @@ export class RolloutWatcher {
         this.last = ds;
         this.metrics.set(ds);
         return ds;
+    }
+}
+
+export interface RoundOptions {
+    /** The longest time between the starts of two rounds. */
+    intervalMs: number;
+    /** The shortest time between the starts of two rounds when changes call for them. */
+    minGapMs: number;
+    clock: Clock;
+    /** True when no further round should start (asked at least every POLL_MS). */
+    stopped: () => boolean;
+    /** Subscribes to the changes that call for a round at once; returns what unsubscribes. */
+    changes?: (listener: () => void) => () => void;
+}
+
+/** The shortest time between two rounds that changes call for: a burst of changes (a sync's many status writes) is one round. */
+export const MIN_ROUND_GAP_MS = 1_000;
+
+/** How often a wait between rounds looks whether a change came or the loop was stopped. */
+const POLL_MS = 200;
+
+/**
+ * Runs `round` at once, then again when a change calls for it (not sooner than minGapMs after the
+ * last round began) or when intervalMs has passed, until stopped. A change during a round brings the
+ * next one. A failing round is `onError`'s to report; the loop goes on.
+ */
+export async function watchRounds(round: () => Promise<void>, o: RoundOptions, onError: (e: any) => void = () => {}): Promise<void> {
+    let changed = false;
+    const off = o.changes?.(() => (changed = true));
+    try {
+        while (!o.stopped()) {
+            const started = o.clock.now();
+            changed = false;
+            await round().catch(onError);
+            for (;;) {
+                const now = o.clock.now();
+                if (o.stopped() || now >= started + o.intervalMs || (changed && now >= started + o.minGapMs)) break;
+                await o.clock.sleep(Math.min(POLL_MS, started + o.intervalMs - now));
+            }
+        }
+    } finally {
+        off?.();
     }
 }
 

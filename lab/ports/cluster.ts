@@ -18,6 +18,8 @@ export interface KindCache {
     list(): any[];
     /** False after the watch broke and until it is listed again (then read with a list instead). */
     healthy(): boolean;
+    /** Calls `listener` with each object the watch brings (added, changed or deleted); returns what unsubscribes it. */
+    onChange(listener: (obj: any, deleted: boolean) => void): () => void;
     stop(): Promise<void>;
 }
 
@@ -426,11 +428,19 @@ export class KubeCluster implements ClusterPort {
             // the informer does not restart itself after an error: list and watch again later
             timer = setTimeout(() => informer.start().catch(() => undefined), opts.retryMs ?? 5_000);
         });
+        const listeners = new Set<(obj: any, deleted: boolean) => void>();
+        informer.on("add", (o: any) => listeners.forEach((l) => l(o, false)));
+        informer.on("update", (o: any) => listeners.forEach((l) => l(o, false)));
+        informer.on("delete", (o: any) => listeners.forEach((l) => l(o, true)));
         await this.call(`watch ${plural}`, () => informer.start());
         healthy = true;
         return {
             list: () => [...informer.list()],
             healthy: () => healthy,
+            onChange: (l) => {
+                listeners.add(l);
+                return () => listeners.delete(l);
+            },
             stop: async () => {
                 stopped = true;
                 if (timer) clearTimeout(timer);

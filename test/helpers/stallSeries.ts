@@ -1,16 +1,18 @@
 /**
  * The tenants lab's stall and recovery at Argo CD v3.5.1's and Kubernetes' defaults on the
- * simulation's virtual clock, watched as a monitoring stack would: the doctor's `--watch` round
- * every 30 s (its default interval) and, at each round, what a Prometheus scrape would read — the
- * doctor's own series (lab/doctor/metrics.ts) and those of the kube-state-metrics alternative
- * (lab/doctor/kube-state-metrics.yaml, computed here from the same objects). The samples feed
- * `promtool test rules` (test/real/alertRules.real.ts).
+ * simulation's virtual clock, watched as a monitoring stack would: the doctor's `--watch` rounds as
+ * the command runs them (lab/doctor/watch.ts watchRounds: at once on a change of a rollout or an
+ * Application, at least every 30 s) and, every minute (Prometheus's default scrape interval), what a
+ * scrape would read — the doctor's own series (lab/doctor/metrics.ts) and those of the
+ * kube-state-metrics alternative (lab/doctor/kube-state-metrics.yaml, computed here from the same
+ * objects). The samples feed `promtool test rules` (test/real/alertRules.real.ts).
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../../lab/ports/cluster";
-import { readLive, RolloutWatcher } from "../../lab/doctor/watch";
+import { HOOK_ANNOTATION } from "../../lab/argo/application";
+import { MIN_ROUND_GAP_MS, readLive, RolloutChanges, RolloutWatcher, watchRounds } from "../../lab/doctor/watch";
 import { VirtualClock } from "../../sim/clock";
 import { V351_DEFAULTS } from "../../sim/profiles";
 import { solveSimulatedTenants, startSimulatedLab } from "../../sim/simulatedLab";
@@ -25,13 +27,16 @@ export interface Scrape {
 export interface StallRecording {
     intervalSeconds: number;
     scrapes: Scrape[];
-    /** Seconds since the recording began: the push of the faulty release, the hook Job's first failure, mandant-b giving up, the push of the fix, the rollout complete again (undefined when the recovery failed). */
-    marks: { stallPush: number; firstFailure: number; gaveUp: number; fixPush: number; recovered?: number };
+    /** Seconds since the recording began: the push of the faulty release, mandant-b's hook Job's first BackoffLimitExceeded, its sync's first failed attempt, mandant-b giving up, the push of the fix, the rollout complete again (undefined when the recovery failed). */
+    marks: { stallPush: number; hookFailed: number; firstFailure: number; gaveUp: number; fixPush: number; recovered?: number };
     /** Why the recovery did not complete, when it did not. */
     recoveryError?: string;
 }
 
-export const SCRAPE_SECONDS = 30;
+/** Prometheus's default scrape_interval. */
+export const SCRAPE_SECONDS = 60;
+/** The doctor's default --interval. */
+const DOCTOR_INTERVAL_SECONDS = 30;
 
 const series = (name: string, labels: Record<string, string>) =>
     `${name}{${Object.entries(labels)
@@ -99,27 +104,61 @@ export async function recordStall(): Promise<StallRecording> {
         const at = () => Math.round((clock.now() - start) / 1000);
         const marks: Partial<StallRecording["marks"]> = {};
         const scrapes: Scrape[] = [];
-        // the step first blocks when mandant-b's first sync attempt fails (its hook Job failed): seen on the simulated API as it happens
+        // the step first blocks when mandant-b's hook Job fails and then its first sync attempt: seen on the simulated API as it happens
+        const changes = new RolloutChanges();
+        const listeners = new Set<() => void>();
         const off = lab.kube.onChange((c) => {
+            if ((c.kind === "Application" || c.kind === "ApplicationSet") && changes.changed(c.obj, c.type === "DELETED"))
+                listeners.forEach((l) => l());
+            if (marks.stallPush === undefined) return;
+            const job = c.kind === "Job" && c.obj?.metadata?.namespace === "mandant-b" && c.obj.metadata.annotations?.[HOOK_ANNOTATION];
+            if (
+                job &&
+                marks.hookFailed === undefined &&
+                (c.obj.status?.conditions ?? []).some((x: any) => x.reason === "BackoffLimitExceeded")
+            )
+                marks.hookFailed = at();
             const op = c.kind === "Application" && c.obj?.metadata?.name === "mandant-b" ? c.obj.status?.operationState : undefined;
-            if (marks.stallPush === undefined || !op) return;
+            if (!op) return;
             if (marks.firstFailure === undefined && (op.retryCount >= 1 || op.phase === "Failed")) marks.firstFailure = at();
             if (marks.gaveUp === undefined && op.phase === "Failed") marks.gaveUp = at();
         });
         const watcher = new RolloutWatcher(() => readLive(cluster), null, { stuckAfterSeconds: 600 });
         let solving = true;
+        let latest: Awaited<ReturnType<RolloutWatcher["tick"]>> = [];
+        // the doctor's --watch, as the command runs it, on the simulation's clock
+        const doctor = watchRounds(
+            async () => {
+                latest = await watcher.tick(new Date(clock.now()));
+            },
+            {
+                intervalMs: DOCTOR_INTERVAL_SECONDS * 1000,
+                minGapMs: MIN_ROUND_GAP_MS,
+                clock,
+                stopped: () => !solving,
+                changes: (l) => {
+                    listeners.add(l);
+                    return () => listeners.delete(l);
+                },
+            },
+        );
+        // the scrapes: what the doctor serves at that moment, and what kube-state-metrics would read from the objects
         const sampler = (async () => {
             while (solving) {
-                const ds = await watcher.tick(new Date(clock.now()));
                 const [sets, apps] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications()]);
                 const s = new Map([...parseExposition(await watcher.metrics.text()), ...kubeStateSeries(sets, apps)]);
                 scrapes.push({ at: at(), series: s });
-                if (marks.fixPush !== undefined && marks.recovered === undefined && ds.every((d) => d.state === "complete"))
+                if (
+                    marks.fixPush !== undefined &&
+                    marks.recovered === undefined &&
+                    latest.length &&
+                    latest.every((d) => d.state === "complete")
+                )
                     marks.recovered = at();
                 await clock.sleep(SCRAPE_SECONDS * 1000);
             }
         })();
-        await clock.sleep(SCRAPE_SECONDS * 1000 * 4); // two minutes of a healthy rollout first
+        await clock.sleep(120_000); // two minutes of a healthy rollout first
         let recoveryError: string | undefined;
         await solveSimulatedTenants(lab, 3, {
             productDefaults: true,
@@ -136,7 +175,7 @@ export async function recordStall(): Promise<StallRecording> {
         const tailFrom = at();
         while (at() < (marks.recovered ?? tailFrom) + 180 && at() < tailFrom + 600) await clock.sleep(SCRAPE_SECONDS * 1000);
         solving = false;
-        await sampler;
+        await Promise.all([sampler, doctor]);
         off();
         return { intervalSeconds: SCRAPE_SECONDS, scrapes, marks: marks as StallRecording["marks"], recoveryError };
     } finally {
