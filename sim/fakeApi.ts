@@ -74,6 +74,11 @@ export interface Change {
     actor: string;
 }
 
+/** The ConfigMap kube-controller-manager's root CA publisher keeps in every namespace, and its annotation (pkg/controller/certificates/rootcacertpublisher). */
+export const ROOT_CA_CONFIGMAP = "kube-root-ca.crt";
+export const ROOT_CA_DESCRIPTION =
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
+
 class HttpError extends Error {
     constructor(
         public code: number,
@@ -249,6 +254,7 @@ export class FakeKube {
         }
         this.objects.set(k, next);
         this.changed({ type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor });
+        if (!old && t.kind === "Namespace") this.publishRootCa(next.metadata.name);
         // the last finalizer of an object being deleted is gone: now it goes
         if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && t.kind !== "Namespace")
             this.remove(t.kind, ns, next.metadata.name, actor);
@@ -282,7 +288,28 @@ export class FakeKube {
         this.changed({ type: "DELETED", kind: t.kind, obj: clone(old), old: clone(old), actor });
         this.collectOwnedBy(old);
         if (ns !== undefined) this.finishNamespace(ns);
+        if (kind === "ConfigMap" && name === ROOT_CA_CONFIGMAP && ns !== undefined) this.publishRootCa(ns);
         return clone(old);
+    }
+
+    /**
+     * kube-controller-manager's root CA publisher: a `kube-root-ca.crt` ConfigMap in every namespace
+     * (put back when deleted), as a real cluster has. Its `ca.crt` says that there is no CA: the
+     * simulated API server speaks plain HTTP on the loopback.
+     */
+    private publishRootCa(ns: string) {
+        const nsObj = this.objects.get(this.key(this.typeOfKind("Namespace"), undefined, ns));
+        if (!nsObj || nsObj.metadata.deletionTimestamp || this.objects.get(this.key(this.typeOfKind("ConfigMap"), ns, ROOT_CA_CONFIGMAP)))
+            return;
+        this.put(
+            {
+                apiVersion: "v1",
+                kind: "ConfigMap",
+                metadata: { name: ROOT_CA_CONFIGMAP, namespace: ns, annotations: { "kubernetes.io/description": ROOT_CA_DESCRIPTION } },
+                data: { "ca.crt": "# the simulated API server speaks plain HTTP on the loopback: it has no CA\n" },
+            },
+            "root-ca-cert-publisher",
+        );
     }
 
     private collectOwnedBy(owner: any) {

@@ -15,7 +15,7 @@ import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, renderTemplate } from "../sim/appsetController";
 import { spawn } from "child_process";
 import * as http from "http";
-import { FakeKube, jsonPatch, mergePatch } from "../sim/fakeApi";
+import { FakeKube, jsonPatch, mergePatch, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";
 import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../sim/lock";
 import { RepoServer } from "../sim/repoServer";
@@ -424,6 +424,24 @@ describe("the simulated API server's store", function () {
         assert.strictEqual(Object.getOwnPropertyDescriptor(got.data, "__proto__")?.value, "a key");
         got.data.plain = "changed";
         assert.strictEqual(kube.list("ConfigMap", "default").find((o) => o.metadata.name === "keys").data.plain, "v");
+    });
+
+    it("given a new namespace, then kube-root-ca.crt is in it as the root CA publisher writes it (the real tier compares it with the real one); deleted, it is back; in a namespace being deleted, it goes", () => {
+        const kube = new FakeKube();
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mandant-b" } }, "client");
+        const cm = kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP);
+        assert.ok(cm, "published");
+        assert.deepStrictEqual(Object.keys(cm.data), ["ca.crt"]);
+        assert.match(
+            cm.metadata.annotations["kubernetes.io/description"],
+            /^Contains a CA bundle that can be used to verify the kube-apiserver/,
+        );
+        kube.remove("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP, "client");
+        const again = kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP);
+        assert.ok(again && again.metadata.uid !== cm.metadata.uid, "put back, a new object");
+        kube.remove("Namespace", undefined, "mandant-b", "client");
+        assert.strictEqual(kube.get("Namespace", undefined, "mandant-b"), undefined, "the namespace went: nothing was put back in it");
+        assert.strictEqual(kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP), undefined);
     });
 });
 

@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { procStat } from "../../lab/ports/proc";
 import { cgroupHierarchies, KUBELET_SYSCTLS, NODE, NODE_LEDGER, NODE_LOCK } from "../../realnode/node";
+import { FakeKube, ROOT_CA_CONFIGMAP } from "../../sim/fakeApi";
 import { BIN } from "../helpers/cli";
 import { expect, holds } from "../helpers/expect";
 
@@ -158,6 +159,44 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         const events = kubectl("get", "events", "-n", "kube-system", "-o", 'jsonpath={range .items[*]}{.reason} {.message}{"\\n"}{end}');
         assert.match(events, /^Pulled Successfully pulled image "registry\.k8s\.io\/coredns\/coredns:v1\.12\.3"/m);
         assert.match(events, /^Started Started container coredns$/m);
+    });
+
+    it("given a new namespace, then kube-controller-manager publishes kube-root-ca.crt in it, as the simulated API server does (its name, annotation and key), and puts it back when it is deleted", async () => {
+        const rootCa = () => {
+            try {
+                return JSON.parse(kubectl("get", "configmap", ROOT_CA_CONFIGMAP, "-n", "root-ca-check", "-o", "json"));
+            } catch {
+                return undefined;
+            }
+        };
+        kubectl("create", "namespace", "root-ca-check");
+        const published = `${ROOT_CA_CONFIGMAP} published in root-ca-check`;
+        await expect(
+            holds(
+                published,
+                () => !!rootCa(),
+                () => kubectl("get", "configmaps", "-n", "root-ca-check"),
+            ),
+            { timeoutMs: 60_000, intervalMs: 500 },
+        );
+        const real = rootCa();
+        const sim = new FakeKube();
+        sim.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "root-ca-check" } }, "test");
+        const simulated = sim.get("ConfigMap", "root-ca-check", ROOT_CA_CONFIGMAP);
+        assert.deepStrictEqual(real.metadata.annotations, simulated.metadata.annotations);
+        assert.deepStrictEqual(Object.keys(real.data), Object.keys(simulated.data));
+        assert.match(real.data["ca.crt"], /^-----BEGIN CERTIFICATE-----/);
+        const uid = real.metadata.uid;
+        kubectl("delete", "configmap", ROOT_CA_CONFIGMAP, "-n", "root-ca-check");
+        await expect(
+            holds(
+                `${ROOT_CA_CONFIGMAP} put back`,
+                () => !!rootCa() && rootCa().metadata.uid !== uid,
+                () => rootCa()?.metadata,
+            ),
+            { timeoutMs: 60_000, intervalMs: 500 },
+        );
+        kubectl("delete", "namespace", "root-ca-check", "--wait=false");
     });
 
     it("given a Pod, then it resolves a Service through CoreDNS and kube-proxy, and reaches nothing outside the machine", async () => {
