@@ -211,7 +211,7 @@ export async function benchDoctor(scale: DoctorScale, rounds: number, log: (l: s
         const kc = path.join(dir, "kubeconfig");
         fs.writeFileSync(kc, kube.kubeconfig(await kube.start()));
         const child = async (mode: string) => {
-            const r = await runNode(["-r", path.join(projectDir, "cli", "register.js"), "-e", CHILD], {
+            const r = await runNode(["-r", path.join(projectDir, "loader", "register.js"), "-e", CHILD], {
                 LAB_DIR: projectDir,
                 KC: kc,
                 ROUNDS: String(rounds),

@@ -3,7 +3,7 @@
  * state and revived in a separate process where only the serialized text exists; module-scope
  * imports of functions would be copied by value and break. So each provider method calls
  * `labModule(PROJECT_DIR, "scenario")`, which requires the real file at run time (registering
- * the project's TypeScript loader, cli/register.js, first, since that process runs plain Node). PROJECT_DIR is captured as a string; the
+ * the project's TypeScript loader, loader/register.js, first, since that process runs plain Node). PROJECT_DIR is captured as a string; the
  * module table below is plain data and is captured by value too. The types come from
  * type-only imports, which vanish from the serialized text. Its first call also makes the process
  * leave when the engine that started it is gone (providerProcess.ts).
@@ -30,7 +30,7 @@ export interface LabModules {
 }
 
 export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
-    require(`${projectDir}/cli/register.js`); // the project's TypeScript loader (registers once; not if ts-node already has)
+    require(`${projectDir}/loader/register.js`); // the project's TypeScript loader (registers once; not if ts-node already has)
     require(`${projectDir}/components/providerProcess`).leaveWithEngine(); // once per process: leave when the engine is gone
     const table: Record<keyof LabModules, string> = {
         cluster: "lab/ports/cluster",

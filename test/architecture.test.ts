@@ -93,6 +93,7 @@ describe("the project stands alone", () => {
             "docs",
             "lab",
             "lint",
+            "loader",
             "realnode",
             "realplane",
             "sim",

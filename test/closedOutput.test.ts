@@ -21,7 +21,7 @@ const SDK_HANDLER = `process.on("uncaughtException", (e) => process.stderr.write
 
 /** Starts `script` under node; resolves once it has written its first output, with its reader's ends then closed. */
 async function withItsReaderGone(script: string, args: string[], children: ChildProcess[]): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ["-r", path.join(PROJECT, "cli", "register.js"), "-e", script, "--", ...args], {
+    const child = spawn(process.execPath, ["-r", path.join(PROJECT, "loader", "register.js"), "-e", script, "--", ...args], {
         stdio: ["ignore", "pipe", "pipe"],
     });
     children.push(child);

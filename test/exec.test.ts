@@ -98,7 +98,7 @@ describe("run(): programs started by the helper process", function () {
     it("given a process that ran a program, then it exits on its own; killed while one runs, then its helper goes too", async () => {
         const script = `require(${JSON.stringify(path.join(__dirname, "..", "lab", "ports", "exec.ts"))}).run(process.argv[1], process.argv.slice(2)).then((r) => console.log(r.stdout.trim()))`;
         const node = (args: string[]) =>
-            spawn(process.execPath, ["-r", path.join(__dirname, "..", "cli", "register.js"), "-e", script, ...args], {
+            spawn(process.execPath, ["-r", path.join(__dirname, "..", "loader", "register.js"), "-e", script, ...args], {
                 stdio: ["ignore", "pipe", "inherit"],
             });
         // exits by itself, with the output: the idle helper holds nothing open

@@ -44,7 +44,7 @@ const all = fs
     .sort();
 
 module.exports = {
-    require: ["cli/register.js", "test/setup.ts"],
+    require: ["loader/register.js", "test/setup.ts"],
     extension: ["ts"],
     spec: [...LONGEST_FIRST.filter((f) => all.includes(f)), ...all.filter((f) => !LONGEST_FIRST.includes(f))],
     timeout: 120000,

@@ -80,7 +80,7 @@ describe("the real tiers on a host", function () {
             process.execPath,
             [
                 "-r",
-                path.join(PROJECT, "cli", "register.js"),
+                path.join(PROJECT, "loader", "register.js"),
                 "-e",
                 `require(${JSON.stringify(path.join(PROJECT, "realnode", "node.ts"))}).acquireNodeLock(); console.log("HELD"); setInterval(() => {}, 1000);`,
                 "node",

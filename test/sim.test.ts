@@ -541,7 +541,7 @@ describe("the root lock (one simulate per root)", function () {
                 console.log(JSON.stringify({ got }));
             });`;
         const children = [0, 1, 2, 3].map(() =>
-            spawn(process.execPath, ["-r", path.join(__dirname, "..", "cli", "register.js"), "-e", script, dir], {
+            spawn(process.execPath, ["-r", path.join(__dirname, "..", "loader", "register.js"), "-e", script, dir], {
                 stdio: ["pipe", "pipe", "inherit"],
             }),
         );

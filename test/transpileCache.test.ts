@@ -1,7 +1,7 @@
 /**
- * The project's TypeScript loader (cli/register.js) and ts-node's transpiler for the project
- * (cli/transpileCache.js, what plain `pulumi up` uses) share one disk cache of swc's output
- * (cli/swc.js): a file transpiled once is read back by the next process, through either; a changed
+ * The project's TypeScript loader (loader/register.js) and ts-node's transpiler for the project
+ * (loader/transpileCache.js, what plain `pulumi up` uses) share one disk cache of swc's output
+ * (loader/swc.js): a file transpiled once is read back by the next process, through either; a changed
  * file is transpiled anew; a stack trace names the TypeScript file's own line.
  */
 import * as assert from "assert";
@@ -25,12 +25,16 @@ describe("the project's TypeScript loader and its transpile cache", function () 
     const entries = () =>
         fs.existsSync(cache) ? fs.readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".json")) : [];
     /** A process of its own, as each gitops-lab command is, loading `file` through the project's loader or through ts-node. */
-    const load = (loader: "register" | "ts-node", file: string, expr = "answer") =>
+    const load = (loader: "register" | "ts-node" | "cli/register.js", file: string, expr = "answer") =>
         execFileSync(
             process.execPath,
             [
                 "-r",
-                loader === "register" ? path.join(PROJECT, "cli", "register.js") : "ts-node/register",
+                loader === "register"
+                    ? path.join(PROJECT, "loader", "register.js")
+                    : loader === "ts-node"
+                      ? "ts-node/register"
+                      : path.join(PROJECT, "cli", "register.js"),
                 "-e",
                 `console.log(require(${JSON.stringify(file)}).${expr})`,
             ],
@@ -57,6 +61,13 @@ describe("the project's TypeScript loader and its transpile cache", function () 
         assert.strictEqual(entries().length, 2);
     });
 
+    it("given the path the providers' code in a Pulumi state requires (cli/register.js), then it is the same loader", () => {
+        const file = path.join(dir, "answer.ts");
+        fs.writeFileSync(file, "export const answer: number = 6 * 7;\n");
+        assert.strictEqual(load("cli/register.js", file), "42");
+        assert.strictEqual(entries().length, 1, "through the same cache");
+    });
+
     it("given a TypeScript file that throws, then the stack trace names its own line, not the JavaScript's", () => {
         const file = path.join(dir, "thrower.ts");
         // types and blank lines that vanish from the JavaScript put the throw on another line there
@@ -77,7 +88,7 @@ describe("the project's TypeScript loader and its transpile cache", function () 
         );
         const r = spawnSync(
             process.execPath,
-            ["-r", path.join(PROJECT, "cli", "register.js"), "-e", `require(${JSON.stringify(file)}).fail({ a: "here", b: 1 })`],
+            ["-r", path.join(PROJECT, "loader", "register.js"), "-e", `require(${JSON.stringify(file)}).fail({ a: "here", b: 1 })`],
             { cwd: PROJECT, env, encoding: "utf8" },
         );
         assert.notStrictEqual(r.status, 0);
@@ -88,8 +99,8 @@ describe("the project's TypeScript loader and its transpile cache", function () 
     it("given a tsconfig.json it derives no swc options for, then it refuses in one line naming the setting", () => {
         // a copy of the project's loader beside a tsconfig.json asking for ES modules
         const project = path.join(dir, "project");
-        fs.mkdirSync(path.join(project, "cli"), { recursive: true });
-        for (const f of ["swc.js", "register.js"]) fs.copyFileSync(path.join(PROJECT, "cli", f), path.join(project, "cli", f));
+        fs.mkdirSync(path.join(project, "loader"), { recursive: true });
+        for (const f of ["swc.js", "register.js"]) fs.copyFileSync(path.join(PROJECT, "loader", f), path.join(project, "loader", f));
         fs.symlinkSync(path.join(PROJECT, "node_modules"), path.join(project, "node_modules"));
         fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "es2022", module: "esnext" } }));
         fs.writeFileSync(path.join(project, "x.ts"), "export const x = 1;\n");
@@ -97,11 +108,14 @@ describe("the project's TypeScript loader and its transpile cache", function () 
             process.execPath,
             [
                 "-e",
-                `require(${JSON.stringify(path.join(project, "cli", "register.js"))}); require(${JSON.stringify(path.join(project, "x.ts"))})`,
+                `require(${JSON.stringify(path.join(project, "loader", "register.js"))}); require(${JSON.stringify(path.join(project, "x.ts"))})`,
             ],
             { env, encoding: "utf8" },
         );
         assert.notStrictEqual(r.status, 0);
-        assert.match(r.stderr, /tsconfig\.json sets module "esnext" \(commonjs expected\), for which cli\/swc\.js derives no swc options/);
+        assert.match(
+            r.stderr,
+            /tsconfig\.json sets module "esnext" \(commonjs expected\), for which loader\/swc\.js derives no swc options/,
+        );
     });
 });

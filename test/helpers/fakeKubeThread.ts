@@ -25,7 +25,7 @@ export function startFakeKubeThread(objects: any[]): Promise<FakeKubeThread> {
     const project = path.resolve(__dirname, "..", "..");
     const worker = new Worker(BODY, {
         eval: true,
-        workerData: { objects, register: path.join(project, "cli", "register.js"), fakeApi: path.join(project, "sim", "fakeApi.ts") },
+        workerData: { objects, register: path.join(project, "loader", "register.js"), fakeApi: path.join(project, "sim", "fakeApi.ts") },
     });
     return new Promise((resolve, reject) => {
         worker.once("error", reject);

@@ -1,5 +1,5 @@
-// The project's TypeScript transpiled to JavaScript by swc, kept on disk: what cli/register.js (the
-// project's own loader) and cli/transpileCache.js (ts-node's "transpiler", for anyone who runs ts-node
+// The project's TypeScript transpiled to JavaScript by swc, kept on disk: what loader/register.js (the
+// project's own loader) and loader/transpileCache.js (ts-node's "transpiler", for anyone who runs ts-node
 // on the project: plain `pulumi up`) both use, so both give the same output from the same cache.
 // No side effects: requiring it registers nothing.
 //
@@ -30,13 +30,13 @@ function swcOptions() {
         tsconfig = JSON.parse(fs.readFileSync(file, "utf8"));
     } catch (e) {
         // plain JSON: TypeScript's comments and trailing commas are not read here
-        throw new Error(`cannot read ${file} as JSON (${e.message}); cli/swc.js reads it without comments or trailing commas`);
+        throw new Error(`cannot read ${file} as JSON (${e.message}); loader/swc.js reads it without comments or trailing commas`);
     }
     const o = tsconfig.compilerOptions || {};
     const lower = (v) => String(v || "").toLowerCase();
     const refuse = (what) => {
         throw new Error(
-            `tsconfig.json sets ${what}, for which cli/swc.js derives no swc options: extend swcOptions() there, after ts-node's createSwcOptions`,
+            `tsconfig.json sets ${what}, for which loader/swc.js derives no swc options: extend swcOptions() there, after ts-node's createSwcOptions`,
         );
     };
     if ("extends" in tsconfig) refuse(`"extends"`);
