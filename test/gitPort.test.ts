@@ -39,6 +39,13 @@ describe("the lab's git port (simple-git)", function () {
         assert.strictEqual((await gitIn(clone, ["log", "-1", "--format=%an <%ae>"])).trim(), "GitOps Lab <gitops-lab@localhost>");
     });
 
+    it("given a change in the work tree not committed, then the clone is not in sync, and the error names the file", async () => {
+        const git = new CloneGit(clone);
+        await git.pushTo(await git.commitFiles({ "a.txt": "one\n" }, "first"), "main");
+        fs.writeFileSync(path.join(clone, "a.txt"), "edited by hand\n");
+        await assert.rejects(git.ensureInSync("main"), /has uncommitted changes:\n M a\.txt\ncommit or discard them/);
+    });
+
     it("when git fails, then the error is one line naming the command and git's exit status, and carries that status", async () => {
         const git = new CloneGit(clone);
         await assert.rejects(git.revParse("no-such-branch"), (e: any) => {

@@ -43,7 +43,11 @@ export interface LabRepoResult {
 
 export type Log = (line: string) => void;
 
-/** `git <args>` (in `cwd`, else this process's folder) as the lab's identity, through simple-git; its stdout, trimmed. */
+/**
+ * `git <args>` (in `cwd`, else this process's folder) as the lab's identity, through simple-git; its
+ * stdout, trimmed. Commands run without `--quiet` where git then prints (simple-git waits 50 ms after
+ * a command that printed nothing: lab/ports/git.ts).
+ */
 async function git(args: string[], cwd?: string): Promise<string> {
     return (await gitIn(cwd ?? process.cwd(), args, { allowConfig: [OWNER_KEY, INITIAL_KEY, "core.sharedRepository"] })).trim();
 }
@@ -125,7 +129,7 @@ export async function createLabRepo(
         mkdirReadable(path.dirname(bareRepo));
         const tmp = partial(bareRepo);
         fs.rmSync(tmp, { recursive: true, force: true });
-        await git(["init", "--quiet", "--bare", "--initial-branch=main", `--shared=${SHARED_REPOSITORY}`, tmp]);
+        await git(["init", "--bare", "--initial-branch=main", `--shared=${SHARED_REPOSITORY}`, tmp]);
         await git(["--git-dir", tmp, "config", OWNER_KEY, kind.owner]);
         fs.renameSync(tmp, bareRepo);
         log(`created bare repository ${bareRepo} (core.sharedRepository=${SHARED_REPOSITORY})`);
@@ -142,7 +146,7 @@ export async function createLabRepo(
     }
 
     const sha = await pushInitialCommit(layout, kind, files, log);
-    await git(["branch", "--quiet", "--set-upstream-to=origin/main", "main"], clone).catch(() => undefined);
+    await git(["branch", "--set-upstream-to=origin/main", "main"], clone).catch(() => undefined);
     await git(["--git-dir", bareRepo, "config", INITIAL_KEY, sha]);
     await makeWorldReadable(layout);
     log(`pushed main at ${sha}`);
@@ -162,8 +166,8 @@ async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record
                 `${bareRepo} has a main branch that is not the lab's first commit (${remote}: "${subject}"). Nothing was changed. Remove the repository (or pulumi destroy), then run again.`,
             );
         }
-        await git(["fetch", "--quiet", "origin"], clone);
-        await git(["reset", "--quiet", "--hard", remote], clone);
+        await git(["fetch", "--verbose", "origin"], clone);
+        await git(["reset", "--hard", remote], clone);
         log(`found the first commit ${remote} already pushed by an earlier run`);
         return remote;
     }
@@ -177,11 +181,11 @@ async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record
             fs.writeFileSync(abs, content);
         }
         await kind.check?.(clone, log);
-        await git(["add", "--", ...Object.keys(files)], clone);
-        await git(["commit", "--quiet", "-m", kind.initialMessage], clone);
+        await git(["add", "--verbose", "--", ...Object.keys(files)], clone);
+        await git(["commit", "-m", kind.initialMessage], clone);
     }
     const sha = await git(["rev-parse", "HEAD"], clone);
-    await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+    await git(["push", "origin", "HEAD:refs/heads/main"], clone);
     return sha;
 }
 
@@ -189,13 +193,10 @@ async function cloneBare(layout: RepoSite): Promise<void> {
     fs.mkdirSync(path.dirname(layout.clone), { recursive: true });
     const tmp = partial(layout.clone);
     fs.rmSync(tmp, { recursive: true, force: true });
-    await git(["clone", "--quiet", layout.bareRepo, tmp]);
+    // the clone's own config names the lab's identity, for people who commit in it by hand
+    await git(["clone", ...LAB_GIT_IDENTITY.flatMap((c) => ["--config", c]), layout.bareRepo, tmp]);
     // an empty repository clones without a branch: make sure we commit on main
     await git(["symbolic-ref", "HEAD", "refs/heads/main"], tmp);
-    for (const c of LAB_GIT_IDENTITY) {
-        const [k, v] = c.split("=");
-        await git(["config", k, v], tmp);
-    }
     fs.renameSync(tmp, layout.clone);
 }
 

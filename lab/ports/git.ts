@@ -23,6 +23,8 @@ export interface GitOptions {
  * a failure only when git wrote to stderr, and `merge-base --is-ancestor` says "no" by its status alone.
  * `--git-dir` is allowed (simple-git's allowUnsafeConfigPaths): the lab names its own bare
  * repositories that way, so that git never looks for a repository in the folders above one.
+ * simple-git waits 50 ms after a command that printed nothing, so the lab's commands print where git
+ * lets them (`--verbose` rather than `--quiet`, a status with its branch line).
  */
 export async function gitIn(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
     const git = simpleGit({
@@ -111,7 +113,7 @@ export class CloneGit implements GitPort {
         const out = (await this.git.raw(["ls-remote", "origin", `refs/heads/${branch}`])).trim();
         if (!out) return null;
         // bring its commits in, so ancestry questions about them can be answered locally
-        await this.git.raw(["fetch", "--quiet", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
+        await this.git.raw(["fetch", "--verbose", "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`]);
         return out.split(/\s+/)[0];
     }
 
@@ -121,7 +123,11 @@ export class CloneGit implements GitPort {
         if (current !== branch) {
             throw new Error(`the clone ${this.clone} is on "${current}", not "${branch}"; check out ${branch} there and run again`);
         }
-        const status = (await this.git.raw(["status", "--porcelain", "--untracked-files=no"])).trim();
+        // the branch line ("## main...") is always printed; the changes are the other lines
+        const status = (await this.git.raw(["status", "--porcelain", "--branch", "--untracked-files=no"]))
+            .split("\n")
+            .filter((l) => l && !l.startsWith("## "))
+            .join("\n");
         if (status) {
             throw new Error(`the clone ${this.clone} has uncommitted changes:\n${status}\ncommit or discard them, then run again`);
         }
@@ -142,7 +148,7 @@ export class CloneGit implements GitPort {
             fs.mkdirSync(path.dirname(abs), { recursive: true });
             fs.writeFileSync(abs, content);
         }
-        await this.git.raw(["add", "--", ...Object.keys(files)]);
+        await this.git.raw(["add", "--verbose", "--", ...Object.keys(files)]);
         await this.git.raw(["commit", "-m", message]);
         return this.revParse("HEAD");
     }
@@ -156,7 +162,7 @@ export class CloneGit implements GitPort {
         if (!isFullSha(sha)) throw new Error(`refusing to push "${sha}": not a full commit SHA`);
         await this.git.raw(["push", "origin", `${sha}:refs/heads/${branch}`]);
         // keep origin/<branch> in the clone current, for people who look at it by hand
-        await this.git.raw(["fetch", "--quiet", "origin"]);
+        await this.git.raw(["fetch", "--verbose", "origin"]);
     }
 
     async isAncestor(a: string, b: string): Promise<boolean> {
