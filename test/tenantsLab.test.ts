@@ -10,7 +10,8 @@ import * as path from "path";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
-import { fit, STALL_MESSAGE } from "../lab/tenants/scenario";
+import { fit } from "../lab/kit/text";
+import { STALL_MESSAGE } from "../lab/tenants/scenario";
 import { expect, holds } from "./helpers/expect";
 import { app, appset, assertProgressLines, git, tenantsAt, TenantsAt } from "./helpers/tenantsAt";
 

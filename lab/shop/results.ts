@@ -4,7 +4,8 @@
  * from these schemas.
  */
 import { z } from "zod";
-import { fieldsOfSchema, parseWithSchema, SchemaField, sha } from "../ports/schema";
+import { resultSet } from "../kit/results";
+import { SchemaField, sha } from "../ports/schema";
 
 export { sha };
 
@@ -40,10 +41,12 @@ export const RESULTS = {
 };
 
 export type ResultName = keyof typeof RESULTS;
+/** The six result files with the step that writes each. */
+export const SHOP_RESULT_SET = resultSet(RESULTS, { incident: 3, pin: 4, drift: 5, promote: 6, revert: 7, report: 8 });
 /** The six result files, in step order. */
-export const RESULT_FILES = Object.keys(RESULTS) as ResultName[];
+export const RESULT_FILES: ResultName[] = SHOP_RESULT_SET.names;
 /** The step that writes each file. */
-export const RESULT_STEP: Record<ResultName, number> = { incident: 3, pin: 4, drift: 5, promote: 6, revert: 7, report: 8 };
+export const RESULT_STEP: Record<ResultName, number> = SHOP_RESULT_SET.stepOf;
 
 export type Incident = z.infer<typeof RESULTS.incident>;
 export type Pin = z.infer<typeof RESULTS.pin>;
@@ -55,10 +58,10 @@ export type Results = { [K in ResultName]?: z.infer<(typeof RESULTS)[K]> };
 
 /** The keys of a result file and what each must be ("a full 40-hex SHA", "an integer", ...). */
 export function fieldsOf(name: ResultName): SchemaField[] {
-    return fieldsOfSchema(RESULTS[name]);
+    return SHOP_RESULT_SET.fieldsOf(name);
 }
 
 /** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
 export function parseResult<K extends ResultName>(name: K, value: unknown, where: string): z.infer<(typeof RESULTS)[K]> {
-    return parseWithSchema(RESULTS[name] as unknown as z.ZodType<z.infer<(typeof RESULTS)[K]>>, name, value, where);
+    return SHOP_RESULT_SET.parse(name, value, where);
 }

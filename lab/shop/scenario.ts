@@ -21,7 +21,9 @@ import { BareRepo } from "../grader/bareRepo";
 import { renderShopConfig } from "./render";
 import { listElements, syncAppSetFile } from "./appset";
 import { APPSET_NAME, LabLayout } from "./layout";
-import { Drift, Incident, parseResult, Pin, Promote, Report, ResultName, Results, RESULT_FILES, Revert } from "./results";
+import { Drift, Incident, Pin, Promote, Report, Results, RESULTS, Revert, SHOP_RESULT_SET } from "./results";
+import { LabStep, runSteps, StepTiming } from "../kit/steps";
+import { secs, short } from "../kit/text";
 import { Clock, realClock } from "../ports/clock";
 import { pollUntil } from "../ports/wait";
 
@@ -52,17 +54,7 @@ export const DEFAULT_TIMEOUTS: ScenarioTimeouts = {
     refreshEveryMs: 20_000,
 };
 
-export interface StepTiming {
-    step: number;
-    name: string;
-    /** Wall time of the step. */
-    ms: number;
-    /** Of that, time spent waiting on Argo CD (polling the cluster). */
-    waitMs: number;
-    /** The step's time on the scenario's clock (the wall time on a real host; simulated time in the bench). */
-    clockMs: number;
-    skipped: boolean;
-}
+export type { StepTiming };
 
 export interface ScenarioContext {
     layout: LabLayout;
@@ -92,9 +84,6 @@ const CM = "shop-config";
 const RELEASE = "release/prod";
 export const INCIDENT_MESSAGE = "Enable FEATURE_CHECKOUT_V2 in base (meant for dev) (lab step 3)";
 export const BAD_MESSAGE = "dev: add missing.yaml to resources (lab step 7)";
-
-const short = (sha: string) => sha.slice(0, 12);
-const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 function say(c: Ctx, line: string) {
     c.log(`${c.prefix} ${line}`);
@@ -258,7 +247,7 @@ export function addMissingResource(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // The steps
 
-type Step = { n: number; name: string; file?: ResultName; run: (c: Ctx, r: Results) => Promise<unknown> };
+type Step = LabStep<typeof RESULTS, Ctx>;
 
 async function sync(c: Ctx): Promise<void> {
     const main = await c.git.remoteBranch("main");
@@ -521,26 +510,7 @@ export const STEPS: Step[] = [
 
 /** The results already on disk (the checkpoint), in step order; refuses gaps. */
 export function readResults(layout: LabLayout): Results {
-    const r: Results = {};
-    let gap: string | null = null;
-    for (const name of RESULT_FILES) {
-        const file = layout.resultFile(name);
-        const v = readJsonIfExists<any>(file);
-        if (v === undefined) {
-            gap = gap ?? name;
-            continue;
-        }
-        if (gap)
-            throw new Error(
-                `${layout.resultFile(name)} exists but ${layout.resultFile(gap as ResultName)} does not: the checkpoint is inconsistent. Remove the later files (or pulumi destroy) and run again`,
-            );
-        try {
-            (r as any)[name] = parseResult(name, v, file);
-        } catch (e: any) {
-            throw new Error(`${e.message}; delete it to let that step run again`);
-        }
-    }
-    return r;
+    return SHOP_RESULT_SET.read(layout.resultFile);
 }
 
 export interface ScenarioRun {
@@ -570,33 +540,22 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
         prefix: "",
     };
     const results = readResults(ctx.layout);
-    const timings: StepTiming[] = [];
     const started = Date.now();
-    for (const step of STEPS) {
-        if (step.n > through) break;
-        c.prefix = `[step ${step.n} ${step.name}]`;
-        const done = step.file ? results[step.file] !== undefined : results.incident !== undefined;
-        if (done) {
-            c.log(`${c.prefix} already done${step.file ? ` (${ctx.layout.resultFile(step.file)})` : ""}; skipped`);
-            timings.push({ step: step.n, name: step.name, ms: 0, waitMs: 0, clockMs: 0, skipped: true });
-            continue;
-        }
-        const t0 = Date.now();
-        const c0 = c.clock.now();
-        c.waitMs = 0;
-        c.log(`${c.prefix} start`);
-        const value = await step.run(c, results);
-        if (step.file) {
-            // a result that does not match its schema is never written (a resumed run would trust it)
-            parseResult(step.file, value, `step ${step.n}'s ${step.file} result`);
-            writeJsonAtomic(ctx.layout.resultFile(step.file), value);
-            if (step.file === "revert") fs.rmSync(observedFile(c), { force: true });
-            (results as any)[step.file] = value;
-        }
-        const ms = Date.now() - t0;
-        timings.push({ step: step.n, name: step.name, ms, waitMs: c.waitMs, clockMs: c.clock.now() - c0, skipped: false });
-        c.log(`${c.prefix} done in ${secs(ms)}${step.file ? `; wrote ${ctx.layout.resultFile(step.file)}` : ""}`);
-    }
+    const timings = await runSteps({
+        steps: STEPS,
+        through,
+        set: SHOP_RESULT_SET,
+        results,
+        resultFile: ctx.layout.resultFile,
+        log: ctx.log,
+        prefix: (step) => `[step ${step.n} ${step.name}]`,
+        context: (_step, prefix) => Object.assign(c, { prefix, waitMs: 0 }),
+        waitedMs: (x) => x.waitMs,
+        written: (step, x) => {
+            if (step.file === "revert") fs.rmSync(observedFile(x), { force: true });
+        },
+        clock: c.clock,
+    });
     if (through >= 8 && results.report) c.log(`report: ${JSON.stringify(results.report)}`);
     c.log(`scenario through step ${through} finished in ${secs(Date.now() - started)}`);
     return { results, timings, through };

@@ -2,8 +2,7 @@
  * Where the tenants lab (Part 2, docs/tenants-lab.md) lives on a host. Every path hangs off one
  * `root` prefix: `/` on a real lab host, a temporary directory in tests and in `simulate`.
  */
-import * as path from "path";
-import type { RepoSite } from "../platform/labRepo";
+import { LabSite, labSite } from "../kit/layout";
 import type { TenantsResultName } from "./results";
 
 /** The in-cluster URL Argo CD reads the platform repository from (the same git daemon as the shop lab's). */
@@ -20,29 +19,12 @@ export const HOOK_JOB = "site-setup";
 /** The releases of the scenario: the first rollout, the faulty one, the fix. */
 export const RELEASES = { first: "1.1.0", faulty: "1.2.0", fixed: "1.2.1" } as const;
 
-export interface TenantsLayout extends RepoSite {
-    /** The prefix everything below hangs off (`/` on a real host). */
-    root: string;
-    /** The ApplicationSet manifest as applied: `<root>/root/tenants-lab/appset.yaml`. */
-    appsetFile: string;
-    /** `<root>/root/tenants-lab/stall.json`, `recovery.json`. */
-    resultFile(name: TenantsResultName): string;
-}
+/**
+ * The tenants lab's paths: `<root>/srv/bare/platform.git`, `<root>/root/tenants-lab/repo`,
+ * `<root>/root/tenants-lab/appset.yaml`, and `<root>/root/tenants-lab/stall.json`, `recovery.json`.
+ */
+export type TenantsLayout = LabSite<TenantsResultName>;
 
 export function tenantsLayout(root = "/"): TenantsLayout {
-    if (!path.isAbsolute(root)) {
-        throw new Error(`root must be an absolute path, got "${root}"; use "/" on a lab host or a temporary directory in tests`);
-    }
-    const r = path.resolve(root);
-    const bareDir = path.join(r, "srv", "bare");
-    const workDir = path.join(r, "root", "tenants-lab");
-    return {
-        root: r,
-        bareDir,
-        bareRepo: path.join(bareDir, PLATFORM_REPO_NAME),
-        workDir,
-        clone: path.join(workDir, "repo"),
-        appsetFile: path.join(workDir, "appset.yaml"),
-        resultFile: (name) => path.join(workDir, `${name}.json`),
-    };
+    return labSite<TenantsResultName>(root, { workDir: "tenants-lab", repoName: PLATFORM_REPO_NAME });
 }

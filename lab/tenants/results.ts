@@ -4,7 +4,8 @@
  * key and type checks all come from these schemas.
  */
 import { z } from "zod";
-import { fieldsOfSchema, parseWithSchema, SchemaField, sha } from "../ports/schema";
+import { resultSet } from "../kit/results";
+import { SchemaField, sha } from "../ports/schema";
 
 const text = z.string().describe("a string");
 const integer = z.number().int().nonnegative().describe("a non-negative integer");
@@ -46,8 +47,10 @@ export const TENANTS_RESULTS = {
 };
 
 export type TenantsResultName = keyof typeof TENANTS_RESULTS;
-export const TENANTS_RESULT_FILES = Object.keys(TENANTS_RESULTS) as TenantsResultName[];
-export const TENANTS_RESULT_STEP: Record<TenantsResultName, number> = { stall: 2, recovery: 3 };
+/** The two result files with the step that writes each. */
+export const TENANTS_RESULT_SET = resultSet(TENANTS_RESULTS, { stall: 2, recovery: 3 });
+export const TENANTS_RESULT_FILES: TenantsResultName[] = TENANTS_RESULT_SET.names;
+export const TENANTS_RESULT_STEP: Record<TenantsResultName, number> = TENANTS_RESULT_SET.stepOf;
 
 export type Stall = z.infer<typeof TENANTS_RESULTS.stall>;
 export type Recovery = z.infer<typeof TENANTS_RESULTS.recovery>;
@@ -55,7 +58,7 @@ export type TenantsResults = { [K in TenantsResultName]?: z.infer<(typeof TENANT
 
 /** The keys of a result file and what each must be. */
 export function tenantsFieldsOf(name: TenantsResultName): SchemaField[] {
-    return fieldsOfSchema(TENANTS_RESULTS[name]);
+    return TENANTS_RESULT_SET.fieldsOf(name);
 }
 
 /** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
@@ -64,5 +67,5 @@ export function parseTenantsResult<K extends TenantsResultName>(
     value: unknown,
     where: string,
 ): z.infer<(typeof TENANTS_RESULTS)[K]> {
-    return parseWithSchema(TENANTS_RESULTS[name] as unknown as z.ZodType<z.infer<(typeof TENANTS_RESULTS)[K]>>, name, value, where);
+    return TENANTS_RESULT_SET.parse(name, value, where);
 }

@@ -23,7 +23,9 @@ import { notReadyBecause } from "../platform/readiness";
 import { pollUntil } from "../ports/wait";
 import { RELEASES, Tenant, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
 import { RELEASE_LABEL, tenantFile, tenantPath } from "./repoFiles";
-import { parseTenantsResult, Recovery, Stall, TenantsResultName, TenantsResults, TENANTS_RESULT_FILES } from "./results";
+import { Recovery, Stall, TenantsResultName, TenantsResults, TENANTS_RESULT_SET, TENANTS_RESULTS } from "./results";
+import { LabStep, runSteps } from "../kit/steps";
+import { fit, LINE_MAX, secs, short } from "../kit/text";
 
 export interface TenantsTimeouts {
     /** Deadline of the first rollout (step 1). */
@@ -75,18 +77,6 @@ interface Ctx {
     prefix: string;
 }
 
-const short = (sha: string) => sha.slice(0, 12);
-const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-/** A progress line's length at most, prefix included, as the shop lab's: details stay in --json and the result files. */
-export const LINE_MAX = 120;
-/** `text` cut at a word to fit `max` characters, with "…" where it was cut. */
-export function fit(text: string, max: number): string {
-    const one = text.replace(/\s+/g, " ").trim();
-    if (one.length <= max) return one;
-    const cut = one.slice(0, max - 1);
-    const at = cut.lastIndexOf(" ");
-    return `${(at > max / 2 ? cut.slice(0, at) : cut).replace(/[\s,;:.(—-]+$/, "")}…`;
-}
 const say = (c: Ctx, line: string) => c.log(fit(`${c.prefix} ${line}`, LINE_MAX));
 
 /** The rollout in the lab's words, a few of them: the step, who it waits for and why, how many wait behind it. */
@@ -380,25 +370,10 @@ function context(ctx: TenantsScenarioContext, prefix: string): Ctx {
 
 /** The results already on disk (the checkpoint); refuses a recovery without its stall. */
 export function readTenantsResults(layout: TenantsLayout): TenantsResults {
-    const r: TenantsResults = {};
-    for (const name of TENANTS_RESULT_FILES) {
-        const file = layout.resultFile(name);
-        const v = readJsonIfExists<any>(file);
-        if (v === undefined) continue;
-        try {
-            (r as any)[name] = parseTenantsResult(name, v, file);
-        } catch (e: any) {
-            throw new Error(`${e.message}; delete it to let that step run again`);
-        }
-    }
-    if (r.recovery && !r.stall)
-        throw new Error(
-            `${layout.resultFile("recovery")} exists but ${layout.resultFile("stall")} does not: the checkpoint is inconsistent. Remove recovery.json (or pulumi destroy) and run again`,
-        );
-    return r;
+    return TENANTS_RESULT_SET.read(layout.resultFile);
 }
 
-const STEPS: { n: number; file: TenantsResultName; name: string; run: (c: Ctx, r: TenantsResults) => Promise<Stall | Recovery> }[] = [
+const STEPS: LabStep<typeof TENANTS_RESULTS, Ctx>[] = [
     { n: 2, file: "stall", name: "stall", run: stall },
     { n: 3, file: "recovery", name: "recovery", run: recovery },
 ];
@@ -407,22 +382,17 @@ const STEPS: { n: number; file: TenantsResultName; name: string; run: (c: Ctx, r
 export async function runTenantsScenario(ctx: TenantsScenarioContext, through: number): Promise<TenantsResults> {
     if (!Number.isInteger(through) || through < 1 || through > 3) throw new Error(`tenantsSolveThrough must be 1, 2 or 3, got ${through}`);
     const results = readTenantsResults(ctx.layout);
-    for (const step of STEPS) {
-        if (step.n > through) break;
-        const c = context(ctx, `[tenants ${step.n} ${step.name}]`);
-        if (results[step.file]) {
-            c.log(`${c.prefix} already done (${ctx.layout.resultFile(step.file)}); skipped`);
-            continue;
-        }
-        const t0 = Date.now();
-        c.log(`${c.prefix} start`);
-        const value = await step.run(c, results);
-        // a result that does not match its schema is never written (a resumed run would trust it)
-        parseTenantsResult(step.file, value, `step ${step.n}'s ${step.file} result`);
-        writeJsonAtomic(ctx.layout.resultFile(step.file), value);
-        fs.rmSync(pushedFile(c, step.file), { force: true });
-        (results as any)[step.file] = value;
-        c.log(`${c.prefix} done in ${secs(Date.now() - t0)}; wrote ${ctx.layout.resultFile(step.file)}`);
-    }
+    await runSteps({
+        steps: STEPS,
+        through,
+        set: TENANTS_RESULT_SET,
+        results,
+        resultFile: ctx.layout.resultFile,
+        log: ctx.log,
+        prefix: (step) => `[tenants ${step.n} ${step.name}]`,
+        context: (_step, prefix) => context(ctx, prefix),
+        written: (step, c) => fs.rmSync(pushedFile(c, step.file as TenantsResultName), { force: true }),
+        clock: ctx.clock ?? realClock,
+    });
     return results;
 }

@@ -9,7 +9,7 @@ import * as path from "path";
 import * as assert from "assert";
 import { expect, holds } from "./expect";
 import { run } from "../../lab/ports/exec";
-import { LINE_MAX } from "../../lab/tenants/scenario";
+import { LINE_MAX } from "../../lab/kit/text";
 import { snapshotCache } from "./snapshots";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { tenantsLayout, TenantsLayout } from "../../lab/tenants/layout";

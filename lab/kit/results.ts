@@ -1,0 +1,64 @@
+/**
+ * A lab's result files, each defined once by its schema (zod) and the step that writes it: the
+ * scenario's types, the stack outputs' types, the check made before a file is written, the grader's
+ * key and type checks, and the reading of a checkpoint all come from here.
+ */
+import { z } from "zod";
+import { readJsonIfExists } from "../ports/files";
+import { fieldsOfSchema, parseWithSchema, SchemaField } from "../ports/schema";
+
+export type Schemas = Record<string, z.ZodObject<any>>;
+/** The results of a lab: each file's value, where it has one. */
+export type ResultsOf<S extends Schemas> = { [K in keyof S]?: z.infer<S[K]> };
+
+export interface ResultSet<S extends Schemas> {
+    readonly schemas: S;
+    /** The files' names, in step order. */
+    readonly names: (keyof S & string)[];
+    /** The step that writes each file. */
+    readonly stepOf: Record<keyof S & string, number>;
+    /** The keys of a result file and what each must be ("a full 40-hex SHA", "an integer", ...). */
+    fieldsOf(name: keyof S & string): SchemaField[];
+    /** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
+    parse<K extends keyof S & string>(name: K, value: unknown, where: string): z.infer<S[K]>;
+    /**
+     * The results already on disk (the checkpoint), in step order, each checked against its schema;
+     * a file after a missing one is refused (the checkpoint is inconsistent).
+     */
+    read(fileOf: (name: keyof S & string) => string): ResultsOf<S>;
+}
+
+export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S & string, number>): ResultSet<S> {
+    const names = (Object.keys(schemas) as (keyof S & string)[]).sort((a, b) => stepOf[a] - stepOf[b]);
+    const parse = <K extends keyof S & string>(name: K, value: unknown, where: string): z.infer<S[K]> =>
+        parseWithSchema(schemas[name] as unknown as z.ZodType<z.infer<S[K]>>, name, value, where);
+    return {
+        schemas,
+        names,
+        stepOf,
+        fieldsOf: (name) => fieldsOfSchema(schemas[name]),
+        parse,
+        read(fileOf) {
+            const r: ResultsOf<S> = {};
+            let gap: (keyof S & string) | null = null;
+            for (const name of names) {
+                const file = fileOf(name);
+                const v = readJsonIfExists<unknown>(file);
+                if (v === undefined) {
+                    gap = gap ?? name;
+                    continue;
+                }
+                if (gap)
+                    throw new Error(
+                        `${file} exists but ${fileOf(gap)} does not: the checkpoint is inconsistent. Remove the later files (or pulumi destroy) and run again`,
+                    );
+                try {
+                    r[name] = parse(name, v, file);
+                } catch (e: any) {
+                    throw new Error(`${e.message}; delete it to let that step run again`);
+                }
+            }
+            return r;
+        },
+    };
+}
