@@ -15,6 +15,26 @@ export function pluginText(bundleJs: string): string {
     return `#!/usr/bin/env node\n${bundleJs}`;
 }
 
+/** The temporary file of a run that is gone: `.kubectl-rollout_doctor.<pid>.tmp` whose process no longer runs. */
+const LEFTOVER = new RegExp(`^\\.${PLUGIN_FILE}\\.(\\d+)\\.tmp$`);
+
+const alive = (pid: number) => {
+    try {
+        process.kill(pid, 0);
+        return true;
+    } catch (e: any) {
+        return e.code === "EPERM"; // another user's process: it runs
+    }
+};
+
+/** Removes what an interrupted run left in `dir`: only this command's own temporary files, and only of processes that are gone. */
+function removeLeftovers(dir: string) {
+    for (const name of fs.readdirSync(dir)) {
+        const m = LEFTOVER.exec(name);
+        if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) fs.rmSync(path.join(dir, name), { force: true });
+    }
+}
+
 export const kubectlPlugin: Command = {
     name: "kubectl-plugin",
     summary: "write the rollout doctor as a kubectl plugin (kubectl rollout-doctor): one file that needs only Node",
@@ -32,6 +52,7 @@ export const kubectlPlugin: Command = {
         // the bundle is built by the component's builder, loaded only here: the other commands need no esbuild
         const { doctorBundle } = await import("../components/rolloutDoctor");
         const file = path.join(dir, PLUGIN_FILE);
+        removeLeftovers(dir);
         // written whole or not at all: a temporary file beside it, then renamed into place
         const tmp = path.join(dir, `.${PLUGIN_FILE}.${process.pid}.tmp`);
         try {

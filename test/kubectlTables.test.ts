@@ -121,7 +121,7 @@ describe("kubectl get on the simulated tenants lab at the stall (the real kubect
     });
 
     // the simulation may still start a sync of mandant-b after it gave up (a Pending entry synced again on a later
-    // reconcile, a known difference from v3.5.1, issue 19): the Job's table is read until it shows the failed Job
+    // reconcile, a known difference from v3.5.1): the Job's table is read until it shows the failed Job
     const settledTable = async (args: string[], done: RegExp) => {
         let out = "";
         await expect(

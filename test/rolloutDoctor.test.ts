@@ -24,6 +24,32 @@ import { runMain } from "./helpers/cli";
 /** The kubectl on PATH (the plugin test gives kubectl a PATH of its own). */
 const kubectlPath = () => spawnSync("sh", ["-c", "command -v kubectl"], { encoding: "utf8" }).stdout.trim();
 
+/** The doctor's line at the tenants stall: the step, the blocking tenant, its hook Job and the hook's own error from its Pod's log. */
+const STALL_NAMED =
+    /rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable\."/;
+
+/**
+ * Runs a doctor (the bundle, the plugin) until its output names the stall, and gives its last run.
+ * Again and again because the simulation may still start a sync of mandant-b after it gave up (a
+ * known difference from v3.5.1): its hook Job is then running, not failed. Not spawnSync: the
+ * simulated API answers from this process.
+ */
+async function untilStallNamed(file: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv }) {
+    const once = () =>
+        new Promise<{ code: number | null; stdout: string }>((resolve) => {
+            const child = spawn(file, args, opts);
+            let stdout = "";
+            child.stdout.on("data", (d) => (stdout += d));
+            child.on("exit", (code) => resolve({ code, stdout }));
+        });
+    let out = await once();
+    await expect(async () => (STALL_NAMED.test(out.stdout) ? succeeded() : ((out = await once()), pending(out.stdout))), {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+    });
+    return out;
+}
+
 describe("the rollout doctor in the cluster", function () {
     this.timeout(120_000);
     let bundle: ReturnType<typeof doctorBundle>;
@@ -60,27 +86,12 @@ describe("the rollout doctor in the cluster", function () {
             fs.writeFileSync(file, gunzipSync(Buffer.from(bundle.gzBase64, "base64")));
             const kc = path.join(dir, "kubeconfig");
             fs.writeFileSync(kc, at.lab.kubeconfig);
-            // not spawnSync: the simulated API answers from this process
-            const once = () =>
-                new Promise<{ code: number | null; stdout: string }>((resolve) => {
-                    const child = spawn(process.execPath, [file, "--kubeconfig", kc, "--appset", "tenants"], {
-                        cwd: dir,
-                        env: { PATH: process.env.PATH },
-                    });
-                    let stdout = "";
-                    child.stdout.on("data", (d) => (stdout += d));
-                    child.on("exit", (code) => resolve({ code, stdout }));
-                });
-            const named =
-                /rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable\."/;
-            // the simulation may still start a sync of mandant-b after it gave up (issue 19): run it again until no new hook Job runs
-            let out = await once();
-            await expect(async () => (named.test(out.stdout) ? succeeded() : ((out = await once()), pending(out.stdout))), {
-                timeoutMs: 60_000,
-                intervalMs: 500,
+            const out = await untilStallNamed(process.execPath, [file, "--kubeconfig", kc, "--appset", "tenants"], {
+                cwd: dir,
+                env: { PATH: process.env.PATH },
             });
             assert.strictEqual(out.code, 1, out.stdout);
-            assert.match(out.stdout, named);
+            assert.match(out.stdout, STALL_NAMED);
         } finally {
             await at.stop();
         }
@@ -123,23 +134,9 @@ describe("the rollout doctor in the cluster", function () {
                 await at.givenUp();
                 const kc = path.join(dir, "plugin-kubeconfig");
                 fs.writeFileSync(kc, at.lab.kubeconfig);
-                // not spawnSync: the simulated API answers from this process
-                const once = () =>
-                    new Promise<{ code: number | null; stdout: string }>((resolve) => {
-                        const child = spawn("kubectl", ["rollout-doctor", "--appset", "tenants"], {
-                            cwd: dir,
-                            env: env({ KUBECONFIG: kc }),
-                        });
-                        let stdout = "";
-                        child.stdout.on("data", (d) => (stdout += d));
-                        child.on("exit", (code) => resolve({ code, stdout }));
-                    });
-                const named =
-                    /rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable\."/;
-                let out = await once();
-                await expect(async () => (named.test(out.stdout) ? succeeded() : ((out = await once()), pending(out.stdout))), {
-                    timeoutMs: 60_000,
-                    intervalMs: 500,
+                const out = await untilStallNamed("kubectl", ["rollout-doctor", "--appset", "tenants"], {
+                    cwd: dir,
+                    env: env({ KUBECONFIG: kc }),
                 });
                 assert.strictEqual(out.code, 1, out.stdout);
             } finally {
@@ -173,6 +170,21 @@ describe("the rollout doctor in the cluster", function () {
             } finally {
                 fs.rmSync(home, { recursive: true, force: true });
             }
+        });
+
+        it("given a temporary file an interrupted run left (its process gone), then the next run removes it, and keeps one of a process that runs", async () => {
+            const pidMax = Number(fs.readFileSync("/proc/sys/kernel/pid_max", "utf8"));
+            const gone = path.join(bin, `.kubectl-rollout_doctor.${pidMax + 1}.tmp`);
+            const running = path.join(bin, `.kubectl-rollout_doctor.${process.ppid}.tmp`);
+            const other = path.join(bin, ".kubectl-rollout_doctor.notes");
+            for (const f of [gone, running, other]) fs.writeFileSync(f, "half a plugin");
+            const r = await runMain("kubectl-plugin", ["--out", bin]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.deepStrictEqual(
+                [gone, running, other].map((f) => fs.existsSync(f)),
+                [false, true, true],
+            );
+            for (const f of [running, other]) fs.rmSync(f);
         });
 
         it("given --out a folder that does not exist, then one line says so, and nothing is written", async () => {

@@ -167,7 +167,7 @@ export async function recordStall(): Promise<StallRecording> {
                 if (/\[tenants 3 \w+\] pushed/.test(l)) marks.fixPush = at();
             },
         }).catch((e) => {
-            // the recovery can miss a tenant (the silent skip, issue 19: seen once in CI, mandant-a OutOfSync/Healthy); the stall's record stands
+            // the recovery can miss a tenant (the silent skip the simulation at v3.5.1's timings can show: mandant-a OutOfSync/Healthy); the stall's record stands
             if (marks.fixPush === undefined) throw e;
             recoveryError = String(e.message ?? e);
         });
