@@ -92,6 +92,22 @@ const keyOf = (o: { kind: string; metadata: { namespace?: string; name: string }
  */
 type Trigger = { hard: boolean; forced: boolean; recent?: boolean };
 
+/** Argo CD's default `spec.revisionHistoryLimit` (common.RevisionHistoryLimit). */
+export const REVISION_HISTORY_LIMIT = 10;
+
+/**
+ * An Application's `status.history` with one more entry, as v3.5.1's persistRevisionHistory makes it
+ * (controller/state.go): its id the last entry's id + 1 (0 for the first), then cut to the newest
+ * `spec.revisionHistoryLimit` (default 10; a negative limit keeps none: RevisionHistories.Trunc).
+ */
+export function withRevisionHistory(app: any, entry: Record<string, unknown>): any[] {
+    const before: any[] = app.status?.history ?? [];
+    const id = before.length ? Number(before[before.length - 1].id) + 1 : 0;
+    const limit = Math.max(0, Number(app.spec?.revisionHistoryLimit ?? REVISION_HISTORY_LIMIT));
+    const all = [...before, { ...entry, id }];
+    return all.slice(Math.max(0, all.length - limit));
+}
+
 export class AppController {
     private unsubscribe?: () => void;
     private readonly timers = new Map<string, { h: TimerHandle; trigger: Trigger }>();
@@ -760,12 +776,10 @@ export class AppController {
             this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: false, forced: true });
             return;
         }
-        const history = [...(app.status.history ?? [])];
-        history.push({
+        const history = withRevisionHistory(app, {
             revision: op.sync.revision,
             deployedAt: now,
             deployStartedAt: state.startedAt,
-            id: history.length,
             source: op.sync.source ?? app.spec.source,
             initiatedBy: op.initiatedBy,
         });
@@ -778,7 +792,7 @@ export class AppController {
             ...(state.retryCount ? { retryCount: state.retryCount } : {}),
             syncResult: { revision: op.sync.revision, source: op.sync.source ?? app.spec.source, resources: end.resources },
         };
-        app.status.history = history.slice(-10);
+        app.status.history = history;
         app.status.conditions = (app.status.conditions ?? []).filter((c: any) => c.type !== "SyncError");
         if (!app.status.conditions.length) delete app.status.conditions;
         delete app.operation;

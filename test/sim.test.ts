@@ -16,6 +16,7 @@ import { generateApplications, renderTemplate } from "../sim/appsetController";
 import { spawn } from "child_process";
 import * as http from "http";
 import { FakeKube, jsonPatch, mergePatch, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";
+import { withRevisionHistory } from "../sim/appController";
 import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../sim/lock";
 import { RepoServer } from "../sim/repoServer";
@@ -614,5 +615,33 @@ describe("the root lock (one simulate per root)", function () {
         } finally {
             parent.kill("SIGKILL");
         }
+    });
+});
+
+describe("the simulated application controller's revision history, as v3.5.1's Test_appStateManager_persistRevisionHistory (controller/state_test.go)", () => {
+    it("given entries added one by one, then 10 are kept by default, the limit is followed up and down, a negative one keeps none, and each id is the last one's + 1", () => {
+        const app: any = { spec: {}, status: {} };
+        const add = (deployStartedAt = "") => {
+            app.status.history = withRevisionHistory(app, { revision: "my-revision", deployStartedAt });
+        };
+        const lengths: number[] = [];
+        for (let i = 0; i < 11; i++) {
+            add();
+            lengths.push(app.status.history.length);
+        }
+        assert.deepStrictEqual(lengths, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10], "default limit is 10");
+        app.spec.revisionHistoryLimit = 11;
+        add();
+        assert.strictEqual(app.status.history.length, 11, "increase limit");
+        app.spec.revisionHistoryLimit = 9;
+        add();
+        assert.strictEqual(app.status.history.length, 9, "decrease limit");
+        add("2026-01-01T00:00:00Z");
+        assert.strictEqual(app.status.history.at(-1).deployStartedAt, "2026-01-01T00:00:00Z");
+        const ids = app.status.history.map((h: any) => h.id);
+        assert.deepStrictEqual(ids, [5, 6, 7, 8, 9, 10, 11, 12, 13], "ids go on from the last one, past the cut");
+        app.spec.revisionHistoryLimit = -1;
+        add();
+        assert.deepStrictEqual(app.status.history, [], "negative limit to 0");
     });
 });
