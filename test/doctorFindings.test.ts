@@ -7,6 +7,7 @@ import * as assert from "assert";
 import { diagnose, Diagnosis, dumpFromList, Finding, toJson } from "../lab/doctor/diagnose";
 import { metricsText } from "../lab/doctor/metrics";
 import { application, appSet, failedPreSync, fieldReport, hookJob, list, minutesAgo, NOW, TenantSpec } from "./helpers/rollout";
+import { updateApplicationStatusProgress } from "../sim/rollingSync";
 import { crdValidator } from "./helpers/upstream";
 import { runMain } from "./helpers/cli";
 import * as fs from "fs";
@@ -273,6 +274,31 @@ describe("rollout doctor: named findings", () => {
             only(d, "MaxUpdateHolding")[0].message,
             /^mandant-b \(step 1\) is not allowed to update yet: 1\/1 in step 1 \(maxUpdate 1\) are updating: mandant-a \(Progressing\)$/,
         );
+    });
+
+    it("given maxUpdate 50% in step 1 and Applications no step selects, then they count into step 1's total as v3.5.1 counts them (and as the simulation does): 2 of 4 may update, so nothing is held", () => {
+        const l = holding();
+        const set = l.items[0];
+        set.spec.strategy.rollingSync.steps[0].maxUpdate = "50%";
+        set.spec.strategy.rollingSync.steps[0].matchExpressions[0].values = ["mandant-a", "mandant-b"];
+        set.status.applicationStatus = set.status.applicationStatus.filter((e: any) => e.application !== "mandant-c");
+        l.items = l.items.filter((o: any) => o.metadata.name !== "mandant-c");
+        const unselected: TenantSpec[] = [
+            { name: "mandant-x", step: -1, status: "Waiting" },
+            { name: "mandant-y", step: -1, status: "Waiting" },
+        ];
+        for (const t of unselected) {
+            set.status.applicationStatus.push(...appSet("tenants", [t]).status.applicationStatus);
+            l.items.push(application(set, t));
+        }
+        assert.deepStrictEqual(only(diagnosed(l), "MaxUpdateHolding"), []);
+        // the simulation's v3.5.1 logic on the same entries: mandant-b moves to Pending
+        const stepOf = new Map([
+            ["mandant-a", 0],
+            ["mandant-b", 0],
+        ]);
+        const next = updateApplicationStatusProgress(set, set.status.applicationStatus, new Set(["mandant-b"]), stepOf, NOW.toISOString());
+        assert.strictEqual(next.find((e) => e.application === "mandant-b")?.status, "Pending");
     });
 
     it("given maxUpdate 1 and the step's updating Application only just started, then nothing is held yet: no finding", () => {

@@ -369,7 +369,9 @@ function applicationFindings(input: FindingsInput): Finding[] {
         // maxUpdate: Waiting entries of the current step held by the Pending and Progressing ones
         if (st.status === "Waiting" && e.step === current && current !== null) {
             const step = steps[current - 1];
-            const inStep = entries.filter((x) => x.step === current && x.status);
+            // v3.5.1 counts the entries of Applications no step selects into step 1 (appStepMap's zero value
+            // for a missing name: UpdateApplicationSetApplicationStatusProgress, progressive_sync.go)
+            const inStep = entries.filter((x) => x.status && (x.step === current || (current === 1 && x.step === null)));
             const limit = maxUpdateLimit(step?.maxUpdate, inStep.length);
             const updating = inStep.filter((x) => x.status.status === "Pending" || x.status.status === "Progressing");
             // held for longer than --stuck-after: a step updating maxUpdate at a time is otherwise just in progress
