@@ -18,7 +18,7 @@ import { DOCTOR_NAMESPACE } from "./lab/doctor/inCluster";
 import { PROGRESSIVE_SYNCS_KEY } from "./lab/platform/argocd";
 import { CONFIG_KEYS, parseStackConfig } from "./lab/platform/stackConfig";
 import { GITSRV_NAMESPACE } from "./lab/platform/gitDaemon";
-import { labLayout, REPO_URL } from "./lab/shop/layout";
+import { shopLayout, REPO_URL } from "./lab/shop/layout";
 import { shopLabProgress } from "./lab/shop/solve";
 import { PLATFORM_REPO_URL, tenantsLayout } from "./lab/tenants/layout";
 import { tenantsLabProgress } from "./lab/tenants/solve";
@@ -30,7 +30,7 @@ const cfg = parseStackConfig(
     `the configuration of stack ${pulumi.getStack()}`,
 );
 const root = cfg.root;
-const layout = labLayout(root);
+const layout = shopLayout(root);
 const solveThrough = cfg.solveThrough;
 // dropping the lab's resources would tear the lab down: steps cannot be undone (reading the files changes nothing)
 const done = shopLabProgress(layout);

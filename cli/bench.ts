@@ -194,7 +194,7 @@ function timedCli(
 async function benchPulumi(json: boolean): Promise<number> {
     const { startRealNode } = await import("../realnode/node");
     const { installPlatform } = await import("../realnode/lab");
-    const { labLayout } = await import("../lab/shop/layout");
+    const { shopLayout } = await import("../lab/shop/layout");
     const { buildPulumi } = await import("../realplane/pulumiBuild");
     const { KubeCluster } = await import("../lab/ports/cluster");
     const { solveShopLab } = await import("../lab/shop/solve");
@@ -227,7 +227,7 @@ async function benchPulumi(json: boolean): Promise<number> {
             rows.push({ what, s: r.s });
         }
         let t0 = Date.now();
-        const layout = labLayout(root);
+        const layout = shopLayout(root);
         await installPlatform(node.kubeconfigFile, layout, say);
         rows.push({
             what: "the same install without Pulumi (kubectl apply --server-side, the same readiness waits)",

@@ -1,7 +1,7 @@
 /** gitops-lab preflight: the host checks `up` runs before it installs anything. */
 import * as fs from "fs";
 import { formatPreflight, preflightChecks, PreflightResult, realHost } from "../lab/platform/preflight";
-import { labLayout } from "../lab/shop/layout";
+import { shopLayout } from "../lab/shop/layout";
 import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
@@ -23,7 +23,7 @@ export async function runPreflight(
     return preflightChecks(realHost, {
         installK3s,
         kubeconfigPath: cfg.kubeconfigPath || undefined,
-        repos: [...shopRepoPaths(labLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
+        repos: [...shopRepoPaths(shopLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
     });
 }
 

@@ -10,7 +10,7 @@
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import type { LabStep } from "../lab/grader/steps";
-import { labLayout, REPO_URL } from "../lab/shop/layout";
+import { shopLayout, REPO_URL } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
 import { shopSteps } from "../lab/shop/steps";
 import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
@@ -112,7 +112,7 @@ export function serveInstructions(
     ];
     const through = (n: number, all: number) => (n === all ? "" : ` --through ${n}`);
     if (labs.shop !== undefined) {
-        const l = labLayout(lab.root);
+        const l = shopLayout(lab.root);
         const grade = `${GITOPS_LAB} verify --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
         lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade));
         lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
@@ -160,7 +160,7 @@ async function runOnRealNode(
     signals: { stopped: Promise<number> },
     started: (lab: { stop(): Promise<void> }) => void,
 ): Promise<number> {
-    if (shopLabProgress(labLayout(root)) > 0 || tenantsLabProgress(tenantsLayout(root)) > 0)
+    if (shopLabProgress(shopLayout(root)) > 0 || tenantsLabProgress(tenantsLayout(root)) > 0)
         throw new Error(`${root} already holds a lab; the real node starts empty each run: use a new --root`);
     say(
         "REAL NODE: a real Kubernetes cluster on this machine (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS), Argo CD v3.5.1 installed on it from the pinned manifest, the git daemon a Pod; every Pod a container.",
@@ -270,7 +270,7 @@ export const simulate: Command = {
                     (l) => (realLab = l),
                 );
             }
-            const done = shopLabProgress(labLayout(root));
+            const done = shopLabProgress(shopLayout(root));
             if (shop && through < done) {
                 throw new Error(
                     `the lab under ${root} is at step ${done} already and steps cannot be undone (--through ${through} asked); run without --through to go on, or start over with --reset`,

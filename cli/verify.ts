@@ -11,7 +11,7 @@ import { CheckResult, formatTable } from "../lab/grader/grader";
 import { KubeCluster } from "../lab/ports/cluster";
 import { verify as verifyShop } from "../lab/shop/checks";
 import { stepVerdict } from "../lab/grader/steps";
-import { labLayout } from "../lab/shop/layout";
+import { shopLayout } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
 import { shopSteps } from "../lab/shop/steps";
 import { verifyTenants } from "../lab/tenants/checks";
@@ -51,15 +51,15 @@ export const verify: Command = {
         oneOf("verify", values, ["through", "step"]);
         const rootArg = stringOption(values, "root") ?? "/";
         const root = checkRoot(rootArg);
-        const layout = which === "shop" ? labLayout(root) : tenantsLayout(root);
-        const steps = which === "shop" ? shopSteps(labLayout(root)) : tenantsSteps(tenantsLayout(root));
+        const layout = which === "shop" ? shopLayout(root) : tenantsLayout(root);
+        const steps = which === "shop" ? shopSteps(shopLayout(root)) : tenantsSteps(tenantsLayout(root));
         const step = values.step === undefined ? undefined : intOption(values, "step", { min: 1, max: steps.length, default: 1 });
         const through =
             step ??
             (which === "shop"
                 ? intOption(values, "through", { min: 0, max: 8, default: 8 })
                 : intOption(values, "through", { min: 1, max: 3, default: 3 }));
-        const progress = which === "shop" ? shopLabProgress(labLayout(root)) : tenantsLabProgress(tenantsLayout(root));
+        const progress = which === "shop" ? shopLabProgress(shopLayout(root)) : tenantsLabProgress(tenantsLayout(root));
         if (progress === 0 && step === undefined && through > 0) {
             // nothing of the lab there: one line, not a FAIL for every check that has nothing to read
             const how = which === "shop" ? "" : " --lab tenants";
@@ -102,7 +102,7 @@ export const verify: Command = {
         }
         const grade = (upTo: number, offline = false) =>
             which === "shop"
-                ? verifyShop({ layout: labLayout(root), through: upTo, cluster: offline ? undefined : cluster, stackOutputs })
+                ? verifyShop({ layout: shopLayout(root), through: upTo, cluster: offline ? undefined : cluster, stackOutputs })
                 : verifyTenants({ layout: tenantsLayout(root), through: upTo, cluster: offline ? undefined : cluster, stackOutputs });
         const results = [...extra, ...(await grade(through))];
         if (step !== undefined) {

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ScenarioTimeouts } from "../lab/shop/scenario";
-import type { Drift, Incident, Pin, Promote, Report, ResultName, Revert } from "../lab/shop/results";
+import type { ShopScenarioTimeouts } from "../lab/shop/scenario";
+import type { Drift, Incident, Pin, Promote, Report, ShopResultName, Revert } from "../lab/shop/results";
 import { labModule, PROJECT_DIR } from "./labModule";
 
 export interface ScenarioArgs {
@@ -21,11 +21,11 @@ export interface ScenarioInputs {
     kubeconfig: string;
     root: string;
     solveThrough: number;
-    timeouts: Partial<ScenarioTimeouts>;
+    timeouts: Partial<ShopScenarioTimeouts>;
 }
 
 /** ... and its outputs: the six results (null until their step ran) and the highest step done. */
-export type ScenarioOutputs = ScenarioInputs & { completedThrough: number } & { [K in ResultName]: unknown };
+export type ScenarioOutputs = ScenarioInputs & { completedThrough: number } & { [K in ShopResultName]: unknown };
 
 /**
  * Runs in the engine's dynamic provider process. create and update run the scenario through
@@ -34,11 +34,11 @@ export type ScenarioOutputs = ScenarioInputs & { completedThrough: number } & { 
 async function solve(inputs: ScenarioInputs): Promise<{ id: string; outs: ScenarioOutputs }> {
     const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
     const { CloneGit } = labModule(PROJECT_DIR, "git");
-    const { labLayout } = labModule(PROJECT_DIR, "layout");
-    const { RESULT_FILES } = labModule(PROJECT_DIR, "results");
-    const { runScenario } = labModule(PROJECT_DIR, "scenario");
-    const layout = labLayout(inputs.root);
-    const run = await runScenario(
+    const { shopLayout } = labModule(PROJECT_DIR, "layout");
+    const { SHOP_RESULT_FILES } = labModule(PROJECT_DIR, "results");
+    const { runShopScenario } = labModule(PROJECT_DIR, "scenario");
+    const layout = shopLayout(inputs.root);
+    const run = await runShopScenario(
         {
             layout,
             git: new CloneGit(layout.clone),
@@ -49,7 +49,7 @@ async function solve(inputs: ScenarioInputs): Promise<{ id: string; outs: Scenar
         inputs.solveThrough,
     );
     const outs = { ...inputs, completedThrough: run.through } as ScenarioOutputs;
-    for (const k of RESULT_FILES) outs[k] = run.results[k] ?? null;
+    for (const k of SHOP_RESULT_FILES) outs[k] = run.results[k] ?? null;
     return { id: layout.workDir, outs };
 }
 
@@ -74,9 +74,9 @@ export const scenarioProvider: pulumi.dynamic.ResourceProvider<ScenarioInputs, S
         return { outs: (await solve(news)).outs };
     },
     async delete(_id, props) {
-        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { shopLayout } = labModule(PROJECT_DIR, "layout");
         const { removeResults } = labModule(PROJECT_DIR, "teardown");
-        removeResults(labLayout(props.root), (l: string) => console.log(`[scenario] ${l}`));
+        removeResults(shopLayout(props.root), (l: string) => console.log(`[scenario] ${l}`));
     },
 };
 
@@ -90,7 +90,7 @@ class ScenarioRun extends pulumi.dynamic.Resource {
     declare readonly report: pulumi.Output<Report | null>;
     constructor(
         name: string,
-        args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: Partial<ScenarioTimeouts> },
+        args: { kubeconfig: pulumi.Input<string>; root: string; solveThrough: number; timeouts: Partial<ShopScenarioTimeouts> },
         opts?: pulumi.CustomResourceOptions,
     ) {
         // every output is declared and seeded, so the engine knows it before the first create

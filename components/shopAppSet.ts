@@ -34,9 +34,9 @@ export type ShopAppSetOutputs = ShopAppSetInputs & { name: string; namespace: st
 
 async function applyAppSet(inputs: ShopAppSetInputs): Promise<{ id: string; outs: ShopAppSetOutputs }> {
     const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
-    const { labLayout } = labModule(PROJECT_DIR, "layout");
+    const { shopLayout } = labModule(PROJECT_DIR, "layout");
     const { applyShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
-    await applyShopAppSet(new KubeCluster(inputs.kubeconfig), labLayout(inputs.root), inputs.manifest, (l: string) =>
+    await applyShopAppSet(new KubeCluster(inputs.kubeconfig), shopLayout(inputs.root), inputs.manifest, (l: string) =>
         console.log(`[appset] ${l}`),
     );
     const m = inputs.manifest.metadata;
@@ -51,12 +51,12 @@ export const shopAppSetProvider: pulumi.dynamic.ResourceProvider<ShopAppSetInput
     },
     async delete(_id, props) {
         const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
-        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { shopLayout } = labModule(PROJECT_DIR, "layout");
         const { deleteShopAppSet } = labModule(PROJECT_DIR, "shopAppSet");
         // waits until Argo CD has deleted the Applications: Argo CD is uninstalled only after this returns
         await deleteShopAppSet(
             new KubeCluster(props.kubeconfig),
-            labLayout(props.root),
+            shopLayout(props.root),
             props.name,
             props.namespace,
             (l: string) => console.log(`[appset] ${l}`),

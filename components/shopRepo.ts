@@ -21,9 +21,9 @@ export type ShopRepoOutputs = ShopRepoInputs & { initialCommit: string; bareRepo
 /** Runs in the engine's dynamic provider process (see labModule.ts). */
 export const shopRepoProvider: pulumi.dynamic.ResourceProvider<ShopRepoInputs, ShopRepoOutputs> = {
     async create(inputs) {
-        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { shopLayout } = labModule(PROJECT_DIR, "layout");
         const { createShopRepo } = labModule(PROJECT_DIR, "shopRepo");
-        const layout = labLayout(inputs.root);
+        const layout = shopLayout(inputs.root);
         const { initialCommit } = await createShopRepo(layout, inputs.files, (l: string) => console.log(`[shop-repo] ${l}`));
         return { id: layout.bareRepo, outs: { ...inputs, initialCommit, bareRepo: layout.bareRepo, clone: layout.clone } };
     },
@@ -41,9 +41,9 @@ export const shopRepoProvider: pulumi.dynamic.ResourceProvider<ShopRepoInputs, S
         return { outs: { ...olds, files: news.files } };
     },
     async delete(_id, props) {
-        const { labLayout } = labModule(PROJECT_DIR, "layout");
+        const { shopLayout } = labModule(PROJECT_DIR, "layout");
         const { deleteShopRepo } = labModule(PROJECT_DIR, "shopRepo");
-        await deleteShopRepo(labLayout(props.root), (l: string) => console.log(`[shop-repo] ${l}`));
+        await deleteShopRepo(shopLayout(props.root), (l: string) => console.log(`[shop-repo] ${l}`));
     },
 };
 

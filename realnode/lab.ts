@@ -15,7 +15,7 @@ import { KubeCluster } from "../lab/ports/cluster";
 import { argoCdCmdParams, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
 import { gitDaemonDeployment, gitDaemonService, GITD_NAME, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 import { waitWorkloadsReady } from "../lab/platform/readiness";
-import { labLayout, LabLayout } from "../lab/shop/layout";
+import { shopLayout, ShopLayout } from "../lab/shop/layout";
 import { prepareHostRoot } from "../sim/simulatedLab";
 import { checkPlaneTools } from "../realplane/tools";
 import { RealNode, startRealNode } from "./node";
@@ -23,7 +23,7 @@ import { RealNode, startRealNode } from "./node";
 export const ARGOCD_INSTALL_DIR = path.join(__dirname, "..", "components", "argocd-install");
 
 export interface NodeLab {
-    layout: LabLayout;
+    layout: ShopLayout;
     node: RealNode;
     kubeconfig: string;
     kubeconfigFile: string;
@@ -77,7 +77,7 @@ export async function uninstallArgoCd(kubeconfigFile: string): Promise<void> {
 }
 
 /** Argo CD v3.5.1 and the git daemon (serving the lab's bare repositories from the host) on a bare cluster, as the stack installs them, waited for. */
-export async function installPlatform(kubeconfigFile: string, layout: LabLayout, log: (line: string) => void = () => {}): Promise<void> {
+export async function installPlatform(kubeconfigFile: string, layout: ShopLayout, log: (line: string) => void = () => {}): Promise<void> {
     const t0 = Date.now();
     prepareHostRoot(layout);
     await applyObjects(kubeconfigFile, [
@@ -98,7 +98,7 @@ export async function installPlatform(kubeconfigFile: string, layout: LabLayout,
 /** Starts the node under `nodeRoot` (default: root) and installs Argo CD v3.5.1 and the git daemon on it for the lab under `root`. */
 export async function startNodeLab(root: string, opts: { nodeRoot?: string; log?: (line: string) => void } = {}): Promise<NodeLab> {
     const log = opts.log ?? (() => {});
-    const layout = labLayout(root);
+    const layout = shopLayout(root);
     await checkPlaneTools(false); // the lab's own git, kubectl and setpriv, before the node starts
     const node = await startRealNode({ root: opts.nodeRoot ?? root, log });
     try {

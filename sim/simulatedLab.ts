@@ -10,8 +10,8 @@ import { GITD_ENV } from "../lab/platform/gitDaemon";
 import { KubeCluster } from "../lab/ports/cluster";
 import { mkdirReadable } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
-import { labLayout, LabLayout, REPO_URL } from "../lab/shop/layout";
-import { ScenarioTimeouts } from "../lab/shop/scenario";
+import { shopLayout, ShopLayout, REPO_URL } from "../lab/shop/layout";
+import { ShopScenarioTimeouts } from "../lab/shop/scenario";
 import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
 import { tenantsLayout } from "../lab/tenants/layout";
@@ -28,7 +28,7 @@ import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "./lock";
 
 export interface SimulatedLab {
-    layout: LabLayout;
+    layout: ShopLayout;
     kube: FakeKube;
     argo: ArgoSim;
     daemon: RunningDaemon;
@@ -38,7 +38,7 @@ export interface SimulatedLab {
 }
 
 /** Scenario timeouts against the simulation: the same waits, shorter deadlines and polls. */
-export const SIM_TIMEOUTS: ScenarioTimeouts = {
+export const SIM_TIMEOUTS: ShopScenarioTimeouts = {
     syncMs: 30_000,
     driftMs: 20_000,
     errorMs: 30_000,
@@ -59,7 +59,7 @@ const IN_CLUSTER_GIT = REPO_URL.slice(0, REPO_URL.lastIndexOf("/") + 1);
 const repoCacheDir = (root: string) => path.join(root, ".gitops-lab-repo-cache");
 
 /** The bare repositories' directory under a simulated host's root, which (like a real host's / and /srv) everyone may pass through. */
-export function prepareHostRoot(layout: LabLayout): void {
+export function prepareHostRoot(layout: ShopLayout): void {
     mkdirReadable(layout.bareDir);
     for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
 }
@@ -90,7 +90,7 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
         text = fs.readFileSync(file, "utf8");
     } catch (e: any) {
         if (e.code === "ENOENT") {
-            const through = shopLabProgress(labLayout(root));
+            const through = shopLabProgress(shopLayout(root));
             if ((through >= 2 || tenantsLabProgress(tenantsLayout(root)) >= 1) && !missingIsFine) {
                 throw new Error(
                     `${root} holds the lab through step ${through}, but its simulated cluster (${file}) is gone and cannot be rebuilt; start over with gitops-lab simulate --root ${root} --reset`,
@@ -111,7 +111,7 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
 }
 
 export async function startSimulatedLab(root: string, opts: StartOptions = {}): Promise<SimulatedLab> {
-    const layout = labLayout(root);
+    const layout = shopLayout(root);
     const log = opts.log ?? (() => {});
     // nothing starts before the saved state is known to be usable, and no second run shares the root
     const lock = opts.persist ? acquireRootLock(layout.root) : undefined;
@@ -185,7 +185,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
 export async function solveSimulatedLab(
     lab: SimulatedLab,
     through: number,
-    opts: { log?: (line: string) => void; timeouts?: Partial<ScenarioTimeouts>; productDefaults?: boolean; refresh?: boolean } = {},
+    opts: { log?: (line: string) => void; timeouts?: Partial<ShopScenarioTimeouts>; productDefaults?: boolean; refresh?: boolean } = {},
 ): Promise<ShopLabRun> {
     // on the simulation's clock; productDefaults: the scenario's own deadlines and polls, as on a host
     return solveShopLab(
@@ -270,7 +270,7 @@ export async function snapshotLab(lab: SimulatedLab, dir: string): Promise<LabSn
  */
 export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<StartOptions, "cluster"> = {}): Promise<SimulatedLab> {
     await copyTree(snap.dir, root);
-    const layout = labLayout(root);
+    const layout = shopLayout(root);
     // every lab's clone, pointed at its new bare repository
     for (const site of [layout, tenantsLayout(root)]) {
         if (fs.existsSync(path.join(site.clone, ".git")))
@@ -287,7 +287,7 @@ export const servedFiles = (root: string) => [path.join(root, "kubeconfig"), pat
 
 /** Everything a lab on this root may have left: if none of it exists, the root holds no lab. */
 function labTraces(root: string): string[] {
-    const shop = labLayout(root);
+    const shop = shopLayout(root);
     const tenants = tenantsLayout(root);
     return [
         clusterStateFile(root),

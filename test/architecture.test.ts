@@ -161,3 +161,24 @@ describe("import rules", () => {
         assert.ok(sources.filter(under("test")).some((f) => importsOf(f).some(under("lab"))));
     });
 });
+
+describe("the dynamic providers' code in a Pulumi state", () => {
+    it("every lab function a component's provider takes by name from labModule() is there under that name, and so are the names older states' delete code takes (layout.labLayout)", () => {
+        // the module table as labModule() has it (read from its text: calling it would make this process leave with its engine)
+        const table = new Map([...read("components/labModule.ts").matchAll(/^ {8}(\w+): "(lab\/[\w/]+)",$/gm)].map((m) => [m[1], m[2]]));
+        const labModule = (mod: string) => require(path.join(PROJECT, table.get(mod) ?? `no module ${mod}`));
+        const wanted = new Map<string, Set<string>>([["layout", new Set(["labLayout"])]]);
+        for (const f of sources.filter(under("components"))) {
+            for (const m of read(f).matchAll(/const \{ ([\w, ]+) \} = labModule\(PROJECT_DIR, "(\w+)"\)/g)) {
+                const names = wanted.get(m[2]) ?? new Set<string>();
+                for (const n of m[1].split(",").map((x) => x.trim())) names.add(n);
+                wanted.set(m[2], names);
+            }
+        }
+        assert.ok(wanted.size > 5, `the components' labModule() calls were found: ${[...wanted.keys()]}`);
+        const missing = [...wanted].flatMap(([mod, names]) =>
+            [...names].filter((n) => labModule(mod)[n] === undefined).map((n) => `${mod}.${n}`),
+        );
+        assert.deepStrictEqual(missing, []);
+    });
+});

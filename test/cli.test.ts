@@ -4,15 +4,15 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { labLayout } from "../lab/shop/layout";
-import { RESULT_FILES } from "../lab/shop/results";
+import { shopLayout } from "../lab/shop/layout";
+import { SHOP_RESULT_FILES } from "../lab/shop/results";
 
 import { BIN, runCli, runMain } from "./helpers/cli";
 
 describe("npm run simulate", function () {
     this.timeout(180_000);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "simulate-"));
-    const layout = labLayout(root);
+    const layout = shopLayout(root);
 
     // in this process (runMain): what is checked is what it prints and leaves, not the process
     it("given --through 3, then it stops after the incident and says plainly the cluster was simulated; when run again, then it resumes, writes all six files and prints the report", async () => {
@@ -29,7 +29,7 @@ describe("npm run simulate", function () {
         assert.strictEqual(again.code, 0, again.out);
         assert.match(again.out, /\[step 3 incident\] already done/);
         assert.strictEqual(fs.readFileSync(layout.resultFile("incident"), "utf8"), incident);
-        for (const f of RESULT_FILES) assert.ok(fs.existsSync(layout.resultFile(f)), f);
+        for (const f of SHOP_RESULT_FILES) assert.ok(fs.existsSync(layout.resultFile(f)), f);
         assert.match(again.out, /report\.json:\n\{\n {2}"dev_tracks": "main"/);
         assert.match(again.out, /"bad_commit_reached_prod": false/);
     });

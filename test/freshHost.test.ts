@@ -15,7 +15,7 @@ import { waitWorkloadsReady } from "../lab/platform/readiness";
 import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { verify } from "../lab/shop/checks";
-import { labLayout, LabLayout } from "../lab/shop/layout";
+import { shopLayout, ShopLayout } from "../lab/shop/layout";
 import { createShopRepo, INITIAL_MESSAGE, OWNER_KEY, OWNER_VALUE } from "../lab/shop/repo";
 import { readRepoFiles } from "../lab/shop/repoFiles";
 import { FakeKube } from "../sim/fakeApi";
@@ -23,8 +23,8 @@ import { startGitDaemon } from "../sim/gitDaemon";
 import { runCli } from "./helpers/cli";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
-const freshLayout = () => labLayout(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-host-")));
-const count = (l: LabLayout) => git(["--git-dir", l.bareRepo, "rev-list", "--count", "main"]);
+const freshLayout = () => shopLayout(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-host-")));
+const count = (l: ShopLayout) => git(["--git-dir", l.bareRepo, "rev-list", "--count", "main"]);
 
 describe("fresh host: step 1", function () {
     this.timeout(60_000);
@@ -104,7 +104,7 @@ describe("fresh host: root's umask and the git daemon (nobody)", function () {
     afterEach(() => process.umask(saved));
 
     /** A new commit on main, pushed from the clone as root. */
-    async function pushAsRoot(l: LabLayout, name: string): Promise<string> {
+    async function pushAsRoot(l: ShopLayout, name: string): Promise<string> {
         fs.writeFileSync(path.join(l.clone, name), `${name}\n`);
         await git(["add", name], l.clone);
         await git(["commit", "--quiet", "-m", name], l.clone);
@@ -368,7 +368,7 @@ describe("fresh host: the preflight", () => {
         exists: (p) => p === "/run/systemd/system",
         gitConfig: async () => null,
     };
-    const layout = labLayout("/");
+    const layout = shopLayout("/");
     const repos = [{ path: layout.bareRepo, gitDir: layout.bareRepo, key: OWNER_KEY, value: OWNER_VALUE }];
     const verdicts = async (probe: Partial<HostProbe>, installK3s = true, kubeconfigPath?: string) =>
         Object.fromEntries(

@@ -12,7 +12,7 @@ import { shopRepoProvider } from "../components/shopRepo";
 import { shopAppSetProvider } from "../components/shopAppSet";
 import { scenarioProvider } from "../components/scenario";
 import { run } from "../lab/ports/exec";
-import { RESULT_FILES } from "../lab/shop/results";
+import { SHOP_RESULT_FILES } from "../lab/shop/results";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { readRepoFiles } from "../lab/shop/repoFiles";
 import { ProviderCall, ProviderPlugin, serializeProvider, startProviderPlugin } from "./helpers/providerProcess";
@@ -101,7 +101,7 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     });
 
     it("the outputs carry the same values as the six files", () => {
-        for (const name of RESULT_FILES) {
+        for (const name of SHOP_RESULT_FILES) {
             const file = JSON.parse(fs.readFileSync(lab.layout.resultFile(name), "utf8"));
             assert.deepStrictEqual(scenarioOuts[name], file, name);
         }
@@ -187,7 +187,7 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     it("delete removes the result files, the ApplicationSet with its namespaces, and the repository", async () => {
         const s = await plugin.call(texts.scenario, "delete", ["/x", scenarioOuts]);
         assert.ok(s.ok, s.error);
-        for (const name of RESULT_FILES) assert.ok(!fs.existsSync(lab.layout.resultFile(name)), name);
+        for (const name of SHOP_RESULT_FILES) assert.ok(!fs.existsSync(lab.layout.resultFile(name)), name);
         const a = await plugin.call(texts.appset, "delete", [
             "argocd/shop",
             { kubeconfig: lab.kubeconfig, root, name: "shop", namespace: "argocd" },

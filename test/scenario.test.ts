@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
-import { addMissingResource, INCIDENT_MESSAGE, readResults, runScenario, switchFeatureOn } from "../lab/shop/scenario";
+import { addMissingResource, INCIDENT_MESSAGE, readShopResults, runShopScenario, switchFeatureOn } from "../lab/shop/scenario";
 import { cannotSyncBecause } from "../lab/argo/application";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { expect, holds } from "./helpers/expect";
@@ -177,7 +177,7 @@ describe("scenario steps (simulated cluster)", function () {
                     log(l);
                     if (/\[step 5 drift\] (patched|shop-prod\/shop-config already has)/.test(l)) at.lab.argo.apps.start();
                 };
-                const { results } = await runScenario(ctx, 5);
+                const { results } = await runShopScenario(ctx, 5);
                 assert.deepStrictEqual(
                     { edited: results.drift!.edited, restored: results.drift!.restored },
                     { edited: "debug", restored: "warn" },
@@ -455,7 +455,7 @@ describe("solveThrough: stop, resume, repeat", function () {
     it("given a later file without an earlier one, then the checkpoint is refused as inconsistent", async () => {
         at = await labAt(8);
         fs.rmSync(at.lab.layout.resultFile("pin"));
-        assert.throws(() => readResults(at!.lab.layout), /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent/);
+        assert.throws(() => readShopResults(at!.lab.layout), /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent/);
     });
 
     it("given a result file that does not match its schema, then the checkpoint is refused, naming the file and the field", async () => {
@@ -463,13 +463,13 @@ describe("solveThrough: stop, resume, repeat", function () {
         const file = at.lab.layout.resultFile("drift");
         fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), seconds: "3" }));
         assert.throws(
-            () => readResults(at!.lab.layout),
+            () => readShopResults(at!.lab.layout),
             /drift\.json is not a valid drift result \(seconds: .*\); delete it to let that step run again/,
         );
     });
 
     it("refuses a solveThrough outside 0..8", async () => {
         at = await labAt(2);
-        await assert.rejects(runScenario(at.ctx(), 9), /solveThrough must be a whole number from 0 to 8, got 9/);
+        await assert.rejects(runShopScenario(at.ctx(), 9), /solveThrough must be a whole number from 0 to 8, got 9/);
     });
 });

@@ -5,7 +5,7 @@ import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { run } from "../lab/ports/exec";
-import { labLayout, LabLayout } from "../lab/shop/layout";
+import { shopLayout, ShopLayout } from "../lab/shop/layout";
 import { GITD_ENV } from "../lab/platform/gitDaemon";
 import { readRepoFiles, REPO_FILES } from "../lab/shop/repoFiles";
 import { createShopRepo, deleteShopRepo, INITIAL_MESSAGE } from "../lab/shop/repo";
@@ -13,8 +13,8 @@ import { startGitDaemon } from "../sim/gitDaemon";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 
-function tempLayout(): LabLayout {
-    return labLayout(fs.mkdtempSync(path.join(os.tmpdir(), "shop-repo-")));
+function tempLayout(): ShopLayout {
+    return shopLayout(fs.mkdtempSync(path.join(os.tmpdir(), "shop-repo-")));
 }
 
 async function kustomizedData(clone: string, env: string): Promise<Record<string, string>> {
@@ -28,7 +28,7 @@ describe("ShopRepo (step 1)", function () {
     this.timeout(60_000);
 
     describe("given an empty root, when the repository is created", () => {
-        let layout: LabLayout;
+        let layout: ShopLayout;
         let initialCommit: string;
         before(async () => {
             layout = tempLayout();

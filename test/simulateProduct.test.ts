@@ -7,7 +7,7 @@ import { ChildProcess, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { labLayout } from "../lab/shop/layout";
+import { shopLayout } from "../lab/shop/layout";
 import { BIN, runCli, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
 import { tenantsRootAt } from "./helpers/tenantsAt";
@@ -189,7 +189,7 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     });
 
     it("applies appset.yaml with kubectl apply -f", () => {
-        const r = kubectl("apply", "-f", labLayout(root).appsetFile);
+        const r = kubectl("apply", "-f", shopLayout(root).appsetFile);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, /applicationset\.argoproj\.io\/shop (configured|unchanged)/);
     });
@@ -272,7 +272,7 @@ describe("simulate: stopped at any instant, it resumes", function () {
             assert.strictEqual(again.code, 0, again.out);
             const v = await runMain("verify", ["--root", root, "--offline"]);
             assert.strictEqual(v.code, 0, v.out);
-            const commits = spawnSync("git", ["--git-dir", labLayout(root).bareRepo, "log", "--format=%s", "main"], { encoding: "utf8" })
+            const commits = spawnSync("git", ["--git-dir", shopLayout(root).bareRepo, "log", "--format=%s", "main"], { encoding: "utf8" })
                 .stdout.trim()
                 .split("\n");
             assert.strictEqual(commits.length, 4, `initial, incident, bad, revert: ${commits.join(" | ")}`);
@@ -306,7 +306,7 @@ describe("simulate: a root it cannot use is one line", function () {
             r.stderr,
             /holds the lab through step 2, but its simulated cluster .* is gone and cannot be rebuilt; start over with gitops-lab simulate --root .* --reset/,
         );
-        assert.ok(!fs.existsSync(labLayout(root).resultFile("report")));
+        assert.ok(!fs.existsSync(shopLayout(root).resultFile("report")));
     });
 
     it("given a lock left by a process that is gone, then it is taken over with a note", async () => {
@@ -357,7 +357,7 @@ describe("simulate --serve at a step: what comes next, and only commands that wo
                 holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())),
                 { timeoutMs: 120_000 },
             );
-            const l = labLayout(root);
+            const l = shopLayout(root);
             assert.match(
                 run.out(),
                 new RegExp(

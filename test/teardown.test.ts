@@ -8,8 +8,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { deleteShopAppSet } from "../lab/shop/appset";
-import { labLayout } from "../lab/shop/layout";
-import { RESULT_FILES } from "../lab/shop/results";
+import { shopLayout } from "../lab/shop/layout";
+import { SHOP_RESULT_FILES } from "../lab/shop/results";
 import { RESOURCES_FINALIZER } from "../sim/appsetController";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt, rootAt } from "./helpers/labAt";
@@ -91,7 +91,7 @@ describe("gitops-lab simulate --reset", function () {
     it("given a solved lab, when reset, then nothing of the lab is left, and a new simulate on the same root rebuilds it", async () => {
         // the lab solved through step 8 (the snapshot), left as simulate leaves its root: the files and the saved cluster
         const root = await rootAt(8);
-        const layout = labLayout(root);
+        const layout = shopLayout(root);
         const r = await runMain("simulate", ["--root", root, "--reset"]);
         assert.strictEqual(r.code, 0, r.out);
         // the engine's order: results, then the ApplicationSet (waiting for Argo CD), then the repository, then Argo CD, then k3s
@@ -109,7 +109,7 @@ describe("gitops-lab simulate --reset", function () {
             layout.bareRepo,
             layout.clone,
             layout.appsetFile,
-            ...RESULT_FILES.map((f) => layout.resultFile(f)),
+            ...SHOP_RESULT_FILES.map((f) => layout.resultFile(f)),
             path.join(root, "simulated-cluster.json"),
         ])
             assert.ok(!fs.existsSync(p), p);
@@ -126,16 +126,16 @@ describe("gitops-lab simulate --reset", function () {
         try {
             const r = await runMain("simulate", ["--root", copy, "--reset"]);
             assert.strictEqual(r.code, 1, r.out);
-            const clone = labLayout(copy).clone;
+            const clone = shopLayout(copy).clone;
             assert.ok(
                 r.stdout.includes(
-                    `[shop-repo] kept ${clone}: its origin is ${labLayout(original).bareRepo}, not ${labLayout(copy).bareRepo}, so it is not this lab's clone (a root copied from another?); remove it by hand if it is yours`,
+                    `[shop-repo] kept ${clone}: its origin is ${shopLayout(original).bareRepo}, not ${shopLayout(copy).bareRepo}, so it is not this lab's clone (a root copied from another?); remove it by hand if it is yours`,
                 ),
                 r.stdout,
             );
             assert.match(r.stderr, /the reset left .* \(the lines above say why each was kept\)\n$/);
             assert.ok(fs.existsSync(path.join(clone, ".git")), "the copied clone is kept");
-            assert.ok(fs.existsSync(path.join(labLayout(original).clone, ".git")), "the original's clone is untouched");
+            assert.ok(fs.existsSync(path.join(shopLayout(original).clone, ".git")), "the original's clone is untouched");
         } finally {
             fs.rmSync(copy, { recursive: true, force: true });
             fs.rmSync(original, { recursive: true, force: true });

@@ -10,8 +10,8 @@ import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { CheckResult } from "../lab/grader/grader";
 import { verify } from "../lab/shop/checks";
-import { labLayout, LabLayout } from "../lab/shop/layout";
-import { ResultName } from "../lab/shop/results";
+import { shopLayout, ShopLayout } from "../lab/shop/layout";
+import { ShopResultName } from "../lab/shop/results";
 import { labAt, LabAt } from "./helpers/labAt";
 import { runCli, runMain } from "./helpers/cli";
 
@@ -20,20 +20,20 @@ const failed = (rs: CheckResult[]) => rs.filter((r) => !r.ok).map((r) => r.check
 describe("verify (the independent grader)", function () {
     this.timeout(180_000);
     let at: LabAt;
-    let good: LabLayout;
+    let good: ShopLayout;
     let cluster: KubeCluster;
-    const read = (l: LabLayout, f: ResultName) => JSON.parse(fs.readFileSync(l.resultFile(f), "utf8"));
-    const write = (l: LabLayout, f: ResultName, v: unknown) =>
+    const read = (l: ShopLayout, f: ShopResultName) => JSON.parse(fs.readFileSync(l.resultFile(f), "utf8"));
+    const write = (l: ShopLayout, f: ShopResultName, v: unknown) =>
         fs.writeFileSync(l.resultFile(f), typeof v === "string" ? v : JSON.stringify(v));
 
     /** A copy of the good run's files and repository, to tamper with. */
-    function copy(): LabLayout {
+    function copy(): ShopLayout {
         const dst = fs.mkdtempSync(path.join(os.tmpdir(), "tampered-"));
         fs.cpSync(path.join(good.root, "srv"), path.join(dst, "srv"), { recursive: true });
         fs.cpSync(path.join(good.root, "root"), path.join(dst, "root"), { recursive: true });
-        return labLayout(dst);
+        return shopLayout(dst);
     }
-    const gitIn = (l: LabLayout, ...args: string[]) => run("git", ["--git-dir", l.bareRepo, ...args]);
+    const gitIn = (l: ShopLayout, ...args: string[]) => run("git", ["--git-dir", l.bareRepo, ...args]);
 
     before(async () => {
         at = await labAt(8);
@@ -72,7 +72,7 @@ describe("verify (the independent grader)", function () {
                     .map((k) => [k, o[k]]),
             );
         const outputs: any = Object.fromEntries(
-            (["incident", "pin", "drift", "promote", "revert", "report"] as ResultName[]).map((f) => [f, sorted(read(good, f))]),
+            (["incident", "pin", "drift", "promote", "revert", "report"] as ShopResultName[]).map((f) => [f, sorted(read(good, f))]),
         );
         assert.deepStrictEqual(failed(await verify({ layout: good, through: 8, stackOutputs: outputs })), []);
         outputs.promote = { ...outputs.promote, to: outputs.pin.release_prod_initial };
@@ -83,7 +83,7 @@ describe("verify (the independent grader)", function () {
 
     it("--through grades only the steps asked for", async () => {
         const l = copy();
-        for (const f of ["pin", "drift", "promote", "revert", "report"] as ResultName[]) fs.rmSync(l.resultFile(f));
+        for (const f of ["pin", "drift", "promote", "revert", "report"] as ShopResultName[]) fs.rmSync(l.resultFile(f));
         const rs = await verify({ layout: l, through: 3 });
         assert.ok(rs.every((r) => r.step <= 3));
         assert.deepStrictEqual(

@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { readSteps } from "../lab/grader/steps";
-import { labLayout } from "../lab/shop/layout";
+import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
@@ -38,7 +38,7 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("given a wrong value in a step's file, then that step is not done and names the check; the steps before stay done", async () => {
         const root = await rootAt(3);
-        const file = labLayout(root).resultFile("incident");
+        const file = shopLayout(root).resultFile("incident");
         fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), prod_value: "off" }));
         const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
@@ -48,7 +48,7 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("given a step whose earlier step is not done, then it says which step comes first", async () => {
         const root = await rootAt(3);
-        fs.rmSync(labLayout(root).appsetFile);
+        fs.rmSync(shopLayout(root).appsetFile);
         const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /^step 3 incident: not done \(step 2 appset comes first\): [^\n]+; hint: [^\n]+\n$/);
@@ -56,7 +56,7 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("given a broken ApplicationSet file at step 4 (a check whose name says the prod branch of the step graded), then step 2 comes first, not step 4", async () => {
         const root = await rootAt(4);
-        const file = labLayout(root).appsetFile;
+        const file = shopLayout(root).appsetFile;
         fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("revision: main", "revision: develop"));
         const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
@@ -147,7 +147,7 @@ describe("the Killercoda scenario (docs/killercoda/shop): its step checks call v
     const index = JSON.parse(fs.readFileSync(path.join(KILLERCODA, "index.json"), "utf8"));
 
     it("has a step per step of the lab, each with its text (the step's ask) and a verify script for that step", () => {
-        const steps = shopSteps(labLayout("/")); // a Killercoda host's paths
+        const steps = shopSteps(shopLayout("/")); // a Killercoda host's paths
         assert.strictEqual(index.details.steps.length, steps.length);
         for (const [i, s] of steps.entries()) {
             const entry = index.details.steps[i];

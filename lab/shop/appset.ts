@@ -9,7 +9,7 @@ import { DeleteOptions, deleteAppSetAndNamespaces } from "../argo/teardown";
 export type { DeleteOptions } from "../argo/teardown";
 import { toYaml, writeFileAtomic } from "../ports/files";
 import { ARGOCD_NAMESPACE } from "../argo/application";
-import { APPSET_NAME, LabLayout, REPO_URL } from "./layout";
+import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 
 /** One list-generator element. Argo CD requires every value to be a string. */
 export interface ShopElement {
@@ -72,7 +72,7 @@ export function appsetFileContent(desired: any, elements: ShopElement[]): string
 }
 
 /** Creates the ApplicationSet, or updates its template keeping the live elements; writes appset.yaml. */
-export async function applyShopAppSet(cluster: ClusterPort, layout: LabLayout, desired: any, log: Log = () => {}): Promise<ShopElement[]> {
+export async function applyShopAppSet(cluster: ClusterPort, layout: ShopLayout, desired: any, log: Log = () => {}): Promise<ShopElement[]> {
     const { name, namespace } = desired.metadata;
     const live = await cluster.getApplicationSet(name, namespace);
     let elements: ShopElement[];
@@ -94,7 +94,7 @@ export async function applyShopAppSet(cluster: ClusterPort, layout: LabLayout, d
 /** Rewrites appset.yaml from the live ApplicationSet (after the scenario changed an element). */
 export async function syncAppSetFile(
     cluster: ClusterPort,
-    layout: LabLayout,
+    layout: ShopLayout,
     name: string,
     namespace: string,
     repoURL?: string,
@@ -115,7 +115,7 @@ export const SHOP_NAMESPACES = ["shop-dev", "shop-prod"];
  */
 export async function deleteShopAppSet(
     cluster: ClusterPort,
-    layout: LabLayout,
+    layout: ShopLayout,
     name: string,
     namespace: string,
     log: Log = () => {},

@@ -10,12 +10,12 @@ import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, Outcome, runChecks } from "../grader/grader";
 import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { LabLayout, REPO_URL } from "./layout";
+import { ShopLayout, REPO_URL } from "./layout";
 import { renderShopConfig } from "./render";
-import { fieldsOf, ResultName, RESULT_FILES, RESULT_STEP } from "./results";
+import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 
 export interface VerifyOptions {
-    layout: LabLayout;
+    layout: ShopLayout;
     /** Grade steps 1..through (0 grades nothing of the lab's own: the environment only). */
     through: number;
     /** The live cluster; undefined means offline. */
@@ -26,8 +26,8 @@ export interface VerifyOptions {
 }
 
 /** Everything the checks look at, read once before they run. */
-export interface ShopWorld extends ResultFilesWorld<ResultName> {
-    layout: LabLayout;
+export interface ShopWorld extends ResultFilesWorld<ShopResultName> {
+    layout: ShopLayout;
     through: number;
     kubectl: string;
     repo: BareRepo;
@@ -40,7 +40,7 @@ export interface ShopWorld extends ResultFilesWorld<ResultName> {
     stackOutputs?: Record<string, unknown>;
 }
 
-const obj = (w: ShopWorld, name: ResultName): any => resultObject(w, name);
+const obj = (w: ShopWorld, name: ShopResultName): any => resultObject(w, name);
 
 /** prod's expected revision: release/prod from step 4 on. */
 const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "main");
@@ -60,8 +60,8 @@ const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) =>
 // ---------------------------------------------------------------------------------------------
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository
 
-function fileChecks(name: ResultName): Check<ShopWorld>[] {
-    return resultFileChecks<ResultName, ShopWorld>(name, RESULT_STEP[name], fieldsOf(name));
+function fileChecks(name: ShopResultName): Check<ShopWorld>[] {
+    return resultFileChecks<ShopResultName, ShopWorld>(name, SHOP_RESULT_STEP[name], shopFieldsOf(name));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,10 +424,10 @@ const step8: Check<ShopWorld>[] = [
     },
 ];
 
-const stackOutputs: Check<ShopWorld>[] = RESULT_FILES.map((name) => ({
-    step: RESULT_STEP[name],
+const stackOutputs: Check<ShopWorld>[] = SHOP_RESULT_FILES.map((name) => ({
+    step: SHOP_RESULT_STEP[name],
     name: `stack output ${name} equals ${name}.json`,
-    applies: (through, w) => RESULT_STEP[name] <= through && !!w.stackOutputs,
+    applies: (through, w) => SHOP_RESULT_STEP[name] <= through && !!w.stackOutputs,
     run: async (w) => (obj(w, name) ? eq(obj(w, name), w.stackOutputs![name]) : null),
 }));
 
@@ -532,7 +532,7 @@ function liveChecks(): Check<ShopWorld>[] {
 
 /** The whole table, in the order the table prints it (sorted by step, stable). */
 export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
-    ...RESULT_FILES.flatMap(fileChecks),
+    ...SHOP_RESULT_FILES.flatMap(fileChecks),
     ...step1,
     ...step2,
     ...step3,
@@ -549,7 +549,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
 export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
     const { layout } = opts;
     const repo = new BareRepo(layout.bareRepo);
-    const files = readResultFiles(RESULT_FILES, layout.resultFile);
+    const files = readResultFiles(SHOP_RESULT_FILES, layout.resultFile);
     const main = repo.exists() ? await repo.branch("main") : null;
     const releaseTip = main ? await repo.branch("release/prod") : null;
     let clusterError: string | undefined;

@@ -3,7 +3,7 @@
  * `/` on a real lab host, a temporary directory in tests and in `npm run simulate`.
  */
 import { LabSite, labSite } from "../kit/layout";
-import type { ResultName } from "./results";
+import type { ShopResultName } from "./results";
 
 /** The in-cluster URL Argo CD reads the repository from (the git daemon Pod's Service). */
 export const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git";
@@ -15,8 +15,11 @@ export const APPSET_NAME = "shop";
  * `<root>/root/cnpa-env/repo` (the working clone), `<root>/root/cnpa-env/appset.yaml` and the result
  * files `<root>/root/cnpa-env/<name>.json`.
  */
-export type LabLayout = LabSite<ResultName>;
+export type ShopLayout = LabSite<ShopResultName>;
 
-export function labLayout(root = "/"): LabLayout {
-    return labSite<ResultName>(root, { workDir: "cnpa-env", repoName: REPO_NAME });
+export function shopLayout(root = "/"): ShopLayout {
+    return labSite<ShopResultName>(root, { workDir: "cnpa-env", repoName: REPO_NAME });
 }
+
+/** The name the dynamic providers' delete code already kept in Pulumi's state calls (components/*.ts as they were serialized). */
+export const labLayout = shopLayout;

@@ -4,7 +4,7 @@
  */
 import * as path from "path";
 import { createLabRepo, deleteLabRepo, LabRepoResult, labRepoPaths, Log, RepoKind } from "../platform/labRepo";
-import { LabLayout } from "./layout";
+import { ShopLayout } from "./layout";
 import { renderShopConfig } from "./render";
 
 export { isOurBareRepo, makeWorldReadable, OWNER_KEY, SHARED_REPOSITORY } from "../platform/labRepo";
@@ -29,7 +29,7 @@ export function shopRepoKind(kubectl = "kubectl"): RepoKind {
 
 /** Creates (or recognises) the shop repository and its clone and pushes the first commit (see createLabRepo). */
 export function createShopRepo(
-    layout: LabLayout,
+    layout: ShopLayout,
     files: Record<string, string>,
     log: Log = () => {},
     kubectl = "kubectl",
@@ -38,11 +38,11 @@ export function createShopRepo(
 }
 
 /** Removes exactly what createShopRepo made. */
-export function deleteShopRepo(layout: LabLayout, log: Log = () => {}): Promise<void> {
+export function deleteShopRepo(layout: ShopLayout, log: Log = () => {}): Promise<void> {
     return deleteLabRepo(layout, shopRepoKind(), log);
 }
 
 /** What must be the lab's own (or absent) at the shop lab's paths, for the preflight. */
-export function shopRepoPaths(layout: LabLayout) {
+export function shopRepoPaths(layout: ShopLayout) {
     return labRepoPaths(layout, shopRepoKind());
 }

@@ -18,7 +18,7 @@ const uid = z
     .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
     .describe("a Kubernetes uid (a UUID, as metadata.uid)");
 
-export const RESULTS = {
+export const SHOP_RESULTS = {
     /** Step 3: the base change reached both environments. */
     incident: z.strictObject({ commit: sha, dev_value: text, prod_value: text }),
     /** Step 4: prod bound to release/prod at the incident's parent. */
@@ -40,28 +40,28 @@ export const RESULTS = {
     }),
 };
 
-export type ResultName = keyof typeof RESULTS;
+export type ShopResultName = keyof typeof SHOP_RESULTS;
 /** The six result files with the step that writes each. */
-export const SHOP_RESULT_SET = resultSet(RESULTS, { incident: 3, pin: 4, drift: 5, promote: 6, revert: 7, report: 8 });
+export const SHOP_RESULT_SET = resultSet(SHOP_RESULTS, { incident: 3, pin: 4, drift: 5, promote: 6, revert: 7, report: 8 });
 /** The six result files, in step order. */
-export const RESULT_FILES: ResultName[] = SHOP_RESULT_SET.names;
+export const SHOP_RESULT_FILES: ShopResultName[] = SHOP_RESULT_SET.names;
 /** The step that writes each file. */
-export const RESULT_STEP: Record<ResultName, number> = SHOP_RESULT_SET.stepOf;
+export const SHOP_RESULT_STEP: Record<ShopResultName, number> = SHOP_RESULT_SET.stepOf;
 
-export type Incident = z.infer<typeof RESULTS.incident>;
-export type Pin = z.infer<typeof RESULTS.pin>;
-export type Drift = z.infer<typeof RESULTS.drift>;
-export type Promote = z.infer<typeof RESULTS.promote>;
-export type Revert = z.infer<typeof RESULTS.revert>;
-export type Report = z.infer<typeof RESULTS.report>;
-export type Results = { [K in ResultName]?: z.infer<(typeof RESULTS)[K]> };
+export type Incident = z.infer<typeof SHOP_RESULTS.incident>;
+export type Pin = z.infer<typeof SHOP_RESULTS.pin>;
+export type Drift = z.infer<typeof SHOP_RESULTS.drift>;
+export type Promote = z.infer<typeof SHOP_RESULTS.promote>;
+export type Revert = z.infer<typeof SHOP_RESULTS.revert>;
+export type Report = z.infer<typeof SHOP_RESULTS.report>;
+export type ShopResults = { [K in ShopResultName]?: z.infer<(typeof SHOP_RESULTS)[K]> };
 
 /** The keys of a result file and what each must be ("a full 40-hex SHA", "an integer", ...). */
-export function fieldsOf(name: ResultName): SchemaField[] {
+export function shopFieldsOf(name: ShopResultName): SchemaField[] {
     return SHOP_RESULT_SET.fieldsOf(name);
 }
 
 /** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
-export function parseResult<K extends ResultName>(name: K, value: unknown, where: string): z.infer<(typeof RESULTS)[K]> {
+export function parseShopResult<K extends ShopResultName>(name: K, value: unknown, where: string): z.infer<(typeof SHOP_RESULTS)[K]> {
     return SHOP_RESULT_SET.parse(name, value, where);
 }

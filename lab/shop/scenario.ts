@@ -1,7 +1,7 @@
 /**
  * The shop lab's scenario, steps 2-8 (docs/shop-lab.md), as plain TypeScript over the two ports.
  * It knows nothing of Pulumi: the dynamic provider, `npm run simulate` and the tests all call
- * `runScenario`. The result files are the checkpoint: a step whose file exists is not run again.
+ * `runShopScenario`. The result files are the checkpoint: a step whose file exists is not run again.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -20,8 +20,8 @@ import { GitPort } from "../ports/git";
 import { BareRepo } from "../grader/bareRepo";
 import { renderShopConfig } from "./render";
 import { listElements, syncAppSetFile } from "./appset";
-import { APPSET_NAME, LabLayout } from "./layout";
-import { Drift, Incident, Pin, Promote, Report, Results, RESULTS, Revert, SHOP_RESULT_SET } from "./results";
+import { APPSET_NAME, ShopLayout } from "./layout";
+import { Drift, Incident, Pin, Promote, Report, ShopResults, SHOP_RESULTS, Revert, SHOP_RESULT_SET } from "./results";
 import { LabStep, runSteps, StepTiming } from "../kit/steps";
 import { secs, short } from "../kit/text";
 import { Clock, realClock } from "../ports/clock";
@@ -30,7 +30,7 @@ import { pollUntil } from "../ports/wait";
 // ---------------------------------------------------------------------------------------------
 // Context
 
-export interface ScenarioTimeouts {
+export interface ShopScenarioTimeouts {
     /** Deadline of one "synced to commit X" wait. */
     syncMs: number;
     /** Deadline for selfHeal to undo the drift. */
@@ -45,7 +45,7 @@ export interface ScenarioTimeouts {
     refreshEveryMs: number;
 }
 
-export const DEFAULT_TIMEOUTS: ScenarioTimeouts = {
+export const DEFAULT_TIMEOUTS: ShopScenarioTimeouts = {
     syncMs: 300_000,
     driftMs: 120_000,
     errorMs: 180_000,
@@ -56,12 +56,12 @@ export const DEFAULT_TIMEOUTS: ScenarioTimeouts = {
 
 export type { StepTiming };
 
-export interface ScenarioContext {
-    layout: LabLayout;
+export interface ShopScenarioContext {
+    layout: ShopLayout;
     git: GitPort;
     cluster: ClusterPort;
     log: (line: string) => void;
-    timeouts?: Partial<ScenarioTimeouts>;
+    timeouts?: Partial<ShopScenarioTimeouts>;
     appset?: { name: string; namespace: string; repoURL?: string };
     /** The clock waits and measurements are on (default: the real one). */
     clock?: Clock;
@@ -72,8 +72,8 @@ export interface ScenarioContext {
     refresh?: boolean;
 }
 
-interface Ctx extends Required<Omit<ScenarioContext, "timeouts">> {
-    t: ScenarioTimeouts;
+interface Ctx extends Required<Omit<ShopScenarioContext, "timeouts">> {
+    t: ShopScenarioTimeouts;
     waitMs: number;
     prefix: string;
 }
@@ -247,7 +247,7 @@ export function addMissingResource(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // The steps
 
-type Step = LabStep<typeof RESULTS, Ctx>;
+type Step = LabStep<typeof SHOP_RESULTS, Ctx>;
 
 async function sync(c: Ctx): Promise<void> {
     const main = await c.git.remoteBranch("main");
@@ -284,7 +284,7 @@ async function incident(c: Ctx): Promise<Incident> {
     return { commit, dev_value: dev.value, prod_value: prod.value };
 }
 
-async function pin(c: Ctx, r: Results): Promise<Pin> {
+async function pin(c: Ctx, r: ShopResults): Promise<Pin> {
     const initial = await c.git.parentOf(r.incident!.commit);
     const remote = await c.git.remoteBranch(RELEASE);
     if (remote === null) {
@@ -380,7 +380,7 @@ async function drift(c: Ctx): Promise<Drift> {
     return { uid, edited, restored, seconds };
 }
 
-async function promote(c: Ctx, r: Results): Promise<Promote> {
+async function promote(c: Ctx, r: ShopResults): Promise<Promote> {
     const to = r.incident!.commit;
     let from = await c.git.remoteBranch(RELEASE);
     if (!from) throw new Error(`${RELEASE} does not exist on the remote; run step 4 (pin) first`);
@@ -414,7 +414,7 @@ interface Observed {
 }
 const observedFile = (c: Ctx) => path.join(c.layout.workDir, ".revert-observed.json");
 
-async function revertBad(c: Ctx, r: Results): Promise<Revert> {
+async function revertBad(c: Ctx, r: ShopResults): Promise<Revert> {
     // a run that already reverted (and maybe pushed) and died before writing revert.json
     const observed = readJsonIfExists<Observed>(observedFile(c));
     const head = await c.git.revParse("HEAD");
@@ -468,7 +468,7 @@ async function finishRevert(c: Ctx, obs: Observed, revertCommit: string): Promis
     return { ...obs, revert_commit: revertCommit };
 }
 
-async function report(c: Ctx, r: Results): Promise<Report> {
+async function report(c: Ctx, r: ShopResults): Promise<Report> {
     const dev = await c.cluster.getApplication(DEV, c.appset.namespace);
     const prod = await c.cluster.getApplication(PROD, c.appset.namespace);
     // the report says what each environment tracks: it is never written from a missing Application
@@ -509,12 +509,12 @@ export const STEPS: Step[] = [
 ];
 
 /** The results already on disk (the checkpoint), in step order; refuses gaps. */
-export function readResults(layout: LabLayout): Results {
+export function readShopResults(layout: ShopLayout): ShopResults {
     return SHOP_RESULT_SET.read(layout.resultFile);
 }
 
-export interface ScenarioRun {
-    results: Results;
+export interface ShopScenarioRun {
+    results: ShopResults;
     timings: StepTiming[];
     /** The highest step now done. */
     through: number;
@@ -524,7 +524,7 @@ export interface ScenarioRun {
  * Runs steps 2..through (2 <= through <= 8), skipping those whose result file exists.
  * Through < 2 does nothing.
  */
-export async function runScenario(ctx: ScenarioContext, through: number): Promise<ScenarioRun> {
+export async function runShopScenario(ctx: ShopScenarioContext, through: number): Promise<ShopScenarioRun> {
     if (!Number.isInteger(through) || through < 0 || through > 8)
         throw new Error(`solveThrough must be a whole number from 0 to 8, got ${through}`);
     const c: Ctx = {
@@ -539,7 +539,7 @@ export async function runScenario(ctx: ScenarioContext, through: number): Promis
         waitMs: 0,
         prefix: "",
     };
-    const results = readResults(ctx.layout);
+    const results = readShopResults(ctx.layout);
     const started = Date.now();
     const timings = await runSteps({
         steps: STEPS,

@@ -9,17 +9,17 @@ import { Clock, realClock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { CloneGit } from "../ports/git";
 import { applyShopAppSet, shopApplicationSet } from "./appset";
-import { LabLayout } from "./layout";
+import { ShopLayout } from "./layout";
 import { createShopRepo } from "./repo";
 import { readRepoFiles } from "./repoFiles";
-import { RESULT_FILES, RESULT_STEP } from "./results";
-import { runScenario, ScenarioRun, ScenarioTimeouts, StepTiming } from "./scenario";
+import { SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
+import { runShopScenario, ShopScenarioRun, ShopScenarioTimeouts, StepTiming } from "./scenario";
 
 export interface ShopLabContext {
-    layout: LabLayout;
+    layout: ShopLayout;
     cluster: ClusterPort;
     log?: (line: string) => void;
-    timeouts?: Partial<ScenarioTimeouts>;
+    timeouts?: Partial<ShopScenarioTimeouts>;
     /** The repository URL Argo CD reads (default: the in-cluster git daemon's). */
     repoURL?: string;
     /** The clock the scenario's waits are on (default: the real one). */
@@ -28,7 +28,7 @@ export interface ShopLabContext {
     refresh?: boolean;
 }
 
-export type ShopLabRun = ScenarioRun & { setup: StepTiming[] };
+export type ShopLabRun = ShopScenarioRun & { setup: StepTiming[] };
 
 /** Steps 1..through (0: nothing of the lab's own). `setup` times step 1 and the ApplicationSet. */
 export async function solveShopLab(ctx: ShopLabContext, through: number): Promise<ShopLabRun> {
@@ -48,7 +48,7 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
     if (through >= 1) await timed(1, "repo", (l) => createShopRepo(ctx.layout, readRepoFiles(), l));
     if (through < 2) return { results: {}, timings: [], through, setup };
     await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
-    const run = await runScenario(
+    const run = await runShopScenario(
         {
             layout: ctx.layout,
             git: new CloneGit(ctx.layout.clone),
@@ -67,10 +67,10 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
  * How far the lab on these paths has come, from what is on disk: 0 nothing, 1 the repository,
  * 2 the ApplicationSet (appset.yaml), 3-8 the result files.
  */
-export function shopLabProgress(layout: LabLayout): number {
+export function shopLabProgress(layout: ShopLayout): number {
     let through = 0;
     if (fs.existsSync(path.join(layout.bareRepo, "HEAD"))) through = 1;
     if (fs.existsSync(layout.appsetFile)) through = 2;
-    for (const name of RESULT_FILES) if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, RESULT_STEP[name]);
+    for (const name of SHOP_RESULT_FILES) if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, SHOP_RESULT_STEP[name]);
     return through;
 }

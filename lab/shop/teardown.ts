@@ -10,21 +10,21 @@ import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
 import { DeleteOptions, deleteShopAppSet } from "./appset";
-import { APPSET_NAME, LabLayout } from "./layout";
+import { APPSET_NAME, ShopLayout } from "./layout";
 import { deleteShopRepo } from "./repo";
-import { RESULT_FILES } from "./results";
+import { SHOP_RESULT_FILES } from "./results";
 
 export type Log = (line: string) => void;
 
 /** Scenario's delete: the six result files. */
-export function removeResults(layout: LabLayout, log: Log = () => {}): void {
-    for (const k of RESULT_FILES) fs.rmSync(layout.resultFile(k), { force: true });
+export function removeResults(layout: ShopLayout, log: Log = () => {}): void {
+    for (const k of SHOP_RESULT_FILES) fs.rmSync(layout.resultFile(k), { force: true });
     fs.rmSync(path.join(layout.workDir, ".revert-observed.json"), { force: true }); // step 7's note to itself
     log(`removed the result files from ${layout.workDir}`);
 }
 
 export async function teardownShopLab(
-    layout: LabLayout,
+    layout: ShopLayout,
     cluster: ClusterPort,
     log: Log = () => {},
     opts: DeleteOptions = {},

@@ -10,7 +10,7 @@ import * as path from "path";
 import { snapshotCache } from "./snapshots";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { CloneGit } from "../../lab/ports/git";
-import { runScenario, ScenarioContext, ScenarioRun, ScenarioTimeouts } from "../../lab/shop/scenario";
+import { runShopScenario, ShopScenarioContext, ShopScenarioRun, ShopScenarioTimeouts } from "../../lab/shop/scenario";
 import { ArgoTimings } from "../../sim/profiles";
 import { clusterStateFile, restoreLab, SimulatedLab, SIM_TIMEOUTS, solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
@@ -19,8 +19,8 @@ export interface LabAt {
     /** Every line the scenario printed (from this lab's own runs). */
     lines: string[];
     cluster: KubeCluster;
-    ctx(timeouts?: Partial<ScenarioTimeouts>): ScenarioContext;
-    solve(through: number, timeouts?: Partial<ScenarioTimeouts>): Promise<ScenarioRun>;
+    ctx(timeouts?: Partial<ShopScenarioTimeouts>): ShopScenarioContext;
+    solve(through: number, timeouts?: Partial<ShopScenarioTimeouts>): Promise<ShopScenarioRun>;
     stop(): Promise<void>;
 }
 
@@ -46,7 +46,7 @@ export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings>
         lab = await restoreLab(await snapshotAt(step), root, { timings: opts.timings });
     }
     const cluster = new KubeCluster(lab.kubeconfig);
-    const ctx = (timeouts: Partial<ScenarioTimeouts> = {}): ScenarioContext => ({
+    const ctx = (timeouts: Partial<ShopScenarioTimeouts> = {}): ShopScenarioContext => ({
         layout: lab.layout,
         git: new CloneGit(lab.layout.clone),
         cluster,
@@ -58,7 +58,7 @@ export async function labAt(step: number, opts: { timings?: Partial<ArgoTimings>
         lines,
         cluster,
         ctx,
-        solve: (through, timeouts) => runScenario(ctx(timeouts), through),
+        solve: (through, timeouts) => runShopScenario(ctx(timeouts), through),
         stop: async () => {
             await lab.stop();
             fs.rmSync(root, { recursive: true, force: true });

@@ -15,7 +15,7 @@ import * as os from "os";
 import * as https from "https";
 import * as path from "path";
 import { stringify } from "yaml";
-import { labLayout } from "../../lab/shop/layout";
+import { shopLayout } from "../../lab/shop/layout";
 import { tenantsLayout } from "../../lab/tenants/layout";
 import { RealNode, startRealNode } from "../../realnode/node";
 import { installArgoCd, uninstallArgoCd } from "../../realnode/lab";
@@ -197,7 +197,7 @@ describe("the Pulumi engine on the real node (gitops-lab up / preview / refresh 
         const outputs = await gitopsLab(["outputs"], env);
         assert.strictEqual(outputs.code, 0, outputs.out);
         const outs = JSON.parse(outputs.out.slice(outputs.out.indexOf("{")));
-        const shop = labLayout(root);
+        const shop = shopLayout(root);
         for (const name of ["incident", "pin", "drift", "promote", "revert", "report"]) {
             assert.deepStrictEqual(
                 outs[name],
