@@ -98,7 +98,13 @@ function zoneOffsetMs(timeZone: string | undefined, at: Date): number {
 
 export class SyncWindowError extends Error {}
 
-/** SyncWindow.active at `at`: a schedule time in (at - duration, at], the schedule read in the window's zone. */
+/**
+ * SyncWindow.active at `at`: a schedule time in (at - duration, at), both ends open as v3.5.1's
+ * `schedule.Next(at + offset - duration).Before(at + offset)` has them, the schedule read in the
+ * window's zone. The zone's offset is the one it has at `now` (v3.5.1's scheduleOffsetByTimeZone takes
+ * time.Now()'s), not at `at`: across a change to or from daylight saving time Argo CD reads the
+ * schedule an hour off, and so does this.
+ */
 function activeAt(w: any, at: Date, now: Date): boolean {
     const schedule = String(w.schedule ?? "");
     if (schedule.trim().split(/\s+/).length !== 5 || schedule.trim().startsWith("@"))
@@ -108,8 +114,8 @@ function activeAt(w: any, at: Date, now: Date): boolean {
     const shifted = at.getTime() + zoneOffsetMs(w.timeZone, now);
     let prev: number;
     try {
-        // the last schedule time at or before `shifted` (cron-parser's prev is strictly before its date)
-        prev = CronExpressionParser.parse(schedule, { currentDate: new Date(shifted + 1), tz: "UTC" })
+        // the last schedule time strictly before `shifted` (cron-parser's prev is strictly before its date)
+        prev = CronExpressionParser.parse(schedule, { currentDate: new Date(shifted), tz: "UTC" })
             .prev()
             .getTime();
     } catch (e: any) {
@@ -175,7 +181,7 @@ export function windowsBlocking(project: any, app: any, now: Date): BlockingWind
             if (startedAt && denies.every((w) => w.syncOverrun) && canSyncAt(ws, isManual, startedAt, now)) return { windows: [] };
             const ends = denies.map((w) => {
                 const off = zoneOffsetMs(w.timeZone, now);
-                const prev = CronExpressionParser.parse(w.schedule, { currentDate: new Date(now.getTime() + off + 1), tz: "UTC" })
+                const prev = CronExpressionParser.parse(w.schedule, { currentDate: new Date(now.getTime() + off), tz: "UTC" })
                     .prev()
                     .getTime();
                 return prev - off + goDurationMs(w.duration);
