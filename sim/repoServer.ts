@@ -13,6 +13,9 @@ import * as path from "path";
 import { run } from "../lab/ports/exec";
 import { kustomizeBuild } from "../lab/ports/kustomize";
 
+/** What v3.5.1's repo-server writes in an error message where its checkout's folder (/tmp/_argocd-repo/<uuid>) was. */
+export const CACHED_SOURCE = "<path to cached source>";
+
 export class RenderError extends Error {}
 
 /**
@@ -205,7 +208,7 @@ export class RepoServer {
         });
     }
 
-    /** The objects at `path` of commit `sha`, or a RenderError with Argo CD's message. */
+    /** The objects at `path` of commit `sha`, or a RenderError with Argo CD's message (its checkout's folder as "<path to cached source>"). */
     async render(repoURL: string, sha: string, appPath: string, opts: { hard: boolean }): Promise<any[]> {
         const key = `${repoURL}@${sha}:${appPath}`;
         const failed = this.failures.get(key);
@@ -230,7 +233,8 @@ export class RepoServer {
             return docs;
         } catch (e: any) {
             const stderr = asKustomizeError(String(e.stderr ?? e.message));
-            const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`;
+            // the repo-server's gRPC sanitizer puts this in place of its checkout's folder (runRepoOperation, reposerver/repository/repository.go)
+            const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`.split(work).join(CACHED_SOURCE);
             const n = (failed?.count ?? 0) + 1;
             this.failures.set(key, { count: n, message });
             throw new RenderError(
