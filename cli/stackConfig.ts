@@ -27,11 +27,16 @@ function stackName(v: string | undefined): string {
 function readYaml(file: string): any {
     const doc = parseDocument(fs.readFileSync(file, "utf8"), { prettyErrors: true });
     const err = doc.errors[0];
-    if (err)
+    if (!err) return doc.toJSON();
+    // a line indented under a key that already has a value: yaml names the key's line, the mistake is the line after it
+    const deeper = doc.errors.find((e) => e.code === "MULTILINE_IMPLICIT_KEY")?.linePos?.[1]?.line;
+    if (deeper !== undefined)
         throw new Error(
-            `${file} line ${err.linePos?.[0].line ?? "?"}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`,
+            `${file} line ${deeper}: indented deeper than the key above it, which already has a value; align it with the other keys (fix the YAML there)`,
         );
-    return doc.toJSON();
+    throw new Error(
+        `${file} line ${err.linePos?.[0].line ?? "?"}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`,
+    );
 }
 
 /** `configFile` stands in for Pulumi.<stack>.yaml, as Pulumi's own `--config-file` does. */

@@ -73,6 +73,16 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("given a line indented deeper than the key above it (which has a value), then the error names that line, not the key's", () => {
+        const f = file("config:\n  gitops-lab:root: /\n  gitops-lab:solveThrough: 8\n    gitops-lab:tenantsLab: on\n");
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", f),
+            (e: any) =>
+                e.message ===
+                `${f} line 4: indented deeper than the key above it, which already has a value; align it with the other keys (fix the YAML there)`,
+        );
+    });
+
     it("keys of other packages and secrets are left to Pulumi; the lab's own are checked", () => {
         const f = file("config:\n  kubernetes:context: x\n  gitops-lab:solveThrough: 2\n  gitops-lab:kubeconfigPath:\n    secure: abc\n");
         const c = readStackConfig(PROJECT, "dev", f);
