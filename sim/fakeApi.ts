@@ -6,7 +6,9 @@
  *
  * Only what the lab touches is implemented; anything else answers 404 with a Status object.
  */
-import { applyPatch, JsonPatchError } from "fast-json-patch";
+import { BUILT_IN_GROUPS, HttpError, ResourceType, TYPES } from "./apiTypes";
+import { discovery, openapi } from "./discovery";
+import { asJson, jsonPatch, mergePatch } from "./patch";
 import { toTable, wantsTable } from "./tables";
 import { randomUUID } from "crypto";
 import { EventEmitter } from "events";
@@ -14,55 +16,6 @@ import * as fs from "fs";
 import * as http from "http";
 import { AddressInfo } from "net";
 import { parse as parseYaml } from "yaml";
-
-export interface ResourceType {
-    group: string; // "" for the core group
-    version: string;
-    plural: string;
-    kind: string;
-    namespaced: boolean;
-    /** What `kubectl get <shortName>` accepts (served through discovery). */
-    shortNames?: string[];
-}
-
-/** The API groups of Kubernetes' own types (every other group here is a custom resource's). */
-const BUILT_IN_GROUPS = new Set(["", "apps", "batch", "apiextensions.k8s.io"]);
-
-export const TYPES: ResourceType[] = [
-    { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false, shortNames: ["ns"] },
-    { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"] },
-    { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true, shortNames: ["po"] },
-    { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true, shortNames: ["ev"] },
-    { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true, shortNames: ["deploy"] },
-    { group: "apps", version: "v1", plural: "statefulsets", kind: "StatefulSet", namespaced: true, shortNames: ["sts"] },
-    { group: "batch", version: "v1", plural: "jobs", kind: "Job", namespaced: true },
-    {
-        group: "argoproj.io",
-        version: "v1alpha1",
-        plural: "applications",
-        kind: "Application",
-        namespaced: true,
-        shortNames: ["app", "apps"],
-    },
-    {
-        group: "argoproj.io",
-        version: "v1alpha1",
-        plural: "applicationsets",
-        kind: "ApplicationSet",
-        namespaced: true,
-        shortNames: ["appset", "appsets"],
-    },
-    {
-        group: "apiextensions.k8s.io",
-        version: "v1",
-        plural: "customresourcedefinitions",
-        kind: "CustomResourceDefinition",
-        namespaced: false,
-        shortNames: ["crd", "crds"],
-    },
-    // served whether or not its CRD object exists (a test puts the CRD to say "the Prometheus Operator is installed")
-    { group: "monitoring.coreos.com", version: "v1", plural: "prometheusrules", kind: "PrometheusRule", namespaced: true },
-];
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
 export interface Change {
@@ -79,21 +32,8 @@ export const ROOT_CA_CONFIGMAP = "kube-root-ca.crt";
 export const ROOT_CA_DESCRIPTION =
     "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
-class HttpError extends Error {
-    constructor(
-        public code: number,
-        public reason: string,
-        message: string,
-    ) {
-        super(message);
-    }
-}
-
 /** RFC 3339 in whole seconds, as the API server writes metadata timestamps. */
 const nowRfc3339 = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-
-/** A value as JSON would carry it (undefined fields dropped, a Date a string): what a client's object becomes in the store. */
-const asJson = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 
 /**
  * A copy of a value already in the store (plain JSON, asJson made it so), which callers may change.
@@ -111,49 +51,6 @@ function clone<T>(v: T): T {
         else out[k] = x;
     }
     return out as T;
-}
-
-/** RFC 7386 JSON merge patch. */
-export function mergePatch(target: any, patch: any): any {
-    if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return asJson(patch);
-    const out = target && typeof target === "object" && !Array.isArray(target) ? { ...target } : {};
-    for (const [k, v] of Object.entries(patch)) {
-        if (v === null) delete out[k];
-        else out[k] = mergePatch(out[k], v);
-    }
-    return out;
-}
-
-/**
- * RFC 6902 JSON patch, applied by fast-json-patch to a copy (a failed operation changes nothing),
- * its errors answered as the API server answers them: 422 Invalid, with what failed where.
- */
-export function jsonPatch(doc: any, ops: any[]): any {
-    try {
-        return applyPatch(asJson(doc), ops, true, true).newDocument;
-    } catch (e: any) {
-        if (!(e instanceof JsonPatchError)) throw e;
-        const path = (e.operation as any)?.path ?? "";
-        const op = (e.operation as any)?.op ?? "";
-        switch (e.name) {
-            case "TEST_OPERATION_FAILED":
-                throw new HttpError(
-                    422,
-                    "Invalid",
-                    `the server rejected our request due to an error in our request: test failed at ${path}`,
-                );
-            case "OPERATION_PATH_UNRESOLVABLE":
-            case "OPERATION_PATH_ILLEGAL_ARRAY_INDEX":
-            case "OPERATION_VALUE_OUT_OF_BOUNDS":
-                throw new HttpError(422, "Invalid", `${op}: path ${path} does not exist`);
-            case "OPERATION_OP_INVALID":
-                throw new HttpError(422, "Invalid", `unsupported JSON patch op ${op}`);
-            case "OPERATION_PATH_INVALID":
-                throw new HttpError(422, "Invalid", `bad JSON pointer ${path}`);
-            default:
-                throw new HttpError(422, "Invalid", `the JSON patch is invalid: ${e.message.split("\n")[0]}`);
-        }
-    }
 }
 
 /** With persistTo, the controllers' own changes (no client has heard of them yet) are saved within this. */
@@ -737,58 +634,6 @@ export class FakeKube {
     }
 }
 
-/** The kinds of the `all` category (`kubectl get all`) among those served, as the real API server lists them. */
-const IN_ALL = ["pods", "deployments", "statefulsets", "jobs"];
-
-/** The API's self-description that kubectl reads first: /version and the legacy discovery documents. */
-export function discovery(pathname: string): any | null {
-    const p = pathname.replace(/\/+$/, "") || "/";
-    if (p === "/version")
-        return { major: "1", minor: "33", gitVersion: "v1.33.5-gitops-lab-simulated", platform: "linux/amd64", goVersion: "simulated" };
-    if (p === "/api")
-        return {
-            kind: "APIVersions",
-            versions: ["v1"],
-            serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }],
-        };
-    const groups = [...new Set(TYPES.filter((t) => t.group).map((t) => `${t.group}/${t.version}`))];
-    if (p === "/apis") {
-        return {
-            kind: "APIGroupList",
-            apiVersion: "v1",
-            groups: groups.map((gv) => {
-                const [group, version] = gv.split("/");
-                return { name: group, versions: [{ groupVersion: gv, version }], preferredVersion: { groupVersion: gv, version } };
-            }),
-        };
-    }
-    const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(p);
-    if (!m) return null;
-    const [group, version] = m[1] ? ["", m[1]] : [m[2], m[3]];
-    const types = TYPES.filter((t) => t.group === group && t.version === version);
-    if (!types.length) return null;
-    const verbs = ["create", "delete", "get", "list", "patch", "update", "watch"];
-    return {
-        kind: "APIResourceList",
-        apiVersion: "v1",
-        groupVersion: group ? `${group}/${version}` : version,
-        resources: types.flatMap((t) => [
-            {
-                name: t.plural,
-                singularName: t.kind.toLowerCase(),
-                namespaced: t.namespaced,
-                kind: t.kind,
-                verbs,
-                ...(t.shortNames ? { shortNames: t.shortNames } : {}),
-                ...(IN_ALL.includes(t.plural) ? { categories: ["all"] } : {}),
-            },
-            ...(t.kind === "Namespace"
-                ? [{ name: "namespaces/finalize", singularName: "", namespaced: false, kind: "Namespace", verbs: ["update"] }]
-                : []),
-        ]),
-    };
-}
-
 /** The value at a dotted path (metadata.name, involvedObject.uid). */
 const at = (obj: any, dotted: string) => dotted.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
 
@@ -807,34 +652,4 @@ export function selectorOf(url: URL): (obj: any) => boolean {
         else tests.push((o) => (labels(o)[key] === value) === (op !== "!="));
     }
     return (o) => tests.every((f) => f(o));
-}
-
-/**
- * OpenAPI v3 as kubectl's client-side validation reads it (`kubectl apply` fetches it): one
- * document per group-version whose schema for each kind accepts any object. The simulated API
- * checks nothing itself; it only lets kubectl through.
- */
-export function openapi(pathname: string): any | null {
-    const gvs = [...new Set(TYPES.map((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`)))];
-    if (pathname === "/openapi/v3") return { paths: Object.fromEntries(gvs.map((gv) => [gv, { serverRelativeURL: `/openapi/v3/${gv}` }])) };
-    const gv = pathname.replace(/^\/openapi\/v3\//, "");
-    if (!gvs.includes(gv) || !pathname.startsWith("/openapi/v3/")) return null;
-    const types = TYPES.filter((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`) === gv);
-    return {
-        openapi: "3.0.0",
-        info: { title: "gitops-lab simulated API", version: "v1.33.5" },
-        paths: {},
-        components: {
-            schemas: Object.fromEntries(
-                types.map((t) => [
-                    `${t.group || "core"}.${t.version}.${t.kind}`,
-                    {
-                        type: "object",
-                        "x-kubernetes-preserve-unknown-fields": true,
-                        "x-kubernetes-group-version-kind": [{ group: t.group, version: t.version, kind: t.kind }],
-                    },
-                ]),
-            ),
-        },
-    };
 }

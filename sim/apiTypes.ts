@@ -1,0 +1,64 @@
+/**
+ * The resource types the simulated API server serves (its store, its REST paths, its discovery), and
+ * the error its handlers throw to answer with a Kubernetes Status.
+ */
+
+export interface ResourceType {
+    group: string; // "" for the core group
+    version: string;
+    plural: string;
+    kind: string;
+    namespaced: boolean;
+    /** What `kubectl get <shortName>` accepts (served through discovery). */
+    shortNames?: string[];
+}
+
+/** The API groups of Kubernetes' own types (every other group here is a custom resource's). */
+export const BUILT_IN_GROUPS = new Set(["", "apps", "batch", "apiextensions.k8s.io"]);
+
+export const TYPES: ResourceType[] = [
+    { group: "", version: "v1", plural: "namespaces", kind: "Namespace", namespaced: false, shortNames: ["ns"] },
+    { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true, shortNames: ["cm"] },
+    { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true, shortNames: ["po"] },
+    { group: "", version: "v1", plural: "events", kind: "Event", namespaced: true, shortNames: ["ev"] },
+    { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true, shortNames: ["deploy"] },
+    { group: "apps", version: "v1", plural: "statefulsets", kind: "StatefulSet", namespaced: true, shortNames: ["sts"] },
+    { group: "batch", version: "v1", plural: "jobs", kind: "Job", namespaced: true },
+    {
+        group: "argoproj.io",
+        version: "v1alpha1",
+        plural: "applications",
+        kind: "Application",
+        namespaced: true,
+        shortNames: ["app", "apps"],
+    },
+    {
+        group: "argoproj.io",
+        version: "v1alpha1",
+        plural: "applicationsets",
+        kind: "ApplicationSet",
+        namespaced: true,
+        shortNames: ["appset", "appsets"],
+    },
+    {
+        group: "apiextensions.k8s.io",
+        version: "v1",
+        plural: "customresourcedefinitions",
+        kind: "CustomResourceDefinition",
+        namespaced: false,
+        shortNames: ["crd", "crds"],
+    },
+    // served whether or not its CRD object exists (a test puts the CRD to say "the Prometheus Operator is installed")
+    { group: "monitoring.coreos.com", version: "v1", plural: "prometheusrules", kind: "PrometheusRule", namespaced: true },
+];
+
+/** An answer other than 2xx, as a Kubernetes Status (code, reason, message). */
+export class HttpError extends Error {
+    constructor(
+        public code: number,
+        public reason: string,
+        message: string,
+    ) {
+        super(message);
+    }
+}

@@ -1,0 +1,49 @@
+/** The patches the simulated API server applies: JSON merge patch and JSON patch (fast-json-patch). */
+import { applyPatch, JsonPatchError } from "fast-json-patch";
+import { HttpError } from "./apiTypes";
+
+/** A value as JSON would carry it (undefined fields dropped, a Date a string): what a client's object becomes in the store. */
+export const asJson = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
+
+/** RFC 7386 JSON merge patch. */
+export function mergePatch(target: any, patch: any): any {
+    if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return asJson(patch);
+    const out = target && typeof target === "object" && !Array.isArray(target) ? { ...target } : {};
+    for (const [k, v] of Object.entries(patch)) {
+        if (v === null) delete out[k];
+        else out[k] = mergePatch(out[k], v);
+    }
+    return out;
+}
+
+/**
+ * RFC 6902 JSON patch, applied by fast-json-patch to a copy (a failed operation changes nothing),
+ * its errors answered as the API server answers them: 422 Invalid, with what failed where.
+ */
+export function jsonPatch(doc: any, ops: any[]): any {
+    try {
+        return applyPatch(asJson(doc), ops, true, true).newDocument;
+    } catch (e: any) {
+        if (!(e instanceof JsonPatchError)) throw e;
+        const path = (e.operation as any)?.path ?? "";
+        const op = (e.operation as any)?.op ?? "";
+        switch (e.name) {
+            case "TEST_OPERATION_FAILED":
+                throw new HttpError(
+                    422,
+                    "Invalid",
+                    `the server rejected our request due to an error in our request: test failed at ${path}`,
+                );
+            case "OPERATION_PATH_UNRESOLVABLE":
+            case "OPERATION_PATH_ILLEGAL_ARRAY_INDEX":
+            case "OPERATION_VALUE_OUT_OF_BOUNDS":
+                throw new HttpError(422, "Invalid", `${op}: path ${path} does not exist`);
+            case "OPERATION_OP_INVALID":
+                throw new HttpError(422, "Invalid", `unsupported JSON patch op ${op}`);
+            case "OPERATION_PATH_INVALID":
+                throw new HttpError(422, "Invalid", `bad JSON pointer ${path}`);
+            default:
+                throw new HttpError(422, "Invalid", `the JSON patch is invalid: ${e.message.split("\n")[0]}`);
+        }
+    }
+}
