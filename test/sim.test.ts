@@ -17,6 +17,7 @@ import { spawn } from "child_process";
 import * as http from "http";
 import { FakeKube, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";
 import { jsonPatch, mergePatch } from "../sim/patch";
+import { all, appAtRevision, appExists, appHasCondition, appHasNoConditions, appSyncedTo } from "./helpers/expectations";
 import { withRevisionHistory } from "../sim/appController";
 import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../sim/lock";
@@ -71,7 +72,7 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
         afterEach(async () => at.stop());
 
         it("given a generated Application, when someone edits its spec by hand, then the ApplicationSet controller puts the template's spec back", async () => {
-            await expect(holds("shop-prod generated", () => !!app(at, "shop-prod")));
+            await expect(appExists(() => app(at, "shop-prod"), "shop-prod"));
             at.lab.kube.put(
                 {
                     ...app(at, "shop-prod"),
@@ -155,15 +156,14 @@ describe("Argo CD simulation: application controller", function () {
         const sha = await pushCommit(at, "README.md", "docs\n", "docs only");
         // for 10 reconcile delays nothing looks at Git
         await expectConsistently(
-            holds("shop-dev stays at the old commit", () => app(at).status.sync.revision === before),
+            appAtRevision(() => app(at), before),
             { forMs: 500 },
         );
         await refresh("shop-dev", "normal");
         await expect(
-            holds(
-                "shop-dev at the new commit, refresh annotation removed",
-                () => app(at).status.sync.revision === sha && !app(at).metadata.annotations?.[REFRESH_ANNOTATION],
-                () => app(at).status.sync,
+            all(
+                appAtRevision(() => app(at), sha),
+                holds("refresh annotation removed", () => !app(at).metadata.annotations?.[REFRESH_ANNOTATION]),
             ),
         );
         assert.strictEqual(
@@ -176,9 +176,7 @@ describe("Argo CD simulation: application controller", function () {
     it("given a commit that cannot render, when refreshed, then a ComparisonError with v3.5.1's message (its checkout as <path to cached source>), sync Unknown and the literal revision", async () => {
         await breakDev();
         await refresh("shop-dev", "normal");
-        await expect(
-            holds("ComparisonError on shop-dev", () => !!app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")),
-        );
+        await expect(appHasCondition(() => app(at), "ComparisonError"));
         const cond = app(at).status.conditions.find((c: any) => c.type === "ComparisonError");
         assert.match(
             cond.message,
@@ -212,7 +210,10 @@ describe("Argo CD simulation: application controller", function () {
         await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], at.lab.layout.clone);
         await refresh("shop-dev", "hard");
         await expect(
-            holds("shop-dev Synced again, no condition", () => app(at).status.sync.status === "Synced" && !app(at).status.conditions),
+            all(
+                appSyncedTo(() => app(at)),
+                appHasNoConditions(() => app(at)),
+            ),
         );
     });
 

@@ -11,6 +11,7 @@ import { addMissingResource, switchFeatureOn } from "../lab/shop/scenario";
 import { Change } from "../sim/fakeApi";
 import { VirtualClock } from "../sim/clock";
 import { expect, expectConsistently, holds } from "./helpers/expect";
+import { operationPhaseIs } from "./helpers/expectations";
 import { labAt, LabAt } from "./helpers/labAt";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
@@ -95,7 +96,7 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         const sha = await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
         await expect(
-            holds("the sync Failed", () => app(at).status.operationState?.phase === "Failed"),
+            operationPhaseIs(() => app(at), "Failed"),
             { timeoutMs: 30_000 },
         );
         const retrying = writes.filter((w) => /Retrying attempt #\d+ at /.test(w.status.operationState?.message ?? ""));
