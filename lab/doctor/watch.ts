@@ -271,9 +271,17 @@ export const MIN_ROUND_GAP_MS = 1_000;
 const POLL_MS = 200;
 
 /**
- * Runs `round` at once, then again when a change calls for it (not sooner than minGapMs after the
- * last round began) or when intervalMs has passed, until stopped. A change during a round brings the
- * next one. A failing round is `onError`'s to report; the loop goes on.
+ * The share of its time the doctor may spend on rounds that changes call for: a round that took t
+ * waits (ROUND_SHARE - 1) * t more before the next change's round, so a cluster whose Applications
+ * change all the time (thousands of them, rounds of a second) costs a fifth of a core, not a whole one.
+ */
+const ROUND_SHARE = 5;
+
+/**
+ * Runs `round` at once, then again when a change calls for it (not sooner than minGapMs, nor than
+ * ROUND_SHARE times the round's own time, after the last round began) or when intervalMs has passed,
+ * until stopped. A change during a round brings the next one. A failing round is `onError`'s to
+ * report; the loop goes on.
  */
 export async function watchRounds(round: () => Promise<void>, o: RoundOptions, onError: (e: any) => void = () => {}): Promise<void> {
     let changed = false;
@@ -283,10 +291,12 @@ export async function watchRounds(round: () => Promise<void>, o: RoundOptions, o
             const started = o.clock.now();
             changed = false;
             await round().catch(onError);
+            const gap = Math.max(o.minGapMs, ROUND_SHARE * (o.clock.now() - started));
             for (;;) {
                 const now = o.clock.now();
-                if (o.stopped() || now >= started + o.intervalMs || (changed && now >= started + o.minGapMs)) break;
-                await o.clock.sleep(Math.min(POLL_MS, started + o.intervalMs - now));
+                const next = changed ? Math.min(started + gap, started + o.intervalMs) : started + o.intervalMs;
+                if (o.stopped() || now >= next) break;
+                await o.clock.sleep(Math.min(POLL_MS, next - now));
             }
         }
     } finally {
