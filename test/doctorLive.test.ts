@@ -177,43 +177,31 @@ describe("rollout doctor against a cluster", function () {
         );
     });
 
-    it("the command's --watch posts the Event on the live cluster within one interval", async () => {
-        const child: ChildProcess = startCli("doctor", ["--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"]);
-        try {
-            const ev = await pollUntil(async () => events().find((e) => e.reason === "RolloutStuck"), {
+    /** The command's --watch at `interval`: its RolloutStuck Event, then, once the rollout moves, its RolloutResumed. */
+    async function watchStuckThenResumed(interval: string, resumedWithin: string) {
+        const child: ChildProcess = startCli("doctor", ["--kubeconfig", kubeconfigFile, "--watch", "--interval", interval]);
+        const event = (reason: string, describe: string) =>
+            pollUntil(async () => events().find((e) => e.reason === reason), {
                 timeoutMs: 30_000,
                 intervalMs: 100,
-                describe: () => "no RolloutStuck Event from doctor --watch within 30 s",
+                describe: () => describe,
             });
+        try {
+            const ev = await event("RolloutStuck", "no RolloutStuck Event from doctor --watch within 30 s");
             assert.strictEqual(ev.involvedObject.name, "tenants");
             unblock(kube);
-            await pollUntil(async () => events().find((e) => e.reason === "RolloutResumed"), {
-                timeoutMs: 30_000,
-                intervalMs: 100,
-                describe: () => "no RolloutResumed Event",
-            });
+            await event("RolloutResumed", `no RolloutResumed Event ${resumedWithin}`);
         } finally {
             child.kill("SIGTERM");
         }
+    }
+
+    it("the command's --watch posts the Event on the live cluster within one interval", async () => {
+        await watchStuckThenResumed("0.2", "within 30 s");
     });
 
     it("given --watch with an hour between rounds, when the rollout moves, then the command re-diagnoses at once (the watch's change), not an hour later", async () => {
-        const child: ChildProcess = startCli("doctor", ["--kubeconfig", kubeconfigFile, "--watch", "--interval", "3600"]);
-        try {
-            await pollUntil(async () => events().find((e) => e.reason === "RolloutStuck"), {
-                timeoutMs: 30_000,
-                intervalMs: 100,
-                describe: () => "no RolloutStuck Event from the first round",
-            });
-            unblock(kube);
-            await pollUntil(async () => events().find((e) => e.reason === "RolloutResumed"), {
-                timeoutMs: 30_000,
-                intervalMs: 100,
-                describe: () => "no RolloutResumed Event within 30 s of the change (rounds only every --interval?)",
-            });
-        } finally {
-            child.kill("SIGTERM");
-        }
+        await watchStuckThenResumed("3600", "within 30 s of the change (rounds only every --interval?)");
     });
 
     it("a change of what a diagnosis turns on calls for a round; a new reconciledAt or a resource's detail does not", () => {
