@@ -7,7 +7,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCd } from "./components/argocd";
 import { GitDaemon } from "./components/gitDaemon";
-import { foundInCluster } from "./components/found";
+import { foundInCluster } from "./program/foundInCluster";
 import { K3s, K3S_KUBECONFIG } from "./components/k3s";
 import { Scenario } from "./components/scenario";
 import { ShopAppSet } from "./components/shopAppSet";

@@ -1,5 +1,5 @@
-// Kept at this path for the dynamic providers' code that Pulumi's state already holds: it requires
-// `<project>/cli/register.js` (components/labModule.ts as it was serialized), and a `destroy` runs that
-// code. The loader itself is loader/register.js.
+// The dynamic providers' code that Pulumi states hold requires `<project>/cli/register.js`
+// (program/labModule.ts as it was serialized into them), and a `destroy` runs that code: this path
+// answers it. The loader itself is loader/register.js.
 "use strict";
 require("../loader/register.js");

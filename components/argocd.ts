@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
 import { argoCdCmdParams, ARGOCD_UI, ARGOCD_WORKLOADS, INITIAL_ADMIN_SECRET } from "../lab/platform/argocd";
 import { CREATED_BY } from "../lab/platform/found";
-import { PROJECT_DIR } from "./labModule";
+import { PROJECT_DIR } from "../program/labModule";
 import { WorkloadsReady } from "./workloadsReady";
 
 export interface ArgoCdArgs {
@@ -17,7 +17,7 @@ export interface ArgoCdArgs {
     /** How long to wait for the controllers (default 600 s). */
     readyTimeoutSeconds?: number;
     /**
-     * An Argo CD the adopted cluster had before this stack (components/found.ts): used as it is,
+     * An Argo CD the adopted cluster had before this stack (program/foundInCluster.ts): used as it is,
      * nothing applied, nothing removed on destroy.
      */
     found?: boolean;

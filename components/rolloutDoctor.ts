@@ -6,7 +6,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { DOCTOR_METRICS_PORT, DOCTOR_NAME, DOCTOR_NAMESPACE, rolloutDoctorManifests } from "../lab/doctor/inCluster";
-import { labModule, PROJECT_DIR } from "./labModule";
+import { labModule, PROJECT_DIR } from "../program/labModule";
 
 export interface RolloutDoctorArgs {
     /** The cluster's kubeconfig (secret); the PrometheusRule's check reads the cluster with it. */

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ShopScenarioTimeouts } from "../lab/shop/scenario";
 import type { Drift, Incident, Pin, Promote, Report, ShopResultName, Revert } from "../lab/shop/results";
-import { labModule, PROJECT_DIR } from "./labModule";
+import { labModule, PROJECT_DIR } from "../program/labModule";
 
 export interface ScenarioArgs {
     /** The cluster's kubeconfig (secret). */

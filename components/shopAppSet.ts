@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { APPSET_NAME, REPO_URL } from "../lab/shop/layout";
-import { labModule, PROJECT_DIR } from "./labModule";
+import { labModule, PROJECT_DIR } from "../program/labModule";
 
 export interface ShopAppSetArgs {
     /** The cluster's kubeconfig (secret). */

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { readRepoFiles } from "../lab/shop/repoFiles";
-import { labModule, PROJECT_DIR } from "./labModule";
+import { labModule, PROJECT_DIR } from "../program/labModule";
 
 export interface ShopRepoArgs {
     /** Prefix of the lab's host paths: "/" on a lab host (bare repo /srv/bare/shop-envs.git, clone /root/cnpa-env/repo). */

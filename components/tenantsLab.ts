@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { Recovery, Stall } from "../lab/tenants/results";
 import type { TenantsTimeouts } from "../lab/tenants/scenario";
-import { labModule, PROJECT_DIR } from "./labModule";
+import { labModule, PROJECT_DIR } from "../program/labModule";
 
 export interface TenantsLabArgs {
     /** The cluster's kubeconfig (secret). */

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { WorkloadRef } from "../lab/platform/readiness";
-import { labModule, PROJECT_DIR } from "./labModule";
+import { labModule, PROJECT_DIR } from "../program/labModule";
 
 /** What the engine stores for a readiness wait. */
 export interface WorkloadsReadyInputs {

@@ -1,6 +1,6 @@
 // The project's loader for its TypeScript files: requiring this file makes the process load the
 // project's .ts files (bin/gitops-lab; the test workers: test/mocharc.js; the dynamic providers'
-// process: components/labModule.ts; a worker thread: test/helpers/fakeKubeThread.ts). Each file is
+// process: program/labModule.ts; a worker thread: test/helpers/fakeKubeThread.ts). Each file is
 // transpiled by loader/swc.js (ts-node's swc options, kept on disk); stack traces are mapped back to the
 // TypeScript by source-map-support (the fork ts-node uses), fed only these files' maps. Not Node's own
 // source maps (process.setSourceMapsEnabled): with them on, Node reads the map of every module that

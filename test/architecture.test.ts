@@ -94,6 +94,7 @@ describe("the project stands alone", () => {
             "lab",
             "lint",
             "loader",
+            "program",
             "realnode",
             "realplane",
             "sim",
@@ -127,16 +128,17 @@ describe("import rules", () => {
             importsOf(f)
                 .filter(
                     (i) =>
-                        i.startsWith("@pulumi/") || ["sim", "realplane", "realnode", "cli", "components", "test"].some((d) => under(d)(i)),
+                        i.startsWith("@pulumi/") ||
+                        ["sim", "realplane", "realnode", "cli", "components", "program", "test"].some((d) => under(d)(i)),
                 )
                 .map((i) => `${f} -> ${i}`),
         );
         assert.deepStrictEqual(bad, []);
     });
 
-    it("the simulator is a product part: imported by cli/ and the tests, never by lab/ or components/", () => {
+    it("the simulator is a product part: imported by cli/ and the tests, never by lab/, components/ or program/", () => {
         const bad = sources
-            .filter((f) => under("lab")(f) || under("components")(f) || f === "index.ts")
+            .filter((f) => under("lab")(f) || under("components")(f) || under("program")(f) || f === "index.ts")
             .flatMap((f) =>
                 importsOf(f)
                     .filter(under("sim"))
@@ -163,9 +165,27 @@ describe("import rules", () => {
 });
 
 describe("the dynamic providers' code in a Pulumi state", () => {
+    it("components/ holds components: each .ts file exports one resource (a ComponentResource, or a dynamic resource of its own), and its .js files only answer paths stored code requires", () => {
+        const ts = sources.filter((f) => under("components")(f) && f.endsWith(".ts"));
+        assert.ok(ts.length > 5, `components found: ${ts}`);
+        const notOne = ts.filter(
+            (f) => (read(f).match(/^export class \w+ extends pulumi\.(ComponentResource|dynamic\.Resource)\b/gm) ?? []).length !== 1,
+        );
+        assert.deepStrictEqual(notOne, []);
+        const forwards = sources.filter((f) => under("components")(f) && f.endsWith(".js"));
+        const notForward = forwards.filter((f) => !/^module\.exports = require\("\.\.\/program\/\w+"\);$/m.test(read(f)));
+        assert.deepStrictEqual(notForward, []);
+    });
+
+    it("the paths that the code in older states requires answer it: components/providerProcess and cli/register.js", () => {
+        const { leaveWithEngine } = require(path.join(PROJECT, "components/providerProcess"));
+        assert.strictEqual(leaveWithEngine, require(path.join(PROJECT, "program/providerProcess")).leaveWithEngine);
+        assert.ok(fs.existsSync(path.join(PROJECT, "cli/register.js")));
+    });
+
     it("every lab function a component's provider takes by name from labModule() is there under that name, and so are the names older states' delete code takes (layout.labLayout)", () => {
         // the module table as labModule() has it (read from its text: calling it would make this process leave with its engine)
-        const table = new Map([...read("components/labModule.ts").matchAll(/^ {8}(\w+): "(lab\/[\w/]+)",$/gm)].map((m) => [m[1], m[2]]));
+        const table = new Map([...read("program/labModule.ts").matchAll(/^ {8}(\w+): "(lab\/[\w/]+)",$/gm)].map((m) => [m[1], m[2]]));
         const labModule = (mod: string) => require(path.join(PROJECT, table.get(mod) ?? `no module ${mod}`));
         const wanted = new Map<string, Set<string>>([["layout", new Set(["labLayout"])]]);
         for (const f of sources.filter(under("components"))) {

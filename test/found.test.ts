@@ -6,7 +6,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { foundInCluster } from "../components/found";
+import { foundInCluster } from "../program/foundInCluster";
 import { PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
 import { CREATED_BY, foundBeforeStack } from "../lab/platform/found";
 import { FakeKubeThread, startFakeKubeThread } from "./helpers/fakeKubeThread";

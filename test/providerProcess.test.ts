@@ -1,6 +1,6 @@
 /**
  * The dynamic providers' process leaves when the engine that started it is killed
- * (components/providerProcess.ts, installed by labModule()). The engine and the provider host are
+ * (program/providerProcess.ts, installed by labModule()). The engine and the provider host are
  * stand-ins (test/fixtures/providerProcess): the engine starts the host as Pulumi's does, through
  * `sh`, in a process group of its own, reading its output; the host has Pulumi's own handler for
  * uncaught errors. The real engine's case is in test/real/pulumi.real.ts (up killed with SIGKILL).
@@ -10,7 +10,7 @@ import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { parentOf } from "../components/providerProcess";
+import { parentOf } from "../program/providerProcess";
 import { procStat } from "../lab/ports/proc";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 

@@ -1,6 +1,6 @@
 /**
  * A simulated Kubernetes API in a worker thread, for code that reads the cluster synchronously
- * (components/found.ts runs kubectl with execFileSync while the program runs): an API served by
+ * (program/foundInCluster.ts runs kubectl with execFileSync while the program runs): an API served by
  * this thread could not answer while it is blocked. Objects are put before it starts serving.
  */
 import * as path from "path";

@@ -33,7 +33,7 @@ export interface ProviderPlugin {
     stop(): Promise<void>;
 }
 
-/** Starts the plugin process from a neutral working directory, with no TypeScript loader (the provider registers the project's: components/labModule.ts). */
+/** Starts the plugin process from a neutral working directory, with no TypeScript loader (the provider registers the project's: program/labModule.ts). */
 export function startProviderPlugin(): ProviderPlugin {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "provider-plugin-"));
     const child = spawn(process.execPath, [path.join(__dirname, "providerHost.js")], {

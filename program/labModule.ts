@@ -31,7 +31,7 @@ export interface LabModules {
 
 export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
     require(`${projectDir}/loader/register.js`); // the project's TypeScript loader (registers once; not if ts-node already has)
-    require(`${projectDir}/components/providerProcess`).leaveWithEngine(); // once per process: leave when the engine is gone
+    require(`${projectDir}/program/providerProcess`).leaveWithEngine(); // once per process: leave when the engine is gone
     const table: Record<keyof LabModules, string> = {
         cluster: "lab/ports/cluster",
         git: "lab/ports/git",
