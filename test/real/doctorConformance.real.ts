@@ -6,14 +6,19 @@
  * becomes Healthy (its Pod can be scheduled on no node), then the doctor, reading the live cluster
  * with only the node's kubeconfig, names each by its finding: NotSelected, SelectedTwice, EmptyStep
  * and MaxUpdateHolding, with the Application and step Argo CD's own status gives.
+ * Given a second ApplicationSet whose one Application syncs without pruning, when a commit removes
+ * one of its ConfigMaps, then Argo CD's rollout syncs it (the entry turns Progressing), the Application
+ * stays Healthy and OutOfSync (the ConfigMap left to prune), the entry never turns Healthy, and the
+ * doctor names it HealthyNotSynced.
  */
 import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { ARGOCD_NAMESPACE } from "../../lab/argo/application";
+import { ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../../lab/argo/application";
 import { createLabRepo } from "../../lab/platform/labRepo";
 import { KubeCluster } from "../../lab/ports/cluster";
+import { CloneGit } from "../../lab/ports/git";
 import { toYaml } from "../../lab/ports/files";
 import { pollUntil } from "../../lab/ports/wait";
 import { NodeLab, startNodeLab } from "../../realnode/lab";
@@ -22,6 +27,9 @@ import { runMain } from "../helpers/cli";
 const APPSET = "conformance";
 const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/conformance.git";
 const RING = "gitops-lab.test/ring";
+/** The ApplicationSet of one Application that syncs without pruning, and its Application. */
+const PRUNELESS = "pruneless";
+const PRUNELESS_APP = "pruneless-p";
 
 /** The repository: ring a is a Deployment whose Pod no node takes (Progressing for an hour), the others one ConfigMap each. */
 function repoFiles(): Record<string, string> {
@@ -45,6 +53,33 @@ function repoFiles(): Record<string, string> {
             },
         }),
         ...Object.fromEntries(["b", "c", "d"].map((r) => [`rings/${r}/configmap.yaml`, configMap(r)])),
+        "pruneless/keep.yaml": configMap("keep"),
+    };
+}
+
+/** One step, one Application (path pruneless/), automated sync without pruning. */
+function prunelessAppSet(): any {
+    return {
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "ApplicationSet",
+        metadata: { name: PRUNELESS, namespace: ARGOCD_NAMESPACE },
+        spec: {
+            goTemplate: true,
+            generators: [{ list: { elements: [{ ring: "p" }] } }],
+            strategy: {
+                type: "RollingSync",
+                rollingSync: { steps: [{ matchExpressions: [{ key: RING, operator: "In", values: ["p"] }] }] },
+            },
+            template: {
+                metadata: { name: "pruneless-{{.ring}}", labels: { [RING]: "{{.ring}}" } },
+                spec: {
+                    project: "default",
+                    source: { repoURL: REPO_URL, targetRevision: "main", path: "pruneless" },
+                    destination: { server: "https://kubernetes.default.svc", namespace: "pruneless" },
+                    syncPolicy: { automated: { prune: false }, syncOptions: ["CreateNamespace=true"] },
+                },
+            },
+        },
     };
 }
 
@@ -78,12 +113,44 @@ function appSet(): any {
     };
 }
 
-describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync configuration and a step held by maxUpdate, each named by its finding", function () {
+/** The doctor's findings of one ApplicationSet, read live with only the node's kubeconfig, once one of `kind` is among them. */
+async function doctorNames(lab: NodeLab, appset: string, kind: string, message = /./): Promise<any[]> {
+    let last = "";
+    return pollUntil(
+        async () => {
+            const r = await runMain("doctor", ["--kubeconfig", lab.kubeconfigFile, "--appset", appset, "--json", "--stuck-after", "0"]);
+            last = r.stdout || r.stderr;
+            if (!r.stdout.trim().startsWith("{")) return undefined;
+            const d = JSON.parse(r.stdout).applicationSets?.[0];
+            return d?.findings?.some((f: any) => f.kind === kind && message.test(f.message)) ? d.findings : undefined;
+        },
+        {
+            timeoutMs: 600_000,
+            intervalMs: 5_000,
+            describe: () => `the doctor never named ${kind} (${message}) in ${appset}; last answer:\n${last}`,
+        },
+    );
+}
+
+const entriesOf = async (cluster: KubeCluster, appset: string): Promise<any[]> =>
+    (await cluster.getApplicationSet(appset, ARGOCD_NAMESPACE))?.status?.applicationStatus ?? [];
+
+const say = (findings: any[]) =>
+    console.log(
+        `  the doctor's findings:\n    ${findings.map((f) => `${f.kind} ${f.application ?? "-"} step ${f.step}: ${f.message}`).join("\n    ")}`,
+    );
+
+describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync configuration, a step held by maxUpdate and an Application Healthy but not Synced, each named by its finding", function () {
     this.timeout(1_800_000);
     let root: string;
     let lab: NodeLab;
+    let cluster: KubeCluster;
     let findings: any[];
     let entries: any[];
+    let removalSha: string;
+    let prunelessFindings: any[];
+    let prunelessEntries: any[];
+    let prunelessApp: any;
 
     before(async () => {
         root = fs.mkdtempSync(path.join(os.tmpdir(), "real-conformance-"));
@@ -99,25 +166,43 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
             repoFiles(),
             (l) => console.log(`  [repo] ${l}`),
         );
-        const cluster = new KubeCluster(lab.kubeconfig);
+        // the second ConfigMap of pruneless/, which a later commit removes
+        const clone = new CloneGit(path.join(workDir, "conformance"));
+        const extra = await clone.commitFiles(
+            { "pruneless/extra.yaml": toYaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "extra" } }) },
+            "pruneless: a second ConfigMap",
+        );
+        await clone.pushTo(extra, "main");
+        cluster = new KubeCluster(lab.kubeconfig);
         await cluster.createApplicationSet(appSet());
+        await cluster.createApplicationSet(prunelessAppSet());
         // until Argo CD has placed the Applications and started step 1 (conf-a Progressing), and the doctor names the hold
-        let last = "";
-        findings = await pollUntil(
-            async () => {
-                const r = await runMain("doctor", ["--kubeconfig", lab.kubeconfigFile, "--appset", APPSET, "--json", "--stuck-after", "0"]);
-                last = r.stdout || r.stderr;
-                if (!r.stdout.trim().startsWith("{")) return undefined;
-                const d = JSON.parse(r.stdout).applicationSets?.[0];
-                return d?.findings?.some((f: any) => f.kind === "MaxUpdateHolding") ? d.findings : undefined;
-            },
-            { timeoutMs: 600_000, intervalMs: 5_000, describe: () => `the doctor never named MaxUpdateHolding; last answer:\n${last}` },
-        );
-        entries = (await cluster.getApplicationSet(APPSET, ARGOCD_NAMESPACE))?.status?.applicationStatus ?? [];
+        // (conf-a is Pending until its sync starts: the hold is named then too, so wait for it Progressing)
+        findings = await doctorNames(lab, APPSET, "MaxUpdateHolding", /conf-a \(Progressing\)/);
+        entries = await entriesOf(cluster, APPSET);
         console.log(`  Argo CD's rollout entries: ${JSON.stringify(entries.map((e) => [e.application, e.step, e.status]))}`);
-        console.log(
-            `  the doctor's findings:\n    ${findings.map((f) => `${f.kind} ${f.application ?? "-"} step ${f.step}: ${f.message}`).join("\n    ")}`,
+        say(findings);
+
+        // pruneless-p rolled out (Healthy), then the commit that removes extra, and a refresh so Argo CD looks now
+        let seen: any[] = [];
+        await pollUntil(
+            async () => (seen = await entriesOf(cluster, PRUNELESS)).find((e) => e.application === PRUNELESS_APP && e.status === "Healthy"),
+            { timeoutMs: 600_000, intervalMs: 2_000, describe: () => `${PRUNELESS_APP} never rolled out: ${JSON.stringify(seen)}` },
         );
+        const removal = await clone.revert(extra);
+        await clone.pushTo(removal, "main");
+        removalSha = removal;
+        await cluster.annotateApplication(PRUNELESS_APP, { [REFRESH_ANNOTATION]: "normal" });
+        prunelessFindings = await doctorNames(lab, PRUNELESS, "HealthyNotSynced");
+        prunelessApp = await cluster.getApplication(PRUNELESS_APP, ARGOCD_NAMESPACE);
+        prunelessEntries = await entriesOf(cluster, PRUNELESS);
+        console.log(
+            `  ${PRUNELESS}'s entries: ${JSON.stringify(prunelessEntries.map((e) => [e.application, e.step, e.status, e.message]))}`,
+        );
+        console.log(
+            `  ${PRUNELESS_APP}: sync ${prunelessApp?.status?.sync?.status} at ${prunelessApp?.status?.sync?.revision}, health ${prunelessApp?.status?.health?.status}, operation ${prunelessApp?.status?.operationState?.phase}: ${prunelessApp?.status?.operationState?.message}`,
+        );
+        say(prunelessFindings);
     });
 
     after(async () => {
@@ -151,5 +236,20 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
             findings.find((f) => f.kind === "MaxUpdateHolding").message,
             /1\/1 in step 1 \(maxUpdate 1\) are updating: conf-a \(Progressing\)/,
         );
+    });
+
+    it("given pruneless-p synced without pruning after a commit removed a ConfigMap, then Argo CD keeps its entry Progressing and the doctor names it HealthyNotSynced", () => {
+        const entry = prunelessEntries.find((e) => e.application === PRUNELESS_APP);
+        assert.strictEqual(entry?.status, "Progressing");
+        assert.deepStrictEqual(entry?.targetRevisions, [removalSha]);
+        assert.strictEqual(prunelessApp?.status?.health?.status, "Healthy");
+        assert.strictEqual(prunelessApp?.status?.sync?.status, "OutOfSync");
+        assert.strictEqual(prunelessApp?.status?.operationState?.phase, "Succeeded");
+        const named = prunelessFindings.filter((f) => f.kind === "HealthyNotSynced");
+        assert.deepStrictEqual(
+            named.map((f) => `${f.application}@${f.step}`),
+            [`${PRUNELESS_APP}@1`],
+        );
+        assert.match(named[0].message, /is Healthy but OutOfSync/);
     });
 });
