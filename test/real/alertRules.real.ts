@@ -65,7 +65,8 @@ function rendered(rule: any, labels: Record<string, string>): Record<string, str
 const floorTo = (s: number, step: number) => Math.floor(s / step) * step;
 const minutesBetween = (from: number, to: number) => {
     const out: number[] = [];
-    for (let t = Math.ceil(from / EVALUATION_SECONDS) * EVALUATION_SECONDS; t <= to; t += EVALUATION_SECONDS) out.push(t);
+    // strictly between: a scrape in the same second as the event may see the state before it or after it
+    for (let t = (Math.floor(from / EVALUATION_SECONDS) + 1) * EVALUATION_SECONDS; t < to; t += EVALUATION_SECONDS) out.push(t);
     return out;
 };
 
