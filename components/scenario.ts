@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ShopScenarioTimeouts } from "../lab/shop/scenario";
 import type { Drift, Incident, Pin, Promote, Report, ShopResultName, Revert } from "../lab/shop/results";
 import { labModule, PROJECT_DIR } from "../program/labModule";
+import { LabRunInputs, LabRunOutputs, labRunProvider } from "../program/labRunProvider";
 
 export interface ScenarioArgs {
     /** The cluster's kubeconfig (secret). */
@@ -17,68 +18,48 @@ export interface ScenarioArgs {
 }
 
 /** What the engine stores for the scenario: its inputs. */
-export interface ScenarioInputs {
+export interface ScenarioInputs extends LabRunInputs {
     kubeconfig: string;
-    root: string;
-    solveThrough: number;
     timeouts: Partial<ShopScenarioTimeouts>;
 }
 
 /** ... and its outputs: the six results (null until their step ran) and the highest step done. */
-export type ScenarioOutputs = ScenarioInputs & { completedThrough: number } & { [K in ShopResultName]: unknown };
+export type ScenarioOutputs = LabRunOutputs<ScenarioInputs, { [K in ShopResultName]: unknown }>;
 
 /**
  * Runs in the engine's dynamic provider process. create and update run the scenario through
  * `solveThrough`, resuming from the result files; delete removes the result files.
  */
-async function solve(inputs: ScenarioInputs): Promise<{ id: string; outs: ScenarioOutputs }> {
-    const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
-    const { CloneGit } = labModule(PROJECT_DIR, "git");
-    const { shopLayout } = labModule(PROJECT_DIR, "layout");
-    const { SHOP_RESULT_FILES } = labModule(PROJECT_DIR, "results");
-    const { runShopScenario } = labModule(PROJECT_DIR, "scenario");
-    const layout = shopLayout(inputs.root);
-    const run = await runShopScenario(
-        {
-            layout,
-            git: new CloneGit(layout.clone),
-            cluster: new KubeCluster(inputs.kubeconfig),
-            log: (l: string) => console.log(l),
-            timeouts: inputs.timeouts,
-        },
-        inputs.solveThrough,
-    );
-    const outs = { ...inputs, completedThrough: run.through } as ScenarioOutputs;
-    for (const k of SHOP_RESULT_FILES) outs[k] = run.results[k] ?? null;
-    return { id: layout.workDir, outs };
-}
-
-export const scenarioProvider: pulumi.dynamic.ResourceProvider<ScenarioInputs, ScenarioOutputs> = {
-    // (the methods call module functions, never the provider object: it is not in the serialized closure)
-    create: solve,
-    async diff(_id, olds, news) {
-        const replaces = olds.root !== news.root ? ["root"] : [];
-        const changes =
-            replaces.length > 0 ||
-            olds.solveThrough !== news.solveThrough ||
-            JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts);
-        return { changes, replaces, deleteBeforeReplace: true };
+export const scenarioProvider = labRunProvider<ScenarioInputs, { [K in ShopResultName]: unknown }>({
+    setting: "solveThrough",
+    rerunOn: ["timeouts"],
+    async solve(inputs) {
+        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+        const { CloneGit } = labModule(PROJECT_DIR, "git");
+        const { shopLayout } = labModule(PROJECT_DIR, "layout");
+        const { SHOP_RESULT_FILES } = labModule(PROJECT_DIR, "results");
+        const { runShopScenario } = labModule(PROJECT_DIR, "scenario");
+        const layout = shopLayout(inputs.root);
+        const run = await runShopScenario(
+            {
+                layout,
+                git: new CloneGit(layout.clone),
+                cluster: new KubeCluster(inputs.kubeconfig),
+                log: (l: string) => console.log(l),
+                timeouts: inputs.timeouts,
+            },
+            inputs.solveThrough,
+        );
+        const outs = { ...inputs, completedThrough: run.through } as ScenarioOutputs;
+        for (const k of SHOP_RESULT_FILES) outs[k] = run.results[k] ?? null;
+        return { id: layout.workDir, outs };
     },
-    async update(_id, olds, news) {
-        if (news.solveThrough < olds.completedThrough) {
-            throw new Error(
-                `solveThrough went down from ${olds.completedThrough} to ${news.solveThrough}, but the lab cannot un-do steps. ` +
-                    `Set it back (pulumi config set solveThrough ${olds.completedThrough}), or start over with pulumi destroy and pulumi up`,
-            );
-        }
-        return { outs: (await solve(news)).outs };
-    },
-    async delete(_id, props) {
+    async remove(props) {
         const { shopLayout } = labModule(PROJECT_DIR, "layout");
         const { removeResults } = labModule(PROJECT_DIR, "teardown");
         removeResults(shopLayout(props.root), (l: string) => console.log(`[scenario] ${l}`));
     },
-};
+});
 
 class ScenarioRun extends pulumi.dynamic.Resource {
     declare readonly completedThrough: pulumi.Output<number>;

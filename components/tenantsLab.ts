@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { Recovery, Stall } from "../lab/tenants/results";
 import type { TenantsTimeouts } from "../lab/tenants/scenario";
 import { labModule, PROJECT_DIR } from "../program/labModule";
+import { LabRunInputs, LabRunOutputs, labRunProvider } from "../program/labRunProvider";
 
 export interface TenantsLabArgs {
     /** The cluster's kubeconfig (secret). */
@@ -19,60 +20,38 @@ export interface TenantsLabArgs {
 }
 
 /** What the engine stores: the inputs ... */
-export interface TenantsLabInputs {
+export interface TenantsLabInputs extends LabRunInputs {
     kubeconfig: string;
-    root: string;
-    solveThrough: number;
     timeouts: Partial<TenantsTimeouts>;
     deleteTimeoutSeconds: number;
 }
 /** ... and the outputs: the two results (null until their step ran). */
-export type TenantsLabOutputs = TenantsLabInputs & { completedThrough: number; stall: Stall | null; recovery: Recovery | null };
+export type TenantsLabOutputs = LabRunOutputs<TenantsLabInputs, { stall: Stall | null; recovery: Recovery | null }>;
 
 /**
  * Runs in the engine's dynamic provider process. create and update build the lab and carry it out
  * through `solveThrough`, resuming from what is on the host; delete takes it down in the reverse
  * order (results, ApplicationSet and tenants' namespaces after Argo CD's finalizer, repository).
  */
-async function solve(inputs: TenantsLabInputs): Promise<{ id: string; outs: TenantsLabOutputs }> {
-    const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
-    const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
-    const { solveTenantsLab } = labModule(PROJECT_DIR, "tenantsSolve");
-    const layout = tenantsLayout(inputs.root);
-    const results = await solveTenantsLab(
-        { layout, cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts },
-        inputs.solveThrough,
-    );
-    return {
-        id: layout.workDir,
-        outs: { ...inputs, completedThrough: inputs.solveThrough, stall: results.stall ?? null, recovery: results.recovery ?? null },
-    };
-}
-
-export const tenantsLabProvider: pulumi.dynamic.ResourceProvider<TenantsLabInputs, TenantsLabOutputs> = {
-    // (the methods call module functions, never the provider object: it is not in the serialized closure)
-    create: solve,
-    async diff(_id, olds, news) {
-        const replaces = olds.root !== news.root ? ["root"] : [];
-        // a new kubeconfig (a reinstalled cluster's) is stored too: delete must reach the cluster that is there
-        const changes =
-            replaces.length > 0 ||
-            olds.solveThrough !== news.solveThrough ||
-            olds.kubeconfig !== news.kubeconfig ||
-            JSON.stringify(olds.timeouts) !== JSON.stringify(news.timeouts) ||
-            olds.deleteTimeoutSeconds !== news.deleteTimeoutSeconds;
-        return { changes, replaces, deleteBeforeReplace: true };
+export const tenantsLabProvider = labRunProvider<TenantsLabInputs, { stall: Stall | null; recovery: Recovery | null }>({
+    setting: "tenantsSolveThrough",
+    // a new kubeconfig (a reinstalled cluster's) is stored too: delete must reach the cluster that is there
+    rerunOn: ["kubeconfig", "timeouts", "deleteTimeoutSeconds"],
+    async solve(inputs) {
+        const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
+        const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
+        const { solveTenantsLab } = labModule(PROJECT_DIR, "tenantsSolve");
+        const layout = tenantsLayout(inputs.root);
+        const results = await solveTenantsLab(
+            { layout, cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts },
+            inputs.solveThrough,
+        );
+        return {
+            id: layout.workDir,
+            outs: { ...inputs, completedThrough: inputs.solveThrough, stall: results.stall ?? null, recovery: results.recovery ?? null },
+        };
     },
-    async update(_id, olds, news) {
-        if (news.solveThrough < olds.completedThrough) {
-            throw new Error(
-                `tenantsSolveThrough went down from ${olds.completedThrough} to ${news.solveThrough}, but the lab cannot un-do steps. ` +
-                    `Set it back (pulumi config set tenantsSolveThrough ${olds.completedThrough}), or start over with pulumi destroy and pulumi up`,
-            );
-        }
-        return { outs: (await solve(news)).outs };
-    },
-    async delete(_id, props) {
+    async remove(props) {
         const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
         const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
         const { teardownTenantsLab } = labModule(PROJECT_DIR, "tenantsTeardown");
@@ -81,7 +60,7 @@ export const tenantsLabProvider: pulumi.dynamic.ResourceProvider<TenantsLabInput
             timeoutMs: props.deleteTimeoutSeconds * 1000,
         });
     },
-};
+});
 
 class TenantsLabRun extends pulumi.dynamic.Resource {
     declare readonly completedThrough: pulumi.Output<number>;

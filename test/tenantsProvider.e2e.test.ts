@@ -52,6 +52,21 @@ describe("the tenants lab through its dynamic provider, run as the engine runs i
             assert.ok(output.includes(l), l);
     });
 
+    it("diff: nothing changed runs nothing, a new kubeconfig runs it again (delete must reach that cluster), a new root replaces it", async () => {
+        const diff = async (news: any) => {
+            const r = await plugin.call(text, "diff", ["/x", outs, news]);
+            assert.ok(r.ok, r.error);
+            return r.result;
+        };
+        assert.strictEqual((await diff(inputs)).changes, false);
+        assert.deepStrictEqual(await diff({ ...inputs, kubeconfig: `${inputs.kubeconfig}\n` }), {
+            changes: true,
+            replaces: [],
+            deleteBeforeReplace: true,
+        });
+        assert.deepStrictEqual((await diff({ ...inputs, root: `${inputs.root}-moved` })).replaces, ["root"]);
+    });
+
     it("update refuses a lower tenantsSolveThrough and says what to do", async () => {
         const r = await plugin.call(text, "update", ["/x", outs, { ...inputs, solveThrough: 2 }]);
         assert.strictEqual(r.ok, false);
