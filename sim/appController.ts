@@ -110,7 +110,7 @@ export function withRevisionHistory(app: any, entry: Record<string, unknown>): a
 
 export class AppController {
     private unsubscribe?: () => void;
-    private readonly timers = new Map<string, { h: TimerHandle; trigger: Trigger }>();
+    private readonly timers = new Map<string, { h: TimerHandle; trigger: Trigger; due: number }>();
     private readonly others = new Set<TimerHandle>();
     private readonly polls = new Map<string, TimerHandle>();
     private readonly chains = new Map<string, Promise<void>>();
@@ -230,23 +230,34 @@ export class AppController {
         this.schedule(app.metadata.namespace, appName, this.opts.reconcileDelayMs, { hard: false, forced: false, recent: true });
     }
 
-    /** Queues one comparison of an Application after `delayMs` (a later request joins a pending one). */
+    /**
+     * Queues one comparison of an Application after `delayMs`. Like upstream's refresh workqueue, a
+     * request for an Application already queued joins it (the triggers merged) and never puts it off:
+     * the earliest due time wins.
+     */
     schedule(ns: string, name: string, delayMs: number, trigger: Trigger) {
         if (!this.running) return;
         const key = `${ns}/${name}`;
+        const due = this.clock.now() + delayMs;
         const pending = this.timers.get(key);
         if (pending) {
-            this.clock.clearTimeout(pending.h);
-            trigger = {
+            const merged = {
                 hard: trigger.hard || pending.trigger.hard,
                 forced: trigger.forced || pending.trigger.forced,
                 recent: !!trigger.recent && !!pending.trigger.recent,
             };
+            if (pending.due <= due) {
+                pending.trigger = merged;
+                return;
+            }
+            this.clock.clearTimeout(pending.h);
+            trigger = merged;
         }
-        const h = this.clock.setTimeout(() => {
+        const entry = { h: undefined as unknown as TimerHandle, trigger, due };
+        entry.h = this.clock.setTimeout(() => {
             this.timers.delete(key);
             const prev = this.chains.get(key) ?? Promise.resolve();
-            const next = this.clock.track(prev.then(() => this.reconcile(ns, name, trigger))).catch((e) => {
+            const next = this.clock.track(prev.then(() => this.reconcile(ns, name, entry.trigger))).catch((e) => {
                 this.errors.push(e);
             });
             this.chains.set(key, next);
@@ -254,7 +265,7 @@ export class AppController {
                 if (this.chains.get(key) === next) this.chains.delete(key);
             });
         }, delayMs);
-        this.timers.set(key, { h, trigger });
+        this.timers.set(key, entry);
     }
 
     /** The next poll of this Application: the interval plus jitter after its last comparison (not work in flight: idle() ignores it). */
@@ -272,8 +283,10 @@ export class AppController {
         this.polls.set(key, h);
     }
 
+    /** A time as the controller writes it: whole seconds as upstream's metav1.Time, or the fast profile's milliseconds (rollingSync.ts). */
     private iso(ms = this.clock.now()) {
-        return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+        const t = new Date(ms).toISOString();
+        return this.opts.wholeSecondTimes ? t.replace(/\.\d{3}Z$/, "Z") : t;
     }
 
     /** Compare, write the status (and `operation` when auto-sync decides to sync), remove a handled refresh. */
@@ -522,12 +535,7 @@ export class AppController {
                     ? []
                     : desired.filter((d) => d.metadata.annotations?.[HOOK_ANNOTATION] === "PreSync").sort((x, y) => wave(x) - wave(y));
             // RollingSync moves Pending on only for a sync started strictly after it, in the profile's precision (see rollingSync.ts)
-            const startedAt =
-                retrying || continuing
-                    ? prev.startedAt
-                    : this.opts.wholeSecondTimes
-                      ? this.iso()
-                      : new Date(this.clock.now()).toISOString();
+            const startedAt = retrying || continuing ? prev.startedAt : this.iso();
             app.status = {
                 ...(app.status ?? {}),
                 operationState: {
@@ -773,7 +781,7 @@ export class AppController {
             };
             delete app.operation;
             this.kube.put(app, ACTOR);
-            this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: false, forced: true });
+            this.refreshAfterOperation(ns, name, op);
             return;
         }
         const history = withRevisionHistory(app, {
@@ -797,8 +805,17 @@ export class AppController {
         if (!app.status.conditions.length) delete app.status.conditions;
         delete app.operation;
         this.kube.put(app, ACTOR);
-        // a finished operation is followed by a comparison (CompareWithLatest)
-        this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: false, forced: true });
+        this.refreshAfterOperation(ns, name, op);
+    }
+
+    /**
+     * A finished operation is followed by a comparison with the latest at once (appcontroller.go's
+     * processRequestedAppOperation: requestAppRefresh without a delay), resolving the revision anew
+     * only after a sync someone asked for (CompareWithLatestForceResolve); after an automated one
+     * (auto-sync's, RollingSync's) the revision cache answers (CompareWithLatest).
+     */
+    private refreshAfterOperation(ns: string, name: string, op: any) {
+        this.schedule(ns, name, 0, { hard: false, forced: !op.initiatedBy?.automated });
     }
 
     /** Applies the rendered objects (only those the operation names, for a partial sync); prunes when asked. */

@@ -41,6 +41,13 @@ describe("the tenants lab (simulated cluster)", function () {
             );
         });
 
+        it("then each tenant's release was synced once, or twice when the ApplicationSet controller reconciled between the sync and the comparison that follows it (v3.5.1's Pending race), never more", () => {
+            for (const t of TENANTS) {
+                const syncs = app(at, t).status.history.length;
+                assert.ok(syncs >= 1 && syncs <= 2, `${t}: ${syncs} syncs of one release`);
+            }
+        });
+
         it("when a managed object changes, then the comparison its watch event triggers (CompareWithRecent) shows it OutOfSync and leaves reconciledAt as it was (appcontroller.go writes it on full comparisons only)", async () => {
             // given an Application last compared long ago (a status write of its own triggers no comparison; the next poll is minutes away)
             const before = "2020-01-01T00:00:00Z";
