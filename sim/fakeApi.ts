@@ -97,11 +97,14 @@ export class FakeKube {
     }
 
     get(kind: string, ns: string | undefined, name: string): any | undefined {
-        return clone(this.objects.get(this.key(this.typeOfKind(kind), ns, name)));
+        const t = this.typeOfKind(kind);
+        this.materialise(t.kind, name);
+        return clone(this.objects.get(this.key(t, ns, name)));
     }
 
     list(kind: string, ns?: string): any[] {
         const t = this.typeOfKind(kind);
+        this.materialise(t.kind);
         const prefix = `${t.group}/${t.plural}/`;
         const out: any[] = [];
         for (const [k, v] of this.objects) {
@@ -110,6 +113,37 @@ export class FakeKube {
             out.push(clone(v));
         }
         return out.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+    }
+
+    /** Cluster-scoped objects that exist from `since` on but are built at their first read, by kind (FakeKube.provide). */
+    private readonly provided = new Map<string, { names: Set<string>; make: (since: string) => any[]; since: string; done: boolean }>();
+
+    /**
+     * Objects of `kind` named `names` that the cluster has had since now, built by `make(since)` only when
+     * something first reads them (a get of one of those names, a list or a watch of the kind): the
+     * Argo CD install's CRDs, whose parse costs most of a second. They are not in dump(): a restored
+     * store builds them again.
+     */
+    provide(kind: string, names: string[], make: (since: string) => any[]): void {
+        this.provided.set(this.typeOfKind(kind).kind, { names: new Set(names), make, since: nowRfc3339(), done: false });
+    }
+
+    private materialise(kind: string, name?: string) {
+        const p = this.provided.get(kind);
+        if (!p || p.done || (name !== undefined && !p.names.has(name))) return;
+        p.done = true;
+        const t = this.typeOfKind(kind);
+        for (const obj of p.make(p.since)) {
+            const k = this.key(t, undefined, obj.metadata.name);
+            if (this.objects.has(k)) continue;
+            this.put(obj, "installer");
+            this.objects.get(k).metadata.creationTimestamp = p.since;
+        }
+    }
+
+    /** Whether the object is one provide() builds (left out of dumps). */
+    private isProvided(obj: any): boolean {
+        return !!this.provided.get(obj.kind)?.names.has(obj.metadata.name);
     }
 
     /** Creates or replaces an object as `actor` (uid, creationTimestamp kept on replace). */
@@ -276,7 +310,8 @@ export class FakeKube {
 
     /** The whole store as JSON (so `npm run simulate` can resume a simulated cluster). */
     dump(): string {
-        return JSON.stringify({ rv: this.rv, objects: [...this.objects.entries()], podLogs: [...this.podLogs.entries()] });
+        const objects = [...this.objects.entries()].filter(([, o]) => !this.isProvided(o));
+        return JSON.stringify({ rv: this.rv, objects, podLogs: [...this.podLogs.entries()] });
     }
 
     /** Restores a dump; throws (changing nothing) when the text is not one. */
@@ -403,6 +438,7 @@ export class FakeKube {
      */
     private watch(req: http.IncomingMessage, res: http.ServerResponse, url: URL) {
         const { t, ns } = this.route(url.pathname);
+        this.materialise(t.kind);
         const match = selectorOf(url);
         res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
         res.flushHeaders(); // a watcher waits for the headers before it counts the watch as open

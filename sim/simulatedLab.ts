@@ -20,6 +20,7 @@ import { TenantsTimeouts } from "../lab/tenants/scenario";
 import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
 import { teardownTenantsLab } from "../lab/tenants/teardown";
 import { argoCdCmdParams } from "../lab/platform/argocd";
+import { acceptedCrds, ARGOCD_CRD_NAMES } from "./argoCrds";
 import { ArgoSim, CMD_PARAMS_CM } from "./argocd";
 import { SimClock, VirtualClock } from "./clock";
 import { ArgoTimings } from "./profiles";
@@ -135,6 +136,8 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         started.kube = kube;
         if (opts.clock instanceof VirtualClock) opts.clock.addExternal(() => kube.inFlight);
         if (saved) kube.load(saved);
+        // Argo CD's CRDs, as the install leaves them (built when first read: kubectl get crd)
+        kube.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds);
         for (const ns of ["argocd", "gitsrv"]) {
             if (!kube.get("Namespace", undefined, ns))
                 kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");

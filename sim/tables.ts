@@ -7,9 +7,7 @@
  * none, as apiextensions-apiserver defaults them), and Name and Created At for the rest (the API
  * server's default table). Hand-written: no JavaScript library prints Kubernetes' server-side tables.
  */
-import * as fs from "fs";
-import * as path from "path";
-import { parseAllDocuments } from "yaml";
+import { installCrds } from "./argoCrds";
 
 interface Column {
     name: string;
@@ -238,10 +236,8 @@ const PRINTERS: Record<string, { columns: Column[]; cells: (o: any, now: number)
 let crdColumns: Record<string, any[]> | undefined;
 function printerColumnsOf(kind: string): any[] | undefined {
     if (!crdColumns) {
-        const file = path.join(__dirname, "..", "components", "argocd-install", "install.yaml");
         crdColumns = {};
-        for (const d of parseAllDocuments(fs.readFileSync(file, "utf8")).map((x) => x.toJSON())) {
-            if (d?.kind !== "CustomResourceDefinition") continue;
+        for (const d of installCrds()) {
             const v = (d.spec.versions ?? []).find((x: any) => x.storage) ?? d.spec.versions?.[0];
             crdColumns[d.spec.names.kind] = v?.additionalPrinterColumns ?? [];
         }

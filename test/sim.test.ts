@@ -16,6 +16,7 @@ import { generateApplications, renderTemplate } from "../sim/appsetController";
 import { spawn } from "child_process";
 import * as http from "http";
 import { FakeKube, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";
+import { acceptedCrds, ARGOCD_CRD_NAMES } from "../sim/argoCrds";
 import { jsonPatch, mergePatch } from "../sim/patch";
 import { all, appAtRevision, appExists, appHasCondition, appHasNoConditions, appSyncedTo } from "./helpers/expectations";
 import { withRevisionHistory } from "../sim/appController";
@@ -454,6 +455,52 @@ describe("the simulated API server's store", function () {
         kube.remove("Namespace", undefined, "mandant-b", "client");
         assert.strictEqual(kube.get("Namespace", undefined, "mandant-b"), undefined, "the namespace went: nothing was put back in it");
         assert.strictEqual(kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP), undefined);
+    });
+});
+
+describe("objects the simulated API server builds at their first read (FakeKube.provide: Argo CD's CRDs)", () => {
+    const crd = (name: string) => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
+
+    it("given provided CRDs, then a read of another CRD builds nothing, a get of one or a list builds them once, and a dump leaves them out", () => {
+        const kube = new FakeKube();
+        let built = 0;
+        kube.provide("CustomResourceDefinition", ["a.example.org", "b.example.org"], () => {
+            built++;
+            return [crd("a.example.org"), crd("b.example.org")];
+        });
+        assert.strictEqual(kube.get("CustomResourceDefinition", undefined, "prometheusrules.monitoring.coreos.com"), undefined);
+        assert.strictEqual(built, 0);
+        assert.ok(kube.get("CustomResourceDefinition", undefined, "b.example.org"));
+        assert.deepStrictEqual(
+            kube.list("CustomResourceDefinition").map((o) => o.metadata.name),
+            ["a.example.org", "b.example.org"],
+        );
+        assert.strictEqual(built, 1);
+        kube.put(crd("c.example.org"), "client");
+        const restored = new FakeKube();
+        restored.load(kube.dump());
+        assert.deepStrictEqual(
+            restored.list("CustomResourceDefinition").map((o) => o.metadata.name),
+            ["c.example.org"],
+        );
+    });
+
+    it("given the simulated lab's, then they are the install's three CRDs, Established, created when the cluster started", () => {
+        const kube = new FakeKube();
+        kube.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds);
+        const crds = kube.list("CustomResourceDefinition");
+        assert.deepStrictEqual(
+            crds.map((c) => c.metadata.name),
+            ARGOCD_CRD_NAMES,
+        );
+        for (const c of crds) {
+            assert.ok(
+                c.status.conditions.some((x: any) => x.type === "Established" && x.status === "True"),
+                c.metadata.name,
+            );
+            assert.deepStrictEqual(c.spec.conversion, { strategy: "None" });
+            assert.strictEqual(c.metadata.creationTimestamp, c.status.conditions[0].lastTransitionTime);
+        }
     });
 });
 

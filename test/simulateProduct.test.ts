@@ -134,6 +134,26 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         );
     });
 
+    it("lists Argo CD's CRDs as the install leaves them: kubectl get crd shows the three, each Established with its stored version", () => {
+        const r = kubectl("get", "crd");
+        assert.strictEqual(r.code, 0, r.out);
+        assert.deepStrictEqual(
+            r.stdout
+                .trim()
+                .split("\n")
+                .map((l) => l.split(/ +/)[0]),
+            ["NAME", "applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"],
+        );
+        const status = kubectl(
+            "get",
+            "crd",
+            "applicationsets.argoproj.io",
+            "-o",
+            "jsonpath={range .status.conditions[*]}{.type}={.status} {end}{.status.storedVersions} {.spec.names.kind}",
+        );
+        assert.strictEqual(status.stdout, 'NamesAccepted=True Established=True ["v1alpha1"] ApplicationSet', status.out);
+    });
+
     it("given kubectl patch's default strategic merge on an Application, then it is refused as a real API server refuses it for a custom resource (415); on a ConfigMap it is applied", () => {
         const refused = kubectl("patch", "app", "shop-dev", "-n", "argocd", "-p", '{"metadata":{"labels":{"lab-note":"x"}}}');
         assert.strictEqual(refused.code, 1, refused.out);
