@@ -13,27 +13,22 @@
  * - selfHeal: a partial sync of the drifted resources, backed off from the last operation's
  *   finishedAt, the first repair after a sync to a new revision without delay;
  * - deletion: the resources finalizer is honoured only while the controller runs.
+ * What it reads of the objects is beside it: their names and health (resources.ts), the hooks
+ * (hooks.ts), the revision history (revisionHistory.ts).
  */
-import { HOOK_ANNOTATION, HOOK_DELETE_POLICY, REFRESH_ANNOTATION, SYNC_WAVE, TRACKING_ANNOTATION } from "../lab/argo/application";
+import { HOOK_ANNOTATION, REFRESH_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import { RESOURCES_FINALIZER } from "./appsetController";
 import { SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { ArgoTimings } from "./profiles";
 import { RenderError, RepoServer } from "./repoServer";
+import { hookPhase, hookResult, isHook, replacesBeforeCreation, WAITING_FOR_DELETION, wave } from "./hooks";
+import { groupOf, keyOf, resourceHealth, trackingId, worstHealth } from "./resources";
+import { withRevisionHistory } from "./revisionHistory";
 
 export const ACTOR = "application-controller";
 const RETRY_LIMIT = 5;
 
-/** The default hook delete policy: the hook's object is deleted before it is created again. */
-const replacesBeforeCreation = (h: any) =>
-    String(h.metadata?.annotations?.[HOOK_DELETE_POLICY] ?? "BeforeHookCreation")
-        .split(",")
-        .map((x) => x.trim())
-        .includes("BeforeHookCreation");
-const WAITING_FOR_DELETION = "waiting for deletion of hook";
-const isHook = (o: any) => !!o.metadata?.annotations?.[HOOK_ANNOTATION];
-const wave = (o: any) => Number(o.metadata?.annotations?.[SYNC_WAVE] ?? 0) || 0;
-const groupOf = (o: any) => (o.apiVersion?.includes("/") ? o.apiVersion.split("/")[0] : "");
 /** time.Kitchen, as the retry message prints the next attempt's time. */
 const kitchen = (ms: number) => {
     const d = new Date(ms);
@@ -42,71 +37,11 @@ const kitchen = (ms: number) => {
 };
 
 /**
- * Health as gitops-engine assesses the kinds the labs use (pkg/health): a Deployment is Progressing
- * until its current generation is observed and every replica updated and available; anything
- * else that exists is Healthy.
- */
-export function resourceHealth(live: any | undefined): { status: string; message?: string } {
-    if (!live) return { status: "Missing" };
-    if (live.kind === "Deployment") {
-        const want = live.spec?.replicas ?? 1;
-        const st = live.status ?? {};
-        if ((st.observedGeneration ?? 0) < (live.metadata.generation ?? 1))
-            return {
-                status: "Progressing",
-                message: "Waiting for rollout to finish: observed deployment generation less than desired generation",
-            };
-        if ((st.updatedReplicas ?? 0) < want)
-            return {
-                status: "Progressing",
-                message: `Waiting for rollout to finish: ${st.updatedReplicas ?? 0} out of ${want} new replicas have been updated...`,
-            };
-        if ((st.availableReplicas ?? 0) < want)
-            return {
-                status: "Progressing",
-                message: `Waiting for rollout to finish: ${st.availableReplicas ?? 0} of ${want} updated replicas are available...`,
-            };
-    }
-    return { status: "Healthy" };
-}
-const HEALTH_ORDER = ["Healthy", "Suspended", "Progressing", "Missing", "Degraded", "Unknown"];
-
-/** A hook Job's phase as the sync reads it: Running until its Complete or Failed condition. */
-function hookPhase(job: any | undefined): { phase: "Running" | "Succeeded" | "Failed"; message: string } {
-    if (!job) return { phase: "Running", message: "" };
-    const c = (job.status?.conditions ?? []).find((x: any) => (x.type === "Complete" || x.type === "Failed") && x.status === "True");
-    if (c?.type === "Complete") return { phase: "Succeeded", message: c.message ?? "" };
-    if (c?.type === "Failed") return { phase: "Failed", message: c.message ?? "" };
-    return { phase: "Running", message: "" };
-}
-
-const trackingId = (app: string, obj: any, ns: string) =>
-    `${app}:${obj.apiVersion?.includes("/") ? obj.apiVersion.split("/")[0] : ""}/${obj.kind}:${ns}/${obj.metadata.name}`;
-const keyOf = (o: { kind: string; metadata: { namespace?: string; name: string } }) =>
-    `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
-
-/**
  * hard: a hard refresh; forced: past the revision cache; recent: a watch event's comparison
  * (CompareWithRecent), which does not move `reconciledAt` (appcontroller.go writes it only on a
  * comparison at CompareWithLatest or above, or when it has none yet).
  */
 type Trigger = { hard: boolean; forced: boolean; recent?: boolean };
-
-/** Argo CD's default `spec.revisionHistoryLimit` (common.RevisionHistoryLimit). */
-export const REVISION_HISTORY_LIMIT = 10;
-
-/**
- * An Application's `status.history` with one more entry, as v3.5.1's persistRevisionHistory makes it
- * (controller/state.go): its id the last entry's id + 1 (0 for the first), then cut to the newest
- * `spec.revisionHistoryLimit` (default 10; a negative limit keeps none: RevisionHistories.Trunc).
- */
-export function withRevisionHistory(app: any, entry: Record<string, unknown>): any[] {
-    const before: any[] = app.status?.history ?? [];
-    const id = before.length ? Number(before[before.length - 1].id) + 1 : 0;
-    const limit = Math.max(0, Number(app.spec?.revisionHistoryLimit ?? REVISION_HISTORY_LIMIT));
-    const all = [...before, { ...entry, id }];
-    return all.slice(Math.max(0, all.length - limit));
-}
 
 export class AppController {
     private unsubscribe?: () => void;
@@ -390,7 +325,7 @@ export class AppController {
             comparedTo: { source: app.spec.source, destination: app.spec.destination },
         };
         const healths = desired.map((d) => resourceHealth(this.liveOf(d)));
-        const worst = healths.reduce((w, h) => (HEALTH_ORDER.indexOf(h.status) > HEALTH_ORDER.indexOf(w) ? h.status : w), "Healthy");
+        const worst = worstHealth(healths);
         status.health = {
             status: worst,
             lastTransitionTime: status.health?.status === worst ? (status.health?.lastTransitionTime ?? now) : now,
@@ -610,7 +545,7 @@ export class AppController {
                 app.status.operationState.syncResult = {
                     revision,
                     source: src,
-                    resources: hooks.map((h) => this.hookResult(h, "Running", "")),
+                    resources: hooks.map((h) => hookResult(h, "Running", "")),
                 };
                 this.kube.put(app, ACTOR);
                 this.runHooks(app, hooks);
@@ -625,21 +560,6 @@ export class AppController {
         } finally {
             if (!handedOff) this.operating.delete(key);
         }
-    }
-
-    private hookResult(h: any, phase: string, message: string) {
-        return {
-            group: groupOf(h),
-            version: h.apiVersion?.split("/").pop() ?? "v1",
-            kind: h.kind,
-            namespace: h.metadata.namespace,
-            name: h.metadata.name,
-            status: "Synced",
-            message,
-            hookType: "PreSync",
-            hookPhase: phase,
-            syncPhase: "PreSync",
-        };
     }
 
     /** The PreSync hooks, created in wave order (those replaced, BeforeHookCreation, already deleted). */
@@ -684,7 +604,7 @@ export class AppController {
                 if (h.kind !== "Job") return { h, ...{ phase: "Succeeded" as const, message: "" } };
                 return { h, ...hookPhase(this.kube.get("Job", h.metadata.namespace, h.metadata.name)) };
             });
-            const resources = results.map((r) => this.hookResult(r.h, r.phase, r.message));
+            const resources = results.map((r) => hookResult(r.h, r.phase, r.message));
             const failed = results.find((r) => r.phase === "Failed");
             if (!failed && results.some((r) => r.phase === "Running")) return; // still waiting
             this.hookChecks.delete(key);

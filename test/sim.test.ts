@@ -19,7 +19,7 @@ import { FakeKube, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";
 import { acceptedCrds, ARGOCD_CRD_NAMES } from "../sim/argoCrds";
 import { jsonPatch, mergePatch } from "../sim/patch";
 import { all, appAtRevision, appExists, appHasCondition, appHasNoConditions, appSyncedTo } from "./helpers/expectations";
-import { withRevisionHistory } from "../sim/appController";
+import { withRevisionHistory } from "../sim/revisionHistory";
 import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../sim/lock";
 import { RepoServer } from "../sim/repoServer";
