@@ -57,26 +57,39 @@ function repoFiles(): Record<string, string> {
     };
 }
 
-/** One step, one Application (path pruneless/), automated sync without pruning. */
-function prunelessAppSet(): any {
+/** A RollingSync ApplicationSet of one Application per ring, labelled with its ring, each step a set of rings. */
+function ringAppSet(o: {
+    name: string;
+    rings: string[];
+    steps: { rings: string[]; maxUpdate?: number }[];
+    /** The Applications' name and namespace, from the ring. */
+    appName: string;
+    path: string;
+    prune: boolean;
+}): any {
     return {
         apiVersion: "argoproj.io/v1alpha1",
         kind: "ApplicationSet",
-        metadata: { name: PRUNELESS, namespace: ARGOCD_NAMESPACE },
+        metadata: { name: o.name, namespace: ARGOCD_NAMESPACE },
         spec: {
             goTemplate: true,
-            generators: [{ list: { elements: [{ ring: "p" }] } }],
+            generators: [{ list: { elements: o.rings.map((ring) => ({ ring })) } }],
             strategy: {
                 type: "RollingSync",
-                rollingSync: { steps: [{ matchExpressions: [{ key: RING, operator: "In", values: ["p"] }] }] },
+                rollingSync: {
+                    steps: o.steps.map((s) => ({
+                        matchExpressions: [{ key: RING, operator: "In", values: s.rings }],
+                        ...(s.maxUpdate ? { maxUpdate: s.maxUpdate } : {}),
+                    })),
+                },
             },
             template: {
-                metadata: { name: "pruneless-{{.ring}}", labels: { [RING]: "{{.ring}}" } },
+                metadata: { name: o.appName, labels: { [RING]: "{{.ring}}" } },
                 spec: {
                     project: "default",
-                    source: { repoURL: REPO_URL, targetRevision: "main", path: "pruneless" },
-                    destination: { server: "https://kubernetes.default.svc", namespace: "pruneless" },
-                    syncPolicy: { automated: { prune: false }, syncOptions: ["CreateNamespace=true"] },
+                    source: { repoURL: REPO_URL, targetRevision: "main", path: o.path },
+                    destination: { server: "https://kubernetes.default.svc", namespace: o.appName },
+                    syncPolicy: { automated: { prune: o.prune }, syncOptions: ["CreateNamespace=true"] },
                 },
             },
         },
@@ -87,31 +100,26 @@ function prunelessAppSet(): any {
  * Step 1: rings a and b, one at a time (a never becomes Healthy, so b is held); step 2: rings b
  * (again) and c; step 3: a ring that does not exist. Ring d is in no step.
  */
-function appSet(): any {
-    const step = (values: string[], maxUpdate?: number) => ({
-        matchExpressions: [{ key: RING, operator: "In", values }],
-        ...(maxUpdate ? { maxUpdate } : {}),
+const appSet = () =>
+    ringAppSet({
+        name: APPSET,
+        rings: ["a", "b", "c", "d"],
+        steps: [{ rings: ["a", "b"], maxUpdate: 1 }, { rings: ["b", "c"] }, { rings: ["zz"] }],
+        appName: "conf-{{.ring}}",
+        path: "rings/{{.ring}}",
+        prune: true,
     });
-    return {
-        apiVersion: "argoproj.io/v1alpha1",
-        kind: "ApplicationSet",
-        metadata: { name: APPSET, namespace: ARGOCD_NAMESPACE },
-        spec: {
-            goTemplate: true,
-            generators: [{ list: { elements: ["a", "b", "c", "d"].map((ring) => ({ ring })) } }],
-            strategy: { type: "RollingSync", rollingSync: { steps: [step(["a", "b"], 1), step(["b", "c"]), step(["zz"])] } },
-            template: {
-                metadata: { name: "conf-{{.ring}}", labels: { [RING]: "{{.ring}}" } },
-                spec: {
-                    project: "default",
-                    source: { repoURL: REPO_URL, targetRevision: "main", path: "rings/{{.ring}}" },
-                    destination: { server: "https://kubernetes.default.svc", namespace: "conf-{{.ring}}" },
-                    syncPolicy: { automated: { prune: true }, syncOptions: ["CreateNamespace=true"] },
-                },
-            },
-        },
-    };
-}
+
+/** One step, one Application (path pruneless/), automated sync without pruning. */
+const prunelessAppSet = () =>
+    ringAppSet({
+        name: PRUNELESS,
+        rings: ["p"],
+        steps: [{ rings: ["p"] }],
+        appName: "pruneless-{{.ring}}",
+        path: "pruneless",
+        prune: false,
+    });
 
 /** The doctor's findings of one ApplicationSet, read live with only the node's kubeconfig, once one of `kind` is among them. */
 async function doctorNames(lab: NodeLab, appset: string, kind: string, message = /./): Promise<any[]> {
