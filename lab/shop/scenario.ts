@@ -24,8 +24,8 @@ import { APPSET_NAME, ShopLayout } from "./layout";
 import { Drift, Incident, Pin, Promote, Report, ShopResults, SHOP_RESULTS, Revert, SHOP_RESULT_SET } from "./results";
 import { LabStep, runSteps, StepTiming } from "../kit/steps";
 import { secs, short } from "../kit/text";
+import { waitSaid } from "../kit/wait";
 import { Clock, realClock } from "../ports/clock";
-import { pollUntil } from "../ports/wait";
 
 // ---------------------------------------------------------------------------------------------
 // Context
@@ -102,13 +102,9 @@ async function waitFor<T>(
     describe: () => string,
     between?: (elapsed: number) => Promise<void>,
 ): Promise<T> {
-    say(c, `waiting for ${what} (deadline ${secs(timeoutMs)})`);
     const start = Date.now();
-    const clockStart = c.clock.now();
     try {
-        const got = await pollUntil(look, { timeoutMs, intervalMs, describe, between, clock: c.clock });
-        say(c, `${what}: after ${secs(c.clock.now() - clockStart)}`);
-        return got;
+        return await waitSaid({ say: (l) => say(c, l), clock: c.clock }, what, look, { timeoutMs, intervalMs, describe, between });
     } finally {
         c.waitMs += Date.now() - start;
     }

@@ -20,12 +20,12 @@ import { ClusterPort } from "../ports/cluster";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import { GitPort } from "../ports/git";
 import { notReadyBecause } from "../platform/readiness";
-import { pollUntil } from "../ports/wait";
 import { RELEASES, Tenant, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
 import { RELEASE_LABEL, tenantFile, tenantPath } from "./repoFiles";
 import { Recovery, Stall, TenantsResultName, TenantsResults, TENANTS_RESULT_SET, TENANTS_RESULTS } from "./results";
 import { LabStep, runSteps } from "../kit/steps";
 import { fit, LINE_MAX, secs, short } from "../kit/text";
+import { waitSaid } from "../kit/wait";
 
 export interface TenantsTimeouts {
     /** Deadline of the first rollout (step 1). */
@@ -177,31 +177,26 @@ async function rolloutComplete(
     return { d, apps, running: sites };
 }
 
-/** Polls `look` (a string is "not yet, because ...") to a deadline, refreshing between looks; says how long it took. */
+/** Polls `look` (a string is "not yet, because ...", said when it changes) to a deadline, refreshing between looks. */
 async function waitUntil<T>(c: Ctx, what: string, timeoutMs: number, look: () => Promise<T | string>): Promise<T> {
-    say(c, `waiting for ${what} (deadline ${secs(timeoutMs)})`);
-    const c0 = c.clock.now();
     let last = "";
-    const got = await pollUntil(
+    return waitSaid(
+        { say: (l) => say(c, l), clock: c.clock },
+        what,
         async () => {
             const r = await look();
-            if (typeof r === "string") {
-                if (r !== last) say(c, `… ${r}`);
-                last = r;
-                return undefined;
-            }
-            return r;
+            if (typeof r !== "string") return r;
+            if (r !== last) say(c, `… ${r}`);
+            last = r;
+            return undefined;
         },
         {
             timeoutMs,
             intervalMs: c.t.pollMs,
-            clock: c.clock,
             between: refresher(c),
             describe: () => `${c.prefix} ${what} did not happen within ${secs(timeoutMs)}; last seen: ${last}`,
         },
     );
-    say(c, `${what}: after ${secs(c.clock.now() - c0)}`);
-    return got;
 }
 
 /**
