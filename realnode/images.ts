@@ -15,6 +15,7 @@ import { z } from "zod";
 import { run } from "../lab/ports/exec";
 import { binPath, moduleDir, pinnedCacheDir } from "../realplane/build";
 import { REAL_PLANE } from "../realplane/versions";
+import { isAlive } from "../sim/lock";
 import { nodeBinPath, NodeBinary } from "./build";
 
 const HERE = __dirname;
@@ -129,16 +130,37 @@ const chroot = (rootfs: string, cmd: string[]) =>
     run("chroot", [rootfs, ...cmd], { timeoutMs: 300_000, env: { ...process.env, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } });
 
 /**
+ * Removes the work folders that builds of `done` left when they were killed: `<done>.partial-<pid>-…`
+ * of a process that is gone, and any without a PID. A live build's folder stays.
+ */
+export function removeStalePartials(done: string): string[] {
+    const dir = path.dirname(done);
+    const prefix = `${path.basename(done)}.partial-`;
+    if (!fs.existsSync(dir)) return [];
+    const removed: string[] = [];
+    for (const e of fs.readdirSync(dir)) {
+        if (!e.startsWith(prefix)) continue;
+        const pid = /^(\d+)-/.exec(e.slice(prefix.length))?.[1];
+        if (pid && isAlive(Number(pid))) continue;
+        fs.rmSync(path.join(dir, e), { recursive: true, force: true });
+        removed.push(e);
+    }
+    return removed;
+}
+
+/**
  * Makes an image's layer unless it is cached; returns its path. The root filesystem is made in a
- * folder of its own and renamed into place when whole, so an interrupted build is redone.
+ * folder of its own (named with this process's PID) and renamed into place when whole, so an
+ * interrupted build is redone, and its folder removed by the next call.
  */
 export async function buildImageLayer(recipe: ImageRecipe, log: (line: string) => void = () => {}): Promise<string> {
     const inputs = await imageInputs(recipe);
     const layer = layerPath(recipe, inputs);
-    if (fs.existsSync(layer)) return layer;
     const done = path.dirname(layer);
+    for (const e of removeStalePartials(done)) log(`${recipe.name}: removed ${e}, left by a build that was interrupted`);
+    if (fs.existsSync(layer)) return layer;
     fs.mkdirSync(path.dirname(done), { recursive: true });
-    const work = fs.mkdtempSync(`${done}.partial-`);
+    const work = fs.mkdtempSync(`${done}.partial-${process.pid}-`);
     const rootfs = path.join(work, "rootfs");
     const t0 = Date.now();
     try {

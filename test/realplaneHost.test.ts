@@ -7,6 +7,7 @@ import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { removeStalePartials } from "../realnode/images";
 import { missingNodeTools } from "../realnode/node";
 import { checkPlaneTools, missingPlaneTools } from "../realplane/tools";
 
@@ -113,5 +114,20 @@ describe("the real tiers on a host", function () {
         } finally {
             holder.kill("SIGKILL");
         }
+    });
+});
+
+describe("the image cache after an interrupted build", () => {
+    it("given work folders of a build that is gone, of one without a PID and of a live one, then the next build removes the first two and keeps the live one's", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "image-partials-"));
+        const done = path.join(dir, "docker.io_library_busybox_1.37.0-abc");
+        const gone = spawn(process.execPath, ["-e", ""]);
+        const gonePid = await new Promise<number>((resolve) => gone.on("exit", () => resolve(gone.pid!)));
+        const folders = [`${gonePid}-aB3dEf`, "jLW0SY", `${process.pid}-xY9zQw`].map((s) => `${path.basename(done)}.partial-${s}`);
+        for (const f of folders) fs.mkdirSync(path.join(dir, f, "rootfs"), { recursive: true });
+        fs.mkdirSync(path.join(dir, "docker.io_library_node_20-def.partial-jLW0SY")); // another image's: not this build's to judge
+        assert.deepStrictEqual(removeStalePartials(done).sort(), folders.slice(0, 2).sort());
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), [folders[2], "docker.io_library_node_20-def.partial-jLW0SY"].sort());
+        fs.rmSync(dir, { recursive: true, force: true });
     });
 });
