@@ -165,7 +165,8 @@ describe("import rules", () => {
 });
 
 describe("the dynamic providers' code in a Pulumi state", () => {
-    it("components/ holds components: each .ts file exports one resource (a ComponentResource, or a dynamic resource of its own), and its .js files only answer paths stored code requires", () => {
+    // a resource: a ComponentResource, or a dynamic resource of its own
+    it("components/ holds components: one resource per .ts file, and .js files only where stored code requires the path", () => {
         const ts = sources.filter((f) => under("components")(f) && f.endsWith(".ts"));
         assert.ok(ts.length > 5, `components found: ${ts}`);
         const notOne = ts.filter(

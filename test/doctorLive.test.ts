@@ -335,7 +335,8 @@ describe("rollout doctor: the command on a saved dump", function () {
         }
     });
 
-    it("the shipped PrometheusRule: the stuck alert keeps its series when the reason flips (grouped without it), names the ApplicationSet, step and application; the skip has its own alert", () => {
+    // its series are grouped without the reason
+    it("the shipped PrometheusRule's stuck alert names the ApplicationSet, step and application, and keeps its series when the reason flips; the skip has its own", () => {
         // the timing itself (within 2 minutes of the hook Job's failure) is proven by promtool in the real tier: test/real/alertRules.real.ts
         const rule = parse(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "prometheusrule.yaml"), "utf8"));
         assert.strictEqual(rule.apiVersion, "monitoring.coreos.com/v1");

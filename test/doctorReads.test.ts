@@ -146,7 +146,7 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
         return l;
     };
 
-    it("given an entry Healthy while its Application is OutOfSync at the target, then it is a finding of its own: the Application, its step, what it runs, what it should run, the remedy", () => {
+    it("given an entry Healthy while its Application is OutOfSync at the target, then it is its own finding: the step, both revisions, the remedy", () => {
         const [d] = diagnose(dumpFromList(skippedReport()), opts);
         assert.deepStrictEqual(d.skipped, [
             {

@@ -66,7 +66,8 @@ describe("gitrepo/: the labs' repositories as files", function () {
         );
     });
 
-    it("each release renders the code twice (a wave -1 PreSync hook for the setup Job, an ordinary copy for the site), the setup hook Job and the site, pinned; only 1.2.0 ships the settings template", async () => {
+    // the code twice: a wave -1 PreSync hook for the setup Job, an ordinary copy for the site
+    it("each release renders its code twice, the setup hook Job and the site, pinned; only 1.2.0 ships the settings template", async () => {
         for (const r of Object.values(RELEASES)) {
             const objs = await kustomizeBuild(path.join(PLATFORM_REPO_DIR, "releases", r));
             const code = objs.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("site-code"));

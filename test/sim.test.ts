@@ -439,7 +439,8 @@ describe("the simulated API server's store", function () {
         assert.strictEqual(kube.list("ConfigMap", "default").find((o) => o.metadata.name === "keys").data.plain, "v");
     });
 
-    it("given a new namespace, then kube-root-ca.crt is in it as the root CA publisher writes it (the real tier compares it with the real one); deleted, it is back; in a namespace being deleted, it goes", () => {
+    // as kube-controller-manager's root CA publisher writes it (the real tier compares it with the real one)
+    it("given a new namespace, then kube-root-ca.crt is published in it, put back when deleted, and gone with the namespace", () => {
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mandant-b" } }, "client");
         const cm = kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP);

@@ -41,7 +41,8 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
     let at: LabAt;
     afterEach(async () => at?.stop());
 
-    it("a sync is an operation (controller/appcontroller.go autoSync, SetAppOperation): auto-sync sets `operation` (clearing the last state) and the comparison removes the refresh before the sync runs; the operation then runs (Running) and ends Succeeded with syncResult, history and the real fields; a comparison follows", async () => {
+    // controller/appcontroller.go autoSync, SetAppOperation: setting `operation` clears the last state, and the comparison that sets it removes the refresh annotation
+    it("an auto-sync is an operation: set by a comparison, run later (Running), ended Succeeded with syncResult and history, then compared again", async () => {
         at = await labAt(2);
         const writes = recordApp(at, "shop-dev");
         const sha = await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
@@ -89,7 +90,8 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         );
     });
 
-    it("a failing sync is retried with backoff (gitops-engine sync retry, Retry.Limit 5): Running with `Retrying attempt #N` and finishedAt and no syncResult, then Failed `(retried 5 times).`, then auto-sync's SyncError `Failed last sync attempt to [sha]: <that message>`, and no further auto-sync for that SHA", async () => {
+    // gitops-engine's sync retry (Retry.Limit 5): `Retrying attempt #N` with finishedAt and no syncResult, then `(retried 5 times).`, then the SyncError `Failed last sync attempt to [sha]: <that message>`
+    it("a failing sync is retried with backoff, ends Failed after 5 retries with auto-sync's SyncError, and is not tried again for that SHA", async () => {
         at = await labAt(2);
         at.lab.argo.apps.failSyncs("shop-dev", 100);
         const writes = recordApp(at, "shop-dev");

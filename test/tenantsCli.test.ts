@@ -19,7 +19,7 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
     });
     after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-    it("given --through 2 on a root at step 1, then it stops at the stall, prints stall.json, and verify grades it; when run again, then it resumes with the recovery; then a lower step is refused and --reset leaves nothing", async () => {
+    it("given --through 2 at step 1, then it stops at the stall and verify grades it; run again, it recovers; a lower step is refused and --reset leaves nothing", async () => {
         root = await tenantsRootAt(1); // the first rollout done (the snapshot), as an earlier --through 1 leaves it
         const first = await runMain("simulate", ["--lab", "tenants", "--root", root, "--through", "2"]);
         assert.match(first.out, /\[tenants 1 platform\] repository already in place/);

@@ -41,14 +41,16 @@ describe("the tenants lab (simulated cluster)", function () {
             );
         });
 
-        it("then each tenant's release was synced once, or twice when the ApplicationSet controller reconciled between the sync and the comparison that follows it (v3.5.1's Pending race), never more", () => {
+        // the race: the ApplicationSet controller reconciles a Pending entry between a sync's end and the comparison that follows it
+        it("then each tenant's release was synced once, or twice in v3.5.1's Pending race, never more", () => {
             for (const t of TENANTS) {
                 const syncs = app(at, t).status.history.length;
                 assert.ok(syncs >= 1 && syncs <= 2, `${t}: ${syncs} syncs of one release`);
             }
         });
 
-        it("when a managed object changes, then the comparison its watch event triggers (CompareWithRecent) shows it OutOfSync and leaves reconciledAt as it was (appcontroller.go writes it on full comparisons only)", async () => {
+        // CompareWithRecent: appcontroller.go writes reconciledAt on full comparisons only
+        it("when a managed object changes, then its watch event's comparison shows OutOfSync and leaves reconciledAt as it was", async () => {
             // given an Application last compared long ago (a status write of its own triggers no comparison; the next poll is minutes away)
             const before = "2020-01-01T00:00:00Z";
             const c = app(at, "mandant-c");
@@ -153,7 +155,8 @@ describe("the tenants lab (simulated cluster)", function () {
             await at.cluster.putConfigMap(settings);
         };
 
-        it("when the faulty release is pushed, then mandant-b's sync gives up after 6 attempts that ran its hook Job only 3 times: every other retry fails at once on the last attempt's stored result (gitops-engine, seen on the real plane)", async () => {
+        // every other retry fails at once on the last attempt's stored result (gitops-engine, seen on the real plane)
+        it("when the faulty release is pushed, then mandant-b's sync gives up after 6 attempts that ran its hook Job 3 times", async () => {
             const jobs: string[] = [];
             const attempts: string[] = [];
             // the hook Jobs counted when the sync gives up: the re-sync the rollout may start after it (seen on the real plane

@@ -65,7 +65,8 @@ describe("the tenants lab (simulated cluster)", function () {
             );
         });
 
-        it("when mandant-b's sync gives up, then it shows no SyncError: its auto-sync is off under RollingSync, so autoSync has nothing to say (appcontroller.go) and the Failed operation is the only record", async () => {
+        // its auto-sync is off under RollingSync, so autoSync (appcontroller.go) has nothing to say
+        it("when mandant-b's sync gives up, then it shows no SyncError: the Failed operation is the only record", async () => {
             await at.givenUp();
             assert.match(app(at, "mandant-b").status.operationState.message, /\(retried 5 times\)\.$/);
             await expectConsistently(
@@ -78,7 +79,8 @@ describe("the tenants lab (simulated cluster)", function () {
             );
         });
 
-        it("when mandant-b's sync retries, then its hook Job is deleted first and the new one created only once the old is gone, the operation saying so meanwhile (gitops-engine BeforeHookCreation)", async () => {
+        // gitops-engine's BeforeHookCreation
+        it("when mandant-b's sync retries, then its hook Job is deleted and made again only once gone, the operation saying so meanwhile", async () => {
             // a restored stall goes on retrying; a fresh stall is where the retries are (the snapshot may be of a stall that gave up)
             const events: string[] = [];
             const messages = new Set<string>();
@@ -165,7 +167,8 @@ describe("the tenants lab (simulated cluster)", function () {
             assert.match(d.summary, /rollout stuck at step 2 of 4/);
         });
 
-        it("when the fixed release is pushed, then the rollout completes in step order from the blocked step on, recovery.json says so and verify passes (and grades the order from the blocked step on only)", async () => {
+        // verify grades the order from the blocked step on only
+        it("when the fixed release is pushed, then the rollout completes in step order from the blocked step on, and recovery.json and verify say so", async () => {
             const r = await at.solve(3);
             const rec = r.recovery!;
             assert.deepStrictEqual(rec.running, Object.fromEntries(TENANTS.map((t) => [t, RELEASES.fixed])));

@@ -181,7 +181,8 @@ describe("the Pulumi engine on the real node (gitops-lab up / preview / refresh 
         assert.strictEqual(stackResources(), 0, "a preview records nothing");
     });
 
-    it("up solves both labs (outputs equal the result files, verify 100% live); a second up changes nothing; refresh finds no drift; solveThrough 4 -> 8 resumes, lowering it is refused; destroy leaves only what was there before", async () => {
+    // the outputs equal the result files and verify grades 100% live; lowering solveThrough is refused
+    it("up solves both labs and resumes from step 4 to 8; a second up, a refresh and a lower solveThrough change nothing; destroy leaves what was there before", async () => {
         const had = { namespaces: namespaces(), crds: kubectl("get", "crd", "-o", "name") };
         writeConfig({ ...baseConfig(), solveThrough: 4 });
         let r = await gitopsLab(["up", "--config-file", configFile], env);

@@ -84,7 +84,8 @@ describe("the shop lab on the real node (Argo CD v3.5.1 installed as the stack i
         assert.ok(shipped.equals(upstream), "components/argocd-install/install.yaml differs from the module's");
     });
 
-    it("on the real node (Argo CD installed as the stack installs it, the git daemon a Pod), solves the shop lab, verify grades it 100% (files, repository and live cluster), and its status transitions match the simulated cluster's or are explained", async () => {
+    // Argo CD installed as the stack installs it, the git daemon a Pod; verify reads the files, the repository and the live cluster
+    it("on the real node, the shop lab is solved and graded 100%, and its status transitions match the simulation's or are explained", async () => {
         const realRoot = fs.mkdtempSync(path.join(os.tmpdir(), "real-lab-"));
         fs.chmodSync(realRoot, 0o755);
         const lab = await startNodeLab(realRoot, {

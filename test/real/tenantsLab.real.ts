@@ -289,7 +289,7 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
         );
     });
 
-    it("kubectl rollout-doctor (the kubectl plugin, with only the lab's kubeconfig) names the stall and the hook's error from the real Pod log, and every other tenant whose own hook failed", () => {
+    it("kubectl rollout-doctor, with only the lab's kubeconfig, names the stall, the hook's error from the real Pod log, and every other tenant whose hook failed", () => {
         assert.strictEqual(plugin.code, 1, `${plugin.stdout}${plugin.stderr}`);
         assert.match(plugin.stdout, /^tenants: rollout stuck at step 2 of 4 .*mandant-b: PreSync hook Job mandant-b\/site-setup failed/);
         assert.match(plugin.stdout, HOOK_ERROR);
