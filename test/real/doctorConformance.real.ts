@@ -10,6 +10,10 @@
  * one of its ConfigMaps, then Argo CD's rollout syncs it (the entry turns Progressing), the Application
  * stays Healthy and OutOfSync (the ConfigMap left to prune), the entry never turns Healthy, and the
  * doctor names it HealthyNotSynced.
+ * Given a third whose one Application is rolled out (Healthy), when its list element's path changes
+ * (no commit), then v3.5.1 takes the spec change for one that needs no sync, its entry stays Healthy,
+ * no sync starts and the Application stays OutOfSync (#29240, the silent skip of #29410), and the
+ * doctor names it HealthyOutOfSync.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -23,6 +27,7 @@ import { toYaml } from "../../lab/ports/files";
 import { pollUntil } from "../../lab/ports/wait";
 import { NodeLab, startNodeLab } from "../../realnode/lab";
 import { runMain } from "../helpers/cli";
+import { expectConsistently, failed, succeeded } from "../helpers/expect";
 
 const APPSET = "conformance";
 const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/conformance.git";
@@ -30,6 +35,9 @@ const RING = "gitops-lab.test/ring";
 /** The ApplicationSet of one Application that syncs without pruning, and its Application. */
 const PRUNELESS = "pruneless";
 const PRUNELESS_APP = "pruneless-p";
+/** The ApplicationSet whose one Application's path a list element sets, and its Application. */
+const RESPEC = "respec";
+const RESPEC_APP = "respec-s";
 
 /** The repository: ring a is a Deployment whose Pod no node takes (Progressing for an hour), the others one ConfigMap each. */
 function repoFiles(): Record<string, string> {
@@ -54,6 +62,12 @@ function repoFiles(): Record<string, string> {
         }),
         ...Object.fromEntries(["b", "c", "d"].map((r) => [`rings/${r}/configmap.yaml`, configMap(r)])),
         "pruneless/keep.yaml": configMap("keep"),
+        ...Object.fromEntries(
+            ["v1", "v2"].map((v) => [
+                `respec/${v}/configmap.yaml`,
+                toYaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "respec" }, data: { version: v } }),
+            ]),
+        ),
     };
 }
 
@@ -62,6 +76,8 @@ function ringAppSet(o: {
     name: string;
     rings: string[];
     steps: { rings: string[]; maxUpdate?: number }[];
+    /** More parameters of every ring's element. */
+    element?: Record<string, string>;
     /** The Applications' name and namespace, from the ring. */
     appName: string;
     path: string;
@@ -73,7 +89,7 @@ function ringAppSet(o: {
         metadata: { name: o.name, namespace: ARGOCD_NAMESPACE },
         spec: {
             goTemplate: true,
-            generators: [{ list: { elements: o.rings.map((ring) => ({ ring })) } }],
+            generators: [{ list: { elements: o.rings.map((ring) => ({ ring, ...o.element })) } }],
             strategy: {
                 type: "RollingSync",
                 rollingSync: {
@@ -121,6 +137,18 @@ const prunelessAppSet = () =>
         prune: false,
     });
 
+/** One step, one Application whose path its list element gives (respec/v1 at first). */
+const respecAppSet = () =>
+    ringAppSet({
+        name: RESPEC,
+        rings: ["s"],
+        steps: [{ rings: ["s"] }],
+        element: { path: "respec/v1" },
+        appName: "respec-{{.ring}}",
+        path: "{{.path}}",
+        prune: true,
+    });
+
 /** The doctor's findings of one ApplicationSet, read live with only the node's kubeconfig, once one of `kind` is among them. */
 async function doctorNames(lab: NodeLab, appset: string, kind: string, message = /./): Promise<any[]> {
     let last = "";
@@ -148,7 +176,7 @@ const say = (findings: any[]) =>
         `  the doctor's findings:\n    ${findings.map((f) => `${f.kind} ${f.application ?? "-"} step ${f.step}: ${f.message}`).join("\n    ")}`,
     );
 
-describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync configuration, a step held by maxUpdate and an Application Healthy but not Synced, each named by its finding", function () {
+describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync configuration, a step held by maxUpdate, an Application Healthy but not Synced and one skipped, each named by its finding", function () {
     this.timeout(1_800_000);
     let root: string;
     let lab: NodeLab;
@@ -159,6 +187,10 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
     let prunelessFindings: any[];
     let prunelessEntries: any[];
     let prunelessApp: any;
+    let respecFindings: any[];
+    let respecEntries: any[];
+    let respecApp: any;
+    let respecOperationStarted: string;
 
     before(async () => {
         root = fs.mkdtempSync(path.join(os.tmpdir(), "real-conformance-"));
@@ -184,6 +216,7 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
         cluster = new KubeCluster(lab.kubeconfig);
         await cluster.createApplicationSet(appSet());
         await cluster.createApplicationSet(prunelessAppSet());
+        await cluster.createApplicationSet(respecAppSet());
         // until Argo CD has placed the Applications and started step 1 (conf-a Progressing), and the doctor names the hold
         // (conf-a is Pending until its sync starts: the hold is named then too, so wait for it Progressing)
         findings = await doctorNames(lab, APPSET, "MaxUpdateHolding", /conf-a \(Progressing\)/);
@@ -191,8 +224,47 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
         console.log(`  Argo CD's rollout entries: ${JSON.stringify(entries.map((e) => [e.application, e.step, e.status]))}`);
         say(findings);
 
-        // pruneless-p rolled out (Healthy), then the commit that removes extra, and a refresh so Argo CD looks now
+        // respec-s rolled out at the head of main (its entry Healthy: the ApplicationSet controller has seen it Synced and
+        // Healthy there) with no sync left to run (a second one the rollout may have set would take the new path), then its
+        // path changed; no commit lands until it has been watched (a new revision would sync it)
         let seen: any[] = [];
+        const settled = await pollUntil(
+            async () => {
+                seen = await entriesOf(cluster, RESPEC);
+                const app = await cluster.getApplication(RESPEC_APP, ARGOCD_NAMESPACE);
+                const rolledOut = seen.some(
+                    (e) => e.application === RESPEC_APP && e.status === "Healthy" && e.targetRevisions?.[0] === extra,
+                );
+                return rolledOut && !app?.operation && app?.status?.operationState?.phase === "Succeeded" ? app : undefined;
+            },
+            { timeoutMs: 600_000, intervalMs: 2_000, describe: () => `${RESPEC_APP} never rolled out: ${JSON.stringify(seen)}` },
+        );
+        respecOperationStarted = settled.status.operationState.startedAt;
+        await cluster.jsonPatchApplicationSet(RESPEC, [
+            { op: "replace", path: "/spec/generators/0/list/elements/0/path", value: "respec/v2" },
+        ]);
+        respecFindings = await doctorNames(lab, RESPEC, "HealthyOutOfSync");
+        // and it stays so: no sync starts and the entry stays Healthy (a minute: the comparisons that follow the spec change are done by then)
+        await expectConsistently(
+            async () => {
+                respecApp = await cluster.getApplication(RESPEC_APP, ARGOCD_NAMESPACE);
+                respecEntries = await entriesOf(cluster, RESPEC);
+                const entry = respecEntries.find((e) => e.application === RESPEC_APP);
+                const started = respecApp?.status?.operationState?.startedAt;
+                return !respecApp?.operation && started === respecOperationStarted && entry?.status === "Healthy"
+                    ? succeeded("no sync since the path changed, the entry Healthy")
+                    : failed(
+                          `a sync or a move: operation ${JSON.stringify(respecApp?.operation ?? null)}, started ${started}, entry ${JSON.stringify(entry)}`,
+                      );
+            },
+            { forMs: 60_000, intervalMs: 5_000 },
+        );
+        console.log(
+            `  ${RESPEC_APP}: sync ${respecApp?.status?.sync?.status} at ${respecApp?.status?.sync?.revision} (path ${respecApp?.spec?.source?.path}), entry ${JSON.stringify(respecEntries.map((e) => [e.application, e.status, e.message]))}`,
+        );
+        say(respecFindings);
+
+        // pruneless-p rolled out (Healthy), then the commit that removes extra, and a refresh so Argo CD looks now
         await pollUntil(
             async () => (seen = await entriesOf(cluster, PRUNELESS)).find((e) => e.application === PRUNELESS_APP && e.status === "Healthy"),
             { timeoutMs: 600_000, intervalMs: 2_000, describe: () => `${PRUNELESS_APP} never rolled out: ${JSON.stringify(seen)}` },
@@ -259,5 +331,19 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
             [`${PRUNELESS_APP}@1`],
         );
         assert.match(named[0].message, /is Healthy but OutOfSync/);
+    });
+
+    it("given respec-s Healthy, when its element's path changes with no commit, then v3.5.1 keeps its entry Healthy and never syncs it, and the doctor names HealthyOutOfSync", () => {
+        // #29240: the spec change is taken for one that needs no sync (Waiting -> Healthy on the Application's last status)
+        const entry = respecEntries.find((e) => e.application === RESPEC_APP);
+        assert.strictEqual(entry?.status, "Healthy");
+        assert.strictEqual(respecApp?.spec?.source?.path, "respec/v2");
+        assert.strictEqual(respecApp?.status?.sync?.status, "OutOfSync");
+        const named = respecFindings.filter((f) => f.kind === "HealthyOutOfSync");
+        assert.deepStrictEqual(
+            named.map((f) => `${f.application}@${f.step}`),
+            [`${RESPEC_APP}@1`],
+        );
+        assert.match(named[0].message, /was skipped: its entry is Healthy but it runs respec\/v1.*, not respec\/v2/);
     });
 });
