@@ -17,16 +17,34 @@ import * as rolling from "./rollingSync";
 
 export const ACTOR = "applicationset-controller";
 
-/** Replaces `{{key}}` (fasttemplate) in every string; an unknown key is left as it is. */
-export function renderTemplate<T>(value: T, params: Record<string, string>): T {
-    if (typeof value === "string") {
-        return value.replace(/\{\{\s*([^{}\s]+)\s*\}\}/g, (all, k) => (k in params ? params[k] : all)) as any;
-    }
-    if (Array.isArray(value)) return value.map((v) => renderTemplate(v, params)) as any;
+/**
+ * Renders every string of a template: `{{key}}` (fasttemplate; an unknown key is left as it is), or
+ * with `goTemplate` (text/template) `{{.key}}` and `{{.a.b}}`, `<no value>` for a key the
+ * parameters lack (Argo CD's default template options). Of Go templates the simulation renders field
+ * references only, and refuses any other action rather than leave it unrendered.
+ */
+export function renderTemplate<T>(value: T, params: Record<string, any>, goTemplate = false): T {
+    if (typeof value === "string") return (goTemplate ? renderGo(value, params) : renderFast(value, params)) as any;
+    if (Array.isArray(value)) return value.map((v) => renderTemplate(v, params, goTemplate)) as any;
     if (value && typeof value === "object") {
-        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, params)])) as any;
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, params, goTemplate)])) as any;
     }
     return value;
+}
+
+const renderFast = (s: string, params: Record<string, any>) =>
+    s.replace(/\{\{\s*([^{}\s]+)\s*\}\}/g, (all, k) => (k in params ? String(params[k]) : all));
+
+function renderGo(s: string, params: Record<string, any>): string {
+    return s.replace(/\{\{(.*?)\}\}/g, (all, expr: string) => {
+        const field = /^\s*\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*$/.exec(expr);
+        if (!field)
+            throw new RenderError(
+                `the simulated ApplicationSet controller renders field references ({{.key}}) of Go templates only, not ${all}`,
+            );
+        const v = field[1].split(".").reduce<any>((o, k) => (o == null ? undefined : o[k]), params);
+        return v === undefined ? "<no value>" : String(v);
+    });
 }
 
 /** The finalizer that makes Argo CD delete an Application's resources before the Application goes. */
@@ -48,7 +66,7 @@ export const GIT_REQUEUE_MS = 180_000;
 /** One Application per parameter set, from the template (applicationset/utils/utils.go). */
 export function generateFromParams(appset: any, paramSets: Record<string, string>[]): any[] {
     return paramSets.map((el) => {
-        const t = renderTemplate(appset.spec.template, el);
+        const t = renderTemplate(appset.spec.template, el, !!appset.spec.goTemplate);
         return {
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Application",

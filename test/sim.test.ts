@@ -22,7 +22,7 @@ import { all, appAtRevision, appExists, appHasCondition, appHasNoConditions, app
 import { withRevisionHistory } from "../sim/revisionHistory";
 import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../sim/lock";
-import { RepoServer } from "../sim/repoServer";
+import { RenderError, RepoServer } from "../sim/repoServer";
 import { kustomizeBuild } from "../lab/ports/kustomize";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
@@ -44,6 +44,18 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
             a: "shop-dev",
             b: ["main", "{{nope}}"],
         });
+    });
+
+    it("with goTemplate, renders {{.key}} and {{.a.b}}, <no value> for a missing key, and refuses what it cannot render", () => {
+        assert.deepStrictEqual(
+            renderTemplate({ a: "conf-{{.ring}}", b: ["{{ .path.base }}", "{{.nope}}"] }, { ring: "s", path: { base: "v1" } }, true),
+            { a: "conf-s", b: ["v1", "<no value>"] },
+        );
+        assert.throws(
+            () => renderTemplate("{{ .ring | upper }}", { ring: "s" }, true),
+            // a RenderError: the ApplicationSet's ErrorOccurred condition, as a generation error is
+            (e: any) => e instanceof RenderError && /Go templates only, not \{\{ \.ring \| upper \}\}/.test(e.message),
+        );
     });
 
     it("generates one Application per list element, owned by the ApplicationSet", () => {
