@@ -26,6 +26,7 @@ const LONGEST_FIRST = [
     "sim",
     "verify",
     "rolloutDoctor",
+    "silentSkip",
     "doctorFindings",
     "closedOutput",
     "kubectlTables",

@@ -27,11 +27,11 @@ import { toYaml } from "../../lab/ports/files";
 import { pollUntil } from "../../lab/ports/wait";
 import { NodeLab, startNodeLab } from "../../realnode/lab";
 import { runMain } from "../helpers/cli";
+import { ringAppSet } from "../helpers/ringAppSet";
 import { expectConsistently, failed, succeeded } from "../helpers/expect";
 
 const APPSET = "conformance";
 const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/conformance.git";
-const RING = "gitops-lab.test/ring";
 /** The ApplicationSet of one Application that syncs without pruning, and its Application. */
 const PRUNELESS = "pruneless";
 const PRUNELESS_APP = "pruneless-p";
@@ -71,53 +71,13 @@ function repoFiles(): Record<string, string> {
     };
 }
 
-/** A RollingSync ApplicationSet of one Application per ring, labelled with its ring, each step a set of rings. */
-function ringAppSet(o: {
-    name: string;
-    rings: string[];
-    steps: { rings: string[]; maxUpdate?: number }[];
-    /** More parameters of every ring's element. */
-    element?: Record<string, string>;
-    /** The Applications' name and namespace, from the ring. */
-    appName: string;
-    path: string;
-    prune: boolean;
-}): any {
-    return {
-        apiVersion: "argoproj.io/v1alpha1",
-        kind: "ApplicationSet",
-        metadata: { name: o.name, namespace: ARGOCD_NAMESPACE },
-        spec: {
-            goTemplate: true,
-            generators: [{ list: { elements: o.rings.map((ring) => ({ ring, ...o.element })) } }],
-            strategy: {
-                type: "RollingSync",
-                rollingSync: {
-                    steps: o.steps.map((s) => ({
-                        matchExpressions: [{ key: RING, operator: "In", values: s.rings }],
-                        ...(s.maxUpdate ? { maxUpdate: s.maxUpdate } : {}),
-                    })),
-                },
-            },
-            template: {
-                metadata: { name: o.appName, labels: { [RING]: "{{.ring}}" } },
-                spec: {
-                    project: "default",
-                    source: { repoURL: REPO_URL, targetRevision: "main", path: o.path },
-                    destination: { server: "https://kubernetes.default.svc", namespace: o.appName },
-                    syncPolicy: { automated: { prune: o.prune }, syncOptions: ["CreateNamespace=true"] },
-                },
-            },
-        },
-    };
-}
-
 /**
  * Step 1: rings a and b, one at a time (a never becomes Healthy, so b is held); step 2: rings b
  * (again) and c; step 3: a ring that does not exist. Ring d is in no step.
  */
 const appSet = () =>
     ringAppSet({
+        repoURL: REPO_URL,
         name: APPSET,
         rings: ["a", "b", "c", "d"],
         steps: [{ rings: ["a", "b"], maxUpdate: 1 }, { rings: ["b", "c"] }, { rings: ["zz"] }],
@@ -129,6 +89,7 @@ const appSet = () =>
 /** One step, one Application (path pruneless/), automated sync without pruning. */
 const prunelessAppSet = () =>
     ringAppSet({
+        repoURL: REPO_URL,
         name: PRUNELESS,
         rings: ["p"],
         steps: [{ rings: ["p"] }],
@@ -140,6 +101,7 @@ const prunelessAppSet = () =>
 /** One step, one Application whose path its list element gives (respec/v1 at first). */
 const respecAppSet = () =>
     ringAppSet({
+        repoURL: REPO_URL,
         name: RESPEC,
         rings: ["s"],
         steps: [{ rings: ["s"] }],
