@@ -7,10 +7,11 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
-import { Check, CheckResult, eq, Outcome, runChecks } from "../grader/grader";
+import { Check, CheckResult, eq, runChecks } from "../grader/grader";
+import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { ShopLayout, REPO_URL } from "./layout";
+import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { renderShopConfig } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 
@@ -26,7 +27,7 @@ export interface VerifyOptions {
 }
 
 /** Everything the checks look at, read once before they run. */
-export interface ShopWorld extends ResultFilesWorld<ShopResultName> {
+export interface ShopWorld extends ResultFilesWorld<ShopResultName>, LiveWorld {
     layout: ShopLayout;
     through: number;
     kubectl: string;
@@ -34,10 +35,6 @@ export interface ShopWorld extends ResultFilesWorld<ShopResultName> {
     /** main and release/prod of the bare repository (null: missing). */
     main: string | null;
     releaseTip: string | null;
-    cluster?: ClusterPort;
-    /** Why the cluster did not answer (undefined: it did, or offline). */
-    clusterError?: string;
-    stackOutputs?: Record<string, unknown>;
 }
 
 const obj = (w: ShopWorld, name: ShopResultName): any => resultObject(w, name);
@@ -424,39 +421,24 @@ const step8: Check<ShopWorld>[] = [
     },
 ];
 
-const stackOutputs: Check<ShopWorld>[] = SHOP_RESULT_FILES.map((name) => ({
-    step: SHOP_RESULT_STEP[name],
-    name: `stack output ${name} equals ${name}.json`,
-    applies: (through, w) => SHOP_RESULT_STEP[name] <= through && !!w.stackOutputs,
-    run: async (w) => (obj(w, name) ? eq(obj(w, name), w.stackOutputs![name]) : null),
-}));
+const stackOutputs = stackOutputChecks<ShopResultName, ShopWorld>({
+    names: SHOP_RESULT_FILES,
+    stepOf: SHOP_RESULT_STEP,
+    output: (name) => name,
+    result: obj,
+});
 
 // ---------------------------------------------------------------------------------------------
 // Live: the cluster (nothing of the lab is in it before step 2)
 
-const reachable = (through: number, w: ShopWorld) => through >= 2 && !!w.cluster && !w.clusterError;
-const live = (
-    step: number,
-    name: string | ((w: ShopWorld) => string),
-    run: (c: ClusterPort, w: ShopWorld) => Promise<Outcome | boolean | null>,
-): Check<ShopWorld> => ({
-    step,
-    name,
-    applies: (through, w) => reachable(through, w) && step <= through,
-    run: (w) => run(w.cluster!, w),
-});
+const live = liveCheck<ShopWorld>;
 const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
 /** prod's FEATURE_CHECKOUT_V2 along the lab: off, on (incident), off (pin), on (promote). */
 const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off");
 
 function liveChecks(): Check<ShopWorld>[] {
     const checks: Check<ShopWorld>[] = [
-        {
-            step: 2,
-            name: "the cluster answers",
-            applies: (through, w) => through >= 2 && !!w.cluster,
-            run: async (w) => (w.clusterError ? { ok: false, expected: "an answer from the Kubernetes API", found: w.clusterError } : true),
-        },
+        clusterAnswers(2),
         live(
             2,
             (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`,
@@ -552,14 +534,8 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
     const files = readResultFiles(SHOP_RESULT_FILES, layout.resultFile);
     const main = repo.exists() ? await repo.branch("main") : null;
     const releaseTip = main ? await repo.branch("release/prod") : null;
-    let clusterError: string | undefined;
-    if (opts.cluster && opts.through >= 2) {
-        try {
-            await opts.cluster.getApplicationSet("shop");
-        } catch (e: any) {
-            clusterError = e.message;
-        }
-    }
+    // nothing of the lab is in the cluster before step 2
+    const clusterError = opts.through >= 2 ? await clusterErrorOf(opts.cluster, APPSET_NAME) : undefined;
     return {
         layout,
         fileOf: layout.resultFile,

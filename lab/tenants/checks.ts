@@ -7,6 +7,7 @@ import { parse } from "yaml";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, runChecks } from "../grader/grader";
+import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { RELEASES, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
@@ -21,13 +22,10 @@ export interface TenantsVerifyOptions {
     stackOutputs?: Record<string, unknown>;
 }
 
-export interface TenantsWorld extends ResultFilesWorld<TenantsResultName> {
+export interface TenantsWorld extends ResultFilesWorld<TenantsResultName>, LiveWorld {
     layout: TenantsLayout;
     through: number;
     main: string | null;
-    cluster?: ClusterPort;
-    clusterError?: string;
-    stackOutputs?: Record<string, unknown>;
 }
 
 const obj = (w: TenantsWorld, name: TenantsResultName): any => resultObject(w, name);
@@ -244,28 +242,17 @@ const step3: Check<TenantsWorld>[] = [
     },
 ];
 
-const stackOutputs: Check<TenantsWorld>[] = (["stall", "recovery"] as const).map((name) => ({
-    step: TENANTS_RESULT_STEP[name],
-    name: `stack output tenants${name[0].toUpperCase()}${name.slice(1)} equals ${name}.json`,
-    applies: (through: number, w: TenantsWorld) => through >= TENANTS_RESULT_STEP[name] && !!w.stackOutputs,
-    run: async (w: TenantsWorld) => eq(obj(w, name) ?? null, w.stackOutputs?.[`tenants${name[0].toUpperCase()}${name.slice(1)}`] ?? null),
-}));
+const stackOutputs = stackOutputChecks<TenantsResultName, TenantsWorld>({
+    names: TENANTS_RESULT_FILES,
+    stepOf: TENANTS_RESULT_STEP,
+    output: (name) => `tenants${name[0].toUpperCase()}${name.slice(1)}`,
+    result: obj,
+});
 
-function live(
-    step: number,
-    name: string | ((w: TenantsWorld) => string),
-    f: (c: ClusterPort, w: TenantsWorld) => Promise<any>,
-): Check<TenantsWorld> {
-    return { step, name, applies: (through, w) => through >= step && !!w.cluster && !w.clusterError, run: (w) => f(w.cluster!, w) };
-}
+const live = liveCheck<TenantsWorld>;
 
 const liveChecks: Check<TenantsWorld>[] = [
-    {
-        step: 1,
-        name: "the cluster answers",
-        applies: (_through, w) => !!w.cluster,
-        run: async (w) => (w.clusterError ? { ok: false, expected: "an answer from the Kubernetes API", found: w.clusterError } : true),
-    },
+    clusterAnswers(1),
     live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c) => {
         const s = await c.getApplicationSet(TENANTS_APPSET);
         const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x: any) => x.matchExpressions?.[0]?.values?.join(","));
@@ -366,14 +353,7 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
     const repo = new BareRepo(layout.bareRepo);
     const files = readResultFiles(TENANTS_RESULT_FILES, layout.resultFile);
     const main = repo.exists() ? await repo.branch("main") : null;
-    let clusterError: string | undefined;
-    if (opts.cluster) {
-        try {
-            await opts.cluster.getApplicationSet(TENANTS_APPSET);
-        } catch (e: any) {
-            clusterError = e.message;
-        }
-    }
+    const clusterError = await clusterErrorOf(opts.cluster, TENANTS_APPSET);
     return {
         layout,
         fileOf: layout.resultFile,

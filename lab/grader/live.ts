@@ -1,0 +1,67 @@
+/**
+ * The live part of a lab's grader, the same for every lab: whether the cluster answers (read once
+ * with the world), the check that says so, the checks that read it (skipped when it does not
+ * answer, or offline), and the checks that each stack output equals its result file.
+ */
+import { ClusterPort } from "../ports/cluster";
+import { Check, eq, Outcome } from "./grader";
+
+/** What a world holds of the cluster: none offline, and why it did not answer when it did not. */
+export interface LiveWorld {
+    cluster?: ClusterPort;
+    /** Why the cluster did not answer (undefined: it did, or offline). */
+    clusterError?: string;
+    /** `pulumi stack output --json` of the lab's stack, if there is one to compare with. */
+    stackOutputs?: Record<string, unknown>;
+}
+
+/** Reads the lab's ApplicationSet once: undefined when the cluster answers (or there is none to ask), else why not. */
+export async function clusterErrorOf(cluster: ClusterPort | undefined, appset: string): Promise<string | undefined> {
+    if (!cluster) return undefined;
+    try {
+        await cluster.getApplicationSet(appset);
+        return undefined;
+    } catch (e: any) {
+        return e.message;
+    }
+}
+
+/** "the cluster answers", from `step` on whenever there is a cluster to ask. */
+export function clusterAnswers<W extends LiveWorld>(step: number): Check<W> {
+    return {
+        step,
+        name: "the cluster answers",
+        applies: (through, w) => through >= step && !!w.cluster,
+        run: async (w) => (w.clusterError ? { ok: false, expected: "an answer from the Kubernetes API", found: w.clusterError } : true),
+    };
+}
+
+/** A check of the live cluster at `step`: it runs only when the cluster answers. */
+export function liveCheck<W extends LiveWorld>(
+    step: number,
+    name: string | ((w: W) => string),
+    run: (c: ClusterPort, w: W) => Promise<Outcome | boolean | null>,
+): Check<W> {
+    return { step, name, applies: (through, w) => through >= step && !!w.cluster && !w.clusterError, run: (w) => run(w.cluster!, w) };
+}
+
+/**
+ * Each stack output equals its result file (`output` names the output of a result), when the stack's
+ * outputs were given; not run while the file is missing or unreadable (its own checks say so).
+ */
+export function stackOutputChecks<N extends string, W extends LiveWorld>(o: {
+    names: readonly N[];
+    stepOf: Record<N, number>;
+    output: (name: N) => string;
+    result: (w: W, name: N) => unknown;
+}): Check<W>[] {
+    return o.names.map((name) => ({
+        step: o.stepOf[name],
+        name: `stack output ${o.output(name)} equals ${name}.json`,
+        applies: (through, w) => o.stepOf[name] <= through && !!w.stackOutputs,
+        run: async (w) => {
+            const value = o.result(w, name);
+            return value === undefined || value === null ? null : eq(value, w.stackOutputs?.[o.output(name)] ?? null);
+        },
+    }));
+}
