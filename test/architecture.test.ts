@@ -112,6 +112,16 @@ describe("the project stands alone", () => {
         );
     });
 
+    it("every tracked TypeScript file is in tsconfig.json's include, so the type check reads it whether or not anything imports it", () => {
+        const include: string[] = JSON.parse(read("tsconfig.json")).include;
+        const covered = (f: string) =>
+            include.some((g) => (g.endsWith("/**/*.ts") ? f.startsWith(g.slice(0, -"**/*.ts".length)) : f === g));
+        assert.deepStrictEqual(
+            tracked.filter((f) => f.endsWith(".ts") && !covered(f)),
+            [],
+        );
+    });
+
     it("the upstream reference data is inside the project, with its licence and provenance", () => {
         for (const f of ["job-failed.yaml", "progressive-sync-applicationset.yaml", "LICENSE", "README.md"]) {
             assert.ok(tracked.includes(`test/fixtures/upstream/argo-cd-v3.5.1/${f}`), f);
