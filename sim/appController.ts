@@ -18,7 +18,7 @@
  */
 import { HOOK_ANNOTATION, REFRESH_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import { RESOURCES_FINALIZER } from "./appsetController";
-import { SimClock, TimerHandle } from "./clock";
+import { rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { ArgoTimings } from "./profiles";
 import { RenderError, RepoServer } from "./repoServer";
@@ -99,6 +99,7 @@ export class AppController {
         this.timers.clear();
         for (const h of this.others) this.clock.clearTimeout(h);
         this.others.clear();
+        this.asked.clear();
         for (const h of this.polls.values()) this.clock.clearTimeout(h);
         this.polls.clear();
         await Promise.all([...this.chains.values()]);
@@ -166,9 +167,10 @@ export class AppController {
     }
 
     /**
-     * Queues one comparison of an Application after `delayMs`. Like upstream's refresh workqueue, a
-     * request for an Application already queued joins it (the triggers merged) and never puts it off:
-     * the earliest due time wins.
+     * Queues one comparison of an Application after `delayMs` (the time a request takes to become a
+     * comparison). Like upstream's refresh workqueue, a request for an Application already queued joins
+     * it (the triggers merged) and never puts it off: the earliest due time wins. A comparison asked for
+     * at a later time is scheduleAfter's.
      */
     schedule(ns: string, name: string, delayMs: number, trigger: Trigger) {
         if (!this.running) return;
@@ -203,6 +205,26 @@ export class AppController {
         this.timers.set(key, entry);
     }
 
+    /** Comparisons asked for at a later time, by Application: when each is due. */
+    private readonly asked = new Map<string, number>();
+
+    /**
+     * A comparison asked for `delayMs` from now (upstream's delayed comparison queue, AddAfter: the
+     * earliest per Application kept), queued then as any other request; a comparison queued sooner
+     * does not take its place.
+     */
+    private scheduleAfter(ns: string, name: string, delayMs: number, trigger: Trigger) {
+        const key = `${ns}/${name}`;
+        const due = this.clock.now() + delayMs;
+        const known = this.asked.get(key);
+        if (known !== undefined && known <= due) return;
+        this.asked.set(key, due);
+        this.later(() => {
+            if (this.asked.get(key) === due) this.asked.delete(key);
+            this.schedule(ns, name, 0, trigger);
+        }, delayMs);
+    }
+
     /** The next poll of this Application: the interval plus jitter after its last comparison (not work in flight: idle() ignores it). */
     private schedulePoll(ns: string, name: string) {
         if (!this.running) return;
@@ -218,10 +240,8 @@ export class AppController {
         this.polls.set(key, h);
     }
 
-    /** A time as the controller writes it: whole seconds as upstream's metav1.Time, or the fast profile's milliseconds (rollingSync.ts). */
     private iso(ms = this.clock.now()) {
-        const t = new Date(ms).toISOString();
-        return this.opts.wholeSecondTimes ? t.replace(/\.\d{3}Z$/, "Z") : t;
+        return rfc3339(ms, this.opts.wholeSecondTimes);
     }
 
     /** Compare, write the status (and `operation` when auto-sync decides to sync), remove a handled refresh. */
@@ -381,7 +401,7 @@ export class AppController {
                 : Math.min(this.opts.selfHealBackoffCapMs, this.opts.selfHealBackoffMs * this.opts.selfHealBackoffFactor ** (n - 1));
         const remaining = backoff - (this.clock.now() - Date.parse(op.finishedAt ?? now));
         if (remaining > 0) {
-            this.schedule(app.metadata.namespace, name, remaining, { hard: false, forced: false });
+            this.scheduleAfter(app.metadata.namespace, name, remaining, { hard: false, forced: false });
             return (cleanup(), { status });
         }
         this.selfHealDelays.push(backoff);
@@ -389,7 +409,7 @@ export class AppController {
         cleanup();
         delete status.operationState; // SetAppOperation, as above
         const resources = drifted.map((d) => ({
-            group: d.apiVersion?.includes("/") ? d.apiVersion.split("/")[0] : "",
+            group: groupOf(d),
             kind: d.kind,
             namespace: d.metadata.namespace,
             name: d.metadata.name,
@@ -686,7 +706,7 @@ export class AppController {
                 this.kube.put(app, ACTOR);
                 this.later(() => this.runOperation(ns, name), this.retryWait(retries + 1));
                 // appcontroller.go: a retry also asks for a comparison with the latest at its time
-                this.schedule(ns, name, this.retryWait(retries + 1), { hard: false, forced: false });
+                this.scheduleAfter(ns, name, this.retryWait(retries + 1), { hard: false, forced: false });
                 return;
             }
             // no condition here: a SyncError is auto-sync's, written by the comparison that follows (none for RollingSync's Applications, whose auto-sync is off)

@@ -10,7 +10,7 @@
  */
 import { parse as parseYaml } from "yaml";
 import { APPSET_REFRESH_ANNOTATION } from "../lab/argo/application";
-import { realSimClock, SimClock, TimerHandle } from "./clock";
+import { realSimClock, rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
 import * as rolling from "./rollingSync";
@@ -36,7 +36,7 @@ const renderFast = (s: string, params: Record<string, any>) =>
     s.replace(/\{\{\s*([^{}\s]+)\s*\}\}/g, (all, k) => (k in params ? String(params[k]) : all));
 
 function renderGo(s: string, params: Record<string, any>): string {
-    return s.replace(/\{\{(.*?)\}\}/g, (all, expr: string) => {
+    return s.replace(/\{\{([\s\S]*?)\}\}/g, (all, expr: string) => {
         const field = /^\s*\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*$/.exec(expr);
         if (!field)
             throw new RenderError(
@@ -64,7 +64,7 @@ const preserved = (key: string) =>
 export const GIT_REQUEUE_MS = 180_000;
 
 /** One Application per parameter set, from the template (applicationset/utils/utils.go). */
-export function generateFromParams(appset: any, paramSets: Record<string, string>[]): any[] {
+export function generateFromParams(appset: any, paramSets: Record<string, any>[]): any[] {
     return paramSets.map((el) => {
         const t = renderTemplate(appset.spec.template, el, !!appset.spec.goTemplate);
         return {
@@ -97,9 +97,13 @@ export function generateFromParams(appset: any, paramSets: Record<string, string
 /** The Applications an ApplicationSet with a list generator generates (metadata and spec only). */
 export function generateApplications(appset: any): any[] {
     const elements: any[] = appset.spec?.generators?.[0]?.list?.elements ?? [];
-    for (const el of elements) {
-        for (const [k, v] of Object.entries(el)) {
-            if (typeof v !== "string") throw new Error(`list element key ${k} must be a string, got ${typeof v}`);
+    // generators/list.go: without goTemplate every value must be a string (a generation error, ErrorOccurred)
+    if (!appset.spec?.goTemplate) {
+        for (const el of elements) {
+            for (const [k, v] of Object.entries(el)) {
+                if (typeof v !== "string")
+                    throw new RenderError(`error parsing element: value for key ${k} must be a string, got ${typeof v}`);
+            }
         }
     }
     return generateFromParams(appset, elements);
@@ -125,8 +129,12 @@ const sanitize = (s: string) =>
         .replace(/^-+|-+$/g, "")
         .slice(0, 63);
 
-/** The parameters of one file of a git files generator (non-Go-template flavour, generators/git.go). */
-export function gitFileParams(filePath: string, content: string): Record<string, string>[] {
+/**
+ * The parameters of one file of a git files generator (generators/git.go): flattened, with
+ * `path`, `path.basename`, … as keys; with goTemplate the file's values as they are and `path` an
+ * object (`.path.path`, `.path.basename`, `.path.filename`, their normalized forms, `.path.segments`).
+ */
+export function gitFileParams(filePath: string, content: string, goTemplate = false): Record<string, any>[] {
     let parsed: any;
     try {
         parsed = parseYaml(content);
@@ -137,6 +145,17 @@ export function gitFileParams(filePath: string, content: string): Record<string,
     const dir = filePath.includes("/") ? filePath.slice(0, filePath.lastIndexOf("/")) : ".";
     const base = (p: string) => p.slice(p.lastIndexOf("/") + 1);
     return objects.map((o) => {
+        if (goTemplate) {
+            const path = {
+                path: dir,
+                basename: base(dir),
+                filename: base(filePath),
+                basenameNormalized: sanitize(base(dir)),
+                filenameNormalized: sanitize(base(filePath)),
+                segments: dir.split("/"),
+            };
+            return { ...(o ?? {}), path };
+        }
         const params = flatten(o);
         params["path"] = dir;
         params["path.basename"] = base(dir);
@@ -257,8 +276,7 @@ export class AppSetController {
     }
 
     private iso() {
-        const t = new Date(this.clock.now()).toISOString();
-        return this.opts.wholeSecondTimes ? t.replace(/\.\d{3}Z$/, "Z") : t;
+        return rfc3339(this.clock.now(), !!this.opts.wholeSecondTimes);
     }
 
     /** The generated Applications: every generator's parameter sets through the template. */
@@ -270,10 +288,10 @@ export class AppSetController {
                 if (!this.opts.repo) throw new RenderError("the simulation has no repo-server for the git generator");
                 const refresh = appset.metadata.annotations?.[APPSET_REFRESH_ANNOTATION] !== undefined;
                 const sha = await this.opts.repo.resolve(g.git.repoURL, g.git.revision ?? "HEAD", { noCache: refresh });
-                const params: Record<string, string>[] = [];
+                const params: Record<string, any>[] = [];
                 for (const f of g.git.files ?? []) {
                     for (const file of await this.opts.repo.files(g.git.repoURL, sha, f.path))
-                        params.push(...gitFileParams(file.path, file.content));
+                        params.push(...gitFileParams(file.path, file.content, !!appset.spec.goTemplate));
                 }
                 out.push(...generateFromParams(appset, params));
             }

@@ -11,6 +11,12 @@
  */
 import { Clock } from "../lab/ports/clock";
 
+/** A time as Argo CD's controllers write it: whole seconds as metav1.Time, or milliseconds (the fast profile, profiles.ts). */
+export function rfc3339(ms: number, wholeSeconds: boolean): string {
+    const t = new Date(ms).toISOString();
+    return wholeSeconds ? t.replace(/\.\d{3}Z$/, "Z") : t;
+}
+
 export interface TimerHandle {
     readonly id: number;
 }

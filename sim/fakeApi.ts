@@ -116,16 +116,20 @@ export class FakeKube {
     }
 
     /** Cluster-scoped objects that exist from `since` on but are built at their first read, by kind (FakeKube.provide). */
-    private readonly provided = new Map<string, { names: Set<string>; make: (since: string) => any[]; since: string; done: boolean }>();
+    private readonly provided = new Map<
+        string,
+        { names: Set<string>; make: (since: string) => any[]; since: string; done: boolean; built: Map<string, string> }
+    >();
 
     /**
      * Objects of `kind` named `names` that the cluster has had since now, built by `make(since)` only when
      * something first reads them (a get of one of those names, a list or a watch of the kind): the
-     * Argo CD install's CRDs, whose parse costs most of a second. They are not in dump(): a restored
-     * store builds them again.
+     * Argo CD install's CRDs, whose parse costs most of a second. Built, they are there as if created
+     * at `since` (no watch event: nothing changed). dump() leaves them out while they are as built (a
+     * restored store builds them again), so a changed one is saved; a deleted one is back after a restart.
      */
     provide(kind: string, names: string[], make: (since: string) => any[]): void {
-        this.provided.set(this.typeOfKind(kind).kind, { names: new Set(names), make, since: nowRfc3339(), done: false });
+        this.provided.set(this.typeOfKind(kind).kind, { names: new Set(names), make, since: nowRfc3339(), done: false, built: new Map() });
     }
 
     private materialise(kind: string, name?: string) {
@@ -136,14 +140,16 @@ export class FakeKube {
         for (const obj of p.make(p.since)) {
             const k = this.key(t, undefined, obj.metadata.name);
             if (this.objects.has(k)) continue;
-            this.put(obj, "installer");
-            this.objects.get(k).metadata.creationTimestamp = p.since;
+            const rv = String(++this.rv);
+            const metadata = { ...obj.metadata, uid: randomUUID(), creationTimestamp: p.since, resourceVersion: rv, generation: 1 };
+            this.objects.set(k, { ...asJson(obj), apiVersion: `${t.group}/${t.version}`, metadata });
+            p.built.set(k, rv);
         }
     }
 
-    /** Whether the object is one provide() builds (left out of dumps). */
-    private isProvided(obj: any): boolean {
-        return !!this.provided.get(obj.kind)?.names.has(obj.metadata.name);
+    /** Whether the entry is one provide() built and nobody has changed since. */
+    private isAsBuilt(key: string, obj: any): boolean {
+        return this.provided.get(obj.kind)?.built.get(key) === obj.metadata?.resourceVersion;
     }
 
     /** Creates or replaces an object as `actor` (uid, creationTimestamp kept on replace). */
@@ -310,7 +316,7 @@ export class FakeKube {
 
     /** The whole store as JSON (so `npm run simulate` can resume a simulated cluster). */
     dump(): string {
-        const objects = [...this.objects.entries()].filter(([, o]) => !this.isProvided(o));
+        const objects = [...this.objects.entries()].filter(([k, o]) => !this.isAsBuilt(k, o));
         return JSON.stringify({ rv: this.rv, objects, podLogs: [...this.podLogs.entries()] });
     }
 

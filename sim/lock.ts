@@ -6,19 +6,9 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { procStat } from "../lab/ports/proc";
+import { isAlive } from "../lab/ports/proc";
 
 export const lockFile = (root: string) => path.join(root, ".gitops-lab-simulate.lock");
-
-/** A process that still runs: a zombie (killed, not yet reaped by its parent) is gone too. */
-export function isAlive(pid: number): boolean {
-    try {
-        process.kill(pid, 0);
-    } catch (e: any) {
-        return e.code === "EPERM";
-    }
-    return procStat(pid)?.state !== "Z"; // no /proc: kill(pid, 0) alone decides
-}
 
 export interface RootLock {
     /** Set when a stale lock (a dead process's) was taken over. */

@@ -12,7 +12,7 @@ import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { addMissingResource } from "../lab/shop/scenario";
 import { expect, expectConsistently, failed, holds, pending, succeeded } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
-import { generateApplications, renderTemplate } from "../sim/appsetController";
+import { generateApplications, gitFileParams, renderTemplate } from "../sim/appsetController";
 import { spawn } from "child_process";
 import * as http from "http";
 import { FakeKube, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";
@@ -50,6 +50,11 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
         assert.deepStrictEqual(
             renderTemplate({ a: "conf-{{.ring}}", b: ["{{ .path.base }}", "{{.nope}}"] }, { ring: "s", path: { base: "v1" } }, true),
             { a: "conf-s", b: ["v1", "<no value>"] },
+        );
+        const [file] = gitFileParams("tenants/mandant-a.yaml", "tenant: mandant-a\n", true); // the git files generator's Go-template flavour
+        assert.strictEqual(
+            renderTemplate("{{.path.basename}}/{{.tenant}} in {{ .path.path }}", file, true),
+            "tenants/mandant-a in tenants",
         );
         assert.throws(
             () => renderTemplate("{{ .ring | upper }}", { ring: "s" }, true),
@@ -474,7 +479,7 @@ describe("the simulated API server's store", function () {
 describe("objects the simulated API server builds at their first read (FakeKube.provide: Argo CD's CRDs)", () => {
     const crd = (name: string) => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
 
-    it("given provided CRDs, then a read of another CRD builds nothing, a get of one or a list builds them once, and a dump leaves them out", () => {
+    it("given provided CRDs, then a read of another CRD builds nothing, a get of one or a list builds them once, and a dump leaves out those as built", () => {
         const kube = new FakeKube();
         let built = 0;
         kube.provide("CustomResourceDefinition", ["a.example.org", "b.example.org"], () => {
@@ -490,11 +495,13 @@ describe("objects the simulated API server builds at their first read (FakeKube.
         );
         assert.strictEqual(built, 1);
         kube.put(crd("c.example.org"), "client");
+        kube.put({ ...crd("b.example.org"), metadata: { name: "b.example.org", labels: { changed: "yes" } } }, "client");
         const restored = new FakeKube();
         restored.load(kube.dump());
         assert.deepStrictEqual(
             restored.list("CustomResourceDefinition").map((o) => o.metadata.name),
-            ["c.example.org"],
+            ["b.example.org", "c.example.org"],
+            "the one as built left out, the changed one and the other kept",
         );
     });
 
