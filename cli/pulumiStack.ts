@@ -17,7 +17,7 @@ import * as os from "os";
 import * as path from "path";
 import type { Stack } from "@pulumi/pulumi/automation";
 import { run } from "../lab/ports/exec";
-import { isAlive } from "../sim/lock";
+import { isAlive } from "../lab/ports/proc";
 import { pulumiBinPath, pulumiBuilt, pulumiCacheDir } from "../realplane/pulumiBuild";
 import { PULUMI } from "../realplane/versions";
 import { PROJECT_DIR, STACK } from "./stackConfig";

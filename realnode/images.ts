@@ -15,7 +15,7 @@ import { z } from "zod";
 import { run } from "../lab/ports/exec";
 import { binPath, moduleDir, pinnedCacheDir } from "../realplane/build";
 import { REAL_PLANE } from "../realplane/versions";
-import { isAlive } from "../sim/lock";
+import { isAlive } from "../lab/ports/proc";
 import { nodeBinPath, NodeBinary } from "./build";
 
 const HERE = __dirname;
@@ -131,21 +131,33 @@ const chroot = (rootfs: string, cmd: string[]) =>
 
 /**
  * Removes the work folders that builds of `done` left when they were killed: `<done>.partial-<pid>-…`
- * of a process that is gone, and any without a PID. A live build's folder stays.
+ * of a process that is gone, and any without a PID. A live build's folder stays, and so does one with
+ * something still mounted under it (a killed mmdebstrap's /dev or /proc: removing through a mount
+ * would reach the host's), said in `kept`.
  */
-export function removeStalePartials(done: string): string[] {
+export function removeStalePartials(done: string): { removed: string[]; kept: string[] } {
     const dir = path.dirname(done);
     const prefix = `${path.basename(done)}.partial-`;
-    if (!fs.existsSync(dir)) return [];
-    const removed: string[] = [];
-    for (const e of fs.readdirSync(dir)) {
+    const out = { removed: [] as string[], kept: [] as string[] };
+    if (!fs.existsSync(dir)) return out;
+    const mounts = fs
+        .readFileSync("/proc/self/mountinfo", "utf8")
+        .split("\n")
+        .map((l) => l.split(" ")[4])
+        .filter(Boolean);
+    for (const e of fs.readdirSync(dir).sort()) {
         if (!e.startsWith(prefix)) continue;
         const pid = /^(\d+)-/.exec(e.slice(prefix.length))?.[1];
         if (pid && isAlive(Number(pid))) continue;
-        fs.rmSync(path.join(dir, e), { recursive: true, force: true });
-        removed.push(e);
+        const folder = path.join(dir, e);
+        if (mounts.some((m) => m === folder || m.startsWith(`${folder}/`))) {
+            out.kept.push(e);
+            continue;
+        }
+        fs.rmSync(folder, { recursive: true, force: true });
+        out.removed.push(e);
     }
-    return removed;
+    return out;
 }
 
 /**
@@ -157,7 +169,10 @@ export async function buildImageLayer(recipe: ImageRecipe, log: (line: string) =
     const inputs = await imageInputs(recipe);
     const layer = layerPath(recipe, inputs);
     const done = path.dirname(layer);
-    for (const e of removeStalePartials(done)) log(`${recipe.name}: removed ${e}, left by a build that was interrupted`);
+    const stale = removeStalePartials(done);
+    for (const e of stale.removed) log(`${recipe.name}: removed ${e}, left by a build that was interrupted`);
+    for (const e of stale.kept)
+        log(`${recipe.name}: ${e}, left by an interrupted build, still has mounts under it: unmount them (findmnt -R), then it is removed`);
     if (fs.existsSync(layer)) return layer;
     fs.mkdirSync(path.dirname(done), { recursive: true });
     const work = fs.mkdtempSync(`${done}.partial-${process.pid}-`);

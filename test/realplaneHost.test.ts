@@ -3,7 +3,7 @@
  * starts, and one node runs per host, a second one refused in one line naming the holder.
  */
 import * as assert from "assert";
-import { spawn } from "child_process";
+import { execFileSync, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -118,7 +118,7 @@ describe("the real tiers on a host", function () {
 });
 
 describe("the image cache after an interrupted build", () => {
-    it("given work folders of a build that is gone, of one without a PID and of a live one, then the next build removes the first two and keeps the live one's", async () => {
+    it("given work folders of a build that is gone, of one without a PID and of a live one, then removeStalePartials removes the first two and keeps the live one's", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "image-partials-"));
         const done = path.join(dir, "docker.io_library_busybox_1.37.0-abc");
         const gone = spawn(process.execPath, ["-e", ""]);
@@ -126,8 +126,27 @@ describe("the image cache after an interrupted build", () => {
         const folders = [`${gonePid}-aB3dEf`, "jLW0SY", `${process.pid}-xY9zQw`].map((s) => `${path.basename(done)}.partial-${s}`);
         for (const f of folders) fs.mkdirSync(path.join(dir, f, "rootfs"), { recursive: true });
         fs.mkdirSync(path.join(dir, "docker.io_library_node_20-def.partial-jLW0SY")); // another image's: not this build's to judge
-        assert.deepStrictEqual(removeStalePartials(done).sort(), folders.slice(0, 2).sort());
+        assert.deepStrictEqual(removeStalePartials(done), { removed: folders.slice(0, 2).sort(), kept: [] });
         assert.deepStrictEqual(fs.readdirSync(dir).sort(), [folders[2], "docker.io_library_node_20-def.partial-jLW0SY"].sort());
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+    it("given a killed build's folder with a mount still under it, then it is kept and said, never removed through the mount", async function () {
+        // mounting needs root: the real tiers' hosts are root, a developer's run may not be
+        if (process.getuid?.() !== 0) this.skip();
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "image-partials-"));
+        const done = path.join(dir, "docker.io_library_busybox_1.37.0-abc");
+        const folder = `${done}.partial-jLW0SY`;
+        const dev = path.join(folder, "rootfs", "dev");
+        fs.mkdirSync(dev, { recursive: true });
+        execFileSync("mount", ["-t", "tmpfs", "tmpfs", dev]);
+        try {
+            fs.writeFileSync(path.join(dev, "null"), "");
+            assert.deepStrictEqual(removeStalePartials(done), { removed: [], kept: [path.basename(folder)] });
+            assert.ok(fs.existsSync(path.join(dev, "null")), "nothing removed under the mount");
+        } finally {
+            execFileSync("umount", [dev]);
+        }
+        assert.deepStrictEqual(removeStalePartials(done), { removed: [path.basename(folder)], kept: [] });
         fs.rmSync(dir, { recursive: true, force: true });
     });
 });

@@ -1,5 +1,17 @@
-/** A process's state and parent from Linux's /proc (undefined when the process is gone or there is no /proc). */
+/** Processes as Linux's /proc shows them: whether one still runs, its state and parent. */
 import * as fs from "fs";
+
+/** A process that still runs: a zombie (killed, not yet reaped by its parent) is gone too. */
+export function isAlive(pid: number): boolean {
+    try {
+        process.kill(pid, 0);
+    } catch (e: any) {
+        return e.code === "EPERM";
+    }
+    return procStat(pid)?.state !== "Z"; // no /proc: kill(pid, 0) alone decides
+}
+
+/** A process's state and parent (undefined when the process is gone or there is no /proc). */
 
 export function procStat(pid: number): { state: string; ppid: number; startTime: number } | undefined {
     try {
