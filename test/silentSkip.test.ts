@@ -14,14 +14,12 @@ import { diagnose } from "../lab/doctor/diagnose";
 import { readLive } from "../lab/doctor/watch";
 import { createLabRepo } from "../lab/platform/labRepo";
 import { KubeCluster } from "../lab/ports/cluster";
-import { toYaml } from "../lab/ports/files";
 import { REPO_URL } from "../lab/shop/layout";
 import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { expect, expectConsistently, holds } from "./helpers/expect";
-import { ringAppSet } from "./helpers/ringAppSet";
+import { RESPEC, respecAppSet, respecFiles, respecNewPath } from "./helpers/ringAppSet";
 
-const RESPEC = "respec";
-const APP = "respec-s";
+const APP = RESPEC.app;
 /** The lab's in-cluster git daemon, serving the test's own repository. */
 const RESPEC_URL = REPO_URL.replace(/[^/]+$/, "respec.git");
 
@@ -32,40 +30,19 @@ describe("the silent skip (#29240) in the simulated Argo CD, as v3.5.1 does it o
     let cluster: KubeCluster;
     const app = () => lab.kube.get("Application", ARGOCD_NAMESPACE, APP);
     const entry = () =>
-        lab.kube.get("ApplicationSet", ARGOCD_NAMESPACE, RESPEC)?.status?.applicationStatus?.find((e: any) => e.application === APP);
+        lab.kube.get("ApplicationSet", ARGOCD_NAMESPACE, RESPEC.appset)?.status?.applicationStatus?.find((e: any) => e.application === APP);
 
     before(async () => {
         root = fs.mkdtempSync(path.join(os.tmpdir(), "silent-skip-"));
         lab = await startSimulatedLab(root);
         const { bareDir, workDir } = lab.layout;
-        // (kustomizations: the simulated repo-server renders kustomize sources only)
-        const files = Object.fromEntries(
-            ["v1", "v2"].flatMap((v) => [
-                [
-                    `respec/${v}/configmap.yaml`,
-                    toYaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "respec" }, data: { version: v } }),
-                ],
-                [`respec/${v}/kustomization.yaml`, toYaml({ resources: ["configmap.yaml"] })],
-            ]),
-        );
         await createLabRepo(
             { bareDir, bareRepo: path.join(bareDir, "respec.git"), workDir, clone: path.join(workDir, "respec") },
             { owner: "silent-skip-test", initialMessage: "respec v1 and v2" },
-            files,
+            respecFiles(),
         );
         cluster = new KubeCluster(lab.kubeconfig);
-        await cluster.createApplicationSet(
-            ringAppSet({
-                repoURL: RESPEC_URL,
-                name: RESPEC,
-                rings: ["s"],
-                steps: [{ rings: ["s"] }],
-                element: { path: "respec/v1" },
-                appName: "respec-{{.ring}}",
-                path: "{{.path}}",
-                prune: true,
-            }),
-        );
+        await cluster.createApplicationSet(respecAppSet(RESPEC_URL));
     });
     after(async () => {
         await lab?.stop();
@@ -82,10 +59,9 @@ describe("the silent skip (#29240) in the simulated Argo CD, as v3.5.1 does it o
             { timeoutMs: 60_000, intervalMs: 100 },
         );
         const started = app().status.operationState.startedAt;
+        const rolledOut = entry().message;
 
-        await cluster.jsonPatchApplicationSet(RESPEC, [
-            { op: "replace", path: "/spec/generators/0/list/elements/0/path", value: "respec/v2" },
-        ]);
+        await cluster.jsonPatchApplicationSet(RESPEC.appset, respecNewPath);
 
         await expect(
             holds(
@@ -96,6 +72,7 @@ describe("the silent skip (#29240) in the simulated Argo CD, as v3.5.1 does it o
             { timeoutMs: 30_000, intervalMs: 100 },
         );
         // the message the real node's entry shows (progressive_sync.go: Waiting -> Healthy, "has synced")
+        assert.notStrictEqual(rolledOut, entry()?.message, "the entry was judged again on the spec change");
         assert.strictEqual(entry()?.message, "Application resource has synced, updating status to Healthy");
         await expectConsistently(
             holds(
@@ -105,7 +82,7 @@ describe("the silent skip (#29240) in the simulated Argo CD, as v3.5.1 does it o
             ),
             { forMs: 3_000, intervalMs: 100 },
         );
-        const d = diagnose(await readLive(cluster), { now: new Date(), stuckAfterSeconds: 0, appset: RESPEC })[0];
+        const d = diagnose(await readLive(cluster), { now: new Date(), stuckAfterSeconds: 0, appset: RESPEC.appset })[0];
         assert.deepStrictEqual(
             d.findings.filter((f) => f.kind === "HealthyOutOfSync").map((f) => `${f.application}@${f.step}`),
             [`${APP}@1`],

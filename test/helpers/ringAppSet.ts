@@ -4,6 +4,7 @@
  * steps over the labels.
  */
 import { ARGOCD_NAMESPACE } from "../../lab/argo/application";
+import { toYaml } from "../../lab/ports/files";
 
 /** The label each ring's Application carries, which the steps select. */
 export const RING = "gitops-lab.test/ring";
@@ -49,3 +50,37 @@ export function ringAppSet(o: {
         },
     };
 }
+
+/**
+ * The silent skip's case (#29240), the same on the real node and in the simulation: one step, one
+ * Application (`respec-s`) whose path its list element gives, respec/v1 at first; the repository has
+ * respec/v1 and respec/v2 (each one ConfigMap `respec`, as a kustomization: the simulated repo-server
+ * renders kustomize sources only).
+ */
+export const RESPEC = { appset: "respec", app: "respec-s", firstPath: "respec/v1", newPath: "respec/v2" };
+
+export const respecFiles = (): Record<string, string> =>
+    Object.fromEntries(
+        ["v1", "v2"].flatMap((v) => [
+            [
+                `respec/${v}/configmap.yaml`,
+                toYaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "respec" }, data: { version: v } }),
+            ],
+            [`respec/${v}/kustomization.yaml`, toYaml({ resources: ["configmap.yaml"] })],
+        ]),
+    );
+
+export const respecAppSet = (repoURL: string) =>
+    ringAppSet({
+        repoURL,
+        name: RESPEC.appset,
+        rings: ["s"],
+        steps: [{ rings: ["s"] }],
+        element: { path: RESPEC.firstPath },
+        appName: "respec-{{.ring}}",
+        path: "{{.path}}",
+        prune: true,
+    });
+
+/** The JSON patch that gives the Application its new path (no commit). */
+export const respecNewPath = [{ op: "replace" as const, path: "/spec/generators/0/list/elements/0/path", value: RESPEC.newPath }];

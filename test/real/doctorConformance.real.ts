@@ -27,7 +27,7 @@ import { toYaml } from "../../lab/ports/files";
 import { pollUntil } from "../../lab/ports/wait";
 import { NodeLab, startNodeLab } from "../../realnode/lab";
 import { runMain } from "../helpers/cli";
-import { ringAppSet } from "../helpers/ringAppSet";
+import { RESPEC, respecAppSet, respecFiles, respecNewPath, ringAppSet } from "../helpers/ringAppSet";
 import { expectConsistently, failed, succeeded } from "../helpers/expect";
 
 const APPSET = "conformance";
@@ -35,9 +35,7 @@ const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/conformance.git";
 /** The ApplicationSet of one Application that syncs without pruning, and its Application. */
 const PRUNELESS = "pruneless";
 const PRUNELESS_APP = "pruneless-p";
-/** The ApplicationSet whose one Application's path a list element sets, and its Application. */
-const RESPEC = "respec";
-const RESPEC_APP = "respec-s";
+const RESPEC_APP = RESPEC.app;
 
 /** The repository: ring a is a Deployment whose Pod no node takes (Progressing for an hour), the others one ConfigMap each. */
 function repoFiles(): Record<string, string> {
@@ -62,12 +60,7 @@ function repoFiles(): Record<string, string> {
         }),
         ...Object.fromEntries(["b", "c", "d"].map((r) => [`rings/${r}/configmap.yaml`, configMap(r)])),
         "pruneless/keep.yaml": configMap("keep"),
-        ...Object.fromEntries(
-            ["v1", "v2"].map((v) => [
-                `respec/${v}/configmap.yaml`,
-                toYaml({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "respec" }, data: { version: v } }),
-            ]),
-        ),
+        ...respecFiles(),
     };
 }
 
@@ -96,19 +89,6 @@ const prunelessAppSet = () =>
         appName: "pruneless-{{.ring}}",
         path: "pruneless",
         prune: false,
-    });
-
-/** One step, one Application whose path its list element gives (respec/v1 at first). */
-const respecAppSet = () =>
-    ringAppSet({
-        repoURL: REPO_URL,
-        name: RESPEC,
-        rings: ["s"],
-        steps: [{ rings: ["s"] }],
-        element: { path: "respec/v1" },
-        appName: "respec-{{.ring}}",
-        path: "{{.path}}",
-        prune: true,
     });
 
 /** The doctor's findings of one ApplicationSet, read live with only the node's kubeconfig, once one of `kind` is among them. */
@@ -178,7 +158,7 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
         cluster = new KubeCluster(lab.kubeconfig);
         await cluster.createApplicationSet(appSet());
         await cluster.createApplicationSet(prunelessAppSet());
-        await cluster.createApplicationSet(respecAppSet());
+        await cluster.createApplicationSet(respecAppSet(REPO_URL));
         // until Argo CD has placed the Applications and started step 1 (conf-a Progressing), and the doctor names the hold
         // (conf-a is Pending until its sync starts: the hold is named then too, so wait for it Progressing)
         findings = await doctorNames(lab, APPSET, "MaxUpdateHolding", /conf-a \(Progressing\)/);
@@ -192,7 +172,7 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
         let seen: any[] = [];
         const settled = await pollUntil(
             async () => {
-                seen = await entriesOf(cluster, RESPEC);
+                seen = await entriesOf(cluster, RESPEC.appset);
                 const app = await cluster.getApplication(RESPEC_APP, ARGOCD_NAMESPACE);
                 const rolledOut = seen.some(
                     (e) => e.application === RESPEC_APP && e.status === "Healthy" && e.targetRevisions?.[0] === extra,
@@ -202,15 +182,13 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
             { timeoutMs: 600_000, intervalMs: 2_000, describe: () => `${RESPEC_APP} never rolled out: ${JSON.stringify(seen)}` },
         );
         respecOperationStarted = settled.status.operationState.startedAt;
-        await cluster.jsonPatchApplicationSet(RESPEC, [
-            { op: "replace", path: "/spec/generators/0/list/elements/0/path", value: "respec/v2" },
-        ]);
-        respecFindings = await doctorNames(lab, RESPEC, "HealthyOutOfSync");
+        await cluster.jsonPatchApplicationSet(RESPEC.appset, respecNewPath);
+        respecFindings = await doctorNames(lab, RESPEC.appset, "HealthyOutOfSync");
         // and it stays so: no sync starts and the entry stays Healthy (a minute: the comparisons that follow the spec change are done by then)
         await expectConsistently(
             async () => {
                 respecApp = await cluster.getApplication(RESPEC_APP, ARGOCD_NAMESPACE);
-                respecEntries = await entriesOf(cluster, RESPEC);
+                respecEntries = await entriesOf(cluster, RESPEC.appset);
                 const entry = respecEntries.find((e) => e.application === RESPEC_APP);
                 const started = respecApp?.status?.operationState?.startedAt;
                 return !respecApp?.operation && started === respecOperationStarted && entry?.status === "Healthy"

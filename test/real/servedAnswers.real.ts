@@ -1,8 +1,8 @@
 /**
  * The served simulation's answers beside the real node's, for requests a learner makes by hand on
  * the served lab (docs/simulate.md lists what still differs). The node runs Argo CD v3.5.1 installed
- * as the stack installs it; the simulated API server is the one `simulate --serve` starts, with the
- * same Application put on both sides. Given the same kubectl command, then the same answer:
+ * as the stack installs it; the simulated side is the simulated lab `simulate --serve` starts
+ * (startSimulatedLab), with the same Application put on both sides. Given the same kubectl command, then the same answer:
  * Argo CD's CRDs as the install leaves them, and kubectl's default patch (strategic merge) on an
  * Application refused with 415, while a ConfigMap takes it.
  */
@@ -14,8 +14,8 @@ import { ARGOCD_NAMESPACE } from "../../lab/argo/application";
 import { toYaml } from "../../lab/ports/files";
 import { run } from "../../lab/ports/exec";
 import { NodeLab, startNodeLab } from "../../realnode/lab";
-import { acceptedCrds, ARGOCD_CRD_NAMES } from "../../sim/argoCrds";
-import { FakeKube } from "../../sim/fakeApi";
+import { ARGOCD_CRD_NAMES } from "../../sim/argoCrds";
+import { SimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 /** An Application Argo CD leaves alone here: its repository is never read in this test. */
 const PROBE = {
@@ -34,7 +34,8 @@ describe("the served simulation's answers beside the real node's (Argo CD v3.5.1
     this.timeout(1_800_000);
     let root: string;
     let lab: NodeLab;
-    let sim: FakeKube;
+    let sim: SimulatedLab;
+    let simRoot: string;
     let simKubeconfig: string;
 
     /** kubectl against the real node or the simulation: its exit code and what it printed. */
@@ -55,12 +56,12 @@ describe("the served simulation's answers beside the real node's (Argo CD v3.5.1
             nodeRoot: fs.mkdtempSync(path.join(os.tmpdir(), "real-served-node-")),
             log: (l) => console.log(`  ${l}`),
         });
-        sim = new FakeKube();
-        sim.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds);
-        sim.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ARGOCD_NAMESPACE } }, "installer");
-        sim.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "default" } }, "installer");
+        simRoot = fs.mkdtempSync(path.join(os.tmpdir(), "real-served-sim-"));
+        sim = await startSimulatedLab(simRoot);
+        if (!sim.kube.get("Namespace", undefined, "default"))
+            sim.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "default" } }, "installer");
         simKubeconfig = path.join(root, "sim.kubeconfig");
-        fs.writeFileSync(simKubeconfig, sim.kubeconfig(await sim.start()));
+        fs.writeFileSync(simKubeconfig, sim.kubeconfig);
         const manifest = path.join(root, "probe.yaml");
         fs.writeFileSync(manifest, [PROBE, CONFIG_MAP].map((o) => toYaml(o)).join("---\n"));
         for (const side of ["real", "sim"] as const) {
@@ -71,7 +72,7 @@ describe("the served simulation's answers beside the real node's (Argo CD v3.5.1
     after(async () => {
         await sim?.stop();
         await lab?.stop();
-        if (root) fs.rmSync(root, { recursive: true, force: true });
+        for (const dir of [root, simRoot]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
     });
 
     it("given Argo CD installed, then kubectl get crd lists the same three CRDs, with the same group, scope, names, versions, conversion and the status apiextensions-apiserver writes", async () => {
