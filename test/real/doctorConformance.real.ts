@@ -17,7 +17,6 @@
  */
 import * as assert from "assert";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../../lab/argo/application";
 import { createLabRepo } from "../../lab/platform/labRepo";
@@ -25,10 +24,11 @@ import { KubeCluster } from "../../lab/ports/cluster";
 import { CloneGit } from "../../lab/ports/git";
 import { toYaml } from "../../lab/ports/files";
 import { pollUntil } from "../../lab/ports/wait";
-import { NodeLab, startNodeLab } from "../../realnode/lab";
+import { NodeLab } from "../../realnode/lab";
 import { runMain } from "../helpers/cli";
 import { RESPEC, respecAppSet, respecFiles, respecNewPath, ringAppSet } from "../helpers/ringAppSet";
 import { expectConsistently, failed, succeeded } from "../helpers/expect";
+import { startNodeLabIn } from "../helpers/nodeLab";
 
 const APPSET = "conformance";
 const REPO_URL = "git://gitd.gitsrv.svc.cluster.local:9418/conformance.git";
@@ -110,6 +110,16 @@ async function doctorNames(lab: NodeLab, appset: string, kind: string, message =
     );
 }
 
+/** The findings of `kind` are one, of `appAtStep` ("app@step"), and its message says `message`. */
+function namedOnly(findings: any[], kind: string, appAtStep: string, message: RegExp) {
+    const named = findings.filter((f) => f.kind === kind);
+    assert.deepStrictEqual(
+        named.map((f) => `${f.application}@${f.step}`),
+        [appAtStep],
+    );
+    assert.match(named[0].message, message);
+}
+
 const entriesOf = async (cluster: KubeCluster, appset: string): Promise<any[]> =>
     (await cluster.getApplicationSet(appset, ARGOCD_NAMESPACE))?.status?.applicationStatus ?? [];
 
@@ -135,12 +145,7 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
     let respecOperationStarted: string;
 
     before(async () => {
-        root = fs.mkdtempSync(path.join(os.tmpdir(), "real-conformance-"));
-        fs.chmodSync(root, 0o755);
-        lab = await startNodeLab(root, {
-            nodeRoot: fs.mkdtempSync(path.join(os.tmpdir(), "real-conformance-node-")),
-            log: (l) => console.log(`  ${l}`),
-        });
+        ({ root, lab } = await startNodeLabIn("real-conformance"));
         const { bareDir, workDir } = lab.layout;
         await createLabRepo(
             { bareDir, bareRepo: path.join(bareDir, "conformance.git"), workDir, clone: path.join(workDir, "conformance") },
@@ -265,12 +270,7 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
         assert.strictEqual(prunelessApp?.status?.health?.status, "Healthy");
         assert.strictEqual(prunelessApp?.status?.sync?.status, "OutOfSync");
         assert.strictEqual(prunelessApp?.status?.operationState?.phase, "Succeeded");
-        const named = prunelessFindings.filter((f) => f.kind === "HealthyNotSynced");
-        assert.deepStrictEqual(
-            named.map((f) => `${f.application}@${f.step}`),
-            [`${PRUNELESS_APP}@1`],
-        );
-        assert.match(named[0].message, /is Healthy but OutOfSync/);
+        namedOnly(prunelessFindings, "HealthyNotSynced", `${PRUNELESS_APP}@1`, /is Healthy but OutOfSync/);
     });
 
     it("given respec-s Healthy, when its element's path changes with no commit, then v3.5.1 keeps its entry Healthy and never syncs it, and the doctor names HealthyOutOfSync", () => {
@@ -279,11 +279,11 @@ describe("the rollout doctor on the real node's Argo CD v3.5.1: a RollingSync co
         assert.strictEqual(entry?.status, "Healthy");
         assert.strictEqual(respecApp?.spec?.source?.path, "respec/v2");
         assert.strictEqual(respecApp?.status?.sync?.status, "OutOfSync");
-        const named = respecFindings.filter((f) => f.kind === "HealthyOutOfSync");
-        assert.deepStrictEqual(
-            named.map((f) => `${f.application}@${f.step}`),
-            [`${RESPEC_APP}@1`],
+        namedOnly(
+            respecFindings,
+            "HealthyOutOfSync",
+            `${RESPEC_APP}@1`,
+            /was skipped: its entry is Healthy but it runs respec\/v1.*, not respec\/v2/,
         );
-        assert.match(named[0].message, /was skipped: its entry is Healthy but it runs respec\/v1.*, not respec\/v2/);
     });
 });

@@ -13,9 +13,10 @@ import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../../lab/argo/application";
 import { toYaml } from "../../lab/ports/files";
 import { run } from "../../lab/ports/exec";
-import { NodeLab, startNodeLab } from "../../realnode/lab";
+import { NodeLab } from "../../realnode/lab";
 import { ARGOCD_CRD_NAMES } from "../../sim/argoCrds";
 import { SimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
+import { startNodeLabIn } from "../helpers/nodeLab";
 
 /** An Application Argo CD leaves alone here: its repository is never read in this test. */
 const PROBE = {
@@ -50,12 +51,7 @@ describe("the served simulation's answers beside the real node's (Argo CD v3.5.1
     };
 
     before(async () => {
-        root = fs.mkdtempSync(path.join(os.tmpdir(), "real-served-"));
-        fs.chmodSync(root, 0o755);
-        lab = await startNodeLab(root, {
-            nodeRoot: fs.mkdtempSync(path.join(os.tmpdir(), "real-served-node-")),
-            log: (l) => console.log(`  ${l}`),
-        });
+        ({ root, lab } = await startNodeLabIn("real-served"));
         simRoot = fs.mkdtempSync(path.join(os.tmpdir(), "real-served-sim-"));
         sim = await startSimulatedLab(simRoot);
         if (!sim.kube.get("Namespace", undefined, "default"))

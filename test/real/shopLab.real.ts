@@ -16,9 +16,9 @@ import { pollUntil } from "../../lab/ports/wait";
 import { verify } from "../../lab/shop/checks";
 import { solveShopLab } from "../../lab/shop/solve";
 import { REAL_PLANE } from "../../realplane/versions";
-import { startNodeLab } from "../../realnode/lab";
 import { keepWatching } from "../../realplane/watch";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
+import { startNodeLabIn } from "../helpers/nodeLab";
 
 /** Every distinct (sync status, operation phase) an Application showed, in order, from a watch. */
 type Transitions = Record<string, string[]>;
@@ -86,12 +86,7 @@ describe("the shop lab on the real node (Argo CD v3.5.1 installed as the stack i
 
     // Argo CD installed as the stack installs it, the git daemon a Pod; verify reads the files, the repository and the live cluster
     it("on the real node, the shop lab is solved and graded 100%, and its status transitions match the simulation's or are explained", async () => {
-        const realRoot = fs.mkdtempSync(path.join(os.tmpdir(), "real-lab-"));
-        fs.chmodSync(realRoot, 0o755);
-        const lab = await startNodeLab(realRoot, {
-            nodeRoot: fs.mkdtempSync(path.join(os.tmpdir(), "real-lab-node-")),
-            log: (l) => console.log(`  ${l}`),
-        });
+        const { root: realRoot, lab } = await startNodeLabIn("real-lab");
         let real: Transitions;
         let realTables: Record<string, string[][]>;
         let simTables: Record<string, string[][]>;

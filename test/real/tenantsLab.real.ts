@@ -23,10 +23,11 @@ import { pollUntil } from "../../lab/ports/wait";
 import { RELEASES, TENANTS, tenantsLayout } from "../../lab/tenants/layout";
 import { TenantsResults } from "../../lab/tenants/results";
 import { solveTenantsLab } from "../../lab/tenants/solve";
-import { NodeLab, startNodeLab } from "../../realnode/lab";
+import { NodeLab } from "../../realnode/lab";
 import { keepWatching } from "../../realplane/watch";
 import { CliResult, runMain } from "../helpers/cli";
 import { marker, Phase, PHASES, RolloutTrace, simulatedTrace, TraceRecorder, watchPlane } from "../helpers/rolloutTrace";
+import { startNodeLabIn } from "../helpers/nodeLab";
 
 /** The hook script's own error (gitrepo/tenants/releases/1.2.0/code/setup.sh). */
 const HOOK_ERROR = /config\/system\/settings\.php is not writable/;
@@ -172,12 +173,7 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
     const hookRuns: string[] = [];
 
     before(async function () {
-        root = fs.mkdtempSync(path.join(os.tmpdir(), "real-tenants-"));
-        fs.chmodSync(root, 0o755);
-        lab = await startNodeLab(root, {
-            nodeRoot: fs.mkdtempSync(path.join(os.tmpdir(), "real-tenants-node-")),
-            log: (l) => console.log(`  ${l}`),
-        });
+        ({ root, lab } = await startNodeLabIn("real-tenants"));
         const rec = new TraceRecorder(() => Date.now());
         const watch = await watchPlane(lab.kubeconfig, rec);
         const ended = new Set<string>();
