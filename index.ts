@@ -18,6 +18,7 @@ import { DOCTOR_NAMESPACE } from "./lab/doctor/inCluster";
 import { PROGRESSIVE_SYNCS_KEY } from "./lab/platform/argocd";
 import { CONFIG_KEYS, parseStackConfig } from "./lab/platform/stackConfig";
 import { GITSRV_NAMESPACE } from "./lab/platform/gitDaemon";
+import { refuseLowerStep } from "./lab/kit/steps";
 import { shopLayout, REPO_URL } from "./lab/shop/layout";
 import { shopLabProgress } from "./lab/shop/solve";
 import { PLATFORM_REPO_URL, tenantsLayout } from "./lab/tenants/layout";
@@ -33,20 +34,24 @@ const root = cfg.root;
 const layout = shopLayout(root);
 const solveThrough = cfg.solveThrough;
 // dropping the lab's resources would tear the lab down: steps cannot be undone (reading the files changes nothing)
-const done = shopLabProgress(layout);
-if (solveThrough < done) {
-    throw new Error(
-        `solveThrough is ${solveThrough}, but the lab on this host is at step ${done} and steps cannot be undone. Set it back (pulumi config set solveThrough ${done}), or start over with pulumi destroy and pulumi up`,
-    );
-}
+refuseLowerStep({
+    lab: "the lab on this host",
+    done: shopLabProgress(layout),
+    through: solveThrough,
+    asked: "solveThrough",
+    fix: (done) => `Set it back (pulumi config set solveThrough ${done}), or start over with pulumi destroy and pulumi up`,
+});
 
 const tenantsEnabled = cfg.tenantsLab;
 const tenantsThrough = cfg.tenantsSolveThrough;
-const tenantsDone = tenantsLabProgress(tenantsLayout(root));
-if (tenantsEnabled && tenantsThrough < tenantsDone) {
-    throw new Error(
-        `tenantsSolveThrough is ${tenantsThrough}, but the tenants lab on this host is at step ${tenantsDone} and steps cannot be undone. Set it back (pulumi config set tenantsSolveThrough ${tenantsDone}), or start over with pulumi destroy and pulumi up`,
-    );
+if (tenantsEnabled) {
+    refuseLowerStep({
+        lab: "the tenants lab on this host",
+        done: tenantsLabProgress(tenantsLayout(root)),
+        through: tenantsThrough,
+        asked: "tenantsSolveThrough",
+        fix: (done) => `Set it back (pulumi config set tenantsSolveThrough ${done}), or start over with pulumi destroy and pulumi up`,
+    });
 }
 
 const doctorEnabled = cfg.rolloutDoctor === "on" || (cfg.rolloutDoctor === "auto" && tenantsEnabled);

@@ -9,6 +9,7 @@
  */
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
+import { refuseLowerStep } from "../lab/kit/steps";
 import type { LabStep } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
@@ -270,17 +271,24 @@ export const simulate: Command = {
                     (l) => (realLab = l),
                 );
             }
-            const done = shopLabProgress(shopLayout(root));
-            if (shop && through < done) {
-                throw new Error(
-                    `the lab under ${root} is at step ${done} already and steps cannot be undone (--through ${through} asked); run without --through to go on, or start over with --reset`,
-                );
+            if (shop) {
+                refuseLowerStep({
+                    lab: `the lab under ${root}`,
+                    done: shopLabProgress(shopLayout(root)),
+                    through,
+                    asked: "--through",
+                    fix: () => "Run without --through to go on, or start over with --reset",
+                });
             }
-            const tenantsDone = tenantsLabProgress(tenantsLayout(root));
-            if (tenants && tenantsThrough < tenantsDone) {
-                throw new Error(
-                    `the tenants lab under ${root} is at step ${tenantsDone} already and steps cannot be undone (through ${tenantsThrough} asked); run without it to go on, or start over with --reset`,
-                );
+            if (tenants) {
+                const tenantsFlag = which === "both" ? "--tenants-through" : "--through";
+                refuseLowerStep({
+                    lab: `the tenants lab under ${root}`,
+                    done: tenantsLabProgress(tenantsLayout(root)),
+                    through: tenantsThrough,
+                    asked: tenantsFlag,
+                    fix: () => `Run without ${tenantsFlag} to go on, or start over with --reset`,
+                });
             }
             say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
             say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");

@@ -233,7 +233,7 @@ describe("solveThrough and cluster adoption (mocks)", function () {
         await runProgram({ root, solveThrough: "8" }, mockState); // the same or more is fine
         await assert.rejects(
             runProgram({ root, solveThrough: "1" }, mockState),
-            /solveThrough is 1, but the lab on this host is at step 8 and steps cannot be undone.*pulumi config set solveThrough 8/s,
+            /the lab on this host is at step 8 already and steps cannot be undone \(solveThrough 1 asked\).*pulumi config set solveThrough 8/s,
         );
     });
 
@@ -296,7 +296,7 @@ describe("tenantsLab (mocks)", function () {
         fs.writeFileSync(path.join(root, "root", "tenants-lab", "recovery.json"), "{}");
         await assert.rejects(
             runProgram({ root, solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState),
-            /tenantsSolveThrough is 2, but the tenants lab on this host is at step 3.*pulumi config set tenantsSolveThrough 3/s,
+            /the tenants lab on this host is at step 3 already and steps cannot be undone \(tenantsSolveThrough 2 asked\).*pulumi config set tenantsSolveThrough 3/s,
         );
     });
 });

@@ -82,3 +82,26 @@ export async function runSteps<S extends Schemas, C>(o: StepsRun<S, C>): Promise
     }
     return timings;
 }
+
+/** A lab asked for fewer steps than its host holds; `asked` says where the number came from, `fix` what to do. */
+export interface LowerStep {
+    /** The lab and where it is ("the lab on this host", "the tenants lab under /tmp/lab"). */
+    lab: string;
+    /** The highest step the host holds. */
+    done: number;
+    /** The step asked for. */
+    through: number;
+    /** Where the number came from ("solveThrough", "--through"). */
+    asked: string;
+    /** What to do instead, one sentence, given the step the host holds. */
+    fix(done: number): string;
+}
+
+/**
+ * Steps cannot be undone: taking a lab back would tear it down. Every front (the stack, `simulate`)
+ * refuses a lower step through this one check, in one line naming the lab, both steps and what to do.
+ */
+export function refuseLowerStep(o: LowerStep): void {
+    if (o.through >= o.done) return;
+    throw new Error(`${o.lab} is at step ${o.done} already and steps cannot be undone (${o.asked} ${o.through} asked). ${o.fix(o.done)}`);
+}
