@@ -9,7 +9,7 @@ import * as path from "path";
 import { z } from "zod";
 import { labSite } from "../lab/kit/layout";
 import { resultSet } from "../lab/kit/results";
-import { LabStep, runSteps } from "../lab/kit/steps";
+import { LabStep, refuseLowerStep, runSteps } from "../lab/kit/steps";
 import { realClock } from "../lab/ports/clock";
 
 const THIRD = resultSet(
@@ -88,5 +88,22 @@ describe("the labs' kit, as a third lab uses it", function () {
         fs.mkdirSync(path.dirname(site().resultFile("late")), { recursive: true });
         fs.writeFileSync(site().resultFile("late"), JSON.stringify({ n: 3 }));
         assert.throws(() => THIRD.read(site().resultFile), /late\.json exists but .*early\.json does not: the checkpoint is inconsistent/);
+    });
+
+    it("given result files on disk, then the lab's progress is the highest step among them, and a step below is refused in one line", async () => {
+        assert.strictEqual(THIRD.progress(site().resultFile), 0);
+        await run([], 2);
+        assert.strictEqual(THIRD.progress(site().resultFile), 2);
+        const lower = {
+            lab: "the third lab",
+            done: THIRD.progress(site().resultFile),
+            asked: "--through",
+            fix: (d: number) => `Ask for ${d}.`,
+        };
+        assert.doesNotThrow(() => refuseLowerStep({ ...lower, through: 2 }));
+        assert.throws(
+            () => refuseLowerStep({ ...lower, through: 1 }),
+            /^Error: the third lab is at step 2 already and steps cannot be undone \(--through 1 asked\)\. Ask for 2\.$/,
+        );
     });
 });

@@ -3,6 +3,7 @@
  * scenario's types, the stack outputs' types, the check made before a file is written, the grader's
  * key and type checks, and the reading of a checkpoint all come from here.
  */
+import * as fs from "fs";
 import { z } from "zod";
 import { readJsonIfExists } from "../ports/files";
 import { fieldsOfSchema, parseWithSchema, SchemaField } from "../ports/schema";
@@ -26,6 +27,8 @@ export interface ResultSet<S extends Schemas> {
      * a file after a missing one is refused (the checkpoint is inconsistent).
      */
     read(fileOf: (name: keyof S & string) => string): ResultsOf<S>;
+    /** The highest step whose result file exists (0: none), from the files alone (never parsed: a read changes nothing). */
+    progress(fileOf: (name: keyof S & string) => string): number;
 }
 
 export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S & string, number>): ResultSet<S> {
@@ -60,5 +63,6 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
             }
             return r;
         },
+        progress: (fileOf) => Math.max(0, ...names.filter((n) => fs.existsSync(fileOf(n))).map((n) => stepOf[n])),
     };
 }

@@ -12,7 +12,7 @@ import { applyShopAppSet, shopApplicationSet } from "./appset";
 import { ShopLayout } from "./layout";
 import { createShopRepo } from "./repo";
 import { readRepoFiles } from "./repoFiles";
-import { SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
+import { SHOP_RESULT_SET } from "./results";
 import { runShopScenario, ShopScenarioRun, ShopScenarioTimeouts, StepTiming } from "./scenario";
 
 export interface ShopLabContext {
@@ -68,9 +68,6 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
  * 2 the ApplicationSet (appset.yaml), 3-8 the result files.
  */
 export function shopLabProgress(layout: ShopLayout): number {
-    let through = 0;
-    if (fs.existsSync(path.join(layout.bareRepo, "HEAD"))) through = 1;
-    if (fs.existsSync(layout.appsetFile)) through = 2;
-    for (const name of SHOP_RESULT_FILES) if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, SHOP_RESULT_STEP[name]);
-    return through;
+    const setup = fs.existsSync(layout.appsetFile) ? 2 : fs.existsSync(path.join(layout.bareRepo, "HEAD")) ? 1 : 0;
+    return Math.max(setup, SHOP_RESULT_SET.progress(layout.resultFile));
 }

@@ -14,7 +14,7 @@ import { run } from "../ports/exec";
 import { RELEASES, TENANTS, TenantsLayout } from "./layout";
 import { createPlatformRepo, createTenantData } from "./repo";
 import { platformRepoFiles, tenantPath } from "./repoFiles";
-import { TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, TenantsResults } from "./results";
+import { TENANTS_RESULT_SET, TenantsResults } from "./results";
 import { firstRollout, runTenantsScenario, TenantsTimeouts } from "./scenario";
 
 export interface TenantsLabContext {
@@ -68,9 +68,6 @@ async function pushedBeyondFirst(ctx: TenantsLabContext): Promise<boolean> {
  * repository and the ApplicationSet (appset.yaml), 2-3 the result files.
  */
 export function tenantsLabProgress(layout: TenantsLayout): number {
-    let through = 0;
-    if (fs.existsSync(path.join(layout.bareRepo, "HEAD")) && fs.existsSync(layout.appsetFile)) through = 1;
-    for (const name of TENANTS_RESULT_FILES)
-        if (fs.existsSync(layout.resultFile(name))) through = Math.max(through, TENANTS_RESULT_STEP[name]);
-    return through;
+    const setup = fs.existsSync(path.join(layout.bareRepo, "HEAD")) && fs.existsSync(layout.appsetFile) ? 1 : 0;
+    return Math.max(setup, TENANTS_RESULT_SET.progress(layout.resultFile));
 }
