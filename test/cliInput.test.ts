@@ -203,6 +203,20 @@ describe("a cluster that does not answer, a port in use: one line with what to d
         }
     });
 
+    it("given a kubeconfig whose server is plain http, then doctor says the client refuses it and to give the https address", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plain-http-"));
+        try {
+            const r = runCli("doctor", ["--kubeconfig", kubeconfigFor(dir, "http://127.0.0.1:1")]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /^gitops-lab doctor: cannot read the cluster: [^\n]*server: line is http:\/\/[^\n]*give the cluster's https:\/\/ address\n$/,
+            );
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("given a kubeconfig whose server's host does not resolve, then doctor says so and names the kubeconfig's server line", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "unresolved-"));
         try {

@@ -25,7 +25,10 @@ describe("verify --step: one step at a time, with a hint", function () {
         for (const n of [1, 2, 3]) {
             const r = await runMain("verify", ["--root", root, "--step", String(n), "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
-            assert.match(r.stdout, new RegExp(`^step ${n} \\w+: done \\(\\d+ checks pass\\)\\n$`));
+            const next = shopSteps(shopLayout(root))[n];
+            assert.strictEqual(r.stdout.split("\n").length, 2, r.stdout);
+            assert.ok(r.stdout.startsWith(`step ${n} ${shopSteps(shopLayout(root))[n - 1].name}: done (`), r.stdout);
+            assert.ok(r.stdout.endsWith(` checks pass); next, step ${n + 1} ${next.name}: ${next.ask}\n`), r.stdout);
         }
         const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
@@ -44,6 +47,80 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /^step 3 incident: not done: [^\n]*prod_value[^\n]*; hint: /);
         assert.strictEqual((await runMain("verify", ["--root", root, "--step", "2", "--offline"])).code, 0);
+    });
+
+    it("given the last step done, then --step says it was the last and plain verify grades the whole lab", async () => {
+        const root = await rootAt(8);
+        const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /^step 8 report: done \(\d+ checks pass\); that was the last step: plain verify grades the whole lab\n$/);
+    });
+
+    it("given a shop lab that has moved on to step 3, then --step 2 is graded as the lab stands and is done, live", async () => {
+        const at = await labAt(3);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const args = ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig];
+            // step 2's own state (the flag off in both environments) is gone: grading through 2 alone fails
+            assert.strictEqual((await runMain("verify", [...args, "--through", "2"])).code, 1);
+            const r = await runMain("verify", [...args, "--step", "2"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(
+                r.stdout,
+                /^step 2 appset: done \(\d+ checks pass as the lab stands, at step 3\); verify --step 3 grades where you are\n$/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("given step 5's file not JSON, or step 4's missing, then --step names the file and what to write in it", async () => {
+        const root = await rootAt(5);
+        const layout = shopLayout(root);
+        fs.writeFileSync(layout.resultFile("drift"), '{"uid": ');
+        const drift = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+        assert.strictEqual(drift.code, 1, drift.out);
+        assert.match(
+            drift.stdout,
+            /^step 5 drift: not done: drift\.json exists and is JSON; hint: it is not JSON \([^\n]+\): write \S+drift\.json: a JSON object with the keys [a-z_, ]+\n$/,
+        );
+        fs.rmSync(layout.resultFile("drift"));
+        fs.rmSync(layout.resultFile("pin"));
+        const pin = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(pin.code, 1, pin.out);
+        assert.strictEqual(pin.stdout.split("\n").length, 2, pin.stdout);
+        assert.match(
+            pin.stdout,
+            new RegExp(
+                `^step 4 pin: not done: pin\\.json exists and is JSON; hint: change the ApplicationSet[^\\n]*; then write ${layout.resultFile("pin")}: a JSON object with the keys `,
+            ),
+        );
+    });
+
+    it("given a kubeconfig whose server does not answer, then --step says nothing answers there and what to do, not the step's hint", async () => {
+        const root = await rootAt(3);
+        const port = await new Promise<number>((resolve) => {
+            const s = require("net").createServer();
+            s.listen(0, "127.0.0.1", () => {
+                const p = s.address().port;
+                s.close(() => resolve(p));
+            });
+        });
+        const kubeconfig = path.join(root, "kubeconfig");
+        fs.writeFileSync(
+            kubeconfig,
+            `clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {token: x}}]\n` +
+                "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
+        );
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", kubeconfig]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            new RegExp(
+                `^step \\d \\w+: not done: the cluster answers; hint: [^\\n]*nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\)[^\\n]*; or --offline to grade the files and repository only\\n$`,
+            ),
+        );
     });
 
     it("given a step whose earlier step is not done, then it says which step comes first", async () => {

@@ -11,6 +11,13 @@ export interface Outcome {
     ok: boolean;
     expected?: unknown;
     found?: unknown;
+    /**
+     * What to do, when it failed for a reason that is no answer and that only this outcome knows (a file
+     * missing or not JSON, the cluster not answering): `verify --step` says it in place of the check's hint.
+     */
+    hint?: string;
+    /** What to do after the step's hint, when it failed (the file the step ends by writing, when it is missing). */
+    then?: string;
 }
 
 export interface Check<W> {
@@ -33,6 +40,8 @@ export interface CheckResult {
     found?: string;
     /** The check's own hint, when it failed and has one. */
     hint?: string;
+    /** What to do after the hint, when it failed and says so. */
+    then?: string;
 }
 
 /** A value as one printable line: control characters (a NUL byte of a corrupted file, a newline) as JSON escapes them. */
@@ -87,7 +96,14 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
                         step,
                         check: name,
                         ok: o.ok,
-                        ...(o.ok ? {} : { expected: show(o.expected), found: show(o.found), ...(c.hint ? { hint: c.hint } : {}) }),
+                        ...(o.ok
+                            ? {}
+                            : {
+                                  expected: show(o.expected),
+                                  found: show(o.found),
+                                  ...(o.hint || c.hint ? { hint: show(o.hint ?? c.hint) } : {}),
+                                  ...(o.then ? { then: show(o.then) } : {}),
+                              }),
                     },
                     c,
                 ),

@@ -32,7 +32,15 @@ export function clusterAnswers<W extends LiveWorld>(step: number): Check<W> {
         step,
         name: "the cluster answers",
         applies: (through, w) => through >= step && !!w.cluster,
-        run: async (w) => (w.clusterError ? { ok: false, expected: "an answer from the Kubernetes API", found: w.clusterError } : true),
+        run: async (w) =>
+            w.clusterError
+                ? {
+                      ok: false,
+                      expected: "an answer from the Kubernetes API",
+                      found: w.clusterError,
+                      hint: `${w.clusterError}; or --offline to grade the files and repository only`,
+                  }
+                : true,
     };
 }
 

@@ -63,12 +63,28 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
             name: `${name}.json exists and is JSON`,
             run: async (w) => {
                 const f = w.files[name];
-                if (!f.exists) return { ok: false, expected: w.fileOf(name), found: "no such file" };
+                const file = w.fileOf(name);
+                // what to write is no answer: the keys are in the next check's name
+                const write = `write ${file}: a JSON object with the keys ${fields.map((f) => f.key).join(", ")}`;
+                if (!f.exists) return { ok: false, expected: file, found: "no such file", then: write };
                 const waiting = `; the checks of its keys and values wait for it`;
-                if ("error" in f) return { ok: false, expected: "valid JSON", found: `${f.error}${waiting}` };
+                if ("error" in f)
+                    return {
+                        ok: false,
+                        expected: "valid JSON",
+                        found: `${f.error}${waiting}`,
+                        hint: `it is not JSON (${f.error}): ${write}`,
+                    };
                 const v = f.value;
                 const ok = v !== null && typeof v === "object" && !Array.isArray(v);
-                return { ok, expected: "a JSON object", found: ok ? "a JSON object" : `${describeJson(v)}${waiting}` };
+                return ok
+                    ? true
+                    : {
+                          ok,
+                          expected: "a JSON object",
+                          found: `${describeJson(v)}${waiting}`,
+                          hint: `it holds ${describeJson(v)}: ${write}`,
+                      };
             },
         },
         {

@@ -61,6 +61,17 @@ export interface StepVerdict {
     missing?: CheckResult;
 }
 
+/** A failed check's hint: its own, or its step's; then what it says comes after. */
+function hintOf(failed: CheckResult, step: LabStep): string {
+    return `${failed.hint ?? step.hint}${failed.then ? `; then ${failed.then}` : ""}`;
+}
+
+/** What follows a step that is done: the next step's ask, or that it was the last. */
+function next(steps: LabStep[], n: number): string {
+    const after = steps[n];
+    return after ? `next, step ${after.step} ${after.name}: ${after.ask}` : "that was the last step: plain verify grades the whole lab";
+}
+
 /**
  * One step's verdict (steps filled in by labSteps), from grading through it (`now`) and through the
  * step before, from the files and the repository alone (`before`). A check of an earlier step can
@@ -69,8 +80,19 @@ export interface StepVerdict {
  * is this step's. Done when nothing up to the step fails and at least one check of its own ran;
  * otherwise the first thing missing and its hint. Never the expected value: the hint says what to
  * do, the full `verify` shows expected and found.
+ *
+ * A step the lab has moved past is graded as the lab stands: `later`, when given, is the grading
+ * through the lab's current step (or the one it is in the middle of), whose expectations for the
+ * earlier steps are those of that state (step 3 turns the flag on that step 2's Applications showed
+ * off); the step is done when its checks pass there.
  */
-export function stepVerdict(before: CheckResult[], now: CheckResult[], steps: LabStep[], n: number): StepVerdict {
+export function stepVerdict(
+    before: CheckResult[],
+    now: CheckResult[],
+    steps: LabStep[],
+    n: number,
+    later?: { at: number; results: CheckResult[] },
+): StepVerdict {
     const step = steps[n - 1];
     if (!step) throw new Error(`there is no step ${n} (the steps are 1 to ${steps.length})`);
     const title = `step ${n} ${step.name}`;
@@ -84,13 +106,20 @@ export function stepVerdict(before: CheckResult[], now: CheckResult[], steps: La
             step: n,
             done: false,
             missing: earlier,
-            line: `${title}: not done (step ${earlier.step} ${at.name} comes first): ${earlier.check}; hint: ${earlier.hint ?? at.hint}`,
+            line: `${title}: not done (step ${earlier.step} ${at.name} comes first): ${earlier.check}; hint: ${hintOf(earlier, at)}`,
         };
     }
+    const own = (rs: CheckResult[]) => rs.filter((r) => r.step === n).length;
     const failed = first(now.filter((r) => r.step <= n)); // a later step's check (the stack outputs') is not this step's
+    if (!failed && own(now) > 0) return { step: n, done: true, line: `${title}: done (${own(now)} checks pass); ${next(steps, n)}` };
+    if (later && !first(later.results.filter((r) => r.step <= n)) && own(later.results) > 0) {
+        return {
+            step: n,
+            done: true,
+            line: `${title}: done (${own(later.results)} checks pass as the lab stands, at step ${later.at}); verify --step ${later.at} grades where you are`,
+        };
+    }
     if (failed)
-        return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${failed.hint ?? step.hint}` };
-    const own = now.filter((r) => r.step === n).length;
-    if (own === 0) return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };
-    return { step: n, done: true, line: `${title}: done (${own} checks pass)` };
+        return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, step)}` };
+    return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };
 }

@@ -130,6 +130,9 @@ const UNREACHABLE: Record<string, (server: string) => string> = {
 
 function unreachableLine(e: any): string | undefined {
     const text = String(e?.message ?? "");
+    // @kubernetes/client-node refuses a plain-http server before asking it (its message names no server)
+    if (text.includes("HTTP protocol is not allowed"))
+        return "the kubeconfig's server: line is http://, which the client refuses unless the cluster entry has insecure-skip-tls-verify: true: give the cluster's https:// address";
     const code = Object.keys(UNREACHABLE).find((c) => e?.code === c || e?.cause?.code === c || text.includes(c));
     if (!code) return undefined;
     const server = /request to (https?:\/\/[^/\s]+)/.exec(text)?.[1] ?? "the API server";
