@@ -22,7 +22,8 @@ function readDump(file: string): Dump {
     try {
         text = fs.readFileSync(file, "utf8");
     } catch (e: any) {
-        throw new Error(`cannot read ${file}: ${e.code ?? e.message}`);
+        const why: Record<string, string> = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a folder" };
+        throw new Error(`cannot read ${file} (${why[e.code] ?? e.message}): give the file of a dump; ${DUMP_HINT} > ${file}`);
     }
     let list: unknown;
     try {
@@ -88,7 +89,7 @@ export const doctor: Command = {
         "--from FILE         a dump instead of the live cluster (" + DUMP_HINT.replace("make it with ", "") + ")",
         "--appset NAME       only this ApplicationSet (it must exist)",
         "--json              the diagnosis as JSON",
-        "--stuck-after S     a step with no progress for longer than S seconds is stuck (default 600)",
+        "--stuck-after S     a step with no progress for longer than S seconds is stuck (default 600); a failed sync or hook makes it stuck at once",
         "--watch             diagnose when a rollout or an Application changes, and every --interval seconds;",
         "                    post RolloutStuck/RolloutResumed Events",
         "--interval S        the most seconds between two rounds of --watch (default 30)",

@@ -6,7 +6,7 @@
 import * as assert from "assert";
 import { diagnose, Diagnosis, dumpFromList, Finding, toJson } from "../lab/doctor/diagnose";
 import { metricsText } from "../lab/doctor/metrics";
-import { application, appSet, failedPreSync, fieldReport, hookJob, list, minutesAgo, NOW, TenantSpec } from "./helpers/rollout";
+import { application, appSet, failedPreSync, fieldReport, hookJob, list, minutesAgo, NOW, raced, TenantSpec } from "./helpers/rollout";
 import { updateApplicationStatusProgress } from "../sim/rollingSync";
 import { crdValidator } from "./helpers/upstream";
 import { runMain } from "./helpers/cli";
@@ -502,23 +502,6 @@ describe("rollout doctor: named findings", () => {
         }
     });
 });
-
-/** The newcomer's run at the tenants stall: mandant-c raced ahead into step 3 and its own hook failed (a race v3.5.1 allows). */
-function raced(): any {
-    const tenants: TenantSpec[] = [
-        { name: "mandant-a", step: 1, status: "Healthy", since: 70 },
-        { name: "mandant-b", step: 2, status: "Progressing", since: 58, app: failedPreSync("site-setup", "mandant-b", false) },
-        { name: "mandant-c", step: 3, status: "Progressing", since: 57, app: failedPreSync("site-setup", "mandant-c", false) },
-        { name: "mandant-d", step: 4, status: "Waiting", since: 75 },
-    ];
-    const set = appSet("tenants", tenants, { rolloutStep: 2, since: 58 });
-    return list(
-        set,
-        ...tenants.map((t) => application(set, t)),
-        hookJob("mandant-b", "site-setup", "failed"),
-        hookJob("mandant-c", "site-setup", "failed"),
-    );
-}
 
 /** maxUpdate 1 in a step of three: one Progressing, two Waiting. */
 function holding(): any {

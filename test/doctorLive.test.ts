@@ -14,7 +14,7 @@ import { diagnose } from "../lab/doctor/diagnose";
 import { LiveReader, readLive, RolloutChanges, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctor/watch";
 import { pollUntil } from "../lab/ports/wait";
 import { runCli, runFamily, runMain, startCli } from "./helpers/cli";
-import { fieldReport, NOW } from "./helpers/rollout";
+import { fieldReport, hookPod, NOW, raced, TYPO3_ERROR } from "./helpers/rollout";
 import { FakeKube } from "../sim/fakeApi";
 
 function get(url: string): Promise<{ status: number; body: string }> {
@@ -240,6 +240,23 @@ describe("rollout doctor against a cluster", function () {
         assert.strictEqual(JSON.parse(r.stdout).applicationSets[0].blocking[0].hook.log, "config/system/settings.php is not writable.");
     });
 
+    it("given mandant-c raced ahead and its own hook failed too, then live mode reads its Job and its Pod's log as well, and names both with their Jobs' reasons", async () => {
+        for (const o of raced().items) kube.put(o, "setup");
+        kube.put(hookPod("mandant-c", "site-setup", "c1", "", 57), "setup");
+        kube.podLogs.set("mandant-c/site-setup-c1", TYPO3_ERROR);
+        const r = await runMain("doctor", ["--kubeconfig", kubeconfigFile, "--json"]);
+        assert.strictEqual(r.code, 1, r.out);
+        const findings = JSON.parse(r.stdout).applicationSets[0].findings;
+        assert.deepStrictEqual(
+            findings.map((f: any) => `${f.kind} ${f.application} ${f.evidence.at(-1).object} ${f.evidence.at(-1).value}`),
+            [
+                "SyncFailed mandant-b Job mandant-b/site-setup BackoffLimitExceeded",
+                "SyncFailed mandant-c Job mandant-c/site-setup BackoffLimitExceeded",
+            ],
+        );
+        assert.match(findings[1].message, /failed \(BackoffLimitExceeded: [^)]*\): "config\/system\/settings\.php is not writable"/);
+    });
+
     it("an unreachable cluster is one clear line and exit 1", async () => {
         // a server where nothing listens: port 1 on loopback (not the stopped server's port, which another
         // worker's server may have taken by the time the doctor connects)
@@ -286,7 +303,10 @@ describe("rollout doctor: the command on a saved dump", function () {
         const cases = [
             [["--from", file("bad.json", "{ not json")], /is not JSON .*kubectl get applicationsets\.argoproj\.io/],
             [["--from", file("notlist.json", { kind: "Pod" })], /the dump is not a Kubernetes List/],
-            [["--from", path.join(dir, "missing.json")], /cannot read .*missing\.json: ENOENT/],
+            [
+                ["--from", path.join(dir, "missing.json")],
+                /cannot read .*missing\.json \(no such file\): give the file of a dump; make it with kubectl get /,
+            ],
         ] as [string[], RegExp][];
         const results = await runFamily(
             "doctor",

@@ -273,12 +273,17 @@ function syncFailure(dump: Dump, app: any): { reason: string; message: string; e
     if (c.hook) {
         const job = dump.jobs.find((j) => j.metadata?.namespace === c.hook!.namespace && j.metadata?.name === c.hook!.job);
         const failed = jobFailed(job);
-        evidence.push({
-            object: `Job ${c.hook.namespace}/${c.hook.job}`,
-            field: "status.conditions[Failed].reason",
-            value: c.hook.reason,
-            time: failed?.lastTransitionTime,
-        });
+        // the Job's own condition where the Job was read; else what the sync result says of the hook (never one as the other)
+        evidence.push(
+            failed
+                ? {
+                      object: `Job ${c.hook.namespace}/${c.hook.job}`,
+                      field: "status.conditions[Failed].reason",
+                      value: String(failed.reason ?? ""),
+                      time: failed.lastTransitionTime,
+                  }
+                : { object: ref, field: `status.operationState.syncResult.resources[Job ${c.hook.job}].hookPhase`, value: c.hook.reason },
+        );
     }
     return { reason: c.reason, message: c.message, evidence };
 }
@@ -292,6 +297,7 @@ function minutes(fromIso: string | null, now: Date): string {
     if (!Number.isFinite(ms) || ms < 0) return "";
     const m = Math.floor(ms / 60_000);
     if (m >= 48 * 60) return ` for ${Math.floor(m / 1440)} d ${Math.floor((m % 1440) / 60)} h`;
+    if (m === 0) return " for under a minute";
     return m >= 120 ? ` for ${Math.floor(m / 60)} h ${m % 60} min` : ` for ${m} min`;
 }
 

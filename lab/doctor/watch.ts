@@ -123,11 +123,17 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
         { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY },
     );
     const blocking = new Set(first.flatMap((d) => d.blocking.map((b) => `${d.namespace}/${b.application}`)));
-    // an Application without a RollingSync ApplicationSet is its own rollout: a failing one is blocking too
+    // an Application without a RollingSync ApplicationSet is its own rollout: a failing one is blocking too;
+    // and one whose own operation has not succeeded, at any step (a sync that failed after racing ahead, a
+    // hook left Running): its hook Jobs and their Pods' logs are the evidence of its own finding
+    const ownOperationOpen = (a: any) => {
+        const phase = a.status?.operationState?.phase;
+        return phase !== undefined && phase !== "Succeeded";
+    };
     const namespaces = [
         ...new Set(
             applications
-                .filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`))
+                .filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`) || ownOperationOpen(a))
                 .map((a) => a.spec?.destination?.namespace)
                 .filter(Boolean),
         ),

@@ -303,3 +303,20 @@ export function fieldReport(opts: { retrying?: boolean } = {}): any {
         hookJob("mandant-a", "site-setup", "complete"),
     );
 }
+
+/** The newcomer's run at the tenants stall: mandant-c raced ahead into step 3 and its own hook failed (a race v3.5.1 allows). */
+export function raced(): any {
+    const tenants: TenantSpec[] = [
+        { name: "mandant-a", step: 1, status: "Healthy", since: 70 },
+        { name: "mandant-b", step: 2, status: "Progressing", since: 58, app: failedPreSync("site-setup", "mandant-b", false) },
+        { name: "mandant-c", step: 3, status: "Progressing", since: 57, app: failedPreSync("site-setup", "mandant-c", false) },
+        { name: "mandant-d", step: 4, status: "Waiting", since: 75 },
+    ];
+    const set = appSet("tenants", tenants, { rolloutStep: 2, since: 58 });
+    return list(
+        set,
+        ...tenants.map((t) => application(set, t)),
+        hookJob("mandant-b", "site-setup", "failed"),
+        hookJob("mandant-c", "site-setup", "failed"),
+    );
+}
