@@ -86,9 +86,11 @@ const REFRESH = {
 function nextStep(lab: string, steps: LabStep[], at: number, grade: string): string[] {
     const next = steps[at];
     if (!next) return [`  # the ${lab} lab: every step is done (${steps.length}); grade it all with the verify line below`];
+    const project = path.resolve(__dirname, "..");
     return [
         `  # the ${lab} lab is at step ${at}; next, step ${next.step} ${next.name}: ${next.ask}`,
-        `  # when step ${next.step} is done: ${grade} --step ${next.step}`,
+        `  # each step in full: ${path.join(project, "docs", `${lab}-lab.md`)}; the repository's files: ${path.join(project, "gitrepo", lab)}/`,
+        `  # when step ${next.step} is done: ${grade} --step ${next.step} (once a step is done, it names the next one's ask)`,
     ];
 }
 

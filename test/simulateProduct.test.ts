@@ -388,6 +388,8 @@ describe("simulate --serve at a step: what comes next, and only commands that wo
                 run.out(),
                 new RegExp(`# when step 1 is done: \\S+/bin/gitops-lab verify --root ${root} --kubeconfig \\S+ --step 1`),
             );
+            const files = /# each step in full: (\S+); the repository's files: (\S+)\n/.exec(run.out());
+            assert.ok(files && fs.existsSync(files[1]) && fs.readdirSync(files[2]).includes("base"), run.out());
             const r = runPrinted(run.out());
             assert.ok(!r.commands.some((c) => /^git (clone|-C)/.test(c)), r.commands.join("\n"));
             assert.strictEqual(r.status, 0, r.out);
