@@ -117,6 +117,12 @@ export const verify: Command = {
                     results: [...extra, ...(await grade(at))],
                 });
             }
+            // nothing of the lab there: a learner who has not begun, or a --root that is not the lab's
+            if (progress === 0 && !verdict.done)
+                verdict = {
+                    ...verdict,
+                    line: `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`,
+                };
             if (values.json) {
                 // the hint, never the answer: the missing check without its expected and found values
                 const missing = verdict.missing && { step: verdict.missing.step, check: verdict.missing.check };

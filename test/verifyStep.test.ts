@@ -148,6 +148,10 @@ describe("verify --step: one step at a time, with a hint", function () {
         const step = await runMain("verify", ["--root", root, "--step", "1"]);
         assert.strictEqual(step.code, 1, step.out);
         assert.match(step.stdout, /^step 1 repo: not done: the bare repository exists with a main branch; hint: /);
+        assert.ok(
+            step.stdout.endsWith(`(nothing of the shop lab is under ${root} yet: is that the --root it is built under?)\n`),
+            step.stdout,
+        );
         const all = await runMain("verify", ["--root", root, "--offline"]);
         assert.strictEqual(all.code, 1, all.out);
         assert.strictEqual(
