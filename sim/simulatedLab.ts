@@ -43,7 +43,7 @@ export const SIM_TIMEOUTS: ShopScenarioTimeouts = {
     syncMs: 30_000,
     driftMs: 20_000,
     errorMs: 30_000,
-    pollMs: 100,
+    pollMs: 50,
     driftPollMs: 250,
     refreshEveryMs: 3_000,
 };
@@ -209,7 +209,7 @@ export const SIM_TENANTS_TIMEOUTS: TenantsTimeouts = {
     rolloutMs: 60_000,
     stallMs: 60_000,
     recoveryMs: 90_000,
-    pollMs: 100,
+    pollMs: 50,
     refreshEveryMs: 3_000,
 };
 

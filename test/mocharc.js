@@ -11,6 +11,8 @@
 const fs = require("fs");
 
 const LONGEST_FIRST = [
+    "typecheck",
+    "lint",
     "tenantsStall",
     "tenantsLab",
     "simulateProduct",
@@ -31,7 +33,6 @@ const LONGEST_FIRST = [
     "closedOutput",
     "kubectlTables",
     "provider.e2e",
-    "typecheck",
     "freshHost",
     "found",
     "program",
