@@ -109,16 +109,11 @@ export const verify: Command = {
             // the steps before, as their files and the repository hold them (the cluster has moved on since)
             const before = step > 1 ? await grade(step - 1, true) : [];
             let verdict = stepVerdict(before, results, steps, step);
-            // a step the lab has moved past is graded as the lab stands: through the step it is at, or the one it is in the middle of
-            for (const at of [progress, progress + 1].filter((m) => m > step && m <= steps.length)) {
-                if (verdict.done) break;
-                verdict = stepVerdict(before, results, steps, step, {
-                    at: Math.max(progress, step + 1),
-                    results: [...extra, ...(await grade(at))],
-                });
-            }
+            // a step the lab has moved past (a later step's result file is there) is graded as the lab stands
+            if (!verdict.done && progress > step)
+                verdict = stepVerdict(before, results, steps, step, { at: progress, results: [...extra, ...(await grade(progress))] });
             // nothing of the lab there: a learner who has not begun, or a --root that is not the lab's
-            if (progress === 0 && !verdict.done)
+            if (!verdict.done && !fs.existsSync(layout.bareRepo))
                 verdict = {
                     ...verdict,
                     line: `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`,

@@ -1,4 +1,4 @@
-// The lint the README's test command runs first (npm test runs npm run lint): typescript-eslint's
+// The lint the README's test command runs (test/lint.test.ts, as npm run lint): typescript-eslint's
 // recommended rules, with the exceptions this project makes on purpose, each with its reason.
 "use strict";
 const js = require("@eslint/js");

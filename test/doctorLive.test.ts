@@ -11,7 +11,15 @@ import * as path from "path";
 import { parse } from "yaml";
 import { KubeCluster } from "../lab/ports/cluster";
 import { diagnose } from "../lab/doctor/diagnose";
-import { LiveReader, readLive, RolloutChanges, RolloutWatcher, serveMetrics, EVENT_SOURCE } from "../lab/doctor/watch";
+import {
+    LiveReader,
+    MAX_FAILED_NAMESPACES,
+    readLive,
+    RolloutChanges,
+    RolloutWatcher,
+    serveMetrics,
+    EVENT_SOURCE,
+} from "../lab/doctor/watch";
 import { pollUntil } from "../lab/ports/wait";
 import { runCli, runFamily, runMain, startCli } from "./helpers/cli";
 import { fieldReport, hookPod, NOW, raced, TYPO3_ERROR } from "./helpers/rollout";
@@ -255,6 +263,28 @@ describe("rollout doctor against a cluster", function () {
             ],
         );
         assert.match(findings[1].message, /failed \(BackoffLimitExceeded: [^)]*\): "config\/system\/settings\.php is not writable"/);
+    });
+
+    it("given 25 Applications whose own sync failed at other steps, then a round lists Jobs and Pods in the blocking namespace and 20 of theirs, no more", async () => {
+        const c = raced().items.find((o: any) => o.kind === "Application" && o.metadata.name === "mandant-c");
+        for (let i = 0; i < 25; i++) {
+            const name = `failed-${String(i).padStart(2, "0")}`;
+            const { uid: _uid, resourceVersion: _rv, ...metadata } = c.metadata;
+            kube.put(
+                { ...c, metadata: { ...metadata, name }, spec: { ...c.spec, destination: { ...c.spec.destination, namespace: name } } },
+                "setup",
+            );
+        }
+        const before = kube.requests.length;
+        await readLive(cluster);
+        const listed = new Set(
+            kube.requests
+                .slice(before)
+                .filter((r) => r.method === "GET" && /\/(jobs|pods)$/.test(r.path))
+                .map((r) => /\/namespaces\/([^/]+)\//.exec(r.path)?.[1]),
+        );
+        assert.strictEqual(listed.size, 1 + MAX_FAILED_NAMESPACES, [...listed].join(", "));
+        assert.ok(listed.has("mandant-b"), "the blocking Application's namespace first");
     });
 
     it("an unreachable cluster is one clear line and exit 1", async () => {

@@ -7,7 +7,8 @@ import { execFile } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { readSteps } from "../lab/grader/steps";
+import type { CheckResult } from "../lab/grader/grader";
+import { readSteps, stepVerdict } from "../lab/grader/steps";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
@@ -73,6 +74,27 @@ describe("verify --step: one step at a time, with a hint", function () {
         } finally {
             await at.stop();
         }
+    });
+
+    it("given a shop lab at step 5 (appset.yaml's prod on release/prod), then --step 3 is done as the lab stands, not held by step 2's prod=main", async () => {
+        const root = await rootAt(5);
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(
+            r.stdout,
+            /^step 3 incident: done \(\d+ checks pass as the lab stands, at step 5\); verify --step 5 grades where you are\n$/,
+        );
+    });
+
+    it("given a check of step 4 that counts for step 5 when graded there, and fails, then step 4 is not done as the lab stands either", () => {
+        const steps = shopSteps(shopLayout("/"));
+        const flag = (step: number, ok: boolean): CheckResult => ({ step, check: "live shop-prod FEATURE_CHECKOUT_V2 is off", ok });
+        const own: CheckResult = { step: 4, check: "pin.json exists and is JSON", ok: true };
+        const now = [own, flag(4, false)];
+        const failing = stepVerdict([], now, steps, 4, { at: 5, results: [own, flag(5, false)] });
+        assert.strictEqual(failing.done, false, failing.line);
+        const passing = stepVerdict([], now, steps, 4, { at: 5, results: [own, flag(5, true)] });
+        assert.strictEqual(passing.done, true, passing.line);
     });
 
     it("given step 5's file not JSON, or step 4's missing, then --step names the file and what to write in it", async () => {

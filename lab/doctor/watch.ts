@@ -15,12 +15,15 @@ import { RolloutMetrics } from "./metrics";
 
 export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
 
+/** How many namespaces of Applications whose own sync failed, beyond the blocking ones, a round reads Jobs and Pods in. */
+export const MAX_FAILED_NAMESPACES = 20;
+
 /**
  * The four kinds the doctor reads, from the live cluster. Jobs and Pods only where a cause can be:
  * the destination namespaces of the Applications a first diagnosis (from the ApplicationSets and
  * Applications alone) finds blocking — for a RollingSync rollout the current step's Applications
- * that are not Healthy, not every Application behind it — so a round reads a few namespaces, not
- * the whole cluster.
+ * that are not Healthy, not every Application behind it — and of up to MAX_FAILED_NAMESPACES more
+ * whose own sync failed at another step, so a round reads a few namespaces, not the whole cluster.
  */
 export async function readLive(cluster: ClusterPort): Promise<Dump> {
     const [applicationSets, applications] = await Promise.all([cluster.listApplicationSets(), cluster.listApplications()]);
@@ -77,7 +80,7 @@ export class RolloutChanges {
 
 /**
  * For --watch: ApplicationSets and Applications from watches (informers: listed once, then followed),
- * so a round lists only the Jobs and Pods of the blocking Applications; while a watch is broken, a
+ * so a round lists only the Jobs and Pods of the Applications readCauses names; while a watch is broken, a
  * round lists that kind instead. `onChange` says when the watches brought a change a diagnosis turns on.
  */
 export class LiveReader {
@@ -123,21 +126,22 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
         { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY },
     );
     const blocking = new Set(first.flatMap((d) => d.blocking.map((b) => `${d.namespace}/${b.application}`)));
-    // an Application without a RollingSync ApplicationSet is its own rollout: a failing one is blocking too;
-    // and one whose own operation has not succeeded, at any step (a sync that failed after racing ahead, a
-    // hook left Running): its hook Jobs and their Pods' logs are the evidence of its own finding
-    const ownOperationOpen = (a: any) => {
-        const phase = a.status?.operationState?.phase;
-        return phase !== undefined && phase !== "Succeeded";
+    // an Application without a RollingSync ApplicationSet is its own rollout: a failing one is blocking too.
+    // And, at any step, those whose own sync failed (Failed, Error, or retried after failures: one that raced
+    // ahead of its step): their hook Jobs and Pods' logs are their findings' evidence. At most
+    // MAX_FAILED_NAMESPACES of those, so a fleet with many failed syncs still costs a round a few reads;
+    // past them a finding's evidence is what the Application's sync result says of its hook.
+    const failedOwnSync = (a: any) => {
+        const op = a.status?.operationState;
+        return op?.phase === "Failed" || op?.phase === "Error" || (op?.phase === "Running" && Number(op?.retryCount ?? 0) > 0);
     };
-    const namespaces = [
-        ...new Set(
-            applications
-                .filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`) || ownOperationOpen(a))
-                .map((a) => a.spec?.destination?.namespace)
-                .filter(Boolean),
-        ),
-    ] as string[];
+    const destination = (a: any): string | undefined => a.spec?.destination?.namespace;
+    const blockingNamespaces = applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map(destination);
+    const failedNamespaces = [...new Set(applications.filter(failedOwnSync).map(destination).filter(Boolean))]
+        .filter((ns) => !blockingNamespaces.includes(ns))
+        .sort()
+        .slice(0, MAX_FAILED_NAMESPACES);
+    const namespaces = [...new Set([...blockingNamespaces, ...failedNamespaces].filter(Boolean))] as string[];
     const jobs = (await Promise.all(namespaces.map((ns) => cluster.listJobs(ns)))).flat();
     const pods = (await Promise.all(namespaces.map((ns) => cluster.listPods(ns)))).flat();
     // the failed hook Pods' logs, where their own error text is (the default terminationMessagePolicy writes none)

@@ -82,9 +82,11 @@ function next(steps: LabStep[], n: number): string {
  * do, the full `verify` shows expected and found.
  *
  * A step the lab has moved past is graded as the lab stands: `later`, when given, is the grading
- * through the lab's current step (or the one it is in the middle of), whose expectations for the
+ * through the step the lab is at (a later step's result file is written), whose expectations for the
  * earlier steps are those of that state (step 3 turns the flag on that step 2's Applications showed
- * off); the step is done when its checks pass there.
+ * off; step 4 points appset.yaml's prod at release/prod). The step is done when every check that is
+ * this step's or an earlier one's, graded through N or there, passes there (a check that counts for a
+ * later step as the lab goes on, such as the live flag's, still counts).
  */
 export function stepVerdict(
     before: CheckResult[],
@@ -97,6 +99,17 @@ export function stepVerdict(
     if (!step) throw new Error(`there is no step ${n} (the steps are 1 to ${steps.length})`);
     const title = `step ${n} ${step.name}`;
     const first = (rs: CheckResult[]) => rs.filter((r) => !r.ok).sort((a, b) => a.step - b.step)[0];
+    const own = (rs: CheckResult[]) => rs.filter((r) => r.step === n).length;
+    if (later) {
+        const mine = new Set(now.filter((r) => r.step <= n).map(checkKey));
+        const there = later.results.filter((r) => r.step <= n || mine.has(checkKey(r)));
+        if (!first(there) && own(later.results) > 0)
+            return {
+                step: n,
+                done: true,
+                line: `${title}: done (${own(later.results)} checks pass as the lab stands, at step ${later.at}); verify --step ${later.at} grades where you are`,
+            };
+    }
     // by the check's table entry, not its printed name (which may name the step graded)
     const failedBefore = new Set(before.filter((r) => !r.ok).map(checkKey));
     const earlier = first(now.filter((r) => r.step < n && failedBefore.has(checkKey(r))));
@@ -109,16 +122,8 @@ export function stepVerdict(
             line: `${title}: not done (step ${earlier.step} ${at.name} comes first): ${earlier.check}; hint: ${hintOf(earlier, at)}`,
         };
     }
-    const own = (rs: CheckResult[]) => rs.filter((r) => r.step === n).length;
     const failed = first(now.filter((r) => r.step <= n)); // a later step's check (the stack outputs') is not this step's
     if (!failed && own(now) > 0) return { step: n, done: true, line: `${title}: done (${own(now)} checks pass); ${next(steps, n)}` };
-    if (later && !first(later.results.filter((r) => r.step <= n)) && own(later.results) > 0) {
-        return {
-            step: n,
-            done: true,
-            line: `${title}: done (${own(later.results)} checks pass as the lab stands, at step ${later.at}); verify --step ${later.at} grades where you are`,
-        };
-    }
     if (failed)
         return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, step)}` };
     return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };

@@ -98,8 +98,9 @@ export interface LowerStep {
 }
 
 /**
- * Steps cannot be undone: taking a lab back would tear it down. Every front (the stack, `simulate`)
- * refuses a lower step through this one check, in one line naming the lab, both steps and what to do.
+ * Steps cannot be undone: taking a lab back would tear it down. The stack's program and `simulate`
+ * refuse a lower step through this one check, from the host's files, in one line naming the lab, both
+ * steps and what to do (a lab's provider refuses it again from its state: program/labRunProvider.ts).
  */
 export function refuseLowerStep(o: LowerStep): void {
     if (o.through >= o.done) return;
