@@ -108,10 +108,11 @@ export const verify: Command = {
         if (step !== undefined) {
             // the steps before, as their files and the repository hold them (the cluster has moved on since)
             const before = step > 1 ? await grade(step - 1, true) : [];
-            let verdict = stepVerdict(before, results, steps, step);
+            const at = Math.max(progress, step);
+            let verdict = stepVerdict(before, results, steps, step, { at });
             // a step the lab has moved past (a later step's result file is there) is graded as the lab stands
-            if (!verdict.done && progress > step)
-                verdict = stepVerdict(before, results, steps, step, { at: progress, results: [...extra, ...(await grade(progress))] });
+            if (!verdict.done && at > step)
+                verdict = stepVerdict(before, results, steps, step, { at, results: [...extra, ...(await grade(at))] });
             // nothing of the lab there: a learner who has not begun, or a --root that is not the lab's
             if (!verdict.done && !fs.existsSync(layout.bareRepo))
                 verdict = {

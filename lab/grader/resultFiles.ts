@@ -65,8 +65,10 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                 const f = w.files[name];
                 const file = w.fileOf(name);
                 // what to write is no answer: the keys are in the next check's name
-                const write = `write ${file}: a JSON object with the keys ${fields.map((f) => f.key).join(", ")}`;
-                if (!f.exists) return { ok: false, expected: file, found: "no such file", then: write };
+                const keys = `a JSON object with the keys ${fields.map((f) => f.key).join(", ")}`;
+                const write = `write ${file}: ${keys}`;
+                if (!f.exists)
+                    return { ok: false, expected: file, found: "no such file", then: `write ${file} (there is none yet): ${keys}` };
                 const waiting = `; the checks of its keys and values wait for it`;
                 if ("error" in f)
                     return {

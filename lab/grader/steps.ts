@@ -66,8 +66,9 @@ function hintOf(failed: CheckResult, step: LabStep): string {
     return `${failed.hint ?? step.hint}${failed.then ? `; then ${failed.then}` : ""}`;
 }
 
-/** What follows a step that is done: the next step's ask, or that it was the last. */
-function next(steps: LabStep[], n: number): string {
+/** What follows a step that is done: the next step's ask, that it was the last, or where the lab is when it is past it. */
+function next(steps: LabStep[], n: number, at = n): string {
+    if (at > n) return `the lab is at step ${at}: verify --step ${at} grades where you are`;
     const after = steps[n];
     return after ? `next, step ${after.step} ${after.name}: ${after.ask}` : "that was the last step: plain verify grades the whole lab";
 }
@@ -81,33 +82,45 @@ function next(steps: LabStep[], n: number): string {
  * otherwise the first thing missing and its hint. Never the expected value: the hint says what to
  * do, the full `verify` shows expected and found.
  *
- * A step the lab has moved past is graded as the lab stands: `later`, when given, is the grading
- * through the step the lab is at (a later step's result file is written), whose expectations for the
- * earlier steps are those of that state (step 3 turns the flag on that step 2's Applications showed
- * off; step 4 points appset.yaml's prod at release/prod). The step is done when every check that is
- * this step's or an earlier one's, graded through N or there, passes there (a check that counts for a
- * later step as the lab goes on, such as the live flag's, still counts).
+ * A step the lab has moved past is graded as the lab stands: `lab.results`, when given, is the
+ * grading through the step the lab is at (`lab.at`: a later step's result file is written), whose
+ * expectations for the earlier steps are those of that state (step 3 turns the flag on that step 2's
+ * Applications showed off; step 4 points appset.yaml's prod at release/prod). The step is done when
+ * every check that is this step's or an earlier one's, graded through N or there, passes there (a
+ * check that counts for a later step as the lab goes on, such as the live flag's, still counts);
+ * else the first of those that fails there is what is missing (a cluster that does not answer, not
+ * an earlier step's expectation the lab has rightly moved past). A done step of a lab past it says
+ * where the lab is, not the next step's ask.
  */
 export function stepVerdict(
     before: CheckResult[],
     now: CheckResult[],
     steps: LabStep[],
     n: number,
-    later?: { at: number; results: CheckResult[] },
+    lab?: { at: number; results?: CheckResult[] },
 ): StepVerdict {
     const step = steps[n - 1];
     if (!step) throw new Error(`there is no step ${n} (the steps are 1 to ${steps.length})`);
     const title = `step ${n} ${step.name}`;
     const first = (rs: CheckResult[]) => rs.filter((r) => !r.ok).sort((a, b) => a.step - b.step)[0];
     const own = (rs: CheckResult[]) => rs.filter((r) => r.step === n).length;
-    if (later) {
+    const at = lab?.at ?? n;
+    if (lab?.results) {
         const mine = new Set(now.filter((r) => r.step <= n).map(checkKey));
-        const there = later.results.filter((r) => r.step <= n || mine.has(checkKey(r)));
-        if (!first(there) && own(later.results) > 0)
+        const there = lab.results.filter((r) => r.step <= n || mine.has(checkKey(r)));
+        const failedThere = first(there);
+        if (!failedThere && own(lab.results) > 0)
             return {
                 step: n,
                 done: true,
-                line: `${title}: done (${own(later.results)} checks pass as the lab stands, at step ${later.at}); verify --step ${later.at} grades where you are`,
+                line: `${title}: done (${own(lab.results)} checks pass as the lab stands); ${next(steps, n, at)}`,
+            };
+        if (failedThere)
+            return {
+                step: n,
+                done: false,
+                missing: failedThere,
+                line: `${title}: not done (as the lab stands, at step ${at}): ${failedThere.check}; hint: ${hintOf(failedThere, steps[failedThere.step - 1] ?? step)}`,
             };
     }
     // by the check's table entry, not its printed name (which may name the step graded)
@@ -123,7 +136,7 @@ export function stepVerdict(
         };
     }
     const failed = first(now.filter((r) => r.step <= n)); // a later step's check (the stack outputs') is not this step's
-    if (!failed && own(now) > 0) return { step: n, done: true, line: `${title}: done (${own(now)} checks pass); ${next(steps, n)}` };
+    if (!failed && own(now) > 0) return { step: n, done: true, line: `${title}: done (${own(now)} checks pass); ${next(steps, n, at)}` };
     if (failed)
         return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, step)}` };
     return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };
