@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { checkRoot, UsageError } from "../cli/command";
+import { freePort, kubeconfigFor } from "./helpers/kubeconfig";
 import { runCli } from "./helpers/cli";
 
 describe("a lab root from the command line (checkRoot)", () => {
@@ -162,74 +163,45 @@ describe("options are checked as a set (before anything runs)", () => {
 
 describe("a cluster that does not answer, a port in use: one line with what to do", function () {
     this.timeout(120_000);
-    /** A kubeconfig whose server is `server`. */
-    const kubeconfigFor = (dir: string, server: string) => {
-        const file = path.join(dir, "kubeconfig");
-        fs.writeFileSync(
-            file,
-            [
-                "apiVersion: v1",
-                "kind: Config",
-                `clusters: [{name: c, cluster: {server: "${server}"}}]`,
-                "users: [{name: u, user: {token: x}}]",
-                "contexts: [{name: c, context: {cluster: c, user: u}}]",
-                "current-context: c",
-            ].join("\n"),
-        );
-        return file;
+    /** `doctor` against a kubeconfig whose server is `server`, in a folder of its own. */
+    const doctorAt = (server: string) => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "no-cluster-"));
+        try {
+            return runCli("doctor", ["--kubeconfig", kubeconfigFor(dir, server)]);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     };
 
     it("given a kubeconfig whose server refuses connections, then doctor says nothing answers there and what to check, not ECONNREFUSED", async () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "refused-"));
-        // a port that was just free: nothing listens on it
-        const port = await new Promise<number>((resolve) => {
-            const s = require("net").createServer();
-            s.listen(0, "127.0.0.1", () => {
-                const p = s.address().port;
-                s.close(() => resolve(p));
-            });
-        });
-        try {
-            const r = runCli("doctor", ["--kubeconfig", kubeconfigFor(dir, `https://127.0.0.1:${port}`)]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stderr,
-                new RegExp(
-                    `^gitops-lab doctor: cannot read the cluster: list (applicationsets|applications): nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\): is the cluster running, and is this its kubeconfig\\? \\(--kubeconfig FILE, or \\$KUBECONFIG\\)\\n$`,
-                ),
-            );
-        } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
-        }
+        const port = await freePort();
+        const r = doctorAt(`https://127.0.0.1:${port}`);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stderr,
+            new RegExp(
+                `^gitops-lab doctor: cannot read the cluster: list (applicationsets|applications): nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\): is the cluster running, and is this its kubeconfig\\? \\(--kubeconfig FILE, or \\$KUBECONFIG\\)\\n$`,
+            ),
+        );
     });
 
     it("given a kubeconfig whose server is plain http, then doctor says the client refuses it and to give the https address", () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plain-http-"));
-        try {
-            const r = runCli("doctor", ["--kubeconfig", kubeconfigFor(dir, "http://127.0.0.1:1")]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stderr,
-                /^gitops-lab doctor: cannot read the cluster: [^\n]*server: line is http:\/\/[^\n]*give the cluster's https:\/\/ address\n$/,
-            );
-        } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
-        }
+        const r = doctorAt("http://127.0.0.1:1");
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stderr,
+            /^gitops-lab doctor: cannot read the cluster: [^\n]*server: line is http:\/\/[^\n]*give the cluster's https:\/\/ address\n$/,
+        );
     });
 
     it("given a kubeconfig whose server's host does not resolve, then doctor says so and names the kubeconfig's server line", () => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "unresolved-"));
-        try {
-            const r = runCli("doctor", ["--kubeconfig", kubeconfigFor(dir, "https://no-such-host.invalid:6443")]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stderr,
-                /^gitops-lab doctor: cannot read the cluster: list (applicationsets|applications): the API server's host in https:\/\/no-such-host\.invalid:6443 (does not resolve|could not be resolved now)/,
-            );
-            assert.doesNotMatch(r.stderr, /ENOTFOUND|EAI_AGAIN|getaddrinfo/);
-        } finally {
-            fs.rmSync(dir, { recursive: true, force: true });
-        }
+        const r = doctorAt("https://no-such-host.invalid:6443");
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stderr,
+            /^gitops-lab doctor: cannot read the cluster: list (applicationsets|applications): the API server's host in https:\/\/no-such-host\.invalid:6443 (does not resolve|could not be resolved now)/,
+        );
+        assert.doesNotMatch(r.stderr, /ENOTFOUND|EAI_AGAIN|getaddrinfo/);
     });
 
     it("given --metrics-port a port another process listens on, then doctor --watch says it is in use and to choose another", async () => {

@@ -13,6 +13,7 @@ import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
+import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
 import { labAt, rootAt } from "./helpers/labAt";
 import { tenantsRootAt } from "./helpers/tenantsAt";
 
@@ -124,19 +125,8 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("given a kubeconfig whose server does not answer, then --step says nothing answers there and what to do, not the step's hint", async () => {
         const root = await rootAt(3);
-        const port = await new Promise<number>((resolve) => {
-            const s = require("net").createServer();
-            s.listen(0, "127.0.0.1", () => {
-                const p = s.address().port;
-                s.close(() => resolve(p));
-            });
-        });
-        const kubeconfig = path.join(root, "kubeconfig");
-        fs.writeFileSync(
-            kubeconfig,
-            `clusters: [{name: c, cluster: {server: "https://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {token: x}}]\n` +
-                "contexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
-        );
+        const port = await freePort();
+        const kubeconfig = kubeconfigFor(root, `https://127.0.0.1:${port}`);
         const nothingAnswers = `the cluster answers; hint: [^\\n]*nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\)[^\\n]*; or --offline to grade the files and repository only\\n$`;
         const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", kubeconfig]);
         assert.strictEqual(r.code, 1, r.out);
