@@ -36,6 +36,9 @@ export function notSyncedBecause(app: any, sha: string, opts: { noOpAllowed?: bo
     return null;
 }
 
+/** The phases of an operation (and of a hook in its sync result) that ended in failure. */
+export const FAILED_PHASES: readonly string[] = ["Failed", "Error"];
+
 /**
  * Why an Application can never become synced to `sha` without someone changing something, or null
  * while it still may: the sync to it failed after its retries, a SyncError, or a ComparisonError
@@ -47,7 +50,7 @@ export function cannotSyncBecause(app: any, sha: string, opts: { refreshPending:
     const st = app.status ?? {};
     const op = st.operationState;
     const opRevision = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
-    if (op && ["Failed", "Error"].includes(op.phase) && opRevision === sha)
+    if (op && FAILED_PHASES.includes(op.phase) && opRevision === sha)
         return `the sync to it ended ${op.phase}: ${op.message ?? "(no message)"}`;
     const conds = errorConditions(app);
     // a SyncError about another commit says nothing about this one

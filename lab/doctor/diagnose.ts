@@ -5,7 +5,7 @@
  * objects to a diagnosis.
  */
 import { errorLine } from "./errorLine";
-import { ERROR_CONDITION_TYPES, HOOK_ANNOTATION, INSTANCE_LABEL, TRACKING_ANNOTATION } from "../argo/application";
+import { ERROR_CONDITION_TYPES, FAILED_PHASES, HOOK_ANNOTATION, INSTANCE_LABEL, TRACKING_ANNOTATION } from "../argo/application";
 import { stepSelects } from "../argo/rollingSync";
 import { Entry, Evidence, Finding, findingsOf, skipFinding } from "./findings";
 
@@ -108,8 +108,6 @@ export function dumpFromList(list: unknown): Dump {
     return dump;
 }
 
-const FAILED_PHASES = ["Failed", "Error"];
-
 /** The 1-based step of an Application: from the ApplicationSet's status, else from the step selectors. */
 function stepOf(appset: any, app: any, status: any): number | null {
     const fromStatus = Number(status?.step);
@@ -176,7 +174,7 @@ function trackedBy(job: any, app: any): boolean {
  */
 function failedHook(dump: Dump, app: any): HookInfo | null {
     const resources: any[] = app.status?.operationState?.syncResult?.resources ?? [];
-    let hook = resources.find((r) => r.hookType && ["Failed", "Error"].includes(r.hookPhase));
+    let hook = resources.find((r) => r.hookType && FAILED_PHASES.includes(r.hookPhase));
     if (!hook) {
         const ns = app.spec?.destination?.namespace;
         const startedAt: string | undefined = app.status?.operationState?.startedAt;

@@ -9,7 +9,7 @@ import * as http from "http";
 import * as os from "os";
 import { Clock } from "../ports/clock";
 import { ClusterPort, KindCache } from "../ports/cluster";
-import { HOOK_ANNOTATION } from "../argo/application";
+import { FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
 import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
 
@@ -133,7 +133,7 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
     // past them a finding's evidence is what the Application's sync result says of its hook.
     const failedOwnSync = (a: any) => {
         const op = a.status?.operationState;
-        return op?.phase === "Failed" || op?.phase === "Error" || (op?.phase === "Running" && Number(op?.retryCount ?? 0) > 0);
+        return FAILED_PHASES.includes(op?.phase) || (op?.phase === "Running" && Number(op?.retryCount ?? 0) > 0);
     };
     const destination = (a: any): string | undefined => a.spec?.destination?.namespace;
     const blockingNamespaces = applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map(destination);
