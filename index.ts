@@ -78,6 +78,7 @@ const argocd = new ArgoCd("argocd", {
     provider,
     kubeconfig: k3s.kubeconfig,
     readyTimeoutSeconds: cfg.argocdReadyTimeoutSeconds,
+    version: cfg.argocdVersion,
     found: found.argocd,
 });
 const gitd = new GitDaemon("gitd", {

@@ -1,8 +1,14 @@
-import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
-import { argoCdCmdParams, ARGOCD_UI, ARGOCD_WORKLOADS, INITIAL_ADMIN_SECRET } from "../lab/platform/argocd";
+import {
+    argoCdCmdParams,
+    argoCdInstallDir,
+    ArgoCdVersion,
+    ARGOCD_UI,
+    ARGOCD_WORKLOADS,
+    INITIAL_ADMIN_SECRET,
+} from "../lab/platform/argocd";
 import { CREATED_BY } from "../lab/platform/found";
 import { PROJECT_DIR } from "../program/labModule";
 import { WorkloadsReady } from "./workloadsReady";
@@ -12,7 +18,9 @@ export interface ArgoCdArgs {
     provider: k8s.Provider;
     /** The cluster's kubeconfig (secret), for the readiness check. */
     kubeconfig: pulumi.Input<string>;
-    /** The kustomization that pins the upstream install (default components/argocd-install). */
+    /** The Argo CD version to install (default DEFAULT_ARGOCD_VERSION): its pinned install in components/argocd-install/<version>. */
+    version?: ArgoCdVersion;
+    /** Another kustomization to apply instead (tests). */
     installDir?: string;
     /** How long to wait for the controllers (default 600 s). */
     readyTimeoutSeconds?: number;
@@ -24,7 +32,7 @@ export interface ArgoCdArgs {
 }
 
 /**
- * Argo CD v3.5.1 (upstream non-HA install, pinned) in namespace argocd, with progressive syncs
+ * Argo CD (upstream non-HA install of the chosen version, pinned) in namespace argocd, with progressive syncs
  * switched on for the RollingSync lab. Ready only when the repo-server, the application
  * controller, the ApplicationSet controller and argocd-server are; the wait then reads the admin
  * password argocd-server generated.
@@ -76,7 +84,7 @@ export class ArgoCd extends pulumi.ComponentResource {
             `${name}-install`,
             // skipAwait: the readiness wait below, with argocdReadyTimeoutSeconds, is the deadline that holds
             {
-                directory: args.installDir ?? path.join(PROJECT_DIR, "components", "argocd-install"),
+                directory: args.installDir ?? argoCdInstallDir(args.version, PROJECT_DIR),
                 namespace: ARGOCD_NAMESPACE,
                 skipAwait: true,
             },

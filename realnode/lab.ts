@@ -12,7 +12,8 @@ import * as path from "path";
 import { stringify } from "yaml";
 import { run } from "../lab/ports/exec";
 import { KubeCluster } from "../lab/ports/cluster";
-import { argoCdCmdParams, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
+import { argoCdCmdParams, argoCdInstallDir, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
+import { REAL_PLANE } from "../realplane/versions";
 import { gitDaemonDeployment, gitDaemonService, GITD_NAME, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 import { waitWorkloadsReady } from "../lab/platform/readiness";
 import { shopLayout, ShopLayout } from "../lab/shop/layout";
@@ -20,7 +21,8 @@ import { prepareHostRoot } from "../sim/simulatedLab";
 import { checkPlaneTools } from "../realplane/tools";
 import { RealNode, startRealNode } from "./node";
 
-export const ARGOCD_INSTALL_DIR = path.join(__dirname, "..", "components", "argocd-install");
+/** The install the real tier applies: the version realplane/versions.ts builds. */
+export const ARGOCD_INSTALL_DIR = argoCdInstallDir(REAL_PLANE.argocd);
 
 export interface NodeLab {
     layout: ShopLayout;

@@ -104,10 +104,10 @@ export async function goModOf(modVersion: string, cwd: string): Promise<string> 
 }
 
 /** A directory of the downloaded module (e.g. Argo CD's manifests/install.yaml). */
-export async function moduleDir(modVersion: string): Promise<string> {
+export async function moduleDir(modVersion: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gomod-"));
     try {
-        return JSON.parse(await go(["mod", "download", "-json", modVersion], tmp)).Dir;
+        return JSON.parse(await go(["mod", "download", "-json", modVersion], tmp, env)).Dir;
     } finally {
         fs.rmSync(tmp, { recursive: true, force: true });
     }

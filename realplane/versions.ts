@@ -23,6 +23,12 @@ export const REAL_PLANE = {
 } as const;
 
 /**
+ * The Go toolchain Argo CD 3.6's go.mod asks for (`go 1.27.0`); the Go module proxy serves it, and
+ * `GOTOOLCHAIN` makes the local go fetch and run it for that module alone.
+ */
+export const GO_TOOLCHAIN_ARGOCD_3_6 = "go1.27.3";
+
+/**
  * The Pulumi engine the Pulumi tier runs, built from Go modules like the plane (realplane/pulumiBuild.ts).
  * `kubernetes` is the provider `@pulumi/kubernetes` (package.json) asks for: the same version, so a lab
  * host downloads the provider the tests built and the engine prints no version warning.

@@ -1,5 +1,5 @@
 /**
- * The CustomResourceDefinitions of the shipped Argo CD install (components/argocd-install/install.yaml)
+ * The CustomResourceDefinitions of the shipped Argo CD install (components/argocd-install/<default version>/install.yaml)
  * as the API server holds them once apiextensions-apiserver has accepted them: its defaults
  * (`conversion: None`) and the status it writes (accepted names, NamesAccepted and Established,
  * the stored version). Parsing them costs most of a second, so it happens once per process and
@@ -8,8 +8,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
+import { argoCdInstallDir } from "../lab/platform/argocd";
 
-const INSTALL = path.join(__dirname, "..", "components", "argocd-install", "install.yaml");
+// the three CRDs as the default version's install has them (the simulation serves one set for every version it simulates)
+const INSTALL = path.join(argoCdInstallDir(), "install.yaml");
 
 /** The CRDs' names, known without parsing them: a read of another CRD needs no parse. */
 export const ARGOCD_CRD_NAMES = ["applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"];

@@ -7,6 +7,7 @@ import * as assert from "assert";
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
+import { ARGOCD_VERSIONS } from "../lab/platform/argocd";
 
 const PROJECT = path.join(__dirname, "..");
 const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: PROJECT, encoding: "utf8" })
@@ -127,7 +128,8 @@ describe("the project stands alone", () => {
             assert.ok(tracked.includes(`test/fixtures/upstream/argo-cd-v3.5.1/${f}`), f);
         }
         assert.match(read("test/fixtures/upstream/argo-cd-v3.5.1/README.md"), /109ca7ca71139e514114499d294a492e7910a965/);
-        assert.ok(tracked.includes("components/argocd-install/install.yaml"), "the pinned install ships with the product");
+        for (const v of ARGOCD_VERSIONS)
+            assert.ok(tracked.includes(`components/argocd-install/${v}/install.yaml`), `the pinned ${v} install ships with the product`);
         assert.match(read("components/argocd-install/README.md"), /109ca7ca71139e514114499d294a492e7910a965/);
     });
 });

@@ -6,7 +6,14 @@ import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
 import { run } from "../lab/ports/exec";
 import { REPO_URL } from "../lab/shop/layout";
-import { ARGOCD_INSTALL_SHA256, argoCdCmdParams, ARGOCD_WORKLOADS, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import {
+    argoCdCmdParams,
+    argoCdInstallDir,
+    ARGOCD_RELEASES,
+    ARGOCD_VERSIONS,
+    ARGOCD_WORKLOADS,
+    PROGRESSIVE_SYNCS_KEY,
+} from "../lab/platform/argocd";
 import { toYaml } from "../lab/ports/files";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { appsetFileContent } from "../lab/shop/appset";
@@ -87,70 +94,72 @@ describe("the shop ApplicationSet (step 2)", () => {
     });
 });
 
-describe("the Argo CD install, as the ArgoCd component applies it", function () {
-    this.timeout(120_000);
-    const overlayDir = path.join(__dirname, "..", "components", "argocd-install");
-    let rendered: any[];
+for (const version of ARGOCD_VERSIONS)
+    describe(`the Argo CD ${version} install, as the ArgoCd component applies it`, function () {
+        this.timeout(120_000);
+        const overlayDir = argoCdInstallDir(version);
+        let rendered: any[];
 
-    before(async () => {
-        // the component's own kustomization, as it is: it names the shipped install.yaml, nothing remote
-        const { stdout } = await run("kubectl", ["kustomize", overlayDir]);
-        rendered = [
-            argoCdCmdParams(),
-            ...parseAllDocuments(stdout)
-                .map((d) => d.toJSON())
-                .filter(Boolean),
-        ];
-    });
+        before(async () => {
+            // the component's own kustomization, as it is: it names the shipped install.yaml, nothing remote
+            const { stdout } = await run("kubectl", ["kustomize", overlayDir]);
+            rendered = [
+                argoCdCmdParams(),
+                ...parseAllDocuments(stdout)
+                    .map((d) => d.toJSON())
+                    .filter(Boolean),
+            ];
+        });
 
-    it("pins v3.5.1: the shipped install.yaml is upstream's at the tag (its digest), and nothing is fetched", () => {
-        const digest = createHash("sha256")
-            .update(fs.readFileSync(path.join(overlayDir, "install.yaml")))
-            .digest("hex");
-        assert.strictEqual(digest, ARGOCD_INSTALL_SHA256);
-        const kustomization = parse(fs.readFileSync(path.join(overlayDir, "kustomization.yaml"), "utf8"));
-        assert.deepStrictEqual(kustomization.resources, ["install.yaml"]);
-        const images = rendered
-            .filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet")
-            .flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image));
-        assert.ok(
-            images.some((i) => i.endsWith(":v3.5.1")),
-            images.join(", "),
-        );
-    });
+        it("pins the version: upstream's install.yaml at the tag, nothing fetched", () => {
+            const digest = createHash("sha256")
+                .update(fs.readFileSync(path.join(overlayDir, "install.yaml")))
+                .digest("hex");
+            assert.strictEqual(digest, ARGOCD_RELEASES[version].installSha256);
+            const kustomization = parse(fs.readFileSync(path.join(overlayDir, "kustomization.yaml"), "utf8"));
+            assert.deepStrictEqual(kustomization.resources, ["install.yaml"]);
+            const images = rendered
+                .filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet")
+                .flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image));
+            const argocd = images.filter((i) => i.startsWith("quay.io/argoproj/argocd:"));
+            assert.ok(argocd.length > 0, images.join(", "));
+            assert.deepStrictEqual([...new Set(argocd)], [`quay.io/argoproj/argocd:${version}`], "every Argo CD image at the version");
+        });
 
-    it("has argocd-cmd-params-cm exactly once, with progressive syncs on", () => {
-        const cms = rendered.filter((o) => o.kind === "ConfigMap" && o.metadata.name === "argocd-cmd-params-cm");
-        assert.strictEqual(cms.length, 1, "the upstream copy is deleted by the overlay; the component's own copy remains");
-        assert.strictEqual(cms[0].data[PROGRESSIVE_SYNCS_KEY], "true");
-        assert.strictEqual(cms[0].metadata.namespace, "argocd");
-    });
+        it("has argocd-cmd-params-cm exactly once, with progressive syncs on", () => {
+            const cms = rendered.filter((o) => o.kind === "ConfigMap" && o.metadata.name === "argocd-cmd-params-cm");
+            assert.strictEqual(cms.length, 1, "the upstream copy is deleted by the overlay; the component's own copy remains");
+            assert.strictEqual(cms[0].data[PROGRESSIVE_SYNCS_KEY], "true");
+            assert.strictEqual(cms[0].metadata.namespace, "argocd");
+        });
 
-    it("the ApplicationSet controller reads the key from that ConfigMap", () => {
-        const ctrl = rendered.find((o) => o.kind === "Deployment" && o.metadata.name === "argocd-applicationset-controller");
-        const env = ctrl.spec.template.spec.containers[0].env.find((e: any) => e.valueFrom?.configMapKeyRef?.key === PROGRESSIVE_SYNCS_KEY);
-        assert.strictEqual(env?.valueFrom.configMapKeyRef.name, "argocd-cmd-params-cm");
-    });
-
-    it("contains the three CRDs and the controllers the lab waits for", () => {
-        const crds = rendered
-            .filter((o) => o.kind === "CustomResourceDefinition")
-            .map((o) => o.metadata.name)
-            .sort();
-        assert.deepStrictEqual(crds, ["applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"]);
-        for (const w of ARGOCD_WORKLOADS) {
-            assert.ok(
-                rendered.some((o) => o.kind === w.kind && o.metadata.name === w.name),
-                `${w.kind}/${w.name}`,
+        it("the ApplicationSet controller reads the key from that ConfigMap", () => {
+            const ctrl = rendered.find((o) => o.kind === "Deployment" && o.metadata.name === "argocd-applicationset-controller");
+            const env = ctrl.spec.template.spec.containers[0].env.find(
+                (e: any) => e.valueFrom?.configMapKeyRef?.key === PROGRESSIVE_SYNCS_KEY,
             );
-        }
-    });
+            assert.strictEqual(env?.valueFrom.configMapKeyRef.name, "argocd-cmd-params-cm");
+        });
 
-    it("puts every namespaced object in argocd", () => {
-        const clusterScoped = new Set(["CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Namespace"]);
-        const namespaced = rendered.filter((o) => !clusterScoped.has(o.kind));
-        assert.ok(namespaced.length > 20);
-        const elsewhere = namespaced.filter((o) => o.metadata.namespace !== "argocd").map((o) => `${o.kind}/${o.metadata.name}`);
-        assert.deepStrictEqual(elsewhere, []);
+        it("contains the three CRDs and the controllers the lab waits for", () => {
+            const crds = rendered
+                .filter((o) => o.kind === "CustomResourceDefinition")
+                .map((o) => o.metadata.name)
+                .sort();
+            assert.deepStrictEqual(crds, ["applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"]);
+            for (const w of ARGOCD_WORKLOADS) {
+                assert.ok(
+                    rendered.some((o) => o.kind === w.kind && o.metadata.name === w.name),
+                    `${w.kind}/${w.name}`,
+                );
+            }
+        });
+
+        it("puts every namespaced object in argocd", () => {
+            const clusterScoped = new Set(["CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Namespace"]);
+            const namespaced = rendered.filter((o) => !clusterScoped.has(o.kind));
+            assert.ok(namespaced.length > 20);
+            const elsewhere = namespaced.filter((o) => o.metadata.namespace !== "argocd").map((o) => `${o.kind}/${o.metadata.name}`);
+            assert.deepStrictEqual(elsewhere, []);
+        });
     });
-});

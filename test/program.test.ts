@@ -9,7 +9,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { REPO_URL } from "../lab/shop/layout";
-import { argoCdCmdParams, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { argoCdCmdParams, DEFAULT_ARGOCD_VERSION, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
 import { GITD_IMAGE } from "../lab/platform/gitDaemon";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { readRepoFiles } from "../lab/shop/repoFiles";
@@ -84,7 +84,7 @@ describe("the Pulumi program (mocks)", function () {
         assert.strictEqual((await valueOf(cm.inputs.metadata)).namespace, "argocd");
         const install = run.byName("argocd-install");
         assert.strictEqual(install.type, "kubernetes:kustomize/v2:Directory");
-        assert.strictEqual(install.inputs.directory, path.join(__dirname, "..", "components", "argocd-install"));
+        assert.strictEqual(install.inputs.directory, path.join(__dirname, "..", "components", "argocd-install", DEFAULT_ARGOCD_VERSION));
         assert.deepStrictEqual(dependsOnNames(install), ["argocd-cmd-params"]);
         const ready = run.byName("argocd-ready");
         assert.deepStrictEqual(dependsOnNames(ready), ["argocd-install"]);
@@ -204,6 +204,12 @@ describe("solveThrough and cluster adoption (mocks)", function () {
         for (const n of ["k3s-install", "argocd-install", "gitd-deployment"]) assert.ok(names.includes(n), n);
         for (const n of ["shop-repo-git", "shop-appset", "scenario-run"]) assert.ok(!names.includes(n), `${n} is not created`);
         assert.strictEqual(await valueOf(run.outputs.completedThrough), 0);
+    });
+
+    it("argocdVersion picks that version's pinned install", async () => {
+        const run = await runProgram({ root: "/tmp/lab-root", solveThrough: "0", argocdVersion: "v3.6.2" }, mockState);
+        const dir = run.byName("argocd-install").inputs.directory;
+        assert.strictEqual(dir, path.join(__dirname, "..", "components", "argocd-install", "v3.6.2"));
     });
 
     it("solveThrough 1 adds the repository, not the ApplicationSet", async () => {

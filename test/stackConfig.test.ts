@@ -38,6 +38,7 @@ describe("the stack configuration's schema", () => {
             { k3sVersion: "latest" },
             /^Pulumi\.dev\.yaml: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion <value>, or edit the file\)$/,
         ],
+        [{ argocdVersion: "v3.4.0" }, /gitops-lab:argocdVersion is "v3\.4\.0"; allowed: one of v3\.6\.2, v3\.5\.8, v3\.5\.1 /],
         [{ solveThrough: "nine" }, /^Pulumi\.dev\.yaml: gitops-lab:solveThrough is "nine"; allowed: a whole number from 0 to 8 /],
         [{ solveThrough: 9 }, /gitops-lab:solveThrough is 9; allowed: a whole number from 0 to 8 /],
         [{ rolloutDoctor: "maybe" }, /gitops-lab:rolloutDoctor is "maybe"; allowed: auto, on or off /],

@@ -1,18 +1,66 @@
 /**
- * The Argo CD install the lab pins (v3.5.1, upstream non-HA manifests) and what the lab needs of it:
- * progressive syncs switched on, and the workloads that must be ready before a lab can use it.
+ * The Argo CD installs the lab offers (upstream non-HA manifests, pinned) and what the lab needs of
+ * them: progressive syncs switched on, and the workloads that must be ready before a lab can use it.
  */
+import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 
-export const ARGOCD_VERSION = "v3.5.1";
-/** Where components/argocd-install/install.yaml comes from: upstream's release manifest at the tag. */
-export const ARGOCD_INSTALL_URL = `https://raw.githubusercontent.com/argoproj/argo-cd/${ARGOCD_VERSION}/manifests/install.yaml`;
+/** One Argo CD release the lab offers: its install shipped in components/argocd-install/<version>/. */
+export interface ArgoCdRelease {
+    /** The minor whose behaviour the simulation and the doctor know it by. */
+    minor: "3.5" | "3.6";
+    /** The commit of the tag, where it is known here (the Go module proxy serves the tag, not its commit). */
+    commit?: string;
+    /**
+     * The SHA-256 of its install.yaml as shipped: upstream's `manifests/install.yaml` at the tag. The
+     * fast tier checks the shipped file against it; the real tier checks the file byte for byte against
+     * the Argo CD module the Go module proxy serves at the tag (whose hash the Go checksum database
+     * publishes).
+     */
+    installSha256: string;
+}
+
 /**
- * The SHA-256 of that file as shipped (components/argocd-install/install.yaml). The real tier checks
- * that it equals `manifests/install.yaml` of the Argo CD module the Go module proxy serves at the tag,
- * whose hash the Go checksum database publishes; the fast tier checks the shipped file against this.
+ * Every Argo CD version the lab installs, newest first: `argocdVersion` takes one of these. v3.5.1 is
+ * the one the real tier runs (realplane/versions.ts); the others are offered from their shipped
+ * manifests and known to the simulation by their minor (docs/upgrading.md says how one is added).
  */
-export const ARGOCD_INSTALL_SHA256 = "795a3a972224da6a7f9d32c3e946445f062b60fb46028476715affeb688236e3";
+export const ARGOCD_RELEASES = {
+    "v3.6.2": {
+        minor: "3.6",
+        installSha256: "c948064d38294d857712ef78444768749a14293613098932f8533e37d067a2a2",
+    },
+    "v3.5.8": {
+        minor: "3.5",
+        installSha256: "948e7e3a70b03130f70e4c02ee2357c1cc97fb766674b6bddaed0f537cd5a00f",
+    },
+    "v3.5.1": {
+        minor: "3.5",
+        commit: "109ca7ca71139e514114499d294a492e7910a965",
+        installSha256: "795a3a972224da6a7f9d32c3e946445f062b60fb46028476715affeb688236e3",
+    },
+} as const satisfies Record<string, ArgoCdRelease>;
+export type ArgoCdVersion = keyof typeof ARGOCD_RELEASES;
+export const ARGOCD_VERSIONS = Object.keys(ARGOCD_RELEASES) as ArgoCdVersion[];
+
+/** The version `up` installs and `simulate` simulates unless told otherwise: the one the real tier proves live. */
+export const DEFAULT_ARGOCD_VERSION: ArgoCdVersion = "v3.5.1";
+/** Kept for the places that name the default in text. */
+export const ARGOCD_VERSION = DEFAULT_ARGOCD_VERSION;
+
+export const isArgoCdVersion = (v: unknown): v is ArgoCdVersion => typeof v === "string" && Object.hasOwn(ARGOCD_RELEASES, v);
+
+/** The version, or a one-line error naming the supported ones. */
+export function argoCdRelease(version: string): ArgoCdRelease & { version: ArgoCdVersion } {
+    if (!isArgoCdVersion(version))
+        throw new Error(`Argo CD ${JSON.stringify(version)} is not offered: use one of ${ARGOCD_VERSIONS.join(", ")}`);
+    return { version, ...ARGOCD_RELEASES[version] };
+}
+
+/** The kustomization that applies a version's pinned install (components/argocd-install/<version>). */
+export const argoCdInstallDir = (version: ArgoCdVersion = DEFAULT_ARGOCD_VERSION, projectDir = path.join(__dirname, "..", "..")) =>
+    path.join(projectDir, "components", "argocd-install", version);
+
 export const PROGRESSIVE_SYNCS_KEY = "applicationsetcontroller.enable.progressive.syncs";
 
 /**

@@ -1,10 +1,12 @@
 /** Stack configuration defaults (the same values stand in Pulumi.yaml; a test keeps them equal). */
+import { DEFAULT_ARGOCD_VERSION } from "./argocd";
 import { GITD_IMAGE } from "./gitDaemon";
 
 export const DEFAULTS = {
     root: "/",
     solveThrough: 8,
     k3sVersion: "v1.33.5+k3s1",
+    argocdVersion: DEFAULT_ARGOCD_VERSION as string,
     gitDaemonImage: GITD_IMAGE,
     syncTimeoutSeconds: 300,
     k3sReadyTimeoutSeconds: 300,

@@ -5,6 +5,7 @@
  * is one line naming the key, where it came from and what is allowed.
  */
 import { z } from "zod";
+import { ARGOCD_VERSIONS, ArgoCdVersion } from "./argocd";
 import { DEFAULTS } from "./defaults";
 
 const K3S_VERSION_RE = /^v\d+\.\d+\.\d+\+k3s\d+$/;
@@ -23,6 +24,9 @@ export const STACK_CONFIG = z.object({
     root: z.string({ error: "a directory path, e.g. /" }).min(1, { error: "a directory path, e.g. /" }).default(DEFAULTS.root),
     solveThrough: whole(0, 8, "a whole number from 0 to 8").default(DEFAULTS.solveThrough),
     k3sVersion: z.string().regex(K3S_VERSION_RE, { error: "a k3s release tag like v1.33.5+k3s1" }).default(DEFAULTS.k3sVersion),
+    argocdVersion: z
+        .enum(ARGOCD_VERSIONS as [ArgoCdVersion, ...ArgoCdVersion[]], { error: `one of ${ARGOCD_VERSIONS.join(", ")}` })
+        .default(DEFAULTS.argocdVersion as ArgoCdVersion),
     kubeconfigPath: z.string({ error: "a kubeconfig file's path, or empty to install k3s" }).default(""),
     gitDaemonImage: z.string().min(1, { error: "an image reference with git daemon in it" }).default(DEFAULTS.gitDaemonImage),
     syncTimeoutSeconds: seconds.default(DEFAULTS.syncTimeoutSeconds),

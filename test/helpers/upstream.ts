@@ -3,10 +3,11 @@ import * as fs from "fs";
 import * as path from "path";
 import Ajv from "ajv";
 import { parseAllDocuments } from "yaml";
+import { argoCdInstallDir } from "../../lab/platform/argocd";
 
 export const UPSTREAM = path.resolve(__dirname, "..", "fixtures", "upstream", "argo-cd-v3.5.1");
 /** Shipped with the product (components/argocd-install), not a test fixture: the lab applies it. */
-export const INSTALL_YAML = path.resolve(__dirname, "..", "..", "components", "argocd-install", "install.yaml");
+export const INSTALL_YAML = path.join(argoCdInstallDir("v3.5.1"), "install.yaml");
 
 let installDocs: any[] | undefined;
 export function installObjects(): any[] {

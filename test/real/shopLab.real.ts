@@ -15,7 +15,8 @@ import { run } from "../../lab/ports/exec";
 import { pollUntil } from "../../lab/ports/wait";
 import { verify } from "../../lab/shop/checks";
 import { solveShopLab } from "../../lab/shop/solve";
-import { REAL_PLANE } from "../../realplane/versions";
+import { GO_TOOLCHAIN_ARGOCD_3_6 } from "../../realplane/versions";
+import { argoCdInstallDir, ARGOCD_RELEASES, ARGOCD_VERSIONS } from "../../lab/platform/argocd";
 import { keepWatching } from "../../realplane/watch";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 import { startNodeLabIn } from "../helpers/nodeLab";
@@ -75,13 +76,17 @@ const EXPLAINED: Record<string, string> = {
 describe("the shop lab on the real node (Argo CD v3.5.1 installed as the stack installs it, every Pod a container)", function () {
     this.timeout(3_600_000);
 
-    it("the install.yaml the lab ships is byte for byte upstream's v3.5.1 manifests/install.yaml, as the Go module proxy serves it (checksummed by the Go checksum database)", async () => {
+    it("every install.yaml the lab ships is byte for byte upstream's, as the Go module proxy serves it (checksummed by the Go checksum database)", async () => {
         const { moduleDir } = await import("../../realplane/build");
-        const upstream = fs.readFileSync(
-            path.join(await moduleDir(`github.com/argoproj/argo-cd/v3@${REAL_PLANE.argocd}`), "manifests", "install.yaml"),
-        );
-        const shipped = fs.readFileSync(path.join(__dirname, "..", "..", "components", "argocd-install", "install.yaml"));
-        assert.ok(shipped.equals(upstream), "components/argocd-install/install.yaml differs from the module's");
+        for (const version of ARGOCD_VERSIONS) {
+            // a module whose go.mod asks for a newer Go is downloaded with that toolchain (the proxy serves it)
+            const env = ARGOCD_RELEASES[version].minor === "3.6" ? { GOTOOLCHAIN: GO_TOOLCHAIN_ARGOCD_3_6 } : {};
+            const upstream = fs.readFileSync(
+                path.join(await moduleDir(`github.com/argoproj/argo-cd/v3@${version}`, env), "manifests", "install.yaml"),
+            );
+            const shipped = fs.readFileSync(path.join(argoCdInstallDir(version), "install.yaml"));
+            assert.ok(shipped.equals(upstream), `components/argocd-install/${version}/install.yaml differs from the module's`);
+        }
     });
 
     // Argo CD installed as the stack installs it, the git daemon a Pod; verify reads the files, the repository and the live cluster
