@@ -4,6 +4,22 @@
  * simulated ApplicationSet controller rolls out by these, and the rollout doctor judges by them.
  */
 
+/**
+ * The messages of an entry moved to Waiting by a change (not a new Application): v3.6's reconcile
+ * gate (`hasPendingChanges`) holds the rollout from the newest of them.
+ */
+export const PENDING_CHANGE_MESSAGES = [
+    "Application has pending changes, setting status to Waiting",
+    "Application has pending changes (revision and spec differ), setting status to Waiting",
+    "Application has pending changes (spec differs), setting status to Waiting",
+];
+
+/** v3.6's default `--refresh-grace-period-seconds`: the gate waits this long before it asks for refreshes. */
+export const REFRESH_GRACE_SECONDS = 30;
+
+/** Whether an ApplicationSet was written by Argo CD 3.6 or later: it writes InvalidRolloutConfig at the end of every RollingSync pass. */
+export const writtenBy36 = (appset: any) => (appset?.status?.conditions ?? []).some((c: any) => c?.type === "InvalidRolloutConfig");
+
 /** The operators RollingSync understands; any other makes an expression fail on a present label. */
 export const ROLLING_SYNC_OPERATORS = ["In", "NotIn"];
 

@@ -6,8 +6,8 @@
  */
 import { errorLine } from "./errorLine";
 import { ERROR_CONDITION_TYPES, FAILED_PHASES, HOOK_ANNOTATION, INSTANCE_LABEL, TRACKING_ANNOTATION } from "../argo/application";
-import { stepSelects } from "../argo/rollingSync";
-import { Entry, Evidence, Finding, findingsOf, skipFinding } from "./findings";
+import { REFRESH_GRACE_SECONDS, stepSelects } from "../argo/rollingSync";
+import { Entry, Evidence, Finding, findingsOf, gateOf, noStepsFinding, rolloutErrorFindings, skipFinding } from "./findings";
 
 export type { Finding, Evidence } from "./findings";
 
@@ -376,6 +376,32 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     }
 
     const steps: number = (appset.spec?.strategy?.rollingSync?.steps ?? []).length;
+    if (steps === 0) {
+        // no steps: Argo CD 3.6 refuses the rollout (ErrorOccurred, ApplicationSetRolloutError); 3.5 runs none
+        const refused = rolloutErrorFindings(appset);
+        const failing: Blocking[] = [];
+        for (const n of names) {
+            const c = causeOf(dump, appByName.get(n), undefined);
+            if (c.fatal) failing.push({ application: n, reason: c.reason, message: c.message, hook: c.hook });
+        }
+        const finding = refused[0] ?? noStepsFinding(appset);
+        const blocking = refused.length
+            ? [{ application: "", reason: "RolloutError", message: finding.message, hook: null }, ...failing]
+            : failing;
+        const failingLine = failing.length ? ` Failing: ${failing.map((b) => `${b.application}: ${b.message}`).join("; ")}.` : "";
+        return {
+            ...base,
+            state: blocking.length ? "stuck" : "complete",
+            step: null,
+            steps,
+            since: refused.length ? (finding.evidence[0].time ?? null) : null,
+            summary: clip(`${name}: ${finding.message}.${failingLine}`),
+            blocking,
+            waiting: [],
+            skipped: [],
+            findings: [finding],
+        };
+    }
     if (!appset.status?.applicationStatus && names.length) {
         // applicationset_controller.go: with progressive syncs off the controller ignores the strategy and writes no applicationStatus
         const message = `the ApplicationSet has a RollingSync strategy but no status.applicationStatus: progressive syncs are off (applicationsetcontroller.enable.progressive.syncs in argocd-cmd-params-cm, read when the ApplicationSet controller starts), so the strategy is ignored`;
@@ -458,12 +484,25 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     const inStep = entries.filter((e) => e.step === current && !healthy(e));
     const blocking: Blocking[] = [];
     let fatal = false;
-    for (const e of inStep) {
+    // Argo CD 3.6's reconcile gate holds every step, whatever the step's own Applications show: name what it waits for
+    const gate = gateOf(appset, entries as Entry[], opts.now);
+    if (gate) {
+        for (const f of findings.filter((x) => x.kind === "ReconcileGate"))
+            blocking.push({ application: f.application ?? "", reason: "NotReconciled", message: f.message, hook: null });
+        if (!blocking.length)
+            blocking.push({
+                application: "",
+                reason: "ReconcileGate",
+                message: `Argo CD 3.6's reconcile gate: after the change at ${gate.since} no step moves for the refresh grace period (${REFRESH_GRACE_SECONDS} s by default)`,
+                hook: null,
+            });
+    }
+    for (const e of gate ? [] : inStep) {
         const c = causeOf(dump, e.app, e.status);
         fatal ||= c.fatal;
         blocking.push({ application: e.name, reason: c.reason, message: c.message, hook: c.hook });
     }
-    if (!inStep.length) {
+    if (!inStep.length && !gate) {
         // the condition names a step none of whose Applications is waiting: say so instead of naming no one
         const members = entries.filter((e) => e.step === current).map((e) => e.name);
         blocking.push({
@@ -474,7 +513,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         });
     }
     const times = inStep.map((e) => e.status?.lastTransitionTime).filter(Boolean) as string[];
-    const since = times.length ? times.sort()[0] : (rollout?.lastTransitionTime ?? null);
+    const since = gate ? gate.since : times.length ? times.sort()[0] : (rollout?.lastTransitionTime ?? null);
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
@@ -486,10 +525,11 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     for (const b of blocking) blockingNames.add(b.application);
     const causes = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
     const behind = waiting.length ? ` Waiting behind it: ${few(waiting, 5, (w) => `${w.application} (step ${w.step})`, ", ")}.` : "";
+    const heldBy = gate ? " by Argo CD 3.6's reconcile gate" : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${minutes(since, opts.now)} — ${causes}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
-            : `${name}: rollout at step ${current} of ${steps}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
+            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)} — ${causes}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
     return { ...base, state, step: current, steps, since, summary: clip(summary), blocking, waiting, skipped, findings };
 }
 
