@@ -18,6 +18,8 @@ import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { REALISTIC } from "../sim/profiles";
+import { ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion } from "../lab/platform/argocd";
+import { REAL_PLANE } from "../realplane/versions";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
 import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
@@ -200,13 +202,14 @@ async function runOnRealNode(
 export const simulate: Command = {
     name: "simulate",
     summary: "run the lab against a simulated cluster (no Kubernetes, no Argo CD needed)",
-    usage: "simulate --root DIR [--lab shop|tenants|both] [--through N] [--tenants-through N] [--realistic] [--serve] [--reset] [--cluster sim|real]",
+    usage: "simulate --root DIR [--lab shop|tenants|both] [--through N] [--tenants-through N] [--realistic] [--argocd-version V] [--serve] [--reset] [--cluster sim|real]",
     details: [
         "--root DIR          where the labs' host paths go (DIR/srv/bare, DIR/root/cnpa-env, DIR/root/tenants-lab); required",
         "--lab LAB           shop (Part 1, the default), tenants (Part 2: the stalled RollingSync rollout) or both",
         "--through N         carry the lab out through step N (shop 0-8, default 8; tenants 1-3, default 3); a later run resumes",
         "--tenants-through N with --lab both: the tenants lab's step (1-3, default 3); --through is then the shop lab's",
-        "--realistic         the simulated Argo CD at its v3.5.1 defaults (on the real clock) instead of the fast profile",
+        "--realistic         the simulated Argo CD at its defaults (on the real clock) instead of the fast profile",
+        `--argocd-version V  the Argo CD the simulation behaves as: ${ARGOCD_VERSIONS.join(", ")} (default ${DEFAULT_ARGOCD_VERSION}); 3.6 adds its reconcile gate and rollout conditions`,
         "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
         "--cluster real      the real node (gitops-lab node) with Argo CD v3.5.1 installed on it instead of the simulation: every Pod a container; needs root, Go (first build ~40 min, cached) and the node's Debian packages",
@@ -217,6 +220,7 @@ export const simulate: Command = {
         through: { type: "string" },
         "tenants-through": { type: "string" },
         realistic: { type: "boolean" },
+        "argocd-version": { type: "string" },
         serve: { type: "boolean" },
         reset: { type: "boolean" },
         cluster: { type: "string" },
@@ -245,6 +249,13 @@ export const simulate: Command = {
             (values.serve || values.through !== undefined || values.lab !== undefined || values["tenants-through"] !== undefined)
         )
             throw new UsageError("--reset goes alone (with --root): it takes down every lab under the root");
+        const argocdVersion = stringOption(values, "argocd-version") ?? DEFAULT_ARGOCD_VERSION;
+        if (!isArgoCdVersion(argocdVersion))
+            throw new UsageError(`--argocd-version takes ${ARGOCD_VERSIONS.join(", ")}, got "${argocdVersion}"`);
+        if (values["argocd-version"] !== undefined && values.cluster === "real" && argocdVersion !== REAL_PLANE.argocd)
+            throw new UsageError(
+                `--cluster real runs Argo CD ${REAL_PLANE.argocd}, the version the real tier builds; leave out --argocd-version`,
+            );
         const say = (l: string) => console.log(l);
         // a relative root is taken from the current folder: said, so it is never a surprise folder inside the project
         if (!path.isAbsolute(rootArg)) say(`simulate: --root ${rootArg} is relative: the lab goes under ${root}`);
@@ -293,11 +304,16 @@ export const simulate: Command = {
                 });
             }
             say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
-            say("Argo CD v3.5.1 simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.");
+            say(`Argo CD ${argocdVersion} simulation (sim/) stands in for k3s and Argo CD; git, git daemon and kustomize are real.`);
             say(
-                `root: ${root}; ${[shop ? `shop lab through step ${through}` : "", tenants ? `tenants lab through step ${tenantsThrough}` : ""].filter(Boolean).join(", ")}; simulated Argo CD: ${values.realistic ? "v3.5.1-defaults" : "fast"} profile`,
+                `root: ${root}; ${[shop ? `shop lab through step ${through}` : "", tenants ? `tenants lab through step ${tenantsThrough}` : ""].filter(Boolean).join(", ")}; simulated Argo CD ${argocdVersion}: ${values.realistic ? "defaults" : "fast"} profile`,
             );
-            lab = await startSimulatedLab(root, { persist: true, timings: values.realistic ? REALISTIC : undefined, log: say });
+            lab = await startSimulatedLab(root, {
+                persist: true,
+                timings: values.realistic ? REALISTIC : undefined,
+                argocdVersion,
+                log: say,
+            });
             if (shop) {
                 const run = await solveSimulatedLab(lab, through, { log: say });
                 if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);

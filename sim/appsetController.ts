@@ -9,7 +9,7 @@
  * asks for a reconcile now, past the repo-server's revision cache, and is removed after it.
  */
 import { parse as parseYaml } from "yaml";
-import { APPSET_REFRESH_ANNOTATION } from "../lab/argo/application";
+import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/application";
 import { realSimClock, rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
@@ -179,7 +179,14 @@ export interface AppSetControllerOptions {
     gitRequeueMs?: number;
     /** Timestamps in whole seconds, as upstream's (ArgoTimings.wholeSecondTimes). */
     wholeSecondTimes?: boolean;
+    /** The Argo CD minor it behaves as (default 3.5): where 3.6 differs, rollingSync.ts says. */
+    minor?: rolling.ArgoMinor;
+    /** v3.6's `--refresh-grace-period-seconds` (ArgoTimings.refreshGraceMs; default 30 s). */
+    refreshGraceMs?: number;
 }
+
+/** ReconcileRequeueOnValidationError: a refused ApplicationSet is looked at again after 3 minutes. */
+const VALIDATION_REQUEUE_MS = 180_000;
 
 export class AppSetController {
     private unsubscribe?: () => void;
@@ -322,25 +329,56 @@ export class AppSetController {
         const owned = (a: any) => (a.metadata.ownerReferences ?? []).some((r: any) => r.uid === fresh.metadata.uid);
         const current = this.kube.list("Application", namespace).filter(owned);
 
+        const minor = this.opts.minor ?? "3.5";
+        if (this.opts.progressiveSyncs && rolling.isRollingSync(fresh) && minor === "3.6" && !rolling.rollingSyncEnabled(fresh)) {
+            // v3.6.2: a RollingSync with no steps is refused before any Application is generated or updated
+            // (applicationset_controller.go, IsStepsEmpty); v3.5 runs it as a rollout of no steps
+            this.writeStatus(namespace, name, (st) =>
+                setCondition(
+                    st,
+                    { type: "ErrorOccurred", status: "True", reason: "ApplicationSetRolloutError", message: rolling.MESSAGES.noSteps },
+                    this.iso(),
+                ),
+            );
+            this.schedule(namespace, name, VALIDATION_REQUEUE_MS);
+            return;
+        }
         if (this.opts.progressiveSyncs && rolling.isRollingSync(fresh)) {
             const now = this.iso();
-            const { steps, stepOf } = rolling.buildAppDependencyList(fresh, desired);
+            const { steps, stepOf, issues } = rolling.buildAppDependencyList(fresh, desired);
+            const before: rolling.AppStatusEntry[] = fresh.status?.applicationStatus ?? [];
             let statuses = rolling.updateApplicationStatus(fresh, current, desired, stepOf, now);
             // persisted on its own, then again after the progress (progressive_sync.go:516 and :672): a watch sees both writes
             const updated = statuses;
             this.writeStatus(namespace, name, (st) => void (st.applicationStatus = updated));
-            const toSync = rolling.appsToSync(statuses, steps, current);
-            statuses = rolling.updateApplicationStatusProgress(fresh, statuses, toSync, stepOf, now);
-            const cond = rolling.rolloutCondition(fresh, statuses);
-            const before = fresh.status?.applicationStatus ?? [];
-            this.writeStatus(namespace, name, (st) => {
-                st.applicationStatus = statuses;
-                if (cond) setCondition(st, cond, now);
-            });
+            const gate =
+                minor === "3.6"
+                    ? rolling.ensureApplicationsReconciled(
+                          rolling.latestWaitingTransition(before) ?? rolling.latestWaitingTransition(statuses),
+                          current,
+                          this.clock.now(),
+                          this.opts.refreshGraceMs ?? 30_000,
+                      )
+                    : { open: true, refresh: [], recheckMs: null };
+            for (const app of gate.refresh) this.refreshApp(namespace, app);
+            let toSync = new Set<string>();
+            if (gate.open) {
+                toSync = rolling.appsToSync(statuses, steps, current);
+                statuses = rolling.updateApplicationStatusProgress(fresh, statuses, toSync, stepOf, now, issues);
+                const conds = [
+                    minor === "3.6" ? rolling.invalidRolloutConfig(fresh, issues) : null,
+                    rolling.rolloutCondition(fresh, statuses),
+                ];
+                const progressed = statuses;
+                this.writeStatus(namespace, name, (st) => {
+                    st.applicationStatus = progressed;
+                    for (const c of conds) if (c) setCondition(st, c, now);
+                });
+            } else if (gate.recheckMs !== null) this.schedule(namespace, name, gate.recheckMs);
             // SyncDesiredApplications reads the status the reconcile started from (the controller passes the
             // ApplicationSet by value to PerformProgressiveSyncs): an entry moved to Pending now is synced on the
             // next reconcile, which the changed applicationStatus requeues (shouldRequeueForApplicationSet)
-            if (rolling.rollingSyncEnabled(fresh)) desired = rolling.syncDesiredApplications(before, toSync, desired);
+            if (rolling.rollingSyncEnabled(fresh)) desired = rolling.syncDesiredApplications(before, toSync, desired, minor);
             if (JSON.stringify(before) !== JSON.stringify(statuses)) this.schedule(namespace, name, 0);
         } else if ((fresh.status?.applicationStatus ?? []).length) {
             // progressive syncs off, or no RollingSync strategy: the rollout's entries are cleared
@@ -366,6 +404,16 @@ export class AppSetController {
             ),
         );
         this.requeue(appset);
+    }
+
+    /** `argoutil.RefreshApp` with RefreshTypeNormal: the annotation the application controller removes once it has compared. */
+    private refreshApp(ns: string, name: string) {
+        const app = this.kube.get("Application", ns, name);
+        if (!app || app.metadata.annotations?.[REFRESH_ANNOTATION]) return;
+        this.kube.put(
+            { ...app, metadata: { ...app.metadata, annotations: { ...(app.metadata.annotations ?? {}), [REFRESH_ANNOTATION]: "normal" } } },
+            ACTOR,
+        );
     }
 
     private requeue(appset: any) {
@@ -422,7 +470,7 @@ export class AppSetController {
 }
 
 /** Sets one condition of an ApplicationSet's status by type; its lastTransitionTime moves only when its status does. */
-function setCondition(status: any, cond: { type: string; status: string; reason: string; message: string }, now: string) {
+function setCondition(status: any, cond: rolling.Condition, now: string) {
     const conds: any[] = status.conditions ?? [];
     const old = conds.find((c) => c.type === cond.type);
     const next = { ...cond, lastTransitionTime: old && old.status === cond.status ? old.lastTransitionTime : now };

@@ -1,5 +1,6 @@
 /**
- * The Argo CD v3.5.1 simulation: the ApplicationSet controller, the application controller and the
+ * The Argo CD simulation (v3.5 by default, v3.6 where `argocdVersion` says; where they differ is in
+ * sim/rollingSync.ts and appsetController.ts): the ApplicationSet controller, the application controller and the
  * repo-server over a FakeKube, reading a real git daemon and rendering with real kustomize, every
  * delay on one clock (sim/clock.ts) from one profile (sim/profiles.ts). Each behaviour lives in its
  * own unit (appsetController.ts, appController.ts, repoServer.ts) with its own tests.
@@ -9,7 +10,7 @@ import { AppSetController } from "./appsetController";
 import { realSimClock, SimClock } from "./clock";
 import { FakeKube } from "./fakeApi";
 import { ArgoTimings, FAST } from "./profiles";
-import { PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { ArgoCdVersion, ARGOCD_RELEASES, DEFAULT_ARGOCD_VERSION, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
 import { shellPodRunner } from "./podRunner";
 import { RepoServer } from "./repoServer";
 import { PodRunner, Workloads } from "./workloads";
@@ -29,6 +30,8 @@ export interface ArgoSimOptions extends Partial<ArgoTimings> {
     podDir?: string;
     /** How Pods' containers run (default: their /bin/sh command, for real). */
     podRunner?: PodRunner;
+    /** The Argo CD version it behaves as (default DEFAULT_ARGOCD_VERSION): the behaviour of its minor (sim/rollingSync.ts). */
+    argocdVersion?: ArgoCdVersion;
 }
 
 export class ArgoSim {
@@ -39,12 +42,14 @@ export class ArgoSim {
     readonly workloads: Workloads;
     readonly clock: SimClock;
     readonly timings: ArgoTimings;
+    readonly version: ArgoCdVersion;
 
     constructor(
         readonly kube: FakeKube,
         opts: ArgoSimOptions,
     ) {
-        const { urlFor, kubectl, cacheDir, clock, podDir, podRunner, ...timings } = opts;
+        const { urlFor, kubectl, cacheDir, clock, podDir, podRunner, argocdVersion, ...timings } = opts;
+        this.version = argocdVersion ?? DEFAULT_ARGOCD_VERSION;
         this.timings = { ...FAST, ...timings };
         this.clock = clock ?? realSimClock();
         this.repo = new RepoServer(urlFor, kubectl, cacheDir, {
@@ -59,6 +64,8 @@ export class ArgoSim {
             repo: this.repo,
             progressiveSyncs,
             wholeSecondTimes: this.timings.wholeSecondTimes,
+            minor: ARGOCD_RELEASES[this.version].minor,
+            refreshGraceMs: this.timings.refreshGraceMs,
         });
         this.apps = new AppController(kube, this.repo, this.timings, this.clock);
         this.workloads = new Workloads(kube, this.timings, this.clock, podRunner ?? shellPodRunner(podDir));

@@ -37,6 +37,12 @@ export interface ArgoTimings {
      * fast profile keeps milliseconds (its work takes a few milliseconds, so every sync would be).
      */
     wholeSecondTimes: boolean;
+    /**
+     * v3.6's reconcile gate: how long after a change the ApplicationSet controller waits before it asks
+     * for a refresh of the Applications not reconciled since (`--refresh-grace-period-seconds`). v3.5 has
+     * no gate and never reads it.
+     */
+    refreshGraceMs: number;
 }
 
 /**
@@ -74,6 +80,8 @@ export const V351_DEFAULTS: ArgoTimings = {
     jobBackoffMs: 10_000,
     rolloutMs: 5_000,
     wholeSecondTimes: true,
+    // v3.6.2's default (cmd/argocd-applicationset-controller: ARGOCD_APPLICATIONSET_CONTROLLER_REFRESH_GRACE_PERIOD_SECONDS, 30)
+    refreshGraceMs: 30_000,
 };
 
 /**
@@ -97,6 +105,8 @@ export const FAST: ArgoTimings = {
     jobBackoffMs: 60,
     rolloutMs: 100,
     wholeSecondTimes: false,
+    // the gate holds every rollout of a change this long, whatever refreshes the scenario makes: short here
+    refreshGraceMs: 300,
 };
 
 /** `simulate --realistic`: the defaults' work durations on the real clock (the long waits stay long). */

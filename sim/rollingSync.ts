@@ -1,10 +1,16 @@
 /**
- * RollingSync as Argo CD v3.5.1 does it (`applicationset/progressivesync/progressive_sync.go`), as
- * pure functions over plain objects, in the order `PerformProgressiveSyncs` calls them:
- * buildAppDependencyList -> updateApplicationStatus -> appsToSync -> updateApplicationStatusProgress
- * -> rolloutCondition, then syncDesiredApplications on the generated Applications. The
- * ApplicationSet controller (appsetController.ts) runs them when progressive syncs are on
- * (`applicationsetcontroller.enable.progressive.syncs` in argocd-cmd-params-cm).
+ * RollingSync as Argo CD does it (`applicationset/progressivesync/progressive_sync.go`), as pure
+ * functions over plain objects, in the order `PerformProgressiveSyncs` calls them:
+ * buildAppDependencyList -> updateApplicationStatus -> [3.6: reconcileGate] -> appsToSync ->
+ * updateApplicationStatusProgress -> [3.6: invalidRolloutConfig] rolloutCondition, then
+ * syncDesiredApplications on the generated Applications. The ApplicationSet controller
+ * (appsetController.ts) runs them when progressive syncs are on (`applicationsetcontroller.enable.progressive.syncs`
+ * in argocd-cmd-params-cm).
+ *
+ * Two minors are modelled (`ArgoMinor`); where v3.6.2 differs from v3.5.x it says so at the function:
+ * the validation issues and the InvalidRolloutConfig condition (validation_issues.go), the reconcile
+ * gate (ensureApplicationsReconciled), and a sync pinned to the entry's target revisions
+ * (syncApplication). Everything else is the same code in both.
  *
  * Upstream moves Pending to Progressing only when the sync started strictly after the Pending
  * transition, both in whole seconds: a sync started within the second the entry went Pending leaves
@@ -12,7 +18,11 @@
  * test/real/tenantsLab.real.ts). The profile at v3.5.1's timings writes whole seconds too; the fast
  * profile writes milliseconds (`wholeSecondTimes`), or its every sync would be started twice.
  */
-import { maxUpdateLimit, stepSelects } from "../lab/argo/rollingSync";
+
+import { REFRESH_ANNOTATION } from "../lab/argo/application";
+
+/** The Argo CD minor the simulation behaves as. */
+export type ArgoMinor = "3.5" | "3.6";
 
 export interface AppStatusEntry {
     application: string;
@@ -39,26 +49,128 @@ export const MESSAGES = {
     rolloutStep: (step: string) => `ApplicationSet is performing rollout of step ${step}`,
     rolloutComplete: "ApplicationSet Rollout has completed",
     syncReason: "ApplicationSet RollingSync triggered a sync of this Application resource",
+    validConfig: "Rolling Sync Configured correctly",
+    noSteps: "No steps defined for rollout",
 };
 
 export const isRollingSync = (appset: any) => appset.spec?.strategy?.type === "RollingSync" && !!appset.spec?.strategy?.rollingSync;
 export const rollingSyncEnabled = (appset: any) => isRollingSync(appset) && (appset.spec.strategy.rollingSync.steps ?? []).length > 0;
 
-/** The Applications of each step, and each Application's 0-based step (its first matching step). */
-export function buildAppDependencyList(appset: any, apps: any[]): { steps: string[][]; stepOf: Map<string, number> } {
+/**
+ * `labelMatchedExpression`: whether one expression holds for a label the Application has. An operator
+ * other than In and NotIn matches nothing (v3.5 logs it; v3.6 also records it as a validation issue).
+ * The simulation's own reading of upstream, kept apart from the doctor's (lab/argo/rollingSync.ts), so
+ * that a misreading in one is caught by the tests of the other.
+ */
+function labelMatched(val: string, expr: any): { matched: boolean; invalid: boolean } {
+    if (expr.operator !== "In" && expr.operator !== "NotIn") return { matched: false, invalid: true };
+    const listed = (expr.values ?? []).includes(val);
+    return { matched: expr.operator === "In" ? listed : !listed, invalid: false };
+}
+
+/** What v3.6.2's buildAppDependencyList and its maxUpdate check collect (validation_issues.go); v3.5 collects nothing. */
+export interface ValidationIssues {
+    /** 0-based step and operator, each pair once. */
+    invalidOperators: { step: number; operator: string }[];
+    /** Application -> every 0-based step that selects it, the first one first. */
+    duplicates: Map<string, number[]>;
+    /** 0-based steps that select no Application. */
+    emptySteps: number[];
+    /** 0-based step and the maxUpdate as written, each step once. */
+    invalidMaxUpdates: { step: number; value: string }[];
+}
+
+export const noIssues = (): ValidationIssues => ({ invalidOperators: [], duplicates: new Map(), emptySteps: [], invalidMaxUpdates: [] });
+
+const hasIssues = (v: ValidationIssues) =>
+    v.invalidOperators.length > 0 || v.duplicates.size > 0 || v.emptySteps.length > 0 || v.invalidMaxUpdates.length > 0;
+
+/** The Applications of each step, each Application's 0-based step (its first matching step), and v3.6's validation issues. */
+export function buildAppDependencyList(
+    appset: any,
+    apps: any[],
+): { steps: string[][]; stepOf: Map<string, number>; issues: ValidationIssues } {
+    const issues = noIssues();
     const stepsSpec: any[] = rollingSyncEnabled(appset) ? appset.spec.strategy.rollingSync.steps : [];
     const steps: string[][] = stepsSpec.map(() => []);
     const stepOf = new Map<string, number>();
     for (const app of apps) {
+        const labels: Record<string, string> = app.metadata?.labels ?? {};
         stepsSpec.forEach((step, i) => {
-            const selected = stepSelects(step, app.metadata?.labels ?? {});
-            if (selected) {
-                steps[i].push(app.metadata.name);
-                if (!stepOf.has(app.metadata.name)) stepOf.set(app.metadata.name, i);
+            let selected = true;
+            for (const expr of step.matchExpressions ?? []) {
+                const val = labels[expr.key];
+                if (val === undefined) {
+                    if (expr.operator === "In") {
+                        selected = false;
+                        break;
+                    }
+                    continue;
+                }
+                const m = labelMatched(val, expr);
+                if (m.invalid && !issues.invalidOperators.some((o) => o.step === i && o.operator === expr.operator))
+                    issues.invalidOperators.push({ step: i, operator: expr.operator });
+                if (!m.matched) {
+                    selected = false;
+                    break;
+                }
             }
+            if (!selected) return;
+            const name = app.metadata.name;
+            steps[i].push(name);
+            if (stepOf.has(name)) issues.duplicates.set(name, [...(issues.duplicates.get(name) ?? [stepOf.get(name)!]), i]);
+            else stepOf.set(name, i);
         });
     }
-    return { steps, stepOf };
+    steps.forEach((names, i) => names.length === 0 && issues.emptySteps.push(i));
+    return { steps, stepOf, issues };
+}
+
+/**
+ * `getConditionMessage` (v3.6.2 validation_issues.go): one kind of issue, by precedence: operators,
+ * Applications selected twice, maxUpdate, empty steps; step numbers 1-based, Go's formatting kept
+ * (an empty-steps list prints as `[1 2]`).
+ */
+export function validationMessage(v: ValidationIssues): string {
+    const n = (i: number) => String(i + 1);
+    if (v.invalidOperators.length) {
+        const steps = v.invalidOperators.map((o) => n(o.step));
+        const ops = v.invalidOperators.map((o) => o.operator).join(", ");
+        return steps.length === 1
+            ? `Step ${steps[0]} has invalid matchExpression operators: ${ops}. Supported Operators are 'In' and 'NotIn'`
+            : `Steps ${steps.join(", ")} have invalid matchExpression operators: ${ops}. Supported Operators are 'In' and 'NotIn'`;
+    }
+    if (v.duplicates.size) {
+        const names = [...v.duplicates.keys()].sort();
+        const steps = names.map((a) => v.duplicates.get(a)!.map(n).join("-"));
+        return names.length === 1
+            ? `Application '${names[0]}' is selected by multiple steps: (${steps[0]})`
+            : `Applications '${names.join("', '")}' are selected by multiple steps: [(${steps.join("), (")})]`;
+    }
+    if (v.invalidMaxUpdates.length) {
+        const steps = v.invalidMaxUpdates.map((m) => n(m.step));
+        const values = v.invalidMaxUpdates.map((m) => m.value);
+        return steps.length === 1
+            ? `Step ${steps[0]} has an invalid maxUpdate value: ${values[0]}`
+            : `Steps ${steps.join(", ")} have invalid maxUpdate values: [${values.join(", ")}]`;
+    }
+    if (v.emptySteps.length) return `Steps [${v.emptySteps.map(n).join(" ")}] have no applications matching their criteria`;
+    return "";
+}
+
+/** `getInvalidRolloutConfig` (v3.6.2): the InvalidRolloutConfig condition written with RolloutProgressing at the end of a pass. */
+export function invalidRolloutConfig(appset: any, issues: ValidationIssues): Condition | null {
+    if (!isRollingSync(appset)) return null;
+    return hasIssues(issues)
+        ? { type: "InvalidRolloutConfig", status: "True", reason: "ApplicationSetInvalidRolloutConfig", message: validationMessage(issues) }
+        : { type: "InvalidRolloutConfig", status: "False", reason: "ApplicationSetValidRolloutConfig", message: MESSAGES.validConfig };
+}
+
+export interface Condition {
+    type: string;
+    status: string;
+    reason: string;
+    message: string;
 }
 
 /** 1-based, -1 for an Application no step selects. */
@@ -172,12 +284,29 @@ export function appsToSync(statuses: AppStatusEntry[], steps: string[][], apps: 
 }
 
 /** `UpdateApplicationSetApplicationStatusProgress`: Waiting entries allowed to sync become Pending (maxUpdate per step). */
+/**
+ * A step's maxUpdate as `intstr.GetScaledValueFromIntOrPercent(maxUpdate, total, false)` scales it,
+ * with progressive_sync.go's raise of a non-zero percentage to at least 1: a number is itself; "N%" of
+ * `total`, rounded down; any other string fails to scale (`invalid`: v3.6 records it) and counts as 1.
+ * null: no maxUpdate, no limit.
+ */
+export function scaledMaxUpdate(maxUpdate: unknown, total: number): { limit: number | null; invalid: boolean } {
+    if (maxUpdate === undefined || maxUpdate === null) return { limit: null, invalid: false };
+    if (typeof maxUpdate === "number") return { limit: maxUpdate, invalid: false };
+    const s = String(maxUpdate);
+    const pct = /^([+-]?\d+)%$/.exec(s);
+    const value = pct ? Math.floor((Number(pct[1]) * total) / 100) : 0;
+    return { limit: s !== "0%" && value < 1 ? 1 : value, invalid: !pct };
+}
+
 export function updateApplicationStatusProgress(
     appset: any,
     statuses: AppStatusEntry[],
     toSync: Set<string>,
     stepOf: Map<string, number>,
     now: string,
+    /** v3.6 records each step's invalid maxUpdate here, once a step. */
+    issues: ValidationIssues = noIssues(),
 ): AppStatusEntry[] {
     if (!rollingSyncEnabled(appset)) return [];
     const stepsSpec: any[] = appset.spec.strategy.rollingSync.steps;
@@ -190,7 +319,9 @@ export function updateApplicationStatusProgress(
     }
     return statuses.map((s) => {
         const i = stepIndex(s.application);
-        const max = maxUpdateLimit(stepsSpec[i]?.maxUpdate, total[i]);
+        const { limit: max, invalid } = scaledMaxUpdate(stepsSpec[i]?.maxUpdate, total[i]);
+        if (invalid && !issues.invalidMaxUpdates.some((m) => m.step === i))
+            issues.invalidMaxUpdates.push({ step: i, value: String(stepsSpec[i].maxUpdate) });
         const allowed = max === null || !(updating[i] >= max);
         if (s.status === "Waiting" && toSync.has(s.application) && allowed) {
             updating[i]++;
@@ -201,10 +332,7 @@ export function updateApplicationStatusProgress(
 }
 
 /** `updateApplicationSetApplicationStatusConditions`: RolloutProgressing, True at the first step not all Healthy. */
-export function rolloutCondition(
-    appset: any,
-    statuses: AppStatusEntry[],
-): { type: string; status: string; reason: string; message: string } | null {
+export function rolloutCondition(appset: any, statuses: AppStatusEntry[]): Condition | null {
     if (!isRollingSync(appset)) return null;
     const done = new Map<string, boolean>();
     for (const s of statuses) done.set(s.step, (done.get(s.step) ?? true) && s.status === "Healthy");
@@ -217,13 +345,19 @@ export function rolloutCondition(
     return { type: "RolloutProgressing", status: "False", reason: "ApplicationSetRolloutComplete", message: MESSAGES.rolloutComplete };
 }
 
-/** `SyncDesiredApplications` + `syncApplication`: automated sync off on every generated app; a sync operation on the Pending ones allowed to sync. */
-export function syncDesiredApplications(statuses: AppStatusEntry[], toSync: Set<string>, desired: any[]): any[] {
+/**
+ * `SyncDesiredApplications` + `syncApplication`: automated sync off on every generated app; a sync
+ * operation on the Pending ones allowed to sync. v3.6 pins that sync to the entry's target revisions
+ * (`sync.revision`, or `sync.revisions` for several sources), so a commit landing mid-step is not what
+ * the step syncs; v3.5 leaves the revision to the application controller (the branch's head then).
+ */
+export function syncDesiredApplications(statuses: AppStatusEntry[], toSync: Set<string>, desired: any[], minor: ArgoMinor = "3.5"): any[] {
     return desired.map((d) => {
         const auto = d.spec?.syncPolicy?.automated;
         const prune = !!auto && auto.enabled !== false && !!auto.prune;
         const app = disableAutomatedSync(d);
-        const pending = statuses.find((s) => s.application === d.metadata.name)?.status === "Pending";
+        const entry = statuses.find((s) => s.application === d.metadata.name);
+        const pending = entry?.status === "Pending";
         if (!(toSync.has(d.metadata.name) && pending)) return app;
         const policy = d.spec?.syncPolicy;
         const operation: any = {
@@ -232,10 +366,61 @@ export function syncDesiredApplications(statuses: AppStatusEntry[], toSync: Set<
             sync: {},
             retry: policy?.retry ?? { limit: 5 },
         };
+        const pinned = entry?.targetRevisions ?? [];
+        if (minor === "3.6") {
+            if ((d.spec?.sources ?? []).length > 1) operation.sync.revisions = pinned;
+            else if (pinned.length) operation.sync.revision = pinned[0];
+        }
         if (policy) {
             if (policy.syncOptions) operation.sync.syncOptions = policy.syncOptions;
             operation.sync.prune = prune;
         }
         return { ...app, operation };
     });
+}
+
+/** Whether an entry's message says it changed (not a new Application): `hasPendingChanges` (v3.6.2). */
+const hasPendingChanges = (s: AppStatusEntry) =>
+    [MESSAGES.revisionChanged, MESSAGES.revisionAndSpecChanged, MESSAGES.specChanged].includes(s.message);
+
+/** `GetLatestWaitingTransitionTimeOfAppset` (v3.6.2): the newest transition of a Waiting entry with pending changes, or null. */
+export function latestWaitingTransition(statuses: AppStatusEntry[]): string | null {
+    let latest: string | null = null;
+    for (const s of statuses) {
+        if (s.status !== "Waiting" || !s.lastTransitionTime || !hasPendingChanges(s)) continue;
+        if (latest === null || Date.parse(s.lastTransitionTime) > Date.parse(latest)) latest = s.lastTransitionTime;
+    }
+    return latest;
+}
+
+export interface GateResult {
+    /** The rollout may go on this pass. */
+    open: boolean;
+    /** The Applications to annotate with `argocd.argoproj.io/refresh: normal` now. */
+    refresh: string[];
+    /** When to look again (ms from now), while the gate is held; null when it is open. */
+    recheckMs: number | null;
+}
+
+/**
+ * `ensureApplicationsReconciled` (v3.6.2; v3.5 has no gate). With an entry Waiting on a change (the
+ * newest such transition taken from the status before this pass, else after it), no step progresses
+ * until every current Application's `status.reconciledAt` is at or after it; within the grace period
+ * (`--refresh-grace-period-seconds`, 30 by default) it only waits, then it asks for a refresh of each
+ * Application not reconciled since (one that has a refresh annotation already is left) and waits
+ * again. The controller looks again when the grace period ends, and every second after it
+ * (getMinRequeueAfter). `since`: the newest Waiting transition of the status before the pass, else
+ * of the one the pass just wrote (`latestWaitingTransition`).
+ */
+export function ensureApplicationsReconciled(since: string | null, apps: any[], nowMs: number, graceMs: number): GateResult {
+    if (since === null) return { open: true, refresh: [], recheckMs: null };
+    const elapsed = nowMs - Date.parse(since);
+    if (graceMs > 0 && elapsed < graceMs) return { open: false, refresh: [], recheckMs: graceMs - elapsed };
+    const behind = apps.filter((a) => {
+        const at = a.status?.reconciledAt;
+        return !at || Date.parse(at) < Date.parse(since);
+    });
+    if (!behind.length) return { open: true, refresh: [], recheckMs: null };
+    const refresh = behind.filter((a) => !a.metadata?.annotations?.[REFRESH_ANNOTATION]).map((a) => a.metadata.name);
+    return { open: false, refresh, recheckMs: 1_000 };
 }

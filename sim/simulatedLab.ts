@@ -19,7 +19,7 @@ import { TenantsResults } from "../lab/tenants/results";
 import { TenantsTimeouts } from "../lab/tenants/scenario";
 import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
 import { teardownTenantsLab } from "../lab/tenants/teardown";
-import { argoCdCmdParams } from "../lab/platform/argocd";
+import { argoCdCmdParams, ArgoCdVersion } from "../lab/platform/argocd";
 import { acceptedCrds, ARGOCD_CRD_NAMES } from "./argoCrds";
 import { ArgoSim, CMD_PARAMS_CM } from "./argocd";
 import { SimClock, VirtualClock } from "./clock";
@@ -67,6 +67,8 @@ export function prepareHostRoot(layout: ShopLayout): void {
 
 export interface StartOptions {
     timings?: Partial<ArgoTimings>;
+    /** The Argo CD version the simulation behaves as (default DEFAULT_ARGOCD_VERSION). */
+    argocdVersion?: ArgoCdVersion;
     /** The simulation's clock (default: the real one). */
     clock?: SimClock;
     /**
@@ -148,6 +150,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         const url = await kube.start();
         const argo = new ArgoSim(kube, {
             ...(opts.timings ?? {}),
+            argocdVersion: opts.argocdVersion,
             clock: opts.clock,
             // every repository the in-cluster git daemon serves (shop-envs.git, platform.git), from the loopback one
             urlFor: (u) => (u.startsWith(IN_CLUSTER_GIT) ? daemon.url(u.slice(IN_CLUSTER_GIT.length)) : u),

@@ -29,6 +29,7 @@ const LONGEST_FIRST = [
     "verify",
     "rolloutDoctor",
     "silentSkip",
+    "sim36",
     "doctorFindings",
     "closedOutput",
     "kubectlTables",

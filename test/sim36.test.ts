@@ -1,0 +1,151 @@
+/**
+ * The simulated Argo CD as v3.6.2 against v3.5: the reconcile gate (ensureApplicationsReconciled) and a
+ * RollingSync with no steps, end to end over the simulated API, with the doctor reading it live.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../lab/argo/application";
+import { diagnose } from "../lab/doctor/diagnose";
+import { readLive } from "../lab/doctor/watch";
+import { ArgoCdVersion } from "../lab/platform/argocd";
+import { createLabRepo } from "../lab/platform/labRepo";
+import { KubeCluster } from "../lab/ports/cluster";
+import { run } from "../lab/ports/exec";
+import { REPO_URL } from "../lab/shop/layout";
+import { ACTOR } from "../sim/appsetController";
+import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
+import { expect, holds } from "./helpers/expect";
+import { respecFiles, ringAppSet } from "./helpers/ringAppSet";
+
+const URL = REPO_URL.replace(/[^/]+$/, "gate.git");
+const SET = "gate";
+/** Two rings, a step each, both at respec/v1 of the test's repository. */
+const gateAppSet = (steps = [{ rings: ["a"] }, { rings: ["b"] }]) =>
+    ringAppSet({ repoURL: URL, name: SET, rings: ["a", "b"], steps, appName: "gate-{{.ring}}", path: "respec/v1", prune: true });
+
+async function labOf(version: ArgoCdVersion): Promise<{ lab: SimulatedLab; cluster: KubeCluster; clone: string; root: string }> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), `sim36-${version}-`));
+    const lab = await startSimulatedLab(root, { argocdVersion: version });
+    const { bareDir, workDir } = lab.layout;
+    const clone = path.join(workDir, "gate");
+    await createLabRepo(
+        { bareDir, bareRepo: path.join(bareDir, "gate.git"), workDir, clone },
+        { owner: "sim36-test", initialMessage: "v1" },
+        respecFiles(),
+    );
+    return { lab, cluster: new KubeCluster(lab.kubeconfig), clone, root };
+}
+
+for (const version of ["v3.6.2", "v3.5.8"] as ArgoCdVersion[]) {
+    const gated = version === "v3.6.2";
+    describe(`the simulated Argo CD ${version}: a commit under RollingSync`, function () {
+        this.timeout(120_000);
+        let t: Awaited<ReturnType<typeof labOf>>;
+        const app = (ring: string) => t.lab.kube.get("Application", ARGOCD_NAMESPACE, `gate-${ring}`);
+        before(async () => (t = await labOf(version)));
+        after(async () => {
+            await t?.lab.stop();
+            if (t?.root) fs.rmSync(t.root, { recursive: true, force: true });
+        });
+
+        it(gated ? "a's step waits until b is reconciled, refreshed by the gate" : "a's step moves at once, b untouched", async () => {
+            await t.cluster.createApplicationSet(gateAppSet());
+            const rolledOut = () => t.lab.kube.get("ApplicationSet", ARGOCD_NAMESPACE, SET)?.status?.conditions;
+            await expect(
+                holds(
+                    "both rings rolled out",
+                    () => ["a", "b"].every((r) => app(r)?.status?.operationState?.phase === "Succeeded"),
+                    () => rolledOut(),
+                ),
+                { timeoutMs: 60_000, intervalMs: 50 },
+            );
+            assert.strictEqual(
+                rolledOut()?.some((c: any) => c.type === "InvalidRolloutConfig" && c.status === "False"),
+                gated,
+                "3.6 writes InvalidRolloutConfig with every pass, 3.5 never",
+            );
+            // the ApplicationSet controller's refreshes of b, and the time each was asked for
+            const asked: number[] = [];
+            const unsubscribe = t.lab.kube.onChange((c) => {
+                if (c.kind === "Application" && c.obj.metadata.name === "gate-b" && c.actor === ACTOR)
+                    if (c.obj.metadata.annotations?.[REFRESH_ANNOTATION] && !c.old?.metadata?.annotations?.[REFRESH_ANNOTATION])
+                        asked.push(t.lab.argo.clock.now());
+            });
+            try {
+                fs.writeFileSync(
+                    path.join(t.clone, "respec/v1/configmap.yaml"),
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata: { name: respec }\ndata: { version: v1b }\n",
+                );
+                const git = (args: string[]) =>
+                    run("git", ["-c", "user.name=t", "-c", "user.email=t@example.org", ...args], { cwd: t.clone });
+                await git(["commit", "-qam", "v1b"]);
+                await git(["push", "-q", "origin", "HEAD"]);
+                const head = (await git(["rev-parse", "HEAD"])).stdout.trim();
+                // only a learns of the commit: nobody refreshes b, and the poll is minutes away
+                await t.cluster.annotateApplication("gate-a", { [REFRESH_ANNOTATION]: "hard" });
+                await expect(
+                    holds(
+                        "gate-a synced to the new commit",
+                        () =>
+                            app("a")?.status?.operationState?.phase === "Succeeded" &&
+                            app("a")?.status?.operationState?.syncResult?.revision === head,
+                        () => [app("a")?.status?.sync, app("a")?.status?.operationState?.phase],
+                    ),
+                    { timeoutMs: 60_000, intervalMs: 50 },
+                );
+                const started = Date.parse(app("a").status.operationState.startedAt);
+                if (gated) {
+                    assert.ok(asked.length >= 1, "the gate asked for b's refresh");
+                    assert.ok(started >= asked[0], "a's sync started after the gate asked for b's refresh");
+                    assert.ok(Date.parse(app("b").status.reconciledAt) <= started, "and after b was reconciled");
+                } else assert.deepStrictEqual(asked, [], "3.5 has no gate: nobody refreshes b");
+            } finally {
+                unsubscribe();
+            }
+        });
+    });
+
+    describe(`the simulated Argo CD ${version}: a RollingSync with no steps`, function () {
+        this.timeout(120_000);
+        let t: Awaited<ReturnType<typeof labOf>>;
+        before(async () => (t = await labOf(version)));
+        after(async () => {
+            await t?.lab.stop();
+            if (t?.root) fs.rmSync(t.root, { recursive: true, force: true });
+        });
+
+        it(gated ? "is refused: ErrorOccurred, nothing generated" : "rolls nothing out: each Application syncs itself", async () => {
+            await t.cluster.createApplicationSet(gateAppSet([]));
+            const set = () => t.lab.kube.get("ApplicationSet", ARGOCD_NAMESPACE, SET);
+            if (gated) {
+                await expect(
+                    holds(
+                        "ErrorOccurred: No steps defined for rollout",
+                        () => set()?.status?.conditions?.some((c: any) => c.reason === "ApplicationSetRolloutError"),
+                        () => set()?.status,
+                    ),
+                );
+                assert.deepStrictEqual(t.lab.kube.list("Application", ARGOCD_NAMESPACE), [], "no Application is generated");
+            } else {
+                await expect(
+                    holds(
+                        "both Applications synced by their own automated policy",
+                        () =>
+                            ["a", "b"].every(
+                                (r) => t.lab.kube.get("Application", ARGOCD_NAMESPACE, `gate-${r}`)?.status?.sync?.status === "Synced",
+                            ),
+                        () => t.lab.kube.list("Application", ARGOCD_NAMESPACE).map((a: any) => a.status?.sync),
+                    ),
+                    { timeoutMs: 60_000 },
+                );
+            }
+            const [d] = diagnose(await readLive(t.cluster), { now: new Date(t.lab.argo.clock.now()), stuckAfterSeconds: 600 });
+            assert.deepStrictEqual(
+                d.findings.map((f) => f.kind),
+                [gated ? "RolloutError" : "NoSteps"],
+            );
+        });
+    });
+}
