@@ -35,10 +35,12 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
     it("given the ApplicationSet is deleted and Argo CD is uninstalled right away (no wait), then the Applications stay Terminating: the hazard", async () => {
         await at.cluster.deleteApplicationSet("shop");
         await at.lab.argo.stop(); // the engine deleting Argo CD's controllers in parallel
-        await expectConsistently(
-            holds("both Applications stay, Terminating", () => apps().length === 2 && apps().every((a) => a.metadata.deletionTimestamp)),
-            { forMs: 300 },
+        const terminating = holds(
+            "both Applications Terminating",
+            () => apps().length === 2 && apps().every((a) => a.metadata.deletionTimestamp),
         );
+        await expect(terminating); // the garbage collector marks them after the ApplicationSet is gone
+        await expectConsistently(terminating, { forMs: 300 });
     });
 
     it("given a running Argo CD, when the ApplicationSet is deleted, then the delete returns only once Argo CD deleted the Applications and their resources, and the namespaces are gone", async () => {
