@@ -8,6 +8,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { closest, distance } from "fastest-levenshtein";
 import { parseArgs, ParseArgsConfig } from "util";
 
 export const EXIT = { OK: 0, FINDING: 1, USAGE: 2 } as const;
@@ -51,13 +52,21 @@ export function parse(cmd: Command, argv: string[]): Values | "help" {
             allowPositionals: false,
         }) as { values: Values });
     } catch (e: any) {
-        throw new UsageError(
-            `${String(e.message)
-                .split("\n")[0]
-                .replace(/\. To specify a positional argument.*$/, "")} (see gitops-lab ${cmd.name} --help)`,
-        );
+        const first = String(e.message)
+            .split("\n")[0]
+            .replace(/\. To specify a positional argument.*$/, "");
+        const unknown = /^Unknown option '--([^'=]+)'/.exec(first)?.[1];
+        const hint = unknown ? didYouMean(unknown, Object.keys(cmd.options)) : null;
+        throw new UsageError(`${first}${hint ? `; did you mean --${hint}?` : ""} (see gitops-lab ${cmd.name} --help)`);
     }
     return values.help ? "help" : values;
+}
+
+/** The nearest of `names` to a misspelt `word` (two edits at most, or a third of its length), or null. */
+export function didYouMean(word: string, names: string[]): string | null {
+    if (!names.length) return null;
+    const best = closest(word, names);
+    return distance(word, best) <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
 }
 
 export function helpText(cmd: Command): string {

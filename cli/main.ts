@@ -5,7 +5,8 @@
  */
 import { bench } from "./bench";
 import { buildRealPlaneCommand } from "./buildRealPlane";
-import { Command, EXIT, runCommand } from "./command";
+import { ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION } from "../lab/platform/argocd";
+import { Command, didYouMean, EXIT, runCommand } from "./command";
 import { doctor } from "./doctor";
 import { kubectlPlugin } from "./kubectlPlugin";
 import { nodeCommand } from "./node";
@@ -30,12 +31,20 @@ export const COMMANDS: Command[] = [
     nodeCommand,
 ];
 
+/** `gitops-lab --version`: the kit's version and the Argo CD releases it installs. */
+export function versionLine(): string {
+    const { version } = require("../package.json") as { version: string };
+    return `gitops-lab ${version} (Argo CD ${ARGOCD_VERSIONS.join(", ")}; default ${DEFAULT_ARGOCD_VERSION})`;
+}
+
 function overview(): string {
     const width = Math.max(...COMMANDS.map((c) => c.name.length));
     return [
         "usage: gitops-lab <command> [options]   (gitops-lab <command> --help for its options)",
         "",
         ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+        "",
+        "  --version  the kit's version and the Argo CD releases it installs",
         "",
         "exit status: 0 all good, 1 a finding or a failure, 2 a usage error",
     ].join("\n");
@@ -47,9 +56,19 @@ export async function main(argv: string[]): Promise<number> {
         console.log(overview());
         return name === undefined ? EXIT.USAGE : EXIT.OK;
     }
+    if (name === "--version" || name === "-V" || name === "version") {
+        console.log(versionLine());
+        return EXIT.OK;
+    }
     const cmd = COMMANDS.find((c) => c.name === name);
     if (!cmd) {
-        console.error(`gitops-lab: unknown command "${name}"; one of: ${COMMANDS.map((c) => c.name).join(", ")}`);
+        const hint = didYouMean(
+            name,
+            COMMANDS.map((c) => c.name),
+        );
+        console.error(
+            `gitops-lab: unknown command "${name}"${hint ? `; did you mean "${hint}"?` : ""} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
+        );
         return EXIT.USAGE;
     }
     return runCommand(cmd, rest);

@@ -92,15 +92,33 @@ describe("gitops-lab: one command line", function () {
     }
 
     it("an unknown command or option is a usage error (2), one line", () => {
-        const r = runCli("nope", []);
+        const r = runCli("xyzzy", []);
         assert.strictEqual(r.code, 2);
         assert.match(
             r.stderr,
-            /^gitops-lab: unknown command "nope"; one of: up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, kubectl-plugin, bench, build-real-plane, node\n$/,
+            /^gitops-lab: unknown command "xyzzy" \(one of: up, preview, refresh, destroy, outputs, preflight, simulate, verify, doctor, kubectl-plugin, bench, build-real-plane, node\)\n$/,
         );
         const o = runCli("verify", ["--nope"]);
         assert.strictEqual(o.code, 2);
         assert.match(o.stderr, /^gitops-lab verify: Unknown option '--nope' \(see gitops-lab verify --help\)\n$/);
+    });
+
+    it("a misspelt command or option gets a 'did you mean'", () => {
+        const r = runCli("simualte", []);
+        assert.strictEqual(r.code, 2);
+        assert.match(r.stderr, /^gitops-lab: unknown command "simualte"; did you mean "simulate"\? \(one of: /);
+        const o = runCli("simulate", ["--root", "/tmp/x", "--throuhg", "3"]);
+        assert.strictEqual(o.code, 2);
+        assert.match(
+            o.stderr,
+            /^gitops-lab simulate: Unknown option '--throuhg'; did you mean --through\? \(see gitops-lab simulate --help\)\n$/,
+        );
+    });
+
+    it("--version names the kit's version and the Argo CD releases it installs", () => {
+        const r = runCli("--version", []);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /^gitops-lab 0\.1\.0 \(Argo CD v3\.6\.2, v3\.5\.8, v3\.5\.1; default v3\.5\.1\)\n$/);
     });
 
     it("verify --through 0 is valid (solveThrough 0 is: the environment only) and --json stays pure JSON on stdout", async () => {
