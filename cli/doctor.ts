@@ -119,10 +119,13 @@ export const doctor: Command = {
         let cluster: KubeCluster | null = null;
         let stopReader: () => Promise<void> = async () => {};
         let changes: ((listener: () => void) => () => void) | undefined;
+        let source = from;
         if (from) {
             read = async () => readDump(from);
         } else {
-            const c = new KubeCluster(findKubeconfig(stringOption(values, "kubeconfig")).text);
+            const kc = findKubeconfig(stringOption(values, "kubeconfig"));
+            source = `the cluster of ${kc.file}`;
+            const c = new KubeCluster(kc.text);
             cluster = c;
             if (values.watch) {
                 // rounds read ApplicationSets and Applications from watches, not full lists
@@ -138,10 +141,14 @@ export const doctor: Command = {
 
         if (!values.watch) {
             const dump = await read();
-            // an empty dump is most often one of the wrong context or namespace: not "nothing stuck"
+            // an empty dump, or a cluster with nothing of Argo CD, is most often the wrong context or namespace: not "nothing stuck"
             if (from && !dump.applicationSets.length && !dump.applications.length)
                 throw new Error(
                     `${from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`,
+                );
+            if (!from && !dump.applicationSets.length && !dump.applications.length)
+                throw new Error(
+                    `${source} has no ApplicationSets and no Applications (another context, or no Argo CD there?): give the lab's kubeconfig with --kubeconfig`,
                 );
             checkAppSetExists(dump, appset);
             const ds = diagnose(dump, { ...opts, now: new Date() });

@@ -24,6 +24,7 @@ import { pollUntil } from "../lab/ports/wait";
 import { runCli, runFamily, runMain, startCli } from "./helpers/cli";
 import { fieldReport, hookPod, NOW, raced, TYPO3_ERROR } from "./helpers/rollout";
 import { FakeKube } from "../sim/fakeApi";
+import { expect, holds } from "./helpers/expect";
 
 function get(url: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
@@ -72,6 +73,20 @@ describe("rollout doctor against a cluster", function () {
     afterEach(async () => kube.stop());
 
     const events = () => kube.list("Event", "argocd");
+
+    it("a cluster with no ApplicationSets and no Applications is exit 1, naming the kubeconfig (a wrong context)", async () => {
+        for (const a of [...kube.list("ApplicationSet", "argocd"), ...kube.list("Application", "argocd")])
+            kube.remove(a.kind, "argocd", a.metadata.name, "setup");
+        await expect(
+            holds(
+                "nothing of Argo CD left",
+                () => !kube.list("Application", "argocd").length && !kube.list("ApplicationSet", "argocd").length,
+            ),
+        );
+        const r = await runMain("doctor", ["--kubeconfig", kubeconfigFile]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, new RegExp(`the cluster of ${kubeconfigFile} has no ApplicationSets and no Applications .*--kubeconfig`));
+    });
 
     it("reads the four kinds live, Jobs and Pods only in the namespaces of the blocking Applications (not those waiting behind them), in pages", async () => {
         const before = kube.requests.length;
