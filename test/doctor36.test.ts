@@ -164,4 +164,19 @@ describe("rollout doctor on Argo CD 3.6", () => {
             assert.match(d.summary, /has no steps: Argo CD 3\.5 runs no rollout/);
         });
     });
+
+    describe("given a rollout complete with an Application no step selects", () => {
+        it("then its one line carries the findings' count and kinds, not 'complete' alone", () => {
+            const tenants: TenantSpec[] = [
+                { name: "mandant-a", step: 1, status: "Healthy" },
+                { name: "mandant-b", step: 2, status: "Healthy" },
+            ];
+            const set = appSet("tenants", tenants, { rolloutStep: null });
+            set.spec.strategy.rollingSync.steps = [set.spec.strategy.rollingSync.steps[0]];
+            set.status.applicationStatus[1].step = "-1";
+            const d = diagnosed(list(set, ...tenants.map((t) => application(set, t))));
+            assert.strictEqual(d.state, "complete");
+            assert.match(d.summary, /^tenants: rollout complete .* Findings: 1 \(NotSelected\)\.$/);
+        });
+    });
 });

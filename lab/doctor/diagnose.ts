@@ -473,7 +473,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
             step: null,
             steps,
             since: null,
-            summary: clip(summary),
+            summary: clip(summary + findingsNote(findings)),
             blocking: [],
             waiting: [],
             skipped,
@@ -530,7 +530,29 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         state === "stuck"
             ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)} — ${causes}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
             : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
-    return { ...base, state, step: current, steps, since, summary: clip(summary), blocking, waiting, skipped, findings };
+    return {
+        ...base,
+        state,
+        step: current,
+        steps,
+        since,
+        summary: clip(summary),
+        blocking,
+        waiting,
+        skipped,
+        findings,
+    };
+}
+
+/**
+ * The findings' count and kinds, for the line of a complete rollout: an alert or a reader of the line
+ * alone must not take "rollout complete" for all well while a finding names an Application the rollout
+ * leaves out. (A stuck or moving rollout's line names its cause already.)
+ */
+function findingsNote(findings: Finding[]): string {
+    if (!findings.length) return "";
+    const kinds = [...new Set(findings.map((f) => f.kind))];
+    return ` Findings: ${findings.length} (${kinds.join(", ")}).`;
 }
 
 /** One line, one Event message: at most 1 KiB. */
