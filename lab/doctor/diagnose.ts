@@ -7,7 +7,8 @@
 import { errorLine } from "./errorLine";
 import { ERROR_CONDITION_TYPES, FAILED_PHASES, HOOK_ANNOTATION, INSTANCE_LABEL, TRACKING_ANNOTATION } from "../argo/application";
 import { REFRESH_GRACE_SECONDS, stepSelects } from "../argo/rollingSync";
-import { Entry, Evidence, Finding, findingsOf, gateOf, noStepsFinding, rolloutErrorFindings, skipFinding } from "./findings";
+import { Entry, Evidence, Finding, findingsOf, skipFinding } from "./findings";
+import { gateOf, noStepsFinding, rolloutErrorFindings } from "./findings36";
 
 export type { Finding, Evidence } from "./findings";
 

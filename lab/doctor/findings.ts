@@ -5,15 +5,8 @@
  * line on what to do. diagnose.ts finds the stuck step; this file looks at every Application of the
  * ApplicationSet, at any step, and at the rollout's own configuration. Pure functions over objects.
  */
-import {
-    maxUpdateLimit,
-    PENDING_CHANGE_MESSAGES,
-    REFRESH_GRACE_SECONDS,
-    ROLLING_SYNC_OPERATORS,
-    stepSelects,
-    writtenBy36,
-} from "../argo/rollingSync";
-import { REFRESH_ANNOTATION } from "../argo/application";
+import { maxUpdateLimit, ROLLING_SYNC_OPERATORS, stepSelects } from "../argo/rollingSync";
+import { gateFindings } from "./findings36";
 import { SYNC_WINDOW_BLOCKED, windowsBlocking } from "../argo/syncWindows";
 
 export type FindingKind =
@@ -100,10 +93,10 @@ export interface FindingsInput {
 }
 
 /** An ApplicationSet's steps as written. */
-const stepsOf = (appset: any): any[] => appset.spec?.strategy?.rollingSync?.steps ?? [];
+export const stepsOf = (appset: any): any[] => appset.spec?.strategy?.rollingSync?.steps ?? [];
 
-const appRef = (app: any) => `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
-const setRef = (appset: any) => `ApplicationSet ${appset.metadata?.namespace}/${appset.metadata?.name}`;
+export const appRef = (app: any) => `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
+export const setRef = (appset: any) => `ApplicationSet ${appset.metadata?.namespace}/${appset.metadata?.name}`;
 
 /** The rollout's configuration: steps, operators, maxUpdate, what each Application is selected by. */
 function configFindings(input: FindingsInput): Finding[] {
@@ -461,103 +454,6 @@ function conditionFindings(appset: any): Finding[] {
             ],
             todo: `fix spec.strategy.rollingSync as the condition says`,
         }));
-}
-
-/** What Argo CD 3.6's reconcile gate waits for (ensureApplicationsReconciled), read from the objects; null when it holds nothing. */
-export interface Gate {
-    /** The newest transition of an entry Waiting on a change: every Application must be reconciled since. */
-    since: string;
-    /** Still within the grace period, when the ApplicationSet controller only waits. */
-    inGrace: boolean;
-    /** The Applications not reconciled since, each with its entry's step. */
-    behind: Entry[];
-}
-
-/**
- * v3.6's gate as the objects show it: an ApplicationSet written by 3.6 (its InvalidRolloutConfig
- * condition), an entry Waiting on a change, and an Application whose `status.reconciledAt` is before
- * that change (or missing). v3.5 has no gate: null.
- */
-export function gateOf(appset: any, entries: Entry[], now: Date): Gate | null {
-    if (!writtenBy36(appset)) return null;
-    let since: string | null = null;
-    for (const e of entries) {
-        const st = e.status;
-        if (st?.status !== "Waiting" || !st.lastTransitionTime || !PENDING_CHANGE_MESSAGES.includes(st.message)) continue;
-        if (since === null || Date.parse(st.lastTransitionTime) > Date.parse(since)) since = st.lastTransitionTime;
-    }
-    if (since === null) return null;
-    const inGrace = now.getTime() - Date.parse(since) < REFRESH_GRACE_SECONDS * 1000;
-    const behind = entries.filter(
-        (e) => e.app && (!e.app.status?.reconciledAt || Date.parse(e.app.status.reconciledAt) < Date.parse(since!)),
-    );
-    if (!inGrace && !behind.length) return null;
-    return { since, inGrace, behind };
-}
-
-/** The gate as findings: one per Application it waits for. */
-function gateFindings(input: FindingsInput): Finding[] {
-    const gate = gateOf(input.appset, input.entries, input.now);
-    if (!gate) return [];
-    const set = input.appset;
-    return gate.behind.map((e) => {
-        const at: string | undefined = e.app.status?.reconciledAt;
-        const refresh: string | undefined = e.app.metadata?.annotations?.[REFRESH_ANNOTATION];
-        const asked = refresh
-            ? `; the refresh it was asked for (${REFRESH_ANNOTATION}: ${refresh}) is not done yet`
-            : gate.inGrace
-              ? `; the ApplicationSet controller asks for a refresh once ${REFRESH_GRACE_SECONDS} s have passed`
-              : "";
-        return {
-            kind: "ReconcileGate" as const,
-            application: e.name,
-            step: e.step,
-            message: `Argo CD 3.6's reconcile gate holds every step: ${e.name} has not been reconciled since the change at ${gate.since} (last reconciled ${at ?? "never"})${asked}`,
-            evidence: [
-                {
-                    object: setRef(set),
-                    field: "status.applicationStatus[Waiting].lastTransitionTime",
-                    value: gate.since,
-                    time: gate.since,
-                },
-                { object: appRef(e.app), field: "status.reconciledAt", value: at ?? "(none)", time: at },
-                { object: appRef(e.app), field: `metadata.annotations[${REFRESH_ANNOTATION}]`, value: refresh ?? "(none)" },
-            ],
-            todo: `the application controller must compare ${e.name} again: is it running and is its queue moving (kubectl -n argocd logs statefulset/argocd-application-controller)? kubectl -n ${e.app.metadata?.namespace} annotate application ${e.name} ${REFRESH_ANNOTATION}=normal asks for it`,
-        };
-    });
-}
-
-/** Argo CD 3.6's ErrorOccurred condition with reason ApplicationSetRolloutError: the controller refused the rollout and generated nothing. */
-export function rolloutErrorFindings(appset: any): Finding[] {
-    return (appset.status?.conditions ?? [])
-        .filter((c: any) => c.type === "ErrorOccurred" && c.status === "True" && c.reason === "ApplicationSetRolloutError")
-        .map((c: any) => ({
-            kind: "RolloutError" as const,
-            application: null,
-            step: null,
-            message: `Argo CD refuses the rollout (its ErrorOccurred condition, reason ApplicationSetRolloutError, Argo CD 3.6 and later): ${c.message}; until it is fixed no Application of the ApplicationSet is generated or updated`,
-            evidence: [
-                { object: setRef(appset), field: "status.conditions[ErrorOccurred]", value: String(c.message), time: c.lastTransitionTime },
-            ],
-            todo:
-                stepsOf(appset).length === 0
-                    ? "give spec.strategy.rollingSync its steps (matchExpressions on the Applications' labels), or drop the strategy"
-                    : "fix spec.strategy as the condition says",
-        }));
-}
-
-/** A RollingSync with no steps where Argo CD does not refuse it (3.5): no rollout runs at all. */
-export function noStepsFinding(appset: any): Finding {
-    return {
-        kind: "NoSteps",
-        application: null,
-        step: null,
-        message:
-            "spec.strategy.rollingSync has no steps: Argo CD 3.5 runs no rollout (the ApplicationSet writes no rollout status, and each Application syncs by its own syncPolicy); Argo CD 3.6 refuses it with ErrorOccurred",
-        evidence: [{ object: setRef(appset), field: "spec.strategy.rollingSync.steps", value: "[]" }],
-        todo: "give spec.strategy.rollingSync its steps (matchExpressions on the Applications' labels), or drop the strategy",
-    };
 }
 
 /** Every finding of a RollingSync ApplicationSet, configuration first, then by step and Application. */
