@@ -9,6 +9,7 @@ import { ArgoCd } from "./components/argocd";
 import { GitDaemon } from "./components/gitDaemon";
 import { foundInCluster } from "./program/foundInCluster";
 import { K3s, K3S_KUBECONFIG } from "./components/k3s";
+import { LabReset } from "./components/labReset";
 import { Scenario } from "./components/scenario";
 import { ShopAppSet } from "./components/shopAppSet";
 import { RolloutDoctor } from "./components/rolloutDoctor";
@@ -17,11 +18,12 @@ import { TenantsLab } from "./components/tenantsLab";
 import { DOCTOR_NAMESPACE } from "./lab/doctor/inCluster";
 import { PROGRESSIVE_SYNCS_KEY } from "./lab/platform/argocd";
 import { CONFIG_KEYS, parseStackConfig } from "./lab/platform/stackConfig";
-import { GITSRV_NAMESPACE } from "./lab/platform/gitDaemon";
+import { GITD_URL_PREFIX, GITSRV_NAMESPACE } from "./lab/platform/gitDaemon";
 import { refuseLowerStep } from "./lab/kit/steps";
+import { SHOP_NAMESPACES } from "./lab/shop/appset";
 import { shopLayout, REPO_URL } from "./lab/shop/layout";
 import { shopLabProgress } from "./lab/shop/solve";
-import { PLATFORM_REPO_URL, tenantsLayout } from "./lab/tenants/layout";
+import { PLATFORM_REPO_URL, TENANTS, tenantsLayout } from "./lab/tenants/layout";
 import { tenantsLabProgress } from "./lab/tenants/solve";
 
 // every key through the one schema (lab/platform/stackConfig.ts): a bad value is one line naming it
@@ -54,6 +56,7 @@ if (tenantsEnabled) {
     });
 }
 
+const labNamespaces: string[] = [...SHOP_NAMESPACES, ...(tenantsEnabled ? TENANTS : [])];
 const doctorEnabled = cfg.rolloutDoctor === "on" || (cfg.rolloutDoctor === "auto" && tenantsEnabled);
 
 // what an adopted cluster had before this stack is used, never removed (a read: a preview changes nothing)
@@ -61,6 +64,7 @@ const kubeconfigPath = cfg.kubeconfigPath || undefined;
 const found = foundInCluster(kubeconfigPath ?? (fs.existsSync(K3S_KUBECONFIG) ? K3S_KUBECONFIG : undefined), [
     GITSRV_NAMESPACE,
     DOCTOR_NAMESPACE,
+    ...labNamespaces,
 ]);
 if (found.argocd && tenantsEnabled && !found.progressiveSyncs) {
     throw new Error(
@@ -90,6 +94,18 @@ const gitd = new GitDaemon("gitd", {
     namespaceFound: found.namespaces.includes(GITSRV_NAMESPACE),
 });
 
+// destroy takes this down before Argo CD and the git daemon: whatever of the labs is in Argo CD, made by
+// the stack or by a learner's hand, and the labs' namespaces (the labs' own deletes run before it)
+const reset = new LabReset("lab-reset", {
+    kubeconfig: k3s.kubeconfig,
+    namespaces: labNamespaces,
+    namespacesFound: found.namespaces.filter((n) => labNamespaces.includes(n)),
+    repoPrefix: GITD_URL_PREFIX,
+    argocdInstalled: !found.argocd,
+    deleteTimeoutSeconds: cfg.destroyTimeoutSeconds,
+    after: [argocd, gitd],
+});
+
 // step 1 runs kubectl kustomize: on a fresh host kubectl exists only once k3s's installer linked it
 const repo = solveThrough >= 1 ? new ShopRepo("shop-repo", { root, after: [k3s] }) : undefined;
 const appset =
@@ -98,7 +114,7 @@ const appset =
               kubeconfig: k3s.kubeconfig,
               root,
               deleteTimeoutSeconds: cfg.destroyTimeoutSeconds,
-              after: [argocd, gitd, repo],
+              after: [argocd, gitd, repo, reset],
           })
         : undefined;
 const scenario =
@@ -120,7 +136,7 @@ const tenants = tenantsEnabled
           solveThrough: tenantsThrough,
           waitTimeoutSeconds: cfg.tenantsWaitTimeoutSeconds,
           deleteTimeoutSeconds: cfg.destroyTimeoutSeconds,
-          after: [argocd, gitd, k3s],
+          after: [argocd, gitd, k3s, reset],
       })
     : undefined;
 

@@ -27,6 +27,7 @@ export interface LabModules {
     tenantsSolve: typeof import("../lab/tenants/solve");
     tenantsScenario: typeof import("../lab/tenants/scenario");
     tenantsTeardown: typeof import("../lab/tenants/teardown");
+    reset: typeof import("../lab/argo/reset");
 }
 
 export function labModule<K extends keyof LabModules>(projectDir: string, name: K): LabModules[K] {
@@ -46,6 +47,7 @@ export function labModule<K extends keyof LabModules>(projectDir: string, name: 
         tenantsSolve: "lab/tenants/solve",
         tenantsScenario: "lab/tenants/scenario",
         tenantsTeardown: "lab/tenants/teardown",
+        reset: "lab/argo/reset",
     };
     return require(`${projectDir}/${table[name]}`);
 }

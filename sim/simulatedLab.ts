@@ -6,15 +6,17 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { GITD_ENV } from "../lab/platform/gitDaemon";
+import { resetLabObjects } from "../lab/argo/reset";
+import { GITD_ENV, GITD_URL_PREFIX } from "../lab/platform/gitDaemon";
 import { KubeCluster } from "../lab/ports/cluster";
 import { mkdirReadable } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
+import { SHOP_NAMESPACES } from "../lab/shop/appset";
 import { shopLayout, ShopLayout, REPO_URL } from "../lab/shop/layout";
 import { ShopScenarioTimeouts } from "../lab/shop/scenario";
 import { shopLabProgress, ShopLabRun, solveShopLab } from "../lab/shop/solve";
 import { teardownShopLab } from "../lab/shop/teardown";
-import { tenantsLayout } from "../lab/tenants/layout";
+import { TENANTS, tenantsLayout } from "../lab/tenants/layout";
 import { TenantsResults } from "../lab/tenants/results";
 import { TenantsTimeouts } from "../lab/tenants/scenario";
 import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
@@ -344,6 +346,9 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
         if (shopLabProgress(shop) > 0 || fs.existsSync(shop.bareRepo) || fs.existsSync(shop.workDir) || appset("shop")) {
             await teardownShopLab(shop, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
         }
+        // what the labs' own deletes do not know of: a learner's ApplicationSets and Applications, as destroy's LabReset
+        const scope = { namespaces: [...SHOP_NAMESPACES, ...TENANTS], kept: [], repoPrefix: GITD_URL_PREFIX, argocdGoes: true };
+        await resetLabObjects(cluster, scope, (l) => log(`[lab-reset] ${l}`), { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
         await lab.argo.stop();
         if (fs.existsSync(stateFile) && hadCluster) {
             lab.kube.remove("Namespace", undefined, "argocd", "installer");

@@ -143,10 +143,32 @@ describe("the Pulumi program (mocks)", function () {
         assert.strictEqual(typeof repo.inputs.__provider, "string", "the provider was serialized");
     });
 
+    it("resets by-hand work before Argo CD and the git daemon go", async () => {
+        const r = run.byName("lab-reset-objects");
+        assert.deepStrictEqual(dependsOnNames(r).sort(), ["argocd", "gitd"], "destroyed before them");
+        assert.deepStrictEqual(
+            {
+                namespaces: r.inputs.namespaces,
+                found: r.inputs.namespacesFound,
+                prefix: r.inputs.repoPrefix,
+                argocd: r.inputs.argocdInstalled,
+                timeout: r.inputs.deleteTimeoutSeconds,
+            },
+            {
+                namespaces: ["shop-dev", "shop-prod"],
+                found: [],
+                prefix: "git://gitd.gitsrv.svc.cluster.local:9418/",
+                argocd: true,
+                timeout: 120,
+            },
+        );
+        assert.strictEqual(await isSecretInput(r.inputs.kubeconfig), true);
+    });
+
     it("applies the step-2 ApplicationSet only after Argo CD, the git daemon and the repository", async () => {
         const appset = run.byName("shop-appset");
         assert.deepStrictEqual(await valueOf(appset.inputs.manifest), shopApplicationSet());
-        assert.deepStrictEqual(dependsOnNames(appset).sort(), ["argocd", "gitd", "shop-repo"]);
+        assert.deepStrictEqual(dependsOnNames(appset).sort(), ["argocd", "gitd", "lab-reset", "shop-repo"]);
         assert.deepStrictEqual(dependsOnNames(run.byName("scenario-run")), ["shop"]);
     });
 
@@ -286,7 +308,7 @@ describe("tenantsLab (mocks)", function () {
         );
         assert.strictEqual(await isSecretInput(r.inputs.kubeconfig), true);
         assert.ok(r.opts.additionalSecretOutputs?.includes("kubeconfig"));
-        assert.deepStrictEqual(dependsOnNames(r).sort(), ["argocd", "gitd", "k3s"]);
+        assert.deepStrictEqual(dependsOnNames(r).sort(), ["argocd", "gitd", "k3s", "lab-reset"]);
         assert.deepStrictEqual(await valueOf(run.outputs.tenantsStall), { appset: "argocd/tenants" });
         assert.strictEqual(await valueOf(run.outputs.tenantsRecovery), null);
         assert.strictEqual(await valueOf(run.outputs.tenantsRepoUrl), "git://gitd.gitsrv.svc.cluster.local:9418/platform.git");

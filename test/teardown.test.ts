@@ -7,7 +7,10 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { deleteShopAppSet } from "../lab/shop/appset";
+import { labResetProvider, LabResetProps } from "../components/labReset";
+import { isLabApplication, LabScope, resetLabObjects } from "../lab/argo/reset";
+import { GITD_URL_PREFIX } from "../lab/platform/gitDaemon";
+import { deleteShopAppSet, SHOP_NAMESPACES, shopApplicationSet } from "../lab/shop/appset";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_RESULT_FILES } from "../lab/shop/results";
 import { RESOURCES_FINALIZER } from "../sim/appsetController";
@@ -84,6 +87,109 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
                     !!at.lab.kube.get("Application", "argocd", "shop-dev"),
             ),
         );
+    });
+});
+
+describe("destroy: a lab done by hand (the learner's ApplicationSet and Applications)", function () {
+    this.timeout(60_000);
+    let at: LabAt;
+    beforeEach(async () => (at = await labAt(1)));
+    afterEach(async () => at.stop());
+
+    const scope = (kept: string[] = []): LabScope => ({ namespaces: SHOP_NAMESPACES, kept, repoPrefix: GITD_URL_PREFIX, argocdGoes: true });
+    const app = (name: string, repoURL: string, namespace: string) => ({
+        apiVersion: "argoproj.io/v1alpha1",
+        kind: "Application",
+        metadata: { name, namespace: "argocd", finalizers: [RESOURCES_FINALIZER] },
+        spec: {
+            project: "default",
+            source: { repoURL, targetRevision: "main", path: "overlays/dev" },
+            destination: { server: "https://kubernetes.default.svc", namespace },
+            syncPolicy: { automated: {}, syncOptions: ["CreateNamespace=true"] },
+        },
+    });
+    const names = (kind: string) => at.lab.kube.list(kind, "argocd").map((o) => o.metadata.name);
+
+    /** The learner's step 2 by hand under another name, a misnamed Application of theirs, and one not of the lab. */
+    async function byHand(): Promise<void> {
+        const set = shopApplicationSet({ name: "shop-mine", namespace: "argocd", repoURL: `${GITD_URL_PREFIX}shop-envs.git` });
+        await at.cluster.createApplicationSet(set);
+        await at.cluster.putCustomObject(app("shop-dve", `${GITD_URL_PREFIX}shop-envs.git`, "shop-dev"), "applications");
+        await at.cluster.putCustomObject(app("notes", "https://git.example.invalid/notes.git", "default"), "applications");
+        await expect(
+            holds("shop-dev and shop-prod made by Argo CD", () => SHOP_NAMESPACES.every((n) => at.lab.kube.get("Namespace", undefined, n))),
+        );
+    }
+
+    it("takes down the learner's objects and namespaces, keeps the rest", async () => {
+        await byHand();
+        const lines: string[] = [];
+        const report = await resetLabObjects(at.cluster, scope(), (l) => lines.push(l), { timeoutMs: 20_000, pollMs: 50 });
+        assert.deepStrictEqual(names("ApplicationSet"), []);
+        assert.deepStrictEqual(names("Application"), ["notes"]);
+        assert.deepStrictEqual(
+            at.lab.kube.get("Application", "argocd", "notes").metadata.finalizers ?? [],
+            [],
+            "it goes with Argo CD's CRD",
+        );
+        for (const ns of SHOP_NAMESPACES) assert.strictEqual(at.lab.kube.get("Namespace", undefined, ns), undefined, ns);
+        assert.deepStrictEqual(at.lab.kube.terminating(), []);
+        assert.deepStrictEqual(report.tookDown, [
+            "ApplicationSets shop-mine",
+            "Applications shop-dev, shop-dve, shop-prod",
+            "namespaces shop-dev, shop-prod",
+        ]);
+        assert.match(lines[lines.length - 1], /^took down .*; kept what the Applications notes deployed \(not the lab's;/);
+        assert.ok(!lines.some((l) => l.includes("by hand")), lines.join("\n"));
+    });
+
+    it("never waits past its deadline with Argo CD's controller gone", async () => {
+        await byHand();
+        await at.lab.argo.apps.stop();
+        const lines: string[] = [];
+        await resetLabObjects(at.cluster, scope(), (l) => lines.push(l), { timeoutMs: 300, pollMs: 50 });
+        assert.deepStrictEqual(names("Application"), ["notes"]);
+        assert.deepStrictEqual(at.lab.kube.terminating(), []);
+        assert.ok(
+            lines.some((l) => /removed their finalizers by hand/.test(l)),
+            lines.join("\n"),
+        );
+    });
+
+    it("keeps a namespace that was there before the lab", async () => {
+        await byHand();
+        const report = await resetLabObjects(at.cluster, scope(["shop-prod"]), () => {}, { timeoutMs: 20_000, pollMs: 50 });
+        assert.ok(at.lab.kube.get("Namespace", undefined, "shop-prod"));
+        assert.strictEqual(at.lab.kube.get("Namespace", undefined, "shop-dev"), undefined);
+        assert.ok(report.kept.includes("namespaces shop-prod (there before the lab)"), report.kept.join("; "));
+    });
+
+    it("records once which namespaces were there before the lab", async () => {
+        const inputs = (namespaces: string[], namespacesFound: string[]) => ({
+            kubeconfig: "k",
+            namespaces,
+            namespacesFound,
+            repoPrefix: GITD_URL_PREFIX,
+            argocdInstalled: true,
+            deleteTimeoutSeconds: 120,
+        });
+        const first = (await labResetProvider.create(inputs(SHOP_NAMESPACES, ["shop-prod"]))).outs as LabResetProps;
+        assert.deepStrictEqual(first.kept, ["shop-prod"]);
+        // a later up finds shop-dev too (Argo CD made it for the lab): still the lab's
+        const again = (await labResetProvider.update!("lab-reset", first, inputs(SHOP_NAMESPACES, SHOP_NAMESPACES))).outs as LabResetProps;
+        assert.deepStrictEqual(again.kept, ["shop-prod"]);
+        // the tenants lab turned on later: its namespaces are seen for the first time now
+        const more = [...SHOP_NAMESPACES, "mandant-a", "mandant-b"];
+        const later = (await labResetProvider.update!("lab-reset", again, inputs(more, ["shop-dev", "mandant-a"]))).outs as LabResetProps;
+        assert.deepStrictEqual(later.kept, ["shop-prod", "mandant-a"]);
+        assert.strictEqual((later as any).namespacesFound, undefined);
+    });
+
+    it("reads what is the lab's from the objects, not their names", () => {
+        const s = scope();
+        assert.ok(isLabApplication(app("x", `${GITD_URL_PREFIX}anything.git`, "elsewhere"), s));
+        assert.ok(isLabApplication(app("x", "https://example.invalid/a.git", "shop-prod"), s));
+        assert.ok(!isLabApplication(app("shop-dev", "https://example.invalid/a.git", "default"), s));
     });
 });
 

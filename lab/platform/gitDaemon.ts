@@ -6,6 +6,8 @@
 export const GITSRV_NAMESPACE = "gitsrv";
 export const GITD_NAME = "gitd";
 export const GITD_PORT = 9418;
+/** The start of the URL of every repository the git daemon serves, as Argo CD reads them. */
+export const GITD_URL_PREFIX = `git://${GITD_NAME}.${GITSRV_NAMESPACE}.svc.cluster.local:${GITD_PORT}/`;
 /**
  * Debian bookworm's `git` package ships /usr/lib/git-core/git-daemon; the official
  * buildpack-deps "scm" variant is Debian plus git and nothing of ours. (alpine/git does not

@@ -15,7 +15,9 @@ import * as os from "os";
 import * as https from "https";
 import * as path from "path";
 import { stringify } from "yaml";
-import { shopLayout } from "../../lab/shop/layout";
+import { GITD_URL_PREFIX } from "../../lab/platform/gitDaemon";
+import { SHOP_NAMESPACES, shopApplicationSet } from "../../lab/shop/appset";
+import { REPO_URL, shopLayout } from "../../lab/shop/layout";
 import { tenantsLayout } from "../../lab/tenants/layout";
 import { RealNode, startRealNode } from "../../realnode/node";
 import { installArgoCd, uninstallArgoCd } from "../../realnode/lab";
@@ -314,6 +316,43 @@ describe("the Pulumi engine on the real node (gitops-lab up / preview / refresh 
         const d = await gitopsLab(["destroy", "--config-file", configFile], env);
         assert.strictEqual(d.code, 0, d.out);
         assert.strictEqual(kubectl("get", "namespace", "argocd", "--ignore-not-found", "-o", "name"), "");
+        assert.strictEqual(stackResources(), 0);
+    });
+
+    it("a lab done by hand (the learner's ApplicationSet and a misnamed Application) destroys to the bare node", async () => {
+        const had = { namespaces: namespaces(), crds: kubectl("get", "crd", "-o", "name") };
+        writeConfig({ ...baseConfig(), tenantsLab: false, rolloutDoctor: "off", solveThrough: 1, destroyTimeoutSeconds: 120 });
+        let r = await gitopsLab(["up", "--config-file", configFile], env);
+        assert.strictEqual(r.code, 0, r.out);
+        // step 2 by hand, as a learner does it: kubectl apply of the ApplicationSet, and an Application of their own, misnamed
+        const mine = {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Application",
+            metadata: { name: "shop-dve", namespace: "argocd", finalizers: ["resources-finalizer.argocd.argoproj.io"] },
+            spec: {
+                project: "default",
+                source: { repoURL: `${GITD_URL_PREFIX}shop-envs.git`, targetRevision: "main", path: "overlays/dev" },
+                destination: { server: "https://kubernetes.default.svc", namespace: "shop-dev" },
+                syncPolicy: { automated: {}, syncOptions: ["CreateNamespace=true"] },
+            },
+        };
+        const set = shopApplicationSet({ name: "shop", namespace: "argocd", repoURL: REPO_URL });
+        execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, "apply", "-f", "-"], {
+            input: [set, mine].map((o) => stringify(o)).join("---\n"),
+            encoding: "utf8",
+        });
+        await expect(
+            holds("Argo CD made shop-dev and shop-prod", () => SHOP_NAMESPACES.every((n) => namespaces().includes(n))),
+            { timeoutMs: 300_000, intervalMs: 2_000 },
+        );
+        r = await gitopsLab(["destroy", "--config-file", configFile], env, { timeoutMs: 300_000 });
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(
+            r.out,
+            /\[lab-reset\] took down ApplicationSets shop; Applications shop-dev, shop-dve, shop-prod; namespaces shop-dev, shop-prod/,
+        );
+        assert.deepStrictEqual(namespaces(), had.namespaces, "the bare node's namespaces, no more");
+        assert.strictEqual(kubectl("get", "crd", "-o", "name"), had.crds, "Argo CD's CRDs are gone");
         assert.strictEqual(stackResources(), 0);
     });
 
