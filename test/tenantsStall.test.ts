@@ -11,6 +11,8 @@ import { readLive } from "../lab/doctor/watch";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
+import { Stall } from "../lab/tenants/results";
+import { TenantsScenarioContext, waitForStallToSettle } from "../lab/tenants/scenario";
 import { expect, expectConsistently, holds, pending, succeeded } from "./helpers/expect";
 import { app, assertProgressLines, git, tenantsAt, TenantsAt } from "./helpers/tenantsAt";
 
@@ -272,5 +274,73 @@ describe("the tenants lab (simulated cluster)", function () {
             await assert.rejects(at.solve(3), /the recovery stalled again on 1\.2\.1/);
             assert.ok(!fs.existsSync(at.layout.resultFile("recovery")));
         });
+    });
+});
+
+describe("step 3 waits for the stall to settle", () => {
+    const stall = { blocking: "mandant-b" } as Stall;
+    const faulty = { path: `releases/${RELEASES.faulty}` };
+    const running = (startedAt: string, retryCount: number) => ({
+        spec: { source: faulty },
+        operation: {},
+        status: {
+            operationState: {
+                phase: "Running",
+                startedAt,
+                retryCount,
+                operation: { initiatedBy: { username: "applicationset-controller" } },
+            },
+        },
+    });
+    const failed = (startedAt: string) => ({
+        spec: { source: faulty },
+        status: { operationState: { phase: "Failed", startedAt, retryCount: 5 } },
+    });
+    /** A cluster whose mandant-b goes through `seen`, one state per look (the last one stays), on a clock each sleep moves on. */
+    function scripted(seen: any[]) {
+        let i = 0;
+        let t = 0;
+        const lines: string[] = [];
+        const cluster = {
+            getApplication: async () => seen[Math.min(i++, seen.length - 1)],
+            annotateApplicationSet: async () => {},
+            annotateApplication: async () => {},
+            listApplications: async () => [],
+        };
+        const ctx: TenantsScenarioContext = {
+            layout: {} as any,
+            git: {} as any,
+            cluster: cluster as any,
+            log: (l) => lines.push(l),
+            clock: { now: () => t, sleep: async (ms) => void (t += ms) },
+            timeouts: { stallMs: 60_000, pollMs: 1_000, refreshEveryMs: 3_600_000 },
+        };
+        return { ctx, lines };
+    }
+
+    it("follows a second sync after the give-up", async () => {
+        // each operation takes 50 of the deadline's 60 s: the second one gets a deadline of its own
+        const { ctx, lines } = scripted([
+            ...Array(50).fill(running("2026-01-01T00:00:00Z", 4)),
+            ...Array(50).fill(running("2026-01-01T00:10:00Z", 0)), // given up, and synced again: the entry stayed Pending
+            failed("2026-01-01T00:10:00Z"),
+        ]);
+        await waitForStallToSettle(ctx, stall);
+        assert.ok(
+            lines.some((l) =>
+                /mandant-b's sync gave up; applicationset-controller synced it again \(step still Pending\): waiting$/.test(l),
+            ),
+            lines.join("\n"),
+        );
+        assert.match(lines[lines.length - 1], /mandant-b's sync to give up \(its retries spent\): after/);
+    });
+
+    it("refuses a third sync", async () => {
+        const { ctx } = scripted([
+            running("2026-01-01T00:00:00Z", 4),
+            running("2026-01-01T00:10:00Z", 0),
+            running("2026-01-01T00:20:00Z", 0),
+        ]);
+        await assert.rejects(waitForStallToSettle(ctx, stall), /Argo CD synced mandant-b a third time after its sync gave up/);
     });
 });

@@ -300,18 +300,44 @@ async function stall(c: Ctx): Promise<Stall> {
  * Failed). A fix pushed while that sync still waits for a retry reaches the tenant through the retry
  * (which syncs the Application's current path), ahead of the steps before it; from the settled
  * stall the fixed release rolls out in step order.
+ *
+ * Argo CD may sync the tenant once more after the give-up: its RollingSync entry moves from Pending
+ * to Progressing only when the Application's sync started after the entry's transition, compared in
+ * whole seconds (progressive_sync.go, alike in 3.5 and 3.6), so a sync started within the second of
+ * it leaves the entry Pending, and a Pending entry is synced again when its operation ends. Seen on
+ * Argo CD 3.6.2's real controllers. That second sync starts seconds later, moves the entry on, and
+ * gives up in turn: the wait follows it with a deadline of its own, and refuses a third.
  */
 async function stallSettled(c: Ctx, stall: Stall): Promise<void> {
-    await waitUntil(c, `${stall.blocking}'s sync to give up (its retries spent)`, c.t.stallMs, async () => {
-        const app = await c.cluster.getApplication(stall.blocking, ARGOCD_NAMESPACE);
-        const op = app?.status?.operationState;
-        if (!app) throw new Error(`${c.prefix} the Application ${stall.blocking} is gone; rebuild the lab (pulumi destroy, then up)`);
-        if (app.spec?.source?.path !== `releases/${RELEASES.faulty}`) return true; // someone moved on already
-        // given up; or succeeded (a learner gave the tenant the extension's keys: the stall is fixed another way); or never synced
-        if (!app.operation && (!op || ["Failed", "Error", "Succeeded"].includes(op.phase))) return true;
-        return `${stall.blocking}'s sync ${op?.phase ?? "not started"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}`;
-    });
+    const blocking = stall.blocking;
+    let waitedOn: string | undefined; // the operation waited for (its start)
+    for (let round = 1; ; round++) {
+        const r = await waitUntil(c, `${blocking}'s sync to give up (its retries spent)`, c.t.stallMs, async () => {
+            const app = await c.cluster.getApplication(blocking, ARGOCD_NAMESPACE);
+            const op = app?.status?.operationState;
+            if (!app) throw new Error(`${c.prefix} the Application ${blocking} is gone; rebuild the lab (pulumi destroy, then up)`);
+            if (app.spec?.source?.path !== `releases/${RELEASES.faulty}`) return { settled: true }; // someone moved on already
+            // given up; or succeeded (a learner gave the tenant the extension's keys: the stall is fixed another way); or never synced
+            if (!app.operation && (!op || ["Failed", "Error", "Succeeded"].includes(op.phase))) return { settled: true };
+            const started = String(op?.startedAt ?? "");
+            waitedOn ??= started;
+            if (started !== waitedOn) return { settled: false, again: op, started };
+            return `${blocking}'s sync ${op?.phase ?? "not started"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}`;
+        });
+        if (r.settled) return;
+        if (round > 1)
+            throw new Error(
+                `${c.prefix} Argo CD synced ${blocking} a third time after its sync gave up; kubectl -n ${ARGOCD_NAMESPACE} get applicationset ${TENANTS_APPSET} -o yaml shows its step's status`,
+            );
+        waitedOn = (r as { started?: string }).started;
+        const by = (r as { again?: any }).again?.operation?.initiatedBy?.username ?? "Argo CD";
+        say(c, `${blocking}'s sync gave up; ${by} synced it again (step still Pending): waiting`);
+    }
 }
+
+/** Step 3's first wait on its own: until the stall's blocking sync has given up (what it says, through `ctx.log`). */
+export const waitForStallToSettle = (ctx: TenantsScenarioContext, stall: Stall) =>
+    stallSettled(context(ctx, "[tenants 3 recovery]"), stall);
 
 async function recovery(c: Ctx, r: TenantsResults): Promise<Recovery> {
     if (!fs.existsSync(pushedFile(c, "recovery")) && r.stall) await stallSettled(c, r.stall);
