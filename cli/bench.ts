@@ -24,7 +24,7 @@ const POLL_ONLY_TIMEOUTS = { syncMs: 1_800_000, errorMs: 1_800_000, driftMs: 600
 async function runOnce(opts: { refresh: boolean }): Promise<StepTiming[]> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-"));
     const { startSimulatedLab, solveSimulatedLab } = await import("../sim/simulatedLab");
-    const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock: new VirtualClock() });
+    const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock: new VirtualClock(), argocdVersion: "v3.5.1" });
     try {
         const run = await solveSimulatedLab(lab, 8, {
             productDefaults: true,
@@ -45,7 +45,7 @@ async function benchTenants(json: boolean): Promise<number> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-tenants-"));
     const clock = new VirtualClock();
     const { startSimulatedLab, solveSimulatedTenants } = await import("../sim/simulatedLab");
-    const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock });
+    const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock, argocdVersion: "v3.5.1" });
     const waits: { wait: string; estimated_real_s: number }[] = [];
     const t0 = Date.now();
     try {

@@ -4,11 +4,11 @@
  * (realplane/pulumiBuild.ts), and Prometheus's promtool for the alert rules' tests (realplane/promtoolBuild.ts). Each build says what it builds, about how long it takes, and a line a
  * minute while it runs.
  */
-import { binPath, BINARIES, buildRealPlane, cacheDir } from "../realplane/build";
+import { argoCdBuildDir, binPath, BINARIES, buildArgoCd, buildRealPlane, cacheDir } from "../realplane/build";
 import { checkPlaneTools } from "../realplane/tools";
 import { buildPromtool, promtoolPath } from "../realplane/promtoolBuild";
 import { buildPulumi, pulumiBinPath, PULUMI_BINARIES, pulumiCacheDir } from "../realplane/pulumiBuild";
-import { PROMETHEUS, PULUMI, REAL_PLANE } from "../realplane/versions";
+import { PROMETHEUS, PULUMI, REAL_ARGOCD, REAL_ARGOCD_VERSIONS, REAL_PLANE } from "../realplane/versions";
 import { buildRealNode, nodeBinPath, NODE_BINARIES, nodeCacheDir } from "../realnode/build";
 import { buildImageLayers, imageRecipes, imagesCacheDir, needsBuiltFiles } from "../realnode/images";
 import { Command, EXIT } from "./command";
@@ -16,7 +16,7 @@ import { Command, EXIT } from "./command";
 export const buildRealPlaneCommand: Command = {
     name: "build-real-plane",
     summary:
-        "build the real tiers' programs from Go modules (Kubernetes, etcd, kustomize, Argo CD v3.5.1, containerd, CoreDNS, the Pulumi CLI, its kubernetes provider, promtool) and the real node's images from Debian's packages (cached)",
+        "build the real tiers' programs from Go modules (Kubernetes, etcd, kustomize, each Argo CD the real tier runs, containerd, CoreDNS, the Pulumi CLI, its kubernetes provider, promtool) and the real node's images from Debian's packages (cached)",
     usage: "build-real-plane",
     details: [
         "needs Go and the Go module proxy, and mmdebstrap with Debian's mirror; from cold caches about 40 minutes on 2 cores, then seconds",
@@ -27,7 +27,7 @@ export const buildRealPlaneCommand: Command = {
         const t0 = Date.now();
         await checkPlaneTools(true);
         console.log(
-            `real plane: Kubernetes ${REAL_PLANE.kubernetes}, etcd ${REAL_PLANE.etcd}, kustomize ${REAL_PLANE.kustomize}, Argo CD ${REAL_PLANE.argocd} (gitops-engine ${REAL_PLANE.gitopsEngine}, see realplane/versions.ts)`,
+            `real plane: Kubernetes ${REAL_PLANE.kubernetes}, etcd ${REAL_PLANE.etcd}; ${REAL_ARGOCD_VERSIONS.map((v) => `Argo CD ${v} (kustomize ${REAL_ARGOCD[v].kustomize}, gitops-engine ${REAL_ARGOCD[v].gitopsEngine.version})`).join(", ")}; see realplane/versions.ts`,
         );
         console.log(
             `Pulumi: the CLI ${PULUMI.cli}, the kubernetes provider ${PULUMI.kubernetes} (module ${PULUMI.kubernetesModule}); promtool of Prometheus ${PROMETHEUS.version} (module ${PROMETHEUS.module})`,
@@ -36,9 +36,13 @@ export const buildRealPlaneCommand: Command = {
         // the images made of Debian's packages alone start at once too (mmdebstrap mostly waits for the mirror),
         // those with the plane's or the node's binaries once those are built
         const recipes = imageRecipes();
-        const binaries = buildRealPlane((l) => console.log(`[real-plane] ${l}`)).then(() =>
-            buildRealNode((l) => console.log(`[real-node] ${l}`)),
-        );
+        // the Argo CD releases (each with its own toolchain and kustomize) beside the plane and the node
+        const binaries = Promise.all([
+            buildRealPlane((l) => console.log(`[real-plane] ${l}`)).then(() => buildRealNode((l) => console.log(`[real-node] ${l}`))),
+            (async () => {
+                for (const v of REAL_ARGOCD_VERSIONS) await buildArgoCd(v, (l) => console.log(`[argocd ${v}] ${l}`));
+            })(),
+        ]);
         const images = (rs: typeof recipes) => buildImageLayers(rs, (l) => console.log(`[images] ${l}`));
         await Promise.all([
             binaries,
@@ -48,6 +52,7 @@ export const buildRealPlaneCommand: Command = {
         ]);
         for (const b of BINARIES) console.log(`  ${binPath(b)}`);
         for (const b of NODE_BINARIES) console.log(`  ${nodeBinPath(b)}`);
+        for (const v of REAL_ARGOCD_VERSIONS) console.log(`  ${argoCdBuildDir(v)}/bin/{argocd,kustomize}`);
         for (const b of PULUMI_BINARIES) console.log(`  ${pulumiBinPath(b)}`);
         console.log(`  ${promtoolPath()}`);
         console.log(`ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);

@@ -18,8 +18,8 @@ import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { REALISTIC } from "../sim/profiles";
-import { ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion } from "../lab/platform/argocd";
-import { REAL_PLANE } from "../realplane/versions";
+import { ArgoCdVersion, ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion } from "../lab/platform/argocd";
+import { REAL_ARGOCD_DEFAULT } from "../realplane/versions";
 import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
 import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
@@ -164,14 +164,16 @@ async function runOnRealNode(
     say: (l: string) => void,
     signals: { stopped: Promise<number> },
     started: (lab: { stop(): Promise<void> }) => void,
+    argocdVersion: ArgoCdVersion,
 ): Promise<number> {
     if (shopLabProgress(shopLayout(root)) > 0 || tenantsLabProgress(tenantsLayout(root)) > 0)
         throw new Error(`${root} already holds a lab; the real node starts empty each run: use a new --root`);
     say(
-        "REAL NODE: a real Kubernetes cluster on this machine (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS), Argo CD v3.5.1 installed on it from the pinned manifest, the git daemon a Pod; every Pod a container.",
+        `REAL NODE: a real Kubernetes cluster on this machine (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS), Argo CD ${argocdVersion} installed on it from the pinned manifest, the git daemon a Pod; every Pod a container.`,
     );
-    const { startNodeLab } = await import("../realnode/lab");
-    const lab = await startNodeLab(root, { log: say });
+    const { startNodeLab, nodeArgoCdInstallDir } = await import("../realnode/lab");
+    nodeArgoCdInstallDir(argocdVersion); // a version the node has no images of is refused before the node starts
+    const lab = await startNodeLab(root, { log: say, argocdVersion });
     started(lab);
     try {
         const cluster = new (await import("../lab/ports/cluster")).KubeCluster(lab.kubeconfig);
@@ -212,7 +214,7 @@ export const simulate: Command = {
         `--argocd-version V  the Argo CD the simulation behaves as: ${ARGOCD_VERSIONS.join(", ")} (default ${DEFAULT_ARGOCD_VERSION}); 3.6 adds its reconcile gate and rollout conditions`,
         "--serve             then keep the simulated cluster and the git daemon running for kubectl and git, until Ctrl-C",
         "--reset             take the lab down as `pulumi destroy` does (same code, same order), leaving nothing behind",
-        "--cluster real      the real node (gitops-lab node) with Argo CD v3.5.1 installed on it instead of the simulation: every Pod a container; needs root, Go (first build ~40 min, cached) and the node's Debian packages",
+        "--cluster real      the real node (gitops-lab node) with Argo CD v3.5.1 (or --argocd-version v3.6.2) installed on it instead of the simulation: every Pod a container; needs root, Go (first build ~40 min, cached) and the node's Debian packages",
     ],
     options: {
         root: { type: "string" },
@@ -252,10 +254,6 @@ export const simulate: Command = {
         const argocdVersion = stringOption(values, "argocd-version") ?? DEFAULT_ARGOCD_VERSION;
         if (!isArgoCdVersion(argocdVersion))
             throw new UsageError(`--argocd-version takes ${ARGOCD_VERSIONS.join(", ")}, got "${argocdVersion}"`);
-        if (values["argocd-version"] !== undefined && values.cluster === "real" && argocdVersion !== REAL_PLANE.argocd)
-            throw new UsageError(
-                `--cluster real runs Argo CD ${REAL_PLANE.argocd}, the version the real tier builds; leave out --argocd-version`,
-            );
         const say = (l: string) => console.log(l);
         // a relative root is taken from the current folder: said, so it is never a surprise folder inside the project
         if (!path.isAbsolute(rootArg)) say(`simulate: --root ${rootArg} is relative: the lab goes under ${root}`);
@@ -282,6 +280,7 @@ export const simulate: Command = {
                     say,
                     signals,
                     (l) => (realLab = l),
+                    values["argocd-version"] === undefined ? REAL_ARGOCD_DEFAULT : argocdVersion,
                 );
             }
             if (shop) {

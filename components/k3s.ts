@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 
 export interface K3sArgs {
     /**
-     * The k3s release to install, e.g. `v1.33.5+k3s1` (a tag of k3s-io/k3s). Ignored when
+     * The k3s release to install, e.g. `v1.36.4+k3s1` (a tag of k3s-io/k3s). Ignored when
      * `kubeconfigPath` is set.
      */
     version?: string;
@@ -64,6 +64,13 @@ if [ -x "$bin/k3s" ]; then
 fi
 mkdir -p "$(dirname "$marker")"
 printf '%s\n' "$K3S_VERSION" > "$marker.tmp" && mv "$marker.tmp" "$marker"
+# Kubernetes 1.35+ kubelets refuse a cgroup v1 host unless told (KEP-5573, failCgroupV1); older ones
+# do not know the flag: passed only where it is needed, and said
+minor=$(printf '%s' "$K3S_VERSION" | cut -d. -f2)
+if [ ! -e "\${GITOPS_LAB_CGROUP_ROOT:-/sys/fs/cgroup}/cgroup.controllers" ] && [ "$minor" -ge 35 ]; then
+  echo "this host has cgroup v1: k3s $K3S_VERSION's kubelet runs with fail-cgroupv1=false (Kubernetes 1.35+ refuses cgroup v1 otherwise; cgroup v1 is deprecated)" >&2
+  export INSTALL_K3S_EXEC="server --kubelet-arg=fail-cgroupv1=false"
+fi
 installer=$(mktemp)
 if ! { curl -sfL "$installer_url" -o "$installer" && INSTALL_K3S_VERSION="$K3S_VERSION" sh "$installer" >&2; }; then
   rm -f "$installer"
@@ -131,7 +138,7 @@ export class K3s extends pulumi.ComponentResource {
             const version = args.version ?? "";
             if (!K3S_VERSION_RE.test(version)) {
                 throw new Error(
-                    `k3sVersion "${version}" is not a k3s release tag like v1.33.5+k3s1; set it with: pulumi config set k3sVersion v1.33.5+k3s1`,
+                    `k3sVersion "${version}" is not a k3s release tag like v1.36.4+k3s1; set it with: pulumi config set k3sVersion v1.36.4+k3s1`,
                 );
             }
             const install = new command.local.Command(

@@ -13,8 +13,8 @@ import * as path from "path";
 import { parse } from "yaml";
 import { z } from "zod";
 import { run } from "../lab/ports/exec";
-import { binPath, moduleDir, pinnedCacheDir } from "../realplane/build";
-import { REAL_PLANE } from "../realplane/versions";
+import { argoCdBuildDir, binPath, moduleDir, pinnedCacheDir } from "../realplane/build";
+import { REAL_ARGOCD, RealArgoCd } from "../realplane/versions";
 import { isAlive } from "../lab/ports/proc";
 import { nodeBinPath, NodeBinary } from "./build";
 
@@ -45,7 +45,11 @@ const Recipe = z
         files: z
             .array(
                 z
-                    .object({ source: z.string().regex(/^(plane|node|argocd|here)\/[^\0]+$/), path: absolute, mode: mode.default("0644") })
+                    .object({
+                        source: z.string().regex(/^(plane|node|argocd|argocd@v[\d.]+|build@v[\d.]+|here)\/[^\0]+$/),
+                        path: absolute,
+                        mode: mode.default("0644"),
+                    })
                     .strict(),
             )
             .default([]),
@@ -81,17 +85,29 @@ export function imageRecipes(file = IMAGES_FILE): ImageRecipe[] {
     });
 }
 
-/** Where a recipe's file comes from: the plane's or the node's build, the Argo CD module, or beside this file. */
+/**
+ * Where a recipe's file comes from: the plane's or the node's build, an Argo CD release's module
+ * (`argocd@<version>/`) or build (`build@<version>/`, realplane/versions.ts REAL_ARGOCD), or beside
+ * this file.
+ */
 export async function sourcePath(source: string): Promise<string> {
     const [kind, ...rest] = source.split("/");
     const rel = rest.join("/");
+    const at = /^(argocd|build)@(v[\d.]+)$/.exec(kind);
+    if (at) {
+        const version = at[2];
+        if (!Object.hasOwn(REAL_ARGOCD, version))
+            throw new Error(`${source}: Argo CD ${version} is not one the real tier builds (REAL_ARGOCD)`);
+        const v = version as RealArgoCd;
+        if (at[1] === "build") return path.join(argoCdBuildDir(v), "bin", rel);
+        const toolchain: string | undefined = (REAL_ARGOCD[v] as { goToolchain?: string }).goToolchain;
+        return path.join(await moduleDir(`github.com/argoproj/argo-cd/v3@${version}`, toolchain ? { GOTOOLCHAIN: toolchain } : {}), rel);
+    }
     switch (kind) {
         case "plane":
             return binPath(rel as any);
         case "node":
             return nodeBinPath(rel as NodeBinary);
-        case "argocd":
-            return path.join(await moduleDir(`github.com/argoproj/argo-cd/v3@${REAL_PLANE.argocd}`), rel);
         case "here":
             return path.join(HERE, rel);
     }
@@ -100,7 +116,7 @@ export async function sourcePath(source: string): Promise<string> {
 
 /** Whether an image copies in a binary the Go builds make (so it is made after them). */
 export const needsBuiltFiles = (recipe: ImageRecipe) =>
-    recipe.files.some((f) => f.source.startsWith("plane/") || f.source.startsWith("node/"));
+    recipe.files.some((f) => f.source.startsWith("plane/") || f.source.startsWith("node/") || f.source.startsWith("build@"));
 
 const sha256File = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 

@@ -12,8 +12,8 @@ import * as path from "path";
 import { stringify } from "yaml";
 import { run } from "../lab/ports/exec";
 import { KubeCluster } from "../lab/ports/cluster";
-import { argoCdCmdParams, argoCdInstallDir, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
-import { REAL_PLANE } from "../realplane/versions";
+import { argoCdCmdParams, argoCdInstallDir, ArgoCdVersion, ARGOCD_WORKLOADS } from "../lab/platform/argocd";
+import { REAL_ARGOCD_DEFAULT, REAL_ARGOCD_VERSIONS } from "../realplane/versions";
 import { gitDaemonDeployment, gitDaemonService, GITD_NAME, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 import { waitWorkloadsReady } from "../lab/platform/readiness";
 import { shopLayout, ShopLayout } from "../lab/shop/layout";
@@ -21,8 +21,15 @@ import { prepareHostRoot } from "../sim/simulatedLab";
 import { checkPlaneTools } from "../realplane/tools";
 import { RealNode, startRealNode } from "./node";
 
-/** The install the real tier applies: the version realplane/versions.ts builds. */
-export const ARGOCD_INSTALL_DIR = argoCdInstallDir(REAL_PLANE.argocd);
+/** The Argo CD releases the node has images of: those realplane/versions.ts builds. */
+export const NODE_ARGOCD_VERSIONS: ArgoCdVersion[] = REAL_ARGOCD_VERSIONS;
+
+/** The install the real tier applies for a version (default: REAL_ARGOCD_DEFAULT); one the node has no images of is refused. */
+export function nodeArgoCdInstallDir(version: ArgoCdVersion = REAL_ARGOCD_DEFAULT): string {
+    if (!NODE_ARGOCD_VERSIONS.includes(version))
+        throw new Error(`the real node has no images of Argo CD ${version}: it runs ${NODE_ARGOCD_VERSIONS.join(" or ")}`);
+    return argoCdInstallDir(version);
+}
 
 export interface NodeLab {
     layout: ShopLayout;
@@ -43,11 +50,17 @@ async function applyObjects(kubeconfigFile: string, objs: any[]): Promise<void> 
     }
 }
 
-/** Argo CD v3.5.1 on a cluster as the stack installs it (argocd-cmd-params-cm first, then the pinned install), waited for. */
-export async function installArgoCd(kubeconfigFile: string, log: (line: string) => void = () => {}): Promise<void> {
+/** Argo CD on a cluster as the stack installs it (argocd-cmd-params-cm first, then the pinned install), waited for. */
+export async function installArgoCd(
+    kubeconfigFile: string,
+    log: (line: string) => void = () => {},
+    version: ArgoCdVersion = REAL_ARGOCD_DEFAULT,
+): Promise<void> {
     const params = argoCdCmdParams();
     await applyObjects(kubeconfigFile, [{ apiVersion: "v1", kind: "Namespace", metadata: { name: params.metadata.namespace } }, params]);
-    await run("kubectl", ["--kubeconfig", kubeconfigFile, "apply", "--server-side", "-k", ARGOCD_INSTALL_DIR], { timeoutMs: 300_000 });
+    await run("kubectl", ["--kubeconfig", kubeconfigFile, "apply", "--server-side", "-k", nodeArgoCdInstallDir(version)], {
+        timeoutMs: 300_000,
+    });
     await waitWorkloadsReady(new KubeCluster(fs.readFileSync(kubeconfigFile, "utf8")), params.metadata.namespace, ARGOCD_WORKLOADS, {
         timeoutMs: 600_000,
         log: (l) => log(`[argocd] ${l}`),
@@ -55,10 +68,20 @@ export async function installArgoCd(kubeconfigFile: string, log: (line: string) 
 }
 
 /** Removes what installArgoCd applied, waiting until it is gone. */
-export async function uninstallArgoCd(kubeconfigFile: string): Promise<void> {
+export async function uninstallArgoCd(kubeconfigFile: string, version: ArgoCdVersion = REAL_ARGOCD_DEFAULT): Promise<void> {
     await run(
         "kubectl",
-        ["--kubeconfig", kubeconfigFile, "delete", "--wait", "--timeout", "300s", "-k", ARGOCD_INSTALL_DIR, "--ignore-not-found"],
+        [
+            "--kubeconfig",
+            kubeconfigFile,
+            "delete",
+            "--wait",
+            "--timeout",
+            "300s",
+            "-k",
+            nodeArgoCdInstallDir(version),
+            "--ignore-not-found",
+        ],
         { timeoutMs: 330_000 },
     );
     await run(
@@ -78,8 +101,13 @@ export async function uninstallArgoCd(kubeconfigFile: string): Promise<void> {
     );
 }
 
-/** Argo CD v3.5.1 and the git daemon (serving the lab's bare repositories from the host) on a bare cluster, as the stack installs them, waited for. */
-export async function installPlatform(kubeconfigFile: string, layout: ShopLayout, log: (line: string) => void = () => {}): Promise<void> {
+/** Argo CD and the git daemon (serving the lab's bare repositories from the host) on a bare cluster, as the stack installs them, waited for. */
+export async function installPlatform(
+    kubeconfigFile: string,
+    layout: ShopLayout,
+    log: (line: string) => void = () => {},
+    version: ArgoCdVersion = REAL_ARGOCD_DEFAULT,
+): Promise<void> {
     const t0 = Date.now();
     prepareHostRoot(layout);
     await applyObjects(kubeconfigFile, [
@@ -87,7 +115,7 @@ export async function installPlatform(kubeconfigFile: string, layout: ShopLayout
         gitDaemonDeployment({ hostPath: layout.bareDir }),
         gitDaemonService(),
     ]);
-    await installArgoCd(kubeconfigFile, log);
+    await installArgoCd(kubeconfigFile, log, version);
     await waitWorkloadsReady(
         new KubeCluster(fs.readFileSync(kubeconfigFile, "utf8")),
         GITSRV_NAMESPACE,
@@ -97,14 +125,17 @@ export async function installPlatform(kubeconfigFile: string, layout: ShopLayout
     log(`Argo CD and the git daemon run on the node after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-/** Starts the node under `nodeRoot` (default: root) and installs Argo CD v3.5.1 and the git daemon on it for the lab under `root`. */
-export async function startNodeLab(root: string, opts: { nodeRoot?: string; log?: (line: string) => void } = {}): Promise<NodeLab> {
+/** Starts the node under `nodeRoot` (default: root) and installs Argo CD and the git daemon on it for the lab under `root`. */
+export async function startNodeLab(
+    root: string,
+    opts: { nodeRoot?: string; log?: (line: string) => void; argocdVersion?: ArgoCdVersion } = {},
+): Promise<NodeLab> {
     const log = opts.log ?? (() => {});
     const layout = shopLayout(root);
     await checkPlaneTools(false); // the lab's own git, kubectl and setpriv, before the node starts
     const node = await startRealNode({ root: opts.nodeRoot ?? root, log });
     try {
-        await installPlatform(node.kubeconfigFile, layout, log);
+        await installPlatform(node.kubeconfigFile, layout, log, opts.argocdVersion);
     } catch (e) {
         await node.stop();
         throw e;

@@ -32,7 +32,7 @@ import { pollUntil, sleep } from "../lab/ports/wait";
 import { isAlive } from "../lab/ports/proc";
 import { acquireLockFile, RootLock } from "../sim/lock";
 import { binPath, buildRealPlane } from "../realplane/build";
-import { REAL_PLANE } from "../realplane/versions";
+import { REAL_NODE, REAL_PLANE } from "../realplane/versions";
 import { buildRealNode, nodeBinPath } from "./build";
 import { buildImageLayers, imageRecipes, pushImage } from "./images";
 
@@ -376,7 +376,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
   [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = "registry.k8s.io/pause:${"3.10"}"
+    sandbox = "registry.k8s.io/pause:${REAL_NODE.pause}"
   [plugins."io.containerd.cri.v1.images".registry]
     config_path = "${path.join(p.config, "certs.d")}"
 
@@ -432,6 +432,12 @@ function cniConfig(): string {
     );
 }
 
+/**
+ * ImageVolume is beta and off by default in Kubernetes 1.33, on by default from 1.35 and GA in 1.36:
+ * the gate is set only where it is needed.
+ */
+export const IMAGE_VOLUME_GATE = Number(REAL_PLANE.kubernetes.split(".")[1]) < 35;
+
 function kubeletConfig(p: Paths): string {
     return stringify({
         apiVersion: "kubelet.config.k8s.io/v1beta1",
@@ -456,7 +462,7 @@ function kubeletConfig(p: Paths): string {
         evictionHard: { "memory.available": "100Mi", "nodefs.available": "2%", "imagefs.available": "2%", "nodefs.inodesFree": "2%" },
         imageGCHighThresholdPercent: 98,
         imageGCLowThresholdPercent: 95,
-        featureGates: { ImageVolume: true },
+        ...(IMAGE_VOLUME_GATE ? { featureGates: { ImageVolume: true } } : {}),
         rotateCertificates: false,
         serverTLSBootstrap: false,
     });
@@ -724,7 +730,7 @@ export async function startRealNode(opts: { root: string; log?: (line: string) =
             "--enable-admission-plugins=NodeRestriction",
             "--allow-privileged=true",
             "--profiling=false",
-            "--feature-gates=ImageVolume=true",
+            ...(IMAGE_VOLUME_GATE ? ["--feature-gates=ImageVolume=true"] : []),
         ]);
         const kubeconfigFile = path.join(root, "kubeconfig");
         fs.copyFileSync(path.join(p.kubeconfigs, "super-admin.conf"), kubeconfigFile);
@@ -773,7 +779,7 @@ export async function startRealNode(opts: { root: string; log?: (line: string) =
             "--leader-elect=false",
             "--profiling=false",
         ]);
-        log(`Kubernetes API up after ${since()}; starting containerd ${"v2.1.4"}, the kubelet and kube-proxy ...`);
+        log(`Kubernetes API up after ${since()}; starting containerd ${REAL_NODE.containerd}, the kubelet and kube-proxy ...`);
 
         // the runtime and the node's agents
         fs.writeFileSync(path.join(p.config, "containerd.toml"), containerdConfig(p));

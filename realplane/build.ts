@@ -11,7 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
-import { REAL_PLANE } from "./versions";
+import { REAL_ARGOCD, RealArgoCd, REAL_PLANE } from "./versions";
 
 /** The Kubernetes commands built from k8s.io/kubernetes: the control plane, and the real node's kubelet, kube-proxy and kubeadm (its PKI). */
 export const KUBERNETES_COMMANDS = [
@@ -22,7 +22,7 @@ export const KUBERNETES_COMMANDS = [
     "kube-proxy",
     "kubeadm",
 ] as const;
-export const BINARIES = [...KUBERNETES_COMMANDS, "etcd", "kustomize", "argocd"] as const;
+export const BINARIES = [...KUBERNETES_COMMANDS, "etcd"] as const;
 export type Binary = (typeof BINARIES)[number];
 
 /** `${XDG_CACHE_HOME:-~/.cache}/gitops-lab/<kind>/<name>-<hash of the pins>`: one folder per set of pins. */
@@ -34,7 +34,7 @@ export function pinnedCacheDir(kind: string, name: string, pins: Record<string, 
 
 /** Where the binaries of these pins live. */
 export function cacheDir(pins: Record<keyof typeof REAL_PLANE, string> = REAL_PLANE): string {
-    return pinnedCacheDir("real-plane", `${pins.kubernetes}-argocd-${pins.argocd}`, pins);
+    return pinnedCacheDir("real-plane", `kubernetes-${pins.kubernetes}`, pins);
 }
 
 export const binPath = (name: Binary, dir = cacheDir()) => path.join(dir, "bin", name);
@@ -98,8 +98,8 @@ export async function go(args: string[], cwd: string, env: NodeJS.ProcessEnv = {
 }
 
 /** The go.mod of a module version, from the module cache (downloaded through the proxy if needed). */
-export async function goModOf(modVersion: string, cwd: string): Promise<string> {
-    const info = JSON.parse(await go(["mod", "download", "-json", modVersion], cwd));
+export async function goModOf(modVersion: string, cwd: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+    const info = JSON.parse(await go(["mod", "download", "-json", modVersion], cwd, env));
     return fs.readFileSync(info.GoMod, "utf8");
 }
 
@@ -130,15 +130,16 @@ export async function scratch(
     requires: string[],
     replaces: string[],
     packages: string[],
+    env: NodeJS.ProcessEnv = {},
 ): Promise<void> {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, "go.mod"), goModFile(module, goVersion, requires, replaces));
     fs.writeFileSync(path.join(dir, "tools.go"), toolsFile(packages));
-    await go(["mod", "tidy", "-e"], dir);
+    await go(["mod", "tidy", "-e"], dir, env);
 }
 
 /** Minutes each build takes from cold caches on 2 cores (with another build beside it). */
-const BUILD_MINUTES: Record<Binary, number> = {
+const BUILD_MINUTES: Record<Binary | "argocd" | "kustomize", number> = {
     "kube-apiserver": 22,
     "kube-controller-manager": 22,
     "kube-scheduler": 22,
@@ -167,7 +168,7 @@ export async function buildStep(what: string, minutes: number, log: (line: strin
     log(`built ${what} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
 
-/** Builds what is missing; `log` hears what is built and how long it took. */
+/** Builds what is missing of the plane (Kubernetes and etcd); `log` hears what is built and how long it took. */
 export async function buildRealPlane(log: (line: string) => void = () => {}, dir = cacheDir()): Promise<Record<Binary, string>> {
     const P = REAL_PLANE;
     const bin = path.join(dir, "bin");
@@ -213,27 +214,88 @@ export async function buildRealPlane(log: (line: string) => void = () => {}, dir
         await go(["build", "-ldflags", "-s -w", "-o", out("etcd"), "go.etcd.io/etcd/server/v3"], d);
         done("etcd");
     });
-    for (const [name, pkg, version] of [["kustomize", "sigs.k8s.io/kustomize/kustomize/v5", P.kustomize]] as const) {
-        await step([name], `${name} ${version}`, async () => {
-            const gobin = fs.mkdtempSync(path.join(dir, `.gobin-${name}-`));
-            await go(["install", "-ldflags", "-s -w", `${pkg}@${version}`], dir, { GOBIN: gobin });
-            fs.renameSync(path.join(gobin, name), path.join(bin, name));
-            fs.rmSync(gobin, { recursive: true, force: true });
-        });
-    }
-    await step(["argocd"], `Argo CD ${P.argocd}`, async () => {
-        const d = path.join(src, "argocd");
-        fs.mkdirSync(d, { recursive: true });
-        const argoMod = await goModOf(`github.com/argoproj/argo-cd/v3@${P.argocd}`, d);
-        const goVersion = /^go\s+(\S+)/m.exec(argoMod)?.[1] ?? "1.26";
-        const replaces = copiedReplaces(argoMod, { "github.com/argoproj/argo-cd/gitops-engine": P.gitopsEngine });
-        await scratch(d, "gitops-lab/real-plane/argocd", goVersion, [`github.com/argoproj/argo-cd/v3 ${P.argocd}`], replaces, [
-            "github.com/argoproj/argo-cd/v3/cmd",
-        ]);
-        const v = "github.com/argoproj/argo-cd/v3/common";
-        const ldflags = `-s -w -X ${v}.version=${P.argocd.slice(1)} -X ${v}.gitCommit=${P.argocdCommit} -X ${v}.gitTag=${P.argocd} -X ${v}.gitTreeState=clean`;
-        await go(["build", "-ldflags", ldflags, "-o", out("argocd"), "github.com/argoproj/argo-cd/v3/cmd"], d);
-        done("argocd");
-    });
     return Object.fromEntries(BINARIES.map((b) => [b, path.join(bin, b)])) as Record<Binary, string>;
+}
+
+/**
+ * The argocd multi-call binary of one release, in a scratch module with Argo CD's own replace
+ * directives, its in-tree gitops-engine pointed at `engine` (a module download has no nested module).
+ * A go.mod asking for a newer Go than this one is built with `toolchain` (GOTOOLCHAIN).
+ */
+async function buildArgoCdBinary(
+    d: string,
+    outFile: string,
+    o: { version: string; commit?: string; engine: { module: string; version: string }; toolchain?: string },
+): Promise<void> {
+    const env = o.toolchain ? { GOTOOLCHAIN: o.toolchain } : {};
+    fs.mkdirSync(d, { recursive: true });
+    const argoMod = await goModOf(`github.com/argoproj/argo-cd/v3@${o.version}`, d, env);
+    const goVersion = /^go\s+(\S+)/m.exec(argoMod)?.[1] ?? "1.26";
+    const replaces = copiedReplaces(argoMod, { [o.engine.module]: o.engine.version });
+    await scratch(
+        d,
+        "gitops-lab/real-plane/argocd",
+        goVersion,
+        [`github.com/argoproj/argo-cd/v3 ${o.version}`],
+        replaces,
+        ["github.com/argoproj/argo-cd/v3/cmd"],
+        env,
+    );
+    const v = "github.com/argoproj/argo-cd/v3/common";
+    const commit = o.commit ? ` -X ${v}.gitCommit=${o.commit}` : "";
+    const ldflags = `-s -w -X ${v}.version=${o.version.slice(1)}${commit} -X ${v}.gitTag=${o.version} -X ${v}.gitTreeState=clean`;
+    await go(["build", "-ldflags", ldflags, "-o", outFile, "github.com/argoproj/argo-cd/v3/cmd"], d, env);
+}
+
+export const ARGOCD_BUILD_BINARIES = ["argocd", "kustomize"] as const;
+export type ArgoCdBinary = (typeof ARGOCD_BUILD_BINARIES)[number];
+
+/** Where an Argo CD release's argocd and kustomize are built (one folder per release and its pins). */
+export const argoCdBuildDir = (version: RealArgoCd) => {
+    const pins: { kustomize: string; gitopsEngine: { module: string; version: string }; goToolchain?: string; commit?: string } =
+        REAL_ARGOCD[version];
+    return pinnedCacheDir("argocd", `argocd-${version}`, {
+        version,
+        kustomize: pins.kustomize,
+        engine: `${pins.gitopsEngine.module}@${pins.gitopsEngine.version}`,
+        ...(pins.goToolchain ? { toolchain: pins.goToolchain } : {}),
+        ...(pins.commit ? { commit: pins.commit } : {}),
+    });
+};
+
+export const argoCdBinPath = (version: RealArgoCd, name: ArgoCdBinary) => path.join(argoCdBuildDir(version), "bin", name);
+
+/** Builds what is missing of an Argo CD release the real tier runs (REAL_ARGOCD): its argocd binary and the kustomize its image bundles. */
+export async function buildArgoCd(
+    version: RealArgoCd,
+    log: (line: string) => void = () => {},
+    dir = argoCdBuildDir(version),
+): Promise<void> {
+    const pins: { kustomize: string; gitopsEngine: { module: string; version: string }; goToolchain?: string; commit?: string } =
+        REAL_ARGOCD[version];
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin, { recursive: true });
+    const out = (name: string) => path.join(bin, `.${name}.partial`);
+    const done = (name: string) => fs.renameSync(out(name), path.join(bin, name)); // never a half-written binary
+    const withGo = pins.goToolchain ? `, with Go ${pins.goToolchain.slice(2)}` : "";
+    if (!fs.existsSync(path.join(bin, "argocd")))
+        await buildStep(`Argo CD ${version} (argocd${withGo})`, BUILD_MINUTES.argocd, log, async () => {
+            await buildArgoCdBinary(path.join(dir, "src", "argocd"), out("argocd"), {
+                version,
+                commit: pins.commit,
+                engine: pins.gitopsEngine,
+                toolchain: pins.goToolchain,
+            });
+            done("argocd");
+        });
+    if (!fs.existsSync(path.join(bin, "kustomize")))
+        await buildStep(`kustomize ${pins.kustomize} (for Argo CD ${version})`, BUILD_MINUTES.kustomize, log, async () => {
+            const gobin = fs.mkdtempSync(path.join(dir, ".gobin-kustomize-"));
+            try {
+                await go(["install", "-ldflags", "-s -w", `sigs.k8s.io/kustomize/kustomize/v5@${pins.kustomize}`], dir, { GOBIN: gobin });
+                fs.renameSync(path.join(gobin, "kustomize"), path.join(bin, "kustomize"));
+            } finally {
+                fs.rmSync(gobin, { recursive: true, force: true });
+            }
+        });
 }

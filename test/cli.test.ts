@@ -118,7 +118,7 @@ describe("gitops-lab: one command line", function () {
     it("--version names the kit's version and the Argo CD releases it installs", () => {
         const r = runCli("--version", []);
         assert.strictEqual(r.code, 0, r.out);
-        assert.match(r.stdout, /^gitops-lab 0\.1\.0 \(Argo CD v3\.6\.2, v3\.5\.8, v3\.5\.1; default v3\.5\.1\)\n$/);
+        assert.match(r.stdout, /^gitops-lab 0\.1\.0 \(Argo CD v3\.6\.2, v3\.5\.8, v3\.5\.1; default v3\.6\.2\)\n$/);
     });
 
     it("verify --through 0 is valid (solveThrough 0 is: the environment only) and --json stays pure JSON on stdout", async () => {
@@ -150,7 +150,7 @@ describe("gitops-lab bench", function () {
         assert.ok(j.poll_only.estimated_real_s > j.total.estimated_real_s, JSON.stringify(j));
     });
 
-    it("--tenants --json: each of the tenants lab's waits on the simulation's clock at v3.5.1's defaults; the stall's settling is the retries' backoff (10+20+40+80+160 s) and more", async () => {
+    it("--tenants --json: each of the tenants lab's waits on the simulation's clock at v3.5.1's defaults; the stall's settling is the retries' backoff (10+20+40+80+160 s), twice", async () => {
         const r = await runMain("bench", ["--tenants", "--json"]);
         assert.strictEqual(r.code, 0, r.out);
         const j = JSON.parse(r.stdout);
@@ -160,10 +160,12 @@ describe("gitops-lab bench", function () {
                 "the first rollout (every tenant at 1.1.0)",
                 "the rollout doctor to find the rollout stuck",
                 "mandant-b's sync to give up (its retries spent)",
+                // Argo CD synced it once more: its entry stayed Pending (a sync started within the second of the transition)
+                "mandant-b's sync to give up (its retries spent)",
                 "the rollout of 1.2.1 to complete",
             ],
         );
-        assert.ok(j.waits[2].estimated_real_s >= 310, JSON.stringify(j));
+        assert.ok(j.waits[2].estimated_real_s + j.waits[3].estimated_real_s >= 310, JSON.stringify(j));
         assert.ok(Math.abs(j.detected_after_seconds - j.waits[1].estimated_real_s) <= 2, JSON.stringify(j)); // both on the simulation's clock, from the push
     });
 });

@@ -183,6 +183,25 @@ printf '#!/bin/sh\\nrm -f "%s/k3s" "%s/k3s-uninstall.sh"; echo uninstalled > "%s
         );
     });
 
+    it("passes fail-cgroupv1=false to a 1.35+ kubelet on a cgroup v1 host only", () => {
+        const h = fakeHost(`${GOOD_INSTALLER}\necho "exec=\${INSTALL_K3S_EXEC:-}" > "$HOST/exec"\n`);
+        const v2 = fs.mkdtempSync(path.join(os.tmpdir(), "cgroup2-"));
+        fs.writeFileSync(path.join(v2, "cgroup.controllers"), "cpu memory\n");
+        const v1 = fs.mkdtempSync(path.join(os.tmpdir(), "cgroup1-"));
+        const exec = (version: string, cgroupRoot: string) => {
+            fs.rmSync(h.marker, { force: true });
+            fs.rmSync(path.join(h.bin, "k3s"), { force: true });
+            const r = h.runScript(INSTALL_SCRIPT, { K3S_VERSION: version, GITOPS_LAB_CGROUP_ROOT: cgroupRoot });
+            assert.strictEqual(r.status, 0, r.stderr);
+            return { exec: fs.readFileSync(path.join(h.dir, "exec"), "utf8").trim(), said: r.stderr };
+        };
+        const onV1 = exec("v1.36.4+k3s1", v1);
+        assert.strictEqual(onV1.exec, "exec=server --kubelet-arg=fail-cgroupv1=false");
+        assert.match(onV1.said, /this host has cgroup v1: k3s v1\.36\.4\+k3s1's kubelet runs with fail-cgroupv1=false/);
+        assert.strictEqual(exec("v1.36.4+k3s1", v2).exec, "exec=");
+        assert.strictEqual(exec("v1.33.5+k3s1", v1).exec, "exec=", "a 1.33 kubelet does not need it");
+    });
+
     it("given an installer that fails half-way on a host that had no k3s, then it undoes the half install and removes the marker", () => {
         const h = fakeHost(`${GOOD_INSTALLER}\nexit 3\n`);
         const r = h.runScript(INSTALL_SCRIPT);

@@ -268,7 +268,7 @@ describe("solveThrough and cluster adoption (mocks)", function () {
     it("refuses a k3s version that is not a release tag, saying how to set it", async () => {
         await assert.rejects(
             runProgram({ root: "/tmp/lab-root", solveThrough: "0", k3sVersion: "latest; rm -rf /" }, mockState),
-            /gitops-lab:k3sVersion is "latest; rm -rf \/"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion/s,
+            /gitops-lab:k3sVersion is "latest; rm -rf \/"; allowed: a k3s release tag like v1\.36\.4\+k3s1 \(pulumi config set k3sVersion/s,
         );
     });
 

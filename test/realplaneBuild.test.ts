@@ -4,7 +4,7 @@
  */
 import * as assert from "assert";
 import { cacheDir, copiedReplaces, goModFile, replacesOf, stagingReplaces } from "../realplane/build";
-import { REAL_PLANE } from "../realplane/versions";
+import { REAL_ARGOCD, REAL_PLANE } from "../realplane/versions";
 
 const KUBERNETES_GO_MOD = `module k8s.io/kubernetes
 
@@ -55,12 +55,15 @@ describe("the real control plane's build (realplane/)", () => {
     });
 
     it("copies Argo CD's replace directives, pointing its in-tree gitops-engine at the pinned proxy version", () => {
-        assert.deepStrictEqual(copiedReplaces(ARGO_GO_MOD, { "github.com/argoproj/argo-cd/gitops-engine": REAL_PLANE.gitopsEngine }), [
-            "github.com/golang/protobuf => github.com/golang/protobuf v1.5.4",
-            "gopkg.in/yaml.v2 => gopkg.in/yaml.v2 v2.4.0",
-            "k8s.io/api => k8s.io/api v0.36.1",
-            `github.com/argoproj/argo-cd/gitops-engine => github.com/argoproj/argo-cd/gitops-engine ${REAL_PLANE.gitopsEngine}`,
-        ]);
+        assert.deepStrictEqual(
+            copiedReplaces(ARGO_GO_MOD, { "github.com/argoproj/argo-cd/gitops-engine": REAL_ARGOCD["v3.5.1"].gitopsEngine.version }),
+            [
+                "github.com/golang/protobuf => github.com/golang/protobuf v1.5.4",
+                "gopkg.in/yaml.v2 => gopkg.in/yaml.v2 v2.4.0",
+                "k8s.io/api => k8s.io/api v0.36.1",
+                `github.com/argoproj/argo-cd/gitops-engine => github.com/argoproj/argo-cd/gitops-engine ${REAL_ARGOCD["v3.5.1"].gitopsEngine.version}`,
+            ],
+        );
         assert.deepStrictEqual(
             copiedReplaces(ARGO_GO_MOD, {}).filter((r) => r.includes("gitops-engine")),
             [],
@@ -74,7 +77,7 @@ describe("the real control plane's build (realplane/)", () => {
 
     it("keeps the binaries outside the clone, in a cache named by the pins", () => {
         const dir = cacheDir();
-        assert.match(dir, /gitops-lab\/real-plane\/v1\.33\.5-argocd-v3\.5\.1-[0-9a-f]{12}$/);
+        assert.match(dir, new RegExp(`gitops-lab/real-plane/kubernetes-${REAL_PLANE.kubernetes.replace(/\./g, "\\.")}-[0-9a-f]{12}$`));
         assert.notStrictEqual(cacheDir({ ...REAL_PLANE, etcd: "v3.5.99" }), dir, "another pin, another cache");
     });
 });

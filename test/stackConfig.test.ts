@@ -36,7 +36,7 @@ describe("the stack configuration's schema", () => {
     const bad: [Record<string, unknown>, RegExp][] = [
         [
             { k3sVersion: "latest" },
-            /^Pulumi\.dev\.yaml: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1\.33\.5\+k3s1 \(pulumi config set k3sVersion <value>, or edit the file\)$/,
+            /^Pulumi\.dev\.yaml: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1\.36\.4\+k3s1 \(pulumi config set k3sVersion <value>, or edit the file\)$/,
         ],
         [{ argocdVersion: "v3.4.0" }, /gitops-lab:argocdVersion is "v3\.4\.0"; allowed: one of v3\.6\.2, v3\.5\.8, v3\.5\.1 /],
         [{ solveThrough: "nine" }, /^Pulumi\.dev\.yaml: gitops-lab:solveThrough is "nine"; allowed: a whole number from 0 to 8 /],
@@ -96,7 +96,7 @@ describe("the stack file as preflight and up read it", function () {
         assert.strictEqual(r.code, 1, r.out);
         assert.strictEqual(
             r.stderr,
-            `gitops-lab up: ${f}: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1.33.5+k3s1 (pulumi config set k3sVersion <value>, or edit the file)\n`,
+            `gitops-lab up: ${f}: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag like v1.36.4+k3s1 (pulumi config set k3sVersion <value>, or edit the file)\n`,
         );
         assert.doesNotMatch(r.stdout, /PASS|Pulumi CLI/, "no preflight ran, no Pulumi was started");
     });

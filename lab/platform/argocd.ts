@@ -44,7 +44,7 @@ export type ArgoCdVersion = keyof typeof ARGOCD_RELEASES;
 export const ARGOCD_VERSIONS = Object.keys(ARGOCD_RELEASES) as ArgoCdVersion[];
 
 /** The version `up` installs and `simulate` simulates unless told otherwise: the one the real tier proves live. */
-export const DEFAULT_ARGOCD_VERSION: ArgoCdVersion = "v3.5.1";
+export const DEFAULT_ARGOCD_VERSION: ArgoCdVersion = "v3.6.2";
 /** Kept for the places that name the default in text. */
 export const ARGOCD_VERSION = DEFAULT_ARGOCD_VERSION;
 

@@ -5,7 +5,7 @@ import { GITD_IMAGE } from "./gitDaemon";
 export const DEFAULTS = {
     root: "/",
     solveThrough: 8,
-    k3sVersion: "v1.33.5+k3s1",
+    k3sVersion: "v1.36.4+k3s1",
     argocdVersion: DEFAULT_ARGOCD_VERSION as string,
     gitDaemonImage: GITD_IMAGE,
     syncTimeoutSeconds: 300,

@@ -23,7 +23,7 @@ const seconds = whole(1, 86_400, "a whole number of seconds from 1 to 86400");
 export const STACK_CONFIG = z.object({
     root: z.string({ error: "a directory path, e.g. /" }).min(1, { error: "a directory path, e.g. /" }).default(DEFAULTS.root),
     solveThrough: whole(0, 8, "a whole number from 0 to 8").default(DEFAULTS.solveThrough),
-    k3sVersion: z.string().regex(K3S_VERSION_RE, { error: "a k3s release tag like v1.33.5+k3s1" }).default(DEFAULTS.k3sVersion),
+    k3sVersion: z.string().regex(K3S_VERSION_RE, { error: "a k3s release tag like v1.36.4+k3s1" }).default(DEFAULTS.k3sVersion),
     argocdVersion: z
         .enum(ARGOCD_VERSIONS as [ArgoCdVersion, ...ArgoCdVersion[]], { error: `one of ${ARGOCD_VERSIONS.join(", ")}` })
         .default(DEFAULTS.argocdVersion as ArgoCdVersion),

@@ -5,14 +5,17 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { ArgoCdVersion } from "../../lab/platform/argocd";
 import { NodeLab, startNodeLab } from "../../realnode/lab";
 
-export async function startNodeLabIn(name: string): Promise<{ root: string; lab: NodeLab }> {
+/** `argocdVersion`: the release installed (default: the real tier's, REAL_ARGOCD_DEFAULT). */
+export async function startNodeLabIn(name: string, argocdVersion?: ArgoCdVersion): Promise<{ root: string; lab: NodeLab }> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), `${name}-`));
     fs.chmodSync(root, 0o755);
     const lab = await startNodeLab(root, {
         nodeRoot: fs.mkdtempSync(path.join(os.tmpdir(), `${name}-node-`)),
         log: (l) => console.log(`  ${l}`),
+        argocdVersion,
     });
     return { root, lab };
 }

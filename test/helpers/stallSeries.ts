@@ -96,7 +96,7 @@ export function parseExposition(text: string): Map<string, number> {
 export async function recordStall(): Promise<StallRecording> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "stall-series-"));
     const clock = new VirtualClock();
-    const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock });
+    const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock, argocdVersion: "v3.5.1" }); // the version whose timings these are
     try {
         await solveSimulatedTenants(lab, 1, { productDefaults: true });
         const cluster = new KubeCluster(lab.kubeconfig);

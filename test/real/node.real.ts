@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { procStat } from "../../lab/ports/proc";
 import { cgroupHierarchies, KUBELET_SYSCTLS, NODE, NODE_LEDGER, NODE_LOCK } from "../../realnode/node";
+import { REAL_NODE, REAL_PLANE } from "../../realplane/versions";
 import { FakeKube, ROOT_CA_CONFIGMAP } from "../../sim/fakeApi";
 import { BIN } from "../helpers/cli";
 import { expect, holds } from "../helpers/expect";
@@ -151,13 +152,13 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         }
     });
 
-    it("given the node, then it is Ready on containerd 2.1.4 with the plane's Kubernetes, and CoreDNS runs in a container pulled through the mirror", () => {
+    it("is Ready on the pinned containerd and Kubernetes, CoreDNS pulled through the mirror", () => {
         const n = JSON.parse(kubectl("get", "node", NODE.name, "-o", "json"));
         assert.ok(n.status.conditions.some((c: any) => c.type === "Ready" && c.status === "True"));
-        assert.strictEqual(n.status.nodeInfo.containerRuntimeVersion, "containerd://2.1.4");
-        assert.strictEqual(n.status.nodeInfo.kubeletVersion, "v1.33.5");
+        assert.strictEqual(n.status.nodeInfo.containerRuntimeVersion, `containerd://${REAL_NODE.containerd.slice(1)}`);
+        assert.strictEqual(n.status.nodeInfo.kubeletVersion, REAL_PLANE.kubernetes);
         const events = kubectl("get", "events", "-n", "kube-system", "-o", 'jsonpath={range .items[*]}{.reason} {.message}{"\\n"}{end}');
-        assert.match(events, /^Pulled Successfully pulled image "registry\.k8s\.io\/coredns\/coredns:v1\.12\.3"/m);
+        assert.ok(events.includes(`Pulled Successfully pulled image "registry.k8s.io/coredns/coredns:${REAL_NODE.coredns}"`), events);
         assert.match(events, /^Started Started container coredns$/m);
     });
 
