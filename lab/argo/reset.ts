@@ -78,12 +78,11 @@ export async function resetLabObjects(
     const report: ResetReport = { tookDown: [], kept: [] };
     const ns = ARGOCD_NAMESPACE;
 
+    const labApps = async () => (await cluster.listApplications(ns)).filter((a) => isLabApplication(a, scope));
+    const apps = await labApps(); // before the ApplicationSets go: theirs go with them, and are said too
     const sets = (await cluster.listApplicationSets(ns)).filter((s) => isLabApplicationSet(s, scope));
     for (const s of sets) await cluster.deleteApplicationSet(s.metadata.name, ns);
     if (sets.length) report.tookDown.push(`ApplicationSets ${named(sets)}`);
-
-    const labApps = async () => (await cluster.listApplications(ns)).filter((a) => isLabApplication(a, scope));
-    const apps = await labApps();
     for (const a of apps) await cluster.deleteCustomObject("argoproj.io/v1alpha1", "applications", ns, a.metadata.name);
     if (apps.length) {
         log(`deleting the lab's Applications ${named(apps)}; Argo CD deletes what each deployed (deadline ${Math.round(left() / 1000)} s)`);
