@@ -1,6 +1,7 @@
 /**
- * The second tier (`npm run test:real`): the shop lab on the real node (realnode/: Argo CD v3.5.1
- * installed from the pinned manifest, the git daemon a Pod, every Pod a container), graded by
+ * The second tier (`npm run test:real`): the shop lab on the real node (realnode/: each Argo CD
+ * release the real tier runs, installed from its pinned manifest, the git daemon a Pod, every Pod a
+ * container), graded by
  * verify, and its Applications' status transitions compared with the simulated cluster's for the
  * same scenario.
  * Needs root and what `gitops-lab build-real-plane` builds. Not part of `npm test`.
@@ -20,6 +21,7 @@ import { argoCdInstallDir, ARGOCD_RELEASES, ARGOCD_VERSIONS } from "../../lab/pl
 import { keepWatching } from "../../realplane/watch";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 import { startNodeLabIn } from "../helpers/nodeLab";
+import { REAL_ARGOCD_VERSIONS } from "../../realplane/versions";
 
 /** Every distinct (sync status, operation phase) an Application showed, in order, from a watch. */
 type Transitions = Record<string, string[]>;
@@ -73,7 +75,7 @@ const EXPLAINED: Record<string, string> = {
         "a new Application's first operation: the real controller's operation queue may persist Running before its status queue persists the first comparison; the simulation writes the comparison first",
 };
 
-describe("the shop lab on the real node (Argo CD v3.5.1 installed as the stack installs it, every Pod a container)", function () {
+describe("the shop lab on the real node (each Argo CD the real tier runs, installed as the stack installs it, every Pod a container)", function () {
     this.timeout(3_600_000);
 
     it("every install.yaml the lab ships is byte for byte upstream's, as the Go module proxy serves it (checksummed by the Go checksum database)", async () => {
@@ -90,132 +92,146 @@ describe("the shop lab on the real node (Argo CD v3.5.1 installed as the stack i
     });
 
     // Argo CD installed as the stack installs it, the git daemon a Pod; verify reads the files, the repository and the live cluster
-    it("on the real node, the shop lab is solved and graded 100%, and its status transitions match the simulation's or are explained", async () => {
-        const { root: realRoot, lab } = await startNodeLabIn("real-lab");
-        let real: Transitions;
-        let realTables: Record<string, string[][]>;
-        let simTables: Record<string, string[][]>;
-        try {
-            const rec = await recorder(lab.kubeconfig);
-            const cluster = new KubeCluster(lab.kubeconfig);
-            const run = await solveShopLab({ layout: lab.layout, cluster }, 8);
-            assert.strictEqual(run.results.report?.prod_tracks, "release/prod");
-            const checks = await verify({ layout: lab.layout, through: 8, cluster });
-            assert.deepStrictEqual(
-                checks.filter((c) => !c.ok).map((c) => `${c.check}: ${c.found}`),
-                [],
-            );
-            assert.ok(checks.some((c) => c.check === "live shop-prod is synced to promote.to" && c.ok));
-            // the real kubectl against the node, as a learner uses it
-            const kubeconfigFile = lab.kubeconfigFile;
-            const kubectl = (...args: string[]) => execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, ...args], { encoding: "utf8" });
-            assert.match(kubectl("api-resources"), /^applications +app,apps +argoproj\.io\/v1alpha1 +true +Application$/m);
-            assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").trim().split("\n"), [
-                "application.argoproj.io/shop-dev",
-                "application.argoproj.io/shop-prod",
-            ]);
-            kubectl("patch", "cm", "shop-config", "-n", "shop-prod", "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}');
-            await pollUntil(
-                async () =>
-                    kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.LOG_LEVEL}") === "warn"
-                        ? true
-                        : undefined,
-                {
-                    timeoutMs: 120_000,
-                    intervalMs: 500,
-                    describe: () => "the real Argo CD's selfHeal did not put LOG_LEVEL back within 120 s",
-                },
-            );
-            kubectl("annotate", "app", "shop-dev", "-n", "argocd", "argocd.argoproj.io/refresh=hard", "--overwrite");
-            await pollUntil(
-                async () =>
-                    !kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").includes("refresh")
-                        ? true
-                        : undefined,
-                {
-                    timeoutMs: 120_000,
-                    intervalMs: 500,
-                    describe: () => "the real Argo CD did not handle the refresh annotation within 120 s",
-                },
-            );
-            const uid = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}");
-            kubectl("delete", "app", "shop-dev", "-n", "argocd", "--timeout=120s"); // the resources finalizer, honoured by the real controller
-            await pollUntil(
-                async () => {
-                    const now = execFileSync(
-                        "kubectl",
-                        [
-                            "--kubeconfig",
-                            kubeconfigFile,
-                            "get",
-                            "app",
-                            "shop-dev",
-                            "-n",
-                            "argocd",
-                            "-o",
-                            "jsonpath={.metadata.uid}",
-                            "--ignore-not-found",
-                        ],
-                        { encoding: "utf8" },
-                    );
-                    return now && now !== uid ? true : undefined;
-                },
-                { timeoutMs: 120_000, intervalMs: 500, describe: () => "the ApplicationSet did not generate shop-dev again within 120 s" },
-            );
-            // the rollout doctor's manifests are valid for the real API server (a server-side dry run: every field of every kind, strictly),
-            // applied server-side as the program's provider does: the bundle's ConfigMap is too big for a client-side apply's annotation (256 KiB)
-            const { doctorBundle } = await import("../../components/rolloutDoctor");
-            const { rolloutDoctorManifests } = await import("../../lab/doctor/inCluster");
-            const b = doctorBundle();
-            const objs = rolloutDoctorManifests({ bundleGzBase64: b.gzBase64, bundleDigest: b.digest, namespace: "argocd" }).filter(
-                (o) => o.kind !== "Namespace",
-            );
-            const manifests = path.join(realRoot, "rollout-doctor.json");
-            fs.writeFileSync(manifests, JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
-            assert.match(
-                kubectl("apply", "--server-side", "--field-manager=gitops-lab", "--dry-run=server", "--validate=strict", "-f", manifests),
-                /deployment\.apps\/rollout-doctor serverside-applied \(server dry run\)/,
-            );
-            rec.stop();
-            real = rec.transitions;
-            realTables = await tablesOf(kubeconfigFile);
-        } finally {
-            await lab.stop();
-        }
+    for (const version of REAL_ARGOCD_VERSIONS)
+        it(`on ${version}: the shop lab graded 100%, its transitions as the simulation's or explained`, async () => {
+            const { root: realRoot, lab } = await startNodeLabIn("real-lab", version);
+            let real: Transitions;
+            let realTables: Record<string, string[][]>;
+            let simTables: Record<string, string[][]>;
+            try {
+                const rec = await recorder(lab.kubeconfig);
+                const cluster = new KubeCluster(lab.kubeconfig);
+                const run = await solveShopLab({ layout: lab.layout, cluster }, 8);
+                assert.strictEqual(run.results.report?.prod_tracks, "release/prod");
+                const checks = await verify({ layout: lab.layout, through: 8, cluster });
+                assert.deepStrictEqual(
+                    checks.filter((c) => !c.ok).map((c) => `${c.check}: ${c.found}`),
+                    [],
+                );
+                assert.ok(checks.some((c) => c.check === "live shop-prod is synced to promote.to" && c.ok));
+                // the real kubectl against the node, as a learner uses it
+                const kubeconfigFile = lab.kubeconfigFile;
+                const kubectl = (...args: string[]) =>
+                    execFileSync("kubectl", ["--kubeconfig", kubeconfigFile, ...args], { encoding: "utf8" });
+                assert.match(kubectl("api-resources"), /^applications +app,apps +argoproj\.io\/v1alpha1 +true +Application$/m);
+                assert.deepStrictEqual(kubectl("get", "applications", "-n", "argocd", "-o", "name").trim().split("\n"), [
+                    "application.argoproj.io/shop-dev",
+                    "application.argoproj.io/shop-prod",
+                ]);
+                kubectl("patch", "cm", "shop-config", "-n", "shop-prod", "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}');
+                await pollUntil(
+                    async () =>
+                        kubectl("get", "cm", "shop-config", "-n", "shop-prod", "-o", "jsonpath={.data.LOG_LEVEL}") === "warn"
+                            ? true
+                            : undefined,
+                    {
+                        timeoutMs: 120_000,
+                        intervalMs: 500,
+                        describe: () => "the real Argo CD's selfHeal did not put LOG_LEVEL back within 120 s",
+                    },
+                );
+                kubectl("annotate", "app", "shop-dev", "-n", "argocd", "argocd.argoproj.io/refresh=hard", "--overwrite");
+                await pollUntil(
+                    async () =>
+                        !kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.annotations}").includes("refresh")
+                            ? true
+                            : undefined,
+                    {
+                        timeoutMs: 120_000,
+                        intervalMs: 500,
+                        describe: () => "the real Argo CD did not handle the refresh annotation within 120 s",
+                    },
+                );
+                const uid = kubectl("get", "app", "shop-dev", "-n", "argocd", "-o", "jsonpath={.metadata.uid}");
+                kubectl("delete", "app", "shop-dev", "-n", "argocd", "--timeout=120s"); // the resources finalizer, honoured by the real controller
+                await pollUntil(
+                    async () => {
+                        const now = execFileSync(
+                            "kubectl",
+                            [
+                                "--kubeconfig",
+                                kubeconfigFile,
+                                "get",
+                                "app",
+                                "shop-dev",
+                                "-n",
+                                "argocd",
+                                "-o",
+                                "jsonpath={.metadata.uid}",
+                                "--ignore-not-found",
+                            ],
+                            { encoding: "utf8" },
+                        );
+                        return now && now !== uid ? true : undefined;
+                    },
+                    {
+                        timeoutMs: 120_000,
+                        intervalMs: 500,
+                        describe: () => "the ApplicationSet did not generate shop-dev again within 120 s",
+                    },
+                );
+                // the rollout doctor's manifests are valid for the real API server (a server-side dry run: every field of every kind, strictly),
+                // applied server-side as the program's provider does: the bundle's ConfigMap is too big for a client-side apply's annotation (256 KiB)
+                const { doctorBundle } = await import("../../components/rolloutDoctor");
+                const { rolloutDoctorManifests } = await import("../../lab/doctor/inCluster");
+                const b = doctorBundle();
+                const objs = rolloutDoctorManifests({ bundleGzBase64: b.gzBase64, bundleDigest: b.digest, namespace: "argocd" }).filter(
+                    (o) => o.kind !== "Namespace",
+                );
+                const manifests = path.join(realRoot, "rollout-doctor.json");
+                fs.writeFileSync(manifests, JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
+                assert.match(
+                    kubectl(
+                        "apply",
+                        "--server-side",
+                        "--field-manager=gitops-lab",
+                        "--dry-run=server",
+                        "--validate=strict",
+                        "-f",
+                        manifests,
+                    ),
+                    /deployment\.apps\/rollout-doctor serverside-applied \(server dry run\)/,
+                );
+                rec.stop();
+                real = rec.transitions;
+                realTables = await tablesOf(kubeconfigFile);
+            } finally {
+                await lab.stop();
+            }
 
-        const simRoot = fs.mkdtempSync(path.join(os.tmpdir(), "sim-lab-"));
-        const sim = await startSimulatedLab(simRoot);
-        let simulated: Transitions;
-        try {
-            const rec = await recorder(sim.kubeconfig);
-            await solveSimulatedLab(sim, 8);
-            rec.stop();
-            simulated = rec.transitions;
-            const simKubeconfig = path.join(simRoot, "kubeconfig");
-            fs.writeFileSync(simKubeconfig, sim.kubeconfig);
-            simTables = await tablesOf(simKubeconfig);
-        } finally {
-            await sim.stop();
-        }
+            const simRoot = fs.mkdtempSync(path.join(os.tmpdir(), "sim-lab-"));
+            const sim = await startSimulatedLab(simRoot, { argocdVersion: version });
+            let simulated: Transitions;
+            try {
+                const rec = await recorder(sim.kubeconfig);
+                await solveSimulatedLab(sim, 8);
+                rec.stop();
+                simulated = rec.transitions;
+                const simKubeconfig = path.join(simRoot, "kubeconfig");
+                fs.writeFileSync(simKubeconfig, sim.kubeconfig);
+                simTables = await tablesOf(simKubeconfig);
+            } finally {
+                await sim.stop();
+            }
 
-        assert.ok(
-            Object.keys(real).length === 2 && Object.keys(simulated).length === 2,
-            `both runs recorded both Applications: ${JSON.stringify({ real, simulated })}`,
-        );
-        // states either side showed on any Application: the order and which app shows a passing state depend on timing
-        const seen = (t: Transitions) => new Set(Object.values(t).flat());
-        const r = seen(real);
-        const s = seen(simulated);
-        const differences: string[] = [];
-        for (const k of r) if (!s.has(k) && !EXPLAINED[k]) differences.push(`the real Argo CD showed ${k}, the simulation never did`);
-        for (const k of s) if (!r.has(k) && !EXPLAINED[k]) differences.push(`the simulation showed ${k}, the real Argo CD never did`);
-        console.log(`  real:      ${JSON.stringify(real)}\n  simulated: ${JSON.stringify(simulated)}`);
-        assert.deepStrictEqual(differences, []);
-        // kubectl's tables: the same columns, and the same values for the same objects (but the revision, a different commit in each run)
-        const noRevision = (t: Record<string, string[][]>) => ({
-            ...t,
-            "get applications -n argocd -o wide": t["get applications -n argocd -o wide"].map((r) => r.filter((_, i) => i !== 3)),
+            assert.ok(
+                Object.keys(real).length === 2 && Object.keys(simulated).length === 2,
+                `both runs recorded both Applications: ${JSON.stringify({ real, simulated })}`,
+            );
+            // states either side showed on any Application: the order and which app shows a passing state depend on timing
+            const seen = (t: Transitions) => new Set(Object.values(t).flat());
+            const r = seen(real);
+            const s = seen(simulated);
+            const differences: string[] = [];
+            for (const k of r) if (!s.has(k) && !EXPLAINED[k]) differences.push(`the real Argo CD showed ${k}, the simulation never did`);
+            for (const k of s) if (!r.has(k) && !EXPLAINED[k]) differences.push(`the simulation showed ${k}, the real Argo CD never did`);
+            console.log(`  real:      ${JSON.stringify(real)}\n  simulated: ${JSON.stringify(simulated)}`);
+            assert.deepStrictEqual(differences, []);
+            // kubectl's tables: the same columns, and the same values for the same objects (but the revision, a different commit in each run)
+            const noRevision = (t: Record<string, string[][]>) => ({
+                ...t,
+                "get applications -n argocd -o wide": t["get applications -n argocd -o wide"].map((r) => r.filter((_, i) => i !== 3)),
+            });
+            assert.deepStrictEqual(noRevision(simTables!), noRevision(realTables!));
         });
-        assert.deepStrictEqual(noRevision(simTables!), noRevision(realTables!));
-    });
 });

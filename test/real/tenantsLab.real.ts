@@ -1,5 +1,5 @@
 /**
- * The tenants lab on the real node (realnode/): the real Argo CD v3.5.1 (git files generator,
+ * The tenants lab on the real node (realnode/): the real Argo CD the stack installs by default (git files generator,
  * RollingSync, PreSync hooks) installed as the stack installs it, the real Job and Deployment
  * controllers, and every Pod a container: the hook Job's Pods run setup.sh inside busybox:1.37.0
  * with the release's code mounted read-only, the git daemon is a Pod behind its Service. Given the
@@ -8,7 +8,9 @@
  * ClusterRole), then: the stall at step 2 is mandant-b's hook script's failure, named from the Pod's
  * log, which the API server reads through the kubelet; the doctor's Pod names it with its ClusterRole
  * and nothing more; the recovery completes and verify grades 100% live; and the rollout's trace
- * matches the simulation's at v3.5.1's timings, or the difference is written down below with its reason.
+ * matches the simulation's as that version at v3.5.1's timings, or the difference is written down with its
+ * reason (test/helpers/rolloutTrace.ts). On 3.6 also: its InvalidRolloutConfig condition, and a RollingSync
+ * with no steps refused.
  */
 import * as assert from "assert";
 import { execFileSync, spawnSync } from "child_process";
@@ -24,9 +26,26 @@ import { RELEASES, TENANTS, tenantsLayout } from "../../lab/tenants/layout";
 import { TenantsResults } from "../../lab/tenants/results";
 import { solveTenantsLab } from "../../lab/tenants/solve";
 import { NodeLab } from "../../realnode/lab";
+import { REAL_ARGOCD_DEFAULT } from "../../realplane/versions";
+import { ARGOCD_NAMESPACE } from "../../lab/argo/application";
+import { diagnose } from "../../lab/doctor/diagnose";
+import { readLive } from "../../lab/doctor/watch";
+import { ARGOCD_RELEASES } from "../../lab/platform/argocd";
+import { ringAppSet } from "../helpers/ringAppSet";
 import { keepWatching } from "../../realplane/watch";
 import { CliResult, runMain } from "../helpers/cli";
-import { marker, Phase, PHASES, RolloutTrace, simulatedTrace, TraceRecorder, watchPlane } from "../helpers/rolloutTrace";
+import {
+    EXPLAINED,
+    hookJobsOfGivenUpSync,
+    marker,
+    Phase,
+    PHASES,
+    RolloutTrace,
+    simulatedTrace,
+    TraceRecorder,
+    transitions,
+    watchPlane,
+} from "../helpers/rolloutTrace";
 import { startNodeLabIn } from "../helpers/nodeLab";
 
 /** The hook script's own error (gitrepo/tenants/releases/1.2.0/code/setup.sh). */
@@ -113,50 +132,10 @@ async function doctorPod(lab: NodeLab, namespace: string, name: string, rules: a
     }
 }
 
-/**
- * Where the real Argo CD and the simulation differ in the trace's transitions, and why. Anything
- * else that differs fails the test: a difference is either fixed in the simulation or written down
- * here. (The interleaving of the two controllers' writes varies from run to run on either side, so
- * the trace is compared as transitions of each controller's own fields, not as joint states.)
- */
-const EXPLAINED: Record<string, string> = {
-    "step Pending -> Waiting":
-        "the real ApplicationSet controller can write a new Application's entry Pending before the application controller's first comparison; when it arrives, the entry sees a revision where there was none and goes back to Waiting (progressive_sync.go, pending changes). After the fix the same race can set mandant-b Pending, then Waiting when mandant-a's new comparison lands. In the simulation the first comparison comes first, at its timings",
-    "step Waiting -> Progressing":
-        "follows from the race above: a sync started while its entry was Pending ends after the entry went back to Waiting, and a Waiting entry whose Application is Synced but not yet Healthy moves to Progressing ('Application resource has synced, updating status to Progressing'). The simulation has the rule (sim/rollingSync.ts) but its timings did not reach it",
-    "sync OutOfSync/Missing -> OutOfSync/Healthy":
-        "right after a first sync's apply the real controller can write one comparison that finds the tenant's resources live and Healthy but not yet every one matching its target (its live-state cache takes the apply's watch events one by one), and Synced at the next; the simulation's live state takes a sync's apply at once, so its first comparison after it sees it whole. Not modelled",
-    "sync OutOfSync/Missing -> Synced/Progressing":
-        "the other side of the same: the simulation's first comparison after a first sync's apply sees it whole and goes straight to Synced; the real controller does so only when its live-state cache has taken every watch event of the apply before that comparison, and in other runs passes through OutOfSync/Healthy (above) for every tenant",
-};
+const VERSION = REAL_ARGOCD_DEFAULT;
+const IS_36 = ARGOCD_RELEASES[VERSION].minor === "3.6";
 
-/** Each dimension's transitions over every tenant's states (`sync/health/operation/step`): "sync A -> B", "operation A -> B", "step A -> B". */
-function transitions(t: RolloutTrace): Set<string> {
-    const out = new Set<string>();
-    const dims: [string, (s: string[]) => string][] = [
-        ["sync", (s) => `${s[0]}/${s[1]}`],
-        ["operation", (s) => s[2]],
-        ["step", (s) => s[3]],
-    ];
-    for (const states of Object.values(t.states)) {
-        for (const [name, pick] of dims) {
-            const seq = states.map((x) => pick(x.split("/"))).filter((v, i, a) => i === 0 || v !== a[i - 1]);
-            for (let i = 1; i < seq.length; i++) out.add(`${name} ${seq[i - 1]} -> ${seq[i]}`);
-        }
-    }
-    return out;
-}
-
-/** The hook Jobs created during the sync of `tenant` that gave up (from its start to its Failed), from the trace's log. */
-function hookJobsOfGivenUpSync(t: RolloutTrace, tenant: string): number | undefined {
-    const failed = t.log.findIndex((l) => new RegExp(`^stall \\S+ ${tenant} operation Failed retry 5:`).test(l));
-    if (failed < 0) return undefined;
-    let start = failed;
-    while (start > 0 && !new RegExp(`^stall \\S+ ${tenant} sync started`).test(t.log[start])) start--;
-    return t.log.slice(start, failed).filter((l) => new RegExp(`^stall \\S+ ${tenant} hook Job created$`).test(l)).length;
-}
-
-describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stack installs it, every Pod a container)", function () {
+describe(`the tenants lab on the real node (Argo CD ${VERSION} installed as the stack installs it, every Pod a container)`, function () {
     this.timeout(3_600_000);
     let root: string;
     let lab: NodeLab;
@@ -169,6 +148,7 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
     const racedAndFailed: string[] = [];
     let jobEvents: any[] = [];
     let verified: CliResult;
+    let conditions: any[] = [];
     /** Each hook Pod's end, from a watch (`namespace/pod exit N`). */
     const hookRuns: string[] = [];
 
@@ -237,6 +217,7 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
                 DOCTOR_RBAC_RULES.filter((r) => !r.resources.includes("pods/log")),
             );
             results = await solveTenantsLab(ctx, 3);
+            conditions = (await cluster.getApplicationSet("tenants", ARGOCD_NAMESPACE))?.status?.conditions ?? [];
             verified = await runMain("verify", ["--lab", "tenants", "--root", root, "--kubeconfig", lab.kubeconfigFile]);
             trace = rec.trace;
         } finally {
@@ -322,7 +303,7 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
     });
 
     it("the trace (transitions, who synced and ran hooks in each phase, mandant-b's give-up) matches the simulation's at v3.5.1's timings, or the difference is explained", async () => {
-        const sim = await simulatedTrace();
+        const sim = await simulatedTrace(undefined, VERSION);
         const counts = (t: RolloutTrace) =>
             PHASES.map((p: Phase) => `${p}: hook Jobs ${JSON.stringify(t.hookJobs[p])}, syncs ${JSON.stringify(t.syncs[p])}`).join(
                 "\n    ",
@@ -356,5 +337,50 @@ describe("the tenants lab on the real node (Argo CD v3.5.1 installed as the stac
                 `mandant-b's given-up sync ran its hook Job ${real} times on the real plane, ${simulated} in the simulation (3 expected)`,
             );
         assert.deepStrictEqual(differences, []);
+    });
+
+    // Argo CD 3.6's own: a version without them (3.5) has nothing to show (the default is 3.6.2)
+    (IS_36 ? it : it.skip)("3.6's InvalidRolloutConfig condition: False, configured correctly", () => {
+        const c = conditions.find((x) => x.type === "InvalidRolloutConfig");
+        assert.deepStrictEqual(c && { status: c.status, reason: c.reason, message: c.message }, {
+            status: "False",
+            reason: "ApplicationSetValidRolloutConfig",
+            message: "Rolling Sync Configured correctly",
+        });
+    });
+
+    (IS_36 ? it : it.skip)("3.6 refuses a RollingSync with no steps, and the doctor names it", async () => {
+        const cluster = new KubeCluster(lab.kubeconfig);
+        const set = ringAppSet({
+            repoURL: "git://gitd.gitsrv.svc.cluster.local:9418/platform.git",
+            name: "nosteps",
+            rings: ["x"],
+            steps: [],
+            appName: "nosteps-{{.ring}}",
+            path: "tenants",
+            prune: false,
+        });
+        await cluster.createApplicationSet(set);
+        const cond = await pollUntil(
+            async () =>
+                ((await cluster.getApplicationSet("nosteps", ARGOCD_NAMESPACE))?.status?.conditions ?? []).find(
+                    (c: any) => c.type === "ErrorOccurred" && c.status === "True",
+                ),
+            { timeoutMs: 120_000, intervalMs: 1_000, describe: () => "the ErrorOccurred condition of nosteps" },
+        );
+        assert.deepStrictEqual(
+            { reason: cond.reason, message: cond.message },
+            { reason: "ApplicationSetRolloutError", message: "No steps defined for rollout" },
+        );
+        assert.deepStrictEqual(
+            (await cluster.listApplications(ARGOCD_NAMESPACE)).filter((a: any) => a.metadata.name.startsWith("nosteps")),
+            [],
+        );
+        const [d] = diagnose(await readLive(cluster), { now: new Date(), stuckAfterSeconds: 600, appset: "nosteps" });
+        assert.deepStrictEqual(
+            d.findings.map((f) => f.kind),
+            ["RolloutError"],
+        );
+        await cluster.deleteApplicationSet("nosteps", ARGOCD_NAMESPACE);
     });
 });
