@@ -6,7 +6,7 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { Command, EXIT, stringOption } from "./command";
-import { readStackConfig } from "./stackConfig";
+import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, readStackConfig } from "./stackConfig";
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
 export async function runPreflight(
@@ -30,14 +30,18 @@ export async function runPreflight(
 export const preflight: Command = {
     name: "preflight",
     summary: "check this host before anything is installed (root, Node, git, curl, systemd, disk, memory, ports, paths)",
-    usage: "preflight [--root DIR] [--kubeconfig-path FILE]",
+    usage: "preflight [--config-file FILE] [--root DIR] [--kubeconfig-path FILE]",
     details: [
+        `${CONFIG_FILE_DETAIL}; a bad value in it is named, as up names it`,
         "--root DIR               the stack's root (default: from Pulumi.dev.yaml, else /)",
         "--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s",
     ],
-    options: { root: { type: "string" }, "kubeconfig-path": { type: "string" } },
+    options: { root: { type: "string" }, "kubeconfig-path": { type: "string" }, ...CONFIG_FILE },
     async run(values) {
-        const rs = await runPreflight({ root: stringOption(values, "root"), kubeconfigPath: stringOption(values, "kubeconfig-path") });
+        const rs = await runPreflight(
+            { root: stringOption(values, "root"), kubeconfigPath: stringOption(values, "kubeconfig-path") },
+            configFileOf(values),
+        );
         console.log(formatPreflight(rs));
         const failed = rs.filter((r) => r.verdict === "FAIL").length;
         console.log(failed ? `\n${failed} check${failed === 1 ? "" : "s"} failed: nothing was installed.` : "\nthe host is ready.");

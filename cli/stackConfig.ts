@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parseDocument } from "yaml";
 import { parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
+import { stringOption, UsageError, Values } from "./command";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
 /**
@@ -53,4 +54,18 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
         }
     }
     return parseStackConfig(values, stackFile);
+}
+
+/** `--config-file FILE`: a stack configuration file in place of Pulumi.<stack>.yaml (up, preview, refresh, destroy, preflight). */
+export const CONFIG_FILE = { "config-file": { type: "string" } } as const;
+export const CONFIG_FILE_DETAIL =
+    "--config-file FILE  the stack's configuration from FILE instead of Pulumi.dev.yaml (Pulumi's own --config-file)";
+
+export function configFileOf(values: Values): string | undefined {
+    const f = stringOption(values, "config-file");
+    if (f === undefined) return undefined;
+    const abs = path.resolve(f);
+    if (!fs.existsSync(abs))
+        throw new UsageError(`--config-file ${f} does not exist; give a stack configuration file like Pulumi.dev.yaml`);
+    return abs;
 }

@@ -5,12 +5,11 @@
  * every operation first recovers what an interrupted run left (a dead process's lock, pending
  * operations), saying so in one line.
  */
-import * as fs from "fs";
-import * as path from "path";
 import { formatPreflight } from "../lab/platform/preflight";
-import { Command, EXIT, stringOption, UsageError, Values } from "./command";
+import { Command, EXIT } from "./command";
 import { runPreflight } from "./preflight";
 import { labStack, recoverInterruptedRun } from "./pulumiStack";
+import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf } from "./stackConfig";
 
 function requireRoot(action: string) {
     if (process.getuid && process.getuid() !== 0) {
@@ -40,19 +39,6 @@ function pulumiFailure(action: string, e: any): Error {
     return new Error(`pulumi ${action} failed: ${line.replace(/^error:\s*/i, "")} (the whole output is above)`);
 }
 const out = (s: string) => process.stdout.write(s);
-
-const CONFIG_FILE = { "config-file": { type: "string" } } as const;
-const CONFIG_FILE_DETAIL =
-    "--config-file FILE  the stack's configuration from FILE instead of Pulumi.dev.yaml (Pulumi's own --config-file)";
-
-function configFileOf(values: Values): string | undefined {
-    const f = stringOption(values, "config-file");
-    if (f === undefined) return undefined;
-    const abs = path.resolve(f);
-    if (!fs.existsSync(abs))
-        throw new UsageError(`--config-file ${f} does not exist; give a stack configuration file like Pulumi.dev.yaml`);
-    return abs;
-}
 
 async function timed(action: string, f: () => Promise<unknown>): Promise<number> {
     const t0 = Date.now();

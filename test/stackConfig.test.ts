@@ -100,4 +100,18 @@ describe("the stack file as preflight and up read it", function () {
         );
         assert.doesNotMatch(r.stdout, /PASS|Pulumi CLI/, "no preflight ran, no Pulumi was started");
     });
+
+    it("preflight checks a configuration file without up", () => {
+        const bad = file("config:\n  gitops-lab:k3sVersion: latest\n");
+        const r = runCli("preflight", ["--config-file", bad], { timeoutMs: 60_000 });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stderr, /^gitops-lab preflight: .*: gitops-lab:k3sVersion is "latest"; allowed: a k3s release tag/);
+        assert.doesNotMatch(r.stdout, /PASS|FAIL/, "no host check ran on a bad configuration");
+        const missing = runCli("preflight", ["--config-file", "/nonexistent/Pulumi.x.yaml"], { timeoutMs: 60_000 });
+        assert.strictEqual(missing.code, 2, missing.out);
+        assert.match(missing.stderr, /--config-file \/nonexistent\/Pulumi\.x\.yaml does not exist/);
+        const good = file(`config:\n  gitops-lab:root: ${fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"))}\n`);
+        const ok = runCli("preflight", ["--config-file", good], { timeoutMs: 60_000 });
+        assert.match(ok.stdout, /^(PASS|WARN|FAIL) /m, ok.out);
+    });
 });
