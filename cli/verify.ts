@@ -64,7 +64,9 @@ export const verify: Command = {
             // nothing of the lab there: one line, not a FAIL for every check that has nothing to read
             const how = which === "shop" ? "" : " --lab tenants";
             console.error(
-                `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`,
+                fs.existsSync(layout.bareDir)
+                    ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
+                    : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`,
             );
             return EXIT.FINDING;
         }
@@ -113,11 +115,14 @@ export const verify: Command = {
             // a step the lab has moved past (a later step's result file is there) is graded as the lab stands
             if (!verdict.done && at > step)
                 verdict = stepVerdict(before, results, steps, step, { at, results: [...extra, ...(await grade(at))] });
-            // nothing of the lab there: a learner who has not begun, or a --root that is not the lab's
+            // nothing of the lab there: a learner who has not begun (the environment is there: the folder the git
+            // daemon serves), or a --root that is not the lab's
             if (!verdict.done && !fs.existsSync(layout.bareRepo))
                 verdict = {
                     ...verdict,
-                    line: `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`,
+                    line: fs.existsSync(layout.bareDir)
+                        ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
+                        : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`,
                 };
             if (values.json) {
                 // the hint, never the answer: the missing check without its expected and found values

@@ -177,6 +177,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(all.stdout, "");
     });
 
+    it("says a lab not begun is not begun", async () => {
+        const root = await rootAt(0);
+        const step = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+        assert.strictEqual(step.code, 1, step.out);
+        assert.ok(step.stdout.endsWith(`(the shop lab under ${root} is ready and not begun: step 1 is yours to do)\n`), step.stdout);
+        assert.doesNotMatch(step.stdout, /--root/);
+        const all = await runMain("verify", ["--root", root, "--offline"]);
+        assert.strictEqual(all.code, 1, all.out);
+        assert.match(
+            all.stderr,
+            /^gitops-lab verify: the shop lab under \S+ is ready and not begun \(no \S+shop-envs\.git yet\): step 1 is yours to do; /,
+        );
+    });
+
     it("given no cluster, then a step that reads it says how to give one, not the step's hint", async () => {
         const root = await rootAt(3);
         const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", path.join(root, "no-such-kubeconfig")]);
