@@ -3,6 +3,7 @@
  * every change happens inside a resource's create, update or delete.
  */
 import * as fs from "fs";
+import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ArgoCd } from "./components/argocd";
@@ -23,6 +24,9 @@ import { refuseLowerStep } from "./lab/kit/steps";
 import { SHOP_NAMESPACES } from "./lab/shop/appset";
 import { shopLayout, REPO_URL } from "./lab/shop/layout";
 import { shopLabProgress } from "./lab/shop/solve";
+import { shopSteps } from "./lab/shop/steps";
+import { nextStepOf } from "./lab/grader/steps";
+import { tenantsSteps } from "./lab/tenants/steps";
 import { PLATFORM_REPO_URL, TENANTS, tenantsLayout } from "./lab/tenants/layout";
 import { tenantsLabProgress } from "./lab/tenants/solve";
 
@@ -170,6 +174,16 @@ export const revert = scenario?.revert ?? null;
 export const report = scenario?.report ?? null;
 export const tenantsRepoUrl = tenantsEnabled ? PLATFORM_REPO_URL : null;
 export const tenantsCompletedThrough = tenants?.completedThrough ?? null;
+// the hand-over: what the learner does next in each lab (null once every step is done), as `up` ends by saying
+const verifyCmd = (lab: string) =>
+    `npx gitops-lab verify${lab === "tenants" ? " --lab tenants" : ""}${root === "/" ? "" : ` --root ${root}`}`;
+const handOver = (lab: "shop" | "tenants", at: number) =>
+    nextStepOf(lab === "shop" ? shopSteps(layout) : tenantsSteps(tenantsLayout(root)), at, {
+        inFull: path.join(__dirname, "docs", `${lab}-lab.md`),
+        verify: verifyCmd(lab),
+    });
+export const nextStep = pulumi.output(completedThrough).apply((at) => handOver("shop", at));
+export const tenantsNextStep = tenants ? tenants.completedThrough.apply((at) => handOver("tenants", at)) : null;
 export const tenantsStall = tenants?.stall ?? null;
 export const tenantsRecovery = tenants?.recovery ?? null;
 export const rolloutDoctorMetrics = doctor?.metricsService ?? null;

@@ -10,7 +10,7 @@
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { refuseLowerStep } from "../lab/kit/steps";
-import type { LabStep } from "../lab/grader/steps";
+import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
 import { shopSteps } from "../lab/shop/steps";
@@ -86,13 +86,13 @@ const REFRESH = {
 
 /** The next step of a lab at step `at`, as two comment lines: what it asks for, or that the lab is done. */
 function nextStep(lab: string, steps: LabStep[], at: number, grade: string): string[] {
-    const next = steps[at];
-    if (!next) return [`  # the ${lab} lab: every step is done (${steps.length}); grade it all with the verify line below`];
     const project = path.resolve(__dirname, "..");
+    const next = nextStepOf(steps, at, { inFull: path.join(project, "docs", `${lab}-lab.md`), verify: grade });
+    if (!next) return [`  # the ${lab} lab: every step is done (${steps.length}); grade it all with the verify line below`];
     return [
         `  # the ${lab} lab is at step ${at}; next, step ${next.step} ${next.name}: ${next.ask}`,
-        `  # each step in full: ${path.join(project, "docs", `${lab}-lab.md`)}; the repository's files: ${path.join(project, "gitrepo", lab)}/`,
-        `  # when step ${next.step} is done: ${grade} --step ${next.step} (once a step is done, it names the next one's ask)`,
+        `  # each step in full: ${next.inFull}; the repository's files: ${path.join(project, "gitrepo", lab)}/`,
+        `  # when step ${next.step} is done: ${next.verify} (once a step is done, it names the next one's ask)`,
     ];
 }
 

@@ -6,6 +6,7 @@
  * operations), saying so in one line.
  */
 import { formatPreflight } from "../lab/platform/preflight";
+import type { NextStep } from "../lab/grader/steps";
 import { Command, EXIT } from "./command";
 import { runPreflight } from "./preflight";
 import { labStack, recoverInterruptedRun } from "./pulumiStack";
@@ -47,6 +48,21 @@ async function timed(action: string, f: () => Promise<unknown>): Promise<number>
     return EXIT.OK;
 }
 
+/** The hand-over `up` ends with: for each lab not done, the learner's next step (the stack outputs nextStep, tenantsNextStep). */
+export function handOverLines(outputs: Record<string, { value: unknown }>): string[] {
+    const lines: string[] = [];
+    for (const [lab, key] of [
+        ["shop", "nextStep"],
+        ["tenants", "tenantsNextStep"],
+    ] as const) {
+        const n = outputs[key]?.value as NextStep | null | undefined;
+        if (!n) continue;
+        lines.push(`the ${lab} lab is yours from step ${n.step} ${n.name}: ${n.ask}`);
+        lines.push(`  step ${n.step} in full: ${n.inFull}; when it is done: ${n.verify}`);
+    }
+    return lines;
+}
+
 export const up: Command = {
     name: "up",
     summary: "build the lab on this host (k3s, Argo CD, the git daemon, the labs) and solve it",
@@ -71,7 +87,12 @@ export const up: Command = {
         }
         const { stack } = await labStack(log);
         await recoverInterruptedRun(stack, log);
-        return timed("up", () => stack.up({ onOutput: out, color: "auto", configFile, expectNoChanges: !!values["expect-no-changes"] }));
+        let outputs: Record<string, { value: unknown }> = {};
+        const code = await timed("up", async () => {
+            ({ outputs } = await stack.up({ onOutput: out, color: "auto", configFile, expectNoChanges: !!values["expect-no-changes"] }));
+        });
+        for (const l of handOverLines(outputs)) log(l);
+        return code;
     },
 };
 

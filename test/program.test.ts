@@ -10,6 +10,7 @@ import { parse } from "yaml";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { REPO_URL } from "../lab/shop/layout";
 import { argoCdCmdParams, DEFAULT_ARGOCD_VERSION, PROGRESSIVE_SYNCS_KEY } from "../lab/platform/argocd";
+import { handOverLines } from "../cli/up";
 import { GITD_IMAGE } from "../lab/platform/gitDaemon";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { readRepoFiles } from "../lab/shop/repoFiles";
@@ -215,6 +216,7 @@ describe("the Pulumi program (mocks)", function () {
         assert.strictEqual(await valueOf(run.outputs.initialCommit), SHA);
         assert.strictEqual(await valueOf(run.outputs.applicationSet), "argocd/shop");
         assert.strictEqual(await valueOf(run.outputs.completedThrough), 8);
+        assert.strictEqual(await valueOf(run.outputs.nextStep), null, "every step done: nothing to hand over");
         assert.deepStrictEqual(await valueOf(run.outputs.incident), { commit: SHA, dev_value: "on", prod_value: "on" });
     });
 });
@@ -226,6 +228,22 @@ describe("solveThrough and cluster adoption (mocks)", function () {
         for (const n of ["k3s-install", "argocd-install", "gitd-deployment"]) assert.ok(names.includes(n), n);
         for (const n of ["shop-repo-git", "shop-appset", "scenario-run"]) assert.ok(!names.includes(n), `${n} is not created`);
         assert.strictEqual(await valueOf(run.outputs.completedThrough), 0);
+        // the hand-over: step 1 is the learner's, what it asks, where it is written, how it is graded
+        const next = await valueOf(run.outputs.nextStep);
+        assert.deepStrictEqual(
+            { step: next.step, name: next.name, inFull: next.inFull, verify: next.verify },
+            {
+                step: 1,
+                name: "repo",
+                inFull: path.join(__dirname, "..", "docs", "shop-lab.md"),
+                verify: "npx gitops-lab verify --root /tmp/lab-root --step 1",
+            },
+        );
+        assert.match(next.ask, /^create the bare repository \/tmp\/lab-root\/srv\/bare\/shop-envs\.git, /);
+        assert.deepStrictEqual(handOverLines({ nextStep: { value: next }, tenantsNextStep: { value: null } }), [
+            `the shop lab is yours from step 1 repo: ${next.ask}`,
+            `  step 1 in full: ${next.inFull}; when it is done: npx gitops-lab verify --root /tmp/lab-root --step 1`,
+        ]);
     });
 
     it("argocdVersion picks that version's pinned install", async () => {

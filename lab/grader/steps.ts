@@ -52,6 +52,25 @@ export function labSteps(file: string, layout: StepPaths): LabStep[] {
     return readSteps(file).map((s) => ({ ...s, ask: fillIn(s.ask, values), hint: fillIn(s.hint, values) }));
 }
 
+/** What a learner does next in a lab at step `at`: the hand-over the served lab prints and `up` ends with. */
+export interface NextStep {
+    step: number;
+    name: string;
+    /** The step's ask, in one line, with the lab's paths. */
+    ask: string;
+    /** Where the step is written in full. */
+    inFull: string;
+    /** The command that grades it, with a hint while it is not done. */
+    verify: string;
+}
+
+/** The next step of a lab at step `at` (null when every step is done). */
+export function nextStepOf(steps: LabStep[], at: number, o: { inFull: string; verify: string }): NextStep | null {
+    const next = steps[at];
+    if (!next) return null;
+    return { step: next.step, name: next.name, ask: next.ask, inFull: o.inFull, verify: `${o.verify} --step ${next.step}` };
+}
+
 export interface StepVerdict {
     step: number;
     done: boolean;
