@@ -21,6 +21,7 @@ import { readRepoFiles } from "../lab/shop/repoFiles";
 import { FakeKube } from "../sim/fakeApi";
 import { startGitDaemon } from "../sim/gitDaemon";
 import { runCli } from "./helpers/cli";
+import { expect, holds } from "./helpers/expect";
 
 const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 const freshLayout = () => shopLayout(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-host-")));
@@ -345,6 +346,46 @@ describe("fresh host: waiting for Argo CD and the git daemon", function () {
             lines.filter((l) => l.startsWith("ready:")),
             [],
             "no progress line: the first look ended it",
+        );
+    });
+
+    it("says a Pod's waiting reason only once it lasts", async () => {
+        const pod = {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "argocd-server-68444", namespace: "argocd" },
+            spec: { containers: [{ name: "argocd-server", image: "quay.io/argoproj/argocd:v3.6.2" }] },
+            status: {
+                containerStatuses: [
+                    {
+                        name: "argocd-server",
+                        image: "quay.io/argoproj/argocd:v3.6.2",
+                        state: { waiting: { reason: "CreateContainerConfigError", message: 'secret "argocd-redis" not found' } },
+                    },
+                ],
+            },
+        };
+        const run = async (sayAfterMs: number) => {
+            kube.put(deployment("argocd-server", 0), "setup");
+            kube.put(pod, "setup");
+            const lines: string[] = [];
+            const waiting = waitWorkloadsReady(cluster, "argocd", [{ kind: "Deployment", name: "argocd-server" }], {
+                timeoutMs: 20_000,
+                intervalMs: 20,
+                sayAfterMs,
+                log: (l) => lines.push(l),
+            });
+            await expect(holds("a progress line", () => lines.some((l) => l.startsWith("ready:"))));
+            kube.put(deployment("argocd-server", 1), "setup"); // the Secret came: the Pod started
+            await waiting;
+            return lines.filter((l) => l.startsWith("ready:"));
+        };
+        const transient = await run(3_600_000);
+        assert.ok(transient.length && !transient.some((l) => /CreateContainerConfigError/.test(l)), transient.join("\n"));
+        const lasting = await run(0);
+        assert.ok(
+            lasting.some((l) => /argocd-server-68444.*CreateContainerConfigError \(secret "argocd-redis" not found\)/.test(l)),
+            lasting.join("\n"),
         );
     });
 

@@ -32,6 +32,12 @@ export interface ReadinessOptions {
     log?: (line: string) => void;
     /** Print progress at most this often when nothing changes (default 15 s). */
     progressEveryMs?: number;
+    /**
+     * A container's waiting reason is said only once it has lasted this long (default 20 s): while an
+     * install starts, a Secret not yet made (CreateContainerConfigError) clears in seconds, and saying
+     * it reads as a failure.
+     */
+    sayAfterMs?: number;
 }
 
 /** Why a Deployment or StatefulSet is not ready yet, or null when it is. */
@@ -75,6 +81,7 @@ export async function waitWorkloadsReady(
     const log = opts.log ?? (() => {});
     const hopelessAfterMs = opts.hopelessAfterMs ?? 90_000;
     const progressEveryMs = opts.progressEveryMs ?? 15_000;
+    const sayAfterMs = opts.sayAfterMs ?? 20_000;
     const start = Date.now();
     const firstSeen = new Map<string, number>();
     let why: string[] = [];
@@ -115,7 +122,8 @@ export async function waitWorkloadsReady(
                     );
                 }
             }
-            const line = `ready: ${ready.length ? ready.join(", ") : "none"}; waiting for ${why.join("; ")}${bad.length ? `; ${bad.map((b) => b.line).join("; ")}` : ""}`;
+            const lasting = bad.filter((b) => now - firstSeen.get(b.key)! >= sayAfterMs);
+            const line = `ready: ${ready.length ? ready.join(", ") : "none"}; waiting for ${why.join("; ")}${lasting.length ? `; ${lasting.map((b) => b.line).join("; ")}` : ""}`;
             if (line !== lastLine || now - lastLogAt >= progressEveryMs) {
                 log(`${line} (${((now - start) / 1000).toFixed(0)} s)`);
                 lastLine = line;
