@@ -9,6 +9,7 @@
  */
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
+import { commandLine, isNpmLauncher } from "../lab/ports/proc";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
@@ -29,6 +30,8 @@ let real = false;
 
 /** Exit codes of a run stopped by a signal (128 + the signal's number), as shells report them. */
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+/** The exit code when the npm or npx that started it is gone (as a hang-up). */
+const LAUNCHER_GONE_EXIT = 129;
 
 /**
  * Stops the lab cleanly on SIGINT or SIGTERM: one line, the daemon stopped (the simulated
@@ -41,21 +44,37 @@ function onSignal(
     let came = false;
     let resolve!: (code: number) => void;
     const stopped = new Promise<number>((r) => (resolve = r));
+    const stop = (why: string, code: number) => {
+        if (came) return;
+        came = true;
+        say(
+            `simulate: ${why}: stopping${real ? " the real node" : "; the simulated cluster is saved, run again on the same --root to resume"}`,
+        );
+        Promise.resolve(lab()?.stop())
+            .catch(() => undefined)
+            .then(() => process.exit(code));
+        resolve(code);
+    };
     const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
-        const h = () => {
-            came = true;
-            say(
-                `simulate: ${sig}: stopping${real ? " the real node" : "; the simulated cluster is saved, run again on the same --root to resume"}`,
-            );
-            Promise.resolve(lab()?.stop())
-                .catch(() => undefined)
-                .then(() => process.exit(SIGNAL_EXIT[sig]));
-            resolve(SIGNAL_EXIT[sig]);
-        };
+        const h = () => stop(sig, SIGNAL_EXIT[sig]);
         process.on(sig, h);
         return [sig, h] as const;
     });
-    return { stopped, signalled: () => came, dispose: () => handlers.forEach(([sig, h]) => process.off(sig, h)) };
+    // started through npm or npx: a kill of that launcher (its child is not signalled) must end the lab too,
+    // or its server runs on with the root's lock held; the launcher gone, this process is given another parent
+    const launcher = process.ppid;
+    const watch = isNpmLauncher(commandLine(launcher))
+        ? setInterval(() => process.ppid !== launcher && stop("the npm or npx that started it is gone", LAUNCHER_GONE_EXIT), 1_000)
+        : undefined;
+    watch?.unref();
+    return {
+        stopped,
+        signalled: () => came,
+        dispose: () => {
+            handlers.forEach(([sig, h]) => process.off(sig, h));
+            if (watch) clearInterval(watch);
+        },
+    };
 }
 
 /** Where the served instructions clone the labs' repositories, under the root. */

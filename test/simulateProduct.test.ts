@@ -7,6 +7,7 @@ import { ChildProcess, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { isAlive } from "../lab/ports/proc";
 import { shopLayout } from "../lab/shop/layout";
 import { BIN, runCli, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
@@ -267,6 +268,41 @@ describe("simulate: stopped at any instant, it resumes", function () {
         run.child.kill("SIGTERM");
         assert.strictEqual(await run.exited, 143);
         assert.match(run.out(), /simulate: SIGTERM: stopping; the simulated cluster is saved/);
+        assert.strictEqual(daemonsOf(root), "");
+    });
+
+    it("ends when the npx that started it is killed", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "npx-killed-"));
+        // a launcher as npx is: npm's title ("npm exec ..."), the program its child, which a kill of npx does not signal
+        const launcher = spawn(
+            process.execPath,
+            [
+                "-e",
+                `process.title = "npm exec gitops-lab simulate";
+                 const c = require("child_process").spawn(process.execPath, ${JSON.stringify([BIN, "simulate", "--root", root, "--through", "1", "--serve"])}, { stdio: "inherit" });
+                 console.log("CHILD " + c.pid);
+                 setInterval(() => {}, 1e6);`,
+            ],
+            { stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let out = "";
+        launcher.stdout!.on("data", (d) => (out += d));
+        launcher.stderr!.on("data", (d) => (out += d));
+        await expect(
+            holds("SERVING", () => out.includes("SERVING")),
+            { timeoutMs: 60_000 },
+        );
+        const child = Number(/CHILD (\d+)/.exec(out)![1]);
+        launcher.kill("SIGKILL");
+        await expect(
+            holds(
+                "the served lab gone",
+                () => !isAlive(child),
+                () => out.slice(-300),
+            ),
+            { timeoutMs: 30_000 },
+        );
+        assert.match(out, /simulate: the npm or npx that started it is gone: stopping; the simulated cluster is saved/);
         assert.strictEqual(daemonsOf(root), "");
     });
 

@@ -24,3 +24,15 @@ export function procStat(pid: number): { state: string; ppid: number; startTime:
         return undefined;
     }
 }
+
+/** A process's command line as /proc shows it (its title, when it set one: npm's is "npm exec ..."); "" when gone. */
+export function commandLine(pid: number): string {
+    try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    } catch {
+        return "";
+    }
+}
+
+/** Whether a command line is npm's or npx's (`npm exec`, `npx`, `npm run`): a launcher whose child is the real program. */
+export const isNpmLauncher = (cmdline: string) => /(^|[\s/])(npm|npx)(-cli\.js)?(\s|$)/.test(cmdline);
