@@ -294,14 +294,18 @@ describe("simulate: stopped at any instant, it resumes", function () {
         );
         const child = Number(/CHILD (\d+)/.exec(out)![1]);
         launcher.kill("SIGKILL");
-        await expect(
-            holds(
-                "the served lab gone",
-                () => !isAlive(child),
-                () => out.slice(-300),
-            ),
-            { timeoutMs: 30_000 },
-        );
+        try {
+            await expect(
+                holds(
+                    "the served lab gone",
+                    () => !isAlive(child),
+                    () => out.slice(-300),
+                ),
+                { timeoutMs: 30_000 },
+            );
+        } finally {
+            if (isAlive(child)) process.kill(child, "SIGTERM"); // a failed run leaves nothing behind
+        }
         assert.match(out, /simulate: the npm or npx that started it is gone: stopping; the simulated cluster is saved/);
         assert.strictEqual(daemonsOf(root), "");
     });
