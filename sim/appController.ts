@@ -21,6 +21,7 @@ import { RESOURCES_FINALIZER } from "./appsetController";
 import { rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { ArgoTimings } from "./profiles";
+import type { ArgoMinor } from "./rollingSync";
 import { RenderError, RepoServer } from "./repoServer";
 import { hookPhase, hookResult, isHook, replacesBeforeCreation, WAITING_FOR_DELETION, wave } from "./hooks";
 import { groupOf, keyOf, resourceHealth, trackingId, worstHealth } from "./resources";
@@ -65,6 +66,13 @@ export class AppController {
         private readonly repo: RepoServer,
         private readonly opts: ArgoTimings,
         private readonly clock: SimClock,
+        /**
+         * The release's minor. 3.5 merge-patches an operation's state over the last one's (appcontroller.go
+         * setOperationState), so fields a new state leaves out keep their old values; 3.6 replaces the whole
+         * state (v3.6.2 appcontroller.go:1810, "Replace the whole operationState"): a new operation starts at
+         * retry 0, and an attempt keeps no stored hook results of the last one.
+         */
+        private readonly minor: ArgoMinor = "3.5",
     ) {}
 
     start() {
@@ -501,7 +509,7 @@ export class AppController {
                     // a new operation's state is merge-patched over the last one's, and a zero retryCount is left out
                     // (omitempty): the count stays, and a sync of an Application that gave up before gets no retries
                     // (seen on the real plane: mandant-b's next sync showed `retry 5` and failed after one attempt)
-                    ...(prev?.retryCount ? { retryCount: prev.retryCount } : {}),
+                    ...(prev?.retryCount && (this.minor === "3.5" || retrying || continuing) ? { retryCount: prev.retryCount } : {}),
                 },
             };
             if (!revision) {
@@ -553,7 +561,8 @@ export class AppController {
                 // an attempt whose first tick only deletes records no result, and Argo CD's merge patch of the operation
                 // state leaves the stored syncResult as it was (the last attempt's, or the last operation's): the next
                 // tick reads it back as this attempt's (sync.go WithInitialState, appcontroller.go setOperationState)
-                if (onlyDeletes && prev?.syncResult) app.status.operationState.syncResult = prev.syncResult;
+                // (3.5 only: 3.6 replaces the whole state, so the next tick finds no results and runs the hooks again)
+                if (onlyDeletes && prev?.syncResult && this.minor === "3.5") app.status.operationState.syncResult = prev.syncResult;
                 this.kube.put(app, ACTOR);
                 // processed again a moment later, the attempt's start and count kept; while the object is still there (a
                 // finalizer) the delete is issued again and the sync goes on waiting, as gitops-engine does at each tick

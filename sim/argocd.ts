@@ -67,7 +67,7 @@ export class ArgoSim {
             minor: ARGOCD_RELEASES[this.version].minor,
             refreshGraceMs: this.timings.refreshGraceMs,
         });
-        this.apps = new AppController(kube, this.repo, this.timings, this.clock);
+        this.apps = new AppController(kube, this.repo, this.timings, this.clock, ARGOCD_RELEASES[this.version].minor);
         this.workloads = new Workloads(kube, this.timings, this.clock, podRunner ?? shellPodRunner(podDir));
     }
 

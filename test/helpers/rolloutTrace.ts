@@ -21,7 +21,7 @@ export const PHASES: Phase[] = ["first", "stall", "recovery"];
 export interface RolloutTrace {
     /** Per tenant, its distinct consecutive states `sync/health/operation phase/step status`. */
     states: Record<string, string[]>;
-    /** Per phase and tenant, the hook Jobs created (distinct uids). */
+    /** Per phase and tenant, the hook Jobs created (distinct uids), each counted in the phase its sync started in. */
     hookJobs: Record<Phase, Record<string, number>>;
     /** Per phase and tenant, the syncs started (distinct operation start times). */
     syncs: Record<Phase, Record<string, number>>;
@@ -49,6 +49,8 @@ export class TraceRecorder {
     private steps = new Map<string, string>();
     private readonly jobs = new Set<string>();
     private readonly started = new Map<string, string>();
+    /** The phase each tenant's latest sync started in: a sync of one phase may run its hook after the next began. */
+    private readonly syncPhase = new Map<string, Phase>();
     private readonly said = new Map<string, string>();
     /** Tenants that started a sync of the fixed release in the recovery. */
     private readonly fixedSyncs = new Set<string>();
@@ -75,6 +77,7 @@ export class TraceRecorder {
             if (op?.startedAt && this.started.get(obj.metadata.name) !== op.startedAt) {
                 this.started.set(obj.metadata.name, op.startedAt);
                 this.trace.syncs[this.phase][obj.metadata.name]++;
+                this.syncPhase.set(obj.metadata.name, this.phase);
                 const path = op.operation?.sync?.source?.path ?? obj.spec?.source?.path;
                 this.note(obj.metadata.name, `sync started (${path})`);
                 if (this.phase === "recovery" && path === `releases/${RELEASES.fixed}`) {
@@ -108,7 +111,7 @@ export class TraceRecorder {
             if (deleted) return this.note(obj.metadata.namespace, "hook Job deleted");
             if (this.jobs.has(obj.metadata.uid)) return;
             this.jobs.add(obj.metadata.uid);
-            this.trace.hookJobs[this.phase][obj.metadata.namespace]++;
+            this.trace.hookJobs[this.syncPhase.get(obj.metadata.namespace) ?? this.phase][obj.metadata.namespace]++;
             this.note(obj.metadata.namespace, "hook Job created");
         }
     }
