@@ -11,10 +11,12 @@ import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding
 import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, watchRounds } from "../lab/doctor/watch";
 import { realClock } from "../lab/ports/clock";
 import { KubeCluster } from "../lab/ports/cluster";
+import { parseJson } from "../lab/ports/files";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
-const DUMP_HINT_COMMAND = "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
+export const DUMP_HINT_COMMAND =
+    "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
 const DUMP_HINT = `make it with ${DUMP_HINT_COMMAND}`;
 
 function readDump(file: string): Dump {
@@ -27,7 +29,7 @@ function readDump(file: string): Dump {
     }
     let list: unknown;
     try {
-        list = JSON.parse(text);
+        list = parseJson(text);
     } catch (e: any) {
         throw new Error(`${file} is not JSON (${e.message}); ${DUMP_HINT}`);
     }

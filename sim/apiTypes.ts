@@ -41,6 +41,14 @@ export const TYPES: ResourceType[] = [
         shortNames: ["appset", "appsets"],
     },
     {
+        group: "argoproj.io",
+        version: "v1alpha1",
+        plural: "appprojects",
+        kind: "AppProject",
+        namespaced: true,
+        shortNames: ["appproj", "appprojs"],
+    },
+    {
         group: "apiextensions.k8s.io",
         version: "v1",
         plural: "customresourcedefinitions",

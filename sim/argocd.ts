@@ -18,6 +18,18 @@ import { PodRunner, Workloads } from "./workloads";
 /** Where Argo CD reads its command parameters (install.yaml's argocd-cmd-params-cm). */
 export const CMD_PARAMS_CM = "argocd-cmd-params-cm";
 
+/** The project argocd-server makes at its start (server.go initializeDefaultProject): anything from anywhere to anywhere. */
+const DEFAULT_PROJECT = {
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "AppProject",
+    metadata: { name: "default", namespace: "argocd" },
+    spec: {
+        sourceRepos: ["*"],
+        destinations: [{ server: "*", namespace: "*" }],
+        clusterResourceWhitelist: [{ group: "*", kind: "*" }],
+    },
+};
+
 export interface ArgoSimOptions extends Partial<ArgoTimings> {
     /** Maps the in-cluster repoURL to the loopback git daemon's URL. */
     urlFor: (repoURL: string) => string;
@@ -72,6 +84,9 @@ export class ArgoSim {
     }
 
     start() {
+        // argocd-server makes the project every Application of the install names when it starts (server.go
+        // initializeDefaultProject); the simulation has no server, so its start makes it
+        if (!this.kube.get("AppProject", "argocd", "default")) this.kube.put(DEFAULT_PROJECT, "argocd-server");
         this.workloads.start();
         this.appsets.start();
         this.apps.start();

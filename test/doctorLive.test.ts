@@ -348,6 +348,8 @@ describe("rollout doctor: the command on a saved dump", function () {
         const cases = [
             [["--from", file("bad.json", "{ not json")], /is not JSON .*kubectl get applicationsets\.argoproj\.io/],
             [["--from", file("notlist.json", { kind: "Pod" })], /the dump is not a Kubernetes List/],
+            // PowerShell's "> file" writes a byte-order mark
+            [["--from", file("bom.json", "\ufeff{}")], /bom\.json is not JSON \(it starts with a byte-order mark \(U\+FEFF/],
             [
                 ["--from", path.join(dir, "missing.json")],
                 /cannot read .*missing\.json \(no such file\): give the file of a dump; make it with kubectl get /,

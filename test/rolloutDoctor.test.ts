@@ -20,6 +20,8 @@ import { appSet, fieldReport } from "./helpers/rollout";
 import { expect, pending, succeeded } from "./helpers/expect";
 import { tenantsAt } from "./helpers/tenantsAt";
 import { runMain } from "./helpers/cli";
+import { DUMP_HINT_COMMAND } from "../cli/doctor";
+import { run } from "../lab/ports/exec";
 
 /** The kubectl on PATH (the plugin test gives kubectl a PATH of its own). */
 const kubectlPath = () => spawnSync("sh", ["-c", "command -v kubectl"], { encoding: "utf8" }).stdout.trim();
@@ -139,6 +141,27 @@ describe("the rollout doctor in the cluster", function () {
                     env: env({ KUBECONFIG: kc }),
                 });
                 assert.strictEqual(out.code, 1, out.stdout);
+            } finally {
+                await at.stop();
+            }
+        });
+
+        it("given the served stall, then the documented dump command answers and the doctor reads it", async () => {
+            const at = await tenantsAt(2);
+            try {
+                await at.givenUp();
+                const kc = path.join(dir, "dump-kubeconfig");
+                fs.writeFileSync(kc, at.lab.kubeconfig);
+                const [cmd, ...args] = DUMP_HINT_COMMAND.split(" ");
+                // not spawnSync: the simulated API answers from this process
+                const dump = await run(cmd, args, { env: { ...process.env, KUBECONFIG: kc } });
+                const kinds = new Set(JSON.parse(dump.stdout).items.map((o: any) => o.kind));
+                assert.deepStrictEqual([...kinds].sort(), ["AppProject", "Application", "ApplicationSet", "Job", "Pod"]);
+                const file = path.join(dir, "served-dump.json");
+                fs.writeFileSync(file, dump.stdout);
+                const r = await runMain("doctor", ["--from", file]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 .* mandant-b: /);
             } finally {
                 await at.stop();
             }

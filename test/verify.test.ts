@@ -143,15 +143,24 @@ describe("verify (the independent grader)", function () {
             assert.ok(f.includes("drift.uid is a Kubernetes uid (a UUID, as metadata.uid)"), f.join("\n"));
         });
 
-        it("5c. corrupted result files: an array, a NUL byte, a half-written file; each says what it found, on one printable line, and that its other checks wait", async () => {
+        it("5c. corrupted result files: each says what it found, printably, and that its other checks wait", async () => {
             const l = copy();
+            // a byte-order mark (an editor's "UTF-8 with BOM"): named, as JSON.parse's own message shows it as an invisible token
+            fs.writeFileSync(l.resultFile("incident"), "\ufeff" + fs.readFileSync(l.resultFile("incident"), "utf8"));
             fs.writeFileSync(l.resultFile("pin"), "[1,2]");
             fs.writeFileSync(l.resultFile("drift"), "ab\0cd");
             fs.writeFileSync(l.resultFile("promote"), '{"from":');
             const rs = await verify({ layout: l, through: 8 });
             const found = (name: string) => rs.find((r) => r.check === `${name}.json exists and is JSON`)?.found;
             assert.strictEqual(found("pin"), "an array: [1,2]; the checks of its keys and values wait for it");
-            assert.match(String(found("drift")), /"ab\\u0000cd" is not valid JSON; the checks of its keys and values wait for it$/);
+            assert.match(
+                String(found("drift")),
+                /"ab\\u0000cd" is not valid JSON \(it holds a NUL byte, U\+0000, at line 1, column 3: remove it\); the checks of its keys and values wait for it$/,
+            );
+            assert.match(
+                String(found("incident")),
+                /^it starts with a byte-order mark \(U\+FEFF, which editors do not show\): save it as UTF-8 without a BOM;/,
+            );
             assert.match(String(found("promote")), /; the checks of its keys and values wait for it$/);
             // eslint-disable-next-line no-control-regex -- the control characters are what must not be printed
             for (const r of rs) assert.doesNotMatch(`${r.expected ?? ""}${r.found ?? ""}`, /[\u0000-\u001f]/, r.check);
@@ -263,8 +272,8 @@ describe("verify (the independent grader)", function () {
             const t = await runMain("verify", ["--lab", "tenants", "--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.match(
                 t.stderr,
-                /^gitops-lab verify: there is no tenants lab under \S+ \(no \S+platform\.git\)/,
-                "a shop root holds no tenants lab",
+                /^gitops-lab verify: the tenants lab under \S+ is ready and not begun \(no \S+platform\.git yet\)/,
+                "a shop root holds the environment and nothing of the tenants lab",
             );
             const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);

@@ -66,8 +66,13 @@ describe("verify --step: one step at a time, with a hint", function () {
             const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
             fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
             const args = ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig];
-            // step 2's own state (the flag off in both environments) is gone: grading through 2 alone fails
-            assert.strictEqual((await runMain("verify", [...args, "--through", "2"])).code, 1);
+            // step 2's own state (the flag off in both environments) is gone: --through 2 grades it as the lab stands too
+            const through = await runMain("verify", [...args, "--through", "2"]);
+            assert.strictEqual(through.code, 0, through.out);
+            assert.match(
+                through.stdout,
+                /^verify: the shop lab under \S+ through step 2 as the lab stands \(at step 3\), files, repository and cluster$/m,
+            );
             const r = await runMain("verify", [...args, "--step", "2"]);
             assert.strictEqual(r.code, 0, r.out);
             assert.match(
@@ -87,6 +92,14 @@ describe("verify --step: one step at a time, with a hint", function () {
             r.stdout,
             /^step 3 incident: done \(\d+ checks pass as the lab stands\); the lab is at step 5: verify --step 5 grades where you are\n$/,
         );
+    });
+
+    it("given a shop lab at step 8, then --through 3 grades it as it stands and passes", async () => {
+        const root = await rootAt(8);
+        const r = await runMain("verify", ["--root", root, "--through", "3", "--offline"]);
+        assert.strictEqual(r.code, 0, r.out);
+        assert.match(r.stdout, /^verify: the shop lab under \S+ through step 3 as the lab stands \(at step 8\), files and repository only/);
+        assert.doesNotMatch(r.stdout, /^\s*[4-8]\s/m, "no check of a step after 3");
     });
 
     it("given a check of step 4 that counts for step 5 when graded there, and fails, then step 4 is not done as the lab stands either", () => {

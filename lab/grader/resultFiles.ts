@@ -5,6 +5,7 @@
  */
 import * as fs from "fs";
 import type { SchemaField } from "../ports/schema";
+import { parseJson } from "../ports/files";
 import { BareRepo } from "./bareRepo";
 import { Check, eq } from "./grader";
 
@@ -33,7 +34,7 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
             continue;
         }
         try {
-            files[name] = { exists: true, value: JSON.parse(fs.readFileSync(file, "utf8")) };
+            files[name] = { exists: true, value: parseJson(fs.readFileSync(file, "utf8")) };
         } catch (e: any) {
             files[name] = { exists: true, error: e.message };
         }

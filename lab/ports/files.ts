@@ -3,15 +3,47 @@ import * as fs from "fs";
 import * as path from "path";
 import { stringify } from "yaml";
 
-export function writeFileAtomic(file: string, content: string): void {
+export function writeFileAtomic(file: string, content: string, mode?: number): void {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-    fs.writeFileSync(tmp, content);
+    // the mode from the start (a credential is never readable by others, not even for an instant)
+    fs.writeFileSync(tmp, content, mode === undefined ? undefined : { mode });
+    if (mode !== undefined) fs.chmodSync(tmp, mode); // whatever the umask
     fs.renameSync(tmp, file);
 }
 
 export function writeJsonAtomic(file: string, value: unknown): void {
     writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n");
+}
+
+/** Characters a reader cannot see, by name (a byte-order mark, NUL, a zero-width space, other control characters). */
+const INVISIBLE_NAMES: Record<number, string> = {
+    0x0: "a NUL byte",
+    0xfeff: "a byte-order mark",
+    0x200b: "a zero-width space",
+    0x7f: "a DEL",
+};
+// eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+const INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\ufeff]/;
+
+/**
+ * JSON.parse whose error names a character a reader cannot see: its message shows a byte-order mark
+ * as an invisible token, and the file looks right in every editor.
+ */
+export function parseJson(text: string): unknown {
+    try {
+        return JSON.parse(text);
+    } catch (e: any) {
+        if (text.charCodeAt(0) === 0xfeff)
+            throw new Error("it starts with a byte-order mark (U+FEFF, which editors do not show): save it as UTF-8 without a BOM");
+        const m = INVISIBLE.exec(text);
+        if (!m) throw e;
+        const code = m[0].charCodeAt(0);
+        const before = text.slice(0, m.index).split("\n");
+        const where = `line ${before.length}, column ${before[before.length - 1].length + 1}`;
+        const name = INVISIBLE_NAMES[code] ?? "a control character";
+        throw new Error(`${e.message} (it holds ${name}, U+${code.toString(16).toUpperCase().padStart(4, "0")}, at ${where}: remove it)`);
+    }
 }
 
 /** Reads a JSON file; `undefined` when it does not exist; a clear error when it is not JSON. */
@@ -24,7 +56,7 @@ export function readJsonIfExists<T = unknown>(file: string): T | undefined {
         throw e;
     }
     try {
-        return JSON.parse(text) as T;
+        return parseJson(text) as T;
     } catch (e: any) {
         throw new Error(`${file} is not valid JSON (${e.message}); delete it to let the step run again`);
     }
