@@ -13,7 +13,7 @@ import { commandLine, isNpmLauncher } from "../lab/ports/proc";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
-import { shopLabProgress } from "../lab/shop/solve";
+import { filesSolverRewrites, shopLabProgress } from "../lab/shop/solve";
 import { shopSteps } from "../lab/shop/steps";
 import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
@@ -21,7 +21,14 @@ import { tenantsSteps } from "../lab/tenants/steps";
 import { REALISTIC } from "../sim/profiles";
 import { ArgoCdVersion, ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion } from "../lab/platform/argocd";
 import { REAL_ARGOCD_DEFAULT } from "../realplane/versions";
-import { resetSimulatedLab, SimulatedLab, solveSimulatedLab, solveSimulatedTenants, startSimulatedLab } from "../sim/simulatedLab";
+import {
+    hostRootProblem,
+    resetSimulatedLab,
+    SimulatedLab,
+    solveSimulatedLab,
+    solveSimulatedTenants,
+    startSimulatedLab,
+} from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
 import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
@@ -273,6 +280,8 @@ export const simulate: Command = {
         const argocdVersion = stringOption(values, "argocd-version") ?? DEFAULT_ARGOCD_VERSION;
         if (!isArgoCdVersion(argocdVersion))
             throw new UsageError(`--argocd-version takes ${ARGOCD_VERSIONS.join(", ")}, got "${argocdVersion}"`);
+        const rootProblem = hostRootProblem(root);
+        if (rootProblem) throw new UsageError(rootProblem);
         const say = (l: string) => console.log(l);
         // a relative root is taken from the current folder: said, so it is never a surprise folder inside the project
         if (!path.isAbsolute(rootArg)) say(`simulate: --root ${rootArg} is relative: the lab goes under ${root}`);
@@ -302,23 +311,29 @@ export const simulate: Command = {
                     values["argocd-version"] === undefined ? REAL_ARGOCD_DEFAULT : argocdVersion,
                 );
             }
-            if (shop) {
+            // a served lab started again where its learner has taken it past --through is served as it stands:
+            // nothing of it is solved (steps cannot be undone, and the learner's work is the learner's)
+            const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
+            const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
+            const tenantsFlag = which === "both" ? "--tenants-through" : "--through";
+            const shopAsItStands = !!values.serve && shop && through < shopDone;
+            const tenantsAsItStands = !!values.serve && tenants && tenantsThrough < tenantsDone;
+            if (shop && !values.serve) {
                 refuseLowerStep({
                     lab: `the lab under ${root}`,
-                    done: shopLabProgress(shopLayout(root)),
+                    done: shopDone,
                     through,
                     asked: "--through",
-                    fix: () => "Run without --through to go on, or start over with --reset",
+                    fix: () => "Run without --through to go on, add --serve to serve it as it stands, or start over with --reset",
                 });
             }
-            if (tenants) {
-                const tenantsFlag = which === "both" ? "--tenants-through" : "--through";
+            if (tenants && !values.serve) {
                 refuseLowerStep({
                     lab: `the tenants lab under ${root}`,
-                    done: tenantsLabProgress(tenantsLayout(root)),
+                    done: tenantsDone,
                     through: tenantsThrough,
                     asked: tenantsFlag,
-                    fix: () => `Run without ${tenantsFlag} to go on, or start over with --reset`,
+                    fix: () => `Run without ${tenantsFlag} to go on, add --serve to serve it as it stands, or start over with --reset`,
                 });
             }
             say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");
@@ -332,12 +347,22 @@ export const simulate: Command = {
                 argocdVersion,
                 log: say,
             });
-            if (shop) {
+            if (shopAsItStands)
+                say(`the shop lab is at step ${shopDone}, past --through ${through}: served as it stands, nothing of it solved`);
+            if (tenantsAsItStands)
+                say(
+                    `the tenants lab is at step ${tenantsDone}, past ${tenantsFlag} ${tenantsThrough}: served as it stands, nothing of it solved`,
+                );
+            if (shop && !shopAsItStands) {
+                for (const f of filesSolverRewrites(shopLayout(root), shopDone, through))
+                    say(
+                        `simulate: --through ${through} asks the solver for step 4, which rewrites ${f} from the live ApplicationSet (your changes to it are replaced)`,
+                    );
                 const run = await solveSimulatedLab(lab, through, { log: say });
                 if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
                 say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
             }
-            if (tenants) {
+            if (tenants && !tenantsAsItStands) {
                 const r = await solveSimulatedTenants(lab, tenantsThrough, { log: say });
                 if (r.stall) say(`stall.json:\n${JSON.stringify(r.stall, null, 2)}`);
                 if (r.recovery) say(`recovery.json:\n${JSON.stringify(r.recovery, null, 2)}`);
@@ -349,10 +374,10 @@ export const simulate: Command = {
                 return EXIT.OK;
             }
             const kubeconfigFile = path.join(root, "kubeconfig");
-            writeFileAtomic(kubeconfigFile, lab.kubeconfig);
+            writeFileAtomic(kubeconfigFile, lab.kubeconfig, 0o600); // the served cluster's, for its starter alone
             for (const l of serveInstructions({ root, url: (r) => lab!.daemon.url(r) }, kubeconfigFile, {
-                shop: shop ? through : undefined,
-                tenants: tenants ? tenantsThrough : undefined,
+                shop: shop ? Math.max(through, shopDone) : undefined,
+                tenants: tenants ? Math.max(tenantsThrough, tenantsDone) : undefined,
             }))
                 say(l);
             return await signals.stopped; // the handler stops the lab and exits

@@ -17,7 +17,7 @@ import { REAL_ARGOCD_DEFAULT, REAL_ARGOCD_VERSIONS } from "../realplane/versions
 import { gitDaemonDeployment, gitDaemonService, GITD_NAME, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 import { waitWorkloadsReady } from "../lab/platform/readiness";
 import { shopLayout, ShopLayout } from "../lab/shop/layout";
-import { prepareHostRoot } from "../sim/simulatedLab";
+import { prepareHostRoot } from "../lab/kit/layout";
 import { checkPlaneTools } from "../realplane/tools";
 import { RealNode, startRealNode } from "./node";
 

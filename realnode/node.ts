@@ -30,7 +30,7 @@ import { writeFileAtomic } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
 import { pollUntil, sleep } from "../lab/ports/wait";
 import { isAlive } from "../lab/ports/proc";
-import { acquireLockFile, RootLock } from "../sim/lock";
+import { acquireLockFile, RootLock } from "../lab/ports/lock";
 import { binPath, buildRealPlane } from "../realplane/build";
 import { REAL_NODE, REAL_PLANE } from "../realplane/versions";
 import { buildRealNode, nodeBinPath } from "./build";

@@ -1,5 +1,9 @@
 /** What the simulated API server says of itself: /version, the discovery documents, OpenAPI v3. */
 import { TYPES } from "./apiTypes";
+import { REAL_PLANE } from "../realplane/versions";
+
+/** The Kubernetes release the simulated API says it is: the real node's (one pin for both). */
+const KUBERNETES = REAL_PLANE.kubernetes;
 
 /** The kinds of the `all` category (`kubectl get all`) among those served, as the real API server lists them. */
 const IN_ALL = ["pods", "deployments", "statefulsets", "jobs"];
@@ -8,7 +12,13 @@ const IN_ALL = ["pods", "deployments", "statefulsets", "jobs"];
 export function discovery(pathname: string): any | null {
     const p = pathname.replace(/\/+$/, "") || "/";
     if (p === "/version")
-        return { major: "1", minor: "33", gitVersion: "v1.33.5-gitops-lab-simulated", platform: "linux/amd64", goVersion: "simulated" };
+        return {
+            major: KUBERNETES.split(".")[0].slice(1),
+            minor: KUBERNETES.split(".")[1],
+            gitVersion: `${KUBERNETES}-gitops-lab-simulated`,
+            platform: "linux/amd64",
+            goVersion: "simulated",
+        };
     if (p === "/api")
         return {
             kind: "APIVersions",
@@ -66,7 +76,7 @@ export function openapi(pathname: string): any | null {
     const types = TYPES.filter((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`) === gv);
     return {
         openapi: "3.0.0",
-        info: { title: "gitops-lab simulated API", version: "v1.33.5" },
+        info: { title: "gitops-lab simulated API", version: KUBERNETES },
         paths: {},
         components: {
             schemas: Object.fromEntries(

@@ -9,7 +9,6 @@ import * as path from "path";
 import { resetLabObjects } from "../lab/argo/reset";
 import { GITD_ENV, GITD_URL_PREFIX } from "../lab/platform/gitDaemon";
 import { KubeCluster } from "../lab/ports/cluster";
-import { mkdirReadable } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
 import { SHOP_NAMESPACES } from "../lab/shop/appset";
 import { shopLayout, ShopLayout, REPO_URL } from "../lab/shop/layout";
@@ -28,7 +27,8 @@ import { SimClock, VirtualClock } from "./clock";
 import { ArgoTimings } from "./profiles";
 import { FakeKube } from "./fakeApi";
 import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
-import { acquireRootLock } from "./lock";
+import { acquireRootLock } from "../lab/ports/lock";
+import { madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
 
 export interface SimulatedLab {
     layout: ShopLayout;
@@ -60,12 +60,6 @@ const podDir = (root: string) => path.join(root, ".gitops-lab-pods");
 const IN_CLUSTER_GIT = REPO_URL.slice(0, REPO_URL.lastIndexOf("/") + 1);
 /** The simulated repo-server's working directory (emptied on start, removed on stop). */
 const repoCacheDir = (root: string) => path.join(root, ".gitops-lab-repo-cache");
-
-/** The bare repositories' directory under a simulated host's root, which (like a real host's / and /srv) everyone may pass through. */
-export function prepareHostRoot(layout: ShopLayout): void {
-    mkdirReadable(layout.bareDir);
-    for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
-}
 
 export interface StartOptions {
     timings?: Partial<ArgoTimings>;
@@ -124,7 +118,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
     try {
         if (lock?.note) log(`simulate: ${lock.note}`);
         const saved = opts.cluster ?? (opts.persist ? readSavedCluster(layout.root, opts.missingClusterIsFine) : undefined);
-        prepareHostRoot(layout);
+        prepareHostRoot(layout, [layout.workDir, tenantsLayout(layout.root).workDir]);
         if (opts.persist) {
             const reaped = reapGitDaemon(daemonPidFile(layout.root), layout.bareDir);
             if (reaped) log(`simulate: ${reaped}`);
@@ -231,6 +225,7 @@ export async function solveSimulatedTenants(
             log: opts.log,
             timeouts: { ...(opts.productDefaults ? {} : SIM_TENANTS_TIMEOUTS), ...(opts.timeouts ?? {}) },
             clock: lab.argo.clock,
+            leaveApplied: true,
         },
         through,
     );
@@ -292,6 +287,26 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
 
 /** What a served lab leaves under its root besides the labs: the kubeconfig it wrote and the clones its instructions make. */
 export const servedFiles = (root: string) => [path.join(root, "kubeconfig"), path.join(root, "clones")];
+
+/**
+ * A root that is a host's own lab location is no simulation's: `/` (the lab host's /srv/bare and
+ * /root/cnpa-env), or one whose lab folders hold something while nothing says a simulation ran there
+ * (no saved cluster, no record of what a run made). The one line that refuses it, naming what is there.
+ */
+export function hostRootProblem(root: string): string | undefined {
+    const shop = shopLayout(root);
+    const tenants = tenantsLayout(root);
+    if (shop.root === "/")
+        return `--root / is this host's own lab location (${shop.bareDir}, ${shop.workDir}): a simulated lab goes under a folder of its own, such as --root /tmp/lab`;
+    if (fs.existsSync(clusterStateFile(root)) || fs.existsSync(madeRecordFile(root))) return undefined;
+    const held = [shop.bareDir, shop.workDir, tenants.workDir].flatMap((d) => {
+        const entries = fs.existsSync(d) && fs.statSync(d).isDirectory() ? fs.readdirSync(d) : [];
+        return entries.length ? [`${d} holds ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}`] : [];
+    });
+    return held.length
+        ? `--root ${shop.root} is not a simulated lab's: ${held.join("; ")}, which no simulation made; give a new folder with --root, or move those away`
+        : undefined;
+}
 
 /** Everything a lab on this root may have left: if none of it exists, the root holds no lab. */
 function labTraces(root: string): string[] {
@@ -373,9 +388,18 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
         fs.rmSync(p, { recursive: true, force: true });
         log(`removed ${p} (written for the served lab)`);
     }
+    // only the folders a run recorded as made; one that was there before the lab stays, and the reset says so
+    const made = new Set(madeDirs(root));
+    const kept: string[] = [];
     for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), shop.workDir, tenants.workDir, path.join(root, "root")]) {
-        if (fs.existsSync(dir) && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
+        if (!fs.existsSync(dir) || fs.readdirSync(dir).length > 0) continue;
+        if (made.has(dir)) fs.rmdirSync(dir);
+        else {
+            kept.push(dir);
+            log(`kept ${dir}: it was there before the lab (a reset removes only what the lab made)`);
+        }
     }
-    leftovers.push(...labTraces(root));
+    if ([...made].every((d) => !fs.existsSync(d))) fs.rmSync(madeRecordFile(root), { force: true });
+    leftovers.push(...labTraces(root).filter((p) => !kept.includes(p)));
     return [...new Set(leftovers)];
 }

@@ -3,7 +3,7 @@
  * what `kubectl get` asks for), so a learner sees the columns the real API server sends: Kubernetes'
  * own printers for Pods, Jobs, Deployments, StatefulSets, Events, ConfigMaps and Namespaces
  * (pkg/printers/internalversion/printers.go at v1.33.5, the same columns and cells), Argo CD's CRDs
- * with the additionalPrinterColumns of the shipped v3.5.1 install (Name and Age when a CRD declares
+ * with the additionalPrinterColumns of the default version's shipped install (Name and Age when a CRD declares
  * none, as apiextensions-apiserver defaults them), and Name and Created At for the rest (the API
  * server's default table). Hand-written: no JavaScript library prints Kubernetes' server-side tables.
  */

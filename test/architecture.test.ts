@@ -148,6 +148,15 @@ describe("import rules", () => {
         assert.deepStrictEqual(bad, []);
     });
 
+    it("the real node never imports the simulator (what both use lives in lab/)", () => {
+        const bad = sources.filter(under("realnode")).flatMap((f) =>
+            importsOf(f)
+                .filter(under("sim"))
+                .map((i) => `${f} -> ${i}`),
+        );
+        assert.deepStrictEqual(bad, []);
+    });
+
     it("the simulator is a product part: imported by cli/ and the tests, never by lab/, components/ or program/", () => {
         const bad = sources
             .filter((f) => under("lab")(f) || under("components")(f) || under("program")(f) || f === "index.ts")

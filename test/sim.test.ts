@@ -21,7 +21,7 @@ import { jsonPatch, mergePatch } from "../sim/patch";
 import { all, appAtRevision, appExists, appHasCondition, appHasNoConditions, appSyncedTo } from "./helpers/expectations";
 import { withRevisionHistory } from "../sim/revisionHistory";
 import { procStat } from "../lab/ports/proc";
-import { acquireRootLock, lockFile } from "../sim/lock";
+import { acquireRootLock, lockFile } from "../lab/ports/lock";
 import { RenderError, RepoServer } from "../sim/repoServer";
 import { kustomizeBuild } from "../lab/ports/kustomize";
 
@@ -609,7 +609,7 @@ describe("the root lock (one simulate per root)", function () {
         const LOCKS = 500;
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lock-race-"));
         const script = `
-            const { acquireLockFile } = require(${JSON.stringify(path.join(__dirname, "..", "sim", "lock"))});
+            const { acquireLockFile } = require(${JSON.stringify(path.join(__dirname, "..", "lab", "ports", "lock"))});
             console.log("ready");
             process.stdin.once("data", () => {
                 const got = [];

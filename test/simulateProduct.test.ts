@@ -8,10 +8,11 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { isAlive } from "../lab/ports/proc";
+import { REAL_PLANE } from "../realplane/versions";
 import { shopLayout } from "../lab/shop/layout";
 import { BIN, runCli, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
-import { tenantsRootAt } from "./helpers/tenantsAt";
+import { git, tenantsRootAt } from "./helpers/tenantsAt";
 import { expect, holds } from "./helpers/expect";
 import { gradingLines, serveInstructions, shellWord } from "../cli/simulate";
 
@@ -88,8 +89,15 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         assert.match(run.out(), /# the shop lab: every step is done \(8\)/);
     });
 
+    it("writes its kubeconfig for its starter alone (0600)", () => {
+        assert.strictEqual(fs.statSync(path.join(root, "kubeconfig")).mode & 0o777, 0o600);
+    });
+
     it("answers kubectl version and api-resources (the core and argoproj.io groups)", () => {
-        assert.match(kubectl("version").out, /Server Version: v1\.33/);
+        assert.match(
+            kubectl("version").out,
+            new RegExp(`Server Version: ${REAL_PLANE.kubernetes.replace(/\./g, "\\.")}-gitops-lab-simulated`),
+        );
         const r = kubectl("api-resources");
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, /^applications +app,apps +argoproj\.io\/v1alpha1 +true +Application$/m);
@@ -524,5 +532,109 @@ describe("printed commands and paths with spaces or quotes", () => {
         const clone = block.find((l) => l.trim().startsWith("git clone"))!;
         assert.deepStrictEqual(wordsOf(clone.trim()).slice(2), ["git://127.0.0.1:9418/shop-envs.git", `${root}/clones/shop-envs`]);
         assert.strictEqual(shellWord("/plain/path-1.2"), "/plain/path-1.2");
+    });
+});
+
+describe("a served lab started again: the learner's work stays the learner's", function () {
+    this.timeout(300_000);
+    /** A served lab on the root, once its whole block is out (or the run has ended: its output says why). */
+    const served = async (root: string, args: string[]) => {
+        const run = startSimulate(["--root", root, ...args, "--serve"]);
+        let ended = false;
+        void run.exited.then(() => (ended = true));
+        await expect(
+            holds("the SERVING block, or the run's end", () => servedBlockComplete(run.out()) || ended),
+            { timeoutMs: 120_000 },
+        );
+        assert.ok(!ended, run.out());
+        return run;
+    };
+    const stop = async (run: ReturnType<typeof startSimulate>) => {
+        run.child.kill("SIGKILL");
+        await run.exited;
+    };
+
+    it("serves a lab killed mid-step as it stands, with the same command", async () => {
+        const root = await rootAt(3);
+        const layout = shopLayout(root);
+        const first = await served(root, ["--through", "3"]);
+        const env = { ...process.env, KUBECONFIG: path.join(root, "kubeconfig") };
+        const kubectl = (args: string[], input?: string) => {
+            const r = spawnSync("kubectl", args, { env, input, encoding: "utf8", timeout: 60_000 });
+            assert.strictEqual(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+            return r.stdout;
+        };
+        // step 4 half done by hand: release/prod pushed and the live ApplicationSet's prod on it; appset.yaml part-edited, no pin.json
+        let step4: string[] = [];
+        try {
+            await git(["push", "--quiet", "origin", "HEAD~1:refs/heads/release/prod"], layout.clone);
+            const live = JSON.parse(kubectl(["get", "applicationset", "shop", "-n", "argocd", "-o", "json"]));
+            live.spec.generators[0].list.elements = [
+                { env: "dev", revision: "main" },
+                { env: "prod", revision: "release/prod" },
+            ];
+            kubectl(["replace", "-f", "-"], JSON.stringify(live));
+            fs.appendFileSync(layout.appsetFile, "# prod goes to release/prod (editing)\n");
+            step4 = [fs.readFileSync(layout.appsetFile, "utf8"), await git(["rev-parse", "release/prod"], layout.bareRepo)];
+        } finally {
+            await stop(first); // the interruption
+        }
+        const again = await served(root, ["--through", "3"]);
+        try {
+            assert.match(again.out(), /\[step 2 appset\] applied already \(\S+appset\.yaml is there\): left as it stands/);
+            assert.doesNotMatch(again.out(), /\[step 4 pin\]/, "nothing of step 4 is solved");
+            assert.deepStrictEqual(
+                [fs.readFileSync(layout.appsetFile, "utf8"), await git(["rev-parse", "release/prod"], layout.bareRepo)],
+                step4,
+            );
+            const live = JSON.parse(kubectl(["get", "applicationset", "shop", "-n", "argocd", "-o", "json"]));
+            assert.deepStrictEqual(
+                live.spec.generators[0].list.elements.map((e: any) => `${e.env}=${e.revision}`),
+                ["dev=main", "prod=release/prod"],
+            );
+            const step = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(step.code, 1, step.out);
+            assert.match(step.stdout, /^step 4 pin: not done/);
+        } finally {
+            await stop(again);
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("serves a lab taken past --through as it stands; without --serve, says how", async () => {
+        const root = await rootAt(4);
+        const layout = shopLayout(root);
+        try {
+            fs.appendFileSync(layout.appsetFile, "# a learner's note\n");
+            const appset = fs.readFileSync(layout.appsetFile, "utf8");
+            const refused = await runMain("simulate", ["--root", root, "--through", "3"]);
+            assert.strictEqual(refused.code, 1, refused.out);
+            assert.match(refused.stderr, /at step 4 already and steps cannot be undone .* add --serve to serve it as it stands/);
+            const run = await served(root, ["--through", "3"]);
+            try {
+                assert.match(run.out(), /the shop lab is at step 4, past --through 3: served as it stands, nothing of it solved/);
+                assert.strictEqual(fs.readFileSync(layout.appsetFile, "utf8"), appset);
+            } finally {
+                await stop(run);
+            }
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("asked for a step, says first which of the learner's files it rewrites", async () => {
+        const root = await rootAt(3);
+        const layout = shopLayout(root);
+        try {
+            fs.appendFileSync(layout.appsetFile, "# prod goes to release/prod (editing)\n");
+            const r = await runMain("simulate", ["--root", root, "--through", "4"]);
+            assert.strictEqual(r.code, 0, r.out);
+            const said = r.stdout.indexOf(
+                `--through 4 asks the solver for step 4, which rewrites ${layout.appsetFile} from the live ApplicationSet (your changes to it are replaced)`,
+            );
+            assert.ok(said >= 0 && said < r.stdout.indexOf("[step 4 pin] start"), r.stdout);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
     });
 });

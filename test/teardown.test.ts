@@ -18,7 +18,7 @@ import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt, rootAt } from "./helpers/labAt";
 import { runCli, runMain } from "./helpers/cli";
 import { tenantsAt } from "./helpers/tenantsAt";
-import { clusterStateFile, resetSimulatedLab } from "../sim/simulatedLab";
+import { clusterStateFile, hostRootProblem, resetSimulatedLab } from "../sim/simulatedLab";
 
 describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster)", function () {
     this.timeout(60_000);
@@ -301,6 +301,42 @@ describe("reset says only what it did, on any state it can recognise, and leaves
                 [],
                 r.out,
             );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("keeps the folders that were there before the lab", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "had-folders-"));
+        try {
+            // empty folders at the lab's paths, as a host (or a learner) may have them
+            for (const d of ["srv", "root"]) fs.mkdirSync(path.join(root, d));
+            const made = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(made.code, 0, made.out);
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            for (const d of ["srv", "root"]) {
+                assert.ok(fs.existsSync(path.join(root, d)), `${d} was there before the lab: kept`);
+                assert.match(r.out, new RegExp(`kept ${path.join(root, d)}: it was there before the lab`));
+            }
+            assert.ok(!fs.existsSync(path.join(root, "srv", "bare")), "srv/bare, which the lab made, is gone");
+            assert.ok(!fs.existsSync(path.join(root, "root", "cnpa-env")), "root/cnpa-env, which the lab made, is gone");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("refuses a host's own lab location as its root", async () => {
+        // not run at /: were the refusal gone, the run would write into this host's /srv and /root
+        assert.match(String(hostRootProblem("/")), /^--root \/ is this host's own lab location \(\/srv\/bare, \/root\/cnpa-env\)/);
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "host-like-"));
+        try {
+            fs.mkdirSync(path.join(root, "srv", "bare", "team.git"), { recursive: true });
+            const r = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(r.code, 2, r.out);
+            assert.match(r.stderr, /is not a simulated lab's: \S+\/srv\/bare holds team\.git, which no simulation made/);
+            assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
+            assert.deepStrictEqual(fs.readdirSync(root), ["srv"], "nothing made");
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

@@ -4,7 +4,9 @@
  * repository; the rest is the same for every lab: the git daemon's folder, the clone, the applied
  * ApplicationSet and the result files.
  */
+import * as fs from "fs";
 import * as path from "path";
+import { mkdirReadable, readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import type { RepoSite } from "../platform/labRepo";
 
 export interface LabSite<N extends string> extends RepoSite {
@@ -39,4 +41,47 @@ export function labSite<N extends string>(root: string, o: SiteOptions): LabSite
         appsetFile: path.join(workDir, "appset.yaml"),
         resultFile: (name) => path.join(workDir, `${name}.json`),
     };
+}
+
+/**
+ * The bare repositories' directory under a lab host's root (the simulated host's, or the real node's
+ * lab root), which, like a real host's / and /srv, everyone may pass through: the git daemon reads it
+ * as nobody.
+ */
+export function prepareHostRoot(layout: { root: string; bareDir: string }, alsoMade: string[] = []): void {
+    recordMade(layout.root, [layout.bareDir, ...alsoMade]);
+    mkdirReadable(layout.bareDir);
+    for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
+}
+
+/** Where a run under a root keeps the record of the folders it made (those that were not there before it). */
+export const madeRecordFile = (root: string) => path.join(root, ".gitops-lab-made.json");
+
+/**
+ * Records, before anything is made, which of these folders and their parents up to the root are not
+ * there yet (so a run the lab makes them in): a reset removes only recorded folders, and keeps a folder
+ * that was there before the lab, even an empty one. The root itself is never recorded (it is given);
+ * the record holds paths relative to the root, so a copied root carries its own.
+ */
+export function recordMade(root: string, dirs: string[]): void {
+    const r = path.resolve(root);
+    const made = new Set(madeDirs(r).map((d) => path.relative(r, d)));
+    const before = made.size;
+    for (const dir of dirs)
+        for (let d = path.resolve(dir); d.startsWith(r + path.sep); d = path.dirname(d))
+            if (!fs.existsSync(d)) made.add(path.relative(r, d));
+    if (made.size === before) return;
+    fs.mkdirSync(r, { recursive: true });
+    writeJsonAtomic(madeRecordFile(r), [...made].sort());
+}
+
+/** The folders (absolute) a run under this root recorded as made (none when there is no record). */
+export function madeDirs(root: string): string[] {
+    const r = path.resolve(root);
+    const list = readJsonIfExists<unknown>(madeRecordFile(r));
+    return Array.isArray(list)
+        ? list
+              .filter((d): d is string => typeof d === "string" && !path.isAbsolute(d) && !d.split(path.sep).includes(".."))
+              .map((d) => path.join(r, d))
+        : [];
 }

@@ -47,7 +47,12 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
     };
     if (through >= 1) await timed(1, "repo", (l) => createShopRepo(ctx.layout, readRepoFiles(), l));
     if (through < 2) return { results: {}, timings: [], through, setup };
-    await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
+    // applied once (appset.yaml is written after the apply), the ApplicationSet and its file are the learner's: a lab
+    // started again does not rewrite them (a served lab's learner may be part-way through step 4's edit)
+    if (fs.existsSync(ctx.layout.appsetFile)) {
+        log(`[step 2 appset] applied already (${ctx.layout.appsetFile} is there): left as it stands`);
+        setup.push({ step: 2, name: "appset", ms: 0, waitMs: 0, clockMs: 0, skipped: true });
+    } else await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
     const run = await runShopScenario(
         {
             layout: ctx.layout,
@@ -61,6 +66,14 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
         through,
     );
     return { ...run, setup };
+}
+
+/**
+ * The files a learner may have changed that solving steps after `done` through `through` rewrites
+ * (said before it does): step 4 writes appset.yaml's prod element from the live ApplicationSet.
+ */
+export function filesSolverRewrites(layout: ShopLayout, done: number, through: number): string[] {
+    return done < 4 && through >= 4 && fs.existsSync(layout.appsetFile) ? [layout.appsetFile] : [];
 }
 
 /**

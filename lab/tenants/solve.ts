@@ -26,6 +26,12 @@ export interface TenantsLabContext {
     repoURL?: string;
     /** The clock the waits are on (default: the real one). */
     clock?: Clock;
+    /**
+     * An ApplicationSet applied once (its file there) is left as it stands, the file and the live object:
+     * a served lab started again must not rewrite what a learner may have changed since (`simulate`).
+     * The stack applies it at every `up` (a changed template is its update).
+     */
+    leaveApplied?: boolean;
 }
 
 /** Steps 1..through (1-3) of the tenants lab; a step already done is recognised and not redone. */
@@ -38,9 +44,12 @@ export async function solveTenantsLab(ctx: TenantsLabContext, through: number): 
     await createTenantData(ctx.cluster, (l) => log(`[tenants 1 platform] ${l}`));
     if (!fs.existsSync(ctx.layout.resultFile("stall"))) {
         // once the faulty release is out, the first rollout is history: a resumed run does not wait for it again
-        await applyTenantsAppSet(ctx.cluster, ctx.layout, tenantsApplicationSet({ repoURL: ctx.repoURL }), (l) =>
-            log(`[tenants 1 platform] ${l}`),
-        );
+        if (ctx.leaveApplied && fs.existsSync(ctx.layout.appsetFile))
+            log(`[tenants 1 platform] ApplicationSet applied already (${ctx.layout.appsetFile} is there): left as it stands`);
+        else
+            await applyTenantsAppSet(ctx.cluster, ctx.layout, tenantsApplicationSet({ repoURL: ctx.repoURL }), (l) =>
+                log(`[tenants 1 platform] ${l}`),
+            );
         if (tenantsLabProgress(ctx.layout) < 2 && !(await pushedBeyondFirst(ctx)))
             await firstRollout({ ...ctx, git: new CloneGit(ctx.layout.clone), log });
     }

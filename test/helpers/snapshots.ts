@@ -6,7 +6,7 @@
  *
  * The snapshots are shared by the run's mocha workers through the run's temporary folder
  * (test/setup.ts): a worker that needs one no other has built takes its lock (the lock file of
- * sim/lock.ts, holding the builder's PID) and publishes it by a rename; the others wait for it,
+ * lab/ports/lock.ts, holding the builder's PID) and publishes it by a rename; the others wait for it,
  * and take over a lock whose builder is gone. A worker that needs a state above one another worker
  * is building waits for that one and builds on it, rather than build it a second time. A test
  * file run alone builds what it needs itself.
@@ -15,7 +15,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { pollUntil } from "../../lab/ports/wait";
-import { acquireLockFile } from "../../sim/lock";
+import { acquireLockFile } from "../../lab/ports/lock";
 import { LabSnapshot, restoreLab, SimulatedLab, snapshotLab, startSimulatedLab } from "../../sim/simulatedLab";
 
 /** How long a worker waits for another's build of a snapshot before it gives up. */
@@ -44,7 +44,7 @@ export function snapshotCache(
     const published = (step: number): LabSnapshot | undefined =>
         fs.existsSync(dirOf(step)) ? { dir: dirOf(step), cluster: fs.readFileSync(clusterOf(step), "utf8") } : undefined;
 
-    /** Takes the lock of a step's snapshot (true), or says another live worker holds it (false); a dead holder's lock is taken over (sim/lock.ts). */
+    /** Takes the lock of a step's snapshot (true), or says another live worker holds it (false); a dead holder's lock is taken over (lab/ports/lock.ts). */
     const lock = (step: number): boolean => {
         try {
             acquireLockFile(lockOf(step), (holder) => `held by PID ${holder}`, `the ${name} lab's snapshot at step ${step}`);

@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { isAlive } from "../lab/ports/proc";
+import { isAlive } from "./proc";
 
 export const lockFile = (root: string) => path.join(root, ".gitops-lab-simulate.lock");
 
