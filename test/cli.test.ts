@@ -45,8 +45,9 @@ describe("npm run simulate", function () {
     });
 
     it("a failure during the scenario exits 1 and names it", async () => {
-        // someone else's repository at the path: step 1 refuses
+        // someone else's repository at the path of a simulation's root (its record of the folders it made): step 1 refuses
         const other = fs.mkdtempSync(path.join(os.tmpdir(), "simulate-foreign-"));
+        fs.writeFileSync(path.join(other, ".gitops-lab-made.json"), JSON.stringify(["srv", "srv/bare"]));
         fs.mkdirSync(path.join(other, "srv", "bare", "shop-envs.git"), { recursive: true });
         spawnSync("git", ["init", "--quiet", "--bare", path.join(other, "srv", "bare", "shop-envs.git")]);
         const r = await runMain("simulate", ["--root", other]);
