@@ -10,10 +10,11 @@ import { BUILT_IN_GROUPS, HttpError, ResourceType, TYPES } from "./apiTypes";
 import { discovery, openapi } from "./discovery";
 import { asJson, jsonPatch, mergePatch } from "./patch";
 import { toTable, wantsTable } from "./tables";
-import { randomUUID } from "crypto";
+import { randomBytes, randomUUID } from "crypto";
 import { EventEmitter } from "events";
 import * as fs from "fs";
 import * as http from "http";
+import * as https from "https";
 import { AddressInfo } from "net";
 import { parse as parseYaml } from "yaml";
 
@@ -53,6 +54,28 @@ function clone<T>(v: T): T {
     return out as T;
 }
 
+let certificate: Promise<{ key: string; cert: string }> | undefined;
+/**
+ * A self-signed certificate for 127.0.0.1, made once per process (an EC key: milliseconds). By the
+ * selfsigned package (WebCrypto and @peculiar/x509): Node makes keys but not certificates.
+ */
+function servingCertificate(): Promise<{ key: string; cert: string }> {
+    certificate ??= (async () => {
+        const { generate } = await import("selfsigned");
+        const pems = await generate([{ name: "commonName", value: "gitops-lab simulated API" }], {
+            keyType: "ec",
+            algorithm: "sha256",
+            notAfterDate: new Date(Date.now() + 10 * 365 * 86_400_000),
+            extensions: [
+                { name: "basicConstraints", cA: true },
+                { name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }] },
+            ],
+        });
+        return { key: pems.private, cert: pems.cert };
+    })();
+    return certificate;
+}
+
 /** With persistTo, the controllers' own changes (no client has heard of them yet) are saved within this. */
 const SAVE_EVERY_MS = 100;
 
@@ -60,6 +83,8 @@ export class FakeKube {
     private readonly objects = new Map<string, any>();
     private rv = 1;
     private server?: http.Server;
+    /** The served lab's credential (start's `secure`): its token, and the certificate it serves with. */
+    private credential?: { token: string; key: string; cert: string };
     readonly events = new EventEmitter();
     /** Every request seen, for tests that check what the product did ("PATCH /apis/..."). */
     readonly requests: { method: string; path: string; contentType?: string; body?: any }[] = [];
@@ -396,10 +421,21 @@ export class FakeKube {
 
     // ------------------------------------------------------------------ HTTP
 
-    async start(): Promise<string> {
-        this.server = http.createServer((req, res) => this.handle(req, res));
+    /**
+     * With `secure` (the served lab's, `simulate`): HTTPS with a certificate made for this run, and a
+     * token for this run that every request must carry, or it is answered 401 as k3s's API server
+     * (anonymous auth off) answers a request without a valid credential. Over plain HTTP kubectl sends
+     * no credential at all, so the check needs TLS. Without it (the tests' in-process clusters): plain
+     * HTTP on loopback that answers any request.
+     */
+    async start(opts: { secure?: boolean } = {}): Promise<string> {
+        const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res);
+        if (opts.secure) {
+            this.credential = { token: randomBytes(24).toString("base64url"), ...(await servingCertificate()) };
+            this.server = https.createServer({ key: this.credential.key, cert: this.credential.cert }, handler);
+        } else this.server = http.createServer(handler);
         await new Promise<void>((r) => this.server!.listen(0, "127.0.0.1", () => r()));
-        return `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+        return `${opts.secure ? "https" : "http"}://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
     }
 
     async stop(): Promise<void> {
@@ -413,8 +449,9 @@ export class FakeKube {
         await new Promise<void>((r) => this.server!.close(() => r()));
     }
 
-    /** A kubeconfig for the product's client (plain http on loopback needs skipTLSVerify). */
+    /** A kubeconfig for the product's client: the run's certificate and token when secure; else plain http on loopback (skipTLSVerify). */
     kubeconfig(url: string): string {
+        const c = this.credential;
         return [
             "apiVersion: v1",
             "kind: Config",
@@ -422,11 +459,11 @@ export class FakeKube {
             "- name: fake",
             "  cluster:",
             `    server: ${url}`,
-            "    insecure-skip-tls-verify: true",
+            c ? `    certificate-authority-data: ${Buffer.from(c.cert).toString("base64")}` : "    insecure-skip-tls-verify: true",
             "users:",
             "- name: fake",
             "  user:",
-            "    token: fake-token",
+            `    token: ${c?.token ?? "fake-token"}`,
             "contexts:",
             "- name: fake",
             "  context:",
@@ -552,6 +589,16 @@ export class FakeKube {
                 const raw = Buffer.concat(chunks).toString("utf8");
                 const ctype = String(req.headers["content-type"] ?? "").split(";")[0];
                 const body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;
+                if (this.credential && req.headers.authorization !== `Bearer ${this.credential.token}`)
+                    return send(401, {
+                        kind: "Status",
+                        apiVersion: "v1",
+                        metadata: {},
+                        status: "Failure",
+                        message: "Unauthorized",
+                        reason: "Unauthorized",
+                        code: 401,
+                    });
                 this.requests.push({ method: req.method!, path: url.pathname, contentType: ctype || undefined, body });
                 if (req.method === "GET") {
                     if (url.pathname === "/openapi/v2") {

@@ -143,7 +143,8 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         // the install's patch (lab/platform/argocd.ts): progressive syncs on, read when the ApplicationSet controller starts
         if (!kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)) kube.put(argoCdCmdParams(), "installer");
         if (opts.persist) kube.persistTo(clusterStateFile(layout.root));
-        const url = await kube.start();
+        // the product's way serves the cluster to its starter alone: TLS and a token of this run (FakeKube.start)
+        const url = await kube.start({ secure: opts.persist });
         const argo = new ArgoSim(kube, {
             ...(opts.timings ?? {}),
             argocdVersion: opts.argocdVersion,

@@ -5,6 +5,7 @@
 import * as assert from "assert";
 import { ChildProcess, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
+import * as https from "https";
 import * as os from "os";
 import * as path from "path";
 import { isAlive } from "../lab/ports/proc";
@@ -89,8 +90,24 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         assert.match(run.out(), /# the shop lab: every step is done \(8\)/);
     });
 
-    it("writes its kubeconfig for its starter alone (0600)", () => {
-        assert.strictEqual(fs.statSync(path.join(root, "kubeconfig")).mode & 0o777, 0o600);
+    it("serves its starter alone: a 0600 kubeconfig, 401 without its token", async () => {
+        const file = path.join(root, "kubeconfig");
+        assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600);
+        const server = /server: (\S+)/.exec(fs.readFileSync(file, "utf8"))![1];
+        assert.match(server, /^https:\/\/127\.0\.0\.1:\d+$/);
+        // no credential at all (kubectl would ask for a user name at a terminal): the API's own answer
+        const status = await new Promise<number | undefined>((resolve, reject) =>
+            https
+                .get(`${server}/apis/argoproj.io/v1alpha1/applications`, { rejectUnauthorized: false }, (res) => {
+                    res.resume();
+                    resolve(res.statusCode);
+                })
+                .on("error", reject),
+        );
+        assert.strictEqual(status, 401);
+        const wrong = kubectl("--token", "not-the-token", "get", "applications", "-A");
+        assert.notStrictEqual(wrong.code, 0);
+        assert.match(wrong.out, /You must be logged in to the server/);
     });
 
     it("answers kubectl version and api-resources (the core and argoproj.io groups)", () => {
