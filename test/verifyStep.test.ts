@@ -15,7 +15,7 @@ import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
 import { labAt, rootAt } from "./helpers/labAt";
-import { tenantsRootAt } from "./helpers/tenantsAt";
+import { git, tenantsRootAt } from "./helpers/tenantsAt";
 
 const KILLERCODA = path.join(__dirname, "..", "docs", "killercoda", "shop");
 
@@ -100,6 +100,31 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.stdout, /^verify: the shop lab under \S+ through step 3 as the lab stands \(at step 8\), files and repository only/);
         assert.doesNotMatch(r.stdout, /^\s*[4-8]\s/m, "no check of a step after 3");
+    });
+
+    it("given release/prod fast-forwarded too far, then the hint is a new commit, and a revert puts it right", async () => {
+        const root = await rootAt(6);
+        const { clone } = shopLayout(root);
+        try {
+            // one commit too many on release/prod, then pushed: the repository will not let it be rewound
+            await git(["checkout", "--quiet", "-B", "too-far", "origin/release/prod"], clone);
+            fs.writeFileSync(path.join(clone, "envs", "prod", "extra.txt"), "not promoted\n");
+            await git(["add", "-A"], clone);
+            await git(["commit", "--quiet", "-m", "one too many"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], clone);
+            const past = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(past.code, 1, past.out);
+            assert.match(
+                past.stdout,
+                /^step 6 promote: not done: release\/prod is at promote\.to .*hint: release\/prod went past promote\.to; the repository refuses to rewind it, as it should: put its files back with new commits \(git revert/,
+            );
+            await git(["revert", "--no-edit", "HEAD"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], clone);
+            const back = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(back.code, 0, back.out);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
     });
 
     it("given a check of step 4 that counts for step 5 when graded there, and fails, then step 4 is not done as the lab stands either", () => {

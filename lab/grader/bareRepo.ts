@@ -74,6 +74,14 @@ export class BareRepo {
         if (text !== null && isFullSha(sha)) this.known.set(key, text);
         return text;
     }
+    /** Whether two commits hold the same files (the same tree). */
+    async sameTree(a: string, b: string): Promise<boolean> {
+        const ask = async () => {
+            const [ta, tb] = await Promise.all([a, b].map(async (c) => (await this.git(["rev-parse", `${c}^{tree}`])).trim()));
+            return ta === tb;
+        };
+        return isFullSha(a) && isFullSha(b) ? this.once(`same tree ${a} ${b}`, ask) : ask();
+    }
     async message(sha: string): Promise<string> {
         const ask = () => this.git(["log", "-1", "--format=%B", sha]);
         return isFullSha(sha) ? this.once(`message ${sha}`, ask) : ask();

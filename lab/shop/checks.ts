@@ -275,7 +275,20 @@ const step6: Check<ShopWorld>[] = [
     {
         step: 6,
         name: "release/prod is at promote.to (its history never rewritten)",
-        run: async (w) => (obj(w, "promote") ? eq(obj(w, "promote").to, w.releaseTip) : null),
+        run: async (w) => {
+            const to = obj(w, "promote")?.to;
+            if (!obj(w, "promote")) return null;
+            if (!isSha(to) || !w.releaseTip || to === w.releaseTip || !(await w.repo.isAncestor(to, w.releaseTip)))
+                return eq(to, w.releaseTip);
+            // fast-forwarded past the commit, then put back as the lab teaches (putBack)
+            if (await putBack(w, w.releaseTip)) return true;
+            return {
+                ok: false,
+                expected: to,
+                found: `${w.releaseTip}, past it (a fast-forward too far)`,
+                hint: "release/prod went past promote.to; the repository refuses to rewind it, as it should: put its files back with new commits (git revert of the commits after promote.to, pushed to release/prod), never a force push",
+            };
+        },
     },
     {
         step: 6,
@@ -291,6 +304,17 @@ const step6: Check<ShopWorld>[] = [
         },
     },
 ];
+
+/**
+ * A commit after promote.to on release/prod's line that holds promote.to's files: a fast-forward too
+ * far, put back with new commits (git revert) as the lab teaches, since the repository rewinds nothing.
+ * It stands for promote.to wherever a check compares a revision of prod with it.
+ */
+async function putBack(w: ShopWorld, sha: unknown): Promise<boolean> {
+    const to = obj(w, "promote")?.to;
+    if (!isSha(to) || !isSha(sha) || sha === to || !(await w.repo.isCommit(sha))) return false;
+    return (await w.repo.isAncestor(to, sha)) && (await w.repo.sameTree(to, sha));
+}
 
 /** The bad commit of revert.json when it is a commit of the repository. */
 async function badCommit(w: ShopWorld): Promise<string | null> {
@@ -381,7 +405,11 @@ const step7: Check<ShopWorld>[] = [
     {
         step: 7,
         name: "prod_revision_during is promote.to",
-        run: async (w) => (obj(w, "revert") && obj(w, "promote") ? eq(obj(w, "promote").to, obj(w, "revert").prod_revision_during) : null),
+        run: async (w) => {
+            if (!obj(w, "revert") || !obj(w, "promote")) return null;
+            const during = obj(w, "revert").prod_revision_during;
+            return (await putBack(w, during)) ? true : eq(obj(w, "promote").to, during);
+        },
     },
 ];
 
@@ -489,9 +517,11 @@ function liveChecks(): Check<ShopWorld>[] {
             const cm = await c.getConfigMap("shop-prod", "shop-config");
             return eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
         }),
-        live(6, "live shop-prod is synced to promote.to", async (c, w) =>
-            obj(w, "promote") ? eq(obj(w, "promote").to, (await c.getApplication("shop-prod"))?.status?.sync?.revision) : null,
-        ),
+        live(6, "live shop-prod is synced to promote.to", async (c, w) => {
+            if (!obj(w, "promote")) return null;
+            const revision = (await c.getApplication("shop-prod"))?.status?.sync?.revision;
+            return (await putBack(w, revision)) ? true : eq(obj(w, "promote").to, revision);
+        }),
         live(7, "live shop-dev has no ComparisonError", async (c, w) => {
             if (!obj(w, "revert")) return null;
             const conds = ((await c.getApplication("shop-dev"))?.status?.conditions ?? []).filter((x: any) => x.type === "ComparisonError");
