@@ -102,6 +102,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.doesNotMatch(r.stdout, /^\s*[4-8]\s/m, "no check of a step after 3");
     });
 
+    it("given release/prod deleted by a push, then the hint says to push it again, not step 4's", async () => {
+        const root = await rootAt(8);
+        try {
+            await git(["push", "--quiet", "origin", ":refs/heads/release/prod"], shopLayout(root).clone);
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /: release\/prod exists; hint: release\/prod is gone from the repository \(a push deleted it\); push it again/,
+            );
+            assert.doesNotMatch(r.stdout, /change the ApplicationSet/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given release/prod fast-forwarded too far, then the hint is a new commit, and a revert puts it right", async () => {
         const root = await rootAt(6);
         const { clone } = shopLayout(root);

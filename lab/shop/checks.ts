@@ -215,7 +215,17 @@ const step4: Check<ShopWorld>[] = [
     {
         step: 4,
         name: "release/prod exists",
-        run: async (w) => (w.main ? { ok: !!w.releaseTip, expected: "refs/heads/release/prod", found: "no such branch" } : null),
+        run: async (w) => {
+            if (!w.main) return null;
+            if (w.releaseTip) return true;
+            // made at step 4 (pin.json says so), then deleted by a push: step 4's own hint (change the ApplicationSet) does not fit
+            const gone = obj(w, "pin")
+                ? {
+                      hint: "release/prod is gone from the repository (a push deleted it); push it again at the commit it last held (your clone's origin/release/prod, or promote.json's to once promoted): git push origin COMMIT:refs/heads/release/prod",
+                  }
+                : {};
+            return { ok: false, expected: "refs/heads/release/prod", found: "no such branch", ...gone };
+        },
     },
     {
         step: 4,
