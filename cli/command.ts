@@ -10,6 +10,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { closest, distance } from "fastest-levenshtein";
 import { parseArgs, ParseArgsConfig } from "util";
+import { CONFIG_KEYS } from "../lab/platform/stackConfig";
 
 export const EXIT = { OK: 0, FINDING: 1, USAGE: 2 } as const;
 
@@ -57,16 +58,28 @@ export function parse(cmd: Command, argv: string[]): Values | "help" {
             .replace(/\. To specify a positional argument.*$/, "");
         const unknown = /^Unknown option '--([^'=]+)'/.exec(first)?.[1];
         const hint = unknown ? didYouMean(unknown, Object.keys(cmd.options)) : null;
-        throw new UsageError(`${first}${hint ? `; did you mean --${hint}?` : ""} (see gitops-lab ${cmd.name} --help)`);
+        // a stack configuration key given as an option (--solve-through 3): where it goes instead
+        const key = unknown && !hint ? CONFIG_KEYS.find((k) => k.toLowerCase() === unknown.replace(/-/g, "").toLowerCase()) : undefined;
+        const said = hint
+            ? `; did you mean --${hint}?`
+            : key
+              ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
+              : "";
+        throw new UsageError(`${first}${said} (see gitops-lab ${cmd.name} --help)`);
     }
     return values.help ? "help" : values;
 }
 
-/** The nearest of `names` to a misspelt `word` (two edits at most, or a third of its length), or null. */
+/**
+ * The nearest of `names` to a misspelt `word` (two edits at most, or a third of its length), or the
+ * one name it begins (--thru for --through), or null.
+ */
 export function didYouMean(word: string, names: string[]): string | null {
     if (!names.length) return null;
     const best = closest(word, names);
-    return distance(word, best) <= Math.max(2, Math.floor(word.length / 3)) ? best : null;
+    if (distance(word, best) <= Math.max(2, Math.floor(word.length / 3))) return best;
+    const begun = word.length >= 3 ? names.filter((n) => n.startsWith(word)) : [];
+    return begun.length === 1 ? begun[0] : null;
 }
 
 export function helpText(cmd: Command): string {

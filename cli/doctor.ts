@@ -7,6 +7,7 @@
  * Exit 0 when nothing is stuck, 1 when something is (or the input cannot be read), 2 on bad usage.
  */
 import * as fs from "fs";
+import * as path from "path";
 import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding, toJson } from "../lab/doctor/diagnose";
 import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, watchRounds } from "../lab/doctor/watch";
 import { realClock } from "../lab/ports/clock";
@@ -25,7 +26,9 @@ function readDump(file: string): Dump {
         text = fs.readFileSync(file, "utf8");
     } catch (e: any) {
         const why: Record<string, string> = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a folder" };
-        throw new Error(`cannot read ${file} (${why[e.code] ?? e.message}): give the file of a dump; ${DUMP_HINT} > ${file}`);
+        // a folder is not where the dump goes: a file in it is
+        const to = e.code === "EISDIR" ? path.join(file, "dump.json") : file;
+        throw new Error(`cannot read ${file} (${why[e.code] ?? e.message}): give the file of a dump; ${DUMP_HINT} > ${to}`);
     }
     let list: unknown;
     try {

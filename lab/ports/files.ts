@@ -36,13 +36,19 @@ export function parseJson(text: string): unknown {
     } catch (e: any) {
         if (text.charCodeAt(0) === 0xfeff)
             throw new Error("it starts with a byte-order mark (U+FEFF, which editors do not show): save it as UTF-8 without a BOM");
+        // JSON.parse quotes the text, line breaks and all: the message on one printable line
+        const message = String(e.message).replace(
+            // eslint-disable-next-line no-control-regex -- the control characters are what is replaced
+            /[\u0000-\u001f]/g,
+            (c) => (c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+        );
         const m = INVISIBLE.exec(text);
-        if (!m) throw e;
+        if (!m) throw new Error(message);
         const code = m[0].charCodeAt(0);
         const before = text.slice(0, m.index).split("\n");
         const where = `line ${before.length}, column ${before[before.length - 1].length + 1}`;
         const name = INVISIBLE_NAMES[code] ?? "a control character";
-        throw new Error(`${e.message} (it holds ${name}, U+${code.toString(16).toUpperCase().padStart(4, "0")}, at ${where}: remove it)`);
+        throw new Error(`${message} (it holds ${name}, U+${code.toString(16).toUpperCase().padStart(4, "0")}, at ${where}: remove it)`);
     }
 }
 

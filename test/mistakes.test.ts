@@ -1,0 +1,163 @@
+/**
+ * Mistakes a learner or a lab author makes at the command line, each with the answer it gets: one
+ * line, what was wrong and what to do, the exit code a script reads (2 for usage, 1 for a failure),
+ * never a stack trace. A table, as upstream's tests of options are; each row runs in this process.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { runMain } from "./helpers/cli";
+
+/** Who makes it, the command and its arguments ({dir}: a folder of the test's own), the exit code, the answer. */
+type Mistake = [who: "learner" | "author", command: string, args: string[], code: number, answer: RegExp];
+
+const DUMP =
+    /make it with kubectl get applicationsets\.argoproj\.io,applications\.argoproj\.io,appprojects\.argoproj\.io,jobs,pods -A -o json/;
+
+const MISTAKES: Mistake[] = [
+    ["learner", "simulate", ["--root", "{dir}/r", "--through", "-1"], 2, /--through takes a whole number from 0 to 8, got "-1"/],
+    ["learner", "simulate", ["--root", "{dir}/r", "--through", "3.5"], 2, /--through takes a whole number from 0 to 8, got "3\.5"/],
+    ["learner", "simulate", ["--root", "{dir}/r", "--lab", "shopp"], 2, /--lab takes shop, tenants or both, got "shopp"/],
+    ["learner", "simulate", ["--root", "{dir}/r", "--lab", "shop", "--tenants-through", "2"], 2, /--tenants-through goes with --lab both/],
+    ["learner", "simulate", ["--root", "{dir}/r", "--reset", "--serve"], 2, /--reset goes alone \(with --root\)/],
+    [
+        "author",
+        "simulate",
+        ["--root", "{dir}/r", "--argocd-version", "3.6.2"],
+        2,
+        /--argocd-version takes v3\.6\.2, v3\.5\.8, v3\.5\.1, got "3\.6\.2"/,
+    ],
+    ["author", "simulate", ["--root", "{dir}/r", "--cluster", "kind"], 2, /--cluster takes sim or real, got "kind"/],
+    ["learner", "simulate", ["--root"], 2, /Option '--root <value>' argument missing \(see gitops-lab simulate --help\)/],
+    ["learner", "simulate", ["--root", "{dir}/r", "--rot", "x"], 2, /Unknown option '--rot'; did you mean --root\?/],
+    [
+        "learner",
+        "simulate",
+        ["--root", "{dir}/r", "--lab", "tenants", "--through", "4"],
+        2,
+        /--through takes a whole number from 1 to 3, got "4"/,
+    ],
+    ["learner", "simulate", ["--through", "2"], 2, /--root DIR is required/],
+    ["learner", "simulate", ["--root", "/"], 2, /--root \/ is this host's own lab location/],
+    ["learner", "simulat", ["--root", "{dir}/r"], 2, /unknown command "simulat"; did you mean "simulate"\?/],
+    ["learner", "verify", ["--root", "{dir}/none", "--step", "9"], 2, /--step takes a whole number from 1 to 8, got "9"/],
+    [
+        "learner",
+        "verify",
+        ["--root", "{dir}/none", "--lab", "tenants", "--step", "4"],
+        2,
+        /--step takes a whole number from 1 to 3, got "4"/,
+    ],
+    ["learner", "verify", ["--root", "{dir}/none", "--through", "abc"], 2, /--through takes a whole number from 0 to 8, got "abc"/],
+    [
+        "learner",
+        "verify",
+        ["--root", "{dir}/none", "--step", "2", "--through", "3"],
+        2,
+        /--through and --step do not go together: choose one/,
+    ],
+    ["learner", "verify", ["--lab", "shopping"], 2, /--lab takes shop or tenants, got "shopping"/],
+    [
+        "learner",
+        "verify",
+        ["--root", "{dir}/none", "--offline"],
+        1,
+        /there is no shop lab under \S+none .*build it with gitops-lab simulate --root/,
+    ],
+    ["learner", "verify", ["--root", "{dir}/none", "--offl"], 2, /Unknown option '--offl'; did you mean --offline\?/],
+    ["learner", "verify", ["--root", "{dir}/none", "--lab", "tenants", "--offline"], 1, /there is no tenants lab under \S+none/],
+    ["author", "doctor", ["--interval", "5"], 2, /--interval goes with --watch/],
+    ["author", "doctor", ["--metrics-port", "5000"], 2, /--metrics-port goes with --watch/],
+    ["author", "doctor", ["--watch", "--metrics-port", "70000"], 2, /--metrics-port takes a whole number from 0 to 65535, got "70000"/],
+    ["author", "doctor", ["--stuck-after", "-1"], 2, /--stuck-after takes a number >= 0, got "-1"/],
+    ["learner", "doctor", ["--from", "{dir}"], 1, /cannot read \S+ \(it is a folder\): give the file of a dump; .* > \S+\/dump\.json$/],
+    ["learner", "doctor", ["--from", "{dir}/missing.json"], 1, /cannot read \S+missing\.json \(no such file\): give the file of a dump/],
+    ["learner", "doctor", ["--from", "{dir}/object.json"], 1, /the dump is not a Kubernetes List/],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/empty-list.json"],
+        1,
+        /holds no ApplicationSets and no Applications \(a dump of another context or namespace\?\)/,
+    ],
+    ["learner", "doctor", ["--from", "{dir}/text.txt"], 1, new RegExp(`text\\.txt is not JSON .*${DUMP.source}`)],
+    ["learner", "doctor", ["--from", "{dir}/bom.json"], 1, /is not JSON \(it starts with a byte-order mark/],
+    [
+        "learner",
+        "doctor",
+        ["--kubeconfig", "{dir}/missing-kubeconfig"],
+        1,
+        /no kubeconfig found \(looked at \S+missing-kubeconfig\); pass --kubeconfig FILE/,
+    ],
+    ["learner", "doctor", ["--json", "--from"], 2, /Option '--from <value>' argument missing/],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/missing.yaml"],
+        2,
+        /--config-file \S+missing\.yaml does not exist; give a stack configuration file/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/through9.yaml"],
+        1,
+        /gitops-lab:solveThrough is "9"; allowed: a whole number from 0 to 8/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/argocd34.yaml"],
+        1,
+        /gitops-lab:argocdVersion is "v3\.4\.0"; allowed: one of v3\.6\.2, v3\.5\.8, v3\.5\.1/,
+    ],
+    ["author", "preflight", ["--config-file", "{dir}/broken.yaml"], 1, /broken\.yaml line 2: .*; fix the YAML there/],
+    ["author", "preflight", ["--config-file", "{dir}/typo-key.yaml"], 1, /gitops-lab:solveThru is not a key of this lab; the keys are /],
+    [
+        "author",
+        "up",
+        ["--solve-through", "3"],
+        2,
+        /solveThrough is a key of the stack's configuration, not an option: pulumi config set solveThrough VALUE/,
+    ],
+    ["author", "preview", ["--argocd-version", "v3.5.1"], 2, /argocdVersion is a key of the stack's configuration, not an option/],
+    ["author", "kubectl-plugin", ["--out", "{dir}/no-such-dir"], 2, /--out \S+no-such-dir is not a directory; create it or name another/],
+    ["author", "bench", ["--cluster", "kind"], 2, /--cluster takes sim or real, got "kind"/],
+    ["author", "bench", ["--runs", "3"], 2, /Unknown option '--runs'; did you mean --rounds\?/],
+];
+
+describe("mistakes at the command line, and their answers", function () {
+    this.timeout(60_000);
+    let dir: string;
+    before(() => {
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "mistakes-"));
+        fs.chmodSync(dir, 0o755); // a root below it is one the git daemon (as nobody) may serve
+        const write = (name: string, text: string) => fs.writeFileSync(path.join(dir, name), text);
+        write("object.json", JSON.stringify({ kind: "Pod" }));
+        write("empty-list.json", JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
+        write("text.txt", "NAME   READY\n");
+        write("bom.json", "\ufeff" + JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
+        write("through9.yaml", 'config:\n  gitops-lab:solveThrough: "9"\n');
+        write("argocd34.yaml", "config:\n  gitops-lab:argocdVersion: v3.4.0\n");
+        write("broken.yaml", "config: [\n");
+        write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
+    });
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("has at least 40 of them", () => assert.ok(MISTAKES.length >= 40, `${MISTAKES.length}`));
+
+    for (const [who, command, args, code, answer] of MISTAKES) {
+        it(`${who}: ${command} ${args.join(" ")}`, async () => {
+            const r = await runMain(
+                command,
+                args.map((a) => a.replace("{dir}", dir)),
+            );
+            assert.strictEqual(r.code, code, r.out);
+            const lines = r.stderr.trim().split("\n");
+            assert.strictEqual(lines.length, 1, `one line:\n${r.stderr}`);
+            assert.match(lines[0], answer);
+            assert.doesNotMatch(r.out, /\n\s+at /, "no stack trace");
+        });
+    }
+});
