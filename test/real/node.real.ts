@@ -159,7 +159,9 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         assert.strictEqual(n.status.nodeInfo.kubeletVersion, REAL_PLANE.kubernetes);
         const events = kubectl("get", "events", "-n", "kube-system", "-o", 'jsonpath={range .items[*]}{.reason} {.message}{"\\n"}{end}');
         assert.ok(events.includes(`Pulled Successfully pulled image "registry.k8s.io/coredns/coredns:${REAL_NODE.coredns}"`), events);
-        assert.match(events, /^Started Started container coredns$/m);
+        // the kubelet's message: "Started container coredns" up to 1.35, "Container started" from 1.36 (the
+        // container is named in the event's involvedObject.fieldPath)
+        assert.match(events, /^Started (Started container coredns|Container started)$/m);
     });
 
     it("given a new namespace, then kube-controller-manager publishes kube-root-ca.crt in it, as the simulated API server does (its name, annotation and key), and puts it back when it is deleted", async () => {
