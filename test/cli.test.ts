@@ -151,22 +151,25 @@ describe("gitops-lab bench", function () {
         assert.ok(j.poll_only.estimated_real_s > j.total.estimated_real_s, JSON.stringify(j));
     });
 
-    it("--tenants --json: each of the tenants lab's waits on the simulation's clock at v3.5.1's defaults; the stall's settling is the retries' backoff (10+20+40+80+160 s), twice", async () => {
+    it("--tenants --json: the tenants lab's waits on the simulation's clock at v3.5.1's defaults", async () => {
         const r = await runMain("bench", ["--tenants", "--json"]);
         assert.strictEqual(r.code, 0, r.out);
         const j = JSON.parse(r.stdout);
-        assert.deepStrictEqual(
-            j.waits.map((w: any) => w.wait),
-            [
-                "the first rollout (every tenant at 1.1.0)",
-                "the rollout doctor to find the rollout stuck",
-                "mandant-b's sync to give up (its retries spent)",
-                // Argo CD synced it once more: its entry stayed Pending (a sync started within the second of the transition)
-                "mandant-b's sync to give up (its retries spent)",
-                "the rollout of 1.2.1 to complete",
-            ],
-        );
-        assert.ok(j.waits[2].estimated_real_s + j.waits[3].estimated_real_s >= 310, JSON.stringify(j));
+        const GIVE_UP = "mandant-b's sync to give up (its retries spent)";
+        const waits: string[] = j.waits.map((w: any) => w.wait);
+        // Argo CD may sync it once more (its entry stayed Pending: a sync started within the second of the
+        // transition), a race the run's timing decides: then a second give-up is waited for
+        const giveUps = waits.filter((w) => w === GIVE_UP).length;
+        assert.ok(giveUps === 1 || giveUps === 2, waits.join("\n"));
+        assert.deepStrictEqual(waits, [
+            "the first rollout (every tenant at 1.1.0)",
+            "the rollout doctor to find the rollout stuck",
+            ...Array(giveUps).fill(GIVE_UP),
+            "the rollout of 1.2.1 to complete",
+        ]);
+        // the retries' backoff (10+20+40+80+160 s) at least once
+        const settling = j.waits.filter((w: any) => w.wait === GIVE_UP).reduce((t: number, w: any) => t + w.estimated_real_s, 0);
+        assert.ok(settling >= 310, JSON.stringify(j));
         assert.ok(Math.abs(j.detected_after_seconds - j.waits[1].estimated_real_s) <= 2, JSON.stringify(j)); // both on the simulation's clock, from the push
     });
 });
