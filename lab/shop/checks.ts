@@ -286,18 +286,19 @@ const step6: Check<ShopWorld>[] = [
         step: 6,
         name: "release/prod is at promote.to (its history never rewritten)",
         run: async (w) => {
-            const to = obj(w, "promote")?.to;
             if (!obj(w, "promote")) return null;
-            if (!isSha(to) || !w.releaseTip || to === w.releaseTip || !(await w.repo.isAncestor(to, w.releaseTip)))
-                return eq(to, w.releaseTip);
+            const to = obj(w, "promote").to;
             // fast-forwarded past the commit, then put back as the lab teaches (putBack)
             if (await putBack(w, w.releaseTip)) return true;
-            return {
-                ok: false,
-                expected: to,
-                found: `${w.releaseTip}, past it (a fast-forward too far)`,
-                hint: "release/prod went past promote.to; the repository refuses to rewind it, as it should: put its files back with new commits (git revert of the commits after promote.to, pushed to release/prod), never a force push",
-            };
+            const past = isSha(to) && w.releaseTip && to !== w.releaseTip && (await w.repo.isAncestor(to, w.releaseTip));
+            return past
+                ? {
+                      ok: false,
+                      expected: to,
+                      found: `${w.releaseTip}, past it (a fast-forward too far)`,
+                      hint: "release/prod went past promote.to; the repository refuses to rewind it, as it should: put its files back with new commits (git revert of the commits after promote.to, pushed to release/prod), never a force push",
+                  }
+                : eq(to, w.releaseTip);
         },
     },
     {
