@@ -8,12 +8,14 @@ import * as path from "path";
 import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, runChecks } from "../grader/grader";
-import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, stackOutputChecks } from "../grader/live";
-import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
+import { clusterErrorOf, stackOutputChecks } from "../grader/live";
+import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
+import { liveChecks } from "./liveChecks";
 import { renderShopConfig } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
+import { obj, putBack, ShopWorld, wantProd } from "./world";
 
 export interface VerifyOptions {
     layout: ShopLayout;
@@ -25,22 +27,6 @@ export interface VerifyOptions {
     stackOutputs?: Record<string, unknown>;
     kubectl?: string;
 }
-
-/** Everything the checks look at, read once before they run. */
-export interface ShopWorld extends ResultFilesWorld<ShopResultName>, LiveWorld {
-    layout: ShopLayout;
-    through: number;
-    kubectl: string;
-    repo: BareRepo;
-    /** main and release/prod of the bare repository (null: missing). */
-    main: string | null;
-    releaseTip: string | null;
-}
-
-const obj = (w: ShopWorld, name: ShopResultName): any => resultObject(w, name);
-
-/** prod's expected revision: release/prod from step 4 on. */
-const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "main");
 
 function resourcesOf(kustomization: string | null): string[] {
     if (!kustomization) return [];
@@ -316,17 +302,6 @@ const step6: Check<ShopWorld>[] = [
     },
 ];
 
-/**
- * A commit after promote.to on release/prod's line that holds promote.to's files: a fast-forward too
- * far, put back with new commits (git revert) as the lab teaches, since the repository rewinds nothing.
- * It stands for promote.to wherever a check compares a revision of prod with it.
- */
-async function putBack(w: ShopWorld, sha: unknown): Promise<boolean> {
-    const to = obj(w, "promote")?.to;
-    if (!isSha(to) || !isSha(sha) || sha === to || !(await w.repo.isCommit(sha))) return false;
-    return (await w.repo.isAncestor(to, sha)) && (await w.repo.sameTree(to, sha));
-}
-
 /** The bad commit of revert.json when it is a commit of the repository. */
 async function badCommit(w: ShopWorld): Promise<string | null> {
     const bad = obj(w, "revert")?.bad_commit;
@@ -466,92 +441,6 @@ const stackOutputs = stackOutputChecks<ShopResultName, ShopWorld>({
     output: (name) => name,
     result: obj,
 });
-
-// ---------------------------------------------------------------------------------------------
-// Live: the cluster (nothing of the lab is in it before step 2)
-
-const live = liveCheck<ShopWorld>;
-const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
-/** prod's FEATURE_CHECKOUT_V2 along the lab: off, on (incident), off (pin), on (promote). */
-const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off");
-
-function liveChecks(): Check<ShopWorld>[] {
-    const checks: Check<ShopWorld>[] = [
-        clusterAnswers(2),
-        live(
-            2,
-            (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`,
-            async (c, w) =>
-                eq(
-                    [
-                        { env: "dev", revision: "main" },
-                        { env: "prod", revision: wantProd(w) },
-                    ],
-                    (await c.getApplicationSet("shop"))?.spec?.generators?.[0]?.list?.elements,
-                ),
-        ),
-    ];
-    for (const [app, want] of [
-        ["shop-dev", () => "main"],
-        ["shop-prod", wantProd],
-    ] as const) {
-        checks.push(
-            live(
-                2,
-                (w) => `live Application ${app} tracks ${want(w)} and is Synced`,
-                async (c, w) => {
-                    const a = await c.getApplication(app);
-                    return eq(
-                        { targetRevision: want(w), sync: "Synced" },
-                        { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status },
-                    );
-                },
-            ),
-        );
-    }
-    // a value check belongs to the latest step (up to the graded one) that decides the value
-    const prod: Check<ShopWorld> = live(
-        2,
-        (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`,
-        async (c, w) => eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2")),
-    );
-    const dev: Check<ShopWorld> = live(
-        2,
-        (w) => `live shop-dev FEATURE_CHECKOUT_V2 is ${w.through >= 3 ? "on" : "off"}`,
-        async (c, w) => eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2")),
-    );
-    checks.push({ ...prod, step: (w) => Math.max(2, Math.min(w.through, 6)) }, { ...dev, step: (w) => Math.min(w.through, 3) });
-    checks.push(
-        live(5, "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn", async (c, w) => {
-            const d = obj(w, "drift");
-            if (!d) return null;
-            const cm = await c.getConfigMap("shop-prod", "shop-config");
-            return eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
-        }),
-        live(6, "live shop-prod is synced to promote.to", async (c, w) => {
-            if (!obj(w, "promote")) return null;
-            const revision = (await c.getApplication("shop-prod"))?.status?.sync?.revision;
-            return (await putBack(w, revision)) ? true : eq(obj(w, "promote").to, revision);
-        }),
-        live(7, "live shop-dev has no ComparisonError", async (c, w) => {
-            if (!obj(w, "revert")) return null;
-            const conds = ((await c.getApplication("shop-dev"))?.status?.conditions ?? []).filter((x: any) => x.type === "ComparisonError");
-            return { ok: conds.length === 0, expected: "no ComparisonError", found: conds.map((x: any) => x.message).join("; ") };
-        }),
-        live(8, "report tracks equal the live Applications' targetRevision", async (c, w) => {
-            const r = obj(w, "report");
-            if (!r) return null;
-            return eq(
-                {
-                    dev_tracks: (await c.getApplication("shop-dev"))?.spec?.source?.targetRevision,
-                    prod_tracks: (await c.getApplication("shop-prod"))?.spec?.source?.targetRevision,
-                },
-                { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks },
-            );
-        }),
-    );
-    return checks;
-}
 
 /** The whole table, in the order the table prints it (sorted by step, stable). */
 export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [

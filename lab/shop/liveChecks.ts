@@ -1,0 +1,91 @@
+/**
+ * The shop lab's live checks: the cluster, graded against what each step leaves (nothing of the lab is
+ * in it before step 2).
+ */
+import { Check, eq } from "../grader/grader";
+import { clusterAnswers, liveCheck } from "../grader/live";
+import { ClusterPort } from "../ports/cluster";
+import { obj, putBack, ShopWorld, wantProd } from "./world";
+
+const live = liveCheck<ShopWorld>;
+const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
+/** prod's FEATURE_CHECKOUT_V2 along the lab: off, on (incident), off (pin), on (promote). */
+const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off");
+
+export function liveChecks(): Check<ShopWorld>[] {
+    const checks: Check<ShopWorld>[] = [
+        clusterAnswers(2),
+        live(
+            2,
+            (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`,
+            async (c, w) =>
+                eq(
+                    [
+                        { env: "dev", revision: "main" },
+                        { env: "prod", revision: wantProd(w) },
+                    ],
+                    (await c.getApplicationSet("shop"))?.spec?.generators?.[0]?.list?.elements,
+                ),
+        ),
+    ];
+    for (const [app, want] of [
+        ["shop-dev", () => "main"],
+        ["shop-prod", wantProd],
+    ] as const) {
+        checks.push(
+            live(
+                2,
+                (w) => `live Application ${app} tracks ${want(w)} and is Synced`,
+                async (c, w) => {
+                    const a = await c.getApplication(app);
+                    return eq(
+                        { targetRevision: want(w), sync: "Synced" },
+                        { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status },
+                    );
+                },
+            ),
+        );
+    }
+    // a value check belongs to the latest step (up to the graded one) that decides the value
+    const prod: Check<ShopWorld> = live(
+        2,
+        (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`,
+        async (c, w) => eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2")),
+    );
+    const dev: Check<ShopWorld> = live(
+        2,
+        (w) => `live shop-dev FEATURE_CHECKOUT_V2 is ${w.through >= 3 ? "on" : "off"}`,
+        async (c, w) => eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2")),
+    );
+    checks.push({ ...prod, step: (w) => Math.max(2, Math.min(w.through, 6)) }, { ...dev, step: (w) => Math.min(w.through, 3) });
+    checks.push(
+        live(5, "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn", async (c, w) => {
+            const d = obj(w, "drift");
+            if (!d) return null;
+            const cm = await c.getConfigMap("shop-prod", "shop-config");
+            return eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
+        }),
+        live(6, "live shop-prod is synced to promote.to", async (c, w) => {
+            if (!obj(w, "promote")) return null;
+            const revision = (await c.getApplication("shop-prod"))?.status?.sync?.revision;
+            return (await putBack(w, revision)) ? true : eq(obj(w, "promote").to, revision);
+        }),
+        live(7, "live shop-dev has no ComparisonError", async (c, w) => {
+            if (!obj(w, "revert")) return null;
+            const conds = ((await c.getApplication("shop-dev"))?.status?.conditions ?? []).filter((x: any) => x.type === "ComparisonError");
+            return { ok: conds.length === 0, expected: "no ComparisonError", found: conds.map((x: any) => x.message).join("; ") };
+        }),
+        live(8, "report tracks equal the live Applications' targetRevision", async (c, w) => {
+            const r = obj(w, "report");
+            if (!r) return null;
+            return eq(
+                {
+                    dev_tracks: (await c.getApplication("shop-dev"))?.spec?.source?.targetRevision,
+                    prod_tracks: (await c.getApplication("shop-prod"))?.spec?.source?.targetRevision,
+                },
+                { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks },
+            );
+        }),
+    );
+    return checks;
+}

@@ -1,0 +1,36 @@
+/**
+ * The shop lab's world as its checks read it (lab/shop/checks.ts, liveChecks.ts): the files, the bare
+ * repository's branches and the cluster, read once; and the readings several checks share.
+ */
+import { BareRepo } from "../grader/bareRepo";
+import { LiveWorld } from "../grader/live";
+import { isSha, ResultFilesWorld, resultObject } from "../grader/resultFiles";
+import { ShopLayout } from "./layout";
+import { ShopResultName } from "./results";
+
+/** Everything the checks look at, read once before they run. */
+export interface ShopWorld extends ResultFilesWorld<ShopResultName>, LiveWorld {
+    layout: ShopLayout;
+    through: number;
+    kubectl: string;
+    repo: BareRepo;
+    /** main and release/prod of the bare repository (null: missing). */
+    main: string | null;
+    releaseTip: string | null;
+}
+
+export const obj = (w: ShopWorld, name: ShopResultName): any => resultObject(w, name);
+
+/** prod's expected revision: release/prod from step 4 on. */
+export const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "main");
+
+/**
+ * A commit after promote.to on release/prod's line that holds promote.to's files: a fast-forward too
+ * far, put back with new commits (git revert) as the lab teaches, since the repository rewinds nothing.
+ * It stands for promote.to wherever a check compares a revision of prod with it.
+ */
+export async function putBack(w: ShopWorld, sha: unknown): Promise<boolean> {
+    const to = obj(w, "promote")?.to;
+    if (!isSha(to) || !isSha(sha) || sha === to || !(await w.repo.isCommit(sha))) return false;
+    return (await w.repo.isAncestor(to, sha)) && (await w.repo.sameTree(to, sha));
+}
