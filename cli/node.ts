@@ -4,6 +4,7 @@
  */
 import * as path from "path";
 import { checkRoot, checkRootWritable, Command, stringOption, UsageError } from "./command";
+import { LAB_REGISTRY } from "../lab/ports/images";
 
 /** Where the node's mount namespace has folders of its own: a root there would be hidden from the node. */
 const NODE_PRIVATE = ["/run", "/var/run", "/var/lib", "/var/log"];
@@ -72,7 +73,7 @@ export const nodeCommand: Command = {
                 `  export KUBECONFIG=${n.kubeconfigFile}`,
                 "  kubectl get nodes,pods -A",
                 `  nsenter -t ${n.holderPid} -m -n    # a shell in the node's namespaces (ip addr, iptables-save)`,
-                `  logs: ${path.join(n.dir, "logs")}; images: ${n.registry} (the node's registry, mirroring ${Object.keys((await import("../realnode/node")).MIRRORED).join(", ")})`,
+                `  logs: ${path.join(n.dir, "logs")}; images: ${n.registry} (the node's registry, mirroring ${Object.keys((await import("../realnode/node")).MIRRORED).join(", ")}; and ${LAB_REGISTRY}, the lab's own)`,
                 `  the API server: https://${NODE.nodeIp}:${NODE.apiPort}`,
             ])
                 say(l);

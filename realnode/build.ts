@@ -1,7 +1,8 @@
 /**
  * Builds what the real node runs beside the plane's Kubernetes binaries, from Go modules and Debian's
  * compiler, into a cache named by the pins (`${XDG_CACHE_HOME:-~/.cache}/gitops-lab/real-node/<pins>/bin`),
- * once: containerd and its runc shim, CoreDNS with only the plugins a cluster's DNS needs, crane (to
+ * once: containerd, its runc shim and its client ctr (to import an image archive into the node's
+ * containerd, as `k3s ctr` does on a k3s host), CoreDNS with only the plugins a cluster's DNS needs, crane (to
  * assemble and push the images), and the pause program of the sandbox image. kubelet, kube-proxy and
  * kubeadm come from the plane's own Kubernetes build (realplane/build.ts), which builds them once for
  * every tier.
@@ -12,7 +13,7 @@ import { run } from "../lab/ports/exec";
 import { buildStep, go, makeWritable, moduleDir, pinnedCacheDir } from "../realplane/build";
 import { REAL_NODE, REAL_PLANE } from "../realplane/versions";
 
-export const NODE_BINARIES = ["containerd", "containerd-shim-runc-v2", "coredns", "crane", "pause"] as const;
+export const NODE_BINARIES = ["containerd", "containerd-shim-runc-v2", "ctr", "coredns", "crane", "pause"] as const;
 export type NodeBinary = (typeof NODE_BINARIES)[number];
 
 export function nodeCacheDir(pins: Record<keyof typeof REAL_NODE, string> = REAL_NODE): string {
@@ -47,7 +48,7 @@ export function corednsMain(plugins: readonly string[] = COREDNS_PLUGINS): strin
 }
 
 /** Minutes each build takes from cold caches on 2 cores (with another build beside it). */
-const BUILD_MINUTES: Record<NodeBinary, number> = { containerd: 6, "containerd-shim-runc-v2": 6, coredns: 3, crane: 2, pause: 1 };
+const BUILD_MINUTES: Record<NodeBinary, number> = { containerd: 6, "containerd-shim-runc-v2": 6, ctr: 6, coredns: 3, crane: 2, pause: 1 };
 
 /** Builds what is missing; `log` hears what is built and how long it took. */
 export async function buildRealNode(log: (line: string) => void = () => {}, dir = nodeCacheDir()): Promise<Record<NodeBinary, string>> {
@@ -72,7 +73,7 @@ export async function buildRealNode(log: (line: string) => void = () => {}, dir 
         }
     };
 
-    await step(["containerd", "containerd-shim-runc-v2"], `containerd ${P.containerd}`, async () => {
+    await step(["containerd", "containerd-shim-runc-v2", "ctr"], `containerd ${P.containerd}`, async () => {
         // built in a copy of its module: its go.mod excludes two versions, which go install refuses and a scratch
         // module would not apply (-mod=mod: the download has a vendor folder without the code); as its Makefile builds the static release: no cgo (so no btrfs snapshotter), its tags
         const d = path.join(src, "containerd");
@@ -81,7 +82,7 @@ export async function buildRealNode(log: (line: string) => void = () => {}, dir 
         makeWritable(d);
         const v = "github.com/containerd/containerd/v2/version";
         const ldflags = `-s -w -X ${v}.Version=${P.containerd} -X ${v}.Package=github.com/containerd/containerd/v2`;
-        for (const c of missing(["containerd", "containerd-shim-runc-v2"])) {
+        for (const c of missing(["containerd", "containerd-shim-runc-v2", "ctr"])) {
             const out = path.join(bin, `.${c}.partial`);
             await go(
                 [

@@ -31,6 +31,7 @@ import { run } from "../lab/ports/exec";
 import { pollUntil, sleep } from "../lab/ports/wait";
 import { isAlive } from "../lab/ports/proc";
 import { acquireLockFile, RootLock } from "../lab/ports/lock";
+import { LAB_REGISTRY } from "../lab/ports/images";
 import { binPath, buildRealPlane } from "../realplane/build";
 import { REAL_NODE, REAL_PLANE } from "../realplane/versions";
 import { buildRealNode, nodeBinPath } from "./build";
@@ -404,6 +405,12 @@ export function hostsToml(registry: string, upstream: string): string {
   override_path = true
 `;
 }
+
+/**
+ * containerd's hosts.toml for the lab's own images (registry.lab.internal, which has no upstream): the
+ * node's registry is that registry, at its root, where the lab pushes them (lab/platform/images.ts).
+ */
+export const labRegistryToml = () => `server = "http://127.0.0.1:${NODE.registryPort}"\n`;
 
 function cniConfig(): string {
     return JSON.stringify(
@@ -787,6 +794,8 @@ export async function startRealNode(opts: { root: string; log?: (line: string) =
             fs.mkdirSync(path.join(p.config, "certs.d", registryName), { recursive: true });
             fs.writeFileSync(path.join(p.config, "certs.d", registryName, "hosts.toml"), hostsToml(registryName, upstream));
         }
+        fs.mkdirSync(path.join(p.config, "certs.d", LAB_REGISTRY), { recursive: true });
+        fs.writeFileSync(path.join(p.config, "certs.d", LAB_REGISTRY, "hosts.toml"), labRegistryToml());
         fs.writeFileSync(path.join(p.dir, "cni", "net.d", "10-gitops-lab.conflist"), cniConfig());
         // the Pods' upstream resolver: none (the node has no route out); the kubelet adds the cluster DNS
         fs.writeFileSync(path.join(p.config, "resolv.conf"), "# the real node of gitops-lab: no upstream resolver\n");
