@@ -29,6 +29,7 @@ import { nextStepOf } from "./lab/grader/steps";
 import { tenantsSteps } from "./lab/tenants/steps";
 import { PLATFORM_REPO_URL, TENANTS, tenantsLayout } from "./lab/tenants/layout";
 import { tenantsLabProgress } from "./lab/tenants/solve";
+import { imagesNeedAWay, k3sBinary } from "./lab/platform/images";
 
 // every key through the one schema (lab/platform/stackConfig.ts): a bad value is one line naming it
 const config = new pulumi.Config();
@@ -75,6 +76,9 @@ if (found.argocd && tenantsEnabled && !found.progressiveSyncs) {
         `the Argo CD found in the cluster has progressive syncs off, and the tenants lab needs them: set ${PROGRESSIVE_SYNCS_KEY}: "true" in argocd/argocd-cmd-params-cm and restart its ApplicationSet controller, or set tenantsLab false`,
     );
 }
+
+// an adopted cluster gets the tenants lab's images through a registry, or k3s's containerd when the host has k3s
+if (tenantsEnabled && kubeconfigPath && !cfg.imageRegistry && !fs.existsSync(k3sBinary())) throw new Error(imagesNeedAWay());
 
 const k3s = new K3s("k3s", {
     version: cfg.k3sVersion,
@@ -138,6 +142,7 @@ const tenants = tenantsEnabled
           kubeconfig: k3s.kubeconfig,
           root,
           solveThrough: tenantsThrough,
+          imageRegistry: cfg.imageRegistry,
           waitTimeoutSeconds: cfg.tenantsWaitTimeoutSeconds,
           deleteTimeoutSeconds: cfg.destroyTimeoutSeconds,
           after: [argocd, gitd, k3s, reset],

@@ -211,7 +211,15 @@ async function runOnRealNode(
         if (labs.tenants !== undefined) {
             const r = await (
                 await import("../lab/tenants/solve")
-            ).solveTenantsLab({ layout: tenantsLayout(root), cluster, log: say }, labs.tenants);
+            ).solveTenantsLab(
+                {
+                    layout: tenantsLayout(root),
+                    cluster,
+                    images: (await import("../lab/platform/images")).registryImages(`http://${lab.node.registry}`),
+                    log: say,
+                },
+                labs.tenants,
+            );
             if (r.stall) say(`stall.json:\n${JSON.stringify(r.stall, null, 2)}`);
             if (r.recovery) say(`recovery.json:\n${JSON.stringify(r.recovery, null, 2)}`);
             say(`results in ${tenantsLayout(root).workDir} (real node)`);

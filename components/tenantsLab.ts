@@ -13,6 +13,11 @@ export interface TenantsLabArgs {
     solveThrough: number;
     /** Deadline of each of the lab's waits (the first rollout, the stall, the recovery), in seconds (default 900). */
     waitTimeoutSeconds?: number;
+    /**
+     * Where the releases' site images go: a registry the cluster mirrors registry.lab.internal from
+     * (http://host:port), or empty to import them into k3s's containerd (`k3s ctr images import`).
+     */
+    imageRegistry?: string;
     /** On destroy, how long to wait for Argo CD to delete the tenants' Applications before removing their finalizers by hand (default 120 s). */
     deleteTimeoutSeconds?: number;
     /** What must exist first: Argo CD (with progressive syncs on) and the git daemon. */
@@ -22,6 +27,7 @@ export interface TenantsLabArgs {
 /** What the engine stores: the inputs ... */
 export interface TenantsLabInputs extends LabRunInputs {
     kubeconfig: string;
+    imageRegistry: string;
     timeouts: Partial<TenantsTimeouts>;
     deleteTimeoutSeconds: number;
 }
@@ -36,14 +42,21 @@ export type TenantsLabOutputs = LabRunOutputs<TenantsLabInputs, { stall: Stall |
 export const tenantsLabProvider = labRunProvider<TenantsLabInputs, { stall: Stall | null; recovery: Recovery | null }>({
     setting: "tenantsSolveThrough",
     // a new kubeconfig (a reinstalled cluster's) is stored too: delete must reach the cluster that is there
-    rerunOn: ["kubeconfig", "timeouts", "deleteTimeoutSeconds"],
+    rerunOn: ["kubeconfig", "imageRegistry", "timeouts", "deleteTimeoutSeconds"],
     async solve(inputs) {
         const { KubeCluster } = labModule(PROJECT_DIR, "cluster");
         const { tenantsLayout } = labModule(PROJECT_DIR, "tenantsLayout");
         const { solveTenantsLab } = labModule(PROJECT_DIR, "tenantsSolve");
+        const { labImages } = labModule(PROJECT_DIR, "images");
         const layout = tenantsLayout(inputs.root);
         const results = await solveTenantsLab(
-            { layout, cluster: new KubeCluster(inputs.kubeconfig), log: (l: string) => console.log(l), timeouts: inputs.timeouts },
+            {
+                layout,
+                cluster: new KubeCluster(inputs.kubeconfig),
+                images: labImages(inputs.imageRegistry),
+                log: (l: string) => console.log(l),
+                timeouts: inputs.timeouts,
+            },
             inputs.solveThrough,
         );
         return {
@@ -97,6 +110,7 @@ export class TenantsLab extends pulumi.ComponentResource {
             {
                 kubeconfig: args.kubeconfig,
                 root: args.root,
+                imageRegistry: args.imageRegistry ?? "",
                 solveThrough: args.solveThrough,
                 timeouts: { rolloutMs: ms, stallMs: ms, recoveryMs: ms },
                 deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120,

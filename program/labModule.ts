@@ -27,6 +27,7 @@ export interface LabModules {
     tenantsSolve: typeof import("../lab/tenants/solve");
     tenantsScenario: typeof import("../lab/tenants/scenario");
     tenantsTeardown: typeof import("../lab/tenants/teardown");
+    images: typeof import("../lab/platform/images");
     reset: typeof import("../lab/argo/reset");
 }
 
@@ -47,6 +48,7 @@ export function labModule<K extends keyof LabModules>(projectDir: string, name: 
         tenantsSolve: "lab/tenants/solve",
         tenantsScenario: "lab/tenants/scenario",
         tenantsTeardown: "lab/tenants/teardown",
+        images: "lab/platform/images",
         reset: "lab/argo/reset",
     };
     return require(`${projectDir}/${table[name]}`);

@@ -17,6 +17,7 @@ import * as http from "http";
 import * as https from "https";
 import { AddressInfo } from "net";
 import { parse as parseYaml } from "yaml";
+import { NodeImages } from "./nodeImages";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
 export interface Change {
@@ -86,6 +87,8 @@ export class FakeKube {
     /** The served lab's credential (start's `secure`): its token, and the certificate it serves with. */
     private credential?: { token: string; key: string; cert: string };
     readonly events = new EventEmitter();
+    /** The simulated node's image store (its containerd's), which the simulated kubelet mounts image volumes from. */
+    readonly images = new NodeImages();
     /** Every request seen, for tests that check what the product did ("PATCH /apis/..."). */
     readonly requests: { method: string; path: string; contentType?: string; body?: any }[] = [];
 
@@ -586,6 +589,9 @@ export class FakeKube {
             };
             try {
                 const url = new URL(req.url ?? "/", "http://x");
+                // the node's registry (sim/nodeImages.ts), beside the API as the real node's is on its address: plain HTTP only
+                if (url.pathname.startsWith("/v2") && !this.credential)
+                    return this.images.serve(req.method!, url, Buffer.concat(chunks), res);
                 const raw = Buffer.concat(chunks).toString("utf8");
                 const ctype = String(req.headers["content-type"] ?? "").split(";")[0];
                 const body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;

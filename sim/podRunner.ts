@@ -1,9 +1,10 @@
 /**
  * The simulated kubelet's container: a Pod's (single) container run for real with `/bin/sh`, as
  * nobody (uid 65534, when we are root), over a directory laid out like the Pod's volume mounts.
- * Each ConfigMap volume is written out as files (its keys, or its `items` paths), read-only as a
- * ConfigMap volume is on a real node: the files 0444, the directories 0555, owned by root, so a
- * write into them fails from the script itself, with the script's own error text.
+ * Each ConfigMap volume is written out as files (its keys, or its `items` paths), each image volume
+ * as its image's files (the simulated node's image store, sim/nodeImages.ts), read-only as both are on
+ * a real node: the files 0444, the directories 0555, owned by root, so a write into them fails from
+ * the script itself, with the script's own error text.
  *
  * The container's image is not run: its command is, by the machine's /bin/sh (busybox's sh in the
  * lab's Pods; the hook script is POSIX sh). Command arguments and env values that name a mount path
@@ -13,25 +14,43 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
+import { OciImage } from "../lab/ports/images";
+import { unpackLayer } from "./nodeImages";
 import { PodRun, PodRunner } from "./workloads";
 
 /** A ConfigMap by namespace and name (the simulated API's, or the real plane's). */
 export type ConfigMapLookup = (namespace: string, name: string) => Promise<{ data?: Record<string, string> } | undefined | null>;
 
+/** Where a Pod's volumes come from: ConfigMaps by name, images by reference (the node's image store). */
+export interface VolumeSources {
+    configMap: ConfigMapLookup;
+    image?: (reference: string) => OciImage | undefined;
+}
+
 /** How long one container may run before the simulated kubelet kills it. */
 const RUN_DEADLINE_MS = 60_000;
 
-async function layOut(pod: any, configMap: ConfigMapLookup, dir: string): Promise<Map<string, string>> {
+async function layOut(pod: any, sources: VolumeSources, dir: string): Promise<Map<string, string>> {
     const container = pod.spec.containers?.[0] ?? {};
     const mounts = new Map<string, string>();
     for (const m of container.volumeMounts ?? []) {
         const vol = (pod.spec.volumes ?? []).find((v: any) => v.name === m.name);
         // the service account token a real API server mounts into every Pod: the lab's scripts never read it
         if (vol?.projected && m.mountPath === "/var/run/secrets/kubernetes.io/serviceaccount") continue;
-        if (!vol?.configMap) throw new Error(`volume ${m.name}: the simulation lays out ConfigMap volumes only`);
-        const cm = await configMap(pod.metadata.namespace, vol.configMap.name);
-        if (!cm) throw new Error(`MountVolume.SetUp failed for volume "${m.name}" : configmap "${vol.configMap.name}" not found`);
         const target = path.join(dir, "mounts", m.mountPath);
+        if (vol?.image) {
+            // the kubelet pulls it unless it is there (the lab's images are never in a public registry)
+            const image = sources.image?.(vol.image.reference);
+            if (!image || vol.image.pullPolicy === "Always")
+                throw new Error(`Failed to pull image "${vol.image.reference}": not found (the simulated node pulls from no registry)`);
+            fs.mkdirSync(target, { recursive: true });
+            await unpackLayer(image, target);
+            mounts.set(m.mountPath, target);
+            continue;
+        }
+        if (!vol?.configMap) throw new Error(`volume ${m.name}: the simulation lays out ConfigMap and image volumes only`);
+        const cm = await sources.configMap(pod.metadata.namespace, vol.configMap.name);
+        if (!cm) throw new Error(`MountVolume.SetUp failed for volume "${m.name}" : configmap "${vol.configMap.name}" not found`);
         fs.mkdirSync(target, { recursive: true });
         const items: { key: string; path: string }[] = vol.configMap.items ?? Object.keys(cm.data ?? {}).map((k) => ({ key: k, path: k }));
         for (const it of items) {
@@ -41,7 +60,7 @@ async function layOut(pod: any, configMap: ConfigMapLookup, dir: string): Promis
         }
         mounts.set(m.mountPath, target);
     }
-    // read-only, as a ConfigMap volume is: nothing under a mount can be written, nor created
+    // read-only, as ConfigMap and image volumes are: nothing under a mount can be written, nor created
     const seal = (p: string) => {
         for (const e of fs.readdirSync(p, { withFileTypes: true })) {
             const child = path.join(p, e.name);
@@ -65,19 +84,14 @@ function mapPath(value: string, mounts: Map<string, string>): string {
 
 /** A PodRunner that runs the container's command with /bin/sh under `workDir` (which nobody must be able to traverse). */
 export function shellPodRunner(workDir?: string): PodRunner {
-    return (pod, kube) => runPodContainer(pod, async (ns, name) => kube.get("ConfigMap", ns, name), workDir);
+    return (pod, kube) =>
+        runPodContainer(pod, { configMap: async (ns, name) => kube.get("ConfigMap", ns, name), image: (r) => kube.images.get(r) }, workDir);
 }
 
 /**
- * Runs a Pod's container as described above, its ConfigMap volumes read through `configMap`: the
- * simulated kubelet's run.
+ * Runs a Pod's container as described above, its volumes read from `sources`: the simulated kubelet's run.
  */
-export async function runPodContainer(
-    pod: any,
-    configMap: ConfigMapLookup,
-    workDir?: string,
-    deadlineMs = RUN_DEADLINE_MS,
-): Promise<PodRun> {
+export async function runPodContainer(pod: any, sources: VolumeSources, workDir?: string, deadlineMs = RUN_DEADLINE_MS): Promise<PodRun> {
     const base = workDir ?? os.tmpdir();
     fs.mkdirSync(base, { recursive: true });
     const dir = fs.mkdtempSync(path.join(base, "pod-"));
@@ -85,7 +99,7 @@ export async function runPodContainer(
     try {
         let mounts: Map<string, string>;
         try {
-            mounts = await layOut(pod, configMap, dir);
+            mounts = await layOut(pod, sources, dir);
         } catch (e: any) {
             return { exitCode: 128, log: `${e.message}\n` };
         }

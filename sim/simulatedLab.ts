@@ -36,6 +36,8 @@ export interface SimulatedLab {
     argo: ArgoSim;
     daemon: RunningDaemon;
     kubeconfig: string;
+    /** The simulated API's address; without `persist`, its node's registry answers at its /v2/ (sim/nodeImages.ts). */
+    url: string;
     /** Stops everything (the simulated cluster is already saved, with `persist`); a second call does nothing. */
     stop(): Promise<void>;
 }
@@ -163,6 +165,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
             argo,
             daemon,
             kubeconfig: kube.kubeconfig(url),
+            url,
             // every caller waits for the same stop (a signal's and the run's own)
             stop: () =>
                 (stopping ??= (async () => {
@@ -223,6 +226,7 @@ export async function solveSimulatedTenants(
         {
             layout: tenantsLayout(lab.layout.root),
             cluster: new KubeCluster(lab.kubeconfig),
+            images: lab.kube.images,
             log: opts.log,
             timeouts: { ...(opts.productDefaults ? {} : SIM_TENANTS_TIMEOUTS), ...(opts.timeouts ?? {}) },
             clock: lab.argo.clock,

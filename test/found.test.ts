@@ -116,6 +116,32 @@ describe("the program on an adopted cluster (Pulumi mocks, the cluster read thro
         );
     });
 
+    it("given an adopted cluster, no k3s and no imageRegistry, then the tenants lab asks for a registry", async () => {
+        kube = await startFakeKubeThread([ns("argocd"), applicationCrd, cmdParams(true)]);
+        const config = { root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", kubeconfigPath: kubeconfigFile(kube.kubeconfig) };
+        process.env.GITOPS_LAB_K3S_BIN = fs.mkdtempSync(path.join(os.tmpdir(), "no-k3s-"));
+        try {
+            await assert.rejects(
+                runProgram(config),
+                /release images .* need a way into the cluster .*pulumi config set imageRegistry http:\/\/host:port/,
+            );
+        } finally {
+            delete process.env.GITOPS_LAB_K3S_BIN;
+        }
+    });
+
+    it("given an adopted cluster, no k3s and an imageRegistry, then the tenants lab is built", async () => {
+        kube = await startFakeKubeThread([ns("argocd"), applicationCrd, cmdParams(true)]);
+        const config = { root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", kubeconfigPath: kubeconfigFile(kube.kubeconfig) };
+        process.env.GITOPS_LAB_K3S_BIN = fs.mkdtempSync(path.join(os.tmpdir(), "no-k3s-"));
+        try {
+            const run = await runProgram({ ...config, imageRegistry: "http://127.0.0.1:5000" });
+            assert.ok(run.resources.some((r) => r.name === "tenants"));
+        } finally {
+            delete process.env.GITOPS_LAB_K3S_BIN;
+        }
+    });
+
     it("given an adopted cluster that does not answer, then the program says so in one line", async () => {
         const dead = kubeconfigFile(
             [

@@ -7,6 +7,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { kustomizeBuild } from "../lab/ports/kustomize";
+import { siteImage, siteImages } from "../lab/tenants/siteImages";
+import { layerFiles } from "./helpers/tar";
 import { readRepoFiles, REPO_FILES, SHOP_REPO_DIR } from "../lab/shop/repoFiles";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import {
@@ -66,31 +68,28 @@ describe("gitrepo/: the labs' repositories as files", function () {
         );
     });
 
-    // the code twice: a wave -1 PreSync hook for the setup Job, an ordinary copy for the site
-    it("each release renders its code twice, the setup hook Job and the site, pinned; only 1.2.0 ships the settings template", async () => {
+    it("each release mounts its own image read-only in the hook Job and the site; only 1.2.0's has the template", async () => {
+        const images = await siteImages();
         for (const r of Object.values(RELEASES)) {
             const objs = await kustomizeBuild(path.join(PLATFORM_REPO_DIR, "releases", r));
-            const code = objs.find((o) => o.kind === "ConfigMap" && o.metadata.name.startsWith("site-code"));
-            assert.strictEqual(code.metadata.annotations["argocd.argoproj.io/hook"], "PreSync");
-            assert.strictEqual(code.metadata.annotations["argocd.argoproj.io/sync-wave"], "-1");
-            assert.strictEqual(code.data.VERSION, `${r}\n`);
-            assert.strictEqual(
-                "news.settings-template" in code.data,
-                r === RELEASES.faulty,
-                `${r}: the template only in the faulty release`,
-            );
+            assert.deepStrictEqual(objs.map((o) => o.kind).sort(), ["Deployment", "Job"], `${r}: no ConfigMap of the code any more`);
             const job = objs.find((o) => o.kind === "Job" && o.metadata.name === "site-setup");
             assert.strictEqual(job.spec.backoffLimit, 2);
             assert.strictEqual(job.metadata.annotations["argocd.argoproj.io/hook-delete-policy"], "BeforeHookCreation");
             const site = objs.find((o) => o.kind === "Deployment" && o.metadata.name === "site");
-            // the site mounts its own copy of the code, an ordinary resource, not the hook's
-            const own = objs.find((o) => o.kind === "ConfigMap" && o.metadata.name === "site-release");
-            assert.strictEqual(own.metadata.annotations?.["argocd.argoproj.io/hook"], undefined);
-            assert.deepStrictEqual(own.data, code.data);
-            assert.strictEqual(site.spec.template.spec.volumes.find((v: any) => v.name === "code").configMap.name, own.metadata.name);
-            assert.strictEqual(job.spec.template.spec.volumes.find((v: any) => v.name === "code").configMap.name, code.metadata.name);
-            for (const c of [...job.spec.template.spec.containers, ...site.spec.template.spec.containers])
-                assert.strictEqual(c.image, SITE_IMAGE);
+            for (const spec of [job.spec.template.spec, site.spec.template.spec]) {
+                const code = spec.volumes.find((v: any) => v.name === "code");
+                assert.deepStrictEqual(code, { name: "code", image: { reference: siteImage(r), pullPolicy: "IfNotPresent" } });
+                assert.deepStrictEqual(
+                    spec.containers[0].volumeMounts.find((m: any) => m.name === "code"),
+                    { name: "code", mountPath: "/app", readOnly: true },
+                );
+                assert.strictEqual(spec.containers[0].image, SITE_IMAGE);
+            }
+            const image = images.find((i) => i.reference === siteImage(r))!;
+            const files = await layerFiles(image.layer.bytes);
+            assert.strictEqual(files.VERSION, `${r}\n`);
+            assert.strictEqual("news.settings-template" in files, r === RELEASES.faulty, `${r}: the template only in the faulty release`);
         }
     });
 

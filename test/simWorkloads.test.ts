@@ -9,7 +9,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../lab/ports/cluster";
-import { readSetupScript } from "../lab/tenants/repoFiles";
+import { RELEASES } from "../lab/tenants/layout";
+import { siteImage, siteImages } from "../lab/tenants/siteImages";
 import { VirtualClock } from "../sim/clock";
 import { FakeKube } from "../sim/fakeApi";
 import { runPodContainer, shellPodRunner } from "../sim/podRunner";
@@ -145,18 +146,11 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         assert.ok(kube.get("Job", "t", "setup").status.conditions.some((c: any) => c.type === "Complete" && c.status === "True"));
     });
 
-    describe("the pod runner: the hook script itself, over a read-only ConfigMap mount", () => {
-        const pod = (settings: string) => {
+    describe("the pod runner: the hook script itself, over its release's read-only image volume", () => {
+        const pod = async (settings: string) => {
             const kube = new FakeKube();
-            kube.put(
-                {
-                    apiVersion: "v1",
-                    kind: "ConfigMap",
-                    metadata: { name: "code", namespace: "t" },
-                    data: { "setup.sh": readSetupScript(), VERSION: "1.2.0\n", "news.settings-template": "news.items_per_page = 10\n" },
-                },
-                "test",
-            );
+            const [image] = (await siteImages()).filter((i) => i.reference === siteImage(RELEASES.faulty));
+            await kube.images.load(image);
             kube.put(
                 {
                     apiVersion: "v1",
@@ -184,7 +178,7 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
                         },
                     ],
                     volumes: [
-                        { name: "code", configMap: { name: "code" } },
+                        { name: "code", image: { reference: siteImage(RELEASES.faulty), pullPolicy: "IfNotPresent" } },
                         { name: "settings", configMap: { name: "settings" } },
                     ],
                 },
@@ -199,20 +193,20 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
         it("when the tenant's settings lack the extension's keys, then writing into the code fails with the product's error, exit 1", async () => {
-            const { kube, p } = pod("site.name = x\n");
+            const { kube, p } = await pod("site.name = x\n");
             const r = await shellPodRunner(dir)(p, kube);
             assert.strictEqual(r.exitCode, 1);
             assert.match(r.log, /In ConfigurationManager\.php line 387:\n\n {2}config\/system\/settings\.php is not writable\.\n/);
         });
 
         it("when the tenant's settings hold the keys, then the hook installs nothing and succeeds", async () => {
-            const { kube, p } = pod("site.name = x\nnews.items_per_page = 25\n");
+            const { kube, p } = await pod("site.name = x\nnews.items_per_page = 25\n");
             const r = await shellPodRunner(dir)(p, kube);
             assert.deepStrictEqual({ exitCode: r.exitCode, nothing: /nothing to install/.test(r.log) }, { exitCode: 0, nothing: true });
         });
 
         it("the service-account token a real API server adds to every Pod (a projected volume) is not laid out, and the script runs (the real plane's hook Pods have it)", async () => {
-            const { kube, p } = pod("site.name = x\n");
+            const { kube, p } = await pod("site.name = x\n");
             (p.spec.volumes as any[]).push({
                 name: "kube-api-access-x1",
                 projected: { sources: [{ serviceAccountToken: { path: "token" } }] },
@@ -222,7 +216,11 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
                 mountPath: "/var/run/secrets/kubernetes.io/serviceaccount",
                 readOnly: true,
             });
-            const r = await runPodContainer(p, async (ns, name) => kube.get("ConfigMap", ns, name), dir);
+            const r = await runPodContainer(
+                p,
+                { configMap: async (ns, name) => kube.get("ConfigMap", ns, name), image: (r) => kube.images.get(r) },
+                dir,
+            );
             assert.strictEqual(r.exitCode, 1);
             assert.match(r.log, /config\/system\/settings\.php is not writable\./);
         });
@@ -235,7 +233,7 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
                     volumes: [],
                 },
             };
-            const r = await runPodContainer(p, async () => undefined, dir);
+            const r = await runPodContainer(p, { configMap: async () => undefined }, dir);
             assert.deepStrictEqual(r, { exitCode: 4, log: "one\ntwo\nthree\nfour\n" });
         });
 
@@ -247,7 +245,7 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         it("a container reading stdin reads end-of-file (a Pod without stdin: true)", async () => {
             const r = await runPodContainer(
                 shell('if read x; then echo "read: $x"; else echo "end of file"; fi'),
-                async () => undefined,
+                { configMap: async () => undefined },
                 dir,
                 20_000,
             );
@@ -256,12 +254,12 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
 
         it("a container past its deadline is killed with SIGKILL, even one that ignores SIGTERM: exit 137", async function () {
             this.timeout(20_000); // a SIGTERM alone would leave it its whole 30 s
-            const r = await runPodContainer(shell("trap '' TERM; echo started; sleep 30"), async () => undefined, dir, 500);
+            const r = await runPodContainer(shell("trap '' TERM; echo started; sleep 30"), { configMap: async () => undefined }, dir, 500);
             assert.strictEqual(r.exitCode, 137, r.log);
         });
 
         it("a ConfigMap volume that does not exist fails the Pod with the kubelet's message", async () => {
-            const { kube, p } = pod("x");
+            const { kube, p } = await pod("x");
             kube.remove("ConfigMap", "t", "settings", "test");
             const r = await shellPodRunner(dir)(p, kube);
             assert.deepStrictEqual(

@@ -27,7 +27,15 @@ describe("the tenants lab through its dynamic provider, run as the engine runs i
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "tenants-e2e-"));
         lab = await startSimulatedLab(root);
         text = await serializeProvider(tenantsLabProvider);
-        inputs = { kubeconfig: lab.kubeconfig, root, solveThrough: 3, timeouts: SIM_TENANTS_TIMEOUTS, deleteTimeoutSeconds: 30 };
+        // the simulated node's registry, as the real node's: the provider's process pushes the release images there
+        inputs = {
+            kubeconfig: lab.kubeconfig,
+            imageRegistry: lab.url,
+            root,
+            solveThrough: 3,
+            timeouts: SIM_TENANTS_TIMEOUTS,
+            deleteTimeoutSeconds: 30,
+        };
         const r = await plugin.call(text, "create", [inputs], 240_000);
         assert.ok(r.ok, `${r.error}\n${r.output}`);
         outs = r.result.outs;

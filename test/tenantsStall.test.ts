@@ -11,6 +11,7 @@ import { readLive } from "../lab/doctor/watch";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
+import { siteImage } from "../lab/tenants/siteImages";
 import { Stall } from "../lab/tenants/results";
 import { TenantsScenarioContext, waitForStallToSettle } from "../lab/tenants/scenario";
 import { expect, expectConsistently, holds, pending, succeeded } from "./helpers/expect";
@@ -257,17 +258,10 @@ describe("the tenants lab (simulated cluster)", function () {
         });
 
         it("when the fixed release fails its hook too, then step 3 says at once that the recovery stalled again", async () => {
-            // the fix ships the template as well: mandant-b's hook fails on 1.2.1 too
+            // the fix ships the template as well (1.2.1's hook mounts the code image of 1.2.0): mandant-b's hook fails on 1.2.1 too
             const clone = at.layout.clone;
-            fs.copyFileSync(
-                path.join(clone, "releases/1.2.0/code/news.settings-template"),
-                path.join(clone, "releases/1.2.1/code/news.settings-template"),
-            );
-            const k = path.join(clone, "releases/1.2.1/kustomization.yaml");
-            fs.writeFileSync(
-                k,
-                fs.readFileSync(k, "utf8").replace("- code/VERSION", "- code/VERSION\n      - code/news.settings-template"),
-            );
+            const job = path.join(clone, "releases/1.2.1/setup-job.yaml");
+            fs.writeFileSync(job, fs.readFileSync(job, "utf8").replace(siteImage(RELEASES.fixed), siteImage(RELEASES.faulty)));
             await git(["add", "-A"], clone);
             await git(["commit", "--quiet", "-m", "1.2.1 ships the template too"], clone);
             await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);

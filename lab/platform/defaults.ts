@@ -16,5 +16,6 @@ export const DEFAULTS = {
     tenantsLab: false,
     tenantsSolveThrough: 3,
     tenantsWaitTimeoutSeconds: 900,
+    imageRegistry: "",
     rolloutDoctor: "auto",
 };

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { ARGOCD_VERSIONS, ArgoCdVersion } from "./argocd";
 import { DEFAULTS } from "./defaults";
+import { registryUrlProblem } from "./images";
 
 const K3S_VERSION_RE = /^v\d+\.\d+\.\d+\+k3s\d+$/;
 
@@ -19,6 +20,7 @@ const whole = (min: number, max: number, allowed: string) =>
 /** true or false, written as a YAML boolean or the string Pulumi's config holds. */
 const bool = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean({ error: "true or false" }));
 const seconds = whole(1, 86_400, "a whole number of seconds from 1 to 86400");
+const REGISTRY_ALLOWED = "a registry's address, http://host:port (or https://), or empty to import into k3s";
 
 export const STACK_CONFIG = z.object({
     root: z.string({ error: "a directory path, e.g. /" }).min(1, { error: "a directory path, e.g. /" }).default(DEFAULTS.root),
@@ -37,6 +39,10 @@ export const STACK_CONFIG = z.object({
     tenantsLab: bool.default(DEFAULTS.tenantsLab),
     tenantsSolveThrough: whole(1, 3, "1, 2 or 3").default(DEFAULTS.tenantsSolveThrough),
     tenantsWaitTimeoutSeconds: seconds.default(DEFAULTS.tenantsWaitTimeoutSeconds),
+    imageRegistry: z
+        .string({ error: REGISTRY_ALLOWED })
+        .refine((v) => v === "" || !registryUrlProblem(v), { error: REGISTRY_ALLOWED })
+        .default(DEFAULTS.imageRegistry),
     rolloutDoctor: z.enum(["auto", "on", "off"], { error: "auto, on or off" }).default(DEFAULTS.rolloutDoctor as "auto"),
 });
 

@@ -2,13 +2,10 @@
  * The platform repository of the tenants lab, kept as real files in gitrepo/tenants: one tenant file
  * per tenant (the git files generator's input) and one kustomize directory per release. Every
  * release holds:
- * - the site's code as a ConfigMap twice, mounted read-only at /app as a ConfigMap volume always is:
- *   `site-code`, a PreSync hook in wave -1 (so it exists before the setup hook mounts it), and
- *   `site-release`, the site's own, an ordinary resource of one name each release updates (a hook
- *   object can be deleted by a second operation of the same sync and never made again, and a new name
- *   per release would be Missing until synced: docs/argocd-v3.5.1.md);
+ * - the site's code, `code/`, which is not a resource: the lab makes it into the release's image
+ *   (lab/tenants/siteImages.ts), mounted read-only at /app as an image volume, as the field report has it;
  * - the PreSync hook Job `site-setup` (backoffLimit 2, BeforeHookCreation, the default
- *   terminationMessagePolicy) running setup.sh from the code;
+ *   terminationMessagePolicy) running setup.sh from the release's image;
  * - the Deployment `site` (busybox, pinned) serving the release.
  * Release 1.2.0 ships the news extension's settings template; 1.1.0 and 1.2.1 do not. The setup hook
  * (code/setup.sh): for each extension settings template the release ships, it writes the extension's

@@ -1,6 +1,6 @@
 /**
  * The tenants lab in its one order: step 1 (the platform repository, the tenants' data, the
- * ApplicationSet, the first rollout complete), then the scenario (2 stall, 3 recovery).
+ * releases' site images, the ApplicationSet, the first rollout complete), then the scenario (2 stall, 3 recovery).
  * `simulate --lab tenants` and the tests call this; `pulumi up` keeps the same order through the
  * dependencies of its resources (TenantsLab after Argo CD and the git daemon).
  */
@@ -8,18 +8,22 @@ import * as fs from "fs";
 import * as path from "path";
 import { Clock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
+import { ImagePort } from "../ports/images";
 import { CloneGit } from "../ports/git";
 import { applyTenantsAppSet, tenantsApplicationSet } from "./appset";
 import { run } from "../ports/exec";
 import { RELEASES, TENANTS, TenantsLayout } from "./layout";
 import { createPlatformRepo, createTenantData } from "./repo";
 import { platformRepoFiles, tenantPath } from "./repoFiles";
+import { loadSiteImages } from "./siteImages";
 import { TENANTS_RESULT_SET, TenantsResults } from "./results";
 import { firstRollout, runTenantsScenario, TenantsTimeouts } from "./scenario";
 
 export interface TenantsLabContext {
     layout: TenantsLayout;
     cluster: ClusterPort;
+    /** How the releases' site images reach the cluster (the node's registry, k3s's containerd, the simulated node). */
+    images: ImagePort;
     log?: (line: string) => void;
     timeouts?: Partial<TenantsTimeouts>;
     /** The repository URL Argo CD reads (default: the in-cluster git daemon's). */
@@ -42,6 +46,7 @@ export async function solveTenantsLab(ctx: TenantsLabContext, through: number): 
     log("[tenants 1 platform] start");
     await createPlatformRepo(ctx.layout, platformRepoFiles(), (l) => log(`[tenants 1 platform] ${l}`));
     await createTenantData(ctx.cluster, (l) => log(`[tenants 1 platform] ${l}`));
+    await loadSiteImages(ctx.images, (l) => log(`[tenants 1 platform] ${l}`));
     if (!fs.existsSync(ctx.layout.resultFile("stall"))) {
         // once the faulty release is out, the first rollout is history: a resumed run does not wait for it again
         if (ctx.leaveApplied && fs.existsSync(ctx.layout.appsetFile))

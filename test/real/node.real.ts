@@ -13,6 +13,11 @@ import * as path from "path";
 import { procStat } from "../../lab/ports/proc";
 import { cgroupHierarchies, KUBELET_SYSCTLS, NODE, NODE_LEDGER, NODE_LOCK } from "../../realnode/node";
 import { REAL_NODE, REAL_PLANE } from "../../realplane/versions";
+import { nodeBinPath } from "../../realnode/build";
+import { k3sImages, registryImages } from "../../lab/platform/images";
+import { RELEASES } from "../../lab/tenants/layout";
+import { PLATFORM_REPO_DIR } from "../../lab/tenants/repoFiles";
+import { imageOf, siteImage, siteImages } from "../../lab/tenants/siteImages";
 import { FakeKube, ROOT_CA_CONFIGMAP } from "../../sim/fakeApi";
 import { BIN } from "../helpers/cli";
 import { expect, holds } from "../helpers/expect";
@@ -251,6 +256,45 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         assert.match(log, /^\/img\/usr\/bin\/busybox$/m, log);
         assert.match(log, /Read-only file system/, log);
         assert.match(log, /touch=1/, log);
+    });
+
+    const codeMount = (reference: string) => ({
+        containers: [
+            {
+                name: "c",
+                image: "busybox:1.37.0",
+                command: ["sh", "-c", "cat /app/VERSION; touch /app/x 2>&1; echo touch=$?"],
+                volumeMounts: [{ name: "code", mountPath: "/app", readOnly: true }],
+            },
+        ],
+        volumes: [{ name: "code", image: { reference, pullPolicy: "IfNotPresent" } }],
+    });
+
+    it("given a release image pushed to the node's registry, then a Pod mounts registry.lab.internal's image read-only", async () => {
+        const image = (await siteImages()).find((i) => i.reference === siteImage(RELEASES.faulty))!;
+        // the registry's storage is kept between nodes: pushed by an earlier run, it is there already
+        assert.match(await registryImages(`http://${NODE.nodeIp}:${NODE.registryPort}`).load(image), /^(loaded|present)$/);
+        const log = await runPod("site-image", codeMount(image.reference));
+        assert.match(log, new RegExp(`^${RELEASES.faulty.replace(/\./g, "\\.")}$`, "m"), log);
+        assert.match(log, /Read-only file system/, log);
+        assert.match(log, /touch=1/, log);
+    });
+
+    it("given a release image imported by ctr, as k3s ctr imports it, then a Pod mounts it with no registry", async () => {
+        const reference = "import.lab.invalid/tenants/site:1.2.1";
+        const image = await imageOf(reference, path.join(PLATFORM_REPO_DIR, "releases", RELEASES.fixed, "code"), "node.real.ts");
+        // a stand-in `k3s` whose `ctr` is containerd's own, run in the node's namespaces on its socket, as k3s's is
+        const k3s = path.join(root, "k3s");
+        fs.writeFileSync(
+            k3s,
+            `#!/bin/sh\nshift\nexec nsenter -t ${node.holderPid} -m -n ${nodeBinPath("ctr")} --address /run/containerd/containerd.sock "$@"\n`,
+            { mode: 0o755 },
+        );
+        assert.strictEqual(await k3sImages(k3s).load(image), "loaded");
+        assert.strictEqual(await k3sImages(k3s).load(image), "present");
+        const log = await runPod("imported-image", codeMount(reference));
+        assert.match(log, /^1\.2\.1$/m, log);
+        assert.match(log, /Read-only file system/, log);
     });
 
     it("when it is stopped (SIGTERM), then nothing of it is left on the host: processes, mounts, links, iptables rules, cgroups, kernel settings", async () => {

@@ -19,7 +19,7 @@ import { GITD_URL_PREFIX } from "../../lab/platform/gitDaemon";
 import { SHOP_NAMESPACES, shopApplicationSet } from "../../lab/shop/appset";
 import { REPO_URL, shopLayout } from "../../lab/shop/layout";
 import { tenantsLayout } from "../../lab/tenants/layout";
-import { RealNode, startRealNode } from "../../realnode/node";
+import { NODE, RealNode, startRealNode } from "../../realnode/node";
 import { installArgoCd, uninstallArgoCd } from "../../realnode/lab";
 import { freePort } from "../../sim/gitDaemon";
 import { buildPulumi } from "../../realplane/pulumiBuild";
@@ -134,6 +134,8 @@ describe("the Pulumi engine on the real node (gitops-lab up / preview / refresh 
         kubeconfigPath: kubeconfigFile,
         tenantsLab: true,
         tenantsSolveThrough: 1,
+        // the node's registry mirrors registry.lab.internal: the tenants lab pushes its release images there
+        imageRegistry: `http://${NODE.nodeIp}:${NODE.registryPort}`,
         rolloutDoctor: "on",
         syncTimeoutSeconds: 180,
     });

@@ -25,6 +25,7 @@ import { pollUntil } from "../../lab/ports/wait";
 import { RELEASES, TENANTS, tenantsLayout } from "../../lab/tenants/layout";
 import { TenantsResults } from "../../lab/tenants/results";
 import { solveTenantsLab } from "../../lab/tenants/solve";
+import { registryImages } from "../../lab/platform/images";
 import { NodeLab } from "../../realnode/lab";
 import { REAL_ARGOCD_DEFAULT } from "../../realplane/versions";
 import { ARGOCD_NAMESPACE } from "../../lab/argo/application";
@@ -172,7 +173,12 @@ describe(`the tenants lab on the real node (Argo CD ${VERSION} installed as the 
         const mark = marker(rec);
         const cluster = new KubeCluster(lab.kubeconfig);
         const layout = tenantsLayout(root);
-        const ctx = { layout, cluster, log: (l: string) => (mark(l), !l.includes("…") && console.log(`  ${l}`)) };
+        const ctx = {
+            layout,
+            cluster,
+            images: registryImages(`http://${lab.node.registry}`),
+            log: (l: string) => (mark(l), !l.includes("…") && console.log(`  ${l}`)),
+        };
         try {
             await solveTenantsLab(ctx, 2);
             // during the stall (mandant-b's sync retries for minutes): the learner's kubectl logs, and the doctor's Pod
