@@ -13,6 +13,7 @@ import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, w
 import { realClock } from "../lab/ports/clock";
 import { KubeCluster } from "../lab/ports/cluster";
 import { parseJson } from "../lab/ports/files";
+import { rfc3339 } from "../lab/kit/text";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
@@ -168,21 +169,23 @@ export const doctor: Command = {
             return ds.some((d) => d.state === "stuck" || d.skipped.length || d.findings.length) ? EXIT.FINDING : EXIT.OK;
         }
 
-        const watcher = new RolloutWatcher(read, cluster, opts, (l) => console.log(`${new Date().toISOString()} ${l}`));
+        // a log: every line begins with its time, in the one format of the findings' times
+        const say = (l: string) => console.log(`${rfc3339(new Date())} ${l}`);
+        const watcher = new RolloutWatcher(read, cluster, opts, say);
         if (metricsPort !== undefined) {
             const server = await serveMetrics(watcher, metricsPort);
             const addr = server.address();
-            console.log(`serving metrics on :${typeof addr === "object" && addr ? addr.port : metricsPort}/metrics`);
+            say(`serving metrics on :${typeof addr === "object" && addr ? addr.port : metricsPort}/metrics`);
         }
         let stop = false;
         for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => (stop = true));
-        console.log(
+        say(
             `watching ${changes ? "for changes and " : ""}every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`,
         );
         await watchRounds(
             async () => {
                 const ds = await watcher.tick();
-                if (values.json) console.log(JSON.stringify(toJson(ds)));
+                if (values.json) console.log(JSON.stringify(toJson(ds))); // JSON lines, for a program: no prefix
             },
             { intervalMs: interval * 1000, minGapMs: MIN_ROUND_GAP_MS, clock: realClock, stopped: () => stop, changes },
             (e) => console.error(`doctor: ${e.message} (will try again)`),

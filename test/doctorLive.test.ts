@@ -201,8 +201,12 @@ describe("rollout doctor against a cluster", function () {
     });
 
     /** The command's --watch at `interval`: its RolloutStuck Event, then, once the rollout moves, its RolloutResumed. */
-    async function watchStuckThenResumed(interval: string, resumedWithin: string) {
-        const child: ChildProcess = startCli("doctor", ["--kubeconfig", kubeconfigFile, "--watch", "--interval", interval]);
+    async function watchStuckThenResumed(interval: string, resumedWithin: string): Promise<string> {
+        const child: ChildProcess = startCli("doctor", ["--kubeconfig", kubeconfigFile, "--watch", "--interval", interval], {
+            stdout: "pipe",
+        });
+        let out = "";
+        child.stdout!.on("data", (d) => (out += d));
         const event = (reason: string, describe: string) =>
             pollUntil(async () => events().find((e) => e.reason === reason), {
                 timeoutMs: 30_000,
@@ -217,10 +221,21 @@ describe("rollout doctor against a cluster", function () {
         } finally {
             child.kill("SIGTERM");
         }
+        // all it wrote: it ends its round and exits on SIGTERM
+        await new Promise((resolve) => child.once("close", resolve));
+        return out;
     }
 
     it("the command's --watch posts the Event on the live cluster within one interval", async () => {
-        await watchStuckThenResumed("0.2", "within 30 s");
+        const out = await watchStuckThenResumed("0.2", "within 30 s");
+        // every line begins with its time, written as Kubernetes writes its own (the findings' times are those)
+        const lines = out.trim().split("\n");
+        assert.ok(lines.length >= 2, out);
+        for (const l of lines) assert.match(l, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S/, l);
+        assert.ok(
+            events().every((e) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(e.firstTimestamp)),
+            "the Events' times too",
+        );
     });
 
     it("given --watch with an hour between rounds, when the rollout moves, then the command re-diagnoses at once (the watch's change), not an hour later", async () => {

@@ -12,6 +12,7 @@ import { ClusterPort, KindCache } from "../ports/cluster";
 import { FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
 import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
+import { rfc3339 } from "../kit/text";
 
 export const EVENT_SOURCE = "gitops-lab-rollout-doctor";
 
@@ -179,7 +180,7 @@ export function rolloutEvent(
     message: string,
     now: Date,
 ): any {
-    const ts = now.toISOString();
+    const ts = rfc3339(now);
     return {
         apiVersion: "v1",
         kind: "Event",

@@ -9,6 +9,9 @@ export const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 /** A progress line's length at most, prefix included: details stay in --json and the result files. */
 export const LINE_MAX = 120;
 
+/** A time as Kubernetes and Argo CD write theirs (metav1.Time: RFC 3339, UTC, whole seconds): one format in every line. */
+export const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
+
 /** `text` on one line, cut at a word to fit `max` characters, with "…" where it was cut. */
 export function fit(text: string, max: number): string {
     const one = text.replace(/\s+/g, " ").trim();

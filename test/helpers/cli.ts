@@ -49,8 +49,8 @@ export function runCliAsync(command: string, args: string[], timeoutMs = 120_000
 }
 
 /** Starts a long-running command (e.g. doctor --watch); the caller stops it. */
-export function startCli(command: string, args: string[]): ChildProcess {
-    return spawn(process.execPath, [BIN, command, ...args], { cwd: PROJECT, stdio: "ignore" });
+export function startCli(command: string, args: string[], opts: { stdout?: "pipe" } = {}): ChildProcess {
+    return spawn(process.execPath, [BIN, command, ...args], { cwd: PROJECT, stdio: ["ignore", opts.stdout ?? "ignore", "ignore"] });
 }
 
 /**
