@@ -17,6 +17,7 @@ import { filesSolverRewrites, shopLabProgress } from "../lab/shop/solve";
 import { shopSteps } from "../lab/shop/steps";
 import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
+import { loadSiteImages } from "../lab/tenants/siteImages";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { REALISTIC } from "../sim/profiles";
 import { ArgoCdVersion, ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion } from "../lab/platform/argocd";
@@ -357,10 +358,13 @@ export const simulate: Command = {
             });
             if (shopAsItStands)
                 say(`the shop lab is at step ${shopDone}, past --through ${through}: served as it stands, nothing of it solved`);
-            if (tenantsAsItStands)
+            if (tenantsAsItStands) {
                 say(
                     `the tenants lab is at step ${tenantsDone}, past ${tenantsFlag} ${tenantsThrough}: served as it stands, nothing of it solved`,
                 );
+                // the simulated node's images are not saved with the simulated cluster (a real node keeps its own): loaded again
+                await loadSiteImages(lab.kube.images, say);
+            }
             if (shop && !shopAsItStands) {
                 for (const f of filesSolverRewrites(shopLayout(root), shopDone, through))
                     say(

@@ -11,6 +11,9 @@ import * as path from "path";
 import { isAlive } from "../lab/ports/proc";
 import { REAL_PLANE } from "../realplane/versions";
 import { shopLayout } from "../lab/shop/layout";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
+import { tenantFile, tenantPath } from "../lab/tenants/repoFiles";
 import { BIN, runCli, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
@@ -571,47 +574,181 @@ describe("a served lab started again: the learner's work stays the learner's", f
         await run.exited;
     };
 
-    it("serves a lab killed mid-step as it stands, with the same command", async () => {
-        const root = await rootAt(3);
-        const layout = shopLayout(root);
-        const first = await served(root, ["--through", "3"]);
-        const env = { ...process.env, KUBECONFIG: path.join(root, "kubeconfig") };
-        const kubectl = (args: string[], input?: string) => {
-            const r = spawnSync("kubectl", args, { env, input, encoding: "utf8", timeout: 60_000 });
-            assert.strictEqual(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
-            return r.stdout;
+    /** What a restart must leave as the learner left it: the repository's refs, the clone, the lab's files. */
+    const learnersWork = async (root: string, layout: ReturnType<typeof shopLayout> | ReturnType<typeof tenantsLayout>) => {
+        const files = (dir: string) =>
+            fs.existsSync(dir)
+                ? fs
+                      .readdirSync(dir, { recursive: true, withFileTypes: true })
+                      .filter((e) => e.isFile() && !e.parentPath.includes(`${path.sep}.git`))
+                      .map(
+                          (e) =>
+                              `${path.relative(dir, path.join(e.parentPath, e.name))}: ${fs.readFileSync(path.join(e.parentPath, e.name), "utf8")}`,
+                      )
+                      .sort()
+                : [];
+        return {
+            refs: fs.existsSync(layout.bareRepo) ? await git(["for-each-ref", "--format=%(refname) %(objectname)"], layout.bareRepo) : null,
+            clone: fs.existsSync(path.join(layout.clone, ".git")) ? await git(["status", "--porcelain", "--branch"], layout.clone) : null,
+            files: [...files(layout.workDir), ...files(layout.clone)],
         };
-        // step 4 half done by hand: release/prod pushed and the live ApplicationSet's prod on it; appset.yaml part-edited, no pin.json
-        let step4: string[] = [];
+    };
+    const kubectlIn = (root: string) => (args: string[], input?: string) => {
+        const r = spawnSync("kubectl", args, {
+            env: { ...process.env, KUBECONFIG: path.join(root, "kubeconfig") },
+            input,
+            encoding: "utf8",
+            timeout: 60_000,
+        });
+        assert.strictEqual(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+        return r.stdout;
+    };
+    const commitAndPush = async (clone: string, message: string) => {
+        await git(["add", "-A"], clone);
+        await git(["commit", "--quiet", "-m", message], clone);
+        await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
+    };
+
+    // each step's midpoint: the learner's half of it done by hand (the cluster or the repository changed), its file not yet
+    const shopMidpoints: { step: number; name: string; act: (root: string) => Promise<void>; after?: (root: string) => void }[] = [
+        {
+            step: 1,
+            name: "repo",
+            act: async (root) => {
+                const layout = shopLayout(root);
+                await git(["init", "--quiet", "--bare", "--initial-branch=main", layout.bareRepo]);
+                await git(["clone", "--quiet", layout.bareRepo, layout.clone]);
+                fs.mkdirSync(path.join(layout.clone, "base"));
+                fs.writeFileSync(path.join(layout.clone, "base", "kustomization.yaml"), "resources:\n  - configmap.yaml\n");
+            },
+        },
+        {
+            step: 2,
+            name: "appset",
+            act: async (root) => void kubectlIn(root)(["apply", "-f", "-"], JSON.stringify(shopApplicationSet())),
+        },
+        {
+            step: 3,
+            name: "incident",
+            act: async (root) => {
+                const clone = shopLayout(root).clone;
+                const file = path.join(clone, "base", "configmap.yaml");
+                fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace('FEATURE_CHECKOUT_V2: "off"', 'FEATURE_CHECKOUT_V2: "on"'));
+                await commitAndPush(clone, "checkout v2 on");
+            },
+        },
+        {
+            step: 4,
+            name: "pin",
+            act: async (root) => {
+                const layout = shopLayout(root);
+                await git(["push", "--quiet", "origin", "HEAD~1:refs/heads/release/prod"], layout.clone);
+                const live = JSON.parse(kubectlIn(root)(["get", "applicationset", "shop", "-n", "argocd", "-o", "json"]));
+                live.spec.generators[0].list.elements = [
+                    { env: "dev", revision: "main" },
+                    { env: "prod", revision: "release/prod" },
+                ];
+                kubectlIn(root)(["replace", "-f", "-"], JSON.stringify(live));
+                fs.appendFileSync(layout.appsetFile, "# prod goes to release/prod (editing)\n");
+            },
+            after: (root) => {
+                const live = JSON.parse(kubectlIn(root)(["get", "applicationset", "shop", "-n", "argocd", "-o", "json"]));
+                assert.deepStrictEqual(
+                    live.spec.generators[0].list.elements.map((e: any) => `${e.env}=${e.revision}`),
+                    ["dev=main", "prod=release/prod"],
+                    "the learner's live ApplicationSet as the learner left it",
+                );
+            },
+        },
+        {
+            step: 5,
+            name: "drift",
+            act: async (root) =>
+                void kubectlIn(root)([
+                    "patch",
+                    "configmap",
+                    "shop-config",
+                    "-n",
+                    "shop-prod",
+                    "--type",
+                    "merge",
+                    "-p",
+                    '{"data":{"LOG_LEVEL":"debug"}}',
+                ]),
+        },
+        {
+            step: 6,
+            name: "promote",
+            act: async (root) =>
+                void (await git(["push", "--quiet", "origin", "origin/main:refs/heads/release/prod"], shopLayout(root).clone)),
+        },
+        {
+            step: 7,
+            name: "revert",
+            act: async (root) => {
+                const clone = shopLayout(root).clone;
+                await git(["pull", "--quiet", "--ff-only", "origin", "main"], clone);
+                const file = path.join(clone, "envs", "dev", "kustomization.yaml");
+                fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base\n", "  - ../../base\n  - missing.yaml\n"));
+                await commitAndPush(clone, "dev: add missing.yaml");
+            },
+        },
+        {
+            step: 8,
+            name: "report",
+            act: async (root) => fs.writeFileSync(path.join(shopLayout(root).workDir, "report.json"), '{ "dev_tracks": "main",'),
+        },
+    ];
+    for (const m of shopMidpoints)
+        it(`serves a lab killed mid-step ${m.step} (${m.name}) as it stands, with the same command`, async () => {
+            const through = String(m.step - 1);
+            const root = m.step === 1 ? fs.mkdtempSync(path.join(os.tmpdir(), "mid-1-")) : await rootAt(m.step - 1);
+            const layout = shopLayout(root);
+            const first = await served(root, ["--through", through]);
+            let before: Awaited<ReturnType<typeof learnersWork>>;
+            try {
+                await m.act(root);
+                before = await learnersWork(root, layout);
+            } finally {
+                await stop(first); // the interruption
+            }
+            const again = await served(root, ["--through", through]);
+            try {
+                assert.doesNotMatch(again.out(), new RegExp(`\\[step ${m.step} ${m.name}\\]`), `nothing of step ${m.step} is solved`);
+                assert.deepStrictEqual(await learnersWork(root, layout), before);
+                m.after?.(root);
+                const step = await runMain("verify", ["--root", root, "--step", String(m.step), "--offline"]);
+                assert.strictEqual(step.code, 1, step.out);
+                assert.match(step.stdout, new RegExp(`^step ${m.step} ${m.name}: not done`));
+            } finally {
+                await stop(again);
+                fs.rmSync(root, { recursive: true, force: true });
+            }
+        });
+
+    it("serves a tenants lab killed mid-step 3 as it stands, with the same command, its node's images loaded again", async () => {
+        // started with --through 1; step 2 done by hand (stall.json), step 3 under way: 1.2.1 pushed, recovery.json not yet
+        const root = await tenantsRootAt(2);
+        const layout = tenantsLayout(root);
+        const args = ["--lab", "tenants", "--through", "1"];
+        const first = await served(root, args);
+        let before: Awaited<ReturnType<typeof learnersWork>>;
         try {
-            await git(["push", "--quiet", "origin", "HEAD~1:refs/heads/release/prod"], layout.clone);
-            const live = JSON.parse(kubectl(["get", "applicationset", "shop", "-n", "argocd", "-o", "json"]));
-            live.spec.generators[0].list.elements = [
-                { env: "dev", revision: "main" },
-                { env: "prod", revision: "release/prod" },
-            ];
-            kubectl(["replace", "-f", "-"], JSON.stringify(live));
-            fs.appendFileSync(layout.appsetFile, "# prod goes to release/prod (editing)\n");
-            step4 = [fs.readFileSync(layout.appsetFile, "utf8"), await git(["rev-parse", "release/prod"], layout.bareRepo)];
+            for (const t of TENANTS) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await commitAndPush(layout.clone, "every tenant to 1.2.1");
+            before = await learnersWork(root, layout);
         } finally {
-            await stop(first); // the interruption
+            await stop(first);
         }
-        const again = await served(root, ["--through", "3"]);
+        const again = await served(root, args);
         try {
-            assert.match(again.out(), /\[step 2 appset\] applied already \(\S+appset\.yaml is there\): left as it stands/);
-            assert.doesNotMatch(again.out(), /\[step 4 pin\]/, "nothing of step 4 is solved");
-            assert.deepStrictEqual(
-                [fs.readFileSync(layout.appsetFile, "utf8"), await git(["rev-parse", "release/prod"], layout.bareRepo)],
-                step4,
-            );
-            const live = JSON.parse(kubectl(["get", "applicationset", "shop", "-n", "argocd", "-o", "json"]));
-            assert.deepStrictEqual(
-                live.spec.generators[0].list.elements.map((e: any) => `${e.env}=${e.revision}`),
-                ["dev=main", "prod=release/prod"],
-            );
-            const step = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.match(again.out(), /the tenants lab is at step 2, past --through 1: served as it stands, nothing of it solved/);
+            assert.match(again.out(), /site images in the simulated node: 1\.1\.0 loaded, 1\.2\.0 loaded, 1\.2\.1 loaded/);
+            assert.doesNotMatch(again.out(), /\[tenants 3 recovery\]/, "nothing of step 3 is solved");
+            assert.deepStrictEqual(await learnersWork(root, layout), before);
+            const step = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
             assert.strictEqual(step.code, 1, step.out);
-            assert.match(step.stdout, /^step 4 pin: not done/);
+            assert.match(step.stdout, /^step 3 recovery: not done/);
         } finally {
             await stop(again);
             fs.rmSync(root, { recursive: true, force: true });
