@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { Recovery, Stall } from "../lab/tenants/results";
 import type { TenantsTimeouts } from "../lab/tenants/scenario";
 import { labModule, PROJECT_DIR } from "../program/labModule";
-import { LabRunInputs, LabRunOutputs, labRunProvider } from "../program/labRunProvider";
+import { LabRunInputs, labRunProvider } from "../program/labRunProvider";
 
 export interface TenantsLabArgs {
     /** The cluster's kubeconfig (secret). */
@@ -31,8 +31,6 @@ export interface TenantsLabInputs extends LabRunInputs {
     timeouts: Partial<TenantsTimeouts>;
     deleteTimeoutSeconds: number;
 }
-/** ... and the outputs: the two results (null until their step ran). */
-export type TenantsLabOutputs = LabRunOutputs<TenantsLabInputs, { stall: Stall | null; recovery: Recovery | null }>;
 
 /**
  * Runs in the engine's dynamic provider process. create and update build the lab and carry it out

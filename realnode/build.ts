@@ -22,8 +22,6 @@ export function nodeCacheDir(pins: Record<keyof typeof REAL_NODE, string> = REAL
 
 export const nodeBinPath = (name: NodeBinary, dir = nodeCacheDir()) => path.join(dir, "bin", name);
 
-export const nodeBuilt = (dir = nodeCacheDir()) => NODE_BINARIES.every((b) => fs.existsSync(nodeBinPath(b, dir)));
-
 /** CoreDNS's plugins the node's DNS uses (its Corefile: realnode/manifests/coredns.yaml), in CoreDNS's own order. */
 export const COREDNS_PLUGINS = ["errors", "log", "health", "ready", "kubernetes", "cache", "reload", "loadbalance"] as const;
 

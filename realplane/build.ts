@@ -247,9 +247,6 @@ async function buildArgoCdBinary(
     await go(["build", "-ldflags", ldflags, "-o", outFile, "github.com/argoproj/argo-cd/v3/cmd"], d, env);
 }
 
-export const ARGOCD_BUILD_BINARIES = ["argocd", "kustomize"] as const;
-export type ArgoCdBinary = (typeof ARGOCD_BUILD_BINARIES)[number];
-
 /** Where an Argo CD release's argocd and kustomize are built (one folder per release and its pins). */
 export const argoCdBuildDir = (version: RealArgoCd) => {
     const pins: { kustomize: string; gitopsEngine: { module: string; version: string }; goToolchain?: string; commit?: string } =
@@ -262,8 +259,6 @@ export const argoCdBuildDir = (version: RealArgoCd) => {
         ...(pins.commit ? { commit: pins.commit } : {}),
     });
 };
-
-export const argoCdBinPath = (version: RealArgoCd, name: ArgoCdBinary) => path.join(argoCdBuildDir(version), "bin", name);
 
 /** Builds what is missing of an Argo CD release the real tier runs (REAL_ARGOCD): its argocd binary and the kustomize its image bundles. */
 export async function buildArgoCd(

@@ -89,7 +89,7 @@ export class FakeKube {
     readonly events = new EventEmitter();
     /** The simulated node's image store (its containerd's), which the simulated kubelet mounts image volumes from. */
     readonly images = new NodeImages();
-    /** Every request seen, for tests that check what the product did ("PATCH /apis/..."). */
+    /** The latest requests seen (at most `requestsKept`), for tests that check what the product did ("PATCH /apis/..."). */
     readonly requests: { method: string; path: string; contentType?: string; body?: any }[] = [];
 
     /**
@@ -100,7 +100,8 @@ export class FakeKube {
     private readonly history: Change[] = [];
     private static readonly HISTORY = 1000;
 
-    constructor() {
+    /** `requestsKept`: how many of the latest requests `requests` keeps (10 000). */
+    constructor(private readonly opts: { requestsKept?: number } = {}) {
         this.events.setMaxListeners(100);
     }
 
@@ -606,6 +607,9 @@ export class FakeKube {
                         code: 401,
                     });
                 this.requests.push({ method: req.method!, path: url.pathname, contentType: ctype || undefined, body });
+                // a served lab runs for days: the oldest go
+                const kept = this.opts.requestsKept ?? 10_000;
+                if (this.requests.length > kept) this.requests.splice(0, this.requests.length - kept);
                 if (req.method === "GET") {
                     if (url.pathname === "/openapi/v2") {
                         // an empty OpenAPI v2 document (protobuf, as kubectl asks): no schema, so kubectl validates nothing

@@ -111,6 +111,3 @@ export const FAST: ArgoTimings = {
 
 /** `simulate --realistic`: the defaults' work durations on the real clock (the long waits stay long). */
 export const REALISTIC: ArgoTimings = { ...V351_DEFAULTS };
-
-export const PROFILES = { fast: FAST, "v3.5.1-defaults": V351_DEFAULTS } as const;
-export type ProfileName = keyof typeof PROFILES;

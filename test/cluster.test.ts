@@ -14,6 +14,20 @@ describe("KubeCluster (the cluster port over @kubernetes/client-node)", function
     });
     after(async () => kube.stop());
 
+    it("the simulated API keeps only its latest requests (a served lab runs for days)", async () => {
+        const small = new FakeKube({ requestsKept: 3 });
+        const c = new KubeCluster(small.kubeconfig(await small.start()));
+        try {
+            for (const name of ["a", "b", "c", "d", "e"]) await c.getConfigMap("default", name);
+            assert.deepStrictEqual(
+                small.requests.map((r) => r.path),
+                ["c", "d", "e"].map((n) => `/api/v1/namespaces/default/configmaps/${n}`),
+            );
+        } finally {
+            await small.stop();
+        }
+    });
+
     it("answers null for an object that does not exist", async () => {
         assert.strictEqual(await cluster.getApplication("nope"), null);
         assert.strictEqual(await cluster.getConfigMap("shop-prod", "nope"), null);

@@ -1,5 +1,6 @@
 /**
- * The layout and the lint: `prettier --check` and eslint (lint/eslint.config.js), as `npm run lint`.
+ * The layout and the lint: `prettier --check`, eslint (lint/eslint.config.js) and knip's unused code
+ * (lint/knip.json), as `npm run lint`.
  * Tests rather than a step before mocha, for the type check's reason (test/typecheck.test.ts): each
  * runs in a worker beside the other files instead of on one core ahead of them. Their reports are
  * the failure's message; `npm run format` applies prettier's layout.
@@ -13,7 +14,7 @@ const CACHE = path.join(PROJECT, "node_modules", ".cache");
 
 /** Runs a tool's bin with node in the project; its exit code and everything it printed. */
 function tool(pkg: string, bin: string, args: string[]): Promise<{ code: number; text: string }> {
-    const file = path.join(path.dirname(require.resolve(`${pkg}/package.json`, { paths: [PROJECT] })), bin);
+    const file = path.join(PROJECT, "node_modules", pkg, bin); // (a package's exports may not list its package.json)
     return new Promise((resolve) =>
         execFile(
             process.execPath,
@@ -54,5 +55,11 @@ describe("the code's layout and lint", function () {
         ];
         const r = await tool("eslint", "bin/eslint.js", args);
         assert.strictEqual(r.code, 0, `eslint:\n${r.text}`);
+    });
+
+    // no unused file, export, type or dependency: an export that code Pulumi states hold requires by name carries @public
+    it("knip finds no unused file, export or dependency", async () => {
+        const r = await tool("knip", "bin/knip.js", ["--config", "lint/knip.json", "--no-progress"]);
+        assert.strictEqual(r.code, 0, `knip (remove what it names, or mark an export required from outside the code @public):\n${r.text}`);
     });
 });

@@ -45,17 +45,8 @@ export const ARGOCD_VERSIONS = Object.keys(ARGOCD_RELEASES) as ArgoCdVersion[];
 
 /** The version `up` installs and `simulate` simulates unless told otherwise: the one the real tier proves live. */
 export const DEFAULT_ARGOCD_VERSION: ArgoCdVersion = "v3.6.2";
-/** Kept for the places that name the default in text. */
-export const ARGOCD_VERSION = DEFAULT_ARGOCD_VERSION;
 
 export const isArgoCdVersion = (v: unknown): v is ArgoCdVersion => typeof v === "string" && Object.hasOwn(ARGOCD_RELEASES, v);
-
-/** The version, or a one-line error naming the supported ones. */
-export function argoCdRelease(version: string): ArgoCdRelease & { version: ArgoCdVersion } {
-    if (!isArgoCdVersion(version))
-        throw new Error(`Argo CD ${JSON.stringify(version)} is not offered: use one of ${ARGOCD_VERSIONS.join(", ")}`);
-    return { version, ...ARGOCD_RELEASES[version] };
-}
 
 /** The kustomization that applies a version's pinned install (components/argocd-install/<version>). */
 export const argoCdInstallDir = (version: ArgoCdVersion = DEFAULT_ARGOCD_VERSION, projectDir = path.join(__dirname, "..", "..")) =>

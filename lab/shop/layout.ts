@@ -21,5 +21,9 @@ export function shopLayout(root = "/"): ShopLayout {
     return labSite<ShopResultName>(root, { workDir: "cnpa-env", repoName: REPO_NAME });
 }
 
-/** The name the dynamic providers' delete code already kept in Pulumi's state calls (components/*.ts as they were serialized). */
+/**
+ * The name the dynamic providers' delete code already kept in Pulumi's state calls (components/*.ts as they were serialized).
+ * @public (required by name from stored states: test/architecture.test.ts)
+ * @alias
+ */
 export const labLayout = shopLayout;

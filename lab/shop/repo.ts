@@ -7,6 +7,7 @@ import { createLabRepo, deleteLabRepo, LabRepoResult, labRepoPaths, Log, RepoKin
 import { ShopLayout } from "./layout";
 import { renderShopConfig } from "./render";
 
+/** @public (the names the delete code kept in older Pulumi states requires from here: test/architecture.test.ts) */
 export { isOurBareRepo, makeWorldReadable, OWNER_KEY, SHARED_REPOSITORY } from "../platform/labRepo";
 export const OWNER_VALUE = "shop-repo";
 export const INITIAL_MESSAGE = "Shop base and dev/prod overlays (lab step 1)";

@@ -60,8 +60,3 @@ export type ShopResults = { [K in ShopResultName]?: z.infer<(typeof SHOP_RESULTS
 export function shopFieldsOf(name: ShopResultName): SchemaField[] {
     return SHOP_RESULT_SET.fieldsOf(name);
 }
-
-/** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
-export function parseShopResult<K extends ShopResultName>(name: K, value: unknown, where: string): z.infer<(typeof SHOP_RESULTS)[K]> {
-    return SHOP_RESULT_SET.parse(name, value, where);
-}

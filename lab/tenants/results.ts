@@ -60,12 +60,3 @@ export type TenantsResults = { [K in TenantsResultName]?: z.infer<(typeof TENANT
 export function tenantsFieldsOf(name: TenantsResultName): SchemaField[] {
     return TENANTS_RESULT_SET.fieldsOf(name);
 }
-
-/** The value if it is a valid `name` result, else an error that says which field is wrong and how. */
-export function parseTenantsResult<K extends TenantsResultName>(
-    name: K,
-    value: unknown,
-    where: string,
-): z.infer<(typeof TENANTS_RESULTS)[K]> {
-    return TENANTS_RESULT_SET.parse(name, value, where);
-}
