@@ -2,7 +2,7 @@
  * The Table form of the simulated API's GET answers (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`,
  * what `kubectl get` asks for), so a learner sees the columns the real API server sends: Kubernetes'
  * own printers for Pods, Jobs, Deployments, StatefulSets, Events, ConfigMaps and Namespaces
- * (pkg/printers/internalversion/printers.go at v1.33.5, the same columns and cells), Argo CD's CRDs
+ * (pkg/printers/internalversion/printers.go at v1.36.3, the real node's Kubernetes: the same columns and cells), Argo CD's CRDs
  * with the additionalPrinterColumns of the default version's shipped install (Name and Age when a CRD declares
  * none, as apiextensions-apiserver defaults them), and Name and Created At for the rest (the API
  * server's default table). Hand-written: no JavaScript library prints Kubernetes' server-side tables.
@@ -58,21 +58,27 @@ function podCells(pod: any, now: number): unknown[] {
     let restarts = 0;
     let lastRestart = 0;
     let running = false;
+    let errorReason = ""; // the reason of a container that ended with a non-zero exit code (v1.36.3; not in v1.33.5)
     for (let i = statuses.length - 1; i >= 0; i--) {
         const c = statuses[i];
         restarts += Number(c.restartCount ?? 0);
         const finished = c.lastState?.terminated?.finishedAt;
         if (finished) lastRestart = Math.max(lastRestart, Date.parse(finished));
         if (c.state?.waiting?.reason) reason = c.state.waiting.reason;
-        else if (c.state?.terminated?.reason) reason = c.state.terminated.reason;
-        else if (c.state?.terminated)
-            reason = c.state.terminated.signal ? `Signal:${c.state.terminated.signal}` : `ExitCode:${c.state.terminated.exitCode}`;
-        else if (c.ready && c.state?.running) {
+        else if (c.state?.terminated) {
+            const t = c.state.terminated;
+            reason = t.reason || (t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode ?? 0}`);
+            if (Number(t.exitCode ?? 0) !== 0) errorReason = reason;
+        } else if (c.ready && c.state?.running) {
             running = true;
             ready++;
         }
     }
-    if (reason === "Completed" && running) reason = has(pod.status?.conditions, "Ready") ? "Running" : "NotReady";
+    if (reason === "Completed") {
+        if (running && has(pod.status?.conditions, "Ready")) reason = "Running";
+        else if (errorReason) reason = errorReason;
+        else if (running) reason = "NotReady";
+    }
     if (pod.metadata?.deletionTimestamp && !["Succeeded", "Failed"].includes(pod.status?.phase)) reason = "Terminating";
     const restartCell = restarts && lastRestart ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
     const ip = pod.status?.podIPs?.[0]?.ip || pod.status?.podIP || "<none>";
@@ -112,7 +118,9 @@ function jobCells(job: any, now: number): unknown[] {
               ? "Suspended"
               : has(conds, "FailureTarget")
                 ? "FailureTarget"
-                : "Running";
+                : has(conds, "SuccessCriteriaMet")
+                  ? "SuccessCriteriaMet"
+                  : "Running";
     return [
         job.metadata.name,
         status,

@@ -97,6 +97,39 @@ describe("the Table form (sim/tables.ts)", () => {
         };
         assert.deepStrictEqual(toTable("Pod", restarted, { now }).rows[0].cells.slice(0, 4), ["p", "1/1", "Running", "2 (60s ago)"]);
     });
+
+    // printers_test.go at v1.36.3: TestPrintPod's test23 and test24, TestPrintJob's job10; and v1.36.3's errorReason
+    // (printPod: a Completed status shows the reason of a container that ended non-zero, where v1.33.5's showed Completed)
+    const podOf = (name: string, statuses: any[]) => ({
+        metadata: { name, creationTimestamp: "2026-12-01T12:00:00Z" },
+        spec: { containers: statuses.map(() => ({})) },
+        status: { phase: "Failed", containerStatuses: statuses },
+    });
+    const running = (ready: boolean) => ({ ready, state: { running: { startedAt: "2026-12-01T12:00:00Z" } } });
+    const ended = (ready: boolean, exitCode: number, reason?: string) => ({
+        ready,
+        state: { terminated: { exitCode, ...(reason ? { reason } : {}) } },
+    });
+    for (const [pod, want] of [
+        [podOf("test23", [running(true), ended(true, 1, "podCrash"), ended(true, 0)]), ["test23", "1/3", "podCrash", "0"]],
+        [podOf("test24", [running(false), ended(false, 1, "podCrash"), ended(false, 0)]), ["test24", "0/3", "podCrash", "0"]],
+        [
+            podOf("completed-then-error", [ended(false, 0, "Completed"), ended(false, 1, "Error")]),
+            ["completed-then-error", "0/2", "Error", "0"],
+        ],
+        [podOf("completed", [ended(false, 0, "Completed")]), ["completed", "0/1", "Completed", "0"]],
+    ] as [any, string[]][])
+        it(`Pod ${pod.metadata.name}: STATUS ${want[2]} (Kubernetes 1.36's printPod)`, () =>
+            assert.deepStrictEqual(toTable("Pod", pod, { now }).rows[0].cells.slice(0, 4), want));
+
+    it("a Job whose success criteria are met, not yet Complete, shows SuccessCriteriaMet (TestPrintJob job10)", () => {
+        const job = {
+            metadata: { name: "job10", creationTimestamp: "2026-12-01T12:00:00Z" },
+            spec: {},
+            status: { succeeded: 0, conditions: [{ type: "SuccessCriteriaMet", status: "True" }] },
+        };
+        assert.deepStrictEqual(toTable("Job", job, { now }).rows[0].cells.slice(0, 5), ["job10", "SuccessCriteriaMet", "0/1", "", "0s"]);
+    });
 });
 
 describe("kubectl get on the simulated tenants lab at the stall (the real kubectl)", function () {
