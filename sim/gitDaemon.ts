@@ -7,6 +7,7 @@ import { gitDaemonArgs } from "../lab/platform/gitDaemon";
 import { run } from "../lab/ports/exec";
 import { sleep } from "../lab/ports/wait";
 
+/** A loopback port that was just free: nothing listens on it. */
 export async function freePort(): Promise<number> {
     return new Promise((resolve, reject) => {
         const s = net.createServer();

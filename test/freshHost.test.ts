@@ -13,7 +13,6 @@ import { GITD_ENV } from "../lab/platform/gitDaemon";
 import { HostProbe, preflightChecks } from "../lab/platform/preflight";
 import { waitWorkloadsReady } from "../lab/platform/readiness";
 import { KubeCluster } from "../lab/ports/cluster";
-import { run } from "../lab/ports/exec";
 import { verify } from "../lab/shop/checks";
 import { shopLayout, ShopLayout } from "../lab/shop/layout";
 import { createShopRepo, INITIAL_MESSAGE, OWNER_KEY, OWNER_VALUE } from "../lab/shop/repo";
@@ -22,8 +21,8 @@ import { FakeKube } from "../sim/fakeApi";
 import { startGitDaemon } from "../sim/gitDaemon";
 import { runCli } from "./helpers/cli";
 import { expect, holds } from "./helpers/expect";
+import { git } from "./helpers/git";
 
-const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
 const freshLayout = () => shopLayout(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-host-")));
 const count = (l: ShopLayout) => git(["--git-dir", l.bareRepo, "rev-list", "--count", "main"]);
 

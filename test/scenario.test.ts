@@ -6,14 +6,12 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { run } from "../lab/ports/exec";
 import { addMissingResource, INCIDENT_MESSAGE, readShopResults, runShopScenario, switchFeatureOn } from "../lab/shop/scenario";
 import { cannotSyncBecause } from "../lab/argo/application";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { expect, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
-
-const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+import { git } from "./helpers/git";
 
 /** Another person's clone of the lab repository, to move the remote under the scenario's feet. */
 async function otherClone(at: LabAt): Promise<string> {

@@ -10,8 +10,7 @@ import { GITD_ENV } from "../lab/platform/gitDaemon";
 import { readRepoFiles, REPO_FILES } from "../lab/shop/repoFiles";
 import { createShopRepo, deleteShopRepo, INITIAL_MESSAGE } from "../lab/shop/repo";
 import { startGitDaemon } from "../sim/gitDaemon";
-
-const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+import { git } from "./helpers/git";
 
 function tempLayout(): ShopLayout {
     return shopLayout(fs.mkdtempSync(path.join(os.tmpdir(), "shop-repo-")));

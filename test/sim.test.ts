@@ -7,7 +7,6 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
-import { run } from "../lab/ports/exec";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { addMissingResource } from "../lab/shop/scenario";
 import { expect, expectConsistently, failed, holds, pending, succeeded } from "./helpers/expect";
@@ -24,8 +23,7 @@ import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../lab/ports/lock";
 import { RenderError, RepoServer } from "../sim/repoServer";
 import { kustomizeBuild } from "../lab/ports/kustomize";
-
-const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+import { git } from "./helpers/git";
 
 async function pushCommit(at: LabAt, file: string, content: string, message: string): Promise<string> {
     const clone = at.lab.layout.clone;

@@ -6,15 +6,13 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
-import { run } from "../lab/ports/exec";
 import { addMissingResource, switchFeatureOn } from "../lab/shop/scenario";
 import { Change } from "../sim/fakeApi";
 import { VirtualClock } from "../sim/clock";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { operationPhaseIs } from "./helpers/expectations";
 import { labAt, LabAt } from "./helpers/labAt";
-
-const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+import { git } from "./helpers/git";
 
 async function pushEdit(at: LabAt, file: string, edit: (t: string) => string, message: string): Promise<string> {
     const clone = at.lab.layout.clone;

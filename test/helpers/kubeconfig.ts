@@ -2,7 +2,6 @@
  * Kubeconfigs of clusters that are not there, for tests of what a command says when nothing answers.
  */
 import * as fs from "fs";
-import * as net from "net";
 import * as path from "path";
 
 /** Writes DIR/kubeconfig whose one cluster's server is `server`, with a token user; returns its path. */
@@ -22,13 +21,5 @@ export function kubeconfigFor(dir: string, server: string): string {
     return file;
 }
 
-/** A loopback port that was just free: nothing listens on it. */
-export function freePort(): Promise<number> {
-    return new Promise((resolve) => {
-        const s = net.createServer();
-        s.listen(0, "127.0.0.1", () => {
-            const p = (s.address() as net.AddressInfo).port;
-            s.close(() => resolve(p));
-        });
-    });
-}
+/** A loopback port that was just free: nothing listens on it (the simulation's own, for its git daemon). */
+export { freePort } from "../../sim/gitDaemon";

@@ -8,7 +8,6 @@ import * as os from "os";
 import * as path from "path";
 import * as assert from "assert";
 import { expect, holds } from "./expect";
-import { run } from "../../lab/ports/exec";
 import { LINE_MAX } from "../../lab/kit/text";
 import { snapshotCache } from "./snapshots";
 import { KubeCluster } from "../../lab/ports/cluster";
@@ -76,8 +75,7 @@ export async function tenantsRootAt(step: number): Promise<string> {
     return at.layout.root;
 }
 
-/** git in a folder, its output trimmed. */
-export const git = async (args: string[], cwd?: string) => (await run("git", args, { cwd })).stdout.trim();
+export { git } from "./git";
 export const app = (at: TenantsAt, name: string) => at.lab.kube.get("Application", "argocd", name);
 export const appset = (at: TenantsAt) => at.lab.kube.get("ApplicationSet", "argocd", "tenants");
 
