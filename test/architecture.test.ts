@@ -81,7 +81,9 @@ describe("the project stands alone", () => {
         assert.deepStrictEqual(dated, []);
     });
 
-    it("the top level is the design card's (Pulumi.yaml, Pulumi.dev.yaml, package.json, index.ts, components, gitrepo, test) and the folders beside it, no stray file", () => {
+    // the top level is the design card's (Pulumi.yaml, Pulumi.dev.yaml, package.json, index.ts, components, gitrepo,
+    // test) and the folders beside it, no stray file
+    it("the top level is the design card's", () => {
         const card = ["Pulumi.yaml", "Pulumi.dev.yaml", "package.json", "index.ts", "components", "gitrepo", "test"];
         const beside = [
             "package-lock.json",
@@ -205,7 +207,9 @@ describe("the dynamic providers' code in a Pulumi state", () => {
         assert.ok(fs.existsSync(path.join(PROJECT, "cli/register.js")));
     });
 
-    it("every lab function a component's provider takes by name from labModule() is there under that name, and so are the names older states' delete code takes (layout.labLayout)", () => {
+    // every lab function a component's provider takes by name from labModule() is there under that name, and so are the
+    // names older states' delete code takes (layout.labLayout)
+    it("every name a provider takes from labModule() is there", () => {
         // the module table as labModule() has it (read from its text: calling it would make this process leave with its engine)
         const table = new Map([...read("program/labModule.ts").matchAll(/^ {8}(\w+): "(lab\/[\w/]+)",$/gm)].map((m) => [m[1], m[2]]));
         const labModule = (mod: string) => require(path.join(PROJECT, table.get(mod) ?? `no module ${mod}`));

@@ -32,7 +32,9 @@ describe("the grader's bare repository", function () {
     });
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-    it("given commits asked about once, when the repository is gone, then the same instance answers as before (git is not asked again), and a new one finds nothing", async () => {
+    // given commits asked about once, when the repository is gone, then the same instance answers as before (git is not
+    // asked again), and a new one finds nothing
+    it("answers about commits are kept per instance", async () => {
         const a = await commit("one");
         const b = await commit("two");
         await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"]);

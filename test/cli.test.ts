@@ -15,7 +15,9 @@ describe("npm run simulate", function () {
     const layout = shopLayout(root);
 
     // in this process (runMain): what is checked is what it prints and leaves, not the process
-    it("given --through 3, then it stops after the incident and says plainly the cluster was simulated; when run again, then it resumes, writes all six files and prints the report", async () => {
+    // given --through 3, then it stops after the incident and says plainly the cluster was simulated; when run again,
+    // then it resumes, writes all six files and prints the report
+    it("--through 3 stops after the incident; run again, it resumes", async () => {
         const r = await runMain("simulate", ["--root", root, "--through", "3"]);
         assert.strictEqual(r.code, 0, r.out);
         assert.match(r.out, /SIMULATED CLUSTER: no Kubernetes and no Argo CD run here/);

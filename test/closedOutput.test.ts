@@ -65,7 +65,9 @@ describe("a command whose output's reader is gone", function () {
         assert.ok(running(child.pid!));
     });
 
-    it("given gitops-lab simulate (the bin, as a user runs it) under that handler, when its reader goes, then it ends with 1 at its next line of progress", async () => {
+    // given gitops-lab simulate (the bin, as a user runs it) under that handler, when its reader goes, then it ends
+    // with 1 at its next line of progress
+    it("simulate ends when its reader goes", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "closed-output-"));
         fs.chmodSync(root, 0o755);
         const bin = path.join(PROJECT, "bin", "gitops-lab");

@@ -286,7 +286,9 @@ describe("rollout doctor: the cause where it really is", () => {
         assert.match(await metricsText([d]), /^gitops_lab_rollout_stuck\{.*reason="ProgressiveSyncsOff"\} 1$/m);
     });
 
-    it("given a step the condition names whose Applications are all Healthy, past --stuck-after, then it says what is inconsistent, and the metric still has a series", async () => {
+    // given a step the condition names whose Applications are all Healthy, past --stuck-after, then it says what is
+    // inconsistent, and the metric still has a series
+    it("a step of Healthy Applications held: inconsistent", async () => {
         const tenants = [
             { name: "mandant-a", step: 1, status: "Healthy" as const, since: 70 },
             { name: "mandant-b", step: 2, status: "Waiting" as const, since: 70 },

@@ -118,7 +118,9 @@ describe("rollout doctor: named findings", () => {
         assert.deepStrictEqual(kinds(diagnosed(fieldReport())), ["SyncFailed mandant-b 2"]);
     });
 
-    it("given an entry Healthy while its Application is OutOfSync at the target and no sync since (#29240), then HealthyOutOfSync with the last synced revision", () => {
+    // given an entry Healthy while its Application is OutOfSync at the target and no sync since (#29240), then
+    // HealthyOutOfSync with the last synced revision
+    it("Healthy but OutOfSync is HealthyOutOfSync", () => {
         const d = diagnosed(
             rollout([
                 { name: "mandant-a", step: 1, status: "Healthy" },
@@ -234,7 +236,9 @@ describe("rollout doctor: named findings", () => {
         assert.match(only(d, "SelectedTwice")[0].message, /selected by steps 1 and 2/);
     });
 
-    it("given a step with no matchExpressions, one that selects nothing, an operator v3.5.1 does not know and invalid maxUpdates, then each is named", () => {
+    // given a step with no matchExpressions, one that selects nothing, an operator v3.5.1 does not know and invalid
+    // maxUpdates, then each is named
+    it("each invalid step is named", () => {
         const d = diagnosed(
             rollout([{ name: "mandant-a", step: 1, status: "Healthy" }], {
                 steps: [
@@ -267,7 +271,9 @@ describe("rollout doctor: named findings", () => {
         assert.match(msg("EmptyStep", 3), /has no matchExpressions: it selects every Application \(1\)/);
     });
 
-    it("given maxUpdate 1 and one Application of the step Progressing, then the Waiting ones are held: 'not allowed to update yet, 1/1 in step 1' (#16881)", () => {
+    // given maxUpdate 1 and one Application of the step Progressing, then the Waiting ones are held: 'not allowed to
+    // update yet, 1/1 in step 1' (#16881)
+    it("maxUpdate 1 holds the Waiting ones", () => {
         const d = diagnosed(holding());
         assert.deepStrictEqual(kinds(d), ["MaxUpdateHolding mandant-b 1", "MaxUpdateHolding mandant-c 1"]);
         assert.match(
@@ -308,7 +314,9 @@ describe("rollout doctor: named findings", () => {
         assert.deepStrictEqual(only(diagnosed(l), "MaxUpdateHolding"), []);
     });
 
-    it("given a tenant whose last sync failed and whose entry now waits for the fixed revision, then no SyncFailed: its failure was the old revision's", () => {
+    // given a tenant whose last sync failed and whose entry now waits for the fixed revision, then no SyncFailed: its
+    // failure was the old revision's
+    it("an old revision's failure is not SyncFailed", () => {
         const tenants: TenantSpec[] = [
             { name: "mandant-a", step: 1, status: "Progressing", since: 1 },
             { name: "mandant-b", step: 2, status: "Waiting", since: 1, app: failedPreSync("site-setup", "mandant-b", false) },
@@ -465,7 +473,9 @@ describe("rollout doctor: named findings", () => {
             assert.match(f.todo, /five cron fields/);
         });
 
-        it("when the window applies to other Applications (or, with andOperator, not to all of its lists), or the operation overruns into it, then only the operation's message speaks", () => {
+        // when the window applies to other Applications (or, with andOperator, not to all of its lists), or the
+        // operation overruns into it, then only the operation's message speaks
+        it("a window that does not hold the sync is not named", () => {
             for (const w of [
                 { kind: "deny", schedule: "0 14 * * *", duration: "2h", applications: ["shop-*"] },
                 {

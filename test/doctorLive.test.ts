@@ -238,7 +238,9 @@ describe("rollout doctor against a cluster", function () {
         );
     });
 
-    it("given --watch with an hour between rounds, when the rollout moves, then the command re-diagnoses at once (the watch's change), not an hour later", async () => {
+    // given --watch with an hour between rounds, when the rollout moves, then the command re-diagnoses at once (the
+    // watch's change), not an hour later
+    it("--watch re-diagnoses on a change, not the hour", async () => {
         await watchStuckThenResumed("3600", "within 30 s of the change (rounds only every --interval?)");
     });
 
@@ -278,7 +280,9 @@ describe("rollout doctor against a cluster", function () {
         assert.strictEqual(JSON.parse(r.stdout).applicationSets[0].blocking[0].hook.log, "config/system/settings.php is not writable.");
     });
 
-    it("given mandant-c raced ahead and its own hook failed too, then live mode reads its Job and its Pod's log as well, and names both with their Jobs' reasons", async () => {
+    // given mandant-c raced ahead and its own hook failed too, then live mode reads its Job and its Pod's log as well,
+    // and names both with their Jobs' reasons
+    it("two failing tenants are both read and named", async () => {
         for (const o of raced().items) kube.put(o, "setup");
         kube.put(hookPod("mandant-c", "site-setup", "c1", "", 57), "setup");
         kube.podLogs.set("mandant-c/site-setup-c1", TYPO3_ERROR);
@@ -295,7 +299,9 @@ describe("rollout doctor against a cluster", function () {
         assert.match(findings[1].message, /failed \(BackoffLimitExceeded: [^)]*\): "config\/system\/settings\.php is not writable"/);
     });
 
-    it("given 25 Applications whose own sync failed at other steps, then a round lists Jobs and Pods in the blocking namespace and 20 of theirs, no more", async () => {
+    // given 25 Applications whose own sync failed at other steps, then a round lists Jobs and Pods in the blocking
+    // namespace and 20 of theirs, no more
+    it("a round reads at most 20 other namespaces", async () => {
         const c = raced().items.find((o: any) => o.kind === "Application" && o.metadata.name === "mandant-c");
         for (let i = 0; i < 25; i++) {
             const name = `failed-${String(i).padStart(2, "0")}`;
@@ -418,7 +424,9 @@ describe("rollout doctor: the command on a saved dump", function () {
     });
 
     // its series are grouped without the reason
-    it("the shipped PrometheusRule's stuck alert names the ApplicationSet, step and application, and keeps its series when the reason flips; the skip has its own", () => {
+    // the shipped PrometheusRule's stuck alert names the ApplicationSet, step and application, and keeps its series
+    // when the reason flips; the skip has its own
+    it("the PrometheusRule's alerts and their labels", () => {
         // the timing itself (within 2 minutes of the hook Job's failure) is proven by promtool in the real tier: test/real/alertRules.real.ts
         const rule = parse(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "prometheusrule.yaml"), "utf8"));
         assert.strictEqual(rule.apiVersion, "monitoring.coreos.com/v1");

@@ -146,7 +146,9 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
         return l;
     };
 
-    it("given an entry Healthy while its Application is OutOfSync at the target, then it is its own finding: the step, both revisions, the remedy", () => {
+    // given an entry Healthy while its Application is OutOfSync at the target, then it is its own finding: the step,
+    // both revisions, the remedy
+    it("Healthy but OutOfSync is its own finding", () => {
         const [d] = diagnose(dumpFromList(skippedReport()), opts);
         assert.deepStrictEqual(d.skipped, [
             {

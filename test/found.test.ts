@@ -77,7 +77,9 @@ describe("the program on an adopted cluster (Pulumi mocks, the cluster read thro
         return file;
     };
 
-    it("given an Argo CD and a gitsrv namespace already there, then the stack declares neither: nothing of theirs is created, so destroy removes nothing of theirs", async () => {
+    // given an Argo CD and a gitsrv namespace already there, then the stack declares neither: nothing of theirs is
+    // created, so destroy removes nothing of theirs
+    it("found Argo CD and gitsrv are not the stack's", async () => {
         kube = await startFakeKubeThread([ns("argocd"), ns("gitsrv"), applicationCrd, cmdParams(true)]);
         const file = kubeconfigFile(kube.kubeconfig);
         assert.deepStrictEqual(foundInCluster(file, ["gitsrv"]), { argocd: true, progressiveSyncs: true, namespaces: ["gitsrv"] });

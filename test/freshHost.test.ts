@@ -49,7 +49,9 @@ describe("fresh host: step 1", function () {
         assert.strictEqual(await git(["--git-dir", l.bareRepo, "rev-parse", "main"]), initialCommit);
     });
 
-    it("given a run killed while creating the bare repository (a half-built .partial copy), then the next run builds it and does not call it foreign", async () => {
+    // given a run killed while creating the bare repository (a half-built .partial copy), then the next run builds it
+    // and does not call it foreign
+    it("a half-built bare repository is built again", async () => {
         const l = freshLayout();
         fs.mkdirSync(l.bareDir, { recursive: true });
         await git(["init", "--quiet", "--bare", path.join(l.bareDir, ".shop-envs.git.partial")]); // no owner mark yet
@@ -72,7 +74,9 @@ describe("fresh host: step 1", function () {
         assert.strictEqual(await count(l), "1");
     });
 
-    it("given a run killed after the push and before recording the first commit, then the next run recognises it instead of failing on git commit", async () => {
+    // given a run killed after the push and before recording the first commit, then the next run recognises it instead
+    // of failing on git commit
+    it("a pushed, unrecorded first commit is recognised", async () => {
         const l = freshLayout();
         const first = await createShopRepo(l, readRepoFiles());
         await git(["--git-dir", l.bareRepo, "config", "--unset", "gitops-lab.initialcommit"]);
@@ -112,7 +116,9 @@ describe("fresh host: root's umask and the git daemon (nobody)", function () {
         return git(["rev-parse", "HEAD"], l.clone);
     }
 
-    it("given umask 077, when root pushes after step 1, then the daemon as nobody still serves the new commit, and verify finds everything readable", async function () {
+    // given umask 077, when root pushes after step 1, then the daemon as nobody still serves the new commit, and verify
+    // finds everything readable
+    it("umask 077: the daemon still serves new commits", async function () {
         if (process.getuid?.() !== 0) this.skip(); // running the daemon as nobody needs root (CI and lab hosts are root)
         const l = freshLayout();
         fs.chmodSync(l.root, 0o755);
@@ -233,7 +239,9 @@ printf '#!/bin/sh\\nrm -f "%s/k3s" "%s/k3s-uninstall.sh"; echo uninstalled > "%s
         assert.ok(!fs.existsSync(path.join(h.dir, "uninstalled")));
     });
 
-    it("given a k3s install killed before the installer wrote its uninstaller, then the next run installs it again, and a destroy instead removes what it left", () => {
+    // given a k3s install killed before the installer wrote its uninstaller, then the next run installs it again, and a
+    // destroy instead removes what it left
+    it("a half-installed k3s is installed again or removed", () => {
         const h = fakeHost(GOOD_INSTALLER);
         fs.mkdirSync(path.dirname(h.marker), { recursive: true });
         fs.writeFileSync(h.marker, "v1.33.5+k3s1\n");
@@ -309,7 +317,9 @@ describe("fresh host: waiting for Argo CD and the git daemon", function () {
         );
     });
 
-    it("given a Pod whose image the registry does not have, then the wait ends at its first look, naming the Pod, the image and the reason, with no grace", async () => {
+    // given a Pod whose image the registry does not have, then the wait ends at its first look, naming the Pod, the
+    // image and the reason, with no grace
+    it("a missing image ends the wait at once", async () => {
         kube.put(deployment("gitd", 0), "setup");
         const message =
             'Back-off pulling image "docker.io/library/buildpack-deps:bookworm-scn": ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image: failed to resolve image: docker.io/library/buildpack-deps:bookworm-scn: not found';

@@ -74,7 +74,9 @@ describe("the real tiers on a host", function () {
         assert.ok(!missing.some((m) => m.startsWith("iptables ")), "what is there is not named");
     });
 
-    it("given a node's lock held by a live process, then a second node is refused in one line naming it; once that process is gone, the lock is taken over", async () => {
+    // given a node's lock held by a live process, then a second node is refused in one line naming it; once that
+    // process is gone, the lock is taken over
+    it("a node's lock: refused while held, then taken over", async () => {
         const lock = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "node-lock-")), "node.lock");
         // the holder: another process that took the lock through the same code
         const holder = spawn(
@@ -118,7 +120,9 @@ describe("the real tiers on a host", function () {
 });
 
 describe("the image cache after an interrupted build", () => {
-    it("given work folders of a build that is gone, of one without a PID and of a live one, then removeStalePartials removes the first two and keeps the live one's", async () => {
+    // given work folders of a build that is gone, of one without a PID and of a live one, then removeStalePartials
+    // removes the first two and keeps the live one's
+    it("stale build folders go, a live build's stays", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "image-partials-"));
         const done = path.join(dir, "docker.io_library_busybox_1.37.0-abc");
         const gone = spawn(process.execPath, ["-e", ""]);

@@ -130,7 +130,9 @@ describe("the rollout doctor in the cluster", function () {
             assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed/);
         });
 
-        it("given the served tenants stall and only a kubeconfig (KUBECONFIG), when kubectl rollout-doctor runs, then it names the hook's error from its Pod's log", async () => {
+        // given the served tenants stall and only a kubeconfig (KUBECONFIG), when kubectl rollout-doctor runs, then it
+        // names the hook's error from its Pod's log
+        it("kubectl rollout-doctor names the hook's error", async () => {
             const at = await tenantsAt(2);
             try {
                 await at.givenUp();
@@ -361,7 +363,9 @@ describe("the rollout doctor in the cluster", function () {
             );
     });
 
-    it("bench --doctor's machinery at a small scale: the synthetic stuck rollouts are found live and from a dump (the README's figures come from the full scale)", async () => {
+    // bench --doctor's machinery at a small scale: the synthetic stuck rollouts are found live and from a dump (the
+    // README's figures come from the full scale)
+    it("bench --doctor at a small scale", async () => {
         const r = await benchDoctor({ apps: 40, appsets: 4, pods: 80, stuck: 1 }, 1, () => {});
         assert.deepStrictEqual(
             { stuck: r.live.stuck, watchStuck: r.watch.stuck, rounds: r.live.rounds_s.length, fromApps: r.from.applications },

@@ -116,7 +116,9 @@ describe("scenario steps (simulated cluster)", function () {
         beforeEach(async () => (at = await labAt(3)));
         afterEach(async () => at.stop());
 
-        it("given the incident, when prod is pinned, then release/prod is the incident's parent, the ApplicationSet's prod element changes, and prod is off again", async () => {
+        // given the incident, when prod is pinned, then release/prod is the incident's parent, the ApplicationSet's
+        // prod element changes, and prod is off again
+        it("pin: release/prod at the incident's parent", async () => {
             const appsBefore = at.lab.kube.requests.length;
             const { results } = await at.solve(4);
             const incident = results.incident!;
@@ -161,7 +163,9 @@ describe("scenario steps (simulated cluster)", function () {
             }
         });
 
-        it("given a run stopped between the drift patch and selfHeal's repair, when step 5 runs again, then Git's value comes from Git and the step finishes", async () => {
+        // given a run stopped between the drift patch and selfHeal's repair, when step 5 runs again, then Git's value
+        // comes from Git and the step finishes
+        it("step 5 resumed after the drift patch", async () => {
             const at = await labAt(4);
             try {
                 // what the stopped run left: LOG_LEVEL drifted, not yet repaired (the application controller held still)
@@ -267,7 +271,9 @@ describe("scenario steps (simulated cluster)", function () {
         beforeEach(async () => (at = await labAt(6)));
         afterEach(async () => at.stop());
 
-        it("given prod promoted, when dev gets a commit that cannot render, then dev shows the ComparisonError, prod stays at the promoted commit, and a revert heals dev", async () => {
+        // given prod promoted, when dev gets a commit that cannot render, then dev shows the ComparisonError, prod
+        // stays at the promoted commit, and a revert heals dev
+        it("a render error on dev leaves prod, and a revert heals", async () => {
             const { results } = await at.solve(7);
             const r = results.revert!;
             assert.strictEqual(r.prod_revision_during, results.promote!.to);
@@ -395,7 +401,9 @@ describe("step 8 refuses a report it cannot derive", function () {
 describe("a run that died after its push", function () {
     this.timeout(120_000);
 
-    it("given the incident commit was made (not pushed) and no incident.json, when the step runs again, then it reuses the commit instead of committing twice", async () => {
+    // given the incident commit was made (not pushed) and no incident.json, when the step runs again, then it reuses
+    // the commit instead of committing twice
+    it("an unpushed incident commit is reused", async () => {
         const at = await labAt(2);
         try {
             const clone = at.lab.layout.clone;

@@ -49,7 +49,9 @@ describe("the silent skip (#29240) in the simulated Argo CD, as v3.5.1 does it o
         if (root) fs.rmSync(root, { recursive: true, force: true });
     });
 
-    it("given respec-s rolled out, when its element's path changes, then its entry turns Healthy on the last status, no sync starts, and the doctor names HealthyOutOfSync", async () => {
+    // given respec-s rolled out, when its element's path changes, then its entry turns Healthy on the last status, no
+    // sync starts, and the doctor names HealthyOutOfSync
+    it("a changed path is skipped silently, and named", async () => {
         await expect(
             holds(
                 "respec-s rolled out with no sync left to run",

@@ -167,7 +167,9 @@ describe("Argo CD simulation: application controller", function () {
             "break dev",
         );
 
-    it("given a new commit, when nothing refreshes, then the app stays at the old one (Git is polled every few minutes); when refreshed, then it moves and the annotation is removed", async () => {
+    // given a new commit, when nothing refreshes, then the app stays at the old one (Git is polled every few minutes);
+    // when refreshed, then it moves and the annotation is removed
+    it("a new commit waits for the poll or a refresh", async () => {
         const before = app(at).status.sync.revision;
         const sha = await pushCommit(at, "README.md", "docs\n", "docs only");
         // for 10 reconcile delays nothing looks at Git
@@ -189,7 +191,9 @@ describe("Argo CD simulation: application controller", function () {
         );
     });
 
-    it("given a commit that cannot render, when refreshed, then a ComparisonError with v3.5.1's message (its checkout as <path to cached source>), sync Unknown and the literal revision", async () => {
+    // given a commit that cannot render, when refreshed, then a ComparisonError with v3.5.1's message (its checkout as
+    // <path to cached source>), sync Unknown and the literal revision
+    it("a render error is v3.5.1's ComparisonError", async () => {
         await breakDev();
         await refresh("shop-dev", "normal");
         await expect(appHasCondition(() => app(at), "ComparisonError"));
@@ -203,7 +207,9 @@ describe("Argo CD simulation: application controller", function () {
         assert.strictEqual(app(at).status.sync.revision, "main");
     });
 
-    it("given a render error that failed 3 times, when refreshed again, then the error is cached; a hard refresh bypasses the cache; the revert heals it", async () => {
+    // given a render error that failed 3 times, when refreshed again, then the error is cached; a hard refresh bypasses
+    // the cache; the revert heals it
+    it("a render error is cached; a hard refresh bypasses", async () => {
         await breakDev();
         // three failures, then the fourth comparison gets the cached error
         for (let i = 0; i < 4; i++) {
@@ -233,7 +239,9 @@ describe("Argo CD simulation: application controller", function () {
         );
     });
 
-    it("given selfHeal, when a managed object drifts twice, then it is repaired in place (uid kept), the first time without backoff and the repeat after it", async () => {
+    // given selfHeal, when a managed object drifts twice, then it is repaired in place (uid kept), the first time
+    // without backoff and the repeat after it
+    it("selfHeal repairs drift in place, then backs off", async () => {
         const uid = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid;
         const level = () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL;
         for (let i = 0; i < 2; i++) {
@@ -268,7 +276,9 @@ describe("Argo CD simulation: application controller", function () {
 describe("Argo CD simulation: the repo-server's kustomize runs (remembered by content)", function () {
     this.timeout(60_000);
 
-    it("given two commits of the same files (as two labs built apart make), then kustomize runs once; a hard refresh, or other files, run it again", async () => {
+    // given two commits of the same files (as two labs built apart make), then kustomize runs once; a hard refresh, or
+    // other files, run it again
+    it("kustomize runs once per files, unless hard", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "render-memo-"));
         const bare = path.join(dir, "repo.git");
         const work = path.join(dir, "work");
@@ -374,7 +384,9 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
     }
     const events = (lines: string[]) => lines.map((l) => JSON.parse(l)).map((e) => `${e.type} ${e.object.metadata?.name ?? e.object.code}`);
 
-    it("given an object deleted after a list, when a watch opens from the list's resourceVersion, then it gets the deletion (with a resourceVersion of its own) and nothing from before", async () => {
+    // given an object deleted after a list, when a watch opens from the list's resourceVersion, then it gets the
+    // deletion (with a resourceVersion of its own) and nothing from before
+    it("a watch from a list's resourceVersion sees a deletion between", async () => {
         kube.put(cm("before", "1"), "client");
         kube.put(cm("gone", "1"), "client");
         const listed = Number(kube.list("ConfigMap", "default").reduce((m, o) => Math.max(m, Number(o.metadata.resourceVersion)), 0));
@@ -477,7 +489,9 @@ describe("the simulated API server's store", function () {
 describe("objects the simulated API server builds at their first read (FakeKube.provide: Argo CD's CRDs)", () => {
     const crd = (name: string) => ({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition", metadata: { name } });
 
-    it("given provided CRDs, then a read of another CRD builds nothing, a get of one or a list builds them once, and a dump leaves out those as built", () => {
+    // given provided CRDs, then a read of another CRD builds nothing, a get of one or a list builds them once, and a
+    // dump leaves out those as built
+    it("provided CRDs are built once, on demand", () => {
         const kube = new FakeKube();
         let built = 0;
         kube.provide("CustomResourceDefinition", ["a.example.org", "b.example.org"], () => {
@@ -695,7 +709,9 @@ describe("the root lock (one simulate per root)", function () {
 });
 
 describe("the simulated application controller's revision history, as v3.5.1's Test_appStateManager_persistRevisionHistory (controller/state_test.go)", () => {
-    it("given entries added one by one, then 10 are kept by default, the limit is followed up and down, a negative one keeps none, and each id is the last one's + 1", () => {
+    // given entries added one by one, then 10 are kept by default, the limit is followed up and down, a negative one
+    // keeps none, and each id is the last one's + 1
+    it("history keeps its limit, ids counting on", () => {
         const app: any = { spec: {}, status: {} };
         const add = (deployStartedAt = "") => {
             app.status.history = withRevisionHistory(app, { revision: "my-revision", deployStartedAt });

@@ -40,7 +40,9 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
     afterEach(async () => at?.stop());
 
     // controller/appcontroller.go autoSync, SetAppOperation: setting `operation` clears the last state, and the comparison that sets it removes the refresh annotation
-    it("an auto-sync is an operation: set by a comparison, run later (Running), ended Succeeded with syncResult and history, then compared again", async () => {
+    // an auto-sync is an operation: set by a comparison, run later (Running), ended Succeeded with syncResult and
+    // history, then compared again
+    it("an auto-sync is an operation, in time", async () => {
         at = await labAt(2);
         const writes = recordApp(at, "shop-dev");
         const sha = await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
@@ -134,7 +136,9 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         );
     });
 
-    it("branch lookups are cached (reposerver/cache/cache.go, 3 min): an unforced comparison keeps the old SHA without ls-remote; a refresh bypasses the cache", async () => {
+    // branch lookups are cached (reposerver/cache/cache.go, 3 min): an unforced comparison keeps the old SHA without
+    // ls-remote; a refresh bypasses the cache
+    it("branch lookups are cached; a refresh bypasses", async () => {
         at = await labAt(2);
         const before = app(at).status.sync.revision;
         const sha = await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
@@ -159,7 +163,9 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         assert.ok(at.lab.argo.repo.lsRemotes > lsRemotes);
     });
 
-    it("repo errors have a grace period (controller/state.go CompareAppState, 180 s): an unforced comparison writes no ComparisonError; a forced one shows it at once", async () => {
+    // repo errors have a grace period (controller/state.go CompareAppState, 180 s): an unforced comparison writes no
+    // ComparisonError; a forced one shows it at once
+    it("repo errors have a grace period, unless forced", async () => {
         at = await labAt(2, { timings: { revisionCacheMs: 0 } }); // so an unforced comparison sees the new commit
         await pushEdit(at, "envs/dev/kustomization.yaml", addMissingResource, "break dev");
         await at.cluster.patchConfigMapData("shop-dev", "shop-config", { LOG_LEVEL: "info" }); // a watch event: unforced
@@ -191,7 +197,9 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         assert.deepStrictEqual(at.lab.argo.apps.selfHealDelays, [0]);
     });
 
-    it("an ApplicationSet update replaces the generated Application's annotations but the preserved keys (applicationset_controller.go createOrUpdateInCluster)", async () => {
+    // an ApplicationSet update replaces the generated Application's annotations but the preserved keys
+    // (applicationset_controller.go createOrUpdateInCluster)
+    it("an ApplicationSet update keeps the preserved annotations", async () => {
         at = await labAt(2);
         const a = app(at, "shop-prod");
         at.lab.kube.put(
@@ -217,7 +225,9 @@ describe("the scenario's waits against Argo CD in time", function () {
     let at: LabAt;
     afterEach(async () => at?.stop());
 
-    it("given prod's selfHeal operation still Running after the drift, when promote follows at once, then the promotion waits it out and succeeds", async () => {
+    // given prod's selfHeal operation still Running after the drift, when promote follows at once, then the promotion
+    // waits it out and succeeds
+    it("promote waits out a running selfHeal", async () => {
         at = await labAt(4, { timings: { operationDurationMs: 1_500 } });
         const { results } = await at.solve(6);
         assert.strictEqual(results.promote!.to, results.incident!.commit);

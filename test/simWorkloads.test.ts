@@ -51,7 +51,9 @@ async function runUntil(
 }
 
 describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", () => {
-    it("given a Job whose Pods fail, then it makes backoffLimit+1 Pods 10 s and 20 s apart (Pod failure backoff) and fails with BackoffLimitExceeded", async () => {
+    // given a Job whose Pods fail, then it makes backoffLimit+1 Pods 10 s and 20 s apart (Pod failure backoff) and
+    // fails with BackoffLimitExceeded
+    it("a failing Job's Pods, backed off, then Failed", async () => {
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
         kube.put(job("setup", 2), "test");
@@ -81,7 +83,9 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         }
     });
 
-    it("given a Job whose Pods fail past its backoffLimit, then the Job controller's Events: SuccessfulCreate per Pod, then one Warning BackoffLimitExceeded (as kubectl describe job shows)", async () => {
+    // given a Job whose Pods fail past its backoffLimit, then the Job controller's Events: SuccessfulCreate per Pod,
+    // then one Warning BackoffLimitExceeded (as kubectl describe job shows)
+    it("a failing Job's Events, as kubectl describe job shows them", async () => {
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
         kube.put(job("setup", 1), "test");
@@ -205,7 +209,9 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
             assert.deepStrictEqual({ exitCode: r.exitCode, nothing: /nothing to install/.test(r.log) }, { exitCode: 0, nothing: true });
         });
 
-        it("the service-account token a real API server adds to every Pod (a projected volume) is not laid out, and the script runs (the real plane's hook Pods have it)", async () => {
+        // the service-account token a real API server adds to every Pod (a projected volume) is not laid out, and the
+        // script runs (the real plane's hook Pods have it)
+        it("a Pod's service-account token volume is left out", async () => {
             const { kube, p } = await pod("site.name = x\n");
             (p.spec.volumes as any[]).push({
                 name: "kube-api-access-x1",

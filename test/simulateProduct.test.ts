@@ -183,7 +183,9 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         assert.strictEqual(status.stdout, 'NamesAccepted=True Established=True ["v1alpha1"] ApplicationSet', status.out);
     });
 
-    it("given kubectl patch's default strategic merge on an Application, then it is refused as a real API server refuses it for a custom resource (415); on a ConfigMap it is applied", () => {
+    // given kubectl patch's default strategic merge on an Application, then it is refused as a real API server refuses
+    // it for a custom resource (415); on a ConfigMap it is applied
+    it("a strategic merge patch on an Application is a 415", () => {
         const refused = kubectl("patch", "app", "shop-dev", "-n", "argocd", "-p", '{"metadata":{"labels":{"lab-note":"x"}}}');
         assert.strictEqual(refused.code, 1, refused.out);
         assert.match(
@@ -407,7 +409,9 @@ describe("simulate: a root it cannot use is one line", function () {
         assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-simulate.lock")), "released at the end");
     });
 
-    it("given a root below a folder closed to others (mode 700), then it says the git daemon serves as nobody, in one line, a usage error (2), before creating anything", async () => {
+    // given a root below a folder closed to others (mode 700), then it says the git daemon serves as nobody, in one
+    // line, a usage error (2), before creating anything
+    it("a root under a closed folder is refused first", async () => {
         const closed = fs.mkdtempSync(path.join(os.tmpdir(), "closed-")); // mkdtemp makes it 0700
         const r = await runMain("simulate", ["--root", path.join(closed, "lab")]);
         assert.strictEqual(r.code, 2, r.out);
@@ -437,7 +441,9 @@ describe("simulate: a root it cannot use is one line", function () {
 describe("simulate --serve at a step: what comes next, and only commands that work there", function () {
     this.timeout(180_000);
 
-    it("given an empty root served at --through 0, then it names step 1 and its paths, prints no clone of a repository not made yet, and every line works as printed", async () => {
+    // given an empty root served at --through 0, then it names step 1 and its paths, prints no clone of a repository
+    // not made yet, and every line works as printed
+    it("served at --through 0: step 1 and lines that work", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "serve-0-"));
         const run = startSimulate(["--root", root, "--through", "0", "--serve"]);
         try {

@@ -46,7 +46,9 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
         await expectConsistently(terminating, { forMs: 300 });
     });
 
-    it("given a running Argo CD, when the ApplicationSet is deleted, then the delete returns only once Argo CD deleted the Applications and their resources, and the namespaces are gone", async () => {
+    // given a running Argo CD, when the ApplicationSet is deleted, then the delete returns only once Argo CD deleted
+    // the Applications and their resources, and the namespaces are gone
+    it("delete waits for Argo CD to delete the Applications", async () => {
         const lines: string[] = [];
         await deleteShopAppSet(at.cluster, at.lab.layout, "shop", "argocd", (l) => lines.push(l), { timeoutMs: 20_000, pollMs: 50 });
         assert.deepStrictEqual(apps(), []);
@@ -61,7 +63,9 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
         assert.ok(!lines.some((l) => l.includes("by hand")));
     });
 
-    it("given Argo CD's application controller is gone, when the ApplicationSet is deleted, then at the deadline it removes the finalizers itself and says so in one line", async () => {
+    // given Argo CD's application controller is gone, when the ApplicationSet is deleted, then at the deadline it
+    // removes the finalizers itself and says so in one line
+    it("no controller: the finalizers go at the deadline", async () => {
         await at.lab.argo.apps.stop();
         const lines: string[] = [];
         await deleteShopAppSet(at.cluster, at.lab.layout, "shop", "argocd", (l) => lines.push(l), { timeoutMs: 300, pollMs: 50 });
@@ -227,7 +231,9 @@ describe("gitops-lab simulate --reset", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
-    it("given a root copied from another, when reset, then the clone whose origin is the other root's is kept and said so, and the original is untouched", async () => {
+    // given a root copied from another, when reset, then the clone whose origin is the other root's is kept and said
+    // so, and the original is untouched
+    it("reset of a copied root keeps the other's clone", async () => {
         const original = await rootAt(1);
         const copy = fs.mkdtempSync(path.join(os.tmpdir(), "copied-root-"));
         fs.cpSync(original, copy, { recursive: true });

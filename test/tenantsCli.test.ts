@@ -19,7 +19,9 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
     });
     after(() => fs.rmSync(root, { recursive: true, force: true }));
 
-    it("given --through 2 at step 1, then it stops at the stall and verify grades it; run again, it recovers; a lower step is refused and --reset leaves nothing", async () => {
+    // given --through 2 at step 1, then it stops at the stall and verify grades it; run again, it recovers; a lower
+    // step is refused and --reset leaves nothing
+    it("--through 2, then on, a lower step refused, reset", async () => {
         root = await tenantsRootAt(1); // the first rollout done (the snapshot), as an earlier --through 1 leaves it
         const first = await runMain("simulate", ["--lab", "tenants", "--root", root, "--through", "2"]);
         assert.match(first.out, /\[tenants 1 platform\] repository already in place/);

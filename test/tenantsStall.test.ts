@@ -27,7 +27,9 @@ describe("the tenants lab (simulated cluster)", function () {
             at = await tenantsAt(2);
         });
 
-        it("then nothing moves on its own: mandant-c and mandant-d stay where the stall left them (at 1.1.0), untouched by any new sync (one that raced ahead goes on retrying its own)", async () => {
+        // then nothing moves on its own: mandant-c and mandant-d stay where the stall left them (at 1.1.0), untouched
+        // by any new sync (one that raced ahead goes on retrying its own)
+        it("then the tenants behind the stall stay at 1.1.0", async () => {
             // a tenant whose comparison of the faulty commit came before mandant-b's may have been given a sync before the
             // stall, whose hook then fails as mandant-b's does; it retries that same operation (docs/tenants-lab.md)
             const stall = JSON.parse(fs.readFileSync(at.layout.resultFile("stall"), "utf8"));
@@ -171,7 +173,9 @@ describe("the tenants lab (simulated cluster)", function () {
         });
 
         // verify grades the order from the blocked step on only
-        it("when the fixed release is pushed, then the rollout completes in step order from the blocked step on, and recovery.json and verify say so", async () => {
+        // when the fixed release is pushed, then the rollout completes in step order from the blocked step on, and
+        // recovery.json and verify say so
+        it("when the fix is pushed, then the rollout completes", async () => {
             const r = await at.solve(3);
             const rec = r.recovery!;
             assert.deepStrictEqual(rec.running, Object.fromEntries(TENANTS.map((t) => [t, RELEASES.fixed])));

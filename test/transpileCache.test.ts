@@ -41,7 +41,9 @@ describe("the project's TypeScript loader and its transpile cache", function () 
             { cwd: PROJECT, env, encoding: "utf8" },
         ).trim();
 
-    it("given a file transpiled once, then the next process takes it from the cache, through the loader or ts-node; given the file changed, then it is transpiled anew", () => {
+    // given a file transpiled once, then the next process takes it from the cache, through the loader or ts-node; given
+    // the file changed, then it is transpiled anew
+    it("the transpile cache serves a file until it changes", () => {
         const file = path.join(dir, "answer.ts");
         fs.writeFileSync(file, "export const answer: string = 'from the source';\n");
         assert.strictEqual(load("register", file), "from the source");

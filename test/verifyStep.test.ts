@@ -84,7 +84,9 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
-    it("given a shop lab at step 5 (appset.yaml's prod on release/prod), then --step 3 is done as the lab stands, not held by step 2's prod=main", async () => {
+    // given a shop lab at step 5 (appset.yaml's prod on release/prod), then --step 3 is done as the lab stands, not
+    // held by step 2's prod=main
+    it("--step 3 at step 5 is graded as the lab stands", async () => {
         const root = await rootAt(5);
         const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
         assert.strictEqual(r.code, 0, r.out);
@@ -201,7 +203,9 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /^step 3 incident: not done \(step 2 appset comes first\): [^\n]+; hint: [^\n]+\n$/);
     });
 
-    it("given a broken ApplicationSet file at step 4 (a check whose name says the prod branch of the step graded), then step 2 comes first, not step 4", async () => {
+    // given a broken ApplicationSet file at step 4 (a check whose name says the prod branch of the step graded), then
+    // step 2 comes first, not step 4
+    it("a broken appset.yaml at step 4: step 2 first", async () => {
         const root = await rootAt(4);
         const file = shopLayout(root).appsetFile;
         fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("revision: main", "revision: develop"));
@@ -325,7 +329,9 @@ describe("the Killercoda scenario (docs/killercoda/shop): its step checks call v
             assert.ok(fs.existsSync(path.join(KILLERCODA, f)), f);
     });
 
-    it("given a learner at step 2 on the lab's (simulated) cluster, when they press Check at each step as they go, then a step passes once done and the next one shows one line with a hint", async () => {
+    // given a learner at step 2 on the lab's (simulated) cluster, when they press Check at each step as they go, then a
+    // step passes once done and the next one shows one line with a hint
+    it("Check at each step as a learner goes", async () => {
         const at = await labAt(2);
         try {
             const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
