@@ -7,6 +7,10 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { whyNot } from "../lab/grader/resultFiles";
+import type { SchemaField } from "../lab/ports/schema";
+import { shopFieldsOf } from "../lab/shop/results";
+import { tenantsFieldsOf } from "../lab/tenants/results";
 import { runMain } from "./helpers/cli";
 
 /** Who makes it, the command and its arguments ({dir}: a folder of the test's own), the exit code, the answer. */
@@ -160,4 +164,22 @@ describe("mistakes at the command line, and their answers", function () {
             assert.doesNotMatch(r.out, /\n\s+at /, "no stack trace");
         });
     }
+});
+
+describe("mistakes in a result file's values, and their hints", () => {
+    const field = (name: "incident" | "drift" | "report", key: string) => shopFieldsOf(name).find((f) => f.key === key)!;
+    const stallStep = tenantsFieldsOf("stall").find((f) => f.key === "step")!;
+    const sha = "0123456789abcdef0123456789abcdef01234567";
+    for (const [f, value, hint] of [
+        [field("incident", "commit"), sha.slice(0, 7), /^it holds 7 characters: write the full SHA \(git rev-parse 0123456 prints it\)$/],
+        [field("incident", "commit"), sha.toUpperCase(), /^it holds upper-case letters: write the SHA in lower case, as git prints it$/],
+        [field("drift", "seconds"), "1", /^it holds the string "1": write 1 without the quotes$/],
+        [field("report", "bad_commit_reached_prod"), "false", /^it holds the string "false": write false without the quotes$/],
+        [stallStep, "2", /^it holds the string "2": write 2 without the quotes$/],
+        [field("incident", "commit"), null, /^it holds null, which is not a full 40-hex SHA$/],
+    ] as [SchemaField, unknown, RegExp][])
+        it(`${f.key} = ${JSON.stringify(value)}`, () => {
+            assert.ok(!f.check(value), "a mistake");
+            assert.match(whyNot(f, value), hint);
+        });
 });

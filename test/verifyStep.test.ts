@@ -53,6 +53,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual((await runMain("verify", ["--root", root, "--step", "2", "--offline"])).code, 0);
     });
 
+    // a learner's file with the value written wrong: the hint names what it holds and the fix, not the step's generic hint
+    for (const [what, edit, hint] of [
+        [
+            "a short SHA",
+            (o: any) => ({ ...o, commit: o.commit.slice(0, 7) }),
+            /hint: it holds 7 characters: write the full SHA \(git rev-parse [0-9a-f]{7} prints it\)$/,
+        ],
+        [
+            "an upper-case SHA",
+            (o: any) => ({ ...o, commit: o.commit.toUpperCase() }),
+            /hint: it holds upper-case letters: write the SHA in lower case, as git prints it$/,
+        ],
+        ["a number for the SHA", (o: any) => ({ ...o, commit: 42 }), /hint: it holds 42, which is not a full 40-hex SHA$/],
+    ] as [string, (o: any) => any, RegExp][])
+        it(`given ${what} in incident.json, then the hint says what it holds`, async () => {
+            const root = await rootAt(3);
+            const file = shopLayout(root).resultFile("incident");
+            fs.writeFileSync(file, JSON.stringify(edit(JSON.parse(fs.readFileSync(file, "utf8")))));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout.trim(), hint);
+        });
+
     it("given the last step done, then --step says it was the last and plain verify grades the whole lab", async () => {
         const root = await rootAt(8);
         const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);

@@ -104,7 +104,9 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
             run: async (w) => {
                 const o = resultObject(w, name);
                 if (!o || !(f.key in o)) return null;
-                return { ok: f.check(o[f.key]), expected: f.what, found: JSON.stringify(o[f.key]) };
+                const v = o[f.key];
+                const ok = f.check(v);
+                return { ok, expected: f.what, found: JSON.stringify(v), ...(ok ? {} : { hint: whyNot(f, v) }) };
             },
         });
         if (f.isSha) {
@@ -120,4 +122,27 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
         }
     }
     return checks;
+}
+
+/**
+ * Why a result field's value is not what it must be, as a hint naming the value: the mistakes a
+ * learner makes most (a short or upper-case SHA, a number or a boolean in quotes) get their fix.
+ */
+export function whyNot(f: SchemaField, v: unknown): string {
+    const held = JSON.stringify(v);
+    if (f.isSha && typeof v === "string") {
+        if (/^[0-9a-fA-F]{4,39}$/.test(v)) return `it holds ${v.length} characters: write the full SHA (git rev-parse ${v} prints it)`;
+        if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;
+    }
+    if (typeof v === "string") {
+        let unquoted: unknown;
+        try {
+            unquoted = JSON.parse(v);
+        } catch {
+            unquoted = undefined;
+        }
+        if (unquoted !== undefined && typeof unquoted !== "string" && f.check(unquoted))
+            return `it holds the string ${held}: write ${v} without the quotes`;
+    }
+    return `it holds ${held}, which is not ${f.what}`;
 }
