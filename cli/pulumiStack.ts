@@ -98,11 +98,20 @@ async function pulumiCommand(
     }
 }
 
-/** The stack `dev` of this project with index.ts as its inline program. */
-export async function labStack(log: Log): Promise<LabStack> {
+/**
+ * The stack `dev` of this project with index.ts as its inline program. `existing` (what the command
+ * would do, e.g. "show"): a stack `up` has not made yet is one line, and nothing is made or written
+ * (making a stack writes its encryption salt into Pulumi.dev.yaml).
+ */
+export async function labStack(log: Log, opts: { existing?: string } = {}): Promise<LabStack> {
     const { LocalWorkspace } = await import("@pulumi/pulumi/automation");
     const stateDir = path.join(PROJECT_DIR, ".pulumi-state");
     const backend = process.env.PULUMI_BACKEND_URL ?? `file://${stateDir}`;
+    const noStack = `there is no stack ${STACK} here yet (state: ${backend}): nothing to ${opts.existing}; gitops-lab up makes it`;
+    if (opts.existing && backend.startsWith("file://")) {
+        const stacks = path.join(backend.slice("file://".length), ".pulumi", "stacks", "gitops-lab");
+        if (![".json", ".json.gz"].some((ext) => fs.existsSync(path.join(stacks, `${STACK}${ext}`)))) throw new Error(noStack);
+    }
     if (!process.env.PULUMI_BACKEND_URL) fs.mkdirSync(stateDir, { recursive: true });
     const { cmd, env, cli } = await pulumiCommand(log);
     // the dynamic providers run `node` from PATH: the Node that runs this, first
@@ -116,10 +125,13 @@ export async function labStack(log: Log): Promise<LabStack> {
         envVars.PULUMI_CONFIG_PASSPHRASE = "";
     log(`Pulumi CLI: ${cli}; state: ${backend}; stack: ${STACK}`);
     const program = async () => ({ ...require(path.join(PROJECT_DIR, "index")) });
-    const stack = await LocalWorkspace.createOrSelectStack(
-        { stackName: STACK, projectName: "gitops-lab", program },
-        { workDir: PROJECT_DIR, pulumiCommand: cmd, envVars },
-    );
+    const args = { stackName: STACK, projectName: "gitops-lab", program };
+    const ws = { workDir: PROJECT_DIR, pulumiCommand: cmd, envVars };
+    const stack = opts.existing
+        ? await LocalWorkspace.selectStack(args, ws).catch((e: any) => {
+              throw /no stack named|not found/i.test(String(e?.message)) ? new Error(noStack) : e;
+          })
+        : await LocalWorkspace.createOrSelectStack(args, ws);
     return { stack, cli };
 }
 

@@ -118,7 +118,7 @@ export const refresh: Command = {
     async run(values) {
         const configFile = configFileOf(values);
         requireRoot("refresh");
-        const { stack } = await labStack(log);
+        const { stack } = await labStack(log, { existing: "refresh" });
         await recoverInterruptedRun(stack, log);
         return timed("refresh", () =>
             stack.refresh({ onOutput: out, color: "auto", configFile, expectNoChanges: !!values["expect-no-changes"] }),
@@ -135,7 +135,7 @@ export const destroy: Command = {
     async run(values) {
         const configFile = configFileOf(values);
         requireRoot("destroy");
-        const { stack } = await labStack(log);
+        const { stack } = await labStack(log, { existing: "destroy" });
         await recoverInterruptedRun(stack, log);
         return timed("destroy", () => stack.destroy({ onOutput: out, color: "auto", configFile }));
     },
@@ -151,7 +151,7 @@ export const outputs: Command = {
     ],
     options: { "show-secrets": { type: "boolean" } },
     async run(values) {
-        const { stack } = await labStack(() => {});
+        const { stack } = await labStack(() => {}, { existing: "show" });
         const outs = await stack.outputs();
         console.log(
             JSON.stringify(

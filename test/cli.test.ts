@@ -58,6 +58,30 @@ describe("npm run simulate", function () {
     });
 });
 
+describe("gitops-lab outputs before any up", () => {
+    it("given no stack yet, then one line, exit 1, and nothing made or written", async () => {
+        const state = fs.mkdtempSync(path.join(os.tmpdir(), "no-stack-"));
+        const stackFile = path.join(__dirname, "..", "Pulumi.dev.yaml");
+        const before = fs.readFileSync(stackFile, "utf8");
+        const saved = process.env.PULUMI_BACKEND_URL;
+        process.env.PULUMI_BACKEND_URL = `file://${state}`;
+        try {
+            const r = await runMain("outputs", []);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /^gitops-lab outputs: there is no stack dev here yet \(state: file:\/\/\S+\): nothing to show; gitops-lab up makes it\n$/,
+            );
+            assert.deepStrictEqual(fs.readdirSync(state), [], "no state made");
+            assert.strictEqual(fs.readFileSync(stackFile, "utf8"), before, "Pulumi.dev.yaml as it was");
+        } finally {
+            if (saved === undefined) delete process.env.PULUMI_BACKEND_URL;
+            else process.env.PULUMI_BACKEND_URL = saved;
+            fs.rmSync(state, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("gitops-lab: one command line", function () {
     this.timeout(60_000);
     const COMMANDS = [
