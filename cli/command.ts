@@ -35,6 +35,7 @@ export interface Command {
 /** Parses a command's arguments; a bad command line becomes a UsageError naming the fix. */
 export function parse(cmd: Command, argv: string[]): Values | "help" {
     let values: Values;
+    let tokens: NonNullable<ReturnType<typeof parseArgs>["tokens"]> = [];
     // a negative number after an option that takes a value is that value (parseArgs would call it ambiguous): --through -1
     const args = argv.flatMap((a, i) =>
         i > 0 && /^-\d/.test(a) && /^--[\w-]+$/.test(argv[i - 1]) && cmd.options[argv[i - 1].slice(2)]?.type === "string"
@@ -46,18 +47,21 @@ export function parse(cmd: Command, argv: string[]): Values | "help" {
               ],
     );
     try {
-        ({ values } = parseArgs({
+        const parsed = parseArgs({
             args,
             options: { ...cmd.options, help: { type: "boolean", short: "h" } },
             strict: true,
             allowPositionals: false,
-        }) as { values: Values });
+            tokens: true,
+        });
+        values = parsed.values as Values;
+        tokens = parsed.tokens ?? [];
     } catch (e: any) {
         const first = String(e.message)
             .split("\n")[0]
             .replace(/\. To specify a positional argument.*$/, "");
         const unknown = /^Unknown option '--([^'=]+)'/.exec(first)?.[1];
-        const hint = unknown ? didYouMean(unknown, Object.keys(cmd.options)) : null;
+        const hint = unknown ? didYouMean(unknown, [...Object.keys(cmd.options), "help"]) : null;
         // a stack configuration key given as an option (--solve-through 3): where it goes instead
         const key = unknown && !hint ? CONFIG_KEYS.find((k) => k.toLowerCase() === unknown.replace(/-/g, "").toLowerCase()) : undefined;
         const said = hint
@@ -67,6 +71,15 @@ export function parse(cmd: Command, argv: string[]): Values | "help" {
               : "";
         throw new UsageError(`${first}${said} (see gitops-lab ${cmd.name} --help)`);
     }
+    // an option given twice: parseArgs keeps the last; say so rather than choose for the user
+    const given = new Map<string, string[]>();
+    for (const t of tokens)
+        if (t.kind === "option") given.set(t.name, [...(given.get(t.name) ?? []), t.value === undefined ? "" : `"${t.value}"`]);
+    for (const [name, seen] of given)
+        if (seen.length > 1 && !cmd.options[name]?.multiple)
+            throw new UsageError(
+                `--${name} is given ${seen.length} times${seen.every((v) => v) ? ` (${seen.join(", then ")})` : ""}: give it once (see gitops-lab ${cmd.name} --help)`,
+            );
     return values.help ? "help" : values;
 }
 

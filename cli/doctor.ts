@@ -8,23 +8,24 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding, toJson } from "../lab/doctor/diagnose";
+import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding, namesAppSet, toJson } from "../lab/doctor/diagnose";
 import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, watchRounds } from "../lab/doctor/watch";
 import { realClock } from "../lab/ports/clock";
 import { KubeCluster } from "../lab/ports/cluster";
 import { parseJson } from "../lab/ports/files";
 import { rfc3339 } from "../lab/kit/text";
-import { Command, EXIT, intOption, numberOption, onlyWith, stringOption } from "./command";
+import { Command, EXIT, intOption, numberOption, onlyWith, stringOption, UsageError } from "./command";
 import { findKubeconfig } from "./kubeconfig";
 
 export const DUMP_HINT_COMMAND =
     "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
 const DUMP_HINT = `make it with ${DUMP_HINT_COMMAND}`;
 
+/** A dump from a file, or from standard input (`--from -`: kubectl get ... -o json | gitops-lab doctor --from -). */
 function readDump(file: string): Dump {
     let text: string;
     try {
-        text = fs.readFileSync(file, "utf8");
+        text = fs.readFileSync(file === "-" ? 0 : file, "utf8");
     } catch (e: any) {
         const why: Record<string, string> = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a folder" };
         // a folder is not where the dump goes: a file in it is
@@ -82,7 +83,7 @@ export function applicationsWithoutAppSet(dump: Dump): string | null {
 
 /** An --appset that names nothing is a failure, not "nothing stuck". */
 function checkAppSetExists(dump: Dump, name: string | undefined) {
-    if (!name || dump.applicationSets.some((a) => a.metadata?.name === name)) return;
+    if (!name || dump.applicationSets.some((a) => namesAppSet(name, a))) return;
     const found = dump.applicationSets.map((a) => `${a.metadata?.namespace}/${a.metadata?.name}`);
     throw new Error(`no ApplicationSet named "${name}" (found: ${found.length ? found.join(", ") : "none"})`);
 }
@@ -92,8 +93,10 @@ export const doctor: Command = {
     summary: "name the step at which a RollingSync rollout is stuck, and why (live, or from a dump)",
     usage: "doctor [--from FILE] [--appset NAME] [--json] [--watch [--interval S]] [--stuck-after S] [--metrics-port P] [--kubeconfig FILE]",
     details: [
-        "--from FILE         a dump instead of the live cluster (" + DUMP_HINT.replace("make it with ", "") + ")",
-        "--appset NAME       only this ApplicationSet (it must exist)",
+        "--from FILE         a dump instead of the live cluster (" +
+            DUMP_HINT.replace("make it with ", "") +
+            "); - reads it from standard input",
+        "--appset NAME       only this ApplicationSet (it must exist); NAME or NAMESPACE/NAME",
         "--json              the diagnosis as JSON",
         "--stuck-after S     a step with no progress for longer than S seconds is stuck (default 600); a failed sync or hook makes it stuck at once",
         "--watch             diagnose when a rollout or an Application changes, and every --interval seconds;",
@@ -127,6 +130,10 @@ export const doctor: Command = {
         let changes: ((listener: () => void) => () => void) | undefined;
         let source = from;
         if (from) {
+            if (from === "-" && values.watch)
+                throw new UsageError("--from - (standard input) is read once: --watch needs a file (or the live cluster)");
+            // a file missing or unreadable at the start is a mistake, not a round to try again
+            if (values.watch) readDump(from);
             read = async () => readDump(from);
         } else {
             const kc = findKubeconfig(stringOption(values, "kubeconfig"));

@@ -61,6 +61,17 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.OK;
     }
     const cmd = COMMANDS.find((c) => c.name === name);
+    if (!cmd && name.startsWith("-")) {
+        // an option first: the command's options go after it (gitops-lab simulate --root DIR), or a misspelt --version/--help
+        const later = rest.find((a) => COMMANDS.some((c) => c.name === a));
+        const hint = didYouMean(name.replace(/^-+/, ""), ["version", "help"]);
+        console.error(
+            later
+                ? `gitops-lab: ${name} comes before the command: options go after it (gitops-lab ${later} ${[name, ...rest.filter((a) => a !== later)].join(" ")})`
+                : `gitops-lab: unknown option "${name}"${hint ? `; did you mean --${hint}?` : ""} (a command comes first: one of ${COMMANDS.map((c) => c.name).join(", ")})`,
+        );
+        return EXIT.USAGE;
+    }
     if (!cmd) {
         const hint = didYouMean(
             name,

@@ -3,7 +3,7 @@
  * own client): live reads, the --watch alert as Kubernetes Events, the metrics, the command.
  */
 import * as assert from "assert";
-import { ChildProcess } from "child_process";
+import { ChildProcess, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
@@ -21,7 +21,7 @@ import {
     EVENT_SOURCE,
 } from "../lab/doctor/watch";
 import { pollUntil } from "../lab/ports/wait";
-import { runCli, runFamily, runMain, startCli } from "./helpers/cli";
+import { BIN, runCli, runFamily, runMain, startCli } from "./helpers/cli";
 import { fieldReport, hookPod, NOW, raced, TYPO3_ERROR } from "./helpers/rollout";
 import { FakeKube } from "../sim/fakeApi";
 import { expect, holds } from "./helpers/expect";
@@ -403,6 +403,30 @@ describe("rollout doctor: the command on a saved dump", function () {
         const r = await runMain("doctor", ["--from", file("report2.json", fieldReport()), "--appset", "nope"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /^gitops-lab doctor: no ApplicationSet named "nope" \(found: argocd\/tenants\)\n$/);
+    });
+
+    it("--appset takes NAMESPACE/NAME too, as stall.json and the findings write it", async () => {
+        const byName = await runMain("doctor", ["--from", file("report3.json", fieldReport()), "--appset", "tenants", "--json"]);
+        const byRef = await runMain("doctor", ["--from", file("report3.json", fieldReport()), "--appset", "argocd/tenants", "--json"]);
+        assert.strictEqual(byRef.code, byName.code, byRef.out);
+        assert.deepStrictEqual(JSON.parse(byRef.stdout), JSON.parse(byName.stdout));
+        assert.deepStrictEqual(
+            JSON.parse(byRef.stdout).applicationSets.map((a: any) => `${a.namespace}/${a.name}`),
+            ["argocd/tenants"],
+        );
+    });
+
+    it("--from - reads the dump from standard input, as kubectl get ... | doctor --from - gives it", () => {
+        const dumpFile = file("report4.json", fieldReport());
+        const piped = spawnSync(process.execPath, [BIN, "doctor", "--from", "-"], {
+            input: fs.readFileSync(dumpFile, "utf8"),
+            encoding: "utf8",
+            timeout: 60_000,
+        });
+        const read = runCli("doctor", ["--from", dumpFile]);
+        assert.strictEqual(piped.status, read.code, piped.stderr);
+        assert.ok(read.stdout.length > 0);
+        assert.strictEqual(piped.stdout, read.stdout.split(dumpFile).join("-"));
     });
 
     it("bad usage exits 2 with one line: a missing value, an unknown option", async () => {

@@ -129,6 +129,30 @@ const MISTAKES: Mistake[] = [
     ["author", "kubectl-plugin", ["--out", "{dir}/no-such-dir"], 2, /--out \S+no-such-dir is not a directory; create it or name another/],
     ["author", "bench", ["--cluster", "kind"], 2, /--cluster takes sim or real, got "kind"/],
     ["author", "bench", ["--runs", "3"], 2, /Unknown option '--runs'; did you mean --rounds\?/],
+    [
+        "learner",
+        "--root",
+        ["{dir}/r", "simulate"],
+        2,
+        /--root comes before the command: options go after it \(gitops-lab simulate --root \S+\/r\)/,
+    ],
+    [
+        "learner",
+        "doctor",
+        ["--watch", "--from", "{dir}/missing.json"],
+        1,
+        /cannot read \S+missing\.json \(no such file\): give the file of a dump/,
+    ],
+    ["learner", "doctor", ["--watch", "--from", "-"], 2, /--from - \(standard input\) is read once: --watch needs a file/],
+    ["learner", "--versoin", [], 2, /unknown option "--versoin"; did you mean --version\?/],
+    ["learner", "simulate", ["--hlep"], 2, /Unknown option '--hlep'; did you mean --help\?/],
+    [
+        "learner",
+        "simulate",
+        ["--root", "{dir}/r", "--through", "2", "--through", "5"],
+        2,
+        /--through is given 2 times \("2", then "5"\): give it once/,
+    ],
 ];
 
 describe("mistakes at the command line, and their answers", function () {

@@ -567,7 +567,7 @@ function clip(line: string): string {
 
 export function diagnose(dump: Dump, opts: DiagnoseOptions): Diagnosis[] {
     const sets = dump.applicationSets
-        .filter((a) => !opts.appset || a.metadata?.name === opts.appset)
+        .filter((a) => !opts.appset || namesAppSet(opts.appset, a))
         .sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
     const index = indexApps(dump.applications);
     return sets.map((a) => diagnoseOne(dump, a, opts, index));
@@ -628,3 +628,7 @@ export function toJson(ds: Diagnosis[]): { applicationSets: (Omit<Diagnosis, "fi
         })),
     };
 }
+
+/** Whether `--appset` names this ApplicationSet: by its name, or as namespace/name (as stall.json and the findings write it). */
+export const namesAppSet = (given: string, appset: any): boolean =>
+    given === appset.metadata?.name || given === `${appset.metadata?.namespace}/${appset.metadata?.name}`;
