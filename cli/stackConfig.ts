@@ -6,8 +6,9 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { distance } from "fastest-levenshtein";
 import { parseDocument } from "yaml";
-import { parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
+import { CONFIG_KEYS, parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
 import { stringOption, UsageError, Values } from "./command";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
@@ -46,8 +47,21 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     const values: Record<string, unknown> = {};
     if (fs.existsSync(stackFile)) {
-        for (const [k, v] of Object.entries<any>(readYaml(stackFile)?.config ?? {})) {
+        const doc = readYaml(stackFile) ?? {};
+        // a key of ours outside config: is read by nobody: say where it goes
+        const outside = Object.keys(doc).find((k) => k.startsWith("gitops-lab:") || (CONFIG_KEYS as string[]).includes(k));
+        if (outside)
+            throw new Error(
+                `${stackFile}: ${outside} is at the top level, where Pulumi reads nothing of it: put it under config:, indented`,
+            );
+        for (const [k, v] of Object.entries<any>(doc.config ?? {})) {
             const m = /^(?:gitops-lab:)?([^:]+)$/.exec(k);
+            // a misspelt prefix (gitops_lab:) would be taken for another package's key and ignored
+            const prefix = /^([^:]+):/.exec(k)?.[1];
+            if (!m && prefix && prefix !== "gitops-lab" && distance(prefix, "gitops-lab") <= 2)
+                throw new Error(
+                    `${stackFile}: ${k}: ${prefix}: is not this project's prefix; write gitops-lab:${k.slice(prefix.length + 1)}`,
+                );
             if (!m) continue; // another package's key (e.g. kubernetes:context): not ours to check
             if (v !== null && typeof v === "object" && "secure" in v) continue; // secrets stay with Pulumi
             values[m[1]] = v;

@@ -120,6 +120,20 @@ const MISTAKES: Mistake[] = [
     ["author", "preflight", ["--config-file", "{dir}/typo-key.yaml"], 1, /gitops-lab:solveThru is not a key of this lab; the keys are /],
     [
         "author",
+        "preflight",
+        ["--config-file", "{dir}/typo-prefix.yaml"],
+        1,
+        /gitops_lab:solveThrough: gitops_lab: is not this project's prefix; write gitops-lab:solveThrough/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/top-level.yaml"],
+        1,
+        /gitops-lab:solveThrough is at the top level, .*put it under config:/,
+    ],
+    [
+        "author",
         "up",
         ["--solve-through", "3"],
         2,
@@ -170,6 +184,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("argocd34.yaml", "config:\n  gitops-lab:argocdVersion: v3.4.0\n");
         write("broken.yaml", "config: [\n");
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
+        write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
+        write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
