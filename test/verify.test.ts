@@ -48,6 +48,18 @@ describe("verify (the independent grader)", function () {
         assert.ok(rs.length >= 60, `${rs.length} checks`);
     });
 
+    it("given the ApplicationSet deleted by hand, then the hint says how it comes back", async () => {
+        // the cluster as it answers once `kubectl delete applicationset shop` has gone through
+        const gone = Object.assign(Object.create(cluster), { getApplicationSet: async () => null }) as KubeCluster;
+        const rs = await verify({ layout: good, through: 8, cluster: gone });
+        const r = rs.find((x) => x.check === "live ApplicationSet shop: dev=main, prod=release/prod")!;
+        assert.strictEqual(r.ok, false);
+        assert.match(
+            r.hint ?? "",
+            /^the ApplicationSet shop is not in the cluster \(deleted\?\): kubectl apply -f \S+appset\.yaml brings it back$/,
+        );
+    });
+
     it("given a good run, every check passes against the (simulated) cluster too", async () => {
         const rs = await verify({ layout: good, through: 8, cluster });
         assert.deepStrictEqual(failed(rs), []);

@@ -240,6 +240,14 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("an appset.yaml that is not YAML: the hint names the line", async () => {
+        const root = await rootAt(4);
+        fs.appendFileSync(shopLayout(root).appsetFile, "  bad: [\n");
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: \S+appset\.yaml is not valid YAML \(line \d+: [^)]+\): fix it there, then kubectl apply -f it\n$/);
+    });
+
     it("given an empty folder, then --step 1 names the bare repository, and plain verify says in one line there is no lab there", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "no-lab-"));
         const step = await runMain("verify", ["--root", root, "--step", "1"]);

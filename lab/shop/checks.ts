@@ -108,7 +108,21 @@ const step2: Check<ShopWorld>[] = [
         name: (w) => `appset.yaml: ApplicationSet argocd/shop, dev=main, prod=${wantProd(w)}`,
         run: async (w) => {
             if (!fs.existsSync(w.layout.appsetFile)) return { ok: false, expected: w.layout.appsetFile, found: "no such file" };
-            const a = parse(fs.readFileSync(w.layout.appsetFile, "utf8"));
+            let a: any;
+            try {
+                a = parse(fs.readFileSync(w.layout.appsetFile, "utf8"));
+            } catch (e: any) {
+                const where = e.linePos?.[0]?.line ? `line ${e.linePos[0].line}: ` : "";
+                const why = `${where}${String(e.message)
+                    .split("\n")[0]
+                    .replace(/ at line \d+, column \d+:?$/, "")}`;
+                return {
+                    ok: false,
+                    expected: "an ApplicationSet in YAML",
+                    found: `not YAML (${why})`,
+                    hint: `${w.layout.appsetFile} is not valid YAML (${why}): fix it there, then kubectl apply -f it`,
+                };
+            }
             return eq(
                 {
                     kind: "ApplicationSet",
@@ -132,7 +146,12 @@ const step2: Check<ShopWorld>[] = [
         step: 2,
         name: "appset.yaml template: shop-{{env}}, repoURL, {{revision}}, envs/{{env}}, prune+selfHeal, CreateNamespace",
         run: async (w) => {
-            const t = parse(fs.readFileSync(w.layout.appsetFile, "utf8"))?.spec?.template;
+            let t: any;
+            try {
+                t = parse(fs.readFileSync(w.layout.appsetFile, "utf8"))?.spec?.template;
+            } catch {
+                return null; // not YAML: the check above says so
+            }
             return eq(
                 {
                     name: "shop-{{env}}",

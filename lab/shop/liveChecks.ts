@@ -18,14 +18,21 @@ export function liveChecks(): Check<ShopWorld>[] {
         live(
             2,
             (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`,
-            async (c, w) =>
-                eq(
-                    [
-                        { env: "dev", revision: "main" },
-                        { env: "prod", revision: wantProd(w) },
-                    ],
-                    (await c.getApplicationSet("shop"))?.spec?.generators?.[0]?.list?.elements,
-                ),
+            async (c, w) => {
+                const want = [
+                    { env: "dev", revision: "main" },
+                    { env: "prod", revision: wantProd(w) },
+                ];
+                const set = await c.getApplicationSet("shop");
+                if (!set)
+                    return {
+                        ok: false,
+                        expected: want,
+                        found: "no ApplicationSet shop in argocd",
+                        hint: `the ApplicationSet shop is not in the cluster (deleted?): kubectl apply -f ${w.layout.appsetFile} brings it back`,
+                    };
+                return eq(want, set.spec?.generators?.[0]?.list?.elements);
+            },
         ),
     ];
     for (const [app, want] of [
