@@ -53,6 +53,8 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
             return { file, text: fs.readFileSync(file, "utf8") };
         } catch (e: any) {
             // k3s's file is root's alone: another user's kubectl goes on to ~/.kube/config, and so does the doctor
+            if (explicit && e.code === "EISDIR")
+                throw new Error(`the kubeconfig ${file} is a folder: give the kubeconfig file (a simulated lab's is DIR/kubeconfig)`);
             if (explicit)
                 throw new Error(`cannot read the kubeconfig ${file} (${e.code ?? e.message}): run as a user who may, or give another`);
             unreadable.push(`${file} (${e.code ?? e.message})`);

@@ -94,6 +94,13 @@ const MISTAKES: Mistake[] = [
         1,
         /no kubeconfig found \(looked at \S+missing-kubeconfig\); pass --kubeconfig FILE/,
     ],
+    [
+        "learner",
+        "doctor",
+        ["--kubeconfig", "{dir}"],
+        1,
+        /the kubeconfig \S+ is a folder: give the kubeconfig file \(a simulated lab's is DIR\/kubeconfig\)/,
+    ],
     ["learner", "doctor", ["--json", "--from"], 2, /Option '--from <value>' argument missing/],
     [
         "author",
