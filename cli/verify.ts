@@ -7,6 +7,7 @@
  * answers in one line (what a lab platform's per-step check calls).
  */
 import * as fs from "fs";
+import * as path from "path";
 import { CheckResult, checkKey, formatTable } from "../lab/grader/grader";
 import { KubeCluster } from "../lab/ports/cluster";
 import { verify as verifyShop } from "../lab/shop/checks";
@@ -63,10 +64,17 @@ export const verify: Command = {
         if (progress === 0 && step === undefined && through > 0) {
             // nothing of the lab there: one line, not a FAIL for every check that has nothing to read
             const how = which === "shop" ? "" : " --lab tenants";
+            // a --root inside a lab (its results folder, its clone): the lab is a few folders up
+            const layoutOf = (r: string) => (which === "shop" ? shopLayout(r) : tenantsLayout(r));
+            const above = [1, 2, 3, 4]
+                .map((n) => path.resolve(root, ...Array<string>(n).fill("..")))
+                .find((r) => r !== root && fs.existsSync(path.join(layoutOf(r).bareRepo, "HEAD")));
             console.error(
-                fs.existsSync(layout.bareDir)
-                    ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
-                    : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`,
+                above
+                    ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
+                    : fs.existsSync(layout.bareDir)
+                      ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
+                      : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`,
             );
             return EXIT.FINDING;
         }

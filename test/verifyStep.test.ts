@@ -240,6 +240,16 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("a --root inside the lab (its results folder) names the lab's root", async () => {
+        const root = await rootAt(3);
+        const r = await runMain("verify", ["--root", shopLayout(root).workDir, "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.strictEqual(
+            r.stderr,
+            `gitops-lab verify: ${shopLayout(root).workDir} is inside the shop lab under ${root}: give its root, gitops-lab verify --root ${root}\n`,
+        );
+    });
+
     it("an appset.yaml that is not YAML: the hint names the line", async () => {
         const root = await rootAt(4);
         fs.appendFileSync(shopLayout(root).appsetFile, "  bad: [\n");
