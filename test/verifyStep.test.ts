@@ -240,6 +240,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("a promotion pushed to another branch: the hint names it", async () => {
+        const root = await rootAt(5);
+        const layout = shopLayout(root);
+        const from = await git(["rev-parse", "release/prod"], layout.bareRepo);
+        const to = await git(["rev-parse", "main"], layout.bareRepo);
+        await git(["push", "--quiet", "origin", `${to}:refs/heads/release/production`], layout.clone);
+        fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to }));
+        const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: release\/prod has not moved from promote\.from; release\/production is at promote\.to: the push went to another branch: /,
+        );
+    });
+
     it("a --root inside the lab (its results folder) names the lab's root", async () => {
         const root = await rootAt(3);
         const r = await runMain("verify", ["--root", shopLayout(root).workDir, "--offline"]);

@@ -40,6 +40,13 @@ export class BareRepo {
             () => null,
         );
     }
+    /** The branches whose tip is this commit. */
+    async branchesAt(sha: string): Promise<string[]> {
+        return this.git(["for-each-ref", "--points-at", sha, "--format=%(refname:short)", "refs/heads/"]).then(
+            (s) => s.split("\n").filter(Boolean),
+            () => [],
+        );
+    }
     async isCommit(sha: unknown): Promise<boolean> {
         // a commit that is absent may be pushed later: only its presence is kept
         if (!isFullSha(sha)) return false;

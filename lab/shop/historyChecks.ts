@@ -1,0 +1,182 @@
+/**
+ * The shop grader's checks of the history after the pin (steps 6 and 7): release/prod fast-forwarded
+ * to the incident commit and never rewritten, then the bad commit on main and its revert. Part of
+ * the table in checks.ts, which runs them.
+ */
+import { parse } from "yaml";
+import { Check, eq } from "../grader/grader";
+import { isSha } from "../grader/resultFiles";
+import { obj, putBack, ShopWorld } from "./world";
+
+function resourcesOf(kustomization: string | null): string[] {
+    if (!kustomization) return [];
+    try {
+        return (parse(kustomization)?.resources ?? []).map(String);
+    } catch {
+        return [];
+    }
+}
+
+/** Step 6: the promotion, a fast-forward of release/prod to the incident commit. */
+export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
+    {
+        step: 6,
+        name: "promote.from is pin.release_prod_initial",
+        run: async (w) => (obj(w, "promote") && obj(w, "pin") ? eq(obj(w, "pin").release_prod_initial, obj(w, "promote").from) : null),
+    },
+    {
+        step: 6,
+        name: "promote.to is incident.commit",
+        run: async (w) => (obj(w, "promote") && obj(w, "incident") ? eq(obj(w, "incident").commit, obj(w, "promote").to) : null),
+    },
+    {
+        step: 6,
+        name: "promote.from is an ancestor of promote.to (a fast-forward)",
+        run: async (w) => {
+            const p = obj(w, "promote");
+            if (!p || !isSha(p.from) || !isSha(p.to)) return null;
+            return { ok: await w.repo.isAncestor(p.from, p.to), expected: "an ancestor", found: "not an ancestor: not a fast-forward" };
+        },
+    },
+    {
+        step: 6,
+        name: "release/prod is at promote.to (its history never rewritten)",
+        run: async (w) => {
+            if (!obj(w, "promote")) return null;
+            const to = obj(w, "promote").to;
+            // fast-forwarded past the commit, then put back as the lab teaches (putBack)
+            if (await putBack(w, w.releaseTip)) return true;
+            const past = isSha(to) && w.releaseTip && to !== w.releaseTip && (await w.repo.isAncestor(to, w.releaseTip));
+            const from = obj(w, "promote").from;
+            if (!past && isSha(to) && w.releaseTip && w.releaseTip === from) {
+                // not moved: the push went elsewhere (another branch), or was never made
+                const elsewhere = (await w.repo.branchesAt(to)).filter((b) => b !== "main" && b !== "release/prod");
+                return {
+                    ok: false,
+                    expected: to,
+                    found: `${w.releaseTip}, promote.from: not moved`,
+                    hint: `release/prod has not moved from promote.from${elsewhere.length ? `; ${elsewhere.join(", ")} ${elsewhere.length === 1 ? "is" : "are"} at promote.to: the push went to another branch` : ""}: fast-forward release/prod itself (git push origin <commit>:release/prod)`,
+                };
+            }
+            return past
+                ? {
+                      ok: false,
+                      expected: to,
+                      found: `${w.releaseTip}, past it (a fast-forward too far)`,
+                      hint: "release/prod went past promote.to; the repository refuses to rewind it, as it should: put its files back with new commits (git revert of the commits after promote.to, pushed to release/prod), never a force push",
+                  }
+                : eq(to, w.releaseTip);
+        },
+    },
+    {
+        step: 6,
+        name: "release/prod still contains promote.from",
+        run: async (w) => {
+            const from = obj(w, "promote")?.from;
+            if (!isSha(from) || !w.releaseTip) return null;
+            return {
+                ok: await w.repo.isAncestor(from, w.releaseTip),
+                expected: `${from} in release/prod's history`,
+                found: "missing: release/prod was rewritten",
+            };
+        },
+    },
+];
+
+/** The revert's bad commit, when it is a commit of the repository (step 8 asks whether it reached release/prod). */
+export async function badCommit(w: ShopWorld): Promise<string | null> {
+    const bad = obj(w, "revert")?.bad_commit;
+    return isSha(bad) && (await w.repo.isCommit(bad)) ? bad : null;
+}
+
+/** Step 7: the bad commit on main, its ComparisonError, and its revert. */
+export const REVERT_CHECKS: Check<ShopWorld>[] = [
+    {
+        step: 7,
+        name: "bad_commit adds missing.yaml to envs/dev/kustomization.yaml resources",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            if (!bad) return null;
+            const [parent] = await w.repo.parents(bad);
+            const has = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/dev/kustomization.yaml")).includes("missing.yaml");
+            return eq({ before: false, after: true }, { before: await has(parent), after: await has(bad) });
+        },
+    },
+    {
+        step: 7,
+        name: "bad_commit stays in main's history (rolled back by a revert, not a reset)",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            if (!bad || !w.main) return null;
+            return {
+                ok: await w.repo.isAncestor(bad, w.main),
+                expected: "an ancestor of main",
+                found: "not in main's history: history was rewritten",
+            };
+        },
+    },
+    {
+        step: 7,
+        name: "bad_commit is not in release/prod's history",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            if (!bad || !w.releaseTip) return null;
+            return {
+                ok: !(await w.repo.isAncestor(bad, w.releaseTip)),
+                expected: "not an ancestor of release/prod",
+                found: `release/prod (${w.releaseTip}) contains it`,
+            };
+        },
+    },
+    {
+        step: 7,
+        name: "revert_commit is a revert of bad_commit (its parent, its message, its content)",
+        run: async (w) => {
+            const rc = obj(w, "revert")?.revert_commit;
+            if (!isSha(rc) || !(await w.repo.isCommit(rc))) return null;
+            const bad = obj(w, "revert").bad_commit;
+            const [parent] = await w.repo.parents(rc);
+            const msg = await w.repo.message(rc);
+            const [grand] = (await badCommit(w)) ? await w.repo.parents(bad) : [undefined];
+            const same = grand
+                ? (await w.repo.file(rc, "envs/dev/kustomization.yaml")) === (await w.repo.file(grand, "envs/dev/kustomization.yaml"))
+                : false;
+            return eq(
+                { parent: bad, message: true, content: true },
+                { parent, message: msg.includes(`This reverts commit ${bad}`), content: same },
+            );
+        },
+    },
+    {
+        step: 7,
+        name: "revert_commit is on main",
+        run: async (w) => {
+            const rc = obj(w, "revert")?.revert_commit;
+            if (!isSha(rc) || !(await w.repo.isCommit(rc)) || !w.main) return null;
+            return { ok: await w.repo.isAncestor(rc, w.main), expected: "an ancestor of main", found: "not in main's history" };
+        },
+    },
+    {
+        step: 7,
+        name: "dev_error mentions missing.yaml",
+        run: async (w) => {
+            const r = obj(w, "revert");
+            return r
+                ? {
+                      ok: typeof r.dev_error === "string" && r.dev_error.includes("missing.yaml"),
+                      expected: "…missing.yaml…",
+                      found: r.dev_error,
+                  }
+                : null;
+        },
+    },
+    {
+        step: 7,
+        name: "prod_revision_during is promote.to",
+        run: async (w) => {
+            if (!obj(w, "revert") || !obj(w, "promote")) return null;
+            const during = obj(w, "revert").prod_revision_during;
+            return (await putBack(w, during)) ? true : eq(obj(w, "promote").to, during);
+        },
+    },
+];
