@@ -60,6 +60,20 @@ describe("verify (the independent grader)", function () {
         );
     });
 
+    it("given drift.uid copied from the namespace, then the hint says whose uid it is", async () => {
+        const l = copy();
+        const file = l.resultFile("drift");
+        const ns = await cluster.getNamespace("shop-prod");
+        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), uid: ns?.metadata?.uid }));
+        const rs = await verify({ layout: l, through: 8, cluster });
+        const r = rs.find((x) => x.check === "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn")!;
+        assert.strictEqual(r.ok, false);
+        assert.match(
+            r.hint ?? "",
+            /^drift\.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod/,
+        );
+    });
+
     it("given a good run, every check passes against the (simulated) cluster too", async () => {
         const rs = await verify({ layout: good, through: 8, cluster });
         assert.deepStrictEqual(failed(rs), []);

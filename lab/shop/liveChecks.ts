@@ -70,7 +70,14 @@ export function liveChecks(): Check<ShopWorld>[] {
             const d = obj(w, "drift");
             if (!d) return null;
             const cm = await c.getConfigMap("shop-prod", "shop-config");
-            return eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
+            const outcome = eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
+            // a uid copied from another object (most often the namespace, the first uid kubectl shows): say whose it is
+            if (!outcome.ok && cm && d.uid !== cm.metadata?.uid && d.uid === (await c.getNamespace("shop-prod"))?.metadata?.uid)
+                return {
+                    ...outcome,
+                    hint: "drift.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
+                };
+            return outcome;
         }),
         live(6, "live shop-prod is synced to promote.to", async (c, w) => {
             if (!obj(w, "promote")) return null;
