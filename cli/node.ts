@@ -39,7 +39,8 @@ export const nodeCommand: Command = {
         checkRootWritable(root, rootArg);
         checkNodeVisible(root, rootArg);
         if (root !== rootArg) console.log(`root: ${root}`);
-        const { startRealNode, NODE } = await import("../realnode/node");
+        const { startRealNode } = await import("../realnode/node");
+        const { NODE } = await import("../realnode/config");
         const say = (l: string) => console.log(l);
         let stopping = false;
         let node: { stop(): Promise<void> } | undefined;
@@ -73,7 +74,7 @@ export const nodeCommand: Command = {
                 `  export KUBECONFIG=${n.kubeconfigFile}`,
                 "  kubectl get nodes,pods -A",
                 `  nsenter -t ${n.holderPid} -m -n    # a shell in the node's namespaces (ip addr, iptables-save)`,
-                `  logs: ${path.join(n.dir, "logs")}; images: ${n.registry} (the node's registry, mirroring ${Object.keys((await import("../realnode/node")).MIRRORED).join(", ")}; and ${LAB_REGISTRY}, the lab's own)`,
+                `  logs: ${path.join(n.dir, "logs")}; images: ${n.registry} (the node's registry, mirroring ${Object.keys((await import("../realnode/config")).MIRRORED).join(", ")}; and ${LAB_REGISTRY}, the lab's own)`,
                 `  the API server: https://${NODE.nodeIp}:${NODE.apiPort}`,
             ])
                 say(l);

@@ -25,66 +25,47 @@
 import { ChildProcess, spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { stringify } from "yaml";
-import { writeFileAtomic } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
-import { pollUntil, sleep } from "../lab/ports/wait";
-import { isAlive } from "../lab/ports/proc";
+import { pollUntil } from "../lab/ports/wait";
 import { acquireLockFile, RootLock } from "../lab/ports/lock";
 import { LAB_REGISTRY } from "../lab/ports/images";
 import { binPath, buildRealPlane } from "../realplane/build";
 import { REAL_NODE, REAL_PLANE } from "../realplane/versions";
 import { buildRealNode, nodeBinPath } from "./build";
+import {
+    CNI_DIR,
+    cniConfig,
+    containerdConfig,
+    hostsToml,
+    IMAGE_VOLUME_GATE,
+    kubeadmConfig,
+    kubeletConfig,
+    kubeProxyConfig,
+    labRegistryToml,
+    MARKER,
+    MIRRORED,
+    NODE,
+    nodePaths,
+    registryConfig,
+    registryStorage,
+} from "./config";
+import {
+    CGROUP_ROOT,
+    cgroupHierarchies,
+    hostLinkExists,
+    KUBELET_SYSCTLS,
+    Ledger,
+    readLedger,
+    reapNode,
+    sysctlFile,
+    teardownNode,
+    TRACKING_HIERARCHY,
+    writeLedger,
+} from "./ledger";
 import { buildImageLayers, imageRecipes, pushImage } from "./images";
 
-/** The node's names and addresses (k3s's pod and service ranges). */
-export const NODE = {
-    name: "gitops-lab-node",
-    hostVeth: "glab0",
-    nodeVeth: "eth0",
-    hostIp: "10.234.0.1",
-    nodeIp: "10.234.0.2",
-    linkPrefix: 30,
-    clusterCidr: "10.42.0.0/16",
-    podCidr: "10.42.0.0/24",
-    podGateway: "10.42.0.1",
-    serviceCidr: "10.43.0.0/16",
-    dnsIp: "10.43.0.10",
-    clusterDomain: "cluster.local",
-    apiPort: 6443,
-    registryPort: 5000,
-} as const;
-
 export const NODE_LOCK = process.env.GITOPS_LAB_NODE_LOCK ?? "/run/gitops-lab-node.lock";
-export const NODE_LEDGER = process.env.GITOPS_LAB_NODE_LEDGER ?? "/run/gitops-lab-node.json";
-const CGROUP_ROOT = "/sys/fs/cgroup";
-/** The hierarchy the node's processes are counted and killed by. */
-const TRACKING_HIERARCHY = "pids";
 const MANIFESTS = path.join(__dirname, "manifests");
-
-/** The kernel settings the kubelet changes (its setupKernelTunables), restored at stop. */
-export const KUBELET_SYSCTLS = [
-    "vm.overcommit_memory",
-    "vm.panic_on_oom",
-    "kernel.panic",
-    "kernel.panic_on_oops",
-    "kernel.keys.root_maxkeys",
-    "kernel.keys.root_maxbytes",
-] as const;
-
-/** What a node changed on the host, written before each change. */
-export interface Ledger {
-    pid: number;
-    root: string;
-    /** The holder of the node's namespaces. */
-    holderPid?: number;
-    /** The cgroup (in every hierarchy) the node made. */
-    cgroup?: string;
-    /** The host end of the veth pair, once made. */
-    hostVeth?: string;
-    /** The kernel settings as they were before the kubelet started. */
-    sysctls?: Record<string, string>;
-}
 
 /** The programs the node runs, and how to get each on Debian or Ubuntu. */
 const NODE_TOOLS: Record<string, string> = {
@@ -103,7 +84,6 @@ const NODE_TOOLS: Record<string, string> = {
     kubectl: "install kubectl 1.33 or later",
     gcc: "apt-get install gcc libc6-dev (the pause program of the sandbox image)",
 };
-export const CNI_DIR = "/usr/lib/cni";
 const CNI_PLUGINS = ["bridge", "host-local", "loopback"];
 
 const which = (tool: string) => (process.env.PATH ?? "").split(path.delimiter).some((d) => d && fs.existsSync(path.join(d, tool)));
@@ -127,134 +107,6 @@ export function checkNodeTools(): void {
     if (process.getuid?.() !== 0) throw new Error("the real node runs a kubelet and containers: run it as root");
     const missing = missingNodeTools();
     if (missing.length) throw new Error(`the real node needs ${missing.join(", ")}; nothing was started`);
-}
-
-export function readLedger(file = NODE_LEDGER): Ledger | undefined {
-    try {
-        return JSON.parse(fs.readFileSync(file, "utf8"));
-    } catch (e: any) {
-        if (e.code === "ENOENT") return undefined;
-        throw new Error(
-            `${file} cannot be read (${e.message}): it is the real node's record of what it changed; remove it only if no node ran`,
-        );
-    }
-}
-
-const writeLedger = (l: Ledger, file = NODE_LEDGER) => writeFileAtomic(file, JSON.stringify(l, null, 2) + "\n");
-
-/** The cgroup v1 hierarchies mounted under /sys/fs/cgroup (not the cgroup2 one), by folder. */
-export function cgroupHierarchies(root = CGROUP_ROOT): string[] {
-    return fs
-        .readFileSync("/proc/self/mountinfo", "utf8")
-        .split("\n")
-        .map((l) => l.split(" "))
-        .filter((f) => f.length > 9 && f[4].startsWith(`${root}/`) && f[f.indexOf("-") + 1] === "cgroup")
-        .map((f) => f[4]);
-}
-
-/** Every process in a cgroup folder and below it. */
-export function cgroupProcs(dir: string): number[] {
-    if (!fs.existsSync(dir)) return [];
-    const out: number[] = [];
-    const walk = (d: string) => {
-        try {
-            out.push(...fs.readFileSync(path.join(d, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number));
-        } catch {
-            return; // removed while we read
-        }
-        for (const e of fs.readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name));
-    };
-    walk(dir);
-    return out;
-}
-
-/** Removes a cgroup folder and everything below it, deepest first (a cgroup folder is removed with rmdir). */
-function removeCgroup(dir: string): void {
-    if (!fs.existsSync(dir)) return;
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeCgroup(path.join(dir, e.name));
-    fs.rmdirSync(dir);
-}
-
-const sysctlFile = (key: string) => path.join("/proc/sys", ...key.split("."));
-
-/** Whether an interface of that name is on the host. */
-const hostLinkExists = (name: string) => fs.existsSync(path.join("/sys/class/net", name));
-
-/**
- * Undoes what a node recorded in its ledger: kills every process in its cgroup (daemons, shims,
- * containers) and its namespaces' holder, waits until they are gone (their namespaces, mounts,
- * veths and iptables rules go with them), removes its cgroups and the veth's host end if left,
- * restores the kernel settings, and removes the ledger. Says what it did.
- */
-export async function teardownNode(ledger: Ledger, log: (line: string) => void = () => {}, ledgerFile = NODE_LEDGER): Promise<void> {
-    const tracked = ledger.cgroup ? path.join(CGROUP_ROOT, TRACKING_HIERARCHY, ledger.cgroup) : undefined;
-    const victims = () =>
-        [
-            ...new Set([
-                ...(tracked ? cgroupProcs(tracked) : []),
-                ...(ledger.holderPid && isAlive(ledger.holderPid) ? [ledger.holderPid] : []),
-            ]),
-        ].filter((p) => p !== process.pid);
-    const first = victims();
-    for (let round = 0; round < 60 && victims().length; round++) {
-        for (const pid of victims()) {
-            try {
-                process.kill(pid, "SIGKILL");
-            } catch {
-                /* gone already */
-            }
-        }
-        await sleep(250);
-    }
-    const left = victims();
-    if (left.length)
-        throw new Error(`the real node's processes ${left.join(", ")} did not end after SIGKILL; stop them by hand, then run again`);
-    if (ledger.cgroup) {
-        for (const h of cgroupHierarchies()) {
-            const dir = path.join(h, ledger.cgroup);
-            // a cgroup emptied a moment ago can be busy for a moment
-            await pollUntil(
-                async () => {
-                    try {
-                        removeCgroup(dir);
-                        return true;
-                    } catch (e: any) {
-                        if (e.code === "EBUSY") return undefined;
-                        throw e;
-                    }
-                },
-                {
-                    timeoutMs: 10_000,
-                    intervalMs: 100,
-                    describe: () => `the cgroup ${dir} stayed busy for 10 s after the node's processes ended`,
-                },
-            );
-        }
-    }
-    if (ledger.hostVeth && hostLinkExists(ledger.hostVeth)) await run("ip", ["link", "del", ledger.hostVeth]).catch(() => undefined);
-    for (const [key, value] of Object.entries(ledger.sysctls ?? {})) {
-        try {
-            if (fs.readFileSync(sysctlFile(key), "utf8").trim() !== value) fs.writeFileSync(sysctlFile(key), value);
-        } catch (e: any) {
-            log(`could not restore ${key} to ${value} (${e.code ?? e.message})`);
-        }
-    }
-    fs.rmSync(ledgerFile, { force: true });
-    log(
-        `real node (PID ${ledger.pid}): ${first.length} processes ended, cgroups removed${ledger.sysctls ? ", kernel settings restored" : ""}`,
-    );
-}
-
-/** Takes down what a node whose process is gone left on the host, and says so. */
-export async function reapNode(log: (line: string) => void = () => {}, ledgerFile = NODE_LEDGER): Promise<void> {
-    const ledger = readLedger(ledgerFile);
-    if (!ledger) return;
-    if (ledger.pid !== process.pid && isAlive(ledger.pid))
-        throw new Error(
-            `a real node runs on this host (PID ${ledger.pid}, root ${ledger.root}); one node per host: stop it, then run again`,
-        );
-    log(`taking down what the real node of PID ${ledger.pid} left (its process is gone) ...`);
-    await teardownNode(ledger, log, ledgerFile);
 }
 
 export function acquireNodeLock(): RootLock {
@@ -301,207 +153,6 @@ export interface RealNode {
     stop(): Promise<void>;
 }
 
-interface Paths {
-    dir: string;
-    logs: string;
-    pki: string;
-    kubeconfigs: string;
-    config: string;
-}
-
-function nodePaths(root: string): Paths {
-    const dir = path.join(root, "node");
-    return {
-        dir,
-        logs: path.join(dir, "logs"),
-        pki: path.join(dir, "pki"),
-        kubeconfigs: path.join(dir, "kubeconfigs"),
-        config: path.join(dir, "config"),
-    };
-}
-
-/** The marker of a node folder this program made: only such a folder is emptied at the next start. */
-const MARKER = ".gitops-lab-node";
-
-/** The registry's storage: a cache, kept between nodes, like the images' layers. */
-export const registryStorage = () => path.join(path.dirname(path.dirname(nodeBinPath("crane"))), "..", "registry");
-
-function kubeadmConfig(p: Paths): string {
-    return [
-        {
-            apiVersion: "kubeadm.k8s.io/v1beta4",
-            kind: "InitConfiguration",
-            localAPIEndpoint: { advertiseAddress: NODE.nodeIp, bindPort: NODE.apiPort },
-            nodeRegistration: { name: NODE.name, criSocket: "unix:///run/containerd/containerd.sock" },
-        },
-        {
-            apiVersion: "kubeadm.k8s.io/v1beta4",
-            kind: "ClusterConfiguration",
-            kubernetesVersion: REAL_PLANE.kubernetes,
-            clusterName: "gitops-lab",
-            certificatesDir: p.pki,
-            controlPlaneEndpoint: `${NODE.nodeIp}:${NODE.apiPort}`,
-            networking: { serviceSubnet: NODE.serviceCidr, podSubnet: NODE.clusterCidr, dnsDomain: NODE.clusterDomain },
-            apiServer: { certSANs: [NODE.nodeIp, "127.0.0.1", "localhost"] },
-        },
-    ]
-        .map((d) => stringify(d))
-        .join("---\n");
-}
-
-function containerdConfig(p: Paths): string {
-    const cni = path.join(p.dir, "cni");
-    // TOML by hand: a handful of keys, every value a path of ours or a constant
-    return `version = 3
-root = "${path.join(p.dir, "containerd")}"
-state = "/run/containerd"
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs", "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
-
-[grpc]
-  address = "/run/containerd/containerd.sock"
-
-[plugins."io.containerd.cri.v1.runtime"]
-  # root here lacks CAP_SYS_RESOURCE (a VM's or a container's root often does): the CRI's -998 for a
-  # sandbox is refused by the kernel; with this, no container is set below containerd's own score
-  restrict_oom_score_adj = true
-  [plugins."io.containerd.cri.v1.runtime".cni]
-    bin_dirs = ["${CNI_DIR}"]
-    conf_dir = "${path.join(cni, "net.d")}"
-  [plugins."io.containerd.cri.v1.runtime".containerd]
-    default_runtime_name = "runc"
-    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-
-[plugins."io.containerd.cri.v1.images"]
-  snapshotter = "overlayfs"
-  [plugins."io.containerd.cri.v1.images".pinned_images]
-    sandbox = "registry.k8s.io/pause:${REAL_NODE.pause}"
-  [plugins."io.containerd.cri.v1.images".registry]
-    config_path = "${path.join(p.config, "certs.d")}"
-
-[plugins."io.containerd.grpc.v1.cri"]
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-`;
-}
-
-/** The upstream registries the images come from, each mirrored by the node's registry under a path of its name. */
-export const MIRRORED = {
-    "docker.io": "https://registry-1.docker.io",
-    "quay.io": "https://quay.io",
-    "registry.k8s.io": "https://registry.k8s.io",
-    "public.ecr.aws": "https://public.ecr.aws",
-    "ghcr.io": "https://ghcr.io",
-} as const;
-
-/** containerd's hosts.toml for one upstream registry: the node's registry first (the path of its name), then upstream. */
-export function hostsToml(registry: string, upstream: string): string {
-    return `server = "${MIRRORED[registry as keyof typeof MIRRORED] ?? upstream}"
-
-[host."http://127.0.0.1:${NODE.registryPort}/v2/${registry}"]
-  capabilities = ["pull", "resolve"]
-  override_path = true
-`;
-}
-
-/**
- * containerd's hosts.toml for the lab's own images (registry.lab.internal, which has no upstream): the
- * node's registry is that registry, at its root, where the lab pushes them (lab/platform/images.ts).
- */
-export const labRegistryToml = () => `server = "http://127.0.0.1:${NODE.registryPort}"\n`;
-
-function cniConfig(): string {
-    return JSON.stringify(
-        {
-            cniVersion: "1.0.0",
-            name: "gitops-lab",
-            plugins: [
-                {
-                    type: "bridge",
-                    bridge: "cni0",
-                    isGateway: true,
-                    isDefaultGateway: false,
-                    ipMasq: false,
-                    hairpinMode: true,
-                    ipam: {
-                        type: "host-local",
-                        ranges: [[{ subnet: NODE.podCidr, gateway: NODE.podGateway }]],
-                        routes: [{ dst: NODE.serviceCidr }],
-                        dataDir: "/var/lib/cni/networks",
-                    },
-                },
-            ],
-        },
-        null,
-        2,
-    );
-}
-
-/**
- * ImageVolume is beta and off by default in Kubernetes 1.33, on by default from 1.35 and GA in 1.36:
- * the gate is set only where it is needed.
- */
-export const IMAGE_VOLUME_GATE = Number(REAL_PLANE.kubernetes.split(".")[1]) < 35;
-
-function kubeletConfig(p: Paths): string {
-    return stringify({
-        apiVersion: "kubelet.config.k8s.io/v1beta1",
-        kind: "KubeletConfiguration",
-        cgroupDriver: "cgroupfs",
-        failCgroupV1: false,
-        cgroupRoot: `/${NODE.name}`,
-        cgroupsPerQOS: true,
-        containerRuntimeEndpoint: "unix:///run/containerd/containerd.sock",
-        authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: path.join(p.pki, "ca.crt") } },
-        authorization: { mode: "AlwaysAllow" },
-        clusterDNS: [NODE.dnsIp],
-        clusterDomain: NODE.clusterDomain,
-        resolvConf: path.join(p.config, "resolv.conf"),
-        readOnlyPort: 0,
-        healthzBindAddress: NODE.nodeIp,
-        failSwapOn: false,
-        oomScoreAdj: 0,
-        protectKernelDefaults: false,
-        serializeImagePulls: false,
-        // a lab on a shared machine: not evicted for a disk another program filled
-        evictionHard: { "memory.available": "100Mi", "nodefs.available": "2%", "imagefs.available": "2%", "nodefs.inodesFree": "2%" },
-        imageGCHighThresholdPercent: 98,
-        imageGCLowThresholdPercent: 95,
-        ...(IMAGE_VOLUME_GATE ? { featureGates: { ImageVolume: true } } : {}),
-        rotateCertificates: false,
-        serverTLSBootstrap: false,
-    });
-}
-
-function kubeProxyConfig(p: Paths): string {
-    return stringify({
-        apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
-        kind: "KubeProxyConfiguration",
-        clientConnection: { kubeconfig: path.join(p.kubeconfigs, "kube-proxy.conf") },
-        mode: "iptables",
-        clusterCIDR: NODE.clusterCidr,
-        hostnameOverride: NODE.name,
-        bindAddress: NODE.nodeIp,
-        healthzBindAddress: `${NODE.nodeIp}:10256`,
-        metricsBindAddress: "127.0.0.1:10249",
-        oomScoreAdj: 0,
-        // the conntrack table is the host's (nf_conntrack_max is not a network namespace's): left as it is
-        conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: "0s", tcpCloseWaitTimeout: "0s" },
-    });
-}
-
-function registryConfig(): string {
-    return stringify({
-        version: 0.1,
-        log: { level: "warn", fields: { service: "registry" } },
-        storage: { filesystem: { rootdirectory: registryStorage() }, delete: { enabled: true }, cache: { blobdescriptor: "inmemory" } },
-        http: { addr: `0.0.0.0:${NODE.registryPort}`, headers: { "X-Content-Type-Options": ["nosniff"] } },
-    });
-}
-
-/** Starts the node; `log` hears what it waits for and how long it took. */
 export async function startRealNode(opts: { root: string; log?: (line: string) => void }): Promise<RealNode> {
     const log = opts.log ?? (() => {});
     const root = path.resolve(opts.root);
