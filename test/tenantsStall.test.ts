@@ -27,6 +27,39 @@ describe("the tenants lab (simulated cluster)", function () {
             at = await tenantsAt(2);
         });
 
+        it("given a tenant on a release not shipped, or its file's key misspelt, then the hint says so", async () => {
+            // the cluster as it answers once the learner pushed mandant-c to 1.3.0 and mandant-d's file with relase:
+            const paths: Record<string, string> = { "mandant-c": "releases/1.3.0", "mandant-d": "releases/{{release}}" };
+            const moved = Object.assign(Object.create(at.cluster), {
+                getApplication: async (name: string) => {
+                    const a = await at.cluster.getApplication(name);
+                    return paths[name] ? { ...a, spec: { ...a.spec, source: { ...a.spec.source, path: paths[name] } } } : a;
+                },
+            }) as typeof at.cluster;
+            const rs = await verifyTenants({ layout: at.layout, through: 2, cluster: moved });
+            const hints = rs.filter((r) => !r.ok).map((r) => r.hint ?? "");
+            assert.ok(
+                hints.some((h) =>
+                    /^mandant-d tracks releases\/\{\{release\}\}: the generator found no release key in tenants\/mandant-d\.yaml \(a typo\?\)/.test(
+                        h,
+                    ),
+                ),
+                hints.join("\n"),
+            );
+            delete paths["mandant-d"];
+            const again = (await verifyTenants({ layout: at.layout, through: 2, cluster: moved }))
+                .filter((r) => !r.ok)
+                .map((r) => r.hint ?? "");
+            assert.ok(
+                again.some((h) =>
+                    /^mandant-c tracks releases\/1\.3\.0, which the repository does not ship \(its releases: 1\.1\.0, 1\.2\.0, 1\.2\.1\)/.test(
+                        h,
+                    ),
+                ),
+                again.join("\n"),
+            );
+        });
+
         // then nothing moves on its own: mandant-c and mandant-d stay where the stall left them (at 1.1.0), untouched
         // by any new sync (one that raced ahead goes on retrying its own)
         it("then the tenants behind the stall stay at 1.1.0", async () => {

@@ -10,7 +10,7 @@ import { Check, CheckResult, eq, runChecks } from "../grader/grader";
 import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { RELEASES, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
+import { RELEASES, Tenant, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
 import { HOOK_ERROR, RELEASE_LABEL, tenantPath } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
 
@@ -278,7 +278,12 @@ const liveChecks: Check<TenantsWorld>[] = [
             const s = await c.getApplicationSet(TENANTS_APPSET);
             const cond = (s?.status?.conditions ?? []).find((x: any) => x.type === "RolloutProgressing");
             const want = w.through === 2 ? "ApplicationSet is performing rollout of step 2" : "ApplicationSet Rollout has completed";
-            return eq(want, cond?.message);
+            const outcome = eq(want, cond?.message);
+            if (outcome.ok) return outcome;
+            // a rollout held by a path the repository cannot give says so, not the stall's hint
+            const paths: Record<string, unknown> = {};
+            for (const t of TENANTS) paths[t] = { path: (await c.getApplication(t))?.spec?.source?.path };
+            return { ...outcome, ...pathHint(paths) };
         },
     ),
     live(
@@ -296,7 +301,8 @@ const liveChecks: Check<TenantsWorld>[] = [
                     label: a?.metadata?.labels?.[TENANT_LABEL],
                 };
             }
-            return eq(want, found);
+            const outcome = eq(want, found);
+            return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
         },
     ),
     live(
@@ -369,4 +375,24 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
 
 export async function verifyTenants(opts: TenantsVerifyOptions): Promise<CheckResult[]> {
     return runChecks(TENANTS_CHECKS, await readTenantsWorld(opts), opts.through);
+}
+
+/**
+ * When a tenant's Application tracks what the repository cannot give: a path the generator left
+ * unresolved (its tenant file lacks the release key, a typo) or a release the repository does not ship.
+ */
+function pathHint(found: Record<string, unknown>): { hint: string } | Record<string, never> {
+    const paths = Object.entries(found).map(([t, f]) => [t, String((f as { path?: unknown })?.path ?? "")] as const);
+    const unresolved = paths.filter(([, p]) => p.includes("{{"));
+    if (unresolved.length)
+        return {
+            hint: `${unresolved.map(([t, p]) => `${t} tracks ${p}`).join(", ")}: the generator found no release key in ${unresolved.map(([t]) => tenantPath(t as Tenant)).join(", ")} (a typo?); write release: "<version>" there and push`,
+        };
+    const shipped: string[] = Object.values(RELEASES);
+    const unknown = paths.filter(([, p]) => /^releases\//.test(p) && !shipped.includes(p.slice("releases/".length)));
+    if (unknown.length)
+        return {
+            hint: `${unknown.map(([t, p]) => `${t} tracks ${p}`).join(", ")}, which the repository does not ship (its releases: ${shipped.join(", ")}): set a release that exists and push`,
+        };
+    return {};
 }
