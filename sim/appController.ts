@@ -13,8 +13,9 @@
  * - selfHeal: a partial sync of the drifted resources, backed off from the last operation's
  *   finishedAt, the first repair after a sync to a new revision without delay;
  * - deletion: the resources finalizer is honoured only while the controller runs.
- * What it reads of the objects is beside it: their names and health (resources.ts), the hooks
- * (hooks.ts), the revision history (revisionHistory.ts).
+ * What it reads of the objects is beside it, as upstream's files are: the comparison (state.ts,
+ * state.go's CompareAppState), their names and health (resources.ts), the hooks (hooks.ts), the
+ * revision history (revisionHistory.ts).
  */
 import { HOOK_ANNOTATION, REFRESH_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import { RESOURCES_FINALIZER } from "./appsetController";
@@ -24,8 +25,9 @@ import { ArgoTimings } from "./profiles";
 import type { ArgoMinor } from "./rollingSync";
 import { RenderError, RepoServer } from "./repoServer";
 import { hookPhase, hookResult, isHook, replacesBeforeCreation, WAITING_FOR_DELETION, wave } from "./hooks";
-import { groupOf, keyOf, resourceHealth, trackingId, worstHealth } from "./resources";
+import { groupOf, keyOf, trackingId } from "./resources";
 import { withRevisionHistory } from "./revisionHistory";
+import { compareAppState } from "./state";
 
 export const ACTOR = "application-controller";
 const RETRY_LIMIT = 5;
@@ -328,49 +330,13 @@ export class AppController {
         return this.kube.get(obj.kind, obj.metadata.namespace, obj.metadata.name);
     }
 
-    private inSync(desired: any): boolean {
-        const live = this.liveOf(desired);
-        if (!live) return false;
-        for (const field of ["data", "spec"]) {
-            if (desired[field] !== undefined && JSON.stringify(live[field]) !== JSON.stringify(desired[field])) return false;
-        }
-        return true;
-    }
-
-    /** The comparison's status, and the operation auto-sync starts (if it does). */
-    private compare(app: any, sha: string, desired: any[], status: any, now: string): { status: any; operation?: any } {
+    /** The comparison (sim/state.ts, state.go), then auto-sync's decision (appcontroller.go autoSync): the status, and the operation it starts (if it does). */
+    private compare(app: any, sha: string, desiredAll: any[], status: any, now: string): { status: any; operation?: any } {
         const name = app.metadata.name;
         const key = `${app.metadata.namespace}/${name}`;
-        desired = desired.filter((d) => !isHook(d)); // hooks are not part of the app's sync status
-        const managed: any[] = status.resources ?? [];
-        const desiredKeys = new Set(desired.map(keyOf));
-        const prunable = managed.filter((r) => !desiredKeys.has(`${r.kind}/${r.namespace}/${r.name}`));
-        const drifted = desired.filter((d) => !this.inSync(d));
-        const outOfSync = drifted.length > 0 || prunable.length > 0;
-        status.sync = {
-            status: outOfSync ? "OutOfSync" : "Synced",
-            revision: sha,
-            comparedTo: { source: app.spec.source, destination: app.spec.destination },
-        };
-        const healths = desired.map((d) => resourceHealth(this.liveOf(d)));
-        const worst = worstHealth(healths);
-        status.health = {
-            status: worst,
-            lastTransitionTime: status.health?.status === worst ? (status.health?.lastTransitionTime ?? now) : now,
-        };
         // SyncError is auto-sync's: cleared whenever it has nothing to report (autoSync returns nil), set again below when it has
         const lastSyncError = (status.conditions ?? []).find((c: any) => c.type === "SyncError");
-        status.conditions = (status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError" && c.type !== "SyncError");
-        status.resources = desired.map((d, i) => ({
-            ...(groupOf(d) ? { group: groupOf(d) } : {}),
-            version: "v1",
-            kind: d.kind,
-            namespace: d.metadata.namespace,
-            name: d.metadata.name,
-            status: this.inSync(d) ? "Synced" : "OutOfSync",
-            health: healths[i],
-        }));
-        status.sourceType = "Kustomize";
+        const { drifted, outOfSync } = compareAppState(app, sha, desiredAll, status, now, (o) => this.liveOf(o));
 
         const auto = app.spec.syncPolicy?.automated;
         const op = status.operationState;
