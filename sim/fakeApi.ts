@@ -6,9 +6,9 @@
  *
  * Only what the lab touches is implemented; anything else answers 404 with a Status object.
  */
-import { BUILT_IN_GROUPS, HttpError, ResourceType, TYPES } from "./apiTypes";
+import { HttpError, ResourceType, TYPES } from "./apiTypes";
 import { discovery, openapi } from "./discovery";
-import { asJson, jsonPatch, mergePatch } from "./patch";
+import { asJson, patchAs } from "./patch";
 import { toTable, wantsTable } from "./tables";
 import { randomBytes, randomUUID } from "crypto";
 import { EventEmitter } from "events";
@@ -701,20 +701,7 @@ export class FakeKube {
                 return this.put({ ...body, kind: t.kind, metadata: { ...body.metadata, name, namespace: ns } }, "client");
             case "PATCH": {
                 if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
-                // a custom resource has no strategic merge (no Go struct tags to merge by): the API server answers 415
-                // (apiserver/pkg/endpoints/handlers/patch.go, negotiation.NewUnsupportedMediaTypeError)
-                if (ctype === "application/strategic-merge-patch+json" && !BUILT_IN_GROUPS.has(t.group))
-                    throw new HttpError(
-                        415,
-                        "UnsupportedMediaType",
-                        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-                    );
-                let next: any;
-                if (ctype === "application/json-patch+json") next = jsonPatch(current, body);
-                else if (ctype === "application/merge-patch+json" || ctype === "application/strategic-merge-patch+json")
-                    next = mergePatch(current, body);
-                else if (ctype === "application/apply-patch+yaml") next = mergePatch(current ?? {}, body);
-                else throw new HttpError(415, "UnsupportedMediaType", `unsupported patch type ${ctype}`);
+                const next = patchAs(ctype, current, body, t.group);
                 next.kind = t.kind;
                 next.metadata = { ...next.metadata, name, namespace: ns };
                 return this.put(next, "client");

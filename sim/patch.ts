@@ -1,6 +1,6 @@
 /** The patches the simulated API server applies: JSON merge patch and JSON patch (fast-json-patch). */
 import { applyPatch, JsonPatchError } from "fast-json-patch";
-import { HttpError } from "./apiTypes";
+import { BUILT_IN_GROUPS, HttpError } from "./apiTypes";
 
 /** A value as JSON would carry it (undefined fields dropped, a Date a string): what a client's object becomes in the store. */
 export const asJson = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
@@ -46,4 +46,24 @@ export function jsonPatch(doc: any, ops: any[]): any {
                 throw new HttpError(422, "Invalid", `the JSON patch is invalid: ${e.message.split("\n")[0]}`);
         }
     }
+}
+
+/**
+ * A PATCH as the API server applies it by its content type: JSON patch, merge patch, server-side
+ * apply (merged here), and strategic merge for the built-in kinds only. A custom resource has no
+ * strategic merge (no Go struct tags to merge by): the API server answers 415
+ * (apiserver/pkg/endpoints/handlers/patch.go, negotiation.NewUnsupportedMediaTypeError).
+ */
+export function patchAs(contentType: string, current: any, body: any, group: string): any {
+    if (contentType === "application/strategic-merge-patch+json" && !BUILT_IN_GROUPS.has(group))
+        throw new HttpError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+        );
+    if (contentType === "application/json-patch+json") return jsonPatch(current, body);
+    if (contentType === "application/merge-patch+json" || contentType === "application/strategic-merge-patch+json")
+        return mergePatch(current, body);
+    if (contentType === "application/apply-patch+yaml") return mergePatch(current ?? {}, body);
+    throw new HttpError(415, "UnsupportedMediaType", `unsupported patch type ${contentType}`);
 }
