@@ -169,7 +169,8 @@ export class AppController {
         }
         // a watch event on an object some Application manages: compare at once (selfHeal decides in the comparison)
         const id = (c.old ?? c.obj)?.metadata?.annotations?.[TRACKING_ANNOTATION];
-        if (!id || c.actor === "garbage-collector" || c.actor === "namespace-controller") return;
+        // (a namespace deleted by hand takes its objects with it: each deletion is such an event, as on a real cluster)
+        if (!id || c.actor === "garbage-collector") return;
         const appName = String(id).split(":")[0];
         const app = this.kube.list("Application").find((a) => a.metadata.name === appName);
         if (!app) return;

@@ -90,6 +90,12 @@ describe("the labs' kit, as a third lab uses it", function () {
         assert.throws(() => THIRD.read(site().resultFile), /late\.json exists but .*early\.json does not: the checkpoint is inconsistent/);
     });
 
+    it("a later result file without an earlier one does not move the lab's progress past the gap", () => {
+        fs.mkdirSync(path.dirname(site().resultFile("late")), { recursive: true });
+        fs.writeFileSync(site().resultFile("late"), JSON.stringify({ n: 3 }));
+        assert.strictEqual(THIRD.progress(site().resultFile), 0);
+    });
+
     it("given result files on disk, then the lab's progress is the highest step among them, and a step below is refused in one line", async () => {
         assert.strictEqual(THIRD.progress(site().resultFile), 0);
         await run([], 2);

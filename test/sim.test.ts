@@ -253,6 +253,17 @@ describe("Argo CD simulation: application controller", function () {
         assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid, uid);
     });
 
+    // a namespace deleted by hand takes its objects with it; each deletion is a watch event on a managed object, as on a
+    // real cluster, so selfHeal makes them again (CreateNamespace makes the namespace)
+    it("a namespace deleted by hand is made again by selfHeal", async () => {
+        await at.cluster.deleteNamespace("shop-dev");
+        await expect(
+            holds("shop-dev's shop-config made again", () => !!at.lab.kube.get("ConfigMap", "shop-dev", "shop-config")),
+            { timeoutMs: 30_000 },
+        );
+        assert.ok(!at.lab.kube.get("Namespace", undefined, "shop-dev")?.metadata?.deletionTimestamp);
+    });
+
     it("given automated sync disabled on the Application (as RollingSync sets it), when a managed object drifts, then nothing repairs it", async () => {
         at.lab.argo.appsets.stop(); // else the ApplicationSet controller would put the template's spec back
         const a = app(at, "shop-prod");

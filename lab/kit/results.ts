@@ -27,7 +27,11 @@ export interface ResultSet<S extends Schemas> {
      * a file after a missing one is refused (the checkpoint is inconsistent).
      */
     read(fileOf: (name: keyof S & string) => string): ResultsOf<S>;
-    /** The highest step whose result file exists (0: none), from the files alone (never parsed: a read changes nothing). */
+    /**
+     * The step of the last result file of the unbroken run from the first (0: none), from the files
+     * alone (never parsed: a read changes nothing): a later file written before an earlier one (a
+     * learner's recovery.json before the stall's) does not move the lab past the missing step.
+     */
     progress(fileOf: (name: keyof S & string) => string): number;
 }
 
@@ -63,6 +67,13 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
             }
             return r;
         },
-        progress: (fileOf) => Math.max(0, ...names.filter((n) => fs.existsSync(fileOf(n))).map((n) => stepOf[n])),
+        progress(fileOf) {
+            let step = 0;
+            for (const n of names) {
+                if (!fs.existsSync(fileOf(n))) break;
+                step = stepOf[n];
+            }
+            return step;
+        },
     };
 }
