@@ -275,7 +275,9 @@ describe("solveThrough and cluster adoption (mocks)", function () {
     it("refuses a solveThrough below the step the lab on the host has reached (dropping resources would tear it down)", async () => {
         const root = fs.mkdtempSync(path.join(require("os").tmpdir(), "lab-done-"));
         fs.mkdirSync(path.join(root, "root", "cnpa-env"), { recursive: true });
-        fs.writeFileSync(path.join(root, "root", "cnpa-env", "report.json"), "{}");
+        // every step's file, as a lab at step 8 has them (a lone later file does not move the lab past the missing ones)
+        for (const f of ["incident", "pin", "drift", "promote", "revert", "report"])
+            fs.writeFileSync(path.join(root, "root", "cnpa-env", `${f}.json`), "{}");
         await runProgram({ root, solveThrough: "8" }, mockState); // the same or more is fine
         await assert.rejects(
             runProgram({ root, solveThrough: "1" }, mockState),
@@ -339,7 +341,7 @@ describe("tenantsLab (mocks)", function () {
         );
         const root = fs.mkdtempSync(path.join(require("os").tmpdir(), "tenants-done-"));
         fs.mkdirSync(path.join(root, "root", "tenants-lab"), { recursive: true });
-        fs.writeFileSync(path.join(root, "root", "tenants-lab", "recovery.json"), "{}");
+        for (const f of ["stall", "recovery"]) fs.writeFileSync(path.join(root, "root", "tenants-lab", `${f}.json`), "{}");
         await assert.rejects(
             runProgram({ root, solveThrough: "0", tenantsLab: "true", tenantsSolveThrough: "2" }, mockState),
             /the tenants lab on this host is at step 3 already and steps cannot be undone \(tenantsSolveThrough 2 asked\).*pulumi config set tenantsSolveThrough 3/s,
