@@ -579,6 +579,9 @@ describe("a served lab started again: the learner's work stays the learner's", f
         run.child.kill("SIGKILL");
         await run.exited;
     };
+    // a git fetch the killed run started may still write into the root's repository cache for a moment: rmSync's own
+    // retry on ENOTEMPTY, not a sleep
+    const removeRoot = (root: string) => fs.rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 
     /** What a restart must leave as the learner left it: the repository's refs, the clone, the lab's files. */
     const learnersWork = async (root: string, layout: ReturnType<typeof shopLayout> | ReturnType<typeof tenantsLayout>) => {
@@ -728,7 +731,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
                 assert.match(step.stdout, new RegExp(`^step ${m.step} ${m.name}: not done`));
             } finally {
                 await stop(again);
-                fs.rmSync(root, { recursive: true, force: true });
+                removeRoot(root);
             }
         });
 
@@ -757,7 +760,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
             assert.match(step.stdout, /^step 3 recovery: not done/);
         } finally {
             await stop(again);
-            fs.rmSync(root, { recursive: true, force: true });
+            removeRoot(root);
         }
     });
 
@@ -778,7 +781,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
                 await stop(run);
             }
         } finally {
-            fs.rmSync(root, { recursive: true, force: true });
+            removeRoot(root);
         }
     });
 
@@ -794,7 +797,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
             );
             assert.ok(said >= 0 && said < r.stdout.indexOf("[step 4 pin] start"), r.stdout);
         } finally {
-            fs.rmSync(root, { recursive: true, force: true });
+            removeRoot(root);
         }
     });
 });
