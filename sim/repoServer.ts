@@ -163,7 +163,12 @@ export class RepoServer {
             const archive = () => run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
             // absent (not fetched yet): the archive fails, and the fetch comes first
             await archive().catch(async () => {
-                await run("git", ["--git-dir", git, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"]);
+                // no automatic gc or maintenance after the fetch: it detaches and goes on writing into the mirror after the
+                // simulation has stopped, racing a reset's (or a test's) removal of the root
+                await run("git", [
+                    ...["-c", "gc.auto=0", "-c", "maintenance.auto=false"],
+                    ...["--git-dir", git, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"],
+                ]);
                 await archive();
             });
             const part = fs.mkdtempSync(`${dir}.part-`);

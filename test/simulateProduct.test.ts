@@ -579,9 +579,22 @@ describe("a served lab started again: the learner's work stays the learner's", f
         run.child.kill("SIGKILL");
         await run.exited;
     };
-    // a git fetch the killed run started may still write into the root's repository cache for a moment: rmSync's own
-    // retry on ENOTEMPTY, not a sleep
-    const removeRoot = (root: string) => fs.rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    // a git fetch the killed run started (through its helper process) may still write into the root's repository cache
+    // for a moment: the removal is tried again until it finds the folder empty, to a deadline (rmSync's own retry only
+    // retries the last rmdir, and a file written after its walk defeats it)
+    const removeRoot = (root: string) =>
+        expect(
+            holds("the root removed", () => {
+                try {
+                    fs.rmSync(root, { recursive: true, force: true });
+                    return true;
+                } catch (e: any) {
+                    if (e.code === "ENOTEMPTY") return false;
+                    throw e;
+                }
+            }),
+            { timeoutMs: 60_000 },
+        );
 
     /** What a restart must leave as the learner left it: the repository's refs, the clone, the lab's files. */
     const learnersWork = async (root: string, layout: ReturnType<typeof shopLayout> | ReturnType<typeof tenantsLayout>) => {
@@ -731,7 +744,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
                 assert.match(step.stdout, new RegExp(`^step ${m.step} ${m.name}: not done`));
             } finally {
                 await stop(again);
-                removeRoot(root);
+                await removeRoot(root);
             }
         });
 
@@ -760,7 +773,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
             assert.match(step.stdout, /^step 3 recovery: not done/);
         } finally {
             await stop(again);
-            removeRoot(root);
+            await removeRoot(root);
         }
     });
 
@@ -781,7 +794,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
                 await stop(run);
             }
         } finally {
-            removeRoot(root);
+            await removeRoot(root);
         }
     });
 
@@ -797,7 +810,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
             );
             assert.ok(said >= 0 && said < r.stdout.indexOf("[step 4 pin] start"), r.stdout);
         } finally {
-            removeRoot(root);
+            await removeRoot(root);
         }
     });
 });
