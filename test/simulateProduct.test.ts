@@ -631,6 +631,22 @@ describe("a served lab started again: the learner's work stays the learner's", f
         await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], clone);
     };
 
+    /**
+     * A served lab (`args`) in which the learner does `act` by hand, killed (the interruption), then served again with
+     * the same command: what the learner left, and the second run.
+     */
+    const killedMidStep = async (root: string, layout: Parameters<typeof learnersWork>[1], args: string[], act: () => Promise<void>) => {
+        const first = await served(root, args);
+        let before: Awaited<ReturnType<typeof learnersWork>>;
+        try {
+            await act();
+            before = await learnersWork(root, layout);
+        } finally {
+            await stop(first); // the interruption
+        }
+        return { before, again: await served(root, args) };
+    };
+
     // each step's midpoint: the learner's half of it done by hand (the cluster or the repository changed), its file not yet
     const shopMidpoints: { step: number; name: string; act: (root: string) => Promise<void>; after?: (root: string) => void }[] = [
         {
@@ -726,15 +742,7 @@ describe("a served lab started again: the learner's work stays the learner's", f
             const through = String(m.step - 1);
             const root = m.step === 1 ? fs.mkdtempSync(path.join(os.tmpdir(), "mid-1-")) : await rootAt(m.step - 1);
             const layout = shopLayout(root);
-            const first = await served(root, ["--through", through]);
-            let before: Awaited<ReturnType<typeof learnersWork>>;
-            try {
-                await m.act(root);
-                before = await learnersWork(root, layout);
-            } finally {
-                await stop(first); // the interruption
-            }
-            const again = await served(root, ["--through", through]);
+            const { before, again } = await killedMidStep(root, layout, ["--through", through], () => m.act(root));
             try {
                 assert.doesNotMatch(again.out(), new RegExp(`\\[step ${m.step} ${m.name}\\]`), `nothing of step ${m.step} is solved`);
                 assert.deepStrictEqual(await learnersWork(root, layout), before);
@@ -752,17 +760,10 @@ describe("a served lab started again: the learner's work stays the learner's", f
         // started with --through 1; step 2 done by hand (stall.json), step 3 under way: 1.2.1 pushed, recovery.json not yet
         const root = await tenantsRootAt(2);
         const layout = tenantsLayout(root);
-        const args = ["--lab", "tenants", "--through", "1"];
-        const first = await served(root, args);
-        let before: Awaited<ReturnType<typeof learnersWork>>;
-        try {
+        const { before, again } = await killedMidStep(root, layout, ["--lab", "tenants", "--through", "1"], async () => {
             for (const t of TENANTS) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
             await commitAndPush(layout.clone, "every tenant to 1.2.1");
-            before = await learnersWork(root, layout);
-        } finally {
-            await stop(first);
-        }
-        const again = await served(root, args);
+        });
         try {
             assert.match(again.out(), /the tenants lab is at step 2, past --through 1: served as it stands, nothing of it solved/);
             assert.match(again.out(), /site images in the simulated node: 1\.1\.0 loaded, 1\.2\.0 loaded, 1\.2\.1 loaded/);
