@@ -14,6 +14,8 @@ import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
+import { run } from "../lab/ports/exec";
+import { expect, holds } from "./helpers/expect";
 import { labAt, rootAt } from "./helpers/labAt";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
 
@@ -117,6 +119,47 @@ describe("verify --step: one step at a time, with a hint", function () {
             r.stdout,
             /^step 3 incident: done \(\d+ checks pass as the lab stands\); the lab is at step 5: verify --step 5 grades where you are\n$/,
         );
+    });
+
+    it("a drift made by deleting the ConfigMap: the hint says to patch it", async () => {
+        const at = await labAt(4);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubectl = (...args: string[]) => run("kubectl", ["--kubeconfig", kubeconfig, "-n", "shop-prod", ...args]);
+            const configMap = () => at.cluster.getConfigMap("shop-prod", "shop-config");
+            const lastSyncSaid = async (message: RegExp) =>
+                (await at.cluster.getApplication("shop-prod"))?.status?.operationState?.syncResult?.resources?.some(
+                    (r: any) => r.kind === "ConfigMap" && message.test(r.message),
+                ) === true;
+            const step5 = () => runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "5"]);
+            const before = (await configMap())?.metadata?.uid;
+            await kubectl("delete", "configmap", "shop-config");
+            await expect(
+                holds("shop-prod's sync made the ConfigMap again", () => lastSyncSaid(/ created$/)),
+                { timeoutMs: 60_000 },
+            );
+            const uid = (await configMap())?.metadata?.uid;
+            assert.notStrictEqual(uid, before);
+            fs.writeFileSync(at.lab.layout.resultFile("drift"), JSON.stringify({ uid, edited: "debug", restored: "warn", seconds: 1 }));
+            const r = await step5();
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /^step 5 drift: not done: live shop-prod ConfigMap uid is drift\.uid, LOG_LEVEL warn/);
+            assert.match(
+                r.stdout,
+                /hint: the drift test edits the ConfigMap and times selfHeal's repair of the same object; a deleted one is made again, not repaired: kubectl patch configmap shop-config -n shop-prod/,
+            );
+            // the drift done again as asked: a patch selfHeal repairs in place
+            await kubectl("patch", "configmap", "shop-config", "-p", '{"data":{"LOG_LEVEL":"debug"}}');
+            await expect(
+                holds("shop-prod's sync configured the ConfigMap", () => lastSyncSaid(/ configured$/)),
+                { timeoutMs: 60_000 },
+            );
+            const done = await step5();
+            assert.strictEqual(done.code, 0, done.out);
+        } finally {
+            await at.stop();
+        }
     });
 
     it("given a shop lab at step 8, then --through 3 grades it as it stands and passes", async () => {

@@ -2,7 +2,7 @@
  * The shop lab's live checks: the cluster, graded against what each step leaves (nothing of the lab is
  * in it before step 2).
  */
-import { Check, eq } from "../grader/grader";
+import { Check, eq, Outcome } from "../grader/grader";
 import { clusterAnswers, liveCheck } from "../grader/live";
 import { ClusterPort } from "../ports/cluster";
 import { obj, putBack, ShopWorld, wantProd } from "./world";
@@ -11,6 +11,26 @@ const live = liveCheck<ShopWorld>;
 const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
 /** prod's FEATURE_CHECKOUT_V2 along the lab: off, on (incident), off (pin), on (promote). */
 const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off");
+
+/**
+ * The ConfigMap made again by shop-prod's latest sync: deleted, not edited, and the drift.uid of the
+ * object that replaced it, so the uid check alone passes. Step 2's sync is the only one that creates it;
+ * every later one (the pin, selfHeal's repair) configures it, so "created" in the latest sync's result
+ * is a deletion. Seen until shop-prod's next sync (step 6), which is when a learner grades step 5.
+ */
+async function remadeBySync(c: ClusterPort): Promise<Outcome | undefined> {
+    const op = (await c.getApplication("shop-prod"))?.status?.operationState;
+    const made = (op?.syncResult?.resources ?? []).find(
+        (r: any) => r.kind === "ConfigMap" && r.name === "shop-config" && / created$/.test(r.message ?? ""),
+    );
+    if (!made) return undefined;
+    return {
+        ok: false,
+        expected: "the ConfigMap step 2 made, repaired in place by selfHeal",
+        found: `shop-prod's latest sync (${op.finishedAt ?? op.startedAt}) answered "${made.message}": the ConfigMap was deleted and made again`,
+        hint: `the drift test edits the ConfigMap and times selfHeal's repair of the same object; a deleted one is made again, not repaired: kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`,
+    };
+}
 
 export function liveChecks(): Check<ShopWorld>[] {
     const checks: Check<ShopWorld>[] = [
@@ -77,6 +97,7 @@ export function liveChecks(): Check<ShopWorld>[] {
                     ...outcome,
                     hint: "drift.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
                 };
+            if (outcome.ok) return (await remadeBySync(c)) ?? outcome;
             return outcome;
         }),
         live(6, "live shop-prod is synced to promote.to", async (c, w) => {
