@@ -114,6 +114,9 @@ export const bench: Command = {
         }
         const kind = stringOption(values, "cluster") ?? "sim";
         if (kind !== "sim" && kind !== "real") throw new UsageError(`--cluster takes sim or real, got "${kind}"`);
+        if (kind !== "real")
+            for (const o of ["build", "pulumi"])
+                if (values[o]) throw new UsageError(`--${o} goes with --cluster real (see gitops-lab bench --help)`);
         if (kind === "real") {
             const { planeBuilt } = await import("../realplane/tools");
             if (!planeBuilt() && !values.build) {

@@ -120,12 +120,16 @@ export function intOption(values: Values, name: string, range: { min: number; ma
 }
 
 /** A number option >= min (fractions allowed), or its default. */
-export function numberOption(values: Values, name: string, range: { min: number; default: number }): number {
+export function numberOption(values: Values, name: string, range: { min: number; default: number; unit?: "seconds" }): number {
     const v = values[name];
     if (v === undefined) return range.default;
     const n = Number(v);
-    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n) || n < range.min)
-        throw new UsageError(`--${name} takes a number >= ${range.min}, got "${v}"`);
+    if (typeof v !== "string" || v.trim() === "" || !Number.isFinite(n) || n < range.min) {
+        // a duration written as Go or kubectl write them (10m, 30s, 1h): the number it meant
+        const d = range.unit === "seconds" ? /^(\d+(?:\.\d+)?)(s|m|h)$/.exec(String(v).trim()) : null;
+        const meant = d ? `; for ${d[1]}${d[2]} write ${Number(d[1]) * { s: 1, m: 60, h: 3600 }[d[2] as "s" | "m" | "h"]}` : "";
+        throw new UsageError(`--${name} takes a number${range.unit ? ` of ${range.unit}` : ""} >= ${range.min}, got "${v}"${meant}`);
+    }
     return n;
 }
 
@@ -141,8 +145,10 @@ export function oneOf(cmd: string, values: Values, names: string[]): void {
         throw new UsageError(`${given.map((g) => `--${g}`).join(" and ")} do not go together: choose one (see gitops-lab ${cmd} --help)`);
 }
 
+/** A string option's value; an empty one (`--out ''`, an unset shell variable) is refused, never read as "here". */
 export function stringOption(values: Values, name: string): string | undefined {
     const v = values[name];
+    if (v === "") throw new UsageError(`--${name} was given an empty value: give one, or leave the option out`);
     return typeof v === "string" ? v : undefined;
 }
 

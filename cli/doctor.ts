@@ -118,8 +118,8 @@ export const doctor: Command = {
     async run(values) {
         onlyWith("doctor", values, "interval", "watch");
         onlyWith("doctor", values, "metrics-port", "watch");
-        const interval = numberOption(values, "interval", { min: 0.05, default: 30 });
-        const stuckAfterSeconds = numberOption(values, "stuck-after", { min: 0, default: 600 });
+        const interval = numberOption(values, "interval", { min: 0.05, default: 30, unit: "seconds" });
+        const stuckAfterSeconds = numberOption(values, "stuck-after", { min: 0, default: 600, unit: "seconds" });
         const metricsPort =
             values["metrics-port"] === undefined ? undefined : intOption(values, "metrics-port", { min: 0, max: 65535, default: 0 });
         const from = stringOption(values, "from");

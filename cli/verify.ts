@@ -10,6 +10,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { CheckResult, checkKey, formatTable } from "../lab/grader/grader";
 import { KubeCluster } from "../lab/ports/cluster";
+import { parseJson } from "../lab/ports/files";
 import { verify as verifyShop } from "../lab/shop/checks";
 import { stepVerdict } from "../lab/grader/steps";
 import { shopLayout } from "../lab/shop/layout";
@@ -69,13 +70,21 @@ export const verify: Command = {
             const above = [1, 2, 3, 4]
                 .map((n) => path.resolve(root, ...Array<string>(n).fill("..")))
                 .find((r) => r !== root && fs.existsSync(path.join(layoutOf(r).bareRepo, "HEAD")));
-            console.error(
-                above
-                    ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
-                    : fs.existsSync(layout.bareDir)
-                      ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
-                      : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`,
-            );
+            const line = above
+                ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
+                : fs.existsSync(layout.bareDir)
+                  ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
+                  : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`;
+            // a script that asked for JSON reads JSON, whatever the answer
+            if (values.json)
+                console.log(
+                    JSON.stringify(
+                        { ok: false, lab: which, root: layout.root, through, error: line.replace(/^gitops-lab verify: /, ""), checks: [] },
+                        null,
+                        2,
+                    ),
+                );
+            console.error(line);
             return EXIT.FINDING;
         }
         const extra: CheckResult[] = [];
@@ -99,7 +108,7 @@ export const verify: Command = {
         const outputsFile = stringOption(values, "stack-outputs");
         if (outputsFile) {
             try {
-                stackOutputs = JSON.parse(fs.readFileSync(outputsFile, "utf8"));
+                stackOutputs = readStackOutputs(outputsFile);
             } catch (e: any) {
                 extra.push({
                     step: 3,
@@ -107,6 +116,7 @@ export const verify: Command = {
                     ok: false,
                     expected: `pulumi stack output --json in ${outputsFile}`,
                     found: e.message,
+                    hint: `make it with: pulumi stack output --json --show-secrets > ${outputsFile} (or gitops-lab outputs --show-secrets)`,
                 });
             }
         }
@@ -163,3 +173,17 @@ export const verify: Command = {
         return ok ? EXIT.OK : EXIT.FINDING;
     },
 };
+
+/** `pulumi stack output --json` from a file: a JSON object with the stack's completedThrough, or an error saying what the file is instead. */
+function readStackOutputs(file: string): Record<string, unknown> {
+    const value: unknown = parseJson(fs.readFileSync(file, "utf8"));
+    if (value === null || typeof value !== "object" || Array.isArray(value))
+        throw new Error(
+            `${file} holds ${Array.isArray(value) ? "an array" : value === null ? "null" : `a ${typeof value}`}, not the stack's outputs (a JSON object)`,
+        );
+    if (!("completedThrough" in value))
+        throw new Error(
+            `${file} has no completedThrough: it is not this stack's outputs (a result file? keys: ${Object.keys(value).slice(0, 5).join(", ") || "none"})`,
+        );
+    return value as Record<string, unknown>;
+}

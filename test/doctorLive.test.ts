@@ -432,7 +432,7 @@ describe("rollout doctor: the command on a saved dump", function () {
     it("bad usage exits 2 with one line: a missing value, an unknown option", async () => {
         const cases = [
             [["--interval"], /--interval/],
-            [["--watch", "--interval", "x"], /--interval takes a number >= 0\.05, got "x"/],
+            [["--watch", "--interval", "x"], /--interval takes a number of seconds >= 0\.05, got "x"/],
             [["--bogus"], /Unknown option '--bogus'.*--help/],
         ] as [string[], RegExp][];
         const results = await runFamily(

@@ -12,6 +12,7 @@ import type { SchemaField } from "../lab/ports/schema";
 import { shopFieldsOf } from "../lab/shop/results";
 import { tenantsFieldsOf } from "../lab/tenants/results";
 import { runMain } from "./helpers/cli";
+import { rootAt } from "./helpers/labAt";
 
 /** Who makes it, the command and its arguments ({dir}: a folder of the test's own), the exit code, the answer. */
 type Mistake = [who: "learner" | "author", command: string, args: string[], code: number, answer: RegExp];
@@ -74,7 +75,8 @@ const MISTAKES: Mistake[] = [
     ["author", "doctor", ["--interval", "5"], 2, /--interval goes with --watch/],
     ["author", "doctor", ["--metrics-port", "5000"], 2, /--metrics-port goes with --watch/],
     ["author", "doctor", ["--watch", "--metrics-port", "70000"], 2, /--metrics-port takes a whole number from 0 to 65535, got "70000"/],
-    ["author", "doctor", ["--stuck-after", "-1"], 2, /--stuck-after takes a number >= 0, got "-1"/],
+    ["author", "doctor", ["--stuck-after", "-1"], 2, /--stuck-after takes a number of seconds >= 0, got "-1"$/],
+    ["author", "doctor", ["--stuck-after", "10m"], 2, /--stuck-after takes a number of seconds >= 0, got "10m"; for 10m write 600$/],
     ["learner", "doctor", ["--from", "{dir}"], 1, /cannot read \S+ \(it is a folder\): give the file of a dump; .* > \S+\/dump\.json$/],
     ["learner", "doctor", ["--from", "{dir}/missing.json"], 1, /cannot read \S+missing\.json \(no such file\): give the file of a dump/],
     ["learner", "doctor", ["--from", "{dir}/object.json"], 1, /the dump is not a Kubernetes List/],
@@ -149,6 +151,8 @@ const MISTAKES: Mistake[] = [
     ["author", "preview", ["--argocd-version", "v3.5.1"], 2, /argocdVersion is a key of the stack's configuration, not an option/],
     ["author", "kubectl-plugin", ["--out", "{dir}/no-such-dir"], 2, /--out \S+no-such-dir is not a directory; create it or name another/],
     ["author", "bench", ["--cluster", "kind"], 2, /--cluster takes sim or real, got "kind"/],
+    ["author", "bench", ["--cluster", "sim", "--build"], 2, /--build goes with --cluster real/],
+    ["author", "kubectl-plugin", ["--out", ""], 2, /--out was given an empty value: give one, or leave the option out/],
     ["author", "bench", ["--runs", "3"], 2, /Unknown option '--runs'; did you mean --rounds\?/],
     [
         "learner",
@@ -211,6 +215,30 @@ describe("mistakes at the command line, and their answers", function () {
             assert.doesNotMatch(r.out, /\n\s+at /, "no stack trace");
         });
     }
+});
+
+describe("mistakes whose answer is on standard output", function () {
+    this.timeout(60_000);
+    let dir: string;
+    before(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "mistakes-out-"))));
+    after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    it("verify --json with no lab there: JSON that says so", async () => {
+        const r = await runMain("verify", ["--root", path.join(dir, "none"), "--offline", "--json"]);
+        assert.strictEqual(r.code, 1, r.out);
+        const out = JSON.parse(r.stdout);
+        assert.strictEqual(out.ok, false);
+        assert.match(out.error, /^there is no shop lab under \S+none/);
+        assert.deepStrictEqual(out.checks, []);
+    });
+
+    it("verify --stack-outputs given a result file: the check says what it is", async () => {
+        const root = await rootAt(3);
+        const r = await runMain("verify", ["--root", root, "--offline", "--stack-outputs", path.join(root, "root/cnpa-env/incident.json")]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /FAIL.*the stack outputs can be read/);
+        assert.match(r.stdout, /incident\.json has no completedThrough: it is not this stack's outputs \(a result file\? keys: /);
+    });
 });
 
 describe("mistakes in a result file's values, and their hints", () => {
