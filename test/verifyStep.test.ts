@@ -162,6 +162,32 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the Application deleted after step 8: step 5's hint says the ConfigMap was made again", async () => {
+        const at = await labAt(8);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const before = (await at.cluster.getConfigMap("shop-prod", "shop-config"))?.metadata?.uid;
+            await run("kubectl", ["--kubeconfig", kubeconfig, "-n", "argocd", "delete", "application", "shop-prod", "--wait=false"]);
+            await expect(
+                holds("the ApplicationSet's shop-prod synced a new ConfigMap", async () => {
+                    const cm = await at.cluster.getConfigMap("shop-prod", "shop-config");
+                    const op = (await at.cluster.getApplication("shop-prod"))?.status?.operationState;
+                    return !!cm && cm.metadata?.uid !== before && op?.phase === "Succeeded";
+                }),
+                { timeoutMs: 60_000 },
+            );
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "5"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: shop-prod's latest sync \(\S+\) made the ConfigMap again \(it, or the Application shop-prod, was deleted\): drift\.uid names the one before/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("given a shop lab at step 8, then --through 3 grades it as it stands and passes", async () => {
         const root = await rootAt(8);
         const r = await runMain("verify", ["--root", root, "--through", "3", "--offline"]);
@@ -181,6 +207,75 @@ describe("verify --step: one step at a time, with a hint", function () {
                 /: release\/prod exists; hint: release\/prod is gone from the repository \(a push deleted it\); push it again/,
             );
             assert.doesNotMatch(r.stdout, /change the ApplicationSet/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("prod read before the pin synced: the hint says to wait for it", async () => {
+        const root = await rootAt(4);
+        try {
+            const file = shopLayout(root).resultFile("pin");
+            fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), prod_value_after_pin: "on" }));
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /pin\.prod_value_after_pin is off; hint: on is the incident's value, read before shop-prod was synced to the pin: wait until/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a cherry-picked promotion: the hint says merge, and a merge puts it right", async () => {
+        const root = await rootAt(5);
+        const layout = shopLayout(root);
+        const { clone } = layout;
+        const incident = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+        const from = JSON.parse(fs.readFileSync(layout.resultFile("pin"), "utf8")).release_prod_initial;
+        const promoted = async () => {
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], clone);
+            return runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+        };
+        try {
+            await git(["checkout", "--quiet", "-B", "promote", "origin/release/prod"], clone);
+            await git(["cherry-pick", incident], clone);
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: await git(["rev-parse", "HEAD"], clone) }));
+            const copy = await promoted();
+            assert.strictEqual(copy.code, 1, copy.out);
+            assert.match(copy.stdout, /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick/);
+            // as the hint says: a merge of the incident commit, a new commit on release/prod
+            await git(["merge", "--no-edit", incident], clone);
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: incident }));
+            const merged = await promoted();
+            assert.strictEqual(merged.code, 0, merged.out);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a report with a wrong key: the hint names the key", async () => {
+        const root = await rootAt(8);
+        try {
+            const file = shopLayout(root).resultFile("report");
+            const report = JSON.parse(fs.readFileSync(file, "utf8"));
+            const step8 = async (edit: object) => {
+                fs.writeFileSync(file, JSON.stringify({ ...report, ...edit }));
+                return runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            };
+            const tracks = await step8({ prod_tracks: "main" });
+            assert.strictEqual(tracks.code, 1, tracks.out);
+            assert.match(
+                tracks.stdout,
+                /hint: prod_tracks holds "main": write shop-prod's spec\.source\.targetRevision \(kubectl get application shop-prod -n argocd/,
+            );
+            const reached = await step8({ bad_commit_reached_prod: true });
+            assert.strictEqual(reached.code, 1, reached.out);
+            assert.match(
+                reached.stdout,
+                /hint: bad_commit_reached_prod holds true; git answers it: git merge-base --is-ancestor [0-9a-f]{40} release\/prod/,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

@@ -236,7 +236,18 @@ const step4: Check<ShopWorld>[] = [
     {
         step: 4,
         name: "pin.prod_value_after_pin is off",
-        run: async (w) => (obj(w, "pin") ? eq("off", obj(w, "pin").prod_value_after_pin) : null),
+        run: async (w) => {
+            const pin = obj(w, "pin");
+            if (!pin) return null;
+            const outcome = eq("off", pin.prod_value_after_pin);
+            // read before Argo CD synced shop-prod to the pin: the incident's value, still live
+            return !outcome.ok && pin.prod_value_after_pin === "on"
+                ? {
+                      ...outcome,
+                      hint: "on is the incident's value, read before shop-prod was synced to the pin: wait until kubectl get application shop-prod -n argocd shows Synced at release/prod's commit, then read shop-prod's ConfigMap again",
+                  }
+                : outcome;
+        },
     },
 ];
 
@@ -265,12 +276,23 @@ const step8: Check<ShopWorld>[] = [
         name: "report: dev_tracks main, prod_tracks release/prod, rollback revert",
         run: async (w) => {
             const r = obj(w, "report");
-            return r
-                ? eq(
-                      { dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" },
-                      { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback },
-                  )
-                : null;
+            if (!r) return null;
+            const want = { dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" };
+            const outcome = eq(want, { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback });
+            const wrong = (Object.keys(want) as (keyof typeof want)[]).filter((k) => r[k] !== want[k]);
+            const where = { dev_tracks: "shop-dev's", prod_tracks: "shop-prod's" } as Record<string, string>;
+            return outcome.ok
+                ? outcome
+                : {
+                      ...outcome,
+                      hint: wrong
+                          .map((k) =>
+                              k === "rollback"
+                                  ? `rollback holds ${JSON.stringify(r[k])}: step 7 rolled main back with git revert`
+                                  : `${k} holds ${JSON.stringify(r[k])}: write ${where[k]} spec.source.targetRevision (kubectl get application ${where[k].slice(0, -2)} -n argocd -o jsonpath={.spec.source.targetRevision})`,
+                          )
+                          .join("; "),
+                  };
         },
     },
     {
@@ -290,7 +312,13 @@ const step8: Check<ShopWorld>[] = [
             const bad = await badCommit(w);
             if (!obj(w, "report") || !bad || !w.releaseTip) return null;
             const reached = await w.repo.isAncestor(bad, w.releaseTip);
-            return eq({ reported: reached, value: false }, { reported: obj(w, "report").bad_commit_reached_prod, value: reached });
+            const outcome = eq({ reported: reached, value: false }, { reported: obj(w, "report").bad_commit_reached_prod, value: reached });
+            return outcome.ok || reached
+                ? outcome
+                : {
+                      ...outcome,
+                      hint: `bad_commit_reached_prod holds ${JSON.stringify(obj(w, "report").bad_commit_reached_prod)}; git answers it: git merge-base --is-ancestor ${bad} release/prod && echo true || echo false (in the clone, after git fetch)`,
+                  };
         },
     },
 ];

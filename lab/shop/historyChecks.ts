@@ -17,6 +17,13 @@ function resourcesOf(kustomization: string | null): string[] {
     }
 }
 
+/** `copy` is another commit made from `of` by a cherry-pick: its message (and git cherry-pick -x's note). */
+async function copyOf(w: ShopWorld, copy: unknown, of: unknown): Promise<boolean> {
+    if (!isSha(copy) || !isSha(of) || copy === of || !(await w.repo.isCommit(copy)) || !(await w.repo.isCommit(of))) return false;
+    const [a, b] = await Promise.all([w.repo.message(copy), w.repo.message(of)]);
+    return a.includes(`cherry picked from commit ${of}`) || a.trim().startsWith(b.trim());
+}
+
 /** Step 6: the promotion, a fast-forward of release/prod to the incident commit. */
 export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
     {
@@ -27,7 +34,18 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
     {
         step: 6,
         name: "promote.to is incident.commit",
-        run: async (w) => (obj(w, "promote") && obj(w, "incident") ? eq(obj(w, "incident").commit, obj(w, "promote").to) : null),
+        run: async (w) => {
+            if (!obj(w, "promote") || !obj(w, "incident")) return null;
+            const { commit } = obj(w, "incident");
+            const { to } = obj(w, "promote");
+            const outcome = eq(commit, to);
+            return !outcome.ok && (await copyOf(w, to, commit))
+                ? {
+                      ...outcome,
+                      hint: `promote.to is a copy of incident.commit (a cherry-pick: its change, another commit); the promotion moves release/prod to incident.commit itself. The repository rewinds nothing: merge it into release/prod (git merge --no-edit ${commit}, push to release/prod), then write promote.json with to: incident.commit`,
+                  }
+                : outcome;
+        },
     },
     {
         step: 6,

@@ -13,24 +13,19 @@ const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getC
 const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off");
 
 /**
- * The ConfigMap made again by shop-prod's latest sync: deleted, not edited, and the drift.uid of the
- * object that replaced it, so the uid check alone passes. Step 2's sync is the only one that creates it;
- * every later one (the pin, selfHeal's repair) configures it, so "created" in the latest sync's result
- * is a deletion. Seen until shop-prod's next sync (step 6), which is when a learner grades step 5.
+ * shop-prod's latest sync made the ConfigMap: it was deleted (by hand, or with its Application) since
+ * step 2's sync, the only one that creates it; every later one (the pin, selfHeal's repair) configures
+ * it. Seen until shop-prod's next sync (step 6 for a learner grading step 5).
  */
-async function remadeBySync(c: ClusterPort): Promise<Outcome | undefined> {
+async function madeByLatestSync(c: ClusterPort): Promise<{ at: string; message: string } | undefined> {
     const op = (await c.getApplication("shop-prod"))?.status?.operationState;
     const made = (op?.syncResult?.resources ?? []).find(
         (r: any) => r.kind === "ConfigMap" && r.name === "shop-config" && / created$/.test(r.message ?? ""),
     );
-    if (!made) return undefined;
-    return {
-        ok: false,
-        expected: "the ConfigMap step 2 made, repaired in place by selfHeal",
-        found: `shop-prod's latest sync (${op.finishedAt ?? op.startedAt}) answered "${made.message}": the ConfigMap was deleted and made again`,
-        hint: `the drift test edits the ConfigMap and times selfHeal's repair of the same object; a deleted one is made again, not repaired: kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`,
-    };
+    return made ? { at: op.finishedAt ?? op.startedAt, message: made.message } : undefined;
 }
+
+const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;
 
 export function liveChecks(): Check<ShopWorld>[] {
     const checks: Check<ShopWorld>[] = [
@@ -97,8 +92,20 @@ export function liveChecks(): Check<ShopWorld>[] {
                     ...outcome,
                     hint: "drift.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
                 };
-            if (outcome.ok) return (await remadeBySync(c)) ?? outcome;
-            return outcome;
+            const made = cm ? await madeByLatestSync(c) : undefined;
+            if (!made) return outcome;
+            if (outcome.ok)
+                return {
+                    ok: false,
+                    expected: "the ConfigMap step 2 made, repaired in place by selfHeal",
+                    found: `shop-prod's latest sync (${made.at}) answered "${made.message}": the ConfigMap was deleted and made again`,
+                    hint: `the drift test edits the ConfigMap and times selfHeal's repair of the same object; a deleted one is made again, not repaired: ${PATCH_AGAIN}`,
+                };
+            // the drift was done, then the ConfigMap went (deleted, or with its Application) and was made again
+            return {
+                ...outcome,
+                hint: `shop-prod's latest sync (${made.at}) made the ConfigMap again (it, or the Application shop-prod, was deleted): drift.uid names the one before; the drift is graded on the live one: ${PATCH_AGAIN}`,
+            };
         }),
         live(6, "live shop-prod is synced to promote.to", async (c, w) => {
             if (!obj(w, "promote")) return null;
