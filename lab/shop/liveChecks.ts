@@ -2,7 +2,7 @@
  * The shop lab's live checks: the cluster, graded against what each step leaves (nothing of the lab is
  * in it before step 2).
  */
-import { Check, eq, Outcome } from "../grader/grader";
+import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck } from "../grader/live";
 import { ClusterPort } from "../ports/cluster";
 import { obj, putBack, ShopWorld, wantProd } from "./world";
