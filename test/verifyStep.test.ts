@@ -212,6 +212,27 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an incident commit never pushed: the hint says push it", async () => {
+        const root = await rootAt(3);
+        const layout = shopLayout(root);
+        try {
+            await git(["commit", "--quiet", "--allow-empty", "-m", "not pushed"], layout.clone);
+            const sha = await git(["rev-parse", "HEAD"], layout.clone);
+            const file = layout.resultFile("incident");
+            fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), commit: sha }));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `incident\\.commit is a commit of the repository; hint: ${sha.slice(0, 12)} is a commit of your clone that was never pushed: git push origin`,
+                ),
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("prod read before the pin synced: the hint says to wait for it", async () => {
         const root = await rootAt(4);
         try {

@@ -19,6 +19,8 @@ export type Field = SchemaField;
 export interface ResultFilesWorld<N extends string> {
     files: Record<N, FileState>;
     repo: BareRepo;
+    /** The learner's clone (its .git), where a commit not yet pushed is found. */
+    clone?: BareRepo;
     fileOf(name: N): string;
 }
 
@@ -116,7 +118,16 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                 run: async (w) => {
                     const v = resultObject(w, name)?.[f.key];
                     if (!isSha(v)) return null;
-                    return { ok: await w.repo.isCommit(v), expected: "a commit in the bare repo", found: `${v} not found` };
+                    if (await w.repo.isCommit(v)) return true;
+                    const unpushed = w.clone?.exists() && (await w.clone.isCommit(v));
+                    return {
+                        ok: false,
+                        expected: "a commit in the bare repo",
+                        found: `${v} not found${unpushed ? " (it is in the clone)" : ""}`,
+                        ...(unpushed && {
+                            hint: `${v.slice(0, 12)} is a commit of your clone that was never pushed: git push origin HEAD:<its branch> (git branch --contains ${v.slice(0, 12)} names it)`,
+                        }),
+                    };
                 },
             });
         }

@@ -357,6 +357,7 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
     return {
         layout,
         fileOf: layout.resultFile,
+        clone: new BareRepo(path.join(layout.clone, ".git")),
         through: opts.through,
         kubectl: opts.kubectl ?? "kubectl",
         repo,

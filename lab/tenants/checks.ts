@@ -3,6 +3,7 @@
  * world (stall.json, recovery.json, the platform repository read directly and, unless offline, the
  * cluster). Only the result schemas (results.ts) are shared with the scenario.
  */
+import * as path from "path";
 import { parse } from "yaml";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
@@ -363,6 +364,7 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
     return {
         layout,
         fileOf: layout.resultFile,
+        clone: new BareRepo(path.join(layout.clone, ".git")),
         repo,
         files,
         through: opts.through,
