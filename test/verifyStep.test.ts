@@ -15,6 +15,7 @@ import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
 import { run } from "../lab/ports/exec";
+import { FakeKube } from "../sim/fakeApi";
 import { expect, holds } from "./helpers/expect";
 import { labAt, rootAt } from "./helpers/labAt";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
@@ -375,6 +376,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         const p = await runMain("verify", ["--root", past, "--step", "3", "--kubeconfig", path.join(past, "kubeconfig")]);
         assert.strictEqual(p.code, 1, p.out);
         assert.match(p.stdout, new RegExp(`^step 3 incident: not done \\(as the lab stands, at step 5\\): ${nothingAnswers}`));
+    });
+
+    it("a kubeconfig of a cluster with no Argo CD: the hint names that cluster", async () => {
+        const root = await rootAt(3);
+        const other = new FakeKube();
+        try {
+            const kubeconfig = path.join(root, "other-kubeconfig");
+            fs.writeFileSync(kubeconfig, other.kubeconfig(await other.start()));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", kubeconfig]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /the cluster answers; hint: context \S+ \(https?:\/\/127\.0\.0\.1:\d+\) answers but has no Argo CD \(no CRD applicationsets\.argoproj\.io\): a kubeconfig of another cluster\?/,
+            );
+        } finally {
+            await other.stop();
+            fs.rmSync(root, { recursive: true, force: true });
+        }
     });
 
     it("given a step whose earlier step is not done, then it says which step comes first", async () => {

@@ -19,8 +19,10 @@ export interface LiveWorld {
 export async function clusterErrorOf(cluster: ClusterPort | undefined, appset: string): Promise<string | undefined> {
     if (!cluster) return undefined;
     try {
-        await cluster.getApplicationSet(appset);
-        return undefined;
+        if (await cluster.getApplicationSet(appset)) return undefined;
+        // none: deleted (the checks say how it comes back), or a cluster with no Argo CD at all (another kubeconfig)
+        if (await cluster.hasCrd("applicationsets.argoproj.io")) return undefined;
+        return `${cluster.where ?? "the cluster"} answers but has no Argo CD (no CRD applicationsets.argoproj.io): a kubeconfig of another cluster? give the lab's with --kubeconfig FILE`;
     } catch (e: any) {
         return e.message;
     }

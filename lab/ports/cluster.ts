@@ -24,6 +24,8 @@ export interface KindCache {
 }
 
 export interface ClusterPort {
+    /** Which cluster this is, for a person: the kubeconfig's context and server. */
+    readonly where?: string;
     getApplication(name: string, namespace?: string): Promise<any | null>;
     listApplications(namespace?: string): Promise<any[]>;
     /** Merge-patches metadata.annotations of an Application (e.g. the refresh annotation). */
@@ -169,6 +171,10 @@ export class KubeCluster implements ClusterPort {
         this.apps = kc.makeApiClient(this.k8s.AppsV1Api);
         this.batch = kc.makeApiClient(this.k8s.BatchV1Api);
         this.ext = kc.makeApiClient(this.k8s.ApiextensionsV1Api);
+    }
+
+    get where(): string {
+        return `context ${this.kc.getCurrentContext()} (${this.kc.getCurrentCluster()?.server})`;
     }
 
     private contentType(type: "merge" | "json") {
