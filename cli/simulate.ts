@@ -7,6 +7,7 @@
  * Argo CD. Steps 1-N run through the same code `pulumi up` runs. The simulated cluster is saved
  * as etcd keeps a cluster (FakeKube.persistTo), so a run stopped at any instant resumes on the same DIR.
  */
+import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { commandLine, isNpmLauncher } from "../lab/ports/proc";
@@ -124,6 +125,16 @@ function nextStep(lab: string, steps: LabStep[], at: number, grade: string): str
 }
 
 /**
+ * The learner's own clone of a served repository: made, or, when a run before made it (a served lab
+ * started again, its git daemon perhaps on another port), pointed at where the repository is served now.
+ */
+function cloneLine(url: string, dir: string): string {
+    return fs.existsSync(path.join(dir, ".git"))
+        ? `  git -C ${shellWord(dir)} remote set-url origin ${url}`
+        : `  git clone ${url} ${shellWord(dir)}`;
+}
+
+/**
  * How to use a served lab at the step it stands at: the kubeconfig, and for each lab its next step
  * (what it asks for and its paths), the commands that work at that state (the clone once the
  * repository exists, the push, the refresh that makes Argo CD look now and how long its own poll
@@ -149,7 +160,7 @@ export function serveInstructions(
         lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade));
         lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
         if (labs.shop >= 1) {
-            lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${shellWord(path.join(lab.root, CLONES_DIR, "shop-envs"))}`);
+            lines.push(cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "shop-envs")));
             lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         }
         if (labs.shop >= 2) lines.push(`  ${REFRESH.shop.command}`, `  # ${REFRESH.shop.without}`);
@@ -162,7 +173,7 @@ export function serveInstructions(
         lines.push(
             `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
         );
-        lines.push(`  git clone ${lab.url(path.basename(l.bareRepo))} ${shellWord(path.join(lab.root, CLONES_DIR, "platform"))}`);
+        lines.push(cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "platform")));
         lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         lines.push(`  ${REFRESH.tenants.command}`, `  # ${REFRESH.tenants.without}`);
         lines.push(`  kubectl get pods -n mandant-b`);

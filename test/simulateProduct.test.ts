@@ -561,6 +561,23 @@ describe("printed commands and paths with spaces or quotes", () => {
     });
 });
 
+describe("the served block when the learner's clone is there", () => {
+    it("points the clone at where the repository is served now", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-clone-"));
+        try {
+            fs.mkdirSync(path.join(root, "clones", "shop-envs", ".git"), { recursive: true });
+            const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:40123/${r}` }, `${root}/kubeconfig`, { shop: 3 });
+            assert.ok(!block.some((l) => l.trim().startsWith("git clone")), block.join("\n"));
+            assert.ok(
+                block.includes(`  git -C ${root}/clones/shop-envs remote set-url origin git://127.0.0.1:40123/shop-envs.git`),
+                block.join("\n"),
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("a served lab started again: the learner's work stays the learner's", function () {
     this.timeout(300_000);
     /** A served lab on the root, once its whole block is out (or the run has ended: its output says why). */
