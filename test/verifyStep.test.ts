@@ -11,6 +11,9 @@ import type { CheckResult } from "../lab/grader/grader";
 import { readSteps, stepVerdict } from "../lab/grader/steps";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
+import { verifyTenants } from "../lab/tenants/checks";
+import { RELEASES, Tenant, tenantsLayout } from "../lab/tenants/layout";
+import { tenantPath } from "../lab/tenants/repoFiles";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
@@ -449,6 +452,35 @@ describe("verify --step: one step at a time, with a hint", function () {
         const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /hint: \S+appset\.yaml is not valid YAML \(line \d+: [^)]+\): fix it there, then kubectl apply -f it\n$/);
+    });
+
+    it("a tenants release pushed in several commits: the hint says so", async () => {
+        const root = await tenantsRootAt(2);
+        const layout = tenantsLayout(root);
+        const { clone } = layout;
+        try {
+            const file = layout.resultFile("stall");
+            const stall = JSON.parse(fs.readFileSync(file, "utf8"));
+            // from the commit before the release (every tenant at 1.1.0): mandant-a first, the others in a second commit
+            await git(["checkout", "--quiet", "-B", "several", `${stall.commit}~1`], clone);
+            for (const group of [["mandant-a"], ["mandant-b", "mandant-c", "mandant-d"]] as Tenant[][]) {
+                for (const t of group) {
+                    const f = path.join(clone, tenantPath(t));
+                    fs.writeFileSync(f, fs.readFileSync(f, "utf8").replace(RELEASES.first, RELEASES.faulty));
+                }
+                await git(["commit", "--quiet", "-am", `release ${RELEASES.faulty} for ${group.join(", ")}`], clone);
+            }
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/several"], clone);
+            fs.writeFileSync(file, JSON.stringify({ ...stall, commit: await git(["rev-parse", "HEAD"], clone) }));
+            const r = (await verifyTenants({ layout, through: 2 })).find((c) => c.check.startsWith("stall.commit sets every tenant"))!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^the release went out in more than one commit \(mandant-a at 1\.2\.0 already in stall\.commit's parent\)/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
     });
 
     it("given an empty folder, then --step 1 names the bare repository, and plain verify says in one line there is no lab there", async () => {

@@ -141,6 +141,10 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
  */
 export function whyNot(f: SchemaField, v: unknown): string {
     const held = JSON.stringify(v);
+    // several commits where one is asked for: a list, or SHAs one after another in a string
+    const shas = Array.isArray(v) ? v : typeof v === "string" ? v.trim().split(/[\s,]+/) : [];
+    if (f.isSha && shas.length > 1 && shas.every((x) => typeof x === "string" && /^[0-9a-fA-F]{7,40}$/.test(x)))
+        return `it holds ${shas.length} commits: write one, the full SHA of the commit the step asks for`;
     if (f.isSha && typeof v === "string") {
         if (/^[0-9a-fA-F]{4,39}$/.test(v)) return `it holds ${v.length} characters: write the full SHA (git rev-parse ${v} prints it)`;
         if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;

@@ -166,10 +166,15 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit) || !(await w.repo.isCommit(s.commit))) return null;
             const [parent] = await w.repo.parents(s.commit);
-            return eq(
-                { commit: all(RELEASES.faulty), parent: all(RELEASES.first) },
-                { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null },
-            );
+            const found = { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null };
+            const outcome = eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, found);
+            const ahead = TENANTS.filter((t) => found.parent?.[t] === RELEASES.faulty);
+            if (outcome.ok || !found.parent || ahead.length === 0 || !eq(all(RELEASES.faulty), found.commit).ok) return outcome;
+            // the release in several commits: RollingSync rolled out each one; the repository rewinds none of them
+            return {
+                ...outcome,
+                hint: `the release went out in more than one commit (${ahead.join(", ")} at ${RELEASES.faulty} already in stall.commit's parent); the step is one commit for every tenant, the one change a RollingSync rollout is of. The repository rewinds nothing: start the lab again (gitops-lab simulate --reset, or pulumi destroy and up) and push the release in one commit`,
+            };
         },
     },
     {
