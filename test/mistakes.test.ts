@@ -245,6 +245,7 @@ describe("mistakes in a result file's values, and their hints", () => {
     const field = (name: "incident" | "drift" | "report", key: string) => shopFieldsOf(name).find((f) => f.key === key)!;
     const stallStep = tenantsFieldsOf("stall").find((f) => f.key === "step")!;
     const stallCommit = tenantsFieldsOf("stall").find((f) => f.key === "commit")!;
+    const recoveryOrder = tenantsFieldsOf("recovery").find((f) => f.key === "order")!;
     const sha = "0123456789abcdef0123456789abcdef01234567";
     for (const [f, value, hint] of [
         [field("incident", "commit"), sha.slice(0, 7), /^it holds 7 characters: write the full SHA \(git rev-parse 0123456 prints it\)$/],
@@ -253,6 +254,16 @@ describe("mistakes in a result file's values, and their hints", () => {
         [field("report", "bad_commit_reached_prod"), "false", /^it holds the string "false": write false without the quotes$/],
         [stallStep, "2", /^it holds the string "2": write 2 without the quotes$/],
         [field("incident", "commit"), null, /^it holds null, which is not a full 40-hex SHA$/],
+        [
+            recoveryOrder,
+            [{ application: "tenants-mandant-a", step: "1", healthy_at: "2026-01-01T00:00:00Z" }],
+            /^order\[0\]\.step holds the string "1": write 1 without the quotes$/,
+        ],
+        [
+            recoveryOrder,
+            [{ application: "tenants-mandant-a", step: 1, healthy_at: "yesterday" }],
+            /^order\[0\]\.healthy_at holds "yesterday": /,
+        ],
         [stallCommit, [sha, sha, sha, sha], /^it holds 4 commits: write one, the full SHA of the commit the step asks for$/],
         [stallCommit, `${sha} ${sha.slice(0, 7)}`, /^it holds 2 commits: write one/],
     ] as [SchemaField, unknown, RegExp][])

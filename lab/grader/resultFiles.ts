@@ -135,6 +135,15 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
     return checks;
 }
 
+/** A string's value without its quotes ("1" -> 1, "false" -> false), or undefined when it is not JSON. */
+function unquotedOf(v: string): unknown {
+    try {
+        return JSON.parse(v);
+    } catch {
+        return undefined;
+    }
+}
+
 /**
  * Why a result field's value is not what it must be, as a hint naming the value: the mistakes a
  * learner makes most (a short or upper-case SHA, a number or a boolean in quotes) get their fix.
@@ -150,14 +159,19 @@ export function whyNot(f: SchemaField, v: unknown): string {
         if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;
     }
     if (typeof v === "string") {
-        let unquoted: unknown;
-        try {
-            unquoted = JSON.parse(v);
-        } catch {
-            unquoted = undefined;
-        }
+        const unquoted = unquotedOf(v);
         if (unquoted !== undefined && typeof unquoted !== "string" && f.check(unquoted))
             return `it holds the string ${held}: write ${v} without the quotes`;
+    }
+    // something inside a list or an object: named where it is (order[0].step), with the same fixes
+    const issue = f.issue(v);
+    if (issue && issue.path.length > 0) {
+        const at = f.key + issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
+        const inner = issue.path.reduce<any>((o, p) => o?.[p], v);
+        const unquoted = typeof inner === "string" ? unquotedOf(inner) : undefined;
+        if (unquoted !== undefined && typeof unquoted !== "string")
+            return `${at} holds the string ${JSON.stringify(inner)}: write ${inner} without the quotes`;
+        return `${at} holds ${JSON.stringify(inner)}: ${issue.message}`;
     }
     return `it holds ${held}, which is not ${f.what}`;
 }

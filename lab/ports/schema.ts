@@ -16,6 +16,8 @@ export interface SchemaField {
     what: string;
     isSha: boolean;
     check: (v: unknown) => boolean;
+    /** The first thing wrong inside a value that is not what it must be: where (list indexes and keys) and zod's message. */
+    issue: (v: unknown) => { path: (string | number)[]; message: string } | undefined;
 }
 
 /** The keys of an object schema and what each must be ("a full 40-hex SHA", "an integer", ...). */
@@ -25,6 +27,11 @@ export function fieldsOfSchema(schema: z.ZodObject<any>): SchemaField[] {
         what: (t as z.ZodType).description ?? "valid",
         isSha: t === sha,
         check: (v: unknown) => (t as z.ZodType).safeParse(v).success,
+        issue: (v: unknown) => {
+            const r = (t as z.ZodType).safeParse(v);
+            const first = r.success ? undefined : r.error.issues[0];
+            return first && { path: first.path.filter((p): p is string | number => typeof p !== "symbol"), message: first.message };
+        },
     }));
 }
 
