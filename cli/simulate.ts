@@ -49,6 +49,8 @@ const LAUNCHER_GONE_EXIT = 129;
 function onSignal(
     lab: () => { stop(): Promise<void> } | undefined,
     say: (l: string) => void,
+    /** What the next run does about it, said after "stopping". */
+    next: () => string,
 ): { stopped: Promise<number>; signalled(): boolean; dispose(): void } {
     let came = false;
     let resolve!: (code: number) => void;
@@ -56,9 +58,7 @@ function onSignal(
     const stop = (why: string, code: number) => {
         if (came) return;
         came = true;
-        say(
-            `simulate: ${why}: stopping${real ? " the real node" : "; the simulated cluster is saved, run again on the same --root to resume"}`,
-        );
+        say(`simulate: ${why}: stopping${next()}`);
         Promise.resolve(lab()?.stop())
             .catch(() => undefined)
             .then(() => process.exit(code));
@@ -307,7 +307,16 @@ export const simulate: Command = {
         if (!path.isAbsolute(rootArg)) say(`simulate: --root ${rootArg} is relative: the lab goes under ${root}`);
         let lab: SimulatedLab | undefined;
         let realLab: { stop(): Promise<void> } | undefined;
-        const signals = onSignal(() => lab ?? realLab, say);
+        const signals = onSignal(
+            () => lab ?? realLab,
+            say,
+            () =>
+                values.reset
+                    ? `; the reset is not finished: gitops-lab simulate --root ${shellWord(root)} --reset again takes down what is left`
+                    : real
+                      ? " the real node"
+                      : "; the simulated cluster is saved, run again on the same --root to resume",
+        );
         try {
             if (values.reset) {
                 say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);

@@ -301,6 +301,24 @@ describe("simulate: stopped at any instant, it resumes", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
+    it("given SIGTERM during a reset, then it says to run the reset again, and that run finishes it", async () => {
+        const root = await rootAt(8);
+        const run = startSimulate(["--root", root, "--reset"]);
+        await expect(
+            holds("the reset begun", () => run.out().includes("resetting")),
+            { timeoutMs: 60_000 },
+        );
+        run.child.kill("SIGTERM");
+        assert.strictEqual(await run.exited, 143, run.out());
+        assert.match(
+            run.out(),
+            /simulate: SIGTERM: stopping; the reset is not finished: gitops-lab simulate --root \S+ --reset again takes down what is left/,
+        );
+        const again = await runMain("simulate", ["--root", root, "--reset"]);
+        assert.strictEqual(again.code, 0, again.out);
+        assert.match(again.stdout, /reset: nothing of the lab is left under /);
+    });
+
     it("ends when the npx that started it is killed", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "npx-killed-"));
         // a launcher as npx is: npm's title ("npm exec ..."), the program its child, which a kill of npx does not signal
