@@ -246,6 +246,16 @@ describe("rollout doctor: the cause where it really is", () => {
         );
     });
 
+    it("a deleted hook Job: no logs command that answers NotFound", () => {
+        const l = fieldReport();
+        // the sync result still names the hook; the Job and its Pods are gone (deleted by hand)
+        l.items = itemsOf(l).filter((o) => o.kind !== "Job" && o.kind !== "Pod");
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.strictEqual(d.blocking[0].hook!.job, "site-setup");
+        assert.doesNotMatch(d.summary, /kubectl logs/);
+        assert.match(d.summary, /the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again/);
+    });
+
     it("given the Pod's log (live mode reads it), then the hook's own error line comes from the log", () => {
         const l = fieldReport();
         const pods = itemsOf(l).filter((o) => o.kind === "Pod");

@@ -32,6 +32,8 @@ export interface HookInfo {
     reason: string;
     message: string;
     log: string;
+    /** The Job is not in the cluster: deleted, by hand or by its delete policy, and its Pods' logs with it. */
+    jobGone?: boolean;
 }
 
 export interface Blocking {
@@ -195,6 +197,7 @@ function failedHook(dump: Dump, app: any): HookInfo | null {
         reason: failed?.reason ?? hook.hookPhase,
         message: failed?.message ?? hook.message ?? "",
         log: job ? jobLog(dump, job) : "",
+        ...(!job && { jobGone: true }),
     };
 }
 
@@ -222,7 +225,11 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
     if (hook) {
         const type = hookType(dump, app, hook);
         const retrying = op?.phase === "Running" && retries > 0;
-        const where = hook.log ? `: "${hook.log}"` : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
+        const where = hook.log
+            ? `: "${hook.log}"`
+            : hook.jobGone
+              ? " (the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again, whose log then says why)"
+              : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
         const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${where}`;
         return {
             reason: `${type || "Sync"}HookFailed`,
