@@ -107,6 +107,24 @@ describe("rollout doctor on Argo CD 3.6", () => {
             assert.match(d.blocking[0].message, /no step moves for the refresh grace period \(30 s by default\)/);
             assert.strictEqual(d.state, "progressing");
         });
+
+        it("then one not reconciled yet is a wait, not a finding", () => {
+            const d = diagnosed(
+                afterCommit({
+                    changedMinutesAgo: 10 / 60,
+                    reconciled: { "mandant-a": 0.05, "mandant-b": 0.05, "mandant-c": 20, "mandant-d": 0.05 },
+                }),
+            );
+            assert.deepStrictEqual(
+                d.blocking.map((b) => `${b.application}/${b.reason}`),
+                ["/ReconcileGate"],
+            );
+            assert.ok(!d.findings.some((f) => f.kind === "ReconcileGate"));
+            assert.match(
+                d.summary,
+                /reconcile gate for under a minute, in progress — waiting out the grace after the change at \S+: .*as after every change; then it asks for a refresh of mandant-c, not reconciled since/,
+            );
+        });
     });
 
     describe("given the same objects as 3.5 writes them (no InvalidRolloutConfig condition)", () => {

@@ -497,13 +497,18 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     if (gate) {
         for (const f of findings.filter((x) => x.kind === "ReconcileGate"))
             blocking.push({ application: f.application ?? "", reason: "NotReconciled", message: f.message, hook: null });
-        if (!blocking.length)
+        if (!blocking.length) {
+            // within the grace period every change waits, reconciled or not: a wait, not a cause
+            const then = gate.behind.length
+                ? `; then it asks for a refresh of ${few(gate.behind, 5, (e) => e.name, ", ")}, not reconciled since`
+                : "; every Application is reconciled since, so the step moves then";
             blocking.push({
                 application: "",
                 reason: "ReconcileGate",
-                message: `Argo CD 3.6's reconcile gate: after the change at ${gate.since} no step moves for the refresh grace period (${REFRESH_GRACE_SECONDS} s by default)`,
+                message: `waiting out the grace after the change at ${gate.since}: no step moves for the refresh grace period (${REFRESH_GRACE_SECONDS} s by default), as after every change${then}`,
                 hook: null,
             });
+        }
     }
     for (const e of gate ? [] : inStep) {
         const c = causeOf(dump, e.app, e.status);

@@ -40,19 +40,18 @@ export function gateOf(appset: any, entries: Entry[], now: Date): Gate | null {
     return { since, inGrace, behind };
 }
 
-/** The gate as findings: one per Application it waits for. */
+/**
+ * The gate as findings: one per Application it waits for once its grace period is over (within it,
+ * the wait is what follows every change, and no finding: the rollout's line says it waits).
+ */
 export function gateFindings(input: FindingsInput): Finding[] {
     const gate = gateOf(input.appset, input.entries, input.now);
-    if (!gate) return [];
+    if (!gate || gate.inGrace) return [];
     const set = input.appset;
     return gate.behind.map((e) => {
         const at: string | undefined = e.app.status?.reconciledAt;
         const refresh: string | undefined = e.app.metadata?.annotations?.[REFRESH_ANNOTATION];
-        const asked = refresh
-            ? `; the refresh it was asked for (${REFRESH_ANNOTATION}: ${refresh}) is not done yet`
-            : gate.inGrace
-              ? `; the ApplicationSet controller asks for a refresh once ${REFRESH_GRACE_SECONDS} s have passed`
-              : "";
+        const asked = refresh ? `; the refresh it was asked for (${REFRESH_ANNOTATION}: ${refresh}) is not done yet` : "";
         return {
             kind: "ReconcileGate" as const,
             application: e.name,
