@@ -17,6 +17,7 @@ import { tenantPath } from "../lab/tenants/repoFiles";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
+import type { ClusterPort } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { FakeKube } from "../sim/fakeApi";
 import { expect, holds } from "./helpers/expect";
@@ -452,6 +453,38 @@ describe("verify --step: one step at a time, with a hint", function () {
         const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /hint: \S+appset\.yaml is not valid YAML \(line \d+: [^)]+\): fix it there, then kubectl apply -f it\n$/);
+    });
+
+    it("a stall healed by hand: step 2's hint says the cluster shows no stall", async () => {
+        const root = await tenantsRootAt(2);
+        try {
+            // the cluster once mandant-b's 1.2.0 was synced by hand after all: the rollout went on to step 3
+            const set = {
+                spec: {},
+                status: { conditions: [{ type: "RolloutProgressing", message: "ApplicationSet is performing rollout of step 3" }] },
+            };
+            const appOf = (name: string) => ({
+                spec: { source: { path: `releases/${RELEASES.faulty}` } },
+                status: { operationState: { phase: name === "mandant-b" ? "Succeeded" : "Running" } },
+            });
+            const healed = new Proxy({} as ClusterPort, {
+                get: (_, key) =>
+                    key === "getApplicationSet"
+                        ? async () => set
+                        : key === "getApplication"
+                          ? async (name: string) => appOf(name)
+                          : key === "hasCrd"
+                            ? async () => true
+                            : async () => null,
+            });
+            const r = (await verifyTenants({ layout: tenantsLayout(root), through: 2, cluster: healed })).find((c) =>
+                c.check.startsWith("live rollout at step 2"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(r.hint ?? "", /^mandant-b's sync of 1\.2\.0 succeeded after all \(healed by hand\?\), so the rollout went on/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
     });
 
     it("a tenants release pushed in several commits: the hint says so", async () => {
