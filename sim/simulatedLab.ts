@@ -19,6 +19,7 @@ import { TENANTS, tenantsLayout } from "../lab/tenants/layout";
 import { TenantsResults } from "../lab/tenants/results";
 import { TenantsTimeouts } from "../lab/tenants/scenario";
 import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
+import { loadSiteImages } from "../lab/tenants/siteImages";
 import { teardownTenantsLab } from "../lab/tenants/teardown";
 import { argoCdCmdParams, ArgoCdVersion } from "../lab/platform/argocd";
 import { acceptedCrds, ARGOCD_CRD_NAMES } from "./argoCrds";
@@ -285,6 +286,8 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
             await run("git", ["-C", site.clone, "remote", "set-url", "origin", site.bareRepo]);
     }
     const lab = await startSimulatedLab(root, { ...opts, cluster: snap.cluster });
+    // the node's images are not in the snapshot (a real node keeps its own): the tenants lab's, loaded again
+    if (tenantsLabProgress(tenantsLayout(root)) >= 1) await loadSiteImages(lab.kube.images);
     // a (re)started controller looks at every Application once: let that settle, as the snapshot was
     await lab.argo.apps.idle();
     return lab;
