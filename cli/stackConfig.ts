@@ -48,6 +48,15 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
     const values: Record<string, unknown> = {};
     if (fs.existsSync(stackFile)) {
         const doc = readYaml(stackFile) ?? {};
+        const kind = (v: unknown) => (Array.isArray(v) ? "a list" : v === null ? "nothing" : `a ${typeof v}`);
+        if (typeof doc !== "object" || Array.isArray(doc))
+            throw new Error(
+                `${stackFile} holds ${kind(doc)}, not a stack configuration: a YAML mapping with config: and its gitops-lab: keys`,
+            );
+        if (doc.config !== undefined && doc.config !== null && (typeof doc.config !== "object" || Array.isArray(doc.config)))
+            throw new Error(
+                `${stackFile}: config: holds ${kind(doc.config)}; it is a mapping of gitops-lab:<key>: <value>, one a line, indented`,
+            );
         // a key of ours outside config: is read by nobody: say where it goes
         const outside = Object.keys(doc).find((k) => k.startsWith("gitops-lab:") || (CONFIG_KEYS as string[]).includes(k));
         if (outside)
@@ -63,8 +72,14 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
                     `${stackFile}: ${k}: ${prefix}: is not this project's prefix; write gitops-lab:${k.slice(prefix.length + 1)}`,
                 );
             if (!m) continue; // another package's key (e.g. kubernetes:context): not ours to check
-            if (v !== null && typeof v === "object" && "secure" in v) continue; // secrets stay with Pulumi
-            values[m[1]] = v;
+            // one key twice (solveThrough and gitops-lab:solveThrough): Pulumi would take one and hide the other
+            if (m[1] in values)
+                throw new Error(`${stackFile}: gitops-lab:${m[1]} is given twice (as ${m[1]} and gitops-lab:${m[1]}): keep one`);
+            // secrets stay with Pulumi, their key names are checked all the same (a misspelt one would be ignored)
+            if (v !== null && typeof v === "object" && "secure" in v) {
+                if ((CONFIG_KEYS as string[]).includes(m[1])) continue;
+                values[m[1]] = "(secret)";
+            } else values[m[1]] = v;
         }
     }
     return parseStackConfig(values, stackFile);

@@ -143,6 +143,30 @@ const MISTAKES: Mistake[] = [
     ],
     [
         "author",
+        "preflight",
+        ["--config-file", "{dir}/image-space.yaml"],
+        1,
+        /gitops-lab:gitDaemonImage is "buildpack-deps:bookworm scm"; allowed: an image reference/,
+    ],
+    ["author", "preflight", ["--config-file", "{dir}/list.yaml"], 1, /list\.yaml holds a list, not a stack configuration/],
+    ["author", "preflight", ["--config-file", "{dir}/config-list.yaml"], 1, /config: holds a list; it is a mapping of gitops-lab:<key>/],
+    ["author", "preflight", ["--config-file", "{dir}/secret-typo.yaml"], 1, /gitops-lab:solveThruogh is not a key of this lab/],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/twice.yaml"],
+        1,
+        /gitops-lab:solveThrough is given twice \(as solveThrough and gitops-lab:solveThrough\): keep one/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/registry-password.yaml"],
+        1,
+        /^(?!.*hunter2).*gitops-lab:imageRegistry is "http:\/\/admin:\*\*\*@10\.0\.0\.5:5000".*no user or password in the registry's URL/,
+    ],
+    [
+        "author",
         "up",
         ["--solve-through", "3"],
         2,
@@ -197,6 +221,12 @@ describe("mistakes at the command line, and their answers", function () {
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
+        write("image-space.yaml", 'config:\n  gitops-lab:gitDaemonImage: "buildpack-deps:bookworm scm"\n');
+        write("list.yaml", "- gitops-lab:tenantsLab: maybe\n");
+        write("config-list.yaml", "config:\n  - gitops-lab:solveThrough: 3\n");
+        write("secret-typo.yaml", "config:\n  gitops-lab:solveThruogh:\n    secure: AAAABBBB\n");
+        write("twice.yaml", "config:\n  solveThrough: 9\n  gitops-lab:solveThrough: 6\n");
+        write("registry-password.yaml", "config:\n  gitops-lab:imageRegistry: http://admin:hunter2@10.0.0.5:5000\n");
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -24,6 +24,9 @@ export function registryUrlProblem(url: string): string | null {
     } catch {
         return `${JSON.stringify(url)} is not a URL: give the registry as http://host:port (or https://)`;
     }
+    // a password in the configuration would be stored and printed in the clear: the registry the lab pushes to takes none
+    if (u.username || u.password)
+        return `${u.protocol}//${u.host}: no user or password in the registry's URL (the lab pushes without credentials): give http://host:port`;
     if (!["http:", "https:"].includes(u.protocol)) return `${url}: a registry is reached over http:// or https://`;
     if (u.pathname !== "/" || u.search || u.hash) return `${url}: give the registry's address alone (http://host:port), no path`;
     return null;

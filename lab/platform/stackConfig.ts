@@ -20,6 +20,12 @@ const whole = (min: number, max: number, allowed: string) =>
 /** true or false, written as a YAML boolean or the string Pulumi's config holds. */
 const bool = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean({ error: "true or false" }));
 const seconds = whole(1, 86_400, "a whole number of seconds from 1 to 86400");
+/**
+ * An image reference as the distribution reference grammar has it ([domain[:port]/]path[:tag][@digest],
+ * its path lower-case): hand-written, as the grammar's own regular expression is Go code, not a package.
+ */
+const IMAGE_REF =
+    /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$/;
 const REGISTRY_ALLOWED = "a registry's address, http://host:port (or https://), or empty to import into k3s";
 
 export const STACK_CONFIG = z.object({
@@ -30,7 +36,10 @@ export const STACK_CONFIG = z.object({
         .enum(ARGOCD_VERSIONS as [ArgoCdVersion, ...ArgoCdVersion[]], { error: `one of ${ARGOCD_VERSIONS.join(", ")}` })
         .default(DEFAULTS.argocdVersion as ArgoCdVersion),
     kubeconfigPath: z.string({ error: "a kubeconfig file's path, or empty to install k3s" }).default(""),
-    gitDaemonImage: z.string().min(1, { error: "an image reference with git daemon in it" }).default(DEFAULTS.gitDaemonImage),
+    gitDaemonImage: z
+        .string()
+        .regex(IMAGE_REF, { error: "an image reference with git daemon in it, registry/name:tag (no spaces, the name lower-case)" })
+        .default(DEFAULTS.gitDaemonImage),
     syncTimeoutSeconds: seconds.default(DEFAULTS.syncTimeoutSeconds),
     k3sReadyTimeoutSeconds: seconds.default(DEFAULTS.k3sReadyTimeoutSeconds),
     argocdReadyTimeoutSeconds: seconds.default(DEFAULTS.argocdReadyTimeoutSeconds),
@@ -41,7 +50,10 @@ export const STACK_CONFIG = z.object({
     tenantsWaitTimeoutSeconds: seconds.default(DEFAULTS.tenantsWaitTimeoutSeconds),
     imageRegistry: z
         .string({ error: REGISTRY_ALLOWED })
-        .refine((v) => v === "" || !registryUrlProblem(v), { error: REGISTRY_ALLOWED })
+        .superRefine((v, ctx) => {
+            const problem = v === "" ? null : registryUrlProblem(v);
+            if (problem) ctx.addIssue({ code: "custom", message: `${REGISTRY_ALLOWED} (${problem})` });
+        })
         .default(DEFAULTS.imageRegistry),
     rolloutDoctor: z.enum(["auto", "on", "off"], { error: "auto, on or off" }).default(DEFAULTS.rolloutDoctor as "auto"),
 });
@@ -69,6 +81,9 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
 
 function fail(source: string, key: string, value: unknown, allowed: string): never {
     throw new Error(
-        `${source}: gitops-lab:${key} is ${JSON.stringify(value)}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`,
+        `${source}: gitops-lab:${key} is ${JSON.stringify(redacted(value))}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`,
     );
 }
+
+/** A URL's password is never printed: user:secret@ becomes user:***@. */
+export const redacted = (v: unknown) => (typeof v === "string" ? v.replace(/(\/\/[^/@:\s]*:)[^/@\s]*@/, "$1***@") : v);
