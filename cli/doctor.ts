@@ -159,6 +159,14 @@ export const doctor: Command = {
                 throw new Error(
                     `${from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`,
                 );
+            // a dump of some kinds only: Applications an ApplicationSet made without it, or ApplicationSets without their Applications
+            const made = dump.applications.filter((a) => (a.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet"));
+            if (from && !dump.applicationSets.length && made.length)
+                throw new Error(
+                    `${from} holds ${made.length} Application${made.length === 1 ? "" : "s"} made by an ApplicationSet but no ApplicationSets: a dump of some kinds only; ${DUMP_HINT}`,
+                );
+            if (from && !dump.applications.length && dump.applicationSets.some((a) => (a.status?.applicationStatus ?? []).length))
+                throw new Error(`${from} holds ApplicationSets but none of their Applications: a dump of some kinds only; ${DUMP_HINT}`);
             if (!from && !dump.applicationSets.length && !dump.applications.length)
                 throw new Error(
                     `${source} has no ApplicationSets and no Applications (another context, or no Argo CD there?): give the lab's kubeconfig with --kubeconfig`,

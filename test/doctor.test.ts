@@ -248,12 +248,20 @@ describe("rollout doctor: the cause where it really is", () => {
 
     it("a deleted hook Job: no logs command that answers NotFound", () => {
         const l = fieldReport();
-        // the sync result still names the hook; the Job and its Pods are gone (deleted by hand)
-        l.items = itemsOf(l).filter((o) => o.kind !== "Job" && o.kind !== "Pod");
+        // the sync result still names the hook; mandant-b's Job and its Pods are gone (deleted by hand), other Jobs are there
+        l.items = itemsOf(l).filter((o) => !(["Job", "Pod"].includes(o.kind) && o.metadata.namespace === "mandant-b"));
+        l.items.push({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "backup", namespace: "ops" }, status: {} });
         const [d] = diagnose(dumpFromList(l), opts);
         assert.strictEqual(d.blocking[0].hook!.job, "site-setup");
         assert.doesNotMatch(d.summary, /kubectl logs/);
         assert.match(d.summary, /the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again/);
+    });
+
+    it("a dump with no Jobs or Pods at all: it says to dump them", () => {
+        const l = fieldReport();
+        l.items = itemsOf(l).filter((o) => o.kind !== "Job" && o.kind !== "Pod");
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.match(d.summary, /the dump holds no Jobs or Pods: dump them too, kubectl get \.\.\.,jobs,pods -A -o json/);
     });
 
     it("given the Pod's log (live mode reads it), then the hook's own error line comes from the log", () => {

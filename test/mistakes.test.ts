@@ -87,6 +87,20 @@ const MISTAKES: Mistake[] = [
         1,
         /holds no ApplicationSets and no Applications \(a dump of another context or namespace\?\)/,
     ],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/apps-only.json"],
+        1,
+        /apps-only\.json holds 1 Application made by an ApplicationSet but no ApplicationSets: a dump of some kinds only/,
+    ],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/appsets-only.json"],
+        1,
+        /appsets-only\.json holds ApplicationSets but none of their Applications/,
+    ],
     ["learner", "doctor", ["--from", "{dir}/text.txt"], 1, new RegExp(`text\\.txt is not JSON .*${DUMP.source}`)],
     ["learner", "doctor", ["--from", "{dir}/bom.json"], 1, /is not JSON \(it starts with a byte-order mark/],
     [
@@ -214,6 +228,25 @@ describe("mistakes at the command line, and their answers", function () {
         write("object.json", JSON.stringify({ kind: "Pod" }));
         write("empty-list.json", JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
         write("text.txt", "NAME   READY\n");
+        const list = (...items: object[]) => JSON.stringify({ apiVersion: "v1", kind: "List", items });
+        write(
+            "apps-only.json",
+            list({
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "Application",
+                metadata: { name: "mandant-a", namespace: "argocd", ownerReferences: [{ kind: "ApplicationSet", name: "tenants" }] },
+                status: { sync: { status: "Synced" }, health: { status: "Healthy" } },
+            }),
+        );
+        write(
+            "appsets-only.json",
+            list({
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "ApplicationSet",
+                metadata: { name: "tenants", namespace: "argocd" },
+                status: { applicationStatus: [{ application: "mandant-a", status: "Healthy", step: "1" }] },
+            }),
+        );
         write("bom.json", "\ufeff" + JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
         write("through9.yaml", 'config:\n  gitops-lab:solveThrough: "9"\n');
         write("argocd34.yaml", "config:\n  gitops-lab:argocdVersion: v3.4.0\n");

@@ -21,6 +21,8 @@ export interface Dump {
     appProjects?: any[];
     /** The tail of failed hook Pods' logs, by "namespace/pod" (live mode reads them; a dump has none). */
     logs?: Record<string, string>;
+    /** Read from a file (a dump made by someone, which may leave kinds out), not from the cluster. */
+    fromFile?: boolean;
 }
 
 /** Where a hook's own error text is when its Pod wrote no termination message. */
@@ -97,7 +99,7 @@ export function dumpFromList(list: unknown): Dump {
             "the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json)",
         );
     }
-    const dump: Dump = { applicationSets: [], applications: [], jobs: [], pods: [] };
+    const dump: Dump = { applicationSets: [], applications: [], jobs: [], pods: [], fromFile: true };
     for (const [i, o] of l.items.entries()) {
         if (!o || typeof o !== "object" || typeof o.kind !== "string" || typeof o.metadata?.name !== "string") {
             throw new DumpError(`item ${i} of the dump has no kind or metadata.name`);
@@ -227,9 +229,11 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
         const retrying = op?.phase === "Running" && retries > 0;
         const where = hook.log
             ? `: "${hook.log}"`
-            : hook.jobGone
-              ? " (the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again, whose log then says why)"
-              : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
+            : hook.jobGone && dump.fromFile && !dump.jobs.length && !dump.pods.length
+              ? ` (the dump holds no Jobs or Pods: dump them too, kubectl get ...,jobs,pods -A -o json, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
+              : hook.jobGone
+                ? " (the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again, whose log then says why)"
+                : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
         const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${where}`;
         return {
             reason: `${type || "Sync"}HookFailed`,
