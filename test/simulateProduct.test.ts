@@ -111,6 +111,16 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         const wrong = kubectl("--token", "not-the-token", "get", "applications", "-A");
         assert.notStrictEqual(wrong.code, 0);
         assert.match(wrong.out, /You must be logged in to the server/);
+        // the product's own answer to a wrong token: one line that says so
+        const bad = path.join(root, "kubeconfig.bad");
+        fs.writeFileSync(bad, fs.readFileSync(file, "utf8").replace(/token: \S+/, "token: not-the-token"));
+        const doctor = await runMain("doctor", ["--kubeconfig", bad]);
+        fs.rmSync(bad);
+        assert.strictEqual(doctor.code, 1, doctor.out);
+        assert.match(
+            doctor.stderr.trim(),
+            /^[^\n]*the API server refused the kubeconfig's credentials \(401 Unauthorized\): is it this cluster's kubeconfig/,
+        );
     });
 
     it("answers kubectl version and api-resources (the core and argoproj.io groups)", () => {

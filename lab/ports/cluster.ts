@@ -112,8 +112,14 @@ function explain(what: string, e: any): Error {
         /* keep the raw body */
     }
     const unreachable = unreachableLine(e);
+    // client-node's own message is several lines (HTTP-Code, Message, Body, Headers): its Message line is the one to say
+    const said = msg ?? /^Message: (.*)$/m.exec(String(e?.message ?? ""))?.[1] ?? String(e?.message ?? e).split("\n")[0];
     const err = new Error(
-        unreachable ? `${what}: ${unreachable}` : `${what}: ${e?.code ? `HTTP ${e.code} ` : ""}${msg ?? e?.message ?? String(e)}`,
+        unreachable
+            ? `${what}: ${unreachable}`
+            : e?.code === 401
+              ? `${what}: the API server refused the kubeconfig's credentials (401 ${said}): is it this cluster's kubeconfig, with its current token? (--kubeconfig FILE)`
+              : `${what}: ${e?.code ? `HTTP ${e.code} ` : ""}${said}`,
     );
     (err as any).code = e?.code;
     return err;
