@@ -21,7 +21,7 @@ import { TenantsTimeouts } from "../lab/tenants/scenario";
 import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
 import { loadSiteImages } from "../lab/tenants/siteImages";
 import { teardownTenantsLab } from "../lab/tenants/teardown";
-import { argoCdCmdParams, ArgoCdVersion } from "../lab/platform/argocd";
+import { argoCdCmdParams, ArgoCdVersion, DEFAULT_ARGOCD_VERSION } from "../lab/platform/argocd";
 import { acceptedCrds, ARGOCD_CRD_NAMES } from "./argoCrds";
 import { ArgoSim, CMD_PARAMS_CM } from "./argocd";
 import { SimClock, VirtualClock } from "./clock";
@@ -145,6 +145,22 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         }
         // the install's patch (lab/platform/argocd.ts): progressive syncs on, read when the ApplicationSet controller starts
         if (!kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)) kube.put(argoCdCmdParams(), "installer");
+        // the version the cluster was simulated as, kept with it: resuming as another would mix two releases' states
+        const version = opts.argocdVersion ?? DEFAULT_ARGOCD_VERSION;
+        const params = kube.get("ConfigMap", "argocd", CMD_PARAMS_CM);
+        const was = params.metadata.annotations?.[SIMULATED_VERSION];
+        if (was && was !== version)
+            throw new Error(
+                `${layout.root} was simulated as Argo CD ${was}: resume it with --argocd-version ${was}, or start over with --reset`,
+            );
+        if (!was)
+            kube.put(
+                {
+                    ...params,
+                    metadata: { ...params.metadata, annotations: { ...params.metadata.annotations, [SIMULATED_VERSION]: version } },
+                },
+                "installer",
+            );
         if (opts.persist) kube.persistTo(clusterStateFile(layout.root));
         // the product's way serves the cluster to its starter alone: TLS and a token of this run (FakeKube.start)
         const url = await kube.start({ secure: opts.persist });
@@ -292,6 +308,9 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
     await lab.argo.apps.idle();
     return lab;
 }
+
+/** The annotation on argocd-cmd-params-cm that keeps the Argo CD version a saved cluster was simulated as. */
+const SIMULATED_VERSION = "gitops-lab.dev/simulated-argocd-version";
 
 /** What a served lab leaves under its root besides the labs: the kubeconfig it wrote and the clones its instructions make. */
 export const servedFiles = (root: string) => [path.join(root, "kubeconfig"), path.join(root, "clones")];

@@ -589,6 +589,27 @@ describe("printed commands and paths with spaces or quotes", () => {
     });
 });
 
+describe("simulate resumed as another Argo CD version", function () {
+    this.timeout(120_000);
+    it("is refused, naming the version the lab was simulated as", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "versions-"));
+        try {
+            const first = await runMain("simulate", ["--root", root, "--through", "1", "--argocd-version", "v3.5.8"]);
+            assert.strictEqual(first.code, 0, first.out);
+            const again = await runMain("simulate", ["--root", root, "--through", "2"]);
+            assert.strictEqual(again.code, 1, again.out);
+            assert.match(
+                again.stderr,
+                /was simulated as Argo CD v3\.5\.8: resume it with --argocd-version v3\.5\.8, or start over with --reset/,
+            );
+            const same = await runMain("simulate", ["--root", root, "--through", "2", "--argocd-version", "v3.5.8"]);
+            assert.strictEqual(same.code, 0, same.out);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("the served block when the learner's clone is there", () => {
     it("points the clone at where the repository is served now", () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-clone-"));
