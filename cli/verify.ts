@@ -70,11 +70,20 @@ export const verify: Command = {
             const above = [1, 2, 3, 4]
                 .map((n) => path.resolve(root, ...Array<string>(n).fill("..")))
                 .find((r) => r !== root && fs.existsSync(path.join(layoutOf(r).bareRepo, "HEAD")));
-            const line = above
-                ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
-                : fs.existsSync(layout.bareDir)
-                  ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
-                  : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`;
+            // the other lab is here: most often --lab was left out (or given for the other one)
+            const other = which === "shop" ? "tenants" : "shop";
+            const otherAt = other === "shop" ? shopLabProgress(shopLayout(root)) : tenantsLabProgress(tenantsLayout(root));
+            const theOther =
+                otherAt > 0
+                    ? `; the ${other} lab is here (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}`
+                    : "";
+            const line =
+                (above
+                    ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
+                    : fs.existsSync(layout.bareDir)
+                      ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
+                      : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
+                theOther;
             // a script that asked for JSON reads JSON, whatever the answer
             if (values.json)
                 console.log(

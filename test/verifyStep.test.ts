@@ -487,6 +487,17 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("verify without --lab on a tenants lab: the answer names it", async () => {
+        const root = await tenantsRootAt(1);
+        try {
+            const r = await runMain("verify", ["--root", root, "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stderr, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a tenants release pushed in several commits: the hint says so", async () => {
         const root = await tenantsRootAt(2);
         const layout = tenantsLayout(root);
