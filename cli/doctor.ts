@@ -15,7 +15,7 @@ import { KubeCluster } from "../lab/ports/cluster";
 import { parseJson } from "../lab/ports/files";
 import { rfc3339 } from "../lab/kit/text";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption, UsageError } from "./command";
-import { findKubeconfig } from "./kubeconfig";
+import { clusterOf, findKubeconfig } from "./kubeconfig";
 
 export const DUMP_HINT_COMMAND =
     "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
@@ -138,7 +138,7 @@ export const doctor: Command = {
         } else {
             const kc = findKubeconfig(stringOption(values, "kubeconfig"));
             source = `the cluster of ${kc.file}`;
-            const c = new KubeCluster(kc.text);
+            const c = clusterOf(kc);
             cluster = c;
             if (values.watch) {
                 // rounds read ApplicationSets and Applications from watches, not full lists

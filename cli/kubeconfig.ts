@@ -2,6 +2,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { KubeCluster } from "../lab/ports/cluster";
 
 /** Where a Pod's service account is mounted. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -66,4 +67,15 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
         `no kubeconfig found (looked at ${candidates.join(", ")}${unreadable.length ? `; not readable: ${unreadable.join(", ")}` : ""}); pass --kubeconfig FILE with the lab's: a host's from its stack (pulumi stack output kubeconfig --show-secrets > FILE), ` +
             `or a simulated lab's DIR/kubeconfig (gitops-lab simulate --root DIR --serve writes it)`,
     );
+}
+
+/** The cluster of a kubeconfig found by findKubeconfig; a file that is no kubeconfig is named as such. */
+export function clusterOf(kc: { file: string; text: string }): KubeCluster {
+    try {
+        return new KubeCluster(kc.text);
+    } catch (e: any) {
+        if (/names no current cluster/.test(e.message))
+            throw new Error(`${kc.file} is not a kubeconfig (it names no cluster and no current context): give the cluster's kubeconfig`);
+        throw new Error(`${kc.file}: ${e.message}`);
+    }
 }

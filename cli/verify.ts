@@ -21,7 +21,7 @@ import { tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
-import { findKubeconfig } from "./kubeconfig";
+import { clusterOf, findKubeconfig } from "./kubeconfig";
 
 export const verify: Command = {
     name: "verify",
@@ -100,7 +100,7 @@ export const verify: Command = {
         let cluster: KubeCluster | undefined;
         if (!values.offline) {
             try {
-                cluster = new KubeCluster(findKubeconfig(stringOption(values, "kubeconfig")).text);
+                cluster = clusterOf(findKubeconfig(stringOption(values, "kubeconfig")));
             } catch (e: any) {
                 // the first step whose checks read the cluster: the shop lab's ApplicationSet (2), the tenants lab's first rollout (1)
                 extra.push({

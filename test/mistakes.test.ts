@@ -117,6 +117,13 @@ const MISTAKES: Mistake[] = [
         1,
         /the kubeconfig \S+ is a folder: give the kubeconfig file \(a simulated lab's is DIR\/kubeconfig\)/,
     ],
+    [
+        "learner",
+        "doctor",
+        ["--kubeconfig", "{dir}/through9.yaml"],
+        1,
+        /through9\.yaml is not a kubeconfig \(it names no cluster and no current context\): give the cluster's kubeconfig/,
+    ],
     ["learner", "doctor", ["--json", "--from"], 2, /Option '--from <value>' argument missing/],
     [
         "author",
