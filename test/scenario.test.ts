@@ -461,7 +461,10 @@ describe("solveThrough: stop, resume, repeat", function () {
     it("given a later file without an earlier one, then the checkpoint is refused as inconsistent", async () => {
         at = await labAt(8);
         fs.rmSync(at.lab.layout.resultFile("pin"));
-        assert.throws(() => readShopResults(at!.lab.layout), /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent/);
+        assert.throws(
+            () => readShopResults(at!.lab.layout),
+            /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent\. Move away \S+drift\.json together with the later \S+promote\.json, \S+revert\.json, \S+report\.json to let step 4 run again, or start the lab over$/,
+        );
     });
 
     it("given a result file that does not match its schema, then the checkpoint is refused, naming the file and the field", async () => {
@@ -470,7 +473,7 @@ describe("solveThrough: stop, resume, repeat", function () {
         fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), seconds: "3" }));
         assert.throws(
             () => readShopResults(at!.lab.layout),
-            /drift\.json is not a valid drift result \(seconds: .*\); delete it to let that step run again/,
+            /drift\.json is not a valid drift result \(seconds: .*\); move it away together with the later \S+promote\.json, \S+revert\.json, \S+report\.json to let step 5 run again$/,
         );
     });
 

@@ -48,21 +48,33 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
         read(fileOf) {
             const r: ResultsOf<S> = {};
             let gap: (keyof S & string) | null = null;
+            // a step's file is run again only with every later one: those that are there, named
+            const andLater = (name: keyof S & string) => {
+                const later = names.filter((n) => stepOf[n] > stepOf[name] && fs.existsSync(fileOf(n))).map(fileOf);
+                return later.length ? ` together with the later ${later.join(", ")}` : "";
+            };
             for (const name of names) {
                 const file = fileOf(name);
-                const v = readJsonIfExists<unknown>(file);
+                let v: unknown;
+                try {
+                    v = readJsonIfExists<unknown>(file);
+                } catch (e: any) {
+                    throw new Error(
+                        `${e.message.replace(/; delete it to let the step run again$/, "")}; move it away${andLater(name)} to let step ${stepOf[name]} run again`,
+                    );
+                }
                 if (v === undefined) {
                     gap = gap ?? name;
                     continue;
                 }
                 if (gap)
                     throw new Error(
-                        `${file} exists but ${fileOf(gap)} does not: the checkpoint is inconsistent. Remove the later files (or pulumi destroy) and run again`,
+                        `${file} exists but ${fileOf(gap)} does not: the checkpoint is inconsistent. Move away ${file}${andLater(name)} to let step ${stepOf[gap]} run again, or start the lab over`,
                     );
                 try {
                     r[name] = parse(name, v, file);
                 } catch (e: any) {
-                    throw new Error(`${e.message}; delete it to let that step run again`);
+                    throw new Error(`${e.message}; move it away${andLater(name)} to let step ${stepOf[name]} run again`);
                 }
             }
             return r;
