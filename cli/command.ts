@@ -29,6 +29,8 @@ export interface Command {
     /** What each option means, one line each, shown by --help. */
     details: string[];
     options: Options;
+    /** Options of another tool given here by habit (kubectl's -n), each with what to do instead. */
+    misread?: Record<string, string>;
     run(values: Values): Promise<number>;
 }
 
@@ -64,11 +66,14 @@ export function parse(cmd: Command, argv: string[]): Values | "help" {
         const hint = unknown ? didYouMean(unknown, [...Object.keys(cmd.options), "help"]) : null;
         // a stack configuration key given as an option (--solve-through 3): where it goes instead
         const key = unknown && !hint ? CONFIG_KEYS.find((k) => k.toLowerCase() === unknown.replace(/-/g, "").toLowerCase()) : undefined;
-        const said = hint
-            ? `; did you mean --${hint}?`
-            : key
-              ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
-              : "";
+        const habit = cmd.misread?.[/^Unknown option '(-[^'=]+)'/.exec(first)?.[1] ?? ""];
+        const said = habit
+            ? `: ${habit}`
+            : hint
+              ? `; did you mean --${hint}?`
+              : key
+                ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
+                : "";
         throw new UsageError(`${first}${said} (see gitops-lab ${cmd.name} --help)`);
     }
     // an option given twice: parseArgs keeps the last; say so rather than choose for the user
@@ -208,7 +213,7 @@ export function checkRootWritable(abs: string, root: string, option = "--root"):
 }
 
 /** Runs one command with its arguments: --help, a usage error (2) or a failure (1) as one line on stderr. */
-export async function runCommand(cmd: Command, argv: string[]): Promise<number> {
+export async function runCommand(cmd: Command, argv: string[], program = `gitops-lab ${cmd.name}`): Promise<number> {
     try {
         const values = parse(cmd, argv);
         if (values === "help") {
@@ -217,7 +222,7 @@ export async function runCommand(cmd: Command, argv: string[]): Promise<number> 
         }
         return await cmd.run(values);
     } catch (e: any) {
-        console.error(`gitops-lab ${cmd.name}: ${e?.message ?? e}`);
+        console.error(`${program}: ${e?.message ?? e}`);
         return e instanceof UsageError ? EXIT.USAGE : EXIT.FINDING;
     }
 }

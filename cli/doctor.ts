@@ -115,6 +115,13 @@ export const doctor: Command = {
         "metrics-port": { type: "string" },
         kubeconfig: { type: "string" },
     },
+    misread: {
+        "-n": "the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE/NAME",
+        "--namespace": "the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE/NAME",
+        "-A": "the doctor reads every namespace already: leave it out",
+        "--all-namespaces": "the doctor reads every namespace already: leave it out",
+        "--context": "the doctor reads the kubeconfig's current context: kubectl config use-context NAME first, or --kubeconfig FILE",
+    },
     async run(values) {
         onlyWith("doctor", values, "interval", "watch");
         onlyWith("doctor", values, "metrics-port", "watch");

@@ -124,6 +124,20 @@ const MISTAKES: Mistake[] = [
         1,
         /through9\.yaml is not a kubeconfig \(it names no cluster and no current context\): give the cluster's kubeconfig/,
     ],
+    [
+        "author",
+        "doctor",
+        ["-n", "argocd"],
+        2,
+        /Unknown option '-n': the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE\/NAME/,
+    ],
+    [
+        "author",
+        "doctor",
+        ["--context", "prod"],
+        2,
+        /Unknown option '--context': the doctor reads the kubeconfig's current context: kubectl config use-context NAME first/,
+    ],
     ["learner", "doctor", ["--json", "--from"], 2, /Option '--from <value>' argument missing/],
     [
         "author",

@@ -130,6 +130,15 @@ describe("the rollout doctor in the cluster", function () {
             assert.match(r.stdout, /^tenants: rollout stuck at step 2 of 4 .* mandant-b: PreSync hook Job mandant-b\/site-setup failed/);
         });
 
+        it("given kubectl's -n by habit, then the plugin answers as kubectl rollout-doctor, with what to give instead", () => {
+            const r = spawnSync("kubectl", ["rollout-doctor", "-n", "argocd"], { cwd: dir, encoding: "utf8", env: env() });
+            assert.strictEqual(r.status, 2, r.stderr);
+            assert.match(
+                r.stderr,
+                /^kubectl rollout-doctor: Unknown option '-n': the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE\/NAME/,
+            );
+        });
+
         // given the served tenants stall and only a kubeconfig (KUBECONFIG), when kubectl rollout-doctor runs, then it
         // names the hook's error from its Pod's log
         it("kubectl rollout-doctor names the hook's error", async () => {
