@@ -23,6 +23,9 @@ import { expect, holds } from "./helpers/expect";
 import { labAt, rootAt } from "./helpers/labAt";
 import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt";
 
+/** Merges `edit` into a result file, as a learner's edit of it. */
+const editResult = (file: string, edit: object) =>
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), ...edit }));
 const conditionOf = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
 const KILLERCODA = path.join(__dirname, "..", "docs", "killercoda", "shop");
 
@@ -52,8 +55,7 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("given a wrong value in a step's file, then that step is not done and names the check; the steps before stay done", async () => {
         const root = await rootAt(3);
-        const file = shopLayout(root).resultFile("incident");
-        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), prod_value: "off" }));
+        editResult(shopLayout(root).resultFile("incident"), { prod_value: "off" });
         const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /^step 3 incident: not done: [^\n]*prod_value[^\n]*; hint: /);
@@ -223,8 +225,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         try {
             await git(["commit", "--quiet", "--allow-empty", "-m", "not pushed"], layout.clone);
             const sha = await git(["rev-parse", "HEAD"], layout.clone);
-            const file = layout.resultFile("incident");
-            fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), commit: sha }));
+            editResult(layout.resultFile("incident"), { commit: sha });
             const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
@@ -241,8 +242,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("prod read before the pin synced: the hint says to wait for it", async () => {
         const root = await rootAt(4);
         try {
-            const file = shopLayout(root).resultFile("pin");
-            fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), prod_value_after_pin: "on" }));
+            editResult(shopLayout(root).resultFile("pin"), { prod_value_after_pin: "on" });
             const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
