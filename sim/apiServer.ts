@@ -1,0 +1,359 @@
+/**
+ * The simulated API's HTTP side (what kube-apiserver's handlers do for the paths the lab uses): the
+ * REST paths over the store (sim/fakeApi.ts), discovery, watches from a resourceVersion, the Table form
+ * kubectl asks for, pods/log, a namespace's finalize, and, for a served lab, TLS and a token every
+ * request must carry. Beside it, the node's registry at /v2/ (sim/nodeImages.ts) when not secure.
+ */
+import { randomBytes, randomUUID } from "crypto";
+import * as http from "http";
+import * as https from "https";
+import { AddressInfo } from "net";
+import { parse as parseYaml } from "yaml";
+import { HttpError, ResourceType, TYPES } from "./apiTypes";
+import { discovery, openapi } from "./discovery";
+import type { Change, FakeKube } from "./fakeApi";
+import { patchAs } from "./patch";
+import { toTable, wantsTable } from "./tables";
+
+let certificate: Promise<{ key: string; cert: string }> | undefined;
+/**
+ * A self-signed certificate for 127.0.0.1, made once per process (an EC key: milliseconds). By the
+ * selfsigned package (WebCrypto and @peculiar/x509): Node makes keys but not certificates.
+ */
+function servingCertificate(): Promise<{ key: string; cert: string }> {
+    certificate ??= (async () => {
+        const { generate } = await import("selfsigned");
+        const pems = await generate([{ name: "commonName", value: "gitops-lab simulated API" }], {
+            keyType: "ec",
+            algorithm: "sha256",
+            notAfterDate: new Date(Date.now() + 10 * 365 * 86_400_000),
+            extensions: [
+                { name: "basicConstraints", cA: true },
+                { name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }] },
+            ],
+        });
+        return { key: pems.private, cert: pems.cert };
+    })();
+    return certificate;
+}
+
+export class ApiServer {
+    private server?: http.Server;
+    /** The served lab's credential (start's `secure`): its token, and the certificate it serves with. */
+    private credential?: { token: string; key: string; cert: string };
+    /** The latest requests seen (at most `requestsKept`), for tests that check what the product did ("PATCH /apis/..."). */
+    readonly requests: { method: string; path: string; contentType?: string; body?: any }[] = [];
+    /** Requests being answered now (a watch aside): a virtual clock stands still while there are any. */
+    inFlight = 0;
+
+    constructor(
+        private readonly kube: FakeKube,
+        private readonly requestsKept = 10_000,
+    ) {}
+
+    /**
+     * With `secure` (the served lab's, `simulate`): HTTPS with a certificate made for this run, and a
+     * token for this run that every request must carry, or it is answered 401 as k3s's API server
+     * (anonymous auth off) answers a request without a valid credential. Over plain HTTP kubectl sends
+     * no credential at all, so the check needs TLS. Without it (the tests' in-process clusters): plain
+     * HTTP on loopback that answers any request.
+     */
+    async start(opts: { secure?: boolean } = {}): Promise<string> {
+        const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res);
+        if (opts.secure) {
+            this.credential = { token: randomBytes(24).toString("base64url"), ...(await servingCertificate()) };
+            this.server = https.createServer({ key: this.credential.key, cert: this.credential.cert }, handler);
+        } else this.server = http.createServer(handler);
+        await new Promise<void>((r) => this.server!.listen(0, "127.0.0.1", () => r()));
+        return `${opts.secure ? "https" : "http"}://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+    }
+
+    /** Stops answering: every connection closed. */
+    async close(): Promise<void> {
+        if (!this.server) return;
+        this.server.closeAllConnections?.();
+        await new Promise<void>((r) => this.server!.close(() => r()));
+    }
+
+    /** A kubeconfig for the product's client: the run's certificate and token when secure; else plain http on loopback (skipTLSVerify). */
+    kubeconfig(url: string): string {
+        const c = this.credential;
+        return [
+            "apiVersion: v1",
+            "kind: Config",
+            "clusters:",
+            "- name: fake",
+            "  cluster:",
+            `    server: ${url}`,
+            c ? `    certificate-authority-data: ${Buffer.from(c.cert).toString("base64")}` : "    insecure-skip-tls-verify: true",
+            "users:",
+            "- name: fake",
+            "  user:",
+            `    token: ${c?.token ?? "fake-token"}`,
+            "contexts:",
+            "- name: fake",
+            "  context:",
+            "    cluster: fake",
+            "    user: fake",
+            "current-context: fake",
+            "",
+        ].join("\n");
+    }
+
+    /**
+     * GET ...?watch=true: a stream of `{"type","object"}` lines for the changes of that kind (and
+     * namespace, and selectors) after `resourceVersion` (none or "0": from now on; older than the
+     * history kept: 410 Expired), until the client goes, `timeoutSeconds` passes, or the server stops.
+     */
+    private watch(req: http.IncomingMessage, res: http.ServerResponse, url: URL) {
+        const { t, ns } = this.route(url.pathname);
+        this.kube.materialise(t.kind);
+        const match = selectorOf(url);
+        res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
+        res.flushHeaders(); // a watcher waits for the headers before it counts the watch as open
+        const send = (c: Change) => {
+            if (res.writableEnded || c.kind !== t.kind) return;
+            if (ns !== undefined && c.obj.metadata?.namespace !== ns) return;
+            if (!match(c.obj)) return;
+            if (this.kube.saveBeforeAnswer()) return void res.end(); // not saved, not told: the watcher lists again
+            res.write(JSON.stringify({ type: c.type, object: c.obj }) + "\n");
+        };
+        // from a resourceVersion: first what changed since then ("0" or none: from now on)
+        const from = Number(url.searchParams.get("resourceVersion") ?? 0);
+        if (from > 0) {
+            const oldest = this.kube.recentChanges.length
+                ? Number(this.kube.recentChanges[0].obj.metadata.resourceVersion)
+                : this.kube.resourceVersion + 1;
+            if (from < oldest - 1 && from < this.kube.resourceVersion) {
+                const gone = {
+                    kind: "Status",
+                    apiVersion: "v1",
+                    metadata: {},
+                    status: "Failure",
+                    message: `too old resource version: ${from} (${oldest - 1})`,
+                    reason: "Expired",
+                    code: 410,
+                };
+                res.end(JSON.stringify({ type: "ERROR", object: gone }) + "\n");
+                return;
+            }
+            for (const c of this.kube.recentChanges) if (Number(c.obj.metadata.resourceVersion) > from) send(c);
+        }
+        const off = this.kube.onChange(send);
+        const end = () => {
+            off();
+            res.end();
+        };
+        const timeout = Number(url.searchParams.get("timeoutSeconds") ?? 0);
+        const timer = timeout > 0 ? setTimeout(end, timeout * 1000) : undefined;
+        // the response's close (the client went away), not the request's (its body was read)
+        res.on("close", () => {
+            if (timer) clearTimeout(timer);
+            off();
+        });
+    }
+
+    private route(pathname: string): { t: ResourceType; ns?: string; name?: string; sub?: string } {
+        const parts = pathname.split("/").filter(Boolean);
+        let group: string, version: string, rest: string[];
+        if (parts[0] === "api") [group, version, rest] = ["", parts[1], parts.slice(2)];
+        else if (parts[0] === "apis") [group, version, rest] = [parts[1], parts[2], parts.slice(3)];
+        else throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
+        let ns: string | undefined;
+        if (rest[0] === "namespaces" && rest.length >= 3) {
+            ns = rest[1];
+            rest = rest.slice(2);
+        }
+        const t = TYPES.find((x) => x.group === group && x.version === version && x.plural === rest[0]);
+        if (!t) throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
+        if (
+            rest.length > 2 &&
+            !(t.kind === "Namespace" && rest[2] === "finalize" && rest.length === 3) &&
+            !(t.kind === "Pod" && rest[2] === "log" && rest.length === 3)
+        ) {
+            throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
+        }
+        return { t, ns, name: rest[1], sub: rest[2] };
+    }
+
+    private handle(req: http.IncomingMessage, res: http.ServerResponse) {
+        this.inFlight++;
+        let counted = true;
+        const done = () => {
+            if (counted) this.inFlight--;
+            counted = false;
+        };
+        res.on("close", done);
+        res.on("finish", done);
+        const chunks: Buffer[] = [];
+        req.on("data", (c) => chunks.push(c));
+        req.on("end", () => {
+            const send = (code: number, body: any) => {
+                const unsaved = this.kube.saveBeforeAnswer(); // what a client hears of is saved first
+                if (unsaved)
+                    [code, body] = [
+                        500,
+                        {
+                            kind: "Status",
+                            apiVersion: "v1",
+                            metadata: {},
+                            status: "Failure",
+                            message: unsaved,
+                            reason: "InternalError",
+                            code: 500,
+                        },
+                    ];
+                res.writeHead(code, { "Content-Type": "application/json" });
+                res.end(JSON.stringify(body));
+            };
+            try {
+                const url = new URL(req.url ?? "/", "http://x");
+                // the node's registry (sim/nodeImages.ts), beside the API as the real node's is on its address: plain HTTP only
+                if (url.pathname.startsWith("/v2") && !this.credential)
+                    return this.kube.images.serve(req.method!, url, Buffer.concat(chunks), res);
+                const raw = Buffer.concat(chunks).toString("utf8");
+                const ctype = String(req.headers["content-type"] ?? "").split(";")[0];
+                const body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;
+                if (this.credential && req.headers.authorization !== `Bearer ${this.credential.token}`)
+                    return send(401, {
+                        kind: "Status",
+                        apiVersion: "v1",
+                        metadata: {},
+                        status: "Failure",
+                        message: "Unauthorized",
+                        reason: "Unauthorized",
+                        code: 401,
+                    });
+                this.requests.push({ method: req.method!, path: url.pathname, contentType: ctype || undefined, body });
+                // a served lab runs for days: the oldest go
+                const kept = this.requestsKept;
+                if (this.requests.length > kept) this.requests.splice(0, this.requests.length - kept);
+                if (req.method === "GET") {
+                    if (url.pathname === "/openapi/v2") {
+                        // an empty OpenAPI v2 document (protobuf, as kubectl asks): no schema, so kubectl validates nothing
+                        res.writeHead(200, { "Content-Type": "application/com.github.proto-openapi.spec.v2.v1.0+protobuf" });
+                        return res.end();
+                    }
+                    const doc = discovery(url.pathname) ?? openapi(url.pathname);
+                    if (doc) return send(200, doc);
+                    if (["true", "1"].includes(url.searchParams.get("watch") ?? "")) {
+                        done(); // a watch lasts: it is not work in flight
+                        return this.watch(req, res, url);
+                    }
+                }
+                const answer = this.serve(req.method!, url, ctype, body);
+                if (answer && typeof answer === "object" && "__text" in answer && !this.kube.saveBeforeAnswer()) {
+                    res.writeHead(200, { "Content-Type": "text/plain" });
+                    return res.end(answer.__text);
+                }
+                // kubectl get asks for the Table form: the columns the real API server prints
+                if (req.method === "GET" && wantsTable(req.headers.accept)) {
+                    return send(
+                        200,
+                        toTable(this.route(url.pathname).t.kind, answer, { includeObject: url.searchParams.get("includeObject") }),
+                    );
+                }
+                send(req.method === "POST" ? 201 : 200, answer);
+            } catch (e: any) {
+                const code = e instanceof HttpError ? e.code : 500;
+                send(code, {
+                    kind: "Status",
+                    apiVersion: "v1",
+                    metadata: {},
+                    status: "Failure",
+                    message: e.message,
+                    reason: e.reason ?? "InternalError",
+                    code,
+                });
+            }
+        });
+    }
+
+    private serve(method: string, url: URL, ctype: string, body: any): any {
+        const { t, ns, name, sub } = this.route(url.pathname);
+        if (sub === "log") {
+            if (!this.kube.get("Pod", ns, name!)) throw new HttpError(404, "NotFound", `pods "${name}" not found`);
+            return { __text: this.kube.podLogs.get(`${ns}/${name}`) ?? "" };
+        }
+        if (sub === "finalize") {
+            if (method !== "PUT") throw new HttpError(405, "MethodNotAllowed", method);
+            if ((body?.spec?.finalizers ?? []).length) throw new HttpError(422, "Invalid", "the simulated API only removes finalizers");
+            const ns0 = this.kube.finalizeNamespace(name!);
+            if (!ns0) throw new HttpError(404, "NotFound", `namespaces "${name}" not found`);
+            return ns0;
+        }
+        const notFound = () => new HttpError(404, "NotFound", `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found`);
+        if (!name) {
+            if (method === "GET") {
+                const match = selectorOf(url);
+                const all = this.kube.list(t.kind, ns).filter(match);
+                // limit / continue: the token is the offset of the next page
+                const from = Number(url.searchParams.get("continue") ?? 0);
+                const limit = Number(url.searchParams.get("limit") ?? 0);
+                const items = limit > 0 ? all.slice(from, from + limit) : all.slice(from);
+                const more = limit > 0 && from + limit < all.length;
+                return {
+                    apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+                    kind: `${t.kind}List`,
+                    metadata: { resourceVersion: String(this.kube.resourceVersion), ...(more ? { continue: String(from + limit) } : {}) },
+                    items,
+                };
+            }
+            if (method === "POST") {
+                const obj = { ...body, kind: t.kind, metadata: { ...body.metadata, namespace: ns ?? body.metadata?.namespace } };
+                if (!obj.metadata?.name && obj.metadata?.generateName)
+                    obj.metadata.name = obj.metadata.generateName + randomUUID().slice(0, 5);
+                if (this.kube.get(t.kind, ns, obj.metadata.name))
+                    throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
+                return this.kube.put(obj, "client");
+            }
+            throw new HttpError(405, "MethodNotAllowed", `${method} on a collection`);
+        }
+        const current = this.kube.get(t.kind, ns, name);
+        switch (method) {
+            case "GET":
+                if (!current) throw notFound();
+                return current;
+            case "PUT":
+                if (!current) throw notFound();
+                return this.kube.put({ ...body, kind: t.kind, metadata: { ...body.metadata, name, namespace: ns } }, "client");
+            case "PATCH": {
+                if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
+                const next = patchAs(ctype, current, body, t.group);
+                next.kind = t.kind;
+                next.metadata = { ...next.metadata, name, namespace: ns };
+                return this.kube.put(next, "client");
+            }
+            case "DELETE": {
+                const old = this.kube.remove(t.kind, ns, name, "client");
+                if (!old) throw notFound();
+                // an object held by a finalizer is returned with its deletionTimestamp, as the API server does
+                return old.metadata.deletionTimestamp
+                    ? old
+                    : { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
+            }
+            default:
+                throw new HttpError(405, "MethodNotAllowed", method);
+        }
+    }
+}
+
+/** The value at a dotted path (metadata.name, involvedObject.uid). */
+const at = (obj: any, dotted: string) => dotted.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+
+/** A filter from the request's fieldSelector and labelSelector (=, ==, != and bare keys: what kubectl sends). */
+export function selectorOf(url: URL): (obj: any) => boolean {
+    const tests: ((o: any) => boolean)[] = [];
+    for (const term of (url.searchParams.get("fieldSelector") ?? "").split(",").filter(Boolean)) {
+        const [, key, op, value] = /^([^!=]+)(!=|==|=)(.*)$/.exec(term) ?? [];
+        if (!key) throw new HttpError(400, "BadRequest", `unsupported field selector ${term}`);
+        tests.push((o) => (String(at(o, key) ?? "") === value) === (op !== "!="));
+    }
+    for (const term of (url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean)) {
+        const [, key, op, value] = /^([^!=]+)(!=|==|=)?(.*)$/.exec(term) ?? [];
+        const labels = (o: any) => o.metadata?.labels ?? {};
+        if (!op) tests.push(key.startsWith("!") ? (o) => !(key.slice(1) in labels(o)) : (o) => key in labels(o));
+        else tests.push((o) => (labels(o)[key] === value) === (op !== "!="));
+    }
+    return (o) => tests.every((f) => f(o));
+}
