@@ -254,7 +254,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
-    it("a cherry-picked promotion: the hint says merge, and a merge puts it right", async () => {
+    it("a cherry-picked promotion, then a merge: neither is a fast-forward", async () => {
         const root = await rootAt(5);
         const layout = shopLayout(root);
         const { clone } = layout;
@@ -270,12 +270,19 @@ describe("verify --step: one step at a time, with a hint", function () {
             fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: await git(["rev-parse", "HEAD"], clone) }));
             const copy = await promoted();
             assert.strictEqual(copy.code, 1, copy.out);
-            assert.match(copy.stdout, /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick/);
-            // as the hint says: a merge of the incident commit, a new commit on release/prod
+            assert.match(
+                copy.stdout,
+                /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick.*: start the lab over to promote again \(gitops-lab simulate --reset, then simulate --through 5 --serve/,
+            );
+            // a merge of the incident commit on top brings it in from the side: still no fast-forward (git merge --no-ff is the same)
             await git(["merge", "--no-edit", incident], clone);
             fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: incident }));
             const merged = await promoted();
-            assert.strictEqual(merged.code, 0, merged.out);
+            assert.strictEqual(merged.code, 1, merged.out);
+            assert.match(
+                merged.stdout,
+                /release\/prod is at promote\.to \(its history never rewritten\); hint: release\/prod reached promote\.to by a merge, not a fast-forward/,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

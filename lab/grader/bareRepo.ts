@@ -93,6 +93,16 @@ export class BareRepo {
         const ask = () => this.git(["log", "-1", "--format=%B", sha]);
         return isFullSha(sha) ? this.once(`message ${sha}`, ask) : ask();
     }
+    /** Whether `a` is on `b`'s first-parent line: `b` reached it by fast-forwards and commits made on it, not through a merge's other side. */
+    async onFirstParentLine(a: string, b: string): Promise<boolean> {
+        const ask = async () => (await this.git(["rev-list", "--first-parent", b])).split("\n").includes(a);
+        return isFullSha(a) && isFullSha(b) ? this.once(`first parent ${a} ${b}`, ask) : ask();
+    }
+    /** When a commit was made (its committer date), in ms. */
+    async committedAt(sha: string): Promise<number> {
+        const ask = async () => Date.parse((await this.git(["show", "-s", "--format=%cI", sha])).trim());
+        return isFullSha(sha) ? this.once(`committed ${sha}`, ask) : ask();
+    }
     async rootOf(branch: string): Promise<string> {
         const roots = (await this.git(["rev-list", "--max-parents=0", `refs/heads/${branch}`])).trim().split("\n");
         return roots[roots.length - 1];

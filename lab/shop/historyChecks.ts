@@ -17,6 +17,10 @@ function resourcesOf(kustomization: string | null): string[] {
     }
 }
 
+/** A promotion that can no longer be a fast-forward is done again on a lab brought back to step 5. */
+const START_OVER =
+    "start the lab over to promote again (gitops-lab simulate --reset, then simulate --through 5 --serve; on a host, pulumi destroy, then up with solveThrough 5)";
+
 /** `copy` is another commit made from `of` by a cherry-pick: its message (and git cherry-pick -x's note). */
 async function copyOf(w: ShopWorld, copy: unknown, of: unknown): Promise<boolean> {
     if (!isSha(copy) || !isSha(of) || copy === of || !(await w.repo.isCommit(copy)) || !(await w.repo.isCommit(of))) return false;
@@ -42,7 +46,7 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             return !outcome.ok && (await copyOf(w, to, commit))
                 ? {
                       ...outcome,
-                      hint: `promote.to is a copy of incident.commit (a cherry-pick: its change, another commit); the promotion moves release/prod to incident.commit itself. The repository rewinds nothing: merge it into release/prod (git merge --no-edit ${commit}, push to release/prod), then write promote.json with to: incident.commit`,
+                      hint: `promote.to is a copy of incident.commit (a cherry-pick: its change, another commit); the promotion fast-forwards release/prod to incident.commit itself, which the copy on release/prod now rules out (the repository rewinds nothing): ${START_OVER}`,
                   }
                 : outcome;
         },
@@ -65,6 +69,14 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             // fast-forwarded past the commit, then put back as the lab teaches (putBack)
             if (await putBack(w, w.releaseTip)) return true;
             const past = isSha(to) && w.releaseTip && to !== w.releaseTip && (await w.repo.isAncestor(to, w.releaseTip));
+            // a merge brought promote.to in from the side: no fast-forward, and none can be made now
+            if (past && !(await w.repo.onFirstParentLine(to, w.releaseTip!)))
+                return {
+                    ok: false,
+                    expected: to,
+                    found: `${w.releaseTip}, a merge that brought promote.to in (not a fast-forward)`,
+                    hint: `release/prod reached promote.to by a merge, not a fast-forward (git merge --no-ff, or a merge after a cherry-pick); the repository rewinds nothing, so a fast-forward to it cannot be made now: ${START_OVER}`,
+                };
             const from = obj(w, "promote").from;
             if (!past && isSha(to) && w.releaseTip && w.releaseTip === from) {
                 // not moved: the push went elsewhere (another branch), or was never made

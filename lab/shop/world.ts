@@ -32,5 +32,6 @@ export const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "ma
 export async function putBack(w: ShopWorld, sha: unknown): Promise<boolean> {
     const to = obj(w, "promote")?.to;
     if (!isSha(to) || !isSha(sha) || sha === to || !(await w.repo.isCommit(sha))) return false;
-    return (await w.repo.isAncestor(to, sha)) && (await w.repo.sameTree(to, sha));
+    // on the first-parent line: release/prod went through promote.to, not a merge that brought it in from the side
+    return (await w.repo.onFirstParentLine(to, sha)) && (await w.repo.sameTree(to, sha));
 }
