@@ -60,6 +60,22 @@ describe("verify (the independent grader)", function () {
         );
     });
 
+    it("given prod pinned before the incident, then the hint says shop-prod never synced it", async () => {
+        const commit = read(good, "incident").commit;
+        // the cluster as it stands when release/prod was pinned first: shop-prod's history has no sync of the incident
+        const pinnedFirst = Object.assign(Object.create(cluster), {
+            getApplication: async (name: string) => {
+                const a = await cluster.getApplication(name);
+                if (name === "shop-prod") a.status.history = a.status.history.filter((h: any) => h.revision !== commit);
+                return a;
+            },
+        }) as KubeCluster;
+        const rs = await verify({ layout: good, through: 8, cluster: pinnedFirst });
+        const r = rs.find((x) => x.check === "live shop-prod synced incident.commit (its history)")!;
+        assert.strictEqual(r.ok, false);
+        assert.match(r.hint ?? "", /^shop-prod never synced incident\.commit: was prod pinned before the incident\?/);
+    });
+
     it("given drift.uid copied from the namespace, then the hint says whose uid it is", async () => {
         const l = copy();
         const file = l.resultFile("drift");

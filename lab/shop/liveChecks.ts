@@ -4,6 +4,7 @@
  */
 import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck } from "../grader/live";
+import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, putBack, ShopWorld, wantProd } from "./world";
 
@@ -105,6 +106,20 @@ export function liveChecks(): Check<ShopWorld>[] {
             return {
                 ...outcome,
                 hint: `shop-prod's latest sync (${made.at}) made the ConfigMap again (it, or the Application shop-prod, was deleted): drift.uid names the one before; the drift is graded on the live one: ${PATCH_AGAIN}`,
+            };
+        }),
+        live(3, "live shop-prod synced incident.commit (its history)", async (c, w) => {
+            const commit = obj(w, "incident")?.commit;
+            if (!isSha(commit)) return null;
+            const history: any[] = (await c.getApplication("shop-prod"))?.status?.history ?? [];
+            if (history.some((h) => h?.revision === commit)) return true;
+            // Argo CD keeps an Application's latest 10 syncs (revisionHistoryLimit): an older one may have gone
+            if (history.length >= 10) return null;
+            return {
+                ok: false,
+                expected: `${commit} in shop-prod's status.history`,
+                found: history.map((h) => String(h?.revision ?? "").slice(0, 12)).join(", ") || "no history",
+                hint: "shop-prod never synced incident.commit: was prod pinned before the incident? The incident reaches both environments on main (step 3); the pin comes after it (step 4)",
             };
         }),
         live(6, "live shop-prod is synced to promote.to", async (c, w) => {
