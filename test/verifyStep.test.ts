@@ -505,6 +505,27 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("recovery times made up: the hint says where they come from", async () => {
+        const root = await tenantsRootAt(3);
+        try {
+            const file = tenantsLayout(root).resultFile("recovery");
+            const recovery = JSON.parse(fs.readFileSync(file, "utf8"));
+            editResult(file, {
+                order: recovery.order.map((o: any, i: number) => (i === 0 ? { ...o, healthy_at: "2020-01-01T00:00:00Z" } : o)),
+            });
+            const r = (await verifyTenants({ layout: tenantsLayout(root), through: 3 })).find((c) =>
+                c.check.startsWith("recovery.order's healthy_at"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^mandant-a turned Healthy at the fixed release after recovery\.commit was made, not at 2020-01-01T00:00:00Z: read each time from the ApplicationSet's status\.applicationStatus/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a tenants release pushed in several commits: the hint says so", async () => {
         const root = await tenantsRootAt(2);
         const layout = tenantsLayout(root);

@@ -246,6 +246,25 @@ const step3: Check<TenantsWorld>[] = [
             };
         },
     },
+    {
+        step: 3,
+        name: "recovery.order's healthy_at times are after recovery.commit was made",
+        run: async (w) => {
+            const r = obj(w, "recovery");
+            if (!r || !Array.isArray(r.order) || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
+            // no tenant turns Healthy at the fixed release before its commit exists (whole seconds on both sides)
+            const made = await w.repo.committedAt(r.commit);
+            const early = r.order.filter((o: any) => !(Date.parse(o?.healthy_at) >= made - 1000));
+            return early.length
+                ? {
+                      ok: false,
+                      expected: `each after ${new Date(made).toISOString()}`,
+                      found: early.map((o: any) => `${o?.application} ${o?.healthy_at}`).join(", "),
+                      hint: `${early.map((o: any) => o?.application).join(", ")} turned Healthy at the fixed release after recovery.commit was made, not at ${early.map((o: any) => o?.healthy_at).join(", ")}: read each time from the ApplicationSet's status.applicationStatus (lastTransitionTime of its Healthy entry) once the rollout is complete`,
+                  }
+                : true;
+        },
+    },
 ];
 
 const stackOutputs = stackOutputChecks<TenantsResultName, TenantsWorld>({
