@@ -62,6 +62,13 @@ export const verify: Command = {
                 ? intOption(values, "through", { min: 0, max: 8, default: 8 })
                 : intOption(values, "through", { min: 1, max: 3, default: 3 }));
         const progress = which === "shop" ? shopLabProgress(shopLayout(root)) : tenantsLabProgress(tenantsLayout(root));
+        // the other lab is here: most often --lab was left out (or given for the other one)
+        const other = which === "shop" ? "tenants" : "shop";
+        const otherAt = other === "shop" ? shopLabProgress(shopLayout(root)) : tenantsLabProgress(tenantsLayout(root));
+        const theOther =
+            otherAt > 0
+                ? `; the ${other} lab is here (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}`
+                : "";
         if (progress === 0 && step === undefined && through > 0) {
             // nothing of the lab there: one line, not a FAIL for every check that has nothing to read
             const how = which === "shop" ? "" : " --lab tenants";
@@ -70,13 +77,6 @@ export const verify: Command = {
             const above = [1, 2, 3, 4]
                 .map((n) => path.resolve(root, ...Array<string>(n).fill("..")))
                 .find((r) => r !== root && fs.existsSync(path.join(layoutOf(r).bareRepo, "HEAD")));
-            // the other lab is here: most often --lab was left out (or given for the other one)
-            const other = which === "shop" ? "tenants" : "shop";
-            const otherAt = other === "shop" ? shopLabProgress(shopLayout(root)) : tenantsLabProgress(tenantsLayout(root));
-            const theOther =
-                otherAt > 0
-                    ? `; the ${other} lab is here (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}`
-                    : "";
             const line =
                 (above
                     ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
@@ -156,9 +156,11 @@ export const verify: Command = {
             if (!verdict.done && !fs.existsSync(layout.bareRepo))
                 verdict = {
                     ...verdict,
-                    line: fs.existsSync(layout.bareDir)
-                        ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
-                        : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`,
+                    line:
+                        (fs.existsSync(layout.bareDir)
+                            ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
+                            : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`) +
+                        theOther,
                 };
             if (values.json) {
                 // the hint, never the answer: the missing check without its expected and found values

@@ -500,6 +500,9 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await runMain("verify", ["--root", root, "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stderr, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
+            const step = await runMain("verify", ["--root", root, "--offline", "--step", "2"]);
+            assert.strictEqual(step.code, 1, step.out);
+            assert.match(step.stdout, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
