@@ -314,6 +314,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("release/prod pushed as a tag: the hint says push the branch", async () => {
+        const root = await rootAt(4);
+        const { clone } = shopLayout(root);
+        try {
+            // the pin pushed to refs/tags/release/prod instead of the branch
+            await git(["push", "--quiet", "origin", "origin/release/prod:refs/tags/release/prod", ":refs/heads/release/prod"], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /release\/prod exists; hint: release\/prod is a tag, not a branch: git push origin [0-9a-f]{12}:refs\/heads\/release\/prod, then git push origin :refs\/tags\/release\/prod/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given release/prod fast-forwarded too far, then the hint is a new commit, and a revert puts it right", async () => {
         const root = await rootAt(6);
         const { clone } = shopLayout(root);

@@ -40,6 +40,13 @@ export class BareRepo {
             () => null,
         );
     }
+    /** The commit a tag names, or null. */
+    async tag(name: string): Promise<string | null> {
+        return this.git(["rev-parse", "--verify", "--quiet", `refs/tags/${name}^{commit}`]).then(
+            (s) => s.trim(),
+            () => null,
+        );
+    }
     /** The branches whose tip is this commit. */
     async branchesAt(sha: string): Promise<string[]> {
         return this.git(["for-each-ref", "--points-at", sha, "--format=%(refname:short)", "refs/heads/"]).then(

@@ -215,6 +215,15 @@ const step4: Check<ShopWorld>[] = [
         run: async (w) => {
             if (!w.main) return null;
             if (w.releaseTip) return true;
+            // pushed as a tag of that name (git push origin SHA:refs/tags/release/prod, or a bare name git took for a tag)
+            const tagged = await w.repo.tag("release/prod");
+            if (tagged)
+                return {
+                    ok: false,
+                    expected: "refs/heads/release/prod",
+                    found: `refs/tags/release/prod (a tag, at ${tagged.slice(0, 12)})`,
+                    hint: `release/prod is a tag, not a branch: git push origin ${tagged.slice(0, 12)}:refs/heads/release/prod, then git push origin :refs/tags/release/prod`,
+                };
             // made at step 4 (pin.json says so), then deleted by a push: step 4's own hint (change the ApplicationSet) does not fit
             const gone = obj(w, "pin")
                 ? {
