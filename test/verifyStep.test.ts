@@ -301,7 +301,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(tracks.code, 1, tracks.out);
             assert.match(
                 tracks.stdout,
-                /hint: prod_tracks holds "main": write shop-prod's spec\.source\.targetRevision \(kubectl get application shop-prod -n argocd/,
+                /hint: prod_tracks holds "main": shop-prod's spec\.source\.targetRevision \(kubectl get application shop-prod -n argocd/,
             );
             const reached = await step8({ bad_commit_reached_prod: true });
             assert.strictEqual(reached.code, 1, reached.out);
@@ -520,6 +520,21 @@ describe("verify --step: one step at a time, with a hint", function () {
             const step = await runMain("verify", ["--root", root, "--offline", "--step", "2"]);
             assert.strictEqual(step.code, 1, step.out);
             assert.match(step.stdout, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("stall.blocking with its namespace: the hint names the key", async () => {
+        const root = await tenantsRootAt(2);
+        try {
+            editResult(tenantsLayout(root).resultFile("stall"), { blocking: "argocd/mandant-b" });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: blocking holds "argocd\/mandant-b": the blocked Application's name \(metadata\.name, no namespace\)\n$/,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

@@ -66,6 +66,24 @@ export function eq(expected: unknown, found: unknown): Outcome {
 }
 
 /**
+ * eq over a few keys of a result file: when some differ, a hint that names each wrong key and what it
+ * holds, with what the key is (`about`), never the expected value.
+ */
+export function eqFields(
+    want: Record<string, unknown>,
+    found: Record<string, unknown>,
+    about: Partial<Record<string, string>> = {},
+): Outcome {
+    const outcome = eq(want, found);
+    if (outcome.ok) return outcome;
+    const wrong = Object.keys(want).filter((k) => !isDeepStrictEqual(want[k], found[k]));
+    return {
+        ...outcome,
+        hint: wrong.map((k) => `${k} holds ${JSON.stringify(found[k]) ?? "nothing"}${about[k] ? `: ${about[k]}` : ""}`).join("; "),
+    };
+}
+
+/**
  * Which entry of its table a result comes from, the same whatever step is graded (a check's printed
  * name may depend on the step: appset.yaml's prod branch). Kept off the printed and JSON results
  * (not enumerable): `verify --step` matches a result with the one before it by this.

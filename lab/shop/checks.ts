@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
-import { Check, CheckResult, eq, runChecks } from "../grader/grader";
+import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
@@ -286,22 +286,13 @@ const step8: Check<ShopWorld>[] = [
         run: async (w) => {
             const r = obj(w, "report");
             if (!r) return null;
-            const want = { dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" };
-            const outcome = eq(want, { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback });
-            const wrong = (Object.keys(want) as (keyof typeof want)[]).filter((k) => r[k] !== want[k]);
-            const where = { dev_tracks: "shop-dev's", prod_tracks: "shop-prod's" } as Record<string, string>;
-            return outcome.ok
-                ? outcome
-                : {
-                      ...outcome,
-                      hint: wrong
-                          .map((k) =>
-                              k === "rollback"
-                                  ? `rollback holds ${JSON.stringify(r[k])}: step 7 rolled main back with git revert`
-                                  : `${k} holds ${JSON.stringify(r[k])}: write ${where[k]} spec.source.targetRevision (kubectl get application ${where[k].slice(0, -2)} -n argocd -o jsonpath={.spec.source.targetRevision})`,
-                          )
-                          .join("; "),
-                  };
+            const source = (app: string) =>
+                `${app}'s spec.source.targetRevision (kubectl get application ${app} -n argocd -o jsonpath={.spec.source.targetRevision})`;
+            return eqFields(
+                { dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" },
+                { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback },
+                { dev_tracks: source("shop-dev"), prod_tracks: source("shop-prod"), rollback: "how step 7 rolled main back" },
+            );
         },
     },
     {

@@ -7,7 +7,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
-import { Check, CheckResult, eq, runChecks } from "../grader/grader";
+import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
@@ -103,6 +103,19 @@ const step1: Check<TenantsWorld>[] = [
     },
 ];
 
+/** What each of stall.json's keys is, for a hint that names a wrong one (docs/tenants-lab.md has the whole text). */
+const STALL_FIELDS: Record<string, string> = {
+    appset: "the ApplicationSet as namespace/name",
+    release: "the release the stalled rollout brings",
+    step: "the step the rollout is stuck at (1-based, as the RolloutProgressing condition says)",
+    steps: "how many steps the rollout has",
+    blocking: "the blocked Application's name (metadata.name, no namespace)",
+    hook_job: "its failed hook Job as namespace/name",
+    passed: "the Applications of the steps before the stuck one, by step",
+    waiting: "the Applications of the steps after it that still wait, in step order",
+    auto_sync_disabled_by_rollingsync: "whether RollingSync wrote automated.enabled: false into the Applications",
+};
+
 const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
@@ -110,7 +123,7 @@ const step2: Check<TenantsWorld>[] = [
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s) return null;
-            return eq(
+            return eqFields(
                 {
                     appset: `${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
                     release: RELEASES.faulty,
@@ -120,6 +133,7 @@ const step2: Check<TenantsWorld>[] = [
                     hook_job: "mandant-b/site-setup",
                 },
                 { appset: s.appset, release: s.release, step: s.step, steps: s.steps, blocking: s.blocking, hook_job: s.hook_job },
+                STALL_FIELDS,
             );
         },
     },
@@ -144,13 +158,14 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s) return null;
             const raced = racedAhead(w);
-            return eq(
+            return eqFields(
                 {
                     passed: ["mandant-a"],
                     waiting: AFTER_BLOCKED.filter((t) => !raced.includes(t)),
                     auto_sync_disabled_by_rollingsync: true,
                 },
                 { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync },
+                STALL_FIELDS,
             );
         },
     },
