@@ -225,9 +225,14 @@ const step3: Check<TenantsWorld>[] = [
             if (!r || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
             const descends = !!s && isSha(s.commit) && (await w.repo.isAncestor(s.commit, r.commit));
             const onMain = !!w.main && (await w.repo.isAncestor(r.commit, w.main));
-            return eq(
+            return eqFields(
                 { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true },
                 { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain },
+                {
+                    releases: `each tenant's release at recovery.commit (tenants/<tenant>.yaml), all ${RELEASES.fixed} in that one commit`,
+                    descendsFromStall: "recovery.commit comes after stall.commit on main: a new commit on top, never a rewrite",
+                    onMain: "recovery.commit is on main once pushed; the repository takes fast-forwards only, so a refused push leaves it out: commit on top of origin/main (git pull --ff-only, or git rebase origin/main) and push",
+                },
             );
         },
     },
