@@ -540,6 +540,26 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("recovery.commit not on main: the hint says how to get it there", async () => {
+        const root = await tenantsRootAt(3);
+        const layout = tenantsLayout(root);
+        try {
+            // a commit the repository has, on another branch: main never took it
+            await git(["checkout", "--quiet", "-B", "side", "origin/main"], layout.clone);
+            await git(["commit", "--quiet", "--allow-empty", "-m", "not on main"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/side"], layout.clone);
+            editResult(layout.resultFile("recovery"), { commit: await git(["rev-parse", "HEAD"], layout.clone) });
+            const r = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.commit sets every tenant"))!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^onMain holds false: recovery\.commit is on main once pushed; the repository takes fast-forwards only/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("recovery times made up: the hint says where they come from", async () => {
         const root = await tenantsRootAt(3);
         try {
