@@ -82,6 +82,8 @@ export interface StartOptions {
     log?: (line: string) => void;
     /** With `persist`: a missing saved cluster is fine even when the files say the lab went further (the reset). */
     missingClusterIsFine?: boolean;
+    /** Runs the saved cluster as the Argo CD version it was simulated as, whatever `argocdVersion` says (the reset). */
+    asSaved?: boolean;
 }
 
 /** Reads the saved simulated cluster before anything starts; one clear error when it cannot be used. */
@@ -146,9 +148,9 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         // the install's patch (lab/platform/argocd.ts): progressive syncs on, read when the ApplicationSet controller starts
         if (!kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)) kube.put(argoCdCmdParams(), "installer");
         // the version the cluster was simulated as, kept with it: resuming as another would mix two releases' states
-        const version = opts.argocdVersion ?? DEFAULT_ARGOCD_VERSION;
         const params = kube.get("ConfigMap", "argocd", CMD_PARAMS_CM);
         const was = params.metadata.annotations?.[SIMULATED_VERSION];
+        const version: ArgoCdVersion = (opts.asSaved && was) || opts.argocdVersion || DEFAULT_ARGOCD_VERSION;
         if (was && was !== version)
             throw new Error(
                 `${layout.root} was simulated as Argo CD ${was}: resume it with --argocd-version ${was}, or start over with --reset`,
@@ -166,7 +168,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         const url = await kube.start({ secure: opts.persist });
         const argo = new ArgoSim(kube, {
             ...(opts.timings ?? {}),
-            argocdVersion: opts.argocdVersion,
+            argocdVersion: version,
             clock: opts.clock,
             // every repository the in-cluster git daemon serves (shop-envs.git, platform.git), from the loopback one
             urlFor: (u) => (u.startsWith(IN_CLUSTER_GIT) ? daemon.url(u.slice(IN_CLUSTER_GIT.length)) : u),
@@ -373,7 +375,7 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
         fs.rmSync(stateFile, { force: true });
         log(`[k3s] the saved simulated cluster cannot be used (${e.message.split(";")[0]}): removed, and with it everything it held`);
     }
-    const lab = await startSimulatedLab(root, { persist: true, missingClusterIsFine: true, log });
+    const lab = await startSimulatedLab(root, { persist: true, missingClusterIsFine: true, asSaved: true, log });
     await lab.argo.apps.idle(); // the restarted controller's first look at every Application
     const leftovers: string[] = [];
     const shop = lab.layout;

@@ -604,6 +604,10 @@ describe("simulate resumed as another Argo CD version", function () {
             );
             const same = await runMain("simulate", ["--root", root, "--through", "2", "--argocd-version", "v3.5.8"]);
             assert.strictEqual(same.code, 0, same.out);
+            // the reset takes it down as the version it was simulated as, whatever the default
+            const reset = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(reset.code, 0, reset.out);
+            assert.match(reset.stdout, /reset: nothing of the lab is left under /);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
