@@ -62,18 +62,26 @@ describe("verify (the independent grader)", function () {
 
     it("given prod pinned before the incident, then the hint says shop-prod never synced it", async () => {
         const commit = read(good, "incident").commit;
-        // the cluster as it stands when release/prod was pinned first: shop-prod's history has no sync of the incident
-        const pinnedFirst = Object.assign(Object.create(cluster), {
-            getApplication: async (name: string) => {
-                const a = await cluster.getApplication(name);
-                if (name === "shop-prod") a.status.history = a.status.history.filter((h: any) => h.revision !== commit);
-                return a;
-            },
-        }) as KubeCluster;
-        const rs = await verify({ layout: good, through: 8, cluster: pinnedFirst });
-        const r = rs.find((x) => x.check === "live shop-prod synced incident.commit (its history)")!;
-        assert.strictEqual(r.ok, false);
-        assert.match(r.hint ?? "", /^shop-prod never synced incident\.commit: was prod pinned before the incident\?/);
+        const hourBefore = new Date(Date.now() - 3_600_000).toISOString();
+        // shop-prod's history as the cluster would show it: without the incident, its syncs an hour before it (pinned
+        // first), or only after it (the Application made again since, which has no history of the incident to show)
+        const withHistory = (edit: (h: any[]) => any[]) =>
+            Object.assign(Object.create(cluster), {
+                getApplication: async (name: string) => {
+                    const a = await cluster.getApplication(name);
+                    if (name === "shop-prod") a.status.history = edit(a.status.history.filter((h: any) => h.revision !== commit));
+                    return a;
+                },
+            }) as KubeCluster;
+        const check = async (c: KubeCluster) =>
+            (await verify({ layout: good, through: 8, cluster: c })).find(
+                (x) => x.check === "live shop-prod synced incident.commit (its history)",
+            )!;
+        const pinnedFirst = await check(withHistory((h) => h.map((x) => ({ ...x, deployedAt: hourBefore }))));
+        assert.strictEqual(pinnedFirst.ok, false);
+        assert.match(pinnedFirst.hint ?? "", /^shop-prod never synced incident\.commit: was prod pinned before the incident\?/);
+        const madeAgain = await check(withHistory((h) => h.map((x) => ({ ...x, deployedAt: new Date().toISOString() }))));
+        assert.ok(!madeAgain || madeAgain.ok, JSON.stringify(madeAgain)); // not failed: no evidence either way
     });
 
     it("given drift.uid copied from the namespace, then the hint says whose uid it is", async () => {

@@ -111,10 +111,15 @@ export function liveChecks(): Check<ShopWorld>[] {
         live(3, "live shop-prod synced incident.commit (its history)", async (c, w) => {
             const commit = obj(w, "incident")?.commit;
             if (!isSha(commit)) return null;
-            const history: any[] = (await c.getApplication("shop-prod"))?.status?.history ?? [];
+            const app = await c.getApplication("shop-prod");
+            const history: any[] = app?.status?.history ?? [];
             if (history.some((h) => h?.revision === commit)) return true;
-            // Argo CD keeps an Application's latest 10 syncs (revisionHistoryLimit): an older one may have gone
-            if (history.length >= 10) return null;
+            // Argo CD keeps an Application's latest syncs (revisionHistoryLimit, 10): an older one may have gone
+            if (history.length >= Number(app?.spec?.revisionHistoryLimit ?? 10)) return null;
+            // an Application made again since (deleted, or its ApplicationSet applied again) has no history of the
+            // incident to show: only one that synced before the incident was made (a minute's skew allowed) and not since says so
+            const made = await w.repo.committedAt(commit);
+            if (!history.some((h) => Date.parse(h?.deployedAt) < made - 60_000)) return null;
             return {
                 ok: false,
                 expected: `${commit} in shop-prod's status.history`,
