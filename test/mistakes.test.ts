@@ -183,6 +183,13 @@ const MISTAKES: Mistake[] = [
         1,
         /gitops-lab:gitDaemonImage is "buildpack-deps:bookworm scm"; allowed: an image reference/,
     ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/image-upper.yaml"],
+        1,
+        /gitops-lab:gitDaemonImage is "MyOrg\/git"; allowed: an image reference/,
+    ],
     ["author", "preflight", ["--config-file", "{dir}/list.yaml"], 1, /list\.yaml holds a list, not a stack configuration/],
     ["author", "preflight", ["--config-file", "{dir}/config-list.yaml"], 1, /config: holds a list; it is a mapping of gitops-lab:<key>/],
     ["author", "preflight", ["--config-file", "{dir}/secret-typo.yaml"], 1, /gitops-lab:solveThruogh is not a key of this lab/],
@@ -198,7 +205,14 @@ const MISTAKES: Mistake[] = [
         "preflight",
         ["--config-file", "{dir}/registry-password.yaml"],
         1,
-        /^(?!.*hunter2).*gitops-lab:imageRegistry is "http:\/\/admin:\*\*\*@10\.0\.0\.5:5000".*no user or password in the registry's URL/,
+        /^(?!.*hunter2).*gitops-lab:imageRegistry is "http:\/\/\*\*\*@10\.0\.0\.5:5000".*no user, token or password in the registry's URL/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/registry-no-scheme.yaml"],
+        1,
+        /^(?!.*hunter2)(?!.*ss@).*gitops-lab:imageRegistry is "\*\*\*@10\.0\.0\.5:5000".*no user, token or password/,
     ],
     [
         "author",
@@ -277,10 +291,12 @@ describe("mistakes at the command line, and their answers", function () {
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
         write("image-space.yaml", 'config:\n  gitops-lab:gitDaemonImage: "buildpack-deps:bookworm scm"\n');
         write("list.yaml", "- gitops-lab:tenantsLab: maybe\n");
+        write("image-upper.yaml", "config:\n  gitops-lab:gitDaemonImage: MyOrg/git\n");
         write("config-list.yaml", "config:\n  - gitops-lab:solveThrough: 3\n");
         write("secret-typo.yaml", "config:\n  gitops-lab:solveThruogh:\n    secure: AAAABBBB\n");
         write("twice.yaml", "config:\n  solveThrough: 9\n  gitops-lab:solveThrough: 6\n");
         write("registry-password.yaml", "config:\n  gitops-lab:imageRegistry: http://admin:hunter2@10.0.0.5:5000\n");
+        write("registry-no-scheme.yaml", "config:\n  gitops-lab:imageRegistry: admin:hunter2@ss@10.0.0.5:5000\n");
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

@@ -18,19 +18,23 @@ const REQUEST_MS = 30_000;
 
 /** A registry URL as configured: http(s)://host[:port], nothing after it. */
 export function registryUrlProblem(url: string): string | null {
+    // a user, token or password in the configuration would be stored and printed in the clear: the registry the lab
+    // pushes to takes none (looked for before parsing: user:secret@host parses as a scheme "user:")
+    if (url.includes("@"))
+        return `${redactedUrl(url)}: no user, token or password in the registry's URL (the lab pushes without credentials): give http://host:port`;
     let u: URL;
     try {
         u = new URL(url);
     } catch {
         return `${JSON.stringify(url)} is not a URL: give the registry as http://host:port (or https://)`;
     }
-    // a password in the configuration would be stored and printed in the clear: the registry the lab pushes to takes none
-    if (u.username || u.password)
-        return `${u.protocol}//${u.host}: no user or password in the registry's URL (the lab pushes without credentials): give http://host:port`;
     if (!["http:", "https:"].includes(u.protocol)) return `${url}: a registry is reached over http:// or https://`;
     if (u.pathname !== "/" || u.search || u.hash) return `${url}: give the registry's address alone (http://host:port), no path`;
     return null;
 }
+
+/** A URL with whatever stands before its last @ (a user, a token, a password) as ***: never printed. */
+export const redactedUrl = (url: string) => url.replace(/^([a-z][\w+.-]*:\/\/)?[^\s]*@/i, "$1***@");
 
 /**
  * Pushes to the registry at `url` under the image's repository (`tenants/site` of

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ARGOCD_VERSIONS, ArgoCdVersion } from "./argocd";
 import { DEFAULTS } from "./defaults";
-import { registryUrlProblem } from "./images";
+import { redactedUrl, registryUrlProblem } from "./images";
 
 const K3S_VERSION_RE = /^v\d+\.\d+\.\d+\+k3s\d+$/;
 
@@ -21,11 +21,11 @@ const whole = (min: number, max: number, allowed: string) =>
 const bool = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean({ error: "true or false" }));
 const seconds = whole(1, 86_400, "a whole number of seconds from 1 to 86400");
 /**
- * An image reference as the distribution reference grammar has it ([domain[:port]/]path[:tag][@digest],
- * its path lower-case): hand-written, as the grammar's own regular expression is Go code, not a package.
+ * An image reference as the distribution reference grammar has it ([domain[:port]/]path[:tag][@digest]: a first
+ * component is a domain only with a dot, a port or as localhost; the path lower-case): hand-written, as the grammar's own regular expression is Go code, not a package.
  */
 const IMAGE_REF =
-    /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$/;
+    /^(?:(?:localhost|\[[0-9a-fA-F:]+\]|[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)+|[a-zA-Z0-9-]+(?=:\d))(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$/;
 const REGISTRY_ALLOWED = "a registry's address, http://host:port (or https://), or empty to import into k3s";
 
 export const STACK_CONFIG = z.object({
@@ -81,9 +81,6 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
 
 function fail(source: string, key: string, value: unknown, allowed: string): never {
     throw new Error(
-        `${source}: gitops-lab:${key} is ${JSON.stringify(redacted(value))}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`,
+        `${source}: gitops-lab:${key} is ${JSON.stringify(key === "imageRegistry" && typeof value === "string" ? redactedUrl(value) : value)}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`,
     );
 }
-
-/** A URL's password is never printed: user:secret@ becomes user:***@. */
-export const redacted = (v: unknown) => (typeof v === "string" ? v.replace(/(\/\/[^/@:\s]*:)[^/@\s]*@/, "$1***@") : v);
