@@ -100,10 +100,11 @@ export class BareRepo {
         const ask = () => this.git(["log", "-1", "--format=%B", sha]);
         return isFullSha(sha) ? this.once(`message ${sha}`, ask) : ask();
     }
-    /** Whether `a` is on `b`'s first-parent line: `b` reached it by fast-forwards and commits made on it, not through a merge's other side. */
-    async onFirstParentLine(a: string, b: string): Promise<boolean> {
-        const ask = async () => (await this.git(["rev-list", "--first-parent", b])).split("\n").includes(a);
-        return isFullSha(a) && isFullSha(b) ? this.once(`first parent ${a} ${b}`, ask) : ask();
+    /** The merge commits on `tip`'s first-parent line that `base` does not hold: merges made on that branch itself. */
+    async ownMerges(tip: string, base: string | null): Promise<string[]> {
+        const ask = async () =>
+            (await this.git(["rev-list", "--first-parent", "--merges", tip, ...(base ? ["--not", base] : [])])).split("\n").filter(Boolean);
+        return isFullSha(tip) && (!base || isFullSha(base)) ? this.once(`merges ${tip} ${base}`, ask) : ask();
     }
     /** When a commit was made (its committer date), in ms. */
     async committedAt(sha: string): Promise<number> {

@@ -70,7 +70,7 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             if (await putBack(w, w.releaseTip)) return true;
             const past = isSha(to) && w.releaseTip && to !== w.releaseTip && (await w.repo.isAncestor(to, w.releaseTip));
             // a merge brought promote.to in from the side: no fast-forward, and none can be made now
-            if (past && !(await w.repo.onFirstParentLine(to, w.releaseTip!)))
+            if (past && (await w.repo.ownMerges(w.releaseTip!, w.main)).length)
                 return {
                     ok: false,
                     expected: to,

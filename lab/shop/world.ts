@@ -32,6 +32,6 @@ export const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "ma
 export async function putBack(w: ShopWorld, sha: unknown): Promise<boolean> {
     const to = obj(w, "promote")?.to;
     if (!isSha(to) || !isSha(sha) || sha === to || !(await w.repo.isCommit(sha))) return false;
-    // on the first-parent line: release/prod went through promote.to, not a merge that brought it in from the side
-    return (await w.repo.onFirstParentLine(to, sha)) && (await w.repo.sameTree(to, sha));
+    // by fast-forwards and new commits only: a merge made on release/prod itself brought promote.to in from the side
+    return (await w.repo.isAncestor(to, sha)) && (await w.repo.sameTree(to, sha)) && (await w.repo.ownMerges(sha, w.main)).length === 0;
 }
