@@ -254,7 +254,16 @@ describe("rollout doctor: the cause where it really is", () => {
         const [d] = diagnose(dumpFromList(l), opts);
         assert.strictEqual(d.blocking[0].hook!.job, "site-setup");
         assert.doesNotMatch(d.summary, /kubectl logs/);
-        assert.match(d.summary, /the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again/);
+        // given up (no retry to come): a new sync is what runs it again
+        assert.match(d.summary, /the Job is gone from the cluster, and its Pods' logs with it: a new sync runs the hook again/);
+        // while a retry is due, the next attempt does
+        const b = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-b");
+        b.status.operationState = { ...b.status.operationState, phase: "Running", retryCount: 1 };
+        const [retrying] = diagnose(dumpFromList(l), opts);
+        assert.match(
+            retrying.summary,
+            /the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again/,
+        );
     });
 
     it("a dump with no Jobs or Pods at all: it says to dump them", () => {

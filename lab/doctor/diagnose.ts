@@ -232,7 +232,7 @@ function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
             : hook.jobGone && dump.fromFile && !dump.jobs.length && !dump.pods.length
               ? ` (the dump holds no Jobs or Pods: dump them too, kubectl get ...,jobs,pods -A -o json, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
               : hook.jobGone
-                ? " (the Job is gone from the cluster, and its Pods' logs with it: the next sync attempt runs the hook again, whose log then says why)"
+                ? ` (the Job is gone from the cluster, and its Pods' logs with it: ${retrying ? "the next sync attempt runs" : "a new sync runs"} the hook again, whose log then says why)`
                 : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
         const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${where}`;
         return {

@@ -113,7 +113,10 @@ function explain(what: string, e: any): Error {
     }
     const unreachable = unreachableLine(e);
     // client-node's own message is several lines (HTTP-Code, Message, Body, Headers): its Message line is the one to say
-    const said = msg ?? /^Message: (.*)$/m.exec(String(e?.message ?? ""))?.[1] ?? String(e?.message ?? e).split("\n")[0];
+    const said =
+        String(msg ?? "").split("\n")[0] ||
+        /^Message: (.*)$/m.exec(String(e?.message ?? ""))?.[1] ||
+        String(e?.message ?? e).split("\n")[0];
     const err = new Error(
         unreachable
             ? `${what}: ${unreachable}`

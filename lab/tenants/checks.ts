@@ -231,7 +231,7 @@ const step3: Check<TenantsWorld>[] = [
                 {
                     releases: `each tenant's release at recovery.commit (tenants/<tenant>.yaml), all ${RELEASES.fixed} in that one commit`,
                     descendsFromStall: "recovery.commit comes after stall.commit on main: a new commit on top, never a rewrite",
-                    onMain: "recovery.commit is on main once pushed; the repository takes fast-forwards only, so a refused push leaves it out: commit on top of origin/main (git pull --ff-only, or git rebase origin/main) and push",
+                    onMain: "recovery.commit is on main once pushed; the repository takes fast-forwards only, so a refused push leaves it out: put the commit on top of main as it is (git fetch, then git rebase origin/main) and push",
                 },
             );
         },
@@ -272,9 +272,10 @@ const step3: Check<TenantsWorld>[] = [
         run: async (w) => {
             const r = obj(w, "recovery");
             if (!r || !Array.isArray(r.order) || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
-            // no tenant turns Healthy at the fixed release before its commit exists (whole seconds on both sides)
+            // no tenant turns Healthy at the fixed release before its commit exists; the commit's time is the clone's
+            // machine's, healthy_at the cluster's: five minutes of skew between the two are allowed
             const made = await w.repo.committedAt(r.commit);
-            const early = r.order.filter((o: any) => !(Date.parse(o?.healthy_at) >= made - 1000));
+            const early = r.order.filter((o: any) => !(Date.parse(o?.healthy_at) >= made - 300_000));
             return early.length
                 ? {
                       ok: false,
