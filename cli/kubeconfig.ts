@@ -2,6 +2,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { parse } from "yaml";
 import { KubeCluster } from "../lab/ports/cluster";
 
 /** Where a Pod's service account is mounted. */
@@ -74,8 +75,20 @@ export function clusterOf(kc: { file: string; text: string }): KubeCluster {
     try {
         return new KubeCluster(kc.text);
     } catch (e: any) {
-        if (/names no current cluster/.test(e.message))
-            throw new Error(`${kc.file} is not a kubeconfig (it names no cluster and no current context): give the cluster's kubeconfig`);
+        if (/names no current cluster/.test(e.message)) {
+            // a kubeconfig with contexts but no current-context (or one naming a context it lacks) is a kubeconfig still
+            let contexts: string[] = [];
+            try {
+                contexts = ((parse(kc.text) as any)?.contexts ?? []).map((c: any) => String(c?.name));
+            } catch {
+                contexts = [];
+            }
+            throw new Error(
+                contexts.length
+                    ? `${kc.file} has no current-context naming one of its contexts (${contexts.slice(0, 5).join(", ")}): kubectl --kubeconfig ${kc.file} config use-context NAME`
+                    : `${kc.file} is not a kubeconfig (it names no cluster and no current context): give the cluster's kubeconfig`,
+            );
+        }
         throw new Error(`${kc.file}: ${e.message}`);
     }
 }

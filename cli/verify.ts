@@ -125,7 +125,7 @@ export const verify: Command = {
                     ok: false,
                     expected: `pulumi stack output --json in ${outputsFile}`,
                     found: e.message,
-                    hint: `make it with: pulumi stack output --json --show-secrets > ${outputsFile} (or gitops-lab outputs --show-secrets)`,
+                    hint: `make it with: pulumi stack output --json > ${outputsFile} (or gitops-lab outputs > ${outputsFile})`,
                 });
             }
         }

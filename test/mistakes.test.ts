@@ -138,6 +138,13 @@ const MISTAKES: Mistake[] = [
         2,
         /Unknown option '--context': the doctor reads the kubeconfig's current context: kubectl config use-context NAME first/,
     ],
+    [
+        "learner",
+        "doctor",
+        ["--kubeconfig", "{dir}/no-current.yaml"],
+        1,
+        /no-current\.yaml has no current-context naming one of its contexts \(lab\): kubectl --kubeconfig \S+ config use-context NAME/,
+    ],
     ["learner", "doctor", ["--json", "--from"], 2, /Option '--from <value>' argument missing/],
     [
         "author",
@@ -291,6 +298,10 @@ describe("mistakes at the command line, and their answers", function () {
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
         write("image-space.yaml", 'config:\n  gitops-lab:gitDaemonImage: "buildpack-deps:bookworm scm"\n');
         write("list.yaml", "- gitops-lab:tenantsLab: maybe\n");
+        write(
+            "no-current.yaml",
+            "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://127.0.0.1:6443}}]\nusers: [{name: u, user: {token: x}}]\ncontexts: [{name: lab, context: {cluster: c, user: u}}]\n",
+        );
         write("image-upper.yaml", "config:\n  gitops-lab:gitDaemonImage: MyOrg/git\n");
         write("config-list.yaml", "config:\n  - gitops-lab:solveThrough: 3\n");
         write("secret-typo.yaml", "config:\n  gitops-lab:solveThruogh:\n    secure: AAAABBBB\n");

@@ -307,7 +307,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(reached.code, 1, reached.out);
             assert.match(
                 reached.stdout,
-                /hint: bad_commit_reached_prod holds true; git answers it: git merge-base --is-ancestor [0-9a-f]{40} release\/prod/,
+                /hint: bad_commit_reached_prod holds true; git answers it: git fetch, then git merge-base --is-ancestor [0-9a-f]{40} origin\/release\/prod; echo \$\? \(0: true, 1: false\)/,
             );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });

@@ -125,7 +125,7 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                         expected: "a commit in the bare repo",
                         found: `${v} not found${unpushed ? " (it is in the clone)" : ""}`,
                         ...(unpushed && {
-                            hint: `${v.slice(0, 12)} is a commit of your clone that was never pushed: git push origin HEAD:<its branch> (git branch --contains ${v.slice(0, 12)} names it)`,
+                            hint: `${v.slice(0, 12)} is a commit of your clone that was never pushed: git push origin ${v.slice(0, 12)}:refs/heads/BRANCH (git branch --contains ${v.slice(0, 12)} names its branch)`,
                         }),
                     };
                 },

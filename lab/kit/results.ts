@@ -59,6 +59,9 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
                 try {
                     v = readJsonIfExists<unknown>(file);
                 } catch (e: any) {
+                    // a file this user cannot read is made readable; one that is not JSON is moved away with the later ones
+                    if (!/is not valid JSON/.test(e.message))
+                        throw new Error(`${file} cannot be read (${e.code ?? e.message}): make it readable by this user`);
                     throw new Error(
                         `${e.message.replace(/; delete it to let the step run again$/, "")}; move it away${andLater(name)} to let step ${stepOf[name]} run again`,
                     );

@@ -317,7 +317,7 @@ const step8: Check<ShopWorld>[] = [
                 ? outcome
                 : {
                       ...outcome,
-                      hint: `bad_commit_reached_prod holds ${JSON.stringify(obj(w, "report").bad_commit_reached_prod)}; git answers it: git merge-base --is-ancestor ${bad} release/prod && echo true || echo false (in the clone, after git fetch)`,
+                      hint: `bad_commit_reached_prod holds ${JSON.stringify(obj(w, "report").bad_commit_reached_prod)}; git answers it: git fetch, then git merge-base --is-ancestor ${bad} origin/release/prod; echo $? (0: true, 1: false) in the clone`,
                   };
         },
     },
