@@ -35,7 +35,7 @@ export interface Command {
 }
 
 /** Parses a command's arguments; a bad command line becomes a UsageError naming the fix. */
-export function parse(cmd: Command, argv: string[]): Values | "help" {
+export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.name}`): Values | "help" {
     let values: Values;
     let tokens: NonNullable<ReturnType<typeof parseArgs>["tokens"]> = [];
     // a negative number after an option that takes a value is that value (parseArgs would call it ambiguous): --through -1
@@ -74,7 +74,7 @@ export function parse(cmd: Command, argv: string[]): Values | "help" {
               : key
                 ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
                 : "";
-        throw new UsageError(`${first}${said} (see gitops-lab ${cmd.name} --help)`);
+        throw new UsageError(`${first}${said} (see ${program} --help)`);
     }
     // an option given twice: parseArgs keeps the last; say so rather than choose for the user
     const given = new Map<string, string[]>();
@@ -83,7 +83,7 @@ export function parse(cmd: Command, argv: string[]): Values | "help" {
     for (const [name, seen] of given)
         if (seen.length > 1 && !cmd.options[name]?.multiple)
             throw new UsageError(
-                `--${name} is given ${seen.length} times${seen.every((v) => v) ? ` (${seen.join(", then ")})` : ""}: give it once (see gitops-lab ${cmd.name} --help)`,
+                `--${name} is given ${seen.length} times${seen.every((v) => v) ? ` (${seen.join(", then ")})` : ""}: give it once (see ${program} --help)`,
             );
     return values.help ? "help" : values;
 }
@@ -215,7 +215,7 @@ export function checkRootWritable(abs: string, root: string, option = "--root"):
 /** Runs one command with its arguments: --help, a usage error (2) or a failure (1) as one line on stderr. */
 export async function runCommand(cmd: Command, argv: string[], program = `gitops-lab ${cmd.name}`): Promise<number> {
     try {
-        const values = parse(cmd, argv);
+        const values = parse(cmd, argv, program);
         if (values === "help") {
             console.log(helpText(cmd));
             return EXIT.OK;

@@ -135,7 +135,7 @@ describe("the rollout doctor in the cluster", function () {
             assert.strictEqual(r.status, 2, r.stderr);
             assert.match(
                 r.stderr,
-                /^kubectl rollout-doctor: Unknown option '-n': the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE\/NAME/,
+                /^kubectl rollout-doctor: Unknown option '-n': the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE\/NAME \(see kubectl rollout-doctor --help\)/,
             );
         });
 
