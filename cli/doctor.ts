@@ -172,7 +172,13 @@ export const doctor: Command = {
                 throw new Error(
                     `${from} holds ${made.length} Application${made.length === 1 ? "" : "s"} made by an ApplicationSet but no ApplicationSets: a dump of some kinds only; ${DUMP_HINT}`,
                 );
-            if (from && !dump.applications.length && dump.applicationSets.some((a) => (a.status?.applicationStatus ?? []).length))
+            // (a dump of every kind holds the AppProjects too: its Applications really are gone, which the findings say)
+            if (
+                from &&
+                !dump.applications.length &&
+                !dump.appProjects?.length &&
+                dump.applicationSets.some((a) => (a.status?.applicationStatus ?? []).length)
+            )
                 throw new Error(`${from} holds ApplicationSets but none of their Applications: a dump of some kinds only; ${DUMP_HINT}`);
             if (!from && !dump.applicationSets.length && !dump.applications.length)
                 throw new Error(

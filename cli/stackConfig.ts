@@ -63,6 +63,7 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
             throw new Error(
                 `${stackFile}: ${outside} is at the top level, where Pulumi reads nothing of it: put it under config:, indented`,
             );
+        const seen = new Set<string>();
         for (const [k, v] of Object.entries<any>(doc.config ?? {})) {
             const m = /^(?:gitops-lab:)?([^:]+)$/.exec(k);
             // a misspelt prefix (gitops_lab:) would be taken for another package's key and ignored
@@ -73,8 +74,9 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
                 );
             if (!m) continue; // another package's key (e.g. kubernetes:context): not ours to check
             // one key twice (solveThrough and gitops-lab:solveThrough): Pulumi would take one and hide the other
-            if (m[1] in values)
+            if (seen.has(m[1]))
                 throw new Error(`${stackFile}: gitops-lab:${m[1]} is given twice (as ${m[1]} and gitops-lab:${m[1]}): keep one`);
+            seen.add(m[1]);
             // secrets stay with Pulumi, their key names are checked all the same (a misspelt one would be ignored)
             if (v !== null && typeof v === "object" && "secure" in v) {
                 if ((CONFIG_KEYS as string[]).includes(m[1])) continue;

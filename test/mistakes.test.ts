@@ -197,6 +197,7 @@ const MISTAKES: Mistake[] = [
         1,
         /gitops-lab:gitDaemonImage is "MyOrg\/git"; allowed: an image reference/,
     ],
+    ["author", "preflight", ["--config-file", "{dir}/twice-secret.yaml"], 1, /gitops-lab:kubeconfigPath is given twice/],
     ["author", "preflight", ["--config-file", "{dir}/list.yaml"], 1, /list\.yaml holds a list, not a stack configuration/],
     ["author", "preflight", ["--config-file", "{dir}/config-list.yaml"], 1, /config: holds a list; it is a mapping of gitops-lab:<key>/],
     ["author", "preflight", ["--config-file", "{dir}/secret-typo.yaml"], 1, /gitops-lab:solveThruogh is not a key of this lab/],
@@ -306,6 +307,7 @@ describe("mistakes at the command line, and their answers", function () {
         write("config-list.yaml", "config:\n  - gitops-lab:solveThrough: 3\n");
         write("secret-typo.yaml", "config:\n  gitops-lab:solveThruogh:\n    secure: AAAABBBB\n");
         write("twice.yaml", "config:\n  solveThrough: 9\n  gitops-lab:solveThrough: 6\n");
+        write("twice-secret.yaml", "config:\n  gitops-lab:kubeconfigPath:\n    secure: AAAA\n  kubeconfigPath: /x\n");
         write("registry-password.yaml", "config:\n  gitops-lab:imageRegistry: http://admin:hunter2@10.0.0.5:5000\n");
         write("registry-no-scheme.yaml", "config:\n  gitops-lab:imageRegistry: admin:hunter2@ss@10.0.0.5:5000\n");
     });
