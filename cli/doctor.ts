@@ -216,7 +216,7 @@ export const doctor: Command = {
                 if (values.json) console.log(JSON.stringify(toJson(ds))); // JSON lines, for a program: no prefix
             },
             { intervalMs: interval * 1000, minGapMs: MIN_ROUND_GAP_MS, clock: realClock, stopped: () => stop, changes },
-            (e) => console.error(`doctor: ${e.message} (will try again)`),
+            (e) => console.error(`doctor: ${e instanceof Error ? e.message : String(e)} (will try again)`),
         );
         await stopReader();
         return EXIT.OK;

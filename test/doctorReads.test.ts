@@ -11,7 +11,7 @@ import { readLive, RolloutWatcher } from "../lab/doctor/watch";
 import { KubeCluster } from "../lab/ports/cluster";
 import { FakeKube } from "../sim/fakeApi";
 import { errorLine, MAX_ERROR_BYTES } from "../lab/doctor/errorLine";
-import { fieldReport, hookJob, list, minutesAgo, NOW } from "./helpers/rollout";
+import { fieldReport, hookJob, hookPod, list, minutesAgo, NOW } from "./helpers/rollout";
 
 const opts = { now: NOW, stuckAfterSeconds: 600 };
 const itemsOf = (l: any): any[] => l.items;
@@ -92,6 +92,45 @@ describe("blame the right Job when the sync result names no failed hook", () => 
         const job = hookJob("mandant-b", "site-setup", "failed", { minutesOld: 61 });
         job.metadata.annotations["argocd.argoproj.io/hook-delete-policy"] = "HookSucceeded";
         assert.strictEqual(blamed(retrying([job])), "site-setup");
+    });
+});
+
+describe("times as client-node reads them (Date objects, live)", () => {
+    // a Job retried across midnight from Sunday to Monday: as strings "Sun ..." sorts after "Mon ..."
+    const retriedAcrossMidnight = () => {
+        const l = fieldReport();
+        const pods = itemsOf(l).filter((o) => o.kind === "Pod" && o.metadata.namespace === "mandant-b");
+        const older = hookPod("mandant-b", "site-setup", "sun01", "", 0);
+        const newer = hookPod("mandant-b", "site-setup", "mon02", "", 0);
+        l.items = [...itemsOf(l).filter((o) => !pods.includes(o)), older, newer];
+        const dump = dumpFromList(l);
+        for (const [p, at] of [
+            [dump.pods.find((x) => x.metadata.name === "site-setup-sun01")!, "2026-12-06T23:59:00Z"],
+            [dump.pods.find((x) => x.metadata.name === "site-setup-mon02")!, "2026-12-07T00:01:00Z"],
+        ] as const)
+            p.metadata.creationTimestamp = new Date(at);
+        dump.logs = {
+            "mandant-b/site-setup-sun01": "Error: the first attempt's error\n",
+            "mandant-b/site-setup-mon02": "Error: the retry's error\n",
+        };
+        return dump;
+    };
+
+    it("given a Job's Pods read live, then the newest Pod's error is quoted", () => {
+        const hook = diagnose(retriedAcrossMidnight(), opts)[0].blocking[0].hook;
+        assert.strictEqual(hook?.log, "Error: the retry's error");
+    });
+
+    it("given a Job's Failed condition read live, then its evidence time is RFC 3339", () => {
+        const dump = retriedAcrossMidnight();
+        const job = dump.jobs.find((j) => j.metadata.namespace === "mandant-b")!;
+        const failed = job.status!.conditions!.find((c) => c.type === "Failed")!;
+        failed.lastTransitionTime = new Date("2026-12-07T00:02:00Z");
+        const evidence = diagnose(dump, opts)[0].findings.flatMap((f) => f.evidence);
+        assert.deepStrictEqual(
+            evidence.filter((e) => e.object.startsWith("Job ")).map((e) => e.time),
+            ["2026-12-07T00:02:00Z"],
+        );
     });
 });
 

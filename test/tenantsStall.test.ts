@@ -32,8 +32,8 @@ describe("the tenants lab (simulated cluster)", function () {
             const paths: Record<string, string> = { "mandant-c": "releases/1.3.0", "mandant-d": "releases/{{release}}" };
             const moved = Object.assign(Object.create(at.cluster), {
                 getApplication: async (name: string) => {
-                    const a = await at.cluster.getApplication(name);
-                    return paths[name] ? { ...a, spec: { ...a.spec, source: { ...a.spec.source, path: paths[name] } } } : a;
+                    const a = (await at.cluster.getApplication(name))!;
+                    return paths[name] ? { ...a, spec: { ...a.spec, source: { ...a.spec?.source, path: paths[name] } } } : a;
                 },
             }) as typeof at.cluster;
             const rs = await verifyTenants({ layout: at.layout, through: 2, cluster: moved });
@@ -196,7 +196,7 @@ describe("the tenants lab (simulated cluster)", function () {
             });
             const pods = dump!.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
             assert.ok(
-                pods.every((p) => !p.status.containerStatuses[0].state.terminated.message),
+                pods.every((p) => !p.status?.containerStatuses?.[0]?.state?.terminated?.message),
                 "no termination message",
             );
             const [d] = diagnose(dump!, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });

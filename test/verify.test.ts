@@ -68,8 +68,8 @@ describe("verify (the independent grader)", function () {
         const withHistory = (edit: (h: any[]) => any[]) =>
             Object.assign(Object.create(cluster), {
                 getApplication: async (name: string) => {
-                    const a = await cluster.getApplication(name);
-                    if (name === "shop-prod") a.status.history = edit(a.status.history.filter((h: any) => h.revision !== commit));
+                    const a = (await cluster.getApplication(name))!;
+                    if (name === "shop-prod") a.status!.history = edit(a.status!.history!.filter((h) => h.revision !== commit));
                     return a;
                 },
             }) as KubeCluster;

@@ -4,39 +4,16 @@
  * hook Job -> the error line of its Pod's log (or of a termination message). A pure function from
  * objects to a diagnosis.
  */
-import { errorLine } from "./errorLine";
-import { ERROR_CONDITION_TYPES, FAILED_PHASES, HOOK_ANNOTATION, INSTANCE_LABEL, TRACKING_ANNOTATION } from "../argo/application";
 import { REFRESH_GRACE_SECONDS, stepSelects } from "../argo/rollingSync";
-import { Entry, Evidence, Finding, findingsOf, skipFinding } from "./findings";
+import { isoOf, type Application, type ApplicationSet, type ApplicationSetApplicationStatus, type ApplicationSource } from "../argo/types";
+import { causeOf, syncFailure } from "./cause";
+import type { Dump } from "./dump";
+import type { HookInfo } from "./hooks";
+import { Evidence, Finding, findingsOf, skipFinding } from "./findings";
 import { gateOf, noStepsFinding, rolloutErrorFindings } from "./findings36";
 
 export type { Finding, Evidence } from "./findings";
-
-export interface Dump {
-    applicationSets: any[];
-    applications: any[];
-    jobs: any[];
-    pods: any[];
-    /** The AppProjects, where the input holds them (their sync windows). */
-    appProjects?: any[];
-    /** The tail of failed hook Pods' logs, by "namespace/pod" (live mode reads them; a dump has none). */
-    logs?: Record<string, string>;
-    /** Read from a file (a dump made by someone, which may leave kinds out), not from the cluster. */
-    fromFile?: boolean;
-}
-
-/** Where a hook's own error text is when its Pod wrote no termination message. */
-export const logCommand = (ns: string, job: string) => `kubectl logs -n ${ns} job/${job}`;
-
-export interface HookInfo {
-    namespace: string;
-    job: string;
-    reason: string;
-    message: string;
-    log: string;
-    /** The Job is not in the cluster: deleted, by hand or by its delete policy, and its Pods' logs with it. */
-    jobGone?: boolean;
-}
+export { dumpFromList, type Dump } from "./dump";
 
 export interface Blocking {
     application: string;
@@ -89,213 +66,21 @@ export interface DiagnoseOptions {
     appset?: string;
 }
 
-export class DumpError extends Error {}
-
-/** Reads `kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json` (a v1 List). */
-export function dumpFromList(list: unknown): Dump {
-    const l = list as any;
-    if (!l || typeof l !== "object" || !Array.isArray(l.items)) {
-        throw new DumpError(
-            "the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json)",
-        );
-    }
-    const dump: Dump = { applicationSets: [], applications: [], jobs: [], pods: [], fromFile: true };
-    for (const [i, o] of l.items.entries()) {
-        if (!o || typeof o !== "object" || typeof o.kind !== "string" || typeof o.metadata?.name !== "string") {
-            throw new DumpError(`item ${i} of the dump has no kind or metadata.name`);
-        }
-        if (o.kind === "ApplicationSet") dump.applicationSets.push(o);
-        else if (o.kind === "Application") dump.applications.push(o);
-        else if (o.kind === "Job") dump.jobs.push(o);
-        else if (o.kind === "Pod") dump.pods.push(o);
-        else if (o.kind === "AppProject") (dump.appProjects ??= []).push(o);
-    }
-    return dump;
-}
-
 /** The 1-based step of an Application: from the ApplicationSet's status, else from the step selectors. */
-function stepOf(appset: any, app: any, status: any): number | null {
+function stepOf(appset: ApplicationSet, app: Application | undefined, status: ApplicationSetApplicationStatus | undefined): number | null {
     const fromStatus = Number(status?.step);
     if (status?.step !== undefined && Number.isInteger(fromStatus) && fromStatus > 0) return fromStatus;
-    const steps: any[] = appset.spec?.strategy?.rollingSync?.steps ?? [];
+    const steps = appset.spec?.strategy?.rollingSync?.steps ?? [];
     const labels = app?.metadata?.labels ?? {};
     const i = steps.findIndex((s) => stepSelects(s, labels));
     return i >= 0 ? i + 1 : null;
 }
 
-function ownedBy(appset: any, app: any): boolean {
+function ownedBy(appset: ApplicationSet, app: Application): boolean {
     if (app.metadata?.namespace !== appset.metadata?.namespace) return false;
     return (app.metadata?.ownerReferences ?? []).some(
-        (r: any) => r.kind === "ApplicationSet" && (r.uid ? r.uid === appset.metadata.uid : r.name === appset.metadata.name),
+        (r) => r.kind === "ApplicationSet" && (r.uid ? r.uid === appset.metadata.uid : r.name === appset.metadata.name),
     );
-}
-
-/**
- * The real error text of a Job, from its newest Pod: the error line of the Pod's log (errorLine.ts),
- * where the program wrote it; else of a failed container's termination message (which the default
- * terminationMessagePolicy leaves empty).
- */
-function jobLog(dump: Dump, job: any): string {
-    const name = job.metadata.name;
-    const ns = job.metadata.namespace;
-    const pods = dump.pods.filter(
-        (p) =>
-            p.metadata?.namespace === ns &&
-            (p.metadata?.labels?.["job-name"] === name ||
-                p.metadata?.labels?.["batch.kubernetes.io/job-name"] === name ||
-                (p.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "Job" && r.name === name)),
-    );
-    pods.sort((a, b) => String(b.metadata?.creationTimestamp ?? "").localeCompare(String(a.metadata?.creationTimestamp ?? "")));
-    // the Pod's log, where the program's own error is (the default terminationMessagePolicy writes no message)
-    for (const p of pods) {
-        const log = dump.logs?.[`${p.metadata?.namespace}/${p.metadata?.name}`];
-        if (log && errorLine(log)) return errorLine(log);
-    }
-    for (const p of pods) {
-        for (const cs of [...(p.status?.containerStatuses ?? []), ...(p.status?.initContainerStatuses ?? [])]) {
-            const t = cs.state?.terminated ?? cs.lastState?.terminated;
-            if (t && t.exitCode !== 0 && t.message && errorLine(String(t.message))) return errorLine(String(t.message));
-        }
-    }
-    // an exit code is not the cause: the caller names the command that shows the Pod's log instead
-    return "";
-}
-
-const jobFailed = (j: any) => (j?.status?.conditions ?? []).find((c: any) => c.type === "Failed" && c.status === "True");
-
-/** Whether a Job belongs to this Application: Argo CD's tracking annotation (v3's default) or its instance label. */
-function trackedBy(job: any, app: any): boolean {
-    const id: string | undefined = job.metadata?.annotations?.[TRACKING_ANNOTATION];
-    if (id !== undefined) return id.startsWith(`${app.metadata?.name}:`);
-    return job.metadata?.labels?.[INSTANCE_LABEL] === app.metadata?.name;
-}
-
-/**
- * The hook that failed in the last sync, with its Job's reason and its Pods' error text. v3.5.1 keeps
- * the last attempt's syncResult while a retry waits and clears it when the retry starts: then the
- * sync result names no hook, and the cause is the newest failed hook Job of this Application (its
- * tracking annotation or label) created during the current operation: never another Application's
- * Job in a shared namespace, never one left from an earlier release.
- */
-function failedHook(dump: Dump, app: any): HookInfo | null {
-    const resources: any[] = app.status?.operationState?.syncResult?.resources ?? [];
-    let hook = resources.find((r) => r.hookType && FAILED_PHASES.includes(r.hookPhase));
-    if (!hook) {
-        const ns = app.spec?.destination?.namespace;
-        const startedAt: string | undefined = app.status?.operationState?.startedAt;
-        const job = dump.jobs
-            .filter((j) => j.metadata?.namespace === ns && j.metadata?.annotations?.[HOOK_ANNOTATION] && jobFailed(j) && trackedBy(j, app))
-            .filter((j) => !startedAt || Date.parse(j.metadata?.creationTimestamp ?? "") >= Date.parse(startedAt) - 1000) // whole seconds on both
-            .sort((a, b) => String(b.metadata?.creationTimestamp ?? "").localeCompare(String(a.metadata?.creationTimestamp ?? "")))[0];
-        if (!job) return null;
-        hook = { name: job.metadata.name, namespace: ns, hookType: job.metadata.annotations[HOOK_ANNOTATION], hookPhase: "Failed" };
-    }
-    const ns = hook.namespace || app.spec?.destination?.namespace || "";
-    const job = dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === hook.name);
-    const failed = (job?.status?.conditions ?? []).find((c: any) => c.type === "Failed" && c.status === "True");
-    return {
-        namespace: ns,
-        job: hook.name,
-        reason: failed?.reason ?? hook.hookPhase,
-        message: failed?.message ?? hook.message ?? "",
-        log: job ? jobLog(dump, job) : "",
-        ...(!job && { jobGone: true }),
-    };
-}
-
-function hookType(dump: Dump, app: any, hook: HookInfo): string {
-    const r = (app.status?.operationState?.syncResult?.resources ?? []).find((x: any) => x.name === hook.job && x.hookType);
-    const job = dump.jobs.find((j) => j.metadata?.namespace === hook.namespace && j.metadata?.name === hook.job);
-    return r?.hookType ?? job?.metadata?.annotations?.[HOOK_ANNOTATION] ?? "";
-}
-
-interface Cause {
-    reason: string;
-    message: string;
-    hook: HookInfo | null;
-    /** A cause that makes the rollout stuck by itself (failed, erroring, retrying, degraded). */
-    fatal: boolean;
-}
-
-/** Why one Application of the current step is not Healthy yet. */
-function causeOf(dump: Dump, app: any | undefined, appStatus: any): Cause {
-    if (!app) return { reason: "Missing", message: "the Application does not exist", hook: null, fatal: true };
-    const op = app.status?.operationState;
-    const hook = failedHook(dump, app);
-    const retries = Number(op?.retryCount ?? 0);
-    const errs = (app.status?.conditions ?? []).filter((c: any) => ERROR_CONDITION_TYPES.includes(c.type));
-    if (hook) {
-        const type = hookType(dump, app, hook);
-        const retrying = op?.phase === "Running" && retries > 0;
-        const where = hook.log
-            ? `: "${hook.log}"`
-            : hook.jobGone && dump.fromFile && !dump.jobs.length && !dump.pods.length
-              ? ` (the dump holds no Jobs or Pods: dump them too, kubectl get ...,jobs,pods -A -o json, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
-              : hook.jobGone
-                ? ` (the Job is gone from the cluster, and its Pods' logs with it: ${retrying ? "the next sync attempt runs" : "a new sync runs"} the hook again, whose log then says why)`
-                : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
-        const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${where}`;
-        return {
-            reason: `${type || "Sync"}HookFailed`,
-            message: retrying ? `${base}; the sync is being retried (attempt ${retries} of ${op?.operation?.retry?.limit ?? 5})` : base,
-            hook,
-            fatal: true,
-        };
-    }
-    if (op && FAILED_PHASES.includes(op.phase))
-        return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
-    if (op?.phase === "Running" && retries > 0)
-        return { reason: "SyncRetrying", message: op.message ?? `retry ${retries}`, hook: null, fatal: true };
-    if (errs.length) return { reason: errs[0].type, message: errs[0].message, hook: null, fatal: true };
-    if (app.status?.health?.status === "Degraded") {
-        const degraded = (app.status?.resources ?? [])
-            .filter((r: any) => r.health?.status === "Degraded")
-            .map(
-                (r: any) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}${r.health?.message ? `: ${r.health.message}` : ""}`,
-            );
-        return {
-            reason: "Degraded",
-            message: degraded.length ? degraded.join("; ") : (app.status.health.message ?? "the Application is Degraded"),
-            hook: null,
-            fatal: true,
-        };
-    }
-    const health = app.status?.health?.status ?? "Unknown";
-    const sync = app.status?.sync?.status ?? "Unknown";
-    return {
-        reason: appStatus?.status ?? health,
-        message: `${appStatus?.message ? `${appStatus.message} ` : ""}(sync ${sync}, health ${health})`.trim(),
-        hook: null,
-        fatal: false,
-    };
-}
-
-/** Why an Application's own sync failed (a failed hook, a failed or erroring operation, retries after failures), with the evidence; null when it did not. */
-function syncFailure(dump: Dump, app: any): { reason: string; message: string; evidence: Evidence[] } | null {
-    const c = causeOf(dump, app, undefined);
-    if (!c.hook && !["SyncFailed", "SyncError", "SyncRetrying"].includes(c.reason)) return null;
-    const op = app.status?.operationState ?? {};
-    const ref = `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
-    const evidence: Evidence[] = [
-        { object: ref, field: "status.operationState.phase", value: String(op.phase), time: op.finishedAt ?? op.startedAt },
-        { object: ref, field: "status.operationState.message", value: String(op.message ?? "") },
-    ];
-    if (c.hook) {
-        const job = dump.jobs.find((j) => j.metadata?.namespace === c.hook!.namespace && j.metadata?.name === c.hook!.job);
-        const failed = jobFailed(job);
-        // the Job's own condition where the Job was read; else what the sync result says of the hook (never one as the other)
-        evidence.push(
-            failed
-                ? {
-                      object: `Job ${c.hook.namespace}/${c.hook.job}`,
-                      field: "status.conditions[Failed].reason",
-                      value: String(failed.reason ?? ""),
-                      time: failed.lastTransitionTime,
-                  }
-                : { object: ref, field: `status.operationState.syncResult.resources[Job ${c.hook.job}].hookPhase`, value: c.hook.reason },
-        );
-    }
-    return { reason: c.reason, message: c.message, evidence };
 }
 
 /** Names in code-point order: Kubernetes names are ASCII, and localeCompare costs seconds over tens of thousands. */
@@ -314,13 +99,13 @@ function minutes(fromIso: string | null, now: Date): string {
 /** The Applications by owning ApplicationSet and by name, built once per diagnosis (thousands of ApplicationSets scan them). */
 interface AppIndex {
     /** "ns/uid:UID" for owner references with a uid, "ns/name:NAME" for those without. */
-    byOwner: Map<string, any[]>;
-    byName: Map<string, any>;
+    byOwner: Map<string, Application[]>;
+    byName: Map<string, Application>;
 }
 
-function indexApps(apps: any[]): AppIndex {
-    const byOwner = new Map<string, any[]>();
-    const byName = new Map<string, any>();
+function indexApps(apps: Application[]): AppIndex {
+    const byOwner = new Map<string, Application[]>();
+    const byName = new Map<string, Application>();
     for (const a of apps) {
         const ns = a.metadata?.namespace;
         byName.set(`${ns}/${a.metadata?.name}`, a);
@@ -336,14 +121,15 @@ function indexApps(apps: any[]): AppIndex {
 }
 
 /** A source as a person reads it: its path, and its revision when it names one. */
-const sourceText = (src: any) => (src ? `${src.path ?? src.chart ?? "?"}${src.targetRevision ? ` at ${src.targetRevision}` : ""}` : "?");
+const sourceText = (src: ApplicationSource | undefined) =>
+    src ? `${src.path ?? src.chart ?? "?"}${src.targetRevision ? ` at ${src.targetRevision}` : ""}` : "?";
 
 /**
  * The silent skip, for an Application whose RollingSync entry is Healthy: OutOfSync at its current
  * spec with no operation, or Synced while the last comparison was at another source path. Never for
  * an entry that is Pending, Progressing or Waiting (the caller passes only Healthy ones).
  */
-function skippedBy(app: any, step: number): Skipped[] {
+function skippedBy(app: Application, step: number): Skipped[] {
     if (app.operation || app.status?.operationState?.phase === "Running") return [];
     const sync = app.status?.sync?.status;
     const target = app.spec?.source;
@@ -351,24 +137,24 @@ function skippedBy(app: any, step: number): Skipped[] {
     const lastSynced = app.status?.operationState?.syncResult?.source ?? compared;
     const remedy = `it will not sync until the next commit: push one, or sync it by hand (argocd app sync ${app.metadata?.name})`;
     if (sync === "OutOfSync")
-        return [{ application: app.metadata?.name, step, runs: sourceText(lastSynced), shouldRun: sourceText(target), remedy }];
+        return [{ application: app.metadata.name, step, runs: sourceText(lastSynced), shouldRun: sourceText(target), remedy }];
     if (sync === "Synced" && compared?.path && target?.path && compared.path !== target.path) {
-        return [{ application: app.metadata?.name, step, runs: sourceText(compared), shouldRun: sourceText(target), remedy }];
+        return [{ application: app.metadata.name, step, runs: sourceText(compared), shouldRun: sourceText(target), remedy }];
     }
     return [];
 }
 
-function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppIndex = indexApps(dump.applications)): Diagnosis {
+function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, index: AppIndex = indexApps(dump.applications)): Diagnosis {
     const name = appset.metadata.name;
-    const namespace = appset.metadata.namespace;
+    const namespace = appset.metadata.namespace ?? "";
     const rolling = appset.spec?.strategy?.type === "RollingSync";
-    const statuses: any[] = appset.status?.applicationStatus ?? [];
+    const statuses = appset.status?.applicationStatus ?? [];
     // owned (ownedBy: by uid where the reference has one, else by name), or named in the status
     const owned = [
         ...(appset.metadata.uid ? (index.byOwner.get(`${namespace}/uid:${appset.metadata.uid}`) ?? []) : []),
         ...(index.byOwner.get(`${namespace}/name:${name}`) ?? []),
     ];
-    const named = statuses.map((st) => index.byName.get(`${namespace}/${st.application}`)).filter(Boolean);
+    const named = statuses.map((st) => index.byName.get(`${namespace}/${st.application}`)).filter((a): a is Application => !!a);
     const apps = [...new Set([...owned, ...named])];
     const appByName = new Map(apps.map((a) => [a.metadata.name, a]));
     const names = [...new Set([...apps.map((a) => a.metadata.name), ...statuses.map((s) => s.application)])].sort();
@@ -387,7 +173,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         return { ...base, state, step: null, steps: 0, since: null, summary, blocking, waiting: [], skipped: [], findings: [] };
     }
 
-    const steps: number = (appset.spec?.strategy?.rollingSync?.steps ?? []).length;
+    const steps = (appset.spec?.strategy?.rollingSync?.steps ?? []).length;
     if (steps === 0) {
         // no steps: Argo CD 3.6 refuses the rollout (ErrorOccurred, ApplicationSetRolloutError); 3.5 runs none
         const refused = rolloutErrorFindings(appset);
@@ -430,7 +216,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
             findings: [],
         };
     }
-    const statusOf = new Map<string, any>();
+    const statusOf = new Map<string, ApplicationSetApplicationStatus>();
     for (const st of statuses) if (!statusOf.has(st.application)) statusOf.set(st.application, st); // the first, as a find would
     const entries = names.map((n) => {
         const st = statusOf.get(n);
@@ -438,7 +224,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     });
     const healthy = (e: (typeof entries)[number]) =>
         e.status ? e.status.status === "Healthy" : e.app?.status?.health?.status === "Healthy" && e.app?.status?.sync?.status === "Synced";
-    const rollout = (appset.status?.conditions ?? []).find((c: any) => c.type === "RolloutProgressing");
+    const rollout = (appset.status?.conditions ?? []).find((c) => c.type === "RolloutProgressing");
     // the first few names, then a count: a summary over thousands of Applications stays one short line
     const few = <T>(xs: T[], n: number, f: (x: T) => string, sep: string) =>
         xs.slice(0, n).map(f).join(sep) + (xs.length > n ? `${sep}and ${xs.length - n} more` : "");
@@ -454,7 +240,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
 
     const findings = findingsOf({
         appset,
-        entries: entries as Entry[],
+        entries,
         current,
         now: opts.now,
         stuckAfterSeconds: opts.stuckAfterSeconds,
@@ -465,7 +251,10 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
                 (p) => p.metadata?.name === (app.spec?.project || "default") && p.metadata?.namespace === app.metadata?.namespace,
             ),
     });
-    for (const s of skipped) findings.push(skipFinding(appset, appByName.get(s.application), s));
+    for (const s of skipped) {
+        const app = appByName.get(s.application);
+        if (app) findings.push(skipFinding(appset, app, s));
+    }
     const blockingNames = new Set<string>();
     // every Application whose own sync failed outside the step that holds the rollout (one that raced ahead)
     const alsoFailing = (held: Set<string>) => {
@@ -497,7 +286,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
     const blocking: Blocking[] = [];
     let fatal = false;
     // Argo CD 3.6's reconcile gate holds every step, whatever the step's own Applications show: name what it waits for
-    const gate = gateOf(appset, entries as Entry[], opts.now);
+    const gate = gateOf(appset, entries, opts.now);
     if (gate) {
         for (const f of findings.filter((x) => x.kind === "ReconcileGate"))
             blocking.push({ application: f.application ?? "", reason: "NotReconciled", message: f.message, hook: null });
@@ -530,7 +319,7 @@ function diagnoseOne(dump: Dump, appset: any, opts: DiagnoseOptions, index: AppI
         });
     }
     const times = inStep.map((e) => e.status?.lastTransitionTime).filter(Boolean) as string[];
-    const since = gate ? gate.since : times.length ? times.sort()[0] : (rollout?.lastTransitionTime ?? null);
+    const since = gate ? gate.since : times.length ? times.sort()[0] : (isoOf(rollout?.lastTransitionTime) ?? null);
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
@@ -646,5 +435,5 @@ export function toJson(ds: Diagnosis[]): { applicationSets: (Omit<Diagnosis, "fi
 }
 
 /** Whether `--appset` names this ApplicationSet: by its name, or as namespace/name (as stall.json and the findings write it). */
-export const namesAppSet = (given: string, appset: any): boolean =>
+export const namesAppSet = (given: string, appset: ApplicationSet): boolean =>
     given === appset.metadata?.name || given === `${appset.metadata?.namespace}/${appset.metadata?.name}`;

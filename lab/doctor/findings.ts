@@ -8,6 +8,17 @@
 import { maxUpdateLimit, ROLLING_SYNC_OPERATORS, stepSelects } from "../argo/rollingSync";
 import { gateFindings } from "./findings36";
 import { SYNC_WINDOW_BLOCKED, windowsBlocking } from "../argo/syncWindows";
+import {
+    isoOf,
+    timeMs,
+    type Time,
+    type Application,
+    type ApplicationSet,
+    type ApplicationSetApplicationStatus,
+    type AppProject,
+    type Job,
+    type RollingSyncStep,
+} from "../argo/types";
 
 export type FindingKind =
     /** An Application's own sync failed or is being retried after failures, at any step. */
@@ -71,32 +82,32 @@ export interface Finding {
 /** One Application of the rollout, as diagnose.ts sees it. */
 export interface Entry {
     name: string;
-    app: any | undefined;
+    app: Application | undefined;
     /** Its entry in status.applicationStatus, if any. */
-    status: any | undefined;
+    status: ApplicationSetApplicationStatus | undefined;
     step: number | null;
 }
 
 export interface FindingsInput {
-    appset: any;
+    appset: ApplicationSet;
     entries: Entry[];
     /** The step the rollout is at, or null when complete. */
     current: number | null;
     now: Date;
     stuckAfterSeconds: number;
     /** Why an Application's sync failed (diagnose.ts's cause), or null when it did not. */
-    syncFailure: (app: any) => { reason: string; message: string; evidence: Evidence[] } | null;
+    syncFailure: (app: Application) => { reason: string; message: string; evidence: Evidence[] } | null;
     /** The hook Job of an Application's namespace by name (for HookLeftRunning). */
-    job: (namespace: string, name: string) => any | undefined;
+    job: (namespace: string, name: string) => Job | undefined;
     /** An Application's AppProject, where the input holds it (for SyncWindow). */
-    project: (app: any) => any | undefined;
+    project: (app: Application) => AppProject | undefined;
 }
 
 /** An ApplicationSet's steps as written. */
-export const stepsOf = (appset: any): any[] => appset.spec?.strategy?.rollingSync?.steps ?? [];
+export const stepsOf = (appset: ApplicationSet): RollingSyncStep[] => appset.spec?.strategy?.rollingSync?.steps ?? [];
 
-export const appRef = (app: any) => `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
-export const setRef = (appset: any) => `ApplicationSet ${appset.metadata?.namespace}/${appset.metadata?.name}`;
+export const appRef = (app: Application) => `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
+export const setRef = (appset: ApplicationSet) => `ApplicationSet ${appset.metadata?.namespace}/${appset.metadata?.name}`;
 
 /** The rollout's configuration: steps, operators, maxUpdate, what each Application is selected by. */
 function configFindings(input: FindingsInput): Finding[] {
@@ -107,7 +118,7 @@ function configFindings(input: FindingsInput): Finding[] {
     const withApp = entries.filter((e) => e.app);
     const selectedBy = new Map(
         withApp.map((e) => {
-            const labels = e.app.metadata?.labels ?? {};
+            const labels = e.app?.metadata?.labels ?? {};
             return [e, steps.map((s, i) => (stepSelects(s, labels) ? i + 1 : 0)).filter(Boolean)] as const;
         }),
     );
@@ -208,7 +219,7 @@ function configFindings(input: FindingsInput): Finding[] {
 const stepText = (e: Entry) => (e.step !== null && e.step > 0 ? ` (step ${e.step})` : "");
 
 /** Seconds from an ISO time to now; NaN when the time is missing. */
-const ageSeconds = (iso: string | undefined, now: Date) => (iso ? (now.getTime() - Date.parse(iso)) / 1000 : NaN);
+const ageSeconds = (t: Time | undefined, now: Date) => (now.getTime() - timeMs(t)) / 1000;
 /** RFC 3339 times compared at whole seconds, as Argo CD's metav1.Time are. */
 const seconds = (iso: string | undefined) => (iso ? Math.floor(Date.parse(iso) / 1000) : NaN);
 
@@ -257,10 +268,10 @@ function applicationFindings(input: FindingsInput): Finding[] {
         if (op?.phase === "Running") {
             for (const r of op.syncResult?.resources ?? []) {
                 if (!r.hookType || r.hookPhase !== "Running" || r.kind !== "Job") continue;
-                const ns = r.namespace || app.spec?.destination?.namespace;
+                const ns = r.namespace || app.spec?.destination?.namespace || "";
                 const job = input.job(ns, r.name);
                 const done = (job?.status?.conditions ?? []).find(
-                    (c: any) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
+                    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
                 );
                 // the controller sees a finished hook at its next round: only one ended longer than --stuck-after ago
                 if (!done || !(ageSeconds(done.lastTransitionTime ?? job?.status?.completionTime, now) > stuckAfterSeconds)) continue;
@@ -280,7 +291,7 @@ function applicationFindings(input: FindingsInput): Finding[] {
                             object: `Job ${ns}/${r.name}`,
                             field: `status.conditions[${done.type}]`,
                             value: "True",
-                            time: done.lastTransitionTime,
+                            time: isoOf(done.lastTransitionTime),
                         },
                     ],
                     todo: `end the operation (argocd app terminate-op ${e.name}) and sync again; check the hook's finalizers and hook-delete-policy`,
@@ -311,7 +322,7 @@ function applicationFindings(input: FindingsInput): Finding[] {
                         ? [{ object: appRef(app), field: "status.operationState.message", value: String(op.message), time: op.startedAt }]
                         : []),
                     ...windows.map((w) => ({
-                        object: `AppProject ${project.metadata?.namespace}/${project.metadata?.name}`,
+                        object: `AppProject ${project?.metadata?.namespace}/${project?.metadata?.name}`,
                         field: `spec.syncWindows[${w.index}]`,
                         value: w.text,
                     })),
@@ -380,15 +391,15 @@ function applicationFindings(input: FindingsInput): Finding[] {
             // for a missing name: UpdateApplicationSetApplicationStatusProgress, progressive_sync.go)
             const inStep = entries.filter((x) => x.status && (x.step === current || (current === 1 && x.step === null)));
             const limit = maxUpdateLimit(step?.maxUpdate, inStep.length);
-            const updating = inStep.filter((x) => x.status.status === "Pending" || x.status.status === "Progressing");
+            const updating = inStep.filter((x) => x.status?.status === "Pending" || x.status?.status === "Progressing");
             // held for longer than --stuck-after: a step updating maxUpdate at a time is otherwise just in progress
-            const held = updating.length > 0 && updating.every((x) => ageSeconds(x.status.lastTransitionTime, now) > stuckAfterSeconds);
+            const held = updating.length > 0 && updating.every((x) => ageSeconds(x.status?.lastTransitionTime, now) > stuckAfterSeconds);
             if (held && limit !== null && Number.isFinite(limit) && limit >= 1 && updating.length >= limit)
                 out.push({
                     kind: "MaxUpdateHolding",
                     application: e.name,
                     step: current,
-                    message: `${e.name} (step ${current}) is not allowed to update yet: ${updating.length}/${limit} in step ${current} (maxUpdate ${JSON.stringify(step.maxUpdate)}) are updating: ${updating.map((x) => `${x.name} (${x.status.status})`).join(", ")}`,
+                    message: `${e.name} (step ${current}) is not allowed to update yet: ${updating.length}/${limit} in step ${current} (maxUpdate ${JSON.stringify(step.maxUpdate)}) are updating: ${updating.map((x) => `${x.name} (${x.status?.status})`).join(", ")}`,
                     evidence: [
                         {
                             object: setRef(appset),
@@ -406,11 +417,11 @@ function applicationFindings(input: FindingsInput): Finding[] {
 
 /** The silent skip as a finding (#29240, #29410): diagnose.ts finds them (its `skipped`). */
 export function skipFinding(
-    appset: any,
-    app: any,
+    appset: ApplicationSet,
+    app: Application,
     s: { application: string; step: number; runs: string; shouldRun: string; remedy: string },
 ): Finding {
-    const entry = (appset.status?.applicationStatus ?? []).find((x: any) => x.application === s.application);
+    const entry = (appset.status?.applicationStatus ?? []).find((x) => x.application === s.application);
     return {
         kind: "HealthyOutOfSync",
         application: s.application,
@@ -436,10 +447,10 @@ export function skipFinding(
 }
 
 /** Argo CD 3.6's own condition on the rollout's configuration, where the controller writes it. */
-function conditionFindings(appset: any): Finding[] {
+function conditionFindings(appset: ApplicationSet): Finding[] {
     return (appset.status?.conditions ?? [])
-        .filter((c: any) => c.type === "InvalidRolloutConfig" && c.status !== "False")
-        .map((c: any) => ({
+        .filter((c) => c.type === "InvalidRolloutConfig" && c.status !== "False")
+        .map((c) => ({
             kind: "InvalidRolloutConfig" as const,
             application: null,
             step: null,

@@ -6,6 +6,7 @@
 import { REFRESH_ANNOTATION } from "../argo/application";
 import { PENDING_CHANGE_MESSAGES, REFRESH_GRACE_SECONDS, writtenBy36 } from "../argo/rollingSync";
 import type { Entry, Finding, FindingsInput } from "./findings";
+import type { Application, ApplicationSet } from "../argo/types";
 import { appRef, setRef, stepsOf } from "./findings";
 
 /** What Argo CD 3.6's reconcile gate waits for (ensureApplicationsReconciled), read from the objects; null when it holds nothing. */
@@ -15,7 +16,7 @@ export interface Gate {
     /** Still within the grace period, when the ApplicationSet controller only waits. */
     inGrace: boolean;
     /** The Applications not reconciled since, each with its entry's step. */
-    behind: Entry[];
+    behind: (Entry & { app: Application })[];
 }
 
 /**
@@ -23,18 +24,20 @@ export interface Gate {
  * condition), an entry Waiting on a change, and an Application whose `status.reconciledAt` is before
  * that change (or missing). v3.5 has no gate: null.
  */
-export function gateOf(appset: any, entries: Entry[], now: Date): Gate | null {
+export function gateOf(appset: ApplicationSet, entries: Entry[], now: Date): Gate | null {
     if (!writtenBy36(appset)) return null;
     let since: string | null = null;
     for (const e of entries) {
         const st = e.status;
-        if (st?.status !== "Waiting" || !st.lastTransitionTime || !PENDING_CHANGE_MESSAGES.includes(st.message)) continue;
+        if (st?.status !== "Waiting" || !st.lastTransitionTime || !PENDING_CHANGE_MESSAGES.includes(st.message ?? "")) continue;
         if (since === null || Date.parse(st.lastTransitionTime) > Date.parse(since)) since = st.lastTransitionTime;
     }
     if (since === null) return null;
     const inGrace = now.getTime() - Date.parse(since) < REFRESH_GRACE_SECONDS * 1000;
+    const changedAt = since;
     const behind = entries.filter(
-        (e) => e.app && (!e.app.status?.reconciledAt || Date.parse(e.app.status.reconciledAt) < Date.parse(since!)),
+        (e): e is Entry & { app: Application } =>
+            !!e.app && (!e.app.status?.reconciledAt || Date.parse(e.app.status.reconciledAt) < Date.parse(changedAt)),
     );
     if (!inGrace && !behind.length) return null;
     return { since, inGrace, behind };
@@ -73,10 +76,10 @@ export function gateFindings(input: FindingsInput): Finding[] {
 }
 
 /** Argo CD 3.6's ErrorOccurred condition with reason ApplicationSetRolloutError: the controller refused the rollout and generated nothing. */
-export function rolloutErrorFindings(appset: any): Finding[] {
+export function rolloutErrorFindings(appset: ApplicationSet): Finding[] {
     return (appset.status?.conditions ?? [])
-        .filter((c: any) => c.type === "ErrorOccurred" && c.status === "True" && c.reason === "ApplicationSetRolloutError")
-        .map((c: any) => ({
+        .filter((c) => c.type === "ErrorOccurred" && c.status === "True" && c.reason === "ApplicationSetRolloutError")
+        .map((c) => ({
             kind: "RolloutError" as const,
             application: null,
             step: null,
@@ -92,7 +95,7 @@ export function rolloutErrorFindings(appset: any): Finding[] {
 }
 
 /** A RollingSync with no steps where Argo CD does not refuse it (3.5): no rollout runs at all. */
-export function noStepsFinding(appset: any): Finding {
+export function noStepsFinding(appset: ApplicationSet): Finding {
     return {
         kind: "NoSteps",
         application: null,

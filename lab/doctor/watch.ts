@@ -9,6 +9,7 @@ import * as http from "http";
 import * as os from "os";
 import { Clock } from "../ports/clock";
 import { ClusterPort, KindCache } from "../ports/cluster";
+import type { AppProject, Application, ApplicationSet, KubeEvent } from "../argo/types";
 import { FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
 import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
@@ -37,19 +38,22 @@ export async function readLive(cluster: ClusterPort): Promise<Dump> {
  * attempt. A change of anything else (reconciledAt every few minutes, resources' details, managed
  * fields) calls for no new round.
  */
-export function rolloutSignature(obj: any): string {
-    const st = obj?.status ?? {};
-    if (obj?.kind === "ApplicationSet")
+export function rolloutSignature(obj: Application | ApplicationSet): string {
+    if (obj?.kind === "ApplicationSet") {
+        const st = (obj as ApplicationSet).status ?? {};
         return JSON.stringify([
             obj.metadata?.generation,
             obj.metadata?.deletionTimestamp,
-            (st.applicationStatus ?? []).map((e: any) => [e.application, e.status, e.step, e.targetRevisions]),
-            (st.conditions ?? []).map((c: any) => [c.type, c.status, c.reason, c.message]),
+            (st.applicationStatus ?? []).map((e) => [e.application, e.status, e.step, e.targetRevisions]),
+            (st.conditions ?? []).map((c) => [c.type, c.status, c.reason, c.message]),
         ]);
+    }
+    const app = obj as Application;
+    const st = app?.status ?? {};
     const op = st.operationState;
     return JSON.stringify([
-        obj?.metadata?.deletionTimestamp,
-        !!obj?.operation,
+        app?.metadata?.deletionTimestamp,
+        !!app?.operation,
         st.sync?.status,
         st.sync?.revision,
         st.health?.status,
@@ -66,7 +70,7 @@ export function rolloutSignature(obj: any): string {
  */
 export class RolloutChanges {
     private readonly seen = new Map<string, string>();
-    changed(obj: any, deleted: boolean): boolean {
+    changed(obj: Application | ApplicationSet, deleted: boolean): boolean {
         const key = obj?.metadata?.uid ?? `${obj?.kind}/${obj?.metadata?.namespace}/${obj?.metadata?.name}`;
         if (deleted) {
             this.seen.delete(key);
@@ -85,7 +89,7 @@ export class RolloutChanges {
  * round lists that kind instead. `onChange` says when the watches brought a change a diagnosis turns on.
  */
 export class LiveReader {
-    private caches?: { sets: KindCache; apps: KindCache };
+    private caches?: { sets: KindCache<ApplicationSet>; apps: KindCache<Application> };
     private readonly listeners = new Set<() => void>();
     private readonly changes = new RolloutChanges();
     constructor(private readonly cluster: ClusterPort) {}
@@ -121,7 +125,7 @@ export class LiveReader {
     }
 }
 
-async function readCauses(cluster: ClusterPort, applicationSets: any[], applications: any[]): Promise<Dump> {
+async function readCauses(cluster: ClusterPort, applicationSets: ApplicationSet[], applications: Application[]): Promise<Dump> {
     const first = diagnose(
         { applicationSets, applications, jobs: [], pods: [] },
         { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY },
@@ -132,11 +136,11 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
     // ahead of its step): their hook Jobs and Pods' logs are their findings' evidence. At most
     // MAX_FAILED_NAMESPACES of those, so a fleet with many failed syncs still costs a round a few reads;
     // past them a finding's evidence is what the Application's sync result says of its hook.
-    const failedOwnSync = (a: any) => {
+    const failedOwnSync = (a: Application) => {
         const op = a.status?.operationState;
-        return FAILED_PHASES.includes(op?.phase) || (op?.phase === "Running" && Number(op?.retryCount ?? 0) > 0);
+        return FAILED_PHASES.includes(op?.phase ?? "") || (op?.phase === "Running" && Number(op?.retryCount ?? 0) > 0);
     };
-    const destination = (a: any): string | undefined => a.spec?.destination?.namespace;
+    const destination = (a: Application): string | undefined => a.spec?.destination?.namespace;
     const blockingNamespaces = applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map(destination);
     const failedNamespaces = [...new Set(applications.filter(failedOwnSync).map(destination).filter(Boolean))]
         .filter((ns) => !blockingNamespaces.includes(ns))
@@ -151,7 +155,7 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
             .filter(
                 (j) =>
                     j.metadata?.annotations?.[HOOK_ANNOTATION] &&
-                    (j.status?.conditions ?? []).some((c: any) => c.type === "Failed" && c.status === "True"),
+                    (j.status?.conditions ?? []).some((c) => c.type === "Failed" && c.status === "True"),
             )
             .map((j) => `${j.metadata.namespace}/${j.metadata.name}`),
     );
@@ -160,7 +164,7 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
         const job = p.metadata?.labels?.["job-name"] ?? p.metadata?.labels?.["batch.kubernetes.io/job-name"];
         if (!job || !failedHooks.has(`${p.metadata.namespace}/${job}`) || p.status?.phase !== "Failed") continue;
         logs[`${p.metadata.namespace}/${p.metadata.name}`] = await cluster
-            .readPodLog(p.metadata.namespace, p.metadata.name, { tailLines: 20, limitBytes: 4096 })
+            .readPodLog(p.metadata.namespace ?? "", p.metadata.name, { tailLines: 20, limitBytes: 4096 })
             .catch(() => "");
     }
     // the AppProjects of the blocking Applications, for their sync windows; a role without them reads on without
@@ -169,7 +173,9 @@ async function readCauses(cluster: ClusterPort, applicationSets: any[], applicat
             applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map((a) => a.metadata?.namespace),
         ),
     ] as string[];
-    const appProjects = (await Promise.all(projectNamespaces.map((ns) => cluster.listAppProjects(ns).catch((): any[] => [])))).flat();
+    const appProjects = (
+        await Promise.all(projectNamespaces.map((ns) => cluster.listAppProjects(ns).catch((): AppProject[] => [])))
+    ).flat();
     return { applicationSets, applications, jobs, pods, logs, appProjects };
 }
 
@@ -179,7 +185,7 @@ export function rolloutEvent(
     reason: string,
     message: string,
     now: Date,
-): any {
+): KubeEvent {
     const ts = rfc3339(now);
     return {
         apiVersion: "v1",
@@ -294,7 +300,7 @@ const ROUND_SHARE = 5;
  * until stopped. A change during a round brings the next one. A failing round is `onError`'s to
  * report; the loop goes on.
  */
-export async function watchRounds(round: () => Promise<void>, o: RoundOptions, onError: (e: any) => void = () => {}): Promise<void> {
+export async function watchRounds(round: () => Promise<void>, o: RoundOptions, onError: (e: unknown) => void = () => {}): Promise<void> {
     let changed = false;
     const off = o.changes?.(() => (changed = true));
     try {
@@ -335,7 +341,7 @@ export function serveMetrics(watcher: RolloutWatcher, port: number, host = "0.0.
         );
     });
     return new Promise((resolve, reject) => {
-        server.once("error", (e: any) =>
+        server.once("error", (e: NodeJS.ErrnoException) =>
             reject(
                 e?.code === "EADDRINUSE"
                     ? new Error(`port ${port} is in use by another process: choose another --metrics-port (or stop that process)`)

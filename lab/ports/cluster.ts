@@ -5,6 +5,24 @@
  */
 import type * as k8sTypes from "@kubernetes/client-node";
 import { ARGOCD_NAMESPACE } from "../argo/application";
+import type {
+    AppProject,
+    Application,
+    ApplicationSet,
+    ApplicationSetSpec,
+    ConfigMap,
+    Job,
+    KubeEvent,
+    Namespace,
+    Pod,
+    Workload,
+} from "../argo/types";
+
+/** The object each Argo CD kind the port follows holds. */
+export interface ArgoKinds {
+    applicationsets: ApplicationSet;
+    applications: Application;
+}
 
 export interface JsonPatchOp {
     op: "add" | "remove" | "replace" | "test";
@@ -13,50 +31,50 @@ export interface JsonPatchOp {
 }
 
 /** A local copy of every object of one kind, kept current by a watch (an informer). */
-export interface KindCache {
+export interface KindCache<T> {
     /** Every object as last seen. */
-    list(): any[];
+    list(): T[];
     /** False after the watch broke and until it is listed again (then read with a list instead). */
     healthy(): boolean;
     /** Calls `listener` with each object the watch brings (added, changed or deleted); returns what unsubscribes it. */
-    onChange(listener: (obj: any, deleted: boolean) => void): () => void;
+    onChange(listener: (obj: T, deleted: boolean) => void): () => void;
     stop(): Promise<void>;
 }
 
 export interface ClusterPort {
     /** Which cluster this is, for a person: the kubeconfig's context and server. */
     readonly where?: string;
-    getApplication(name: string, namespace?: string): Promise<any | null>;
-    listApplications(namespace?: string): Promise<any[]>;
+    getApplication(name: string, namespace?: string): Promise<Application | null>;
+    listApplications(namespace?: string): Promise<Application[]>;
     /** Merge-patches metadata.annotations of an Application (e.g. the refresh annotation). */
     annotateApplication(name: string, annotations: Record<string, string>, namespace?: string): Promise<void>;
-    getApplicationSet(name: string, namespace?: string): Promise<any | null>;
-    listApplicationSets(namespace?: string): Promise<any[]>;
+    getApplicationSet(name: string, namespace?: string): Promise<ApplicationSet | null>;
+    listApplicationSets(namespace?: string): Promise<ApplicationSet[]>;
     /** The AppProjects (their sync windows). */
-    listAppProjects(namespace?: string): Promise<any[]>;
-    createApplicationSet(obj: any): Promise<any>;
+    listAppProjects(namespace?: string): Promise<AppProject[]>;
+    createApplicationSet(obj: ApplicationSet): Promise<unknown>;
     /** RFC 6902 JSON patch; `test` operations make it conditional. */
-    jsonPatchApplicationSet(name: string, ops: JsonPatchOp[], namespace?: string): Promise<any>;
+    jsonPatchApplicationSet(name: string, ops: JsonPatchOp[], namespace?: string): Promise<unknown>;
     /** Merge-patches the ApplicationSet's spec.template (leaves the generators alone). */
-    patchApplicationSetTemplate(name: string, template: any, namespace?: string): Promise<any>;
+    patchApplicationSetTemplate(name: string, template: ApplicationSetSpec["template"], namespace?: string): Promise<unknown>;
     deleteApplicationSet(name: string, namespace?: string): Promise<void>;
     /** Removes every finalizer of an Application (what Argo CD's controller does when it has deleted the app's resources). */
     removeApplicationFinalizers(name: string, namespace?: string): Promise<void>;
-    getConfigMap(namespace: string, name: string): Promise<any | null>;
+    getConfigMap(namespace: string, name: string): Promise<ConfigMap | null>;
     /** One key of a Secret, decoded; null when the Secret or the key is not there. */
     getSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
-    patchConfigMapData(namespace: string, name: string, data: Record<string, string>): Promise<any>;
+    patchConfigMapData(namespace: string, name: string, data: Record<string, string>): Promise<unknown>;
     deleteNamespace(name: string): Promise<void>;
-    getNamespace(name: string): Promise<any | null>;
+    getNamespace(name: string): Promise<Namespace | null>;
     /** The namespace's finalize subresource with no finalizers: a Terminating namespace goes now. */
     finalizeNamespace(name: string): Promise<void>;
     /** A Deployment or StatefulSet, or null. */
-    getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string): Promise<any | null>;
-    listJobs(namespace?: string): Promise<any[]>;
-    listPods(namespace?: string): Promise<any[]>;
+    getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string): Promise<Workload | null>;
+    listJobs(namespace?: string): Promise<Job[]>;
+    listPods(namespace?: string): Promise<Pod[]>;
     /** The tail of a Pod's log (pods/log), at most `limitBytes`. */
     readPodLog(namespace: string, name: string, opts?: { tailLines?: number; limitBytes?: number }): Promise<string>;
-    createEvent(namespace: string, event: any): Promise<any>;
+    createEvent(namespace: string, event: KubeEvent): Promise<unknown>;
     /** Merge-patches metadata.annotations of an ApplicationSet (e.g. its refresh annotation). */
     annotateApplicationSet(name: string, annotations: Record<string, string>, namespace?: string): Promise<void>;
     /** Creates a namespace with these labels, or adds the labels to the existing one. */
@@ -69,12 +87,15 @@ export interface ClusterPort {
     /** Whether a CustomResourceDefinition (e.g. prometheusrules.monitoring.coreos.com) is installed. */
     hasCrd(name: string): Promise<boolean>;
     /** Creates a namespaced custom object, or replaces the existing one's spec, labels and annotations. */
-    putCustomObject(obj: any, plural: string): Promise<void>;
+    putCustomObject(
+        obj: { apiVersion: string; kind: string; metadata: { name: string; namespace: string } },
+        plural: string,
+    ): Promise<void>;
     /**
      * Lists ApplicationSets or Applications once and then follows them with a watch (client-node's
      * informer); a broken watch is started again (a list, then a watch) after `retryMs`.
      */
-    cacheArgo(plural: "applicationsets" | "applications", opts?: { retryMs?: number }): Promise<KindCache>;
+    cacheArgo<P extends keyof ArgoKinds>(plural: P, opts?: { retryMs?: number }): Promise<KindCache<ArgoKinds[P]>>;
     /** Deletes a namespaced custom object (nothing if it is gone). */
     deleteCustomObject(apiVersion: string, plural: string, namespace: string, name: string): Promise<void>;
 }
@@ -89,7 +110,30 @@ function clientNode(): typeof k8sTypes {
     return require("@kubernetes/client-node");
 }
 
-function isNotFound(e: any): boolean {
+/** What client-node's errors (and Node's network errors) carry, as far as the port reads them. */
+interface ApiError {
+    code?: number | string;
+    statusCode?: number;
+    response?: { statusCode?: number };
+    body?: unknown;
+    message?: string;
+    cause?: { code?: string };
+}
+
+const apiError = (e: unknown): ApiError => (e && typeof e === "object" ? (e as ApiError) : { message: String(e) });
+
+/** An error of the port: one line, with the API's status code where there was an answer. */
+export class ClusterError extends Error {
+    constructor(
+        message: string,
+        readonly code?: number | string,
+    ) {
+        super(message);
+    }
+}
+
+function isNotFound(err: unknown): boolean {
+    const e = apiError(err);
     return e?.code === 404 || e?.statusCode === 404 || e?.response?.statusCode === 404;
 }
 
@@ -103,9 +147,10 @@ async function orNull<T>(p: Promise<T>): Promise<T | null> {
 }
 
 /** Turns an API error into one readable line: what was asked, the status, the server's message. */
-function explain(what: string, e: any): Error {
-    const body = e?.body;
-    let msg = typeof body === "string" ? body : body?.message;
+function explain(what: string, err: unknown): Error {
+    const e = apiError(err);
+    const body = e.body;
+    let msg: unknown = typeof body === "string" ? body : (body as { message?: unknown } | undefined)?.message;
     try {
         if (typeof body === "string") msg = JSON.parse(body).message ?? body;
     } catch {
@@ -117,15 +162,14 @@ function explain(what: string, e: any): Error {
         String(msg ?? "").split("\n")[0] ||
         /^Message: (.*)$/m.exec(String(e?.message ?? ""))?.[1] ||
         String(e?.message ?? e).split("\n")[0];
-    const err = new Error(
+    return new ClusterError(
         unreachable
             ? `${what}: ${unreachable}`
             : e?.code === 401
               ? `${what}: the API server refused the kubeconfig's credentials (401 ${said}): is it this cluster's kubeconfig, with its current token? (--kubeconfig FILE)`
               : `${what}: ${e?.code ? `HTTP ${e.code} ` : ""}${said}`,
+        e?.code,
     );
-    (err as any).code = e?.code;
-    return err;
 }
 
 /** What to do when no answer came at all: the network errors Node names, each as one line; undefined for an answer. */
@@ -139,7 +183,8 @@ const UNREACHABLE: Record<string, (server: string) => string> = {
     EHOSTUNREACH: (s) => `no route to ${s}: is the cluster reachable from this host?`,
 };
 
-function unreachableLine(e: any): string | undefined {
+function unreachableLine(err: unknown): string | undefined {
+    const e = apiError(err);
     const text = String(e?.message ?? "");
     // @kubernetes/client-node refuses a plain-http server before asking it (its message names no server)
     if (text.includes("HTTP protocol is not allowed"))
@@ -170,8 +215,8 @@ export class KubeCluster implements ClusterPort {
         const kc = new this.k8s.KubeConfig();
         try {
             kc.loadFromString(kubeconfig);
-        } catch (e: any) {
-            throw new Error(`the kubeconfig could not be read: ${e.message}`);
+        } catch (e) {
+            throw new Error(`the kubeconfig could not be read: ${apiError(e).message}`);
         }
         if (!kc.getCurrentCluster()) throw new Error("the kubeconfig names no current cluster");
         this.kc = kc;
@@ -204,15 +249,15 @@ export class KubeCluster implements ClusterPort {
         });
         try {
             return await Promise.race([f(), deadline]);
-        } catch (e: any) {
-            if (String(e?.message).includes("no answer from the Kubernetes API")) throw e;
+        } catch (e) {
+            if (String(apiError(e).message).includes("no answer from the Kubernetes API")) throw e;
             throw explain(what, e);
         } finally {
             clearTimeout(timer);
         }
     }
 
-    private async getArgo(plural: string, name: string, namespace: string) {
+    private async getArgo<T>(plural: string, name: string, namespace: string): Promise<T | null> {
         return this.call(`get ${plural}/${name}`, () =>
             orNull(this.custom.getNamespacedCustomObject({ ...ARGO, namespace, plural, name })),
         );
@@ -222,19 +267,19 @@ export class KubeCluster implements ClusterPort {
      * Every page of a list (`limit` / `continue`): a cluster with thousands of objects answers in
      * pieces, each within the call's deadline, instead of one response of hundreds of megabytes.
      */
-    private async paged(what: string, page: (cont: string | undefined) => Promise<any>): Promise<any[]> {
-        const items: any[] = [];
+    private async paged<T>(what: string, page: (cont: string | undefined) => Promise<unknown>): Promise<T[]> {
+        const items: T[] = [];
         let cont: string | undefined;
         do {
-            const res: any = await this.call(what, () => page(cont));
+            const res = (await this.call(what, () => page(cont))) as { items?: T[]; metadata?: { _continue?: string; continue?: string } };
             items.push(...(res?.items ?? []));
             cont = res?.metadata?._continue ?? res?.metadata?.continue ?? undefined;
         } while (cont);
         return items;
     }
 
-    private async listArgo(plural: string, namespace?: string): Promise<any[]> {
-        return this.paged(`list ${plural}`, (_continue) =>
+    private async listArgo<T>(plural: string, namespace?: string): Promise<T[]> {
+        return this.paged<T>(`list ${plural}`, (_continue) =>
             namespace
                 ? this.custom.listNamespacedCustomObject({ ...ARGO, namespace, plural, limit: PAGE, _continue })
                 : this.custom.listClusterCustomObject({ ...ARGO, plural, limit: PAGE, _continue }),
@@ -242,10 +287,10 @@ export class KubeCluster implements ClusterPort {
     }
 
     getApplication(name: string, namespace = ARGOCD_NAMESPACE) {
-        return this.getArgo("applications", name, namespace);
+        return this.getArgo<Application>("applications", name, namespace);
     }
     listApplications(namespace?: string) {
-        return this.listArgo("applications", namespace);
+        return this.listArgo<Application>("applications", namespace);
     }
     async annotateApplication(name: string, annotations: Record<string, string>, namespace = ARGOCD_NAMESPACE) {
         await this.call(`annotate applications/${name}`, () =>
@@ -256,17 +301,22 @@ export class KubeCluster implements ClusterPort {
         );
     }
     getApplicationSet(name: string, namespace = ARGOCD_NAMESPACE) {
-        return this.getArgo("applicationsets", name, namespace);
+        return this.getArgo<ApplicationSet>("applicationsets", name, namespace);
     }
     listApplicationSets(namespace?: string) {
-        return this.listArgo("applicationsets", namespace);
+        return this.listArgo<ApplicationSet>("applicationsets", namespace);
     }
     listAppProjects(namespace?: string) {
-        return this.listArgo("appprojects", namespace);
+        return this.listArgo<AppProject>("appprojects", namespace);
     }
-    createApplicationSet(obj: any) {
+    createApplicationSet(obj: ApplicationSet) {
         return this.call(`create applicationsets/${obj.metadata.name}`, () =>
-            this.custom.createNamespacedCustomObject({ ...ARGO, namespace: obj.metadata.namespace, plural: "applicationsets", body: obj }),
+            this.custom.createNamespacedCustomObject({
+                ...ARGO,
+                namespace: obj.metadata.namespace ?? ARGOCD_NAMESPACE,
+                plural: "applicationsets",
+                body: obj,
+            }),
         );
     }
     jsonPatchApplicationSet(name: string, ops: JsonPatchOp[], namespace = ARGOCD_NAMESPACE) {
@@ -277,7 +327,7 @@ export class KubeCluster implements ClusterPort {
             ),
         );
     }
-    patchApplicationSetTemplate(name: string, template: any, namespace = ARGOCD_NAMESPACE) {
+    patchApplicationSetTemplate(name: string, template: ApplicationSetSpec["template"], namespace = ARGOCD_NAMESPACE) {
         return this.call(`patch applicationsets/${name}`, () =>
             this.custom.patchNamespacedCustomObject(
                 { ...ARGO, namespace, plural: "applicationsets", name, body: { spec: { template } } },
@@ -301,7 +351,9 @@ export class KubeCluster implements ClusterPort {
         );
     }
     getConfigMap(namespace: string, name: string) {
-        return this.call(`get configmaps/${name} -n ${namespace}`, () => orNull(this.core.readNamespacedConfigMap({ name, namespace })));
+        return this.call(`get configmaps/${name} -n ${namespace}`, () =>
+            orNull(this.core.readNamespacedConfigMap({ name, namespace }) as Promise<ConfigMap>),
+        );
     }
     async getSecretValue(namespace: string, name: string, key: string) {
         const secret = await this.call(`get secrets/${name} -n ${namespace}`, () =>
@@ -319,7 +371,7 @@ export class KubeCluster implements ClusterPort {
         await this.call(`delete namespaces/${name}`, () => orNull(this.core.deleteNamespace({ name })));
     }
     getNamespace(name: string) {
-        return this.call(`get namespaces/${name}`, () => orNull(this.core.readNamespace({ name })));
+        return this.call(`get namespaces/${name}`, () => orNull(this.core.readNamespace({ name }) as Promise<Namespace>));
     }
     async finalizeNamespace(name: string) {
         await this.call(`finalize namespaces/${name}`, () =>
@@ -333,35 +385,37 @@ export class KubeCluster implements ClusterPort {
     }
     getWorkload(kind: "Deployment" | "StatefulSet", namespace: string, name: string) {
         return this.call(`get ${kind.toLowerCase()}s/${name} -n ${namespace}`, () =>
-            orNull<any>(
-                kind === "Deployment"
+            orNull(
+                (kind === "Deployment"
                     ? this.apps.readNamespacedDeployment({ name, namespace })
-                    : this.apps.readNamespacedStatefulSet({ name, namespace }),
+                    : this.apps.readNamespacedStatefulSet({ name, namespace })) as Promise<Workload>,
             ),
         );
     }
     async listJobs(namespace?: string) {
-        return this.paged("list jobs", (_continue) =>
+        return this.paged<Job>("list jobs", (_continue) =>
             namespace
                 ? this.batch.listNamespacedJob({ namespace, limit: PAGE, _continue })
                 : this.batch.listJobForAllNamespaces({ limit: PAGE, _continue }),
         );
     }
     async listPods(namespace?: string) {
-        return this.paged("list pods", (_continue) =>
+        return this.paged<Pod>("list pods", (_continue) =>
             namespace
                 ? this.core.listNamespacedPod({ namespace, limit: PAGE, _continue })
                 : this.core.listPodForAllNamespaces({ limit: PAGE, _continue }),
         );
     }
     async readPodLog(namespace: string, name: string, opts: { tailLines?: number; limitBytes?: number } = {}) {
-        const out: any = await this.call(`logs pods/${name} -n ${namespace}`, () =>
+        const out: unknown = await this.call(`logs pods/${name} -n ${namespace}`, () =>
             this.core.readNamespacedPodLog({ name, namespace, tailLines: opts.tailLines ?? 20, limitBytes: opts.limitBytes ?? 4096 }),
         );
         return String(out ?? "");
     }
-    createEvent(namespace: string, event: any) {
-        return this.call(`create event -n ${namespace}`, () => this.core.createNamespacedEvent({ namespace, body: event }));
+    createEvent(namespace: string, event: KubeEvent) {
+        return this.call(`create event -n ${namespace}`, () =>
+            this.core.createNamespacedEvent({ namespace, body: event as unknown as k8sTypes.CoreV1Event }),
+        );
     }
     async annotateApplicationSet(name: string, annotations: Record<string, string>, namespace = ARGOCD_NAMESPACE) {
         await this.call(`annotate applicationsets/${name}`, () =>
@@ -398,7 +452,7 @@ export class KubeCluster implements ClusterPort {
             this.core.replaceNamespacedConfigMap({
                 name,
                 namespace,
-                body: { ...body, metadata: { ...body.metadata, resourceVersion: (live as any).metadata?.resourceVersion } },
+                body: { ...body, metadata: { ...body.metadata, resourceVersion: live.metadata?.resourceVersion } },
             }),
         );
     }
@@ -408,11 +462,15 @@ export class KubeCluster implements ClusterPort {
             null
         );
     }
-    async putCustomObject(obj: any, plural: string) {
+    async putCustomObject(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace: string } }, plural: string) {
         const [group, version] = String(obj.apiVersion).split("/");
         const { name, namespace } = obj.metadata;
-        const live: any = await this.call(`get ${plural}/${name}`, () =>
-            orNull(this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name })),
+        const live = await this.call(`get ${plural}/${name}`, () =>
+            orNull(
+                this.custom.getNamespacedCustomObject({ group, version, namespace, plural, name }) as Promise<{
+                    metadata?: { resourceVersion?: string };
+                }>,
+            ),
         );
         if (!live) {
             await this.call(`create ${plural}/${name}`, () =>
@@ -431,10 +489,18 @@ export class KubeCluster implements ClusterPort {
             orNull(this.custom.deleteNamespacedCustomObject({ group, version, namespace, plural, name })),
         );
     }
-    async cacheArgo(plural: "applicationsets" | "applications", opts: { retryMs?: number } = {}): Promise<KindCache> {
+    async cacheArgo<P extends keyof ArgoKinds>(plural: P, opts: { retryMs?: number } = {}): Promise<KindCache<ArgoKinds[P]>> {
+        type T = ArgoKinds[P];
         const path = `/apis/${ARGO.group}/${ARGO.version}/${plural}`;
-        const informer = this.k8s.makeInformer<any>(this.kc, path, () =>
-            this.call(`list ${plural}`, () => this.custom.listClusterCustomObject({ ...ARGO, plural }) as any),
+        // the informer's object type must look like a KubernetesObject (client-node's, whose times are Dates): Argo CD's are read as JSON
+        const informer = this.k8s.makeInformer<k8sTypes.KubernetesObject>(this.kc, path, () =>
+            this.call(
+                `list ${plural}`,
+                () =>
+                    this.custom.listClusterCustomObject({ ...ARGO, plural }) as Promise<
+                        k8sTypes.KubernetesListObject<k8sTypes.KubernetesObject>
+                    >,
+            ),
         );
         let healthy = false;
         let stopped = false;
@@ -446,14 +512,14 @@ export class KubeCluster implements ClusterPort {
             // the informer does not restart itself after an error: list and watch again later
             timer = setTimeout(() => informer.start().catch(() => undefined), opts.retryMs ?? 5_000);
         });
-        const listeners = new Set<(obj: any, deleted: boolean) => void>();
-        informer.on("add", (o: any) => listeners.forEach((l) => l(o, false)));
-        informer.on("update", (o: any) => listeners.forEach((l) => l(o, false)));
-        informer.on("delete", (o: any) => listeners.forEach((l) => l(o, true)));
+        const listeners = new Set<(obj: T, deleted: boolean) => void>();
+        informer.on("add", (o) => listeners.forEach((l) => l(o as unknown as T, false)));
+        informer.on("update", (o) => listeners.forEach((l) => l(o as unknown as T, false)));
+        informer.on("delete", (o) => listeners.forEach((l) => l(o as unknown as T, true)));
         await this.call(`watch ${plural}`, () => informer.start());
         healthy = true;
         return {
-            list: () => [...informer.list()],
+            list: () => informer.list() as unknown as T[],
             healthy: () => healthy,
             onChange: (l) => {
                 listeners.add(l);

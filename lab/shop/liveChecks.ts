@@ -21,9 +21,9 @@ const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "
 async function madeByLatestSync(c: ClusterPort): Promise<{ at: string; message: string } | undefined> {
     const op = (await c.getApplication("shop-prod"))?.status?.operationState;
     const made = (op?.syncResult?.resources ?? []).find(
-        (r: any) => r.kind === "ConfigMap" && r.name === "shop-config" && / created$/.test(r.message ?? ""),
+        (r) => r.kind === "ConfigMap" && r.name === "shop-config" && / created$/.test(r.message ?? ""),
     );
-    return made ? { at: op.finishedAt ?? op.startedAt, message: made.message } : undefined;
+    return made ? { at: op?.finishedAt ?? op?.startedAt ?? "", message: made.message ?? "" } : undefined;
 }
 
 const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;

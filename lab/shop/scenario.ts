@@ -212,7 +212,7 @@ async function waitSynced(
 async function configValue(c: Ctx, namespace: string, key: string): Promise<{ value: string; uid: string }> {
     const cm = await c.cluster.getConfigMap(namespace, CM);
     if (!cm) throw new Error(`ConfigMap ${namespace}/${CM} does not exist`);
-    return { value: cm.data?.[key], uid: cm.metadata?.uid };
+    return { value: cm.data?.[key] ?? "", uid: cm.metadata.uid ?? "" };
 }
 
 const valueIs = (c: Ctx, namespace: string, key: string, want: string) => async () => {
@@ -334,7 +334,7 @@ async function prodValueInGit(c: Ctx, key: string): Promise<{ value: string; rev
 async function drift(c: Ctx): Promise<Drift> {
     const before = await c.cluster.getConfigMap(PROD, CM);
     if (!before) throw new Error(`ConfigMap ${PROD}/${CM} does not exist`);
-    const uid: string = before.metadata.uid;
+    const uid = before.metadata.uid ?? "";
     const git = await prodValueInGit(c, "LOG_LEVEL");
     const gitValue = git.value;
     const edited = "debug";
@@ -468,15 +468,11 @@ async function report(c: Ctx, r: ShopResults): Promise<Report> {
     const dev = await c.cluster.getApplication(DEV, c.appset.namespace);
     const prod = await c.cluster.getApplication(PROD, c.appset.namespace);
     // the report says what each environment tracks: it is never written from a missing Application
-    for (const [name, a] of [
-        [DEV, dev],
-        [PROD, prod],
-    ] as const) {
-        if (!a)
-            throw new Error(
-                `Application ${name} does not exist, so the report cannot say what it tracks; nothing was written. Check the ApplicationSet ${c.appset.namespace}/${c.appset.name}, then run again`,
-            );
-    }
+    const missing = !dev ? DEV : !prod ? PROD : null;
+    if (missing || !dev || !prod)
+        throw new Error(
+            `Application ${missing} does not exist, so the report cannot say what it tracks; nothing was written. Check the ApplicationSet ${c.appset.namespace}/${c.appset.name}, then run again`,
+        );
     if (prod.spec?.source?.targetRevision !== RELEASE) {
         throw new Error(
             `Application ${PROD} tracks ${prod.spec?.source?.targetRevision ?? "(nothing)"}, not ${RELEASE} as step 4 pinned it; nothing was written. Put the prod element of the ApplicationSet back on ${RELEASE}, then run again`,
@@ -485,8 +481,8 @@ async function report(c: Ctx, r: ShopResults): Promise<Report> {
     const releaseTip = await c.git.remoteBranch(RELEASE);
     if (!releaseTip) throw new Error(`${RELEASE} does not exist on the remote`);
     return {
-        dev_tracks: dev?.spec?.source?.targetRevision,
-        prod_tracks: prod?.spec?.source?.targetRevision,
+        dev_tracks: dev.spec?.source?.targetRevision ?? "",
+        prod_tracks: prod.spec?.source?.targetRevision ?? "",
         promoted_commit: r.promote!.to,
         drift_seconds: r.drift!.seconds,
         bad_commit_reached_prod: await c.git.isAncestor(r.revert!.bad_commit, releaseTip),

@@ -318,7 +318,7 @@ async function stallSettled(c: Ctx, stall: Stall): Promise<void> {
             if (!app) throw new Error(`${c.prefix} the Application ${blocking} is gone; rebuild the lab (pulumi destroy, then up)`);
             if (app.spec?.source?.path !== `releases/${RELEASES.faulty}`) return { settled: true }; // someone moved on already
             // given up; or succeeded (a learner gave the tenant the extension's keys: the stall is fixed another way); or never synced
-            if (!app.operation && (!op || ["Failed", "Error", "Succeeded"].includes(op.phase))) return { settled: true };
+            if (!app.operation && (!op || ["Failed", "Error", "Succeeded"].includes(op.phase ?? ""))) return { settled: true };
             const started = String(op?.startedAt ?? "");
             waitedOn ??= started;
             if (started !== waitedOn) return { settled: false, again: op, started };

@@ -190,7 +190,7 @@ for (const version of REAL_ARGOCD_VERSIONS)
                 },
                 { timeoutMs: 600_000, intervalMs: 2_000, describe: () => `${RESPEC_APP} never rolled out: ${JSON.stringify(seen)}` },
             );
-            respecOperationStarted = settled.status.operationState.startedAt;
+            respecOperationStarted = settled.status?.operationState?.startedAt ?? "";
             await cluster.jsonPatchApplicationSet(RESPEC.appset, respecNewPath);
             respecFindings = await doctorNames(lab, RESPEC.appset, "HealthyOutOfSync");
             // and it stays so: no sync starts and the entry stays Healthy (a minute: the comparisons that follow the spec change are done by then)

@@ -1,0 +1,97 @@
+/**
+ * Why one Application of a rollout is not Healthy: a failed hook (hooks.ts), a failed or retrying
+ * sync, an error condition, a Degraded resource; and the evidence of an Application's own failed sync.
+ */
+import { ERROR_CONDITION_TYPES, FAILED_PHASES } from "../argo/application";
+import { isoOf, type Application, type ApplicationSetApplicationStatus } from "../argo/types";
+import type { Dump } from "./dump";
+import type { Evidence } from "./findings";
+import { failedHook, HookInfo, hookType, jobFailed, logCommand } from "./hooks";
+
+export interface Cause {
+    reason: string;
+    message: string;
+    hook: HookInfo | null;
+    /** A cause that makes the rollout stuck by itself (failed, erroring, retrying, degraded). */
+    fatal: boolean;
+}
+
+/** Why one Application of the current step is not Healthy yet. */
+export function causeOf(dump: Dump, app: Application | undefined, appStatus: ApplicationSetApplicationStatus | undefined): Cause {
+    if (!app) return { reason: "Missing", message: "the Application does not exist", hook: null, fatal: true };
+    const op = app.status?.operationState;
+    const hook = failedHook(dump, app);
+    const retries = Number(op?.retryCount ?? 0);
+    const errs = (app.status?.conditions ?? []).filter((c) => ERROR_CONDITION_TYPES.includes(c.type));
+    if (hook) {
+        const type = hookType(dump, app, hook);
+        const retrying = op?.phase === "Running" && retries > 0;
+        const where = hook.log
+            ? `: "${hook.log}"`
+            : hook.jobGone && dump.fromFile && !dump.jobs.length && !dump.pods.length
+              ? ` (the dump holds no Jobs or Pods: dump them too, kubectl get ...,jobs,pods -A -o json, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
+              : hook.jobGone
+                ? ` (the Job is gone from the cluster, and its Pods' logs with it: ${retrying ? "the next sync attempt runs" : "a new sync runs"} the hook again, whose log then says why)`
+                : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
+        const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${where}`;
+        return {
+            reason: `${type || "Sync"}HookFailed`,
+            message: retrying ? `${base}; the sync is being retried (attempt ${retries} of ${op?.operation?.retry?.limit ?? 5})` : base,
+            hook,
+            fatal: true,
+        };
+    }
+    if (op?.phase && FAILED_PHASES.includes(op.phase))
+        return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
+    if (op?.phase === "Running" && retries > 0)
+        return { reason: "SyncRetrying", message: op.message ?? `retry ${retries}`, hook: null, fatal: true };
+    if (errs.length) return { reason: errs[0].type, message: errs[0].message ?? "", hook: null, fatal: true };
+    if (app.status?.health?.status === "Degraded") {
+        const degraded = (app.status?.resources ?? [])
+            .filter((r) => r.health?.status === "Degraded")
+            .map((r) => `${r.kind} ${r.namespace ? `${r.namespace}/` : ""}${r.name}${r.health?.message ? `: ${r.health.message}` : ""}`);
+        return {
+            reason: "Degraded",
+            message: degraded.length ? degraded.join("; ") : (app.status.health.message ?? "the Application is Degraded"),
+            hook: null,
+            fatal: true,
+        };
+    }
+    const health = app.status?.health?.status ?? "Unknown";
+    const sync = app.status?.sync?.status ?? "Unknown";
+    return {
+        reason: appStatus?.status ?? health,
+        message: `${appStatus?.message ? `${appStatus.message} ` : ""}(sync ${sync}, health ${health})`.trim(),
+        hook: null,
+        fatal: false,
+    };
+}
+
+/** Why an Application's own sync failed (a failed hook, a failed or erroring operation, retries after failures), with the evidence; null when it did not. */
+export function syncFailure(dump: Dump, app: Application): { reason: string; message: string; evidence: Evidence[] } | null {
+    const c = causeOf(dump, app, undefined);
+    if (!c.hook && !["SyncFailed", "SyncError", "SyncRetrying"].includes(c.reason)) return null;
+    const op = app.status?.operationState ?? {};
+    const ref = `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
+    const evidence: Evidence[] = [
+        { object: ref, field: "status.operationState.phase", value: String(op.phase), time: op.finishedAt ?? op.startedAt },
+        { object: ref, field: "status.operationState.message", value: String(op.message ?? "") },
+    ];
+    if (c.hook) {
+        const hook: HookInfo = c.hook;
+        const job = dump.jobs.find((j) => j.metadata?.namespace === hook.namespace && j.metadata?.name === hook.job);
+        const failed = jobFailed(job);
+        // the Job's own condition where the Job was read; else what the sync result says of the hook (never one as the other)
+        evidence.push(
+            failed
+                ? {
+                      object: `Job ${c.hook.namespace}/${c.hook.job}`,
+                      field: "status.conditions[Failed].reason",
+                      value: String(failed.reason ?? ""),
+                      time: isoOf(failed.lastTransitionTime),
+                  }
+                : { object: ref, field: `status.operationState.syncResult.resources[Job ${c.hook.job}].hookPhase`, value: c.hook.reason },
+        );
+    }
+    return { reason: c.reason, message: c.message, evidence };
+}

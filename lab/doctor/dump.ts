@@ -1,0 +1,44 @@
+/**
+ * What the rollout doctor reads: the Argo CD and Kubernetes objects of a cluster, from a dump file
+ * (`kubectl get ... -A -o json`) or read live (inCluster.ts, watch.ts).
+ */
+import type { AppProject, Application, ApplicationSet, Job, Pod } from "../argo/types";
+
+export interface Dump {
+    applicationSets: ApplicationSet[];
+    applications: Application[];
+    jobs: Job[];
+    pods: Pod[];
+    /** The AppProjects, where the input holds them (their sync windows). */
+    appProjects?: AppProject[];
+    /** The tail of failed hook Pods' logs, by "namespace/pod" (live mode reads them; a dump has none). */
+    logs?: Record<string, string>;
+    /** Read from a file (a dump made by someone, which may leave kinds out), not from the cluster. */
+    fromFile?: boolean;
+}
+
+export class DumpError extends Error {}
+
+/** Reads `kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json` (a v1 List). */
+export function dumpFromList(list: unknown): Dump {
+    const items = (list as { items?: unknown } | null)?.items;
+    if (!list || typeof list !== "object" || !Array.isArray(items)) {
+        throw new DumpError(
+            "the dump is not a Kubernetes List (expected the output of kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json)",
+        );
+    }
+    const dump: Dump = { applicationSets: [], applications: [], jobs: [], pods: [], fromFile: true };
+    for (const [i, item] of items.entries()) {
+        const o = item as { kind?: unknown; metadata?: { name?: unknown } } | null;
+        if (!o || typeof o !== "object" || typeof o.kind !== "string" || typeof o.metadata?.name !== "string") {
+            throw new DumpError(`item ${i} of the dump has no kind or metadata.name`);
+        }
+        // the kind and the name are checked; every other field is read as optional where it is used
+        if (o.kind === "ApplicationSet") dump.applicationSets.push(o as ApplicationSet);
+        else if (o.kind === "Application") dump.applications.push(o as Application);
+        else if (o.kind === "Job") dump.jobs.push(o as Job);
+        else if (o.kind === "Pod") dump.pods.push(o as Pod);
+        else if (o.kind === "AppProject") (dump.appProjects ??= []).push(o as AppProject);
+    }
+    return dump;
+}
