@@ -6,7 +6,8 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { addMissingResource, INCIDENT_MESSAGE, readShopResults, runShopScenario, switchFeatureOn } from "../lab/shop/scenario";
+import { INCIDENT_MESSAGE, readShopResults, runShopScenario } from "../lab/shop/scenario";
+import { addMissingResource, switchFeatureOn } from "../lab/shop/edits";
 import { cannotSyncBecause } from "../lab/argo/application";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { expect, holds } from "./helpers/expect";
@@ -335,7 +336,9 @@ describe("waits that cannot succeed end at once", function () {
 
     it("tells a failed sync, a SyncError and a lasting ComparisonError from states that may still move", () => {
         const sha = "a".repeat(40);
+        const metadata = { name: "shop-dev" };
         const failedOp = {
+            metadata,
             status: {
                 operationState: {
                     phase: "Failed",
@@ -354,15 +357,19 @@ describe("waits that cannot succeed end at once", function () {
             "a failure at another commit says nothing about this one",
         );
         const syncError = {
+            metadata,
             status: {
                 conditions: [{ type: "SyncError", message: `Failed last sync attempt to [${sha}]: one or more objects failed to apply` }],
             },
         };
         assert.match(cannotSyncBecause(syncError, sha, { refreshPending: false })!, /^SyncError: Failed last sync attempt/);
-        const cmp = { status: { conditions: [{ type: "ComparisonError", message: "rpc error" }] } };
+        const cmp = { metadata, status: { conditions: [{ type: "ComparisonError", message: "rpc error" }] } };
         assert.strictEqual(cannotSyncBecause(cmp, sha, { refreshPending: true }), null, "the refresh we asked for may still clear it");
         assert.match(cannotSyncBecause(cmp, sha, { refreshPending: false })!, /ComparisonError after a refresh/);
-        assert.strictEqual(cannotSyncBecause({ status: { operationState: { phase: "Running" } } }, sha, { refreshPending: false }), null);
+        assert.strictEqual(
+            cannotSyncBecause({ metadata, status: { operationState: { phase: "Running" } } }, sha, { refreshPending: false }),
+            null,
+        );
     });
 });
 

@@ -8,7 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
-import { addMissingResource } from "../lab/shop/scenario";
+import { addMissingResource } from "../lab/shop/edits";
 import { expect, expectConsistently, failed, holds, pending, succeeded } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, gitFileParams, renderTemplate } from "../sim/appsetController";

@@ -6,7 +6,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
-import { addMissingResource, switchFeatureOn } from "../lab/shop/scenario";
+import { addMissingResource, switchFeatureOn } from "../lab/shop/edits";
 import { Change } from "../sim/fakeApi";
 import { VirtualClock } from "../sim/clock";
 import { expect, expectConsistently, holds } from "./helpers/expect";

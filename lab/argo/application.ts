@@ -2,6 +2,8 @@
  * Reading Argo CD v3.5.1 Application status (pure functions over the objects).
  */
 
+import type { Application } from "./types";
+
 /** The namespace the upstream install assumes, and where the labs' Applications live. */
 export const ARGOCD_NAMESPACE = "argocd";
 export const REFRESH_ANNOTATION = "argocd.argoproj.io/refresh";
@@ -9,8 +11,10 @@ export const REFRESH_ANNOTATION = "argocd.argoproj.io/refresh";
 export const APPSET_REFRESH_ANNOTATION = "argocd.argoproj.io/application-set-refresh";
 export const ERROR_CONDITION_TYPES = ["ComparisonError", "SyncError", "InvalidSpecError", "UnknownError"];
 
-export function errorConditions(app: any): { type: string; message: string }[] {
-    return (app?.status?.conditions ?? []).filter((c: any) => ERROR_CONDITION_TYPES.includes(c?.type));
+export function errorConditions(app: Application | null | undefined): { type: string; message: string }[] {
+    return (app?.status?.conditions ?? [])
+        .filter((c) => ERROR_CONDITION_TYPES.includes(c?.type))
+        .map((c) => ({ type: c.type, message: c.message ?? "" }));
 }
 
 /**
@@ -22,7 +26,7 @@ export function errorConditions(app: any): { type: string; message: string }[] {
  * Synced"), so a commit that renders exactly like the last synced one (a revert) is Synced at X
  * with no operation at X, ever.
  */
-export function notSyncedBecause(app: any, sha: string, opts: { noOpAllowed?: boolean } = {}): string | null {
+export function notSyncedBecause(app: Application | null | undefined, sha: string, opts: { noOpAllowed?: boolean } = {}): string | null {
     if (!app) return "the Application does not exist";
     const st = app.status ?? {};
     if (st.sync?.status !== "Synced") return `sync status is ${st.sync?.status ?? "(none)"}`;
@@ -45,12 +49,12 @@ export const FAILED_PHASES: readonly string[] = ["Failed", "Error"];
  * that a refresh did not clear (`refreshPending`: a refresh annotation is still waiting to be
  * handled, so an error on the app may be from before it).
  */
-export function cannotSyncBecause(app: any, sha: string, opts: { refreshPending: boolean }): string | null {
+export function cannotSyncBecause(app: Application | null | undefined, sha: string, opts: { refreshPending: boolean }): string | null {
     if (!app) return null;
     const st = app.status ?? {};
     const op = st.operationState;
     const opRevision = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
-    if (op && FAILED_PHASES.includes(op.phase) && opRevision === sha)
+    if (op?.phase && FAILED_PHASES.includes(op.phase) && opRevision === sha)
         return `the sync to it ended ${op.phase}: ${op.message ?? "(no message)"}`;
     const conds = errorConditions(app);
     // a SyncError about another commit says nothing about this one
@@ -62,7 +66,7 @@ export function cannotSyncBecause(app: any, sha: string, opts: { refreshPending:
 }
 
 /** One line with everything a person needs to see why an Application is not where we wait for it. */
-export function describeApp(app: any): string {
+export function describeApp(app: Application | null | undefined): string {
     if (!app) return "the Application does not exist";
     const st = app.status ?? {};
     const op = st.operationState;
@@ -73,7 +77,7 @@ export function describeApp(app: any): string {
         `health=${st.health?.status ?? "?"}`,
         `operation=${op ? `${op.phase}${op.message ? ` (${op.message})` : ""}` : "none"}`,
     ];
-    const conds = (st.conditions ?? []).map((c: any) => `${c.type}: ${c.message}`);
+    const conds = (st.conditions ?? []).map((c) => `${c.type}: ${c.message}`);
     parts.push(`conditions=${conds.length ? conds.join("; ") : "none"}`);
     return parts.join(", ");
 }

@@ -5,240 +5,25 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parseDocument, isSeq } from "yaml";
-import {
-    ARGOCD_NAMESPACE,
-    cannotSyncBecause,
-    describeApp,
-    errorConditions,
-    notSyncedBecause,
-    REFRESH_ANNOTATION,
-} from "../argo/application";
-import { ClusterPort } from "../ports/cluster";
+import { ARGOCD_NAMESPACE, describeApp, errorConditions } from "../argo/application";
+import type { Application, ConfigMap } from "../argo/types";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
-import { GitPort } from "../ports/git";
 import { BareRepo } from "../grader/bareRepo";
 import { renderShopConfig } from "./render";
 import { listElements, syncAppSetFile } from "./appset";
 import { APPSET_NAME, ShopLayout } from "./layout";
+import { CM, Ctx, DEFAULT_TIMEOUTS, DEV, PROD, RELEASE, say, ShopScenarioContext, StepTiming } from "./context";
+import { addMissingResource, switchFeatureOn } from "./edits";
+import { configValue, keepRefreshing, valueIs, waitFor, waitSynced } from "./waits";
 import { Drift, Incident, Pin, Promote, Report, ShopResults, SHOP_RESULTS, Revert, SHOP_RESULT_SET } from "./results";
-import { LabStep, runSteps, StepTiming } from "../kit/steps";
+import { LabStep, runSteps } from "../kit/steps";
 import { secs, short } from "../kit/text";
-import { waitSaid } from "../kit/wait";
-import { Clock, realClock } from "../ports/clock";
+import { realClock } from "../ports/clock";
 
-// ---------------------------------------------------------------------------------------------
-// Context
+export type { ShopScenarioContext, ShopScenarioTimeouts, StepTiming } from "./context";
 
-export interface ShopScenarioTimeouts {
-    /** Deadline of one "synced to commit X" wait. */
-    syncMs: number;
-    /** Deadline for selfHeal to undo the drift. */
-    driftMs: number;
-    /** Deadline for the ComparisonError to show on shop-dev. */
-    errorMs: number;
-    /** Time between two looks at an Application. */
-    pollMs: number;
-    /** Time between two looks at the drifted ConfigMap (0.25-0.5 s; docs/shop-lab.md says 0.5-1 s: 0.5 s fits both). */
-    driftPollMs: number;
-    /** While waiting, refresh again when this long has passed since the last refresh and Argo CD has not moved. */
-    refreshEveryMs: number;
-}
-
-export const DEFAULT_TIMEOUTS: ShopScenarioTimeouts = {
-    syncMs: 300_000,
-    driftMs: 120_000,
-    errorMs: 180_000,
-    pollMs: 1_000,
-    driftPollMs: 500,
-    refreshEveryMs: 20_000,
-};
-
-export type { StepTiming };
-
-export interface ShopScenarioContext {
-    layout: ShopLayout;
-    git: GitPort;
-    cluster: ClusterPort;
-    log: (line: string) => void;
-    timeouts?: Partial<ShopScenarioTimeouts>;
-    appset?: { name: string; namespace: string; repoURL?: string };
-    /** The clock waits and measurements are on (default: the real one). */
-    clock?: Clock;
-    /**
-     * Ask Argo CD to look at Git now (the refresh annotation) instead of waiting for its poll
-     * (default true). The bench turns it off to measure what a naive, poll-only script would wait.
-     */
-    refresh?: boolean;
-}
-
-interface Ctx extends Required<Omit<ShopScenarioContext, "timeouts">> {
-    t: ShopScenarioTimeouts;
-    waitMs: number;
-    prefix: string;
-}
-
-const DEV = "shop-dev";
-const PROD = "shop-prod";
-const CM = "shop-config";
-const RELEASE = "release/prod";
 export const INCIDENT_MESSAGE = "Enable FEATURE_CHECKOUT_V2 in base (meant for dev) (lab step 3)";
 export const BAD_MESSAGE = "dev: add missing.yaml to resources (lab step 7)";
-
-function say(c: Ctx, line: string) {
-    c.log(`${c.prefix} ${line}`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Waiting on Argo CD
-
-/** Polls with a deadline and counts the time as waiting on Argo CD. */
-async function waitFor<T>(
-    c: Ctx,
-    what: string,
-    look: () => Promise<T | undefined>,
-    timeoutMs: number,
-    intervalMs: number,
-    describe: () => string,
-    between?: (elapsed: number) => Promise<void>,
-): Promise<T> {
-    const start = Date.now();
-    try {
-        return await waitSaid({ say: (l) => say(c, l), clock: c.clock }, what, look, { timeoutMs, intervalMs, describe, between });
-    } finally {
-        c.waitMs += Date.now() - start;
-    }
-}
-
-/** Asks Argo CD to look at Git now. False when the Application does not exist (yet). */
-async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<boolean> {
-    if (!c.refresh) return false; // poll-only: wait for Argo CD's own look at Git
-    try {
-        await c.cluster.annotateApplication(app, { [REFRESH_ANNOTATION]: kind }, c.appset.namespace);
-        return true;
-    } catch (e: any) {
-        // the ApplicationSet controller may not have generated it yet: the wait polls until it exists
-        if (e?.code === 404) return false;
-        throw e;
-    }
-}
-
-/** A refresh kept going while a wait lasts. */
-interface Refresher {
-    /** Call between two looks: refreshes again once Argo CD has handled the last refresh and nothing moved for `refreshEveryMs`, or at once when `urgent`. */
-    again(last: any, urgent?: boolean): Promise<void>;
-    /** How many of our refreshes Argo CD has handled (removed) since the wait began. */
-    handled(): number;
-}
-
-/**
- * Refreshes an Application now, and again between looks (see Refresher). A comparison already
- * running when a refresh was asked for can remove the annotation without having seen it, so only a
- * refresh asked for after another one was handled is sure to have been compared afresh.
- */
-async function keepRefreshing(c: Ctx, app: string, kind: "normal" | "hard"): Promise<Refresher> {
-    let lastRefresh = c.clock.now();
-    let ours = await refresh(c, app, kind); // our annotation is on the Application, not yet seen handled
-    let missed = !ours; // the last try found no Application (not generated yet)
-    let handled = 0;
-    return {
-        handled: () => handled,
-        async again(last, urgent = false) {
-            if (!c.refresh || !last) return;
-            if (last.metadata?.annotations?.[REFRESH_ANNOTATION]) return; // not handled yet
-            if (ours) {
-                handled++;
-                ours = false;
-            }
-            if (missed || urgent || c.clock.now() - lastRefresh >= c.t.refreshEveryMs) {
-                lastRefresh = c.clock.now();
-                ours = await refresh(c, app, kind);
-                missed = !ours;
-            }
-        },
-    };
-}
-
-/**
- * Waits until the Application is synced to `sha` (the full definition in docs/argocd-v3.5.1.md), tracks
- * `targetRevision`, and `check` (if given) holds. Triggers a refresh first instead of sitting out
- * Argo CD's 3-minute poll, and again whenever the last one was handled and nothing moved.
- */
-async function waitSynced(
-    c: Ctx,
-    app: string,
-    sha: string,
-    opts: {
-        targetRevision?: string;
-        refresh?: "normal" | "hard";
-        noOpAllowed?: boolean;
-        check?: (app: any) => Promise<string | null>;
-    } = {},
-): Promise<any> {
-    let last: any = null;
-    let lastWhy = "";
-    const refresher = await keepRefreshing(c, app, opts.refresh ?? "normal");
-    return waitFor(
-        c,
-        `${app} synced to ${short(sha)}${opts.targetRevision ? ` tracking ${opts.targetRevision}` : ""}`,
-        async () => {
-            last = await c.cluster.getApplication(app, c.appset.namespace);
-            let why = notSyncedBecause(last, sha, { noOpAllowed: opts.noOpAllowed });
-            if (!why && opts.targetRevision && last.spec?.source?.targetRevision !== opts.targetRevision) {
-                why = `targetRevision is ${last.spec?.source?.targetRevision}`;
-            }
-            if (!why && opts.check) why = await opts.check(last);
-            lastWhy = why ?? "";
-            if (!why) return last;
-            // a state that can never turn into "synced" ends the wait now, not at the deadline; a
-            // ComparisonError counts only once a refresh asked for after another was handled saw it
-            const afresh = c.refresh && refresher.handled() >= 2; // poll-only: no way to know it is afresh
-            const hopeless = cannotSyncBecause(last, sha, {
-                refreshPending: !afresh || !!last?.metadata?.annotations?.[REFRESH_ANNOTATION],
-            });
-            if (hopeless)
-                throw new Error(`Application ${app} cannot become synced to ${sha}: ${hopeless}. Last status: ${describeApp(last)}`);
-            return undefined;
-        },
-        c.t.syncMs,
-        c.t.pollMs,
-        () =>
-            `timed out after ${secs(c.t.syncMs)} waiting for Application ${app} to be synced to ${sha}: ${lastWhy}. Last status: ${describeApp(last)}`,
-        // an error condition is worth a second look at once
-        () => refresher.again(last, errorConditions(last).length > 0),
-    );
-}
-
-async function configValue(c: Ctx, namespace: string, key: string): Promise<{ value: string; uid: string }> {
-    const cm = await c.cluster.getConfigMap(namespace, CM);
-    if (!cm) throw new Error(`ConfigMap ${namespace}/${CM} does not exist`);
-    return { value: cm.data?.[key] ?? "", uid: cm.metadata.uid ?? "" };
-}
-
-const valueIs = (c: Ctx, namespace: string, key: string, want: string) => async () => {
-    const { value } = await configValue(c, namespace, key);
-    return value === want ? null : `ConfigMap ${namespace}/${CM} has ${key}=${value}, want ${want}`;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Repository edits (pure text functions, tested on their own)
-
-/** base/configmap.yaml with FEATURE_CHECKOUT_V2 set to "on" (quoted: YAML 1.1 reads a bare on as a boolean). */
-export function switchFeatureOn(text: string): string {
-    const re = /^(\s*FEATURE_CHECKOUT_V2:\s*)("off"|'off'|off)\s*$/m;
-    if (!re.test(text)) throw new Error(`base/configmap.yaml has no FEATURE_CHECKOUT_V2: "off" line to switch on:\n${text}`);
-    return text.replace(re, `$1"on"`);
-}
-
-/** envs/dev/kustomization.yaml with missing.yaml added to resources. */
-export function addMissingResource(text: string): string {
-    const doc = parseDocument(text);
-    const res = doc.get("resources");
-    if (!isSeq(res)) throw new Error(`envs/dev/kustomization.yaml has no resources list:\n${text}`);
-    if (res.items.some((i: any) => String(i?.value ?? i) === "missing.yaml")) return text;
-    res.add("missing.yaml");
-    return doc.toString();
-}
 
 // ---------------------------------------------------------------------------------------------
 // The steps
@@ -351,7 +136,7 @@ async function drift(c: Ctx): Promise<Drift> {
         say(c, `patched ${PROD}/${CM} LOG_LEVEL ${gitValue} -> ${edited} (uid ${uid})`);
     }
     const start = c.clock.now();
-    let last: any = null;
+    let last: ConfigMap | null = null;
     const restored = await waitFor(
         c,
         `selfHeal to put LOG_LEVEL back in ${PROD}/${CM}`,
@@ -366,10 +151,12 @@ async function drift(c: Ctx): Promise<Drift> {
             const v = last.data?.LOG_LEVEL;
             return v !== edited ? (v as string) : undefined;
         },
-        c.t.driftMs,
-        c.t.driftPollMs,
-        () =>
-            `timed out after ${secs(c.t.driftMs)}: ${PROD}/${CM} still has LOG_LEVEL=${last?.data?.LOG_LEVEL}; is selfHeal on for Application ${PROD}?`,
+        {
+            timeoutMs: c.t.driftMs,
+            intervalMs: c.t.driftPollMs,
+            describe: () =>
+                `timed out after ${secs(c.t.driftMs)}: ${PROD}/${CM} still has LOG_LEVEL=${last?.data?.LOG_LEVEL}; is selfHeal on for Application ${PROD}?`,
+        },
     );
     const seconds = Math.max(1, Math.ceil((c.clock.now() - start) / 1000));
     if (restored !== gitValue) throw new Error(`selfHeal put LOG_LEVEL=${restored} back, but Git says ${gitValue}`);
@@ -427,7 +214,7 @@ async function revertBad(c: Ctx, r: ShopResults): Promise<Revert> {
         "missing.yaml in envs/dev resources",
     );
     const refresher = await keepRefreshing(c, DEV, "hard");
-    let lastDev: any = null;
+    let lastDev: Application | null = null;
     const seen = await waitFor(
         c,
         `the ComparisonError on ${DEV}`,
@@ -439,11 +226,13 @@ async function revertBad(c: Ctx, r: ShopResults): Promise<Revert> {
             const prod = await c.cluster.getApplication(PROD, c.appset.namespace);
             return { message: err.message, prodRevision: prod?.status?.sync?.revision as string };
         },
-        c.t.errorMs,
-        c.t.pollMs,
-        () =>
-            `timed out after ${secs(c.t.errorMs)} waiting for a ComparisonError about missing.yaml on ${DEV} (commit ${bad}). Last status: ${describeApp(lastDev)}`,
-        () => refresher.again(lastDev),
+        {
+            timeoutMs: c.t.errorMs,
+            intervalMs: c.t.pollMs,
+            describe: () =>
+                `timed out after ${secs(c.t.errorMs)} waiting for a ComparisonError about missing.yaml on ${DEV} (commit ${bad}). Last status: ${describeApp(lastDev)}`,
+            between: () => refresher.again(lastDev),
+        },
     );
     say(c, `${DEV}: ${errorExcerpt(seen.message).slice(0, 120)}...; ${PROD} at ${seen.prodRevision}`);
     if (seen.prodRevision !== r.promote!.to) {

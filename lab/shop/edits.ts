@@ -1,0 +1,19 @@
+/** The shop scenario's edits of the lab repository: pure text functions, tested on their own. */
+import { isScalar, isSeq, parseDocument } from "yaml";
+
+/** base/configmap.yaml with FEATURE_CHECKOUT_V2 set to "on" (quoted: YAML 1.1 reads a bare on as a boolean). */
+export function switchFeatureOn(text: string): string {
+    const re = /^(\s*FEATURE_CHECKOUT_V2:\s*)("off"|'off'|off)\s*$/m;
+    if (!re.test(text)) throw new Error(`base/configmap.yaml has no FEATURE_CHECKOUT_V2: "off" line to switch on:\n${text}`);
+    return text.replace(re, `$1"on"`);
+}
+
+/** envs/dev/kustomization.yaml with missing.yaml added to resources. */
+export function addMissingResource(text: string): string {
+    const doc = parseDocument(text);
+    const res = doc.get("resources");
+    if (!isSeq(res)) throw new Error(`envs/dev/kustomization.yaml has no resources list:\n${text}`);
+    if (res.items.some((i) => String(isScalar(i) ? i.value : i) === "missing.yaml")) return text;
+    res.add("missing.yaml");
+    return doc.toString();
+}
