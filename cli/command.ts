@@ -11,6 +11,7 @@ import * as path from "path";
 import { closest, distance } from "fastest-levenshtein";
 import { parseArgs, ParseArgsConfig } from "util";
 import { CONFIG_KEYS } from "../lab/platform/stackConfig";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 export const EXIT = { OK: 0, FINDING: 1, USAGE: 2 } as const;
 
@@ -58,8 +59,8 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
         });
         values = parsed.values as Values;
         tokens = parsed.tokens ?? [];
-    } catch (e: any) {
-        const first = String(e.message)
+    } catch (e) {
+        const first = messageOf(e)
             .split("\n")[0]
             .replace(/\. To specify a positional argument.*$/, "");
         const unknown = /^Unknown option '--([^'=]+)'/.exec(first)?.[1];
@@ -177,9 +178,9 @@ export function checkRoot(root: string, option = "--root"): string {
         let st: fs.Stats;
         try {
             st = fs.statSync(p);
-        } catch (e: any) {
-            if ((e.code === "ENOENT" || e.code === "ENOTDIR") && p !== path.dirname(p)) continue;
-            throw new UsageError(`${option} ${root} cannot be used (${e.code ?? e.message} at ${p}); choose another directory`);
+        } catch (e) {
+            if ((codeOf(e) === "ENOENT" || codeOf(e) === "ENOTDIR") && p !== path.dirname(p)) continue;
+            throw new UsageError(`${option} ${root} cannot be used (${codeOf(e) ?? messageOf(e)} at ${p}); choose another directory`);
         }
         if (!st.isDirectory()) throw new UsageError(`${option} ${root}: ${p} is a file, not a directory; choose another ${option}`);
         const type = fs.statfsSync(p).type;
@@ -201,14 +202,14 @@ export function checkRootWritable(abs: string, root: string, option = "--root"):
     while (!fs.existsSync(p) && p !== path.dirname(p)) p = path.dirname(p);
     try {
         fs.accessSync(p, fs.constants.W_OK);
-    } catch (e: any) {
-        if (e.code === "EROFS")
+    } catch (e) {
+        if (codeOf(e) === "EROFS")
             throw new UsageError(
                 `${option} ${root}: ${p} is on a read-only filesystem; choose a directory on a writable disk, e.g. /tmp/gitops-lab`,
             );
-        if (e.code === "EACCES")
+        if (codeOf(e) === "EACCES")
             throw new UsageError(`${option} ${root}: ${p} is not writable by this user; choose another ${option} (or run as its owner)`);
-        throw new UsageError(`${option} ${root} cannot be written (${e.code ?? e.message} at ${p}); choose another directory`);
+        throw new UsageError(`${option} ${root} cannot be written (${codeOf(e) ?? messageOf(e)} at ${p}); choose another directory`);
     }
 }
 
@@ -221,8 +222,8 @@ export async function runCommand(cmd: Command, argv: string[], program = `gitops
             return EXIT.OK;
         }
         return await cmd.run(values);
-    } catch (e: any) {
-        console.error(`${program}: ${e?.message ?? e}`);
+    } catch (e) {
+        console.error(`${program}: ${messageOf(e)}`);
         return e instanceof UsageError ? EXIT.USAGE : EXIT.FINDING;
     }
 }

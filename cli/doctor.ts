@@ -16,6 +16,7 @@ import { parseJson } from "../lab/ports/files";
 import { rfc3339 } from "../lab/kit/text";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 export const DUMP_HINT_COMMAND =
     "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
@@ -26,22 +27,22 @@ function readDump(file: string): Dump {
     let text: string;
     try {
         text = fs.readFileSync(file === "-" ? 0 : file, "utf8");
-    } catch (e: any) {
+    } catch (e) {
         const why: Record<string, string> = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a folder" };
         // a folder is not where the dump goes: a file in it is
-        const to = e.code === "EISDIR" ? path.join(file, "dump.json") : file;
-        throw new Error(`cannot read ${file} (${why[e.code] ?? e.message}): give the file of a dump; ${DUMP_HINT} > ${to}`);
+        const to = codeOf(e) === "EISDIR" ? path.join(file, "dump.json") : file;
+        throw new Error(`cannot read ${file} (${why[String(codeOf(e))] ?? messageOf(e)}): give the file of a dump; ${DUMP_HINT} > ${to}`);
     }
     let list: unknown;
     try {
         list = parseJson(text);
-    } catch (e: any) {
-        throw new Error(`${file} is not JSON (${e.message}); ${DUMP_HINT}`);
+    } catch (e) {
+        throw new Error(`${file} is not JSON (${messageOf(e)}); ${DUMP_HINT}`);
     }
     try {
         return dumpFromList(list);
-    } catch (e: any) {
-        throw new Error(`${file}: ${e.message}`);
+    } catch (e) {
+        throw new Error(`${file}: ${messageOf(e)}`);
     }
 }
 

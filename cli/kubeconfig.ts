@@ -4,6 +4,7 @@ import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
 import { KubeCluster } from "../lab/ports/cluster";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 /** Where a Pod's service account is mounted. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -53,13 +54,15 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
         if (!fs.existsSync(file)) continue;
         try {
             return { file, text: fs.readFileSync(file, "utf8") };
-        } catch (e: any) {
+        } catch (e) {
             // k3s's file is root's alone: another user's kubectl goes on to ~/.kube/config, and so does the doctor
-            if (explicit && e.code === "EISDIR")
+            if (explicit && codeOf(e) === "EISDIR")
                 throw new Error(`the kubeconfig ${file} is a folder: give the kubeconfig file (a simulated lab's is DIR/kubeconfig)`);
             if (explicit)
-                throw new Error(`cannot read the kubeconfig ${file} (${e.code ?? e.message}): run as a user who may, or give another`);
-            unreadable.push(`${file} (${e.code ?? e.message})`);
+                throw new Error(
+                    `cannot read the kubeconfig ${file} (${codeOf(e) ?? messageOf(e)}): run as a user who may, or give another`,
+                );
+            unreadable.push(`${file} (${codeOf(e) ?? messageOf(e)})`);
         }
     }
     const inCluster = explicit ? null : inClusterKubeconfig();
@@ -74,8 +77,8 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
 export function clusterOf(kc: { file: string; text: string }): KubeCluster {
     try {
         return new KubeCluster(kc.text);
-    } catch (e: any) {
-        if (/names no current cluster/.test(e.message)) {
+    } catch (e) {
+        if (/names no current cluster/.test(messageOf(e))) {
             // a kubeconfig with contexts but no current-context (or one naming a context it lacks) is a kubeconfig still
             let contexts: string[] = [];
             try {
@@ -89,6 +92,6 @@ export function clusterOf(kc: { file: string; text: string }): KubeCluster {
                     : `${kc.file} is not a kubeconfig (it names no cluster and no current context): give the cluster's kubeconfig`,
             );
         }
-        throw new Error(`${kc.file}: ${e.message}`);
+        throw new Error(`${kc.file}: ${messageOf(e)}`);
     }
 }

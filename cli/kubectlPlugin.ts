@@ -7,6 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { Command, stringOption, UsageError } from "./command";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 export const PLUGIN_FILE = "kubectl-rollout_doctor";
 
@@ -22,8 +23,8 @@ const alive = (pid: number) => {
     try {
         process.kill(pid, 0);
         return true;
-    } catch (e: any) {
-        return e.code === "EPERM"; // another user's process: it runs
+    } catch (e) {
+        return codeOf(e) === "EPERM"; // another user's process: it runs
     }
 };
 
@@ -59,9 +60,9 @@ export const kubectlPlugin: Command = {
             fs.writeFileSync(tmp, pluginText(doctorBundle().js), { mode: 0o755 });
             fs.chmodSync(tmp, 0o755); // whatever the umask
             fs.renameSync(tmp, file);
-        } catch (e: any) {
+        } catch (e) {
             fs.rmSync(tmp, { force: true });
-            throw new Error(`cannot write ${file} (${e.code ?? e.message}): is ${dir} writable? (choose another with --out)`);
+            throw new Error(`cannot write ${file} (${codeOf(e) ?? messageOf(e)}): is ${dir} writable? (choose another with --out)`);
         }
         const onPath = (process.env.PATH ?? "").split(path.delimiter).some((p) => p && path.resolve(p) === dir);
         console.log(`wrote ${file} (${Math.round(fs.statSync(file).size / 1024)} KB; it needs only node on PATH)`);

@@ -21,6 +21,7 @@ import { isAlive } from "../lab/ports/proc";
 import { pulumiBinPath, pulumiBuilt, pulumiCacheDir } from "../realplane/pulumiBuild";
 import { PULUMI } from "../realplane/versions";
 import { PROJECT_DIR, STACK } from "./stackConfig";
+import { messageOf } from "../lab/ports/errors";
 
 /** The CLI version that matches the SDK the program is pinned to. */
 export const PULUMI_CLI_VERSION = PULUMI.cli.slice(1);
@@ -90,9 +91,9 @@ async function pulumiCommand(
     try {
         const cmd = await PulumiCommand.install({ version, root });
         return { cmd, env: {}, cli: `${root}/bin/pulumi (installed in ${((Date.now() - t0) / 1000).toFixed(1)} s)` };
-    } catch (e: any) {
+    } catch (e) {
         throw new Error(
-            `the Pulumi CLI is not on PATH, not built here (gitops-lab build-real-plane) and could not be installed from ${INSTALL_URL} (${String(e?.message ?? e).split("\n")[0]}); ` +
+            `the Pulumi CLI is not on PATH, not built here (gitops-lab build-real-plane) and could not be installed from ${INSTALL_URL} (${messageOf(e).split("\n")[0]}); ` +
                 `install it (curl -fsSL ${INSTALL_URL} | sh -s -- --version ${PULUMI_CLI_VERSION}) and run again`,
         );
     }
@@ -128,8 +129,8 @@ export async function labStack(log: Log, opts: { existing?: string } = {}): Prom
     const args = { stackName: STACK, projectName: "gitops-lab", program };
     const ws = { workDir: PROJECT_DIR, pulumiCommand: cmd, envVars };
     const stack = opts.existing
-        ? await LocalWorkspace.selectStack(args, ws).catch((e: any) => {
-              throw /no stack named|not found/i.test(String(e?.message)) ? new Error(noStack) : e;
+        ? await LocalWorkspace.selectStack(args, ws).catch((e: unknown) => {
+              throw /no stack named|not found/i.test(messageOf(e)) ? new Error(noStack) : e;
           })
         : await LocalWorkspace.createOrSelectStack(args, ws);
     return { stack, cli };

@@ -22,6 +22,7 @@ import { tenantsLabProgress } from "../lab/tenants/solve";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
+import { messageOf } from "../lab/ports/errors";
 
 export const verify: Command = {
     name: "verify",
@@ -101,14 +102,14 @@ export const verify: Command = {
         if (!values.offline) {
             try {
                 cluster = clusterOf(findKubeconfig(stringOption(values, "kubeconfig")));
-            } catch (e: any) {
+            } catch (e) {
                 // the first step whose checks read the cluster: the shop lab's ApplicationSet (2), the tenants lab's first rollout (1)
                 extra.push({
                     step: which === "shop" ? 2 : 1,
                     check: "the cluster answers",
                     ok: false,
                     expected: "a kubeconfig (or --offline to grade the files and repository only)",
-                    found: e.message,
+                    found: messageOf(e),
                     hint: "give --kubeconfig FILE (or set KUBECONFIG) for the lab's cluster, or --offline to grade the files and repository only",
                 });
             }
@@ -118,13 +119,13 @@ export const verify: Command = {
         if (outputsFile) {
             try {
                 stackOutputs = readStackOutputs(outputsFile);
-            } catch (e: any) {
+            } catch (e) {
                 extra.push({
                     step: 3,
                     check: "the stack outputs can be read",
                     ok: false,
                     expected: `pulumi stack output --json in ${outputsFile}`,
-                    found: e.message,
+                    found: messageOf(e),
                     hint: `make it with: pulumi stack output --json > ${outputsFile} (or gitops-lab outputs > ${outputsFile})`,
                 });
             }

@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CREATED_BY } from "../lab/platform/found";
 import { gitDaemonDeployment, gitDaemonService, GITD_IMAGE, GITD_NAME, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 import { WorkloadsReady } from "./workloadsReady";
+import type { KubeObject } from "../lab/argo/types";
 
 export interface GitDaemonArgs {
     /** The Kubernetes provider of the lab cluster. */
@@ -45,13 +46,23 @@ export class GitDaemon extends pulumi.ComponentResource {
         const dep = gitDaemonDeployment({ hostPath: args.hostPath, image: args.image ?? GITD_IMAGE });
         // pulumi-kubernetes' own awaits are off: the readiness wait below is the deadline that holds (the Service's
         // would wait up to 10 minutes for a ready Pod behind it before the lab's wait could say why there is none)
-        const skipAwait = (m: any) => ({ ...m, annotations: { ...(m.annotations ?? {}), "pulumi.com/skipAwait": "true" } });
+        // the lab's plain manifests (lab/platform/gitDaemon.ts) as Pulumi's input types
+        const skipAwait = (m: KubeObject["metadata"]): k8s.types.input.meta.v1.ObjectMeta => ({
+            name: m?.name,
+            namespace: m?.namespace,
+            labels: m?.labels,
+            annotations: { ...(m?.annotations ?? {}), "pulumi.com/skipAwait": "true" },
+        });
         const metadata = skipAwait(dep.metadata);
-        const deployment = new k8s.apps.v1.Deployment(`${name}-deployment`, { metadata, spec: dep.spec }, { ...k, dependsOn: ns });
+        const deployment = new k8s.apps.v1.Deployment(
+            `${name}-deployment`,
+            { metadata, spec: dep.spec as k8s.types.input.apps.v1.DeploymentSpec },
+            { ...k, dependsOn: ns },
+        );
         const svc = gitDaemonService();
         const service = new k8s.core.v1.Service(
             `${name}-service`,
-            { metadata: skipAwait(svc.metadata), spec: svc.spec },
+            { metadata: skipAwait(svc.metadata), spec: svc.spec as k8s.types.input.core.v1.ServiceSpec },
             { ...k, dependsOn: ns },
         );
         const ready = new WorkloadsReady(

@@ -1,6 +1,7 @@
 import * as fs from "fs";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 export interface K3sArgs {
     /**
@@ -127,9 +128,9 @@ export class K3s extends pulumi.ComponentResource {
             let text: string;
             try {
                 text = fs.readFileSync(args.kubeconfigPath, "utf8");
-            } catch (e: any) {
+            } catch (e) {
                 throw new Error(
-                    `kubeconfigPath ${args.kubeconfigPath} cannot be read (${e.code ?? e.message}); point it at the cluster's kubeconfig or unset it to install k3s`,
+                    `kubeconfigPath ${args.kubeconfigPath} cannot be read (${codeOf(e) ?? messageOf(e)}); point it at the cluster's kubeconfig or unset it to install k3s`,
                 );
             }
             this.kubeconfig = pulumi.secret(text);

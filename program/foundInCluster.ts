@@ -7,6 +7,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
 import { ClusterReads, Found, foundBeforeStack } from "../lab/platform/found";
+import { codeOf, stderrOf } from "../lab/ports/errors";
 
 function kubectlJson(kubeconfig: string, args: string[]): any {
     try {
@@ -16,14 +17,8 @@ function kubectlJson(kubeconfig: string, args: string[]): any {
             stdio: ["ignore", "pipe", "pipe"],
         });
         return out.trim() ? JSON.parse(out) : undefined;
-    } catch (e: any) {
-        const why =
-            e.code === "ENOENT"
-                ? "kubectl is not on PATH"
-                : String(e.stderr || e.message)
-                      .trim()
-                      .split("\n")
-                      .pop();
+    } catch (e) {
+        const why = codeOf(e) === "ENOENT" ? "kubectl is not on PATH" : stderrOf(e).trim().split("\n").pop();
         throw new Error(`cannot read the cluster of ${kubeconfig} to see what it has before the lab (${why}); is it running?`);
     }
 }

@@ -17,6 +17,7 @@ import { argoCdBuildDir, binPath, moduleDir, pinnedCacheDir } from "../realplane
 import { REAL_ARGOCD, RealArgoCd } from "../realplane/versions";
 import { isAlive } from "../lab/ports/proc";
 import { nodeBinPath, NodeBinary } from "./build";
+import { messageOf } from "../lab/ports/errors";
 
 const HERE = __dirname;
 export const IMAGES_FILE = path.join(HERE, "images.yaml");
@@ -279,8 +280,8 @@ async function crane(crane: string, args: string[]): Promise<string> {
 export async function pushedInputs(craneBin: string, registry: string, name: string): Promise<string | undefined> {
     try {
         return JSON.parse(await crane(craneBin, ["config", mirrorRef(registry, name)])).config?.Labels?.[INPUTS_LABEL];
-    } catch (e: any) {
-        if (/MANIFEST_UNKNOWN|NAME_UNKNOWN|404/.test(String(e.message))) return undefined;
+    } catch (e) {
+        if (/MANIFEST_UNKNOWN|NAME_UNKNOWN|404/.test(messageOf(e))) return undefined;
         throw e;
     }
 }

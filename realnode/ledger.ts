@@ -9,6 +9,7 @@ import { writeFileAtomic } from "../lab/ports/files";
 import { run } from "../lab/ports/exec";
 import { pollUntil, sleep } from "../lab/ports/wait";
 import { isAlive } from "../lab/ports/proc";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 export const NODE_LEDGER = process.env.GITOPS_LAB_NODE_LEDGER ?? "/run/gitops-lab-node.json";
 export const CGROUP_ROOT = "/sys/fs/cgroup";
@@ -41,10 +42,10 @@ export interface Ledger {
 export function readLedger(file = NODE_LEDGER): Ledger | undefined {
     try {
         return JSON.parse(fs.readFileSync(file, "utf8"));
-    } catch (e: any) {
-        if (e.code === "ENOENT") return undefined;
+    } catch (e) {
+        if (codeOf(e) === "ENOENT") return undefined;
         throw new Error(
-            `${file} cannot be read (${e.message}): it is the real node's record of what it changed; remove it only if no node ran`,
+            `${file} cannot be read (${messageOf(e)}): it is the real node's record of what it changed; remove it only if no node ran`,
         );
     }
 }
@@ -127,8 +128,8 @@ export async function teardownNode(ledger: Ledger, log: (line: string) => void =
                     try {
                         removeCgroup(dir);
                         return true;
-                    } catch (e: any) {
-                        if (e.code === "EBUSY") return undefined;
+                    } catch (e) {
+                        if (codeOf(e) === "EBUSY") return undefined;
                         throw e;
                     }
                 },
@@ -144,8 +145,8 @@ export async function teardownNode(ledger: Ledger, log: (line: string) => void =
     for (const [key, value] of Object.entries(ledger.sysctls ?? {})) {
         try {
             if (fs.readFileSync(sysctlFile(key), "utf8").trim() !== value) fs.writeFileSync(sysctlFile(key), value);
-        } catch (e: any) {
-            log(`could not restore ${key} to ${value} (${e.code ?? e.message})`);
+        } catch (e) {
+            log(`could not restore ${key} to ${value} (${codeOf(e) ?? messageOf(e)})`);
         }
     }
     fs.rmSync(ledgerFile, { force: true });

@@ -14,6 +14,7 @@ import { discovery, openapi } from "./discovery";
 import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
 import { toTable, wantsTable } from "./tables";
+import { messageOf } from "../lab/ports/errors";
 
 let certificate: Promise<{ key: string; cert: string }> | undefined;
 /**
@@ -254,15 +255,15 @@ export class ApiServer {
                     );
                 }
                 send(req.method === "POST" ? 201 : 200, answer);
-            } catch (e: any) {
+            } catch (e) {
                 const code = e instanceof HttpError ? e.code : 500;
                 send(code, {
                     kind: "Status",
                     apiVersion: "v1",
                     metadata: {},
                     status: "Failure",
-                    message: e.message,
-                    reason: e.reason ?? "InternalError",
+                    message: messageOf(e),
+                    reason: e instanceof HttpError ? e.reason : "InternalError",
                     code,
                 });
             }

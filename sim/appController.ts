@@ -287,7 +287,7 @@ export class AppController {
                 }),
             );
             rendered = { sha, desired };
-        } catch (e: any) {
+        } catch (e) {
             if (!(e instanceof RenderError)) throw e;
             renderError = e;
         }

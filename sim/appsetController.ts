@@ -14,6 +14,7 @@ import { realSimClock, rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
 import * as rolling from "./rollingSync";
+import { messageOf } from "../lab/ports/errors";
 
 export const ACTOR = "applicationset-controller";
 
@@ -138,8 +139,8 @@ export function gitFileParams(filePath: string, content: string, goTemplate = fa
     let parsed: any;
     try {
         parsed = parseYaml(content);
-    } catch (e: any) {
-        throw new RenderError(`unable to process file '${filePath}': unable to parse file: ${e.message}`);
+    } catch (e) {
+        throw new RenderError(`unable to process file '${filePath}': unable to parse file: ${messageOf(e)}`);
     }
     const objects: any[] = Array.isArray(parsed) ? parsed : [parsed ?? {}];
     const dir = filePath.includes("/") ? filePath.slice(0, filePath.lastIndexOf("/")) : ".";
@@ -311,7 +312,7 @@ export class AppSetController {
         let desired: any[];
         try {
             desired = await this.generate(appset);
-        } catch (e: any) {
+        } catch (e) {
             if (!(e instanceof RenderError)) throw e;
             this.writeStatus(namespace, name, (st) =>
                 setCondition(

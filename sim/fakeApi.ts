@@ -15,6 +15,7 @@ import { EventEmitter } from "events";
 import * as fs from "fs";
 import { NodeImages } from "./nodeImages";
 import { ApiServer } from "./apiServer";
+import { messageOf } from "../lab/ports/errors";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
 export interface Change {
@@ -368,8 +369,8 @@ export class FakeKube {
         try {
             this.saveNow();
             return undefined;
-        } catch (e: any) {
-            return `the simulated cluster could not be saved: ${e.message}`;
+        } catch (e) {
+            return `the simulated cluster could not be saved: ${messageOf(e)}`;
         }
     }
 

@@ -95,7 +95,7 @@ export class Operations {
             if (!revision) {
                 try {
                     revision = await this.host.repo.resolve(src.repoURL, src.targetRevision ?? "HEAD", { noCache: false });
-                } catch (e: any) {
+                } catch (e) {
                     if (!(e instanceof RenderError)) throw e;
                     revision = "";
                 }

@@ -23,7 +23,7 @@ export function mergePatch(target: any, patch: any): any {
 export function jsonPatch(doc: any, ops: any[]): any {
     try {
         return applyPatch(asJson(doc), ops, true, true).newDocument;
-    } catch (e: any) {
+    } catch (e) {
         if (!(e instanceof JsonPatchError)) throw e;
         const path = (e.operation as any)?.path ?? "";
         const op = (e.operation as any)?.op ?? "";

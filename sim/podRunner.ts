@@ -13,10 +13,11 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { run } from "../lab/ports/exec";
+import { run, RunError } from "../lab/ports/exec";
 import { OciImage } from "../lab/ports/images";
 import { unpackLayer } from "./nodeImages";
 import { PodRun, PodRunner } from "./workloads";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 /** A ConfigMap by namespace and name (the simulated API's, or the real plane's). */
 export type ConfigMapLookup = (namespace: string, name: string) => Promise<{ data?: Record<string, string> } | undefined | null>;
@@ -100,8 +101,8 @@ export async function runPodContainer(pod: any, sources: VolumeSources, workDir?
         let mounts: Map<string, string>;
         try {
             mounts = await layOut(pod, sources, dir);
-        } catch (e: any) {
-            return { exitCode: 128, log: `${e.message}\n` };
+        } catch (e) {
+            return { exitCode: 128, log: `${messageOf(e)}\n` };
         }
         const c = pod.spec.containers?.[0] ?? {};
         const argv: string[] = [...(c.command ?? []), ...(c.args ?? [])].map((a: string) => mapPath(a, mounts));
@@ -125,11 +126,12 @@ export async function runPodContainer(pod: any, sources: VolumeSources, workDir?
                 killSignal: "SIGKILL",
             });
             return { exitCode: 0, log: r.stdout };
-        } catch (e: any) {
-            if (e.code === "ENOENT") return { exitCode: 128, log: `simulation: ${e.message}\n` };
-            if (typeof e.exitCode === "number") return { exitCode: e.exitCode, log: e.stdout ?? "" };
-            if (e.signal) return { exitCode: 137, log: e.stdout ?? "" }; // killed at the deadline
-            return { exitCode: 128, log: `${e.stdout ?? ""}simulation: ${e.message}\n` }; // it could not be run or followed
+        } catch (e) {
+            if (codeOf(e) === "ENOENT") return { exitCode: 128, log: `simulation: ${messageOf(e)}\n` };
+            const out = e instanceof RunError ? e.stdout : "";
+            if (e instanceof RunError && typeof e.exitCode === "number") return { exitCode: e.exitCode, log: out };
+            if (e instanceof RunError && e.signal) return { exitCode: 137, log: out }; // killed at the deadline
+            return { exitCode: 128, log: `${out}simulation: ${messageOf(e)}\n` }; // it could not be run or followed
         }
     } finally {
         // make the read-only layout removable again

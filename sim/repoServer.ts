@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
 import { kustomizeBuild } from "../lab/ports/kustomize";
+import { stderrOf } from "../lab/ports/errors";
 
 /** What v3.5.1's repo-server writes in an error message where its checkout's folder (/tmp/_argocd-repo/<uuid>) was. */
 export const CACHED_SOURCE = "<path to cached source>";
@@ -236,8 +237,8 @@ export class RepoServer {
             this.failures.delete(key);
             this.renders.set(key, docs);
             return docs;
-        } catch (e: any) {
-            const stderr = asKustomizeError(String(e.stderr ?? e.message));
+        } catch (e) {
+            const stderr = asKustomizeError(stderrOf(e));
             // the repo-server's gRPC sanitizer puts this in place of its checkout's folder (runRepoOperation, reposerver/repository/repository.go)
             const message = `\`kustomize build ${dir}\` failed exit status 1: ${stderr}`.split(work).join(CACHED_SOURCE);
             const n = (failed?.count ?? 0) + 1;

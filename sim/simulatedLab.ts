@@ -30,6 +30,7 @@ import { FakeKube } from "./fakeApi";
 import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "../lab/ports/lock";
 import { madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
+import { codeOf, messageOf } from "../lab/ports/errors";
 
 export interface SimulatedLab {
     layout: ShopLayout;
@@ -92,8 +93,8 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
     let text: string;
     try {
         text = fs.readFileSync(file, "utf8");
-    } catch (e: any) {
-        if (e.code === "ENOENT") {
+    } catch (e) {
+        if (codeOf(e) === "ENOENT") {
             const through = shopLabProgress(shopLayout(root));
             if ((through >= 2 || tenantsLabProgress(tenantsLayout(root)) >= 1) && !missingIsFine) {
                 throw new Error(
@@ -102,13 +103,15 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
             }
             return undefined;
         }
-        throw new Error(`${file} cannot be read (${e.code ?? e.message}); start over with gitops-lab simulate --root ${root} --reset`);
+        throw new Error(
+            `${file} cannot be read (${codeOf(e) ?? messageOf(e)}); start over with gitops-lab simulate --root ${root} --reset`,
+        );
     }
     try {
         new FakeKube().load(text);
-    } catch (e: any) {
+    } catch (e) {
         throw new Error(
-            `${file} is not a simulated cluster this tool saved (${e.message}); move it away, or start over with gitops-lab simulate --root ${root} --reset`,
+            `${file} is not a simulated cluster this tool saved (${messageOf(e)}); move it away, or start over with gitops-lab simulate --root ${root} --reset`,
         );
     }
     return text;
@@ -371,9 +374,9 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
     const hadCluster = fs.existsSync(stateFile);
     try {
         readSavedCluster(root, true);
-    } catch (e: any) {
+    } catch (e) {
         fs.rmSync(stateFile, { force: true });
-        log(`[k3s] the saved simulated cluster cannot be used (${e.message.split(";")[0]}): removed, and with it everything it held`);
+        log(`[k3s] the saved simulated cluster cannot be used (${messageOf(e).split(";")[0]}): removed, and with it everything it held`);
     }
     const lab = await startSimulatedLab(root, { persist: true, missingClusterIsFine: true, asSaved: true, log });
     await lab.argo.apps.idle(); // the restarted controller's first look at every Application

@@ -71,7 +71,7 @@ describe("gitrepo/: the labs' repositories as files", function () {
     it("each release mounts its own image read-only in the hook Job and the site; only 1.2.0's has the template", async () => {
         const images = await siteImages();
         for (const r of Object.values(RELEASES)) {
-            const objs = await kustomizeBuild(path.join(PLATFORM_REPO_DIR, "releases", r));
+            const objs: any[] = await kustomizeBuild(path.join(PLATFORM_REPO_DIR, "releases", r));
             assert.deepStrictEqual(objs.map((o) => o.kind).sort(), ["Deployment", "Job"], `${r}: no ConfigMap of the code any more`);
             const job = objs.find((o) => o.kind === "Job" && o.metadata.name === "site-setup");
             assert.strictEqual(job.spec.backoffLimit, 2);

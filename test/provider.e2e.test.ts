@@ -85,8 +85,8 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
         const r = calls.appset;
         assert.ok(r.ok, r.error);
         assert.strictEqual(r.result.id, "argocd/shop");
-        assert.deepStrictEqual(lab.kube.get("ApplicationSet", "argocd", "shop").spec.template, shopApplicationSet().spec.template);
-        assert.deepStrictEqual(parse(fs.readFileSync(lab.layout.appsetFile, "utf8")).spec.template, shopApplicationSet().spec.template);
+        assert.deepStrictEqual(lab.kube.get("ApplicationSet", "argocd", "shop").spec.template, shopApplicationSet().spec?.template);
+        assert.deepStrictEqual(parse(fs.readFileSync(lab.layout.appsetFile, "utf8")).spec.template, shopApplicationSet().spec?.template);
     });
 
     it("steps 2-8: Scenario.create solves the lab and returns the six results as outputs", async () => {

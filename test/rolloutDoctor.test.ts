@@ -234,7 +234,7 @@ describe("the rollout doctor in the cluster", function () {
     });
 
     it("the manifests: least-privilege RBAC, the bundle from the ConfigMap, non-root, read-only root, a Service for /metrics", () => {
-        const objs = rolloutDoctorManifests({ bundleGzBase64: bundle.gzBase64, bundleDigest: bundle.digest });
+        const objs: any[] = rolloutDoctorManifests({ bundleGzBase64: bundle.gzBase64, bundleDigest: bundle.digest });
         const kinds = objs.map((o) => o.kind);
         assert.deepStrictEqual(kinds, [
             "Namespace",

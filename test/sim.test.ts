@@ -73,8 +73,8 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
     });
 
     it("rejects list element values that are not strings", () => {
-        const a = shopApplicationSet();
-        a.spec.generators[0].list.elements[0].revision = 1 as any;
+        const a: any = shopApplicationSet();
+        a.spec.generators[0].list.elements[0].revision = 1;
         assert.throws(() => generateApplications(a), /must be a string/);
     });
 
@@ -350,7 +350,7 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
         fs.mkdirSync(path.join(checkout, "app"));
         fs.writeFileSync(path.join(checkout, "app", "kustomization.yaml"), "resources:\n- ../base\n");
         fs.symlinkSync("one", path.join(checkout, "base"));
-        const value = async () => (await kustomizeBuild(path.join(checkout, "app"), "kubectl", { checkout }))[0].data.value;
+        const value = async () => ((await kustomizeBuild(path.join(checkout, "app"), "kubectl", { checkout }))[0] as any).data.value;
         assert.strictEqual(await value(), "one");
         fs.rmSync(path.join(checkout, "base"));
         fs.symlinkSync("two", path.join(checkout, "base"));

@@ -6,7 +6,7 @@
 import * as assert from "assert";
 import { windowsBlocking } from "../lab/argo/syncWindows";
 
-const project = (w: object) => ({ spec: { syncWindows: [{ applications: ["*"], ...w }] } });
+const project = (w: object) => ({ metadata: { name: "default" }, spec: { syncWindows: [{ applications: ["*"], ...w }] } });
 const app = { metadata: { name: "mandant-b" }, spec: { destination: { namespace: "mandant-b" } } };
 const held = (w: object, at: string) => windowsBlocking(project(w), app, new Date(at)).windows.length > 0;
 

@@ -17,6 +17,7 @@ import { ARGOCD_NAMESPACE } from "./application";
 import { ClusterPort } from "../ports/cluster";
 import { pollUntil, WaitTimeout } from "../ports/wait";
 import { deleteNamespaces } from "./teardown";
+import type { Application, ApplicationSet, ApplicationSource, ApplicationSpec } from "./types";
 
 export type Log = (line: string) => void;
 
@@ -36,23 +37,24 @@ export interface ResetReport {
     kept: string[];
 }
 
-const sourcesOf = (spec: any): any[] => [spec?.source, ...(spec?.sources ?? [])].filter(Boolean);
+const sourcesOf = (spec: ApplicationSpec | undefined): ApplicationSource[] =>
+    [spec?.source, ...(spec?.sources ?? [])].filter((s): s is ApplicationSource => !!s);
 
 /** Whether an Application (or an ApplicationSet's template spec) reads the lab's repositories or deploys to its namespaces. */
-function specIsLab(spec: any, scope: LabScope): boolean {
-    const ns = spec?.destination?.namespace;
+function specIsLab(spec: ApplicationSpec | undefined, scope: LabScope): boolean {
+    const ns = spec?.destination?.namespace ?? "";
     return sourcesOf(spec).some((s) => String(s.repoURL ?? "").startsWith(scope.repoPrefix)) || scope.namespaces.includes(ns);
 }
 
-export const isLabApplication = (app: any, scope: LabScope) => specIsLab(app?.spec, scope);
+export const isLabApplication = (app: Application, scope: LabScope) => specIsLab(app?.spec, scope);
 
-export function isLabApplicationSet(set: any, scope: LabScope): boolean {
+export function isLabApplicationSet(set: ApplicationSet, scope: LabScope): boolean {
     if (specIsLab(set?.spec?.template?.spec, scope)) return true;
     const urls = JSON.stringify(set?.spec?.generators ?? []).match(/"repoURL":"[^"]*"/g) ?? [];
     return urls.some((u) => u.slice('"repoURL":"'.length).startsWith(scope.repoPrefix));
 }
 
-const named = (objs: any[]) => objs.map((o) => o.metadata.name).join(", ");
+const named = (objs: { metadata: { name: string } }[]) => objs.map((o) => o.metadata.name).join(", ");
 
 async function gone(check: () => Promise<boolean>, timeoutMs: number, pollMs: number): Promise<boolean> {
     return pollUntil(async () => ((await check()) ? true : undefined), { timeoutMs, intervalMs: pollMs, describe: () => "" }).catch((e) => {

@@ -1,3 +1,4 @@
+import type { ApplicationSet, RollingSyncStep } from "./types";
 /**
  * How Argo CD v3.5.1's progressive sync reads a RollingSync step (applicationset/progressivesync/):
  * which Applications a step's matchExpressions select, and the limit a step's maxUpdate sets. The
@@ -18,7 +19,7 @@ export const PENDING_CHANGE_MESSAGES = [
 export const REFRESH_GRACE_SECONDS = 30;
 
 /** Whether an ApplicationSet was written by Argo CD 3.6 or later: it writes InvalidRolloutConfig at the end of every RollingSync pass. */
-export const writtenBy36 = (appset: any) => (appset?.status?.conditions ?? []).some((c: any) => c?.type === "InvalidRolloutConfig");
+export const writtenBy36 = (appset: ApplicationSet) => (appset.status?.conditions ?? []).some((c) => c?.type === "InvalidRolloutConfig");
 
 /** The operators RollingSync understands; any other makes an expression fail on a present label. */
 export const ROLLING_SYNC_OPERATORS = ["In", "NotIn"];
@@ -27,7 +28,7 @@ export const ROLLING_SYNC_OPERATORS = ["In", "NotIn"];
  * Whether a step selects an Application with these labels: every expression holds; a label the
  * Application lacks fails only an In.
  */
-export function stepSelects(step: any, labels: Record<string, string>): boolean {
+export function stepSelects(step: RollingSyncStep | undefined, labels: Record<string, string>): boolean {
     for (const expr of step?.matchExpressions ?? []) {
         const val = labels[expr.key];
         if (val !== undefined) {

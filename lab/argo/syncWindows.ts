@@ -6,6 +6,8 @@
  * them through. Schedules are read by cron-parser, held to the five fields Argo CD's parser accepts.
  */
 import { CronExpressionParser } from "cron-parser";
+import { messageOf } from "../ports/errors";
+import type { Application, AppProject, SyncWindow } from "./types";
 
 /** What the application controller writes into a Running operation a window holds. */
 export const SYNC_WINDOW_BLOCKED = "blocked by sync window";
@@ -13,7 +15,7 @@ export const SYNC_WINDOW_BLOCKED = "blocked by sync window";
 const GO_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** A Go duration (time.ParseDuration: "1h", "1h30m", ".5h", "90s", "0") in milliseconds; NaN when it is none. */
-export function goDurationMs(d: string): number {
+export function goDurationMs(d: string | undefined): number {
     const text = String(d);
     if (text === "0" || text === "+0" || text === "-0") return 0;
     const m = /^([+-]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|ms|s|m|h))+)$/.exec(text);
@@ -62,15 +64,15 @@ const globMatch = (pattern: string, value: string) => {
 };
 
 /** SyncWindows.Matches: a window applies when any set list matches (all of them with andOperator). */
-function applies(w: any, app: any): boolean {
+function applies(w: SyncWindow, app: Application): boolean {
     const dest = app.spec?.destination ?? {};
     const lists: boolean[] = [];
-    if ((w.applications ?? []).length) lists.push(w.applications.some((p: string) => globMatch(p, app.metadata?.name ?? "")));
-    if ((w.clusters ?? []).length)
+    if (w.applications?.length) lists.push(w.applications.some((p: string) => globMatch(p, app.metadata?.name ?? "")));
+    if (w.clusters?.length)
         lists.push(
             w.clusters.some((p: string) => (!!dest.name && globMatch(p, dest.name)) || (!!dest.server && globMatch(p, dest.server))),
         );
-    if ((w.namespaces ?? []).length) lists.push(w.namespaces.some((p: string) => globMatch(p, dest.namespace ?? "")));
+    if (w.namespaces?.length) lists.push(w.namespaces.some((p: string) => globMatch(p, dest.namespace ?? "")));
     return lists.length > 0 && (w.andOperator ? lists.every(Boolean) : lists.some(Boolean));
 }
 
@@ -105,7 +107,7 @@ export class SyncWindowError extends Error {}
  * time.Now()'s), not at `at`: across a change to or from daylight saving time Argo CD reads the
  * schedule an hour off, and so does this.
  */
-function activeAt(w: any, at: Date, now: Date): boolean {
+function activeAt(w: SyncWindow, at: Date, now: Date): boolean {
     const schedule = String(w.schedule ?? "");
     if (schedule.trim().split(/\s+/).length !== 5 || schedule.trim().startsWith("@"))
         throw new SyncWindowError(`cannot parse schedule '${schedule}': expected exactly 5 fields`);
@@ -118,18 +120,18 @@ function activeAt(w: any, at: Date, now: Date): boolean {
         prev = CronExpressionParser.parse(schedule, { currentDate: new Date(shifted), tz: "UTC" })
             .prev()
             .getTime();
-    } catch (e: any) {
-        throw new SyncWindowError(`cannot parse schedule '${schedule}': ${e.message}`);
+    } catch (e) {
+        throw new SyncWindowError(`cannot parse schedule '${schedule}': ${messageOf(e)}`);
     }
     return prev > shifted - ms;
 }
 
 /** The next schedule time after `now`, in the window's zone (for "until"). */
-function nextStart(w: any, now: Date): number | undefined {
+function nextStart(w: SyncWindow, now: Date): number | undefined {
     try {
         const off = zoneOffsetMs(w.timeZone, now);
         return (
-            CronExpressionParser.parse(w.schedule, { currentDate: new Date(now.getTime() + off), tz: "UTC" })
+            CronExpressionParser.parse(w.schedule ?? "", { currentDate: new Date(now.getTime() + off), tz: "UTC" })
                 .next()
                 .getTime() - off
         );
@@ -138,10 +140,10 @@ function nextStart(w: any, now: Date): number | undefined {
     }
 }
 
-const allManual = (ws: any[]) => ws.length > 0 && ws.every((w) => w.manualSync);
+const allManual = (ws: SyncWindow[]) => ws.length > 0 && ws.every((w) => w.manualSync);
 
 /** SyncWindows.CanSync at a time (without the overrun): whether an operation may run then. */
-function canSyncAt(ws: any[], isManual: boolean, at: Date, now: Date): boolean {
+function canSyncAt(ws: SyncWindow[], isManual: boolean, at: Date, now: Date): boolean {
     const active = ws.filter((w) => activeAt(w, at, now));
     const denies = active.filter((w) => w.kind === "deny");
     if (denies.length) return isManual && allManual(denies);
@@ -161,17 +163,17 @@ export interface BlockingWindows {
 }
 
 /** The windows of `project` that keep `app`'s operation from running at `now`, as syncWindowPreventsSync decides. */
-export function windowsBlocking(project: any, app: any, now: Date): BlockingWindows {
-    const all: any[] = project.spec?.syncWindows ?? [];
+export function windowsBlocking(project: AppProject, app: Application, now: Date): BlockingWindows {
+    const all = project.spec?.syncWindows ?? [];
     const mine = all.map((w, index) => ({ w, index })).filter(({ w }) => applies(w, app));
     if (!mine.length) return { windows: [] };
     const op = app.status?.operationState;
     const isManual = op ? !op.operation?.initiatedBy?.automated : false;
     const startedAt = op?.startedAt ? new Date(op.startedAt) : undefined;
     const ws = mine.map(({ w }) => w);
-    const text = (w: any) =>
+    const text = (w: SyncWindow) =>
         `${w.kind} ${w.schedule} for ${w.duration}${w.timeZone ? ` (${w.timeZone})` : ""}${w.manualSync ? ", manualSync" : ""}${w.syncOverrun ? ", syncOverrun" : ""}`;
-    const listed = (pick: (w: any) => boolean) => mine.filter(({ w }) => pick(w)).map(({ w, index }) => ({ index, text: text(w) }));
+    const listed = (pick: (w: SyncWindow) => boolean) => mine.filter(({ w }) => pick(w)).map(({ w, index }) => ({ index, text: text(w) }));
     try {
         const active = ws.filter((w) => activeAt(w, now, now));
         const denies = active.filter((w) => w.kind === "deny");
@@ -181,7 +183,7 @@ export function windowsBlocking(project: any, app: any, now: Date): BlockingWind
             if (startedAt && denies.every((w) => w.syncOverrun) && canSyncAt(ws, isManual, startedAt, now)) return { windows: [] };
             const ends = denies.map((w) => {
                 const off = zoneOffsetMs(w.timeZone, now);
-                const prev = CronExpressionParser.parse(w.schedule, { currentDate: new Date(now.getTime() + off), tz: "UTC" })
+                const prev = CronExpressionParser.parse(w.schedule ?? "", { currentDate: new Date(now.getTime() + off), tz: "UTC" })
                     .prev()
                     .getTime();
                 return prev - off + goDurationMs(w.duration);
@@ -195,7 +197,7 @@ export function windowsBlocking(project: any, app: any, now: Date): BlockingWind
         if (startedAt && allows.every((w) => w.syncOverrun) && canSyncAt(ws, isManual, startedAt, now)) return { windows: [] };
         const next = allows.map((w) => nextStart(w, now)).filter((t): t is number => t !== undefined);
         return { windows: listed((w) => allows.includes(w)), until: next.length ? new Date(Math.min(...next)).toISOString() : undefined };
-    } catch (e: any) {
+    } catch (e) {
         if (!(e instanceof SyncWindowError)) throw e;
         return { windows: listed(() => true), invalid: e.message };
     }

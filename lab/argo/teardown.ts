@@ -6,6 +6,7 @@
  */
 import { ClusterPort } from "../ports/cluster";
 import { pollUntil, WaitTimeout } from "../ports/wait";
+import type { Application } from "./types";
 
 export type Log = (line: string) => void;
 
@@ -16,8 +17,8 @@ export interface DeleteOptions {
     pollMs?: number;
 }
 
-const ownedBy = (appsetName: string) => (app: any) =>
-    (app.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet" && r.name === appsetName);
+const ownedBy = (appsetName: string) => (app: Application) =>
+    (app.metadata?.ownerReferences ?? []).some((r) => r.kind === "ApplicationSet" && r.name === appsetName);
 
 /**
  * Deletes an ApplicationSet and waits, with a deadline, until it and its Applications are gone.

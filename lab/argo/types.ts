@@ -199,6 +199,7 @@ export interface SyncWindow {
     namespaces?: string[];
     clusters?: string[];
     manualSync?: boolean;
+    syncOverrun?: boolean;
     andOperator?: boolean;
     description?: string;
 }
@@ -285,7 +286,16 @@ export interface Pod {
     apiVersion?: string;
     kind?: string;
     metadata: ObjectMeta;
+    spec?: { containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
     status?: { phase?: string; containerStatuses?: ContainerStatus[]; initContainerStatuses?: ContainerStatus[] };
+}
+
+/** Any object the product writes or a manifest holds: its kind and name, the rest as written. */
+export interface KubeObject {
+    apiVersion?: string;
+    kind?: string;
+    metadata?: Partial<ObjectMeta>;
+    [field: string]: unknown;
 }
 
 /** A time as milliseconds since the epoch, NaN when missing or unreadable (never a Date's string, which sorts by weekday). */

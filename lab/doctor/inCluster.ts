@@ -5,6 +5,7 @@
  * its /metrics. Plain objects; components/rolloutDoctor.ts applies them.
  */
 import { CREATED_BY } from "../platform/found";
+import type { KubeObject } from "../argo/types";
 
 /** The Node image that runs the bundle (the runtime the project is tested on: Node 20). Pinned by tag, not digest (pin a digest for bit-for-bit repeatability). */
 export const DOCTOR_NODE_IMAGE = "docker.io/library/node:20.19.5-alpine3.22";
@@ -43,7 +44,7 @@ export interface DoctorManifestOptions {
 
 const labels = { "app.kubernetes.io/name": DOCTOR_NAME, "app.kubernetes.io/part-of": "gitops-lab" };
 
-export function rolloutDoctorManifests(o: DoctorManifestOptions): any[] {
+export function rolloutDoctorManifests(o: DoctorManifestOptions): KubeObject[] {
     const ns = o.namespace ?? DOCTOR_NAMESPACE;
     const meta = (name: string, namespaced = true) => ({ name, ...(namespaced ? { namespace: ns } : {}), labels });
     const args = [

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "util";
+import { messageOf } from "../ports/errors";
 
 /**
  * The grader: a lab's checks are a table of named entries, each re-deriving one fact from the
@@ -89,7 +90,7 @@ export function eqFields(
  * (not enumerable): `verify --step` matches a result with the one before it by this.
  */
 const KEY = Symbol("check key");
-export const checkKey = (r: CheckResult): string => (r as any)[KEY] ?? r.check;
+export const checkKey = (r: CheckResult): string => (r as CheckResult & { [KEY]?: string })[KEY] ?? r.check;
 
 /** Runs the table in order, for the steps up to `through`. */
 export async function runChecks<W>(checks: readonly Check<W>[], world: W, through: number): Promise<CheckResult[]> {
@@ -126,12 +127,9 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
                     c,
                 ),
             );
-        } catch (e: any) {
+        } catch (e) {
             results.push(
-                keyed(
-                    { step, check: name, ok: false, expected: "the check to be answerable", found: String(e?.message ?? e).split("\n")[0] },
-                    c,
-                ),
+                keyed({ step, check: name, ok: false, expected: "the check to be answerable", found: messageOf(e).split("\n")[0] }, c),
             );
         }
     }

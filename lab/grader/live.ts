@@ -5,6 +5,7 @@
  */
 import { ClusterPort } from "../ports/cluster";
 import { Check, eq, Outcome } from "./grader";
+import { messageOf } from "../ports/errors";
 
 /** What a world holds of the cluster: none offline, and why it did not answer when it did not. */
 export interface LiveWorld {
@@ -23,8 +24,8 @@ export async function clusterErrorOf(cluster: ClusterPort | undefined, appset: s
         // none: deleted (the checks say how it comes back), or a cluster with no Argo CD at all (another kubeconfig)
         if (await cluster.hasCrd("applicationsets.argoproj.io")) return undefined;
         return `${cluster.where ?? "the cluster"} answers but has no Argo CD (no CRD applicationsets.argoproj.io): a kubeconfig of another cluster? give the lab's with --kubeconfig FILE`;
-    } catch (e: any) {
-        return e.message;
+    } catch (e) {
+        return messageOf(e);
     }
 }
 

@@ -8,9 +8,13 @@ import type { SchemaField } from "../ports/schema";
 import { parseJson } from "../ports/files";
 import { BareRepo } from "./bareRepo";
 import { Check, eq } from "./grader";
+import { messageOf } from "../ports/errors";
 
 /** A result file as found: missing, not JSON, or parsed. */
-export type FileState = { exists: false } | { exists: true; error: string } | { exists: true; value: any };
+// a learner's file, of any shape: each check reads it defensively (the one any of the grader)
+type Learners = any;
+
+export type FileState = { exists: false } | { exists: true; error: string } | { exists: true; value: Learners };
 
 /** A result file's field, from its schema (lab/ports/schema.ts). */
 export type Field = SchemaField;
@@ -37,8 +41,8 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
         }
         try {
             files[name] = { exists: true, value: parseJson(fs.readFileSync(file, "utf8")) };
-        } catch (e: any) {
-            files[name] = { exists: true, error: e.message };
+        } catch (e) {
+            files[name] = { exists: true, error: messageOf(e) };
         }
     }
     return files;
@@ -54,7 +58,7 @@ function describeJson(v: unknown): string {
 }
 
 /** A parsed result object, or undefined when its file is missing or not a JSON object. */
-export function resultObject<N extends string>(w: ResultFilesWorld<N>, name: N): any {
+export function resultObject<N extends string>(w: ResultFilesWorld<N>, name: N): Learners {
     const f = w.files[name];
     return f.exists && "value" in f && f.value !== null && typeof f.value === "object" && !Array.isArray(f.value) ? f.value : undefined;
 }
@@ -167,7 +171,7 @@ export function whyNot(f: SchemaField, v: unknown): string {
     const issue = f.issue(v);
     if (issue && issue.path.length > 0) {
         const at = f.key + issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
-        const inner = issue.path.reduce<any>((o, p) => o?.[p], v);
+        const inner = issue.path.reduce<unknown>((o, p) => (o as Record<PropertyKey, unknown> | undefined)?.[p], v);
         const unquoted = typeof inner === "string" ? unquotedOf(inner) : undefined;
         if (unquoted !== undefined && typeof unquoted !== "string")
             return `${at} holds the string ${JSON.stringify(inner)}: write ${inner} without the quotes`;

@@ -7,8 +7,9 @@ import * as fs from "fs";
 import { z } from "zod";
 import { readJsonIfExists } from "../ports/files";
 import { fieldsOfSchema, parseWithSchema, SchemaField } from "../ports/schema";
+import { codeOf, messageOf } from "../ports/errors";
 
-export type Schemas = Record<string, z.ZodObject<any>>;
+export type Schemas = Record<string, z.ZodObject<z.ZodRawShape>>;
 /** The results of a lab: each file's value, where it has one. */
 export type ResultsOf<S extends Schemas> = { [K in keyof S]?: z.infer<S[K]> };
 
@@ -58,12 +59,12 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
                 let v: unknown;
                 try {
                     v = readJsonIfExists<unknown>(file);
-                } catch (e: any) {
+                } catch (e) {
                     // a file this user cannot read is made readable; one that is not JSON is moved away with the later ones
-                    if (!/is not valid JSON/.test(e.message))
-                        throw new Error(`${file} cannot be read (${e.code ?? e.message}): make it readable by this user`);
+                    if (!/is not valid JSON/.test(messageOf(e)))
+                        throw new Error(`${file} cannot be read (${codeOf(e) ?? messageOf(e)}): make it readable by this user`);
                     throw new Error(
-                        `${e.message.replace(/; delete it to let the step run again$/, "")}; move it away${andLater(name)} to let step ${stepOf[name]} run again`,
+                        `${messageOf(e).replace(/; delete it to let the step run again$/, "")}; move it away${andLater(name)} to let step ${stepOf[name]} run again`,
                     );
                 }
                 if (v === undefined) {
@@ -76,8 +77,8 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
                     );
                 try {
                     r[name] = parse(name, v, file);
-                } catch (e: any) {
-                    throw new Error(`${e.message}; move it away${andLater(name)} to let step ${stepOf[name]} run again`);
+                } catch (e) {
+                    throw new Error(`${messageOf(e)}; move it away${andLater(name)} to let step ${stepOf[name]} run again`);
                 }
             }
             return r;

@@ -74,7 +74,7 @@ export async function runSteps<S extends Schemas, C>(o: StepsRun<S, C>): Promise
             o.set.parse(step.file, value, `step ${step.n}'s ${step.file} result`);
             writeJsonAtomic(o.resultFile(step.file), value);
             o.written?.(step, c);
-            (results as any)[step.file] = value;
+            (results as Record<string, unknown>)[step.file] = value;
         }
         const ms = Date.now() - t0;
         timings.push({ step: step.n, name: step.name, ms, waitMs: o.waitedMs?.(c) ?? 0, clockMs: o.clock.now() - c0, skipped: false });

@@ -60,7 +60,12 @@ export const PROGRESSIVE_SYNCS_KEY = "applicationsetcontroller.enable.progressiv
  * environment at start-up; changing it later needs a restart). The install overlay deletes the
  * upstream (empty) copy so the two never fight over it.
  */
-export function argoCdCmdParams(): any {
+export function argoCdCmdParams(): {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    data: Record<string, string>;
+} {
     return {
         apiVersion: "v1",
         kind: "ConfigMap",

@@ -1,3 +1,4 @@
+import type { KubeObject } from "../argo/types";
 /**
  * The in-cluster git server: `git daemon` in namespace gitsrv serving the host's bare repositories
  * read-only, as nobody. Pure manifest builders; the GitDaemon component applies them.
@@ -47,7 +48,7 @@ export const GITD_ENV: Record<string, string> = {
     GIT_CONFIG_VALUE_0: "*",
 };
 
-export function gitDaemonDeployment(opts: { hostPath: string; image?: string }): any {
+export function gitDaemonDeployment(opts: { hostPath: string; image?: string }): KubeObject {
     const labels = { "app.kubernetes.io/name": GITD_NAME, "app.kubernetes.io/part-of": "gitops-lab" };
     return {
         apiVersion: "apps/v1",
@@ -91,7 +92,7 @@ export function gitDaemonDeployment(opts: { hostPath: string; image?: string }):
     };
 }
 
-export function gitDaemonService(): any {
+export function gitDaemonService(): KubeObject {
     return {
         apiVersion: "v1",
         kind: "Service",

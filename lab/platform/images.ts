@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { run } from "../ports/exec";
 import { Blob, ImagePort, LAB_REGISTRY, MANIFEST_TYPE, OciImage, splitReference, TarEntry, tarOf } from "../ports/images";
+import { messageOf } from "../ports/errors";
 
 /** Each request to the registry ends by this deadline. */
 const REQUEST_MS = 30_000;
@@ -53,8 +54,8 @@ export function registryImages(url: string): ImagePort {
                 redirect: "follow",
                 signal: AbortSignal.timeout(REQUEST_MS),
             });
-        } catch (e: any) {
-            throw new Error(`the registry ${base} did not answer ${method} ${target}: ${e.cause?.message ?? e.message}`);
+        } catch (e) {
+            throw new Error(`the registry ${base} did not answer ${method} ${target}: ${messageOf((e as { cause?: unknown }).cause ?? e)}`);
         }
     };
     const fail = async (r: Response, what: string) => {
@@ -127,8 +128,8 @@ export function k3sImages(k3s = "/usr/local/bin/k3s"): ImagePort {
         async load(image: OciImage) {
             const listed = await run(k3s, ["ctr", "-n", "k8s.io", "images", "ls", "-q", `name==${image.reference}`], {
                 timeoutMs: REQUEST_MS,
-            }).catch((e: any) => {
-                throw new Error(`${k3s} ctr images ls failed: ${e.message}: is k3s running?`);
+            }).catch((e: unknown) => {
+                throw new Error(`${k3s} ctr images ls failed: ${messageOf(e)}: is k3s running?`);
             });
             if (listed.stdout.split("\n").includes(image.reference)) {
                 const check = await run(k3s, ["ctr", "-n", "k8s.io", "images", "check", `name==${image.reference}`], {
@@ -141,8 +142,8 @@ export function k3sImages(k3s = "/usr/local/bin/k3s"): ImagePort {
             try {
                 const file = path.join(dir, "image.tar");
                 fs.writeFileSync(file, await ociArchive(image));
-                await run(k3s, ["ctr", "-n", "k8s.io", "images", "import", file], { timeoutMs: 120_000 }).catch((e: any) => {
-                    throw new Error(`${k3s} ctr images import of ${image.reference} failed: ${e.message}`);
+                await run(k3s, ["ctr", "-n", "k8s.io", "images", "import", file], { timeoutMs: 120_000 }).catch((e: unknown) => {
+                    throw new Error(`${k3s} ctr images import of ${image.reference} failed: ${messageOf(e)}`);
                 });
             } finally {
                 fs.rmSync(dir, { recursive: true, force: true });

@@ -5,6 +5,7 @@
  */
 import { ClusterPort } from "../ports/cluster";
 import { pollUntil } from "../ports/wait";
+import type { Pod, Workload } from "../argo/types";
 
 export interface WorkloadRef {
     kind: "Deployment" | "StatefulSet";
@@ -41,7 +42,7 @@ export interface ReadinessOptions {
 }
 
 /** Why a Deployment or StatefulSet is not ready yet, or null when it is. */
-export function notReadyBecause(obj: any): string | null {
+export function notReadyBecause(obj: Workload | null): string | null {
     if (!obj) return "does not exist yet";
     const want = obj.spec?.replicas ?? 1;
     const st = obj.status ?? {};
@@ -52,15 +53,15 @@ export function notReadyBecause(obj: any): string | null {
 }
 
 /** Every container of the namespace's Pods that waits for a hopeless reason: `{key, line}`. */
-export function hopelessContainers(pods: any[]): { key: string; line: string; missingImage: boolean }[] {
+export function hopelessContainers(pods: Pod[]): { key: string; line: string; missingImage: boolean }[] {
     const out: { key: string; line: string; missingImage: boolean }[] = [];
     for (const p of pods) {
         const images = new Map<string, string>(
-            [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c: any) => [c.name, c.image]),
+            [...(p.spec?.initContainers ?? []), ...(p.spec?.containers ?? [])].map((c) => [c.name, c.image ?? ""]),
         );
         for (const cs of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
             const w = cs.state?.waiting;
-            if (!w || !HOPELESS_REASONS.includes(w.reason)) continue;
+            if (!w || !w.reason || !HOPELESS_REASONS.includes(w.reason)) continue;
             const image = cs.image || images.get(cs.name) || "?";
             out.push({
                 key: `${p.metadata?.namespace}/${p.metadata?.name}/${cs.name}/${w.reason}`,
@@ -102,7 +103,7 @@ export async function waitWorkloadsReady(
             if (!why.length) return true;
             const now = Date.now();
             // only the Pods of the workloads waited for (<deployment>-<hash>-<id>, <statefulset>-<n>)
-            const ours = (await cluster.listPods(namespace)).filter((p: any) =>
+            const ours = (await cluster.listPods(namespace)).filter((p) =>
                 workloads.some((w) => String(p.metadata?.name ?? "").startsWith(`${w.name}-`)),
             );
             const bad = hopelessContainers(ours);

@@ -10,6 +10,7 @@
  */
 import { ChildProcess, execFile, spawn } from "child_process";
 import * as path from "path";
+import type { Socket } from "net";
 import * as readline from "readline";
 
 export interface RunResult {
@@ -32,6 +33,21 @@ interface Outcome {
     stderr: string;
 }
 
+/** A program that failed: what it printed, and its exit code or the signal that ended it. */
+export class RunError extends Error {
+    constructor(
+        message: string,
+        readonly stdout: string,
+        readonly stderr: string,
+        readonly exitCode: string | number | null,
+        readonly signal: string | null,
+        /** "ENOENT" when the program is not installed (as Node's own errors say it). */
+        readonly code?: "ENOENT",
+    ) {
+        super(message);
+    }
+}
+
 export function run(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
     const req = {
         file,
@@ -46,13 +62,14 @@ export function run(file: string, args: string[], opts: RunOptions = {}): Promis
         if (error) {
             const what = `${file} ${args.join(" ")}`;
             const code = error.code === "ENOENT" ? `${file} is not installed or not on PATH` : `exit ${error.code ?? "?"}`;
-            const e = new Error(`${what} failed (${code}): ${String(stderr || stdout || error.message).trim()}`);
-            (e as any).stderr = stderr;
-            (e as any).stdout = stdout;
-            (e as any).exitCode = error.code;
-            (e as any).signal = error.signal;
-            (e as any).code = error.code === "ENOENT" ? "ENOENT" : undefined;
-            throw e;
+            throw new RunError(
+                `${what} failed (${code}): ${String(stderr || stdout || error.message).trim()}`,
+                stdout,
+                stderr,
+                error.code,
+                error.signal,
+                error.code === "ENOENT" ? "ENOENT" : undefined,
+            );
         }
         return { stdout, stderr };
     });
@@ -85,7 +102,7 @@ function direct(req: Request): Promise<Outcome> {
             { cwd: req.cwd, env: req.env, timeout: req.timeout, killSignal: req.killSignal, maxBuffer: req.maxBuffer },
             (err, stdout, stderr) =>
                 resolve({
-                    error: err ? { code: (err as any).code ?? null, signal: (err as any).signal ?? null, message: err.message } : null,
+                    error: err ? { code: err.code ?? null, signal: err.signal ?? null, message: err.message } : null,
                     stdout: String(stdout),
                     stderr: String(stderr),
                 }),
@@ -173,12 +190,13 @@ const helper = new (class {
     /** While a run is pending, the helper's pipe keeps this process alive (as a child of its own would). */
     private hold() {
         this.child?.ref();
-        (this.child?.stdout as any)?.ref?.();
+        // a pipe is a net.Socket, which has ref/unref; the stream types do not say so
+        (this.child?.stdout as Partial<Socket> | null | undefined)?.ref?.();
     }
 
     private release() {
         this.child?.unref();
-        (this.child?.stdout as any)?.unref?.();
-        (this.child?.stdin as any)?.unref?.();
+        (this.child?.stdout as Partial<Socket> | null | undefined)?.unref?.();
+        (this.child?.stdin as Partial<Socket> | null | undefined)?.unref?.();
     }
 })();

@@ -2,6 +2,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { stringify } from "yaml";
+import { codeOf, messageOf } from "./errors";
 
 export function writeFileAtomic(file: string, content: string, mode?: number): void {
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -33,11 +34,11 @@ const INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\ufeff]/;
 export function parseJson(text: string): unknown {
     try {
         return JSON.parse(text);
-    } catch (e: any) {
+    } catch (e) {
         if (text.charCodeAt(0) === 0xfeff)
             throw new Error("it starts with a byte-order mark (U+FEFF, which editors do not show): save it as UTF-8 without a BOM");
         // JSON.parse quotes the text, line breaks and all: the message on one printable line
-        const message = String(e.message).replace(
+        const message = messageOf(e).replace(
             // eslint-disable-next-line no-control-regex -- the control characters are what is replaced
             /[\u0000-\u001f]/g,
             (c) => (c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
@@ -57,14 +58,14 @@ export function readJsonIfExists<T = unknown>(file: string): T | undefined {
     let text: string;
     try {
         text = fs.readFileSync(file, "utf8");
-    } catch (e: any) {
-        if (e.code === "ENOENT") return undefined;
+    } catch (e) {
+        if (codeOf(e) === "ENOENT") return undefined;
         throw e;
     }
     try {
         return parseJson(text) as T;
-    } catch (e: any) {
-        throw new Error(`${file} is not valid JSON (${e.message}); delete it to let the step run again`);
+    } catch (e) {
+        throw new Error(`${file} is not valid JSON (${messageOf(e)}); delete it to let the step run again`);
     }
 }
 

@@ -5,6 +5,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { GitError, GitPluginError, simpleGit } from "simple-git";
+import { exitCodeOf, messageOf } from "./errors";
 
 export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@localhost"];
 
@@ -43,14 +44,14 @@ export async function gitIn(dir: string, args: string[], opts: GitOptions = {}):
     });
     try {
         return await git.raw(args);
-    } catch (e: any) {
+    } catch (e) {
         const why =
             e instanceof GitPluginError && e.plugin === "abort"
                 ? `did not finish within ${GIT_DEADLINE_MS / 1000} s`
-                : /\bENOENT\b/.test(String(e.message))
+                : /\bENOENT\b/.test(messageOf(e))
                   ? "git is not installed or not on PATH"
-                  : `exit ${e.exitCode ?? "?"}`;
-        throw Object.assign(new Error(`git ${args.join(" ")} failed (${why}): ${String(e.message).trim()}`), { exitCode: e.exitCode });
+                  : `exit ${exitCodeOf(e) ?? "?"}`;
+        throw Object.assign(new Error(`git ${args.join(" ")} failed (${why}): ${messageOf(e).trim()}`), { exitCode: exitCodeOf(e) });
     }
 }
 
@@ -170,8 +171,8 @@ export class CloneGit implements GitPort {
         try {
             await this.git.raw(["merge-base", "--is-ancestor", a, b]);
             return true;
-        } catch (e: any) {
-            if (e.exitCode === 1) return false;
+        } catch (e) {
+            if (exitCodeOf(e) === 1) return false;
             throw e;
         }
     }

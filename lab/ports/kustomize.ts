@@ -4,6 +4,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { run } from "./exec";
+import type { KubeObject } from "../argo/types";
 
 /** The folder GITOPS_LAB_RENDER_MEMO names, shared by every process given it (the tests' workers: test/setup.ts). */
 const MEMO_ENV = "GITOPS_LAB_RENDER_MEMO";
@@ -74,7 +75,7 @@ export async function kustomizeOutput(dir: string, kubectl = "kubectl", opts: Ku
 }
 
 /** The objects `kubectl kustomize <dir>` renders. */
-export async function kustomizeBuild(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<any[]> {
+export async function kustomizeBuild(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<KubeObject[]> {
     return parseAllDocuments(await kustomizeOutput(dir, kubectl, opts))
         .map((d) => d.toJSON())
         .filter(Boolean);

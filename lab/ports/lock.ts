@@ -7,6 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { isAlive } from "./proc";
+import { codeOf, messageOf } from "./errors";
 
 export const lockFile = (root: string) => path.join(root, ".gitops-lab-simulate.lock");
 
@@ -43,17 +44,17 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
     };
     try {
         fs.writeFileSync(mine, `${process.pid}\n${what}\n`);
-    } catch (e: any) {
-        throw new Error(`cannot write the lock ${file} (${e.code ?? e.message}): is ${path.dirname(file)} writable?`);
+    } catch (e) {
+        throw new Error(`cannot write the lock ${file} (${codeOf(e) ?? messageOf(e)}): is ${path.dirname(file)} writable?`);
     }
     try {
         for (let attempt = 0; attempt < 2; attempt++) {
             try {
                 fs.linkSync(mine, file);
                 return { note, release };
-            } catch (e: any) {
-                if (e.code !== "EEXIST")
-                    throw new Error(`cannot write the lock ${file} (${e.code ?? e.message}): is ${path.dirname(file)} writable?`);
+            } catch (e) {
+                if (codeOf(e) !== "EEXIST")
+                    throw new Error(`cannot write the lock ${file} (${codeOf(e) ?? messageOf(e)}): is ${path.dirname(file)} writable?`);
             }
             const holder = holderOf(file);
             if (holder !== undefined && holder !== process.pid && isAlive(holder)) throw new Error(inUse(holder, whatOf(file)));
@@ -63,8 +64,8 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
             const stale = `${file}.stale-${process.pid}`;
             try {
                 fs.renameSync(file, stale);
-            } catch (err: any) {
-                if (err.code !== "ENOENT") throw err;
+            } catch (err) {
+                if (codeOf(err) !== "ENOENT") throw err;
                 continue;
             }
             const moved = holderOf(stale);

@@ -1,12 +1,13 @@
 /** Processes as Linux's /proc shows them: whether one still runs, its state and parent. */
 import * as fs from "fs";
+import { codeOf } from "./errors";
 
 /** A process that still runs: a zombie (killed, not yet reaped by its parent) is gone too. */
 export function isAlive(pid: number): boolean {
     try {
         process.kill(pid, 0);
-    } catch (e: any) {
-        return e.code === "EPERM";
+    } catch (e) {
+        return codeOf(e) === "EPERM";
     }
     return procStat(pid)?.state !== "Z"; // no /proc: kill(pid, 0) alone decides
 }

@@ -21,7 +21,7 @@ export interface SchemaField {
 }
 
 /** The keys of an object schema and what each must be ("a full 40-hex SHA", "an integer", ...). */
-export function fieldsOfSchema(schema: z.ZodObject<any>): SchemaField[] {
+export function fieldsOfSchema(schema: z.ZodObject<z.ZodRawShape>): SchemaField[] {
     return Object.entries(schema.shape).map(([key, t]) => ({
         key,
         what: (t as z.ZodType).description ?? "valid",

@@ -10,6 +10,7 @@ export type { DeleteOptions } from "../argo/teardown";
 import { toYaml, writeFileAtomic } from "../ports/files";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
+import type { ApplicationSet } from "../argo/types";
 
 /** One list-generator element. Argo CD requires every value to be a string. */
 export interface ShopElement {
@@ -29,7 +30,7 @@ export interface ShopAppSetOptions {
     elements?: ShopElement[];
 }
 
-export function shopApplicationSet(opts: ShopAppSetOptions = {}): any {
+export function shopApplicationSet(opts: ShopAppSetOptions = {}): ApplicationSet {
     const elements = (opts.elements ?? INITIAL_ELEMENTS).map((e) => ({ env: String(e.env), revision: String(e.revision) }));
     return {
         apiVersion: "argoproj.io/v1alpha1",
@@ -54,25 +55,31 @@ export function shopApplicationSet(opts: ShopAppSetOptions = {}): any {
 }
 
 /** The list elements of an ApplicationSet object (live or generated), or a clear error. */
-export function listElements(appset: any): ShopElement[] {
+export function listElements(appset: ApplicationSet): ShopElement[] {
     const els = appset?.spec?.generators?.[0]?.list?.elements;
     if (!Array.isArray(els)) {
         throw new Error(`ApplicationSet ${appset?.metadata?.name ?? "?"} has no list generator at spec.generators[0].list.elements`);
     }
-    return els;
+    // an element's env and revision are read as strings where they are compared: a list element is free-form
+    return els as unknown as ShopElement[];
 }
 
 export type Log = (line: string) => void;
 
 /** The manifest for appset.yaml: the given ApplicationSet with only the fields we set. */
-export function appsetFileContent(desired: any, elements: ShopElement[]): string {
+export function appsetFileContent(desired: ApplicationSet, elements: ShopElement[]): string {
     const obj = JSON.parse(JSON.stringify(desired));
     obj.spec.generators[0].list.elements = elements.map((e) => ({ env: String(e.env), revision: String(e.revision) }));
     return toYaml(obj);
 }
 
 /** Creates the ApplicationSet, or updates its template keeping the live elements; writes appset.yaml. */
-export async function applyShopAppSet(cluster: ClusterPort, layout: ShopLayout, desired: any, log: Log = () => {}): Promise<ShopElement[]> {
+export async function applyShopAppSet(
+    cluster: ClusterPort,
+    layout: ShopLayout,
+    desired: ApplicationSet,
+    log: Log = () => {},
+): Promise<ShopElement[]> {
     const { name, namespace } = desired.metadata;
     const live = await cluster.getApplicationSet(name, namespace);
     let elements: ShopElement[];
@@ -81,7 +88,7 @@ export async function applyShopAppSet(cluster: ClusterPort, layout: ShopLayout, 
         elements = listElements(desired);
         log(`created ApplicationSet ${namespace}/${name}`);
     } else {
-        await cluster.patchApplicationSetTemplate(name, desired.spec.template, namespace);
+        await cluster.patchApplicationSetTemplate(name, desired.spec?.template, namespace);
         elements = listElements(live);
         log(
             `ApplicationSet ${namespace}/${name} exists; template updated, elements kept (${elements.map((e) => `${e.env}=${e.revision}`).join(", ")})`,

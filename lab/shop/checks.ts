@@ -5,7 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parse } from "yaml";
+import { parse, YAMLError } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
@@ -17,6 +17,8 @@ import { liveChecks } from "./liveChecks";
 import { renderShopConfig } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, ShopWorld, wantProd } from "./world";
+import { messageOf } from "../ports/errors";
+import type { ApplicationSet, ApplicationSetSpec } from "../argo/types";
 
 export interface VerifyOptions {
     layout: ShopLayout;
@@ -100,12 +102,14 @@ const step2: Check<ShopWorld>[] = [
         name: (w) => `appset.yaml: ApplicationSet argocd/shop, dev=main, prod=${wantProd(w)}`,
         run: async (w) => {
             if (!fs.existsSync(w.layout.appsetFile)) return { ok: false, expected: w.layout.appsetFile, found: "no such file" };
-            let a: any;
+            // the learner's file, read loosely: every field may be missing
+            let a: Partial<ApplicationSet> | null;
             try {
                 a = parse(fs.readFileSync(w.layout.appsetFile, "utf8"));
-            } catch (e: any) {
-                const where = e.linePos?.[0]?.line ? `line ${e.linePos[0].line}: ` : "";
-                const why = `${where}${String(e.message)
+            } catch (e) {
+                const line = e instanceof YAMLError ? e.linePos?.[0]?.line : undefined;
+                const where = line ? `line ${line}: ` : "";
+                const why = `${where}${messageOf(e)
                     .split("\n")[0]
                     .replace(/ at line \d+, column \d+:?$/, "")}`;
                 return {
@@ -138,7 +142,7 @@ const step2: Check<ShopWorld>[] = [
         step: 2,
         name: "appset.yaml template: shop-{{env}}, repoURL, {{revision}}, envs/{{env}}, prune+selfHeal, CreateNamespace",
         run: async (w) => {
-            let t: any;
+            let t: ApplicationSetSpec["template"] | undefined;
             try {
                 t = parse(fs.readFileSync(w.layout.appsetFile, "utf8"))?.spec?.template;
             } catch {

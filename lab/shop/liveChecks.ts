@@ -112,14 +112,14 @@ export function liveChecks(): Check<ShopWorld>[] {
             const commit = obj(w, "incident")?.commit;
             if (!isSha(commit)) return null;
             const app = await c.getApplication("shop-prod");
-            const history: any[] = app?.status?.history ?? [];
+            const history = app?.status?.history ?? [];
             if (history.some((h) => h?.revision === commit)) return true;
             // Argo CD keeps an Application's latest syncs (revisionHistoryLimit, 10): an older one may have gone
             if (history.length >= Number(app?.spec?.revisionHistoryLimit ?? 10)) return null;
             // an Application made again since (deleted, or its ApplicationSet applied again) has no history of the
             // incident to show: only one that synced before the incident was made (a minute's skew allowed) and not since says so
             const made = await w.repo.committedAt(commit);
-            if (!history.some((h) => Date.parse(h?.deployedAt) < made - 60_000)) return null;
+            if (!history.some((h) => Date.parse(h?.deployedAt ?? "") < made - 60_000)) return null;
             return {
                 ok: false,
                 expected: `${commit} in shop-prod's status.history`,
@@ -134,8 +134,8 @@ export function liveChecks(): Check<ShopWorld>[] {
         }),
         live(7, "live shop-dev has no ComparisonError", async (c, w) => {
             if (!obj(w, "revert")) return null;
-            const conds = ((await c.getApplication("shop-dev"))?.status?.conditions ?? []).filter((x: any) => x.type === "ComparisonError");
-            return { ok: conds.length === 0, expected: "no ComparisonError", found: conds.map((x: any) => x.message).join("; ") };
+            const conds = ((await c.getApplication("shop-dev"))?.status?.conditions ?? []).filter((x) => x.type === "ComparisonError");
+            return { ok: conds.length === 0, expected: "no ComparisonError", found: conds.map((x) => x.message).join("; ") };
         }),
         live(8, "report tracks equal the live Applications' targetRevision", async (c, w) => {
             const r = obj(w, "report");

@@ -19,7 +19,7 @@ export interface ShopWorld extends ResultFilesWorld<ShopResultName>, LiveWorld {
     releaseTip: string | null;
 }
 
-export const obj = (w: ShopWorld, name: ShopResultName): any => resultObject(w, name);
+export const obj = (w: ShopWorld, name: ShopResultName) => resultObject(w, name);
 
 /** prod's expected revision: release/prod from step 4 on. */
 export const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "main");

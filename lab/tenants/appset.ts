@@ -8,10 +8,11 @@ import { ClusterPort } from "../ports/cluster";
 import { toYaml, writeFileAtomic } from "../ports/files";
 import { DeleteOptions, deleteAppSetAndNamespaces } from "../argo/teardown";
 import { PLATFORM_REPO_URL, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
+import type { ApplicationSet } from "../argo/types";
 
 export type Log = (line: string) => void;
 
-export function tenantsApplicationSet(opts: { repoURL?: string } = {}): any {
+export function tenantsApplicationSet(opts: { repoURL?: string } = {}): ApplicationSet {
     const repoURL = opts.repoURL ?? PLATFORM_REPO_URL;
     return {
         apiVersion: "argoproj.io/v1alpha1",
@@ -37,7 +38,12 @@ export function tenantsApplicationSet(opts: { repoURL?: string } = {}): any {
 }
 
 /** Creates the ApplicationSet (or updates its spec) and writes appset.yaml. */
-export async function applyTenantsAppSet(cluster: ClusterPort, layout: TenantsLayout, desired: any, log: Log = () => {}): Promise<void> {
+export async function applyTenantsAppSet(
+    cluster: ClusterPort,
+    layout: TenantsLayout,
+    desired: ApplicationSet,
+    log: Log = () => {},
+): Promise<void> {
     const { name, namespace } = desired.metadata;
     const live = await cluster.getApplicationSet(name, namespace);
     if (!live) {

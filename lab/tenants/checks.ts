@@ -29,7 +29,10 @@ export interface TenantsWorld extends ResultFilesWorld<TenantsResultName>, LiveW
     main: string | null;
 }
 
-const obj = (w: TenantsWorld, name: TenantsResultName): any => resultObject(w, name);
+/** An entry of recovery.order as a learner may have written it: any field missing or of another type. */
+type Order = { application?: unknown; healthy_at?: unknown } | null;
+
+const obj = (w: TenantsWorld, name: TenantsResultName) => resultObject(w, name);
 
 /** The release each tenant file names at a commit. */
 async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<string, string | null>> {
@@ -242,7 +245,7 @@ const step3: Check<TenantsWorld>[] = [
         run: async (w) => {
             const r = obj(w, "recovery");
             if (!r || !Array.isArray(r.order)) return null;
-            const apps = r.order.map((o: any) => `${o.step}:${o.application}`);
+            const apps = r.order.map((o: { step?: unknown; application?: unknown }) => `${o.step}:${o.application}`);
             const want = TENANTS.map((t, i) => `${i + 1}:${t}`);
             if (JSON.stringify(apps) !== JSON.stringify(want)) return eq(want, apps);
             // The steps before the blocked one are out of it: step 1's Application was Synced at the faulty
@@ -255,7 +258,7 @@ const step3: Check<TenantsWorld>[] = [
             // at the faulty release too, so its entry can count Healthy early like step 1's: it is out of it as well.
             const blocked = TENANTS.indexOf("mandant-b");
             const raced = racedAhead(w);
-            const times = r.order.map((o: any) => Date.parse(o.healthy_at));
+            const times = r.order.map((o: { healthy_at?: string }) => Date.parse(o.healthy_at ?? ""));
             const from = TENANTS.slice(blocked).filter((t) => !raced.includes(t));
             const at = from.map((t) => TENANTS.indexOf(t));
             const bad = at.filter((i, k) => k > 0 && times[i] < Math.max(...at.slice(0, k).map((j) => times[j])));
@@ -275,13 +278,13 @@ const step3: Check<TenantsWorld>[] = [
             // no tenant turns Healthy at the fixed release before its commit exists; the commit's time is the clone's
             // machine's, healthy_at the cluster's: five minutes of skew between the two are allowed
             const made = await w.repo.committedAt(r.commit);
-            const early = r.order.filter((o: any) => !(Date.parse(o?.healthy_at) >= made - 300_000));
+            const early = r.order.filter((o: { healthy_at?: string } | null) => !(Date.parse(o?.healthy_at ?? "") >= made - 300_000));
             return early.length
                 ? {
                       ok: false,
                       expected: `each after ${new Date(made).toISOString()}`,
-                      found: early.map((o: any) => `${o?.application} ${o?.healthy_at}`).join(", "),
-                      hint: `${early.map((o: any) => o?.application).join(", ")} turned Healthy at the fixed release after recovery.commit was made, not at ${early.map((o: any) => o?.healthy_at).join(", ")}: read each time from the ApplicationSet's status.applicationStatus (lastTransitionTime of its Healthy entry) once the rollout is complete`,
+                      found: early.map((o: Order) => `${o?.application} ${o?.healthy_at}`).join(", "),
+                      hint: `${early.map((o: Order) => o?.application).join(", ")} turned Healthy at the fixed release after recovery.commit was made, not at ${early.map((o: Order) => o?.healthy_at).join(", ")}: read each time from the ApplicationSet's status.applicationStatus (lastTransitionTime of its Healthy entry) once the rollout is complete`,
                   }
                 : true;
         },
@@ -301,7 +304,7 @@ const liveChecks: Check<TenantsWorld>[] = [
     clusterAnswers(1),
     live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c) => {
         const s = await c.getApplicationSet(TENANTS_APPSET);
-        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x: any) => x.matchExpressions?.[0]?.values?.join(","));
+        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) => x.matchExpressions?.[0]?.values?.join(","));
         return eq(
             { files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] },
             {
@@ -322,7 +325,7 @@ const liveChecks: Check<TenantsWorld>[] = [
                   : "live rollout complete",
         async (c, w) => {
             const s = await c.getApplicationSet(TENANTS_APPSET);
-            const cond = (s?.status?.conditions ?? []).find((x: any) => x.type === "RolloutProgressing");
+            const cond = (s?.status?.conditions ?? []).find((x) => x.type === "RolloutProgressing");
             const want = w.through === 2 ? "ApplicationSet is performing rollout of step 2" : "ApplicationSet Rollout has completed";
             const outcome = eq(want, cond?.message);
             if (outcome.ok) return outcome;
@@ -380,7 +383,7 @@ const liveChecks: Check<TenantsWorld>[] = [
             const want: Record<string, boolean> = {};
             const found: Record<string, boolean> = {};
             for (const t of AFTER_BLOCKED) {
-                const history: any[] = (await c.getApplication(t))?.status?.history ?? [];
+                const history = (await c.getApplication(t))?.status?.history ?? [];
                 want[t] = racedAhead(w).includes(t);
                 found[t] = history.some((h) => h?.revision === s.commit && h?.source?.path === `releases/${RELEASES.faulty}`);
             }

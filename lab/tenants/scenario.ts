@@ -26,6 +26,7 @@ import { Recovery, Stall, TenantsResultName, TenantsResults, TENANTS_RESULT_SET,
 import { LabStep, runSteps } from "../kit/steps";
 import { fit, LINE_MAX, secs, short } from "../kit/text";
 import { waitSaid } from "../kit/wait";
+import type { Application, ApplicationSetApplicationStatus, OperationState } from "../argo/types";
 
 export interface TenantsTimeouts {
     /** Deadline of the first rollout (step 1). */
@@ -97,7 +98,7 @@ export function rolloutBrief(d: Diagnosis): string {
 }
 
 /** An Application's sync and health in a word or two ("not compared yet" before its first comparison). */
-const appState = (app: any) => {
+const appState = (app: Application) => {
     const sync = app.status?.sync?.status;
     const health = app.status?.health?.status;
     return !sync && !health ? "not compared yet" : `${sync ?? "?"}/${health ?? "?"}`;
@@ -106,7 +107,7 @@ const appState = (app: any) => {
 const pushedFile = (c: Ctx, step: TenantsResultName) => path.join(c.layout.workDir, `.${step}-pushed.json`);
 
 /** What the doctor sees now: its own live read and its own diagnosis of the tenants ApplicationSet. */
-async function diagnosis(c: Ctx): Promise<{ d: Diagnosis; apps: any[] }> {
+async function diagnosis(c: Ctx): Promise<{ d: Diagnosis; apps: Application[] }> {
     const dump = await readLive(c.cluster);
     const [d] = diagnose(dump, { now: new Date(c.clock.now()), stuckAfterSeconds: 600, appset: TENANTS_APPSET });
     if (!d) throw new Error(`ApplicationSet ${ARGOCD_NAMESPACE}/${TENANTS_APPSET} does not exist; build the lab (step 1) first`);
@@ -156,7 +157,7 @@ async function rolloutComplete(
     c: Ctx,
     release: string,
     commit: string | null,
-): Promise<{ d: Diagnosis; apps: any[]; running: Record<string, string> } | string> {
+): Promise<{ d: Diagnosis; apps: Application[]; running: Record<string, string> } | string> {
     const { d, apps } = await diagnosis(c);
     if (!apps.length) return "no Application generated yet";
     if (d.state !== "complete") return rolloutBrief(d);
@@ -269,7 +270,7 @@ async function stall(c: Ctx): Promise<Stall> {
     const blocking = d.blocking.find((b) => b.hook)!;
     const hook = blocking.hook!;
     const step = d.step!;
-    const statuses: any[] =
+    const statuses: ApplicationSetApplicationStatus[] =
         (apps.length && (await c.cluster.getApplicationSet(TENANTS_APPSET, ARGOCD_NAMESPACE))?.status?.applicationStatus) || [];
     const passed = statuses
         .filter((s) => Number(s.step) < step)
@@ -330,7 +331,7 @@ async function stallSettled(c: Ctx, stall: Stall): Promise<void> {
                 `${c.prefix} Argo CD synced ${blocking} a third time after its sync gave up; kubectl -n ${ARGOCD_NAMESPACE} get applicationset ${TENANTS_APPSET} -o yaml shows its step's status`,
             );
         waitedOn = (r as { started?: string }).started;
-        const by = (r as { again?: any }).again?.operation?.initiatedBy?.username ?? "Argo CD";
+        const by = (r as { again?: OperationState }).again?.operation?.initiatedBy?.username ?? "Argo CD";
         say(c, `${blocking}'s sync gave up; ${by} synced it again (step still Pending): waiting`);
     }
 }
@@ -363,7 +364,7 @@ async function recovery(c: Ctx, r: TenantsResults): Promise<Recovery> {
         return rolloutComplete(c, RELEASES.fixed, commit);
     });
     const set = await c.cluster.getApplicationSet(TENANTS_APPSET, ARGOCD_NAMESPACE);
-    const statuses: any[] = set?.status?.applicationStatus ?? [];
+    const statuses: ApplicationSetApplicationStatus[] = set?.status?.applicationStatus ?? [];
     const order = TENANTS.map((t) => {
         const s = statuses.find((x) => x.application === t);
         return { application: t as string, step: Number(s?.step), healthy_at: String(s?.lastTransitionTime) };

@@ -73,12 +73,13 @@ async function doctorPod(lab: NodeLab, namespace: string, name: string, rules: a
             stdio: ["pipe", "pipe", "pipe"],
         });
     const b = doctorBundle();
-    const objs = rolloutDoctorManifests({ bundleGzBase64: b.gzBase64, bundleDigest: b.digest, namespace, intervalSeconds: 2 }).map((o) =>
-        o.kind === "ClusterRole"
-            ? { ...o, metadata: { ...o.metadata, name }, rules }
-            : o.kind === "ClusterRoleBinding"
-              ? { ...o, metadata: { ...o.metadata, name }, roleRef: { ...o.roleRef, name } }
-              : o,
+    const objs = rolloutDoctorManifests({ bundleGzBase64: b.gzBase64, bundleDigest: b.digest, namespace, intervalSeconds: 2 }).map(
+        (o: any) =>
+            o.kind === "ClusterRole"
+                ? { ...o, metadata: { ...o.metadata, name }, rules }
+                : o.kind === "ClusterRoleBinding"
+                  ? { ...o, metadata: { ...o.metadata, name }, roleRef: { ...o.roleRef, name } }
+                  : o,
     );
     kubectl(["apply", "--server-side", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
     const logs = () => {
