@@ -169,6 +169,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("appset.yaml right but not applied: the hint says to apply it", async () => {
+        const at = await labAt(4);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            // the cluster's ApplicationSet back at prod=main (as before the pin was applied); appset.yaml still says release/prod
+            const set = await at.cluster.getApplicationSet("shop");
+            const i = (set?.spec?.generators?.[0]?.list?.elements ?? []).findIndex((e) => e.env === "prod");
+            await at.cluster.jsonPatchApplicationSet("shop", [
+                { op: "replace", path: `/spec/generators/0/list/elements/${i}/revision`, value: "main" },
+            ]);
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "4"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /live ApplicationSet shop: dev=main, prod=release\/prod; /);
+            assert.match(
+                r.stdout,
+                /hint: \S+appset\.yaml is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f \S+appset\.yaml\n/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the Application deleted after step 8: step 5's hint says the ConfigMap was made again", async () => {
         const at = await labAt(8);
         try {
@@ -444,6 +467,15 @@ describe("verify --step: one step at a time, with a hint", function () {
             r.stdout,
             /^step 4 \S+: not done \(step 2 appset comes first\): appset\.yaml: ApplicationSet argocd\/shop, dev=main, prod=release\/prod; hint: /,
         );
+    });
+
+    it("a template deploying to another namespace: the check names the namespace", async () => {
+        const root = await rootAt(2);
+        const file = shopLayout(root).appsetFile;
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("namespace: shop-{{env}}", "namespace: shop"));
+        const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /: not done: appset\.yaml template: [^;]*into namespace shop-\{\{env\}\}[^;]*; /);
     });
 
     it("a promotion pushed to another branch: the hint names it", async () => {

@@ -140,7 +140,7 @@ const step2: Check<ShopWorld>[] = [
     },
     {
         step: 2,
-        name: "appset.yaml template: shop-{{env}}, repoURL, {{revision}}, envs/{{env}}, prune+selfHeal, CreateNamespace",
+        name: "appset.yaml template: shop-{{env}} of project default, repoURL, {{revision}}, envs/{{env}} into namespace shop-{{env}}, prune+selfHeal, CreateNamespace",
         run: async (w) => {
             let t: ApplicationSetSpec["template"] | undefined;
             try {

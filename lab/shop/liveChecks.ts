@@ -2,6 +2,10 @@
  * The shop lab's live checks: the cluster, graded against what each step leaves (nothing of the lab is
  * in it before step 2).
  */
+import * as fs from "fs";
+import { isDeepStrictEqual } from "util";
+import { parse } from "yaml";
+import type { ApplicationSet } from "../argo/types";
 import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
@@ -28,6 +32,15 @@ async function madeByLatestSync(c: ClusterPort): Promise<{ at: string; message: 
 
 const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;
 
+/** The list elements appset.yaml holds, or undefined when it is missing or not YAML. */
+function fileElements(file: string): unknown {
+    try {
+        return (parse(fs.readFileSync(file, "utf8")) as Partial<ApplicationSet> | null)?.spec?.generators?.[0]?.list?.elements;
+    } catch {
+        return undefined;
+    }
+}
+
 export function liveChecks(): Check<ShopWorld>[] {
     const checks: Check<ShopWorld>[] = [
         clusterAnswers(2),
@@ -47,7 +60,12 @@ export function liveChecks(): Check<ShopWorld>[] {
                         found: "no ApplicationSet shop in argocd",
                         hint: `the ApplicationSet shop is not in the cluster (deleted?): kubectl apply -f ${w.layout.appsetFile} brings it back`,
                     };
-                return eq(want, set.spec?.generators?.[0]?.list?.elements);
+                const outcome = eq(want, set.spec?.generators?.[0]?.list?.elements);
+                if (outcome.ok || !isDeepStrictEqual(fileElements(w.layout.appsetFile), want)) return outcome;
+                return {
+                    ...outcome,
+                    hint: `${w.layout.appsetFile} is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f ${w.layout.appsetFile}`,
+                };
             },
         ),
     ];
