@@ -478,6 +478,36 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /: not done: appset\.yaml template: [^;]*into namespace shop-\{\{env\}\}[^;]*; /);
     });
 
+    it("the flag turned on in prod's overlay before the incident: step 3 says so", async () => {
+        const root = await rootAt(2);
+        const { clone } = shopLayout(root);
+        const commit = async (file: string, edit: (text: string) => string, message: string) => {
+            fs.writeFileSync(path.join(clone, file), edit(fs.readFileSync(path.join(clone, file), "utf8")));
+            await git(["-c", "user.name=learner", "-c", "user.email=learner@example.org", "commit", "-qam", message], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            return git(["rev-parse", "HEAD"], clone);
+        };
+        await commit(
+            "envs/prod/kustomization.yaml",
+            (t) =>
+                `${t}\n  - target:\n      kind: ConfigMap\n      name: shop-config\n    patch: |-\n      - op: replace\n        path: /data/FEATURE_CHECKOUT_V2\n        value: "on"\n`,
+            "prod: checkout v2",
+        );
+        const incident = await commit(
+            "base/configmap.yaml",
+            (t) => t.replace('FEATURE_CHECKOUT_V2: "off"', 'FEATURE_CHECKOUT_V2: "on"'),
+            "checkout v2 everywhere",
+        );
+        fs.writeFileSync(shopLayout(root).resultFile("incident"), JSON.stringify({ commit: incident, dev_value: "on", prod_value: "on" }));
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /^step 3 incident: not done: incident\.commit renders FEATURE_CHECKOUT_V2 on in envs\/dev and envs\/prod, its parent off in envs\/prod; /,
+        );
+        assert.match(r.stdout, /hint: [^\n]*an overlay that sets FEATURE_CHECKOUT_V2 decides it over base/);
+    });
+
     it("a promotion pushed to another branch: the hint names it", async () => {
         const root = await rootAt(5);
         const layout = shopLayout(root);

@@ -199,6 +199,27 @@ const step3: Check<ShopWorld>[] = [
     },
     {
         step: 3,
+        name: "incident.commit renders FEATURE_CHECKOUT_V2 on in envs/dev and envs/prod, its parent off in envs/prod",
+        run: async (w) => {
+            const commit = obj(w, "incident")?.commit;
+            if (!isSha(commit)) return null;
+            const [parent] = await w.repo.parents(commit);
+            if (!parent) return null; // the check above says it has none
+            const flag = async (sha: string, env: string) => (await shopConfigAt(w, sha, `envs/${env}`)).FEATURE_CHECKOUT_V2;
+            const outcome = eq(
+                { dev: "on", prod: "on", parent_prod: "off" },
+                { dev: await flag(commit, "dev"), prod: await flag(commit, "prod"), parent_prod: await flag(parent, "prod") },
+            );
+            return outcome.ok
+                ? outcome
+                : {
+                      ...outcome,
+                      hint: "the incident turns the flag on in base, so that both environments get it; its parent is what step 4 pins prod back to, so prod must render off there: an overlay that sets FEATURE_CHECKOUT_V2 decides it over base (keep the flag in base only, and make the incident again on a main whose overlays leave it alone)",
+                  };
+        },
+    },
+    {
+        step: 3,
         name: "incident.commit is on main",
         run: async (w) => {
             const commit = obj(w, "incident")?.commit;
