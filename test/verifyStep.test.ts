@@ -22,6 +22,8 @@ import { FakeKube } from "../sim/fakeApi";
 import { expect, holds } from "./helpers/expect";
 import { labAt, rootAt } from "./helpers/labAt";
 import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt";
+import { REFRESH_ANNOTATION } from "../lab/argo/application";
+import { addMissingResource } from "../lab/shop/edits";
 
 /** Merges `edit` into a result file, as a learner's edit of it. */
 const editResult = (file: string, edit: object) =>
@@ -506,6 +508,63 @@ describe("verify --step: one step at a time, with a hint", function () {
             /^step 3 incident: not done: incident\.commit renders FEATURE_CHECKOUT_V2 on in envs\/dev and envs\/prod, its parent off in envs\/prod; /,
         );
         assert.match(r.stdout, /hint: [^\n]*an overlay that sets FEATURE_CHECKOUT_V2 decides it over base/);
+    });
+
+    it("the wrong commit reverted: step 7 says so, and the way back grades done", async function () {
+        this.timeout(600_000);
+        const at = await labAt(6);
+        try {
+            const { layout } = at.lab;
+            const kubeconfig = path.join(layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
+            const push = async (...args: string[]) => {
+                await git([...id, ...args], layout.clone);
+                await git(["push", "-q", "origin", "HEAD:main"], layout.clone);
+                for (const a of ["shop-dev", "shop-prod"]) await at.cluster.annotateApplication(a, { [REFRESH_ANNOTATION]: "normal" });
+                return git(["rev-parse", "HEAD"], layout.clone);
+            };
+            const kustomization = path.join(layout.clone, "envs/dev/kustomization.yaml");
+            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
+            const bad = await push("commit", "-qam", "dev: add missing.yaml");
+            const devError = async () =>
+                ((await at.cluster.getApplication("shop-dev"))?.status?.conditions ?? []).some((c) => c.type === "ComparisonError");
+            await expect(holds("shop-dev shows the ComparisonError", devError), { timeoutMs: 120_000 });
+            const incident = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            const wrong = await push("revert", "--no-edit", incident);
+            const revertJson = (revert_commit: string) =>
+                fs.writeFileSync(
+                    layout.resultFile("revert"),
+                    JSON.stringify({
+                        bad_commit: bad,
+                        revert_commit,
+                        dev_error: "accumulating resources: missing.yaml",
+                        prod_revision_during: JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8")).to,
+                    }),
+                );
+            revertJson(wrong);
+            const step7 = () => runMain("verify", ["--root", layout.root, "--kubeconfig", kubeconfig, "--step", "7"]);
+            const r = await step7();
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 7 revert: not done: revert_commit is a revert of bad_commit \(made after it, its message, its content\); /,
+            );
+            assert.match(
+                r.stdout,
+                new RegExp(`hint: revert_commit reverts ${incident.slice(0, 12)}, not bad_commit: git revert ${bad.slice(0, 12)} `),
+            );
+            // the way back the hint gives: new commits only
+            const right = await push("revert", "--no-edit", bad);
+            await push("revert", "--no-edit", wrong);
+            revertJson(right);
+            await expect(
+                holds("step 7 done", async () => (await step7()).code === 0),
+                { timeoutMs: 120_000 },
+            );
+        } finally {
+            await at.stop();
+        }
     });
 
     it("a promotion pushed to another branch: the hint names it", async () => {

@@ -30,6 +30,8 @@ export interface Check<W> {
     applies?: (through: number, world: W) => boolean;
     /** What to do when it fails, for `verify --step` (default: its step's hint in the lab's steps.yaml); never the answer. */
     hint?: string;
+    /** A check of the live cluster (liveCheck): what it finds may be an effect of a later step's work. */
+    live?: boolean;
     run: (world: W) => Promise<Outcome | boolean | null>;
 }
 
@@ -90,6 +92,9 @@ export function eqFields(
  * (not enumerable): `verify --step` matches a result with the one before it by this.
  */
 const KEY = Symbol("check key");
+const LIVE = Symbol("live check");
+/** Whether a result is of a check of the live cluster. */
+export const isLive = (r: CheckResult): boolean => (r as CheckResult & { [LIVE]?: boolean })[LIVE] === true;
 export const checkKey = (r: CheckResult): string => (r as CheckResult & { [KEY]?: string })[KEY] ?? r.check;
 
 /** Runs the table in order, for the steps up to `through`. */
@@ -98,6 +103,7 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
     // a name made by a function is keyed by that function's text: the same for every step graded, and unlike any other's
     const keyed = (r: CheckResult, c: Check<W>) => {
         Object.defineProperty(r, KEY, { value: typeof c.name === "string" ? c.name : `name: ${c.name.toString()}`, enumerable: false });
+        if (c.live) Object.defineProperty(r, LIVE, { value: true, enumerable: false });
         return r;
     };
     for (const c of checks) {

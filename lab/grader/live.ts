@@ -53,7 +53,13 @@ export function liveCheck<W extends LiveWorld>(
     name: string | ((w: W) => string),
     run: (c: ClusterPort, w: W) => Promise<Outcome | boolean | null>,
 ): Check<W> {
-    return { step, name, applies: (through, w) => through >= step && !!w.cluster && !w.clusterError, run: (w) => run(w.cluster!, w) };
+    return {
+        step,
+        name,
+        live: true,
+        applies: (through, w) => through >= step && !!w.cluster && !w.clusterError,
+        run: (w) => run(w.cluster!, w),
+    };
 }
 
 /**

@@ -160,7 +160,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
     },
     {
         step: 7,
-        name: "revert_commit is a revert of bad_commit (its parent, its message, its content)",
+        name: "revert_commit is a revert of bad_commit (made after it, its message, its content)",
         run: async (w) => {
             const rc = obj(w, "revert")?.revert_commit;
             if (!isSha(rc) || !(await w.repo.isCommit(rc))) return null;
@@ -171,10 +171,19 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const same = grand
                 ? (await w.repo.file(rc, "envs/dev/kustomization.yaml")) === (await w.repo.file(grand, "envs/dev/kustomization.yaml"))
                 : false;
-            return eq(
-                { parent: bad, message: true, content: true },
-                { parent, message: msg.includes(`This reverts commit ${bad}`), content: same },
+            // after bad_commit: its child, or later when a wrong revert came first (history is never rewound)
+            const after = parent === bad || (isSha(bad) && parent !== undefined && (await w.repo.isAncestor(bad, parent)));
+            const outcome = eq(
+                { after_bad_commit: true, message: true, content: true },
+                { after_bad_commit: after, message: msg.includes(`This reverts commit ${bad}`), content: same },
             );
+            const other = /This reverts commit ([0-9a-f]{40})/.exec(msg)?.[1];
+            return outcome.ok || !other || other === bad
+                ? outcome
+                : {
+                      ...outcome,
+                      hint: `revert_commit reverts ${other.slice(0, 12)}, not bad_commit: git revert ${String(bad).slice(0, 12)} (a new commit) and write revert.json again; the wrong revert stays in main's history, so revert it too (git revert ${rc.slice(0, 12)}) to bring its change back`,
+                  };
         },
     },
     {
