@@ -45,6 +45,14 @@ describe("the stack configuration's schema", () => {
         [{ tenantsSolveThrough: 7 }, /gitops-lab:tenantsSolveThrough is 7; allowed: 1, 2 or 3 /],
         [{ tenantsLab: "yes" }, /gitops-lab:tenantsLab is "yes"; allowed: true or false /],
         [{ syncTimeoutSeconds: "0" }, /gitops-lab:syncTimeoutSeconds is "0"; allowed: a whole number of seconds from 1 to 86400 /],
+        [
+            { tenantsLab: false, tenantsSolveThrough: 2 },
+            /gitops-lab:tenantsSolveThrough is set, but gitops-lab:tenantsLab is false, so there is no tenants lab for it: set tenantsLab true /,
+        ],
+        [
+            { tenantsLab: "false", tenantsWaitTimeoutSeconds: 60 },
+            /gitops-lab:tenantsWaitTimeoutSeconds is set, but gitops-lab:tenantsLab is false/,
+        ],
         [{ solveThruogh: 4 }, /^Pulumi\.dev\.yaml: gitops-lab:solveThruogh is not a key of this lab; the keys are root, solveThrough, /],
     ];
     for (const [values, message] of bad) {

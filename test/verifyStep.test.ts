@@ -7,13 +7,13 @@ import { execFile } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import type { CheckResult } from "../lab/grader/grader";
+import { eqFields, type CheckResult } from "../lab/grader/grader";
 import { readSteps, stepVerdict } from "../lab/grader/steps";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, Tenant, tenantsLayout } from "../lab/tenants/layout";
-import { tenantPath, tenantSettings } from "../lab/tenants/repoFiles";
+import { HOOK_ERROR, tenantPath, tenantSettings } from "../lab/tenants/repoFiles";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
@@ -885,6 +885,29 @@ describe("the Killercoda scenario (docs/killercoda/shop): its step checks call v
             assert.match(next.stdout, /^step 4 pin: not done: [^\n]+; hint: [^\n]+\n$/);
         } finally {
             await at.stop();
+        }
+    });
+});
+
+describe("a result file's keys, named when wrong (eqFields)", () => {
+    it("a list with the right entries in another order says so, without the answer", () => {
+        const o = eqFields({ waiting: ["mandant-c", "mandant-d"] }, { waiting: ["mandant-d", "mandant-c"] }, { waiting: "in step order" });
+        assert.strictEqual(o.ok, false);
+        assert.strictEqual(o.hint, "waiting holds the right entries in another order: in step order");
+    });
+});
+
+describe("what a check's name gives away", () => {
+    it("stall.hook_error wrong: the line --step prints does not quote the answer", async () => {
+        const root = await tenantsRootAt(2);
+        try {
+            editResult(tenantsLayout(root).resultFile("stall"), { hook_error: "exit status 1" });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /: not done: stall\.hook_error /);
+            assert.ok(!r.stdout.includes(HOOK_ERROR), r.stdout);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
         }
     });
 });

@@ -72,6 +72,13 @@ export function eq(expected: unknown, found: unknown): Outcome {
  * eq over a few keys of a result file: when some differ, a hint that names each wrong key and what it
  * holds, with what the key is (`about`), never the expected value.
  */
+/** Two lists with the same entries in another order. */
+const reordered = (want: unknown, found: unknown): boolean =>
+    Array.isArray(want) &&
+    Array.isArray(found) &&
+    want.length === found.length &&
+    isDeepStrictEqual(want.map((x) => JSON.stringify(x)).sort(), found.map((x) => JSON.stringify(x)).sort());
+
 export function eqFields(
     want: Record<string, unknown>,
     found: Record<string, unknown>,
@@ -82,7 +89,13 @@ export function eqFields(
     const wrong = Object.keys(want).filter((k) => !isDeepStrictEqual(want[k], found[k]));
     return {
         ...outcome,
-        hint: wrong.map((k) => `${k} holds ${JSON.stringify(found[k]) ?? "nothing"}${about[k] ? `: ${about[k]}` : ""}`).join("; "),
+        hint: wrong
+            .map((k) =>
+                reordered(want[k], found[k])
+                    ? `${k} holds the right entries in another order${about[k] ? `: ${about[k]}` : ""}`
+                    : `${k} holds ${JSON.stringify(found[k]) ?? "nothing"}${about[k] ? `: ${about[k]}` : ""}`,
+            )
+            .join("; "),
     };
 }
 

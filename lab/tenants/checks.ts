@@ -142,7 +142,8 @@ const step2: Check<TenantsWorld>[] = [
     },
     {
         step: 2,
-        name: `stall.hook_error is the hook script's own error line ("${HOOK_ERROR}")`,
+        // the name never quotes the line: --step prints the name of what is missing, and the line is the answer
+        name: "stall.hook_error is the hook script's own error line, as its Pod's log has it",
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit)) return null;
