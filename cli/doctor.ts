@@ -89,6 +89,26 @@ function checkAppSetExists(dump: Dump, name: string | undefined) {
     throw new Error(`no ApplicationSet named "${name}" (found: ${found.length ? found.join(", ") : "none"})`);
 }
 
+/**
+ * What --watch says of rounds that fail: a failure once, not at every round (a cluster down for an
+ * hour at a round a second is one line, not 3,600), again only when it changes, and the first round
+ * that works again.
+ */
+export function roundTrouble(say: (line: string) => void, warn: (line: string) => void, intervalSeconds: number) {
+    let last: string | undefined;
+    return {
+        failed(e: unknown) {
+            const message = e instanceof Error ? e.message : String(e);
+            if (message !== last) warn(`${message} (trying again every ${intervalSeconds} s; said again only if it changes)`);
+            last = message;
+        },
+        ok() {
+            if (last !== undefined) say("a round works again");
+            last = undefined;
+        },
+    };
+}
+
 export const doctor: Command = {
     name: "doctor",
     summary: "name the step at which a RollingSync rollout is stuck, and why (live, or from a dump)",
@@ -168,7 +188,7 @@ export const doctor: Command = {
                     `${from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`,
                 );
             // a dump of some kinds only: Applications an ApplicationSet made without it, or ApplicationSets without their Applications
-            const made = dump.applications.filter((a) => (a.metadata?.ownerReferences ?? []).some((r: any) => r.kind === "ApplicationSet"));
+            const made = dump.applications.filter((a) => (a.metadata?.ownerReferences ?? []).some((r) => r.kind === "ApplicationSet"));
             if (from && !dump.applicationSets.length && made.length)
                 throw new Error(
                     `${from} holds ${made.length} Application${made.length === 1 ? "" : "s"} made by an ApplicationSet but no ApplicationSets: a dump of some kinds only; ${DUMP_HINT}`,
@@ -211,13 +231,15 @@ export const doctor: Command = {
         say(
             `watching ${changes ? "for changes and " : ""}every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`,
         );
+        const trouble = roundTrouble(say, (l) => console.error(`doctor: ${l}`), interval);
         await watchRounds(
             async () => {
                 const ds = await watcher.tick();
+                trouble.ok();
                 if (values.json) console.log(JSON.stringify(toJson(ds))); // JSON lines, for a program: no prefix
             },
             { intervalMs: interval * 1000, minGapMs: MIN_ROUND_GAP_MS, clock: realClock, stopped: () => stop, changes },
-            (e) => console.error(`doctor: ${e instanceof Error ? e.message : String(e)} (will try again)`),
+            (e) => trouble.failed(e),
         );
         await stopReader();
         return EXIT.OK;

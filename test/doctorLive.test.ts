@@ -3,6 +3,7 @@
  * own client): live reads, the --watch alert as Kubernetes Events, the metrics, the command.
  */
 import * as assert from "assert";
+import { roundTrouble } from "../cli/doctor";
 import { ChildProcess, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
@@ -466,5 +467,25 @@ describe("rollout doctor: the command on a saved dump", function () {
             for (const label of ["appset", "step", "application"])
                 assert.ok(a.annotations.summary.includes(`$labels.${label}`), `${a.alert}: ${label}`);
         assert.ok(!JSON.stringify(rule).includes("$labels.reason"), "no annotation names a label the alert does not have");
+    });
+});
+
+describe("doctor --watch when rounds fail", () => {
+    it("a failure is said once, again when it changes, and the round that works again", () => {
+        const said: string[] = [];
+        const t = roundTrouble(
+            (l) => said.push(`say ${l}`),
+            (l) => said.push(`warn ${l}`),
+            2,
+        );
+        for (let i = 0; i < 100; i++) t.failed(new Error("cannot read the cluster: nothing answers"));
+        t.failed(new Error("cannot read the cluster: 401"));
+        t.ok();
+        t.ok();
+        assert.deepStrictEqual(said, [
+            "warn cannot read the cluster: nothing answers (trying again every 2 s; said again only if it changes)",
+            "warn cannot read the cluster: 401 (trying again every 2 s; said again only if it changes)",
+            "say a round works again",
+        ]);
     });
 });
