@@ -795,6 +795,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(two.stdout, /^step 2 stall: not done: [^\n]+; hint: refresh the ApplicationSet after the push/);
     });
 
+    it("the tenants lab graded with the shop lab's kubeconfig: the hint names the mix-up", async () => {
+        const root = await tenantsRootAt(1);
+        const shop = await labAt(2);
+        try {
+            const kubeconfig = path.join(shop.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, shop.lab.kubeconfig);
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--kubeconfig", kubeconfig, "--step", "1"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: context \S+ \([^)]+\) has no ApplicationSet tenants but the shop lab's shop: the kubeconfig of the other lab\? give this lab's with --kubeconfig FILE/,
+            );
+        } finally {
+            await shop.stop();
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("refuses --step with --through, and a step the lab does not have, as usage errors (2)", async () => {
         assert.strictEqual((await runMain("verify", ["--step", "2", "--through", "2"])).code, 2);
         const r = await runMain("verify", ["--lab", "tenants", "--step", "4"]);

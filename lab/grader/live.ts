@@ -29,6 +29,22 @@ export async function clusterErrorOf(cluster: ClusterPort | undefined, appset: s
     }
 }
 
+/**
+ * The hint for a lab's ApplicationSet missing from a cluster that answers: deleted, or the cluster of the
+ * other lab (each served lab has its own), which says so when it holds that lab's ApplicationSet.
+ */
+export async function missingAppSetHint(
+    c: ClusterPort,
+    mine: string,
+    file: string,
+    other: { lab: string; appset: string },
+): Promise<string> {
+    const theirs = await c.getApplicationSet(other.appset).catch(() => null);
+    return theirs
+        ? `${c.where ?? "the cluster"} has no ApplicationSet ${mine} but the ${other.lab} lab's ${other.appset}: the kubeconfig of the other lab? give this lab's with --kubeconfig FILE (if it is this lab's cluster, kubectl apply -f ${file} brings ${mine} back)`
+        : `the ApplicationSet ${mine} is not in the cluster (deleted?): kubectl apply -f ${file} brings it back`;
+}
+
 /** "the cluster answers", from `step` on whenever there is a cluster to ask. */
 export function clusterAnswers<W extends LiveWorld>(step: number): Check<W> {
     return {

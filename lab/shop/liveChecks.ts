@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from "util";
 import { parse } from "yaml";
 import type { ApplicationSet } from "../argo/types";
 import { Check, eq } from "../grader/grader";
-import { clusterAnswers, liveCheck } from "../grader/live";
+import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, putBack, ShopWorld, wantProd } from "./world";
@@ -58,7 +58,7 @@ export function liveChecks(): Check<ShopWorld>[] {
                         ok: false,
                         expected: want,
                         found: "no ApplicationSet shop in argocd",
-                        hint: `the ApplicationSet shop is not in the cluster (deleted?): kubectl apply -f ${w.layout.appsetFile} brings it back`,
+                        hint: await missingAppSetHint(c, "shop", w.layout.appsetFile, { lab: "tenants", appset: "tenants" }),
                     };
                 const outcome = eq(want, set.spec?.generators?.[0]?.list?.elements);
                 if (outcome.ok || !isDeepStrictEqual(fileElements(w.layout.appsetFile), want)) return outcome;

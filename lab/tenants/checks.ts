@@ -8,7 +8,7 @@ import { parse } from "yaml";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
-import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, stackOutputChecks } from "../grader/live";
+import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, missingAppSetHint, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { RELEASES, Tenant, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
@@ -303,8 +303,15 @@ const live = liveCheck<TenantsWorld>;
 
 const liveChecks: Check<TenantsWorld>[] = [
     clusterAnswers(1),
-    live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c) => {
+    live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c, w) => {
         const s = await c.getApplicationSet(TENANTS_APPSET);
+        if (!s)
+            return {
+                ok: false,
+                expected: `ApplicationSet ${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
+                found: `no ApplicationSet ${TENANTS_APPSET} in ${ARGOCD_NAMESPACE}`,
+                hint: await missingAppSetHint(c, TENANTS_APPSET, w.layout.appsetFile, { lab: "shop", appset: "shop" }),
+            };
         const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) => x.matchExpressions?.[0]?.values?.join(","));
         return eq(
             { files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] },
