@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { doctorBundle } from "../components/rolloutDoctor";
 import { FakeKube } from "../sim/fakeApi";
+import type { Application, ApplicationSet, Job, Pod } from "../lab/argo/types";
 
 export interface DoctorScale {
     apps: number;
@@ -26,10 +27,10 @@ export const DEFAULT_SCALE: DoctorScale = { apps: 10_000, appsets: 50, pods: 100
 const TS = "2026-11-30T12:00:00Z";
 
 /** One synthetic rollout: an ApplicationSet with one step per Application, its Applications, and (when stuck) a failed hook at step 2. */
-export function syntheticObjects(scale: DoctorScale): { appsets: any[]; apps: any[]; jobs: any[]; pods: any[] } {
+export function syntheticObjects(scale: DoctorScale): { appsets: ApplicationSet[]; apps: Application[]; jobs: Job[]; pods: Pod[] } {
     const perSet = Math.max(1, Math.floor(scale.apps / scale.appsets));
     const podsPerApp = Math.max(0, Math.floor(scale.pods / scale.apps));
-    const out = { appsets: [] as any[], apps: [] as any[], jobs: [] as any[], pods: [] as any[] };
+    const out = { appsets: [] as ApplicationSet[], apps: [] as Application[], jobs: [] as Job[], pods: [] as Pod[] };
     for (let s = 0; s < scale.appsets; s++) {
         const set = `rollout-${s}`;
         const stuck = s < scale.stuck;

@@ -82,7 +82,7 @@ export function clusterOf(kc: { file: string; text: string }): KubeCluster {
             // a kubeconfig with contexts but no current-context (or one naming a context it lacks) is a kubeconfig still
             let contexts: string[] = [];
             try {
-                contexts = ((parse(kc.text) as any)?.contexts ?? []).map((c: any) => String(c?.name));
+                contexts = ((parse(kc.text) as { contexts?: { name?: unknown }[] } | null)?.contexts ?? []).map((c) => String(c?.name));
             } catch {
                 contexts = [];
             }

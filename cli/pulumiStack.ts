@@ -150,20 +150,21 @@ export async function recoverInterruptedRun(stack: Stack, log: Log, backend = pr
     if (base) {
         const locks = path.join(base, ".pulumi", "locks");
         for (const file of walk(locks).filter((f) => f.endsWith(".json") && f.includes(`${path.sep}${STACK}${path.sep}`))) {
-            let lock: any;
+            let lock: { hostname?: string; pid?: number };
             try {
                 lock = JSON.parse(fs.readFileSync(file, "utf8"));
             } catch {
                 continue;
             }
-            if (lock.hostname === os.hostname() && Number.isInteger(lock.pid) && !isAlive(lock.pid)) {
+            if (lock.hostname === os.hostname() && typeof lock.pid === "number" && Number.isInteger(lock.pid) && !isAlive(lock.pid)) {
                 fs.rmSync(file, { force: true });
                 log(`the stack was locked by PID ${lock.pid}, which is gone (an interrupted run): lock removed`);
             }
         }
     }
     const deployment = (await stack.exportStack()).deployment;
-    const pending: any[] = deployment?.pending_operations ?? [];
+    // the state file's pending operations (Pulumi's apitype.OperationV2): a type and the resource's URN
+    const pending: { type?: string; resource?: { urn?: string } }[] = deployment?.pending_operations ?? [];
     if (pending.length) {
         const what = pending
             .map(

@@ -26,7 +26,7 @@ function stackName(v: string | undefined): string {
 }
 
 /** A YAML file's content; a syntax error is one line naming the file and the line. */
-function readYaml(file: string): any {
+function readYaml(file: string): unknown {
     const doc = parseDocument(fs.readFileSync(file, "utf8"), { prettyErrors: true });
     const err = doc.errors[0];
     if (!err) return doc.toJSON();
@@ -47,7 +47,8 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     const values: Record<string, unknown> = {};
     if (fs.existsSync(stackFile)) {
-        const doc = readYaml(stackFile) ?? {};
+        // a mapping is checked below before its fields are read; config:'s values are the lab's or another package's
+        const doc = (readYaml(stackFile) ?? {}) as { config?: Record<string, unknown> | null };
         const kind = (v: unknown) => (Array.isArray(v) ? "a list" : v === null ? "nothing" : `a ${typeof v}`);
         if (typeof doc !== "object" || Array.isArray(doc))
             throw new Error(
@@ -64,7 +65,7 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
                 `${stackFile}: ${outside} is at the top level, where Pulumi reads nothing of it: put it under config:, indented`,
             );
         const seen = new Set<string>();
-        for (const [k, v] of Object.entries<any>(doc.config ?? {})) {
+        for (const [k, v] of Object.entries(doc.config ?? {})) {
             const m = /^(?:gitops-lab:)?([^:]+)$/.exec(k);
             // a misspelt prefix (gitops_lab:) would be taken for another package's key and ignored
             const prefix = /^([^:]+):/.exec(k)?.[1];

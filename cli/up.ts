@@ -11,6 +11,7 @@ import { Command, EXIT } from "./command";
 import { runPreflight } from "./preflight";
 import { labStack, recoverInterruptedRun } from "./pulumiStack";
 import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf } from "./stackConfig";
+import { stderrOf } from "../lab/ports/errors";
 
 function requireRoot(action: string) {
     if (process.getuid && process.getuid() !== 0) {
@@ -23,8 +24,8 @@ function requireRoot(action: string) {
 const log = (l: string) => console.log(`[lab] ${l}`);
 
 /** One line for a failed pulumi run (its whole output was already printed as it ran). */
-function pulumiFailure(action: string, e: any): Error {
-    const text = String(e?.stderr || e?.message || e);
+function pulumiFailure(action: string, e: unknown): Error {
+    const text = stderrOf(e);
     const line =
         text
             .split("\n")

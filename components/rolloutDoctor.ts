@@ -7,6 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { DOCTOR_METRICS_PORT, DOCTOR_NAME, DOCTOR_NAMESPACE, rolloutDoctorManifests } from "../lab/doctor/inCluster";
 import { labModule, PROJECT_DIR } from "../program/labModule";
+import type { CustomObject } from "../lab/ports/cluster";
 
 export interface RolloutDoctorArgs {
     /** The cluster's kubeconfig (secret); the PrometheusRule's check reads the cluster with it. */
@@ -62,7 +63,7 @@ function buildDoctorBundle(): { js: string; gzBase64: string; digest: string } {
 /** What the engine stores for the PrometheusRule: the rule, and the cluster to check for its CRD. */
 export interface PrometheusRuleInputs {
     kubeconfig: string;
-    rule: any;
+    rule: CustomObject;
 }
 export type PrometheusRuleOutputs = PrometheusRuleInputs & { applied: boolean };
 
@@ -102,7 +103,7 @@ export const prometheusRuleProvider: pulumi.dynamic.ResourceProvider<PrometheusR
 
 class PrometheusRuleIfCrd extends pulumi.dynamic.Resource {
     declare readonly applied: pulumi.Output<boolean>;
-    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; rule: any }, opts?: pulumi.CustomResourceOptions) {
+    constructor(name: string, args: { kubeconfig: pulumi.Input<string>; rule: CustomObject }, opts?: pulumi.CustomResourceOptions) {
         super(prometheusRuleProvider, name, { ...args, applied: undefined }, opts);
     }
 }
@@ -138,7 +139,8 @@ export class RolloutDoctor extends pulumi.ComponentResource {
             { objs: owned },
             { parent: this, provider: args.provider, dependsOn: args.after },
         );
-        const rule = parse(fs.readFileSync(path.join(PROJECT_DIR, "lab", "doctor", "prometheusrule.yaml"), "utf8"));
+        // the project's own file (test/rolloutDoctor.test.ts checks its shape)
+        const rule = parse(fs.readFileSync(path.join(PROJECT_DIR, "lab", "doctor", "prometheusrule.yaml"), "utf8")) as CustomObject;
         const prometheusRule = new PrometheusRuleIfCrd(
             `${name}-prometheusrule`,
             { kubeconfig: args.kubeconfig, rule },

@@ -3,6 +3,7 @@ import { ARGOCD_NAMESPACE } from "../lab/argo/application";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { APPSET_NAME, REPO_URL } from "../lab/shop/layout";
 import { labModule, PROJECT_DIR } from "../program/labModule";
+import type { ApplicationSet } from "../lab/argo/types";
 
 export interface ShopAppSetArgs {
     /** The cluster's kubeconfig (secret). */
@@ -28,7 +29,7 @@ export interface ShopAppSetInputs {
     /** On delete: how long to wait for Argo CD to delete the Applications before removing their finalizers by hand. */
     deleteTimeoutSeconds?: number;
     /** The ApplicationSet manifest as first applied. */
-    manifest: any;
+    manifest: ApplicationSet;
 }
 export type ShopAppSetOutputs = ShopAppSetInputs & { name: string; namespace: string };
 
@@ -40,7 +41,7 @@ async function applyAppSet(inputs: ShopAppSetInputs): Promise<{ id: string; outs
         console.log(`[appset] ${l}`),
     );
     const m = inputs.manifest.metadata;
-    return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, name: m.name, namespace: m.namespace } };
+    return { id: `${m.namespace}/${m.name}`, outs: { ...inputs, name: m.name, namespace: m.namespace ?? "argocd" } };
 }
 
 export const shopAppSetProvider: pulumi.dynamic.ResourceProvider<ShopAppSetInputs, ShopAppSetOutputs> = {
@@ -70,10 +71,10 @@ export const shopAppSetProvider: pulumi.dynamic.ResourceProvider<ShopAppSetInput
 class ShopAppSetResource extends pulumi.dynamic.Resource {
     declare readonly name: pulumi.Output<string>;
     declare readonly namespace: pulumi.Output<string>;
-    declare readonly manifest: pulumi.Output<any>;
+    declare readonly manifest: pulumi.Output<ApplicationSet>;
     constructor(
         name: string,
-        args: { kubeconfig: pulumi.Input<string>; root: string; manifest: pulumi.Input<any>; deleteTimeoutSeconds: number },
+        args: { kubeconfig: pulumi.Input<string>; root: string; manifest: pulumi.Input<ApplicationSet>; deleteTimeoutSeconds: number },
         opts?: pulumi.CustomResourceOptions,
     ) {
         super(shopAppSetProvider, name, { ...args, name: undefined, namespace: undefined }, opts);
@@ -85,7 +86,7 @@ export class ShopAppSet extends pulumi.ComponentResource {
     readonly name: pulumi.Output<string>;
     readonly namespace: pulumi.Output<string>;
     /** The manifest as first applied (the elements may change later: see README). */
-    readonly manifest: pulumi.Output<any>;
+    readonly manifest: pulumi.Output<ApplicationSet>;
 
     constructor(name: string, args: ShopAppSetArgs, opts?: pulumi.ComponentResourceOptions) {
         super("gitops-lab:index:ShopAppSet", name, {}, opts);

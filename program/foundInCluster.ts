@@ -8,8 +8,12 @@ import * as fs from "fs";
 import { ARGOCD_NAMESPACE } from "../lab/argo/application";
 import { ClusterReads, Found, foundBeforeStack } from "../lab/platform/found";
 import { codeOf, stderrOf } from "../lab/ports/errors";
+import type { KubeObject } from "../lab/argo/types";
 
-function kubectlJson(kubeconfig: string, args: string[]): any {
+/** What kubectl get -o json printed: an object (or a List of them), undefined when --ignore-not-found found none. */
+type KubectlOut = (KubeObject & { items?: KubeObject[]; data?: Record<string, string> }) | undefined;
+
+function kubectlJson(kubeconfig: string, args: string[]): KubectlOut {
     try {
         const out = execFileSync("kubectl", ["--kubeconfig", kubeconfig, ...args, "--ignore-not-found", "-o", "json"], {
             encoding: "utf8",
@@ -27,11 +31,11 @@ function kubectlJson(kubeconfig: string, args: string[]): any {
 export function foundInCluster(kubeconfigFile: string | undefined, namespaces: string[]): Found {
     if (!kubeconfigFile || !fs.existsSync(kubeconfigFile)) return { argocd: false, progressiveSyncs: false, namespaces: [] };
     const list = kubectlJson(kubeconfigFile, ["get", "namespace", ARGOCD_NAMESPACE, ...namespaces]);
-    const items: any[] = list ? (list.kind === "List" ? list.items : [list]) : [];
+    const items: KubeObject[] = list ? (list.kind === "List" ? (list.items ?? []) : [list]) : [];
     const reads: ClusterReads = {
-        namespaces: items.map((n) => ({ name: n.metadata.name, labels: n.metadata.labels ?? {} })),
+        namespaces: items.map((n) => ({ name: n.metadata?.name ?? "", labels: n.metadata?.labels ?? {} })),
         applicationCrd: !!kubectlJson(kubeconfigFile, ["get", "crd", "applications.argoproj.io"]),
-        cmdParams: items.some((n) => n.metadata.name === ARGOCD_NAMESPACE)
+        cmdParams: items.some((n) => n.metadata?.name === ARGOCD_NAMESPACE)
             ? kubectlJson(kubeconfigFile, ["-n", ARGOCD_NAMESPACE, "get", "configmap", "argocd-cmd-params-cm"])?.data
             : undefined,
     };

@@ -36,7 +36,7 @@ export function labRunProvider<I extends LabRunInputs, R>(spec: LabRunSpec<I, R>
         async diff(_id, olds, news) {
             const replaces = olds.root !== news.root ? ["root"] : [];
             const rerun = ["solveThrough", ...spec.rerunOn].some(
-                (k) => JSON.stringify((olds as any)[k]) !== JSON.stringify((news as any)[k]),
+                (k) => JSON.stringify((olds as Record<string, unknown>)[k]) !== JSON.stringify((news as Record<string, unknown>)[k]),
             );
             return { changes: replaces.length > 0 || rerun, replaces, deleteBeforeReplace: true };
         },

@@ -13,7 +13,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { z } from "zod";
 import { run } from "../lab/ports/exec";
-import { argoCdBuildDir, binPath, moduleDir, pinnedCacheDir } from "../realplane/build";
+import { argoCdBuildDir, binPath, moduleDir, pinnedCacheDir, type Binary } from "../realplane/build";
 import { REAL_ARGOCD, RealArgoCd } from "../realplane/versions";
 import { isAlive } from "../lab/ports/proc";
 import { nodeBinPath, NodeBinary } from "./build";
@@ -80,7 +80,9 @@ export function imageRecipes(file = IMAGES_FILE): ImageRecipe[] {
         const r = Recipe.safeParse(raw);
         if (!r.success) {
             const issue = r.error.issues[0];
-            throw new Error(`${file}: image ${i + 1} (${(raw as any)?.name ?? "no name"}): ${issue.path.join(".")}: ${issue.message}`);
+            throw new Error(
+                `${file}: image ${i + 1} (${(raw as { name?: unknown } | null)?.name ?? "no name"}): ${issue.path.join(".")}: ${issue.message}`,
+            );
         }
         return r.data;
     });
@@ -106,7 +108,7 @@ export async function sourcePath(source: string): Promise<string> {
     }
     switch (kind) {
         case "plane":
-            return binPath(rel as any);
+            return binPath(rel as Binary);
         case "node":
             return nodeBinPath(rel as NodeBinary);
         case "here":

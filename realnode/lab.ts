@@ -40,7 +40,7 @@ export interface NodeLab {
 }
 
 /** Applies objects server-side, as the stack's provider does. */
-async function applyObjects(kubeconfigFile: string, objs: any[]): Promise<void> {
+async function applyObjects(kubeconfigFile: string, objs: object[]): Promise<void> {
     const file = path.join(os.tmpdir(), `node-lab-${process.pid}-${Date.now()}.yaml`);
     fs.writeFileSync(file, objs.map((o) => stringify(o)).join("---\n"));
     try {

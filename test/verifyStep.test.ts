@@ -558,10 +558,12 @@ describe("verify --step: one step at a time, with a hint", function () {
             const right = await push("revert", "--no-edit", bad);
             await push("revert", "--no-edit", wrong);
             revertJson(right);
-            await expect(
-                holds("step 7 done", async () => (await step7()).code === 0),
-                { timeoutMs: 120_000 },
-            );
+            // refreshed at every look: a refresh asked for while a comparison runs can be taken by it unseen
+            const refreshed = async () => {
+                for (const a of ["shop-dev", "shop-prod"]) await at.cluster.annotateApplication(a, { [REFRESH_ANNOTATION]: "normal" });
+                return (await step7()).code === 0;
+            };
+            await expect(holds("step 7 done", refreshed), { timeoutMs: 120_000 });
         } finally {
             await at.stop();
         }

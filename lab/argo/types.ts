@@ -215,6 +215,7 @@ export interface Job {
     apiVersion?: string;
     kind?: string;
     metadata: ObjectMeta;
+    spec?: { backoffLimit?: number; template?: { spec?: Pod["spec"] } };
     status?: { conditions?: CoreCondition[]; active?: number; succeeded?: number; failed?: number; completionTime?: Time };
 }
 

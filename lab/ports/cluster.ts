@@ -24,6 +24,14 @@ export interface ArgoKinds {
     applications: Application;
 }
 
+/** A namespaced custom object as putCustomObject takes it (a PrometheusRule): its group in apiVersion, its name, the rest as written. */
+export interface CustomObject {
+    apiVersion: string;
+    kind: string;
+    metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    [field: string]: unknown;
+}
+
 export interface JsonPatchOp {
     op: "add" | "remove" | "replace" | "test";
     path: string;
@@ -87,10 +95,7 @@ export interface ClusterPort {
     /** Whether a CustomResourceDefinition (e.g. prometheusrules.monitoring.coreos.com) is installed. */
     hasCrd(name: string): Promise<boolean>;
     /** Creates a namespaced custom object, or replaces the existing one's spec, labels and annotations. */
-    putCustomObject(
-        obj: { apiVersion: string; kind: string; metadata: { name: string; namespace: string } },
-        plural: string,
-    ): Promise<void>;
+    putCustomObject(obj: CustomObject, plural: string): Promise<void>;
     /**
      * Lists ApplicationSets or Applications once and then follows them with a watch (client-node's
      * informer); a broken watch is started again (a list, then a watch) after `retryMs`.
@@ -462,7 +467,7 @@ export class KubeCluster implements ClusterPort {
             null
         );
     }
-    async putCustomObject(obj: { apiVersion: string; kind: string; metadata: { name: string; namespace: string } }, plural: string) {
+    async putCustomObject(obj: CustomObject, plural: string) {
         const [group, version] = String(obj.apiVersion).split("/");
         const { name, namespace } = obj.metadata;
         const live = await this.call(`get ${plural}/${name}`, () =>

@@ -70,9 +70,9 @@ export async function runtime(ctx: NodeContext): Promise<void> {
             ctx.alive("containerd", containerd);
             const node = await ctx
                 .kubectl(["get", "node", NODE.name, "-o", "json"], 10_000)
-                .then((r) => JSON.parse(r.stdout))
+                .then((r) => JSON.parse(r.stdout) as { status?: { conditions?: { type: string; status?: string }[] } })
                 .catch(() => undefined);
-            return node?.status?.conditions?.some((c: any) => c.type === "Ready" && c.status === "True") || undefined;
+            return node?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") || undefined;
         },
         {
             timeoutMs: 120_000,

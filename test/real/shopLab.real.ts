@@ -22,6 +22,7 @@ import { keepWatching } from "../../realplane/watch";
 import { solveSimulatedLab, startSimulatedLab } from "../../sim/simulatedLab";
 import { startNodeLabIn } from "../helpers/nodeLab";
 import { REAL_ARGOCD_VERSIONS } from "../../realplane/versions";
+import type { Application } from "../../lab/argo/types";
 
 /** Every distinct (sync status, operation phase) an Application showed, in order, from a watch. */
 type Transitions = Record<string, string[]>;
@@ -29,11 +30,16 @@ type Transitions = Record<string, string[]>;
 async function recorder(kubeconfig: string): Promise<{ transitions: Transitions; stop(): void }> {
     const transitions: Transitions = {};
     // connected before the scenario begins
-    const watch = await keepWatching(kubeconfig, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications", {}, (_type, app) => {
-        const key = `${app.status?.sync?.status || "-"}/${app.status?.operationState?.phase || "-"}`;
-        const list = (transitions[app.metadata.name] ??= []);
-        if (list[list.length - 1] !== key) list.push(key);
-    });
+    const watch = await keepWatching<Application>(
+        kubeconfig,
+        "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications",
+        {},
+        (_type, app) => {
+            const key = `${app.status?.sync?.status || "-"}/${app.status?.operationState?.phase || "-"}`;
+            const list = (transitions[app.metadata.name] ??= []);
+            if (list[list.length - 1] !== key) list.push(key);
+        },
+    );
     return { transitions, stop: () => watch.stop() };
 }
 

@@ -48,6 +48,7 @@ import {
     watchPlane,
 } from "../helpers/rolloutTrace";
 import { startNodeLabIn } from "../helpers/nodeLab";
+import type { Pod } from "../../lab/argo/types";
 
 /** The hook script's own error (gitrepo/tenants/releases/1.2.0/code/setup.sh). */
 const HOOK_ERROR = /config\/system\/settings\.php is not writable/;
@@ -159,14 +160,15 @@ describe(`the tenants lab on the real node (Argo CD ${VERSION} installed as the 
         const rec = new TraceRecorder(() => Date.now());
         const watch = await watchPlane(lab.kubeconfig, rec);
         const ended = new Set<string>();
-        const pods = await keepWatching(
+        const pods = await keepWatching<Pod>(
             lab.kubeconfig,
             "/api/v1/pods",
             { labelSelector: "batch.kubernetes.io/job-name=site-setup" },
             (_type, pod) => {
                 const t = pod.status?.containerStatuses?.[0]?.state?.terminated;
-                if (t && !ended.has(pod.metadata.uid)) {
-                    ended.add(pod.metadata.uid);
+                const uid = pod.metadata.uid ?? "";
+                if (t && !ended.has(uid)) {
+                    ended.add(uid);
                     hookRuns.push(`${pod.metadata.namespace}/${pod.metadata.name} exit ${t.exitCode}`);
                 }
             },
