@@ -90,11 +90,11 @@ function checkAppSetExists(dump: Dump, name: string | undefined) {
 }
 
 /**
- * What --watch says of rounds that fail: a failure once, not at every round (a cluster down for an
+ * What --watch says (on stderr) of rounds that fail: a failure once, not at every round (a cluster down for an
  * hour at a round a second is one line, not 3,600), again only when it changes, and the first round
  * that works again.
  */
-export function roundTrouble(say: (line: string) => void, warn: (line: string) => void, intervalSeconds: number) {
+export function roundTrouble(warn: (line: string) => void, intervalSeconds: number) {
     let last: string | undefined;
     return {
         failed(e: unknown) {
@@ -103,7 +103,7 @@ export function roundTrouble(say: (line: string) => void, warn: (line: string) =
             last = message;
         },
         ok() {
-            if (last !== undefined) say("a round works again");
+            if (last !== undefined) warn("a round works again");
             last = undefined;
         },
     };
@@ -231,7 +231,8 @@ export const doctor: Command = {
         say(
             `watching ${changes ? "for changes and " : ""}every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`,
         );
-        const trouble = roundTrouble(say, (l) => console.error(`doctor: ${l}`), interval);
+        // on stderr, both: stdout carries --json's lines
+        const trouble = roundTrouble((l) => console.error(`${rfc3339(new Date())} doctor: ${l}`), interval);
         await watchRounds(
             async () => {
                 const ds = await watcher.tick();

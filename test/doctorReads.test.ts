@@ -134,6 +134,19 @@ describe("times as client-node reads them (Date objects, live)", () => {
     });
 });
 
+describe("a dump whose objects lack metadata.namespace", () => {
+    it("given no namespaces at all, then the Applications are still the ApplicationSet's, and the JSON has none", () => {
+        const l = fieldReport();
+        for (const o of itemsOf(l)) delete o.metadata.namespace;
+        const ds = diagnose(dumpFromList(l), opts);
+        assert.deepStrictEqual(
+            ds[0].findings.filter((f) => f.kind === "DeletedApplication"),
+            [],
+        );
+        assert.ok(!("namespace" in toJson(ds).applicationSets[0]) || toJson(ds).applicationSets[0].namespace === undefined);
+    });
+});
+
 describe("waiting means waiting", () => {
     it("given a later step's Application already Synced at the target, then it is not listed as waiting", () => {
         const l = fieldReport();

@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
+import { stderrOf } from "../lab/ports/errors";
 import { expect, holds } from "./helpers/expect";
 
 const HELPER = "spawnHelper.js";
@@ -128,5 +129,21 @@ describe("run(): programs started by the helper process", function () {
             ),
             { timeoutMs: 10_000 },
         );
+    });
+});
+
+describe("a caught error's output (stderrOf)", () => {
+    it("a program run with execFileSync that timed out: its stderr (a Buffer), not spawnSync's ETIMEDOUT", () => {
+        const e = Object.assign(new Error("spawnSync kubectl ETIMEDOUT"), {
+            code: "ETIMEDOUT",
+            stderr: Buffer.from("Unable to connect to the server: dial tcp 127.0.0.1:6443: i/o timeout\n"),
+        });
+        assert.strictEqual(stderrOf(e), "Unable to connect to the server: dial tcp 127.0.0.1:6443: i/o timeout\n");
+    });
+
+    it("a RunError's stderr, and a message where there is no output", async () => {
+        const failed = await run("sh", ["-c", "echo oops >&2; exit 3"]).catch((e: unknown) => e);
+        assert.strictEqual(stderrOf(failed), "oops\n");
+        assert.strictEqual(stderrOf(new Error("no output")), "no output");
     });
 });

@@ -45,14 +45,6 @@ describe("the stack configuration's schema", () => {
         [{ tenantsSolveThrough: 7 }, /gitops-lab:tenantsSolveThrough is 7; allowed: 1, 2 or 3 /],
         [{ tenantsLab: "yes" }, /gitops-lab:tenantsLab is "yes"; allowed: true or false /],
         [{ syncTimeoutSeconds: "0" }, /gitops-lab:syncTimeoutSeconds is "0"; allowed: a whole number of seconds from 1 to 86400 /],
-        [
-            { tenantsLab: false, tenantsSolveThrough: 2 },
-            /gitops-lab:tenantsSolveThrough is set, but gitops-lab:tenantsLab is false, so there is no tenants lab for it: set tenantsLab true /,
-        ],
-        [
-            { tenantsLab: "false", tenantsWaitTimeoutSeconds: 60 },
-            /gitops-lab:tenantsWaitTimeoutSeconds is set, but gitops-lab:tenantsLab is false/,
-        ],
         [{ solveThruogh: 4 }, /^Pulumi\.dev\.yaml: gitops-lab:solveThruogh is not a key of this lab; the keys are root, solveThrough, /],
     ];
     for (const [values, message] of bad) {
@@ -90,6 +82,31 @@ describe("the stack file as preflight and up read it", function () {
                 e.message ===
                 `${f} line 4: indented deeper than the key above it, which already has a value; align it with the other keys (fix the YAML there)`,
         );
+    });
+
+    it("a tenants key with tenantsLab false is refused from the stack file, in one line", () => {
+        const f = file("config:\n  gitops-lab:tenantsLab: false\n  gitops-lab:tenantsSolveThrough: 2\n");
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", f),
+            (e: any) =>
+                e.message ===
+                `${f}: gitops-lab:tenantsSolveThrough is set, but gitops-lab:tenantsLab is false, so there is no tenants lab for it: set tenantsLab true (pulumi config set tenantsLab true), or remove it (pulumi config rm tenantsSolveThrough)`,
+        );
+    });
+
+    it("the program's configuration (every key, Pulumi.yaml's defaults as Pulumi gives them) with tenantsLab false is taken", () => {
+        // Pulumi applies the project's defaults before the program reads its config: every key has a value there
+        const project = parse(fs.readFileSync(path.join(PROJECT, "Pulumi.yaml"), "utf8")) as {
+            config: Record<string, { default?: unknown }>;
+        };
+        const values = Object.fromEntries(
+            Object.entries(project.config).map(([k, v]) => [
+                k.replace(/^gitops-lab:/, ""),
+                v.default === undefined ? undefined : String(v.default),
+            ]),
+        );
+        assert.strictEqual(values.tenantsSolveThrough, "3", "Pulumi.yaml gives the tenants keys defaults");
+        assert.strictEqual(parseStackConfig({ ...values, tenantsLab: "false" }, "the program").tenantsLab, false);
     });
 
     it("keys of other packages and secrets are left to Pulumi; the lab's own are checked", () => {

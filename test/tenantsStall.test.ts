@@ -196,7 +196,8 @@ describe("the tenants lab (simulated cluster)", function () {
             });
             const pods = dump!.pods.filter((p) => p.metadata.namespace === "mandant-b" && p.status?.phase === "Failed");
             assert.ok(
-                pods.every((p) => !p.status?.containerStatuses?.[0]?.state?.terminated?.message),
+                pods.length > 0 &&
+                    pods.every((p) => !!p.status?.containerStatuses?.length && !p.status.containerStatuses[0].state?.terminated?.message),
                 "no termination message",
             );
             const [d] = diagnose(dump!, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });

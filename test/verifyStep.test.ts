@@ -7,7 +7,7 @@ import { execFile } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { eqFields, type CheckResult } from "../lab/grader/grader";
+import { eqFields, runChecks, type Check, type CheckResult } from "../lab/grader/grader";
 import { readSteps, stepVerdict } from "../lab/grader/steps";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
@@ -392,6 +392,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(passing.done, true, passing.line);
     });
 
+    it("an earlier step's live failure comes first, unless a later step's work may cause it", async () => {
+        const steps = shopSteps(shopLayout("/"));
+        const graded = async (yields: boolean) => {
+            const checks: Check<null>[] = [
+                { step: 2, name: "live shop-dev is Synced", live: true, yieldsToLaterSteps: yields, run: async () => false },
+                { step: 7, name: "revert_commit is a revert of bad_commit", run: async () => false },
+            ];
+            return stepVerdict([], await runChecks(checks, null, 7), steps, 7).missing?.check;
+        };
+        assert.strictEqual(await graded(false), "live shop-dev is Synced", "an ApplicationSet not applied: step 2 first");
+        assert.strictEqual(await graded(true), "revert_commit is a revert of bad_commit", "a wrong revert: step 7's own check");
+    });
+
     it("given step 5's file not JSON, or step 4's missing, then --step names the file and what to write in it", async () => {
         const root = await rootAt(5);
         const layout = shopLayout(root);
@@ -566,6 +579,41 @@ describe("verify --step: one step at a time, with a hint", function () {
             await expect(holds("step 7 done", refreshed), { timeoutMs: 120_000 });
         } finally {
             await at.stop();
+        }
+    });
+
+    it("a wrong revert left on main beside the right one: step 7 is not done", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        try {
+            const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
+            const push = async (...args: string[]) => {
+                await git([...id, ...args], layout.clone);
+                await git(["push", "-q", "origin", "HEAD:main"], layout.clone);
+                return git(["rev-parse", "HEAD"], layout.clone);
+            };
+            const kustomization = path.join(layout.clone, "envs/dev/kustomization.yaml");
+            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
+            const bad = await push("commit", "-qam", "dev: add missing.yaml");
+            await push("revert", "--no-edit", JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit);
+            const right = await push("revert", "--no-edit", bad);
+            fs.writeFileSync(
+                layout.resultFile("revert"),
+                JSON.stringify({
+                    bad_commit: bad,
+                    revert_commit: right,
+                    dev_error: "accumulating resources: missing.yaml",
+                    prod_revision_during: JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8")).to,
+                }),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 7 revert: not done: main's envs\/dev renders FEATURE_CHECKOUT_V2 on \(no revert but bad_commit's left on main\); hint: a revert of another commit is still on main/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
         }
     });
 

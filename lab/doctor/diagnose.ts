@@ -146,7 +146,8 @@ function skippedBy(app: Application, step: number): Skipped[] {
 
 function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, index: AppIndex = indexApps(dump.applications)): Diagnosis {
     const name = appset.metadata.name;
-    const namespace = appset.metadata.namespace ?? "";
+    // a dump made by someone may lack it: left out of the JSON then, and the keys read as indexApps makes them
+    const namespace = appset.metadata.namespace as string;
     const rolling = appset.spec?.strategy?.type === "RollingSync";
     const statuses = appset.status?.applicationStatus ?? [];
     // owned (ownedBy: by uid where the reference has one, else by name), or named in the status

@@ -10,6 +10,7 @@ import * as os from "os";
 import { Clock } from "../ports/clock";
 import { ClusterPort, KindCache } from "../ports/cluster";
 import type { AppProject, Application, ApplicationSet, KubeEvent } from "../argo/types";
+import { jobFailed } from "./hooks";
 import { FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
 import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
@@ -152,11 +153,7 @@ async function readCauses(cluster: ClusterPort, applicationSets: ApplicationSet[
     // the failed hook Pods' logs, where their own error text is (the default terminationMessagePolicy writes none)
     const failedHooks = new Set(
         jobs
-            .filter(
-                (j) =>
-                    j.metadata?.annotations?.[HOOK_ANNOTATION] &&
-                    (j.status?.conditions ?? []).some((c) => c.type === "Failed" && c.status === "True"),
-            )
+            .filter((j) => j.metadata?.annotations?.[HOOK_ANNOTATION] && jobFailed(j))
             .map((j) => `${j.metadata.namespace}/${j.metadata.name}`),
     );
     const logs: Record<string, string> = {};

@@ -30,8 +30,14 @@ export interface Check<W> {
     applies?: (through: number, world: W) => boolean;
     /** What to do when it fails, for `verify --step` (default: its step's hint in the lab's steps.yaml); never the answer. */
     hint?: string;
-    /** A check of the live cluster (liveCheck): what it finds may be an effect of a later step's work. */
+    /** A check of the live cluster (liveCheck). */
     live?: boolean;
+    /**
+     * Its failure may be the work of a later step (a commit that keeps shop-dev from rendering fails step 2's
+     * "shop-dev is Synced"): when it is the only earlier failure, the graded step's own file or repository check
+     * answers first.
+     */
+    yieldsToLaterSteps?: boolean;
     run: (world: W) => Promise<Outcome | boolean | null>;
 }
 
@@ -68,10 +74,6 @@ export function eq(expected: unknown, found: unknown): Outcome {
     };
 }
 
-/**
- * eq over a few keys of a result file: when some differ, a hint that names each wrong key and what it
- * holds, with what the key is (`about`), never the expected value.
- */
 /** Two lists with the same entries in another order. */
 const reordered = (want: unknown, found: unknown): boolean =>
     Array.isArray(want) &&
@@ -79,6 +81,10 @@ const reordered = (want: unknown, found: unknown): boolean =>
     want.length === found.length &&
     isDeepStrictEqual(want.map((x) => JSON.stringify(x)).sort(), found.map((x) => JSON.stringify(x)).sort());
 
+/**
+ * eq over a few keys of a result file: when some differ, a hint that names each wrong key and what it
+ * holds, with what the key is (`about`), never the expected value.
+ */
 export function eqFields(
     want: Record<string, unknown>,
     found: Record<string, unknown>,
@@ -106,8 +112,11 @@ export function eqFields(
  */
 const KEY = Symbol("check key");
 const LIVE = Symbol("live check");
+const YIELDS = Symbol("yields to later steps");
 /** Whether a result is of a check of the live cluster. */
 export const isLive = (r: CheckResult): boolean => (r as CheckResult & { [LIVE]?: boolean })[LIVE] === true;
+/** Whether a result is of a check a later step's work may fail (Check.yieldsToLaterSteps). */
+export const yieldsToLaterSteps = (r: CheckResult): boolean => (r as CheckResult & { [YIELDS]?: boolean })[YIELDS] === true;
 export const checkKey = (r: CheckResult): string => (r as CheckResult & { [KEY]?: string })[KEY] ?? r.check;
 
 /** Runs the table in order, for the steps up to `through`. */
@@ -117,6 +126,7 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
     const keyed = (r: CheckResult, c: Check<W>) => {
         Object.defineProperty(r, KEY, { value: typeof c.name === "string" ? c.name : `name: ${c.name.toString()}`, enumerable: false });
         if (c.live) Object.defineProperty(r, LIVE, { value: true, enumerable: false });
+        if (c.yieldsToLaterSteps) Object.defineProperty(r, YIELDS, { value: true, enumerable: false });
         return r;
     };
     for (const c of checks) {

@@ -68,11 +68,13 @@ export function liveCheck<W extends LiveWorld>(
     step: number,
     name: string | ((w: W) => string),
     run: (c: ClusterPort, w: W) => Promise<Outcome | boolean | null>,
+    opts: { yieldsToLaterSteps?: boolean } = {},
 ): Check<W> {
     return {
         step,
         name,
         live: true,
+        ...opts,
         applies: (through, w) => through >= step && !!w.cluster && !w.clusterError,
         run: (w) => run(w.cluster!, w),
     };

@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import { parse } from "yaml";
 import { z } from "zod";
-import { checkKey, isLive, type CheckResult } from "./grader";
+import { checkKey, isLive, yieldsToLaterSteps, type CheckResult } from "./grader";
 
 const stepSchema = z
     .object({
@@ -154,10 +154,12 @@ export function stepVerdict(
             line: `${title}: not done (step ${earlier.step} ${at.name} comes first): ${earlier.check}; hint: ${hintOf(earlier, at)}`,
         };
     }
-    // the step's own file or repository check first: an earlier step's live check may fail because of this step's
-    // work (a wrong commit reverted keeps shop-dev from syncing), and says less of it; a later step's check (the
-    // stack outputs') is not this step's
-    const failed = first(now.filter((r) => r.step === n && !isLive(r))) ?? first(now.filter((r) => r.step <= n));
+    // the step's own file or repository check first when the earlier steps fail only checks a later step's work may
+    // fail (a wrong commit reverted keeps shop-dev from syncing), which say less of it; else the earliest, as an
+    // earlier step not done comes first; a later step's check (the stack outputs') is not this step's
+    const ownFile = first(now.filter((r) => r.step === n && !isLive(r)));
+    const yielding = now.filter((r) => !r.ok && r.step < n).every(yieldsToLaterSteps);
+    const failed = ownFile && yielding ? ownFile : first(now.filter((r) => r.step <= n));
     if (!failed && own(now) > 0) return { step: n, done: true, line: `${title}: done (${own(now)} checks pass); ${next(steps, n, at)}` };
     if (failed)
         return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, step)}` };

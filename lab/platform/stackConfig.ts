@@ -73,18 +73,22 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
         );
     const values = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== null));
     const r = STACK_CONFIG.safeParse(values);
-    if (r.success) {
-        // a tenants key without the tenants lab would be ignored: say so, as for a key that is not one
-        const idle = (["tenantsSolveThrough", "tenantsWaitTimeoutSeconds"] as const).filter((k) => k in values);
-        if (!r.data.tenantsLab && idle.length)
-            throw new Error(
-                `${source}: gitops-lab:${idle[0]} is set, but gitops-lab:tenantsLab is false, so there is no tenants lab for it: set tenantsLab true (pulumi config set tenantsLab true), or remove it (pulumi config rm ${idle[0]})`,
-            );
-        return r.data;
-    }
+    if (r.success) return r.data;
     const issue = r.error.issues[0];
     const key = String(issue.path[0]);
     return fail(source, key, values[key], issue.message);
+}
+
+/**
+ * A tenants key a stack file sets while the tenants lab is off would be ignored: said as for a key that is
+ * not one. For the stack file alone (`given`: its own keys): the program gets Pulumi.yaml's defaults too.
+ */
+export function idleTenantsKey(given: readonly string[], config: StackConfig, source: string): void {
+    const idle = (["tenantsSolveThrough", "tenantsWaitTimeoutSeconds"] as const).find((k) => given.includes(k));
+    if (!config.tenantsLab && idle)
+        throw new Error(
+            `${source}: gitops-lab:${idle} is set, but gitops-lab:tenantsLab is false, so there is no tenants lab for it: set tenantsLab true (pulumi config set tenantsLab true), or remove it (pulumi config rm ${idle})`,
+        );
 }
 
 function fail(source: string, key: string, value: unknown, allowed: string): never {

@@ -11,8 +11,13 @@ export const messageOf = (e: unknown): string => (e instanceof Error ? e.message
 export const codeOf = (e: unknown): string | number | undefined =>
     e && typeof e === "object" && "code" in e ? (e as { code?: string | number }).code : undefined;
 
-/** What a failed program printed on stderr, else the error's message. */
-export const stderrOf = (e: unknown): string => (e instanceof RunError && e.stderr ? e.stderr : messageOf(e));
+/** What a failed program printed on stderr (RunError's, or execFileSync's string or Buffer), else the error's message. */
+export const stderrOf = (e: unknown): string => {
+    const stderr =
+        e instanceof RunError ? e.stderr : e && typeof e === "object" && "stderr" in e ? (e as { stderr?: unknown }).stderr : undefined;
+    const text = typeof stderr === "string" ? stderr : Buffer.isBuffer(stderr) ? stderr.toString("utf8") : "";
+    return text || messageOf(e);
+};
 
 /** The exit code of a program that failed (RunError, or git's error), where the error carries one. */
 export const exitCodeOf = (e: unknown): string | number | null | undefined =>

@@ -304,6 +304,23 @@ const step5: Check<ShopWorld>[] = [
     },
 ];
 
+const step7: Check<ShopWorld>[] = [
+    {
+        step: 7,
+        name: "main's envs/dev renders FEATURE_CHECKOUT_V2 on (no revert but bad_commit's left on main)",
+        run: async (w) => {
+            if (!obj(w, "revert") || !w.main) return null;
+            const outcome = eq("on", (await shopConfigAt(w, w.main, "envs/dev")).FEATURE_CHECKOUT_V2);
+            return outcome.ok
+                ? outcome
+                : {
+                      ...outcome,
+                      hint: "a revert of another commit is still on main (git log --oneline main shows it): revert that revert too (git revert <its SHA>), a new commit; history is never rewound",
+                  };
+        },
+    },
+];
+
 const step8: Check<ShopWorld>[] = [
     {
         step: 8,
@@ -365,6 +382,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     ...step5,
     ...PROMOTE_CHECKS,
     ...REVERT_CHECKS,
+    ...step7,
     ...step8,
     ...stackOutputs,
     ...liveChecks(),

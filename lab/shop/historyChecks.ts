@@ -178,7 +178,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                 { after_bad_commit: after, message: msg.includes(`This reverts commit ${bad}`), content: same },
             );
             const other = /This reverts commit ([0-9a-f]{40})/.exec(msg)?.[1];
-            return outcome.ok || !other || other === bad
+            return outcome.ok || !other || other === bad || !isSha(bad)
                 ? outcome
                 : {
                       ...outcome,

@@ -62,7 +62,7 @@ async function incident(c: Ctx): Promise<Incident> {
     await waitSynced(c, PROD, commit);
     const dev = await configValue(c, DEV, "FEATURE_CHECKOUT_V2");
     const prod = await configValue(c, PROD, "FEATURE_CHECKOUT_V2");
-    return { commit, dev_value: dev.value, prod_value: prod.value };
+    return { commit, dev_value: dev, prod_value: prod };
 }
 
 async function pin(c: Ctx, r: ShopResults): Promise<Pin> {
@@ -97,7 +97,7 @@ async function pin(c: Ctx, r: ShopResults): Promise<Pin> {
     await syncAppSetFile(c.cluster, c.layout, name, namespace, c.appset.repoURL);
     await waitSynced(c, PROD, initial, { targetRevision: RELEASE, check: valueIs(c, PROD, "FEATURE_CHECKOUT_V2", "off") });
     const prod = await configValue(c, PROD, "FEATURE_CHECKOUT_V2");
-    return { release_prod_initial: initial, prod_value_after_pin: prod.value };
+    return { release_prod_initial: initial, prod_value_after_pin: prod };
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { cannotSyncBecause, describeApp, errorConditions, notSyncedBecause, REFRESH_ANNOTATION } from "../argo/application";
 import type { Application } from "../argo/types";
-import { ClusterError } from "../ports/cluster";
+import { codeOf } from "../ports/errors";
 import { secs, short } from "../kit/text";
 import { waitSaid } from "../kit/wait";
 import { CM, Ctx, say } from "./context";
@@ -36,7 +36,7 @@ async function refresh(c: Ctx, app: string, kind: "normal" | "hard"): Promise<bo
         return true;
     } catch (e) {
         // the ApplicationSet controller may not have generated it yet: the wait polls until it exists
-        if (e instanceof ClusterError && e.code === 404) return false;
+        if (codeOf(e) === 404) return false;
         throw e;
     }
 }
@@ -129,13 +129,21 @@ export async function waitSynced(
     );
 }
 
-export async function configValue(c: Ctx, namespace: string, key: string): Promise<{ value: string; uid: string }> {
+/** A key of shop-config as the cluster has it now; undefined where the ConfigMap lacks the key. */
+async function liveValue(c: Ctx, namespace: string, key: string): Promise<string | undefined> {
     const cm = await c.cluster.getConfigMap(namespace, CM);
     if (!cm) throw new Error(`ConfigMap ${namespace}/${CM} does not exist`);
-    return { value: cm.data?.[key] ?? "", uid: cm.metadata.uid ?? "" };
+    return cm.data?.[key];
+}
+
+/** A key of shop-config for a result file: one the ConfigMap lacks is an error, never an empty value. */
+export async function configValue(c: Ctx, namespace: string, key: string): Promise<string> {
+    const value = await liveValue(c, namespace, key);
+    if (value === undefined) throw new Error(`ConfigMap ${namespace}/${CM} has no ${key}; nothing was written`);
+    return value;
 }
 
 export const valueIs = (c: Ctx, namespace: string, key: string, want: string) => async () => {
-    const { value } = await configValue(c, namespace, key);
+    const value = await liveValue(c, namespace, key);
     return value === want ? null : `ConfigMap ${namespace}/${CM} has ${key}=${value}, want ${want}`;
 };
