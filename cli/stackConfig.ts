@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { distance } from "fastest-levenshtein";
 import { parseDocument } from "yaml";
-import { CONFIG_KEYS, idleTenantsKey, parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
+import { CONFIG_KEYS, parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
 import { stringOption, UsageError, Values } from "./command";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
@@ -85,9 +85,7 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
             } else values[m[1]] = v;
         }
     }
-    const config = parseStackConfig(values, stackFile);
-    idleTenantsKey(Object.keys(values), config, stackFile);
-    return config;
+    return parseStackConfig(values, stackFile);
 }
 
 /** `--config-file FILE`: a stack configuration file in place of Pulumi.<stack>.yaml (up, preview, refresh, destroy, preflight). */

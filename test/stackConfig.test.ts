@@ -84,16 +84,6 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
-    it("a tenants key with tenantsLab false is refused from the stack file, in one line", () => {
-        const f = file("config:\n  gitops-lab:tenantsLab: false\n  gitops-lab:tenantsSolveThrough: 2\n");
-        assert.throws(
-            () => readStackConfig(PROJECT, "dev", f),
-            (e: any) =>
-                e.message ===
-                `${f}: gitops-lab:tenantsSolveThrough is set, but gitops-lab:tenantsLab is false, so there is no tenants lab for it: set tenantsLab true (pulumi config set tenantsLab true), or remove it (pulumi config rm tenantsSolveThrough)`,
-        );
-    });
-
     it("the program's configuration (every key, Pulumi.yaml's defaults as Pulumi gives them) with tenantsLab false is taken", () => {
         // Pulumi applies the project's defaults before the program reads its config: every key has a value there
         const project = parse(fs.readFileSync(path.join(PROJECT, "Pulumi.yaml"), "utf8")) as {

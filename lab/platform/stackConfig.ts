@@ -79,18 +79,6 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
     return fail(source, key, values[key], issue.message);
 }
 
-/**
- * A tenants key a stack file sets while the tenants lab is off would be ignored: said as for a key that is
- * not one. For the stack file alone (`given`: its own keys): the program gets Pulumi.yaml's defaults too.
- */
-export function idleTenantsKey(given: readonly string[], config: StackConfig, source: string): void {
-    const idle = (["tenantsSolveThrough", "tenantsWaitTimeoutSeconds"] as const).find((k) => given.includes(k));
-    if (!config.tenantsLab && idle)
-        throw new Error(
-            `${source}: gitops-lab:${idle} is set, but gitops-lab:tenantsLab is false, so there is no tenants lab for it: set tenantsLab true (pulumi config set tenantsLab true), or remove it (pulumi config rm ${idle})`,
-        );
-}
-
 function fail(source: string, key: string, value: unknown, allowed: string): never {
     throw new Error(
         `${source}: gitops-lab:${key} is ${JSON.stringify(key === "imageRegistry" && typeof value === "string" ? redactedUrl(value) : value)}; allowed: ${allowed} (pulumi config set ${key} <value>, or edit the file)`,
