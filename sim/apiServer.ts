@@ -15,6 +15,7 @@ import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
 import { toTable, wantsTable } from "./tables";
 import { messageOf } from "../lab/ports/errors";
+import type { ObjectMeta } from "../lab/argo/types";
 
 let certificate: Promise<{ key: string; cert: string }> | undefined;
 /**
@@ -43,7 +44,7 @@ export class ApiServer {
     /** The served lab's credential (start's `secure`): its token, and the certificate it serves with. */
     private credential?: { token: string; key: string; cert: string };
     /** The latest requests seen (at most `requestsKept`), for tests that check what the product did ("PATCH /apis/..."). */
-    readonly requests: { method: string; path: string; contentType?: string; body?: any }[] = [];
+    readonly requests: { method: string; path: string; contentType?: string; body?: unknown }[] = [];
     /** Requests being answered now (a watch aside): a virtual clock stands still while there are any. */
     inFlight = 0;
 
@@ -189,7 +190,7 @@ export class ApiServer {
         const chunks: Buffer[] = [];
         req.on("data", (c) => chunks.push(c));
         req.on("end", () => {
-            const send = (code: number, body: any) => {
+            const send = (code: number, body: unknown) => {
                 const unsaved = this.kube.saveBeforeAnswer(); // what a client hears of is saved first
                 if (unsaved)
                     [code, body] = [
@@ -270,7 +271,7 @@ export class ApiServer {
         });
     }
 
-    private serve(method: string, url: URL, ctype: string, body: any): any {
+    private serve(method: string, url: URL, ctype: string, body: unknown): unknown {
         const { t, ns, name, sub } = this.route(url.pathname);
         if (sub === "log") {
             if (!this.kube.get("Pod", ns, name!)) throw new HttpError(404, "NotFound", `pods "${name}" not found`);
@@ -278,7 +279,8 @@ export class ApiServer {
         }
         if (sub === "finalize") {
             if (method !== "PUT") throw new HttpError(405, "MethodNotAllowed", method);
-            if ((body?.spec?.finalizers ?? []).length) throw new HttpError(422, "Invalid", "the simulated API only removes finalizers");
+            if ((objectOf(body).spec as { finalizers?: string[] } | undefined)?.finalizers?.length)
+                throw new HttpError(422, "Invalid", "the simulated API only removes finalizers");
             const ns0 = this.kube.finalizeNamespace(name!);
             if (!ns0) throw new HttpError(404, "NotFound", `namespaces "${name}" not found`);
             return ns0;
@@ -301,12 +303,19 @@ export class ApiServer {
                 };
             }
             if (method === "POST") {
-                const obj = { ...body, kind: t.kind, metadata: { ...body.metadata, namespace: ns ?? body.metadata?.namespace } };
+                const sent = objectOf(body);
+                const obj = { ...sent, kind: t.kind, metadata: { ...sent.metadata, namespace: ns ?? sent.metadata?.namespace } };
                 if (!obj.metadata?.name && obj.metadata?.generateName)
                     obj.metadata.name = obj.metadata.generateName + randomUUID().slice(0, 5);
+                if (!obj.metadata.name)
+                    throw new HttpError(
+                        422,
+                        "Invalid",
+                        `${t.kind} "" is invalid: metadata.name: Required value: name or generateName is required`,
+                    );
                 if (this.kube.get(t.kind, ns, obj.metadata.name))
                     throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
-                return this.kube.put(obj, "client");
+                return this.kube.put({ ...obj, metadata: { ...obj.metadata, name: obj.metadata.name } }, "client");
             }
             throw new HttpError(405, "MethodNotAllowed", `${method} on a collection`);
         }
@@ -317,13 +326,14 @@ export class ApiServer {
                 return current;
             case "PUT":
                 if (!current) throw notFound();
-                return this.kube.put({ ...body, kind: t.kind, metadata: { ...body.metadata, name, namespace: ns } }, "client");
+                return this.kube.put(
+                    { ...objectOf(body), kind: t.kind, metadata: { ...objectOf(body).metadata, name, namespace: ns } },
+                    "client",
+                );
             case "PATCH": {
                 if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
-                const next = patchAs(ctype, current, body, t.group);
-                next.kind = t.kind;
-                next.metadata = { ...next.metadata, name, namespace: ns };
-                return this.kube.put(next, "client");
+                const next = objectOf(patchAs(ctype, current, body, t.group));
+                return this.kube.put({ ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } }, "client");
             }
             case "DELETE": {
                 const old = this.kube.remove(t.kind, ns, name, "client");
@@ -339,12 +349,24 @@ export class ApiServer {
     }
 }
 
+/** What a selector reads of an object. */
+type Selectable = { metadata?: Partial<ObjectMeta> };
+
+/** A request's object (a body, a patched object); a 400 when it is not one. */
+function objectOf(body: unknown): { metadata?: Partial<ObjectMeta>; [field: string]: unknown } {
+    if (body === undefined) return {};
+    if (!body || typeof body !== "object" || Array.isArray(body))
+        throw new HttpError(400, "BadRequest", "the request's body is not an object");
+    return body as { metadata?: Partial<ObjectMeta>; [field: string]: unknown };
+}
+
 /** The value at a dotted path (metadata.name, involvedObject.uid). */
-const at = (obj: any, dotted: string) => dotted.split(".").reduce((o, k) => (o == null ? undefined : o[k]), obj);
+const at = (obj: unknown, dotted: string) =>
+    dotted.split(".").reduce<unknown>((o, k) => (o == null ? undefined : (o as Record<string, unknown>)[k]), obj);
 
 /** A filter from the request's fieldSelector and labelSelector (=, ==, != and bare keys: what kubectl sends). */
-export function selectorOf(url: URL): (obj: any) => boolean {
-    const tests: ((o: any) => boolean)[] = [];
+export function selectorOf(url: URL): (obj: Selectable) => boolean {
+    const tests: ((o: Selectable) => boolean)[] = [];
     for (const term of (url.searchParams.get("fieldSelector") ?? "").split(",").filter(Boolean)) {
         const [, key, op, value] = /^([^!=]+)(!=|==|=)(.*)$/.exec(term) ?? [];
         if (!key) throw new HttpError(400, "BadRequest", `unsupported field selector ${term}`);
@@ -352,7 +374,7 @@ export function selectorOf(url: URL): (obj: any) => boolean {
     }
     for (const term of (url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean)) {
         const [, key, op, value] = /^([^!=]+)(!=|==|=)?(.*)$/.exec(term) ?? [];
-        const labels = (o: any) => o.metadata?.labels ?? {};
+        const labels = (o: Selectable) => o.metadata?.labels ?? {};
         if (!op) tests.push(key.startsWith("!") ? (o) => !(key.slice(1) in labels(o)) : (o) => key in labels(o));
         else tests.push((o) => (labels(o)[key] === value) === (op !== "!="));
     }

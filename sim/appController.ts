@@ -28,6 +28,8 @@ import { RenderError, RepoServer } from "./repoServer";
 import { groupOf } from "./resources";
 import { ACTOR, Operations } from "./operations";
 import { compareAppState } from "./state";
+import type { Application, ApplicationStatus, Operation } from "../lab/argo/types";
+import type { Manifest } from "./objects";
 
 const RETRY_LIMIT = 5;
 
@@ -93,7 +95,7 @@ export class AppController {
         for (const app of this.kube.list("Application")) {
             if (app.metadata.deletionTimestamp) this.later(() => this.finalize(app), this.opts.reconcileDelayMs);
             else {
-                this.schedule(app.metadata.namespace, app.metadata.name, this.opts.reconcileDelayMs, { hard: false, forced: false });
+                this.schedule(app.metadata.namespace!, app.metadata.name, this.opts.reconcileDelayMs, { hard: false, forced: false });
                 if (app.operation) {
                     // an attempt that failed and waits for its retry keeps waiting until NextRetryAt, restart or not
                     const st = app.status?.operationState;
@@ -102,7 +104,7 @@ export class AppController {
                             ? Date.parse(st.finishedAt) + this.ops.retryWait(Number(st.retryCount ?? 0)) - this.clock.now()
                             : 0;
                     this.later(
-                        () => this.ops.runOperation(app.metadata.namespace, app.metadata.name),
+                        () => this.ops.runOperation(app.metadata.namespace!, app.metadata.name),
                         Math.max(this.opts.operationDelayMs, due),
                     );
                 }
@@ -172,7 +174,7 @@ export class AppController {
             const name = c.obj.metadata.name;
             const refresh = c.obj.metadata.annotations?.[REFRESH_ANNOTATION];
             const specChanged = c.type === "ADDED" || JSON.stringify(c.old?.spec) !== JSON.stringify(c.obj.spec);
-            if (refresh || specChanged) this.schedule(ns, name, this.opts.reconcileDelayMs, { hard: refresh === "hard", forced: true });
+            if (refresh || specChanged) this.schedule(ns!, name, this.opts.reconcileDelayMs, { hard: refresh === "hard", forced: true });
             return;
         }
         // a watch event on an object some Application manages: compare at once (selfHeal decides in the comparison)
@@ -182,7 +184,7 @@ export class AppController {
         const appName = String(id).split(":")[0];
         const app = this.kube.list("Application").find((a) => a.metadata.name === appName);
         if (!app) return;
-        this.schedule(app.metadata.namespace, appName, this.opts.reconcileDelayMs, { hard: false, forced: false, recent: true });
+        this.schedule(app.metadata.namespace!, appName, this.opts.reconcileDelayMs, { hard: false, forced: false, recent: true });
     }
 
     /**
@@ -269,23 +271,23 @@ export class AppController {
         if (!app || app.metadata.deletionTimestamp) return;
         const key = `${ns}/${name}`;
         const handledRefresh = app.metadata.annotations?.[REFRESH_ANNOTATION];
-        const src = app.spec.source;
-        const dest = app.spec.destination;
+        const src = app.spec!.source;
+        const dest = app.spec!.destination;
         const sourceChanged = JSON.stringify(app.status?.sync?.comparedTo?.source ?? null) !== JSON.stringify(src);
         const forced = trigger.forced || !!handledRefresh || sourceChanged;
         // the comparison's time (reconciledAt, and the status' transition times) is taken before it runs, as upstream's
         const now = this.iso();
         // the slow part (git, kustomize) first; the decision then on the Application as it is now
-        let rendered: { sha: string; desired: any[] } | undefined;
+        let rendered: { sha: string; desired: Manifest[] } | undefined;
         let renderError: RenderError | undefined;
         try {
-            const sha = await this.repo.resolve(src.repoURL, src.targetRevision ?? "HEAD", { noCache: forced });
-            const desired = (await this.repo.render(src.repoURL, sha, src.path, { hard: trigger.hard || handledRefresh === "hard" })).map(
-                (o) => ({
-                    ...o,
-                    metadata: { ...o.metadata, namespace: o.metadata.namespace ?? dest.namespace },
-                }),
-            );
+            const sha = await this.repo.resolve(src!.repoURL!, src!.targetRevision ?? "HEAD", { noCache: forced });
+            const desired = (
+                await this.repo.render(src!.repoURL!, sha, src!.path!, { hard: trigger.hard || handledRefresh === "hard" })
+            ).map((o) => ({
+                ...o,
+                metadata: { ...o.metadata, namespace: o.metadata.namespace ?? dest!.namespace },
+            }));
             rendered = { sha, desired };
         } catch (e) {
             if (!(e instanceof RenderError)) throw e;
@@ -294,9 +296,9 @@ export class AppController {
         if (!this.running) return; // stopped while comparing: write nothing
         const latest = this.kube.get("Application", ns, name);
         if (!latest || latest.metadata.deletionTimestamp) return;
-        if (JSON.stringify(latest.spec.source) !== JSON.stringify(src)) return; // the source moved meanwhile: its own comparison is queued
-        let status: any = { ...(latest.status ?? {}) };
-        let operation: any = undefined;
+        if (JSON.stringify(latest.spec!.source) !== JSON.stringify(src)) return; // the source moved meanwhile: its own comparison is queued
+        let status: ApplicationStatus = { ...(latest.status ?? {}) };
+        let operation: Operation | undefined = undefined;
         if (rendered) {
             this.errorSince.delete(key);
             ({ status, operation } = this.compare(latest, rendered.sha, rendered.desired, status, now));
@@ -311,10 +313,10 @@ export class AppController {
                 }
             }
             status.conditions = [
-                ...(status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError"),
+                ...(status.conditions ?? []).filter((c) => c.type !== "ComparisonError"),
                 { type: "ComparisonError", message: renderError!.message, lastTransitionTime: now },
             ];
-            status.sync = { ...(status.sync ?? {}), status: "Unknown", revision: src.targetRevision };
+            status.sync = { ...(status.sync ?? {}), status: "Unknown", revision: src!.targetRevision };
         }
         // a watch event's comparison (CompareWithRecent) leaves reconciledAt as it was; a source change compares with the latest
         if (!status.reconciledAt || !trigger.recent || forced) status.reconciledAt = now;
@@ -335,22 +337,28 @@ export class AppController {
         this.schedulePoll(ns, name);
     }
 
-    private liveOf(obj: any) {
+    private liveOf(obj: Manifest) {
         return this.kube.get(obj.kind, obj.metadata.namespace, obj.metadata.name);
     }
 
     /** The comparison (sim/state.ts, state.go), then auto-sync's decision (appcontroller.go autoSync): the status, and the operation it starts (if it does). */
-    private compare(app: any, sha: string, desiredAll: any[], status: any, now: string): { status: any; operation?: any } {
+    private compare(
+        app: Application,
+        sha: string,
+        desiredAll: Manifest[],
+        status: ApplicationStatus,
+        now: string,
+    ): { status: ApplicationStatus; operation?: Operation } {
         const name = app.metadata.name;
         const key = `${app.metadata.namespace}/${name}`;
         // SyncError is auto-sync's: cleared whenever it has nothing to report (autoSync returns nil), set again below when it has
-        const lastSyncError = (status.conditions ?? []).find((c: any) => c.type === "SyncError");
+        const lastSyncError = (status.conditions ?? []).find((c) => c.type === "SyncError");
         const { drifted, outOfSync } = compareAppState(app, sha, desiredAll, status, now, (o) => this.liveOf(o));
 
-        const auto = app.spec.syncPolicy?.automated;
+        const auto = app.spec!.syncPolicy?.automated;
         const op = status.operationState;
         const cleanup = () => {
-            if (status.conditions.length === 0) delete status.conditions;
+            if (status.conditions!.length === 0) delete status.conditions;
         };
         if (!auto || auto.enabled === false || !outOfSync) return (cleanup(), { status });
         // "Skipping auto-sync: another operation is in progress"
@@ -358,16 +366,16 @@ export class AppController {
         const lastRev = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
         // a sync to this SHA already failed after its retries: no further auto-sync for it, and the reason as a SyncError
         // (appcontroller.go autoSync: "Failed last sync attempt to %s: %s", the revisions and the operation's message)
-        if (op && ["Failed", "Error"].includes(op.phase) && op.operation?.sync?.revision === sha) {
+        if (op && ["Failed", "Error"].includes(op.phase!) && op.operation?.sync?.revision === sha) {
             const message = `Failed last sync attempt to [${sha}]: ${op.message}`;
-            status.conditions.push({
+            status.conditions!.push({
                 type: "SyncError",
                 message,
                 lastTransitionTime: lastSyncError?.message === message ? lastSyncError.lastTransitionTime : now,
             });
             return { status };
         }
-        const base = { revision: sha, prune: !!auto.prune, syncOptions: app.spec.syncPolicy?.syncOptions, source: app.spec.source };
+        const base = { revision: sha, prune: !!auto.prune, syncOptions: app.spec!.syncPolicy?.syncOptions, source: app.spec!.source };
         if (lastRev !== sha || op?.phase !== "Succeeded") {
             this.selfHealAttempts.set(key, 0);
             cleanup();
@@ -384,7 +392,7 @@ export class AppController {
                 : Math.min(this.opts.selfHealBackoffCapMs, this.opts.selfHealBackoffMs * this.opts.selfHealBackoffFactor ** (n - 1));
         const remaining = backoff - (this.clock.now() - Date.parse(op.finishedAt ?? now));
         if (remaining > 0) {
-            this.scheduleAfter(app.metadata.namespace, name, remaining, { hard: false, forced: false });
+            this.scheduleAfter(app.metadata.namespace!, name, remaining, { hard: false, forced: false });
             return (cleanup(), { status });
         }
         this.selfHealDelays.push(backoff);
@@ -412,9 +420,9 @@ export class AppController {
      * then remove the finalizer, so the API server lets it go (controller/appcontroller.go
      * finalizeApplicationDeletion). Only a running controller does this.
      */
-    private finalize(app: any) {
+    private finalize(app: Application) {
         if (!(app.metadata.finalizers ?? []).includes(RESOURCES_FINALIZER)) return;
-        for (const r of app.status?.resources ?? []) this.kube.remove(r.kind, r.namespace, r.name, ACTOR);
+        for (const r of app.status?.resources ?? []) this.kube.remove(r.kind!, r.namespace, r.name, ACTOR);
         const latest = this.kube.get("Application", app.metadata.namespace, app.metadata.name);
         if (!latest) return;
         latest.metadata.finalizers = (latest.metadata.finalizers ?? []).filter((f: string) => f !== RESOURCES_FINALIZER);

@@ -15,8 +15,14 @@ import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
 import * as rolling from "./rollingSync";
 import { messageOf } from "../lab/ports/errors";
+import type { Application, ApplicationSet, Condition } from "../lab/argo/types";
+
+/** A generator's parameters: strings (fasttemplate), or any YAML value (goTemplate). */
+type Params = Record<string, unknown>;
 
 export const ACTOR = "applicationset-controller";
+
+type AppSetStatus = NonNullable<ApplicationSet["status"]>;
 
 /**
  * Renders every string of a template: `{{key}}` (fasttemplate; an unknown key is left as it is), or
@@ -24,26 +30,26 @@ export const ACTOR = "applicationset-controller";
  * parameters lack (Argo CD's default template options). Of Go templates the simulation renders field
  * references only, and refuses any other action rather than leave it unrendered.
  */
-export function renderTemplate<T>(value: T, params: Record<string, any>, goTemplate = false): T {
-    if (typeof value === "string") return (goTemplate ? renderGo(value, params) : renderFast(value, params)) as any;
-    if (Array.isArray(value)) return value.map((v) => renderTemplate(v, params, goTemplate)) as any;
+export function renderTemplate<T>(value: T, params: Params, goTemplate = false): T {
+    if (typeof value === "string") return (goTemplate ? renderGo(value, params) : renderFast(value, params)) as T;
+    if (Array.isArray(value)) return value.map((v) => renderTemplate(v, params, goTemplate)) as T;
     if (value && typeof value === "object") {
-        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, params, goTemplate)])) as any;
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderTemplate(v, params, goTemplate)])) as T;
     }
     return value;
 }
 
-const renderFast = (s: string, params: Record<string, any>) =>
+const renderFast = (s: string, params: Params) =>
     s.replace(/\{\{\s*([^{}\s]+)\s*\}\}/g, (all, k) => (k in params ? String(params[k]) : all));
 
-function renderGo(s: string, params: Record<string, any>): string {
+function renderGo(s: string, params: Params): string {
     return s.replace(/\{\{([\s\S]*?)\}\}/g, (all, expr: string) => {
         const field = /^\s*\.([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\s*$/.exec(expr);
         if (!field)
             throw new RenderError(
                 `the simulated ApplicationSet controller renders field references ({{.key}}) of Go templates only, not ${all}`,
             );
-        const v = field[1].split(".").reduce<any>((o, k) => (o == null ? undefined : o[k]), params);
+        const v = field[1].split(".").reduce<unknown>((o, k) => (o == null ? undefined : (o as Params)[k]), params);
         return v === undefined ? "<no value>" : String(v);
     });
 }
@@ -65,20 +71,20 @@ const preserved = (key: string) =>
 export const GIT_REQUEUE_MS = 180_000;
 
 /** One Application per parameter set, from the template (applicationset/utils/utils.go). */
-export function generateFromParams(appset: any, paramSets: Record<string, any>[]): any[] {
+export function generateFromParams(appset: ApplicationSet, paramSets: Params[]): Application[] {
     return paramSets.map((el) => {
-        const t = renderTemplate(appset.spec.template, el, !!appset.spec.goTemplate);
+        const t = renderTemplate(appset.spec!.template!, el, !!appset.spec!.goTemplate);
         return {
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Application",
             metadata: {
-                name: t.metadata.name,
+                name: t.metadata!.name!,
                 namespace: appset.metadata.namespace,
-                labels: t.metadata.labels,
-                annotations: t.metadata.annotations,
+                labels: t.metadata!.labels,
+                annotations: t.metadata!.annotations,
                 // every generated Application gets the resources finalizer unless the template sets finalizers or preserveResourcesOnDeletion
                 finalizers:
-                    t.metadata.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
+                    t.metadata!.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
                 ownerReferences: [
                     {
                         apiVersion: "argoproj.io/v1alpha1",
@@ -96,8 +102,8 @@ export function generateFromParams(appset: any, paramSets: Record<string, any>[]
 }
 
 /** The Applications an ApplicationSet with a list generator generates (metadata and spec only). */
-export function generateApplications(appset: any): any[] {
-    const elements: any[] = appset.spec?.generators?.[0]?.list?.elements ?? [];
+export function generateApplications(appset: ApplicationSet): Application[] {
+    const elements: Params[] = appset.spec?.generators?.[0]?.list?.elements ?? [];
     // generators/list.go: without goTemplate every value must be a string (a generation error, ErrorOccurred)
     if (!appset.spec?.goTemplate) {
         for (const el of elements) {
@@ -111,7 +117,7 @@ export function generateApplications(appset: any): any[] {
 }
 
 /** `flatten.Flatten(obj, "", DotStyle)` (jeremywohl/flatten: lists by index, `key.0`), every value printed as Go's `%v` would. */
-function flatten(obj: any, prefix = "", out: Record<string, string> = {}): Record<string, string> {
+function flatten(obj: unknown, prefix = "", out: Record<string, string> = {}): Record<string, string> {
     for (const [k, v] of Object.entries(obj ?? {})) {
         const key = prefix ? `${prefix}.${k}` : k;
         if (v && typeof v === "object" && !Array.isArray(v)) flatten(v, key, out);
@@ -135,14 +141,14 @@ const sanitize = (s: string) =>
  * `path`, `path.basename`, … as keys; with goTemplate the file's values as they are and `path` an
  * object (`.path.path`, `.path.basename`, `.path.filename`, their normalized forms, `.path.segments`).
  */
-export function gitFileParams(filePath: string, content: string, goTemplate = false): Record<string, any>[] {
-    let parsed: any;
+export function gitFileParams(filePath: string, content: string, goTemplate = false): Params[] {
+    let parsed: unknown;
     try {
         parsed = parseYaml(content);
     } catch (e) {
         throw new RenderError(`unable to process file '${filePath}': unable to parse file: ${messageOf(e)}`);
     }
-    const objects: any[] = Array.isArray(parsed) ? parsed : [parsed ?? {}];
+    const objects: unknown[] = Array.isArray(parsed) ? parsed : [parsed ?? {}];
     const dir = filePath.includes("/") ? filePath.slice(0, filePath.lastIndexOf("/")) : ".";
     const base = (p: string) => p.slice(p.lastIndexOf("/") + 1);
     return objects.map((o) => {
@@ -155,7 +161,7 @@ export function gitFileParams(filePath: string, content: string, goTemplate = fa
                 filenameNormalized: sanitize(base(filePath)),
                 segments: dir.split("/"),
             };
-            return { ...(o ?? {}), path };
+            return { ...((o ?? {}) as Params), path };
         }
         const params = flatten(o);
         params["path"] = dir;
@@ -210,7 +216,7 @@ export class AppSetController {
     start() {
         this.running = true;
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
-        for (const a of this.kube.list("ApplicationSet")) this.schedule(a.metadata.namespace, a.metadata.name, 0);
+        for (const a of this.kube.list("ApplicationSet")) this.schedule(a.metadata.namespace!, a.metadata.name, 0);
     }
 
     async stop() {
@@ -256,17 +262,17 @@ export class AppSetController {
     private onChange(c: Change) {
         if (c.actor === ACTOR || c.actor === "garbage-collector") return;
         if (c.kind === "ApplicationSet" && c.type !== "DELETED") {
-            this.schedule(c.obj.metadata.namespace, c.obj.metadata.name, this.delayMs);
+            this.schedule(c.obj.metadata.namespace!, c.obj.metadata.name, this.delayMs);
         }
         if (c.kind === "Application") {
-            const owner = (c.obj.metadata.ownerReferences ?? []).find((r: any) => r.kind === "ApplicationSet");
+            const owner = (c.obj.metadata.ownerReferences ?? []).find((r) => r.kind === "ApplicationSet");
             if (!owner || !this.shouldRequeueFor(c.old, c.type === "DELETED" ? undefined : c.obj)) return;
-            this.schedule(c.obj.metadata.namespace, owner.name, 0);
+            this.schedule(c.obj.metadata.namespace!, owner.name, 0);
         }
     }
 
     /** `shouldRequeueForApplication`: what it owns changed, or (progressive syncs) the status the rollout reads. */
-    private shouldRequeueFor(old: any, now: any): boolean {
+    private shouldRequeueFor(old: Application | undefined, now: Application | undefined): boolean {
         if (!old || !now) return true;
         const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
         if (
@@ -288,18 +294,18 @@ export class AppSetController {
     }
 
     /** The generated Applications: every generator's parameter sets through the template. */
-    private async generate(appset: any): Promise<any[]> {
-        const out: any[] = [];
+    private async generate(appset: ApplicationSet): Promise<Application[]> {
+        const out: Application[] = [];
         for (const g of appset.spec?.generators ?? []) {
             if (g.list) out.push(...generateApplications({ ...appset, spec: { ...appset.spec, generators: [g] } }));
             else if (g.git) {
                 if (!this.opts.repo) throw new RenderError("the simulation has no repo-server for the git generator");
                 const refresh = appset.metadata.annotations?.[APPSET_REFRESH_ANNOTATION] !== undefined;
-                const sha = await this.opts.repo.resolve(g.git.repoURL, g.git.revision ?? "HEAD", { noCache: refresh });
-                const params: Record<string, any>[] = [];
+                const sha = await this.opts.repo.resolve(g.git.repoURL!, g.git.revision ?? "HEAD", { noCache: refresh });
+                const params: Params[] = [];
                 for (const f of g.git.files ?? []) {
-                    for (const file of await this.opts.repo.files(g.git.repoURL, sha, f.path))
-                        params.push(...gitFileParams(file.path, file.content, !!appset.spec.goTemplate));
+                    for (const file of await this.opts.repo.files(g.git.repoURL!, sha, f.path))
+                        params.push(...gitFileParams(file.path, file.content, !!appset.spec?.goTemplate));
                 }
                 out.push(...generateFromParams(appset, params));
             }
@@ -307,9 +313,10 @@ export class AppSetController {
         return out;
     }
 
-    async reconcile(appset: any): Promise<void> {
-        const { namespace, name } = appset.metadata;
-        let desired: any[];
+    async reconcile(appset: ApplicationSet): Promise<void> {
+        const namespace = appset.metadata.namespace!; // a namespaced kind: the store sets it
+        const name = appset.metadata.name;
+        let desired: Application[];
         try {
             desired = await this.generate(appset);
         } catch (e) {
@@ -327,7 +334,7 @@ export class AppSetController {
         if (!this.running) return;
         const fresh = this.kube.get("ApplicationSet", namespace, name);
         if (!fresh || fresh.metadata.deletionTimestamp) return;
-        const owned = (a: any) => (a.metadata.ownerReferences ?? []).some((r: any) => r.uid === fresh.metadata.uid);
+        const owned = (a: Application) => (a.metadata.ownerReferences ?? []).some((r) => r.uid === fresh.metadata.uid);
         const current = this.kube.list("Application", namespace).filter(owned);
 
         const minor = this.opts.minor ?? "3.5";
@@ -347,7 +354,7 @@ export class AppSetController {
         if (this.opts.progressiveSyncs && rolling.isRollingSync(fresh)) {
             const now = this.iso();
             const { steps, stepOf, issues } = rolling.buildAppDependencyList(fresh, desired);
-            const before: rolling.AppStatusEntry[] = fresh.status?.applicationStatus ?? [];
+            const before = (fresh.status?.applicationStatus ?? []) as rolling.AppStatusEntry[]; // as this controller wrote them
             let statuses = rolling.updateApplicationStatus(fresh, current, desired, stepOf, now);
             // persisted on its own, then again after the progress (progressive_sync.go:516 and :672): a watch sees both writes
             const updated = statuses;
@@ -417,18 +424,19 @@ export class AppSetController {
         );
     }
 
-    private requeue(appset: any) {
-        if ((appset.spec?.generators ?? []).some((g: any) => g.git)) {
-            const secs = (appset.spec.generators.find((g: any) => g.git).git.requeueAfterSeconds as number | undefined) ?? undefined;
+    private requeue(appset: ApplicationSet) {
+        const git = (appset.spec?.generators ?? []).find((g) => g.git)?.git;
+        if (git) {
+            const secs = git.requeueAfterSeconds;
             this.schedule(
-                appset.metadata.namespace,
+                appset.metadata.namespace!,
                 appset.metadata.name,
                 secs !== undefined ? secs * 1000 : (this.opts.gitRequeueMs ?? GIT_REQUEUE_MS),
             );
         }
     }
 
-    private writeStatus(ns: string, name: string, f: (status: any) => void) {
+    private writeStatus(ns: string, name: string, f: (status: AppSetStatus) => void) {
         const latest = this.kube.get("ApplicationSet", ns, name);
         if (!latest) return;
         const before = JSON.stringify(latest.status ?? {});
@@ -438,7 +446,7 @@ export class AppSetController {
     }
 
     /** createOrUpdateInCluster + deleteInCluster. */
-    private apply(appset: any, desired: any[], current: any[]) {
+    private apply(appset: ApplicationSet, desired: Application[], current: Application[]) {
         const names = new Set(desired.map((d) => d.metadata.name));
         for (const d of [...desired].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
@@ -471,8 +479,8 @@ export class AppSetController {
 }
 
 /** Sets one condition of an ApplicationSet's status by type; its lastTransitionTime moves only when its status does. */
-function setCondition(status: any, cond: rolling.Condition, now: string) {
-    const conds: any[] = status.conditions ?? [];
+function setCondition(status: AppSetStatus, cond: rolling.Condition, now: string) {
+    const conds: Condition[] = status.conditions ?? [];
     const old = conds.find((c) => c.type === cond.type);
     const next = { ...cond, lastTransitionTime: old && old.status === cond.status ? old.lastTransitionTime : now };
     status.conditions = [...conds.filter((c) => c.type !== cond.type), next];

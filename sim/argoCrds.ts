@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { argoCdInstallDir } from "../lab/platform/argocd";
+import type { Crd } from "./objects";
 
 // the three CRDs as the default version's install has them (the simulation serves one set for every version it simulates)
 const INSTALL = path.join(argoCdInstallDir(), "install.yaml");
@@ -16,25 +17,25 @@ const INSTALL = path.join(argoCdInstallDir(), "install.yaml");
 /** The CRDs' names, known without parsing them: a read of another CRD needs no parse. */
 export const ARGOCD_CRD_NAMES = ["applications.argoproj.io", "applicationsets.argoproj.io", "appprojects.argoproj.io"];
 
-let parsed: any[] | undefined;
+let parsed: Crd[] | undefined;
 
 /** The install's CRD documents as they stand in the file (parsed once). */
-export function installCrds(): any[] {
+export function installCrds(): Crd[] {
     parsed ??= fs
         .readFileSync(INSTALL, "utf8")
         .split(/^---$/m)
         .filter((doc) => /^kind: CustomResourceDefinition$/m.test(doc))
-        .map((doc) => parse(doc))
-        .filter((d) => d?.kind === "CustomResourceDefinition");
+        .map((doc) => parse(doc) as Crd | null)
+        .filter((d): d is Crd => d?.kind === "CustomResourceDefinition");
     return parsed;
 }
 
 /** The CRDs as a real API server answers for them after they were applied at `acceptedAt`. */
-export function acceptedCrds(acceptedAt: string): any[] {
+export function acceptedCrds(acceptedAt: string): Crd[] {
     return installCrds().map((crd) => {
         const c = structuredClone(crd);
         c.spec.conversion ??= { strategy: "None" };
-        const stored = (c.spec.versions ?? []).filter((v: any) => v.storage).map((v: any) => v.name);
+        const stored = (c.spec.versions ?? []).filter((v) => v.storage).map((v) => v.name);
         c.status = {
             acceptedNames: c.spec.names,
             conditions: [

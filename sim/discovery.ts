@@ -9,7 +9,7 @@ const KUBERNETES = REAL_PLANE.kubernetes;
 const IN_ALL = ["pods", "deployments", "statefulsets", "jobs"];
 
 /** The API's self-description that kubectl reads first: /version and the legacy discovery documents. */
-export function discovery(pathname: string): any | null {
+export function discovery(pathname: string): object | null {
     const p = pathname.replace(/\/+$/, "") || "/";
     if (p === "/version")
         return {
@@ -68,7 +68,7 @@ export function discovery(pathname: string): any | null {
  * document per group-version whose schema for each kind accepts any object. The simulated API
  * checks nothing itself; it only lets kubectl through.
  */
-export function openapi(pathname: string): any | null {
+export function openapi(pathname: string): object | null {
     const gvs = [...new Set(TYPES.map((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`)))];
     if (pathname === "/openapi/v3") return { paths: Object.fromEntries(gvs.map((gv) => [gv, { serverRelativeURL: `/openapi/v3/${gv}` }])) };
     const gv = pathname.replace(/^\/openapi\/v3\//, "");

@@ -16,16 +16,21 @@ import * as fs from "fs";
 import { NodeImages } from "./nodeImages";
 import { ApiServer } from "./apiServer";
 import { messageOf } from "../lab/ports/errors";
+import type { ObjectMeta } from "../lab/argo/types";
+import type { KindOf, Kinds, StoredObject } from "./objects";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
-export interface Change {
-    type: ChangeType;
-    kind: string;
-    obj: any;
-    old?: any;
-    /** Who made the change: "client" for API requests, or the name an in-process writer gave. */
-    actor: string;
-}
+/** A change of one object, typed by its kind (`c.kind === "Job"` makes `c.obj` a Job). */
+export type Change = {
+    [K in keyof Kinds]: {
+        type: ChangeType;
+        kind: K;
+        obj: Kinds[K];
+        old?: Kinds[K];
+        /** Who made the change: "client" for API requests, or the name an in-process writer gave. */
+        actor: string;
+    };
+}[keyof Kinds];
 
 /** The ConfigMap kube-controller-manager's root CA publisher keeps in every namespace, and its annotation (pkg/controller/certificates/rootcacertpublisher). */
 export const ROOT_CA_CONFIGMAP = "kube-root-ca.crt";
@@ -57,7 +62,7 @@ function clone<T>(v: T): T {
 const SAVE_EVERY_MS = 100;
 
 export class FakeKube {
-    private readonly objects = new Map<string, any>();
+    private readonly objects = new Map<string, StoredObject>();
     private rv = 1;
     readonly events = new EventEmitter();
     /** The simulated node's image store (its containerd's), which the simulated kubelet mounts image volumes from. */
@@ -97,7 +102,8 @@ export class FakeKube {
     }
 
     /** Every change goes out here: a deletion gets a resourceVersion of its own, as on the API server. */
-    private changed(c: Change) {
+    private changed(u: { type: ChangeType; kind: string; obj: StoredObject; old?: StoredObject; actor: string }) {
+        const c = u as Change; // the store keeps each kind's objects under its kind
         if (c.type === "DELETED") c.obj.metadata.resourceVersion = String(++this.rv);
         this.history.push(c);
         if (this.history.length > FakeKube.HISTORY) this.history.splice(0, this.history.length - FakeKube.HISTORY);
@@ -116,29 +122,31 @@ export class FakeKube {
         return t;
     }
 
-    get(kind: string, ns: string | undefined, name: string): any | undefined {
+    get<K extends string>(kind: K, ns: string | undefined, name: string): KindOf<K> | undefined {
         const t = this.typeOfKind(kind);
         this.materialise(t.kind, name);
-        return clone(this.objects.get(this.key(t, ns, name)));
+        return clone(this.objects.get(this.key(t, ns, name))) as KindOf<K> | undefined;
     }
 
-    list(kind: string, ns?: string): any[] {
+    list<K extends string>(kind: K, ns?: string): KindOf<K>[] {
         const t = this.typeOfKind(kind);
         this.materialise(t.kind);
         const prefix = `${t.group}/${t.plural}/`;
-        const out: any[] = [];
+        const out: StoredObject[] = [];
         for (const [k, v] of this.objects) {
             if (!k.startsWith(prefix)) continue;
             if (ns !== undefined && t.namespaced && v.metadata.namespace !== ns) continue;
             out.push(clone(v));
         }
-        return out.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+        return out.sort((a, b) =>
+            `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),
+        ) as KindOf<K>[];
     }
 
     /** Cluster-scoped objects that exist from `since` on but are built at their first read, by kind (FakeKube.provide). */
     private readonly provided = new Map<
         string,
-        { names: Set<string>; make: (since: string) => any[]; since: string; done: boolean; built: Map<string, string> }
+        { names: Set<string>; make: (since: string) => StoredObject[]; since: string; done: boolean; built: Map<string, string> }
     >();
 
     /**
@@ -148,8 +156,15 @@ export class FakeKube {
      * at `since` (no watch event: nothing changed). dump() leaves them out while they are as built (a
      * restored store builds them again), so a changed one is saved; a deleted one is back after a restart.
      */
-    provide(kind: string, names: string[], make: (since: string) => any[]): void {
-        this.provided.set(this.typeOfKind(kind).kind, { names: new Set(names), make, since: nowRfc3339(), done: false, built: new Map() });
+    provide<T extends { metadata: ObjectMeta }>(kind: string, names: string[], make: (since: string) => T[]): void {
+        const stored = make as unknown as (since: string) => StoredObject[]; // kept as any stored object
+        this.provided.set(this.typeOfKind(kind).kind, {
+            names: new Set(names),
+            make: stored,
+            since: nowRfc3339(),
+            done: false,
+            built: new Map(),
+        });
     }
 
     /** Builds the objects a provider makes of `kind` (the API server reads them first). */
@@ -169,17 +184,17 @@ export class FakeKube {
     }
 
     /** Whether the entry is one provide() built and nobody has changed since. */
-    private isAsBuilt(key: string, obj: any): boolean {
-        return this.provided.get(obj.kind)?.built.get(key) === obj.metadata?.resourceVersion;
+    private isAsBuilt(key: string, obj: StoredObject): boolean {
+        return this.provided.get(obj.kind ?? "")?.built.get(key) === obj.metadata?.resourceVersion;
     }
 
     /** Creates or replaces an object as `actor` (uid, creationTimestamp kept on replace). */
-    put(obj: any, actor: string): any {
-        const t = this.typeOfKind(obj.kind);
+    put<T extends { kind?: string; metadata: ObjectMeta }>(obj: T, actor: string): T & { metadata: ObjectMeta } {
+        const t = this.typeOfKind(obj.kind ?? "");
         const ns = t.namespaced ? (obj.metadata.namespace ?? "default") : undefined;
         const k = this.key(t, ns, obj.metadata.name);
         const old = this.objects.get(k);
-        const next = asJson(obj);
+        const next = asJson(obj) as unknown as StoredObject;
         next.apiVersion = t.group ? `${t.group}/${t.version}` : t.version;
         next.metadata = { ...next.metadata };
         if (t.namespaced) next.metadata.namespace = ns;
@@ -195,7 +210,7 @@ export class FakeKube {
             JSON.stringify({ ...old, metadata: { ...old.metadata, resourceVersion: "" } }) ===
                 JSON.stringify({ ...next, metadata: { ...next.metadata, resourceVersion: "" } })
         ) {
-            return clone(old); // no change: no new resourceVersion, no event
+            return clone(old) as unknown as T; // no change: no new resourceVersion, no event
         }
         if (old?.metadata.deletionTimestamp)
             next.metadata.deletionTimestamp = old.metadata.deletionTimestamp; // cannot be undone
@@ -216,7 +231,7 @@ export class FakeKube {
         // the last finalizer of an object being deleted is gone: now it goes
         if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && t.kind !== "Namespace")
             this.remove(t.kind, ns, next.metadata.name, actor);
-        return clone(next);
+        return clone(next) as unknown as T;
     }
 
     /**
@@ -225,12 +240,12 @@ export class FakeKube {
      * deleted in the background (the garbage collector); a namespace is Terminating until every
      * object in it is gone.
      */
-    remove(kind: string, ns: string | undefined, name: string, actor: string): any | undefined {
+    remove<K extends string>(kind: K, ns: string | undefined, name: string, actor: string): KindOf<K> | undefined {
         const t = this.typeOfKind(kind);
         const k = this.key(t, ns, name);
         const old = this.objects.get(k);
         if (!old) return undefined;
-        if (kind === "Namespace") return this.terminateNamespace(k, old, actor);
+        if (kind === "Namespace") return this.terminateNamespace(k, old, actor) as KindOf<K>;
         if ((old.metadata.finalizers ?? []).length) {
             if (!old.metadata.deletionTimestamp) {
                 const next = clone(old);
@@ -240,14 +255,14 @@ export class FakeKube {
                 this.changed({ type: "MODIFIED", kind: t.kind, obj: clone(next), old: clone(old), actor });
                 this.collectOwnedBy(old);
             }
-            return clone(this.objects.get(k));
+            return clone(this.objects.get(k)) as KindOf<K> | undefined;
         }
         this.objects.delete(k);
         this.changed({ type: "DELETED", kind: t.kind, obj: clone(old), old: clone(old), actor });
         this.collectOwnedBy(old);
         if (ns !== undefined) this.finishNamespace(ns);
         if (kind === "ConfigMap" && name === ROOT_CA_CONFIGMAP && ns !== undefined) this.publishRootCa(ns);
-        return clone(old);
+        return clone(old) as KindOf<K>;
     }
 
     /**
@@ -270,9 +285,9 @@ export class FakeKube {
         );
     }
 
-    private collectOwnedBy(owner: any) {
+    private collectOwnedBy(owner: StoredObject) {
         for (const [ok, o] of [...this.objects]) {
-            if ((o.metadata.ownerReferences ?? []).some((r: any) => r.uid === owner.metadata.uid) && !o.metadata.deletionTimestamp) {
+            if ((o.metadata.ownerReferences ?? []).some((r) => r.uid === owner.metadata.uid) && !o.metadata.deletionTimestamp) {
                 this.remove(this.typeOfStoreKey(ok).kind, o.metadata.namespace, o.metadata.name, "garbage-collector");
             }
         }
@@ -282,7 +297,7 @@ export class FakeKube {
         return TYPES.find((x) => k.startsWith(`${x.group}/${x.plural}/`))!;
     }
 
-    private terminateNamespace(k: string, old: any, actor: string) {
+    private terminateNamespace(k: string, old: StoredObject, actor: string) {
         if (!old.metadata.deletionTimestamp) {
             const next = clone(old);
             next.metadata.deletionTimestamp = nowRfc3339();
@@ -322,16 +337,16 @@ export class FakeKube {
     }
 
     /** PUT /api/v1/namespaces/{name}/finalize with no finalizers: the namespace goes now, whatever is left in it. */
-    finalizeNamespace(name: string): any {
+    finalizeNamespace(name: string): KindOf<"Namespace"> | undefined {
         const k = this.key(this.typeOfKind("Namespace"), undefined, name);
         const nsObj = this.objects.get(k);
         if (!nsObj) return undefined;
         if (nsObj.metadata.deletionTimestamp) this.finishNamespace(name, true);
-        return clone(nsObj);
+        return clone(nsObj) as KindOf<"Namespace">;
     }
 
     /** Everything being deleted and held by a finalizer (what `kubectl get -A` shows as Terminating). */
-    terminating(): any[] {
+    terminating(): StoredObject[] {
         return [...this.objects.values()].filter((o) => o.metadata.deletionTimestamp).map(clone);
     }
 

@@ -18,6 +18,11 @@ import { RenderError, RepoServer } from "./repoServer";
 import { groupOf, keyOf, trackingId } from "./resources";
 import { withRevisionHistory } from "./revisionHistory";
 import type { ArgoMinor } from "./rollingSync";
+import type { Application, Operation, ResourceResult } from "../lab/argo/types";
+import type { Manifest, StoredObject } from "./objects";
+
+/** An operation being carried out: its sync's revision resolved. */
+type SyncOperation = Operation & { sync: NonNullable<Operation["sync"]> & { revision: string } };
 
 export const ACTOR = "application-controller";
 
@@ -46,7 +51,7 @@ export interface OperationHost {
     scheduleAfter(ns: string, name: string, delayMs: number, trigger: Trigger): void;
     reconcile(ns: string, name: string, trigger: Trigger): Promise<void>;
     /** The live object a rendered one stands for. */
-    liveOf(obj: any): any;
+    liveOf(obj: Manifest): StoredObject | undefined;
 }
 
 export class Operations {
@@ -72,7 +77,7 @@ export class Operations {
         const { namespace, name } = c.obj.metadata;
         if (this.operating.has(`${namespace}/${name}`)) return; // the run in progress reads the latest operation
         if (c.obj.status?.operationState?.phase === "Running") return; // a retry is due: it runs the latest operation then
-        this.host.later(() => this.runOperation(namespace, name), this.host.opts.operationDelayMs);
+        this.host.later(() => this.runOperation(namespace!, name), this.host.opts.operationDelayMs);
     }
 
     /**
@@ -90,20 +95,20 @@ export class Operations {
         this.operating.add(key);
         let handedOff = false;
         try {
-            const src = first.spec.source;
-            let revision: string = first.operation.sync?.revision;
+            const src = first.spec!.source;
+            let revision: string = first.operation.sync?.revision ?? "";
             if (!revision) {
                 try {
-                    revision = await this.host.repo.resolve(src.repoURL, src.targetRevision ?? "HEAD", { noCache: false });
+                    revision = await this.host.repo.resolve(src!.repoURL!, src!.targetRevision ?? "HEAD", { noCache: false });
                 } catch (e) {
                     if (!(e instanceof RenderError)) throw e;
                     revision = "";
                 }
             }
             // a controller restarted with an operation in flight has not rendered it yet
-            let rendered = revision ? this.host.repo.rendered(src.repoURL, revision, src.path) : [];
+            let rendered = revision ? this.host.repo.rendered(src!.repoURL!, revision, src!.path!) : [];
             if (revision && !rendered.length)
-                rendered = await this.host.repo.render(src.repoURL, revision, src.path, { hard: false }).catch(() => []);
+                rendered = await this.host.repo.render(src!.repoURL!, revision, src!.path!, { hard: false }).catch(() => []);
             if (!this.host.running()) return;
             const app = this.host.kube.get("Application", ns, name);
             if (!app?.operation || app.metadata.deletionTimestamp) return;
@@ -112,14 +117,14 @@ export class Operations {
             const continuing =
                 prev?.phase === "Running" &&
                 !prev.finishedAt &&
-                (!!prev.syncResult?.resources?.some((r: any) => r.hookType) || String(prev.message).startsWith(WAITING_FOR_DELETION));
+                (!!prev.syncResult?.resources?.some((r) => r.hookType) || String(prev.message).startsWith(WAITING_FOR_DELETION));
             const op = { ...app.operation, sync: { ...(app.operation.sync ?? {}), revision } };
             const fault = this.failing.get(name);
             const fails = !!fault && fault.left > 0;
             if (fails) fault!.left--;
             const desired = rendered.map((o) => ({
                 ...o,
-                metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace },
+                metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec!.destination!.namespace },
             }));
             const hooks =
                 fails || !revision
@@ -143,7 +148,7 @@ export class Operations {
             if (!revision) {
                 this.host.kube.put(app, ACTOR);
                 this.host.later(
-                    () => this.finishOperation(ns, name, { failure: `failed to resolve revision '${src.targetRevision}'`, revision }),
+                    () => this.finishOperation(ns, name, { failure: `failed to resolve revision '${src!.targetRevision}'`, revision }),
                     this.host.opts.operationDurationMs,
                 );
                 handedOff = true;
@@ -153,11 +158,11 @@ export class Operations {
             if (hooks.length && continuing && String(prev.message).startsWith(WAITING_FOR_DELETION) && prev.syncResult) {
                 // every hook has a stored result: a failed one fails the attempt at once ("completed unsuccessfully", no Job run);
                 // all succeeded, nothing is left to do ("successfully synced (no more tasks)", nothing applied)
-                const stale: any[] = (prev?.syncResult?.resources ?? []).filter((r: any) => r.hookType);
-                const resultOf = (h: any) =>
+                const stale = (prev?.syncResult?.resources ?? []).filter((r) => r.hookType);
+                const resultOf = (h: Manifest) =>
                     stale.find((r) => r.kind === h.kind && r.namespace === h.metadata.namespace && r.name === h.metadata.name);
                 if (hooks.every(resultOf)) {
-                    const failed = hooks.some((h) => ["Failed", "Error"].includes(resultOf(h).hookPhase));
+                    const failed = hooks.some((h) => ["Failed", "Error"].includes(resultOf(h)!.hookPhase!));
                     this.host.kube.put(app, ACTOR);
                     handedOff = true;
                     this.finishOperation(
@@ -176,7 +181,7 @@ export class Operations {
             }
             // gitops-engine (sync_context.go): a hook to be replaced (BeforeHookCreation) whose object exists is deleted
             // first, in the foreground, and the sync waits ("waiting for deletion of hook ...") until it is gone
-            const live = (h: any) => replacesBeforeCreation(h) && !!this.host.kube.get(h.kind, h.metadata.namespace, h.metadata.name);
+            const live = (h: Manifest) => replacesBeforeCreation(h) && !!this.host.kube.get(h.kind, h.metadata.namespace, h.metadata.name);
             const firstTick = !continuing;
             const lowest = hooks.filter((h) => wave(h) === wave(hooks[0]));
             // the first tick of an attempt acts on the lowest wave only; a later one replaces what is left
@@ -185,12 +190,12 @@ export class Operations {
             if (replaced.length) {
                 for (const h of replaced) this.host.kube.remove(h.kind, h.metadata.namespace, h.metadata.name, ACTOR);
                 const h = replaced[replaced.length - 1];
-                app.status.operationState.message = `${WAITING_FOR_DELETION} ${groupOf(h)}/${h.kind}/${h.metadata.name}`;
+                app.status.operationState!.message = `${WAITING_FOR_DELETION} ${groupOf(h)}/${h.kind}/${h.metadata.name}`;
                 // an attempt whose first tick only deletes records no result, and Argo CD's merge patch of the operation
                 // state leaves the stored syncResult as it was (the last attempt's, or the last operation's): the next
                 // tick reads it back as this attempt's (sync.go WithInitialState, appcontroller.go setOperationState)
                 // (3.5 only: 3.6 replaces the whole state, so the next tick finds no results and runs the hooks again)
-                if (onlyDeletes && prev?.syncResult && this.host.minor === "3.5") app.status.operationState.syncResult = prev.syncResult;
+                if (onlyDeletes && prev?.syncResult && this.host.minor === "3.5") app.status.operationState!.syncResult = prev.syncResult;
                 this.host.kube.put(app, ACTOR);
                 // processed again a moment later, the attempt's start and count kept; while the object is still there (a
                 // finalizer) the delete is issued again and the sync goes on waiting, as gitops-engine does at each tick
@@ -198,8 +203,8 @@ export class Operations {
                 return;
             }
             if (hooks.length) {
-                app.status.operationState.message = `waiting for completion of hook ${groupOf(hooks[hooks.length - 1])}/${hooks[hooks.length - 1].kind}/${hooks[hooks.length - 1].metadata.name}`;
-                app.status.operationState.syncResult = {
+                app.status.operationState!.message = `waiting for completion of hook ${groupOf(hooks[hooks.length - 1])}/${hooks[hooks.length - 1].kind}/${hooks[hooks.length - 1].metadata.name}`;
+                app.status.operationState!.syncResult = {
                     revision,
                     source: src,
                     resources: hooks.map((h) => hookResult(h, "Running", "")),
@@ -220,12 +225,12 @@ export class Operations {
     }
 
     /** The PreSync hooks, created in wave order (those replaced, BeforeHookCreation, already deleted). */
-    private runHooks(app: any, hooks: any[]) {
+    private runHooks(app: Application, hooks: Manifest[]) {
         for (const h of hooks) {
-            const hns = h.metadata.namespace;
+            const hns = h.metadata.namespace!; // set from the destination when rendered
             if (
                 !this.host.kube.get("Namespace", undefined, hns) &&
-                (app.spec.syncPolicy?.syncOptions ?? []).includes("CreateNamespace=true")
+                (app.spec!.syncPolicy?.syncOptions ?? []).includes("CreateNamespace=true")
             ) {
                 this.host.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: hns } }, ACTOR);
             }
@@ -250,7 +255,7 @@ export class Operations {
     }
 
     /** Waits for the hook Jobs: a failed one fails the attempt; when all completed, the Sync phase runs. */
-    private checkHooks(ns: string, name: string, op: any, hooks: any[]) {
+    private checkHooks(ns: string, name: string, op: SyncOperation, hooks: Manifest[]) {
         const key = `${ns}/${name}`;
         const check = () => {
             if (!this.host.running()) return;
@@ -269,7 +274,7 @@ export class Operations {
             if (!failed && results.some((r) => r.phase === "Running")) return; // still waiting
             this.hookChecks.delete(key);
             for (const h of hooks) this.hookWaits.delete(`${h.metadata.namespace}/${h.metadata.name}`);
-            const src = app.spec.source;
+            const src = app.spec!.source;
             if (failed) {
                 // gitops-engine: a completed but unsuccessful task fails the sync (the hook's apply itself succeeded)
                 this.finishOperation(ns, name, {
@@ -280,8 +285,8 @@ export class Operations {
                 return;
             }
             const desired = this.host.repo
-                .rendered(src.repoURL, op.sync.revision, src.path)
-                .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec.destination.namespace } }));
+                .rendered(src!.repoURL!, op.sync.revision, src!.path!)
+                .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? app.spec!.destination!.namespace } }));
             this.syncPhase(ns, name, op, desired, resources, undefined);
         };
         this.hookChecks.set(key, check);
@@ -289,7 +294,14 @@ export class Operations {
     }
 
     /** The Sync phase: apply (unless the attempt fails on purpose), a comparison while Running, then the end. */
-    private syncPhase(ns: string, name: string, op: any, desired: any[], hookResults: any[], failure: string | undefined) {
+    private syncPhase(
+        ns: string,
+        name: string,
+        op: SyncOperation,
+        desired: Manifest[],
+        hookResults: ResourceResult[],
+        failure: string | undefined,
+    ) {
         const app = this.host.kube.get("Application", ns, name);
         if (!app?.operation) {
             this.operating.delete(`${ns}/${name}`);
@@ -318,27 +330,31 @@ export class Operations {
         return Math.min(this.host.opts.retryBackoffCapMs, this.host.opts.retryBackoffMs * this.host.opts.retryBackoffFactor ** count);
     }
 
-    private finishOperation(ns: string, name: string, end: { failure?: string; revision: string; resources?: any[]; message?: string }) {
+    private finishOperation(
+        ns: string,
+        name: string,
+        end: { failure?: string; revision: string; resources?: ResourceResult[]; message?: string },
+    ) {
         this.operating.delete(`${ns}/${name}`);
         const app = this.host.kube.get("Application", ns, name);
         if (!app?.operation || app.metadata.deletionTimestamp) return;
         const op = { ...app.operation, sync: { ...(app.operation.sync ?? {}), revision: app.operation.sync?.revision || end.revision } };
-        const state = app.status.operationState;
+        const state = app.status!.operationState;
         const now = this.host.iso();
-        const syncResult = end.resources ? { revision: end.revision, source: app.spec.source, resources: end.resources } : undefined;
+        const syncResult = end.resources ? { revision: end.revision, source: app.spec!.source, resources: end.resources } : undefined;
         if (end.failure !== undefined) {
-            const retries = state.retryCount ?? 0;
+            const retries = state!.retryCount ?? 0;
             const limit = op.retry?.limit ?? 0;
             if (retries < limit || limit < 0) {
                 // appcontroller: the attempt failed, the next one is scheduled; syncResult stays until it starts.
                 // The message's time is NextRetryAt(now, count) with the count before it goes up; the retry
                 // waits NextRetryAt(finishedAt, count) with the count after it (controller/appcontroller.go)
                 const said = this.retryWait(retries);
-                app.status.operationState = {
+                app.status!.operationState = {
                     operation: app.operation,
                     phase: "Running",
                     message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.host.clock.now() + said)}.`,
-                    startedAt: state.startedAt,
+                    startedAt: state!.startedAt,
                     finishedAt: now,
                     retryCount: retries + 1,
                     ...(syncResult ? { syncResult } : {}),
@@ -350,11 +366,11 @@ export class Operations {
                 return;
             }
             // no condition here: a SyncError is auto-sync's, written by the comparison that follows (none for RollingSync's Applications, whose auto-sync is off)
-            app.status.operationState = {
+            app.status!.operationState = {
                 operation: op,
                 phase: "Failed",
                 message: `${end.failure} (retried ${retries} times).`,
-                startedAt: state.startedAt,
+                startedAt: state!.startedAt,
                 finishedAt: now,
                 retryCount: retries,
                 ...(syncResult ? { syncResult } : {}),
@@ -367,22 +383,22 @@ export class Operations {
         const history = withRevisionHistory(app, {
             revision: op.sync.revision,
             deployedAt: now,
-            deployStartedAt: state.startedAt,
-            source: op.sync.source ?? app.spec.source,
+            deployStartedAt: state!.startedAt,
+            source: op.sync.source ?? app.spec!.source,
             initiatedBy: op.initiatedBy,
         });
-        app.status.operationState = {
+        app.status!.operationState = {
             operation: op,
             phase: "Succeeded",
             message: end.message ?? "successfully synced (all tasks run)",
-            startedAt: state.startedAt,
+            startedAt: state!.startedAt,
             finishedAt: now,
-            ...(state.retryCount ? { retryCount: state.retryCount } : {}),
-            syncResult: { revision: op.sync.revision, source: op.sync.source ?? app.spec.source, resources: end.resources },
+            ...(state!.retryCount ? { retryCount: state!.retryCount } : {}),
+            syncResult: { revision: op.sync.revision, source: op.sync.source ?? app.spec!.source, resources: end.resources },
         };
-        app.status.history = history;
-        app.status.conditions = (app.status.conditions ?? []).filter((c: any) => c.type !== "SyncError");
-        if (!app.status.conditions.length) delete app.status.conditions;
+        app.status!.history = history;
+        app.status!.conditions = (app.status!.conditions ?? []).filter((c) => c.type !== "SyncError");
+        if (!app.status!.conditions.length) delete app.status!.conditions;
         delete app.operation;
         this.host.kube.put(app, ACTOR);
         this.refreshAfterOperation(ns, name, op);
@@ -394,19 +410,19 @@ export class Operations {
      * only after a sync someone asked for (CompareWithLatestForceResolve); after an automated one
      * (auto-sync's, RollingSync's) the revision cache answers (CompareWithLatest).
      */
-    private refreshAfterOperation(ns: string, name: string, op: any) {
+    private refreshAfterOperation(ns: string, name: string, op: Operation) {
         this.host.schedule(ns, name, 0, { hard: false, forced: !op.initiatedBy?.automated });
     }
 
     /** Applies the rendered objects (only those the operation names, for a partial sync); prunes when asked. */
-    private apply(app: any, op: any, desired: any[]): any[] {
+    private apply(app: Application, op: SyncOperation, desired: Manifest[]): ResourceResult[] {
         const name = app.metadata.name;
-        const createNs = (app.spec.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? []).includes("CreateNamespace=true");
-        const only = op.sync.resources ? new Set(op.sync.resources.map((r: any) => `${r.kind}/${r.namespace}/${r.name}`)) : null;
-        const results: any[] = [];
+        const createNs = (app.spec!.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? []).includes("CreateNamespace=true");
+        const only = op.sync.resources ? new Set(op.sync.resources.map((r) => `${r.kind}/${r.namespace}/${r.name}`)) : null;
+        const results: ResourceResult[] = [];
         for (const d of [...desired].sort((x, y) => wave(x) - wave(y))) {
             if (only && !only.has(keyOf(d))) continue;
-            const ns = d.metadata.namespace;
+            const ns = d.metadata.namespace!; // set from the destination when rendered
             if (!this.host.kube.get("Namespace", undefined, ns)) {
                 if (!createNs) {
                     results.push({
@@ -445,7 +461,7 @@ export class Operations {
             const keys = new Set(desired.map(keyOf));
             for (const r of app.status?.resources ?? []) {
                 if (keys.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
-                this.host.kube.remove(r.kind, r.namespace, r.name, ACTOR);
+                this.host.kube.remove(r.kind!, r.namespace, r.name, ACTOR);
                 results.push({
                     group: r.group ?? "",
                     version: r.version ?? "v1",

@@ -1,14 +1,14 @@
 /** The patches the simulated API server applies: JSON merge patch and JSON patch (fast-json-patch). */
-import { applyPatch, JsonPatchError } from "fast-json-patch";
+import { applyPatch, JsonPatchError, Operation } from "fast-json-patch";
 import { BUILT_IN_GROUPS, HttpError } from "./apiTypes";
 
 /** A value as JSON would carry it (undefined fields dropped, a Date a string): what a client's object becomes in the store. */
 export const asJson = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)));
 
 /** RFC 7386 JSON merge patch. */
-export function mergePatch(target: any, patch: any): any {
+export function mergePatch(target: unknown, patch: unknown): unknown {
     if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return asJson(patch);
-    const out = target && typeof target === "object" && !Array.isArray(target) ? { ...target } : {};
+    const out: Record<string, unknown> = target && typeof target === "object" && !Array.isArray(target) ? { ...target } : {};
     for (const [k, v] of Object.entries(patch)) {
         if (v === null) delete out[k];
         else out[k] = mergePatch(out[k], v);
@@ -20,13 +20,13 @@ export function mergePatch(target: any, patch: any): any {
  * RFC 6902 JSON patch, applied by fast-json-patch to a copy (a failed operation changes nothing),
  * its errors answered as the API server answers them: 422 Invalid, with what failed where.
  */
-export function jsonPatch(doc: any, ops: any[]): any {
+export function jsonPatch(doc: unknown, ops: Operation[]): unknown {
     try {
         return applyPatch(asJson(doc), ops, true, true).newDocument;
     } catch (e) {
         if (!(e instanceof JsonPatchError)) throw e;
-        const path = (e.operation as any)?.path ?? "";
-        const op = (e.operation as any)?.op ?? "";
+        const path = e.operation?.path ?? "";
+        const op = e.operation?.op ?? "";
         switch (e.name) {
             case "TEST_OPERATION_FAILED":
                 throw new HttpError(
@@ -54,14 +54,18 @@ export function jsonPatch(doc: any, ops: any[]): any {
  * strategic merge (no Go struct tags to merge by): the API server answers 415
  * (apiserver/pkg/endpoints/handlers/patch.go, negotiation.NewUnsupportedMediaTypeError).
  */
-export function patchAs(contentType: string, current: any, body: any, group: string): any {
+export function patchAs(contentType: string, current: unknown, body: unknown, group: string): unknown {
     if (contentType === "application/strategic-merge-patch+json" && !BUILT_IN_GROUPS.has(group))
         throw new HttpError(
             415,
             "UnsupportedMediaType",
             "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
         );
-    if (contentType === "application/json-patch+json") return jsonPatch(current, body);
+    if (contentType === "application/json-patch+json") {
+        if (!Array.isArray(body))
+            throw new HttpError(400, "BadRequest", "json: cannot unmarshal object into Go value of type jsonpatch.Patch"); // jsonpatch.DecodePatch, as patch.go answers it
+        return jsonPatch(current, body);
+    }
     if (contentType === "application/merge-patch+json" || contentType === "application/strategic-merge-patch+json")
         return mergePatch(current, body);
     if (contentType === "application/apply-patch+yaml") return mergePatch(current ?? {}, body);

@@ -18,6 +18,7 @@ import { OciImage } from "../lab/ports/images";
 import { unpackLayer } from "./nodeImages";
 import { PodRun, PodRunner } from "./workloads";
 import { codeOf, messageOf } from "../lab/ports/errors";
+import type { Container, SimPod } from "./objects";
 
 /** A ConfigMap by namespace and name (the simulated API's, or the real plane's). */
 export type ConfigMapLookup = (namespace: string, name: string) => Promise<{ data?: Record<string, string> } | undefined | null>;
@@ -31,11 +32,11 @@ export interface VolumeSources {
 /** How long one container may run before the simulated kubelet kills it. */
 const RUN_DEADLINE_MS = 60_000;
 
-async function layOut(pod: any, sources: VolumeSources, dir: string): Promise<Map<string, string>> {
-    const container = pod.spec.containers?.[0] ?? {};
+async function layOut(pod: SimPod, sources: VolumeSources, dir: string): Promise<Map<string, string>> {
+    const container: Partial<Container> = pod.spec?.containers?.[0] ?? {};
     const mounts = new Map<string, string>();
     for (const m of container.volumeMounts ?? []) {
-        const vol = (pod.spec.volumes ?? []).find((v: any) => v.name === m.name);
+        const vol = (pod.spec?.volumes ?? []).find((v) => v.name === m.name);
         // the service account token a real API server mounts into every Pod: the lab's scripts never read it
         if (vol?.projected && m.mountPath === "/var/run/secrets/kubernetes.io/serviceaccount") continue;
         const target = path.join(dir, "mounts", m.mountPath);
@@ -50,7 +51,7 @@ async function layOut(pod: any, sources: VolumeSources, dir: string): Promise<Ma
             continue;
         }
         if (!vol?.configMap) throw new Error(`volume ${m.name}: the simulation lays out ConfigMap and image volumes only`);
-        const cm = await sources.configMap(pod.metadata.namespace, vol.configMap.name);
+        const cm = await sources.configMap(pod.metadata.namespace!, vol.configMap.name);
         if (!cm) throw new Error(`MountVolume.SetUp failed for volume "${m.name}" : configmap "${vol.configMap.name}" not found`);
         fs.mkdirSync(target, { recursive: true });
         const items: { key: string; path: string }[] = vol.configMap.items ?? Object.keys(cm.data ?? {}).map((k) => ({ key: k, path: k }));
@@ -92,7 +93,12 @@ export function shellPodRunner(workDir?: string): PodRunner {
 /**
  * Runs a Pod's container as described above, its volumes read from `sources`: the simulated kubelet's run.
  */
-export async function runPodContainer(pod: any, sources: VolumeSources, workDir?: string, deadlineMs = RUN_DEADLINE_MS): Promise<PodRun> {
+export async function runPodContainer(
+    pod: SimPod,
+    sources: VolumeSources,
+    workDir?: string,
+    deadlineMs = RUN_DEADLINE_MS,
+): Promise<PodRun> {
     const base = workDir ?? os.tmpdir();
     fs.mkdirSync(base, { recursive: true });
     const dir = fs.mkdtempSync(path.join(base, "pod-"));
@@ -104,7 +110,7 @@ export async function runPodContainer(pod: any, sources: VolumeSources, workDir?
         } catch (e) {
             return { exitCode: 128, log: `${messageOf(e)}\n` };
         }
-        const c = pod.spec.containers?.[0] ?? {};
+        const c: Partial<Container> = pod.spec?.containers?.[0] ?? {};
         const argv: string[] = [...(c.command ?? []), ...(c.args ?? [])].map((a: string) => mapPath(a, mounts));
         if (!argv.length)
             return { exitCode: 128, log: "simulation: the container has no command (its image's entrypoint is not run here)\n" };

@@ -13,6 +13,7 @@ import * as path from "path";
 import { run } from "../lab/ports/exec";
 import { kustomizeBuild } from "../lab/ports/kustomize";
 import { stderrOf } from "../lab/ports/errors";
+import type { Manifest } from "./objects";
 
 /** What v3.5.1's repo-server writes in an error message where its checkout's folder (/tmp/_argocd-repo/<uuid>) was. */
 export const CACHED_SOURCE = "<path to cached source>";
@@ -72,7 +73,7 @@ export class RepoServer {
      * manifest cache — GenerateManifest answers from it unless the request says NoCache (a hard
      * refresh), with no git fetch and no kustomize (reposerver/repository/repository.go, cacheFn).
      */
-    private readonly renders = new Map<string, any[]>();
+    private readonly renders = new Map<string, Manifest[]>();
     /** The git files generator's answers per repo, commit and pattern: GetGitFiles caches them with no bypass (repository.go, s.cache.GetGitFiles). */
     private readonly gitFiles = new Map<string, { path: string; content: string }[]>();
     /** Each commit's files, checked out once (see tree). */
@@ -98,7 +99,7 @@ export class RepoServer {
     }
 
     /** The manifests last rendered for this commit and path ([] if none). */
-    rendered(repoURL: string, sha: string, appPath: string): any[] {
+    rendered(repoURL: string, sha: string, appPath: string): Manifest[] {
         return JSON.parse(JSON.stringify(this.renders.get(`${repoURL}@${sha}:${appPath}`) ?? []));
     }
 
@@ -215,7 +216,7 @@ export class RepoServer {
     }
 
     /** The objects at `path` of commit `sha`, or a RenderError with Argo CD's message (its checkout's folder as "<path to cached source>"). */
-    async render(repoURL: string, sha: string, appPath: string, opts: { hard: boolean }): Promise<any[]> {
+    async render(repoURL: string, sha: string, appPath: string, opts: { hard: boolean }): Promise<Manifest[]> {
         const key = `${repoURL}@${sha}:${appPath}`;
         const failed = this.failures.get(key);
         if (!opts.hard && failed && failed.count >= 3) {
@@ -233,7 +234,8 @@ export class RepoServer {
         const dir = path.join(work, appPath);
         try {
             // kustomize's output is remembered by the checkout's content below this modelled cache (lab/ports/kustomize.ts); a hard refresh runs it
-            const docs = await kustomizeBuild(dir, this.kubectl, { checkout: work, fresh: opts.hard });
+            // kustomize refuses a resource with no kind or name: every document has both
+            const docs = (await kustomizeBuild(dir, this.kubectl, { checkout: work, fresh: opts.hard })) as Manifest[];
             this.failures.delete(key);
             this.renders.set(key, docs);
             return docs;

@@ -3,9 +3,12 @@
  * group, tracking id and key, and their health as gitops-engine assesses the kinds the labs use.
  */
 
-export const groupOf = (o: any) => (o.apiVersion?.includes("/") ? o.apiVersion.split("/")[0] : "");
+import type { SimWorkload } from "./objects";
+
+export const groupOf = (o: { apiVersion?: string }) => (o.apiVersion?.includes("/") ? o.apiVersion.split("/")[0] : "");
 /** The tracking annotation's value (`app:group/Kind:namespace/name`). */
-export const trackingId = (app: string, obj: any, ns: string) => `${app}:${groupOf(obj)}/${obj.kind}:${ns}/${obj.metadata.name}`;
+export const trackingId = (app: string, obj: { apiVersion?: string; kind: string; metadata: { name: string } }, ns: string) =>
+    `${app}:${groupOf(obj)}/${obj.kind}:${ns}/${obj.metadata.name}`;
 export const keyOf = (o: { kind: string; metadata: { namespace?: string; name: string } }) =>
     `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
 
@@ -14,12 +17,13 @@ export const keyOf = (o: { kind: string; metadata: { namespace?: string; name: s
  * until its current generation is observed and every replica updated and available; anything
  * else that exists is Healthy.
  */
-export function resourceHealth(live: any | undefined): { status: string; message?: string } {
+export function resourceHealth(live: { kind?: string } | undefined): { status: string; message?: string } {
     if (!live) return { status: "Missing" };
     if (live.kind === "Deployment") {
-        const want = live.spec?.replicas ?? 1;
-        const st = live.status ?? {};
-        if ((st.observedGeneration ?? 0) < (live.metadata.generation ?? 1))
+        const d = live as SimWorkload;
+        const want = d.spec?.replicas ?? 1;
+        const st = d.status ?? {};
+        if ((st.observedGeneration ?? 0) < (d.metadata.generation ?? 1))
             return {
                 status: "Progressing",
                 message: "Waiting for rollout to finish: observed deployment generation less than desired generation",

@@ -20,6 +20,7 @@
  */
 
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
+import type { Application, ApplicationSet, LabelSelectorRequirement, Operation, RollingSyncStep } from "../lab/argo/types";
 
 /** The Argo CD minor the simulation behaves as. */
 export type ArgoMinor = "3.5" | "3.6";
@@ -53,8 +54,11 @@ export const MESSAGES = {
     noSteps: "No steps defined for rollout",
 };
 
-export const isRollingSync = (appset: any) => appset.spec?.strategy?.type === "RollingSync" && !!appset.spec?.strategy?.rollingSync;
-export const rollingSyncEnabled = (appset: any) => isRollingSync(appset) && (appset.spec.strategy.rollingSync.steps ?? []).length > 0;
+export const isRollingSync = (appset: ApplicationSet) =>
+    appset.spec?.strategy?.type === "RollingSync" && !!appset.spec?.strategy?.rollingSync;
+export const rollingSyncEnabled = (appset: ApplicationSet) => isRollingSync(appset) && stepsOf(appset).length > 0;
+/** The RollingSync steps as written ([] when there are none). */
+const stepsOf = (appset: ApplicationSet): RollingSyncStep[] => appset.spec?.strategy?.rollingSync?.steps ?? [];
 
 /**
  * `labelMatchedExpression`: whether one expression holds for a label the Application has. An operator
@@ -62,7 +66,7 @@ export const rollingSyncEnabled = (appset: any) => isRollingSync(appset) && (app
  * The simulation's own reading of upstream, kept apart from the doctor's (lab/argo/rollingSync.ts), so
  * that a misreading in one is caught by the tests of the other.
  */
-function labelMatched(val: string, expr: any): { matched: boolean; invalid: boolean } {
+function labelMatched(val: string, expr: LabelSelectorRequirement): { matched: boolean; invalid: boolean } {
     if (expr.operator !== "In" && expr.operator !== "NotIn") return { matched: false, invalid: true };
     const listed = (expr.values ?? []).includes(val);
     return { matched: expr.operator === "In" ? listed : !listed, invalid: false };
@@ -87,11 +91,11 @@ const hasIssues = (v: ValidationIssues) =>
 
 /** The Applications of each step, each Application's 0-based step (its first matching step), and v3.6's validation issues. */
 export function buildAppDependencyList(
-    appset: any,
-    apps: any[],
+    appset: ApplicationSet,
+    apps: Application[],
 ): { steps: string[][]; stepOf: Map<string, number>; issues: ValidationIssues } {
     const issues = noIssues();
-    const stepsSpec: any[] = rollingSyncEnabled(appset) ? appset.spec.strategy.rollingSync.steps : [];
+    const stepsSpec = rollingSyncEnabled(appset) ? stepsOf(appset) : [];
     const steps: string[][] = stepsSpec.map(() => []);
     const stepOf = new Map<string, number>();
     for (const app of apps) {
@@ -159,7 +163,7 @@ export function validationMessage(v: ValidationIssues): string {
 }
 
 /** `getInvalidRolloutConfig` (v3.6.2): the InvalidRolloutConfig condition written with RolloutProgressing at the end of a pass. */
-export function invalidRolloutConfig(appset: any, issues: ValidationIssues): Condition | null {
+export function invalidRolloutConfig(appset: ApplicationSet, issues: ValidationIssues): Condition | null {
     if (!isRollingSync(appset)) return null;
     return hasIssues(issues)
         ? { type: "InvalidRolloutConfig", status: "True", reason: "ApplicationSetInvalidRolloutConfig", message: validationMessage(issues) }
@@ -177,10 +181,11 @@ export interface Condition {
 export const appStep = (name: string, stepOf: Map<string, number>) => (stepOf.has(name) ? stepOf.get(name)! + 1 : -1);
 
 /** `status.GetRevisions()`: the revision the last comparison saw. */
-const revisionsOf = (app: any): string[] => app.status?.sync?.revisions ?? (app.status?.sync?.revision ? [app.status.sync.revision] : []);
+const revisionsOf = (app: Application): string[] =>
+    app.status?.sync?.revisions ?? (app.status?.sync?.revision ? [app.status.sync.revision] : []);
 
 /** What `disableAutomatedSync` does to a generated Application before it is written or compared. */
-export function disableAutomatedSync(app: any): any {
+export function disableAutomatedSync(app: Application): Application {
     if (!app.spec?.syncPolicy?.automated) return app;
     return {
         ...app,
@@ -195,13 +200,13 @@ const after = (a: string | undefined, b: string | undefined) => !!a && !!b && Da
  * status shows. `desired` are the generated Applications (a spec change makes an entry Waiting).
  */
 export function updateApplicationStatus(
-    appset: any,
-    apps: any[],
-    desired: any[],
+    appset: ApplicationSet,
+    apps: Application[],
+    desired: Application[],
     stepOf: Map<string, number>,
     now: string,
 ): AppStatusEntry[] {
-    const current: AppStatusEntry[] = appset.status?.applicationStatus ?? [];
+    const current = (appset.status?.applicationStatus ?? []) as AppStatusEntry[]; // as the controller wrote them
     const desiredByName = new Map(desired.map((d) => [d.metadata.name, d]));
     return apps.map((app) => {
         const name = app.metadata.name;
@@ -249,12 +254,10 @@ export function updateApplicationStatus(
                         next.message =
                             op.phase === "Succeeded"
                                 ? MESSAGES.pendingSucceeded
-                                : ["Failed", "Error"].includes(op.phase)
+                                : ["Failed", "Error"].includes(op.phase ?? "")
                                   ? MESSAGES.pendingCompleted
                                   : MESSAGES.pendingRunning;
-                    } else if (
-                        (app.status?.conditions ?? []).some((c: any) => c.type === "InvalidSpecError" || c.type === "UnknownError")
-                    ) {
+                    } else if ((app.status?.conditions ?? []).some((c) => c.type === "InvalidSpecError" || c.type === "UnknownError")) {
                         next.lastTransitionTime = now;
                         next.status = "Progressing";
                         next.message = MESSAGES.pendingError;
@@ -272,7 +275,7 @@ export function updateApplicationStatus(
 }
 
 /** `getAppsToSync`: every Application of each step up to and including the first step not yet all Healthy. */
-export function appsToSync(statuses: AppStatusEntry[], steps: string[][], apps: any[]): Set<string> {
+export function appsToSync(statuses: AppStatusEntry[], steps: string[][], apps: Application[]): Set<string> {
     const exists = new Set(apps.map((a) => a.metadata.name));
     const out = new Set<string>();
     for (const step of steps) {
@@ -300,7 +303,7 @@ export function scaledMaxUpdate(maxUpdate: unknown, total: number): { limit: num
 }
 
 export function updateApplicationStatusProgress(
-    appset: any,
+    appset: ApplicationSet,
     statuses: AppStatusEntry[],
     toSync: Set<string>,
     stepOf: Map<string, number>,
@@ -309,7 +312,7 @@ export function updateApplicationStatusProgress(
     issues: ValidationIssues = noIssues(),
 ): AppStatusEntry[] {
     if (!rollingSyncEnabled(appset)) return [];
-    const stepsSpec: any[] = appset.spec.strategy.rollingSync.steps;
+    const stepsSpec = stepsOf(appset);
     const stepIndex = (name: string) => stepOf.get(name) ?? 0; // Go's map default for a missing key
     const updating = stepsSpec.map(() => 0);
     const total = stepsSpec.map(() => 0);
@@ -332,11 +335,11 @@ export function updateApplicationStatusProgress(
 }
 
 /** `updateApplicationSetApplicationStatusConditions`: RolloutProgressing, True at the first step not all Healthy. */
-export function rolloutCondition(appset: any, statuses: AppStatusEntry[]): Condition | null {
+export function rolloutCondition(appset: ApplicationSet, statuses: AppStatusEntry[]): Condition | null {
     if (!isRollingSync(appset)) return null;
     const done = new Map<string, boolean>();
     for (const s of statuses) done.set(s.step, (done.get(s.step) ?? true) && s.status === "Healthy");
-    const n = (appset.spec.strategy.rollingSync.steps ?? []).length;
+    const n = stepsOf(appset).length;
     for (let i = 1; i <= n; i++) {
         const step = String(i);
         if (done.has(step) && !done.get(step))
@@ -351,7 +354,12 @@ export function rolloutCondition(appset: any, statuses: AppStatusEntry[]): Condi
  * (`sync.revision`, or `sync.revisions` for several sources), so a commit landing mid-step is not what
  * the step syncs; v3.5 leaves the revision to the application controller (the branch's head then).
  */
-export function syncDesiredApplications(statuses: AppStatusEntry[], toSync: Set<string>, desired: any[], minor: ArgoMinor = "3.5"): any[] {
+export function syncDesiredApplications(
+    statuses: AppStatusEntry[],
+    toSync: Set<string>,
+    desired: Application[],
+    minor: ArgoMinor = "3.5",
+): Application[] {
     return desired.map((d) => {
         const auto = d.spec?.syncPolicy?.automated;
         const prune = !!auto && auto.enabled !== false && !!auto.prune;
@@ -360,20 +368,21 @@ export function syncDesiredApplications(statuses: AppStatusEntry[], toSync: Set<
         const pending = entry?.status === "Pending";
         if (!(toSync.has(d.metadata.name) && pending)) return app;
         const policy = d.spec?.syncPolicy;
-        const operation: any = {
+        const sync: NonNullable<Operation["sync"]> = {};
+        const operation: Operation = {
             initiatedBy: { username: "applicationset-controller", automated: true },
             info: [{ name: "Reason", value: MESSAGES.syncReason }],
-            sync: {},
+            sync,
             retry: policy?.retry ?? { limit: 5 },
         };
         const pinned = entry?.targetRevisions ?? [];
         if (minor === "3.6") {
-            if ((d.spec?.sources ?? []).length > 1) operation.sync.revisions = pinned;
-            else if (pinned.length) operation.sync.revision = pinned[0];
+            if ((d.spec?.sources ?? []).length > 1) sync.revisions = pinned;
+            else if (pinned.length) sync.revision = pinned[0];
         }
         if (policy) {
-            if (policy.syncOptions) operation.sync.syncOptions = policy.syncOptions;
-            operation.sync.prune = prune;
+            if (policy.syncOptions) sync.syncOptions = policy.syncOptions;
+            sync.prune = prune;
         }
         return { ...app, operation };
     });
@@ -412,7 +421,7 @@ export interface GateResult {
  * (getMinRequeueAfter). `since`: the newest Waiting transition of the status before the pass, else
  * of the one the pass just wrote (`latestWaitingTransition`).
  */
-export function ensureApplicationsReconciled(since: string | null, apps: any[], nowMs: number, graceMs: number): GateResult {
+export function ensureApplicationsReconciled(since: string | null, apps: Application[], nowMs: number, graceMs: number): GateResult {
     if (since === null) return { open: true, refresh: [], recheckMs: null };
     const elapsed = nowMs - Date.parse(since);
     if (graceMs > 0 && elapsed < graceMs) return { open: false, refresh: [], recheckMs: graceMs - elapsed };

@@ -152,8 +152,8 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         if (!kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)) kube.put(argoCdCmdParams(), "installer");
         // the version the cluster was simulated as, kept with it: resuming as another would mix two releases' states
         const params = kube.get("ConfigMap", "argocd", CMD_PARAMS_CM);
-        const was = params.metadata.annotations?.[SIMULATED_VERSION];
-        const version: ArgoCdVersion = (opts.asSaved && was) || opts.argocdVersion || DEFAULT_ARGOCD_VERSION;
+        const was = params!.metadata.annotations?.[SIMULATED_VERSION];
+        const version: ArgoCdVersion = (opts.asSaved && (was as ArgoCdVersion)) || opts.argocdVersion || DEFAULT_ARGOCD_VERSION;
         if (was && was !== version)
             throw new Error(
                 `${layout.root} was simulated as Argo CD ${was}: resume it with --argocd-version ${was}, or start over with --reset`,
@@ -162,7 +162,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
             kube.put(
                 {
                     ...params,
-                    metadata: { ...params.metadata, annotations: { ...params.metadata.annotations, [SIMULATED_VERSION]: version } },
+                    metadata: { ...params!.metadata, annotations: { ...params!.metadata.annotations, [SIMULATED_VERSION]: version } },
                 },
                 "installer",
             );

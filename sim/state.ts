@@ -6,12 +6,14 @@
  */
 import { isHook } from "./hooks";
 import { groupOf, keyOf, resourceHealth, worstHealth } from "./resources";
+import type { Application, ApplicationStatus, ResourceStatus } from "../lab/argo/types";
+import type { Manifest, StoredObject } from "./objects";
 
 /** A live object by the desired one's kind, namespace and name (undefined when there is none). */
-export type LiveOf = (obj: any) => any | undefined;
+export type LiveOf = (obj: Manifest) => StoredObject | undefined;
 
 /** Whether the live object has the desired `data` and `spec` (what the lab's resources carry). */
-export function inSync(desired: any, liveOf: LiveOf): boolean {
+export function inSync(desired: Manifest, liveOf: LiveOf): boolean {
     const live = liveOf(desired);
     if (!live) return false;
     for (const field of ["data", "spec"]) {
@@ -22,9 +24,9 @@ export function inSync(desired: any, liveOf: LiveOf): boolean {
 
 export interface Comparison {
     /** The desired objects, hooks left out (they are not part of the sync status). */
-    desired: any[];
+    desired: Manifest[];
     /** The desired objects whose live object differs or is missing. */
-    drifted: any[];
+    drifted: Manifest[];
     outOfSync: boolean;
 }
 
@@ -32,9 +34,16 @@ export interface Comparison {
  * Writes the comparison into `status` (sync, health, resources, sourceType; the last comparison's
  * ComparisonError and SyncError conditions taken out) and returns what auto-sync reads.
  */
-export function compareAppState(app: any, sha: string, desiredAll: any[], status: any, now: string, liveOf: LiveOf): Comparison {
+export function compareAppState(
+    app: Application,
+    sha: string,
+    desiredAll: Manifest[],
+    status: ApplicationStatus,
+    now: string,
+    liveOf: LiveOf,
+): Comparison {
     const desired = desiredAll.filter((d) => !isHook(d));
-    const managed: any[] = status.resources ?? [];
+    const managed: ResourceStatus[] = status.resources ?? [];
     const desiredKeys = new Set(desired.map(keyOf));
     const prunable = managed.filter((r) => !desiredKeys.has(`${r.kind}/${r.namespace}/${r.name}`));
     const drifted = desired.filter((d) => !inSync(d, liveOf));
@@ -42,7 +51,7 @@ export function compareAppState(app: any, sha: string, desiredAll: any[], status
     status.sync = {
         status: outOfSync ? "OutOfSync" : "Synced",
         revision: sha,
-        comparedTo: { source: app.spec.source, destination: app.spec.destination },
+        comparedTo: { source: app.spec?.source, destination: app.spec?.destination },
     };
     const healths = desired.map((d) => resourceHealth(liveOf(d)));
     const worst = worstHealth(healths);
@@ -50,7 +59,7 @@ export function compareAppState(app: any, sha: string, desiredAll: any[], status
         status: worst,
         lastTransitionTime: status.health?.status === worst ? (status.health?.lastTransitionTime ?? now) : now,
     };
-    status.conditions = (status.conditions ?? []).filter((c: any) => c.type !== "ComparisonError" && c.type !== "SyncError");
+    status.conditions = (status.conditions ?? []).filter((c) => c.type !== "ComparisonError" && c.type !== "SyncError");
     status.resources = desired.map((d, i) => ({
         ...(groupOf(d) ? { group: groupOf(d) } : {}),
         version: "v1",

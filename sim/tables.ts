@@ -8,6 +8,14 @@
  * server's default table). Hand-written: no JavaScript library prints Kubernetes' server-side tables.
  */
 import { installCrds } from "./argoCrds";
+import type { CoreCondition, Time } from "../lab/argo/types";
+import type { Crd, Kinds, PodSpec, SimEvent, SimJob, SimPod, StoredObject } from "./objects";
+
+/** A kind's printer: its columns, and an object's cells. */
+interface Printer<T> {
+    columns: Column[];
+    cells: (o: T, now: number) => unknown[];
+}
 
 interface Column {
     name: string;
@@ -40,19 +48,19 @@ export function humanDuration(ms: number): string {
     return `${Math.floor(days / 365)}y`;
 }
 
-const since = (ts: string | undefined, now: number) => (ts ? humanDuration(now - Date.parse(ts)) : "<unknown>");
-const has = (conds: any[] | undefined, type: string) => (conds ?? []).some((c) => c.type === type && c.status === "True");
-const containerCells = (spec: any) => [
-    (spec?.containers ?? []).map((c: any) => c.name).join(","),
-    (spec?.containers ?? []).map((c: any) => c.image).join(","),
+const since = (ts: Time | undefined, now: number) => (ts ? humanDuration(now - Date.parse(String(ts))) : "<unknown>");
+const has = (conds: CoreCondition[] | undefined, type: string) => (conds ?? []).some((c) => c.type === type && c.status === "True");
+const containerCells = (spec: PodSpec | undefined) => [
+    (spec?.containers ?? []).map((c) => c.name).join(","),
+    (spec?.containers ?? []).map((c) => c.image).join(","),
 ];
-const selectorString = (sel: any) =>
+const selectorString = (sel: { matchLabels?: Record<string, string> } | undefined) =>
     Object.entries(sel?.matchLabels ?? {})
         .map(([k, v]) => `${k}=${v}`)
         .join(",") || "<none>";
 
-function podCells(pod: any, now: number): unknown[] {
-    const statuses: any[] = pod.status?.containerStatuses ?? [];
+function podCells(pod: SimPod, now: number): unknown[] {
+    const statuses = pod.status?.containerStatuses ?? [];
     let reason: string = pod.status?.reason || pod.status?.phase || "";
     let ready = 0;
     let restarts = 0;
@@ -79,7 +87,7 @@ function podCells(pod: any, now: number): unknown[] {
         else if (errorReason) reason = errorReason;
         else if (running) reason = "NotReady";
     }
-    if (pod.metadata?.deletionTimestamp && !["Succeeded", "Failed"].includes(pod.status?.phase)) reason = "Terminating";
+    if (pod.metadata?.deletionTimestamp && !["Succeeded", "Failed"].includes(pod.status?.phase ?? "")) reason = "Terminating";
     const restartCell = restarts && lastRestart ? `${restarts} (${humanDuration(now - lastRestart)} ago)` : String(restarts);
     const ip = pod.status?.podIPs?.[0]?.ip || pod.status?.podIP || "<none>";
     return [
@@ -95,7 +103,7 @@ function podCells(pod: any, now: number): unknown[] {
     ];
 }
 
-function jobCells(job: any, now: number): unknown[] {
+function jobCells(job: SimJob, now: number): unknown[] {
     const succeeded = Number(job.status?.succeeded ?? 0);
     const parallelism = Number(job.spec?.parallelism ?? 0);
     const completions =
@@ -106,7 +114,7 @@ function jobCells(job: any, now: number): unknown[] {
               : `${succeeded}/1`;
     const start = job.status?.startTime;
     const end = job.status?.completionTime;
-    const duration = !start ? "" : humanDuration((end ? Date.parse(end) : now) - Date.parse(start));
+    const duration = !start ? "" : humanDuration((end ? Date.parse(String(end)) : now) - Date.parse(start));
     const conds = job.status?.conditions;
     const status = has(conds, "Complete")
         ? "Complete"
@@ -132,7 +140,7 @@ function jobCells(job: any, now: number): unknown[] {
     ];
 }
 
-function eventCells(ev: any, now: number): unknown[] {
+function eventCells(ev: SimEvent, now: number): unknown[] {
     const first = ev.firstTimestamp ? since(ev.firstTimestamp, now) : since(ev.eventTime, now);
     const last = ev.series ? since(ev.series.lastObservedTime, now) : ev.lastTimestamp ? since(ev.lastTimestamp, now) : first;
     const count = ev.series ? ev.series.count : ev.count || 1;
@@ -158,7 +166,7 @@ function eventCells(ev: any, now: number): unknown[] {
 }
 
 /** Kubernetes' own printers, for the kinds the simulated API serves. */
-const PRINTERS: Record<string, { columns: Column[]; cells: (o: any, now: number) => unknown[] }> = {
+const PRINTERS: { [K in keyof Kinds]?: Printer<Kinds[K]> } = {
     Pod: {
         columns: [
             NAME,
@@ -241,34 +249,36 @@ const PRINTERS: Record<string, { columns: Column[]; cells: (o: any, now: number)
 };
 
 /** The additionalPrinterColumns of the shipped Argo CD install's CRDs, by kind (read once). */
-let crdColumns: Record<string, any[]> | undefined;
-function printerColumnsOf(kind: string): any[] | undefined {
+type PrinterColumn = NonNullable<NonNullable<Crd["spec"]["versions"]>[number]["additionalPrinterColumns"]>[number];
+let crdColumns: Record<string, PrinterColumn[]> | undefined;
+function printerColumnsOf(kind: string): PrinterColumn[] | undefined {
     if (!crdColumns) {
         crdColumns = {};
         for (const d of installCrds()) {
-            const v = (d.spec.versions ?? []).find((x: any) => x.storage) ?? d.spec.versions?.[0];
+            const v = (d.spec.versions ?? []).find((x) => x.storage) ?? d.spec.versions?.[0];
             crdColumns[d.spec.names.kind] = v?.additionalPrinterColumns ?? [];
         }
     }
     return crdColumns[kind];
 }
 
-const at = (obj: any, jsonPath: string) =>
+const at = (obj: unknown, jsonPath: string) =>
     jsonPath
         .replace(/^\./, "")
         .split(".")
-        .reduce((o, k) => (o == null ? undefined : o[k]), obj);
+        .reduce<unknown>((o, k) => (o == null ? undefined : (o as Record<string, unknown>)[k]), obj);
 
-function printerFor(kind: string): { columns: Column[]; cells: (o: any, now: number) => unknown[] } {
-    if (PRINTERS[kind]) return PRINTERS[kind];
+function printerFor(kind: string): Printer<StoredObject> {
+    const own = PRINTERS[kind as keyof Kinds];
+    if (own) return own as Printer<never> as Printer<StoredObject>; // the store holds `kind`'s objects under `kind`
     const crd = printerColumnsOf(kind);
     if (crd) {
         // apiextensions-apiserver: Name, then the CRD's columns; a CRD without any gets Age (type date)
-        const cols = crd.length ? crd : [{ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }];
+        const cols: PrinterColumn[] = crd.length ? crd : [{ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }];
         return {
             columns: [
                 NAME,
-                ...cols.map((c: any) => ({
+                ...cols.map((c) => ({
                     name: c.name,
                     type: c.type,
                     format: c.format ?? "",
@@ -278,7 +288,7 @@ function printerFor(kind: string): { columns: Column[]; cells: (o: any, now: num
             ],
             cells: (o, now) => [
                 o.metadata.name,
-                ...cols.map((c: any) => {
+                ...cols.map((c) => {
                     const v = at(o, c.jsonPath);
                     if (v === undefined || v === null) return null;
                     return c.type === "date" ? since(String(v), now) : c.type === "string" ? String(v) : v;
@@ -290,12 +300,22 @@ function printerFor(kind: string): { columns: Column[]; cells: (o: any, now: num
     return { columns: [NAME, { ...col("Created At"), type: "date" }], cells: (o) => [o.metadata.name, o.metadata.creationTimestamp] };
 }
 
+/** meta.k8s.io/v1 Table. */
+export interface Table {
+    kind: "Table";
+    apiVersion: string;
+    metadata: { resourceVersion?: string; continue?: string };
+    columnDefinitions: Required<Column>[];
+    rows: { cells: unknown[]; object: unknown }[];
+}
+
 /** A list's or an object's Table, as the API server answers a request for one. */
-export function toTable(kind: string, answer: any, opts: { now?: number; includeObject?: string | null } = {}): any {
+export function toTable(kind: string, answer: unknown, opts: { now?: number; includeObject?: string | null } = {}): Table {
     const now = opts.now ?? Date.now();
     const p = printerFor(kind);
-    const objects: any[] = Array.isArray(answer?.items) ? answer.items : [answer];
-    const object = (o: any) =>
+    const list = answer as { items?: StoredObject[]; metadata?: { resourceVersion?: string; continue?: string } } | undefined; // a list or one object
+    const objects: StoredObject[] = Array.isArray(list?.items) ? list.items : [answer as StoredObject];
+    const object = (o: StoredObject) =>
         opts.includeObject === "Object"
             ? o
             : opts.includeObject === "None"
@@ -305,8 +325,8 @@ export function toTable(kind: string, answer: any, opts: { now?: number; include
         kind: "Table",
         apiVersion: "meta.k8s.io/v1",
         metadata: {
-            resourceVersion: answer?.metadata?.resourceVersion ?? answer?.metadata?.resourceVersion,
-            ...(answer?.metadata?.continue ? { continue: answer.metadata.continue } : {}),
+            resourceVersion: list?.metadata?.resourceVersion,
+            ...(list?.metadata?.continue ? { continue: list.metadata.continue } : {}),
         },
         columnDefinitions: p.columns.map((c) => ({
             name: c.name,

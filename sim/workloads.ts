@@ -14,6 +14,7 @@
 import { randomBytes } from "crypto";
 import { SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
+import type { SimJob, SimPod, SimWorkload } from "./objects";
 
 export const ACTOR = "kube-controller-manager";
 
@@ -24,7 +25,7 @@ export interface PodRun {
 }
 
 /** Runs a Pod's (single) container to completion. */
-export type PodRunner = (pod: any, kube: FakeKube) => Promise<PodRun>;
+export type PodRunner = (pod: SimPod, kube: FakeKube) => Promise<PodRun>;
 
 export interface WorkloadTimings {
     /** From a Pod's creation to its container's exit (image pull, start, run). */
@@ -66,12 +67,13 @@ export class Workloads {
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
         // a restarted controller manager picks up what was in flight
         for (const j of this.kube.list("Job"))
-            if (!this.finished(j) && !this.activePod(j)) this.later(() => this.startPod(j.metadata.namespace, j.metadata.name), 0);
+            if (!this.finished(j) && !this.activePod(j)) this.later(() => this.startPod(j.metadata.namespace!, j.metadata.name), 0);
         for (const p of this.kube.list("Pod"))
-            if (!["Succeeded", "Failed"].includes(p.status?.phase)) this.later(() => this.runPod(p.metadata.namespace, p.metadata.name), 0);
+            if (!["Succeeded", "Failed"].includes(p.status?.phase ?? ""))
+                this.later(() => this.runPod(p.metadata.namespace!, p.metadata.name), 0);
         for (const d of this.kube.list("Deployment"))
             if (!this.available(d))
-                this.later(() => this.rollOut(d.metadata.namespace, d.metadata.name, d.metadata.generation), this.timings.rolloutMs);
+                this.later(() => this.rollOut(d.metadata.namespace!, d.metadata.name, d.metadata.generation!), this.timings.rolloutMs);
     }
 
     async stop() {
@@ -102,16 +104,16 @@ export class Workloads {
         if (c.kind === "Job" && c.type === "ADDED") {
             // the API server's defaulting: a Job selects its Pods by its controller-uid (what `kubectl logs job/NAME` follows)
             if (!c.obj.spec?.selector) {
-                const uid = c.obj.metadata.uid;
+                const uid = c.obj.metadata.uid!; // the store sets every uid
                 const j = this.kube.get("Job", namespace, name);
                 if (j) {
-                    j.spec.selector = { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
-                    j.spec.template = {
-                        ...j.spec.template,
+                    j.spec!.selector = { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
+                    j.spec!.template = {
+                        ...j.spec!.template,
                         metadata: {
-                            ...(j.spec.template?.metadata ?? {}),
+                            ...(j.spec!.template?.metadata ?? {}),
                             labels: {
-                                ...(j.spec.template?.metadata?.labels ?? {}),
+                                ...(j.spec!.template?.metadata?.labels ?? {}),
                                 "batch.kubernetes.io/controller-uid": uid,
                                 "batch.kubernetes.io/job-name": name,
                                 "controller-uid": uid,
@@ -122,26 +124,26 @@ export class Workloads {
                     this.kube.put(j, ACTOR);
                 }
             }
-            this.later(() => this.startPod(namespace, name), 0);
+            this.later(() => this.startPod(namespace!, name), 0);
         }
         if (c.kind === "Deployment" && c.obj.metadata.generation !== c.old?.metadata?.generation) {
             const gen = c.obj.metadata.generation;
-            this.later(() => this.rollOut(namespace, name, gen), this.timings.rolloutMs);
+            this.later(() => this.rollOut(namespace!, name, gen!), this.timings.rolloutMs);
         }
     }
 
-    private finished(job: any) {
-        return (job.status?.conditions ?? []).some((c: any) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+    private finished(job: SimJob) {
+        return (job.status?.conditions ?? []).some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
     }
 
-    private podsOf(job: any): any[] {
+    private podsOf(job: SimJob): SimPod[] {
         return this.kube
             .list("Pod", job.metadata.namespace)
-            .filter((p) => (p.metadata.ownerReferences ?? []).some((r: any) => r.uid === job.metadata.uid));
+            .filter((p) => (p.metadata.ownerReferences ?? []).some((r) => r.uid === job.metadata.uid));
     }
 
-    private activePod(job: any) {
-        return this.podsOf(job).find((p) => !["Succeeded", "Failed"].includes(p.status?.phase));
+    private activePod(job: SimJob) {
+        return this.podsOf(job).find((p) => !["Succeeded", "Failed"].includes(p.status?.phase ?? ""));
     }
 
     /** The Job's next Pod, from its template. */
@@ -150,9 +152,9 @@ export class Workloads {
         if (!job || job.metadata.deletionTimestamp || this.finished(job) || this.activePod(job)) return;
         const now = iso(this.clock.now());
         const labels = {
-            ...(job.spec.template?.metadata?.labels ?? {}),
-            "controller-uid": job.metadata.uid,
-            "batch.kubernetes.io/controller-uid": job.metadata.uid,
+            ...(job.spec!.template?.metadata?.labels ?? {}),
+            "controller-uid": job.metadata.uid!,
+            "batch.kubernetes.io/controller-uid": job.metadata.uid!,
             "job-name": jobName,
             "batch.kubernetes.io/job-name": jobName,
         };
@@ -174,7 +176,7 @@ export class Workloads {
                     },
                 ],
             },
-            spec: { ...job.spec.template.spec },
+            spec: { ...job.spec!.template!.spec },
             status: { phase: "Pending", startTime: now },
         };
         const created = this.kube.put(pod, ACTOR);
@@ -189,7 +191,7 @@ export class Workloads {
         const pod = this.kube.get("Pod", ns, name);
         if (!pod) return;
         const startedAt = iso(this.clock.now());
-        const c0 = pod.spec.containers?.[0]?.name ?? "main";
+        const c0 = pod.spec!.containers?.[0]?.name ?? "main";
         pod.status = {
             ...pod.status,
             phase: "Running",
@@ -199,7 +201,7 @@ export class Workloads {
                     ready: true,
                     restartCount: 0,
                     started: true,
-                    image: pod.spec.containers?.[0]?.image,
+                    image: pod.spec!.containers?.[0]?.image,
                     state: { running: { startedAt } },
                 },
             ],
@@ -210,7 +212,7 @@ export class Workloads {
             log: `simulation: the container could not run: ${e.message}\n`,
         }));
         // the run takes podRunMs on the simulation's clock (a timer, not a sleep: a virtual clock stands still while work is in flight)
-        this.later(() => this.finishPod(ns, name, c0, pod.spec.containers?.[0]?.image, startedAt, result), this.timings.podRunMs);
+        this.later(() => this.finishPod(ns, name, c0, pod.spec!.containers?.[0]?.image, startedAt, result), this.timings.podRunMs);
     }
 
     private finishPod(ns: string, name: string, c0: string, image: string | undefined, startedAt: string, result: PodRun) {
@@ -237,15 +239,15 @@ export class Workloads {
         this.jobAfterPod(latest);
     }
 
-    private jobAfterPod(pod: any) {
-        const owner = (pod.metadata.ownerReferences ?? []).find((r: any) => r.kind === "Job");
+    private jobAfterPod(pod: SimPod) {
+        const owner = (pod.metadata.ownerReferences ?? []).find((r) => r.kind === "Job");
         const job = owner && this.kube.get("Job", pod.metadata.namespace, owner.name);
         if (!job || job.metadata.uid !== owner.uid || this.finished(job)) return;
         const pods = this.podsOf(job);
         const failed = pods.filter((p) => p.status?.phase === "Failed").length;
         const succeeded = pods.filter((p) => p.status?.phase === "Succeeded").length;
         const now = iso(this.clock.now());
-        const status: any = {
+        const status: NonNullable<SimJob["status"]> = {
             ...(job.status ?? {}),
             failed: failed || undefined,
             succeeded: succeeded || undefined,
@@ -253,7 +255,7 @@ export class Workloads {
             ready: 0,
             terminating: 0,
         };
-        const limit = job.spec.backoffLimit ?? 6;
+        const limit = job.spec!.backoffLimit ?? 6;
         if (succeeded > 0) {
             status.conditions = [
                 cond("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods", now),
@@ -268,7 +270,7 @@ export class Workloads {
         } else {
             // the Pod failure backoff: 10 s, 20 s, 40 s ... capped at 6 min (pkg/controller/job backoff)
             this.later(
-                () => this.startPod(job.metadata.namespace, job.metadata.name),
+                () => this.startPod(job.metadata.namespace!, job.metadata.name),
                 Math.min(JOB_BACKOFF_CAP_MS, this.timings.jobBackoffMs * 2 ** (failed - 1)),
             );
         }
@@ -279,7 +281,7 @@ export class Workloads {
     }
 
     /** An Event on a Job, as the Job controller records them (core/v1, source job-controller). */
-    private jobEvent(job: any, type: "Normal" | "Warning", reason: string, message: string) {
+    private jobEvent(job: SimJob, type: "Normal" | "Warning", reason: string, message: string) {
         const now = iso(this.clock.now());
         this.kube.put(
             {
@@ -308,10 +310,10 @@ export class Workloads {
         );
     }
 
-    private available(d: any) {
+    private available(d: SimWorkload) {
         return (
             d.status?.observedGeneration === d.metadata.generation &&
-            (d.status?.conditions ?? []).some((c: any) => c.type === "Available" && c.status === "True")
+            (d.status?.conditions ?? []).some((c) => c.type === "Available" && c.status === "True")
         );
     }
 
@@ -319,7 +321,7 @@ export class Workloads {
     private rollOut(ns: string, name: string, generation: number) {
         const d = this.kube.get("Deployment", ns, name);
         if (!d || d.metadata.generation !== generation) return; // changed again: that change rolls out instead
-        const replicas = d.spec.replicas ?? 1;
+        const replicas = d.spec!.replicas ?? 1;
         const now = iso(this.clock.now());
         d.status = {
             observedGeneration: generation,

@@ -40,19 +40,19 @@ function get(url: string): Promise<{ status: number; body: string }> {
 /** Marks mandant-b's step done and step 3 under way: the rollout moves again. */
 function unblock(kube: FakeKube) {
     const set = kube.get("ApplicationSet", "argocd", "tenants");
-    for (const s of set.status.applicationStatus) {
+    for (const s of set!.status!.applicationStatus!) {
         if (s.application === "mandant-b") Object.assign(s, { status: "Healthy", lastTransitionTime: new Date().toISOString() });
         if (s.application === "mandant-c") Object.assign(s, { status: "Progressing", lastTransitionTime: new Date().toISOString() });
     }
-    set.status.conditions = set.status.conditions.map((c: any) =>
+    set!.status!.conditions = set!.status!.conditions!.map((c: any) =>
         c.type === "RolloutProgressing"
-            ? { ...c, message: "ApplicationSet is performing rollout of step 3", lastTransitionTime: new Date().toISOString() }
+            ? { ...c!, message: "ApplicationSet is performing rollout of step 3", lastTransitionTime: new Date().toISOString() }
             : c,
     );
-    kube.put(set, "applicationset-controller");
+    kube.put(set!, "applicationset-controller");
     const c = kube.get("Application", "argocd", "mandant-c");
     kube.put(
-        { ...c, status: { ...c.status, health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } } },
+        { ...c!, status: { ...c!.status, health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } } },
         "application-controller",
     );
 }
@@ -77,7 +77,7 @@ describe("rollout doctor against a cluster", function () {
 
     it("a cluster with no ApplicationSets and no Applications is exit 1, naming the kubeconfig (a wrong context)", async () => {
         for (const a of [...kube.list("ApplicationSet", "argocd"), ...kube.list("Application", "argocd")])
-            kube.remove(a.kind, "argocd", a.metadata.name, "setup");
+            kube.remove(a.kind!, "argocd", a.metadata.name, "setup");
         await expect(
             holds(
                 "nothing of Argo CD left",
@@ -154,7 +154,7 @@ describe("rollout doctor against a cluster", function () {
             stuck.message,
             /^tenants: rollout stuck at step 2 of 4 for 58 min — mandant-b: PreSync hook Job mandant-b\/site-setup failed/,
         );
-        assert.strictEqual(stuck.source.component, EVENT_SOURCE);
+        assert.strictEqual(stuck.source!.component, EVENT_SOURCE);
 
         await w.tick(NOW);
         assert.strictEqual(events().length, 1, "no repeat while still stuck");
@@ -234,7 +234,7 @@ describe("rollout doctor against a cluster", function () {
         assert.ok(lines.length >= 2, out);
         for (const l of lines) assert.match(l, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S/, l);
         assert.ok(
-            events().every((e) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(e.firstTimestamp)),
+            events().every((e) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(String(e.firstTimestamp))),
             "the Events' times too",
         );
     });
@@ -248,26 +248,29 @@ describe("rollout doctor against a cluster", function () {
     it("a change of what a diagnosis turns on calls for a round; a new reconciledAt or a resource's detail does not", () => {
         const changes = new RolloutChanges();
         const app = kube.get("Application", "argocd", "mandant-b");
-        assert.strictEqual(changes.changed(app, false), true, "first seen");
-        assert.strictEqual(changes.changed({ ...app, status: { ...app.status, reconciledAt: new Date().toISOString() } }, false), false);
-        assert.strictEqual(changes.changed({ ...app, status: { ...app.status, resources: [] } }, false), false);
-        const op = app.status.operationState;
+        assert.strictEqual(changes.changed(app!, false), true, "first seen");
+        assert.strictEqual(changes.changed({ ...app!, status: { ...app!.status, reconciledAt: new Date().toISOString() } }, false), false);
+        assert.strictEqual(changes.changed({ ...app!, status: { ...app!.status, resources: [] } }, false), false);
+        const op = app!.status!.operationState;
         assert.strictEqual(
-            changes.changed({ ...app, status: { ...app.status, operationState: { ...op, retryCount: (op.retryCount ?? 0) + 1 } } }, false),
+            changes.changed(
+                { ...app!, status: { ...app!.status, operationState: { ...op!, retryCount: (op!.retryCount ?? 0) + 1 } } },
+                false,
+            ),
             true,
             "a new attempt",
         );
         const set = kube.get("ApplicationSet", "argocd", "tenants");
-        assert.strictEqual(changes.changed(set, false), true, "first seen");
+        assert.strictEqual(changes.changed(set!, false), true, "first seen");
         const moved = structuredClone(set);
-        moved.status.applicationStatus[0].status = moved.status.applicationStatus[0].status === "Healthy" ? "Pending" : "Healthy";
-        assert.strictEqual(changes.changed(moved, false), true, "a rollout entry moved");
-        assert.strictEqual(changes.changed(moved, true), true, "deleted");
+        moved!.status!.applicationStatus![0].status = moved!.status!.applicationStatus![0].status === "Healthy" ? "Pending" : "Healthy";
+        assert.strictEqual(changes.changed(moved!, false), true, "a rollout entry moved");
+        assert.strictEqual(changes.changed(moved!, true), true, "deleted");
     });
 
     it("given hook Pods with no termination message (the default policy), then live mode reads the error from the failed Pod's log (pods/log)", async () => {
         for (const p of kube.list("Pod", "mandant-b")) {
-            p.status.containerStatuses[0].state.terminated.message = "";
+            p.status!.containerStatuses![0].state!.terminated!.message = "";
             kube.put(p, "setup");
             kube.podLogs.set(
                 `mandant-b/${p.metadata.name}`,

@@ -85,7 +85,7 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
         const r = calls.appset;
         assert.ok(r.ok, r.error);
         assert.strictEqual(r.result.id, "argocd/shop");
-        assert.deepStrictEqual(lab.kube.get("ApplicationSet", "argocd", "shop").spec.template, shopApplicationSet().spec?.template);
+        assert.deepStrictEqual(lab.kube.get("ApplicationSet", "argocd", "shop")!.spec!.template, shopApplicationSet().spec?.template);
         assert.deepStrictEqual(parse(fs.readFileSync(lab.layout.appsetFile, "utf8")).spec.template, shopApplicationSet().spec?.template);
     });
 
@@ -148,15 +148,15 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
     });
 
     it("the cluster ends as the lab says: prod pinned in the ApplicationSet and in appset.yaml, values in place", () => {
-        const els = lab.kube.get("ApplicationSet", "argocd", "shop").spec.generators[0].list.elements;
+        const els = lab.kube.get("ApplicationSet", "argocd", "shop")!.spec!.generators![0].list!.elements;
         assert.deepStrictEqual(els, [
             { env: "dev", revision: "main" },
             { env: "prod", revision: "release/prod" },
         ]);
         assert.deepStrictEqual(parse(fs.readFileSync(lab.layout.appsetFile, "utf8")).spec.generators[0].list.elements, els);
-        assert.strictEqual(lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.FEATURE_CHECKOUT_V2, "on");
-        assert.strictEqual(lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid, scenarioOuts.drift.uid);
-        assert.strictEqual(lab.kube.get("Application", "argocd", "shop-dev").status.sync.revision, scenarioOuts.revert.revert_commit);
+        assert.strictEqual(lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.data!.FEATURE_CHECKOUT_V2, "on");
+        assert.strictEqual(lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.metadata.uid, scenarioOuts.drift.uid);
+        assert.strictEqual(lab.kube.get("Application", "argocd", "shop-dev")!.status!.sync!.revision, scenarioOuts.revert.revert_commit);
     });
 
     it("a second run with nothing changed runs nothing (diff reports no change)", async () => {
@@ -180,7 +180,10 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
             { kubeconfig: lab.kubeconfig, root, manifest: shopApplicationSet() },
         ]);
         assert.ok(r.ok, r.error);
-        assert.strictEqual(lab.kube.get("ApplicationSet", "argocd", "shop").spec.generators[0].list.elements[1].revision, "release/prod");
+        assert.strictEqual(
+            lab.kube.get("ApplicationSet", "argocd", "shop")!.spec!.generators![0].list!.elements![1].revision,
+            "release/prod",
+        );
         assert.match(fs.readFileSync(lab.layout.appsetFile, "utf8"), /revision: release\/prod/);
     });
 

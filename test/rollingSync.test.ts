@@ -49,7 +49,7 @@ describe("RollingSync conformance (progressive_sync_test.go, progressive_sync_de
             assert.strictEqual(rolling.appStep("a", stepOf), 1);
         });
         it("handles an empty strategy (no steps)", () => {
-            assert.deepStrictEqual(rolling.buildAppDependencyList({ spec: {} }, [app("a")]).steps, []);
+            assert.deepStrictEqual(rolling.buildAppDependencyList({ metadata: { name: "s" }, spec: {} }, [app("a")]).steps, []);
         });
     });
 
@@ -283,7 +283,7 @@ describe("RollingSync conformance (progressive_sync_test.go, progressive_sync_de
                 "app1",
                 { env: "dev" },
                 { sync: { status: "OutOfSync", revision: "Current" }, health: { status: "Healthy" } },
-                rolling.disableAutomatedSync({ spec }).spec,
+                rolling.disableAutomatedSync({ metadata: { name: "a" }, spec }).spec,
             );
             assert.strictEqual(one([cur], live, [app("app1", { env: "dev" }, {}, spec)])[0].status, "Healthy");
         });
@@ -390,7 +390,7 @@ describe("RollingSync conformance (progressive_sync_test.go, progressive_sync_de
                 [gen("a"), gen("b")],
             );
             assert.deepStrictEqual(
-                out.map((a) => a.spec.syncPolicy.automated.enabled),
+                out.map((a) => a.spec!.syncPolicy!.automated!.enabled),
                 [false, false],
             );
             assert.deepStrictEqual(out[0].operation, {

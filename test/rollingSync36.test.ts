@@ -177,9 +177,9 @@ describe("RollingSync conformance, v3.6.2 (validation_issues_test.go, progressiv
         it("3.6 pins sync.revision; 3.5 leaves it to the application controller", () => {
             const [v36] = rolling.syncDesiredApplications(pending, new Set(["a"]), desired, "3.6");
             const [v35] = rolling.syncDesiredApplications(pending, new Set(["a"]), desired, "3.5");
-            assert.strictEqual(v36.operation.sync.revision, "abc");
-            assert.strictEqual(v35.operation.sync.revision, undefined);
-            assert.strictEqual(v36.operation.sync.prune, true);
+            assert.strictEqual(v36.operation!.sync!.revision, "abc");
+            assert.strictEqual(v35.operation!.sync!.revision, undefined);
+            assert.strictEqual(v36.operation!.sync!.prune, true);
         });
     });
 });

@@ -318,7 +318,7 @@ describe("the rollout doctor in the cluster", function () {
             const withCrd = await prometheusRuleProvider.create!({ kubeconfig, rule });
             assert.strictEqual(withCrd.outs!.applied, true);
             assert.strictEqual(
-                kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck").spec.groups[0].rules[0].alert,
+                (kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck")!.spec as any).groups[0].rules[0].alert,
                 "RollingSyncRolloutStuck",
             );
             await prometheusRuleProvider.delete!("argocd/gitops-lab-rollout-stuck", withCrd.outs as any);

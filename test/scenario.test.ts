@@ -39,7 +39,7 @@ describe("scenario steps (simulated cluster)", function () {
                 );
                 const main = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
                 for (const app of ["shop-dev", "shop-prod"])
-                    assert.strictEqual(at.lab.kube.get("Application", "argocd", app).status.sync.revision, main);
+                    assert.strictEqual(at.lab.kube.get("Application", "argocd", app)!.status!.sync!.revision, main);
             } finally {
                 await at.stop();
             }
@@ -56,7 +56,7 @@ describe("scenario steps (simulated cluster)", function () {
             const { results } = await at.solve(3);
             assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", `${results.incident!.commit}^`]), main0);
             assert.deepStrictEqual(results.incident, { commit: results.incident!.commit, dev_value: "on", prod_value: "on" });
-            assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-dev", "shop-config").data.FEATURE_CHECKOUT_V2, "on");
+            assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-dev", "shop-config")!.data!.FEATURE_CHECKOUT_V2, "on");
             const base = await git(["--git-dir", at.lab.layout.bareRepo, "show", `${results.incident!.commit}:base/configmap.yaml`]);
             assert.match(base, /FEATURE_CHECKOUT_V2: "on"/, "quoted: a bare on would be a YAML 1.1 boolean");
             assert.ok(!fs.existsSync(at.lab.layout.resultFile("pin")), "stops after step 3");
@@ -137,7 +137,11 @@ describe("scenario steps (simulated cluster)", function () {
                 .filter((r) => r.method === "PATCH" && r.path.includes("/applicationsets/shop"));
             assert.strictEqual(patches.length, 1);
             assert.strictEqual(patches[0].contentType, "application/json-patch+json");
-            assert.deepStrictEqual(patches[0].body[0], { op: "test", path: "/spec/generators/0/list/elements/1/env", value: "prod" });
+            assert.deepStrictEqual((patches[0].body as unknown[])[0], {
+                op: "test",
+                path: "/spec/generators/0/list/elements/1/env",
+                value: "prod",
+            });
             const edited = at.lab.kube.requests
                 .slice(appsBefore)
                 .filter(
@@ -146,7 +150,7 @@ describe("scenario steps (simulated cluster)", function () {
                 );
             assert.deepStrictEqual(edited, [], "the Application itself is never edited");
             assert.match(fs.readFileSync(at.lab.layout.appsetFile, "utf8"), /env: prod\n\s+revision: release\/prod/);
-            assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev").spec.source.targetRevision, "main");
+            assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-dev")!.spec!.source!.targetRevision, "main");
         });
     });
 
@@ -154,11 +158,11 @@ describe("scenario steps (simulated cluster)", function () {
         it("given prod pinned, when LOG_LEVEL is patched to debug, then selfHeal puts warn back in place and the seconds are whole", async () => {
             const at = await labAt(4);
             try {
-                const uid = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid;
+                const uid = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.metadata.uid;
                 const { results } = await at.solve(5);
                 assert.deepStrictEqual(results.drift, { uid, edited: "debug", restored: "warn", seconds: results.drift!.seconds });
                 assert.ok(Number.isInteger(results.drift!.seconds), `seconds ${results.drift!.seconds} is whole`);
-                assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid, uid);
+                assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.metadata.uid, uid);
             } finally {
                 await at.stop();
             }
@@ -172,7 +176,7 @@ describe("scenario steps (simulated cluster)", function () {
                 // what the stopped run left: LOG_LEVEL drifted, not yet repaired (the application controller held still)
                 await at.lab.argo.apps.stop();
                 const cm = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config");
-                at.lab.kube.put({ ...cm, data: { ...cm.data, LOG_LEVEL: "debug" } }, "client");
+                at.lab.kube.put({ ...cm!, data: { ...cm!.data, LOG_LEVEL: "debug" } }, "client");
                 const ctx = at.ctx();
                 const log = ctx.log!;
                 // the controller comes back once step 5 has looked and decided (a patch or not): its repair is what the step waits for
@@ -231,7 +235,7 @@ describe("scenario steps (simulated cluster)", function () {
                     await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "refs/heads/release/prod"]),
                     results.incident!.commit,
                 );
-                assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.FEATURE_CHECKOUT_V2, "on");
+                assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.data!.FEATURE_CHECKOUT_V2, "on");
             } finally {
                 await at.stop();
             }
@@ -282,8 +286,8 @@ describe("scenario steps (simulated cluster)", function () {
             assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", `${r.revert_commit}^`]), r.bad_commit);
             assert.strictEqual(await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]), r.revert_commit);
             const dev = at.lab.kube.get("Application", "argocd", "shop-dev");
-            assert.strictEqual(dev.status.sync.status, "Synced");
-            assert.strictEqual(dev.status.sync.revision, r.revert_commit);
+            assert.strictEqual(dev!.status!.sync!.status, "Synced");
+            assert.strictEqual(dev!.status!.sync!.revision, r.revert_commit);
             assert.ok(at.lines.some((l) => /\[step 7 revert\] waiting for the ComparisonError on shop-dev/.test(l)));
         });
     });
@@ -386,7 +390,7 @@ describe("step 8 refuses a report it cannot derive", function () {
         await expect(
             holds(
                 "shop-prod tracks main",
-                () => at.lab.kube.get("Application", "argocd", "shop-prod").spec.source.targetRevision === "main",
+                () => at.lab.kube.get("Application", "argocd", "shop-prod")!.spec!.source!.targetRevision === "main",
             ),
         );
         await assert.rejects(at.solve(8), /Application shop-prod tracks main, not release\/prod as step 4 pinned it; nothing was written/);
@@ -441,7 +445,7 @@ describe("solveThrough: stop, resume, repeat", function () {
         at = await labAt(3);
         assert.ok(fs.existsSync(at.lab.layout.resultFile("incident")));
         for (const f of ["pin", "drift", "promote", "revert", "report"] as const) assert.ok(!fs.existsSync(at.lab.layout.resultFile(f)), f);
-        assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-prod").spec.source.targetRevision, "main");
+        assert.strictEqual(at.lab.kube.get("Application", "argocd", "shop-prod")!.spec!.source!.targetRevision, "main");
     });
 
     it("given a lab at step 3, when solved through 8, then it resumes from the files without redoing earlier steps", async () => {

@@ -60,8 +60,8 @@ describe("the silent skip (#29240) in the simulated Argo CD, as v3.5.1 does it o
             ),
             { timeoutMs: 60_000, intervalMs: 100 },
         );
-        const started = app().status.operationState.startedAt;
-        const rolledOut = entry().message;
+        const started = app()!.status!.operationState!.startedAt;
+        const rolledOut = entry()!.message;
 
         await cluster.jsonPatchApplicationSet(RESPEC.appset, respecNewPath);
 

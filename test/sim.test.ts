@@ -68,8 +68,8 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
             apps.map((x) => x.metadata.name),
             ["shop-dev", "shop-prod"],
         );
-        assert.strictEqual(apps[1].spec.destination.namespace, "shop-prod");
-        assert.strictEqual(apps[1].metadata.ownerReferences[0].uid, "u1");
+        assert.strictEqual(apps[1].spec!.destination!.namespace, "shop-prod");
+        assert.strictEqual(apps[1].metadata.ownerReferences![0].uid, "u1");
     });
 
     it("rejects list element values that are not strings", () => {
@@ -91,16 +91,19 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
             await expect(appExists(() => app(at, "shop-prod"), "shop-prod"));
             at.lab.kube.put(
                 {
-                    ...app(at, "shop-prod"),
-                    spec: { ...app(at, "shop-prod").spec, source: { ...app(at, "shop-prod").spec.source, targetRevision: "release/prod" } },
+                    ...app(at, "shop-prod")!,
+                    spec: {
+                        ...app(at, "shop-prod")!.spec,
+                        source: { ...app(at, "shop-prod")!.spec!.source, targetRevision: "release/prod" },
+                    },
                 },
                 "client",
             );
             await expect(
                 holds(
                     "targetRevision back to main",
-                    () => app(at, "shop-prod").spec.source.targetRevision === "main",
-                    () => app(at, "shop-prod").spec.source,
+                    () => app(at, "shop-prod")!.spec!.source!.targetRevision === "main",
+                    () => app(at, "shop-prod")!.spec!.source,
                 ),
             );
         });
@@ -170,22 +173,22 @@ describe("Argo CD simulation: application controller", function () {
     // given a new commit, when nothing refreshes, then the app stays at the old one (Git is polled every few minutes);
     // when refreshed, then it moves and the annotation is removed
     it("a new commit waits for the poll or a refresh", async () => {
-        const before = app(at).status.sync.revision;
+        const before = app(at)!.status!.sync!.revision;
         const sha = await pushCommit(at, "README.md", "docs\n", "docs only");
         // for 10 reconcile delays nothing looks at Git
         await expectConsistently(
-            appAtRevision(() => app(at), before),
+            appAtRevision(() => app(at), before!),
             { forMs: 500 },
         );
         await refresh("shop-dev", "normal");
         await expect(
             all(
                 appAtRevision(() => app(at), sha),
-                holds("refresh annotation removed", () => !app(at).metadata.annotations?.[REFRESH_ANNOTATION]),
+                holds("refresh annotation removed", () => !app(at)!.metadata.annotations?.[REFRESH_ANNOTATION]),
             ),
         );
         assert.strictEqual(
-            app(at).status.operationState.syncResult.revision,
+            app(at)!.status!.operationState!.syncResult!.revision,
             before,
             "identical manifests: Synced at the new commit without a new operation",
         );
@@ -197,14 +200,14 @@ describe("Argo CD simulation: application controller", function () {
         await breakDev();
         await refresh("shop-dev", "normal");
         await expect(appHasCondition(() => app(at), "ComparisonError"));
-        const cond = app(at).status.conditions.find((c: any) => c.type === "ComparisonError");
+        const cond = app(at)!.status!.conditions!.find((c: any) => c.type === "ComparisonError");
         assert.match(
-            cond.message,
+            cond!.message!,
             // the checkout's folder as the real repo-server's sanitizer writes it (seen so on the real node: test/real/shopLab.real.ts)
             /^Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = `kustomize build <path to cached source>\/envs\/dev` failed exit status 1: Error: accumulating resources: accumulation err='accumulating resources from 'missing\.yaml': evalsymlink failure on '<path to cached source>\/envs\/dev\/missing\.yaml' : lstat <path to cached source>\/envs\/dev\/missing\.yaml: no such file or directory'/,
         );
-        assert.strictEqual(app(at).status.sync.status, "Unknown");
-        assert.strictEqual(app(at).status.sync.revision, "main");
+        assert.strictEqual(app(at)!.status!.sync!.status, "Unknown");
+        assert.strictEqual(app(at)!.status!.sync!.revision, "main");
     });
 
     // given a render error that failed 3 times, when refreshed again, then the error is cached; a hard refresh bypasses
@@ -215,16 +218,16 @@ describe("Argo CD simulation: application controller", function () {
         for (let i = 0; i < 4; i++) {
             await refresh("shop-dev", "normal");
             // the annotation goes when the comparison it asked for is persisted
-            await expect(holds("the refresh handled", () => !app(at).metadata.annotations?.[REFRESH_ANNOTATION]));
+            await expect(holds("the refresh handled", () => !app(at)!.metadata.annotations?.[REFRESH_ANNOTATION]));
         }
-        assert.match(app(at).status.conditions[0].message, /Manifest generation error \(cached\)/);
+        assert.match(app(at)!.status!.conditions![0].message!, /Manifest generation error \(cached\)/);
         await refresh("shop-dev", "hard");
         await expect(
             holds(
                 "a fresh (uncached) error",
                 () =>
                     !/Manifest generation error \(cached\)/.test(
-                        app(at).status.conditions?.[0]?.message ?? "Manifest generation error (cached)",
+                        app(at)!.status!.conditions?.[0]?.message ?? "Manifest generation error (cached)",
                     ),
             ),
         );
@@ -242,15 +245,15 @@ describe("Argo CD simulation: application controller", function () {
     // given selfHeal, when a managed object drifts twice, then it is repaired in place (uid kept), the first time
     // without backoff and the repeat after it
     it("selfHeal repairs drift in place, then backs off", async () => {
-        const uid = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid;
-        const level = () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL;
+        const uid = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.metadata.uid;
+        const level = () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.data!.LOG_LEVEL;
         for (let i = 0; i < 2; i++) {
             await at.cluster.patchConfigMapData("shop-prod", "shop-config", { LOG_LEVEL: "debug" });
             await expect(holds("LOG_LEVEL warn again", () => level() === "warn"));
         }
         // the backoffs the controller chose (none after a sync to a new revision, then FAST's 400 ms), not wall-clock measurements
         assert.deepStrictEqual(at.lab.argo.apps.selfHealDelays, [0, 400]);
-        assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").metadata.uid, uid);
+        assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.metadata.uid, uid);
     });
 
     // a namespace deleted by hand takes its objects with it; each deletion is a watch event on a managed object, as on a
@@ -269,15 +272,18 @@ describe("Argo CD simulation: application controller", function () {
         const a = app(at, "shop-prod");
         at.lab.kube.put(
             {
-                ...a,
-                spec: { ...a.spec, syncPolicy: { ...a.spec.syncPolicy, automated: { ...a.spec.syncPolicy.automated, enabled: false } } },
+                ...a!,
+                spec: {
+                    ...a!.spec,
+                    syncPolicy: { ...a!.spec!.syncPolicy, automated: { ...a!.spec!.syncPolicy!.automated, enabled: false } },
+                },
             },
             "rollout-test",
         );
         await at.cluster.patchConfigMapData("shop-prod", "shop-config", { LOG_LEVEL: "debug" });
         // longer than a comparison and an operation of the simulation (FAST: 50 + 20 + 50 ms)
         await expectConsistently(
-            holds("LOG_LEVEL stays debug", () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL === "debug"),
+            holds("LOG_LEVEL stays debug", () => at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.data!.LOG_LEVEL === "debug"),
             { forMs: 800 },
         );
         assert.deepStrictEqual(at.lab.argo.apps.selfHealDelays, [], "no repair was even scheduled");
@@ -324,11 +330,11 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
             const first = await rs.render(bare, a, ".", { hard: false });
             const again = await rs.render(bare, b, ".", { hard: false });
             assert.deepStrictEqual([runs(), again], [1, first]);
-            assert.strictEqual(first[0].data.value, "one");
+            assert.strictEqual((first[0].data as Record<string, string>).value, "one");
             await rs.render(bare, b, ".", { hard: true });
             assert.strictEqual(runs(), 2);
             const c = await commit("two", "2026-01-03T00:00:00Z");
-            assert.strictEqual((await rs.render(bare, c, ".", { hard: false }))[0].data.value, "two");
+            assert.strictEqual(((await rs.render(bare, c, ".", { hard: false }))[0].data as Record<string, string>).value, "two");
             assert.strictEqual(runs(), 3);
         } finally {
             rs.close();
@@ -471,10 +477,10 @@ describe("the simulated API server's store", function () {
         const data = JSON.parse('{"__proto__":"a key","plain":"v"}');
         kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "keys", namespace: "default" }, data }, "client");
         const got = kube.get("ConfigMap", "default", "keys");
-        assert.deepStrictEqual(Object.keys(got.data), ["__proto__", "plain"]);
-        assert.strictEqual(Object.getOwnPropertyDescriptor(got.data, "__proto__")?.value, "a key");
-        got.data.plain = "changed";
-        assert.strictEqual(kube.list("ConfigMap", "default").find((o) => o.metadata.name === "keys").data.plain, "v");
+        assert.deepStrictEqual(Object.keys(got!.data!), ["__proto__", "plain"]);
+        assert.strictEqual(Object.getOwnPropertyDescriptor(got!.data, "__proto__")?.value, "a key");
+        got!.data!.plain = "changed";
+        assert.strictEqual(kube.list("ConfigMap", "default").find((o) => o.metadata.name === "keys")!.data!.plain, "v");
     });
 
     // as kube-controller-manager's root CA publisher writes it (the real tier compares it with the real one)
@@ -483,9 +489,9 @@ describe("the simulated API server's store", function () {
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mandant-b" } }, "client");
         const cm = kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP);
         assert.ok(cm, "published");
-        assert.deepStrictEqual(Object.keys(cm.data), ["ca.crt"]);
+        assert.deepStrictEqual(Object.keys(cm.data!), ["ca.crt"]);
         assert.match(
-            cm.metadata.annotations["kubernetes.io/description"],
+            cm.metadata.annotations!["kubernetes.io/description"],
             /^Contains a CA bundle that can be used to verify the kube-apiserver/,
         );
         kube.remove("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP, "client");
@@ -538,11 +544,11 @@ describe("objects the simulated API server builds at their first read (FakeKube.
         );
         for (const c of crds) {
             assert.ok(
-                c.status.conditions.some((x: any) => x.type === "Established" && x.status === "True"),
+                c.status!.conditions!.some((x: any) => x.type === "Established" && x.status === "True"),
                 c.metadata.name,
             );
             assert.deepStrictEqual(c.spec.conversion, { strategy: "None" });
-            assert.strictEqual(c.metadata.creationTimestamp, c.status.conditions[0].lastTransitionTime);
+            assert.strictEqual(c.metadata.creationTimestamp, c.status!.conditions![0].lastTransitionTime);
         }
     });
 });
@@ -553,7 +559,7 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
     const savedValue = (file: string) => {
         const k = new FakeKube();
         k.load(fs.readFileSync(file, "utf8"));
-        return k.get("ConfigMap", "default", "saved")?.data.v;
+        return k.get("ConfigMap", "default", "saved")?.data?.v;
     };
 
     const saved = async (everyMs: number) => {

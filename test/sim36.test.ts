@@ -103,7 +103,7 @@ for (const version of ["v3.6.2", "v3.5.8"] as ArgoCdVersion[]) {
                     ),
                     { timeoutMs: 60_000, intervalMs: 50 },
                 );
-                const started = Date.parse(app("a").status.operationState.startedAt);
+                const started = Date.parse(app("a")!.status!.operationState!.startedAt!);
                 if (gated) {
                     assert.ok(asked.length >= 1, "the gate asked for b's refresh");
                     assert.ok(started >= asked[0], "a's sync started after the gate asked for b's refresh");
@@ -134,7 +134,7 @@ for (const version of ["v3.6.2", "v3.5.8"] as ArgoCdVersion[]) {
                 await expect(
                     holds(
                         "ErrorOccurred: No steps defined for rollout",
-                        () => set()?.status?.conditions?.some((c: any) => c.reason === "ApplicationSetRolloutError"),
+                        () => !!set()?.status?.conditions?.some((c: any) => c.reason === "ApplicationSetRolloutError"),
                         () => set()?.status,
                     ),
                 );

@@ -51,10 +51,10 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
             holds(
                 "shop-dev synced to the commit",
                 () =>
-                    app(at).status.sync.status === "Synced" &&
-                    app(at).status.sync.revision === sha &&
-                    app(at).status.operationState?.phase === "Succeeded" &&
-                    app(at).status.operationState.syncResult.revision === sha,
+                    app(at)!.status!.sync!.status === "Synced" &&
+                    app(at)!.status!.sync!.revision === sha &&
+                    app(at)!.status!.operationState?.phase === "Succeeded" &&
+                    app(at)!.status!.operationState!.syncResult!.revision === sha,
             ),
         );
         const i = writes.findIndex((w) => w.operation?.sync?.revision === sha);
@@ -69,22 +69,22 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         assert.ok(persisted >= i && persisted < firstRunning, "the refresh annotation went with the comparison, before the sync ran");
         assert.deepStrictEqual(writes[i].operation.initiatedBy, { automated: true });
         assert.strictEqual(writes[i].operation.retry.limit, 5);
-        assert.deepStrictEqual(writes[i].operation.sync.source, app(at).spec.source);
+        assert.deepStrictEqual(writes[i].operation.sync.source, app(at)!.spec!.source);
         const running = writes.findIndex((w, k) => k > i && w.status.operationState?.phase === "Running");
         const done = writes.findIndex((w, k) => k > running && w.status.operationState?.phase === "Succeeded");
         assert.ok(running > i && done > running, "Running, then Succeeded");
         assert.strictEqual(writes[done].operation, undefined, "the operation field is cleared when it ends");
-        assert.strictEqual(app(at).status.history.at(-1).revision, sha);
+        assert.strictEqual(app(at)!.status!.history!.at(-1)!.revision, sha);
         // compared again after the operation (the same result may make it a write with no change); it follows, so poll for it
         await expect(
             holds(
                 "a comparison after the operation",
-                () => Date.parse(app(at).status.reconciledAt) >= Date.parse(app(at).status.operationState.finishedAt),
-                () => [app(at).status.reconciledAt, app(at).status.operationState.finishedAt],
+                () => Date.parse(app(at)!.status!.reconciledAt!) >= Date.parse(app(at)!.status!.operationState!.finishedAt!),
+                () => [app(at)!.status!.reconciledAt, app(at)!.status!.operationState!.finishedAt],
             ),
         );
         assert.strictEqual(
-            app(at).status.history.filter((h: any) => h.revision === sha).length,
+            app(at)!.status!.history!.filter((h: any) => h.revision === sha).length,
             1,
             "one operation for the commit (auto-sync skipped while it ran)",
         );
@@ -111,27 +111,27 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
             assert.ok(w.status.operationState.finishedAt, "finishedAt is set between tries");
             assert.strictEqual(w.status.operationState.syncResult, undefined, "syncResult is reset at each retry");
         }
-        assert.match(app(at).status.operationState.message, /\(retried 5 times\)\.$/);
+        assert.match(app(at)!.status!.operationState!.message!, /\(retried 5 times\)\.$/);
         // the SyncError is auto-sync's (appcontroller.go autoSync), written by the comparison that follows the give-up
         await expect(
             holds(
                 "a SyncError",
-                () => (app(at).status.conditions ?? []).some((c: any) => c.type === "SyncError"),
-                () => app(at).status.conditions,
+                () => (app(at)!.status!.conditions ?? []).some((c: any) => c.type === "SyncError"),
+                () => app(at)!.status!.conditions,
             ),
         );
         assert.deepStrictEqual(
-            app(at).status.conditions.map((c: any) => c.type),
+            app(at)!.status!.conditions!.map((c: any) => c.type),
             ["SyncError"],
         );
         assert.match(
-            app(at).status.conditions[0].message,
+            app(at)!.status!.conditions![0].message!,
             new RegExp(`^Failed last sync attempt to \\[${sha}\\]: .*\\(retried 5 times\\)\\.$`),
         );
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
-        await expect(holds("the refresh handled", () => !app(at).metadata.annotations?.[REFRESH_ANNOTATION]));
+        await expect(holds("the refresh handled", () => !app(at)!.metadata.annotations?.[REFRESH_ANNOTATION]));
         await expectConsistently(
-            holds("no new operation for that SHA", () => !app(at).operation && app(at).status.operationState.phase === "Failed"),
+            holds("no new operation for that SHA", () => !app(at)!.operation && app(at)!.status!.operationState!.phase === "Failed"),
             { forMs: 500 },
         );
     });
@@ -140,10 +140,10 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
     // ls-remote; a refresh bypasses the cache
     it("branch lookups are cached; a refresh bypasses", async () => {
         at = await labAt(2);
-        const before = app(at).status.sync.revision;
+        const before = app(at)!.status!.sync!.revision;
         const sha = await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
         const lsRemotes = at.lab.argo.repo.lsRemotes;
-        const reconciled = app(at).status.reconciledAt;
+        const reconciled = app(at)!.status!.reconciledAt;
         // a watch event on a managed object: a comparison that is not forced
         await at.cluster.patchConfigMapData("shop-dev", "shop-config", { LOG_LEVEL: "info" });
         // repaired from the cached SHA's manifests: the comparison ran, without asking Git
@@ -151,15 +151,15 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
             holds(
                 "LOG_LEVEL repaired",
                 () =>
-                    at.lab.kube.get("ConfigMap", "shop-dev", "shop-config").data.LOG_LEVEL === "debug" &&
-                    app(at).status.reconciledAt !== undefined,
+                    at.lab.kube.get("ConfigMap", "shop-dev", "shop-config")!.data!.LOG_LEVEL === "debug" &&
+                    app(at)!.status!.reconciledAt !== undefined,
             ),
         );
-        assert.strictEqual(app(at).status.sync.revision, before, "still the cached SHA");
+        assert.strictEqual(app(at)!.status!.sync!.revision, before, "still the cached SHA");
         assert.strictEqual(at.lab.argo.repo.lsRemotes, lsRemotes, "no ls-remote");
         assert.ok(reconciled !== undefined);
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
-        await expect(holds("the new SHA after a refresh", () => app(at).status.sync.revision === sha));
+        await expect(holds("the new SHA after a refresh", () => app(at)!.status!.sync!.revision === sha));
         assert.ok(at.lab.argo.repo.lsRemotes > lsRemotes);
     });
 
@@ -170,12 +170,12 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         await pushEdit(at, "envs/dev/kustomization.yaml", addMissingResource, "break dev");
         await at.cluster.patchConfigMapData("shop-dev", "shop-config", { LOG_LEVEL: "info" }); // a watch event: unforced
         await expectConsistently(
-            holds("no ComparisonError written", () => !app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")),
+            holds("no ComparisonError written", () => !app(at)!.status!.conditions?.some((c: any) => c.type === "ComparisonError")),
             { forMs: 600 },
         );
         await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
         await expect(
-            holds("the ComparisonError, forced", () => !!app(at).status.conditions?.some((c: any) => c.type === "ComparisonError")),
+            holds("the ComparisonError, forced", () => !!app(at)!.status!.conditions?.some((c: any) => c.type === "ComparisonError")),
         );
     });
 
@@ -186,14 +186,14 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
             holds(
                 "repaired",
                 () =>
-                    at.lab.kube.get("ConfigMap", "shop-prod", "shop-config").data.LOG_LEVEL === "warn" &&
-                    app(at, "shop-prod").status.operationState?.phase === "Succeeded" &&
-                    !!app(at, "shop-prod").status.operationState.operation.sync.resources,
+                    at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.data!.LOG_LEVEL === "warn" &&
+                    app(at, "shop-prod")!.status!.operationState?.phase === "Succeeded" &&
+                    !!app(at, "shop-prod")!.status!.operationState!.operation!.sync!.resources,
             ),
         );
-        const op = app(at, "shop-prod").status.operationState.operation;
-        assert.deepStrictEqual(op.sync.resources, [{ group: "", kind: "ConfigMap", namespace: "shop-prod", name: "shop-config" }]);
-        assert.strictEqual(op.sync.selfHealAttemptsCount, 1);
+        const op = app(at, "shop-prod")!.status!.operationState!.operation;
+        assert.deepStrictEqual(op!.sync!.resources, [{ group: "", kind: "ConfigMap", namespace: "shop-prod", name: "shop-config" }]);
+        assert.strictEqual(op!.sync!.selfHealAttemptsCount, 1);
         assert.deepStrictEqual(at.lab.argo.apps.selfHealDelays, [0]);
     });
 
@@ -206,15 +206,15 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
             {
                 ...a,
                 metadata: {
-                    ...a.metadata,
-                    annotations: { ...(a.metadata.annotations ?? {}), "example.org/by-hand": "x", "argocd.argoproj.io/hydrate": "normal" },
+                    ...a!.metadata,
+                    annotations: { ...(a!.metadata.annotations ?? {}), "example.org/by-hand": "x", "argocd.argoproj.io/hydrate": "normal" },
                 },
-                spec: { ...a.spec, project: "by-hand" },
+                spec: { ...a!.spec, project: "by-hand" },
             },
             "client",
         );
-        await expect(holds("the template's spec back", () => app(at, "shop-prod").spec.project === "default"));
-        const annotations = app(at, "shop-prod").metadata.annotations ?? {};
+        await expect(holds("the template's spec back", () => app(at, "shop-prod")!.spec!.project === "default"));
+        const annotations = app(at, "shop-prod")!.metadata.annotations ?? {};
         assert.strictEqual(annotations["example.org/by-hand"], undefined, "a hand-made annotation is replaced");
         assert.strictEqual(annotations["argocd.argoproj.io/hydrate"], "normal", "the hydrate annotation is kept");
     });
@@ -231,7 +231,7 @@ describe("the scenario's waits against Argo CD in time", function () {
         at = await labAt(4, { timings: { operationDurationMs: 1_500 } });
         const { results } = await at.solve(6);
         assert.strictEqual(results.promote!.to, results.incident!.commit);
-        const ops = app(at, "shop-prod").status.history.map((h: any) => h.revision);
+        const ops = app(at, "shop-prod")!.status!.history!.map((h: any) => h.revision);
         assert.strictEqual(ops.at(-1), results.incident!.commit);
     });
 

@@ -66,18 +66,18 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         assert.strictEqual(created.length, 3);
         // each Pod runs 1 s; the next starts 10 s, then 20 s after the last one failed
         assert.deepStrictEqual([created[1].at - created[0].at, created[2].at - created[1].at], [11_000, 21_000]);
-        const status = kube.get("Job", "t", "setup").status;
+        const status = kube.get("Job", "t", "setup")!.status;
         const upstream = readFixture("job-failed.yaml")[0].status.conditions.find((c: any) => c.type === "Failed");
-        const mine = status.conditions.find((c: any) => c.type === "Failed");
+        const mine = status!.conditions!.find((c: any) => c.type === "Failed");
         assert.deepStrictEqual(
-            { reason: mine.reason, message: mine.message, status: mine.status },
+            { reason: mine!.reason, message: mine!.message, status: mine!.status },
             { reason: upstream.reason, message: upstream.message, status: upstream.status },
         );
-        assert.strictEqual(status.failed, 3);
+        assert.strictEqual(status!.failed, 3);
         for (const p of kube.list("Pod", "t")) {
-            const t = p.status.containerStatuses[0].state.terminated;
+            const t = p.status!.containerStatuses![0].state!.terminated;
             assert.deepStrictEqual(
-                { phase: p.status.phase, exitCode: t.exitCode, reason: t.reason, message: t.message },
+                { phase: p.status!.phase, exitCode: t!.exitCode, reason: t!.reason, message: t!.message },
                 { phase: "Failed", exitCode: 1, reason: "Error", message: undefined },
             );
         }
@@ -115,7 +115,7 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
                 .sort(),
             pods.sort(),
         );
-        assert.strictEqual(events[0].involvedObject.uid, kube.get("Job", "t", "setup").metadata.uid);
+        assert.strictEqual(events[0].involvedObject.uid, kube.get("Job", "t", "setup")!.metadata.uid);
     });
 
     it("given a failed Pod, then its log is served at pods/{name}/log (what kubectl logs and the doctor read)", async () => {
@@ -147,7 +147,7 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
             () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0,
         );
         assert.strictEqual(created.length, 1);
-        assert.ok(kube.get("Job", "t", "setup").status.conditions.some((c: any) => c.type === "Complete" && c.status === "True"));
+        assert.ok(kube.get("Job", "t", "setup")!.status!.conditions!.some((c: any) => c.type === "Complete" && c.status === "True"));
     });
 
     describe("the pod runner: the hook script itself, over its release's read-only image volume", () => {

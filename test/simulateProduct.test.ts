@@ -206,6 +206,22 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         assert.strictEqual(cm.code, 0, cm.out);
     });
 
+    it("a JSON patch that is not a list is a 400", () => {
+        const r = kubectl(
+            "patch",
+            "cm",
+            "shop-config",
+            "-n",
+            "shop-dev",
+            "--type",
+            "json",
+            "-p",
+            '{"op":"add","path":"/data/x","value":"y"}',
+        );
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.out, /cannot unmarshal object into Go value of type jsonpatch\.Patch/);
+    });
+
     it("given a ConfigMap patched with kubectl patch --type merge, then selfHeal puts the Git value back, as kubectl get -w shows", async () => {
         const watch = spawn(
             "kubectl",

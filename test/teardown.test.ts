@@ -80,7 +80,7 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
     });
 
     it("given a generated Application deleted by hand, then Argo CD deletes its resources and the ApplicationSet generates it again", async () => {
-        const uid = at.lab.kube.get("Application", "argocd", "shop-dev").metadata.uid;
+        const uid = at.lab.kube.get("Application", "argocd", "shop-dev")!.metadata.uid;
         await at.cluster.deleteApplicationSet("nothing-of-ours"); // a no-op: not found is fine
         at.lab.kube.remove("Application", "argocd", "shop-dev", "client");
         await expect(
@@ -132,7 +132,7 @@ describe("destroy: a lab done by hand (the learner's ApplicationSet and Applicat
         assert.deepStrictEqual(names("ApplicationSet"), []);
         assert.deepStrictEqual(names("Application"), ["notes"]);
         assert.deepStrictEqual(
-            at.lab.kube.get("Application", "argocd", "notes").metadata.finalizers ?? [],
+            at.lab.kube.get("Application", "argocd", "notes")!.metadata.finalizers ?? [],
             [],
             "it goes with Argo CD's CRD",
         );

@@ -28,16 +28,16 @@ describe("the tenants lab (simulated cluster)", function () {
 
         it("then every tenant runs 1.1.0, RollingSync has written automated.enabled: false, and the rollout is complete", async () => {
             for (const t of TENANTS) {
-                assert.strictEqual(app(at, t).spec.syncPolicy.automated.enabled, false);
+                assert.strictEqual(app(at, t)!.spec!.syncPolicy!.automated!.enabled, false);
                 assert.strictEqual(
-                    at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"],
+                    at.lab.kube.get("Deployment", t, "site")!.spec!.template!.metadata!.labels!["example.org/release"],
                     RELEASES.first,
                 );
             }
-            const cond = appset(at).status.conditions.find((c: any) => c.type === "RolloutProgressing");
-            assert.strictEqual(cond.message, "ApplicationSet Rollout has completed");
+            const cond = appset(at)!.status!.conditions!.find((c: any) => c.type === "RolloutProgressing");
+            assert.strictEqual(cond!.message, "ApplicationSet Rollout has completed");
             assert.deepStrictEqual(
-                appset(at).status.applicationStatus.map((s: any) => `${s.step}:${s.application}:${s.status}`),
+                appset(at)!.status!.applicationStatus!.map((s: any) => `${s.step}:${s.application}:${s.status}`),
                 ["1:mandant-a:Healthy", "2:mandant-b:Healthy", "3:mandant-c:Healthy", "4:mandant-d:Healthy"],
             );
         });
@@ -45,7 +45,7 @@ describe("the tenants lab (simulated cluster)", function () {
         // the race: the ApplicationSet controller reconciles a Pending entry between a sync's end and the comparison that follows it
         it("then each tenant's release was synced once, or twice in v3.5.1's Pending race, never more", () => {
             for (const t of TENANTS) {
-                const syncs = app(at, t).status.history.length;
+                const syncs = app(at, t)!.status!.history!.length;
                 assert.ok(syncs >= 1 && syncs <= 2, `${t}: ${syncs} syncs of one release`);
             }
         });
@@ -55,18 +55,18 @@ describe("the tenants lab (simulated cluster)", function () {
             // given an Application last compared long ago (a status write of its own triggers no comparison; the next poll is minutes away)
             const before = "2020-01-01T00:00:00Z";
             const c = app(at, "mandant-c");
-            at.lab.kube.put({ ...c, status: { ...c.status, reconciledAt: before } }, "client");
+            at.lab.kube.put({ ...c!, status: { ...c!.status, reconciledAt: before } }, "client");
             const d = at.lab.kube.get("Deployment", "mandant-c", "site");
-            at.lab.kube.put({ ...d, spec: { ...d.spec, replicas: 3 } }, "client");
+            at.lab.kube.put({ ...d!, spec: { ...d!.spec, replicas: 3 } }, "client");
             await expect(
                 holds(
                     "mandant-c compared OutOfSync",
-                    () => app(at, "mandant-c").status.sync.status === "OutOfSync",
-                    () => app(at, "mandant-c").status.sync,
+                    () => app(at, "mandant-c")!.status!.sync!.status === "OutOfSync",
+                    () => app(at, "mandant-c")!.status!.sync,
                 ),
                 { timeoutMs: 30_000 },
             );
-            assert.strictEqual(app(at, "mandant-c").status.reconciledAt, before);
+            assert.strictEqual(app(at, "mandant-c")!.status!.reconciledAt, before);
         });
 
         it("when the faulty release is pushed, then stall.json names step 2, mandant-b's hook and the script's own error, and verify passes", async () => {
@@ -100,7 +100,7 @@ describe("the tenants lab (simulated cluster)", function () {
             );
             for (const t of raced)
                 assert.strictEqual(
-                    at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"],
+                    at.lab.kube.get("Deployment", t, "site")!.spec!.template!.metadata!.labels!["example.org/release"],
                     RELEASES.faulty,
                     `${t} raced ahead: its site runs it`,
                 );
@@ -166,11 +166,11 @@ describe("the tenants lab (simulated cluster)", function () {
             // too: docs/argocd-v3.5.1.md, "A re-sync after the give-up") runs a Job of its own, not one of the six attempts'
             let jobsAtGiveUp: number | undefined;
             const off = at.lab.kube.onChange((c) => {
-                if (c.kind === "Job" && c.type === "ADDED" && c.obj.metadata.namespace === "mandant-b") jobs.push(c.obj.metadata.uid);
+                if (c.kind === "Job" && c.type === "ADDED" && c.obj.metadata.namespace === "mandant-b") jobs.push(c.obj.metadata.uid!);
                 const op = c.kind === "Application" && c.obj.metadata.name === "mandant-b" ? c.obj.status?.operationState : undefined;
-                if (op?.phase && c.obj.spec.source.path === "releases/1.2.0")
+                if (op?.phase && c.kind === "Application" && c.obj.spec?.source?.path === "releases/1.2.0")
                     attempts.push(`${op.retryCount ?? 0} ${jobs.length} ${op.message}`);
-                if (op?.phase === "Failed" && /\(retried 5 times\)\.$/.test(op.message) && jobsAtGiveUp === undefined)
+                if (op?.phase === "Failed" && /\(retried 5 times\)\.$/.test(op.message!) && jobsAtGiveUp === undefined)
                     jobsAtGiveUp = jobs.length;
             });
             try {
@@ -179,7 +179,7 @@ describe("the tenants lab (simulated cluster)", function () {
             } finally {
                 off();
             }
-            assert.match(app(at, "mandant-b").status.operationState.message, /\(retried 5 times\)\.$/);
+            assert.match(app(at, "mandant-b")!.status!.operationState!.message!, /\(retried 5 times\)\.$/);
             assert.strictEqual(jobsAtGiveUp, is36 ? 6 : 3, attempts.join("\n"));
             assert.ok(jobs.length - jobsAtGiveUp! <= 1, `at most the re-sync's one Job after the give-up:\n${attempts.join("\n")}`);
             // each retry deletes the last attempt's hook Job first; on 3.5 every other attempt then fails at once and creates no Job

@@ -66,9 +66,10 @@ describe("the tenants lab (simulated cluster)", function () {
             // a tenant whose comparison of the faulty commit came before mandant-b's may have been given a sync before the
             // stall, whose hook then fails as mandant-b's does; it retries that same operation (docs/tenants-lab.md)
             const stall = JSON.parse(fs.readFileSync(at.layout.resultFile("stall"), "utf8"));
-            const release = (t: string) => at.lab.kube.get("Deployment", t, "site").spec.template.metadata.labels["example.org/release"];
-            const started = (t: string) => app(at, t).status?.operationState?.startedAt ?? null;
-            const operation = (t: string) => JSON.stringify(app(at, t).operation ?? null);
+            const release = (t: string) =>
+                at.lab.kube.get("Deployment", t, "site")!.spec!.template!.metadata!.labels!["example.org/release"];
+            const started = (t: string) => app(at, t)!.status?.operationState?.startedAt ?? null;
+            const operation = (t: string) => JSON.stringify(app(at, t)!.operation ?? null);
             const left = Object.fromEntries(
                 ["mandant-c", "mandant-d"].map((t) => [t, { release: stall.running[t], started: started(t), operation: operation(t) }]),
             );
@@ -80,7 +81,7 @@ describe("the tenants lab (simulated cluster)", function () {
                     () =>
                         ["mandant-c", "mandant-d"].every(
                             (t) =>
-                                (!app(at, t).operation || operation(t) === left[t].operation) &&
+                                (!app(at, t)!.operation || operation(t) === left[t].operation) &&
                                 release(t) === left[t].release &&
                                 started(t) === left[t].started,
                         ),
@@ -93,7 +94,7 @@ describe("the tenants lab (simulated cluster)", function () {
                                     release: release(t),
                                     started: started(t),
                                     operation: operation(t),
-                                    phase: app(at, t).status?.operationState?.phase,
+                                    phase: app(at, t)!.status?.operationState?.phase,
                                 },
                             ]),
                         ),
@@ -106,12 +107,12 @@ describe("the tenants lab (simulated cluster)", function () {
         // its auto-sync is off under RollingSync, so autoSync (appcontroller.go) has nothing to say
         it("when mandant-b's sync gives up, then it shows no SyncError: the Failed operation is the only record", async () => {
             await at.givenUp();
-            assert.match(app(at, "mandant-b").status.operationState.message, /\(retried 5 times\)\.$/);
+            assert.match(app(at, "mandant-b")!.status!.operationState!.message!, /\(retried 5 times\)\.$/);
             await expectConsistently(
                 holds(
                     "no SyncError on mandant-b",
-                    () => !(app(at, "mandant-b").status.conditions ?? []).some((c: any) => c.type === "SyncError"),
-                    () => app(at, "mandant-b").status.conditions,
+                    () => !(app(at, "mandant-b")!.status!.conditions ?? []).some((c: any) => c.type === "SyncError"),
+                    () => app(at, "mandant-b")!.status!.conditions,
                 ),
                 { forMs: 1_000 },
             );
@@ -143,16 +144,16 @@ describe("the tenants lab (simulated cluster)", function () {
                             if (
                                 !learner &&
                                 !events.some((e) => e.startsWith("ADDED")) &&
-                                !b.operation &&
-                                b.status.operationState?.phase !== "Running"
+                                !b!.operation &&
+                                b!.status!.operationState?.phase !== "Running"
                             ) {
                                 // given up (already, or on a last retry that failed at once on the stored result): a learner's sync of it runs the hook again
                                 learner = true;
                                 at.lab.kube.put(
                                     {
-                                        ...b,
+                                        ...b!,
                                         operation: {
-                                            sync: { revision: b.status.sync.revision },
+                                            sync: { revision: b!.status!.sync!.revision },
                                             initiatedBy: { username: "learner" },
                                             retry: { limit: 1 },
                                         },

@@ -273,7 +273,7 @@ describe("verify (the independent grader)", function () {
         it("12. prod's ConfigMap still off after promotion (last: it stops the simulated Argo CD)", async () => {
             await at.lab.argo.apps.stop();
             const cm = at.lab.kube.get("ConfigMap", "shop-prod", "shop-config");
-            at.lab.kube.put({ ...cm, data: { ...cm.data, FEATURE_CHECKOUT_V2: "off" } }, "someone");
+            at.lab.kube.put({ ...cm!, data: { ...cm!.data, FEATURE_CHECKOUT_V2: "off" } }, "someone");
             const f = failed(await verify({ layout: good, through: 8, cluster }));
             assert.deepStrictEqual(f, ["live shop-prod FEATURE_CHECKOUT_V2 is on"]);
         });

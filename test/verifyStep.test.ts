@@ -661,14 +661,14 @@ describe("verify --step: one step at a time, with a hint", function () {
             await at.cluster.putConfigMap(settings);
             const b = app(at, "mandant-b");
             at.lab.kube.put(
-                { ...b, operation: { sync: { revision: b.status.sync.revision }, initiatedBy: { username: "learner" } } },
+                { ...b!, operation: { sync: { revision: b!.status!.sync!.revision }, initiatedBy: { username: "learner" } } },
                 "client",
             );
             await expect(
                 holds(
                     "the rollout past step 2",
                     () => !/step 2$/.test(conditionOf(appset(at), "RolloutProgressing")?.message ?? "step 2"),
-                    () => app(at, "mandant-b").status?.operationState,
+                    () => app(at, "mandant-b")!.status?.operationState,
                 ),
                 { timeoutMs: 120_000 },
             );

@@ -16,6 +16,7 @@ export interface OwnerReference {
     name: string;
     uid?: string;
     controller?: boolean;
+    blockOwnerDeletion?: boolean;
 }
 
 export interface ObjectMeta {
@@ -45,6 +46,8 @@ export interface Condition {
 /** A condition of a core kind (a Job, a Deployment), whose time client-node's typed API reads as a Date. */
 export interface CoreCondition extends Omit<Condition, "lastTransitionTime"> {
     lastTransitionTime?: Time;
+    lastUpdateTime?: Time;
+    lastProbeTime?: Time;
 }
 
 export interface ApplicationSource {
@@ -63,6 +66,7 @@ export interface ApplicationDestination {
 /** One resource of a sync result: a hook has hookType and hookPhase. */
 export interface ResourceResult {
     group?: string;
+    version?: string;
     kind?: string;
     namespace?: string;
     name: string;
@@ -78,9 +82,19 @@ export interface RetryStrategy {
 }
 
 export interface Operation {
-    sync?: { revision?: string; revisions?: string[] };
+    sync?: {
+        revision?: string;
+        revisions?: string[];
+        source?: ApplicationSource;
+        /** A partial sync's resources (a self-heal of the drifted ones). */
+        resources?: { group?: string; kind: string; namespace?: string; name: string }[];
+        selfHealAttemptsCount?: number;
+        syncOptions?: string[];
+        prune?: boolean;
+    };
     retry?: RetryStrategy;
     initiatedBy?: { username?: string; automated?: boolean };
+    info?: { name: string; value: string }[];
 }
 
 export interface OperationState {
@@ -96,6 +110,7 @@ export interface OperationState {
 /** One resource of an Application's status.resources. */
 export interface ResourceStatus {
     group?: string;
+    version?: string;
     kind?: string;
     namespace?: string;
     name: string;
@@ -110,6 +125,7 @@ export interface RevisionHistory {
     source?: ApplicationSource;
     deployedAt?: string;
     deployStartedAt?: string;
+    initiatedBy?: Operation["initiatedBy"];
 }
 
 export interface SyncPolicy {
@@ -128,9 +144,15 @@ export interface ApplicationSpec {
 }
 
 export interface ApplicationStatus {
-    sync?: { status?: string; revision?: string; comparedTo?: { source?: ApplicationSource; destination?: ApplicationDestination } };
-    health?: { status?: string; message?: string };
+    sync?: {
+        status?: string;
+        revision?: string;
+        revisions?: string[];
+        comparedTo?: { source?: ApplicationSource; destination?: ApplicationDestination };
+    };
+    health?: { status?: string; message?: string; lastTransitionTime?: string };
     operationState?: OperationState;
+    sourceType?: string;
     conditions?: Condition[];
     resources?: ResourceStatus[];
     history?: RevisionHistory[];
@@ -171,7 +193,13 @@ export interface ApplicationSetApplicationStatus {
 /** The generators the labs use (list and git); others are read as present, not looked into. */
 export interface Generator {
     list?: { elements?: Record<string, unknown>[] };
-    git?: { repoURL?: string; revision?: string; files?: { path: string }[]; directories?: { path: string; exclude?: boolean }[] };
+    git?: {
+        repoURL?: string;
+        revision?: string;
+        requeueAfterSeconds?: number;
+        files?: { path: string }[];
+        directories?: { path: string; exclude?: boolean }[];
+    };
 }
 
 export interface ApplicationSetSpec {

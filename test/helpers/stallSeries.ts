@@ -120,7 +120,7 @@ export async function recordStall(): Promise<StallRecording> {
                 marks.hookFailed = at();
             const op = c.kind === "Application" && c.obj?.metadata?.name === "mandant-b" ? c.obj.status?.operationState : undefined;
             if (!op) return;
-            if (marks.firstFailure === undefined && (op.retryCount >= 1 || op.phase === "Failed")) marks.firstFailure = at();
+            if (marks.firstFailure === undefined && (op.retryCount! >= 1 || op.phase === "Failed")) marks.firstFailure = at();
             if (marks.gaveUp === undefined && op.phase === "Failed") marks.gaveUp = at();
         });
         const watcher = new RolloutWatcher(() => readLive(cluster), null, { stuckAfterSeconds: 600 });

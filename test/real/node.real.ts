@@ -193,8 +193,8 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         const sim = new FakeKube();
         sim.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "root-ca-check" } }, "test");
         const simulated = sim.get("ConfigMap", "root-ca-check", ROOT_CA_CONFIGMAP);
-        assert.deepStrictEqual(real.metadata.annotations, simulated.metadata.annotations);
-        assert.deepStrictEqual(Object.keys(real.data), Object.keys(simulated.data));
+        assert.deepStrictEqual(real.metadata.annotations, simulated!.metadata.annotations);
+        assert.deepStrictEqual(Object.keys(real.data), Object.keys(simulated!.data!));
         assert.match(real.data["ca.crt"], /^-----BEGIN CERTIFICATE-----/);
         const uid = real.metadata.uid;
         kubectl("delete", "configmap", ROOT_CA_CONFIGMAP, "-n", "root-ca-check");
