@@ -650,6 +650,17 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: \S+appset\.yaml is not valid YAML \(line \d+: [^)]+\): fix it there, then kubectl apply -f it\n$/);
     });
 
+    it("an appset.yaml with a trailing --- or a second document is read as kubectl reads it", async () => {
+        const root = await rootAt(4);
+        const file = shopLayout(root).appsetFile;
+        fs.appendFileSync(file, "---\n");
+        const trailing = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(trailing.code, 0, trailing.out);
+        fs.appendFileSync(file, "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: shop\n  namespace: argocd\n");
+        const two = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(two.code, 0, two.out);
+    });
+
     it("a stall healed by hand: step 2's hint says the cluster shows no stall", async function () {
         this.timeout(300_000);
         const at = await tenantsAt(2);

@@ -5,7 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parse, YAMLError } from "yaml";
+import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
@@ -14,11 +14,10 @@ import { ClusterPort } from "../ports/cluster";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { badCommit, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
 import { liveChecks } from "./liveChecks";
+import { readAppsetFile } from "./appsetFile";
 import { renderShopConfig } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, ShopWorld, wantProd } from "./world";
-import { messageOf } from "../ports/errors";
-import type { ApplicationSet, ApplicationSetSpec } from "../argo/types";
 
 export interface VerifyOptions {
     layout: ShopLayout;
@@ -102,16 +101,9 @@ const step2: Check<ShopWorld>[] = [
         name: (w) => `appset.yaml: ApplicationSet argocd/shop, dev=main, prod=${wantProd(w)}`,
         run: async (w) => {
             if (!fs.existsSync(w.layout.appsetFile)) return { ok: false, expected: w.layout.appsetFile, found: "no such file" };
-            // the learner's file, read loosely: every field may be missing
-            let a: Partial<ApplicationSet> | null;
-            try {
-                a = parse(fs.readFileSync(w.layout.appsetFile, "utf8"));
-            } catch (e) {
-                const line = e instanceof YAMLError ? e.linePos?.[0]?.line : undefined;
-                const where = line ? `line ${line}: ` : "";
-                const why = `${where}${messageOf(e)
-                    .split("\n")[0]
-                    .replace(/ at line \d+, column \d+:?$/, "")}`;
+            const file = readAppsetFile(w.layout.appsetFile);
+            if (file.error !== undefined) {
+                const why = file.error;
                 return {
                     ok: false,
                     expected: "an ApplicationSet in YAML",
@@ -119,6 +111,7 @@ const step2: Check<ShopWorld>[] = [
                     hint: `${w.layout.appsetFile} is not valid YAML (${why}): fix it there, then kubectl apply -f it`,
                 };
             }
+            const a = file.set;
             return eq(
                 {
                     kind: "ApplicationSet",
@@ -142,12 +135,10 @@ const step2: Check<ShopWorld>[] = [
         step: 2,
         name: "appset.yaml template: shop-{{env}} of project default, repoURL, {{revision}}, envs/{{env}} into namespace shop-{{env}}, prune+selfHeal, CreateNamespace",
         run: async (w) => {
-            let t: ApplicationSetSpec["template"] | undefined;
-            try {
-                t = parse(fs.readFileSync(w.layout.appsetFile, "utf8"))?.spec?.template;
-            } catch {
-                return null; // not YAML: the check above says so
-            }
+            if (!fs.existsSync(w.layout.appsetFile)) return null; // the check above says so
+            const file = readAppsetFile(w.layout.appsetFile);
+            if (file.error !== undefined) return null; // not YAML: the check above says so
+            const t = file.set?.spec?.template;
             return eq(
                 {
                     name: "shop-{{env}}",

@@ -2,15 +2,13 @@
  * The shop lab's live checks: the cluster, graded against what each step leaves (nothing of the lab is
  * in it before step 2).
  */
-import * as fs from "fs";
 import { isDeepStrictEqual } from "util";
-import { parse } from "yaml";
-import type { ApplicationSet } from "../argo/types";
 import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, putBack, ShopWorld, wantProd } from "./world";
+import { readAppsetFile } from "./appsetFile";
 
 const live = liveCheck<ShopWorld>;
 const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
@@ -35,9 +33,9 @@ const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data
 /** The list elements appset.yaml holds, or undefined when it is missing or not YAML. */
 function fileElements(file: string): unknown {
     try {
-        return (parse(fs.readFileSync(file, "utf8")) as Partial<ApplicationSet> | null)?.spec?.generators?.[0]?.list?.elements;
+        return readAppsetFile(file).set?.spec?.generators?.[0]?.list?.elements;
     } catch {
-        return undefined;
+        return undefined; // no such file
     }
 }
 

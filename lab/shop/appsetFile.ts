@@ -1,0 +1,30 @@
+/**
+ * appset.yaml as the learner writes it and `kubectl apply -f` reads it: one or more YAML documents
+ * (a leading or trailing `---` makes an empty one, which kubectl skips), of which the ApplicationSet
+ * shop is the one graded.
+ */
+import * as fs from "fs";
+import { parseAllDocuments } from "yaml";
+import type { ApplicationSet } from "../argo/types";
+import { APPSET_NAME } from "./layout";
+
+export type AppsetFile =
+    /** The file's ApplicationSet shop (or its only document, whatever it is), read loosely: every field may be missing. */
+    | { set: Partial<ApplicationSet> | null; error?: undefined }
+    /** Why kubectl would not read it: the YAML error with its line. */
+    | { set?: undefined; error: string };
+
+/** Reads appset.yaml; throws only when the file cannot be read (a missing file is the caller's check). */
+export function readAppsetFile(file: string): AppsetFile {
+    const docs = parseAllDocuments(fs.readFileSync(file, "utf8"));
+    if (!Array.isArray(docs)) return { set: null }; // an empty stream
+    for (const d of docs) {
+        const e = d.errors[0];
+        if (!e) continue;
+        const line = e.linePos?.[0]?.line;
+        return { error: `${line ? `line ${line}: ` : ""}${e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}` };
+    }
+    const objects = docs.map((d) => d.toJS() as Partial<ApplicationSet> | null).filter((o) => o !== null && o !== undefined);
+    if (objects.length <= 1) return { set: objects[0] ?? null };
+    return { set: objects.find((o) => o?.kind === "ApplicationSet" && o.metadata?.name === APPSET_NAME) ?? objects[0] };
+}
