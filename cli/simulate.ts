@@ -211,7 +211,8 @@ async function runOnRealNode(
     );
     const { startNodeLab, nodeArgoCdInstallDir } = await import("../realnode/lab");
     nodeArgoCdInstallDir(argocdVersion); // a version the node has no images of is refused before the node starts
-    const lab = await startNodeLab(root, { log: say, argocdVersion });
+    // a signal while the node starts stops what has started (the node's own stop, from its ledger), not only a started lab
+    const lab = await startNodeLab(root, { log: say, argocdVersion, onStop: (stop) => started({ stop }) });
     started(lab);
     try {
         const cluster = new (await import("../lab/ports/cluster")).KubeCluster(lab.kubeconfig);

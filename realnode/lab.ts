@@ -128,12 +128,18 @@ export async function installPlatform(
 /** Starts the node under `nodeRoot` (default: root) and installs Argo CD and the git daemon on it for the lab under `root`. */
 export async function startNodeLab(
     root: string,
-    opts: { nodeRoot?: string; log?: (line: string) => void; argocdVersion?: ArgoCdVersion } = {},
+    opts: {
+        nodeRoot?: string;
+        log?: (line: string) => void;
+        argocdVersion?: ArgoCdVersion;
+        /** Given the node's stop as soon as it starts (see startRealNode). */
+        onStop?: (stop: () => Promise<void>) => void;
+    } = {},
 ): Promise<NodeLab> {
     const log = opts.log ?? (() => {});
     const layout = shopLayout(root);
     await checkPlaneTools(false); // the lab's own git, kubectl and setpriv, before the node starts
-    const node = await startRealNode({ root: opts.nodeRoot ?? root, log });
+    const node = await startRealNode({ root: opts.nodeRoot ?? root, log, onStop: opts.onStop });
     try {
         await installPlatform(node.kubeconfigFile, layout, log, opts.argocdVersion);
     } catch (e) {

@@ -103,7 +103,12 @@ export interface RealNode {
     stop(): Promise<void>;
 }
 
-export async function startRealNode(opts: { root: string; log?: (line: string) => void }): Promise<RealNode> {
+export async function startRealNode(opts: {
+    root: string;
+    log?: (line: string) => void;
+    /** Given the node's stop as soon as there is something to stop: a signal while it starts takes down what started. */
+    onStop?: (stop: () => Promise<void>) => void;
+}): Promise<RealNode> {
     const log = opts.log ?? (() => {});
     const root = path.resolve(opts.root);
     checkNodeTools();
@@ -125,6 +130,7 @@ export async function startRealNode(opts: { root: string; log?: (line: string) =
             await teardownNode(recorded?.pid === process.pid ? recorded : ctx.ledger, log);
             lock.release();
         })());
+    opts.onStop?.(stop);
     try {
         await reapNode(log);
         for (const phase of PHASES) await phase.run(ctx);

@@ -69,6 +69,7 @@ export class NodeContext {
 
     /** A daemon of the node: in its namespaces and its cgroup, its output in logs/<name>.log, dying with this process. */
     daemon(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+        if (this.stopping) throw new Error(`the node is stopping: its ${name} is not started`);
         const out = fs.openSync(this.logOf(name), "a");
         const child = spawn(
             "sh",

@@ -325,6 +325,32 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         assert.deepStrictEqual(hostState(), initial);
     });
 
+    it("when simulate --cluster real is stopped while its node starts, then nothing of the node is left", async () => {
+        fs.chmodSync(root, 0o711); // the lab's git daemon serves as nobody, through this folder
+        const child = spawn(process.execPath, [BIN, "simulate", "--root", path.join(root, "stopped-while-starting"), "--cluster", "real"], {
+            cwd: PROJECT,
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        const onData = (d: Buffer) => (out += d);
+        child.stdout!.on("data", onData);
+        child.stderr!.on("data", onData);
+        // the node's daemons run (containerd, the kubelet), its cluster DNS not yet deployed: the lab is not started
+        await expect(
+            () => {
+                if (child.exitCode !== null) return { state: "failed", message: `simulate ended (exit ${child.exitCode}):\n${out}` };
+                return /Ready after .*; deploying CoreDNS/.test(out)
+                    ? { state: "succeeded", message: "the node is starting" }
+                    : { state: "pending", message: `not that far yet:\n${out.slice(-1000)}` };
+            },
+            { timeoutMs: 600_000, intervalMs: 200 },
+        );
+        child.kill("SIGTERM");
+        assert.strictEqual(await exited(child), 143, out);
+        assert.match(out, /processes ended, cgroups removed/);
+        assert.deepStrictEqual(hostState(), initial);
+    });
+
     it("given a node running, then a second one is refused at once, in one line naming it", async () => {
         node = await serveNode(root);
         const second = spawn(process.execPath, [BIN, "node", "--root", fs.mkdtempSync(path.join(os.tmpdir(), "real-node-2-"))], {
