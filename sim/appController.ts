@@ -18,7 +18,7 @@
  * sync.go), their names and health (resources.ts), the hooks (hooks.ts), the revision history
  * (revisionHistory.ts).
  */
-import { REFRESH_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
+import { ARGOCD_NAMESPACE, REFRESH_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import { RESOURCES_FINALIZER } from "./appsetController";
 import { rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
@@ -92,7 +92,8 @@ export class AppController {
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
         // a controller that (re)starts looks at every Application once, finishes deleting those being
         // deleted, and resumes an operation in flight
-        for (const app of this.kube.list("Application")) {
+        // (the install watches its own namespace only: no application.namespaces is configured)
+        for (const app of this.kube.list("Application", ARGOCD_NAMESPACE)) {
             if (app.metadata.deletionTimestamp) this.later(() => this.finalize(app), this.opts.reconcileDelayMs);
             else {
                 this.schedule(app.metadata.namespace!, app.metadata.name, this.opts.reconcileDelayMs, { hard: false, forced: false });
@@ -165,7 +166,7 @@ export class AppController {
         if (c.actor === ACTOR) return;
         this.ops.onOperationSet(c);
         if (c.kind === "Application") {
-            if (c.type === "DELETED") return;
+            if (c.type === "DELETED" || c.obj.metadata.namespace !== ARGOCD_NAMESPACE) return;
             if (c.obj.metadata.deletionTimestamp) {
                 this.later(() => this.finalize(c.obj), this.opts.reconcileDelayMs);
                 return;
@@ -182,7 +183,7 @@ export class AppController {
         // (a namespace deleted by hand takes its objects with it: each deletion is such an event, as on a real cluster)
         if (!id || c.actor === "garbage-collector") return;
         const appName = String(id).split(":")[0];
-        const app = this.kube.list("Application").find((a) => a.metadata.name === appName);
+        const app = this.kube.list("Application", ARGOCD_NAMESPACE).find((a) => a.metadata.name === appName);
         if (!app) return;
         this.schedule(app.metadata.namespace!, appName, this.opts.reconcileDelayMs, { hard: false, forced: false, recent: true });
     }

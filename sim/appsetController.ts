@@ -9,7 +9,7 @@
  * asks for a reconcile now, past the repo-server's revision cache, and is removed after it.
  */
 import { parse as parseYaml } from "yaml";
-import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/application";
+import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../lab/argo/application";
 import { realSimClock, rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
@@ -216,7 +216,8 @@ export class AppSetController {
     start() {
         this.running = true;
         this.unsubscribe = this.kube.onChange((c) => this.onChange(c));
-        for (const a of this.kube.list("ApplicationSet")) this.schedule(a.metadata.namespace!, a.metadata.name, 0);
+        // (the install watches its own namespace only: no applicationsetcontroller.namespaces is configured)
+        for (const a of this.kube.list("ApplicationSet", ARGOCD_NAMESPACE)) this.schedule(ARGOCD_NAMESPACE, a.metadata.name, 0);
     }
 
     async stop() {
@@ -260,7 +261,7 @@ export class AppSetController {
     }
 
     private onChange(c: Change) {
-        if (c.actor === ACTOR || c.actor === "garbage-collector") return;
+        if (c.actor === ACTOR || c.actor === "garbage-collector" || c.obj.metadata.namespace !== ARGOCD_NAMESPACE) return;
         if (c.kind === "ApplicationSet" && c.type !== "DELETED") {
             this.schedule(c.obj.metadata.namespace!, c.obj.metadata.name, this.delayMs);
         }
@@ -334,6 +335,9 @@ export class AppSetController {
         if (!this.running) return;
         const fresh = this.kube.get("ApplicationSet", namespace, name);
         if (!fresh || fresh.metadata.deletionTimestamp) return;
+        const invalid = this.validateGeneratedApplications(fresh, desired);
+        const generated = desired;
+        desired = desired.filter((d) => !invalid.has(d.metadata.name));
         const owned = (a: Application) => (a.metadata.ownerReferences ?? []).some((r) => r.uid === fresh.metadata.uid);
         const current = this.kube.list("Application", namespace).filter(owned);
 
@@ -393,11 +397,23 @@ export class AppSetController {
             this.writeStatus(namespace, name, (st) => void delete st.applicationStatus);
         }
 
-        this.apply(fresh, desired, current);
+        if (invalid.size) {
+            // only the last message (by name) goes into the status, to keep its size reasonable
+            const last = [...invalid.keys()].sort().pop()!;
+            const message = `${invalid.get(last)}${invalid.size > 1 ? ` (and ${invalid.size - 1} more)` : ""}`;
+            this.writeStatus(namespace, name, (st) =>
+                setCondition(st, { type: "ErrorOccurred", status: "True", reason: "ApplicationValidationError", message }, this.iso()),
+            );
+        }
+        this.apply(fresh, desired, current, generated);
         const latest = this.kube.get("ApplicationSet", namespace, name);
         if (latest && latest.metadata.annotations?.[APPSET_REFRESH_ANNOTATION] !== undefined) {
             delete latest.metadata.annotations[APPSET_REFRESH_ANNOTATION];
             this.kube.put(latest, ACTOR);
+        }
+        if (invalid.size) {
+            this.schedule(namespace, name, VALIDATION_REQUEUE_MS);
+            return;
         }
         this.writeStatus(namespace, name, (st) =>
             setCondition(
@@ -412,6 +428,27 @@ export class AppSetController {
             ),
         );
         this.requeue(appset);
+    }
+
+    /**
+     * `validateGeneratedApplications`: a generated Application with a name taken already, or of a
+     * project the controller's namespace does not hold, is not created or updated (its error by name).
+     */
+    private validateGeneratedApplications(appset: ApplicationSet, desired: Application[]): Map<string, string> {
+        const errors = new Map<string, string>();
+        const names = new Set<string>();
+        for (const app of desired) {
+            const n = app.metadata.name;
+            if (names.has(n)) {
+                errors.set(n, `ApplicationSet ${appset.metadata.name} contains applications with duplicate name: ${n}`);
+                continue;
+            }
+            names.add(n);
+            const project = app.spec?.project ?? "";
+            if (!this.kube.get("AppProject", ARGOCD_NAMESPACE, project))
+                errors.set(n, `application references project ${project} which does not exist`);
+        }
+        return errors;
     }
 
     /** `argoutil.RefreshApp` with RefreshTypeNormal: the annotation the application controller removes once it has compared. */
@@ -446,8 +483,9 @@ export class AppSetController {
     }
 
     /** createOrUpdateInCluster + deleteInCluster. */
-    private apply(appset: ApplicationSet, desired: Application[], current: Application[]) {
-        const names = new Set(desired.map((d) => d.metadata.name));
+    /** `generated`: every Application generated, invalid ones too (deleteInCluster keeps them). */
+    private apply(appset: ApplicationSet, desired: Application[], current: Application[], generated: Application[]) {
+        const names = new Set(generated.map((d) => d.metadata.name));
         for (const d of [...desired].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
             if (live?.metadata.deletionTimestamp) continue; // being deleted: generated again once it is gone
@@ -478,8 +516,20 @@ export class AppSetController {
     }
 }
 
-/** Sets one condition of an ApplicationSet's status by type; its lastTransitionTime moves only when its status does. */
+/**
+ * Sets one condition of an ApplicationSet's status by type, with what it implies
+ * (setApplicationSetStatusCondition): ResourcesUpToDate True means ErrorOccurred False, ErrorOccurred True
+ * means ResourcesUpToDate False. A lastTransitionTime moves only when its condition's status does.
+ */
 function setCondition(status: AppSetStatus, cond: rolling.Condition, now: string) {
+    setOne(status, cond, now);
+    if (cond.type === "ResourcesUpToDate" && cond.status === "True")
+        setOne(status, { type: "ErrorOccurred", status: "False", reason: cond.reason, message: cond.message }, now);
+    if (cond.type === "ErrorOccurred" && cond.status === "True")
+        setOne(status, { type: "ResourcesUpToDate", status: "False", reason: "ErrorOccurred", message: cond.message }, now);
+}
+
+function setOne(status: AppSetStatus, cond: rolling.Condition, now: string) {
     const conds: Condition[] = status.conditions ?? [];
     const old = conds.find((c) => c.type === cond.type);
     const next = { ...cond, lastTransitionTime: old && old.status === cond.status ? old.lastTransitionTime : now };

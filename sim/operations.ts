@@ -8,7 +8,7 @@
  * controller's queue and its comparisons are appController.ts's; it hands this its clock, its
  * scheduling and its view of the live objects (OperationHost).
  */
-import { HOOK_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
+import { ARGOCD_NAMESPACE, HOOK_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import type { Trigger } from "./appController";
 import { SimClock } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
@@ -72,7 +72,8 @@ export class Operations {
 
     /** Someone else (the ApplicationSet controller's RollingSync, a user) set `operation`: the queue picks it up. */
     onOperationSet(c: Change) {
-        if (c.kind !== "Application" || !c.obj.operation || c.obj.metadata.deletionTimestamp) return;
+        if (c.kind !== "Application" || c.obj.metadata.namespace !== ARGOCD_NAMESPACE) return; // the controller's namespace only
+        if (!c.obj.operation || c.obj.metadata.deletionTimestamp) return;
         if (JSON.stringify(c.old?.operation ?? null) === JSON.stringify(c.obj.operation)) return;
         const { namespace, name } = c.obj.metadata;
         if (this.operating.has(`${namespace}/${name}`)) return; // the run in progress reads the latest operation

@@ -110,6 +110,46 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
     });
 });
 
+describe("Argo CD simulation: ApplicationSets the controller does not take", function () {
+    this.timeout(60_000);
+    let at: LabAt;
+    beforeEach(async () => (at = await labAt(1)));
+    afterEach(async () => at.stop());
+    const set = (ns: string, name = "shop") => at.lab.kube.get("ApplicationSet", ns, name);
+
+    it("an Application of a project that does not exist is not generated (validateGeneratedApplications)", async () => {
+        const wrong = shopApplicationSet();
+        wrong.spec!.template!.spec!.project = "shop";
+        at.lab.kube.put(wrong, "client");
+        await expect(
+            holds(
+                "ErrorOccurred: application references project shop which does not exist",
+                () =>
+                    !!set("argocd")?.status?.conditions?.some(
+                        (c) =>
+                            c.type === "ErrorOccurred" &&
+                            c.status === "True" &&
+                            c.reason === "ApplicationValidationError" &&
+                            c.message === "application references project shop which does not exist (and 1 more)",
+                    ),
+                () => set("argocd")?.status,
+            ),
+        );
+        assert.deepStrictEqual(at.lab.kube.list("Application", "argocd"), []);
+        assert.strictEqual(set("argocd")!.status!.conditions!.find((c) => c.type === "ResourcesUpToDate")?.status, "False");
+    });
+
+    it("an ApplicationSet outside argocd is not reconciled (the install watches its own namespace)", async () => {
+        const elsewhere = shopApplicationSet();
+        elsewhere.metadata = { ...elsewhere.metadata, name: "shop-elsewhere", namespace: "default" };
+        at.lab.kube.put(elsewhere, "client");
+        at.lab.kube.put(shopApplicationSet(), "client");
+        await expect(appExists(() => at.lab.kube.get("Application", "argocd", "shop-prod"), "shop-prod"));
+        assert.deepStrictEqual(at.lab.kube.list("Application", "default"), []);
+        assert.strictEqual(set("default", "shop-elsewhere")!.status, undefined);
+    });
+});
+
 describe("Argo CD simulation: fake Kubernetes API patches", () => {
     it("merge patch deletes with null and merges objects", () => {
         assert.deepStrictEqual(mergePatch({ a: 1, b: { c: 2, d: 3 } }, { b: { c: null, e: 4 } }), { a: 1, b: { d: 3, e: 4 } });

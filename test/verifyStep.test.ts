@@ -24,6 +24,8 @@ import { labAt, rootAt } from "./helpers/labAt";
 import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt";
 import { REFRESH_ANNOTATION } from "../lab/argo/application";
 import { addMissingResource } from "../lab/shop/edits";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { stringify } from "yaml";
 
 /** Merges `edit` into a result file, as a learner's edit of it. */
 const editResult = (file: string, edit: object) =>
@@ -188,6 +190,71 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 r.stdout,
                 /hint: \S+appset\.yaml is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f \S+appset\.yaml\n/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("an ApplicationSet of a project that does not exist: step 2's hint names it", async () => {
+        const at = await labAt(1);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const wrong = shopApplicationSet();
+            wrong.spec!.template!.spec!.project = "shop";
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(wrong));
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", at.lab.layout.appsetFile]);
+            await expect(
+                holds(
+                    "the ApplicationSet's ErrorOccurred",
+                    async () =>
+                        !!(await at.cluster.getApplicationSet("shop"))?.status?.conditions?.some(
+                            (c) => c.type === "ErrorOccurred" && c.status === "True",
+                        ),
+                ),
+            );
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the template's project is "shop": an Application of a project Argo CD does not have is not generated/,
+            );
+            // the file put right, the cluster's left as it was: the ApplicationSet's own error is quoted
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
+            const live = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(live.code, 1, live.out);
+            assert.match(
+                live.stdout,
+                /hint: the ApplicationSet shop generates no shop-dev, and says why: "application references project shop which does not exist \(and 1 more\)": fix \S+appset\.yaml, then kubectl apply -f it\n$/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("an ApplicationSet applied outside argocd: step 2's hint says where it is", async () => {
+        const at = await labAt(1);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const elsewhere = shopApplicationSet();
+            delete elsewhere.metadata.namespace;
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(elsewhere));
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-n", "default", "-f", at.lab.layout.appsetFile]);
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: appset\.yaml's ApplicationSet is in namespace \(none: kubectl's current one, default\); Argo CD reads ApplicationSets in its own namespace, argocd, only/,
+            );
+            // the file put right, not applied: the cluster's is said to be where Argo CD does not look
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
+            const live = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(live.code, 1, live.out);
+            assert.match(
+                live.stdout,
+                /hint: the ApplicationSet shop is in namespace default, where Argo CD does not look \(it reads argocd only\)/,
             );
         } finally {
             await at.stop();

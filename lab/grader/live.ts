@@ -3,6 +3,7 @@
  * with the world), the check that says so, the checks that read it (skipped when it does not
  * answer, or offline), and the checks that each stack output equals its result file.
  */
+import { ARGOCD_NAMESPACE } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
 import { Check, eq, Outcome } from "./grader";
 import { messageOf } from "../ports/errors";
@@ -39,6 +40,12 @@ export async function missingAppSetHint(
     file: string,
     other: { lab: string; appset: string },
 ): Promise<string> {
+    // applied into another namespace (appset.yaml without namespace: argocd): Argo CD reads its own namespace only
+    const elsewhere = (await c.listApplicationSets().catch(() => [])).find(
+        (s) => s.metadata.name === mine && s.metadata.namespace !== ARGOCD_NAMESPACE,
+    );
+    if (elsewhere)
+        return `the ApplicationSet ${mine} is in namespace ${elsewhere.metadata.namespace}, where Argo CD does not look (it reads ${ARGOCD_NAMESPACE} only): set metadata.namespace: ${ARGOCD_NAMESPACE} in ${file}, kubectl apply -f ${file}, then kubectl delete applicationset ${mine} -n ${elsewhere.metadata.namespace}`;
     const theirs = await c.getApplicationSet(other.appset).catch(() => null);
     return theirs
         ? `${c.where ?? "the cluster"} has no ApplicationSet ${mine} but the ${other.lab} lab's ${other.appset}: the kubeconfig of the other lab? give this lab's with --kubeconfig FILE (if it is this lab's cluster, kubectl apply -f ${file} brings ${mine} back)`

@@ -112,7 +112,7 @@ const step2: Check<ShopWorld>[] = [
                 };
             }
             const a = file.set;
-            return eq(
+            const outcome = eq(
                 {
                     kind: "ApplicationSet",
                     name: "shop",
@@ -129,6 +129,11 @@ const step2: Check<ShopWorld>[] = [
                     elements: a?.spec?.generators?.[0]?.list?.elements ?? [],
                 },
             );
+            if (outcome.ok || a?.metadata?.namespace === "argocd") return outcome;
+            return {
+                ...outcome,
+                hint: `appset.yaml's ApplicationSet is in namespace ${a?.metadata?.namespace ?? "(none: kubectl's current one, default)"}; Argo CD reads ApplicationSets in its own namespace, argocd, only: set metadata.namespace: argocd, then kubectl apply -f ${w.layout.appsetFile}`,
+            };
         },
     },
     {
@@ -139,7 +144,7 @@ const step2: Check<ShopWorld>[] = [
             const file = readAppsetFile(w.layout.appsetFile);
             if (file.error !== undefined) return null; // not YAML: the check above says so
             const t = file.set?.spec?.template;
-            return eq(
+            const outcome = eq(
                 {
                     name: "shop-{{env}}",
                     project: "default",
@@ -161,6 +166,11 @@ const step2: Check<ShopWorld>[] = [
                     syncOptions: t?.spec?.syncPolicy?.syncOptions,
                 },
             );
+            if (outcome.ok || t?.spec?.project === "default") return outcome;
+            return {
+                ...outcome,
+                hint: `the template's project is ${JSON.stringify(t?.spec?.project) ?? "missing"}: an Application of a project Argo CD does not have is not generated (kubectl get appprojects -n argocd lists them; the lab uses default)`,
+            };
         },
     },
 ];

@@ -77,10 +77,20 @@ export function liveChecks(): Check<ShopWorld>[] {
                 (w) => `live Application ${app} tracks ${want(w)} and is Synced`,
                 async (c, w) => {
                     const a = await c.getApplication(app);
-                    return eq(
+                    const outcome = eq(
                         { targetRevision: want(w), sync: "Synced" },
                         { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status },
                     );
+                    if (outcome.ok || a) return outcome;
+                    // not generated: the ApplicationSet says why (a project that does not exist, a duplicate name)
+                    const error = (await c.getApplicationSet("shop"))?.status?.conditions?.find(
+                        (x) => x.type === "ErrorOccurred" && x.status === "True",
+                    );
+                    if (!error?.message) return outcome;
+                    return {
+                        ...outcome,
+                        hint: `the ApplicationSet shop generates no ${app}, and says why: "${error.message}": fix ${w.layout.appsetFile}, then kubectl apply -f it`,
+                    };
                 },
                 // a later commit (step 7's bad one, a wrong revert) keeps it from syncing: that step's own checks say why
                 { yieldsToLaterSteps: true },
