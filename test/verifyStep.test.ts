@@ -13,7 +13,7 @@ import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, Tenant, tenantsLayout } from "../lab/tenants/layout";
-import { HOOK_ERROR, tenantPath, tenantSettings } from "../lab/tenants/repoFiles";
+import { HOOK_ERROR, tenantFile, tenantPath, tenantSettings } from "../lab/tenants/repoFiles";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
@@ -803,6 +803,30 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 r.hint ?? "",
                 /^onMain holds false: recovery\.commit is on main once pushed; the repository takes fast-forwards only/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("the fix split over two commits: step 3 says it asks for one", async () => {
+        const root = await tenantsRootAt(2);
+        const layout = tenantsLayout(root);
+        try {
+            const push = async (tenants: readonly Tenant[]) => {
+                for (const t of tenants) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+                await git(["commit", "--quiet", "-am", `${tenants.join(", ")} to ${RELEASES.fixed}`], layout.clone);
+                await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+                return git(["rev-parse", "HEAD"], layout.clone);
+            };
+            await push(["mandant-b"]);
+            const second = await push(["mandant-a", "mandant-c", "mandant-d"]);
+            fs.writeFileSync(layout.resultFile("recovery"), JSON.stringify({ release: RELEASES.fixed, commit: second, order: [] }));
+            const r = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.commit sets every tenant"))!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^inOneCommit holds \["mandant-b"\]: the tenants already at 1\.2\.1 before recovery\.commit: the step sets all four in one commit/,
             );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });

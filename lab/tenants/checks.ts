@@ -222,18 +222,23 @@ const step3: Check<TenantsWorld>[] = [
     },
     {
         step: 3,
-        name: `recovery.commit sets every tenant to ${RELEASES.fixed} and descends from stall.commit (a fast-forward of main)`,
+        name: `recovery.commit sets every tenant to ${RELEASES.fixed} in one commit and descends from stall.commit (a fast-forward of main)`,
         run: async (w) => {
             const r = obj(w, "recovery");
             const s = obj(w, "stall");
             if (!r || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
             const descends = !!s && isSha(s.commit) && (await w.repo.isAncestor(s.commit, r.commit));
             const onMain = !!w.main && (await w.repo.isAncestor(r.commit, w.main));
+            // the one commit of the fix: before it, no tenant was at the fixed release yet
+            const [parent] = await w.repo.parents(r.commit);
+            const before = parent ? await releasesAt(w, parent) : {};
+            const early = TENANTS.filter((t) => before[t] === RELEASES.fixed);
             return eqFields(
-                { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true },
-                { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain },
+                { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [] },
+                { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain, inOneCommit: early },
                 {
                     releases: `each tenant's release at recovery.commit (tenants/<tenant>.yaml), all ${RELEASES.fixed} in that one commit`,
+                    inOneCommit: `the tenants already at ${RELEASES.fixed} before recovery.commit: the step sets all four in one commit (RollingSync then rolls the one change out step by step); main takes fast-forwards only, so a fix split over commits stays split: the step is done over on a new lab (the lab's reset, then the lab again)`,
                     descendsFromStall: "recovery.commit comes after stall.commit on main: a new commit on top, never a rewrite",
                     onMain: "recovery.commit is on main once pushed; the repository takes fast-forwards only, so a refused push leaves it out: put the commit on top of main as it is (git fetch, then git rebase origin/main) and push",
                 },
