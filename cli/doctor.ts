@@ -33,6 +33,8 @@ function readDump(file: string): Dump {
         const to = codeOf(e) === "EISDIR" ? path.join(file, "dump.json") : file;
         throw new Error(`cannot read ${file} (${why[String(codeOf(e))] ?? messageOf(e)}): give the file of a dump; ${DUMP_HINT} > ${to}`);
     }
+    // an empty pipe: the kubectl before it failed (its error is above) or printed nothing
+    if (file === "-" && !text.trim()) throw new Error(`standard input was empty (did the kubectl before the pipe fail?); ${DUMP_HINT}`);
     let list: unknown;
     try {
         list = parseJson(text);

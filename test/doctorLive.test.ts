@@ -433,6 +433,15 @@ describe("rollout doctor: the command on a saved dump", function () {
         assert.strictEqual(piped.stdout, read.stdout.split(dumpFile).join("-"));
     });
 
+    it("--from - with nothing piped in says standard input was empty", () => {
+        const piped = spawnSync(process.execPath, [BIN, "doctor", "--from", "-"], { input: "", encoding: "utf8", timeout: 60_000 });
+        assert.strictEqual(piped.status, 1, piped.stderr);
+        assert.match(
+            piped.stderr,
+            /^gitops-lab doctor: standard input was empty \(did the kubectl before the pipe fail\?\); make it with kubectl get /,
+        );
+    });
+
     it("bad usage exits 2 with one line: a missing value, an unknown option", async () => {
         const cases = [
             [["--interval"], /--interval/],

@@ -472,6 +472,16 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(await graded(true), "revert_commit is a revert of bad_commit", "a wrong revert: step 7's own check");
     });
 
+    it("a result file that is a folder is said to be one", async () => {
+        const root = await rootAt(4);
+        const file = shopLayout(root).resultFile("pin");
+        fs.rmSync(file);
+        fs.mkdirSync(file);
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: it is not JSON \(it is a folder, not a file\): write \S+pin\.json: /);
+    });
+
     it("given step 5's file not JSON, or step 4's missing, then --step names the file and what to write in it", async () => {
         const root = await rootAt(5);
         const layout = shopLayout(root);

@@ -8,7 +8,7 @@ import type { SchemaField } from "../ports/schema";
 import { parseJson } from "../ports/files";
 import { BareRepo } from "./bareRepo";
 import { Check, eq } from "./grader";
-import { messageOf } from "../ports/errors";
+import { codeOf, messageOf } from "../ports/errors";
 
 /** A result file as found: missing, not JSON, or parsed. */
 // a learner's file, of any shape: each check reads it defensively (the one any of the product)
@@ -43,7 +43,7 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
         try {
             files[name] = { exists: true, value: parseJson(fs.readFileSync(file, "utf8")) };
         } catch (e) {
-            files[name] = { exists: true, error: messageOf(e) };
+            files[name] = { exists: true, error: codeOf(e) === "EISDIR" ? "it is a folder, not a file" : messageOf(e) };
         }
     }
     return files;
