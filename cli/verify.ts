@@ -24,6 +24,12 @@ import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } 
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { messageOf } from "../lab/ports/errors";
 
+/**
+ * Whether a lab not begun is ready for its learner: the environment is there (the folder the git daemon
+ * serves). Only the shop lab has a step 0 (the environment only); the tenants lab's step 1 is built by the lab.
+ */
+const begins = (which: "shop" | "tenants", bareDir: string) => which === "shop" && fs.existsSync(bareDir);
+
 export const verify: Command = {
     name: "verify",
     summary: "grade the lab: every check re-derived from the files, the repository and the cluster",
@@ -81,7 +87,7 @@ export const verify: Command = {
             const line =
                 (above
                     ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
-                    : fs.existsSync(layout.bareDir)
+                    : begins(which, layout.bareDir)
                       ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
                       : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
                 theOther;
@@ -158,7 +164,7 @@ export const verify: Command = {
                 verdict = {
                     ...verdict,
                     line:
-                        (fs.existsSync(layout.bareDir)
+                        (begins(which, layout.bareDir)
                             ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
                             : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`) +
                         theOther,

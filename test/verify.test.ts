@@ -322,8 +322,8 @@ describe("verify (the independent grader)", function () {
             const t = await runMain("verify", ["--lab", "tenants", "--root", good.root, "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.match(
                 t.stderr,
-                /^gitops-lab verify: the tenants lab under \S+ is ready and not begun \(no \S+platform\.git yet\)/,
-                "a shop root holds the environment and nothing of the tenants lab",
+                /^gitops-lab verify: there is no tenants lab under \S+ \(no \S+platform\.git\); build it with gitops-lab simulate --lab tenants --root /,
+                "a shop root holds nothing of the tenants lab: its step 1 is the lab's to build, not the learner's",
             );
             const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);
