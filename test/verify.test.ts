@@ -325,6 +325,10 @@ describe("verify (the independent grader)", function () {
                 /^gitops-lab verify: there is no tenants lab under \S+ \(no \S+platform\.git\); build it with gitops-lab simulate --lab tenants --root /,
                 "a shop root holds nothing of the tenants lab: its step 1 is the lab's to build, not the learner's",
             );
+            // through step 1, nothing reads the cluster: no kubeconfig is no failure
+            const one = await runMain("verify", ["--root", good.root, "--through", "1", "--kubeconfig", "/nonexistent/kubeconfig"]);
+            assert.strictEqual(one.code, 0, one.out);
+            assert.match(one.stdout, /through step 1 as the lab stands \(at step 8\), files and repository \(no check before step 2 reads the cluster\)$/m);
             const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);
             assert.match(b.stderr, /^gitops-lab verify: --through takes a whole number from 0 to 8, got "9"\n$/);
