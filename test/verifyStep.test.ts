@@ -472,6 +472,17 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(await graded(true), "revert_commit is a revert of bad_commit", "a wrong revert: step 7's own check");
     });
 
+    it("step 1 pushed to master: the hint names the branch and how to make it main", async () => {
+        const root = await rootAt(1);
+        await git(["--git-dir", shopLayout(root).bareRepo, "branch", "-m", "main", "master"]);
+        const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: the lab's branch is main, the push made master: in the clone, git branch -m master main, then git push origin main\n$/,
+        );
+    });
+
     it("a result file that is a folder is said to be one", async () => {
         const root = await rootAt(4);
         const file = shopLayout(root).resultFile("pin");

@@ -47,6 +47,13 @@ export class BareRepo {
             () => null,
         );
     }
+    /** Every branch's name. */
+    async branches(): Promise<string[]> {
+        return this.git(["for-each-ref", "--format=%(refname:short)", "refs/heads/"]).then(
+            (s) => s.split("\n").filter(Boolean),
+            () => [],
+        );
+    }
     /** The branches whose tip is this commit. */
     async branchesAt(sha: string): Promise<string[]> {
         return this.git(["for-each-ref", "--points-at", sha, "--format=%(refname:short)", "refs/heads/"]).then(

@@ -47,11 +47,18 @@ const step1: Check<ShopWorld>[] = [
     {
         step: 1,
         name: "the bare repository exists with a main branch",
-        run: async (w) => ({
-            ok: !!w.main,
-            expected: `${w.layout.bareRepo} with refs/heads/main`,
-            found: w.repo.exists() ? "no main branch" : "no repository",
-        }),
+        run: async (w) => {
+            const outcome = { ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: "no repository" };
+            if (outcome.ok || !w.repo.exists()) return outcome;
+            // pushed under another name (git's default master, most often)
+            const others = await w.repo.branches();
+            if (!others.length) return { ...outcome, found: "no main branch" };
+            return {
+                ...outcome,
+                found: `no main branch (its branches: ${others.join(", ")})`,
+                hint: `the lab's branch is main, the push made ${others.join(", ")}: in the clone, git branch -m ${others[0]} main, then git push origin main`,
+            };
+        },
     },
     {
         step: 1,
