@@ -98,6 +98,17 @@ describe("verify (the independent grader)", function () {
         );
     });
 
+    it("given drift.uid of shop-dev's ConfigMap, then the hint says it is the other environment's", async () => {
+        const l = copy();
+        const file = l.resultFile("drift");
+        const dev = await cluster.getConfigMap("shop-dev", "shop-config");
+        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), uid: dev?.metadata?.uid }));
+        const rs = await verify({ layout: l, through: 8, cluster });
+        const r = rs.find((x) => x.check === "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn")!;
+        assert.strictEqual(r.ok, false);
+        assert.match(r.hint ?? "", /^drift\.uid is shop-dev's ConfigMap's uid: the drift test is on shop-prod's/);
+    });
+
     it("given a good run, every check passes against the (simulated) cluster too", async () => {
         const rs = await verify({ layout: good, through: 8, cluster });
         assert.deepStrictEqual(failed(rs), []);
@@ -328,7 +339,10 @@ describe("verify (the independent grader)", function () {
             // through step 1, nothing reads the cluster: no kubeconfig is no failure
             const one = await runMain("verify", ["--root", good.root, "--through", "1", "--kubeconfig", "/nonexistent/kubeconfig"]);
             assert.strictEqual(one.code, 0, one.out);
-            assert.match(one.stdout, /through step 1 as the lab stands \(at step 8\), files and repository \(no check before step 2 reads the cluster\)$/m);
+            assert.match(
+                one.stdout,
+                /through step 1 as the lab stands \(at step 8\), files and repository \(no check before step 2 reads the cluster\)$/m,
+            );
             const b = runCli("verify", ["--through", "9"]);
             assert.strictEqual(b.code, 2);
             assert.match(b.stderr, /^gitops-lab verify: --through takes a whole number from 0 to 8, got "9"\n$/);

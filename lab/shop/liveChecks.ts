@@ -121,6 +121,17 @@ export function liveChecks(): Check<ShopWorld>[] {
                     ...outcome,
                     hint: "drift.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
                 };
+            // the other environment's ConfigMap: the drift test is on prod's
+            if (
+                !outcome.ok &&
+                cm &&
+                d.uid !== cm.metadata?.uid &&
+                d.uid === (await c.getConfigMap("shop-dev", "shop-config"))?.metadata?.uid
+            )
+                return {
+                    ...outcome,
+                    hint: "drift.uid is shop-dev's ConfigMap's uid: the drift test is on shop-prod's (kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}), and so is its patch and the time selfHeal takes",
+                };
             const made = cm ? await madeByLatestSync(c) : undefined;
             if (!made) return outcome;
             if (outcome.ok)
