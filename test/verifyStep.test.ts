@@ -366,6 +366,14 @@ describe("verify --step: one step at a time, with a hint", function () {
                 copy.stdout,
                 /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick.*: start the lab over to promote again \(gitops-lab simulate --reset, then simulate --through 5 --serve/,
             );
+            // promote.json right, release/prod at the copy: the check of release/prod says it is a cherry-pick
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: incident }));
+            const tipCopy = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(tipCopy.code, 1, tipCopy.out);
+            assert.match(
+                tipCopy.stdout,
+                /hint: release\/prod holds a cherry-pick of promote\.to \(its change, another commit\), not promote\.to itself/,
+            );
             // a merge of the incident commit on top brings it in from the side: still no fast-forward (git merge --no-ff is the same)
             await git(["merge", "--no-edit", incident], clone);
             fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: incident }));
@@ -375,6 +383,20 @@ describe("verify --step: one step at a time, with a hint", function () {
                 merged.stdout,
                 /release\/prod is at promote\.to \(its history never rewritten\); hint: release\/prod reached promote\.to by a merge, not a fast-forward/,
             );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("promote.from and promote.to swapped: the hint says so", async () => {
+        const root = await rootAt(6);
+        try {
+            const file = shopLayout(root).resultFile("promote");
+            const { from, to } = JSON.parse(fs.readFileSync(file, "utf8"));
+            fs.writeFileSync(file, JSON.stringify({ from: to, to: from }));
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: promote\.from and promote\.to are swapped: from is where release\/prod was before the promotion/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

@@ -33,7 +33,18 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
     {
         step: 6,
         name: "promote.from is pin.release_prod_initial",
-        run: async (w) => (obj(w, "promote") && obj(w, "pin") ? eq(obj(w, "pin").release_prod_initial, obj(w, "promote").from) : null),
+        run: async (w) => {
+            if (!obj(w, "promote") || !obj(w, "pin")) return null;
+            const { from, to } = obj(w, "promote");
+            const outcome = eq(obj(w, "pin").release_prod_initial, from);
+            // written the other way round: from is where release/prod was, to where the fast-forward took it
+            return !outcome.ok && isSha(from) && from === obj(w, "incident")?.commit && to === obj(w, "pin").release_prod_initial
+                ? {
+                      ...outcome,
+                      hint: "promote.from and promote.to are swapped: from is where release/prod was before the promotion, to where it went",
+                  }
+                : outcome;
+        },
     },
     {
         step: 6,
@@ -88,6 +99,14 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                     hint: `release/prod has not moved from promote.from${elsewhere.length ? `; ${elsewhere.join(", ")} ${elsewhere.length === 1 ? "is" : "are"} at promote.to: the push went to another branch` : ""}: fast-forward release/prod itself (git push origin <commit>:release/prod)`,
                 };
             }
+            // a cherry-pick of promote.to onto release/prod: its change, another commit, and no fast-forward to it now
+            if (!past && w.releaseTip && (await copyOf(w, w.releaseTip, to)))
+                return {
+                    ok: false,
+                    expected: to,
+                    found: `${w.releaseTip}, a copy of promote.to (a cherry-pick)`,
+                    hint: `release/prod holds a cherry-pick of promote.to (its change, another commit), not promote.to itself; the repository rewinds nothing, so a fast-forward to it cannot be made now: ${START_OVER}`,
+                };
             return past
                 ? {
                       ok: false,
