@@ -505,6 +505,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("step 1's first commit broken, put right by a second: the hint says the first is graded", async () => {
+        const root = await rootAt(1);
+        const { bareRepo } = shopLayout(root);
+        const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-commit-"));
+        try {
+            // main rebuilt as two commits: the first with prod's LOG_LEVEL wrong, the second as the lab's first was
+            await git(["clone", "--quiet", bareRepo, work]);
+            await git(["checkout", "--quiet", "--orphan", "again"], work);
+            const prod = path.join(work, "envs/prod/kustomization.yaml");
+            const right = fs.readFileSync(prod, "utf8");
+            fs.writeFileSync(prod, right.replace('value: "warn"', 'value: "error"'));
+            await git(["commit", "--quiet", "-am", "the overlays"], work);
+            fs.writeFileSync(prod, right);
+            await git(["commit", "--quiet", "-am", "prod's LOG_LEVEL fixed"], work);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/again"], work);
+            await git(["--git-dir", bareRepo, "update-ref", "refs/heads/main", "refs/heads/again"]);
+            await git(["--git-dir", bareRepo, "update-ref", "-d", "refs/heads/again"]);
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: main's latest commit renders right, its first \([0-9a-f]{12}\) does not: step 1 is graded on the first commit/,
+            );
+        } finally {
+            fs.rmSync(work, { recursive: true, force: true });
+        }
+    });
+
     it("a result file that is a folder is said to be one", async () => {
         const root = await rootAt(4);
         const file = shopLayout(root).resultFile("pin");
