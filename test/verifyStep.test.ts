@@ -904,6 +904,32 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("step 3 with one tenant moved, or the faulty release's hook changed: the hint says what main lacks", async () => {
+        const root = await tenantsRootAt(2);
+        const layout = tenantsLayout(root);
+        try {
+            fs.writeFileSync(path.join(layout.clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.fixed));
+            await git(["commit", "--quiet", "-am", "mandant-b to 1.2.1"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            const one = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(one.code, 1, one.out);
+            assert.match(
+                one.stdout,
+                /hint: mandant-a, mandant-c, mandant-d are not at 1\.2\.1 on main: the step sets every tenant's release \(tenants\/<tenant>\.yaml\) to 1\.2\.1 in one commit\n$/,
+            );
+            fs.appendFileSync(path.join(layout.clone, "releases/1.2.0/code/setup.sh"), "exit 0\n");
+            await git(["commit", "--quiet", "-am", "the hook passes"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            const masked = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.match(
+                masked.stdout,
+                /; releases\/1\.2\.0 changed since stall\.commit: the faulty release is left as it is, the fix is the fixed release\n$/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("recovery times made up: the hint says where they come from", async () => {
         const root = await tenantsRootAt(3);
         try {

@@ -211,6 +211,33 @@ const step2: Check<TenantsWorld>[] = [
     },
 ];
 
+/** Step 3's ask, read from main whatever recovery.json says (or before it is written): every tenant at the fixed release. */
+const mainAtFixed: Check<TenantsWorld> = {
+    step: 3,
+    name: `main sets every tenant to ${RELEASES.fixed}`,
+    run: async (w) => {
+        if (!w.main) return null;
+        const at = await releasesAt(w, w.main);
+        const behind = TENANTS.filter((t) => at[t] !== RELEASES.fixed);
+        if (!behind.length) return true;
+        // the faulty release's hook changed instead (a masked failure): not the fix the step asks for
+        const s = obj(w, "stall");
+        const hook = `releases/${RELEASES.faulty}/setup-job.yaml`;
+        const script = `releases/${RELEASES.faulty}/code/setup.sh`;
+        const edited =
+            isSha(s?.commit) &&
+            (await w.repo.isCommit(s.commit)) &&
+            ((await w.repo.file(s.commit, hook)) !== (await w.repo.file(w.main, hook)) ||
+                (await w.repo.file(s.commit, script)) !== (await w.repo.file(w.main, script)));
+        return {
+            ok: false,
+            expected: `every tenant at ${RELEASES.fixed} on main`,
+            found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
+            hint: `${behind.join(", ")} ${behind.length === 1 ? "is" : "are"} not at ${RELEASES.fixed} on main: the step sets every tenant's release (tenants/<tenant>.yaml) to ${RELEASES.fixed} in one commit${edited ? `; releases/${RELEASES.faulty} changed since stall.commit: the faulty release is left as it is, the fix is the fixed release` : ""}`,
+        };
+    },
+};
+
 const step3: Check<TenantsWorld>[] = [
     {
         step: 3,
@@ -416,6 +443,8 @@ const liveChecks: Check<TenantsWorld>[] = [
 ];
 
 export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
+    // before the result files: what main holds is the step's own ask, and says what to do first
+    mainAtFixed,
     ...TENANTS_RESULT_FILES.flatMap((n) =>
         resultFileChecks<TenantsResultName, TenantsWorld>(n, TENANTS_RESULT_STEP[n], tenantsFieldsOf(n)),
     ),
