@@ -142,7 +142,7 @@ describe("the tenants lab (simulated cluster)", function () {
                     .filter((c) => !c.ok)
                     .map((c) => c.check);
                 assert.ok(
-                    live.some((c) => c.startsWith("live: the tenants after mandant-b that stall.json has racing ahead")),
+                    live.some((c) => c.startsWith("live: the tenants after the blocked one that stall.json has racing ahead")),
                     live.join("\n"),
                 );
             }

@@ -122,7 +122,8 @@ const STALL_FIELDS: Record<string, string> = {
 const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
-        name: `stall: argocd/tenants stuck at step 2 of 4 on ${RELEASES.faulty}, blocked by mandant-b's hook Job mandant-b/site-setup`,
+        // the names say what is compared, never the diagnosis: --step prints the name of what is missing, and the diagnosis is the step
+        name: "stall: the ApplicationSet, the release, the step it is stuck at (of how many), the blocking Application and its hook Job",
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s) return null;
@@ -157,7 +158,7 @@ const step2: Check<TenantsWorld>[] = [
     },
     {
         step: 2,
-        name: "stall: mandant-a passed, mandant-c and mandant-d wait (but one that raced ahead), automated.enabled: false written by RollingSync",
+        name: "stall: the tenants that passed, those that wait (but one that raced ahead), and whether RollingSync wrote automated.enabled: false",
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s) return null;
@@ -175,7 +176,7 @@ const step2: Check<TenantsWorld>[] = [
     },
     {
         step: 2,
-        name: `stall.running: mandant-a at ${RELEASES.faulty}, the others still at ${RELEASES.first} (but one that raced ahead)`,
+        name: "stall.running: each site's release as the stall left it (but one that raced ahead)",
         run: async (w) => (obj(w, "stall") ? eq(expectedRunning(2, racedAhead(w)), obj(w, "stall").running) : null),
     },
     {
@@ -404,19 +405,15 @@ const liveChecks: Check<TenantsWorld>[] = [
             return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
         },
     ),
-    live(
-        1,
-        (w) => `live sites run ${JSON.stringify(expectedRunning(w.through, racedAhead(w)))}`,
-        async (c, w) => {
-            const found: Record<string, unknown> = {};
-            for (const t of TENANTS)
-                found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
-            return eq(expectedRunning(w.through, racedAhead(w)), found);
-        },
-    ),
+    live(1, "live: each site runs the release the graded step leaves it at", async (c, w) => {
+        const found: Record<string, unknown> = {};
+        for (const t of TENANTS)
+            found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
+        return eq(expectedRunning(w.through, racedAhead(w)), found);
+    }),
     live(
         2,
-        `live: the tenants after mandant-b that stall.json has racing ahead, and only those, were synced to releases/${RELEASES.faulty} at stall.commit (their Applications' history)`,
+        `live: the tenants after the blocked one that stall.json has racing ahead, and only those, were synced to releases/${RELEASES.faulty} at stall.commit (their Applications' history)`,
         async (c, w) => {
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit)) return null;
