@@ -6,25 +6,28 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { Command, EXIT, stringOption } from "./command";
-import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, readStackConfig } from "./stackConfig";
+import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, readStackFile } from "./stackConfig";
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
 export async function runPreflight(
     overrides: { root?: string; kubeconfigPath?: string } = {},
     configFile?: string,
 ): Promise<PreflightResult[]> {
+    const stack = readStackFile(undefined, undefined, configFile);
     const cfg = {
-        ...readStackConfig(undefined, undefined, configFile),
+        ...stack.config,
         ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
     };
+    const idle = idleTenantsKey(stack.given, stack.config, stack.file);
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
     const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");
-    return preflightChecks(realHost, {
+    const checks = await preflightChecks(realHost, {
         installK3s,
         kubeconfigPath: cfg.kubeconfigPath || undefined,
         repos: [...shopRepoPaths(shopLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
     });
+    return idle ? [...checks, { check: "the stack's configuration", verdict: "WARN", detail: idle }] : checks;
 }
 
 export const preflight: Command = {

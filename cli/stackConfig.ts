@@ -43,6 +43,15 @@ function readYaml(file: string): unknown {
 
 /** `configFile` stands in for Pulumi.<stack>.yaml, as Pulumi's own `--config-file` does. */
 export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configFile?: string): StackConfig {
+    return readStackFile(projectDir, stack, configFile).config;
+}
+
+/** The stack's configuration, with the lab's keys its file sets itself (Pulumi.yaml's defaults give the rest). */
+export function readStackFile(
+    projectDir = PROJECT_DIR,
+    stack = STACK,
+    configFile?: string,
+): { config: StackConfig; file: string; given: string[] } {
     readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     const values: Record<string, unknown> = {};
@@ -85,7 +94,17 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configF
             } else values[m[1]] = v;
         }
     }
-    return parseStackConfig(values, stackFile);
+    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values) };
+}
+
+/**
+ * A tenants key the stack file sets while the tenants lab is off: it is taken and does nothing, which is
+ * what `pulumi config set tenantsLab false` leaves (the other keys stay); said, not refused.
+ */
+export function idleTenantsKey(given: readonly string[], config: StackConfig, file: string): string | undefined {
+    const idle = ["tenantsSolveThrough", "tenantsWaitTimeoutSeconds"].filter((k) => given.includes(k));
+    if (config.tenantsLab || !idle.length) return undefined;
+    return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:tenantsLab is false: no tenants lab is built (pulumi config set tenantsLab true to build it)`;
 }
 
 /** `--config-file FILE`: a stack configuration file in place of Pulumi.<stack>.yaml (up, preview, refresh, destroy, preflight). */
