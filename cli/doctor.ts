@@ -11,7 +11,7 @@ import * as path from "path";
 import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding, namesAppSet, toJson } from "../lab/doctor/diagnose";
 import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, watchRounds } from "../lab/doctor/watch";
 import { realClock } from "../lab/ports/clock";
-import { KubeCluster } from "../lab/ports/cluster";
+import { ClusterPort, KubeCluster } from "../lab/ports/cluster";
 import { parseJson } from "../lab/ports/files";
 import { rfc3339 } from "../lab/kit/text";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption, UsageError } from "./command";
@@ -92,6 +92,72 @@ function checkAppSetExists(dump: Dump, name: string | undefined) {
 }
 
 /**
+ * --watch's live reader over a kubeconfig file: when a round cannot read the cluster and the file has
+ * changed since it was read (a served lab started again: a new port and token), the cluster is read
+ * through the file as it is now; the change listeners and the Events' cluster follow.
+ */
+class ReloadingLive {
+    private live: LiveReader;
+    private readonly listeners = new Map<() => void, () => void>();
+    /** The cluster the Events go to: always the current one. */
+    readonly events: ClusterPort;
+
+    constructor(
+        private kc: { file: string; text: string },
+        private cluster: KubeCluster,
+    ) {
+        this.live = new LiveReader(cluster);
+        // a stand-in that forwards each call to the cluster of now (a reload replaces it)
+        this.events = new Proxy({} as ClusterPort, {
+            get: (_target, key) => {
+                const v: unknown = Reflect.get(this.cluster, key);
+                return typeof v === "function" ? v.bind(this.cluster) : v;
+            },
+        });
+    }
+
+    async read(): Promise<Dump> {
+        try {
+            return await this.live.read();
+        } catch (e) {
+            if (!(await this.reload())) throw new Error(`cannot read the cluster: ${messageOf(e)}`);
+            return this.live.read().catch((again) => Promise.reject(new Error(`cannot read the cluster: ${messageOf(again)}`)));
+        }
+    }
+
+    onChange(listener: () => void): () => void {
+        this.listeners.set(listener, this.live.onChange(listener));
+        return () => {
+            this.listeners.get(listener)?.();
+            this.listeners.delete(listener);
+        };
+    }
+
+    stop(): Promise<void> {
+        return this.live.stop();
+    }
+
+    /** Whether the kubeconfig file changed and is read again. */
+    private async reload(): Promise<boolean> {
+        let text: string;
+        try {
+            text = fs.readFileSync(this.kc.file, "utf8");
+        } catch {
+            return false; // gone for now (a served lab between its stop and its start): the next round looks again
+        }
+        if (text === this.kc.text) return false;
+        const next = clusterOf({ file: this.kc.file, text });
+        await this.live.stop().catch(() => undefined);
+        this.kc = { file: this.kc.file, text };
+        this.cluster = next;
+        this.live = new LiveReader(next);
+        for (const l of [...this.listeners.keys()]) this.listeners.set(l, this.live.onChange(l));
+        console.error(`${rfc3339(new Date())} doctor: ${this.kc.file} changed: reading the cluster it names now`);
+        return true;
+    }
+}
+
+/**
  * What --watch says (on stderr) of rounds that fail: a failure once, not at every round (a cluster down for an
  * hour at a round a second is one line, not 3,600), again only when it changes, and the first round
  * that works again.
@@ -155,7 +221,7 @@ export const doctor: Command = {
         const from = stringOption(values, "from");
         const appset = stringOption(values, "appset");
         let read: () => Promise<Dump>;
-        let cluster: KubeCluster | null = null;
+        let cluster: ClusterPort | null = null;
         let stopReader: () => Promise<void> = async () => {};
         let changes: ((listener: () => void) => () => void) | undefined;
         let source = from;
@@ -171,11 +237,13 @@ export const doctor: Command = {
             const c = clusterOf(kc);
             cluster = c;
             if (values.watch) {
-                // rounds read ApplicationSets and Applications from watches, not full lists
-                const live = new LiveReader(c);
-                read = () => live.read().catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
+                // rounds read ApplicationSets and Applications from watches, not full lists; a round that cannot read
+                // the cluster reads the kubeconfig again: a served lab started again has a new address and token
+                const live = new ReloadingLive(kc, c);
+                read = () => live.read();
                 stopReader = () => live.stop();
                 changes = (l) => live.onChange(l);
+                cluster = live.events;
             } else {
                 read = () => readLive(c).catch((e) => Promise.reject(new Error(`cannot read the cluster: ${e.message}`)));
             }

@@ -4,7 +4,7 @@
  */
 import * as assert from "assert";
 import { roundTrouble } from "../cli/doctor";
-import { ChildProcess, spawnSync } from "child_process";
+import { ChildProcess, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
 import * as os from "os";
@@ -243,6 +243,45 @@ describe("rollout doctor against a cluster", function () {
     // watch's change), not an hour later
     it("--watch re-diagnoses on a change, not the hour", async () => {
         await watchStuckThenResumed("3600", "within 30 s of the change (rounds only every --interval?)");
+    });
+
+    // given --watch on a served lab's kubeconfig, when the lab is started again (a new address and token in the same
+    // file), then the doctor reads the cluster the file names now: its Events go there
+    it("--watch follows its kubeconfig file to a cluster started again", async () => {
+        const child = spawn(process.execPath, [BIN, "doctor", "--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"], {
+            stdio: ["ignore", "ignore", "pipe"],
+        });
+        let err = "";
+        child.stderr!.on("data", (d) => (err += d));
+        const again = new FakeKube();
+        try {
+            await pollUntil(async () => events().find((e) => e.reason === "RolloutStuck"), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => `no RolloutStuck Event on the first cluster: ${err}`,
+            });
+            await kube.stop();
+            for (const o of fieldReport().items) again.put(o, "setup");
+            const url = await again.start();
+            fs.writeFileSync(`${kubeconfigFile}.tmp`, again.kubeconfig(url));
+            fs.renameSync(`${kubeconfigFile}.tmp`, kubeconfigFile);
+            await pollUntil(async () => (/changed: reading the cluster it names now/.test(err) ? true : undefined), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => `the doctor never read the file again: ${err}`,
+            });
+            unblock(again);
+            await pollUntil(async () => again.list("Event", "argocd").find((e) => e.reason === "RolloutResumed"), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => `no RolloutResumed Event on the cluster started again: ${err}`,
+            });
+        } finally {
+            child.kill("SIGTERM");
+            await new Promise((resolve) => child.once("close", resolve));
+            await kube.stop(); // the first cluster, stopped already unless the test failed before
+            kube = again; // afterEach stops it
+        }
     });
 
     it("a change of what a diagnosis turns on calls for a round; a new reconciledAt or a resource's detail does not", () => {
