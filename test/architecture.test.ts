@@ -125,7 +125,7 @@ describe("the project stands alone", () => {
         );
     });
 
-    it("the upstream reference data is inside the project, with its licence and provenance", () => {
+    it("the upstream reference data is in the project, with licence and provenance", () => {
         for (const f of ["job-failed.yaml", "progressive-sync-applicationset.yaml", "LICENSE", "README.md"]) {
             assert.ok(tracked.includes(`test/fixtures/upstream/argo-cd-v3.5.1/${f}`), f);
         }

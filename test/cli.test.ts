@@ -99,7 +99,7 @@ describe("gitops-lab: one command line", function () {
         "node",
     ];
 
-    it("lists its commands with --help and exits 0; no command at all is a usage error (2)", () => {
+    it("--help lists its commands and exits 0; no command is a usage error (2)", () => {
         const r = runCli("--help", []);
         assert.strictEqual(r.code, 0, r.out);
         for (const c of COMMANDS) assert.match(r.stdout, new RegExp(`^  ${c} +\\S`, "m"), c);

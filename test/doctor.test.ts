@@ -29,7 +29,7 @@ describe("rollout doctor: diagnosis", () => {
             assert.strictEqual(d.since, "2026-05-29T14:02:00.000Z");
         });
 
-        it("then the blocking app's cause is the hook Job with its reason and the Pod's error text", () => {
+        it("then the blocking app's cause is the hook Job, its reason and the Pod's error", () => {
             assert.deepStrictEqual(d.blocking, [
                 {
                     application: "mandant-b",
@@ -58,7 +58,7 @@ describe("rollout doctor: diagnosis", () => {
             );
         });
 
-        it("then automated.enabled: false is explained as the controller's doing, not a finding", () => {
+        it("then automated.enabled: false is the controller's doing, not a finding", () => {
             assert.match(
                 automatedDisabledNote(dumpFromList(fieldReport()), d)!,
                 /automated\.enabled: false .* written by the ApplicationSet controller under RollingSync .* not a finding/,

@@ -45,7 +45,7 @@ describe("rollout doctor on Argo CD 3.6", () => {
     describe("given 3.6's reconcile gate waits for mandant-c, not reconciled since the commit", () => {
         const l = afterCommit({ changedMinutesAgo: 5, reconciled: { "mandant-c": 20 }, refresh: ["mandant-c"] });
 
-        it("then the rollout is held by the gate on mandant-c, not on the first Waiting tenant", () => {
+        it("then the gate holds the rollout on mandant-c, not the first Waiting tenant", () => {
             const d = diagnosed(l);
             assert.strictEqual(d.state, "progressing");
             assert.strictEqual(d.step, 1);

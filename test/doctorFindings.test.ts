@@ -77,7 +77,7 @@ describe("rollout doctor: named findings", () => {
             assert.match(c.todo, /RollingSync does not retry a failed sync/);
         });
 
-        it("then the one line names mandant-c as failing on its own, not only as waiting behind", () => {
+        it("then the line names mandant-c as failing on its own, not only waiting", () => {
             assert.match(
                 d.summary,
                 /Also failing on its own: mandant-c \(step 3\): its own sync failed: PreSync hook Job mandant-c\/site-setup failed/,

@@ -224,7 +224,7 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
         ]);
     });
 
-    it("given a rollout otherwise complete, then it still says not every Application got it", () => {
+    it("given a rollout otherwise complete, then it says not every Application got it", () => {
         const l = skippedReport();
         const set = itemsOf(l).find((o) => o.kind === "ApplicationSet");
         for (const s of set.status.applicationStatus) s.status = "Healthy";
@@ -241,7 +241,7 @@ describe("the silent skip (upstream issues #12325, #29410): RollingSync marked a
         );
     });
 
-    it("given Synced at the new revision with the old source path, then it is reported too", () => {
+    it("given Synced at the new revision with the old path, then it is reported too", () => {
         const l = skippedReport();
         const app = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-d");
         app.status.sync = {

@@ -132,7 +132,7 @@ describe("the program on an adopted cluster (Pulumi mocks, the cluster read thro
         }
     });
 
-    it("given an adopted cluster, no k3s and an imageRegistry, then the tenants lab is built", async () => {
+    it("given an adopted cluster, no k3s, an imageRegistry: the tenants lab is built", async () => {
         kube = await startFakeKubeThread([ns("argocd"), applicationCrd, cmdParams(true)]);
         const config = { root: "/tmp/lab-root", solveThrough: "0", tenantsLab: "true", kubeconfigPath: kubeconfigFile(kube.kubeconfig) };
         process.env.GITOPS_LAB_K3S_BIN = fs.mkdtempSync(path.join(os.tmpdir(), "no-k3s-"));
@@ -144,7 +144,7 @@ describe("the program on an adopted cluster (Pulumi mocks, the cluster read thro
         }
     });
 
-    it("given an adopted cluster that does not answer, then the program says so in one line", async () => {
+    it("given an adopted cluster that does not answer, then one line says so", async () => {
         const dead = kubeconfigFile(
             [
                 "apiVersion: v1",

@@ -55,7 +55,7 @@ describe("the lab's git port (simple-git)", function () {
         });
     });
 
-    it("when a branch name is not one git accepts, then nothing is pushed and the error says so", async () => {
+    it("when git refuses a branch name, then nothing is pushed and the error says so", async () => {
         const git = new CloneGit(clone);
         const sha = await git.commitFiles({ "a.txt": "one\n" }, "first");
         await assert.rejects(git.pushTo(sha, "bad..name"), /"bad\.\.name" is not a valid git branch name/);

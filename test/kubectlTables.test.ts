@@ -164,7 +164,7 @@ describe("kubectl get on the simulated tenants lab at the stall (the real kubect
         return out;
     };
 
-    it("kubectl get pods -n mandant-b shows which hook Pod failed: STATUS Error, RESTARTS", async () => {
+    it("kubectl get pods shows which hook Pod failed: STATUS Error, RESTARTS", async () => {
         const out = await settledTable(["get", "pods", "-n", "mandant-b"], /^site-setup-\S+ +0\/1 +Error +0 +\d+[smh]/m);
         assert.match(out, /^NAME +READY +STATUS +RESTARTS +AGE\n/);
         assert.match(out, /^site-setup-\S+ +0\/1 +Error +0 +\d+[smh]/m);

@@ -132,7 +132,7 @@ describe("the lab through the dynamic providers, run as the engine runs them (si
         });
     });
 
-    it("the repository shows the same history: parents, ancestry, the revert and release/prod", async () => {
+    it("the repository shows the same history: parents, the revert, release/prod", async () => {
         const { incident, pin, promote, revert } = scenarioOuts;
         assert.strictEqual(await git("rev-parse", `${incident.commit}^`), pin.release_prod_initial);
         assert.strictEqual(pin.release_prod_initial, repoOuts.initialCommit);

@@ -47,7 +47,7 @@ describe("the real control plane's build (realplane/)", () => {
         ]);
     });
 
-    it("replaces Kubernetes' staging modules by their published versions, and nothing else", () => {
+    it("replaces Kubernetes' staging modules by their published versions only", () => {
         assert.deepStrictEqual(stagingReplaces(KUBERNETES_GO_MOD, "v0.33.5"), [
             "k8s.io/api => k8s.io/api v0.33.5",
             "k8s.io/client-go => k8s.io/client-go v0.33.5",

@@ -112,7 +112,7 @@ describe("RollingSync conformance (progressive_sync_test.go, progressive_sync_de
                 { status: "Waiting", message: rolling.MESSAGES.revisionChanged, targetRevisions: ["Next"] },
             );
         });
-        it("does not move a Healthy application to another status if the revision has not changed", () => {
+        it("keeps a Healthy application Healthy while its revision is unchanged", () => {
             const cur = {
                 application: "app1",
                 status: "Healthy",
@@ -170,7 +170,7 @@ describe("RollingSync conformance (progressive_sync_test.go, progressive_sync_de
                 { status: "Progressing", message: rolling.MESSAGES.pendingCompleted },
             );
         });
-        it("does not move a pending application to progressing if sync happened before transition", () => {
+        it("keeps a Pending application Pending if its sync began before the transition", () => {
             const cur = {
                 application: "app1",
                 status: "Pending",

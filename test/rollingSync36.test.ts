@@ -86,7 +86,7 @@ describe("RollingSync conformance, v3.6.2 (validation_issues_test.go, progressiv
     });
 
     describe("TestBuildAppDependencyList: the issues it collects", () => {
-        it("an app two steps select: both list it, its step is the first, the issue names both", () => {
+        it("an app two steps select: both list it, its step is the first, both named", () => {
             const a = appset([inStep("env", ["dev"]), inStep("region", ["eu"], "NotIn")]);
             const r = rolling.buildAppDependencyList(a, [app("a", { env: "dev" }), app("b", { env: "qa" })]);
             assert.deepStrictEqual(r.steps, [["a"], ["a", "b"]]);
@@ -133,7 +133,7 @@ describe("RollingSync conformance, v3.6.2 (validation_issues_test.go, progressiv
     describe("TestGetLatestWaitingTransitionTimeOfAppset", () => {
         const entry = (status: string, minutes: number, message = rolling.MESSAGES.revisionChanged) =>
             ({ application: `x${minutes}`, status, step: "1", message, targetRevisions: [], lastTransitionTime: at(minutes) }) as any;
-        it("the newest Waiting entry with pending changes; a new app's Waiting does not count", () => {
+        it("the newest Waiting entry with changes; a new app's Waiting does not count", () => {
             assert.strictEqual(rolling.latestWaitingTransition([entry("Waiting", -5), entry("Waiting", -2), entry("Healthy", -1)]), at(-2));
             assert.strictEqual(rolling.latestWaitingTransition([entry("Waiting", -1, rolling.MESSAGES.noStatus)]), null);
             assert.strictEqual(rolling.latestWaitingTransition([]), null);

@@ -221,7 +221,7 @@ describe("the rollout doctor in the cluster", function () {
             for (const f of [running, other]) fs.rmSync(f);
         });
 
-        it("given --out a folder that does not exist, then one line says so, and nothing is written", async () => {
+        it("given --out a folder that does not exist, then one line says so", async () => {
             const r = await runMain("kubectl-plugin", ["--out", path.join(bin, "missing")]);
             assert.strictEqual(r.code, 2);
             assert.match(r.stderr, /--out .*missing is not a directory; create it or name another/);

@@ -472,7 +472,7 @@ describe("the fake API server's watch from a resourceVersion (as kubectl delete 
         }
     });
 
-    it("given a watch without a resourceVersion, then it gets only what changes from then on", async () => {
+    it("given a watch without a resourceVersion, then it gets only later changes", async () => {
         kube.put(cm("earlier", "1"), "client");
         const w = watch("");
         try {
@@ -631,7 +631,7 @@ describe("the simulated cluster saved to a file (simulate's resume)", function (
         assert.ok(!fs.existsSync(file), "nothing saved after the stop");
     });
 
-    it("given a controller's own change and no client, then it is saved within the interval", async () => {
+    it("given a controller's own change, then it is saved within the interval", async () => {
         const { kube, file } = await saved(50);
         try {
             kube.put(cm("by-controller"), "a-controller");

@@ -474,7 +474,7 @@ describe("simulate: a root it cannot use is one line", function () {
         assert.match(r.stderr, /^gitops-lab simulate: --root \S+: \S+\/file is a file, not a directory; choose another --root\n$/);
     });
 
-    it("given a finished lab, when --through asks for less, then it says steps cannot be undone", async () => {
+    it("given a finished lab, when --through asks for less, then steps are not undone", async () => {
         const root = await rootAt(2);
         const r = await runMain("simulate", ["--root", root, "--through", "1"]);
         assert.strictEqual(r.code, 1, r.out);

@@ -158,7 +158,7 @@ esac
         });
         afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-        it("given the image on the node, then the container reads its files and cannot write there", async () => {
+        it("given the image on the node, then the container reads its files, writes none", async () => {
             const kube = new FakeKube();
             for (const i of await siteImages()) await kube.images.load(i);
             const r = await runPodContainer(

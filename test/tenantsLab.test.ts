@@ -158,7 +158,7 @@ describe("the tenants lab (simulated cluster)", function () {
 
         // 3.5: every other retry fails at once on the last attempt's stored result (gitops-engine, seen on the real plane);
         // 3.6 replaces the whole operation state, so each of the six attempts runs the hook (seen on the real plane too)
-        it("when the faulty release is pushed, then mandant-b's sync gives up after 6 attempts", async () => {
+        it("when the faulty release is pushed, then mandant-b gives up after 6 attempts", async () => {
             const is36 = ARGOCD_RELEASES[DEFAULT_ARGOCD_VERSION].minor === "3.6";
             const jobs: string[] = [];
             const attempts: string[] = [];
@@ -230,7 +230,7 @@ describe("the tenants lab (simulated cluster)", function () {
 });
 
 describe("the tenants lab's progress lines (fit)", () => {
-    it("keeps a short line, and cuts a long one at a word with an ellipsis, within the limit", () => {
+    it("keeps a short line, cuts a long one at a word with an ellipsis", () => {
         assert.strictEqual(fit("step 2 of 4 stuck", 120), "step 2 of 4 stuck");
         const long = `[tenants 3 recovery] ${"mandant-b retrying its sync; ".repeat(10)}`;
         const cut = fit(long, 120);

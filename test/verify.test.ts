@@ -60,7 +60,7 @@ describe("verify (the independent grader)", function () {
         );
     });
 
-    it("given prod pinned before the incident, then the hint says shop-prod never synced it", async () => {
+    it("given prod pinned before the incident, then the hint says it never synced it", async () => {
         const commit = read(good, "incident").commit;
         const hourBefore = new Date(Date.now() - 3_600_000).toISOString();
         // shop-prod's history as the cluster would show it: without the incident, its syncs an hour before it (pinned
@@ -98,7 +98,7 @@ describe("verify (the independent grader)", function () {
         );
     });
 
-    it("given drift.uid of shop-dev's ConfigMap, then the hint says it is the other environment's", async () => {
+    it("given drift.uid of shop-dev's ConfigMap, then the hint names the environment", async () => {
         const l = copy();
         const file = l.resultFile("drift");
         const dev = await cluster.getConfigMap("shop-dev", "shop-config");

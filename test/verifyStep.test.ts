@@ -261,7 +261,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
-    it("the Application deleted after step 8: step 5's hint says the ConfigMap was made again", async () => {
+    it("the Application deleted after step 8: step 5 says the ConfigMap was made again", async () => {
         const at = await labAt(8);
         try {
             const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
@@ -295,7 +295,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.doesNotMatch(r.stdout, /^\s*[4-8]\s/m, "no check of a step after 3");
     });
 
-    it("given release/prod deleted by a push, then the hint says to push it again, not step 4's", async () => {
+    it("given release/prod deleted by a push, then the hint says to push it again", async () => {
         const root = await rootAt(8);
         try {
             await git(["push", "--quiet", "origin", ":refs/heads/release/prod"], shopLayout(root).clone);
@@ -481,7 +481,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(passing.done, true, passing.line);
     });
 
-    it("an earlier step's live failure comes first, unless a later step's work may cause it", async () => {
+    it("an earlier step's live failure comes first, unless a later step may cause it", async () => {
         const steps = shopSteps(shopLayout("/"));
         const graded = async (yields: boolean) => {
             const checks: Check<null>[] = [
@@ -505,7 +505,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
-    it("step 1's first commit broken, put right by a second: the hint says the first is graded", async () => {
+    it("step 1's first commit broken, fixed by a second: the first is the one graded", async () => {
         const root = await rootAt(1);
         const { bareRepo } = shopLayout(root);
         const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-commit-"));
@@ -788,7 +788,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: \S+appset\.yaml is not valid YAML \(line \d+: [^)]+\): fix it there, then kubectl apply -f it\n$/);
     });
 
-    it("an appset.yaml with a trailing --- or a second document is read as kubectl reads it", async () => {
+    it("appset.yaml with a trailing --- or a second document: read as kubectl does", async () => {
         const root = await rootAt(4);
         const file = shopLayout(root).appsetFile;
         fs.appendFileSync(file, "---\n");
@@ -1012,7 +1012,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
-    it("given no cluster, then a step that reads it says how to give one, not the step's hint", async () => {
+    it("given no cluster, then a step that reads it says how to give one", async () => {
         const root = await rootAt(3);
         const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", path.join(root, "no-such-kubeconfig")]);
         assert.strictEqual(r.code, 1, r.out);
@@ -1062,7 +1062,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
-    it("refuses --step with --through, and a step the lab does not have, as usage errors (2)", async () => {
+    it("--step with --through, or a step the lab lacks, is a usage error (2)", async () => {
         assert.strictEqual((await runMain("verify", ["--step", "2", "--through", "2"])).code, 2);
         const r = await runMain("verify", ["--lab", "tenants", "--step", "4"]);
         assert.strictEqual(r.code, 2);

@@ -159,7 +159,7 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         }
     });
 
-    it("is Ready on the pinned containerd and Kubernetes, CoreDNS pulled through the mirror", () => {
+    it("is Ready on the pinned containerd and Kubernetes, CoreDNS from the mirror", () => {
         const n = JSON.parse(kubectl("get", "node", NODE.name, "-o", "json"));
         assert.ok(n.status.conditions.some((c: any) => c.type === "Ready" && c.status === "True"));
         assert.strictEqual(n.status.nodeInfo.containerRuntimeVersion, `containerd://${REAL_NODE.containerd.slice(1)}`);
@@ -351,7 +351,7 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         assert.deepStrictEqual(hostState(), initial);
     });
 
-    it("given a node running, then a second one is refused at once, in one line naming it", async () => {
+    it("given a node running, then a second one is refused in one line naming it", async () => {
         node = await serveNode(root);
         const second = spawn(process.execPath, [BIN, "node", "--root", fs.mkdtempSync(path.join(os.tmpdir(), "real-node-2-"))], {
             cwd: PROJECT,
