@@ -13,6 +13,7 @@ import { HttpError, ResourceType, TYPES } from "./apiTypes";
 import { discovery, openapi } from "./discovery";
 import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
+import { checkRequired } from "./crdValidation";
 import { toTable, wantsTable } from "./tables";
 import { messageOf } from "../lab/ports/errors";
 import type { ObjectMeta } from "../lab/argo/types";
@@ -215,7 +216,6 @@ export class ApiServer {
                     return this.kube.images.serve(req.method!, url, Buffer.concat(chunks), res);
                 const raw = Buffer.concat(chunks).toString("utf8");
                 const ctype = String(req.headers["content-type"] ?? "").split(";")[0];
-                const body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;
                 if (this.credential && req.headers.authorization !== `Bearer ${this.credential.token}`)
                     return send(401, {
                         kind: "Status",
@@ -226,6 +226,12 @@ export class ApiServer {
                         reason: "Unauthorized",
                         code: 401,
                     });
+                let body: unknown;
+                try {
+                    body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;
+                } catch (e) {
+                    throw new HttpError(400, "BadRequest", `the request's body cannot be decoded: ${messageOf(e).split("\n")[0]}`);
+                }
                 this.requests.push({ method: req.method!, path: url.pathname, contentType: ctype || undefined, body });
                 // a served lab runs for days: the oldest go
                 const kept = this.requestsKept;
@@ -269,6 +275,12 @@ export class ApiServer {
                 });
             }
         });
+    }
+
+    /** A client's object stored, once what its CRD requires is there (crdValidation.ts). */
+    private store(t: ResourceType, obj: { kind: string; metadata: ObjectMeta }) {
+        checkRequired(t.kind, t.group, obj);
+        return this.kube.put(obj, "client");
     }
 
     private serve(method: string, url: URL, ctype: string, body: unknown): unknown {
@@ -315,7 +327,7 @@ export class ApiServer {
                     );
                 if (this.kube.get(t.kind, ns, obj.metadata.name))
                     throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
-                return this.kube.put({ ...obj, metadata: { ...obj.metadata, name: obj.metadata.name } }, "client");
+                return this.store(t, { ...obj, metadata: { ...obj.metadata, name: obj.metadata.name } });
             }
             throw new HttpError(405, "MethodNotAllowed", `${method} on a collection`);
         }
@@ -326,14 +338,13 @@ export class ApiServer {
                 return current;
             case "PUT":
                 if (!current) throw notFound();
-                return this.kube.put(
-                    { ...objectOf(body), kind: t.kind, metadata: { ...objectOf(body).metadata, name, namespace: ns } },
-                    "client",
-                );
+                // a PUT is the whole object: with no body there is none (the API server refuses it as it refuses any body it cannot decode)
+                if (body === undefined) throw new HttpError(400, "BadRequest", "the request's body is empty: a PUT sends the whole object");
+                return this.store(t, { ...objectOf(body), kind: t.kind, metadata: { ...objectOf(body).metadata, name, namespace: ns } });
             case "PATCH": {
                 if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
                 const next = objectOf(patchAs(ctype, current, body, t.group));
-                return this.kube.put({ ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } }, "client");
+                return this.store(t, { ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } });
             }
             case "DELETE": {
                 const old = this.kube.remove(t.kind, ns, name, "client");

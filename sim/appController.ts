@@ -40,6 +40,10 @@ const RETRY_LIMIT = 5;
  */
 export type Trigger = { hard: boolean; forced: boolean; recent?: boolean };
 
+/** What the simulated application controller says of an Application it does not compare (several sources, or none). */
+export const SINGLE_SOURCE_ONLY =
+    "the simulated Argo CD compares Applications of one source (spec.source with a repoURL); this one has spec.sources or no source";
+
 export class AppController {
     private unsubscribe?: () => void;
     private readonly timers = new Map<string, { h: TimerHandle; trigger: Trigger; due: number }>();
@@ -272,8 +276,19 @@ export class AppController {
         if (!app || app.metadata.deletionTimestamp) return;
         const key = `${ns}/${name}`;
         const handledRefresh = app.metadata.annotations?.[REFRESH_ANNOTATION];
-        const src = app.spec!.source;
-        const dest = app.spec!.destination;
+        const src = app.spec?.source;
+        const dest = app.spec?.destination;
+        if (!src?.repoURL) {
+            // several sources (spec.sources), or none: not what the simulation compares; said as Argo CD says a source it cannot read
+            const message = SINGLE_SOURCE_ONLY;
+            if (app.status?.conditions?.some((c) => c.type === "ComparisonError" && c.message === message)) return;
+            const conditions = [
+                ...(app.status?.conditions ?? []).filter((c) => c.type !== "ComparisonError"),
+                { type: "ComparisonError", message, lastTransitionTime: this.iso() },
+            ];
+            this.kube.put({ ...app, status: { ...(app.status ?? {}), conditions, sync: { status: "Unknown" } } }, ACTOR);
+            return;
+        }
         const sourceChanged = JSON.stringify(app.status?.sync?.comparedTo?.source ?? null) !== JSON.stringify(src);
         const forced = trigger.forced || !!handledRefresh || sourceChanged;
         // the comparison's time (reconciledAt, and the status' transition times) is taken before it runs, as upstream's

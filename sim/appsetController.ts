@@ -78,13 +78,13 @@ export function generateFromParams(appset: ApplicationSet, paramSets: Params[]):
             apiVersion: "argoproj.io/v1alpha1",
             kind: "Application",
             metadata: {
-                name: t.metadata!.name!,
+                name: t.metadata?.name ?? "",
                 namespace: appset.metadata.namespace,
-                labels: t.metadata!.labels,
-                annotations: t.metadata!.annotations,
+                labels: t.metadata?.labels,
+                annotations: t.metadata?.annotations,
                 // every generated Application gets the resources finalizer unless the template sets finalizers or preserveResourcesOnDeletion
                 finalizers:
-                    t.metadata!.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
+                    t.metadata?.finalizers ?? (appset.spec?.syncPolicy?.preserveResourcesOnDeletion ? undefined : [RESOURCES_FINALIZER]),
                 ownerReferences: [
                     {
                         apiVersion: "argoproj.io/v1alpha1",
@@ -335,9 +335,9 @@ export class AppSetController {
         if (!this.running) return;
         const fresh = this.kube.get("ApplicationSet", namespace, name);
         if (!fresh || fresh.metadata.deletionTimestamp) return;
+        // the rollout reads every generated Application; only the valid ones are created or updated (validApps)
         const invalid = this.validateGeneratedApplications(fresh, desired);
         const generated = desired;
-        desired = desired.filter((d) => !invalid.has(d.metadata.name));
         const owned = (a: Application) => (a.metadata.ownerReferences ?? []).some((r) => r.uid === fresh.metadata.uid);
         const current = this.kube.list("Application", namespace).filter(owned);
 
@@ -405,14 +405,20 @@ export class AppSetController {
                 setCondition(st, { type: "ErrorOccurred", status: "True", reason: "ApplicationValidationError", message }, this.iso()),
             );
         }
-        this.apply(fresh, desired, current, generated);
+        this.apply(
+            fresh,
+            desired.filter((d) => !invalid.has(d.metadata.name)),
+            current,
+            generated,
+        );
         const latest = this.kube.get("ApplicationSet", namespace, name);
         if (latest && latest.metadata.annotations?.[APPSET_REFRESH_ANNOTATION] !== undefined) {
             delete latest.metadata.annotations[APPSET_REFRESH_ANNOTATION];
             this.kube.put(latest, ACTOR);
         }
         if (invalid.size) {
-            this.schedule(namespace, name, VALIDATION_REQUEUE_MS);
+            // the generators' requeue when they have one (getMinRequeueAfter), else ReconcileRequeueOnValidationError
+            if (!this.requeue(appset)) this.schedule(namespace, name, VALIDATION_REQUEUE_MS);
             return;
         }
         this.writeStatus(namespace, name, (st) =>
@@ -439,6 +445,14 @@ export class AppSetController {
         const names = new Set<string>();
         for (const app of desired) {
             const n = app.metadata.name;
+            // v3.6.2 checks a name is there first; v3.5.1's create of a nameless Application fails (the API server requires one)
+            if (!n) {
+                errors.set(
+                    n,
+                    `ApplicationSet ${appset.metadata.name} contains an application with no name; a name must be set in the template's metadata.name or via a templatePatch (generateName is not supported)`,
+                );
+                continue;
+            }
             if (names.has(n)) {
                 errors.set(n, `ApplicationSet ${appset.metadata.name} contains applications with duplicate name: ${n}`);
                 continue;
@@ -461,16 +475,14 @@ export class AppSetController {
         );
     }
 
-    private requeue(appset: ApplicationSet) {
+    /** The git generator's requeue (getMinRequeueAfter); whether there is one (a list generator has none). */
+    private requeue(appset: ApplicationSet): boolean {
         const git = (appset.spec?.generators ?? []).find((g) => g.git)?.git;
-        if (git) {
-            const secs = git.requeueAfterSeconds;
-            this.schedule(
-                appset.metadata.namespace!,
-                appset.metadata.name,
-                secs !== undefined ? secs * 1000 : (this.opts.gitRequeueMs ?? GIT_REQUEUE_MS),
-            );
-        }
+        if (!git) return false;
+        const ms = git.requeueAfterSeconds !== undefined ? git.requeueAfterSeconds * 1000 : (this.opts.gitRequeueMs ?? GIT_REQUEUE_MS);
+        if (ms <= 0) return false;
+        this.schedule(appset.metadata.namespace!, appset.metadata.name, ms);
+        return true;
     }
 
     private writeStatus(ns: string, name: string, f: (status: AppSetStatus) => void) {
@@ -532,6 +544,8 @@ function setCondition(status: AppSetStatus, cond: rolling.Condition, now: string
 function setOne(status: AppSetStatus, cond: rolling.Condition, now: string) {
     const conds: Condition[] = status.conditions ?? [];
     const old = conds.find((c) => c.type === cond.type);
-    const next = { ...cond, lastTransitionTime: old && old.status === cond.status ? old.lastTransitionTime : now };
+    // SetConditions: a condition as it was (status, reason and message) keeps its time; any change is a transition
+    const same = old && old.status === cond.status && old.reason === cond.reason && old.message === cond.message;
+    const next = { ...cond, lastTransitionTime: same ? old.lastTransitionTime : now };
     status.conditions = [...conds.filter((c) => c.type !== cond.type), next];
 }

@@ -111,6 +111,13 @@ export interface SimEvent extends KubeEvent {
     series?: { count?: number; lastObservedTime?: string };
 }
 
+/** An OpenAPI v3 schema as a CRD declares it: what the required-field check reads of it. */
+export interface Schema {
+    required?: string[];
+    properties?: Record<string, Schema>;
+    items?: Schema;
+}
+
 /** A CustomResourceDefinition: what discovery, the tables and the conversion read of it. */
 export interface Crd {
     apiVersion?: string;
@@ -124,6 +131,7 @@ export interface Crd {
             name: string;
             served?: boolean;
             storage?: boolean;
+            schema?: { openAPIV3Schema?: Schema };
             additionalPrinterColumns?: {
                 name: string;
                 type: string;

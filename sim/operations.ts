@@ -93,10 +93,12 @@ export class Operations {
         if (this.operating.has(key)) return;
         const first = this.host.kube.get("Application", ns, name);
         if (!first?.operation || first.metadata.deletionTimestamp) return;
+        // an Application the controller does not compare (several sources, or none) is not synced either
+        if (!first.spec?.source?.repoURL) return;
         this.operating.add(key);
         let handedOff = false;
         try {
-            const src = first.spec!.source;
+            const src = first.spec.source;
             let revision: string = first.operation.sync?.revision ?? "";
             if (!revision) {
                 try {

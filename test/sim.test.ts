@@ -139,6 +139,35 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         assert.strictEqual(set("argocd")!.status!.conditions!.find((c) => c.type === "ResourcesUpToDate")?.status, "False");
     });
 
+    it("a template with no name generates nothing (v3.6.2's validateGeneratedApplications)", async () => {
+        const nameless = shopApplicationSet();
+        delete nameless.spec!.template!.metadata!.name;
+        at.lab.kube.put(nameless, "client");
+        await expect(
+            holds(
+                "ErrorOccurred: an application with no name",
+                () =>
+                    !!set("argocd")?.status?.conditions?.some(
+                        (c) =>
+                            c.type === "ErrorOccurred" &&
+                            c.status === "True" &&
+                            /contains an application with no name/.test(c.message ?? ""),
+                    ),
+                () => set("argocd")?.status,
+            ),
+        );
+        assert.deepStrictEqual(at.lab.kube.list("Application", "argocd"), []);
+    });
+
+    it("an Application of several sources is a ComparisonError, not a crash", async () => {
+        const app = generateApplications({ ...shopApplicationSet(), metadata: { name: "shop", namespace: "argocd", uid: "u" } })[0];
+        const source = app.spec!.source!;
+        app.spec = { ...app.spec, source: undefined, sources: [source, source] };
+        app.metadata.ownerReferences = undefined;
+        at.lab.kube.put(app, "client");
+        await expect(appHasCondition(() => at.lab.kube.get("Application", "argocd", app.metadata.name), "ComparisonError", /one source/));
+    });
+
     it("an ApplicationSet outside argocd is not reconciled (the install watches its own namespace)", async () => {
         const elsewhere = shopApplicationSet();
         elsewhere.metadata = { ...elsewhere.metadata, name: "shop-elsewhere", namespace: "default" };
@@ -524,6 +553,39 @@ describe("the simulated API server's store", function () {
     });
 
     // as kube-controller-manager's root CA publisher writes it (the real tier compares it with the real one)
+    it("answers a body it cannot decode, a PUT without one and a CRD's missing field as the API server does", async () => {
+        const kube = new FakeKube();
+        const base = await kube.start();
+        try {
+            const send = (method: string, p: string, body?: string) =>
+                new Promise<{ code: number; message: string }>((resolve, reject) => {
+                    const req = http.request(`${base}${p}`, { method, headers: { "content-type": "application/json" } }, (res) => {
+                        let text = "";
+                        res.on("data", (d) => (text += d));
+                        res.on("end", () => resolve({ code: res.statusCode ?? 0, message: JSON.parse(text).message }));
+                    });
+                    req.on("error", reject);
+                    req.end(body);
+                });
+            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "default" }, data: { a: "1" } }, "setup");
+            const garbled = await send("POST", "/api/v1/namespaces/default/configmaps", "{not json");
+            assert.strictEqual(garbled.code, 400, garbled.message);
+            assert.match(garbled.message, /^the request's body cannot be decoded: /);
+            const empty = await send("PUT", "/api/v1/namespaces/default/configmaps/kept");
+            assert.strictEqual(empty.code, 400, empty.message);
+            assert.deepStrictEqual(kube.get("ConfigMap", "default", "kept")!.data, { a: "1" }, "nothing replaced");
+            const set = shopApplicationSet();
+            delete set.spec!.template!.spec!.project;
+            const invalid = await send("POST", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets", JSON.stringify(set));
+            assert.deepStrictEqual(invalid, {
+                code: 422,
+                message: 'ApplicationSet.argoproj.io "shop" is invalid: spec.template.spec.project: Required value',
+            });
+        } finally {
+            await kube.stop();
+        }
+    });
+
     it("given a new namespace, then kube-root-ca.crt is published in it, put back when deleted, and gone with the namespace", () => {
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mandant-b" } }, "client");

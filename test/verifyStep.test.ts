@@ -246,7 +246,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /hint: appset\.yaml's ApplicationSet is in namespace \(none: kubectl's current one, default\); Argo CD reads ApplicationSets in its own namespace, argocd, only/,
+                /hint: appset\.yaml's ApplicationSet names no namespace \(kubectl apply then puts it in the current one, default, unless given -n argocd\); Argo CD reads ApplicationSets in its own namespace, argocd, only/,
             );
             // the file put right, not applied: the cluster's is said to be where Argo CD does not look
             fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
@@ -526,7 +526,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /hint: main's latest commit renders right, its first \([0-9a-f]{12}\) does not: step 1 is graded on the first commit/,
+                /hint: main's latest commit renders right, its first \([0-9a-f]{12}\) does not: step 1 asks for a first commit that renders both overlays/,
             );
         } finally {
             fs.rmSync(work, { recursive: true, force: true });

@@ -100,11 +100,11 @@ const step1: Check<ShopWorld>[] = [
                 prod: (await shopConfigAt(w, sha, "envs/prod")).LOG_LEVEL,
             });
             const outcome = eq(want, await at(first));
-            // put right by a later commit: the first one is what the lab builds on (release/prod starts there)
+            // put right by a later commit: the step asks for a first commit that renders
             if (outcome.ok || first === w.main || !eq(want, await at(w.main)).ok) return outcome;
             return {
                 ...outcome,
-                hint: `main's latest commit renders right, its first (${first.slice(0, 12)}) does not: step 1 is graded on the first commit, which release/prod starts from; main takes fast-forwards only, so it stays as it is: the step is done over on a new lab (the lab's reset, then the lab again)`,
+                hint: `main's latest commit renders right, its first (${first.slice(0, 12)}) does not: step 1 asks for a first commit that renders both overlays, and main takes fast-forwards only, so the first commit stays as it is (the later steps build on the latest, which is right): to have step 1 done, do it over on a new lab (the lab's reset, then the lab again)`,
             };
         },
     },
@@ -145,9 +145,13 @@ const step2: Check<ShopWorld>[] = [
                 },
             );
             if (outcome.ok || a?.metadata?.namespace === "argocd") return outcome;
+            // no namespace: kubectl apply puts it where -n or the current context says (default, unless -n argocd was given)
+            const where = a?.metadata?.namespace
+                ? `is in namespace ${a.metadata.namespace}`
+                : "names no namespace (kubectl apply then puts it in the current one, default, unless given -n argocd)";
             return {
                 ...outcome,
-                hint: `appset.yaml's ApplicationSet is in namespace ${a?.metadata?.namespace ?? "(none: kubectl's current one, default)"}; Argo CD reads ApplicationSets in its own namespace, argocd, only: set metadata.namespace: argocd, then kubectl apply -f ${w.layout.appsetFile}`,
+                hint: `appset.yaml's ApplicationSet ${where}; Argo CD reads ApplicationSets in its own namespace, argocd, only, and the file is to say so: set metadata.namespace: argocd, then kubectl apply -f ${w.layout.appsetFile}`,
             };
         },
     },
