@@ -4,7 +4,7 @@
  * version, Pods that never start, and the preflight.
  */
 import * as assert from "assert";
-import { spawnSync } from "child_process";
+import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -147,6 +147,14 @@ describe("fresh host: root's umask and the git daemon (nobody)", function () {
         )!;
         assert.strictEqual(check.ok, false);
         assert.match(check.found!, /^not readable by others: .*objects\//);
+        assert.match(check.hint!, /open what is closed \(chmod -R o\+rX \S+shop-envs\.git\), and keep later pushes readable/);
+        // the hint's two commands make it readable, and a hook only the pusher can read is no reason to fail it
+        execFileSync("chmod", ["-R", "o+rX", l.bareRepo]);
+        fs.writeFileSync(path.join(l.bareRepo, "hooks", "post-receive"), "#!/bin/sh\n", { mode: 0o700 });
+        const after = (await verify({ layout: l, through: 1 })).find((c) =>
+            c.check.startsWith("every file of the bare repository is readable"),
+        )!;
+        assert.ok(after.ok, JSON.stringify(after));
     });
 });
 

@@ -142,8 +142,10 @@ export class BareRepo {
      */
     unreadableByOthers(limit = 5): string[] {
         const bad: string[] = [];
+        // what git upload-pack (the daemon's clone and fetch) never reads: hooks run on push, as the pusher
+        const unread = new Set(["hooks", "description", "logs"].map((d) => path.join(this.gitDir, d)));
         const walk = (p: string) => {
-            if (bad.length >= limit) return;
+            if (bad.length >= limit || unread.has(p)) return;
             const st = fs.lstatSync(p);
             if (st.isSymbolicLink()) return;
             const need = st.isDirectory() ? 0o005 : 0o004;

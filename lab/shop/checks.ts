@@ -73,6 +73,8 @@ const step1: Check<ShopWorld>[] = [
                 ok: bad.length === 0,
                 expected: "o+r on files, o+rx on directories (core.sharedRepository)",
                 found: `not readable by others: ${bad.join(", ")}`,
+                // --shared applies to what is written after it: what a umask already closed stays closed until opened
+                hint: `the git daemon reads the repository as nobody: open what is closed (chmod -R o+rX ${w.layout.bareRepo}), and keep later pushes readable whatever the pusher's umask (git --git-dir ${w.layout.bareRepo} config core.sharedRepository 0644)`,
             };
         },
     },
