@@ -288,8 +288,9 @@ export const doctor: Command = {
             return ds.some((d) => d.state === "stuck" || d.skipped.length || d.findings.length) ? EXIT.FINDING : EXIT.OK;
         }
 
-        // a log: every line begins with its time, in the one format of the findings' times
-        const say = (l: string) => console.log(`${rfc3339(new Date())} ${l}`);
+        // a log: every line begins with its time, in the one format of the findings' times; with --json on stderr
+        // (stdout is the rounds' JSON lines alone, for a program)
+        const say = (l: string) => (values.json ? console.error : console.log)(`${rfc3339(new Date())} ${l}`);
         const watcher = new RolloutWatcher(read, cluster, opts, say);
         if (metricsPort !== undefined) {
             const server = await serveMetrics(watcher, metricsPort);

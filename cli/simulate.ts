@@ -295,7 +295,12 @@ export const simulate: Command = {
                   : 0;
         if (
             values.reset &&
-            (values.serve || values.through !== undefined || values.lab !== undefined || values["tenants-through"] !== undefined)
+            (values.serve ||
+                values.through !== undefined ||
+                values.lab !== undefined ||
+                values["tenants-through"] !== undefined ||
+                values["argocd-version"] !== undefined ||
+                values.cluster !== undefined)
         )
             throw new UsageError("--reset goes alone (with --root): it takes down every lab under the root");
         const argocdVersion = stringOption(values, "argocd-version") ?? DEFAULT_ARGOCD_VERSION;

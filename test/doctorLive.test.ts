@@ -245,6 +245,28 @@ describe("rollout doctor against a cluster", function () {
         await watchStuckThenResumed("3600", "within 30 s of the change (rounds only every --interval?)");
     });
 
+    it("--watch --json writes JSON lines alone on stdout, its log on stderr", async () => {
+        const child = spawn(process.execPath, [BIN, "doctor", "--kubeconfig", kubeconfigFile, "--watch", "--json", "--interval", "0.2"], {
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        let err = "";
+        child.stdout!.on("data", (d) => (out += d));
+        child.stderr!.on("data", (d) => (err += d));
+        try {
+            await pollUntil(async () => (out.split("\n").filter(Boolean).length >= 2 ? true : undefined), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => `fewer than two rounds on stdout: ${out} ${err}`,
+            });
+        } finally {
+            child.kill("SIGTERM");
+            await new Promise((resolve) => child.once("close", resolve));
+        }
+        for (const line of out.split("\n").filter(Boolean)) assert.doesNotThrow(() => JSON.parse(line), line);
+        assert.match(err, /watching for changes and every 0\.2 s/);
+    });
+
     // given --watch on a served lab's kubeconfig, when the lab is started again (a new address and token in the same
     // file), then the doctor reads the cluster the file names now: its Events go there
     it("--watch follows its kubeconfig file to a cluster started again", async () => {

@@ -26,6 +26,7 @@ const MISTAKES: Mistake[] = [
     ["learner", "simulate", ["--root", "{dir}/r", "--lab", "shopp"], 2, /--lab takes shop, tenants or both, got "shopp"/],
     ["learner", "simulate", ["--root", "{dir}/r", "--lab", "shop", "--tenants-through", "2"], 2, /--tenants-through goes with --lab both/],
     ["learner", "simulate", ["--root", "{dir}/r", "--reset", "--serve"], 2, /--reset goes alone \(with --root\)/],
+    ["author", "simulate", ["--root", "{dir}/r", "--reset", "--argocd-version", "v3.5.1"], 2, /--reset goes alone \(with --root\)/],
     [
         "author",
         "simulate",
