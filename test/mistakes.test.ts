@@ -379,6 +379,16 @@ describe("mistakes in a result file's values, and their hints", () => {
             /^order\[0\]\.healthy_at holds "yesterday": /,
         ],
         [stallCommit, [sha, sha, sha, sha], /^it holds 4 commits: write one, the full SHA of the commit the step asks for$/],
+        [
+            field("drift", "uid"),
+            "A7B0CCF9-1F2E-4D3C-8B9A-0123456789AB",
+            /^it holds upper-case letters: write it in lower case, as Kubernetes prints it$/,
+        ],
+        [
+            recoveryOrder,
+            [{ application: "mandant-a", step: 1, healthy_at: "2026-12-06 00:14:06.919" }],
+            /^order\[0\]\.healthy_at holds "2026-12-06 00:14:06\.919": write the time as Kubernetes writes it, RFC 3339 with a T and a zone/,
+        ],
         [stallCommit, `${sha} ${sha.slice(0, 7)}`, /^it holds 2 commits: write one/],
     ] as [SchemaField, unknown, RegExp][])
         it(`${f.key} = ${JSON.stringify(value)}`, () => {

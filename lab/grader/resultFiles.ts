@@ -163,6 +163,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
         if (/^[0-9a-fA-F]{4,39}$/.test(v)) return `it holds ${v.length} characters: write the full SHA (git rev-parse ${v} prints it)`;
         if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;
     }
+    // a uid (or any value) right but for its case: Kubernetes writes them in lower case
+    if (typeof v === "string" && v !== v.toLowerCase() && f.check(v.toLowerCase()))
+        return `it holds upper-case letters: write it in lower case, as Kubernetes prints it`;
     if (typeof v === "string") {
         const unquoted = unquotedOf(v);
         if (unquoted !== undefined && typeof unquoted !== "string" && f.check(unquoted))
@@ -176,6 +179,13 @@ export function whyNot(f: SchemaField, v: unknown): string {
         const unquoted = typeof inner === "string" ? unquotedOf(inner) : undefined;
         if (unquoted !== undefined && typeof unquoted !== "string")
             return `${at} holds the string ${JSON.stringify(inner)}: write ${inner} without the quotes`;
+        // a time written the way people write them: Kubernetes' own form is RFC 3339 (a T, a zone)
+        if (
+            typeof inner === "string" &&
+            /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d/.test(inner) &&
+            !/^\d{4}-\d\d-\d\dT[^ ]*(Z|[+-]\d\d:\d\d)$/.test(inner)
+        )
+            return `${at} holds ${JSON.stringify(inner)}: write the time as Kubernetes writes it, RFC 3339 with a T and a zone (2026-12-06T00:14:06Z)`;
         return `${at} holds ${JSON.stringify(inner)}: ${issue.message}`;
     }
     return `it holds ${held}, which is not ${f.what}`;
