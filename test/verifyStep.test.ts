@@ -388,6 +388,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("promoted past the incident commit: the hint says it went too far", async () => {
+        const root = await rootAt(8);
+        try {
+            const layout = shopLayout(root);
+            const main = await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]);
+            await git(["--git-dir", layout.bareRepo, "update-ref", "refs/heads/release/prod", main]);
+            const file = layout.resultFile("promote");
+            fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), to: main }));
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: promote\.to comes after incident\.commit: the promotion went too far/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("promote.from and promote.to swapped: the hint says so", async () => {
         const root = await rootAt(6);
         try {

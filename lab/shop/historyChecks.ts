@@ -54,6 +54,12 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             const { commit } = obj(w, "incident");
             const { to } = obj(w, "promote");
             const outcome = eq(commit, to);
+            // promoted past the incident commit: a fast-forward too far (to main's tip, most often)
+            if (!outcome.ok && isSha(to) && isSha(commit) && to !== commit && (await w.repo.isAncestor(commit, to)))
+                return {
+                    ...outcome,
+                    hint: "promote.to comes after incident.commit: the promotion went too far (the step promotes the incident commit itself, not what main has since); if release/prod is there, put its files back with new commits (git revert of the commits after incident.commit, pushed to release/prod), never a force push, and write promote.to as the incident commit",
+                };
             return !outcome.ok && (await copyOf(w, to, commit))
                 ? {
                       ...outcome,
