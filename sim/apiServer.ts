@@ -237,6 +237,11 @@ export class ApiServer {
                 const kept = this.requestsKept;
                 if (this.requests.length > kept) this.requests.splice(0, this.requests.length - kept);
                 if (req.method === "GET") {
+                    const proxied = this.kube.proxied.get(url.pathname);
+                    if (proxied) {
+                        res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
+                        return res.end(proxied());
+                    }
                     if (url.pathname === "/openapi/v2") {
                         // an empty OpenAPI v2 document (protobuf, as kubectl asks): no schema, so kubectl validates nothing
                         res.writeHead(200, { "Content-Type": "application/com.github.proto-openapi.spec.v2.v1.0+protobuf" });

@@ -15,6 +15,7 @@ import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
 import * as rolling from "./rollingSync";
 import { messageOf } from "../lab/ports/errors";
+import { AppSetMetrics } from "./appsetMetrics";
 import type { Application, ApplicationSet, Condition } from "../lab/argo/types";
 
 /** A generator's parameters: strings (fasttemplate), or any YAML value (goTemplate). */
@@ -204,6 +205,8 @@ export class AppSetController {
     private running = false;
     /** Errors thrown inside reconciles (a test double must not hide its own bugs). */
     readonly errors: Error[] = [];
+    /** v3.6's progressive sync metrics (none as 3.5: it has none of them). */
+    readonly metrics = new AppSetMetrics();
 
     constructor(
         private readonly kube: FakeKube,
@@ -372,7 +375,7 @@ export class AppSetController {
                           this.opts.refreshGraceMs ?? 30_000,
                       )
                     : { open: true, refresh: [], recheckMs: null };
-            for (const app of gate.refresh) this.refreshApp(namespace, app);
+            for (const app of gate.refresh) if (this.refreshApp(namespace, app)) this.metrics.refreshTriggered(namespace, name);
             let toSync = new Set<string>();
             if (gate.open) {
                 toSync = rolling.appsToSync(statuses, steps, current);
@@ -390,7 +393,17 @@ export class AppSetController {
             // SyncDesiredApplications reads the status the reconcile started from (the controller passes the
             // ApplicationSet by value to PerformProgressiveSyncs): an entry moved to Pending now is synced on the
             // next reconcile, which the changed applicationStatus requeues (shouldRequeueForApplicationSet)
-            if (rolling.rollingSyncEnabled(fresh)) desired = rolling.syncDesiredApplications(before, toSync, desired, minor);
+            if (rolling.rollingSyncEnabled(fresh)) {
+                desired = rolling.syncDesiredApplications(before, toSync, desired, minor);
+                // one count a sync started, by its entry's step; the time from the look to the syncs (none here)
+                const started = desired
+                    .filter((d) => d.operation)
+                    .map((d) => before.find((e) => e.application === d.metadata.name)?.step ?? "");
+                if (minor === "3.6") {
+                    for (const step of started) this.metrics.syncTriggered(namespace, name, step);
+                    if (toSync.size) this.metrics.detectionToTrigger(namespace, name, 0);
+                }
+            }
             if (JSON.stringify(before) !== JSON.stringify(statuses)) this.schedule(namespace, name, 0);
         } else if ((fresh.status?.applicationStatus ?? []).length) {
             // progressive syncs off, or no RollingSync strategy: the rollout's entries are cleared
@@ -466,13 +479,15 @@ export class AppSetController {
     }
 
     /** `argoutil.RefreshApp` with RefreshTypeNormal: the annotation the application controller removes once it has compared. */
-    private refreshApp(ns: string, name: string) {
+    /** Whether it added the annotation. */
+    private refreshApp(ns: string, name: string): boolean {
         const app = this.kube.get("Application", ns, name);
-        if (!app || app.metadata.annotations?.[REFRESH_ANNOTATION]) return;
+        if (!app || app.metadata.annotations?.[REFRESH_ANNOTATION]) return false;
         this.kube.put(
             { ...app, metadata: { ...app.metadata, annotations: { ...(app.metadata.annotations ?? {}), [REFRESH_ANNOTATION]: "normal" } } },
             ACTOR,
         );
+        return true;
     }
 
     /** The git generator's requeue (getMinRequeueAfter); whether there is one (a list generator has none). */
@@ -491,6 +506,8 @@ export class AppSetController {
         const before = JSON.stringify(latest.status ?? {});
         latest.status = { ...(latest.status ?? {}) };
         f(latest.status);
+        // SetProgressiveSyncAppStatus: the per-step counts follow the entries (v3.6)
+        if (this.opts.minor === "3.6") this.metrics.setAppStatus(ns, name, latest.status.applicationStatus ?? []);
         if (JSON.stringify(latest.status) !== before) this.kube.put(latest, ACTOR);
     }
 

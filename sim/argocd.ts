@@ -15,6 +15,9 @@ import { shellPodRunner } from "./podRunner";
 import { RepoServer } from "./repoServer";
 import { PodRunner, Workloads } from "./workloads";
 
+/** The ApplicationSet controller's metrics, through its Service's proxy (install.yaml: argocd-applicationset-controller, port metrics). */
+export const APPSET_METRICS_PATH = "/api/v1/namespaces/argocd/services/argocd-applicationset-controller:metrics/proxy/metrics";
+
 /** Where Argo CD reads its command parameters (install.yaml's argocd-cmd-params-cm). */
 export const CMD_PARAMS_CM = "argocd-cmd-params-cm";
 
@@ -88,11 +91,13 @@ export class ArgoSim {
         // initializeDefaultProject); the simulation has no server, so its start makes it
         if (!this.kube.get("AppProject", "argocd", "default")) this.kube.put(DEFAULT_PROJECT, "argocd-server");
         this.workloads.start();
+        this.kube.proxied.set(APPSET_METRICS_PATH, () => this.appsets.metrics.text());
         this.appsets.start();
         this.apps.start();
     }
 
     async stop() {
+        this.kube.proxied.delete(APPSET_METRICS_PATH);
         await this.appsets.stop();
         await this.apps.stop();
         await this.workloads.stop();

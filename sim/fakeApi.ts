@@ -450,6 +450,9 @@ export class FakeKube {
         return this.api.kubeconfig(url);
     }
 
+    /** Text answered at a path by GET (a Service's proxy path: kubectl get --raw), e.g. a controller's metrics. */
+    readonly proxied = new Map<string, () => string>();
+
     /** What a Pod wrote (served at pods/{name}/log), by "namespace/name". */
     readonly podLogs = new Map<string, string>();
 }

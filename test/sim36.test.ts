@@ -15,6 +15,8 @@ import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { REPO_URL } from "../lab/shop/layout";
 import { ACTOR } from "../sim/appsetController";
+import { APPSET_METRICS_PATH } from "../sim/argocd";
+import { AppSetMetrics } from "../sim/appsetMetrics";
 import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { expect, holds } from "./helpers/expect";
 import { respecFiles, ringAppSet } from "./helpers/ringAppSet";
@@ -112,6 +114,29 @@ for (const version of ["v3.6.2", "v3.5.8"] as ArgoCdVersion[]) {
                         "and after b was reconciled since the gate asked (a later reconcile of b may follow)",
                     );
                 } else assert.deepStrictEqual(asked, [], "3.5 has no gate: nobody refreshes b");
+                // the controller's metrics, as kubectl get --raw reads them through its Service
+                const kubeconfig = path.join(t.root, "kubeconfig");
+                fs.writeFileSync(kubeconfig, t.lab.kubeconfig);
+                const metrics = (await run("kubectl", ["--kubeconfig", kubeconfig, "get", "--raw", APPSET_METRICS_PATH])).stdout;
+                if (gated) {
+                    assert.match(
+                        metrics,
+                        /^argocd_appset_progressive_sync_app_status\{name="gate",namespace="argocd",progressiveStatus="Healthy",step="1"\} 1$/m,
+                    );
+                    assert.match(
+                        metrics,
+                        /^argocd_appset_progressive_sync_app_status\{name="gate",namespace="argocd",progressiveStatus="\w+",step="2"\} 1$/m,
+                    );
+                    assert.match(
+                        metrics,
+                        /^argocd_appset_progressive_sync_syncs_triggered_total\{name="gate",namespace="argocd",step="1"\} [1-9]\d*$/m,
+                    );
+                    assert.match(metrics, /^argocd_appset_app_refresh_total\{name="gate",namespace="argocd"\} [1-9]\d*$/m);
+                    assert.match(
+                        metrics,
+                        /^argocd_appset_progressive_sync_detection_to_trigger_seconds_count\{name="gate",namespace="argocd"\} [1-9]\d*$/m,
+                    );
+                } else assert.strictEqual(metrics, "", "3.5 has none of the progressive sync series");
             } finally {
                 unsubscribe();
             }
@@ -160,3 +185,40 @@ for (const version of ["v3.6.2", "v3.5.8"] as ArgoCdVersion[]) {
         });
     });
 }
+
+describe("the simulated ApplicationSet controller's metrics, as client_golang writes them", () => {
+    it("a family once it has a series; a histogram's buckets by le, then its sum and count", () => {
+        const m = new AppSetMetrics();
+        assert.strictEqual(m.text(), "");
+        m.detectionToTrigger("argocd", "tenants", 0.12);
+        m.setAppStatus("argocd", "tenants", [
+            { step: "1", status: "Healthy" },
+            { step: "1", status: "Healthy" },
+            { step: "2", status: "Pending" },
+        ]);
+        const lines = m.text().trim().split("\n");
+        assert.deepStrictEqual(
+            lines.filter((l) => l.startsWith("argocd_appset_progressive_sync_app_status")),
+            [
+                'argocd_appset_progressive_sync_app_status{name="tenants",namespace="argocd",progressiveStatus="Healthy",step="1"} 2',
+                'argocd_appset_progressive_sync_app_status{name="tenants",namespace="argocd",progressiveStatus="Pending",step="2"} 1',
+            ],
+        );
+        const hist = lines.filter((l) => l.startsWith("argocd_appset_progressive_sync_detection_to_trigger_seconds"));
+        assert.deepStrictEqual(
+            hist.map((l) => l.replace(/\{.*\}/, (labels) => /le="([^"]+)"/.exec(labels)?.[1] ?? "")),
+            [
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_bucket0.05 0",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_bucket0.1 0",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_bucket0.15 1",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_bucket0.5 1",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_bucket1 1",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_bucket5 1",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_bucket+Inf 1",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_sum 0.12",
+                "argocd_appset_progressive_sync_detection_to_trigger_seconds_count 1",
+            ],
+        );
+        assert.ok(!lines.some((l) => l.includes("syncs_triggered")), "no series, no family");
+    });
+});
