@@ -216,10 +216,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
             const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
             assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stdout,
-                /hint: the template's project is "shop": an Application of a project Argo CD does not have is not generated/,
-            );
+            assert.match(r.stdout, /hint: project holds "shop": an Application of a project Argo CD does not have is not generated/);
             // the file put right, the cluster's left as it was: the ApplicationSet's own error is quoted
             fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
             const live = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
@@ -547,6 +544,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         } finally {
             fs.rmSync(work, { recursive: true, force: true });
         }
+    });
+
+    it("a template repoURL of this machine's address: the hint names the field", async () => {
+        const root = await rootAt(2);
+        const file = shopLayout(root).appsetFile;
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/repoURL: .*/, "repoURL: git://127.0.0.1:9418/shop-envs.git"));
+        const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: repoURL holds "git:\/\/127\.0\.0\.1:9418\/shop-envs\.git": the repository as Argo CD's repo-server reaches it inside the cluster/,
+        );
     });
 
     it("a result file that is a folder is said to be one", async () => {
