@@ -182,6 +182,13 @@ export class AppController {
             if (refresh || specChanged) this.schedule(ns!, name, this.opts.reconcileDelayMs, { hard: refresh === "hard", forced: true });
             return;
         }
+        // a project made or deleted: its Applications are compared again (the controller watches AppProjects)
+        if (c.kind === "AppProject") {
+            for (const a of this.kube.list("Application", ARGOCD_NAMESPACE))
+                if ((a.spec?.project ?? "") === c.obj.metadata.name)
+                    this.schedule(ARGOCD_NAMESPACE, a.metadata.name, this.opts.reconcileDelayMs, { hard: false, forced: true });
+            return;
+        }
         // a watch event on an object some Application manages: compare at once (selfHeal decides in the comparison)
         const id = (c.old ?? c.obj)?.metadata?.annotations?.[TRACKING_ANNOTATION];
         // (a namespace deleted by hand takes its objects with it: each deletion is such an event, as on a real cluster)
@@ -289,6 +296,24 @@ export class AppController {
             this.kube.put({ ...app, status: { ...(app.status ?? {}), conditions, sync: { status: "Unknown" } } }, ACTOR);
             return;
         }
+        // refreshAppConditions: an Application of a project that does not exist is not compared, nor synced
+        const project = app.spec?.project ?? "";
+        if (!this.kube.get("AppProject", ARGOCD_NAMESPACE, project)) {
+            const message = `Application referencing project ${project} which does not exist`;
+            if (app.status?.conditions?.some((c) => c.type === "InvalidSpecError" && c.message === message)) return;
+            const conditions = [
+                ...(app.status?.conditions ?? []).filter((c) => c.type !== "InvalidSpecError" && c.type !== "UnknownError"),
+                { type: "InvalidSpecError", message, lastTransitionTime: this.iso() },
+            ];
+            const status = {
+                ...(app.status ?? {}),
+                conditions,
+                sync: { ...app.status?.sync, status: "Unknown" },
+                health: { status: "Unknown" },
+            };
+            this.kube.put({ ...app, status }, ACTOR);
+            return;
+        }
         const sourceChanged = JSON.stringify(app.status?.sync?.comparedTo?.source ?? null) !== JSON.stringify(src);
         const forced = trigger.forced || !!handledRefresh || sourceChanged;
         // the comparison's time (reconciledAt, and the status' transition times) is taken before it runs, as upstream's
@@ -313,7 +338,9 @@ export class AppController {
         const latest = this.kube.get("Application", ns, name);
         if (!latest || latest.metadata.deletionTimestamp) return;
         if (JSON.stringify(latest.spec!.source) !== JSON.stringify(src)) return; // the source moved meanwhile: its own comparison is queued
-        let status: ApplicationStatus = { ...(latest.status ?? {}) };
+        // the project is there (checked above): its InvalidSpecError, if any, is over
+        const specErrors = (latest.status?.conditions ?? []).filter((c) => c.type !== "InvalidSpecError");
+        let status: ApplicationStatus = { ...(latest.status ?? {}), conditions: specErrors.length ? specErrors : undefined };
         let operation: Operation | undefined = undefined;
         if (rendered) {
             this.errorSince.delete(key);

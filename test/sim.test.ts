@@ -168,6 +168,18 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         await expect(appHasCondition(() => at.lab.kube.get("Application", "argocd", app.metadata.name), "ComparisonError", /one source/));
     });
 
+    it("an Application whose project is deleted is an InvalidSpecError, until the project is back", async () => {
+        at.lab.kube.put(shopApplicationSet(), "client");
+        const dev = () => at.lab.kube.get("Application", "argocd", "shop-dev");
+        await expect(appSyncedTo(dev));
+        const project = at.lab.kube.get("AppProject", "argocd", "default")!;
+        at.lab.kube.remove("AppProject", "argocd", "default", "client");
+        await expect(appHasCondition(dev, "InvalidSpecError", /^Application referencing project default which does not exist$/));
+        assert.strictEqual(dev()!.status!.sync!.status, "Unknown");
+        at.lab.kube.put({ ...project, metadata: { name: "default", namespace: "argocd" } }, "client");
+        await expect(appHasNoConditions(dev));
+    });
+
     it("an ApplicationSet outside argocd is not reconciled (the install watches its own namespace)", async () => {
         const elsewhere = shopApplicationSet();
         elsewhere.metadata = { ...elsewhere.metadata, name: "shop-elsewhere", namespace: "default" };
