@@ -112,6 +112,19 @@ describe("rollout doctor: diagnosis", () => {
         assert.strictEqual(d.summary, "tenants: rollout complete (3 steps, 3 Applications Healthy).");
     });
 
+    it("given a finished rollout with an Application it cannot compare, then the line says so", () => {
+        const tenants: TenantSpec[] = ["a", "b", "c"].map((n, i) => ({ name: `mandant-${n}`, step: i + 1, status: "Healthy" }));
+        const set = appSet("tenants", tenants, { rolloutStep: null });
+        const apps = tenants.map((t) => application(set, t));
+        apps[2].status.sync.status = "Unknown"; // a ComparisonError: the repo-server cannot render it
+        const [d] = run(list(set, ...apps));
+        assert.strictEqual(d.state, "complete");
+        assert.strictEqual(
+            d.summary,
+            "tenants: rollout complete (3 steps), but not every Application is Healthy and Synced: mandant-c (Healthy, Unknown).",
+        );
+    });
+
     it("given a step with two apps, one Degraded with no hook involved, then that one blocks and its degraded resource is named", () => {
         const tenants: TenantSpec[] = [
             { name: "mandant-a", step: 1, status: "Healthy" },

@@ -264,11 +264,16 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     };
 
     if (current === null) {
-        const summary =
-            (skipped.length
-                ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
-                : `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`) +
-            alsoFailing(blockingNames);
+        // the rollout's entries say Healthy; the Applications themselves may not be (a label no step selects any more)
+        const notWell = entries
+            .map((e) => e.app)
+            .filter((a): a is Application => !!a && (a.status?.health?.status !== "Healthy" || a.status?.sync?.status !== "Synced"));
+        const well = skipped.length
+            ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
+            : notWell.length
+              ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application is Healthy and Synced: ${few(notWell, 3, (a) => `${a.metadata.name} (${a.status?.health?.status ?? "no health"}, ${a.status?.sync?.status ?? "no sync status"})`, ", ")}.`
+              : `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`;
+        const summary = well + alsoFailing(blockingNames);
         return {
             ...base,
             state: "complete",
