@@ -558,6 +558,30 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("pin.release_prod_initial the incident commit itself: the hint says release/prod starts before it", async () => {
+        const root = await rootAt(4);
+        const layout = shopLayout(root);
+        const incident = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+        const pin = JSON.parse(fs.readFileSync(layout.resultFile("pin"), "utf8"));
+        fs.writeFileSync(layout.resultFile("pin"), JSON.stringify({ ...pin, release_prod_initial: incident }));
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: pin\.release_prod_initial is incident\.commit itself: release\/prod starts at the commit before it/);
+    });
+
+    it("prod pinned to a commit in appset.yaml: the hint says a promotion moves the branch", async () => {
+        const root = await rootAt(6);
+        const file = shopLayout(root).appsetFile;
+        const sha = await git(["--git-dir", shopLayout(root).bareRepo, "rev-parse", "release/prod"]);
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("revision: release/prod", `revision: ${sha}`));
+        const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: the prod element names a commit \([0-9a-f]{12}\); prod tracks the branch release\/prod, and a promotion moves the branch/,
+        );
+    });
+
     it("a result file that is a folder is said to be one", async () => {
         const root = await rootAt(4);
         const file = shopLayout(root).resultFile("pin");

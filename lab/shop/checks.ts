@@ -147,7 +147,15 @@ const step2: Check<ShopWorld>[] = [
                     elements: a?.spec?.generators?.[0]?.list?.elements ?? [],
                 },
             );
-            if (outcome.ok || a?.metadata?.namespace === "argocd") return outcome;
+            if (outcome.ok) return outcome;
+            // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
+            const prodRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "prod")?.revision;
+            if (isSha(prodRevision) && wantProd(w) === "release/prod")
+                return {
+                    ...outcome,
+                    hint: `the prod element names a commit (${String(prodRevision).slice(0, 12)}); prod tracks the branch release/prod, and a promotion moves the branch (git push origin <commit>:release/prod): put the element back to release/prod, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
+            if (a?.metadata?.namespace === "argocd") return outcome;
             // no namespace: kubectl apply puts it where -n or the current context says (default, unless -n argocd was given)
             const where = a?.metadata?.namespace
                 ? `is in namespace ${a.metadata.namespace}`
@@ -290,7 +298,15 @@ const step4: Check<ShopWorld>[] = [
         run: async (w) => {
             const pin = obj(w, "pin");
             const commit = obj(w, "incident")?.commit;
-            return pin && isSha(commit) ? eq((await w.repo.parents(commit))[0], pin.release_prod_initial) : null;
+            if (!pin || !isSha(commit)) return null;
+            const outcome = eq((await w.repo.parents(commit))[0], pin.release_prod_initial);
+            // the incident commit itself: release/prod would hold the incident it is there to keep out of prod
+            return !outcome.ok && pin.release_prod_initial === commit
+                ? {
+                      ...outcome,
+                      hint: "pin.release_prod_initial is incident.commit itself: release/prod starts at the commit before it (its parent), so that prod is pinned to what it ran before the incident",
+                  }
+                : outcome;
         },
     },
     {
