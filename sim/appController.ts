@@ -19,7 +19,7 @@
  * (revisionHistory.ts).
  */
 import { ARGOCD_NAMESPACE, REFRESH_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
-import { RESOURCES_FINALIZER } from "./appsetController";
+import { RESOURCES_FINALIZER } from "./generators";
 import { rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { ArgoTimings } from "./profiles";

@@ -7,7 +7,7 @@
  */
 import * as assert from "assert";
 import * as rolling from "../sim/rollingSync";
-import { gitFileParams } from "../sim/appsetController";
+import { gitFileParams } from "../sim/generators";
 
 const NOW = "2026-11-30T12:00:00.000Z";
 const MINUS5 = "2026-11-30T11:55:00.000Z";

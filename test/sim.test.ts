@@ -11,7 +11,7 @@ import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { addMissingResource } from "../lab/shop/edits";
 import { expect, expectConsistently, failed, holds, pending, succeeded } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
-import { generateApplications, gitFileParams, renderTemplate } from "../sim/appsetController";
+import { generateApplications, gitFileParams, renderTemplate } from "../sim/generators";
 import { spawn } from "child_process";
 import * as http from "http";
 import { FakeKube, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";

@@ -13,7 +13,7 @@ import { GITD_URL_PREFIX } from "../lab/platform/gitDaemon";
 import { deleteShopAppSet, SHOP_NAMESPACES, shopApplicationSet } from "../lab/shop/appset";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_RESULT_FILES } from "../lab/shop/results";
-import { RESOURCES_FINALIZER } from "../sim/appsetController";
+import { RESOURCES_FINALIZER } from "../sim/generators";
 import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt, rootAt } from "./helpers/labAt";
 import { runCli, runMain } from "./helpers/cli";
