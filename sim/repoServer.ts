@@ -11,7 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { run } from "../lab/ports/exec";
-import { kustomizeBuild } from "../lab/ports/kustomize";
+import { asKustomizeError, kustomizeBuild } from "../lab/ports/kustomize";
 import { stderrOf } from "../lab/ports/errors";
 import type { Manifest } from "./objects";
 
@@ -36,21 +36,6 @@ export function globToRegExp(pattern: string): RegExp {
         else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
     }
     return new RegExp(`^${re}$`);
-}
-
-/**
- * `kubectl kustomize` reports errors through klog (`E1129 ... "command failed" err="..."`), the
- * kustomize binary the repo-server runs as `Error: ...`: turn the first into the second.
- */
-export function asKustomizeError(stderr: string): string {
-    const m = /err="((?:[^"\\]|\\.)*)"/.exec(stderr);
-    if (!m) return stderr.trim().replace(/^error: /, "Error: ");
-    const inner = m[1].replace(/\\'/g, "'");
-    try {
-        return `Error: ${JSON.parse(`"${inner}"`)}`;
-    } catch {
-        return `Error: ${inner}`;
-    }
 }
 
 export class RepoServer {

@@ -308,6 +308,30 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the revert reverted: step 7 names the missing file", async () => {
+        const root = await rootAt(8);
+        const { clone } = shopLayout(root);
+        try {
+            await git(["pull", "--quiet", "origin", "main"], clone);
+            await git(["revert", "--no-edit", "HEAD"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:main"], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 7 revert: not done \(as the lab stands, at step 8\): [^\n]*; hint: main's envs\/dev does not render again: [^\n]*revert that commit too/,
+            );
+            const full = await runMain("verify", ["--root", root, "--through", "7", "--offline"]);
+            assert.match(
+                full.stdout,
+                /found: +envs\/dev at [0-9a-f]{7} does not render: its kustomization\.yaml lists missing\.yaml in resources, and the commit has no such file\n/,
+            );
+            assert.doesNotMatch(full.stdout, /evalsymlink|run\.go/, "kustomize's log line, not said to a learner");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("an incident commit never pushed: the hint says push it", async () => {
         const root = await rootAt(3);
         const layout = shopLayout(root);

@@ -80,3 +80,33 @@ export async function kustomizeBuild(dir: string, kubectl = "kubectl", opts: Kus
         .map((d) => d.toJSON())
         .filter(Boolean);
 }
+
+/**
+ * `kubectl kustomize` reports errors through klog (`E1129 ... "command failed" err="..."`), the
+ * kustomize binary the repo-server runs as `Error: ...`: turn the first into the second.
+ */
+export function asKustomizeError(stderr: string): string {
+    const m = /err="((?:[^"\\]|\\.)*)"/.exec(stderr);
+    if (!m) return stderr.trim().replace(/^error: /, "Error: ");
+    const inner = m[1].replace(/\\'/g, "'");
+    try {
+        return `Error: ${JSON.parse(`"${inner}"`)}`;
+    } catch {
+        return `Error: ${inner}`;
+    }
+}
+
+/**
+ * Why a checkout's overlay does not render, in a line a learner can act on: a resource the
+ * kustomization lists that the commit does not have, named; otherwise kustomize's own message with
+ * the checkout's temporary folder left out.
+ */
+export function kustomizeProblem(stderr: string, checkout: string): string {
+    const message = asKustomizeError(stderr)
+        .replace(/^Error: /, "")
+        .split(`${checkout}/`)
+        .join("");
+    const missing = /accumulating resources from '([^']+)'[^]*no such file or directory/.exec(message);
+    if (missing) return `its kustomization.yaml lists ${missing[1]} in resources, and the commit has no such file`;
+    return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+}

@@ -11,6 +11,8 @@ import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
+import { messageOf, stderrOf } from "../ports/errors";
+import { kustomizeProblem } from "../ports/kustomize";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { badCommit, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
 import { liveChecks } from "./liveChecks";
@@ -30,8 +32,17 @@ export interface VerifyOptions {
     kubectl?: string;
 }
 
+/** A commit's overlay rendered; one that does not render is an error saying why (a listed resource missing), not kustomize's log line. */
 const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) =>
-    w.repo.withTree(sha, (tree) => renderShopConfig(path.join(tree, dir), w.kubectl, { checkout: tree }));
+    w.repo.withTree(sha, async (tree) => {
+        try {
+            return await renderShopConfig(path.join(tree, dir), w.kubectl, { checkout: tree });
+        } catch (e) {
+            const stderr = stderrOf(e);
+            if (!stderr) throw e;
+            throw new Error(`${dir} at ${sha.slice(0, 7)} does not render: ${kustomizeProblem(stderr, tree)}`);
+        }
+    });
 
 // ---------------------------------------------------------------------------------------------
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository
@@ -352,7 +363,19 @@ const step7: Check<ShopWorld>[] = [
         name: "main's envs/dev renders FEATURE_CHECKOUT_V2 on (no revert but bad_commit's left on main)",
         run: async (w) => {
             if (!obj(w, "revert") || !w.main) return null;
-            const outcome = eq("on", (await shopConfigAt(w, w.main, "envs/dev")).FEATURE_CHECKOUT_V2);
+            let rendered: Record<string, string>;
+            try {
+                rendered = await shopConfigAt(w, w.main, "envs/dev");
+            } catch (e) {
+                // bad_commit's change back on main (a revert of its revert, or the same edit again): shop-dev cannot sync
+                return {
+                    ok: false,
+                    expected: "main's envs/dev to render",
+                    found: messageOf(e),
+                    hint: "main's envs/dev does not render again: a later commit brought bad_commit's change back (git log --oneline main shows it, a revert of the revert?): revert that commit too (git revert <its SHA>), a new commit; history is never rewound",
+                };
+            }
+            const outcome = eq("on", rendered.FEATURE_CHECKOUT_V2);
             return outcome.ok
                 ? outcome
                 : {
