@@ -308,6 +308,30 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a release/prod ref damaged by hand: the hint mends it", async () => {
+        const root = await rootAt(8);
+        const { bareRepo, clone } = shopLayout(root);
+        const ref = path.join(bareRepo, "refs", "heads", "release", "prod");
+        try {
+            fs.writeFileSync(ref, "garbage\n");
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /: release\/prod exists; hint: refs\/heads\/release\/prod in \S+ was damaged by hand: [^\n]*remove that file \(rm \S+\)/,
+            );
+            assert.doesNotMatch(r.stdout, /a push deleted it/);
+            const full = await runMain("verify", ["--root", root, "--offline"]);
+            assert.match(full.stdout, /found: +a broken ref \(it holds "garbage", no commit\)/);
+            // the way the hint says: the file removed, the branch pushed again
+            fs.rmSync(ref);
+            await git(["push", "--quiet", "origin", "origin/release/prod:refs/heads/release/prod"], clone);
+            assert.strictEqual((await runMain("verify", ["--root", root, "--step", "8", "--offline"])).code, 0);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("the revert reverted: step 7 names the missing file", async () => {
         const root = await rootAt(8);
         const { clone } = shopLayout(root);

@@ -40,6 +40,21 @@ export class BareRepo {
             () => null,
         );
     }
+    /**
+     * A branch's ref that names no commit (damaged by hand: not a SHA, an object the repository lacks,
+     * not a commit): what it holds and where (its loose file, or packed-refs); null when the ref is
+     * fine or absent. git ignores such a ref ("ignoring broken ref") and refuses to push or update it.
+     */
+    async brokenBranch(name: string): Promise<{ holds: string; file: string } | null> {
+        if ((await this.branch(name)) !== null) return null;
+        const shown = (s: string) => JSON.stringify(s.length > 60 ? `${s.slice(0, 60)}…` : s);
+        const loose = path.join(this.gitDir, "refs", "heads", ...name.split("/"));
+        if (fs.existsSync(loose)) return { holds: shown(fs.readFileSync(loose, "utf8").trim()), file: loose };
+        const packedFile = path.join(this.gitDir, "packed-refs");
+        const packed = fs.existsSync(packedFile) ? fs.readFileSync(packedFile, "utf8") : "";
+        const line = packed.split("\n").find((l) => l.split(" ")[1] === `refs/heads/${name}`);
+        return line === undefined ? null : { holds: shown(line.split(" ")[0]), file: packedFile };
+    }
     /** The commit a tag names, or null. */
     async tag(name: string): Promise<string | null> {
         return this.git(["rev-parse", "--verify", "--quiet", `refs/tags/${name}^{commit}`]).then(

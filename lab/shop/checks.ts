@@ -294,6 +294,18 @@ const step4: Check<ShopWorld>[] = [
                     found: `refs/tags/release/prod (a tag, at ${tagged.slice(0, 12)})`,
                     hint: `release/prod is a tag, not a branch: git push origin ${tagged.slice(0, 12)}:refs/heads/release/prod, then git push origin :refs/tags/release/prod`,
                 };
+            const broken = await w.repo.brokenBranch("release/prod");
+            if (broken) {
+                const mend = broken.file.endsWith("packed-refs")
+                    ? `delete its line in ${broken.file}`
+                    : `remove that file (rm ${broken.file})`;
+                return {
+                    ok: false,
+                    expected: "refs/heads/release/prod",
+                    found: `a broken ref (it holds ${broken.holds}, no commit)`,
+                    hint: `refs/heads/release/prod in ${w.repo.gitDir} was damaged by hand: git ignores it and refuses a push to it; ${mend}, then push release/prod again at the commit it last held (your clone's origin/release/prod, or promote.json's to once promoted): git push origin COMMIT:refs/heads/release/prod`,
+                };
+            }
             // made at step 4 (pin.json says so), then deleted by a push: step 4's own hint (change the ApplicationSet) does not fit
             const gone = obj(w, "pin")
                 ? {
