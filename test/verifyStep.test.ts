@@ -719,6 +719,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("prod pinned before the incident: step 2 says it is step 4's", async () => {
+        const root = await rootAt(2);
+        const file = shopLayout(root).appsetFile;
+        const text = fs.readFileSync(file, "utf8");
+        const pinned = text.replace(/(- env: prod\n\s+revision:) main/, "$1 release/prod");
+        assert.notStrictEqual(pinned, text);
+        fs.writeFileSync(file, pinned);
+        const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /^step 2 appset: not done: [^\n]*; hint: prod already tracks release\/prod, step 4's pin made early: /);
+    });
+
     it("a template deploying to another namespace: the check names the namespace", async () => {
         const root = await rootAt(2);
         const file = shopLayout(root).appsetFile;

@@ -166,6 +166,12 @@ const step2: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: `the prod element names a commit (${String(prodRevision).slice(0, 12)}); prod tracks the branch release/prod, and a promotion moves the branch (git push origin <commit>:release/prod): put the element back to release/prod, then kubectl apply -f ${w.layout.appsetFile}`,
                 };
+            // prod pinned to release/prod before step 4 asks for it: step 3's incident is to reach prod first
+            if (prodRevision === "release/prod" && wantProd(w) === "main")
+                return {
+                    ...outcome,
+                    hint: `prod already tracks release/prod, step 4's pin made early: until step 3's incident has reached both environments prod tracks main; put the prod element back to revision main, kubectl apply -f ${w.layout.appsetFile}, and pin at step 4 (release/prod stays where it is)`,
+                };
             if (a?.metadata?.namespace === "argocd") return outcome;
             // no namespace: kubectl apply puts it where -n or the current context says (default, unless -n argocd was given)
             const where = a?.metadata?.namespace
