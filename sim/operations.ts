@@ -17,6 +17,7 @@ import { ArgoTimings } from "./profiles";
 import { RenderError, RepoServer } from "./repoServer";
 import { groupOf, keyOf, trackingId } from "./resources";
 import { withRevisionHistory } from "./revisionHistory";
+import { APPLIED_FIELDS, LAST_APPLIED, lastApplied, threeWayMerge } from "./state";
 import type { ArgoMinor } from "./rollingSync";
 import type { Application, Operation, ResourceResult } from "../lab/argo/types";
 import type { Manifest, StoredObject } from "./objects";
@@ -441,13 +442,23 @@ export class Operations {
                 this.host.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ACTOR);
             }
             const live = this.host.liveOf(d);
+            const applied = {
+                ...d,
+                metadata: {
+                    ...d.metadata,
+                    annotations: { ...(d.metadata.annotations ?? {}), [TRACKING_ANNOTATION]: trackingId(name, d, ns) },
+                },
+            };
             const annotations = {
                 ...(live?.metadata.annotations ?? {}),
-                ...(d.metadata.annotations ?? {}),
-                [TRACKING_ANNOTATION]: trackingId(name, d, ns),
+                ...applied.metadata.annotations,
+                [LAST_APPLIED]: JSON.stringify(applied),
             };
-            // an apply: the object is patched in place, so its uid stays
-            const next = { ...(live ?? {}), ...d, metadata: { ...(live?.metadata ?? {}), ...d.metadata, annotations } };
+            // an apply: the object is patched in place, so its uid stays; its fields merged three ways, so a key added by hand stays
+            const next: Manifest = { ...(live ?? {}), ...d, metadata: { ...(live?.metadata ?? {}), ...d.metadata, annotations } };
+            const last = lastApplied(live);
+            for (const field of APPLIED_FIELDS)
+                if (d[field] !== undefined) next[field] = threeWayMerge(last?.[field], d[field], live?.[field]);
             this.host.kube.put(next, ACTOR);
             results.push({
                 group: groupOf(d),

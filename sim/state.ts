@@ -12,12 +12,53 @@ import type { Manifest, StoredObject } from "./objects";
 /** A live object by the desired one's kind, namespace and name (undefined when there is none). */
 export type LiveOf = (obj: Manifest) => StoredObject | undefined;
 
-/** Whether the live object has the desired `data` and `spec` (what the lab's resources carry). */
+/** Where kubectl apply, and Argo CD's client-side apply, keep what they last applied (gitops-engine's diff reads it). */
+export const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/** The fields the lab's resources carry, and so the ones compared and applied. */
+export const APPLIED_FIELDS = ["data", "spec"] as const;
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * kubectl apply's three-way merge of one field (gitops-engine's ThreeWayDiff predicts the live
+ * object with it): a key `desired` has is set, one the last apply wrote that `desired` no longer has
+ * is removed, one only `live` has (added by another hand: kubectl edit, a controller) is kept. Lists
+ * are replaced whole: the strategic merge of lists by key (a Deployment's containers by name) is not
+ * modelled, as no lab edits such a list by hand.
+ */
+export function threeWayMerge(last: unknown, desired: unknown, live: unknown): unknown {
+    if (!isMap(desired) || !isMap(live)) return desired;
+    const before = isMap(last) ? last : {};
+    const out: Record<string, unknown> = { ...live };
+    for (const k of Object.keys(before)) if (!(k in desired)) delete out[k];
+    for (const [k, v] of Object.entries(desired)) out[k] = threeWayMerge(before[k], v, live[k]);
+    return out;
+}
+
+/** What the last apply wrote into the object (its annotation), or undefined (made by another hand, or unreadable). */
+export function lastApplied(live: StoredObject | undefined): Record<string, unknown> | undefined {
+    const text = live?.metadata.annotations?.[LAST_APPLIED];
+    if (!text) return undefined;
+    try {
+        const o: unknown = JSON.parse(text);
+        return isMap(o) ? o : undefined;
+    } catch {
+        return undefined;
+    }
+}
+
+/**
+ * Whether applying the desired object would leave the live one as it is (gitops-engine's
+ * three-way diff over `data` and `spec`): a key added by hand is no drift, a key changed or removed is.
+ */
 export function inSync(desired: Manifest, liveOf: LiveOf): boolean {
     const live = liveOf(desired);
     if (!live) return false;
-    for (const field of ["data", "spec"]) {
-        if (desired[field] !== undefined && JSON.stringify(live[field]) !== JSON.stringify(desired[field])) return false;
+    const last = lastApplied(live);
+    for (const field of APPLIED_FIELDS) {
+        if (desired[field] === undefined) continue;
+        if (JSON.stringify(threeWayMerge(last?.[field], desired[field], live[field])) !== JSON.stringify(live[field])) return false;
     }
     return true;
 }

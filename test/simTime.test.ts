@@ -197,6 +197,26 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         assert.deepStrictEqual(at.lab.argo.apps.selfHealDelays, [0]);
     });
 
+    // gitops-engine's three-way diff (pkg/diff, ThreeWayDiff over last-applied-configuration): a key added by hand is no
+    // drift and an apply keeps it; a key the last apply wrote, changed by hand, is drift and repaired
+    it("selfHeal keeps a key added by hand", async () => {
+        at = await labAt(2);
+        await at.cluster.patchConfigMapData("shop-prod", "shop-config", { EXTRA: "by hand" });
+        await at.cluster.annotateApplication("shop-prod", { [REFRESH_ANNOTATION]: "normal" });
+        await expect(holds("compared since", () => !app(at, "shop-prod")!.metadata.annotations?.[REFRESH_ANNOTATION]));
+        assert.strictEqual(app(at, "shop-prod")!.status!.sync!.status, "Synced", "a key only the live object has is no drift");
+        await at.cluster.patchConfigMapData("shop-prod", "shop-config", { LOG_LEVEL: "debug" });
+        await expect(
+            holds(
+                "repaired",
+                () =>
+                    at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.data!.LOG_LEVEL === "warn" &&
+                    app(at, "shop-prod")!.status!.operationState?.phase === "Succeeded",
+            ),
+        );
+        assert.strictEqual(at.lab.kube.get("ConfigMap", "shop-prod", "shop-config")!.data!.EXTRA, "by hand");
+    });
+
     // an ApplicationSet update replaces the generated Application's annotations but the preserved keys
     // (applicationset_controller.go createOrUpdateInCluster)
     it("an ApplicationSet update keeps the preserved annotations", async () => {
