@@ -127,6 +127,55 @@ describe("rollout doctor on Argo CD 3.6", () => {
         });
     });
 
+    describe("given the grace after a commit, and the step's Application failed on its own", () => {
+        it("then that Application holds the step, not the grace", () => {
+            const l = afterCommit({
+                changedMinutesAgo: 10 / 60,
+                reconciled: { "mandant-a": 0.05, "mandant-b": 0.05, "mandant-c": 0.05, "mandant-d": 0.05 },
+            });
+            const set = l.items[0];
+            const a = l.items.find((o: any) => o.metadata.name === "mandant-a");
+            Object.assign(
+                set.status.applicationStatus.find((e: any) => e.application === "mandant-a"),
+                {
+                    status: "Progressing",
+                    message: "Application resource became Progressing, updating status from Pending to Progressing",
+                },
+            );
+            a.status.operationState = { phase: "Failed", message: "one or more synchronization tasks completed unsuccessfully" };
+            const d = diagnosed(l);
+            assert.deepStrictEqual(
+                d.blocking.map((b) => `${b.application}/${b.reason}`),
+                ["mandant-a/SyncFailed"],
+            );
+            assert.strictEqual(d.state, "stuck");
+            assert.doesNotMatch(d.summary, /reconcile gate|Also failing on its own/);
+        });
+    });
+
+    describe("given a later step's Application generated with an unfilled path", () => {
+        it("then it is named: Argo CD cannot compare it, the key the generator did not fill", () => {
+            const l = afterCommit({ changedMinutesAgo: 5, reconciled: {}, v36: false });
+            const c = l.items.find((o: any) => o.metadata.name === "mandant-c");
+            c.spec.source.path = "releases/{{release}}";
+            c.status.conditions = [
+                {
+                    type: "ComparisonError",
+                    message: "Failed to load target state: `kustomize build` failed",
+                    lastTransitionTime: minutesAgo(4),
+                },
+            ];
+            const d = diagnosed(l);
+            const f = d.findings.find((x) => x.kind === "CannotCompare");
+            assert.strictEqual(f?.application, "mandant-c");
+            assert.match(
+                f.message,
+                /^mandant-c \(step 3\): Argo CD cannot compare it \(ComparisonError\): its source path releases\/\{\{release\}\} holds \{\{release\}\}, which the generator did not fill/,
+            );
+            assert.match(d.summary, /Also failing on its own: mandant-c \(step 3\): Argo CD cannot compare it/);
+        });
+    });
+
     describe("given the same objects as 3.5 writes them (no InvalidRolloutConfig condition)", () => {
         it("then there is no gate: the step's own Waiting tenant is named", () => {
             const d = diagnosed(afterCommit({ changedMinutesAgo: 5, reconciled: { "mandant-c": 20 }, v36: false }));

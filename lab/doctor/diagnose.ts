@@ -259,7 +259,9 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const blockingNames = new Set<string>();
     // every Application whose own sync failed outside the step that holds the rollout (one that raced ahead)
     const alsoFailing = (held: Set<string>) => {
-        const others = findings.filter((f) => f.kind === "SyncFailed" && f.application && !held.has(f.application));
+        const others = findings.filter(
+            (f) => (f.kind === "SyncFailed" || f.kind === "CannotCompare") && f.application && !held.has(f.application),
+        );
         return others.length ? ` Also failing on its own: ${few(others, 3, (f) => f.message, "; ")}.` : "";
     };
 
@@ -289,6 +291,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     }
 
     const inStep = entries.filter((e) => e.step === current && !healthy(e));
+    const causes = inStep.map((e) => ({ e, c: causeOf(dump, e.app, e.status) }));
+    const failedInStep = causes.filter((x) => x.c.fatal);
     const blocking: Blocking[] = [];
     let fatal = false;
     // Argo CD 3.6's reconcile gate holds every step, whatever the step's own Applications show: name what it waits for
@@ -296,7 +300,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     if (gate) {
         for (const f of findings.filter((x) => x.kind === "ReconcileGate"))
             blocking.push({ application: f.application ?? "", reason: "NotReconciled", message: f.message, hook: null });
-        if (!blocking.length) {
+        // within the grace, a step's Application that failed on its own still holds the step when the grace is over: that is the cause
+        if (!blocking.length && !failedInStep.length) {
             // within the grace period every change waits, reconciled or not: a wait, not a cause
             const then = gate.behind.length
                 ? `; then it asks for a refresh of ${few(gate.behind, 5, (e) => e.name, ", ")}, not reconciled since`
@@ -309,8 +314,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
             });
         }
     }
-    for (const e of gate ? [] : inStep) {
-        const c = causeOf(dump, e.app, e.status);
+    for (const { e, c } of gate ? failedInStep : causes) {
         fatal ||= c.fatal;
         blocking.push({ application: e.name, reason: c.reason, message: c.message, hook: c.hook });
     }
@@ -325,7 +329,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         });
     }
     const times = inStep.map((e) => e.status?.lastTransitionTime).filter(Boolean) as string[];
-    const since = gate ? gate.since : times.length ? times.sort()[0] : (isoOf(rollout?.lastTransitionTime) ?? null);
+    const gateHolds = blocking.some((b) => b.reason === "NotReconciled" || b.reason === "ReconcileGate");
+    const since = gateHolds && gate ? gate.since : times.length ? times.sort()[0] : (isoOf(rollout?.lastTransitionTime) ?? null);
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
@@ -335,13 +340,13 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         .map((e) => ({ application: e.name, step: e.step as number }));
 
     for (const b of blocking) blockingNames.add(b.application);
-    const causes = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
+    const causeLine = few(blocking, 3, (b) => (b.application ? `${b.application}: ${b.message}` : b.message), "; ");
     const behind = waiting.length ? ` Waiting behind it: ${few(waiting, 5, (w) => `${w.application} (step ${w.step})`, ", ")}.` : "";
-    const heldBy = gate ? " by Argo CD 3.6's reconcile gate" : "";
+    const heldBy = gateHolds ? " by Argo CD 3.6's reconcile gate" : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)} — ${causes}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
-            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)}, in progress — ${causes || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
+            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)} — ${causeLine}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)}, in progress — ${causeLine || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
     return {
         ...base,
         state,
