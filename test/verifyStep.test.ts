@@ -332,6 +332,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a lab past the step, an earlier step's file wrong: it comes first", async () => {
+        const root = await rootAt(8);
+        try {
+            const file = shopLayout(root).resultFile("promote");
+            const p = JSON.parse(fs.readFileSync(file, "utf8"));
+            editResult(file, { from: p.to, to: p.from });
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /^step 7 revert: not done \(as the lab stands, at step 8; step 6 promote comes first\): promote\./);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("the revert reverted: step 7 names the missing file", async () => {
         const root = await rootAt(8);
         const { clone } = shopLayout(root);

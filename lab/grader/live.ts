@@ -52,11 +52,13 @@ export async function missingAppSetHint(
         : `the ApplicationSet ${mine} is not in the cluster (deleted?): kubectl apply -f ${file} brings it back`;
 }
 
+export const CLUSTER_ANSWERS = "the cluster answers";
+
 /** "the cluster answers", from `step` on whenever there is a cluster to ask. */
 export function clusterAnswers<W extends LiveWorld>(step: number): Check<W> {
     return {
         step,
-        name: "the cluster answers",
+        name: CLUSTER_ANSWERS,
         applies: (through, w) => through >= step && !!w.cluster,
         run: async (w) =>
             w.clusterError

@@ -7,6 +7,7 @@ import * as fs from "fs";
 import { parse } from "yaml";
 import { z } from "zod";
 import { checkKey, isLive, yieldsToLaterSteps, type CheckResult } from "./grader";
+import { CLUSTER_ANSWERS } from "./live";
 
 const stepSchema = z
     .object({
@@ -139,7 +140,7 @@ export function stepVerdict(
                 step: n,
                 done: false,
                 missing: failedThere,
-                line: `${title}: not done (as the lab stands, at step ${at}): ${failedThere.check}; hint: ${hintOf(failedThere, steps[failedThere.step - 1] ?? step)}`,
+                line: `${title}: not done (as the lab stands, at step ${at}${failedThere.step < n && checkKey(failedThere) !== CLUSTER_ANSWERS ? `; step ${failedThere.step} ${steps[failedThere.step - 1]?.name ?? ""} comes first` : ""}): ${failedThere.check}; hint: ${hintOf(failedThere, steps[failedThere.step - 1] ?? step)}`,
             };
     }
     // by the check's table entry, not its printed name (which may name the step graded)
