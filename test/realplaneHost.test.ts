@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { removeStalePartials } from "../realnode/images";
+import { NodeContext } from "../realnode/phases/context";
 import { missingNodeTools } from "../realnode/node";
 import { checkPlaneTools, missingPlaneTools } from "../realplane/tools";
 
@@ -115,6 +116,22 @@ describe("the real tiers on a host", function () {
             assert.ok(!fs.existsSync(lock), "released");
         } finally {
             holder.kill("SIGKILL");
+        }
+    });
+});
+
+describe("the node's context once it stops", () => {
+    it("records no change and starts no daemon", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "node-ctx-"));
+        try {
+            const ctx = new NodeContext(root, {} as never, () => undefined, path.join(root, "cgroup.procs"));
+            ctx.stopping = true;
+            const before = ctx.ledger;
+            assert.throws(() => ctx.record({ hostVeth: "veth-x" }), /^Error: the node is stopping: hostVeth not changed$/);
+            assert.deepStrictEqual(ctx.ledger, before, "the ledger the stop read is the whole record");
+            assert.throws(() => ctx.daemon("kubelet", "true", []), /the node is stopping: its kubelet is not started/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
         }
     });
 });

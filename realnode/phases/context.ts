@@ -46,8 +46,12 @@ export class NodeContext {
         return this.ledgerNow;
     }
 
-    /** Records a change to the host in the ledger, before it is made. */
+    /**
+     * Records a change to the host in the ledger, before it is made. Refused once the node stops: the
+     * stop has read the ledger to undo it, so a change recorded later would be made and never undone.
+     */
     record(change: Partial<Ledger>): void {
+        if (this.stopping) throw new Error(`the node is stopping: ${Object.keys(change).join(", ")} not changed`);
         this.ledgerNow = { ...this.ledgerNow, ...change };
         writeLedger(this.ledgerNow);
     }
