@@ -136,6 +136,17 @@ describe("the project stands alone", () => {
     });
 });
 
+describe("files a maintainer can read", () => {
+    it("no product file is over 500 lines", () => {
+        const long = sources
+            .filter((f) => !f.startsWith("test/"))
+            .map((f) => ({ f, lines: read(f).split("\n").length - 1 }))
+            .filter((x) => x.lines > 500)
+            .map((x) => `${x.f}: ${x.lines} lines`);
+        assert.deepStrictEqual(long, [], "split it where upstream splits it, or by what its parts do");
+    });
+});
+
 describe("import rules", () => {
     it("the core (lab/) never imports Pulumi, the simulator, the components, the command line or the tests", () => {
         const bad = sources.filter(under("lab")).flatMap((f) =>

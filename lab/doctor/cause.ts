@@ -5,7 +5,8 @@
 import { ERROR_CONDITION_TYPES, FAILED_PHASES } from "../argo/application";
 import { isoOf, type Application, type ApplicationSetApplicationStatus } from "../argo/types";
 import type { Dump } from "./dump";
-import type { Evidence } from "./findings";
+import type { Evidence, Finding } from "./findings";
+import { clipBytes } from "./errorLine";
 import { failedHook, HookInfo, hookType, jobFailed, logCommand } from "./hooks";
 
 export interface Cause {
@@ -94,4 +95,35 @@ export function syncFailure(dump: Dump, app: Application): { reason: string; mes
         );
     }
     return { reason: c.reason, message: c.message, evidence };
+}
+
+/** The conditions of an Application Argo CD cannot compare (controller/state.go, appcontroller.go refreshAppConditions). */
+const COMPARE_ERRORS = ["ComparisonError", "InvalidSpecError"];
+
+/**
+ * An Application Argo CD cannot compare (a source that does not render), as a finding without its
+ * place (`who` names it); a source path with a `{{key}}` left in it names the key the generator did not fill.
+ */
+export function cannotCompare(app: Application, who: string): Omit<Finding, "application" | "step"> | null {
+    const cannot = (app.status?.conditions ?? []).find((c) => COMPARE_ERRORS.includes(c.type));
+    if (!cannot) return null;
+    const ref = `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
+    const sourcePath = app.spec?.source?.path ?? "";
+    const templated = /\{\{[^}]*\}\}/.exec(sourcePath);
+    return {
+        kind: "CannotCompare",
+        message: `${who}: Argo CD cannot compare it (${cannot.type}): ${templated ? `its source path ${sourcePath} holds ${templated[0]}, which the generator did not fill: the file or element it was generated from has no such key (a typo?)` : clipBytes(cannot.message ?? "", 300)}`,
+        evidence: [
+            {
+                object: ref,
+                field: `status.conditions[${cannot.type}]`,
+                value: String(cannot.message ?? ""),
+                time: cannot.lastTransitionTime,
+            },
+            ...(templated ? [{ object: ref, field: "spec.source.path", value: sourcePath }] : []),
+        ],
+        todo: templated
+            ? "fix the key in the file the Application was generated from, commit and push: the ApplicationSet generates it anew"
+            : `fix the source in Git and push (kubectl get application -n ${app.metadata?.namespace} ${app.metadata?.name} -o jsonpath={.status.conditions} shows the whole error)`,
+    };
 }

@@ -7,7 +7,7 @@
  */
 import { maxUpdateLimit, ROLLING_SYNC_OPERATORS, stepSelects } from "../argo/rollingSync";
 import { gateFindings } from "./findings36";
-import { clipBytes } from "./errorLine";
+import { cannotCompare } from "./cause";
 import { SYNC_WINDOW_BLOCKED, windowsBlocking } from "../argo/syncWindows";
 import {
     isoOf,
@@ -20,9 +20,6 @@ import {
     type Job,
     type RollingSyncStep,
 } from "../argo/types";
-
-/** The conditions of an Application Argo CD cannot compare (controller/state.go, appcontroller.go refreshAppConditions). */
-const COMPARE_ERRORS = ["ComparisonError", "InvalidSpecError"];
 
 export type FindingKind =
     /** An Application's own sync failed or is being retried after failures, at any step. */
@@ -271,28 +268,8 @@ function applicationFindings(input: FindingsInput): Finding[] {
             });
         }
         // an Application that cannot be compared (a source that does not render): its step will wait on it
-        const cannot = failure ? undefined : (app.status?.conditions ?? []).find((c) => COMPARE_ERRORS.includes(c.type));
-        if (cannot) {
-            const templated = /\{\{[^}]*\}\}/.exec(app.spec?.source?.path ?? "");
-            out.push({
-                kind: "CannotCompare",
-                application: e.name,
-                step: e.step,
-                message: `${e.name}${stepText(e)}: Argo CD cannot compare it (${cannot.type}): ${templated ? `its source path ${app.spec?.source?.path} holds ${templated[0]}, which the generator did not fill: the file or element it was generated from has no such key (a typo?)` : clipBytes(cannot.message ?? "", 300)}`,
-                evidence: [
-                    {
-                        object: appRef(app),
-                        field: `status.conditions[${cannot.type}]`,
-                        value: String(cannot.message ?? ""),
-                        time: cannot.lastTransitionTime,
-                    },
-                    ...(templated ? [{ object: appRef(app), field: "spec.source.path", value: String(app.spec?.source?.path) }] : []),
-                ],
-                todo: templated
-                    ? "fix the key in the file the Application was generated from, commit and push: the ApplicationSet generates it anew"
-                    : `fix the source in Git and push (kubectl get application -n ${app.metadata?.namespace} ${e.name} -o jsonpath={.status.conditions} shows the whole error)`,
-            });
-        }
+        const cannot = failure ? null : cannotCompare(app, `${e.name}${stepText(e)}`);
+        if (cannot) out.push({ ...cannot, application: e.name, step: e.step });
         // a hook the operation still shows Running while its Job has finished
         if (op?.phase === "Running") {
             for (const r of op.syncResult?.resources ?? []) {

@@ -11,13 +11,12 @@ import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { messageOf, stderrOf } from "../ports/errors";
-import { kustomizeProblem } from "../ports/kustomize";
+import { messageOf } from "../ports/errors";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { badCommit, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
 import { liveChecks } from "./liveChecks";
 import { readAppsetFile } from "./appsetFile";
-import { renderShopConfig } from "./render";
+import { renderShopConfigAt } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, ShopWorld, wantProd } from "./world";
 
@@ -32,17 +31,7 @@ export interface VerifyOptions {
     kubectl?: string;
 }
 
-/** A commit's overlay rendered; one that does not render is an error saying why (a listed resource missing), not kustomize's log line. */
-const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) =>
-    w.repo.withTree(sha, async (tree) => {
-        try {
-            return await renderShopConfig(path.join(tree, dir), w.kubectl, { checkout: tree });
-        } catch (e) {
-            const stderr = stderrOf(e);
-            if (!stderr) throw e;
-            throw new Error(`${dir} at ${sha.slice(0, 7)} does not render: ${kustomizeProblem(stderr, tree)}`);
-        }
-    });
+const shopConfigAt = (w: ShopWorld, sha: string, dir: string) => renderShopConfigAt(w.repo, sha, dir, w.kubectl);
 
 // ---------------------------------------------------------------------------------------------
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository

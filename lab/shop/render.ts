@@ -1,6 +1,8 @@
 /** What an overlay of the shop repository renders to: the data of its ConfigMap shop-config. */
-import { kustomizeBuild, KustomizeOptions } from "../ports/kustomize";
-import { codeOf } from "../ports/errors";
+import * as path from "path";
+import type { BareRepo } from "../grader/bareRepo";
+import { kustomizeBuild, KustomizeOptions, kustomizeProblem } from "../ports/kustomize";
+import { codeOf, stderrOf } from "../ports/errors";
 import type { ConfigMap, KubeObject } from "../argo/types";
 
 export const SHOP_CONFIGMAP = "shop-config";
@@ -20,4 +22,17 @@ export async function renderShopConfig(dir: string, kubectl = "kubectl", opts: K
     const cm = docs.find((d) => d?.kind === "ConfigMap" && d?.metadata?.name === SHOP_CONFIGMAP);
     if (!cm) throw new Error(`kubectl kustomize ${dir} rendered no ConfigMap ${SHOP_CONFIGMAP}`);
     return (cm as ConfigMap).data ?? {};
+}
+
+/** A commit's overlay rendered; one that does not render is an error saying why (a listed resource missing), not kustomize's log line. */
+export function renderShopConfigAt(repo: BareRepo, sha: string, dir: string, kubectl = "kubectl"): Promise<Record<string, string>> {
+    return repo.withTree(sha, async (tree) => {
+        try {
+            return await renderShopConfig(path.join(tree, dir), kubectl, { checkout: tree });
+        } catch (e) {
+            const stderr = stderrOf(e);
+            if (!stderr) throw e;
+            throw new Error(`${dir} at ${sha.slice(0, 7)} does not render: ${kustomizeProblem(stderr, tree)}`);
+        }
+    });
 }
