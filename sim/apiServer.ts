@@ -237,7 +237,8 @@ export class ApiServer {
                 const kept = this.requestsKept;
                 if (this.requests.length > kept) this.requests.splice(0, this.requests.length - kept);
                 if (req.method === "GET") {
-                    const proxied = this.kube.proxied.get(url.pathname);
+                    // a client may escape the service's name:port (client-node's proxy call does: %3A)
+                    const proxied = this.kube.proxied.get(url.pathname) ?? this.kube.proxied.get(url.pathname.replace(/%3A/gi, ":"));
                     if (proxied) {
                         res.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
                         return res.end(proxied());

@@ -16,6 +16,7 @@ import { run } from "../lab/ports/exec";
 import { REPO_URL } from "../lab/shop/layout";
 import { ACTOR } from "../sim/appsetController";
 import { APPSET_METRICS_PATH } from "../sim/argocd";
+import { progressiveSyncCounts } from "../lab/argo/appsetMetrics";
 import { AppSetMetrics } from "../sim/appsetMetrics";
 import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { expect, holds } from "./helpers/expect";
@@ -220,5 +221,20 @@ describe("the simulated ApplicationSet controller's metrics, as client_golang wr
             ],
         );
         assert.ok(!lines.some((l) => l.includes("syncs_triggered")), "no series, no family");
+    });
+
+    it("the doctor reads back each step's count, escaped names too", () => {
+        const m = new AppSetMetrics();
+        m.setAppStatus("argocd", 'odd "set"', [{ step: "1", status: "Healthy" }]);
+        m.setAppStatus("argocd", "tenants", [
+            { step: "2", status: "Progressing" },
+            { step: "2", status: "Waiting" },
+            { step: "2", status: "Waiting" },
+        ]);
+        assert.deepStrictEqual(progressiveSyncCounts(`# HELP x\n${m.text()}`), [
+            { namespace: "argocd", name: 'odd "set"', step: "1", status: "Healthy", count: 1 },
+            { namespace: "argocd", name: "tenants", step: "2", status: "Progressing", count: 1 },
+            { namespace: "argocd", name: "tenants", step: "2", status: "Waiting", count: 2 },
+        ]);
     });
 });

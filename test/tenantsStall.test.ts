@@ -207,6 +207,23 @@ describe("the tenants lab (simulated cluster)", function () {
             assert.match(d.summary, /rollout stuck at step 2 of 4/);
         });
 
+        // Argo CD 3.6's own metrics, read through the controller Service's proxy, as the step's evidence
+        it("then the doctor's findings carry 3.6's own count of the step", async () => {
+            const dump = await readLive(at.cluster);
+            assert.ok(
+                dump.progressiveSync?.some((c) => c.name === "tenants" && c.step === "2"),
+                JSON.stringify(dump.progressiveSync),
+            );
+            const [d] = diagnose(dump, { now: new Date(), stuckAfterSeconds: 600, appset: "tenants" });
+            const b = d.findings.find((f) => f.application === "mandant-b");
+            const counted = b?.evidence.find((e) => e.object.startsWith("Argo CD 3.6's metric "));
+            assert.strictEqual(
+                counted?.object,
+                `Argo CD 3.6's metric argocd_appset_progressive_sync_app_status{namespace="argocd",name="tenants",step="2"}`,
+            );
+            assert.match(counted.value, /^(\w+ [1-9]\d*)(, \w+ [1-9]\d*)*$/);
+        });
+
         // verify grades the order from the blocked step on only
         // when the fixed release is pushed, then the rollout completes in step order from the blocked step on, and
         // recovery.json and verify say so

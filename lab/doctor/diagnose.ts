@@ -10,7 +10,7 @@ import { causeOf, syncFailure } from "./cause";
 import type { Dump } from "./dump";
 import type { HookInfo } from "./hooks";
 import { Evidence, Finding, findingsOf, skipFinding } from "./findings";
-import { gateOf, noStepsFinding, rolloutErrorFindings } from "./findings36";
+import { gateOf, noStepsFinding, rolloutErrorFindings, stepMetricEvidence } from "./findings36";
 
 export type { Finding, Evidence } from "./findings";
 export { dumpFromList, type Dump } from "./dump";
@@ -256,6 +256,9 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         const app = appByName.get(s.application);
         if (app) findings.push(skipFinding(appset, app, s));
     }
+    // the step's findings carry what Argo CD 3.6 itself counts of the step, where its metrics were read
+    const counted = current === null ? null : stepMetricEvidence(dump.progressiveSync, appset, current);
+    if (counted) for (const f of findings.filter((x) => x.step === current)) f.evidence.push(counted);
     const blockingNames = new Set<string>();
     // every Application whose own sync failed outside the step that holds the rollout (one that raced ahead)
     const alsoFailing = (held: Set<string>) => {

@@ -3,6 +3,7 @@
  * (`kubectl get ... -A -o json`) or read live (inCluster.ts, watch.ts).
  */
 import type { AppProject, Application, ApplicationSet, Job, Pod } from "../argo/types";
+import type { ProgressiveSyncCount } from "../argo/appsetMetrics";
 
 export interface Dump {
     applicationSets: ApplicationSet[];
@@ -13,6 +14,8 @@ export interface Dump {
     appProjects?: AppProject[];
     /** The tail of failed hook Pods' logs, by "namespace/pod" (live mode reads them; a dump has none). */
     logs?: Record<string, string>;
+    /** Argo CD 3.6's own count of each step's Applications per status (its metrics), where read live; a dump has none. */
+    progressiveSync?: ProgressiveSyncCount[];
     /** Read from a file (a dump made by someone, which may leave kinds out), not from the cluster. */
     fromFile?: boolean;
 }

@@ -5,7 +5,8 @@
  */
 import { REFRESH_ANNOTATION } from "../argo/application";
 import { PENDING_CHANGE_MESSAGES, REFRESH_GRACE_SECONDS, writtenBy36 } from "../argo/rollingSync";
-import type { Entry, Finding, FindingsInput } from "./findings";
+import type { Entry, Evidence, Finding, FindingsInput } from "./findings";
+import { PROGRESSIVE_SYNC_APP_STATUS, type ProgressiveSyncCount } from "../argo/appsetMetrics";
 import type { Application, ApplicationSet } from "../argo/types";
 import { appRef, setRef, stepsOf } from "./findings";
 
@@ -104,5 +105,21 @@ export function noStepsFinding(appset: ApplicationSet): Finding {
             "spec.strategy.rollingSync has no steps: Argo CD 3.5 runs no rollout (the ApplicationSet writes no rollout status, and each Application syncs by its own syncPolicy); Argo CD 3.6 refuses it with ErrorOccurred",
         evidence: [{ object: setRef(appset), field: "spec.strategy.rollingSync.steps", value: "[]" }],
         todo: "give spec.strategy.rollingSync its steps (matchExpressions on the Applications' labels), or drop the strategy",
+    };
+}
+
+/**
+ * Argo CD 3.6's own count of a step's Applications per RollingSync status (its metric), as evidence;
+ * null where the controller's metrics were not read (3.5, a dump, a role without services/proxy).
+ */
+export function stepMetricEvidence(counts: ProgressiveSyncCount[] | undefined, appset: ApplicationSet, step: number): Evidence | null {
+    const mine = (counts ?? []).filter(
+        (c) => c.namespace === appset.metadata?.namespace && c.name === appset.metadata?.name && c.step === String(step) && c.count > 0,
+    );
+    if (!mine.length) return null;
+    return {
+        object: `Argo CD 3.6's metric ${PROGRESSIVE_SYNC_APP_STATUS}{namespace="${appset.metadata?.namespace}",name="${appset.metadata?.name}",step="${step}"}`,
+        field: "progressiveStatus",
+        value: mine.map((c) => `${c.status} ${c.count}`).join(", "),
     };
 }

@@ -12,6 +12,8 @@ import { ClusterPort, KindCache } from "../ports/cluster";
 import type { AppProject, Application, ApplicationSet, KubeEvent } from "../argo/types";
 import { jobFailed } from "./hooks";
 import { FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
+import { APPSET_METRICS, progressiveSyncCounts, type ProgressiveSyncCount } from "../argo/appsetMetrics";
+import { writtenBy36 } from "../argo/rollingSync";
 import { diagnose, DiagnoseOptions, Diagnosis, Dump } from "./diagnose";
 import { RolloutMetrics } from "./metrics";
 import { rfc3339 } from "../kit/text";
@@ -173,7 +175,29 @@ async function readCauses(cluster: ClusterPort, applicationSets: ApplicationSet[
     const appProjects = (
         await Promise.all(projectNamespaces.map((ns) => cluster.listAppProjects(ns).catch((): AppProject[] => [])))
     ).flat();
-    return { applicationSets, applications, jobs, pods, logs, appProjects };
+    // Argo CD 3.6's own count of each step's Applications, where an ApplicationSet was written by 3.6
+    const progressiveSync = applicationSets.some(writtenBy36) ? await readProgressiveSync(cluster) : undefined;
+    return { applicationSets, applications, jobs, pods, logs, appProjects, ...(progressiveSync ? { progressiveSync } : {}) };
+}
+
+/** How long a round waits for the ApplicationSet controller's metrics: they are evidence, never what a round waits on. */
+const METRICS_TIMEOUT_MS = 3_000;
+
+/**
+ * The controller's `argocd_appset_progressive_sync_app_status` through the API server's service
+ * proxy; undefined where it does not answer in time, a role may not read services/proxy, or the
+ * series is not there (3.5): the diagnosis reads on from the objects.
+ */
+async function readProgressiveSync(cluster: ClusterPort): Promise<ProgressiveSyncCount[] | undefined> {
+    if (!cluster.getServiceProxy) return undefined;
+    try {
+        const counts = progressiveSyncCounts(
+            await cluster.getServiceProxy(APPSET_METRICS.namespace, APPSET_METRICS.service, APPSET_METRICS.path, METRICS_TIMEOUT_MS),
+        );
+        return counts.length ? counts : undefined;
+    } catch {
+        return undefined;
+    }
 }
 
 export function rolloutEvent(

@@ -83,6 +83,8 @@ export interface ClusterPort {
     listPods(namespace?: string): Promise<Pod[]>;
     /** The tail of a Pod's log (pods/log), at most `limitBytes`. */
     readPodLog(namespace: string, name: string, opts?: { tailLines?: number; limitBytes?: number }): Promise<string>;
+    /** GET through the API server's service proxy (`service` as name:port), within `timeoutMs`; optional: a port without it reads no service. */
+    getServiceProxy?(namespace: string, service: string, path: string, timeoutMs: number): Promise<string>;
     createEvent(namespace: string, event: KubeEvent): Promise<unknown>;
     /** Merge-patches metadata.annotations of an ApplicationSet (e.g. its refresh annotation). */
     annotateApplicationSet(name: string, annotations: Record<string, string>, namespace?: string): Promise<void>;
@@ -160,12 +162,12 @@ export class KubeCluster implements ClusterPort {
     }
 
     /** One API call with a deadline (a hung API server must not hang a pulumi up forever). */
-    private async call<T>(what: string, f: () => Promise<T>): Promise<T> {
+    private async call<T>(what: string, f: () => Promise<T>, timeoutMs = this.callTimeoutMs): Promise<T> {
         let timer: NodeJS.Timeout | undefined;
         const deadline = new Promise<never>((_, reject) => {
             timer = setTimeout(
-                () => reject(new Error(`${what}: no answer from the Kubernetes API within ${this.callTimeoutMs / 1000} s`)),
-                this.callTimeoutMs,
+                () => reject(new Error(`${what}: no answer from the Kubernetes API within ${timeoutMs / 1000} s`)),
+                timeoutMs,
             );
         });
         try {
@@ -326,6 +328,14 @@ export class KubeCluster implements ClusterPort {
                 ? this.core.listNamespacedPod({ namespace, limit: PAGE, _continue })
                 : this.core.listPodForAllNamespaces({ limit: PAGE, _continue }),
         );
+    }
+    async getServiceProxy(namespace: string, service: string, path: string, timeoutMs: number) {
+        const out: unknown = await this.call(
+            `get services/${service}/proxy/${path} -n ${namespace}`,
+            () => this.core.connectGetNamespacedServiceProxyWithPath({ name: service, namespace, path }),
+            timeoutMs,
+        );
+        return String(out ?? "");
     }
     async readPodLog(namespace: string, name: string, opts: { tailLines?: number; limitBytes?: number } = {}) {
         const out: unknown = await this.call(`logs pods/${name} -n ${namespace}`, () =>
