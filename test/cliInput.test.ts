@@ -129,6 +129,7 @@ describe("options are checked as a set (before anything runs)", () => {
             /^gitops-lab simulate: --through takes a whole number from 0 to 8, got "-1"$/,
         ],
         ["verify", ["--through", "-3", "--offline"], /^gitops-lab verify: --through takes a whole number from 0 to 8, got "-3"$/],
+        ["build-real-plane", ["--only", "all"], /^gitops-lab build-real-plane: --only takes node or pulumi, not "all" /],
         [
             "simulate",
             ["--root", "/var/lib/gitops-lab-not-there", "--cluster", "real"],
