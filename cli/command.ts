@@ -68,13 +68,18 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
         // a stack configuration key given as an option (--solve-through 3): where it goes instead
         const key = unknown && !hint ? CONFIG_KEYS.find((k) => k.toLowerCase() === unknown.replace(/-/g, "").toLowerCase()) : undefined;
         const habit = cmd.misread?.[/^Unknown option '(-[^'=]+)'/.exec(first)?.[1] ?? ""];
+        // a name given bare where an option takes it (rollout-doctor tenants): the option it goes with
+        const bare = /^Unexpected argument '([^']*)'/.exec(first)?.[1];
+        const named = bare === undefined ? undefined : (["appset", "root"] as const).find((o) => cmd.options[o]);
         const said = habit
             ? `: ${habit}`
-            : hint
-              ? `; did you mean --${hint}?`
-              : key
-                ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
-                : "";
+            : named
+              ? `; ${named === "appset" ? "to look at one ApplicationSet" : "the lab's root is given"}: --${named} ${bare}`
+              : hint
+                ? `; did you mean --${hint}?`
+                : key
+                  ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
+                  : "";
         throw new UsageError(`${first}${said} (see ${program} --help)`);
     }
     // an option given twice: parseArgs keeps the last; say so rather than choose for the user
@@ -89,16 +94,27 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
     return values.help ? "help" : values;
 }
 
+/** Whether `word`'s letters appear in `name` in order, from its first letter on (thru in through, kcfg in kubeconfig). */
+const abbreviates = (word: string, name: string): boolean => {
+    if (word[0] !== name[0]) return false;
+    let i = 0;
+    for (const ch of name) if (ch === word[i]) i++;
+    return i === word.length;
+};
+
 /**
  * The nearest of `names` to a misspelt `word` (two edits at most, or a third of its length), or the
- * one name it begins (--thru for --through), or null.
+ * one name it begins or abbreviates (--thru for --through), or null.
  */
 export function didYouMean(word: string, names: string[]): string | null {
     if (!names.length) return null;
     const best = closest(word, names);
     if (distance(word, best) <= Math.max(2, Math.floor(word.length / 3))) return best;
     const begun = word.length >= 3 ? names.filter((n) => n.startsWith(word)) : [];
-    return begun.length === 1 ? begun[0] : null;
+    if (begun.length === 1) return begun[0];
+    // of several it abbreviates, the nearest when one is (thru: through, not tenants-through)
+    const short = (word.length >= 3 ? names.filter((n) => abbreviates(word, n)) : []).sort((x, y) => distance(word, x) - distance(word, y));
+    return short.length === 1 || (short.length > 1 && distance(word, short[0]) < distance(word, short[1])) ? short[0] : null;
 }
 
 export function helpText(cmd: Command): string {

@@ -37,6 +37,9 @@ const MISTAKES: Mistake[] = [
     ["author", "simulate", ["--root", "{dir}/r", "--cluster", "kind"], 2, /--cluster takes sim or real, got "kind"/],
     ["learner", "simulate", ["--root"], 2, /Option '--root <value>' argument missing \(see gitops-lab simulate --help\)/],
     ["learner", "simulate", ["--root", "{dir}/r", "--rot", "x"], 2, /Unknown option '--rot'; did you mean --root\?/],
+    ["learner", "simulate", ["--root", "{dir}/r", "--thru", "3"], 2, /Unknown option '--thru'; did you mean --through\?/],
+    ["learner", "verify", ["{dir}/r"], 2, /Unexpected argument '[^']+'\. [^;]*; the lab's root is given: --root \S+/],
+    ["learner", "doctor", ["tenants"], 2, /Unexpected argument 'tenants'\. [^;]*; to look at one ApplicationSet: --appset tenants/],
     [
         "learner",
         "simulate",

@@ -20,6 +20,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../../lab/argo/application";
+import { APPSET_METRICS, progressiveSyncCounts } from "../../lab/argo/appsetMetrics";
 import { createLabRepo } from "../../lab/platform/labRepo";
 import { KubeCluster } from "../../lab/ports/cluster";
 import { CloneGit } from "../../lab/ports/git";
@@ -262,6 +263,31 @@ for (const version of REAL_ARGOCD_VERSIONS)
                     findings.find((f) => f.kind === "InvalidRolloutConfig")?.message ?? "",
                     /its InvalidRolloutConfig condition.*Application 'conf-b' is selected by multiple steps/,
                 );
+            },
+        );
+
+        // 3.6's controller serves the series; 3.5's has none (there the doctor reads the objects alone, as everywhere)
+        (ARGOCD_RELEASES[version].minor === "3.6" ? it : it.skip)(
+            "on 3.6, the controller's own metric counts step 1 as the simulation writes it, and the doctor's evidence has it",
+            async () => {
+                const text = await cluster.getServiceProxy(APPSET_METRICS.namespace, APPSET_METRICS.service, APPSET_METRICS.path, 30_000);
+                // the sample lines as the simulated controller writes them (test/sim36.test.ts): label names, order, values
+                assert.match(
+                    text,
+                    /^argocd_appset_progressive_sync_app_status\{name="conformance",namespace="argocd",progressiveStatus="\w+",step="1"\} [1-9]\d*$/m,
+                );
+                assert.ok(
+                    progressiveSyncCounts(text).some((c) => c.name === APPSET && c.step === "1"),
+                    "the doctor's reader finds the step",
+                );
+                const counted = findings
+                    .find((f) => f.kind === "MaxUpdateHolding")
+                    ?.evidence.find((e: any) => e.object.startsWith("Argo CD 3.6's metric "));
+                assert.strictEqual(
+                    counted?.object,
+                    `Argo CD 3.6's metric argocd_appset_progressive_sync_app_status{namespace="argocd",name="${APPSET}",step="1"}`,
+                );
+                assert.match(counted.value, /Progressing 1/);
             },
         );
 
