@@ -118,7 +118,13 @@ export const verify: Command = {
                     ok: false,
                     expected: "a kubeconfig (or --offline to grade the files and repository only)",
                     found: messageOf(e),
-                    hint: "give --kubeconfig FILE (or set KUBECONFIG) for the lab's cluster, or --offline to grade the files and repository only",
+                    // why this kubeconfig will not do (none there, not a kubeconfig), then what to give
+                    hint: `${messageOf(e)
+                        .split(";")[0]
+                        .replace(
+                            /: give .*$/,
+                            "",
+                        )}: give --kubeconfig FILE (or set KUBECONFIG) for the lab's cluster, or --offline to grade the files and repository only`,
                 });
             }
         }

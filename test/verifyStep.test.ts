@@ -693,6 +693,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(p.stdout, new RegExp(`^step 3 incident: not done \\(as the lab stands, at step 5\\): ${nothingAnswers}`));
     });
 
+    it("a --kubeconfig that is missing or no kubeconfig: the line says which", async () => {
+        const root = await rootAt(3);
+        try {
+            const missing = path.join(root, "nonexist.yaml");
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", missing]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(`the cluster answers; hint: no kubeconfig found \\(looked at ${missing}\\): give --kubeconfig FILE`),
+            );
+            const notOne = shopLayout(root).appsetFile;
+            const n = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", notOne]);
+            assert.match(n.stdout, new RegExp(`the cluster answers; hint: ${notOne} is not a kubeconfig [^:]*: give --kubeconfig FILE`));
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a kubeconfig of a cluster with no Argo CD: the hint names that cluster", async () => {
         const root = await rootAt(3);
         const other = new FakeKube();
