@@ -22,16 +22,59 @@ export const DUMP_HINT_COMMAND =
     "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
 const DUMP_HINT = `make it with ${DUMP_HINT_COMMAND}`;
 
+/** Under what a JavaScript string holds (V8's limit is 512 MiB of characters): a larger dump is refused, not half-read. */
+export const MAX_DUMP_BYTES = 500 * 1024 * 1024;
+
+class TooLarge extends Error {}
+
+/** The bytes of a file or of standard input, read to their end unless they pass MAX_DUMP_BYTES (/dev/zero never ends). */
+function readBounded(file: string): string {
+    if (file !== "-" && fs.statSync(file).isFile() && fs.statSync(file).size > MAX_DUMP_BYTES) throw new TooLarge();
+    const fd = file === "-" ? 0 : fs.openSync(file, "r");
+    try {
+        const chunks: Buffer[] = [];
+        const buf = Buffer.alloc(1 << 20);
+        let total = 0;
+        for (;;) {
+            let n: number;
+            try {
+                n = fs.readSync(fd, buf, 0, buf.length, null);
+            } catch (e) {
+                // a pipe that has nothing yet (standard input may be non-blocking): wait a moment, read again
+                if (codeOf(e) !== "EAGAIN") throw e;
+                Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+                continue;
+            }
+            if (n === 0) break;
+            total += n;
+            if (total > MAX_DUMP_BYTES) throw new TooLarge();
+            chunks.push(Buffer.from(buf.subarray(0, n)));
+        }
+        return Buffer.concat(chunks).toString("utf8");
+    } finally {
+        if (fd !== 0) fs.closeSync(fd);
+    }
+}
+
 /** A dump from a file, or from standard input (`--from -`: kubectl get ... -o json | gitops-lab doctor --from -). */
 function readDump(file: string): Dump {
     let text: string;
+    const source = file === "-" ? "standard input" : file;
     try {
-        text = fs.readFileSync(file === "-" ? 0 : file, "utf8");
+        text = readBounded(file);
     } catch (e) {
+        if (e instanceof TooLarge)
+            throw new Error(
+                `${source} holds more than ${MAX_DUMP_BYTES / 1024 / 1024} MB, more than the doctor reads at once: run it live instead (--kubeconfig FILE), which reads only the ApplicationSets, their Applications and the Jobs and Pods of the namespaces it needs`,
+            );
         const why: Record<string, string> = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a folder" };
-        // a folder is not where the dump goes: a file in it is
+        // a folder is not where the dump goes: a file in it is; standard input is piped into, not written to
         const to = codeOf(e) === "EISDIR" ? path.join(file, "dump.json") : file;
-        throw new Error(`cannot read ${file} (${why[String(codeOf(e))] ?? messageOf(e)}): give the file of a dump; ${DUMP_HINT} > ${to}`);
+        throw new Error(
+            file === "-"
+                ? `cannot read standard input (${messageOf(e)}): pipe a dump into it: ${DUMP_HINT_COMMAND} | gitops-lab doctor --from -`
+                : `cannot read ${file} (${why[String(codeOf(e))] ?? messageOf(e)}): give the file of a dump; ${DUMP_HINT} > ${to}`,
+        );
     }
     // an empty pipe: the kubectl before it failed (its error is above) or printed nothing
     if (file === "-" && !text.trim()) throw new Error(`standard input was empty (did the kubectl before the pipe fail?); ${DUMP_HINT}`);
@@ -39,12 +82,12 @@ function readDump(file: string): Dump {
     try {
         list = parseJson(text);
     } catch (e) {
-        throw new Error(`${file} is not JSON (${messageOf(e)}); ${DUMP_HINT}`);
+        throw new Error(`${source} is not JSON (${messageOf(e)}); ${DUMP_HINT}`);
     }
     try {
         return dumpFromList(list);
     } catch (e) {
-        throw new Error(`${file}: ${messageOf(e)}`);
+        throw new Error(`${source}: ${messageOf(e)}`);
     }
 }
 
@@ -255,7 +298,7 @@ export const doctor: Command = {
             // an empty dump, or a cluster with nothing of Argo CD, is most often the wrong context or namespace: not "nothing stuck"
             if (from && !dump.applicationSets.length && !dump.applications.length)
                 throw new Error(
-                    `${from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`,
+                    `${from === "-" ? "standard input" : from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`,
                 );
             // a dump of some kinds only: Applications an ApplicationSet made without it, or ApplicationSets without their Applications
             const made = dump.applications.filter((a) => (a.metadata?.ownerReferences ?? []).some((r) => r.kind === "ApplicationSet"));

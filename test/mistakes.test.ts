@@ -108,6 +108,13 @@ const MISTAKES: Mistake[] = [
     ["learner", "doctor", ["--from", "{dir}/text.txt"], 1, new RegExp(`text\\.txt is not JSON .*${DUMP.source}`)],
     ["learner", "doctor", ["--from", "{dir}/bom.json"], 1, /is not JSON \(it starts with a byte-order mark/],
     [
+        "author",
+        "doctor",
+        ["--from", "{dir}/huge.json"],
+        1,
+        /huge\.json holds more than 500 MB, more than the doctor reads at once: run it live instead \(--kubeconfig FILE\)/,
+    ],
+    [
         "learner",
         "doctor",
         ["--kubeconfig", "{dir}/missing-kubeconfig"],
@@ -295,6 +302,9 @@ describe("mistakes at the command line, and their answers", function () {
             }),
         );
         write("bom.json", "\ufeff" + JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
+        // over what a string holds, sparse (no disk used): refused by its size before it is read
+        fs.closeSync(fs.openSync(path.join(dir, "huge.json"), "w"));
+        fs.truncateSync(path.join(dir, "huge.json"), 600 * 1024 * 1024);
         write("through9.yaml", 'config:\n  gitops-lab:solveThrough: "9"\n');
         write("argocd34.yaml", "config:\n  gitops-lab:argocdVersion: v3.4.0\n");
         write("broken.yaml", "config: [\n");
