@@ -226,6 +226,14 @@ export class ApiServer {
                         reason: "Unauthorized",
                         code: 401,
                     });
+                // kubectl's create subcommands (create namespace, configmap, secret ...) send protobuf, which the simulated API does not
+                // decode (it has no Kubernetes protobuf schemas): 415, with the way that works, instead of a parse error
+                if (ctype === "application/vnd.kubernetes.protobuf")
+                    throw new HttpError(
+                        415,
+                        "UnsupportedMediaType",
+                        "the served simulation reads JSON and YAML, not protobuf (kubectl create namespace|configmap|secret sends protobuf): kubectl create ... --dry-run=client -o yaml | kubectl apply -f - makes the same object",
+                    );
                 let body: unknown;
                 try {
                     body = raw ? (ctype === "application/apply-patch+yaml" ? parseYaml(raw) : JSON.parse(raw)) : undefined;

@@ -206,6 +206,16 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         assert.strictEqual(cm.code, 0, cm.out);
     });
 
+    it("kubectl create namespace (protobuf) is a 415 saying what works", () => {
+        const refused = kubectl("create", "namespace", "scratch");
+        assert.strictEqual(refused.code, 1, refused.out);
+        assert.match(
+            refused.out,
+            /the served simulation reads JSON and YAML, not protobuf .*--dry-run=client -o yaml \| kubectl apply -f -/,
+        );
+        assert.doesNotMatch(refused.out, /Unexpected token/);
+    });
+
     it("a JSON patch that is not a list is a 400", () => {
         const r = kubectl(
             "patch",
