@@ -291,6 +291,22 @@ export class ApiServer {
         });
     }
 
+    /**
+     * A new object goes only into a namespace that exists and is not being deleted, as the API
+     * server's NamespaceLifecycle admission has it (404, or 403 while it terminates).
+     */
+    private namespaceTakes(t: ResourceType, ns: string | undefined, name: string) {
+        if (!ns || t.kind === "Namespace") return;
+        const namespace = this.kube.get("Namespace", undefined, ns);
+        if (!namespace) throw new HttpError(404, "NotFound", `namespaces "${ns}" not found`);
+        if (namespace.metadata.deletionTimestamp)
+            throw new HttpError(
+                403,
+                "Forbidden",
+                `${t.plural}${t.group ? "." + t.group : ""} "${name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+            );
+    }
+
     /** A client's object stored, once what its CRD requires is there (crdValidation.ts). */
     private store(t: ResourceType, obj: { kind: string; metadata: ObjectMeta }) {
         checkRequired(t.kind, t.group, obj);
@@ -341,6 +357,7 @@ export class ApiServer {
                     );
                 if (this.kube.get(t.kind, ns, obj.metadata.name))
                     throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
+                this.namespaceTakes(t, ns, obj.metadata.name);
                 return this.store(t, { ...obj, metadata: { ...obj.metadata, name: obj.metadata.name } });
             }
             throw new HttpError(405, "MethodNotAllowed", `${method} on a collection`);
@@ -357,6 +374,7 @@ export class ApiServer {
                 return this.store(t, { ...objectOf(body), kind: t.kind, metadata: { ...objectOf(body).metadata, name, namespace: ns } });
             case "PATCH": {
                 if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
+                if (!current) this.namespaceTakes(t, ns, name);
                 const next = objectOf(patchAs(ctype, current, body, t.group));
                 return this.store(t, { ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } });
             }

@@ -802,6 +802,35 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: [^\n]*an overlay that sets FEATURE_CHECKOUT_V2 decides it over base/);
     });
 
+    it("Argo CD's namespace deleted: the line says the lab is set up again", async () => {
+        const at = await labAt(6);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubectl = (...args: string[]) =>
+                run("kubectl", ["--kubeconfig", kubeconfig, ...args]).then(
+                    (r) => ({ code: 0, out: r.stdout }),
+                    (e) => ({ code: 1, out: String(e.stderr ?? e) }),
+                );
+            assert.strictEqual((await kubectl("delete", "namespace", "argocd", "--wait=false")).code, 0);
+            // a real API server takes nothing new into a namespace that is gone or going
+            const applied = await kubectl("apply", "-f", at.lab.layout.appsetFile);
+            assert.strictEqual(applied.code, 1, applied.out);
+            assert.match(
+                applied.out,
+                /namespaces "argocd" not found|unable to create new content in namespace argocd because it is being terminated/,
+            );
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--step", "7", "--kubeconfig", kubeconfig]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /the cluster answers; hint: the namespace argocd is (gone|being deleted) \(kubectl delete namespace argocd\?\): [^\n]*set the lab up again/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the wrong commit reverted: step 7 says so, and the way back grades done", async function () {
         this.timeout(600_000);
         const at = await labAt(6);

@@ -22,8 +22,13 @@ export async function clusterErrorOf(cluster: ClusterPort | undefined, appset: s
     if (!cluster) return undefined;
     try {
         if (await cluster.getApplicationSet(appset)) return undefined;
-        // none: deleted (the checks say how it comes back), or a cluster with no Argo CD at all (another kubeconfig)
-        if (await cluster.hasCrd("applicationsets.argoproj.io")) return undefined;
+        // none: deleted (the checks say how it comes back), or a cluster with no Argo CD at all (another kubeconfig),
+        // or Argo CD's own namespace deleted by hand, which took Argo CD with it
+        if (await cluster.hasCrd("applicationsets.argoproj.io")) {
+            const home = await cluster.getNamespace(ARGOCD_NAMESPACE);
+            if (home && !home.metadata?.deletionTimestamp) return undefined;
+            return `the namespace ${ARGOCD_NAMESPACE} is ${home ? "being deleted" : "gone"} (kubectl delete namespace ${ARGOCD_NAMESPACE}?): Argo CD ran in it, with its project default and the lab's ApplicationSet; nothing brings it back by hand: set the lab up again (the lab's reset, then the lab again)`;
+        }
         return `${cluster.where ?? "the cluster"} answers but has no Argo CD (no CRD applicationsets.argoproj.io): a kubeconfig of another cluster? give the lab's with --kubeconfig FILE`;
     } catch (e) {
         return messageOf(e);
