@@ -296,7 +296,7 @@ export class ApiServer {
      * server's NamespaceLifecycle admission has it (404, or 403 while it terminates).
      */
     private namespaceTakes(t: ResourceType, ns: string | undefined, name: string) {
-        if (!ns || t.kind === "Namespace") return;
+        if (!ns || t.kind === "Namespace" || !this.kube.namespaceLifecycle) return;
         const namespace = this.kube.get("Namespace", undefined, ns);
         if (!namespace) throw new HttpError(404, "NotFound", `namespaces "${ns}" not found`);
         if (namespace.metadata.deletionTimestamp)

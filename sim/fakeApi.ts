@@ -78,6 +78,13 @@ export class FakeKube {
     private readonly history: Change[] = [];
     private static readonly HISTORY = 1000;
 
+    /**
+     * The API server's NamespaceLifecycle admission: nothing new goes into a namespace that is not
+     * there or is being deleted. Set by a simulated lab, whose cluster has its namespaces as a real
+     * one does; a bare store (a test's) takes objects anywhere.
+     */
+    namespaceLifecycle = false;
+
     /** `requestsKept`: how many of the latest requests `requests` keeps (10 000). */
     constructor(opts: { requestsKept?: number } = {}) {
         this.events.setMaxListeners(100);

@@ -144,10 +144,12 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         if (saved) kube.load(saved);
         // Argo CD's CRDs, as the install leaves them (built when first read: kubectl get crd)
         kube.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds);
-        for (const ns of ["argocd", "gitsrv"]) {
+        // a cluster's own namespaces (as kube-apiserver makes them), Argo CD's and the git daemon's
+        for (const ns of ["default", "kube-system", "kube-public", "kube-node-lease", "argocd", "gitsrv"]) {
             if (!kube.get("Namespace", undefined, ns))
                 kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, "installer");
         }
+        kube.namespaceLifecycle = true;
         // the install's patch (lab/platform/argocd.ts): progressive syncs on, read when the ApplicationSet controller starts
         if (!kube.get("ConfigMap", "argocd", CMD_PARAMS_CM)) kube.put(argoCdCmdParams(), "installer");
         // the version the cluster was simulated as, kept with it: resuming as another would mix two releases' states

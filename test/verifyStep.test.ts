@@ -12,7 +12,7 @@ import { readSteps, stepVerdict } from "../lab/grader/steps";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { verifyTenants } from "../lab/tenants/checks";
-import { RELEASES, Tenant, tenantsLayout } from "../lab/tenants/layout";
+import { RELEASES, Tenant, TENANTS as TENANTS_ALL, tenantsLayout } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantFile, tenantPath, tenantSettings } from "../lab/tenants/repoFiles";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
 import { BIN, runMain } from "./helpers/cli";
@@ -341,6 +341,46 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /^step 7 revert: not done \(as the lab stands, at step 8; step 6 promote comes first\): promote\./);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("an undo made by hand, or an empty 'revert': the hint says git revert's way", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        try {
+            const kustomization = path.join(layout.clone, "envs/dev/kustomization.yaml");
+            const before = fs.readFileSync(kustomization, "utf8");
+            const commit = async (message: string, allowEmpty = false) => {
+                await git(["commit", "--quiet", ...(allowEmpty ? ["--allow-empty"] : ["-a"]), "-m", message], layout.clone);
+                await git(["push", "--quiet", "origin", "HEAD:main"], layout.clone);
+                return git(["rev-parse", "HEAD"], layout.clone);
+            };
+            await git(["pull", "--quiet", "origin", "main"], layout.clone);
+            fs.writeFileSync(kustomization, addMissingResource(before));
+            const bad = await commit("dev: add missing.yaml");
+            fs.writeFileSync(kustomization, before);
+            const undo = await commit("undo by hand");
+            const promote = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8"));
+            const revert = (revert_commit: string) =>
+                fs.writeFileSync(
+                    layout.resultFile("revert"),
+                    JSON.stringify({
+                        bad_commit: bad,
+                        revert_commit,
+                        dev_error: "missing.yaml: no such file",
+                        prod_revision_during: promote.to,
+                    }),
+                );
+            revert(undo);
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: revert_commit is not one git revert made [^\n]*git revert that undo first/);
+            revert(await commit(`Revert "dev: add missing.yaml"\n\nThis reverts commit ${bad}.`, true));
+            const empty = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(empty.code, 1, empty.out);
+            assert.match(empty.stdout, /hint: revert_commit changes nothing in envs\/dev\/kustomization\.yaml/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
@@ -763,6 +803,45 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /^step 2 appset: not done: [^\n]*; hint: prod already tracks release\/prod, step 4's pin made early: /);
     });
 
+    it("incident.commit a later commit: the hint says its parent has the flag on", async () => {
+        const root = await rootAt(3);
+        const { clone } = shopLayout(root);
+        try {
+            await git(["pull", "--quiet", "origin", "main"], clone);
+            fs.writeFileSync(path.join(clone, "README.md"), "later\n");
+            await git(["add", "README.md"], clone);
+            await git(["commit", "--quiet", "-m", "a later commit"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:main"], clone);
+            editResult(shopLayout(root).resultFile("incident"), { commit: await git(["rev-parse", "HEAD"], clone) });
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: [0-9a-f]{12}'s parent has FEATURE_CHECKOUT_V2 on in base already: incident\.commit is the commit that turned it on/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("both elements pinned: the hint says dev stays on main", async () => {
+        const root = await rootAt(4);
+        const file = shopLayout(root).appsetFile;
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/(- env: dev\n\s+revision:) main/, "$1 release/prod"));
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: the dev element tracks "release\/prod": dev follows main at every step/);
+    });
+
+    it("a later step's file on a lab at step 2: the first step not done comes first", async () => {
+        const root = await rootAt(2);
+        fs.writeFileSync(shopLayout(root).resultFile("drift"), JSON.stringify({ edited: "debug", restored: "warn", seconds: 1 }));
+        const r = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /^step 5 drift: not done \(step 3 incident comes first\): /);
+        assert.strictEqual((await runMain("verify", ["--root", root, "--step", "2", "--offline"])).code, 0, "step 2 is done");
+    });
+
     it("a template deploying to another namespace: the check names the namespace", async () => {
         const root = await rootAt(2);
         const file = shopLayout(root).appsetFile;
@@ -1015,6 +1094,64 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("stall.hook_error as the log's block: the hint says one line", async () => {
+        const root = await tenantsRootAt(2);
+        try {
+            editResult(tenantsLayout(root).resultFile("stall"), { hook_error: `In ConfigurationManager.php line 387:\n\n  ${HOOK_ERROR}` });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: hook_error holds 2 lines: write only the script's own error line/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a release typo'd, then fixed in a second commit: the hint says so", async () => {
+        const root = await tenantsRootAt(2);
+        const layout = tenantsLayout(root);
+        try {
+            const push = async (release: string) => {
+                for (const t of TENANTS_ALL) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, release));
+                await git(["commit", "--quiet", "-am", `every tenant to ${release}`], layout.clone);
+                await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+                return git(["rev-parse", "HEAD"], layout.clone);
+            };
+            await push("1.2");
+            editResult(layout.resultFile("stall"), { commit: await push(RELEASES.faulty) });
+            const r = (await verifyTenants({ layout, through: 2 })).find((c) => c.check.startsWith("stall.commit sets every tenant"))!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^stall\.commit's parent has mandant-a at "1\.2", [^:]*: an earlier push set them [^\n]*The repository rewinds nothing/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a fix of mandant-b alone, live: the line says the fix is one commit", async () => {
+        const at = await tenantsAt(2);
+        try {
+            const { layout } = at;
+            await git(["pull", "--quiet", "origin", "main"], layout.clone);
+            fs.writeFileSync(path.join(layout.clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.fixed));
+            await git(["commit", "--quiet", "-am", "mandant-b to the fix"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            const commit = await git(["rev-parse", "HEAD"], layout.clone);
+            fs.writeFileSync(layout.resultFile("recovery"), JSON.stringify({ release: RELEASES.fixed, commit, order: [] }));
+            const kubeconfig = path.join(layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const r = await runMain("verify", ["--lab", "tenants", "--root", layout.root, "--step", "3", "--kubeconfig", kubeconfig]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 3 recovery: not done: main sets every tenant to 1\.2\.1; hint: mandant-a, mandant-c, mandant-d are not at 1\.2\.1 on main: [^\n]*a second commit for the rest leaves the fix split/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("stall.blocking with its namespace: the hint names the key", async () => {
         const root = await tenantsRootAt(2);
         try {
@@ -1186,7 +1323,10 @@ describe("verify --step: one step at a time, with a hint", function () {
         const root = await rootAt(3);
         const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", path.join(root, "no-such-kubeconfig")]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stdout, /: the cluster answers; hint: give --kubeconfig FILE \(or set KUBECONFIG\)/);
+        assert.match(
+            r.stdout,
+            /: the cluster answers; hint: no kubeconfig found \(looked at [^)]*\): give --kubeconfig FILE \(or set KUBECONFIG\)/,
+        );
         const t = await runMain("verify", [
             "--lab",
             "tenants",
@@ -1199,7 +1339,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         ]);
         assert.match(
             t.stdout,
-            /^step 1 built: not done: the cluster answers; hint: give --kubeconfig/,
+            /^step 1 built: not done: the cluster answers; hint: no kubeconfig found \(looked at \/nonexistent\): give --kubeconfig/,
             "the tenants lab reads the cluster from step 1 on",
         );
     });

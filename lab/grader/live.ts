@@ -79,7 +79,7 @@ export function clusterAnswers<W extends LiveWorld>(step: number): Check<W> {
 
 /** A check of the live cluster at `step`: it runs only when the cluster answers. */
 export function liveCheck<W extends LiveWorld>(
-    step: number,
+    step: number | ((w: W) => number),
     name: string | ((w: W) => string),
     run: (c: ClusterPort, w: W) => Promise<Outcome | boolean | null>,
     opts: { yieldsToLaterSteps?: boolean } = {},
@@ -89,7 +89,7 @@ export function liveCheck<W extends LiveWorld>(
         name,
         live: true,
         ...opts,
-        applies: (through, w) => through >= step && !!w.cluster && !w.clusterError,
+        applies: (through, w) => through >= (typeof step === "number" ? step : step(w)) && !!w.cluster && !w.clusterError,
         run: (w) => run(w.cluster!, w),
     };
 }

@@ -11,14 +11,13 @@ import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { messageOf } from "../ports/errors";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
-import { badCommit, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
+import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
 import { liveChecks } from "./liveChecks";
 import { readAppsetFile } from "./appsetFile";
 import { renderShopConfigAt } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
-import { obj, ShopWorld, wantProd } from "./world";
+import { obj, pinStep, ShopWorld, wantProd } from "./world";
 
 export interface VerifyOptions {
     layout: ShopLayout;
@@ -115,7 +114,7 @@ const step1: Check<ShopWorld>[] = [
 
 const step2: Check<ShopWorld>[] = [
     {
-        step: 2,
+        step: pinStep,
         name: (w) => `appset.yaml: ApplicationSet argocd/shop, dev=main, prod=${wantProd(w)}`,
         run: async (w) => {
             if (!fs.existsSync(w.layout.appsetFile)) return { ok: false, expected: w.layout.appsetFile, found: "no such file" };
@@ -150,6 +149,13 @@ const step2: Check<ShopWorld>[] = [
             if (outcome.ok) return outcome;
             // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
             const prodRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "prod")?.revision;
+            const devRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "dev")?.revision;
+            // dev pinned too (both elements on release/prod): dev tracks main at every step
+            if (devRevision !== undefined && devRevision !== "main")
+                return {
+                    ...outcome,
+                    hint: `the dev element tracks ${JSON.stringify(devRevision)}: dev follows main at every step (step 4 pins prod alone): put its revision back to main, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             if (isSha(prodRevision) && wantProd(w) === "release/prod")
                 return {
                     ...outcome,
@@ -234,7 +240,12 @@ const step3: Check<ShopWorld>[] = [
             const before = parent
                 ? parse((await w.repo.file(parent, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2
                 : undefined;
-            return eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
+            const outcome = eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
+            if (outcome.ok || now !== "on" || before !== "on") return outcome;
+            return {
+                ...outcome,
+                hint: `${commit.slice(0, 12)}'s parent has FEATURE_CHECKOUT_V2 on in base already: incident.commit is the commit that turned it on, an earlier one (git log -S FEATURE_CHECKOUT_V2 --oneline main lists the commits that changed it)`,
+            };
         },
     },
     {
@@ -364,35 +375,6 @@ const step5: Check<ShopWorld>[] = [
     },
 ];
 
-const step7: Check<ShopWorld>[] = [
-    {
-        step: 7,
-        name: "main's envs/dev renders FEATURE_CHECKOUT_V2 on (no revert but bad_commit's left on main)",
-        run: async (w) => {
-            if (!obj(w, "revert") || !w.main) return null;
-            let rendered: Record<string, string>;
-            try {
-                rendered = await shopConfigAt(w, w.main, "envs/dev");
-            } catch (e) {
-                // bad_commit's change back on main (a revert of its revert, or the same edit again): shop-dev cannot sync
-                return {
-                    ok: false,
-                    expected: "main's envs/dev to render",
-                    found: messageOf(e),
-                    hint: "main's envs/dev does not render again: a later commit brought bad_commit's change back (git log --oneline main shows it, a revert of the revert?): revert that commit too (git revert <its SHA>), a new commit; history is never rewound",
-                };
-            }
-            const outcome = eq("on", rendered.FEATURE_CHECKOUT_V2);
-            return outcome.ok
-                ? outcome
-                : {
-                      ...outcome,
-                      hint: "a revert of another commit is still on main (git log --oneline main shows it): revert that revert too (git revert <its SHA>), a new commit; history is never rewound",
-                  };
-        },
-    },
-];
-
 const step8: Check<ShopWorld>[] = [
     {
         step: 8,
@@ -454,7 +436,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     ...step5,
     ...PROMOTE_CHECKS,
     ...REVERT_CHECKS,
-    ...step7,
+    MAIN_RENDERS_ON,
     ...step8,
     ...stackOutputs,
     ...liveChecks(),

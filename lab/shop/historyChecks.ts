@@ -6,6 +6,8 @@
 import { parse } from "yaml";
 import { Check, eq } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
+import { messageOf } from "../ports/errors";
+import { renderShopConfigAt } from "./render";
 import { obj, putBack, ShopWorld } from "./world";
 
 function resourcesOf(kustomization: string | null): string[] {
@@ -193,16 +195,29 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const [parent] = await w.repo.parents(rc);
             const msg = await w.repo.message(rc);
             const [grand] = (await badCommit(w)) ? await w.repo.parents(bad) : [undefined];
-            const same = grand
-                ? (await w.repo.file(rc, "envs/dev/kustomization.yaml")) === (await w.repo.file(grand, "envs/dev/kustomization.yaml"))
-                : false;
+            const file = "envs/dev/kustomization.yaml";
+            const same = grand ? (await w.repo.file(rc, file)) === (await w.repo.file(grand, file)) : false;
+            // the revert itself takes bad_commit's change out: a commit that changes nothing only claims to
+            const changes = parent !== undefined && (await w.repo.file(parent, file)) !== (await w.repo.file(rc, file));
             // after bad_commit: its child, or later when a wrong revert came first (history is never rewound)
             const after = parent === bad || (isSha(bad) && parent !== undefined && (await w.repo.isAncestor(bad, parent)));
             const outcome = eq(
                 { after_bad_commit: true, message: true, content: true },
-                { after_bad_commit: after, message: msg.includes(`This reverts commit ${bad}`), content: same },
+                { after_bad_commit: after, message: msg.includes(`This reverts commit ${bad}`), content: same && changes },
             );
             const other = /This reverts commit ([0-9a-f]{40})/.exec(msg)?.[1];
+            const badShort = String(bad).slice(0, 12);
+            // undone by hand (an edit and a commit): git revert then finds nothing left to take out
+            if (!outcome.ok && !other && isSha(bad))
+                return {
+                    ...outcome,
+                    hint: `revert_commit is not one git revert made (its message says "This reverts commit ${badShort}…"): the rollback is git revert ${badShort}, a new commit; where main already holds an undo made by hand, git revert finds nothing left to take out: git revert that undo first (it brings bad_commit's change back), then git revert ${badShort}, and write revert.json again; history is never rewound`,
+                };
+            if (!outcome.ok && same && !changes && other === bad)
+                return {
+                    ...outcome,
+                    hint: `revert_commit changes nothing in ${file}: bad_commit's change was taken out before it (by hand?); a revert made by git revert ${badShort} takes it out itself: git revert the undo that came first, then git revert ${badShort}, and write revert.json again`,
+                };
             return outcome.ok || !other || other === bad || !isSha(bad)
                 ? outcome
                 : {
@@ -244,3 +259,31 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
         },
     },
 ];
+
+/** Step 7 leaves main rendering the flag on in dev: the incident stays, bad_commit is reverted (a revert of the wrong commit, or of the revert, is not). */
+export const MAIN_RENDERS_ON: Check<ShopWorld> = {
+    step: 7,
+    name: "main's envs/dev renders FEATURE_CHECKOUT_V2 on (no revert but bad_commit's left on main)",
+    run: async (w) => {
+        if (!obj(w, "revert") || !w.main) return null;
+        let rendered: Record<string, string>;
+        try {
+            rendered = await renderShopConfigAt(w.repo, w.main, "envs/dev", w.kubectl);
+        } catch (e) {
+            // bad_commit's change back on main (a revert of its revert, or the same edit again): shop-dev cannot sync
+            return {
+                ok: false,
+                expected: "main's envs/dev to render",
+                found: messageOf(e),
+                hint: "main's envs/dev does not render again: a later commit brought bad_commit's change back (git log --oneline main shows it, a revert of the revert?): revert that commit too (git revert <its SHA>), a new commit; history is never rewound",
+            };
+        }
+        const outcome = eq("on", rendered.FEATURE_CHECKOUT_V2);
+        return outcome.ok
+            ? outcome
+            : {
+                  ...outcome,
+                  hint: "a revert of another commit is still on main (git log --oneline main shows it): revert that revert too (git revert <its SHA>), a new commit; history is never rewound",
+              };
+    },
+};

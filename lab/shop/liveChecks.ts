@@ -7,7 +7,7 @@ import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { obj, putBack, ShopWorld, wantProd } from "./world";
+import { obj, pinStep, putBack, ShopWorld, wantProd } from "./world";
 import { readAppsetFile } from "./appsetFile";
 
 const live = liveCheck<ShopWorld>;
@@ -43,7 +43,7 @@ export function liveChecks(): Check<ShopWorld>[] {
     const checks: Check<ShopWorld>[] = [
         clusterAnswers(2),
         live(
-            2,
+            pinStep,
             (w) => `live ApplicationSet shop: dev=main, prod=${wantProd(w)}`,
             async (c, w) => {
                 const want = [
@@ -67,13 +67,13 @@ export function liveChecks(): Check<ShopWorld>[] {
             },
         ),
     ];
-    for (const [app, want] of [
-        ["shop-dev", () => "main"],
-        ["shop-prod", wantProd],
+    for (const [app, want, step] of [
+        ["shop-dev", () => "main", () => 2],
+        ["shop-prod", wantProd, pinStep],
     ] as const) {
         checks.push(
             live(
-                2,
+                step,
                 (w) => `live Application ${app} tracks ${want(w)} and is Synced`,
                 async (c, w) => {
                     const a = await c.getApplication(app);

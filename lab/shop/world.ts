@@ -5,6 +5,7 @@
 import { BareRepo } from "../grader/bareRepo";
 import { LiveWorld } from "../grader/live";
 import { isSha, ResultFilesWorld, resultObject } from "../grader/resultFiles";
+import { readAppsetFile } from "./appsetFile";
 import { ShopLayout } from "./layout";
 import { ShopResultName } from "./results";
 
@@ -23,6 +24,22 @@ export const obj = (w: ShopWorld, name: ShopResultName) => resultObject(w, name)
 
 /** prod's expected revision: release/prod from step 4 on. */
 export const wantProd = (w: ShopWorld) => (w.through >= 4 ? "release/prod" : "main");
+
+/**
+ * The step a check of prod's revision counts for: step 4's (the pin) where release/prod is wanted and
+ * appset.yaml still has prod on main, as step 2 left it (the pin not made yet); else step 2's. So a lab
+ * graded past step 4 whose pin is not made says step 4 (or an earlier step not done) comes first, not
+ * step 2, which is done.
+ */
+export function pinStep(w: ShopWorld): number {
+    if (wantProd(w) !== "release/prod") return 2;
+    try {
+        const elements = readAppsetFile(w.layout.appsetFile).set?.spec?.generators?.[0]?.list?.elements ?? [];
+        return elements.find((e) => e?.env === "prod")?.revision === "main" ? 4 : 2;
+    } catch {
+        return 2; // no such file: step 2's own check says so
+    }
+}
 
 /**
  * A commit after promote.to on release/prod's line that holds promote.to's files: a fast-forward too

@@ -4,66 +4,17 @@
  * cluster). Only the result schemas (results.ts) are shared with the scenario.
  */
 import * as path from "path";
-import { parse } from "yaml";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
-import { clusterAnswers, clusterErrorOf, liveCheck, LiveWorld, missingAppSetHint, stackOutputChecks } from "../grader/live";
-import { isSha, readResultFiles, resultFileChecks, ResultFilesWorld, resultObject } from "../grader/resultFiles";
-import { ClusterPort } from "../ports/cluster";
-import { RELEASES, Tenant, TENANT_LABEL, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
-import { HOOK_ERROR, RELEASE_LABEL, tenantPath } from "./repoFiles";
+import { clusterErrorOf, stackOutputChecks } from "../grader/live";
+import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
+import { RELEASES, TENANTS, TENANTS_APPSET } from "./layout";
+import { HOOK_ERROR } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
-
-export interface TenantsVerifyOptions {
-    layout: TenantsLayout;
-    /** Grade steps 1..through (1-3, as tenantsSolveThrough). */
-    through: number;
-    cluster?: ClusterPort;
-    stackOutputs?: Record<string, unknown>;
-}
-
-export interface TenantsWorld extends ResultFilesWorld<TenantsResultName>, LiveWorld {
-    layout: TenantsLayout;
-    through: number;
-    main: string | null;
-}
-
-/** An entry of recovery.order as a learner may have written it: any field missing or of another type. */
-type Order = { application?: unknown; healthy_at?: unknown } | null;
-
-const obj = (w: TenantsWorld, name: TenantsResultName) => resultObject(w, name);
-
-/** The release each tenant file names at a commit. */
-async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<string, string | null>> {
-    const out: Record<string, string | null> = {};
-    for (const t of TENANTS) {
-        const text = await w.repo.file(sha, tenantPath(t));
-        out[t] = text ? String(parse(text)?.release ?? null) : null;
-    }
-    return out;
-}
-const all = (release: string) => Object.fromEntries(TENANTS.map((t) => [t, release]));
-
-/** The tenants after the blocked step (mandant-b's, step 2). */
-const AFTER_BLOCKED = TENANTS.slice(TENANTS.indexOf("mandant-b") + 1);
-/**
- * Those of them the stall found at the faulty release already: v3.5.1's RollingSync lets a later
- * step's tenant through when its comparison of the faulty commit arrives before mandant-b's (a race
- * between the two controllers, docs/tenants-lab.md). Read from stall.json; such a tenant must then
- * not be waiting, and the live check holds the cluster to it.
- */
-const racedAhead = (w: TenantsWorld): string[] => AFTER_BLOCKED.filter((t) => obj(w, "stall")?.running?.[t] === RELEASES.faulty);
-
-/** What the graded step leaves each site running (at the stall: with the tenants that raced ahead). */
-const expectedRunning = (through: number, raced: string[] = []) =>
-    through >= 3
-        ? all(RELEASES.fixed)
-        : through >= 2
-          ? { ...all(RELEASES.first), "mandant-a": RELEASES.faulty, ...Object.fromEntries(raced.map((t) => [t, RELEASES.faulty])) }
-          : all(RELEASES.first);
-const expectedPath = (through: number, _tenant: string) =>
-    `releases/${through >= 3 ? RELEASES.fixed : through >= 2 ? RELEASES.faulty : RELEASES.first}`;
+import { TENANTS_LIVE_CHECKS } from "./liveChecks";
+import { AFTER_BLOCKED, all, expectedRunning, obj, Order, racedAhead, releasesAt, TenantsVerifyOptions, TenantsWorld } from "./world";
+export type { TenantsVerifyOptions, TenantsWorld } from "./world";
 
 const step1: Check<TenantsWorld>[] = [
     {
@@ -149,10 +100,21 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit)) return null;
             const script = (await w.repo.file(s.commit, `releases/${RELEASES.faulty}/code/setup.sh`)) ?? "";
+            const ok = s.hook_error === HOOK_ERROR && script.includes(s.hook_error);
+            const text: string = typeof s.hook_error === "string" ? s.hook_error : "";
+            const lines = text.split("\n").filter((l) => l.trim()).length;
+            // the line is in it, with more around it (the block the log prints, indentation): say what is too much, not the line
+            const extra =
+                !ok && text.includes(HOOK_ERROR)
+                    ? lines > 1
+                        ? `hook_error holds ${lines} lines: write only the script's own error line, one line as the log prints it, without the lines around it`
+                        : "hook_error holds the error line with more around it (spaces, a prefix): write the line alone, trimmed"
+                    : undefined;
             return {
-                ok: s.hook_error === HOOK_ERROR && script.includes(s.hook_error),
+                ok,
                 expected: `${HOOK_ERROR} (printed by releases/${RELEASES.faulty}/code/setup.sh)`,
                 found: s.hook_error,
+                ...(extra ? { hint: extra } : {}),
             };
         },
     },
@@ -189,7 +151,15 @@ const step2: Check<TenantsWorld>[] = [
             const found = { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null };
             const outcome = eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, found);
             const ahead = TENANTS.filter((t) => found.parent?.[t] === RELEASES.faulty);
-            if (outcome.ok || !found.parent || ahead.length === 0 || !eq(all(RELEASES.faulty), found.commit).ok) return outcome;
+            if (outcome.ok || !found.parent || !eq(all(RELEASES.faulty), found.commit).ok) return outcome;
+            // a push before it set the tenants to something else (a release typo'd, then fixed): the rollout began from there
+            const other = TENANTS.filter((t) => found.parent?.[t] !== RELEASES.first && found.parent?.[t] !== RELEASES.faulty);
+            if (ahead.length === 0 && other.length)
+                return {
+                    ...outcome,
+                    hint: `stall.commit's parent has ${other.map((t) => `${t} at ${JSON.stringify(found.parent?.[t])}`).join(", ")}, not ${RELEASES.first}: an earlier push set them (a release the repository does not ship, fixed by this commit?), and the rollout began from that one; the step is one commit from ${RELEASES.first} for every tenant. The repository rewinds nothing: start the lab again (gitops-lab simulate --reset, or pulumi destroy and up) and push the release in one commit`,
+                };
+            if (ahead.length === 0) return outcome;
             // the release in several commits: RollingSync rolled out each one; the repository rewinds none of them
             return {
                 ...outcome,
@@ -234,7 +204,7 @@ const mainAtFixed: Check<TenantsWorld> = {
             ok: false,
             expected: `every tenant at ${RELEASES.fixed} on main`,
             found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
-            hint: `${behind.join(", ")} ${behind.length === 1 ? "is" : "are"} not at ${RELEASES.fixed} on main: the step sets every tenant's release (tenants/<tenant>.yaml) to ${RELEASES.fixed} in one commit${edited ? `; releases/${RELEASES.faulty} changed since stall.commit: the faulty release is left as it is, the fix is the fixed release` : ""}`,
+            hint: `${behind.join(", ")} ${behind.length === 1 ? "is" : "are"} not at ${RELEASES.fixed} on main: the step sets every tenant's release (tenants/<tenant>.yaml) to ${RELEASES.fixed} in one commit${behind.length < TENANTS.length ? ` (the others are there already: a second commit for the rest leaves the fix split, and the repository rewinds nothing, so the step is then done over on a new lab: the lab's reset, then the lab again)` : ""}${edited ? `; releases/${RELEASES.faulty} changed since stall.commit: the faulty release is left as it is, the fix is the fixed release` : ""}`,
         };
     },
 };
@@ -265,7 +235,7 @@ const step3: Check<TenantsWorld>[] = [
                 { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [] },
                 { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain, inOneCommit: early },
                 {
-                    releases: `each tenant's release at recovery.commit (tenants/<tenant>.yaml), all ${RELEASES.fixed} in that one commit`,
+                    releases: `each tenant's release at recovery.commit (tenants/<tenant>.yaml), all ${RELEASES.fixed} in that one commit; a commit that sets only some is not made whole by a second one (the step is one commit): then the step is done over on a new lab (the lab's reset, then the lab again)`,
                     inOneCommit: `the tenants already at ${RELEASES.fixed} before recovery.commit: the step sets all four in one commit (RollingSync then rolls the one change out step by step); main takes fast-forwards only, so a fix split over commits stays split: the step is done over on a new lab (the lab's reset, then the lab again)`,
                     descendsFromStall: "recovery.commit comes after stall.commit on main: a new commit on top, never a rewrite",
                     onMain: "recovery.commit is on main once pushed; the repository takes fast-forwards only, so a refused push leaves it out: put the commit on top of main as it is (git fetch, then git rebase origin/main) and push",
@@ -332,113 +302,6 @@ const stackOutputs = stackOutputChecks<TenantsResultName, TenantsWorld>({
     result: obj,
 });
 
-const live = liveCheck<TenantsWorld>;
-
-const liveChecks: Check<TenantsWorld>[] = [
-    clusterAnswers(1),
-    live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c, w) => {
-        const s = await c.getApplicationSet(TENANTS_APPSET);
-        if (!s)
-            return {
-                ok: false,
-                expected: `ApplicationSet ${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
-                found: `no ApplicationSet ${TENANTS_APPSET} in ${ARGOCD_NAMESPACE}`,
-                hint: await missingAppSetHint(c, TENANTS_APPSET, w.layout.appsetFile, { lab: "shop", appset: "shop" }),
-            };
-        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) => x.matchExpressions?.[0]?.values?.join(","));
-        return eq(
-            { files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] },
-            {
-                files: s?.spec?.generators?.[0]?.git?.files?.[0]?.path,
-                revision: s?.spec?.generators?.[0]?.git?.revision,
-                strategy: s?.spec?.strategy?.type,
-                steps,
-            },
-        );
-    }),
-    live(
-        1,
-        (w) =>
-            w.through >= 3
-                ? "live rollout complete: every Application Healthy in status.applicationStatus"
-                : w.through >= 2
-                  ? "live rollout at step 2 (RolloutProgressing)"
-                  : "live rollout complete",
-        async (c, w) => {
-            const s = await c.getApplicationSet(TENANTS_APPSET);
-            const cond = (s?.status?.conditions ?? []).find((x) => x.type === "RolloutProgressing");
-            const want = w.through === 2 ? "ApplicationSet is performing rollout of step 2" : "ApplicationSet Rollout has completed";
-            const outcome = eq(want, cond?.message);
-            if (outcome.ok) return outcome;
-            // a rollout held by a path the repository cannot give says so, not the stall's hint
-            const paths: Record<string, unknown> = {};
-            for (const t of TENANTS) paths[t] = { path: (await c.getApplication(t))?.spec?.source?.path };
-            const hint = pathHint(paths);
-            if ("hint" in hint || w.through !== 2) return { ...outcome, ...hint };
-            // the stall healed by hand (mandant-b's faulty release synced after all): the cluster no longer shows what stall.json says
-            const b = await c.getApplication("mandant-b");
-            const healed = b?.status?.operationState?.phase === "Succeeded" && b?.spec?.source?.path === `releases/${RELEASES.faulty}`;
-            return healed
-                ? {
-                      ...outcome,
-                      hint: `mandant-b's sync of ${RELEASES.faulty} succeeded after all (healed by hand?), so the rollout went on and the cluster no longer shows the stall stall.json describes; the lab's way out of the stall is step 3's fixed release (${RELEASES.fixed}) in one commit: verify --lab tenants --step 3 grades it`,
-                  }
-                : outcome;
-        },
-    ),
-    live(
-        1,
-        (w) => `live Applications track ${expectedPath(w.through, "")} with automated.enabled: false and label ${TENANT_LABEL}`,
-        async (c, w) => {
-            const found: Record<string, unknown> = {};
-            const want: Record<string, unknown> = {};
-            for (const t of TENANTS) {
-                const a = await c.getApplication(t);
-                want[t] = { path: expectedPath(w.through, t), automated: false, label: t };
-                found[t] = {
-                    path: a?.spec?.source?.path,
-                    automated: a?.spec?.syncPolicy?.automated?.enabled,
-                    label: a?.metadata?.labels?.[TENANT_LABEL],
-                };
-            }
-            const outcome = eq(want, found);
-            return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
-        },
-    ),
-    live(1, "live: each site runs the release the graded step leaves it at", async (c, w) => {
-        const found: Record<string, unknown> = {};
-        for (const t of TENANTS)
-            found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
-        return eq(expectedRunning(w.through, racedAhead(w)), found);
-    }),
-    live(
-        2,
-        `live: the tenants after the blocked one that stall.json has racing ahead, and only those, were synced to releases/${RELEASES.faulty} at stall.commit (their Applications' history)`,
-        async (c, w) => {
-            const s = obj(w, "stall");
-            if (!s || !isSha(s.commit)) return null;
-            const want: Record<string, boolean> = {};
-            const found: Record<string, boolean> = {};
-            for (const t of AFTER_BLOCKED) {
-                const history = (await c.getApplication(t))?.status?.history ?? [];
-                want[t] = racedAhead(w).includes(t);
-                found[t] = history.some((h) => h?.revision === s.commit && h?.source?.path === `releases/${RELEASES.faulty}`);
-            }
-            return eq(want, found);
-        },
-    ),
-    live(2, "live mandant-b's sync of 1.2.0 failed on its hook (given up, or waiting for a retry)", async (c, w) => {
-        if (w.through !== 2) return null;
-        const op = (await c.getApplication("mandant-b"))?.status?.operationState;
-        const failing = op?.phase === "Failed" || (op?.phase === "Running" && Number(op?.retryCount ?? 0) >= 1);
-        return {
-            ok: failing,
-            expected: "operationState Failed, or Running with retryCount >= 1",
-            found: `${op?.phase ?? "no operation"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}: ${op?.message ?? ""}`,
-        };
-    }),
-];
-
 export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
     // before the result files: what main holds is the step's own ask, and says what to do first
     mainAtFixed,
@@ -449,7 +312,7 @@ export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
     ...step2,
     ...step3,
     ...stackOutputs,
-    ...liveChecks,
+    ...TENANTS_LIVE_CHECKS,
 ];
 
 export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<TenantsWorld> {
@@ -474,24 +337,4 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
 
 export async function verifyTenants(opts: TenantsVerifyOptions): Promise<CheckResult[]> {
     return runChecks(TENANTS_CHECKS, await readTenantsWorld(opts), opts.through);
-}
-
-/**
- * When a tenant's Application tracks what the repository cannot give: a path the generator left
- * unresolved (its tenant file lacks the release key, a typo) or a release the repository does not ship.
- */
-function pathHint(found: Record<string, unknown>): { hint: string } | Record<string, never> {
-    const paths = Object.entries(found).map(([t, f]) => [t, String((f as { path?: unknown })?.path ?? "")] as const);
-    const unresolved = paths.filter(([, p]) => p.includes("{{"));
-    if (unresolved.length)
-        return {
-            hint: `${unresolved.map(([t, p]) => `${t} tracks ${p}`).join(", ")}: the generator found no release key in ${unresolved.map(([t]) => tenantPath(t as Tenant)).join(", ")} (a typo?); write release: "<version>" there and push`,
-        };
-    const shipped: string[] = Object.values(RELEASES);
-    const unknown = paths.filter(([, p]) => /^releases\//.test(p) && !shipped.includes(p.slice("releases/".length)));
-    if (unknown.length)
-        return {
-            hint: `${unknown.map(([t, p]) => `${t} tracks ${p}`).join(", ")}, which the repository does not ship (its releases: ${shipped.join(", ")}): set a release that exists and push`,
-        };
-    return {};
 }

@@ -1,0 +1,146 @@
+/**
+ * The tenants lab's checks of the live cluster: the ApplicationSet, the rollout as the graded step leaves it,
+ * each site's release, and the paths the generator made.
+ */
+import { ARGOCD_NAMESPACE } from "../argo/application";
+import { Check, eq } from "../grader/grader";
+import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
+import { isSha } from "../grader/resultFiles";
+import { RELEASES, Tenant, TENANT_LABEL, TENANTS, TENANTS_APPSET } from "./layout";
+import { RELEASE_LABEL, tenantPath } from "./repoFiles";
+import { AFTER_BLOCKED, expectedPath, expectedRunning, obj, racedAhead, TenantsWorld } from "./world";
+
+const live = liveCheck<TenantsWorld>;
+
+/**
+ * The step of a live check whose expectation is the graded step's (the rollout, each Application's path,
+ * each site's release): a lab graded through 3 whose fix is missing says step 3, not step 1, which is done.
+ */
+const graded = (w: TenantsWorld) => Math.max(1, Math.min(w.through, 3));
+
+/** The tenants lab's checks of the live cluster, from step 1 on. */
+export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
+    clusterAnswers(1),
+    live(1, "live ApplicationSet tenants: git files generator tenants/*.yaml at main, RollingSync in 4 steps a, b, c, d", async (c, w) => {
+        const s = await c.getApplicationSet(TENANTS_APPSET);
+        if (!s)
+            return {
+                ok: false,
+                expected: `ApplicationSet ${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
+                found: `no ApplicationSet ${TENANTS_APPSET} in ${ARGOCD_NAMESPACE}`,
+                hint: await missingAppSetHint(c, TENANTS_APPSET, w.layout.appsetFile, { lab: "shop", appset: "shop" }),
+            };
+        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) => x.matchExpressions?.[0]?.values?.join(","));
+        return eq(
+            { files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] },
+            {
+                files: s?.spec?.generators?.[0]?.git?.files?.[0]?.path,
+                revision: s?.spec?.generators?.[0]?.git?.revision,
+                strategy: s?.spec?.strategy?.type,
+                steps,
+            },
+        );
+    }),
+    // the rollout as the step graded leaves it: the first one complete (1), held at step 2 (2), complete again (3)
+    live(
+        graded,
+        (w) =>
+            w.through >= 3
+                ? "live rollout complete: every Application Healthy in status.applicationStatus"
+                : w.through >= 2
+                  ? "live rollout at step 2 (RolloutProgressing)"
+                  : "live rollout complete",
+        async (c, w) => {
+            const s = await c.getApplicationSet(TENANTS_APPSET);
+            const cond = (s?.status?.conditions ?? []).find((x) => x.type === "RolloutProgressing");
+            const want = w.through === 2 ? "ApplicationSet is performing rollout of step 2" : "ApplicationSet Rollout has completed";
+            const outcome = eq(want, cond?.message);
+            if (outcome.ok) return outcome;
+            // a rollout held by a path the repository cannot give says so, not the stall's hint
+            const paths: Record<string, unknown> = {};
+            for (const t of TENANTS) paths[t] = { path: (await c.getApplication(t))?.spec?.source?.path };
+            const hint = pathHint(paths);
+            if ("hint" in hint || w.through !== 2) return { ...outcome, ...hint };
+            // the stall healed by hand (mandant-b's faulty release synced after all): the cluster no longer shows what stall.json says
+            const b = await c.getApplication("mandant-b");
+            const healed = b?.status?.operationState?.phase === "Succeeded" && b?.spec?.source?.path === `releases/${RELEASES.faulty}`;
+            return healed
+                ? {
+                      ...outcome,
+                      hint: `mandant-b's sync of ${RELEASES.faulty} succeeded after all (healed by hand?), so the rollout went on and the cluster no longer shows the stall stall.json describes; the lab's way out of the stall is step 3's fixed release (${RELEASES.fixed}) in one commit: verify --lab tenants --step 3 grades it`,
+                  }
+                : outcome;
+        },
+    ),
+    live(
+        graded,
+        (w) => `live Applications track ${expectedPath(w.through, "")} with automated.enabled: false and label ${TENANT_LABEL}`,
+        async (c, w) => {
+            const found: Record<string, unknown> = {};
+            const want: Record<string, unknown> = {};
+            for (const t of TENANTS) {
+                const a = await c.getApplication(t);
+                want[t] = { path: expectedPath(w.through, t), automated: false, label: t };
+                found[t] = {
+                    path: a?.spec?.source?.path,
+                    automated: a?.spec?.syncPolicy?.automated?.enabled,
+                    label: a?.metadata?.labels?.[TENANT_LABEL],
+                };
+            }
+            const outcome = eq(want, found);
+            return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
+        },
+    ),
+    live(graded, "live: each site runs the release the graded step leaves it at", async (c, w) => {
+        const found: Record<string, unknown> = {};
+        for (const t of TENANTS)
+            found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
+        return eq(expectedRunning(w.through, racedAhead(w)), found);
+    }),
+    live(
+        2,
+        `live: the tenants after the blocked one that stall.json has racing ahead, and only those, were synced to releases/${RELEASES.faulty} at stall.commit (their Applications' history)`,
+        async (c, w) => {
+            const s = obj(w, "stall");
+            if (!s || !isSha(s.commit)) return null;
+            const want: Record<string, boolean> = {};
+            const found: Record<string, boolean> = {};
+            for (const t of AFTER_BLOCKED) {
+                const history = (await c.getApplication(t))?.status?.history ?? [];
+                want[t] = racedAhead(w).includes(t);
+                found[t] = history.some((h) => h?.revision === s.commit && h?.source?.path === `releases/${RELEASES.faulty}`);
+            }
+            return eq(want, found);
+        },
+    ),
+    live(2, "live mandant-b's sync of 1.2.0 failed on its hook (given up, or waiting for a retry)", async (c, w) => {
+        if (w.through !== 2) return null;
+        const op = (await c.getApplication("mandant-b"))?.status?.operationState;
+        const failing = op?.phase === "Failed" || (op?.phase === "Running" && Number(op?.retryCount ?? 0) >= 1);
+        return {
+            ok: failing,
+            expected: "operationState Failed, or Running with retryCount >= 1",
+            found: `${op?.phase ?? "no operation"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}: ${op?.message ?? ""}`,
+        };
+    }),
+];
+
+/**
+ * When a tenant's Application tracks what the repository cannot give: a path the generator left
+ * unresolved (its tenant file lacks the release key, a typo) or a release the repository does not ship.
+ */
+function pathHint(found: Record<string, unknown>): { hint: string } | Record<string, never> {
+    const paths = Object.entries(found).map(([t, f]) => [t, String((f as { path?: unknown })?.path ?? "")] as const);
+    const unresolved = paths.filter(([, p]) => p.includes("{{"));
+    if (unresolved.length)
+        return {
+            hint: `${unresolved.map(([t, p]) => `${t} tracks ${p}`).join(", ")}: the generator found no release key in ${unresolved.map(([t]) => tenantPath(t as Tenant)).join(", ")} (a typo?); write release: "<version>" there and push`,
+        };
+    const shipped: string[] = Object.values(RELEASES);
+    const unknown = paths.filter(([, p]) => /^releases\//.test(p) && !shipped.includes(p.slice("releases/".length)));
+    if (unknown.length)
+        return {
+            hint: `${unknown.map(([t, p]) => `${t} tracks ${p}`).join(", ")}, which the repository does not ship (its releases: ${shipped.join(", ")}): set a release that exists and push`,
+        };
+    return {};
+}

@@ -1,0 +1,60 @@
+/**
+ * What the tenants lab's checks read (the world of a grading) and what each step leaves the sites running.
+ */
+import { parse } from "yaml";
+import { LiveWorld } from "../grader/live";
+import { ResultFilesWorld, resultObject } from "../grader/resultFiles";
+import { ClusterPort } from "../ports/cluster";
+import { RELEASES, TENANTS, TenantsLayout } from "./layout";
+import { tenantPath } from "./repoFiles";
+import { TenantsResultName } from "./results";
+
+export interface TenantsVerifyOptions {
+    layout: TenantsLayout;
+    /** Grade steps 1..through (1-3, as tenantsSolveThrough). */
+    through: number;
+    cluster?: ClusterPort;
+    stackOutputs?: Record<string, unknown>;
+}
+
+export interface TenantsWorld extends ResultFilesWorld<TenantsResultName>, LiveWorld {
+    layout: TenantsLayout;
+    through: number;
+    main: string | null;
+}
+
+/** An entry of recovery.order as a learner may have written it: any field missing or of another type. */
+export type Order = { application?: unknown; healthy_at?: unknown } | null;
+
+export const obj = (w: TenantsWorld, name: TenantsResultName) => resultObject(w, name);
+
+/** The release each tenant file names at a commit. */
+export async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<string, string | null>> {
+    const out: Record<string, string | null> = {};
+    for (const t of TENANTS) {
+        const text = await w.repo.file(sha, tenantPath(t));
+        out[t] = text ? String(parse(text)?.release ?? null) : null;
+    }
+    return out;
+}
+export const all = (release: string) => Object.fromEntries(TENANTS.map((t) => [t, release]));
+
+/** The tenants after the blocked step (mandant-b's, step 2). */
+export const AFTER_BLOCKED = TENANTS.slice(TENANTS.indexOf("mandant-b") + 1);
+/**
+ * Those of them the stall found at the faulty release already: v3.5.1's RollingSync lets a later
+ * step's tenant through when its comparison of the faulty commit arrives before mandant-b's (a race
+ * between the two controllers, docs/tenants-lab.md). Read from stall.json; such a tenant must then
+ * not be waiting, and the live check holds the cluster to it.
+ */
+export const racedAhead = (w: TenantsWorld): string[] => AFTER_BLOCKED.filter((t) => obj(w, "stall")?.running?.[t] === RELEASES.faulty);
+
+/** What the graded step leaves each site running (at the stall: with the tenants that raced ahead). */
+export const expectedRunning = (through: number, raced: string[] = []) =>
+    through >= 3
+        ? all(RELEASES.fixed)
+        : through >= 2
+          ? { ...all(RELEASES.first), "mandant-a": RELEASES.faulty, ...Object.fromEntries(raced.map((t) => [t, RELEASES.faulty])) }
+          : all(RELEASES.first);
+export const expectedPath = (through: number, _tenant: string) =>
+    `releases/${through >= 3 ? RELEASES.fixed : through >= 2 ? RELEASES.faulty : RELEASES.first}`;
