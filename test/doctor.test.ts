@@ -104,6 +104,19 @@ describe("rollout doctor: diagnosis", () => {
         );
     });
 
+    it("a retry's hook Job running again, its Pods failing: their error is named", () => {
+        const l = fieldReport({ retrying: true });
+        const b = l.items.find((o: any) => o.kind === "Application" && o.metadata.name === "mandant-b");
+        b.status.operationState.message = "waiting for completion of hook batch/Job/site-setup";
+        b.status.operationState.syncResult.resources[0].hookPhase = "Running";
+        const [d] = run(l);
+        assert.strictEqual(d.state, "stuck");
+        assert.match(
+            d.blocking[0].message,
+            /^PreSync hook Job mandant-b\/site-setup: 1 of its Pods failed so far \(the Job makes new ones\): "config\/system\/settings\.php is not writable"; the sync is being retried \(attempt 2 of 5\)$/,
+        );
+    });
+
     it("given a finished rollout, then it is complete, with no step", () => {
         const tenants: TenantSpec[] = ["a", "b", "c"].map((n, i) => ({ name: `mandant-${n}`, step: i + 1, status: "Healthy" }));
         const set = appSet("tenants", tenants, { rolloutStep: null });

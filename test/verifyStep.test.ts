@@ -842,6 +842,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual((await runMain("verify", ["--root", root, "--step", "2", "--offline"])).code, 0, "step 2 is done");
     });
 
+    it("the template in goTemplate's {{.env}} form grades as {{env}}", async () => {
+        const root = await rootAt(2);
+        const file = shopLayout(root).appsetFile;
+        const text = fs.readFileSync(file, "utf8");
+        const go = text
+            .replace(/\{\{(env|revision)\}\}/g, "{{.$1}}")
+            .replace("spec:\n", "spec:\n  goTemplate: true\n  goTemplateOptions: [missingkey=error]\n");
+        assert.match(go, /goTemplate: true[^]*shop-\{\{\.env\}\}/);
+        fs.writeFileSync(file, go);
+        const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+        assert.strictEqual(r.code, 0, r.out);
+    });
+
     it("a template deploying to another namespace: the check names the namespace", async () => {
         const root = await rootAt(2);
         const file = shopLayout(root).appsetFile;
@@ -1222,7 +1235,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(one.code, 1, one.out);
             assert.match(
                 one.stdout,
-                /hint: mandant-a, mandant-c, mandant-d are not at 1\.2\.1 on main: the step sets every tenant's release \(tenants\/<tenant>\.yaml\) to 1\.2\.1 in one commit\n$/,
+                /hint: mandant-a, mandant-c, mandant-d are not at 1\.2\.1 on main: the step sets every tenant's release \(tenants\/<tenant>\.yaml\) to 1\.2\.1 in one commit \(the others are there already: a second commit for the rest leaves the fix split[^\n]*\)\n$/,
             );
             fs.appendFileSync(path.join(layout.clone, "releases/1.2.0/code/setup.sh"), "exit 0\n");
             await git(["commit", "--quiet", "-am", "the hook passes"], layout.clone);

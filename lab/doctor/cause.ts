@@ -2,12 +2,12 @@
  * Why one Application of a rollout is not Healthy: a failed hook (hooks.ts), a failed or retrying
  * sync, an error condition, a Degraded resource; and the evidence of an Application's own failed sync.
  */
-import { ERROR_CONDITION_TYPES, FAILED_PHASES } from "../argo/application";
+import { ERROR_CONDITION_TYPES, FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
 import { isoOf, type Application, type ApplicationSetApplicationStatus } from "../argo/types";
 import type { Dump } from "./dump";
 import type { Evidence, Finding } from "./findings";
 import { clipBytes } from "./errorLine";
-import { failedHook, HookInfo, hookType, jobFailed, logCommand } from "./hooks";
+import { failedHook, HookInfo, hookType, jobFailed, logCommand, retryingHook } from "./hooks";
 
 export interface Cause {
     reason: string;
@@ -44,8 +44,19 @@ export function causeOf(dump: Dump, app: Application | undefined, appStatus: App
     }
     if (op?.phase && FAILED_PHASES.includes(op.phase))
         return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
-    if (op?.phase === "Running" && retries > 0)
-        return { reason: "SyncRetrying", message: op.message ?? `retry ${retries}`, hook: null, fatal: true };
+    if (op?.phase === "Running" && retries > 0) {
+        // the retry's hook Job is running again and its Pods fail as before: their error, not only "waiting for completion"
+        const again = retryingHook(dump, app);
+        const type = again
+            ? dump.jobs.find((j) => j.metadata?.name === again.job && j.metadata?.namespace === again.namespace)?.metadata?.annotations?.[
+                  HOOK_ANNOTATION
+              ]
+            : undefined;
+        const message = again
+            ? `${type ? `${type} hook` : "hook"} Job ${again.namespace}/${again.job}: ${again.failed} of its Pods failed so far (the Job makes new ones)${again.log ? `: "${again.log}"` : ` (its error is in its Pods' log: ${logCommand(again.namespace, again.job)})`}; the sync is being retried (attempt ${retries} of ${op?.operation?.retry?.limit ?? 5})`
+            : (op.message ?? `retry ${retries}`);
+        return { reason: "SyncRetrying", message, hook: null, fatal: true };
+    }
     if (errs.length) return { reason: errs[0].type, message: errs[0].message ?? "", hook: null, fatal: true };
     if (app.status?.health?.status === "Degraded") {
         const degraded = (app.status?.resources ?? [])

@@ -94,6 +94,22 @@ export function failedHook(dump: Dump, app: Application): HookInfo | null {
     };
 }
 
+/**
+ * The hook Job a Running operation waits for ("waiting for completion of hook batch/Job/NAME") while
+ * its Pods fail and the Job makes new ones (its backoffLimit not reached yet): how many failed, and
+ * their error text; null when none has failed or the Job is not in the dump.
+ */
+export function retryingHook(dump: Dump, app: Application): { namespace: string; job: string; failed: number; log: string } | null {
+    const op = app.status?.operationState;
+    if (op?.phase !== "Running") return null;
+    const name = /waiting for completion of hook (?:[\w.]*\/)?Job\/(\S+)/.exec(op.message ?? "")?.[1];
+    const ns = app.spec?.destination?.namespace ?? "";
+    const job = name ? dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === name) : undefined;
+    const failed = Number(job?.status?.failed ?? 0);
+    if (!job || failed < 1 || jobFailed(job)) return null;
+    return { namespace: ns, job: job.metadata.name, failed, log: jobLog(dump, job) };
+}
+
 export function hookType(dump: Dump, app: Application, hook: HookInfo): string {
     const r = (app.status?.operationState?.syncResult?.resources ?? []).find((x) => x.name === hook.job && x.hookType);
     const job = dump.jobs.find((j) => j.metadata?.namespace === hook.namespace && j.metadata?.name === hook.job);

@@ -155,7 +155,7 @@ async function readCauses(cluster: ClusterPort, applicationSets: ApplicationSet[
     // the failed hook Pods' logs, where their own error text is (the default terminationMessagePolicy writes none)
     const failedHooks = new Set(
         jobs
-            .filter((j) => j.metadata?.annotations?.[HOOK_ANNOTATION] && jobFailed(j))
+            .filter((j) => j.metadata?.annotations?.[HOOK_ANNOTATION] && (jobFailed(j) || Number(j.status?.failed ?? 0) > 0))
             .map((j) => `${j.metadata.namespace}/${j.metadata.name}`),
     );
     const logs: Record<string, string> = {};

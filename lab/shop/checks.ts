@@ -186,6 +186,9 @@ const step2: Check<ShopWorld>[] = [
             const file = readAppsetFile(w.layout.appsetFile);
             if (file.error !== undefined) return null; // not YAML: the check above says so
             const t = file.set?.spec?.template;
+            // with goTemplate: true the same fields are written {{.env}}: read them as the fasttemplate form the lab asks for
+            const go = file.set?.spec?.goTemplate === true;
+            const field = (v: unknown) => (go && typeof v === "string" ? v.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, "{{$1}}") : v);
             // the fields that differ, each named with what it holds (never the lab's value)
             return eqFields(
                 {
@@ -199,12 +202,12 @@ const step2: Check<ShopWorld>[] = [
                     syncOptions: ["CreateNamespace=true"],
                 },
                 {
-                    name: t?.metadata?.name,
+                    name: field(t?.metadata?.name),
                     project: t?.spec?.project,
                     repoURL: t?.spec?.source?.repoURL,
-                    targetRevision: t?.spec?.source?.targetRevision,
-                    path: t?.spec?.source?.path,
-                    namespace: t?.spec?.destination?.namespace,
+                    targetRevision: field(t?.spec?.source?.targetRevision),
+                    path: field(t?.spec?.source?.path),
+                    namespace: field(t?.spec?.destination?.namespace),
                     automated: t?.spec?.syncPolicy?.automated,
                     syncOptions: t?.spec?.syncPolicy?.syncOptions,
                 },
