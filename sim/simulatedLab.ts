@@ -426,7 +426,17 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
     const made = new Set(madeDirs(root));
     const kept: string[] = [];
     for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), shop.workDir, tenants.workDir, path.join(root, "root")]) {
-        if (!fs.existsSync(dir) || fs.readdirSync(dir).length > 0) continue;
+        if (!fs.existsSync(dir)) continue;
+        const held = fs.readdirSync(dir);
+        if (held.length > 0) {
+            // the lab's own files went above: what a lab's work folder still holds is the learner's, kept and said
+            if (dir === shop.workDir || dir === tenants.workDir) {
+                log(
+                    `kept ${dir}: it holds ${held.slice(0, 5).join(", ")}${held.length > 5 ? ` and ${held.length - 5} more` : ""}, which the lab did not make or kept for you`,
+                );
+            }
+            continue;
+        }
         if (made.has(dir)) fs.rmdirSync(dir);
         else {
             kept.push(dir);

@@ -231,6 +231,28 @@ describe("gitops-lab simulate --reset", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
+    // given a learner's uncommitted file in the clone and a note of theirs beside it, when reset, then both stay, each said
+    it("reset keeps a clone holding work not pushed", async () => {
+        const root = await rootAt(1);
+        const layout = shopLayout(root);
+        try {
+            fs.writeFileSync(path.join(layout.clone, "WIP.md"), "work in progress\n");
+            fs.writeFileSync(path.join(layout.workDir, "my-notes.md"), "notes\n");
+            const r = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.strictEqual(fs.readFileSync(path.join(layout.clone, "WIP.md"), "utf8"), "work in progress\n");
+            assert.ok(fs.existsSync(path.join(layout.workDir, "my-notes.md")));
+            assert.ok(
+                r.stdout.includes(`[shop-repo] kept ${layout.clone}: it holds work the repository does not (not committed: WIP.md)`),
+                r.stdout,
+            );
+            assert.match(r.stdout, new RegExp(`kept ${layout.workDir}: it holds [^\n]*my-notes\\.md`));
+            assert.ok(!fs.existsSync(layout.bareRepo), "the lab's bare repository went");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // given a root copied from another, when reset, then the clone whose origin is the other root's is kept and said
     // so, and the original is untouched
     it("reset of a copied root keeps the other's clone", async () => {

@@ -206,9 +206,33 @@ export async function makeWorldReadable(layout: RepoSite): Promise<void> {
     await run("chmod", ["-R", "a+rX", layout.bareRepo]);
 }
 
-/** Removes exactly what createLabRepo made: the bare repository and the clone, if they are ours. */
+/** What a clone holds that its repository does not: changes not committed (or files not added), commits not pushed, stashes. */
+async function unpushedWork(clone: string): Promise<string[]> {
+    const out: string[] = [];
+    const few = (xs: string[]) => `${xs.slice(0, 5).join(", ")}${xs.length > 5 ? ` and ${xs.length - 5} more` : ""}`;
+    const changed = (await git(["status", "--porcelain", "--untracked-files=all"], clone).catch(() => ""))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.slice(3));
+    if (changed.length) out.push(`not committed: ${few(changed)}`);
+    const ahead = (await git(["log", "--branches", "--not", "--remotes", "--format=%h"], clone).catch(() => ""))
+        .split("\n")
+        .filter(Boolean);
+    if (ahead.length) out.push(`${ahead.length} commit${ahead.length === 1 ? "" : "s"} not pushed`);
+    const stashes = (await git(["stash", "list"], clone).catch(() => "")).split("\n").filter(Boolean);
+    if (stashes.length) out.push(`${stashes.length} stash${stashes.length === 1 ? "" : "es"}`);
+    return out;
+}
+
+/** Removes exactly what createLabRepo made: the bare repository and the clone, if they are ours (a clone holding unpushed work is kept). */
 export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log = () => {}): Promise<void> {
-    if (await isOurClone(layout)) {
+    const work = (await isOurClone(layout)) ? await unpushedWork(layout.clone) : undefined;
+    if (work && work.length) {
+        // the lab made the clone, but what the learner did in it and never pushed is theirs
+        log(
+            `kept ${layout.clone}: it holds work the repository does not (${work.join("; ")}): push it or copy it out, then remove the folder by hand`,
+        );
+    } else if (work) {
         fs.rmSync(layout.clone, { recursive: true, force: true });
         log(`removed clone ${layout.clone}`);
     } else if (exists(path.join(layout.clone, ".git"))) {
