@@ -376,7 +376,10 @@ describe("verify --step: one step at a time, with a hint", function () {
             revert(undo);
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
-            assert.match(r.stdout, /hint: revert_commit is not one git revert made [^\n]*git revert that undo first/);
+            assert.match(
+                r.stdout,
+                /hint: revert_commit takes bad_commit's change out, but its message lacks the line git revert writes [^\n]*git revert it, then git revert [0-9a-f]{12}/,
+            );
             revert(await commit(`Revert "dev: add missing.yaml"\n\nThis reverts commit ${bad}.`, true));
             const empty = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(empty.code, 1, empty.out);
@@ -824,6 +827,39 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the incident made in dev's overlay: the hint says it goes in base", async () => {
+        const root = await rootAt(2);
+        const { clone } = shopLayout(root);
+        try {
+            const file = path.join(clone, "envs/dev/kustomization.yaml");
+            fs.writeFileSync(file, `${fs.readFileSync(file, "utf8")}# checkout v2 for dev\n`);
+            await git(["commit", "--quiet", "-am", "checkout v2 in dev"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:main"], clone);
+            const commit = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(shopLayout(root).resultFile("incident"), JSON.stringify({ commit, dev_value: "on", prod_value: "off" }));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: incident\.commit does not change base\/configmap\.yaml \(it changes envs\/dev\/kustomization\.yaml\): the incident is a change to the shared base/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("prod's element as a full ref: the hint says the short name", async () => {
+        const root = await rootAt(4);
+        const file = shopLayout(root).appsetFile;
+        fs.writeFileSync(
+            file,
+            fs.readFileSync(file, "utf8").replace(/(- env: prod\n\s+revision:) release\/prod/, "$1 refs/heads/release/prod"),
+        );
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: an element names a branch by its full ref \(refs\/heads\/release\/prod\); Argo CD resolves that too/);
+    });
+
     it("both elements pinned: the hint says dev stays on main", async () => {
         const root = await rootAt(4);
         const file = shopLayout(root).appsetFile;
@@ -831,6 +867,48 @@ describe("verify --step: one step at a time, with a hint", function () {
         const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /hint: the dev element tracks "release\/prod": dev follows main at every step/);
+    });
+
+    it("a drift time longer than the lab has existed: refused", async () => {
+        const root = await rootAt(5);
+        try {
+            editResult(shopLayout(root).resultFile("drift"), { seconds: 99999 });
+            const r = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /drift\.seconds is from 0 to the lab's age; hint: drift\.seconds holds 99999, longer than the lab has existed/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a detection time longer than stall.commit has existed: refused", async () => {
+        const root = await tenantsRootAt(2);
+        try {
+            editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 86400 });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: detected_after_seconds holds 86400, longer than stall\.commit has existed/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("stall.hook_error without its last character: the hint says copy it exactly", async () => {
+        const root = await tenantsRootAt(2);
+        try {
+            editResult(tenantsLayout(root).resultFile("stall"), { hook_error: HOOK_ERROR.slice(0, -1) });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: hook_error is not the line the hook's log prints [^\n]*copy it exactly as printed, punctuation included/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
     });
 
     it("a later step's file on a lab at step 2: the first step not done comes first", async () => {
@@ -1102,6 +1180,21 @@ describe("verify --step: one step at a time, with a hint", function () {
             const step = await runMain("verify", ["--root", root, "--offline", "--step", "2"]);
             assert.strictEqual(step.code, 1, step.out);
             assert.match(step.stdout, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("the doctor's --json saved as stall.json: the hint says so", async () => {
+        const root = await tenantsRootAt(2);
+        try {
+            fs.writeFileSync(tenantsLayout(root).resultFile("stall"), JSON.stringify({ applicationSets: [] }));
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: stall\.json lacks [^\n]* and holds applicationSets, which it does not take \(the doctor's --json output\? [^\n]*\): write an object with exactly the keys /,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

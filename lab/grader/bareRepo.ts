@@ -128,6 +128,12 @@ export class BareRepo {
             (await this.git(["rev-list", "--first-parent", "--merges", tip, ...(base ? ["--not", base] : [])])).split("\n").filter(Boolean);
         return isFullSha(tip) && (!base || isFullSha(base)) ? this.once(`merges ${tip} ${base}`, ask) : ask();
     }
+    /** The paths a commit changes against its first parent (all of its files for a root commit). */
+    async changedFiles(sha: string): Promise<string[]> {
+        const ask = async () =>
+            (await this.git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha])).split("\n").filter(Boolean);
+        return isFullSha(sha) ? this.once(`changed ${sha}`, ask) : ask();
+    }
     /** When a commit was made (its committer date), in ms. */
     async committedAt(sha: string): Promise<number> {
         const ask = async () => Date.parse((await this.git(["show", "-s", "--format=%cI", sha])).trim());

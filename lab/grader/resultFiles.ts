@@ -100,8 +100,20 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
         {
             step,
             name: `${name}.json has exactly the keys ${fields.map((f) => f.key).join(", ")}`,
-            run: async (w) =>
-                resultObject(w, name) ? eq(fields.map((f) => f.key).sort(), Object.keys(resultObject(w, name)).sort()) : null,
+            run: async (w) => {
+                const o = resultObject(w, name);
+                if (!o) return null;
+                const outcome = eq(fields.map((f) => f.key).sort(), Object.keys(o).sort());
+                const missing = fields.map((f) => f.key).filter((k) => !(k in o));
+                const extra = Object.keys(o).filter((k) => !fields.some((f) => f.key === k));
+                if (outcome.ok) return outcome;
+                // the doctor's --json (or another tool's output) saved as the file: said, with the keys the file holds instead
+                const doctor = "applicationSets" in o ? " (the doctor's --json output? this file is your own summary, not its report)" : "";
+                return {
+                    ...outcome,
+                    hint: `${name}.json ${missing.length ? `lacks ${missing.join(", ")}` : ""}${missing.length && extra.length ? " and " : ""}${extra.length ? `holds ${extra.join(", ")}, which it does not take` : ""}${doctor}: write an object with exactly the keys ${fields.map((f) => f.key).join(", ")}`,
+                };
+            },
         },
     ];
     for (const f of fields) {

@@ -13,6 +13,7 @@ import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles"
 import { ClusterPort } from "../ports/cluster";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
+import { INCIDENT_IN_BASE, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { readAppsetFile } from "./appsetFile";
 import { renderShopConfigAt } from "./render";
@@ -150,6 +151,12 @@ const step2: Check<ShopWorld>[] = [
             // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
             const prodRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "prod")?.revision;
             const devRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "dev")?.revision;
+            // the branch as its full ref: Argo CD resolves it too, but the lab's ApplicationSet names the branch
+            if (prodRevision === `refs/heads/${wantProd(w)}` || devRevision === "refs/heads/main")
+                return {
+                    ...outcome,
+                    hint: `an element names a branch by its full ref (${prodRevision === `refs/heads/${wantProd(w)}` ? prodRevision : devRevision}); Argo CD resolves that too, but the lab's ApplicationSet names branches as git branch does (main, release/prod): write the short name, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             // dev pinned too (both elements on release/prod): dev tracks main at every step
             if (devRevision !== undefined && devRevision !== "main")
                 return {
@@ -224,33 +231,8 @@ const step2: Check<ShopWorld>[] = [
 ];
 
 const step3: Check<ShopWorld>[] = [
-    {
-        step: 3,
-        name: "incident: dev_value and prod_value are on",
-        run: async (w) => {
-            const i = obj(w, "incident");
-            return i ? eq({ dev_value: "on", prod_value: "on" }, { dev_value: i.dev_value, prod_value: i.prod_value }) : null;
-        },
-    },
-    {
-        step: 3,
-        name: "incident.commit turns FEATURE_CHECKOUT_V2 on in base, its parent has it off",
-        run: async (w) => {
-            const commit = obj(w, "incident")?.commit;
-            if (!isSha(commit)) return null;
-            const [parent] = await w.repo.parents(commit);
-            const now = parse((await w.repo.file(commit, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
-            const before = parent
-                ? parse((await w.repo.file(parent, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2
-                : undefined;
-            const outcome = eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
-            if (outcome.ok || now !== "on" || before !== "on") return outcome;
-            return {
-                ...outcome,
-                hint: `${commit.slice(0, 12)}'s parent has FEATURE_CHECKOUT_V2 on in base already: incident.commit is the commit that turned it on, an earlier one (git log -S FEATURE_CHECKOUT_V2 --oneline main lists the commits that changed it)`,
-            };
-        },
-    },
+    INCIDENT_VALUES,
+    INCIDENT_IN_BASE,
     {
         step: 3,
         name: "incident.commit renders FEATURE_CHECKOUT_V2 on in envs/dev and envs/prod, its parent off in envs/prod",
@@ -370,10 +352,26 @@ const step5: Check<ShopWorld>[] = [
     },
     {
         step: 5,
-        name: "drift.seconds is not negative",
+        name: "drift.seconds is from 0 to the lab's age",
         run: async (w) => {
             const s = obj(w, "drift")?.seconds;
-            return typeof s === "number" ? { ok: s >= 0, expected: ">= 0", found: s } : null;
+            if (typeof s !== "number") return null;
+            // no drift was repaired before the lab's first commit: a longer time is not one that was measured
+            const first = w.main ? await w.repo.rootOf("main").catch(() => null) : null;
+            const age = first ? Math.ceil((Date.now() - (await w.repo.committedAt(first))) / 1000) : Infinity;
+            const ok = s >= 0 && s <= age;
+            return ok
+                ? true
+                : {
+                      ok,
+                      expected: Number.isFinite(age) ? `0 to ${age} (the lab's first commit was made ${age} s ago)` : ">= 0",
+                      found: s,
+                      ...(s > age
+                          ? {
+                                hint: `drift.seconds holds ${s}, longer than the lab has existed (${age} s since its first commit): time it from your patch of shop-prod's ConfigMap to selfHeal's repair (kubectl get cm shop-config -n shop-prod -w shows the repair), and write that`,
+                            }
+                          : {}),
+                  };
         },
     },
 ];

@@ -207,6 +207,12 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             );
             const other = /This reverts commit ([0-9a-f]{40})/.exec(msg)?.[1];
             const badShort = String(bad).slice(0, 12);
+            // the change taken out right, but without git revert's line (git revert --no-commit and a message of one's own)
+            if (!outcome.ok && !other && isSha(bad) && after && same && changes)
+                return {
+                    ...outcome,
+                    hint: `revert_commit takes bad_commit's change out, but its message lacks the line git revert writes ("This reverts commit ${badShort}…"), which is how the lab tells a revert: revert_commit is a commit git revert made with its own message (git revert ${badShort}, no --no-commit or -m of your own); as main already holds this one, git revert it, then git revert ${badShort}, and write revert.json again; history is never rewound`,
+                };
             // undone by hand (an edit and a commit): git revert then finds nothing left to take out
             if (!outcome.ok && !other && isSha(bad))
                 return {

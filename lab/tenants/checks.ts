@@ -109,13 +109,34 @@ const step2: Check<TenantsWorld>[] = [
                     ? lines > 1
                         ? `hook_error holds ${lines} lines: write only the script's own error line, one line as the log prints it, without the lines around it`
                         : "hook_error holds the error line with more around it (spaces, a prefix): write the line alone, trimmed"
-                    : undefined;
+                    : !ok && text.trim()
+                      ? "hook_error is not the line the hook's log prints (kubectl logs -n mandant-b job/site-setup, the script's own error line): copy it exactly as printed, punctuation included"
+                      : undefined;
             return {
                 ok,
                 expected: `${HOOK_ERROR} (printed by releases/${RELEASES.faulty}/code/setup.sh)`,
                 found: s.hook_error,
                 ...(extra ? { hint: extra } : {}),
             };
+        },
+    },
+    {
+        step: 2,
+        name: "stall.detected_after_seconds is from 0 to the time since stall.commit was made",
+        run: async (w) => {
+            const s = obj(w, "stall");
+            const d = s?.detected_after_seconds;
+            if (typeof d !== "number" || !isSha(s.commit) || !(await w.repo.isCommit(s.commit))) return null;
+            // the stall was found after the push and before now: no longer than the commit's age
+            const age = Math.ceil((Date.now() - (await w.repo.committedAt(s.commit))) / 1000);
+            return d >= 0 && d <= age
+                ? true
+                : {
+                      ok: false,
+                      expected: `0 to ${age} (stall.commit was made ${age} s ago)`,
+                      found: d,
+                      hint: `detected_after_seconds holds ${d}, longer than stall.commit has existed (${age} s): the seconds from your push of stall.commit to when you saw the rollout stuck`,
+                  };
         },
     },
     {
