@@ -50,7 +50,11 @@ function readBounded(file: string): string {
             if (total > MAX_DUMP_BYTES) throw new TooLarge();
             chunks.push(Buffer.from(buf.subarray(0, n)));
         }
-        return Buffer.concat(chunks).toString("utf8");
+        const all = Buffer.concat(chunks);
+        // UTF-16 with its byte-order mark (what PowerShell's > writes): read as such, not as UTF-8 full of NULs
+        if (all[0] === 0xff && all[1] === 0xfe) return all.subarray(2).toString("utf16le");
+        if (all[0] === 0xfe && all[1] === 0xff && all.length % 2 === 0) return Buffer.from(all.subarray(2)).swap16().toString("utf16le");
+        return all.toString("utf8");
     } finally {
         if (fd !== 0) fs.closeSync(fd);
     }

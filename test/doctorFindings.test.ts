@@ -118,6 +118,43 @@ describe("rollout doctor: named findings", () => {
         assert.deepStrictEqual(kinds(diagnosed(fieldReport())), ["SyncFailed mandant-b 2"]);
     });
 
+    // given mandant-b's failed sync of a release rolled back since (Synced at the revert, which brought back what runs),
+    // then that failure is past: no SyncFailed
+    it("a failed sync of a revision rolled back since is no finding", () => {
+        const back = { ...failedPreSync("site-setup", "mandant-b", false), sync: { status: "Synced", revision: "3".repeat(40) } };
+        const d = diagnosed(
+            rollout([
+                { name: "mandant-a", step: 1, status: "Healthy" },
+                { name: "mandant-b", step: 2, status: "Healthy", app: back },
+            ]),
+        );
+        assert.deepStrictEqual(only(d, "SyncFailed"), []);
+        assert.doesNotMatch(d.summary, /Also failing on its own/);
+    });
+
+    // given a later step's tenant skipped (its entry Healthy, its Application OutOfSync), then it is named skipped, not waiting
+    it("a skipped tenant is not also waiting", () => {
+        const d = diagnosed(
+            rollout(
+                [
+                    { name: "mandant-a", step: 1, status: "Healthy" },
+                    { name: "mandant-b", step: 2, status: "Progressing", app: failedPreSync("site-setup", "mandant-b", false) },
+                    { name: "mandant-c", step: 3, status: "Healthy", app: synced("OutOfSync", "Healthy", REV_OLD, 90) },
+                    { name: "mandant-d", step: 4, status: "Waiting" },
+                ],
+                { rolloutStep: 2 },
+            ),
+        );
+        assert.deepStrictEqual(
+            d.waiting.map((w) => w.application),
+            ["mandant-d"],
+        );
+        assert.deepStrictEqual(
+            d.skipped.map((s) => s.application),
+            ["mandant-c"],
+        );
+    });
+
     // given an entry Healthy while its Application is OutOfSync at the target and no sync since (#29240), then
     // HealthyOutOfSync with the last synced revision
     it("Healthy but OutOfSync is HealthyOutOfSync", () => {

@@ -107,6 +107,7 @@ const MISTAKES: Mistake[] = [
     ],
     ["learner", "doctor", ["--from", "{dir}/text.txt"], 1, new RegExp(`text\\.txt is not JSON .*${DUMP.source}`)],
     ["learner", "doctor", ["--from", "{dir}/bom.json"], 1, /is not JSON \(it starts with a byte-order mark/],
+    ["learner", "doctor", ["--from", "{dir}/utf16.json"], 1, /utf16\.json holds no ApplicationSets and no Applications/],
     [
         "author",
         "doctor",
@@ -302,6 +303,14 @@ describe("mistakes at the command line, and their answers", function () {
             }),
         );
         write("bom.json", "\ufeff" + JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
+        // as PowerShell's > writes it: UTF-16LE with a byte-order mark
+        fs.writeFileSync(
+            path.join(dir, "utf16.json"),
+            Buffer.concat([
+                Buffer.from([0xff, 0xfe]),
+                Buffer.from(JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }), "utf16le"),
+            ]),
+        );
         // over what a string holds, sparse (no disk used): refused by its size before it is read
         fs.closeSync(fs.openSync(path.join(dir, "huge.json"), "w"));
         fs.truncateSync(path.join(dir, "huge.json"), 600 * 1024 * 1024);

@@ -81,6 +81,11 @@ export function causeOf(dump: Dump, app: Application | undefined, appStatus: App
 
 /** Why an Application's own sync failed (a failed hook, a failed or erroring operation, retries after failures), with the evidence; null when it did not. */
 export function syncFailure(dump: Dump, app: Application): { reason: string; message: string; evidence: Evidence[] } | null {
+    // a failed operation of an earlier revision, the Application now Synced at a later one (a rollback reached what runs): past
+    const last = app.status?.operationState;
+    const tried = last?.syncResult?.revision ?? last?.operation?.sync?.revision;
+    const synced = app.status?.sync?.status === "Synced" ? app.status.sync.revision : undefined;
+    if (last?.phase && FAILED_PHASES.includes(last.phase) && tried && synced && tried !== synced) return null;
     const c = causeOf(dump, app, undefined);
     if (!c.hook && !["SyncFailed", "SyncError", "SyncRetrying"].includes(c.reason)) return null;
     const op = app.status?.operationState ?? {};

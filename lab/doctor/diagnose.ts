@@ -337,8 +337,12 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
+    // a skipped one (its entry Healthy, never synced) waits for nothing: its own line says so
+    const skippedNames = new Set(skipped.map((s) => s.application));
     const waiting = entries
-        .filter((e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced")
+        .filter(
+            (e) => e.step !== null && (e.step as number) > current && e.app?.status?.sync?.status !== "Synced" && !skippedNames.has(e.name),
+        )
         .sort((a, b) => (a.step as number) - (b.step as number) || byCodePoint(a.name, b.name))
         .map((e) => ({ application: e.name, step: e.step as number }));
 
