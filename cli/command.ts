@@ -71,15 +71,22 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
         // a name given bare where an option takes it (rollout-doctor tenants): the option it goes with
         const bare = /^Unexpected argument '([^']*)'/.exec(first)?.[1];
         const named = bare === undefined ? undefined : (["appset", "root"] as const).find((o) => cmd.options[o]);
-        const said = habit
-            ? `: ${habit}`
-            : named
-              ? `; ${named === "appset" ? "to look at one ApplicationSet" : "the lab's root is given"}: --${named} ${bare}`
-              : hint
-                ? `; did you mean --${hint}?`
-                : key
-                  ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
-                  : "";
+        // npm run without --: npm keeps the options for itself (npm_config_<name>) and passes their values on as arguments
+        const eaten =
+            bare !== undefined && process.env.npm_lifecycle_event
+                ? Object.keys(cmd.options).filter((o) => process.env[`npm_config_${o.replace(/-/g, "_")}`] !== undefined)
+                : [];
+        const said = eaten.length
+            ? `; npm run took ${eaten.map((o) => `--${o}`).join(", ")} for itself: put -- before the command's options (npm run -s ${process.env.npm_lifecycle_event} -- --${eaten[0]} ...)`
+            : habit
+              ? `: ${habit}`
+              : named
+                ? `; ${named === "appset" ? "to look at one ApplicationSet" : "the lab's root is given"}: --${named} ${bare}`
+                : hint
+                  ? `; did you mean --${hint}?`
+                  : key
+                    ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
+                    : "";
         throw new UsageError(`${first}${said} (see ${program} --help)`);
     }
     // an option given twice: parseArgs keeps the last; say so rather than choose for the user

@@ -144,6 +144,23 @@ describe("options are checked as a set (before anything runs)", () => {
         });
     }
 
+    it("npm run without --: the answer says npm took the options", async () => {
+        const saved = { ...process.env };
+        Object.assign(process.env, { npm_lifecycle_event: "simulate", npm_config_root: "true", npm_config_through: "true" });
+        try {
+            const r = await inProcess("simulate", ["/tmp/lab", "0"]);
+            assert.strictEqual(r.code, 2, r.stderr);
+            assert.match(
+                r.stderr,
+                /npm run took --root, --through for itself: put -- before the command's options \(npm run -s simulate -- --root \.\.\.\)/,
+            );
+        } finally {
+            for (const k of ["npm_lifecycle_event", "npm_config_root", "npm_config_through"])
+                if (saved[k] === undefined) delete process.env[k];
+            Object.assign(process.env, saved);
+        }
+    });
+
     it("bench --cluster real without the plane's binaries says what it would build and how long, and builds nothing without --build", async () => {
         const before = process.env.XDG_CACHE_HOME;
         process.env.XDG_CACHE_HOME = fs.mkdtempSync(path.join(os.tmpdir(), "no-cache-"));
