@@ -127,7 +127,8 @@ export class RepoServer {
                     return [ref, sha] as [string, string];
                 }),
         );
-        const want = revision === "" || revision === "HEAD" ? ["HEAD"] : [`refs/heads/${revision}`, `refs/tags/${revision}`];
+        // a short name as a branch or tag, or the full ref name itself (util/git/client.go lsRemote: refName == revision)
+        const want = revision === "" || revision === "HEAD" ? ["HEAD"] : [`refs/heads/${revision}`, `refs/tags/${revision}`, revision];
         for (const r of want) if (refs.has(r)) return refs.get(r)!;
         throw new RenderError(`unable to resolve '${revision}' to a commit SHA`);
     }

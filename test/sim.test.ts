@@ -374,6 +374,27 @@ describe("Argo CD simulation: application controller", function () {
 describe("Argo CD simulation: the repo-server's kustomize runs (remembered by content)", function () {
     this.timeout(60_000);
 
+    // util/git/client.go lsRemote: a short name as a branch or tag, or the full ref name itself
+    it("resolves a branch by its short name and by its full ref", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "resolve-ref-"));
+        const bare = path.join(dir, "repo.git");
+        const work = path.join(dir, "work");
+        await git(["init", "--quiet", "--bare", bare]);
+        await git(["init", "--quiet", "-b", "main", work]);
+        await git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m", "c"], work);
+        await git(["push", "--quiet", bare, "HEAD:refs/heads/release/prod"], work);
+        const sha = await git(["rev-parse", "HEAD"], work);
+        const rs = new RepoServer((u) => u);
+        try {
+            assert.strictEqual(await rs.resolve(bare, "release/prod"), sha);
+            assert.strictEqual(await rs.resolve(bare, "refs/heads/release/prod"), sha);
+            await assert.rejects(rs.resolve(bare, "heads/release/prod"), /unable to resolve 'heads\/release\/prod' to a commit SHA/);
+        } finally {
+            rs.close();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     // given two commits of the same files (as two labs built apart make), then kustomize runs once; a hard refresh, or
     // other files, run it again
     it("kustomize runs once per files, unless hard", async () => {
