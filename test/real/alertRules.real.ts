@@ -27,10 +27,20 @@ const KSM_WITHIN_SECONDS = 300;
 /** The rule file a PrometheusRule holds (its spec is one). */
 const ruleFile = (file: string) => parseAllDocuments(fs.readFileSync(file, "utf8"))[0].toJSON().spec;
 
+/**
+ * The slot of a scrape: the nearest, but never one before a mark the scrape came after (a scrape 5 s after
+ * the fix's push, rounded down, would put the fixed state before the push and stop the alert too early).
+ */
+function slotOf(rec: StallRecording, at: number): number {
+    const nearest = Math.round(at / rec.intervalSeconds);
+    const marks = Object.values(rec.marks).filter((m): m is number => typeof m === "number");
+    return marks.some((m) => nearest * rec.intervalSeconds < m && m <= at) ? Math.ceil(at / rec.intervalSeconds) : nearest;
+}
+
 /** The recording as promtool's input series: one value per 30 s slot, `_` where no scrape fell, `stale` where a series vanished (as a scrape marks it). */
 function inputSeries(rec: StallRecording): { series: string; values: string }[] {
     const slots = new Map<number, Map<string, number>>();
-    for (const s of rec.scrapes) slots.set(Math.round(s.at / rec.intervalSeconds), s.series);
+    for (const s of rec.scrapes) slots.set(slotOf(rec, s.at), s.series);
     const last = Math.max(...slots.keys());
     const names = [...new Set(rec.scrapes.flatMap((s) => [...s.series.keys()]))].sort();
     return names.map((name) => {
