@@ -13,7 +13,7 @@ import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles"
 import { ClusterPort } from "../ports/cluster";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
-import { INCIDENT_IN_BASE, INCIDENT_VALUES } from "./incidentChecks";
+import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { readAppsetFile } from "./appsetFile";
 import { renderShopConfigAt } from "./render";
@@ -233,27 +233,7 @@ const step2: Check<ShopWorld>[] = [
 const step3: Check<ShopWorld>[] = [
     INCIDENT_VALUES,
     INCIDENT_IN_BASE,
-    {
-        step: 3,
-        name: "incident.commit renders FEATURE_CHECKOUT_V2 on in envs/dev and envs/prod, its parent off in envs/prod",
-        run: async (w) => {
-            const commit = obj(w, "incident")?.commit;
-            if (!isSha(commit)) return null;
-            const [parent] = await w.repo.parents(commit);
-            if (!parent) return null; // the check above says it has none
-            const flag = async (sha: string, env: string) => (await shopConfigAt(w, sha, `envs/${env}`)).FEATURE_CHECKOUT_V2;
-            const outcome = eq(
-                { dev: "on", prod: "on", parent_prod: "off" },
-                { dev: await flag(commit, "dev"), prod: await flag(commit, "prod"), parent_prod: await flag(parent, "prod") },
-            );
-            return outcome.ok
-                ? outcome
-                : {
-                      ...outcome,
-                      hint: "the incident turns the flag on in base, so that both environments get it; its parent is what step 4 pins prod back to, so prod must render off there: an overlay that sets FEATURE_CHECKOUT_V2 decides it over base (keep the flag in base only, and make the incident again on a main whose overlays leave it alone)",
-                  };
-        },
-    },
+    INCIDENT_RENDERS,
     {
         step: 3,
         name: "incident.commit is on main",

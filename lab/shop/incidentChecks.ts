@@ -1,10 +1,11 @@
 /**
- * Step 3's checks of the incident: the values the learner read, and the commit that turned the flag on
- * in the shared base (where an overlay's change instead is named as such).
+ * Step 3's checks of the incident: the values the learner read, the commit that turned the flag on in
+ * the shared base (where an overlay's change instead is named as such), and what the overlays render.
  */
 import { parse } from "yaml";
 import { Check, eq } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
+import { renderShopConfigAt } from "./render";
 import { obj, ShopWorld } from "./world";
 
 /** The incident made in an overlay (envs/...) instead of base: said, since both environments share only base. */
@@ -36,8 +37,9 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
         const commit = obj(w, "incident")?.commit;
         if (!isSha(commit)) return null;
         const [parent] = await w.repo.parents(commit);
-        const now = parse((await w.repo.file(commit, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
-        const before = parent ? parse((await w.repo.file(parent, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2 : undefined;
+        const inBase = async (sha: string) => parse((await w.repo.file(sha, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
+        const now = await inBase(commit);
+        const before = parent ? await inBase(parent) : undefined;
         const outcome = eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
         if (outcome.ok) return outcome;
         if (now === "on" && before === "on")
@@ -47,5 +49,29 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
             };
         const hint = now !== "on" ? await overlayHint(w, commit) : undefined;
         return hint ? { ...outcome, hint } : outcome;
+    },
+};
+
+/** incident.commit renders the flag on in both overlays, its parent off in prod's (what step 4 pins prod back to). */
+export const INCIDENT_RENDERS: Check<ShopWorld> = {
+    step: 3,
+    name: "incident.commit renders FEATURE_CHECKOUT_V2 on in envs/dev and envs/prod, its parent off in envs/prod",
+    run: async (w) => {
+        const commit = obj(w, "incident")?.commit;
+        if (!isSha(commit)) return null;
+        const [parent] = await w.repo.parents(commit);
+        if (!parent) return null; // the check above says it has none
+        const flag = async (sha: string, env: string) =>
+            (await renderShopConfigAt(w.repo, sha, `envs/${env}`, w.kubectl)).FEATURE_CHECKOUT_V2;
+        const outcome = eq(
+            { dev: "on", prod: "on", parent_prod: "off" },
+            { dev: await flag(commit, "dev"), prod: await flag(commit, "prod"), parent_prod: await flag(parent, "prod") },
+        );
+        return outcome.ok
+            ? outcome
+            : {
+                  ...outcome,
+                  hint: "the incident turns the flag on in base, so that both environments get it; its parent is what step 4 pins prod back to, so prod must render off there: an overlay that sets FEATURE_CHECKOUT_V2 decides it over base (keep the flag in base only, and make the incident again on a main whose overlays leave it alone)",
+              };
     },
 };
