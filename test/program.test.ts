@@ -359,7 +359,17 @@ describe("rolloutDoctor (mocks)", function () {
         const objs = await valueOf(group.inputs.objs);
         assert.deepStrictEqual(
             objs.map((o: any) => o.kind),
-            ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"],
+            [
+                "Namespace",
+                "ServiceAccount",
+                "ClusterRole",
+                "ClusterRoleBinding",
+                "Role",
+                "RoleBinding",
+                "ConfigMap",
+                "Deployment",
+                "Service",
+            ],
         );
         assert.deepStrictEqual(dependsOnNames(group), ["argocd"]);
         assert.strictEqual(await valueOf(run.outputs.rolloutDoctorMetrics), "rollout-doctor/rollout-doctor:9464");

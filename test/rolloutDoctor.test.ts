@@ -245,6 +245,8 @@ describe("the rollout doctor in the cluster", function () {
             "ServiceAccount",
             "ClusterRole",
             "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
             "ConfigMap",
             "Deployment",
             "Service",
@@ -287,6 +289,20 @@ describe("the rollout doctor in the cluster", function () {
         assert.strictEqual(objs.find((o) => o.kind === "Service").spec.ports[0].port, 9464);
         const binding = objs.find((o) => o.kind === "ClusterRoleBinding");
         assert.deepStrictEqual(binding.subjects, [{ kind: "ServiceAccount", name: "rollout-doctor", namespace: "rollout-doctor" }]);
+        // in argocd only: the ApplicationSet controller's metrics through the service proxy, and nothing else
+        const metricsRole = objs.find((o) => o.kind === "Role");
+        assert.strictEqual(metricsRole.metadata.namespace, "argocd");
+        assert.deepStrictEqual(metricsRole.rules, [
+            {
+                apiGroups: [""],
+                resources: ["services/proxy"],
+                resourceNames: ["argocd-applicationset-controller", "argocd-applicationset-controller:metrics"],
+                verbs: ["get"],
+            },
+        ]);
+        const metricsBinding = objs.find((o) => o.kind === "RoleBinding");
+        assert.strictEqual(metricsBinding.roleRef.name, metricsRole.metadata.name);
+        assert.deepStrictEqual(metricsBinding.subjects, binding.subjects);
     });
 
     it("in a Pod the doctor finds its service account's kubeconfig, with the token read from its file", () => {

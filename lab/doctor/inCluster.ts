@@ -6,6 +6,7 @@
  */
 import { CREATED_BY } from "../platform/found";
 import type { KubeObject } from "../argo/types";
+import { APPSET_METRICS } from "../argo/appsetMetrics";
 
 /** The Node image that runs the bundle (the runtime the project is tested on: Node 20). Pinned by tag, not digest (pin a digest for bit-for-bit repeatability). */
 export const DOCTOR_NODE_IMAGE = "docker.io/library/node:20.19.5-alpine3.22";
@@ -27,6 +28,20 @@ export const DOCTOR_RBAC_RULES = [
     { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
     { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create"] },
+];
+
+/**
+ * And in Argo CD's namespace only, by a Role of its own: read the ApplicationSet controller's
+ * /metrics through the API server's service proxy (3.6's progressive-sync series, the doctor's
+ * evidence). A proxy request's name is the URL's `service:port`, so both forms are named.
+ */
+export const DOCTOR_METRICS_RULES = [
+    {
+        apiGroups: [""],
+        resources: ["services/proxy"],
+        resourceNames: [APPSET_METRICS.service.split(":")[0], APPSET_METRICS.service],
+        verbs: ["get"],
+    },
 ];
 
 export interface DoctorManifestOptions {
@@ -69,6 +84,19 @@ export function rolloutDoctorManifests(o: DoctorManifestOptions): KubeObject[] {
             kind: "ClusterRoleBinding",
             metadata: meta(DOCTOR_NAME, false),
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: DOCTOR_NAME },
+            subjects: [{ kind: "ServiceAccount", name: DOCTOR_NAME, namespace: ns }],
+        },
+        {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "Role",
+            metadata: { name: `${DOCTOR_NAME}-metrics`, namespace: APPSET_METRICS.namespace, labels },
+            rules: DOCTOR_METRICS_RULES,
+        },
+        {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "RoleBinding",
+            metadata: { name: `${DOCTOR_NAME}-metrics`, namespace: APPSET_METRICS.namespace, labels },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: `${DOCTOR_NAME}-metrics` },
             subjects: [{ kind: "ServiceAccount", name: DOCTOR_NAME, namespace: ns }],
         },
         { apiVersion: "v1", kind: "ConfigMap", metadata: meta(`${DOCTOR_NAME}-bundle`), binaryData: { [BUNDLE_KEY]: o.bundleGzBase64 } },

@@ -29,6 +29,7 @@ import { registryImages } from "../../lab/platform/images";
 import { NodeLab } from "../../realnode/lab";
 import { REAL_ARGOCD_DEFAULT } from "../../realplane/versions";
 import { ARGOCD_NAMESPACE } from "../../lab/argo/application";
+import { APPSET_METRICS } from "../../lab/argo/appsetMetrics";
 import { diagnose } from "../../lab/doctor/diagnose";
 import { readLive } from "../../lab/doctor/watch";
 import { ARGOCD_RELEASES } from "../../lab/platform/argocd";
@@ -56,6 +57,8 @@ const HOOK_ERROR = /config\/system\/settings\.php is not writable/;
 interface DoctorRun {
     log: string;
     metrics: string;
+    /** The ApplicationSet controller's /metrics through the service proxy, read as the doctor's ServiceAccount (its Role in argocd). */
+    controllerMetrics: string;
     events: any[];
 }
 
@@ -80,7 +83,11 @@ async function doctorPod(lab: NodeLab, namespace: string, name: string, rules: a
                 ? { ...o, metadata: { ...o.metadata, name }, rules }
                 : o.kind === "ClusterRoleBinding"
                   ? { ...o, metadata: { ...o.metadata, name }, roleRef: { ...o.roleRef, name } }
-                  : o,
+                  : o.kind === "Role"
+                    ? { ...o, metadata: { ...o.metadata, name: `${name}-metrics` } }
+                    : o.kind === "RoleBinding"
+                      ? { ...o, metadata: { ...o.metadata, name: `${name}-metrics` }, roleRef: { ...o.roleRef, name: `${name}-metrics` } }
+                      : o,
     );
     kubectl(["apply", "--server-side", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: objs }));
     const logs = () => {
@@ -114,6 +121,13 @@ async function doctorPod(lab: NodeLab, namespace: string, name: string, rules: a
                 describe: () => `the doctor's metrics in ${namespace} were not served through its Service within 120 s: ${lastError}`,
             },
         );
+        // what the doctor reads of the controller's own metrics, as its ServiceAccount (impersonated): its Role allows it
+        const controllerMetrics = kubectl([
+            "get",
+            "--raw",
+            `/api/v1/namespaces/${APPSET_METRICS.namespace}/services/${APPSET_METRICS.service}/proxy/${APPSET_METRICS.path}`,
+            `--as=system:serviceaccount:${namespace}:${DOCTOR_NAME}`,
+        ]);
         const events = JSON.parse(
             kubectl([
                 "get",
@@ -126,7 +140,7 @@ async function doctorPod(lab: NodeLab, namespace: string, name: string, rules: a
                 "json",
             ]),
         ).items;
-        return { log: logs(), metrics, events };
+        return { log: logs(), metrics, controllerMetrics, events };
     } finally {
         kubectl(
             ["delete", "--wait=false", "-f", "-"],
@@ -295,6 +309,8 @@ describe(`the tenants lab on the real node (Argo CD ${VERSION} installed as the 
             JSON.stringify(doctor.events.map((e) => e.message)),
         );
         assert.match(doctor.metrics, /^gitops_lab_rollout_stuck\{[^}]*application="mandant-b"[^}]*\} 1$/m);
+        // its Role in argocd lets it read the ApplicationSet controller's metrics (3.6's progressive-sync series are evidence)
+        assert.match(doctor.controllerMetrics, IS_36 ? /^argocd_appset_progressive_sync_app_status\{/m : /^# TYPE argocd_appset_/m);
         // the negative control: the same ServiceAccount without pods/log cannot name the hook's error (so a missing permission fails the assertions above)
         assert.match(doctorWithoutLogs.log, /RolloutStuck argocd\/tenants: .*mandant-b/);
         assert.doesNotMatch(doctorWithoutLogs.log, HOOK_ERROR);
