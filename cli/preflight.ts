@@ -1,5 +1,6 @@
 /** gitops-lab preflight: the host checks `up` runs before it installs anything. */
 import * as fs from "fs";
+import * as path from "path";
 import { formatPreflight, preflightChecks, PreflightResult, realHost } from "../lab/platform/preflight";
 import { shopLayout } from "../lab/shop/layout";
 import { shopRepoPaths } from "../lab/shop/repo";
@@ -36,15 +37,16 @@ export const preflight: Command = {
     usage: "preflight [--config-file FILE] [--root DIR] [--kubeconfig-path FILE]",
     details: [
         `${CONFIG_FILE_DETAIL}; a bad value in it is named, as up names it`,
-        "--root DIR               the stack's root (default: from Pulumi.dev.yaml, else /)",
+        "--root DIR               the stack's root (default: from Pulumi.dev.yaml, else /; a relative one is taken from here)",
         "--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s",
     ],
     options: { root: { type: "string" }, "kubeconfig-path": { type: "string" }, ...CONFIG_FILE },
     async run(values) {
-        const rs = await runPreflight(
-            { root: stringOption(values, "root"), kubeconfigPath: stringOption(values, "kubeconfig-path") },
-            configFileOf(values),
-        );
+        // a relative --root is taken from the current folder, as simulate and verify take it (said, so it is never a surprise)
+        const rootArg = stringOption(values, "root");
+        const root = rootArg === undefined ? undefined : path.resolve(rootArg);
+        if (rootArg !== undefined && !path.isAbsolute(rootArg)) console.log(`preflight: --root ${rootArg} is relative: checking ${root}`);
+        const rs = await runPreflight({ root, kubeconfigPath: stringOption(values, "kubeconfig-path") }, configFileOf(values));
         console.log(formatPreflight(rs));
         const failed = rs.filter((r) => r.verdict === "FAIL").length;
         console.log(failed ? `\n${failed} check${failed === 1 ? "" : "s"} failed: nothing was installed.` : "\nthe host is ready.");

@@ -140,4 +140,14 @@ describe("the stack file as preflight and up read it", function () {
             warned.out,
         );
     });
+
+    it("preflight takes a relative --root from the current folder, as simulate and verify do", () => {
+        const abs = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-rel-"));
+        const rel = path.relative(PROJECT, abs);
+        const r = runCli("preflight", ["--root", rel], { timeoutMs: 60_000 });
+        assert.doesNotMatch(r.stderr, /absolute/, r.out);
+        assert.match(r.stdout, new RegExp(`^preflight: --root ${rel.replace(/[.]/g, "\\.")} is relative: checking ${abs}$`, "m"), r.out);
+        assert.match(r.stdout, /^(PASS|WARN|FAIL) /m, r.out);
+        fs.rmSync(abs, { recursive: true, force: true });
+    });
 });
