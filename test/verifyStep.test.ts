@@ -466,7 +466,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(copy.code, 1, copy.out);
             assert.match(
                 copy.stdout,
-                /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick.*: start the lab over to promote again \(gitops-lab simulate --reset, then simulate --through 5 --serve/,
+                /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick.*: start the lab over to promote again \(gitops-lab simulate --reset --root (\S+), then gitops-lab simulate --root \1 --through 5 --serve/,
+            );
+            assert.ok(
+                copy.stdout.includes(`simulate --reset --root ${root},`),
+                "the reset names this lab's root: --reset takes only --root",
             );
             // promote.json right, release/prod at the copy: the check of release/prod says it is a cherry-pick
             fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: incident }));
@@ -1229,6 +1233,13 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 r.hint ?? "",
                 /^stall\.commit's parent has mandant-a at "1\.2", [^:]*: an earlier push set them [^\n]*The repository rewinds nothing/,
+            );
+            // back to step 1 of this lab: the reset that takes only --root, then the run to the step before the stall
+            assert.ok(
+                (r.hint ?? "").includes(
+                    `gitops-lab simulate --reset --root ${root}, then gitops-lab simulate --root ${root} --lab tenants --through 1 --serve`,
+                ),
+                r.hint,
             );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });

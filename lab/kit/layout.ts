@@ -44,6 +44,18 @@ export function labSite<N extends string>(root: string, o: SiteOptions): LabSite
 }
 
 /**
+ * How a learner takes a lab under `root` back to where `through` leaves it, to do the next step again: the
+ * simulated lab's reset (it takes only --root) and a run to that step, or a host's destroy and up. The root
+ * quoted for a shell when it needs it.
+ */
+export function startAgainAt(root: string, o: { lab: "shop" | "tenants"; through: number }): string {
+    const r = /^[\w/.,:@%+=-]+$/.test(root) ? root : `'${root.replace(/'/g, `'\\''`)}'`;
+    const lab = o.lab === "tenants" ? " --lab tenants" : "";
+    const key = o.lab === "tenants" ? "tenantsSolveThrough" : "solveThrough";
+    return `gitops-lab simulate --reset --root ${r}, then gitops-lab simulate --root ${r}${lab} --through ${o.through} --serve; on a host, pulumi destroy, then up with ${key} ${o.through}`;
+}
+
+/**
  * The bare repositories' directory under a lab host's root (the simulated host's, or the real node's
  * lab root), which, like a real host's / and /srv, everyone may pass through: the git daemon reads it
  * as nobody.

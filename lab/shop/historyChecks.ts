@@ -8,6 +8,7 @@ import { Check, eq } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
 import { messageOf } from "../ports/errors";
 import { renderShopConfigAt } from "./render";
+import { startAgainAt } from "../kit/layout";
 import { obj, putBack, ShopWorld } from "./world";
 
 function resourcesOf(kustomization: string | null): string[] {
@@ -20,8 +21,7 @@ function resourcesOf(kustomization: string | null): string[] {
 }
 
 /** A promotion that can no longer be a fast-forward is done again on a lab brought back to step 5. */
-const START_OVER =
-    "start the lab over to promote again (gitops-lab simulate --reset, then simulate --through 5 --serve; on a host, pulumi destroy, then up with solveThrough 5)";
+const startOver = (w: ShopWorld) => `start the lab over to promote again (${startAgainAt(w.layout.root, { lab: "shop", through: 5 })})`;
 
 /** `copy` is another commit made from `of` by a cherry-pick: its message (and git cherry-pick -x's note). */
 async function copyOf(w: ShopWorld, copy: unknown, of: unknown): Promise<boolean> {
@@ -65,7 +65,7 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             return !outcome.ok && (await copyOf(w, to, commit))
                 ? {
                       ...outcome,
-                      hint: `promote.to is a copy of incident.commit (a cherry-pick: its change, another commit); the promotion fast-forwards release/prod to incident.commit itself, which the copy on release/prod now rules out (the repository rewinds nothing): ${START_OVER}`,
+                      hint: `promote.to is a copy of incident.commit (a cherry-pick: its change, another commit); the promotion fast-forwards release/prod to incident.commit itself, which the copy on release/prod now rules out (the repository rewinds nothing): ${startOver(w)}`,
                   }
                 : outcome;
         },
@@ -94,7 +94,7 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                     ok: false,
                     expected: to,
                     found: `${w.releaseTip}, a merge that brought promote.to in (not a fast-forward)`,
-                    hint: `release/prod reached promote.to by a merge, not a fast-forward (git merge --no-ff, or a merge after a cherry-pick); the repository rewinds nothing, so a fast-forward to it cannot be made now: ${START_OVER}`,
+                    hint: `release/prod reached promote.to by a merge, not a fast-forward (git merge --no-ff, or a merge after a cherry-pick); the repository rewinds nothing, so a fast-forward to it cannot be made now: ${startOver(w)}`,
                 };
             const from = obj(w, "promote").from;
             if (!past && isSha(to) && w.releaseTip && w.releaseTip === from) {
@@ -113,7 +113,7 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                     ok: false,
                     expected: to,
                     found: `${w.releaseTip}, a copy of promote.to (a cherry-pick)`,
-                    hint: `release/prod holds a cherry-pick of promote.to (its change, another commit), not promote.to itself; the repository rewinds nothing, so a fast-forward to it cannot be made now: ${START_OVER}`,
+                    hint: `release/prod holds a cherry-pick of promote.to (its change, another commit), not promote.to itself; the repository rewinds nothing, so a fast-forward to it cannot be made now: ${startOver(w)}`,
                 };
             return past
                 ? {

@@ -9,6 +9,7 @@ import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
+import { startAgainAt } from "../kit/layout";
 import { RELEASES, TENANTS, TENANTS_APPSET } from "./layout";
 import { HOOK_ERROR } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
@@ -178,13 +179,13 @@ const step2: Check<TenantsWorld>[] = [
             if (ahead.length === 0 && other.length)
                 return {
                     ...outcome,
-                    hint: `stall.commit's parent has ${other.map((t) => `${t} at ${JSON.stringify(found.parent?.[t])}`).join(", ")}, not ${RELEASES.first}: an earlier push set them (a release the repository does not ship, fixed by this commit?), and the rollout began from that one; the step is one commit from ${RELEASES.first} for every tenant. The repository rewinds nothing: start the lab again (gitops-lab simulate --reset, or pulumi destroy and up) and push the release in one commit`,
+                    hint: `stall.commit's parent has ${other.map((t) => `${t} at ${JSON.stringify(found.parent?.[t])}`).join(", ")}, not ${RELEASES.first}: an earlier push set them (a release the repository does not ship, fixed by this commit?), and the rollout began from that one; the step is one commit from ${RELEASES.first} for every tenant. The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release in one commit`,
                 };
             if (ahead.length === 0) return outcome;
             // the release in several commits: RollingSync rolled out each one; the repository rewinds none of them
             return {
                 ...outcome,
-                hint: `the release went out in more than one commit (${ahead.join(", ")} at ${RELEASES.faulty} already in stall.commit's parent); the step is one commit for every tenant, the one change a RollingSync rollout is of. The repository rewinds nothing: start the lab again (gitops-lab simulate --reset, or pulumi destroy and up) and push the release in one commit`,
+                hint: `the release went out in more than one commit (${ahead.join(", ")} at ${RELEASES.faulty} already in stall.commit's parent); the step is one commit for every tenant, the one change a RollingSync rollout is of. The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release in one commit`,
             };
         },
     },
