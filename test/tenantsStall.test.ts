@@ -60,6 +60,51 @@ describe("the tenants lab (simulated cluster)", function () {
             );
         });
 
+        it("given mandant-c skipped by RollingSync (its Application refreshed before the ApplicationSet), then stall.json's hint names it", async () => {
+            // the cluster as a hard refresh of the Applications leaves it: mandant-c's entry Healthy, its Application
+            // Synced at the new commit with the old path, never synced; the learner's stall.json has it neither waiting nor passed
+            const skipped = Object.assign(Object.create(at.cluster), {
+                getApplicationSet: async (name: string, ns?: string) => {
+                    const s = (await at.cluster.getApplicationSet(name, ns))!;
+                    const entries = (s.status?.applicationStatus ?? []).map((e) =>
+                        e.application === "mandant-c"
+                            ? { ...e, status: "Healthy", message: "Application resource has synced, updating status to Healthy" }
+                            : e,
+                    );
+                    return { ...s, status: { ...s.status, applicationStatus: entries } };
+                },
+                getApplication: async (name: string, ns?: string) => {
+                    const a = (await at.cluster.getApplication(name, ns))!;
+                    if (name !== "mandant-c") return a;
+                    const { operation: _, ...rest } = a;
+                    const compared = { ...a.spec?.source, path: `releases/${RELEASES.first}` };
+                    return {
+                        ...rest,
+                        status: { ...a.status, sync: { ...a.status?.sync, status: "Synced", comparedTo: { source: compared } } },
+                    };
+                },
+            }) as typeof at.cluster;
+            const file = at.layout.resultFile("stall");
+            const stall = JSON.parse(fs.readFileSync(file, "utf8"));
+            fs.writeFileSync(file, JSON.stringify({ ...stall, waiting: ["mandant-d"] }));
+            const r = (await verifyTenants({ layout: at.layout, through: 2, cluster: skipped })).find((c) =>
+                c.check.startsWith("stall: the tenants that passed"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                new RegExp(
+                    `^mandant-c \\(step 3\\) was skipped by RollingSync: its entry is Healthy, but mandant-c runs releases/${RELEASES.first.replace(/\./g, "\\.")}[^,;]*, not releases/${RELEASES.faulty.replace(/\./g, "\\.")}.*a hard refresh of the Applications.*start the lab again \\(gitops-lab simulate --reset --root `,
+                ),
+            );
+            // the same stall.json on the cluster as the lab left it: the field's own hint, no skip named
+            const plain = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("stall: the tenants that passed"),
+            )!;
+            assert.strictEqual(plain.ok, false);
+            assert.doesNotMatch(plain.hint ?? "", /skipped/, plain.hint);
+        });
+
         // then nothing moves on its own: mandant-c and mandant-d stay where the stall left them (at 1.1.0), untouched
         // by any new sync (one that raced ahead goes on retrying its own)
         it("then the tenants behind the stall stay at 1.1.0", async () => {

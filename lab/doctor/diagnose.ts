@@ -129,7 +129,7 @@ const sourceText = (src: ApplicationSource | undefined) =>
  * spec with no operation, or Synced while the last comparison was at another source path. Never for
  * an entry that is Pending, Progressing or Waiting (the caller passes only Healthy ones).
  */
-function skippedBy(app: Application, step: number): Skipped[] {
+export function skippedBy(app: Application, step: number): Skipped[] {
     if (app.operation || app.status?.operationState?.phase === "Running") return [];
     const sync = app.status?.sync?.status;
     const target = app.spec?.source;

@@ -13,7 +13,7 @@ import { startAgainAt } from "../kit/layout";
 import { RELEASES, TENANTS, TENANTS_APPSET } from "./layout";
 import { HOOK_ERROR } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
-import { TENANTS_LIVE_CHECKS } from "./liveChecks";
+import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
 import { AFTER_BLOCKED, all, expectedRunning, obj, Order, racedAhead, releasesAt, TenantsVerifyOptions, TenantsWorld } from "./world";
 export type { TenantsVerifyOptions, TenantsWorld } from "./world";
 
@@ -147,7 +147,7 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s) return null;
             const raced = racedAhead(w);
-            return eqFields(
+            const outcome = eqFields(
                 {
                     passed: ["mandant-a"],
                     waiting: AFTER_BLOCKED.filter((t) => !raced.includes(t)),
@@ -156,6 +156,15 @@ const step2: Check<TenantsWorld>[] = [
                 { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync },
                 STALL_FIELDS,
             );
+            // a tenant RollingSync passed over (its Application compared before the ApplicationSet wrote its new path):
+            // the rollout the learner saw is not the field report's, and no field of stall.json can make it so
+            const skipped = outcome.ok || !w.cluster ? [] : await skippedTenants(w.cluster);
+            return skipped.length
+                ? {
+                      ...outcome,
+                      hint: `${skipped.map((k) => `${k.application} (step ${k.step})`).join(", ")} ${skipped.length === 1 ? "was" : "were"} skipped by RollingSync: ${skipped.length === 1 ? "its entry is" : "their entries are"} Healthy, but ${skipped.map((k) => `${k.application} runs ${k.runs}, not ${k.shouldRun}`).join("; ")}. An Application refreshed (a hard refresh of the Applications) before the ApplicationSet wrote its new path compares the new commit at the old path, Synced, and RollingSync passes it over; the lab refreshes only the ApplicationSet. This stall is not the field report's: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}), push the release in one commit and refresh only the ApplicationSet`,
+                  }
+                : outcome;
         },
     },
     {

@@ -3,6 +3,8 @@
  * each site's release, and the paths the generator made.
  */
 import { ARGOCD_NAMESPACE } from "../argo/application";
+import { type Skipped, skippedBy } from "../doctor/diagnose";
+import type { ClusterPort } from "../ports/cluster";
 import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
@@ -124,6 +126,18 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         };
     }),
 ];
+
+/** The tenants RollingSync passed over (the silent skip), as the rollout doctor reads them: entry Healthy, never synced to its spec. */
+export async function skippedTenants(c: ClusterPort): Promise<Skipped[]> {
+    const entries = (await c.getApplicationSet(TENANTS_APPSET))?.status?.applicationStatus ?? [];
+    const out: Skipped[] = [];
+    for (const e of entries) {
+        if (e.status !== "Healthy") continue;
+        const app = await c.getApplication(e.application);
+        if (app) out.push(...skippedBy(app, Number(e.step)));
+    }
+    return out;
+}
 
 /**
  * When a tenant's Application tracks what the repository cannot give: a path the generator left
