@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { z } from "zod";
-import { labSite } from "../lab/kit/layout";
+import { labSite, startAgainAt } from "../lab/kit/layout";
 import { resultSet } from "../lab/kit/results";
 import { LabStep, refuseLowerStep, runSteps } from "../lab/kit/steps";
 import { realClock } from "../lab/ports/clock";
@@ -111,5 +111,18 @@ describe("the labs' kit, as a third lab uses it", function () {
             () => refuseLowerStep({ ...lower, through: 1 }),
             /^Error: the third lab is at step 2 already and steps cannot be undone \(--through 1 asked\)\. Ask for 2\.$/,
         );
+    });
+});
+
+describe("the way back to a step (startAgainAt)", () => {
+    it("on a host: destroy and up alone; a root with a space quoted for the shell", () => {
+        assert.strictEqual(startAgainAt("/", { lab: "shop", through: 5 }), "pulumi destroy, then pulumi up with solveThrough 5");
+        const quoted = startAgainAt("/tmp/my lab", { lab: "tenants", through: 1 });
+        assert.ok(
+            quoted.startsWith("gitops-lab simulate --reset --root '/tmp/my lab' (it takes down every lab under the root), then "),
+            quoted,
+        );
+        assert.ok(quoted.includes("gitops-lab simulate --root '/tmp/my lab' --lab tenants --through 1 --serve"), quoted);
+        assert.ok(quoted.endsWith("on a host, pulumi destroy, then pulumi up with tenantsSolveThrough 1"), quoted);
     });
 });

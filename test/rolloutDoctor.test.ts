@@ -296,7 +296,7 @@ describe("the rollout doctor in the cluster", function () {
             {
                 apiGroups: [""],
                 resources: ["services/proxy"],
-                resourceNames: ["argocd-applicationset-controller", "argocd-applicationset-controller:metrics"],
+                resourceNames: ["argocd-applicationset-controller:metrics"],
                 verbs: ["get"],
             },
         ]);

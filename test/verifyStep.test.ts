@@ -466,10 +466,10 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(copy.code, 1, copy.out);
             assert.match(
                 copy.stdout,
-                /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick.*: start the lab over to promote again \(gitops-lab simulate --reset --root (\S+), then gitops-lab simulate --root \1 --through 5 --serve/,
+                /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a cherry-pick.*: start the lab over to promote again \(gitops-lab simulate --reset --root (\S+) \(it takes down every lab under the root\), then gitops-lab simulate --root \1 --through 5 --serve/,
             );
             assert.ok(
-                copy.stdout.includes(`simulate --reset --root ${root},`),
+                copy.stdout.includes(`simulate --reset --root ${root} (`),
                 "the reset names this lab's root: --reset takes only --root",
             );
             // promote.json right, release/prod at the copy: the check of release/prod says it is a cherry-pick
@@ -1237,7 +1237,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             // back to step 1 of this lab: the reset that takes only --root, then the run to the step before the stall
             assert.ok(
                 (r.hint ?? "").includes(
-                    `gitops-lab simulate --reset --root ${root}, then gitops-lab simulate --root ${root} --lab tenants --through 1 --serve`,
+                    `gitops-lab simulate --reset --root ${root} (it takes down every lab under the root), then gitops-lab simulate --root ${root} --lab tenants --through 1 --serve`,
                 ),
                 r.hint,
             );

@@ -33,13 +33,13 @@ export const DOCTOR_RBAC_RULES = [
 /**
  * And in Argo CD's namespace only, by a Role of its own: read the ApplicationSet controller's
  * /metrics through the API server's service proxy (3.6's progressive-sync series, the doctor's
- * evidence). A proxy request's name is the URL's `service:port`, so both forms are named.
+ * evidence). A proxy request's name is the URL's `service:port`: only the metrics port is named.
  */
 export const DOCTOR_METRICS_RULES = [
     {
         apiGroups: [""],
         resources: ["services/proxy"],
-        resourceNames: [APPSET_METRICS.service.split(":")[0], APPSET_METRICS.service],
+        resourceNames: [APPSET_METRICS.service],
         verbs: ["get"],
     },
 ];

@@ -49,10 +49,12 @@ export function labSite<N extends string>(root: string, o: SiteOptions): LabSite
  * quoted for a shell when it needs it.
  */
 export function startAgainAt(root: string, o: { lab: "shop" | "tenants"; through: number }): string {
-    const r = /^[\w/.,:@%+=-]+$/.test(root) ? root : `'${root.replace(/'/g, `'\\''`)}'`;
-    const lab = o.lab === "tenants" ? " --lab tenants" : "";
     const key = o.lab === "tenants" ? "tenantsSolveThrough" : "solveThrough";
-    return `gitops-lab simulate --reset --root ${r}, then gitops-lab simulate --root ${r}${lab} --through ${o.through} --serve; on a host, pulumi destroy, then up with ${key} ${o.through}`;
+    const host = `pulumi destroy, then pulumi up with ${key} ${o.through}`;
+    if (root === "/") return host;
+    const r = /^[\w/.:@%+=-]+$/.test(root) ? root : `'${root.replace(/'/g, `'\\''`)}'`;
+    const lab = o.lab === "tenants" ? " --lab tenants" : "";
+    return `gitops-lab simulate --reset --root ${r} (it takes down every lab under the root), then gitops-lab simulate --root ${r}${lab} --through ${o.through} --serve; on a host, ${host}`;
 }
 
 /**

@@ -158,7 +158,7 @@ const step2: Check<TenantsWorld>[] = [
             );
             // a tenant RollingSync passed over (its Application compared before the ApplicationSet wrote its new path):
             // the rollout the learner saw is not the field report's, and no field of stall.json can make it so
-            const skipped = outcome.ok || !w.cluster ? [] : await skippedTenants(w.cluster);
+            const skipped = outcome.ok || !w.cluster || w.clusterError ? [] : await skippedTenants(w.cluster).catch(() => []);
             return skipped.length
                 ? {
                       ...outcome,

@@ -132,7 +132,7 @@ export async function skippedTenants(c: ClusterPort): Promise<Skipped[]> {
     const entries = (await c.getApplicationSet(TENANTS_APPSET))?.status?.applicationStatus ?? [];
     const out: Skipped[] = [];
     for (const e of entries) {
-        if (e.status !== "Healthy") continue;
+        if (e.status !== "Healthy" || e.step === undefined) continue;
         const app = await c.getApplication(e.application);
         if (app) out.push(...skippedBy(app, Number(e.step)));
     }
