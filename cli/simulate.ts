@@ -326,9 +326,13 @@ export const simulate: Command = {
         try {
             if (values.reset) {
                 say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
-                const left = await resetSimulatedLab(root, say);
+                const { left, kept } = await resetSimulatedLab(root, say);
                 if (left.length) throw new Error(`the reset left ${left.join(", ")} (the lines above say why each was kept)`);
-                say(`reset: nothing of the lab is left under ${root}; gitops-lab simulate --root ${root} builds it again`);
+                say(
+                    kept.length
+                        ? `reset: the lab is taken down under ${root}, but for what is yours (kept: ${kept.join(", ")}); gitops-lab simulate --root ${root} builds it again`
+                        : `reset: nothing of the lab is left under ${root}; gitops-lab simulate --root ${root} builds it again`,
+                );
                 return EXIT.OK;
             }
             const clusterKind = stringOption(values, "cluster") ?? "sim";

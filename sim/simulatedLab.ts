@@ -31,6 +31,7 @@ import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "../lab/ports/lock";
 import { madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
+import { unpushedWork } from "../lab/platform/labRepo";
 
 export interface SimulatedLab {
     layout: ShopLayout;
@@ -365,12 +366,16 @@ function labTraces(root: string): string[] {
  * then Argo CD; then the simulated k3s, whose saved cluster is removed), taking down what is there
  * and saying only what it did. A root that holds no lab is left as it is (not even created). A saved cluster that cannot be
  * read is removed, said so, and the lab's files go without it. Returns what is left (nothing, when
- * it worked).
+ * it worked) and what it kept on purpose: the learner's work and files, each said in its line.
  */
-export async function resetSimulatedLab(root: string, log: (line: string) => void, opts: { timeoutMs?: number } = {}): Promise<string[]> {
+export async function resetSimulatedLab(
+    root: string,
+    log: (line: string) => void,
+    opts: { timeoutMs?: number } = {},
+): Promise<{ left: string[]; kept: string[] }> {
     if (labTraces(root).length === 0) {
         log(`nothing to reset: ${root} holds no lab`);
-        return [];
+        return { left: [], kept: [] };
     }
     const stateFile = clusterStateFile(root);
     const hadCluster = fs.existsSync(stateFile);
@@ -417,14 +422,32 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
     fs.rmSync(stateFile, { force: true });
     fs.rmSync(repoCacheDir(root), { recursive: true, force: true });
     fs.rmSync(podDir(root), { recursive: true, force: true });
+    // kept on purpose: the learner's (their work, their files); a reset that keeps only these has done its work
+    const kept: string[] = [];
     for (const p of servedFiles(root)) {
         if (!fs.existsSync(p)) continue;
+        // a clone the served lab told the learner to make is theirs once it holds work its repository lacks
+        const withWork: string[] = [];
+        if (fs.statSync(p).isDirectory())
+            for (const name of fs.readdirSync(p)) {
+                const clone = path.join(p, name);
+                const work = fs.existsSync(path.join(clone, ".git")) ? await unpushedWork(clone) : [];
+                if (work.length) {
+                    withWork.push(clone);
+                    log(
+                        `kept ${clone}: it holds work the repository does not (${work.join("; ")}): push it or copy it out, then remove the folder by hand`,
+                    );
+                } else fs.rmSync(clone, { recursive: true, force: true });
+            }
+        if (withWork.length) {
+            kept.push(p);
+            continue;
+        }
         fs.rmSync(p, { recursive: true, force: true });
         log(`removed ${p} (written for the served lab)`);
     }
     // only the folders a run recorded as made; one that was there before the lab stays, and the reset says so
     const made = new Set(madeDirs(root));
-    const kept: string[] = [];
     for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), shop.workDir, tenants.workDir, path.join(root, "root")]) {
         if (!fs.existsSync(dir)) continue;
         const held = fs.readdirSync(dir);
@@ -434,6 +457,7 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
                 log(
                     `kept ${dir}: it holds ${held.slice(0, 5).join(", ")}${held.length > 5 ? ` and ${held.length - 5} more` : ""}, which the lab did not make or kept for you`,
                 );
+                kept.push(dir);
             }
             continue;
         }
@@ -445,5 +469,5 @@ export async function resetSimulatedLab(root: string, log: (line: string) => voi
     }
     if ([...made].every((d) => !fs.existsSync(d))) fs.rmSync(madeRecordFile(root), { force: true });
     leftovers.push(...labTraces(root).filter((p) => !kept.includes(p)));
-    return [...new Set(leftovers)];
+    return { left: [...new Set(leftovers)], kept };
 }

@@ -10,6 +10,7 @@ import * as path from "path";
 import { labResetProvider, LabResetProps } from "../components/labReset";
 import { isLabApplication, LabScope, resetLabObjects } from "../lab/argo/reset";
 import { GITD_URL_PREFIX } from "../lab/platform/gitDaemon";
+import { git } from "./helpers/git";
 import { deleteShopAppSet, SHOP_NAMESPACES, shopApplicationSet } from "../lab/shop/appset";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_RESULT_FILES } from "../lab/shop/results";
@@ -237,15 +238,27 @@ describe("gitops-lab simulate --reset", function () {
         const layout = shopLayout(root);
         try {
             fs.writeFileSync(path.join(layout.clone, "WIP.md"), "work in progress\n");
+            fs.appendFileSync(path.join(layout.clone, "envs", "prod", "kustomization.yaml"), "# wip\n");
             fs.writeFileSync(path.join(layout.workDir, "my-notes.md"), "notes\n");
+            // the clone the served lab's instructions make, with a commit of the learner's not pushed
+            const served = path.join(root, "clones", "shop-envs");
+            await git(["clone", "--quiet", layout.bareRepo, served], root);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "--allow-empty", "-m", "learner work"], served);
             const r = await runMain("simulate", ["--root", root, "--reset"]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.strictEqual(fs.readFileSync(path.join(layout.clone, "WIP.md"), "utf8"), "work in progress\n");
-            assert.ok(fs.existsSync(path.join(layout.workDir, "my-notes.md")));
+            // only what is the learner's is left: the reset did its work
+            assert.strictEqual(r.code, 0, r.out);
             assert.ok(
-                r.stdout.includes(`[shop-repo] kept ${layout.clone}: it holds work the repository does not (not committed: WIP.md)`),
+                r.stdout.includes(
+                    `reset: the lab is taken down under ${root}, but for what is yours (kept: ${path.join(root, "clones")}, `,
+                ),
                 r.stdout,
             );
+            assert.ok(r.stdout.includes(`kept ${served}: it holds work the repository does not (1 commit not pushed)`), r.stdout);
+            assert.strictEqual(await git(["log", "-1", "--format=%s"], served), "learner work");
+            // each changed file named whole (the status's first line keeps its path's first letter)
+            assert.ok(r.stdout.includes("not committed: envs/prod/kustomization.yaml, WIP.md"), r.stdout);
+            assert.strictEqual(fs.readFileSync(path.join(layout.clone, "WIP.md"), "utf8"), "work in progress\n");
+            assert.ok(fs.existsSync(path.join(layout.workDir, "my-notes.md")));
             assert.match(r.stdout, new RegExp(`kept ${layout.workDir}: it holds [^\n]*my-notes\\.md`));
             assert.ok(!fs.existsSync(layout.bareRepo), "the lab's bare repository went");
         } finally {
@@ -261,7 +274,7 @@ describe("gitops-lab simulate --reset", function () {
         fs.cpSync(original, copy, { recursive: true });
         try {
             const r = await runMain("simulate", ["--root", copy, "--reset"]);
-            assert.strictEqual(r.code, 1, r.out);
+            assert.strictEqual(r.code, 0, r.out);
             const clone = shopLayout(copy).clone;
             assert.ok(
                 r.stdout.includes(
@@ -269,7 +282,7 @@ describe("gitops-lab simulate --reset", function () {
                 ),
                 r.stdout,
             );
-            assert.match(r.stderr, /the reset left .* \(the lines above say why each was kept\)\n$/);
+            assert.match(r.stdout, /^reset: the lab is taken down under .*, but for what is yours \(kept: /m);
             assert.ok(fs.existsSync(path.join(clone, ".git")), "the copied clone is kept");
             assert.ok(fs.existsSync(path.join(shopLayout(original).clone, ".git")), "the original's clone is untouched");
         } finally {
@@ -297,7 +310,7 @@ describe("reset says only what it did, on any state it can recognise, and leaves
     this.timeout(180_000);
     const reset = async (root: string) => {
         const lines: string[] = [];
-        const left = await resetSimulatedLab(root, (l) => lines.push(l));
+        const { left } = await resetSimulatedLab(root, (l) => lines.push(l));
         return { lines, left, out: lines.join("\n") };
     };
 

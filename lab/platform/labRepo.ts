@@ -207,13 +207,14 @@ export async function makeWorldReadable(layout: RepoSite): Promise<void> {
 }
 
 /** What a clone holds that its repository does not: changes not committed (or files not added), commits not pushed, stashes. */
-async function unpushedWork(clone: string): Promise<string[]> {
+export async function unpushedWork(clone: string): Promise<string[]> {
     const out: string[] = [];
     const few = (xs: string[]) => `${xs.slice(0, 5).join(", ")}${xs.length > 5 ? ` and ${xs.length - 5} more` : ""}`;
     const changed = (await git(["status", "--porcelain", "--untracked-files=all"], clone).catch(() => ""))
         .split("\n")
         .filter(Boolean)
-        .map((l) => l.slice(3));
+        // "XY path": the output is trimmed, so the first line may have lost its leading blank status column
+        .map((l) => l.replace(/^[ MTADRCU?!]{1,2} /, ""));
     if (changed.length) out.push(`not committed: ${few(changed)}`);
     const ahead = (await git(["log", "--branches", "--not", "--remotes", "--format=%h"], clone).catch(() => ""))
         .split("\n")
