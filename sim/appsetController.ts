@@ -58,6 +58,8 @@ const VALIDATION_REQUEUE_MS = 180_000;
 export class AppSetController {
     private unsubscribe?: () => void;
     private readonly timers = new Map<string, { h: TimerHandle; due: number }>();
+    /** Reconciles in a row that returned an error, by ApplicationSet: the requeue backoff. */
+    private readonly failures = new Map<string, number>();
     private readonly chains = new Map<string, Promise<void>>();
     private readonly delayMs: number;
     private readonly clock: SimClock;
@@ -277,12 +279,28 @@ export class AppSetController {
                 setCondition(st, { type: "ErrorOccurred", status: "True", reason: "ApplicationValidationError", message }, this.iso()),
             );
         }
-        this.apply(
+        const applyError = this.apply(
             fresh,
             desired.filter((d) => !invalid.has(d.metadata.name)),
             current,
             generated,
         );
+        if (applyError) {
+            // Reconcile returns the error (UpdateApplicationError; nothing deleted): controller-runtime's
+            // per-item backoff requeues it, 5 ms doubling to 1000 s
+            this.writeStatus(namespace, name, (st) =>
+                setCondition(
+                    st,
+                    { type: "ErrorOccurred", status: "True", reason: "UpdateApplicationError", message: applyError },
+                    this.iso(),
+                ),
+            );
+            const n = (this.failures.get(`${namespace}/${name}`) ?? 0) + 1;
+            this.failures.set(`${namespace}/${name}`, n);
+            this.schedule(namespace, name, Math.min(5 * 2 ** (n - 1), 1_000_000));
+            return;
+        }
+        this.failures.delete(`${namespace}/${name}`);
         const latest = this.kube.get("ApplicationSet", namespace, name);
         if (latest && latest.metadata.annotations?.[APPSET_REFRESH_ANNOTATION] !== undefined) {
             delete latest.metadata.annotations[APPSET_REFRESH_ANNOTATION];
@@ -370,13 +388,28 @@ export class AppSetController {
         if (JSON.stringify(latest.status) !== before) this.kube.put(latest, ACTOR);
     }
 
-    /** createOrUpdateInCluster + deleteInCluster. */
-    /** `generated`: every Application generated, invalid ones too (deleteInCluster keeps them). */
-    private apply(appset: ApplicationSet, desired: Application[], current: Application[], generated: Application[]) {
+    /**
+     * createOrUpdateInCluster + deleteInCluster. `generated`: every Application generated, invalid ones too
+     * (deleteInCluster keeps them). An Application another controller owns is left as it is
+     * (SetControllerReference refuses it, controller-runtime's message); the first such error by name is
+     * returned, and then nothing is deleted (Reconcile returns before deleteInCluster).
+     */
+    private apply(appset: ApplicationSet, desired: Application[], current: Application[], generated: Application[]): string | undefined {
         const names = new Set(generated.map((d) => d.metadata.name));
+        let error: string | undefined;
         for (const d of [...desired].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
             if (live?.metadata.deletionTimestamp) continue; // being deleted: generated again once it is gone
+            // the same owner is the same group, kind and name (referSameObject: not the uid)
+            const other = (live?.metadata.ownerReferences ?? []).find(
+                (r) =>
+                    r.controller &&
+                    !(r.kind === "ApplicationSet" && r.name === appset.metadata.name && r.apiVersion?.startsWith("argoproj.io/")),
+            );
+            if (other) {
+                error ??= `Object ${d.metadata.namespace}/${d.metadata.name} is already owned by another ${other.kind} controller ${other.name}`;
+                continue;
+            }
             // spec, labels and finalizers come from the template; annotations too, but for the preserved keys
             const kept = Object.fromEntries(Object.entries(live?.metadata.annotations ?? {}).filter(([k]) => preserved(k)));
             const annotations = { ...(d.metadata.annotations ?? {}), ...kept };
@@ -398,9 +431,11 @@ export class AppSetController {
             if (live && JSON.stringify(live) === JSON.stringify(next)) continue;
             this.kube.put(next, ACTOR);
         }
+        if (error) return error;
         for (const app of current) {
             if (!names.has(app.metadata.name)) this.kube.remove("Application", app.metadata.namespace, app.metadata.name, ACTOR);
         }
+        return undefined;
     }
 }
 

@@ -110,6 +110,48 @@ describe("Argo CD simulation: ApplicationSet controller", () => {
     });
 });
 
+describe("Argo CD simulation: an Application is one ApplicationSet's", function () {
+    this.timeout(60_000);
+    let at: LabAt;
+    beforeEach(async () => (at = await labAt(2)));
+    afterEach(async () => at.stop());
+    const set = (ns: string, name = "shop") => at.lab.kube.get("ApplicationSet", ns, name);
+
+    it("an Application another ApplicationSet owns is left as it is (SetControllerReference refuses it)", async () => {
+        const before = JSON.stringify(app(at, "shop-dev")!.spec);
+        const pin = shopApplicationSet();
+        pin.metadata.name = "shop-pin";
+        for (const e of pin.spec!.generators![0].list!.elements!) e.revision = "pinned";
+        at.lab.kube.put(pin, "client");
+        await expect(
+            holds(
+                "ErrorOccurred: Object argocd/shop-dev is already owned by another ApplicationSet controller shop",
+                () =>
+                    !!set("argocd", "shop-pin")?.status?.conditions?.some(
+                        (c) =>
+                            c.type === "ErrorOccurred" &&
+                            c.status === "True" &&
+                            c.reason === "UpdateApplicationError" &&
+                            c.message === "Object argocd/shop-dev is already owned by another ApplicationSet controller shop",
+                    ),
+                () => set("argocd", "shop-pin")?.status,
+            ),
+        );
+        assert.strictEqual(set("argocd", "shop-pin")!.status!.conditions!.find((c) => c.type === "ResourcesUpToDate")?.status, "False");
+        for (const name of ["shop-dev", "shop-prod"])
+            assert.deepStrictEqual(
+                app(at, name)!.metadata.ownerReferences!.map((r) => r.name),
+                ["shop"],
+                `${name} is still the shop ApplicationSet's alone`,
+            );
+        assert.strictEqual(JSON.stringify(app(at, "shop-dev")!.spec), before, "shop-dev's spec untouched");
+        // and the pin's deletion takes nothing of shop's with it
+        at.lab.kube.remove("ApplicationSet", "argocd", "shop-pin", "client");
+        await at.lab.argo.apps.idle();
+        assert.ok(app(at, "shop-dev") && app(at, "shop-prod"), "shop's Applications stay");
+    });
+});
+
 describe("Argo CD simulation: ApplicationSets the controller does not take", function () {
     this.timeout(60_000);
     let at: LabAt;
