@@ -7,7 +7,7 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { Command, EXIT, stringOption } from "./command";
-import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, readStackFile } from "./stackConfig";
+import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, readStackFile, secretKeysNote } from "./stackConfig";
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
 export async function runPreflight(
@@ -19,7 +19,9 @@ export async function runPreflight(
         ...stack.config,
         ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
     };
-    const idle = idleTenantsKey(stack.given, stack.config, stack.file);
+    const notes = [idleTenantsKey(stack.given, stack.config, stack.file), secretKeysNote(stack.secret, stack.file)].filter(
+        (n): n is string => !!n,
+    );
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
     const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");
@@ -28,7 +30,7 @@ export async function runPreflight(
         kubeconfigPath: cfg.kubeconfigPath || undefined,
         repos: [...shopRepoPaths(shopLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
     });
-    return idle ? [...checks, { check: "the stack's configuration", verdict: "WARN", detail: idle }] : checks;
+    return [...checks, ...notes.map((detail) => ({ check: "the stack's configuration", verdict: "WARN" as const, detail }))];
 }
 
 export const preflight: Command = {

@@ -51,10 +51,11 @@ export function readStackFile(
     projectDir = PROJECT_DIR,
     stack = STACK,
     configFile?: string,
-): { config: StackConfig; file: string; given: string[] } {
+): { config: StackConfig; file: string; given: string[]; secret: string[] } {
     readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     const values: Record<string, unknown> = {};
+    const secret: string[] = [];
     if (fs.existsSync(stackFile)) {
         // a mapping is checked below before its fields are read; config:'s values are the lab's or another package's
         const doc = (readYaml(stackFile) ?? {}) as { config?: Record<string, unknown> | null };
@@ -89,12 +90,15 @@ export function readStackFile(
             seen.add(m[1]);
             // secrets stay with Pulumi, their key names are checked all the same (a misspelt one would be ignored)
             if (v !== null && typeof v === "object" && "secure" in v) {
-                if ((CONFIG_KEYS as string[]).includes(m[1])) continue;
+                if ((CONFIG_KEYS as string[]).includes(m[1])) {
+                    secret.push(m[1]);
+                    continue;
+                }
                 values[m[1]] = "(secret)";
             } else values[m[1]] = v;
         }
     }
-    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values) };
+    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values), secret };
 }
 
 /**
@@ -105,6 +109,13 @@ export function idleTenantsKey(given: readonly string[], config: StackConfig, fi
     const idle = ["tenantsSolveThrough", "tenantsWaitTimeoutSeconds"].filter((k) => given.includes(k));
     if (config.tenantsLab || !idle.length) return undefined;
     return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:tenantsLab is false: no tenants lab is built (pulumi config set tenantsLab true to build it)`;
+}
+
+/** A key of the lab's given as a secret (secure:): only Pulumi reads it, so nothing before up can check it; said, not refused. */
+export function secretKeysNote(secret: readonly string[], file: string): string | undefined {
+    if (!secret.length) return undefined;
+    const keys = secret.map((k) => `gitops-lab:${k}`).join(", ");
+    return `${file} gives ${keys} as a secret (secure:), which only Pulumi can read, so it is not checked here; none of the lab's keys is secret: set ${secret.length === 1 ? "it" : "them"} plainly (pulumi config set ${secret[0]} <value>)`;
 }
 
 /** `--config-file FILE`: a stack configuration file in place of Pulumi.<stack>.yaml (up, preview, refresh, destroy, preflight). */

@@ -141,6 +141,32 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("a relative root or kubeconfigPath in the file is refused in the file's line; a secret key of the lab's is said", () => {
+        const rel = runCli("preflight", ["--config-file", file("config:\n  gitops-lab:root: relative/pf\n")], { timeoutMs: 60_000 });
+        assert.strictEqual(rel.code, 1, rel.out);
+        assert.match(
+            rel.stderr,
+            /^gitops-lab preflight: \S+: gitops-lab:root is "relative\/pf"; allowed: an absolute directory path, e\.g\. \//,
+        );
+        const kube = runCli("preflight", ["--config-file", file("config:\n  gitops-lab:kubeconfigPath: kube/config\n")], {
+            timeoutMs: 60_000,
+        });
+        assert.strictEqual(kube.code, 1, kube.out);
+        assert.match(
+            kube.stderr,
+            /gitops-lab:kubeconfigPath is "kube\/config"; allowed: a kubeconfig file's absolute path, or empty to install k3s/,
+        );
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"));
+        const secret = file(`config:\n  gitops-lab:root: ${root}\n  gitops-lab:argocdVersion:\n    secure: AAABAKs=\n`);
+        const warned = runCli("preflight", ["--config-file", secret], { timeoutMs: 60_000 });
+        assert.match(
+            warned.stdout,
+            /^WARN {2}the stack's configuration: \S+ gives gitops-lab:argocdVersion as a secret \(secure:\), which only Pulumi can read, so it is not checked here; none of the lab's keys is secret: set it plainly \(pulumi config set argocdVersion <value>\)$/m,
+            warned.out,
+        );
+        fs.rmSync(root, { recursive: true, force: true });
+    });
+
     it("preflight takes a relative --root from the current folder, as simulate and verify do", () => {
         const abs = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-rel-"));
         const rel = path.relative(PROJECT, abs);

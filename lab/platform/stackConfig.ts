@@ -29,13 +29,20 @@ const IMAGE_REF =
 const REGISTRY_ALLOWED = "a registry's address, http://host:port (or https://), or empty to import into k3s";
 
 export const STACK_CONFIG = z.object({
-    root: z.string({ error: "a directory path, e.g. /" }).min(1, { error: "a directory path, e.g. /" }).default(DEFAULTS.root),
+    // absolute: a relative one would depend on the folder pulumi runs in
+    root: z
+        .string({ error: "an absolute directory path, e.g. /" })
+        .refine((v) => v.startsWith("/"), { error: "an absolute directory path, e.g. /" })
+        .default(DEFAULTS.root),
     solveThrough: whole(0, 8, "a whole number from 0 to 8").default(DEFAULTS.solveThrough),
     k3sVersion: z.string().regex(K3S_VERSION_RE, { error: "a k3s release tag like v1.36.4+k3s1" }).default(DEFAULTS.k3sVersion),
     argocdVersion: z
         .enum(ARGOCD_VERSIONS as [ArgoCdVersion, ...ArgoCdVersion[]], { error: `one of ${ARGOCD_VERSIONS.join(", ")}` })
         .default(DEFAULTS.argocdVersion as ArgoCdVersion),
-    kubeconfigPath: z.string({ error: "a kubeconfig file's path, or empty to install k3s" }).default(""),
+    kubeconfigPath: z
+        .string({ error: "a kubeconfig file's absolute path, or empty to install k3s" })
+        .refine((v) => v === "" || v.startsWith("/"), { error: "a kubeconfig file's absolute path, or empty to install k3s" })
+        .default(""),
     gitDaemonImage: z
         .string()
         .regex(IMAGE_REF, { error: "an image reference with git daemon in it, registry/name:tag (no spaces, the name lower-case)" })
