@@ -124,9 +124,11 @@ export function didYouMean(word: string, names: string[]): string | null {
     return short.length === 1 || (short.length > 1 && distance(word, short[0]) < distance(word, short[1])) ? short[0] : null;
 }
 
-export function helpText(cmd: Command): string {
+/** `program`: the name it runs as (kubectl's plugin runs the doctor as `kubectl rollout-doctor`). */
+export function helpText(cmd: Command, program = `gitops-lab ${cmd.name}`): string {
+    const usage = cmd.usage.startsWith(`${cmd.name}`) ? `${program}${cmd.usage.slice(cmd.name.length)}` : `gitops-lab ${cmd.usage}`;
     return [
-        `usage: gitops-lab ${cmd.usage}`,
+        `usage: ${usage}`,
         "",
         cmd.summary,
         "",
@@ -241,12 +243,13 @@ export async function runCommand(cmd: Command, argv: string[], program = `gitops
     try {
         const values = parse(cmd, argv, program);
         if (values === "help") {
-            console.log(helpText(cmd));
+            console.log(helpText(cmd, program));
             return EXIT.OK;
         }
         return await cmd.run(values);
     } catch (e) {
-        console.error(`${program}: ${messageOf(e)}`);
+        // a line that points to the help points to the help of the name it runs as
+        console.error(`${program}: ${messageOf(e).split(`(see gitops-lab ${cmd.name} --help)`).join(`(see ${program} --help)`)}`);
         return e instanceof UsageError ? EXIT.USAGE : EXIT.FINDING;
     }
 }

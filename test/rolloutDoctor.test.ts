@@ -137,6 +137,12 @@ describe("the rollout doctor in the cluster", function () {
                 r.stderr,
                 /^kubectl rollout-doctor: Unknown option '-n': the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE\/NAME \(see kubectl rollout-doctor --help\)/,
             );
+            // an option that goes with another, and the help itself: as kubectl rollout-doctor, where no gitops-lab may be
+            const alone = spawnSync("kubectl", ["rollout-doctor", "--interval", "5"], { cwd: dir, encoding: "utf8", env: env() });
+            assert.strictEqual(alone.status, 2, alone.stderr);
+            assert.strictEqual(alone.stderr, "kubectl rollout-doctor: --interval goes with --watch (see kubectl rollout-doctor --help)\n");
+            const help = spawnSync("kubectl", ["rollout-doctor", "--help"], { cwd: dir, encoding: "utf8", env: env() });
+            assert.match(help.stdout, /^usage: kubectl rollout-doctor \[/);
         });
 
         // given the served tenants stall and only a kubeconfig (KUBECONFIG), when kubectl rollout-doctor runs, then it
