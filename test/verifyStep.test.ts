@@ -976,6 +976,44 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: [^\n]*an overlay that sets FEATURE_CHECKOUT_V2 decides it over base/);
     });
 
+    it("the incident on a branch of its own, or its value in another case: each named", async () => {
+        const root = await rootAt(2);
+        const { clone } = shopLayout(root);
+        try {
+            await git(["checkout", "-q", "-b", "feature"], clone);
+            const file = path.join(clone, "base/configmap.yaml");
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace('FEATURE_CHECKOUT_V2: "off"', 'FEATURE_CHECKOUT_V2: "on"'));
+            await git(["-c", "user.name=learner", "-c", "user.email=learner@example.org", "commit", "-qam", "checkout v2"], clone);
+            await git(["push", "-q", "origin", "feature"], clone);
+            const incident = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(
+                shopLayout(root).resultFile("incident"),
+                JSON.stringify({ commit: incident, dev_value: "on", prod_value: "on" }),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `^step 3 incident: not done: incident\\.commit is on main; [^\n]*hint: incident\\.commit ${incident.slice(0, 12)} is not on main \\(it is on feature\\), and Argo CD renders main`,
+                    "m",
+                ),
+            );
+            fs.writeFileSync(
+                shopLayout(root).resultFile("incident"),
+                JSON.stringify({ commit: incident, dev_value: "On", prod_value: "on" }),
+            );
+            const cased = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.match(
+                cased.stdout,
+                /hint: dev_value holds "On": values are compared exactly, as the ConfigMap holds them: write "on"/,
+                cased.out,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("Argo CD's namespace deleted: the line says the lab is set up again", async () => {
         const at = await labAt(6);
         try {

@@ -76,6 +76,13 @@ export class BareRepo {
             () => [],
         );
     }
+    /** The branches whose history holds this commit. */
+    async branchesContaining(sha: string): Promise<string[]> {
+        return this.git(["for-each-ref", "--contains", sha, "--format=%(refname:short)", "refs/heads/"]).then(
+            (s) => s.split("\n").filter(Boolean),
+            () => [],
+        );
+    }
     async isCommit(sha: unknown): Promise<boolean> {
         // a commit that is absent may be pushed later: only its presence is kept
         if (!isFullSha(sha)) return false;

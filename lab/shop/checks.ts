@@ -240,10 +240,13 @@ const step3: Check<ShopWorld>[] = [
         run: async (w) => {
             const commit = obj(w, "incident")?.commit;
             if (!isSha(commit) || !w.main) return null;
+            if (await w.repo.isAncestor(commit, w.main)) return true;
+            const on = (await w.repo.isCommit(commit)) ? await w.repo.branchesContaining(commit) : [];
             return {
-                ok: await w.repo.isAncestor(commit, w.main),
+                ok: false,
                 expected: `an ancestor of main (${w.main})`,
                 found: "not in main's history",
+                hint: `incident.commit ${commit.slice(0, 12)} is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}, and Argo CD renders main for both environments: make the change on main (or merge it there) and push main, then write that commit`,
             };
         },
     },

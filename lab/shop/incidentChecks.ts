@@ -24,6 +24,13 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
         const i = obj(w, "incident");
         if (!i) return null;
         const outcome = eq({ dev_value: "on", prod_value: "on" }, { dev_value: i.dev_value, prod_value: i.prod_value });
+        // on in another case, or with spaces: the value read right, written otherwise
+        const spelt = (["dev_value", "prod_value"] as const).filter((k) => i[k] !== "on" && String(i[k]).trim().toLowerCase() === "on");
+        if (!outcome.ok && spelt.length)
+            return {
+                ...outcome,
+                hint: `${spelt.map((k) => `${k} holds ${JSON.stringify(i[k])}`).join(", ")}: values are compared exactly, as the ConfigMap holds them: write "on"`,
+            };
         const hint = outcome.ok || !isSha(i.commit) ? undefined : await overlayHint(w, i.commit);
         return hint ? { ...outcome, hint } : outcome;
     },
