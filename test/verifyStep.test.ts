@@ -1014,6 +1014,54 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a bad commit adding missing.yml, or dev_error as the condition's type: each named", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        const { clone } = layout;
+        try {
+            const file = path.join(clone, "envs/dev/kustomization.yaml");
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", "  - ../../base\n  - missing.yml"));
+            const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
+            await git([...id, "commit", "-qam", "dev: missing.yml"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const bad = await git(["rev-parse", "HEAD"], clone);
+            await git([...id, "revert", "--no-edit", "HEAD"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const revert = await git(["rev-parse", "HEAD"], clone);
+            const during = await git(["rev-parse", "origin/release/prod"], clone);
+            const write = (devError: string) =>
+                fs.writeFileSync(
+                    layout.resultFile("revert"),
+                    JSON.stringify({ bad_commit: bad, revert_commit: revert, dev_error: devError, prod_revision_during: during }),
+                );
+            write("accumulating resources: missing.yml: no such file");
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: bad_commit adds missing\.yml; the step's bad commit adds missing\.yaml \(so the error names it\)/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("dev_error as the condition's type: named", async () => {
+        const root = await rootAt(7);
+        try {
+            const file = shopLayout(root).resultFile("revert");
+            fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), dev_error: "ComparisonError" }));
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 7 revert: not done: dev_error mentions missing\.yaml; [^\n]*hint: dev_error holds the condition's type; copy its message/m,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("Argo CD's namespace deleted: the line says the lab is set up again", async () => {
         const at = await labAt(6);
         try {

@@ -155,8 +155,20 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const bad = await badCommit(w);
             if (!bad) return null;
             const [parent] = await w.repo.parents(bad);
-            const has = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/dev/kustomization.yaml")).includes("missing.yaml");
-            return eq({ before: false, after: true }, { before: await has(parent), after: await has(bad) });
+            const resources = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/dev/kustomization.yaml"));
+            const [before, after] = await Promise.all([resources(parent), resources(bad)]);
+            const outcome = eq(
+                { before: false, after: true },
+                { before: before.includes("missing.yaml"), after: after.includes("missing.yaml") },
+            );
+            // another name that is not there either (missing.yml): as broken, but not the file the step names
+            const added = after.filter((r) => !before.includes(r) && r !== "missing.yaml");
+            return !outcome.ok && added.length
+                ? {
+                      ...outcome,
+                      hint: `bad_commit adds ${added.join(", ")}; the step's bad commit adds missing.yaml (so the error names it): add missing.yaml in a new commit, push, then revert that one, and write it as bad_commit`,
+                  }
+                : outcome;
         },
     },
     {
@@ -246,13 +258,21 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
         name: "dev_error mentions missing.yaml",
         run: async (w) => {
             const r = obj(w, "revert");
-            return r
-                ? {
-                      ok: typeof r.dev_error === "string" && r.dev_error.includes("missing.yaml"),
-                      expected: "…missing.yaml…",
-                      found: r.dev_error,
-                  }
-                : null;
+            if (!r) return null;
+            const ok = typeof r.dev_error === "string" && r.dev_error.includes("missing.yaml");
+            // the condition's type (or reason) for its message
+            const typeOnly =
+                !ok && typeof r.dev_error === "string" && /^\s*(ComparisonError|InvalidSpecError|Unknown|OutOfSync)\s*$/.test(r.dev_error);
+            return {
+                ok,
+                expected: "…missing.yaml…",
+                found: r.dev_error,
+                ...(typeOnly
+                    ? {
+                          hint: `dev_error holds the condition's type; copy its message (kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[0].message}'), which names missing.yaml`,
+                      }
+                    : {}),
+            };
         },
     },
     {
