@@ -1490,6 +1490,43 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a tenant that passed named as the blocked one, and a fix on a branch of its own: each named", async () => {
+        const root = await tenantsRootAt(2);
+        const layout = tenantsLayout(root);
+        const { clone } = layout;
+        try {
+            const file = layout.resultFile("stall");
+            const stall = JSON.parse(fs.readFileSync(file, "utf8"));
+            fs.writeFileSync(file, JSON.stringify({ ...stall, blocking: "mandant-a" }));
+            const blocked = (await verifyTenants({ layout, through: 2 })).find((c) => c.check.startsWith("stall: the ApplicationSet"))!;
+            assert.match(
+                blocked.hint ?? "",
+                /^blocking holds "mandant-a": mandant-a passed its hook \(it is in passed\); the blocked one is the stuck step's Application whose PreSync hook failed/,
+            );
+            fs.writeFileSync(file, JSON.stringify(stall));
+            // the fix made from before the stall, on a branch (main refused it)
+            await git(["checkout", "--quiet", "-B", "fix", `${stall.commit}~1`], clone);
+            for (const t of TENANTS_ALL) {
+                const f = path.join(clone, tenantPath(t));
+                fs.writeFileSync(f, fs.readFileSync(f, "utf8").replace(RELEASES.first, RELEASES.fixed));
+            }
+            await git(["commit", "--quiet", "-am", `release ${RELEASES.fixed}`], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/fix"], clone);
+            const fix = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(layout.resultFile("recovery"), JSON.stringify({ commit: fix, release: RELEASES.fixed }));
+            const r = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("main sets every tenant"))!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                new RegExp(
+                    `^recovery\\.commit ${fix.slice(0, 12)} sets every tenant to 1\\.2\\.1, but it is not on main \\(it is on fix\\) and does not come after stall\\.commit: make the commit on top of main`,
+                ),
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given an empty folder, then --step 1 names the bare repository, and plain verify says in one line there is no lab there", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "no-lab-"));
         const step = await runMain("verify", ["--root", root, "--step", "1"]);

@@ -89,7 +89,13 @@ const step2: Check<TenantsWorld>[] = [
                     hook_job: "mandant-b/site-setup",
                 },
                 { appset: s.appset, release: s.release, step: s.step, steps: s.steps, blocking: s.blocking, hook_job: s.hook_job },
-                STALL_FIELDS,
+                // another tenant by its right name: the wrong one, not a format slip
+                (TENANTS as readonly string[]).includes(s.blocking) && s.blocking !== "mandant-b"
+                    ? {
+                          ...STALL_FIELDS,
+                          blocking: `${s.blocking} ${s.blocking === "mandant-a" ? "passed its hook (it is in passed)" : "waits in a later step"}; the blocked one is the stuck step's Application whose PreSync hook failed (gitops-lab doctor names it)`,
+                      }
+                    : STALL_FIELDS,
             );
         },
     },
@@ -231,6 +237,20 @@ const mainAtFixed: Check<TenantsWorld> = {
             (await w.repo.isCommit(s.commit)) &&
             ((await w.repo.file(s.commit, hook)) !== (await w.repo.file(w.main, hook)) ||
                 (await w.repo.file(s.commit, script)) !== (await w.repo.file(w.main, script)));
+        // the fix made, but not on main (a branch of its own, a push main refused)
+        const rec = obj(w, "recovery")?.commit;
+        if (isSha(rec) && (await w.repo.isCommit(rec)) && !(await w.repo.isAncestor(rec, w.main))) {
+            const fixed = await releasesAt(w, rec);
+            if (TENANTS.every((t) => fixed[t] === RELEASES.fixed)) {
+                const on = await w.repo.branchesContaining(rec);
+                return {
+                    ok: false,
+                    expected: `every tenant at ${RELEASES.fixed} on main`,
+                    found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
+                    hint: `recovery.commit ${rec.slice(0, 12)} sets every tenant to ${RELEASES.fixed}, but it is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}${isSha(s?.commit) && !(await w.repo.isAncestor(s.commit, rec)) ? " and does not come after stall.commit" : ""}: make the commit on top of main as it is (git fetch, then git rebase origin/main or git cherry-pick it there) and push main`,
+                };
+            }
+        }
         return {
             ok: false,
             expected: `every tenant at ${RELEASES.fixed} on main`,
