@@ -489,6 +489,15 @@ describe("verify --step: one step at a time, with a hint", function () {
                 merged.stdout,
                 /release\/prod is at promote\.to \(its history never rewritten\); hint: release\/prod reached promote\.to by a merge, not a fast-forward/,
             );
+            // promote.json naming the merge commit itself: it is a merge, not a promotion gone too far
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: await git(["rev-parse", "HEAD"], clone) }));
+            const mergeNamed = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.match(
+                mergeNamed.stdout,
+                /promote\.to is incident\.commit; [^\n]*hint: promote\.to is a merge commit \(git merge --no-ff/,
+                mergeNamed.out,
+            );
+            assert.doesNotMatch(mergeNamed.stdout, /went too far/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

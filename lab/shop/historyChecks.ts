@@ -56,6 +56,12 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             const { commit } = obj(w, "incident");
             const { to } = obj(w, "promote");
             const outcome = eq(commit, to);
+            // a merge commit made on release/prod (git merge --no-ff): no fast-forward, whatever it brings
+            if (!outcome.ok && isSha(to) && (await w.repo.isCommit(to)) && (await w.repo.parents(to)).length > 1)
+                return {
+                    ...outcome,
+                    hint: `promote.to is a merge commit (git merge --no-ff, or a merge after release/prod moved): the promotion is a fast-forward of release/prod to incident.commit itself, which a merge on release/prod rules out now (the repository rewinds nothing): ${startOver(w)}`,
+                };
             // promoted past the incident commit: a fast-forward too far (to main's tip, most often)
             if (!outcome.ok && isSha(to) && isSha(commit) && to !== commit && (await w.repo.isAncestor(commit, to)))
                 return {
