@@ -1071,6 +1071,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the pin applied to the cluster, appset.yaml left at main: the file is named", async () => {
+        const at = await labAt(4);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const file = at.lab.layout.appsetFile;
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("revision: release/prod", "revision: main"));
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--step", "4", "--kubeconfig", kubeconfig]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the cluster's ApplicationSet has dev=main, prod=release\/prod, but \S+appset\.yaml does not say so: write what you applied into it/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("Argo CD's namespace deleted: the line says the lab is set up again", async () => {
         const at = await labAt(6);
         try {

@@ -4,6 +4,7 @@
  * shares no bookkeeping with the scenario; only the result schemas (results.ts) are common.
  */
 import * as fs from "fs";
+import { isDeepStrictEqual } from "util";
 import * as path from "path";
 import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
@@ -148,6 +149,17 @@ const step2: Check<ShopWorld>[] = [
                 },
             );
             if (outcome.ok) return outcome;
+            // applied right, the file left behind: the file is what the lab keeps of the change
+            const want = [
+                { env: "dev", revision: "main" },
+                { env: "prod", revision: wantProd(w) },
+            ];
+            const live = w.cluster && !w.clusterError ? await w.cluster.getApplicationSet("shop").catch(() => undefined) : undefined;
+            if (live && isDeepStrictEqual(live.spec?.generators?.[0]?.list?.elements, want))
+                return {
+                    ...outcome,
+                    hint: `the cluster's ApplicationSet has dev=main, prod=${wantProd(w)}, but ${w.layout.appsetFile} does not say so: write what you applied into it (kubectl -n argocd get applicationset shop -o yaml shows it)`,
+                };
             // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
             const prodRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "prod")?.revision;
             const devRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "dev")?.revision;
