@@ -1089,6 +1089,36 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("release/prod left at the incident while pin.json names its parent: the way to move it back", async () => {
+        const at = await labAt(4);
+        try {
+            const { layout } = at.lab;
+            const kubeconfig = path.join(layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const incident = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            // release/prod pushed at the incident commit (a fast-forward from its parent): prod gets the incident
+            await git(["push", "-q", "origin", `${incident}:refs/heads/release/prod`], layout.clone);
+            await at.cluster.annotateApplication("shop-prod", { [REFRESH_ANNOTATION]: "normal" });
+            await expect(
+                holds(
+                    "shop-prod renders the incident",
+                    async () => (await at.cluster.getConfigMap("shop-prod", "shop-config"))?.data?.FEATURE_CHECKOUT_V2 === "on",
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const r = await runMain("verify", ["--root", layout.root, "--step", "4", "--kubeconfig", kubeconfig]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: release/prod is at ${incident.slice(0, 12)}, not at pin\\.release_prod_initial [0-9a-f]{12}, and prod renders what release/prod holds; the repository refuses a force push: delete the branch \\(git push origin :refs/heads/release/prod\\)`,
+                ),
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("Argo CD's namespace deleted: the line says the lab is set up again", async () => {
         const at = await labAt(6);
         try {

@@ -101,7 +101,16 @@ export function liveChecks(): Check<ShopWorld>[] {
     const prod: Check<ShopWorld> = live(
         2,
         (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`,
-        async (c, w) => eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2")),
+        async (c, w) => {
+            const outcome = eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2"));
+            // pinned, but release/prod is not where pin.json says it starts (pushed at the incident, a force push refused)
+            const start = obj(w, "pin")?.release_prod_initial;
+            if (outcome.ok || w.through < 4 || w.through > 5 || !isSha(start) || !w.releaseTip || w.releaseTip === start) return outcome;
+            return {
+                ...outcome,
+                hint: `release/prod is at ${w.releaseTip.slice(0, 12)}, not at pin.release_prod_initial ${start.slice(0, 12)}, and prod renders what release/prod holds; the repository refuses a force push: delete the branch (git push origin :refs/heads/release/prod) and push it again at ${start.slice(0, 12)} (git push origin ${start.slice(0, 12)}:refs/heads/release/prod)`,
+            };
+        },
     );
     const dev: Check<ShopWorld> = live(
         2,
