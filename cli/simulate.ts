@@ -32,6 +32,7 @@ import {
     startSimulatedLab,
 } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
+import { firstStepNotDone, notDoneLine } from "./stepsGraded";
 import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
 /** Whether this run is on the real node (for the signal's line). */
@@ -386,12 +387,25 @@ export const simulate: Command = {
                 argocdVersion,
                 log: say,
             });
+            // a learner's step written but wrong: said when served as it stands, and never built on by the solver
+            const shopNotDone = shop ? await firstStepNotDone(root, "shop", shopDone) : undefined;
+            const tenantsNotDone = tenants ? await firstStepNotDone(root, "tenants", tenantsDone) : undefined;
+            if (shopNotDone && !shopAsItStands && through > shopDone)
+                throw new Error(
+                    `${notDoneLine(shellWord(root), "shop", shopDone, shopNotDone)}; the solver does not build on it: mend it, or start over (gitops-lab simulate --reset --root ${shellWord(root)})`,
+                );
+            if (tenantsNotDone && !tenantsAsItStands && tenantsThrough > tenantsDone)
+                throw new Error(
+                    `${notDoneLine(shellWord(root), "tenants", tenantsDone, tenantsNotDone)}; the solver does not build on it: mend it, or start over (gitops-lab simulate --reset --root ${shellWord(root)})`,
+                );
             if (shopAsItStands)
                 say(`the shop lab is at step ${shopDone}, past --through ${through}: served as it stands, nothing of it solved`);
+            if (shopAsItStands && shopNotDone) say(notDoneLine(shellWord(root), "shop", shopDone, shopNotDone));
             if (tenantsAsItStands) {
                 say(
                     `the tenants lab is at step ${tenantsDone}, past ${tenantsFlag} ${tenantsThrough}: served as it stands, nothing of it solved`,
                 );
+                if (tenantsNotDone) say(notDoneLine(shellWord(root), "tenants", tenantsDone, tenantsNotDone));
                 // the simulated node's images are not saved with the simulated cluster (a real node keeps its own): loaded again
                 await loadSiteImages(lab.kube.images, say);
             }

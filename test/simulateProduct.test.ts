@@ -895,6 +895,33 @@ describe("a served lab started again: the learner's work stays the learner's", f
         }
     });
 
+    it("a learner's step written but wrong: served as it stands says so, and the solver does not build on it", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        try {
+            const promote = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8"));
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ ...promote, to: promote.from }));
+            const refused = await runMain("simulate", ["--root", root, "--through", "8"]);
+            assert.strictEqual(refused.code, 1, refused.out);
+            assert.match(
+                refused.stderr,
+                /^gitops-lab simulate: the shop lab's files are at step 6, but step 6 does not grade done \(promote\.to is incident\.commit\): gitops-lab verify --root \S+ --step 6 says why; the solver does not build on it: mend it, or start over/,
+            );
+            assert.ok(!fs.existsSync(layout.resultFile("revert")), "nothing of step 7 solved");
+            const run = await served(root, ["--through", "2"]);
+            try {
+                assert.match(
+                    run.out(),
+                    /the shop lab's files are at step 6, but step 6 does not grade done \(promote\.to is incident\.commit\)/,
+                );
+            } finally {
+                await stop(run);
+            }
+        } finally {
+            await removeRoot(root);
+        }
+    });
+
     it("asked for a step, says first which of the learner's files it rewrites", async () => {
         const root = await rootAt(3);
         const layout = shopLayout(root);
