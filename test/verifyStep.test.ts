@@ -1119,6 +1119,47 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an ApplicationSet applied with a misspelt repoURL: the Applications' ComparisonError and the file are named", async () => {
+        const at = await labAt(2);
+        try {
+            const { layout } = at.lab;
+            const kubeconfig = path.join(layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const set = at.lab.kube.get("ApplicationSet", "argocd", "shop")!;
+            const source = set.spec!.template!.spec!.source!;
+            at.lab.kube.put(
+                {
+                    ...set,
+                    spec: {
+                        ...set.spec,
+                        template: {
+                            ...set.spec!.template,
+                            spec: {
+                                ...set.spec!.template!.spec,
+                                source: { ...source, repoURL: source.repoURL!.replace("shop-envs.git", "shop-env.git") },
+                            },
+                        },
+                    },
+                } as typeof set,
+                "client",
+            );
+            await expect(
+                holds("shop-dev cannot be compared", async () =>
+                    ((await at.cluster.getApplication("shop-dev"))?.status?.conditions ?? []).some((c) => c.type === "ComparisonError"),
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const r = await runMain("verify", ["--root", layout.root, "--step", "2", "--kubeconfig", kubeconfig]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: shop-dev reads \S+shop-env\.git, while \S+appset\.yaml says \S+shop-envs\.git; Argo CD cannot compare shop-dev \(ComparisonError: /,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("Argo CD's namespace deleted: the line says the lab is set up again", async () => {
         const at = await labAt(6);
         try {

@@ -81,7 +81,27 @@ export function liveChecks(): Check<ShopWorld>[] {
                         { targetRevision: want(w), sync: "Synced" },
                         { targetRevision: a?.spec?.source?.targetRevision, sync: a?.status?.sync?.status },
                     );
-                    if (outcome.ok || a) return outcome;
+                    if (outcome.ok) return outcome;
+                    if (a) {
+                        // Argo CD cannot compare it (a repository it cannot reach, a path that does not render): its own words
+                        const cannot = (a.status?.conditions ?? []).find(
+                            (x) => x.type === "ComparisonError" || x.type === "InvalidSpecError",
+                        );
+                        const repo = a.spec?.source?.repoURL;
+                        let inFile: unknown;
+                        try {
+                            inFile = readAppsetFile(w.layout.appsetFile).set?.spec?.template?.spec?.source?.repoURL;
+                        } catch {
+                            inFile = undefined; // no file: the ApplicationSet's own checks say so
+                        }
+                        const wrongRepo = typeof inFile === "string" && repo !== undefined && repo !== inFile;
+                        return cannot || wrongRepo
+                            ? {
+                                  ...outcome,
+                                  hint: `${wrongRepo ? `${app} reads ${repo}, while ${w.layout.appsetFile} says ${inFile}; ` : ""}${cannot ? `Argo CD cannot compare ${app} (${cannot.type}: ${String(cannot.message).split("\n")[0]}); ` : ""}compare the cluster's ApplicationSet with ${w.layout.appsetFile} (kubectl -n argocd get applicationset shop -o yaml), fix it, then kubectl apply -f it`,
+                              }
+                            : outcome;
+                    }
                     // not generated: the ApplicationSet says why (a project that does not exist, a duplicate name)
                     const error = (await c.getApplicationSet("shop"))?.status?.conditions?.find(
                         (x) => x.type === "ErrorOccurred" && x.status === "True",
