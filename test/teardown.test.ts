@@ -261,6 +261,20 @@ describe("gitops-lab simulate --reset", function () {
             assert.ok(fs.existsSync(path.join(layout.workDir, "my-notes.md")));
             assert.match(r.stdout, new RegExp(`kept ${layout.workDir}: it holds [^\n]*my-notes\\.md`));
             assert.ok(!fs.existsSync(layout.bareRepo), "the lab's bare repository went");
+            // built again: the kept clone is the learner's, never committed on top of nor pushed into the new repository
+            const head = await git(["rev-parse", "HEAD"], layout.clone);
+            const again = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(again.code, 1, again.out);
+            assert.match(
+                again.stderr,
+                /repo holds work of its own \(1 commit, the last "[^"]+"; not committed: envs\/prod\/kustomization\.yaml, WIP\.md\) while \S+ is new: the clone a reset or destroy kept for its work\? Nothing in it was changed\. Move it away/,
+            );
+            assert.strictEqual(await git(["rev-parse", "HEAD"], layout.clone), head);
+            assert.strictEqual(fs.readFileSync(path.join(layout.clone, "WIP.md"), "utf8"), "work in progress\n");
+            assert.strictEqual(
+                await git(["--git-dir", layout.bareRepo, "rev-parse", "--verify", "--quiet", "refs/heads/main"]).catch(() => ""),
+                "",
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

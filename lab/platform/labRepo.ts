@@ -172,7 +172,16 @@ async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record
         return remote;
     }
     const head = await git(["rev-parse", "--verify", "--quiet", "HEAD"], clone).catch(() => "");
-    if (head && (await git(["log", "-1", "--format=%s", head], clone)) === kind.initialMessage) {
+    if (head) {
+        // a first commit made but not pushed, alone: an earlier run's; any other history is someone's work
+        // (the clone a reset kept for its unpushed work): never committed on top of, nor pushed
+        const subject = await git(["log", "-1", "--format=%s", head], clone);
+        const count = await git(["rev-list", "--count", head], clone);
+        const work = (await unpushedWork(clone)).filter((w) => !w.includes("not pushed"));
+        if (subject !== kind.initialMessage || count !== "1" || work.length)
+            throw new Error(
+                `${clone} holds work of its own (${count} commit${count === "1" ? "" : "s"}, the last "${subject}"${work.length ? `; ${work.join("; ")}` : ""}) while ${bareRepo} is new: the clone a reset or destroy kept for its work? Nothing in it was changed. Move it away (push what you need elsewhere first), then run again.`,
+            );
         log(`found the first commit ${head} made but not pushed by an earlier run`);
     } else {
         for (const [rel, content] of Object.entries(files)) {
