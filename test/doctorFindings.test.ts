@@ -178,6 +178,23 @@ describe("rollout doctor: named findings", () => {
         assert.match(f.todo, /push one, or sync it by hand \(argocd app sync mandant-b\)/);
     });
 
+    // given the same, but the last sync was to the source it should run: its resources changed since (deleted
+    // or edited by hand), then the finding says so, not "runs X, not X"
+    it("Healthy but OutOfSync at its own source is drift", () => {
+        const l = rollout([
+            { name: "mandant-a", step: 1, status: "Healthy" },
+            { name: "mandant-b", step: 2, status: "Healthy", app: synced("OutOfSync", "Healthy", REV_OLD, 90) },
+        ]);
+        const app = l.items.find((o: any) => o.kind === "Application" && o.metadata.name === "mandant-b");
+        app.status.operationState.syncResult.source = app.spec.source;
+        const [f] = only(diagnosed(l), "HealthyOutOfSync");
+        assert.match(
+            f.message,
+            /^mandant-b \(step 2\) is OutOfSync at tenants\/mandant-b at main while its entry is Healthy: its resources are not what Git has \(deleted or changed by hand\?\)$/,
+        );
+        assert.doesNotMatch(f.message, /runs/);
+    });
+
     it("given step 2 held by an Application Healthy but OutOfSync after a successful sync (#19771), then HealthyNotSynced: a step needs both", () => {
         const d = diagnosed(
             rollout(

@@ -9,7 +9,7 @@ import { isoOf, type Application, type ApplicationSet, type ApplicationSetApplic
 import { causeOf, syncFailure } from "./cause";
 import type { Dump } from "./dump";
 import type { HookInfo } from "./hooks";
-import { Evidence, Finding, findingsOf, skipFinding } from "./findings";
+import { Evidence, Finding, findingsOf, skipFinding, skipText } from "./findings";
 import { gateOf, noStepsFinding, rolloutErrorFindings, stepMetricEvidence } from "./findings36";
 
 export type { Finding, Evidence } from "./findings";
@@ -235,9 +235,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         Number.isInteger(fromCondition) && fromCondition > 0 ? fromCondition : pendingSteps.length ? Math.min(...pendingSteps) : null;
 
     const skipped = entries.flatMap((e) => (e.step !== null && e.status?.status === "Healthy" && e.app ? skippedBy(e.app, e.step) : []));
-    const skippedLine = skipped.length
-        ? ` ${few(skipped, 3, (s) => `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}; ${s.remedy}`, "; ")}.`
-        : "";
+    const skippedLine = skipped.length ? ` ${few(skipped, 3, (s) => `${skipText(s)}; ${s.remedy}`, "; ")}.` : "";
 
     const findings = findingsOf({
         appset,

@@ -421,6 +421,16 @@ function applicationFindings(input: FindingsInput): Finding[] {
     return out;
 }
 
+/**
+ * A skipped Application in words: a source it never synced to, or (the same source) resources that are
+ * no longer what Git has: deleted or changed by hand, which auto-sync, off under RollingSync, does not repair.
+ */
+export function skipText(s: { application: string; step: number; runs: string; shouldRun: string }): string {
+    return s.runs === s.shouldRun
+        ? `${s.application} (step ${s.step}) is OutOfSync at ${s.shouldRun} while its entry is Healthy: its resources are not what Git has (deleted or changed by hand?)`
+        : `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}`;
+}
+
 /** The silent skip as a finding (#29240, #29410): diagnose.ts finds them (its `skipped`). */
 export function skipFinding(
     appset: ApplicationSet,
@@ -432,7 +442,7 @@ export function skipFinding(
         kind: "HealthyOutOfSync",
         application: s.application,
         step: s.step,
-        message: `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}`,
+        message: skipText(s),
         evidence: [
             {
                 object: setRef(appset),
