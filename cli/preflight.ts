@@ -7,7 +7,7 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { Command, EXIT, stringOption } from "./command";
-import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, readStackFile, secretKeysNote } from "./stackConfig";
+import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, noKeysNote, readStackFile, secretKeysNote } from "./stackConfig";
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
 export async function runPreflight(
@@ -19,9 +19,11 @@ export async function runPreflight(
         ...stack.config,
         ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined)),
     };
-    const notes = [idleTenantsKey(stack.given, stack.config, stack.file), secretKeysNote(stack.secret, stack.file)].filter(
-        (n): n is string => !!n,
-    );
+    const notes = [
+        noKeysNote(stack.given, stack.secret, stack.config, stack.file),
+        idleTenantsKey(stack.given, stack.config, stack.file),
+        secretKeysNote(stack.secret, stack.file),
+    ].filter((n): n is string => !!n);
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
     const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");

@@ -36,9 +36,13 @@ function readYaml(file: string): unknown {
         throw new Error(
             `${file} line ${deeper}: indented deeper than the key above it, which already has a value; align it with the other keys (fix the YAML there)`,
         );
-    throw new Error(
-        `${file} line ${err.linePos?.[0].line ?? "?"}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`,
-    );
+    const at = `line ${err.linePos?.[0].line ?? "?"}, column ${err.linePos?.[0].col ?? "?"}`;
+    // a second value after a whole first one ({...}{...}, two JSON objects): yaml says "at node end"
+    if (/ at node end\b/.test(err.message))
+        throw new Error(
+            `${file} ${at}: something follows the file's first value, which had ended there (a second {...} or mapping?): the file holds one mapping; remove or merge what follows`,
+        );
+    throw new Error(`${file} ${at}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`);
 }
 
 /** `configFile` stands in for Pulumi.<stack>.yaml, as Pulumi's own `--config-file` does. */
@@ -67,6 +71,11 @@ export function readStackFile(
         if (doc.config !== undefined && doc.config !== null && (typeof doc.config !== "object" || Array.isArray(doc.config)))
             throw new Error(
                 `${stackFile}: config: holds ${kind(doc.config)}; it is a mapping of gitops-lab:<key>: <value>, one a line, indented`,
+            );
+        // Pulumi.yaml (name:, runtime:) given for the stack's file: its config: holds the keys' declarations, not values
+        if (doc.config !== undefined && "runtime" in doc && "name" in doc)
+            throw new Error(
+                `${stackFile} is a Pulumi project file (name: ${JSON.stringify((doc as { name?: unknown }).name)}, runtime:), not a stack configuration: give a stack's file like Pulumi.dev.yaml, whose config: holds gitops-lab:<key>: <value>`,
             );
         // a key of ours outside config: is read by nobody: say where it goes
         const outside = Object.keys(doc).find((k) => k.startsWith("gitops-lab:") || (CONFIG_KEYS as string[]).includes(k));
@@ -116,6 +125,13 @@ export function secretKeysNote(secret: readonly string[], file: string): string 
     if (!secret.length) return undefined;
     const keys = secret.map((k) => `gitops-lab:${k}`).join(", ");
     return `${file} gives ${keys} as a secret (secure:), which only Pulumi can read, so it is not checked here; none of the lab's keys is secret: set ${secret.length === 1 ? "it" : "them"} plainly (pulumi config set ${secret[0]} <value>)`;
+}
+
+/** A stack file that sets none of the lab's keys (empty, or only another package's): every key at its default, said. */
+export function noKeysNote(given: readonly string[], secret: readonly string[], config: StackConfig, file: string): string | undefined {
+    if (given.length || secret.length) return undefined;
+    const what = fs.existsSync(file) ? "sets no gitops-lab: key" : "does not exist";
+    return `${file} ${what}: every key is at its default (root ${config.root}, solveThrough ${config.solveThrough}, argocdVersion ${config.argocdVersion}, tenantsLab ${config.tenantsLab}); set them under config: (pulumi config set KEY VALUE)`;
 }
 
 /** `--config-file FILE`: a stack configuration file in place of Pulumi.<stack>.yaml (up, preview, refresh, destroy, preflight). */

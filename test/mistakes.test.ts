@@ -179,7 +179,21 @@ const MISTAKES: Mistake[] = [
         1,
         /gitops-lab:argocdVersion is "v3\.4\.0"; allowed: one of v3\.6\.2, v3\.5\.8, v3\.5\.1/,
     ],
-    ["author", "preflight", ["--config-file", "{dir}/broken.yaml"], 1, /broken\.yaml line 2: .*; fix the YAML there/],
+    ["author", "preflight", ["--config-file", "{dir}/broken.yaml"], 1, /broken\.yaml line 2, column \d+: .*; fix the YAML there/],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/two.json"],
+        1,
+        /two\.json line 2, column 1: something follows the file's first value, which had ended there .*the file holds one mapping/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/Pulumi.yaml"],
+        1,
+        /Pulumi\.yaml is a Pulumi project file \(name: "gitops-lab", runtime:\), not a stack configuration: give a stack's file like Pulumi\.dev\.yaml/,
+    ],
     ["author", "preflight", ["--config-file", "{dir}/typo-key.yaml"], 1, /gitops-lab:solveThru is not a key of this lab; the keys are /],
     [
         "author",
@@ -317,6 +331,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("through9.yaml", 'config:\n  gitops-lab:solveThrough: "9"\n');
         write("argocd34.yaml", "config:\n  gitops-lab:argocdVersion: v3.4.0\n");
         write("broken.yaml", "config: [\n");
+        write("two.json", '{"config": {"gitops-lab:solveThrough": 3}}\n{"config": {}}\n');
+        write("Pulumi.yaml", "name: gitops-lab\nruntime: nodejs\nconfig:\n  gitops-lab:root:\n    type: string\n    default: /\n");
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
@@ -366,6 +382,16 @@ describe("mistakes whose answer is on standard output", function () {
         assert.strictEqual(out.ok, false);
         assert.match(out.error, /^there is no shop lab under \S+none/);
         assert.deepStrictEqual(out.checks, []);
+    });
+
+    it("preflight --config-file of an empty file: every key at its default, said", async () => {
+        const empty = path.join(dir, "empty.yaml");
+        fs.writeFileSync(empty, "");
+        const r = await runMain("preflight", ["--config-file", empty]);
+        assert.match(
+            r.stdout,
+            /WARN {2}the stack's configuration: \S+empty\.yaml sets no gitops-lab: key: every key is at its default \(root \/, solveThrough \d, argocdVersion v3\.6\.\d+/,
+        );
     });
 
     it("verify --stack-outputs given a result file: the check says what it is", async () => {

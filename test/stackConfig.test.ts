@@ -70,7 +70,8 @@ describe("the stack file as preflight and up read it", function () {
         assert.throws(
             () => readStackConfig(PROJECT, "dev", f),
             (e: any) =>
-                new RegExp(`^${f.replace(/[.]/g, "\\.")} line \\d+: .*; fix the YAML there$`).test(e.message) && !e.message.includes("\n"),
+                new RegExp(`^${f.replace(/[.]/g, "\\.")} line \\d+, column \\d+: .*; fix the YAML there$`).test(e.message) &&
+                !e.message.includes("\n"),
         );
     });
 
