@@ -48,6 +48,11 @@ export const kubectlPlugin: Command = {
     options: { out: { type: "string" } },
     async run(values) {
         const dir = path.resolve(stringOption(values, "out") ?? "/usr/local/bin");
+        // a file's path (the plugin's own, say): --out names the folder kubectl finds plugins in
+        if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory())
+            throw new UsageError(
+                `--out ${dir} is a file: --out takes the folder the plugin is written into (as ${path.join(path.dirname(dir), PLUGIN_FILE)}), one on kubectl's PATH: --out ${path.dirname(dir)}`,
+            );
         if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
             throw new UsageError(`--out ${dir} is not a directory; create it or name another (see gitops-lab kubectl-plugin --help)`);
         // the bundle is built by the component's builder, loaded only here: the other commands need no esbuild

@@ -87,10 +87,13 @@ export const verify: Command = {
             const line =
                 (above
                     ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
-                    : begins(which, layout.bareDir)
-                      ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
-                      : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
-                theOther;
+                    : otherAt > 0
+                      ? // the other lab is what is here (--lab left out): that first; the shared bare folder is the other lab's
+                        `gitops-lab verify: no ${which} lab is begun under ${layout.root}, but the ${other} lab is (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}${begins(which, layout.bareDir) ? `; to start the ${which} lab here, its step 1 is yours to do (gitops-lab verify${how} --root ${layout.root} --step 1 grades it)` : ""}`
+                      : begins(which, layout.bareDir)
+                        ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
+                        : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
+                (above || otherAt === 0 ? theOther : "");
             // a script that asked for JSON reads JSON, whatever the answer
             if (values.json)
                 console.log(
@@ -204,7 +207,13 @@ export const verify: Command = {
 
 /** `pulumi stack output --json` from a file: a JSON object with the stack's completedThrough, or an error saying what the file is instead. */
 function readStackOutputs(file: string): Record<string, unknown> {
-    const value: unknown = parseJson(fs.readFileSync(file, "utf8"));
+    const text = fs.readFileSync(file, "utf8");
+    // YAML (a kubeconfig, a stack's Pulumi.<stack>.yaml) given for the outputs: said as such, not as a JSON syntax error
+    if (/^\s*(?:#.*\n\s*)*[\w.-]+:(?:\s|$)/.test(text))
+        throw new Error(
+            `${file} is YAML${/^kind:\s*Config\s*$/m.test(text) ? " (a kubeconfig: it goes with --kubeconfig)" : ""}, not the stack's outputs, which are JSON`,
+        );
+    const value: unknown = parseJson(text);
     if (value === null || typeof value !== "object" || Array.isArray(value))
         throw new Error(
             `${file} holds ${Array.isArray(value) ? "an array" : value === null ? "null" : `a ${typeof value}`}, not the stack's outputs (a JSON object)`,

@@ -257,6 +257,13 @@ const MISTAKES: Mistake[] = [
     ],
     ["author", "preview", ["--argocd-version", "v3.5.1"], 2, /argocdVersion is a key of the stack's configuration, not an option/],
     ["author", "kubectl-plugin", ["--out", "{dir}/no-such-dir"], 2, /--out \S+no-such-dir is not a directory; create it or name another/],
+    [
+        "author",
+        "kubectl-plugin",
+        ["--out", "{dir}/text.txt"],
+        2,
+        /--out \S+text\.txt is a file: --out takes the folder the plugin is written into \(as \S+\/kubectl-rollout_doctor\), one on kubectl's PATH: --out \S+mistakes-\w+$/,
+    ],
     ["author", "bench", ["--cluster", "kind"], 2, /--cluster takes sim or real, got "kind"/],
     ["author", "bench", ["--cluster", "sim", "--build"], 2, /--build goes with --cluster real/],
     ["author", "kubectl-plugin", ["--out", ""], 2, /--out was given an empty value: give one, or leave the option out/],
@@ -392,6 +399,15 @@ describe("mistakes whose answer is on standard output", function () {
             r.stdout,
             /WARN {2}the stack's configuration: \S+empty\.yaml sets no gitops-lab: key: every key is at its default \(root \/, solveThrough \d, argocdVersion v3\.6\.\d+/,
         );
+    });
+
+    it("verify --stack-outputs given a kubeconfig: the check says it is YAML, a kubeconfig", async () => {
+        const root = await rootAt(3);
+        const kubeconfig = path.join(dir, "kubeconfig");
+        fs.writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: []\n");
+        const r = await runMain("verify", ["--root", root, "--offline", "--through", "3", "--stack-outputs", kubeconfig]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /kubeconfig is YAML \(a kubeconfig: it goes with --kubeconfig\), not the stack's outputs, which are JSON/);
     });
 
     it("verify --stack-outputs given a result file: the check says what it is", async () => {

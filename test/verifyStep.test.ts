@@ -1364,7 +1364,12 @@ describe("verify --step: one step at a time, with a hint", function () {
         try {
             const r = await runMain("verify", ["--root", root, "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
-            assert.match(r.stderr, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
+            // led by the lab that is here: the tenants lab's bare folder is no shop lab "ready and not begun"
+            assert.match(
+                r.stderr,
+                /^gitops-lab verify: no shop lab is begun under \S+, but the tenants lab is \(at step 1\): gitops-lab verify --lab tenants --root \S+; to start the shop lab here, its step 1 is yours to do/,
+            );
+            assert.doesNotMatch(r.stderr, /ready and not begun/);
             const step = await runMain("verify", ["--root", root, "--offline", "--step", "2"]);
             assert.strictEqual(step.code, 1, step.out);
             assert.match(step.stdout, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
