@@ -88,6 +88,24 @@ function readDump(file: string): Dump {
     } catch (e) {
         throw new Error(`${source} is not JSON (${messageOf(e)}); ${DUMP_HINT}`);
     }
+    // kubectl get events -o json (or another kind) given for the dump: named by what it holds
+    const items = (list as { items?: unknown })?.items;
+    if (Array.isArray(items) && items.length) {
+        const kinds = new Map<string, number>();
+        for (const i of items) {
+            const k = String((i as { kind?: unknown })?.kind ?? "unknown");
+            kinds.set(k, (kinds.get(k) ?? 0) + 1);
+        }
+        // the dump command's other kinds alone: Argo CD's objects are elsewhere (said below, as for an empty dump)
+        if (
+            !kinds.has("ApplicationSet") &&
+            !kinds.has("Application") &&
+            [...kinds.keys()].some((k) => !["AppProject", "Job", "Pod"].includes(k))
+        )
+            throw new Error(
+                `${source} holds only ${[...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ")}, none of Argo CD's ApplicationSets or Applications; ${DUMP_HINT}`,
+            );
+    }
     try {
         return dumpFromList(list);
     } catch (e) {

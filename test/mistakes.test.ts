@@ -106,6 +106,20 @@ const MISTAKES: Mistake[] = [
         /appsets-only\.json holds ApplicationSets but none of their Applications/,
     ],
     ["learner", "doctor", ["--from", "{dir}/text.txt"], 1, new RegExp(`text\\.txt is not JSON .*${DUMP.source}`)],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/events.json"],
+        1,
+        new RegExp(`events\\.json holds only 2 Events, 1 Pod, none of Argo CD's ApplicationSets or Applications; ${DUMP.source}`),
+    ],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/cut.json"],
+        1,
+        /cut\.json is not JSON \(it stops mid-JSON at line 3, as a file cut short does \(an interrupted copy or command\): make it again\)/,
+    ],
     ["learner", "doctor", ["--from", "{dir}/bom.json"], 1, /is not JSON \(it starts with a byte-order mark/],
     ["learner", "doctor", ["--from", "{dir}/utf16.json"], 1, /utf16\.json holds no ApplicationSets and no Applications/],
     [
@@ -323,6 +337,9 @@ describe("mistakes at the command line, and their answers", function () {
                 status: { applicationStatus: [{ application: "mandant-a", status: "Healthy", step: "1" }] },
             }),
         );
+        const event = (name: string) => ({ apiVersion: "v1", kind: "Event", metadata: { name, namespace: "argocd" }, reason: "Synced" });
+        write("events.json", list(event("a"), event("b"), { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "argocd" } }));
+        write("cut.json", '{\n  "apiVersion": "v1",\n  "kind": "List", "items": [{"kind": "Applic');
         write("bom.json", "\ufeff" + JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
         // as PowerShell's > writes it: UTF-16LE with a byte-order mark
         fs.writeFileSync(

@@ -44,6 +44,17 @@ export function parseJson(text: string): unknown {
             (c) => (c === "\n" ? "\\n" : c === "\t" ? "\\t" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
         );
         const m = INVISIBLE.exec(text);
+        // the text stops inside an object or a string: a file cut short (a copy, a command interrupted), not a typo
+        const at = /at position (\d+)/.exec(message);
+        const end = text.trimEnd().length;
+        if (
+            !m &&
+            end > 0 &&
+            (/Unexpected end of JSON input/.test(message) || (at && Number(at[1]) >= end) || /^Unterminated string/.test(message))
+        )
+            throw new Error(
+                `it stops mid-JSON at line ${text.slice(0, end).split("\n").length}, as a file cut short does (an interrupted copy or command): make it again`,
+            );
         if (!m) throw new Error(message);
         const code = m[0].charCodeAt(0);
         const before = text.slice(0, m.index).split("\n");
