@@ -463,8 +463,9 @@ describe("mistakes in a result file's values, and their hints", () => {
         [
             field("drift", "uid"),
             "A7B0CCF9-1F2E-4D3C-8B9A-0123456789AB",
-            /^it holds upper-case letters: write it in lower case, as Kubernetes prints it$/,
+            /^it holds upper-case letters: write "a7b0ccf9-1f2e-4d3c-8b9a-0123456789ab", in lower case, as Kubernetes prints it$/,
         ],
+        [field("report", "rollback"), "Revert", /^it holds upper-case letters: write "revert", in lower case$/],
         [
             recoveryOrder,
             [{ application: "mandant-a", step: 1, healthy_at: "2026-12-06 00:14:06.919" }],

@@ -882,6 +882,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: the dev element tracks "release\/prod": dev follows main at every step/);
     });
 
+    it("dev pinned instead of prod: the hint says to swap them", async () => {
+        const root = await rootAt(4);
+        const file = shopLayout(root).appsetFile;
+        fs.writeFileSync(
+            file,
+            fs
+                .readFileSync(file, "utf8")
+                .replace(/(- env: dev\n\s+revision:) main/, "$1 release/prod")
+                .replace(/(- env: prod\n\s+revision:) release\/prod/, "$1 main"),
+        );
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: the pin is on the dev element \(revision release\/prod\) and prod still tracks main: .*swap the two revisions/,
+        );
+    });
+
     it("a drift time longer than the lab has existed: refused", async () => {
         const root = await rootAt(5);
         try {
@@ -1023,36 +1041,51 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
-    it("a bad commit adding missing.yml, or dev_error as the condition's type: each named", async () => {
+    /** At step 6, a learner's bad commit adding `name` to `overlay`'s resources, reverted, in revert.json: verify --step 7's output. */
+    async function badCommitGraded(overlay: string, name: string): Promise<string> {
         const root = await rootAt(6);
         const layout = shopLayout(root);
         const { clone } = layout;
         try {
-            const file = path.join(clone, "envs/dev/kustomization.yaml");
-            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", "  - ../../base\n  - missing.yml"));
+            const file = path.join(clone, overlay, "kustomization.yaml");
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", `  - ../../base\n  - ${name}`));
             const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
-            await git([...id, "commit", "-qam", "dev: missing.yml"], clone);
+            await git([...id, "commit", "-qam", `${overlay}: ${name}`], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
             const bad = await git(["rev-parse", "HEAD"], clone);
             await git([...id, "revert", "--no-edit", "HEAD"], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
             const revert = await git(["rev-parse", "HEAD"], clone);
             const during = await git(["rev-parse", "origin/release/prod"], clone);
-            const write = (devError: string) =>
-                fs.writeFileSync(
-                    layout.resultFile("revert"),
-                    JSON.stringify({ bad_commit: bad, revert_commit: revert, dev_error: devError, prod_revision_during: during }),
-                );
-            write("accumulating resources: missing.yml: no such file");
+            fs.writeFileSync(
+                layout.resultFile("revert"),
+                JSON.stringify({
+                    bad_commit: bad,
+                    revert_commit: revert,
+                    dev_error: `accumulating resources: ${name}: no such file`,
+                    prod_revision_during: during,
+                }),
+            );
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stdout,
-                /hint: bad_commit adds missing\.yml; the step's bad commit adds missing\.yaml \(so the error names it\)/,
-            );
+            return r.stdout;
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
+    }
+
+    it("a bad commit adding missing.yml: named", async () => {
+        assert.match(
+            await badCommitGraded("envs/dev", "missing.yml"),
+            /hint: bad_commit adds missing\.yml; the step's bad commit adds missing\.yaml \(so the error names it\)/,
+        );
+    });
+
+    it("a bad commit breaking prod's overlay: named", async () => {
+        assert.match(
+            await badCommitGraded("envs/prod", "missing.yaml"),
+            /hint: bad_commit adds missing\.yaml to envs\/prod\/kustomization\.yaml, not envs\/dev's: the step breaks dev/,
+        );
     });
 
     it("dev_error as the condition's type: named", async () => {

@@ -175,9 +175,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
         if (/^[0-9a-fA-F]{4,39}$/.test(v)) return `it holds ${v.length} characters: write the full SHA (git rev-parse ${v} prints it)`;
         if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;
     }
-    // a uid (or any value) right but for its case: Kubernetes writes them in lower case
+    // a uid (or any value: rollback's "Revert") right but for its case: written as the step names it (a uid as Kubernetes prints it)
     if (typeof v === "string" && v !== v.toLowerCase() && f.check(v.toLowerCase()))
-        return `it holds upper-case letters: write it in lower case, as Kubernetes prints it`;
+        return `it holds upper-case letters: write ${JSON.stringify(v.toLowerCase())}, in lower case${/uid$/i.test(f.key) ? ", as Kubernetes prints it" : ""}`;
     if (typeof v === "string") {
         const unquoted = unquotedOf(v);
         if (unquoted !== undefined && typeof unquoted !== "string" && f.check(unquoted))

@@ -169,6 +169,12 @@ const step2: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: `an element names a branch by its full ref (${prodRevision === `refs/heads/${wantProd(w)}` ? prodRevision : devRevision}); Argo CD resolves that too, but the lab's ApplicationSet names branches as git branch does (main, release/prod): write the short name, then kubectl apply -f ${w.layout.appsetFile}`,
                 };
+            // the pin made on the wrong element: dev on release/prod, prod still on main
+            if (devRevision === "release/prod" && prodRevision === "main" && wantProd(w) === "release/prod")
+                return {
+                    ...outcome,
+                    hint: `the pin is on the dev element (revision release/prod) and prod still tracks main: step 4 pins prod, dev stays on main; swap the two revisions (dev: main, prod: release/prod), then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             // dev pinned too (both elements on release/prod): dev tracks main at every step
             if (devRevision !== undefined && devRevision !== "main")
                 return {

@@ -169,6 +169,16 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             );
             // another name that is not there either (missing.yml): as broken, but not the file the step names
             const added = after.filter((r) => !before.includes(r) && r !== "missing.yaml");
+            if (!outcome.ok && !added.length) {
+                // the other overlay: prod's, which prod (pinned to release/prod) does not read from main
+                const prod = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/prod/kustomization.yaml"));
+                const [prodBefore, prodAfter] = await Promise.all([prod(parent), prod(bad)]);
+                if (!prodBefore.includes("missing.yaml") && prodAfter.includes("missing.yaml"))
+                    return {
+                        ...outcome,
+                        hint: `bad_commit adds missing.yaml to envs/prod/kustomization.yaml, not envs/dev's: the step breaks dev (shop-dev tracks main; prod reads release/prod); if it is not reverted yet, git revert ${bad.slice(0, 12)} and push; then add missing.yaml to envs/dev/kustomization.yaml in a new commit, push, revert that one, and write it as bad_commit`,
+                    };
+            }
             return !outcome.ok && added.length
                 ? {
                       ...outcome,
