@@ -1626,6 +1626,50 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("releases written with a v: the hint says how the lab writes them", async () => {
+        const root = await tenantsRootAt(3);
+        try {
+            const layout = tenantsLayout(root);
+            const v = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, r]) => [k, `v${r}`]));
+            const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
+            editResult(layout.resultFile("recovery"), { release: `v${recovery.release}`, running: v(recovery.running) });
+            const stall = JSON.parse(fs.readFileSync(layout.resultFile("stall"), "utf8"));
+            editResult(layout.resultFile("stall"), { running: v(stall.running) });
+            const results = await verifyTenants({ layout, through: 3 });
+            const hint = (name: string) => results.find((c) => c.check.startsWith(name))?.hint ?? "";
+            assert.match(
+                hint("recovery: release"),
+                /^"v1\.2\.1" is not how the lab writes a release: write "1\.2\.1", as the tenant files/,
+            );
+            assert.match(hint("stall.running:"), /^"v1\.2\.0" is not how the lab writes a release: write "1\.2\.0"/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a tenants release that forgets a tenant: the hint names it", async () => {
+        const root = await tenantsRootAt(2);
+        const layout = tenantsLayout(root);
+        const { clone } = layout;
+        try {
+            const file = layout.resultFile("stall");
+            const stall = JSON.parse(fs.readFileSync(file, "utf8"));
+            await git(["checkout", "--quiet", "-B", "forgot", `${stall.commit}~1`], clone);
+            for (const t of ["mandant-a", "mandant-b", "mandant-c"] as Tenant[]) {
+                const f = path.join(clone, tenantPath(t));
+                fs.writeFileSync(f, fs.readFileSync(f, "utf8").replace(RELEASES.first, RELEASES.faulty));
+            }
+            await git(["commit", "--quiet", "-am", `release ${RELEASES.faulty}`], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/forgot"], clone);
+            fs.writeFileSync(file, JSON.stringify({ ...stall, commit: await git(["rev-parse", "HEAD"], clone) }));
+            const r = (await verifyTenants({ layout, through: 2 })).find((c) => c.check.startsWith("stall.commit sets every tenant"))!;
+            assert.strictEqual(r.ok, false);
+            assert.match(r.hint ?? "", /^stall\.commit leaves mandant-d at 1\.1\.0: the step sets every tenant to 1\.2\.0 in one commit/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a tenant that passed named as the blocked one, and a fix on a branch of its own: each named", async () => {
         const root = await tenantsRootAt(2);
         const layout = tenantsLayout(root);

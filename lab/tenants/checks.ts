@@ -71,6 +71,24 @@ const STALL_FIELDS: Record<string, string> = {
     auto_sync_disabled_by_rollingsync: "whether RollingSync wrote automated.enabled: false into the Applications",
 };
 
+/** A release written with a v or its folder (v1.2.1, releases/1.2.1) in these values: the hint, as the tenant files write it. */
+function releaseSlip(...values: unknown[]): string | undefined {
+    const strings = values.flatMap((v) =>
+        typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v).filter((x): x is string => typeof x === "string") : [],
+    );
+    const bare = (v: string) => v.trim().replace(/^(?:releases\/)?v?/i, "");
+    const slip = strings.find((v) => bare(v) !== v && (Object.values(RELEASES) as string[]).includes(bare(v)));
+    return slip === undefined
+        ? undefined
+        : `${JSON.stringify(slip)} is not how the lab writes a release: write ${JSON.stringify(bare(slip))}, as the tenant files (tenants/<tenant>.yaml) have it`;
+}
+
+/** A check's outcome with the release-spelling hint when that is what is wrong. */
+function withReleaseSlip<T extends { ok: boolean; hint?: string }>(outcome: T, ...values: unknown[]): T {
+    const hint = outcome.ok ? undefined : releaseSlip(...values);
+    return hint ? { ...outcome, hint } : outcome;
+}
+
 const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
@@ -89,13 +107,16 @@ const step2: Check<TenantsWorld>[] = [
                     hook_job: "mandant-b/site-setup",
                 },
                 { appset: s.appset, release: s.release, step: s.step, steps: s.steps, blocking: s.blocking, hook_job: s.hook_job },
-                // another tenant by its right name: the wrong one, not a format slip
-                (TENANTS as readonly string[]).includes(s.blocking) && s.blocking !== "mandant-b"
-                    ? {
-                          ...STALL_FIELDS,
-                          blocking: `${s.blocking} ${s.blocking === "mandant-a" ? "passed its hook (it is in passed)" : "waits in a later step"}; the blocked one is the stuck step's Application whose PreSync hook failed (gitops-lab doctor names it)`,
-                      }
-                    : STALL_FIELDS,
+                {
+                    ...STALL_FIELDS,
+                    ...(releaseSlip(s.release) ? { release: releaseSlip(s.release) as string } : {}),
+                    // another tenant by its right name: the wrong one, not a format slip
+                    ...((TENANTS as readonly string[]).includes(s.blocking) && s.blocking !== "mandant-b"
+                        ? {
+                              blocking: `${s.blocking} ${s.blocking === "mandant-a" ? "passed its hook (it is in passed)" : "waits in a later step"}; the blocked one is the stuck step's Application whose PreSync hook failed (gitops-lab doctor names it)`,
+                          }
+                        : {}),
+                },
             );
         },
     },
@@ -176,7 +197,10 @@ const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
         name: "stall.running: each site's release as the stall left it (but one that raced ahead)",
-        run: async (w) => (obj(w, "stall") ? eq(expectedRunning(2, racedAhead(w)), obj(w, "stall").running) : null),
+        run: async (w) =>
+            obj(w, "stall")
+                ? withReleaseSlip(eq(expectedRunning(2, racedAhead(w)), obj(w, "stall").running), obj(w, "stall").running)
+                : null,
     },
     {
         step: 2,
@@ -188,6 +212,13 @@ const step2: Check<TenantsWorld>[] = [
             const found = { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null };
             const outcome = eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, found);
             const ahead = TENANTS.filter((t) => found.parent?.[t] === RELEASES.faulty);
+            // a tenant forgotten (its file left at the first release) in a commit that sets the others from it
+            const left = TENANTS.filter((t) => found.commit?.[t] === RELEASES.first);
+            if (!outcome.ok && left.length && left.length < TENANTS.length && eq(all(RELEASES.first), found.parent).ok)
+                return {
+                    ...outcome,
+                    hint: `stall.commit leaves ${left.join(", ")} at ${RELEASES.first}: the step sets every tenant to ${RELEASES.faulty} in one commit (another commit for ${left.length === 1 ? "it" : "them"} would roll the release out in two). The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release to every tenant in one commit`,
+                };
             if (outcome.ok || !found.parent || !eq(all(RELEASES.faulty), found.commit).ok) return outcome;
             // a push before it set the tenants to something else (a release typo'd, then fixed): the rollout began from there
             const other = TENANTS.filter((t) => found.parent?.[t] !== RELEASES.first && found.parent?.[t] !== RELEASES.faulty);
@@ -266,7 +297,13 @@ const step3: Check<TenantsWorld>[] = [
         name: `recovery: release ${RELEASES.fixed}, every site runs it`,
         run: async (w) => {
             const r = obj(w, "recovery");
-            return r ? eq({ release: RELEASES.fixed, running: all(RELEASES.fixed) }, { release: r.release, running: r.running }) : null;
+            return r
+                ? withReleaseSlip(
+                      eq({ release: RELEASES.fixed, running: all(RELEASES.fixed) }, { release: r.release, running: r.running }),
+                      r.release,
+                      r.running,
+                  )
+                : null;
         },
     },
     {
