@@ -36,7 +36,7 @@ export type FindingKind =
     | "SelectedTwice"
     /** A step with no matchExpressions (it selects every Application) or that selects none. */
     | "EmptyStep"
-    /** A matchExpression operator v3.5.1 does not know (it understands In and NotIn). */
+    /** A matchExpression operator RollingSync does not know (Argo CD 3.5 and 3.6 understand In and NotIn). */
     | "InvalidOperator"
     /** A maxUpdate that is not a positive count or percentage. */
     | "InvalidMaxUpdate"
@@ -136,7 +136,7 @@ function configFindings(input: FindingsInput): Finding[] {
                 kind: "InvalidOperator",
                 application: null,
                 step: n,
-                message: `step ${n} uses the operator "${expr.operator}" on ${expr.key}: v3.5.1 understands only In and NotIn, so this step selects exactly the Applications without the label ${expr.key}`,
+                message: `step ${n} uses the operator "${expr.operator}" on ${expr.key}: RollingSync understands only In and NotIn (Argo CD 3.5 and 3.6), so this step selects exactly the Applications without the label ${expr.key}`,
                 evidence: [{ object: setRef(appset), field: `${field}.matchExpressions[${j}].operator`, value: String(expr.operator) }],
                 todo: `write it with In or NotIn and the values it means (Exists/DoesNotExist are not supported by RollingSync)`,
             });
@@ -151,7 +151,13 @@ function configFindings(input: FindingsInput): Finding[] {
                 evidence: [{ object: setRef(appset), field: `${field}.matchExpressions`, value: "[]" }],
                 todo: `give step ${n} the matchExpressions of the Applications it is meant for, or remove it`,
             });
-        else if (withApp.length && !selected && !entries.some((e) => !e.app && String(e.status?.step) === String(n)))
+        // (a step with an operator RollingSync does not know: InvalidOperator above says why it selects none)
+        else if (
+            withApp.length &&
+            !selected &&
+            !entries.some((e) => !e.app && String(e.status?.step) === String(n)) &&
+            (step.matchExpressions ?? []).every((e) => ROLLING_SYNC_OPERATORS.includes(e.operator))
+        )
             out.push({
                 kind: "EmptyStep",
                 application: null,
@@ -171,7 +177,7 @@ function configFindings(input: FindingsInput): Finding[] {
             const effect =
                 limit !== null && Number.isFinite(limit) && limit < 1
                     ? `no Application of step ${n} is ever allowed to update: the step never moves`
-                    : `v3.5.1 cannot scale it and updates ${limit === 1 ? "one Application" : `${limit} Applications`} of the step at a time`;
+                    : `Argo CD cannot scale it and updates ${limit === 1 ? "one Application" : `${limit} Applications`} of the step at a time`;
             out.push({
                 kind: "InvalidMaxUpdate",
                 application: null,
