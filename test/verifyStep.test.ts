@@ -1360,6 +1360,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(two.code, 0, two.out);
     });
 
+    it("a step's operator written in lower case: step 1 names it", async () => {
+        const at = await tenantsAt(1);
+        try {
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/strategy/rollingSync/steps/1/matchExpressions/0/operator", value: "in" },
+            ]);
+            const r = (await verifyTenants({ layout: at.layout, through: 1, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live ApplicationSet tenants"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(r.hint ?? "", /^step 2's operator is not one RollingSync reads \(In or NotIn, as written: case matters\)/);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("a stall healed by hand: step 2's hint says the cluster shows no stall", async function () {
         this.timeout(300_000);
         const at = await tenantsAt(2);

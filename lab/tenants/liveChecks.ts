@@ -32,9 +32,17 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 found: `no ApplicationSet ${TENANTS_APPSET} in ${ARGOCD_NAMESPACE}`,
                 hint: await missingAppSetHint(c, TENANTS_APPSET, w.layout.appsetFile, { lab: "shop", appset: "shop" }),
             };
-        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) => x.matchExpressions?.[0]?.values?.join(","));
-        return eq(
-            { files: "tenants/*.yaml", revision: "main", strategy: "RollingSync", steps: [...TENANTS] },
+        // each step's whole selection (key, operator, values): an operator Argo CD does not read ("in") selects nothing
+        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) =>
+            (x.matchExpressions ?? []).map((e) => `${e.key} ${e.operator} ${(e.values ?? []).join(",")}`).join(" and "),
+        );
+        const outcome = eq(
+            {
+                files: "tenants/*.yaml",
+                revision: "main",
+                strategy: "RollingSync",
+                steps: TENANTS.map((t) => `${TENANT_LABEL} In ${t}`),
+            },
             {
                 files: s?.spec?.generators?.[0]?.git?.files?.[0]?.path,
                 revision: s?.spec?.generators?.[0]?.git?.revision,
@@ -42,6 +50,15 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 steps,
             },
         );
+        const invalid = (s?.spec?.strategy?.rollingSync?.steps ?? []).findIndex((x) =>
+            (x.matchExpressions ?? []).some((e) => !["In", "NotIn"].includes(e.operator)),
+        );
+        return !outcome.ok && invalid >= 0
+            ? {
+                  ...outcome,
+                  hint: `step ${invalid + 1}'s operator is not one RollingSync reads (In or NotIn, as written: case matters), so the step selects no tenant: put it back as the lab wrote it (${w.layout.appsetFile}), kubectl apply -f ${w.layout.appsetFile}`,
+              }
+            : outcome;
     }),
     // the rollout as the step graded leaves it: the first one complete (1), held at step 2 (2), complete again (3)
     live(
