@@ -351,13 +351,15 @@ export const simulate: Command = {
                     values["argocd-version"] === undefined ? REAL_ARGOCD_DEFAULT : argocdVersion,
                 );
             }
-            // a served lab started again where its learner has taken it past --through is served as it stands:
-            // nothing of it is solved (steps cannot be undone, and the learner's work is the learner's)
+            // a served lab started again where its learner has taken it (to --through or past it) is served as it stands:
+            // nothing of it is solved or waited for again (steps cannot be undone, and the learner's work is the learner's)
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
             const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
             const tenantsFlag = which === "both" ? "--tenants-through" : "--through";
-            const shopAsItStands = !!values.serve && shop && through < shopDone;
-            const tenantsAsItStands = !!values.serve && tenants && tenantsThrough < tenantsDone;
+            const shopAsItStands = !!values.serve && shop && shopDone > 0 && through <= shopDone;
+            const tenantsAsItStands = !!values.serve && tenants && tenantsDone > 0 && tenantsThrough <= tenantsDone;
+            const where = (done: number, asked: number, flag: string) =>
+                `at step ${done}, ${asked < done ? `past ${flag} ${asked}` : `the step ${flag} ${asked} asks for`}`;
             if (shop && !values.serve) {
                 refuseLowerStep({
                     lab: `the lab under ${root}`,
@@ -398,13 +400,10 @@ export const simulate: Command = {
                 throw new Error(
                     `${notDoneLine(shellWord(root), "tenants", tenantsDone, tenantsNotDone)}; the solver does not build on it: mend it, or start over (gitops-lab simulate --reset --root ${shellWord(root)})`,
                 );
-            if (shopAsItStands)
-                say(`the shop lab is at step ${shopDone}, past --through ${through}: served as it stands, nothing of it solved`);
+            if (shopAsItStands) say(`the shop lab is ${where(shopDone, through, "--through")}: served as it stands, nothing of it solved`);
             if (shopAsItStands && shopNotDone) say(notDoneLine(shellWord(root), "shop", shopDone, shopNotDone));
             if (tenantsAsItStands) {
-                say(
-                    `the tenants lab is at step ${tenantsDone}, past ${tenantsFlag} ${tenantsThrough}: served as it stands, nothing of it solved`,
-                );
+                say(`the tenants lab is ${where(tenantsDone, tenantsThrough, tenantsFlag)}: served as it stands, nothing of it solved`);
                 if (tenantsNotDone) say(notDoneLine(shellWord(root), "tenants", tenantsDone, tenantsNotDone));
                 // the simulated node's images are not saved with the simulated cluster (a real node keeps its own): loaded again
                 await loadSiteImages(lab.kube.images, say);

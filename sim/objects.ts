@@ -45,7 +45,7 @@ export interface Container {
 
 export interface Volume {
     name: string;
-    configMap?: { name: string; items?: { key: string; path: string }[] };
+    configMap?: { name: string; items?: { key: string; path: string }[]; optional?: boolean };
     image?: { reference: string; pullPolicy?: string };
     projected?: unknown;
 }

@@ -86,8 +86,27 @@ function mapPath(value: string, mounts: Map<string, string>): string {
 
 /** A PodRunner that runs the container's command with /bin/sh under `workDir` (which nobody must be able to traverse). */
 export function shellPodRunner(workDir?: string): PodRunner {
-    return (pod, kube) =>
-        runPodContainer(pod, { configMap: async (ns, name) => kube.get("ConfigMap", ns, name), image: (r) => kube.images.get(r) }, workDir);
+    const sources = (kube: Parameters<PodRunner>[1]): VolumeSources => ({
+        configMap: async (ns, name) => kube.get("ConfigMap", ns, name),
+        image: (r) => kube.images.get(r),
+    });
+    return Object.assign((pod: SimPod, kube: Parameters<PodRunner>[1]) => runPodContainer(pod, sources(kube), workDir), {
+        volumeProblem: (pod: SimPod, kube: Parameters<PodRunner>[1]) => volumeProblem(pod, sources(kube)),
+    });
+}
+
+/**
+ * Why the kubelet cannot set up a Pod's volumes yet, in its own words (a ConfigMap volume whose ConfigMap is
+ * not there, not optional): the Pod then waits, ContainerCreating, and the kubelet tries again.
+ */
+export async function volumeProblem(pod: SimPod, sources: VolumeSources): Promise<string | undefined> {
+    const mounted = new Set((pod.spec?.containers?.[0]?.volumeMounts ?? []).map((m) => m.name));
+    for (const vol of pod.spec?.volumes ?? []) {
+        if (!mounted.has(vol.name) || !vol.configMap || vol.configMap.optional) continue;
+        if (!(await sources.configMap(pod.metadata.namespace!, vol.configMap.name)))
+            return `MountVolume.SetUp failed for volume "${vol.name}" : configmap "${vol.configMap.name}" not found`;
+    }
+    return undefined;
 }
 
 /**

@@ -24,8 +24,20 @@ export interface PodRun {
     log: string;
 }
 
-/** Runs a Pod's (single) container to completion. */
-export type PodRunner = (pod: SimPod, kube: FakeKube) => Promise<PodRun>;
+/**
+ * Runs a Pod's (single) container to completion. `volumeProblem`, where the runner has one, is asked first: a
+ * volume that cannot be set up (its ConfigMap missing) keeps the Pod Pending, as the kubelet does, not failed.
+ */
+export type PodRunner = ((pod: SimPod, kube: FakeKube) => Promise<PodRun>) & {
+    volumeProblem?: (pod: SimPod, kube: FakeKube) => Promise<string | undefined>;
+};
+
+/**
+ * The kubelet's retry of a volume it could not set up: exponential from 500 ms, capped at 2 min 2 s
+ * (`pkg/util/goroutinemap/exponentialbackoff`: initialDurationBeforeRetry, maxDurationBeforeRetry).
+ */
+const MOUNT_RETRY_FIRST_MS = 500;
+const MOUNT_RETRY_CAP_MS = 122_000;
 
 export interface WorkloadTimings {
     /** From a Pod's creation to its container's exit (image pull, start, run). */
@@ -187,9 +199,17 @@ export class Workloads {
     }
 
     /** The kubelet: the Pod runs, its container exits, its log is kept; then the Job controller decides. */
-    private async runPod(ns: string, name: string) {
+    private async runPod(ns: string, name: string, mountTries = 0) {
         const pod = this.kube.get("Pod", ns, name);
         if (!pod) return;
+        // a volume it cannot set up (a ConfigMap not there): the Pod stays ContainerCreating, the kubelet says why in an
+        // Event (FailedMount) and tries again; nothing runs, no log, the Job waits (a real kubelet, seen on the node)
+        const problem = await this.runner.volumeProblem?.(pod, this.kube);
+        if (problem) {
+            this.waitForVolumes(pod, problem);
+            this.later(() => this.runPod(ns, name, mountTries + 1), Math.min(MOUNT_RETRY_FIRST_MS * 2 ** mountTries, MOUNT_RETRY_CAP_MS));
+            return;
+        }
         const startedAt = iso(this.clock.now());
         const c0 = pod.spec!.containers?.[0]?.name ?? "main";
         pod.status = {
@@ -281,6 +301,55 @@ export class Workloads {
     }
 
     /** An Event on a Job, as the Job controller records them (core/v1, source job-controller). */
+    /** A Pod waiting for its volumes: ContainerCreating, and one FailedMount Event counted up as the kubelet's correlator does. */
+    private waitForVolumes(pod: SimPod, message: string) {
+        const c0 = pod.spec!.containers?.[0];
+        if (pod.status?.containerStatuses?.[0]?.state?.waiting?.reason !== "ContainerCreating") {
+            pod.status = {
+                ...pod.status,
+                phase: "Pending",
+                containerStatuses: [
+                    {
+                        name: c0?.name ?? "main",
+                        ready: false,
+                        restartCount: 0,
+                        started: false,
+                        image: c0?.image,
+                        state: { waiting: { reason: "ContainerCreating" } },
+                    },
+                ],
+            };
+            this.kube.put(pod, ACTOR);
+        }
+        const now = iso(this.clock.now());
+        const ns = pod.metadata.namespace!;
+        const same = this.kube
+            .list("Event", ns)
+            .find((e) => e.involvedObject?.uid === pod.metadata.uid && e.reason === "FailedMount" && e.message === message);
+        if (same) {
+            this.kube.put({ ...same, count: (same.count ?? 1) + 1, lastTimestamp: now }, "kubelet");
+            return;
+        }
+        this.kube.put(
+            {
+                apiVersion: "v1",
+                kind: "Event",
+                metadata: { name: `${pod.metadata.name}.${randomBytes(8).toString("hex")}`, namespace: ns },
+                involvedObject: { apiVersion: "v1", kind: "Pod", namespace: ns, name: pod.metadata.name, uid: pod.metadata.uid },
+                type: "Warning",
+                reason: "FailedMount",
+                message,
+                source: { component: "kubelet", host: "node" },
+                reportingComponent: "kubelet",
+                reportingInstance: "node",
+                firstTimestamp: now,
+                lastTimestamp: now,
+                count: 1,
+            },
+            "kubelet",
+        );
+    }
+
     private jobEvent(job: SimJob, type: "Normal" | "Warning", reason: string, message: string) {
         const now = iso(this.clock.now());
         this.kube.put(

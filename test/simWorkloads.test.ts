@@ -150,6 +150,55 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         assert.ok(kube.get("Job", "t", "setup")!.status!.conditions!.some((c: any) => c.type === "Complete" && c.status === "True"));
     });
 
+    // given a Job whose Pod mounts a ConfigMap that is not there, then the Pod waits ContainerCreating with a FailedMount
+    // Event counted up (no log, the Job not failed), as a real kubelet keeps it; once the ConfigMap is made, it runs
+    it("a Pod whose ConfigMap is missing waits, then runs", async () => {
+        const kube = new FakeKube();
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
+        const j = job("setup", 2);
+        (j.spec.template.spec as any).volumes = [{ name: "settings", configMap: { name: "site-settings" } }];
+        (j.spec.template.spec.containers[0] as any).volumeMounts = [{ name: "settings", mountPath: "/settings" }];
+        kube.put(j, "test");
+        const ran: string[] = [];
+        const runner: PodRunner = Object.assign(
+            async (p: any) => {
+                ran.push(p.metadata.name);
+                return { exitCode: 0, log: "done\n" };
+            },
+            {
+                volumeProblem: async (p: any) =>
+                    kube.get("ConfigMap", p.metadata.namespace, "site-settings")
+                        ? undefined
+                        : 'MountVolume.SetUp failed for volume "settings" : configmap "site-settings" not found',
+            },
+        );
+        const mounts = () => kube.list("Event", "t").filter((e: any) => e.reason === "FailedMount");
+        await runUntil(kube, runner, () => (mounts()[0]?.count ?? 0) >= 5);
+        const [waiting] = kube.list("Pod", "t");
+        assert.deepStrictEqual(
+            { phase: waiting.status?.phase, state: waiting.status?.containerStatuses?.[0]?.state },
+            { phase: "Pending", state: { waiting: { reason: "ContainerCreating" } } },
+        );
+        const [event] = mounts();
+        assert.deepStrictEqual(
+            { type: event.type, message: event.message, component: event.source?.component, pod: event.involvedObject?.name },
+            {
+                type: "Warning",
+                message: 'MountVolume.SetUp failed for volume "settings" : configmap "site-settings" not found',
+                component: "kubelet",
+                pod: waiting.metadata.name,
+            },
+        );
+        assert.deepStrictEqual(ran, [], "nothing ran");
+        assert.strictEqual(kube.podLogs.get(`t/${waiting.metadata.name}`), undefined, "no log");
+        assert.deepStrictEqual(kube.get("Job", "t", "setup")?.status?.conditions ?? [], [], "the Job neither failed nor completed");
+        // given the ConfigMap made, then the same Pod runs at the kubelet's next try and the Job completes
+        kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "site-settings", namespace: "t" }, data: {} }, "test");
+        await runUntil(kube, runner, () => (kube.get("Job", "t", "setup")?.status?.conditions ?? []).length > 0);
+        assert.deepStrictEqual(ran, [waiting.metadata.name]);
+        assert.ok(kube.get("Job", "t", "setup")!.status!.conditions!.some((c: any) => c.type === "Complete" && c.status === "True"));
+    });
+
     describe("the pod runner: the hook script itself, over its release's read-only image volume", () => {
         const pod = async (settings: string) => {
             const kube = new FakeKube();
@@ -264,13 +313,12 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
             assert.strictEqual(r.exitCode, 137, r.log);
         });
 
-        it("a ConfigMap volume that does not exist fails the Pod with the kubelet's message", async () => {
+        it("a ConfigMap volume that does not exist is the kubelet's volume problem, in its words", async () => {
             const { kube, p } = await pod("x");
             kube.remove("ConfigMap", "t", "settings", "test");
-            const r = await shellPodRunner(dir)(p, kube);
-            assert.deepStrictEqual(
-                { exitCode: r.exitCode, log: r.log.trim() },
-                { exitCode: 128, log: 'MountVolume.SetUp failed for volume "settings" : configmap "settings" not found' },
+            assert.strictEqual(
+                await shellPodRunner(dir).volumeProblem?.(p, kube),
+                'MountVolume.SetUp failed for volume "settings" : configmap "settings" not found',
             );
         });
     });

@@ -874,6 +874,42 @@ describe("a served lab started again: the learner's work stays the learner's", f
         }
     });
 
+    it("serves a tenants lab at its --through as it stands, a tenant's namespace deleted by hand", async () => {
+        // served with --through 1, the learner deletes mandant-d's namespace (its Application OutOfSync/Missing, which
+        // RollingSync does not sync again): started again with the same command, the first rollout is not waited for
+        const root = await tenantsRootAt(1);
+        const layout = tenantsLayout(root);
+        const { before, again } = await killedMidStep(root, layout, ["--lab", "tenants", "--through", "1"], async () => {
+            kubectlIn(root)(["delete", "namespace", "mandant-d"]);
+        });
+        try {
+            assert.match(
+                again.out(),
+                /the tenants lab is at step 1, the step --through 1 asks for: served as it stands, nothing of it solved/,
+            );
+            assert.doesNotMatch(again.out(), /waiting for the first rollout/);
+            assert.deepStrictEqual(await learnersWork(root, layout), before);
+            const step = await runMain("verify", [
+                "--lab",
+                "tenants",
+                "--root",
+                root,
+                "--step",
+                "1",
+                "--kubeconfig",
+                path.join(root, "kubeconfig"),
+            ]);
+            assert.strictEqual(step.code, 1, step.out);
+            assert.match(
+                step.stdout,
+                /^step 1 built: not done: live: each site runs .*hint: mandant-d runs nothing: its (settings \(ConfigMap mandant-d\/site-settings\) are gone|namespace mandant-d is gone).*start the lab again/m,
+            );
+        } finally {
+            await stop(again);
+            await removeRoot(root);
+        }
+    });
+
     it("serves a lab taken past --through as it stands; without --serve, says how", async () => {
         const root = await rootAt(4);
         const layout = shopLayout(root);

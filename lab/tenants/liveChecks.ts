@@ -8,8 +8,9 @@ import type { ClusterPort } from "../ports/cluster";
 import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
+import { startAgainAt } from "../kit/layout";
 import { RELEASES, Tenant, TENANT_LABEL, TENANTS, TENANTS_APPSET } from "./layout";
-import { RELEASE_LABEL, tenantPath } from "./repoFiles";
+import { RELEASE_LABEL, TENANT_SETTINGS, tenantPath } from "./repoFiles";
 import { AFTER_BLOCKED, expectedPath, expectedRunning, obj, racedAhead, TenantsWorld } from "./world";
 
 const live = liveCheck<TenantsWorld>;
@@ -114,7 +115,20 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         const found: Record<string, unknown> = {};
         for (const t of TENANTS)
             found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
-        return eq(expectedRunning(w.through, racedAhead(w)), found);
+        const outcome = eq(expectedRunning(w.through, racedAhead(w)), found);
+        if (outcome.ok) return outcome;
+        // a tenant's namespace deleted (by hand): its site and the settings the lab made there (not Git's) went with it
+        // a tenant's namespace deleted (by hand): its site and the settings the lab made there (not Git's) went with it; a
+        // sync makes the namespace again (CreateNamespace), not the settings, and its hook's Pod waits for them
+        for (const t of TENANTS.filter((x) => found[x] === null)) {
+            const ns = await c.getNamespace(t);
+            if (ns && (await c.getConfigMap(t, TENANT_SETTINGS))) continue;
+            return {
+                ...outcome,
+                hint: `${t} runs nothing: ${ns ? `its settings (ConfigMap ${t}/${TENANT_SETTINGS}) are gone` : `its namespace ${t} is gone, and with it its settings (ConfigMap ${TENANT_SETTINGS})`} (the namespace deleted by hand?), which the lab made, not Git, so no sync brings them back (its hook's Pod waits for them): start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: Math.max(1, graded(w) - 1) })})`,
+            };
+        }
+        return outcome;
     }),
     live(
         2,

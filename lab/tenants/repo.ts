@@ -6,7 +6,7 @@
 import { ClusterPort } from "../ports/cluster";
 import { createLabRepo, deleteLabRepo, LabRepoResult, labRepoPaths, Log, RepoKind } from "../platform/labRepo";
 import { TenantsLayout, TENANTS } from "./layout";
-import { tenantSettings } from "./repoFiles";
+import { TENANT_SETTINGS, tenantSettings } from "./repoFiles";
 
 export const PLATFORM_OWNER = "platform-repo";
 export const PLATFORM_INITIAL_MESSAGE = "Tenants at release 1.1.0; releases 1.1.0, 1.2.0, 1.2.1 (tenants lab step 1)";
@@ -38,7 +38,7 @@ export async function createTenantData(cluster: ClusterPort, log: Log = () => {}
     const kept: string[] = [];
     for (const t of TENANTS) {
         await cluster.ensureNamespace(t, TENANT_DATA_LABEL);
-        if (await cluster.getConfigMap(t, "site-settings")) kept.push(t);
+        if (await cluster.getConfigMap(t, TENANT_SETTINGS)) kept.push(t);
         else await cluster.putConfigMap(tenantSettings(t));
     }
     log(

@@ -20,6 +20,8 @@ import { RELEASES, Tenant, TENANT_LABEL } from "./layout";
 /** The image of the site and the hook (pinned; the hook script is POSIX sh). */
 export const SITE_IMAGE = "busybox:1.37.0";
 export const RELEASE_LABEL = "example.org/release";
+/** The ConfigMap of each tenant's own settings, which the lab makes in the tenant's namespace (not Git). */
+export const TENANT_SETTINGS = "site-settings";
 /** The line the hook's failure ends with: the error the report quotes. */
 export const HOOK_ERROR = "config/system/settings.php is not writable.";
 
@@ -63,7 +65,7 @@ export function tenantSettings(tenant: Tenant): {
     const news = tenant === "mandant-a" ? `news.items_per_page = 25\nnews.archive = off\n` : "";
     return {
         metadata: {
-            name: "site-settings",
+            name: TENANT_SETTINGS,
             namespace: tenant,
             labels: { "app.kubernetes.io/part-of": "tenants-lab", [TENANT_LABEL]: tenant },
         },
