@@ -408,6 +408,33 @@ describe("rollout doctor: named findings", () => {
         assert.match(f.todo, /argocd app terminate-op mandant-b/);
     });
 
+    // given the operation waiting for a hook Job whose Pod has been ContainerCreating for 20 minutes (its ConfigMap
+    // volume missing: a real kubelet keeps it so, FailedMount in its Events), then HookNotStarted names the Pod
+    it("a hook whose Pod never started is HookNotStarted", () => {
+        const pod = {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: {
+                name: "site-setup-x1",
+                namespace: "mandant-b",
+                creationTimestamp: minutesAgo(20),
+                labels: { "batch.kubernetes.io/job-name": "site-setup" },
+            },
+            status: {
+                phase: "Pending",
+                containerStatuses: [{ name: "setup", ready: false, state: { waiting: { reason: "ContainerCreating" } } }],
+            },
+        };
+        const d = diagnosed(leftRunning(hookJob("mandant-b", "site-setup", "running"), pod));
+        assert.deepStrictEqual(kinds(d), ["HookNotStarted mandant-b 2"]);
+        const [f] = only(d, "HookNotStarted");
+        assert.match(f.message, /waits for hook Job mandant-b\/site-setup, whose Pod site-setup-x1 has not started \(ContainerCreating\)/);
+        assert.match(f.todo, /^kubectl -n mandant-b describe pod site-setup-x1 \(its Events say what it waits for\)/);
+        // a Pod just made is not stuck yet
+        const young = diagnosed(leftRunning(hookJob("mandant-b", "site-setup", "running"), pod), 30 * 60);
+        assert.deepStrictEqual(only(young, "HookNotStarted"), []);
+    });
+
     it("given Argo CD's own InvalidRolloutConfig condition (3.6), then it is read and said to be Argo CD's", () => {
         const l = rollout([{ name: "mandant-a", step: 1, status: "Healthy" }]);
         l.items[0].status.conditions.push({
@@ -582,7 +609,7 @@ function holding(): any {
 }
 
 /** mandant-b's operation still shows its PreSync hook Running; the Job completed an hour ago. */
-function leftRunning(): any {
+function leftRunning(job = hookJob("mandant-b", "site-setup", "complete"), ...extra: any[]): any {
     const tenants: TenantSpec[] = [
         { name: "mandant-a", step: 1, status: "Healthy" },
         {
@@ -619,5 +646,5 @@ function leftRunning(): any {
         },
     ];
     const set = appSet("tenants", tenants, { rolloutStep: 2 });
-    return list(set, ...tenants.map((t) => application(set, t)), hookJob("mandant-b", "site-setup", "complete"));
+    return list(set, ...tenants.map((t) => application(set, t)), job, ...extra);
 }

@@ -8,8 +8,9 @@ import { REFRESH_GRACE_SECONDS, stepSelects } from "../argo/rollingSync";
 import { isoOf, type Application, type ApplicationSet, type ApplicationSetApplicationStatus, type ApplicationSource } from "../argo/types";
 import { causeOf, syncFailure } from "./cause";
 import type { Dump } from "./dump";
-import type { HookInfo } from "./hooks";
-import { Evidence, Finding, findingsOf, skipFinding, skipText } from "./findings";
+import { type HookInfo, waitingHookPod } from "./hooks";
+import { Evidence, Finding, findingsOf } from "./findings";
+import { skipFinding, skipText } from "./skip";
 import { gateOf, noStepsFinding, rolloutErrorFindings, stepMetricEvidence } from "./findings36";
 
 export type { Finding, Evidence } from "./findings";
@@ -245,6 +246,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         stuckAfterSeconds: opts.stuckAfterSeconds,
         syncFailure: (app) => syncFailure(dump, app),
         job: (ns, jobName) => dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === jobName),
+        waitingHook: (app) => waitingHookPod(dump, app),
         project: (app) =>
             (dump.appProjects ?? []).find(
                 (p) => p.metadata?.name === (app.spec?.project || "default") && p.metadata?.namespace === app.metadata?.namespace,

@@ -48,6 +48,8 @@ export type FindingKind =
     | "CannotCompare"
     /** A hook the operation still shows Running while its Job has finished (#4979, #15292). */
     | "HookLeftRunning"
+    /** A hook the operation waits for whose Pod has not started (a volume or an image it waits for): the sync waits with it. */
+    | "HookNotStarted"
     /** Argo CD's own InvalidRolloutConfig condition (Argo CD 3.6 and later), read as it is. */
     | "InvalidRolloutConfig"
     /** A sync window keeps the step's sync waiting (RollingSync's syncs are automated: manualSync does not let them through). */
@@ -102,6 +104,8 @@ export interface FindingsInput {
     syncFailure: (app: Application) => { reason: string; message: string; evidence: Evidence[] } | null;
     /** The hook Job of an Application's namespace by name (for HookLeftRunning). */
     job: (namespace: string, name: string) => Job | undefined;
+    /** The hook Pod a Running operation waits for that has not started (hooks.ts's waitingHookPod), for HookNotStarted. */
+    waitingHook: (app: Application) => { namespace: string; job: string; pod: string; reason: string; since?: string } | null;
     /** An Application's AppProject, where the input holds it (for SyncWindow). */
     project: (app: Application) => AppProject | undefined;
 }
@@ -310,6 +314,25 @@ function applicationFindings(input: FindingsInput): Finding[] {
                 });
             }
         }
+        // a hook whose Pod has not started (a ConfigMap volume missing, an image not pulled): the operation waits for it
+        const waiting = input.waitingHook(app);
+        if (waiting && ageSeconds(waiting.since, now) > stuckAfterSeconds)
+            out.push({
+                kind: "HookNotStarted",
+                application: e.name,
+                step: e.step,
+                message: `${e.name}${stepText(e)}: its sync waits for hook Job ${waiting.namespace}/${waiting.job}, whose Pod ${waiting.pod} has not started (${waiting.reason}): the kubelet waits for something the Pod needs (a ConfigMap or Secret volume not there, an image it cannot pull)`,
+                evidence: [
+                    { object: appRef(app), field: "status.operationState.message", value: String(op?.message), time: op?.startedAt },
+                    {
+                        object: `Pod ${waiting.namespace}/${waiting.pod}`,
+                        field: "status.containerStatuses[0].state.waiting.reason",
+                        value: waiting.reason,
+                        time: waiting.since,
+                    },
+                ],
+                todo: `kubectl -n ${waiting.namespace} describe pod ${waiting.pod} (its Events say what it waits for); make that, or fix the hook in Git`,
+            });
         if (!st) continue;
         // a sync window: v3.5.1 keeps the operation Running with its message; the AppProject, where given, names the window
         const project = input.project(app);
@@ -425,47 +448,6 @@ function applicationFindings(input: FindingsInput): Finding[] {
         }
     }
     return out;
-}
-
-/**
- * A skipped Application in words: a source it never synced to, or (the same source) resources that are
- * no longer what Git has: deleted or changed by hand, which auto-sync, off under RollingSync, does not repair.
- */
-export function skipText(s: { application: string; step: number; runs: string; shouldRun: string }): string {
-    return s.runs === s.shouldRun
-        ? `${s.application} (step ${s.step}) is OutOfSync at ${s.shouldRun} while its entry is Healthy: its resources are not what Git has (deleted or changed by hand?)`
-        : `${s.application} (step ${s.step}) was skipped: its entry is Healthy but it runs ${s.runs}, not ${s.shouldRun}`;
-}
-
-/** The silent skip as a finding (#29240, #29410): diagnose.ts finds them (its `skipped`). */
-export function skipFinding(
-    appset: ApplicationSet,
-    app: Application,
-    s: { application: string; step: number; runs: string; shouldRun: string; remedy: string },
-): Finding {
-    const entry = (appset.status?.applicationStatus ?? []).find((x) => x.application === s.application);
-    return {
-        kind: "HealthyOutOfSync",
-        application: s.application,
-        step: s.step,
-        message: skipText(s),
-        evidence: [
-            {
-                object: setRef(appset),
-                field: `status.applicationStatus[${s.application}].status`,
-                value: "Healthy",
-                time: entry?.lastTransitionTime,
-            },
-            { object: appRef(app), field: "status.sync.status", value: String(app.status?.sync?.status) },
-            {
-                object: appRef(app),
-                field: "status.operationState.syncResult.revision",
-                value: String(app.status?.operationState?.syncResult?.revision ?? "(none)"),
-                time: app.status?.operationState?.finishedAt,
-            },
-        ],
-        todo: s.remedy,
-    };
 }
 
 /** Argo CD 3.6's own condition on the rollout's configuration, where the controller writes it. */

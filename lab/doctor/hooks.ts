@@ -4,7 +4,7 @@
  */
 import { errorLine } from "./errorLine";
 import { FAILED_PHASES, HOOK_ANNOTATION, INSTANCE_LABEL, TRACKING_ANNOTATION } from "../argo/application";
-import { newestFirst, timeMs, type Application, type Job, type ResourceResult } from "../argo/types";
+import { isoOf, newestFirst, timeMs, type Application, type Job, type Pod, type ResourceResult } from "../argo/types";
 import type { Dump } from "./dump";
 
 /** Where a hook's own error text is when its Pod wrote no termination message. */
@@ -26,16 +26,7 @@ export interface HookInfo {
  * terminationMessagePolicy leaves empty).
  */
 function jobLog(dump: Dump, job: Job): string {
-    const name = job.metadata.name;
-    const ns = job.metadata.namespace;
-    const pods = dump.pods.filter(
-        (p) =>
-            p.metadata?.namespace === ns &&
-            (p.metadata?.labels?.["job-name"] === name ||
-                p.metadata?.labels?.["batch.kubernetes.io/job-name"] === name ||
-                (p.metadata?.ownerReferences ?? []).some((r) => r.kind === "Job" && r.name === name)),
-    );
-    pods.sort(newestFirst);
+    const pods = jobPods(dump, job);
     // the Pod's log, where the program's own error is (the default terminationMessagePolicy writes no message)
     for (const p of pods) {
         const log = dump.logs?.[`${p.metadata?.namespace}/${p.metadata?.name}`];
@@ -49,6 +40,21 @@ function jobLog(dump: Dump, job: Job): string {
     }
     // an exit code is not the cause: the caller names the command that shows the Pod's log instead
     return "";
+}
+
+/** A Job's Pods in the dump, newest first (by its job-name labels or its owner reference). */
+function jobPods(dump: Dump, job: Job): Pod[] {
+    const name = job.metadata.name;
+    const ns = job.metadata.namespace;
+    return dump.pods
+        .filter(
+            (p) =>
+                p.metadata?.namespace === ns &&
+                (p.metadata?.labels?.["job-name"] === name ||
+                    p.metadata?.labels?.["batch.kubernetes.io/job-name"] === name ||
+                    (p.metadata?.ownerReferences ?? []).some((r) => r.kind === "Job" && r.name === name)),
+        )
+        .sort(newestFirst);
 }
 
 export const jobFailed = (j: Job | undefined) => (j?.status?.conditions ?? []).find((c) => c.type === "Failed" && c.status === "True");
@@ -108,6 +114,26 @@ export function retryingHook(dump: Dump, app: Application): { namespace: string;
     const failed = Number(job?.status?.failed ?? 0);
     if (!job || failed < 1 || jobFailed(job)) return null;
     return { namespace: ns, job: job.metadata.name, failed, log: jobLog(dump, job) };
+}
+
+/**
+ * The hook Job a Running operation waits for whose newest Pod has not started: Pending, its container
+ * waiting (ContainerCreating while a volume is missing, ErrImagePull, CreateContainerConfigError). The
+ * kubelet says why in the Pod's Events, which a dump does not hold; null when none waits.
+ */
+export function waitingHookPod(
+    dump: Dump,
+    app: Application,
+): { namespace: string; job: string; pod: string; reason: string; since: string | undefined } | null {
+    const op = app.status?.operationState;
+    if (op?.phase !== "Running") return null;
+    const name = /waiting for completion of hook (?:[\w.]*\/)?Job\/(\S+)/.exec(op.message ?? "")?.[1];
+    const ns = app.spec?.destination?.namespace ?? "";
+    const job = name ? dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === name) : undefined;
+    const [pod] = job ? jobPods(dump, job) : [];
+    if (!job || !pod || pod.status?.phase !== "Pending") return null;
+    const reason = pod.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? "Pending";
+    return { namespace: ns, job: job.metadata.name, pod: pod.metadata.name, reason, since: isoOf(pod.metadata.creationTimestamp) };
 }
 
 export function hookType(dump: Dump, app: Application, hook: HookInfo): string {

@@ -141,7 +141,11 @@ async function readCauses(cluster: ClusterPort, applicationSets: ApplicationSet[
     // past them a finding's evidence is what the Application's sync result says of its hook.
     const failedOwnSync = (a: Application) => {
         const op = a.status?.operationState;
-        return FAILED_PHASES.includes(op?.phase ?? "") || (op?.phase === "Running" && Number(op?.retryCount ?? 0) > 0);
+        // (and those a hook holds: its Pod may not have started, which only the Pod shows)
+        return (
+            FAILED_PHASES.includes(op?.phase ?? "") ||
+            (op?.phase === "Running" && (Number(op?.retryCount ?? 0) > 0 || /waiting for completion of hook/.test(op?.message ?? "")))
+        );
     };
     const destination = (a: Application): string | undefined => a.spec?.destination?.namespace;
     const blockingNamespaces = applications.filter((a) => blocking.has(`${a.metadata?.namespace}/${a.metadata?.name}`)).map(destination);
