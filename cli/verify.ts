@@ -87,13 +87,13 @@ export const verify: Command = {
             const line =
                 (above
                     ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`
-                    : otherAt > 0
-                      ? // the other lab is what is here (--lab left out): that first; the shared bare folder is the other lab's
-                        `gitops-lab verify: no ${which} lab is begun under ${layout.root}, but the ${other} lab is (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}${begins(which, layout.bareDir) ? `; to start the ${which} lab here, its step 1 is yours to do (gitops-lab verify${how} --root ${layout.root} --step 1 grades it)` : ""}`
+                    : otherAt > 0 && begins(which, layout.bareDir)
+                      ? // the tenants lab is what is here (--lab left out): that first; the shared bare folder is no shop lab begun
+                        `gitops-lab verify: no ${which} lab is begun under ${layout.root}, but the ${other} lab is (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}; to start the ${which} lab here, its step 1 is yours to do (gitops-lab verify${how} --root ${layout.root} --step 1 grades it)`
                       : begins(which, layout.bareDir)
                         ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
                         : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
-                (above || otherAt === 0 ? theOther : "");
+                (!above && otherAt > 0 && begins(which, layout.bareDir) ? "" : theOther);
             // a script that asked for JSON reads JSON, whatever the answer
             if (values.json)
                 console.log(
