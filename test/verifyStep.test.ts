@@ -1642,6 +1642,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("recovery.seconds made up, or recovery.commit the stall's: each named", async () => {
+        const root = await tenantsRootAt(3);
+        try {
+            const layout = tenantsLayout(root);
+            const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
+            const stall = JSON.parse(fs.readFileSync(layout.resultFile("stall"), "utf8"));
+            editResult(layout.resultFile("recovery"), { seconds: 999_999 });
+            const seconds = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 0"))!;
+            assert.strictEqual(seconds.ok, false);
+            assert.match(seconds.hint ?? "", /^seconds holds 999999, longer than recovery\.commit has existed \(\d+ s\)/);
+            editResult(layout.resultFile("recovery"), { seconds: recovery.seconds, commit: stall.commit });
+            const commit = (await verifyTenants({ layout, through: 3 })).find((c) =>
+                c.check.startsWith("recovery.commit sets every tenant"),
+            )!;
+            assert.strictEqual(commit.ok, false);
+            assert.match(commit.hint ?? "", /^recovery\.commit is stall\.commit itself, while main has the fix: write the fix's SHA/);
+            assert.doesNotMatch(commit.hint ?? "", /new lab/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("releases written with a v: the hint says how the lab writes them", async () => {
         const root = await tenantsRootAt(3);
         try {

@@ -319,6 +319,15 @@ const step3: Check<TenantsWorld>[] = [
             const [parent] = await w.repo.parents(r.commit);
             const before = parent ? await releasesAt(w, parent) : {};
             const early = TENANTS.filter((t) => before[t] === RELEASES.fixed);
+            // another commit's SHA copied (stall.commit, the first one) while the fix itself is on main: the SHA is what is wrong
+            const at = await releasesAt(w, r.commit);
+            if (!TENANTS.some((t) => at[t] === RELEASES.fixed) && w.main && eq(all(RELEASES.fixed), await releasesAt(w, w.main)).ok)
+                return {
+                    ok: false,
+                    expected: `the commit that sets every tenant to ${RELEASES.fixed}`,
+                    found: `${r.commit.slice(0, 12)}, which sets none to it`,
+                    hint: `recovery.commit ${r.commit === s?.commit ? "is stall.commit itself" : `is ${r.commit.slice(0, 12)}, which sets no tenant to ${RELEASES.fixed}`}, while main has the fix: write the fix's SHA (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
+                };
             return eqFields(
                 { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [] },
                 { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain, inOneCommit: early },
@@ -358,6 +367,25 @@ const step3: Check<TenantsWorld>[] = [
                 ok: bad.length === 0 && times.every(Number.isFinite),
                 expected: `healthy_at in step order for ${from.join(", ")}`,
                 found: JSON.stringify(r.order),
+            };
+        },
+    },
+    {
+        step: 3,
+        name: "recovery.seconds is from 0 to the time since recovery.commit was made",
+        run: async (w) => {
+            const r = obj(w, "recovery");
+            const d = r?.seconds;
+            if (typeof d !== "number" || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
+            // the rollout completed after the push and before now: no longer than the commit's age
+            const age = Math.ceil((Date.now() - (await w.repo.committedAt(r.commit))) / 1000);
+            if (d >= 0 && d <= age) return true;
+            const ms = d > age && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
+            return {
+                ok: false,
+                expected: `0 to ${age} (recovery.commit was made ${age} s ago)`,
+                found: d,
+                hint: `seconds holds ${d}, longer than recovery.commit has existed (${age} s)${ms}: the whole seconds from your push of the fix to the rollout complete`,
             };
         },
     },
