@@ -292,6 +292,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.doesNotMatch(r.stdout, /^\s*[4-8]\s/m, "no check of a step after 3");
     });
 
+    it("given release/prod never pushed at step 4, then the hint says to push it", async () => {
+        const root = await rootAt(4);
+        try {
+            const { clone, bareRepo } = shopLayout(root);
+            // as if the learner had written pin.json and applied the pin but forgotten the push
+            await git(["update-ref", "-d", "refs/heads/release/prod"], bareRepo);
+            await git(["update-ref", "-d", "refs/remotes/origin/release/prod"], clone);
+            const pin = JSON.parse(fs.readFileSync(shopLayout(root).resultFile("pin"), "utf8"));
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `: release/prod exists; hint: release/prod is not in the repository, and your clone has no origin/release/prod: never pushed .*git push origin ${pin.release_prod_initial}:refs/heads/release/prod`,
+                ),
+            );
+            assert.doesNotMatch(r.stdout, /a push deleted it/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given release/prod deleted by a push, then the hint says to push it again", async () => {
         const root = await rootAt(8);
         try {

@@ -55,6 +55,13 @@ export class BareRepo {
         const line = packed.split("\n").find((l) => l.split(" ")[1] === `refs/heads/${name}`);
         return line === undefined ? null : { holds: shown(line.split(" ")[0]), file: packedFile };
     }
+    /** The commit any ref names (a clone's refs/remotes/origin/X), or null. */
+    async ref(full: string): Promise<string | null> {
+        return this.git(["rev-parse", "--verify", "--quiet", `${full}^{commit}`]).then(
+            (s) => s.trim(),
+            () => null,
+        );
+    }
     /** The commit a tag names, or null. */
     async tag(name: string): Promise<string | null> {
         return this.git(["rev-parse", "--verify", "--quiet", `refs/tags/${name}^{commit}`]).then(

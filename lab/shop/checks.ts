@@ -298,12 +298,21 @@ const step4: Check<ShopWorld>[] = [
                     hint: `refs/heads/release/prod in ${w.repo.gitDir} was damaged by hand: git ignores it and refuses a push to it; ${mend}, then push release/prod again at the commit it last held (your clone's origin/release/prod, or promote.json's to once promoted): git push origin COMMIT:refs/heads/release/prod`,
                 };
             }
-            // made at step 4 (pin.json says so), then deleted by a push: step 4's own hint (change the ApplicationSet) does not fit
-            const gone = obj(w, "pin")
-                ? {
-                      hint: "release/prod is gone from the repository (a push deleted it); push it again at the commit it last held (your clone's origin/release/prod, or promote.json's to once promoted): git push origin COMMIT:refs/heads/release/prod",
-                  }
-                : {};
+            // made at step 4 (pin.json says so), then deleted by a push: step 4's own hint (change the ApplicationSet) does not fit;
+            // a clone with no origin/release/prod most often never pushed it (pin.json written, the push forgotten); a push
+            // of the deletion from it removes that too, so the hint names both
+            const pin = obj(w, "pin");
+            const pushedOnce = w.clone?.exists() ? (await w.clone.ref("refs/remotes/origin/release/prod")) !== null : true;
+            const parent = pin && isSha(pin.release_prod_initial) ? pin.release_prod_initial : "<the incident commit's parent>";
+            const gone = !pin
+                ? {}
+                : pushedOnce || obj(w, "promote")
+                  ? {
+                        hint: "release/prod is gone from the repository (a push deleted it); push it again at the commit it last held (your clone's origin/release/prod, or promote.json's to once promoted): git push origin COMMIT:refs/heads/release/prod",
+                    }
+                  : {
+                        hint: `release/prod is not in the repository, and your clone has no origin/release/prod: never pushed (or deleted by a push from it); an Application tracking it cannot resolve it: git push origin ${parent}:refs/heads/release/prod`,
+                    };
             return { ok: false, expected: "refs/heads/release/prod", found: "no such branch", ...gone };
         },
     },
