@@ -82,6 +82,9 @@ function readDump(file: string): Dump {
     }
     // an empty pipe: the kubectl before it failed (its error is above) or printed nothing
     if (file === "-" && !text.trim()) throw new Error(`standard input was empty (did the kubectl before the pipe fail?); ${DUMP_HINT}`);
+    // kubectl ... -o yaml: named as such, not as a JSON syntax error
+    if (/^\s*(?:#.*\n\s*)*(?:apiVersion|kind|items):(?:\s|$)/.test(text))
+        throw new Error(`${source} is YAML (kubectl -o yaml): the doctor reads -o json; ${DUMP_HINT}`);
     let list: unknown;
     try {
         list = parseJson(text);

@@ -56,7 +56,17 @@ export const verify: Command = {
     },
     async run(values) {
         const which = stringOption(values, "lab") ?? "shop";
+        if (which === "both")
+            throw new UsageError(
+                `--lab takes shop or tenants, got "both": verify grades one lab at a time (--lab shop, then --lab tenants)`,
+            );
         if (which !== "shop" && which !== "tenants") throw new UsageError(`--lab takes shop or tenants, got "${which}"`);
+        // a file named that is not there is a mistake in the command, said before anything is graded
+        const outputsArg = stringOption(values, "stack-outputs");
+        if (outputsArg !== undefined && !fs.existsSync(outputsArg))
+            throw new UsageError(
+                `--stack-outputs ${outputsArg} does not exist; make it with pulumi stack output --json > ${outputsArg}, or leave the option out`,
+            );
         oneOf("verify", values, ["through", "step"]);
         const rootArg = stringOption(values, "root") ?? "/";
         const root = checkRoot(rootArg);

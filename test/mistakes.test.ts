@@ -70,6 +70,41 @@ const MISTAKES: Mistake[] = [
     [
         "learner",
         "verify",
+        ["--lab", "both"],
+        2,
+        /--lab takes shop or tenants, got "both": verify grades one lab at a time \(--lab shop, then --lab tenants\)/,
+    ],
+    [
+        "learner",
+        "verify",
+        ["--root", "{dir}/none", "--stack-outputs", "{dir}/outputs.json"],
+        2,
+        /--stack-outputs \S+outputs\.json does not exist; make it with pulumi stack output --json > \S+outputs\.json/,
+    ],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/dump.yaml"],
+        1,
+        new RegExp(`dump\\.yaml is YAML \\(kubectl -o yaml\\): the doctor reads -o json; ${DUMP.source}`),
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/minutes.yaml"],
+        1,
+        /gitops-lab:syncTimeoutSeconds is "5m"; allowed: .*; for 5m write 300/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/tilde.yaml"],
+        1,
+        /gitops-lab:kubeconfigPath is "~\/\.kube\/config"; allowed: .*; ~ is not expanded here: write the whole path \(\/\S+\/\.kube\/config\)/,
+    ],
+    [
+        "learner",
+        "verify",
         ["--root", "{dir}/none", "--offline"],
         1,
         /there is no shop lab under \S+none .*build it with gitops-lab simulate --root/,
@@ -355,6 +390,9 @@ describe("mistakes at the command line, and their answers", function () {
         write("through9.yaml", 'config:\n  gitops-lab:solveThrough: "9"\n');
         write("argocd34.yaml", "config:\n  gitops-lab:argocdVersion: v3.4.0\n");
         write("broken.yaml", "config: [\n");
+        write("dump.yaml", "apiVersion: v1\nitems: []\nkind: List\n");
+        write("minutes.yaml", "config:\n  gitops-lab:syncTimeoutSeconds: 5m\n");
+        write("tilde.yaml", "config:\n  gitops-lab:kubeconfigPath: ~/.kube/config\n");
         write("two.json", '{"config": {"gitops-lab:solveThrough": 3}}\n{"config": {}}\n');
         write("Pulumi.yaml", "name: gitops-lab\nruntime: nodejs\nconfig:\n  gitops-lab:root:\n    type: string\n    default: /\n");
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
@@ -465,6 +503,7 @@ describe("mistakes in a result file's values, and their hints", () => {
             "A7B0CCF9-1F2E-4D3C-8B9A-0123456789AB",
             /^it holds upper-case letters: write "a7b0ccf9-1f2e-4d3c-8b9a-0123456789ab", in lower case, as Kubernetes prints it$/,
         ],
+        [field("drift", "seconds"), 0.5, /^it holds 0\.5: write a whole number of seconds, rounded up \(1\)$/],
         [field("report", "rollback"), "Revert", /^it holds upper-case letters: write "revert", in lower case$/],
         [
             recoveryOrder,

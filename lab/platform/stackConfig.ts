@@ -4,6 +4,8 @@
  * installed. Each value may come as YAML gives it or as the string Pulumi's config holds; a bad one
  * is one line naming the key, where it came from and what is allowed.
  */
+import * as os from "os";
+import * as path from "path";
 import { z } from "zod";
 import { ARGOCD_VERSIONS, ArgoCdVersion } from "./argocd";
 import { DEFAULTS } from "./defaults";
@@ -83,7 +85,17 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
     if (r.success) return r.data;
     const issue = r.error.issues[0];
     const key = String(issue.path[0]);
-    return fail(source, key, values[key], issue.message);
+    return fail(source, key, values[key], `${issue.message}${slip(key, values[key])}`);
+}
+
+/** A value written the way people write it, where the fix is plain: a duration for seconds, a ~ for the home folder. */
+function slip(key: string, value: unknown): string {
+    const unit: Record<string, number> = { s: 1, m: 60, h: 3600 };
+    const d = typeof value === "string" ? /^\s*(\d+)\s*([smh])\s*$/.exec(value) : null;
+    if (d && /Seconds$/.test(key)) return `; for ${value} write ${Number(d[1]) * unit[d[2]]}`;
+    if (typeof value === "string" && value.startsWith("~/"))
+        return `; ~ is not expanded here: write the whole path (${path.join(os.homedir(), value.slice(2))})`;
+    return "";
 }
 
 function fail(source: string, key: string, value: unknown, allowed: string): never {
