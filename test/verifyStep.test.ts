@@ -904,6 +904,59 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: the dev element tracks "release\/prod": dev follows main at every step/);
     });
 
+    it("result values of the wrong key or moment: each hint names it", async () => {
+        const root = await rootAt(8);
+        try {
+            const layout = shopLayout(root);
+            const hintOf = async (step: number) => (await runMain("verify", ["--root", root, "--step", String(step), "--offline"])).stdout;
+            const pin = JSON.parse(fs.readFileSync(layout.resultFile("pin"), "utf8"));
+            editResult(layout.resultFile("drift"), { restored: "info" });
+            assert.match(
+                await hintOf(5),
+                /hint: restored holds "info": the LOG_LEVEL selfHeal puts back in shop-prod: prod's own from Git/,
+            );
+            editResult(layout.resultFile("drift"), { restored: "warn" });
+            editResult(layout.resultFile("pin"), { prod_value_after_pin: "warn" });
+            assert.match(await hintOf(4), /hint: "warn" is a LOG_LEVEL: prod_value_after_pin is FEATURE_CHECKOUT_V2/);
+            editResult(layout.resultFile("pin"), { prod_value_after_pin: "off" });
+            editResult(layout.resultFile("revert"), { prod_revision_during: pin.release_prod_initial });
+            assert.match(await hintOf(7), /hint: prod_revision_during is pin\.release_prod_initial, release\/prod before the promotion/);
+            editResult(layout.resultFile("revert"), { dev_error: "" });
+            assert.match(await hintOf(7), /hint: dev_error is empty: copy the message of shop-dev's ComparisonError/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("prod unpinned to main after step 4: the hint says a promotion moves the branch", async () => {
+        const root = await rootAt(6);
+        try {
+            const file = shopLayout(root).appsetFile;
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/(- env: prod\n\s+revision:) release\/prod/, "$1 main"));
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: prod's element is back on main, which undoes step 4's pin: .*a promotion moves that branch/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("the revert pushed to a branch of its own: the hint says to push it to main", async () => {
+        const root = await rootAt(8);
+        try {
+            const { bareRepo } = shopLayout(root);
+            const revert = JSON.parse(fs.readFileSync(shopLayout(root).resultFile("revert"), "utf8"));
+            // main back at the bad commit, the revert on revert-missing (as git push origin HEAD:revert-missing leaves it)
+            await git(["update-ref", "refs/heads/revert-missing", revert.revert_commit], bareRepo);
+            await git(["update-ref", "refs/heads/main", revert.bad_commit], bareRepo);
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /revert_commit is on revert-missing, not on main: .*git push origin \w{12}:refs\/heads\/main/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("dev pinned instead of prod: the hint says to swap them", async () => {
         const root = await rootAt(4);
         const file = shopLayout(root).appsetFile;

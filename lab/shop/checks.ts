@@ -169,6 +169,17 @@ const step2: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: `an element names a branch by its full ref (${prodRevision === `refs/heads/${wantProd(w)}` ? prodRevision : devRevision}); Argo CD resolves that too, but the lab's ApplicationSet names branches as git branch does (main, release/prod): write the short name, then kubectl apply -f ${w.layout.appsetFile}`,
                 };
+            // the pin undone (prod's element back on main) once the lab is past step 4 (a result of step 5 or 6 written): a promotion moves the branch, the element stays
+            if (
+                devRevision === "main" &&
+                prodRevision === "main" &&
+                wantProd(w) === "release/prod" &&
+                (obj(w, "drift") || obj(w, "promote"))
+            )
+                return {
+                    ...outcome,
+                    hint: `prod's element is back on main, which undoes step 4's pin: prod tracks release/prod from step 4 on, and a promotion moves that branch (git push origin COMMIT:refs/heads/release/prod, a fast-forward); put prod's revision back to release/prod, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             // the pin made on the wrong element: dev on release/prod, prod still on main
             if (devRevision === "release/prod" && prodRevision === "main" && wantProd(w) === "release/prod")
                 return {
@@ -341,12 +352,18 @@ const step4: Check<ShopWorld>[] = [
             if (!pin) return null;
             const outcome = eq("off", pin.prod_value_after_pin);
             // read before Argo CD synced shop-prod to the pin: the incident's value, still live
-            return !outcome.ok && pin.prod_value_after_pin === "on"
-                ? {
-                      ...outcome,
-                      hint: "on is the incident's value, read before shop-prod was synced to the pin: wait until kubectl get application shop-prod -n argocd shows Synced at release/prod's commit, then read shop-prod's ConfigMap again",
-                  }
-                : outcome;
+            if (!outcome.ok && pin.prod_value_after_pin === "on")
+                return {
+                    ...outcome,
+                    hint: "on is the incident's value, read before shop-prod was synced to the pin: wait until kubectl get application shop-prod -n argocd shows Synced at release/prod's commit, then read shop-prod's ConfigMap again",
+                };
+            // another key's value (LOG_LEVEL's) for the flag's
+            if (!outcome.ok && ["debug", "info", "warn"].includes(String(pin.prod_value_after_pin)))
+                return {
+                    ...outcome,
+                    hint: `${JSON.stringify(pin.prod_value_after_pin)} is a LOG_LEVEL: prod_value_after_pin is FEATURE_CHECKOUT_V2 in shop-prod's ConfigMap shop-config after the pin (kubectl -n shop-prod get configmap shop-config -o jsonpath={.data.FEATURE_CHECKOUT_V2})`,
+                };
+            return outcome;
         },
     },
 ];
@@ -357,7 +374,16 @@ const step5: Check<ShopWorld>[] = [
         name: "drift: edited debug, restored warn",
         run: async (w) => {
             const d = obj(w, "drift");
-            return d ? eq({ edited: "debug", restored: "warn" }, { edited: d.edited, restored: d.restored }) : null;
+            if (!d) return null;
+            // the base's value (info) or dev's (debug) for what selfHeal puts back in prod: prod's own, from envs/prod's patch
+            return eqFields(
+                { edited: "debug", restored: "warn" },
+                { edited: d.edited, restored: d.restored },
+                {
+                    edited: "the LOG_LEVEL you patched into shop-prod's ConfigMap (debug)",
+                    restored: `the LOG_LEVEL selfHeal puts back in shop-prod: prod's own from Git (envs/prod's patch), not the base's info or dev's debug; read it once it changes back`,
+                },
+            );
         },
     },
     {

@@ -266,7 +266,15 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
         run: async (w) => {
             const rc = obj(w, "revert")?.revert_commit;
             if (!isSha(rc) || !(await w.repo.isCommit(rc)) || !w.main) return null;
-            return { ok: await w.repo.isAncestor(rc, w.main), expected: "an ancestor of main", found: "not in main's history" };
+            if (await w.repo.isAncestor(rc, w.main)) return true;
+            // pushed to a branch of its own (git push origin HEAD:revert-x), main left at the bad commit
+            const on = (await w.repo.branchesContaining(rc)).filter((b) => b !== "main");
+            return {
+                ok: false,
+                expected: "an ancestor of main",
+                found: "not in main's history",
+                hint: `revert_commit ${on.length ? `is on ${on.join(", ")}, not on main` : "is not on main"}: the revert undoes bad_commit where shop-dev reads it, main: git push origin ${rc.slice(0, 12)}:refs/heads/main (a fast-forward of main)`,
+            };
         },
     },
     {
@@ -279,15 +287,17 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             // the condition's type (or reason) for its message
             const typeOnly =
                 !ok && typeof r.dev_error === "string" && /^\s*(ComparisonError|InvalidSpecError|Unknown|OutOfSync)\s*$/.test(r.dev_error);
+            const copy = `(kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[0].message}'), which names missing.yaml`;
+            const empty = !ok && (r.dev_error === null || (typeof r.dev_error === "string" && !r.dev_error.trim()));
             return {
                 ok,
                 expected: "…missing.yaml…",
                 found: r.dev_error,
                 ...(typeOnly
-                    ? {
-                          hint: `dev_error holds the condition's type; copy its message (kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[0].message}'), which names missing.yaml`,
-                      }
-                    : {}),
+                    ? { hint: `dev_error holds the condition's type; copy its message ${copy}` }
+                    : empty
+                      ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${copy}` }
+                      : {}),
             };
         },
     },
@@ -297,7 +307,15 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
         run: async (w) => {
             if (!obj(w, "revert") || !obj(w, "promote")) return null;
             const during = obj(w, "revert").prod_revision_during;
-            return (await putBack(w, during)) ? true : eq(obj(w, "promote").to, during);
+            if (await putBack(w, during)) return true;
+            const outcome = eq(obj(w, "promote").to, during);
+            // release/prod's commit before the promotion: read before step 6, or copied from pin.json
+            return !outcome.ok && during === obj(w, "pin")?.release_prod_initial
+                ? {
+                      ...outcome,
+                      hint: "prod_revision_during is pin.release_prod_initial, release/prod before the promotion: shop-prod runs promote.to since step 6; read shop-prod's status.sync.revision while shop-dev shows the error",
+                  }
+                : outcome;
         },
     },
 ];
