@@ -1717,6 +1717,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("tenants result values slightly off: each hint names the slip", async () => {
+        const root = await tenantsRootAt(3);
+        try {
+            const layout = tenantsLayout(root);
+            const hint = async (name: string) =>
+                (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith(name) && !c.ok)?.hint ?? "";
+            const stall = JSON.parse(fs.readFileSync(layout.resultFile("stall"), "utf8"));
+            const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
+            editResult(layout.resultFile("stall"), { running: { ...stall.running, "mandant-a": "1.1.0" } });
+            assert.match(
+                await hint("stall.running:"),
+                /^running\.mandant-a holds "1\.1\.0", but mandant-a runs 1\.2\.0 at the stall: it passed the hook/,
+            );
+            editResult(layout.resultFile("stall"), { running: stall.running });
+            editResult(layout.resultFile("recovery"), {
+                order: recovery.order.map((o: any) => ({ ...o, application: `argocd/${o.application}` })),
+            });
+            assert.match(
+                await hint("recovery.order: the four"),
+                /^order\[\]\.application holds "argocd\/mandant-a": write the Application's name without its namespace/,
+            );
+            editResult(layout.resultFile("recovery"), { order: recovery.order.map((o: any) => ({ ...o, step: o.step - 1 })) });
+            assert.match(await hint("recovery.order is"), /order\[0\]\.step holds 0: steps are numbered from 1/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("recovery.seconds made up, or recovery.commit the stall's: each named", async () => {
         const root = await tenantsRootAt(3);
         try {

@@ -197,10 +197,28 @@ const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
         name: "stall.running: each site's release as the stall left it (but one that raced ahead)",
-        run: async (w) =>
-            obj(w, "stall")
-                ? withReleaseSlip(eq(expectedRunning(2, racedAhead(w)), obj(w, "stall").running), obj(w, "stall").running)
-                : null,
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s) return null;
+            const want = expectedRunning(2, racedAhead(w)) as Record<string, string>;
+            const outcome = withReleaseSlip(eq(want, s.running), s.running);
+            if (outcome.ok || outcome.hint || !s.running || typeof s.running !== "object") return outcome;
+            // one tenant's release wrong: which, and why it runs what it runs at the stall
+            const t = TENANTS.find((x) => typeof s.running[x] === "string" && s.running[x] !== want[x]);
+            if (!t) return outcome;
+            const why =
+                t === "mandant-a"
+                    ? `it passed the hook with ${RELEASES.faulty} (it is in passed)`
+                    : t === "mandant-b"
+                      ? `its sync of ${RELEASES.faulty} failed on its hook, so it kept ${RELEASES.first}`
+                      : want[t] === RELEASES.faulty
+                        ? `it raced ahead of the stuck step and synced it`
+                        : `it waits behind the stuck step`;
+            return {
+                ...outcome,
+                hint: `running.${t} holds ${JSON.stringify(s.running[t])}, but ${t} runs ${want[t]} at the stall: ${why} (the site's example.org/release label: kubectl -n ${t} get deployment site --show-labels)`,
+            };
+        },
     },
     {
         step: 2,
@@ -348,7 +366,18 @@ const step3: Check<TenantsWorld>[] = [
             if (!r || !Array.isArray(r.order)) return null;
             const apps = r.order.map((o: { step?: unknown; application?: unknown }) => `${o.step}:${o.application}`);
             const want = TENANTS.map((t, i) => `${i + 1}:${t}`);
-            if (JSON.stringify(apps) !== JSON.stringify(want)) return eq(want, apps);
+            if (JSON.stringify(apps) !== JSON.stringify(want)) {
+                // the Application's namespace/name (argocd/mandant-a) for its name
+                const qualified = r.order.find(
+                    (o: { application?: unknown }) => typeof o.application === "string" && o.application.includes("/"),
+                );
+                return qualified
+                    ? {
+                          ...eq(want, apps),
+                          hint: `order[].application holds ${JSON.stringify(qualified.application)}: write the Application's name without its namespace (${String(qualified.application).split("/").pop()})`,
+                      }
+                    : eq(want, apps);
+            }
             // The steps before the blocked one are out of it: step 1's Application was Synced at the faulty
             // release, so RollingSync marks its entry Healthy at once when the fix lands and only later, at
             // its own comparison, Waiting again; by then steps 2 and 3 may be under way (getAppsToSync reads

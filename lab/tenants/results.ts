@@ -39,7 +39,16 @@ export const TENANTS_RESULTS = {
         commit: sha,
         release: text,
         order: z
-            .array(z.strictObject({ application: text, step: z.number().int().positive(), healthy_at: rfc3339 }))
+            .array(
+                z.strictObject({
+                    application: text,
+                    step: z
+                        .number()
+                        .int()
+                        .positive({ error: "steps are numbered from 1, as the ApplicationSet's status.applicationStatus[].step says" }),
+                    healthy_at: rfc3339,
+                }),
+            )
             .describe("a list of {application, step, healthy_at}"),
         running: releases,
         seconds: integer,
