@@ -114,12 +114,16 @@ const REFRESH = {
 } as const;
 
 /** The next step of a lab at step `at`, as two comment lines: what it asks for, or that the lab is done. */
-function nextStep(lab: string, steps: LabStep[], at: number, grade: string): string[] {
+function nextStep(lab: string, steps: LabStep[], at: number, grade: string, notDone?: number): string[] {
     const project = path.resolve(__dirname, "..");
-    const next = nextStepOf(steps, at, { inFull: path.join(project, "docs", `${lab}-lab.md`), verify: grade });
+    // a step written but not done (a learner's): that one comes next, not the one after the files' step
+    const from = notDone !== undefined && notDone <= at ? notDone - 1 : at;
+    const next = nextStepOf(steps, from, { inFull: path.join(project, "docs", `${lab}-lab.md`), verify: grade });
     if (!next) return [`  # the ${lab} lab: every step is done (${steps.length}); grade it all with the verify line below`];
     return [
-        `  # the ${lab} lab is at step ${at}; next, step ${next.step} ${next.name}: ${next.ask}`,
+        from < at
+            ? `  # the ${lab} lab's files are at step ${at}, but step ${next.step} is not done: first, step ${next.step} ${next.name}: ${next.ask}`
+            : `  # the ${lab} lab is at step ${at}; next, step ${next.step} ${next.name}: ${next.ask}`,
         `  # each step in full: ${next.inFull}; the repository's files: ${path.join(project, "gitrepo", lab)}/`,
         `  # when step ${next.step} is done: ${next.verify} (once a step is done, it names the next one's ask)`,
     ];
@@ -147,6 +151,8 @@ export function serveInstructions(
     lab: { root: string; url(repo: string): string },
     kubeconfigFile: string,
     labs: { shop?: number; tenants?: number },
+    /** The first step of each lab written but not done (a learner's): the next step the block names. */
+    notDone: { shop?: number; tenants?: number } = {},
 ): string[] {
     const lines = [
         "",
@@ -158,7 +164,7 @@ export function serveInstructions(
     if (labs.shop !== undefined) {
         const l = shopLayout(lab.root);
         const grade = `${GITOPS_LAB} verify --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
-        lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade));
+        lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade, notDone.shop));
         lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
         if (labs.shop >= 1) {
             lines.push(cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "shop-envs")));
@@ -170,7 +176,7 @@ export function serveInstructions(
     if (labs.tenants !== undefined) {
         const l = tenantsLayout(lab.root);
         const grade = `${GITOPS_LAB} verify --lab tenants --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
-        lines.push(...nextStep("tenants", tenantsSteps(l), labs.tenants, grade));
+        lines.push(...nextStep("tenants", tenantsSteps(l), labs.tenants, grade, notDone.tenants));
         lines.push(
             `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
         );
@@ -430,10 +436,15 @@ export const simulate: Command = {
             }
             const kubeconfigFile = path.join(root, "kubeconfig");
             writeFileAtomic(kubeconfigFile, lab.kubeconfig, 0o600); // the served cluster's, for its starter alone
-            for (const l of serveInstructions({ root, url: (r) => lab!.daemon.url(r) }, kubeconfigFile, {
-                shop: shop ? Math.max(through, shopDone) : undefined,
-                tenants: tenants ? Math.max(tenantsThrough, tenantsDone) : undefined,
-            }))
+            for (const l of serveInstructions(
+                { root, url: (r) => lab!.daemon.url(r) },
+                kubeconfigFile,
+                {
+                    shop: shop ? Math.max(through, shopDone) : undefined,
+                    tenants: tenants ? Math.max(tenantsThrough, tenantsDone) : undefined,
+                },
+                { shop: shopAsItStands ? shopNotDone?.step : undefined, tenants: tenantsAsItStands ? tenantsNotDone?.step : undefined },
+            ))
                 say(l);
             return await signals.stopped; // the handler stops the lab and exits
         } catch (e) {

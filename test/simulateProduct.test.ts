@@ -950,6 +950,9 @@ describe("a served lab started again: the learner's work stays the learner's", f
                     run.out(),
                     /the shop lab's files are at step 6, but step 6 does not grade done \(promote\.to is incident\.commit\)/,
                 );
+                // the block's next step is the one not done, not the one after the files' step
+                assert.match(run.out(), /# the shop lab's files are at step 6, but step 6 is not done: first, step 6 promote: /);
+                assert.doesNotMatch(run.out(), /next, step 7/);
             } finally {
                 await stop(run);
             }
