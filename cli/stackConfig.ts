@@ -115,7 +115,8 @@ export function readStackFile(
  * what `pulumi config set tenantsLab false` leaves (the other keys stay); said, not refused.
  */
 export function idleTenantsKey(given: readonly string[], config: StackConfig, file: string): string | undefined {
-    const idle = ["tenantsSolveThrough", "tenantsWaitTimeoutSeconds"].filter((k) => given.includes(k));
+    // imageRegistry too: only the tenants lab's release images go through it
+    const idle = ["tenantsSolveThrough", "tenantsWaitTimeoutSeconds", "imageRegistry"].filter((k) => given.includes(k));
     if (config.tenantsLab || !idle.length) return undefined;
     return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:tenantsLab is false: no tenants lab is built (pulumi config set tenantsLab true to build it)`;
 }

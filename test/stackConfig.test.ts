@@ -132,12 +132,12 @@ describe("the stack file as preflight and up read it", function () {
         assert.doesNotMatch(ok.stdout, /the stack's configuration/);
         // a tenants key with the tenants lab off (what pulumi config set tenantsLab false leaves): said, not refused
         const idle = file(
-            `config:\n  gitops-lab:root: ${fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"))}\n  gitops-lab:tenantsSolveThrough: 2\n`,
+            `config:\n  gitops-lab:root: ${fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"))}\n  gitops-lab:tenantsSolveThrough: 2\n  gitops-lab:imageRegistry: http://127.0.0.1:5000\n`,
         );
         const warned = runCli("preflight", ["--config-file", idle], { timeoutMs: 60_000 });
         assert.match(
             warned.stdout,
-            /^WARN {2}the stack's configuration: \S+ sets gitops-lab:tenantsSolveThrough, but gitops-lab:tenantsLab is false: no tenants lab is built \(pulumi config set tenantsLab true to build it\)$/m,
+            /^WARN {2}the stack's configuration: \S+ sets gitops-lab:tenantsSolveThrough and gitops-lab:imageRegistry, but gitops-lab:tenantsLab is false: no tenants lab is built \(pulumi config set tenantsLab true to build it\)$/m,
             warned.out,
         );
     });
