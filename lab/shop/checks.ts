@@ -17,6 +17,7 @@ import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./his
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { readAppsetFile } from "./appsetFile";
+import { elementsHint } from "./appsetHints";
 import { renderShopConfigAt } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, ShopWorld, wantProd } from "./world";
@@ -160,49 +161,8 @@ const step2: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: `the cluster's ApplicationSet has dev=main, prod=${wantProd(w)}, but ${w.layout.appsetFile} does not say so: write what you applied into it (kubectl -n argocd get applicationset shop -o yaml shows it)`,
                 };
-            // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
-            const prodRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "prod")?.revision;
-            const devRevision = (a?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "dev")?.revision;
-            // the branch as its full ref: Argo CD resolves it too, but the lab's ApplicationSet names the branch
-            if (prodRevision === `refs/heads/${wantProd(w)}` || devRevision === "refs/heads/main")
-                return {
-                    ...outcome,
-                    hint: `an element names a branch by its full ref (${prodRevision === `refs/heads/${wantProd(w)}` ? prodRevision : devRevision}); Argo CD resolves that too, but the lab's ApplicationSet names branches as git branch does (main, release/prod): write the short name, then kubectl apply -f ${w.layout.appsetFile}`,
-                };
-            // the pin undone (prod's element back on main) once the lab is past step 4 (a result of step 5 or 6 written): a promotion moves the branch, the element stays
-            if (
-                devRevision === "main" &&
-                prodRevision === "main" &&
-                wantProd(w) === "release/prod" &&
-                (obj(w, "drift") || obj(w, "promote"))
-            )
-                return {
-                    ...outcome,
-                    hint: `prod's element is back on main, which undoes step 4's pin: prod tracks release/prod from step 4 on, and a promotion moves that branch (git push origin COMMIT:refs/heads/release/prod, a fast-forward); put prod's revision back to release/prod, then kubectl apply -f ${w.layout.appsetFile}`,
-                };
-            // the pin made on the wrong element: dev on release/prod, prod still on main
-            if (devRevision === "release/prod" && prodRevision === "main" && wantProd(w) === "release/prod")
-                return {
-                    ...outcome,
-                    hint: `the pin is on the dev element (revision release/prod) and prod still tracks main: step 4 pins prod, dev stays on main; swap the two revisions (dev: main, prod: release/prod), then kubectl apply -f ${w.layout.appsetFile}`,
-                };
-            // dev pinned too (both elements on release/prod): dev tracks main at every step
-            if (devRevision !== undefined && devRevision !== "main")
-                return {
-                    ...outcome,
-                    hint: `the dev element tracks ${JSON.stringify(devRevision)}: dev follows main at every step (step 4 pins prod alone): put its revision back to main, then kubectl apply -f ${w.layout.appsetFile}`,
-                };
-            if (isSha(prodRevision) && wantProd(w) === "release/prod")
-                return {
-                    ...outcome,
-                    hint: `the prod element names a commit (${String(prodRevision).slice(0, 12)}); prod tracks the branch release/prod, and a promotion moves the branch (git push origin <commit>:release/prod): put the element back to release/prod, then kubectl apply -f ${w.layout.appsetFile}`,
-                };
-            // prod pinned to release/prod before step 4 asks for it: step 3's incident is to reach prod first
-            if (prodRevision === "release/prod" && wantProd(w) === "main")
-                return {
-                    ...outcome,
-                    hint: `prod already tracks release/prod, step 4's pin made early: until step 3's incident has reached both environments prod tracks main; put the prod element back to revision main, kubectl apply -f ${w.layout.appsetFile}, and pin at step 4 (release/prod stays where it is)`,
-                };
+            const hint = elementsHint(w, a?.spec?.generators?.[0]?.list?.elements ?? []);
+            if (hint) return { ...outcome, hint };
             if (a?.metadata?.namespace === "argocd") return outcome;
             // no namespace: kubectl apply puts it where -n or the current context says (default, unless -n argocd was given)
             const where = a?.metadata?.namespace

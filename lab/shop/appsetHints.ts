@@ -1,0 +1,34 @@
+/**
+ * The hints of appset.yaml's list elements that are not the step's: a revision on the wrong element, a
+ * commit or a full ref for a branch, the pin made early or undone. The check is in checks.ts.
+ */
+import { isSha } from "../grader/resultFiles";
+import { obj, ShopWorld, wantProd } from "./world";
+
+/** Why the elements are not dev=main, prod=(the step's branch), where a known mistake says so; else undefined. */
+export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?: unknown }[]): string | undefined {
+    const apply = `kubectl apply -f ${w.layout.appsetFile}`;
+    const prodRevision = elements.find((e) => e?.env === "prod")?.revision;
+    const devRevision = elements.find((e) => e?.env === "dev")?.revision;
+    // the branch as its full ref: Argo CD resolves it too, but the lab's ApplicationSet names the branch
+    const fullRef = prodRevision === `refs/heads/${wantProd(w)}` ? prodRevision : devRevision === "refs/heads/main" ? devRevision : null;
+    if (fullRef)
+        return `an element names a branch by its full ref (${fullRef}); Argo CD resolves that too, but the lab's ApplicationSet names branches as git branch does (main, release/prod): write the short name, then ${apply}`;
+    // the pin undone (prod's element back on main) once the lab is past step 4 (a result of step 5 or 6 written): a
+    // promotion moves the branch, the element stays
+    if (devRevision === "main" && prodRevision === "main" && wantProd(w) === "release/prod" && (obj(w, "drift") || obj(w, "promote")))
+        return `prod's element is back on main, which undoes step 4's pin: prod tracks release/prod from step 4 on, and a promotion moves that branch (git push origin COMMIT:refs/heads/release/prod, a fast-forward); put prod's revision back to release/prod, then ${apply}`;
+    // the pin made on the wrong element: dev on release/prod, prod still on main
+    if (devRevision === "release/prod" && prodRevision === "main" && wantProd(w) === "release/prod")
+        return `the pin is on the dev element (revision release/prod) and prod still tracks main: step 4 pins prod, dev stays on main; swap the two revisions (dev: main, prod: release/prod), then ${apply}`;
+    // dev pinned too (both elements on release/prod): dev tracks main at every step
+    if (devRevision !== undefined && devRevision !== "main")
+        return `the dev element tracks ${JSON.stringify(devRevision)}: dev follows main at every step (step 4 pins prod alone): put its revision back to main, then ${apply}`;
+    // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
+    if (isSha(prodRevision) && wantProd(w) === "release/prod")
+        return `the prod element names a commit (${String(prodRevision).slice(0, 12)}); prod tracks the branch release/prod, and a promotion moves the branch (git push origin <commit>:release/prod): put the element back to release/prod, then ${apply}`;
+    // prod pinned to release/prod before step 4 asks for it: step 3's incident is to reach prod first
+    if (prodRevision === "release/prod" && wantProd(w) === "main")
+        return `prod already tracks release/prod, step 4's pin made early: until step 3's incident has reached both environments prod tracks main; put the prod element back to revision main, ${apply}, and pin at step 4 (release/prod stays where it is)`;
+    return undefined;
+}
