@@ -37,13 +37,15 @@ describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster
     });
 
     it("given the ApplicationSet is deleted and Argo CD is uninstalled right away (no wait), then the Applications stay Terminating: the hazard", async () => {
+        // Argo CD's controllers gone first (the engine deleting them in parallel wins the race): stopped before the
+        // delete, so that no Application is finished by a controller still stopping (a race under load, not the hazard)
+        await at.lab.argo.stop();
         await at.cluster.deleteApplicationSet("shop");
-        await at.lab.argo.stop(); // the engine deleting Argo CD's controllers in parallel
         const terminating = holds(
             "both Applications Terminating",
             () => apps().length === 2 && apps().every((a) => a.metadata.deletionTimestamp),
         );
-        await expect(terminating); // the garbage collector marks them after the ApplicationSet is gone
+        await expect(terminating); // the garbage collector marks them as the ApplicationSet goes
         await expectConsistently(terminating, { forMs: 300 });
     });
 
