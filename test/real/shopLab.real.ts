@@ -176,6 +176,26 @@ describe("the shop lab on the real node (each Argo CD the real tier runs, instal
                         describe: () => "the ApplicationSet did not generate shop-dev again within 120 s",
                     },
                 );
+                // the one generated again syncs by itself (automated): its tables are compared once it has, not while it is new
+                await pollUntil(
+                    async () =>
+                        kubectl(
+                            "get",
+                            "app",
+                            "shop-dev",
+                            "-n",
+                            "argocd",
+                            "-o",
+                            "jsonpath={.status.sync.status}/{.status.health.status}",
+                        ) === "Synced/Healthy"
+                            ? true
+                            : undefined,
+                    {
+                        timeoutMs: 180_000,
+                        intervalMs: 500,
+                        describe: () => "shop-dev, generated again, was not Synced and Healthy within 180 s",
+                    },
+                );
                 // the rollout doctor's manifests are valid for the real API server (a server-side dry run: every field of every kind, strictly),
                 // applied server-side as the program's provider does: the bundle's ConfigMap is too big for a client-side apply's annotation (256 KiB)
                 const { doctorBundle } = await import("../../components/rolloutDoctor");
