@@ -6,7 +6,7 @@
 import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
-import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
+import { Check, CheckResult, eq, eqFields, Outcome, runChecks } from "../grader/grader";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { startAgainAt } from "../kit/layout";
@@ -89,6 +89,31 @@ function withReleaseSlip<T extends { ok: boolean; hint?: string }>(outcome: T, .
     return hint ? { ...outcome, hint } : outcome;
 }
 
+/**
+ * A result's seconds measured from its commit's push: from 0 to the commit's age (no longer than it has existed);
+ * `millis`: a value that fits as milliseconds says so.
+ */
+async function secondsSinceCommit(
+    w: TenantsWorld,
+    file: "stall" | "recovery",
+    key: string,
+    what: string,
+    opts: { millis?: boolean } = {},
+): Promise<Outcome | boolean | null> {
+    const o = obj(w, file);
+    const d = o?.[key];
+    if (typeof d !== "number" || !isSha(o.commit) || !(await w.repo.isCommit(o.commit))) return null;
+    const age = Math.ceil((Date.now() - (await w.repo.committedAt(o.commit))) / 1000);
+    if (d >= 0 && d <= age) return true;
+    const ms = opts.millis && d > age && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
+    return {
+        ok: false,
+        expected: `0 to ${age} (${file}.commit was made ${age} s ago)`,
+        found: d,
+        hint: `${key} holds ${d}, longer than ${file}.commit has existed (${age} s)${ms}: ${what}`,
+    };
+}
+
 const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
@@ -151,21 +176,13 @@ const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
         name: "stall.detected_after_seconds is from 0 to the time since stall.commit was made",
-        run: async (w) => {
-            const s = obj(w, "stall");
-            const d = s?.detected_after_seconds;
-            if (typeof d !== "number" || !isSha(s.commit) || !(await w.repo.isCommit(s.commit))) return null;
-            // the stall was found after the push and before now: no longer than the commit's age
-            const age = Math.ceil((Date.now() - (await w.repo.committedAt(s.commit))) / 1000);
-            return d >= 0 && d <= age
-                ? true
-                : {
-                      ok: false,
-                      expected: `0 to ${age} (stall.commit was made ${age} s ago)`,
-                      found: d,
-                      hint: `detected_after_seconds holds ${d}, longer than stall.commit has existed (${age} s): the seconds from your push of stall.commit to when you saw the rollout stuck`,
-                  };
-        },
+        run: (w) =>
+            secondsSinceCommit(
+                w,
+                "stall",
+                "detected_after_seconds",
+                "the seconds from your push of stall.commit to when you saw the rollout stuck",
+            ),
     },
     {
         step: 2,
@@ -402,21 +419,10 @@ const step3: Check<TenantsWorld>[] = [
     {
         step: 3,
         name: "recovery.seconds is from 0 to the time since recovery.commit was made",
-        run: async (w) => {
-            const r = obj(w, "recovery");
-            const d = r?.seconds;
-            if (typeof d !== "number" || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
-            // the rollout completed after the push and before now: no longer than the commit's age
-            const age = Math.ceil((Date.now() - (await w.repo.committedAt(r.commit))) / 1000);
-            if (d >= 0 && d <= age) return true;
-            const ms = d > age && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
-            return {
-                ok: false,
-                expected: `0 to ${age} (recovery.commit was made ${age} s ago)`,
-                found: d,
-                hint: `seconds holds ${d}, longer than recovery.commit has existed (${age} s)${ms}: the whole seconds from your push of the fix to the rollout complete`,
-            };
-        },
+        run: (w) =>
+            secondsSinceCommit(w, "recovery", "seconds", "the whole seconds from your push of the fix to the rollout complete", {
+                millis: true,
+            }),
     },
     {
         step: 3,
