@@ -555,6 +555,36 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a commit of another key or another branch: the hint says whose it is", async () => {
+        const root = await rootAt(8);
+        try {
+            const layout = shopLayout(root);
+            const { from } = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8"));
+            editResult(layout.resultFile("report"), { promoted_commit: from });
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            const short = from.slice(0, 12);
+            assert.match(r.stdout, new RegExp(`hint: found ${short} is the value of pin\\.release_prod_initial and promote\\.from; `));
+            const table = await runMain("verify", ["--root", root, "--through", "8", "--offline"]);
+            assert.match(table.stdout, new RegExp(`found: +${from} \\(the value of pin\\.release_prod_initial and promote\\.from\\)`));
+
+            // commits pushed to a branch of their own: its tip, and one before it
+            await git(["commit", "--quiet", "--allow-empty", "-m", "elsewhere"], layout.clone);
+            const before = await git(["rev-parse", "HEAD"], layout.clone);
+            await git(["commit", "--quiet", "--allow-empty", "-m", "elsewhere again"], layout.clone);
+            const tip = await git(["rev-parse", "HEAD"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/side"], layout.clone);
+            editResult(layout.resultFile("report"), { promoted_commit: tip });
+            const atTip = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.match(atTip.stdout, new RegExp(`hint: found ${tip.slice(0, 12)} is the tip of side; `));
+            editResult(layout.resultFile("report"), { promoted_commit: before });
+            const onSide = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.match(onSide.stdout, new RegExp(`hint: found ${before.slice(0, 12)} is on side only, a branch the lab does not read; `));
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a report with a wrong key: the hint names the key", async () => {
         const root = await rootAt(8);
         try {

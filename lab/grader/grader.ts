@@ -51,6 +51,14 @@ export interface CheckResult {
     hint?: string;
     /** What to do after the hint, when it failed and says so. */
     then?: string;
+    /** Where else the lab has what it found (whereElse), said before the hint. */
+    note?: string;
+}
+
+/** What runChecks may ask of the lab for a failed check with no hint of its own. */
+export interface RunOptions {
+    /** Where else the lab has the commit a check found (`self`: what the check is about, as its name begins). */
+    whereElse?: (found: string, self: string) => Promise<string | undefined>;
 }
 
 /** A value as one printable line: control characters (a NUL byte of a corrupted file, a newline) as JSON escapes them. */
@@ -120,7 +128,7 @@ export const yieldsToLaterSteps = (r: CheckResult): boolean => (r as CheckResult
 export const checkKey = (r: CheckResult): string => (r as CheckResult & { [KEY]?: string })[KEY] ?? r.check;
 
 /** Runs the table in order, for the steps up to `through`. */
-export async function runChecks<W>(checks: readonly Check<W>[], world: W, through: number): Promise<CheckResult[]> {
+export async function runChecks<W>(checks: readonly Check<W>[], world: W, through: number, opts: RunOptions = {}): Promise<CheckResult[]> {
     const results: CheckResult[] = [];
     // a name made by a function is keyed by that function's text: the same for every step graded, and unlike any other's
     const keyed = (r: CheckResult, c: Check<W>) => {
@@ -138,6 +146,11 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
             const r = await c.run(world);
             if (r === null) continue;
             const o = typeof r === "boolean" ? { ok: r } : r;
+            // a commit found where another was expected: which key or branch of the lab it is
+            const note =
+                !o.ok && !o.hint && typeof o.found === "string" && opts.whereElse
+                    ? await opts.whereElse(o.found, name.split(" ")[0]).catch(() => undefined)
+                    : undefined;
             results.push(
                 keyed(
                     {
@@ -151,6 +164,7 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
                                   found: show(o.found),
                                   ...(o.hint || c.hint ? { hint: show(o.hint ?? c.hint) } : {}),
                                   ...(o.then ? { then: show(o.then) } : {}),
+                                  ...(note ? { note } : {}),
                               }),
                     },
                     c,
@@ -172,7 +186,9 @@ export function formatTable(results: CheckResult[]): string {
         .sort((a, b) => a.step - b.step)
         .map((r) => {
             const head = `${String(r.step).padStart(4)}  ${r.ok ? "PASS" : "FAIL"}  ${r.check}`;
-            return r.ok ? head : `${head}\n              expected: ${r.expected}\n              found:    ${r.found}`;
+            return r.ok
+                ? head
+                : `${head}\n              expected: ${r.expected}\n              found:    ${r.found}${r.note ? ` (${r.note.replace(/^found \w+ is /, "")})` : ""}`;
         });
     const failed = results.filter((r) => !r.ok).length;
     return [`step  result  check`, ...lines, "", `${results.length - failed} passed, ${failed} failed`].join("\n");

@@ -83,7 +83,7 @@ export interface StepVerdict {
 
 /** A failed check's hint: its own, or its step's; then what it says comes after. */
 function hintOf(failed: CheckResult, step: LabStep): string {
-    return `${failed.hint ?? step.hint}${failed.then ? `; then ${failed.then}` : ""}`;
+    return `${failed.note ? `${failed.note}; ` : ""}${failed.hint ?? step.hint}${failed.then ? `; then ${failed.then}` : ""}`;
 }
 
 /** What follows a step that is done: the next step's ask, that it was the last, or where the lab is when it is past it. */

@@ -9,6 +9,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
+import { whereElse } from "../grader/whereElse";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
@@ -465,5 +466,6 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
 }
 
 export async function verify(opts: VerifyOptions): Promise<CheckResult[]> {
-    return runChecks(SHOP_CHECKS, await readShopWorld(opts), opts.through);
+    const w = await readShopWorld(opts);
+    return runChecks(SHOP_CHECKS, w, opts.through, { whereElse: (found, self) => whereElse(w.repo, w.files, found, self) });
 }

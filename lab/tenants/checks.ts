@@ -7,6 +7,7 @@ import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, Outcome, runChecks } from "../grader/grader";
+import { whereElse } from "../grader/whereElse";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { startAgainAt } from "../kit/layout";
@@ -487,5 +488,6 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
 }
 
 export async function verifyTenants(opts: TenantsVerifyOptions): Promise<CheckResult[]> {
-    return runChecks(TENANTS_CHECKS, await readTenantsWorld(opts), opts.through);
+    const w = await readTenantsWorld(opts);
+    return runChecks(TENANTS_CHECKS, w, opts.through, { whereElse: (found, self) => whereElse(w.repo, w.files, found, self) });
 }
