@@ -26,7 +26,7 @@ describe("rollout doctor: diagnosis", () => {
             assert.strictEqual(d.strategy, "RollingSync");
             assert.strictEqual(d.step, 2);
             assert.strictEqual(d.steps, 4);
-            assert.strictEqual(d.since, "2026-05-29T14:02:00.000Z");
+            assert.strictEqual(d.since, "2026-05-29T14:02:00Z");
         });
 
         it("then the blocking app's cause is the hook Job, its reason and the Pod's error", () => {
@@ -102,6 +102,20 @@ describe("rollout doctor: diagnosis", () => {
             d.blocking[0].message,
             /PreSync hook Job mandant-b\/site-setup failed .*"config\/system\/settings\.php is not writable"; the sync is being retried \(attempt 2 of 5\)/,
         );
+    });
+
+    it("given the blocking Application patched a minute ago, then the step's time is still the rollout's", () => {
+        // the patch makes its entry Waiting, then Pending, then Progressing again: the entry's time is a minute old,
+        // the RolloutProgressing condition's (kept while the step stays) 58 minutes
+        const l = fieldReport();
+        const set = l.items.find((o: any) => o.kind === "ApplicationSet");
+        set.status.applicationStatus.find((e: any) => e.application === "mandant-b").lastTransitionTime = new Date(
+            NOW.getTime() - 60_000,
+        ).toISOString();
+        const [d] = run(l);
+        assert.strictEqual(d.state, "stuck");
+        assert.match(d.summary, /^tenants: rollout stuck at step 2 of 4 for 58 min — mandant-b: PreSync hook Job/);
+        assert.strictEqual(d.since, "2026-05-29T14:02:00Z");
     });
 
     it("a retry's hook Job running again, its Pods failing: their error is named", () => {

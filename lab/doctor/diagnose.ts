@@ -333,8 +333,14 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     }
     const times = inStep.map((e) => e.status?.lastTransitionTime).filter(Boolean) as string[];
     const gateHolds = blocking.some((b) => b.reason === "NotReconciled" || b.reason === "ReconcileGate");
-    const since = gateHolds && gate ? gate.since : times.length ? times.sort()[0] : (isoOf(rollout?.lastTransitionTime) ?? null);
-    const idleSeconds = since ? (opts.now.getTime() - Date.parse(since)) / 1000 : 0;
+    const lastMove = gateHolds && gate ? gate.since : times.length ? times.sort()[0] : (isoOf(rollout?.lastTransitionTime) ?? null);
+    const idleSeconds = lastMove ? (opts.now.getTime() - Date.parse(lastMove)) / 1000 : 0;
+    // how long the rollout has been at this step, as said: the RolloutProgressing condition's time, which Argo CD keeps while
+    // its step stays; an entry's own time starts again when its Application changes (a patch of it at the stall), which
+    // would say "under a minute" of a step stuck for longer (whether it is stuck still goes by the entries' last move)
+    const atStep = !gateHolds && fromCondition === current ? (isoOf(rollout?.lastTransitionTime) ?? null) : null;
+    // one time format, as Kubernetes writes times (an entry's time may carry milliseconds)
+    const since = (atStep && lastMove && Date.parse(atStep) < Date.parse(lastMove) ? atStep : isoOf(lastMove ?? undefined)) ?? null;
     const state: RolloutState = fatal || idleSeconds > opts.stuckAfterSeconds ? "stuck" : "progressing";
     // waiting: later steps' Applications not yet synced at the current target (one already there waits for nothing)
     // a skipped one (its entry Healthy, never synced) waits for nothing: its own line says so
