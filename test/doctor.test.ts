@@ -343,6 +343,20 @@ describe("rollout doctor: the cause where it really is", () => {
         );
     });
 
+    it("a retry waiting for the failed hook Job's deletion: the retry is named, not a sync of its own that failed now", () => {
+        const l = fieldReport({ retrying: true });
+        const app = itemsOf(l).find((o) => o.kind === "Application" && o.metadata.name === "mandant-b");
+        delete app.status.operationState.syncResult;
+        app.status.operationState.message = "waiting for deletion of hook batch/Job/site-setup";
+        l.items = itemsOf(l).filter((o) => !(["Job", "Pod"].includes(o.kind) && o.metadata.namespace === "mandant-b"));
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.strictEqual(d.state, "stuck");
+        assert.deepStrictEqual(
+            { reason: d.blocking[0].reason, message: d.blocking[0].message },
+            { reason: "SyncRetrying", message: "retry 2 of 5 is running: waiting for deletion of hook batch/Job/site-setup" },
+        );
+    });
+
     it("given a RollingSync ApplicationSet with no applicationStatus at all, then the finding is that progressive syncs are off", async () => {
         const l = fieldReport();
         delete itemsOf(l).find((o) => o.kind === "ApplicationSet").status.applicationStatus;

@@ -54,7 +54,8 @@ export function causeOf(dump: Dump, app: Application | undefined, appStatus: App
             : undefined;
         const message = again
             ? `${type ? `${type} hook` : "hook"} Job ${again.namespace}/${again.job}: ${again.failed} of its Pods failed so far (the Job makes new ones)${again.log ? `: "${again.log}"` : ` (its error is in its Pods' log: ${logCommand(again.namespace, again.job)})`}; the sync is being retried (attempt ${retries} of ${op?.operation?.retry?.limit ?? 5})`
-            : (op.message ?? `retry ${retries}`);
+            : // an earlier attempt failed; the message is the attempt now running's (waiting for a hook's deletion, most often)
+              `retry ${retries} of ${op?.operation?.retry?.limit ?? 5} is running${op.message ? `: ${op.message}` : ""}`;
         return { reason: "SyncRetrying", message, hook: null, fatal: true };
     }
     if (errs.length) return { reason: errs[0].type, message: errs[0].message ?? "", hook: null, fatal: true };
