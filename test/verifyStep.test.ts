@@ -27,6 +27,20 @@ import { addMissingResource } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { stringify } from "yaml";
 
+/** Given a shop (or tenants) lab root at step N, removed after `then` whatever it ends with. */
+const givenRoot =
+    (at: (n: number) => Promise<string>) =>
+    async (n: number, then: (root: string) => Promise<void>): Promise<void> => {
+        const root = await at(n);
+        try {
+            await then(root);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    };
+const atShop = givenRoot(rootAt);
+const atTenants = givenRoot(tenantsRootAt);
+
 /** Merges `edit` into a result file, as a learner's edit of it. */
 const editResult = (file: string, edit: object) =>
     fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), ...edit }));
@@ -293,8 +307,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("given release/prod never pushed at step 4, then the hint says to push it", async () => {
-        const root = await rootAt(4);
-        try {
+        await atShop(4, async (root) => {
             const { clone, bareRepo } = shopLayout(root);
             // as if the learner had written pin.json and applied the pin but forgotten the push
             await git(["update-ref", "-d", "refs/heads/release/prod"], bareRepo);
@@ -309,14 +322,11 @@ describe("verify --step: one step at a time, with a hint", function () {
                 ),
             );
             assert.doesNotMatch(r.stdout, /a push deleted it/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("given release/prod deleted by a push, then the hint says to push it again", async () => {
-        const root = await rootAt(8);
-        try {
+        await atShop(8, async (root) => {
             await git(["push", "--quiet", "origin", ":refs/heads/release/prod"], shopLayout(root).clone);
             const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
@@ -325,9 +335,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 /: release\/prod exists; hint: release\/prod is gone from the repository \(a push deleted it\); push it again/,
             );
             assert.doesNotMatch(r.stdout, /change the ApplicationSet/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a release/prod ref damaged by hand: the hint mends it", async () => {
@@ -355,17 +363,14 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("a lab past the step, an earlier step's file wrong: it comes first", async () => {
-        const root = await rootAt(8);
-        try {
+        await atShop(8, async (root) => {
             const file = shopLayout(root).resultFile("promote");
             const p = JSON.parse(fs.readFileSync(file, "utf8"));
             editResult(file, { from: p.to, to: p.from });
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /^step 7 revert: not done \(as the lab stands, at step 8; step 6 promote comes first\): promote\./);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("an undo made by hand, or an empty 'revert': the hint says git revert's way", async () => {
@@ -456,8 +461,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("prod read before the pin synced: the hint says to wait for it", async () => {
-        const root = await rootAt(4);
-        try {
+        await atShop(4, async (root) => {
             editResult(shopLayout(root).resultFile("pin"), { prod_value_after_pin: "on" });
             const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
@@ -465,9 +469,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /pin\.prod_value_after_pin is off; hint: on is the incident's value, read before shop-prod was synced to the pin: wait until/,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a cherry-picked promotion, then a merge: neither is a fast-forward", async () => {
@@ -526,8 +528,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("promoted past the incident commit: the hint says it went too far", async () => {
-        const root = await rootAt(8);
-        try {
+        await atShop(8, async (root) => {
             const layout = shopLayout(root);
             const main = await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]);
             await git(["--git-dir", layout.bareRepo, "update-ref", "refs/heads/release/prod", main]);
@@ -536,28 +537,22 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: promote\.to comes after incident\.commit: the promotion went too far/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("promote.from and promote.to swapped: the hint says so", async () => {
-        const root = await rootAt(6);
-        try {
+        await atShop(6, async (root) => {
             const file = shopLayout(root).resultFile("promote");
             const { from, to } = JSON.parse(fs.readFileSync(file, "utf8"));
             fs.writeFileSync(file, JSON.stringify({ from: to, to: from }));
             const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: promote\.from and promote\.to are swapped: from is where release\/prod was before the promotion/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a commit of another key or another branch: the hint says whose it is", async () => {
-        const root = await rootAt(8);
-        try {
+        await atShop(8, async (root) => {
             const layout = shopLayout(root);
             const { from } = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8"));
             editResult(layout.resultFile("report"), { promoted_commit: from });
@@ -580,14 +575,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             editResult(layout.resultFile("report"), { promoted_commit: before });
             const onSide = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
             assert.match(onSide.stdout, new RegExp(`hint: found ${before.slice(0, 12)} is on side only, a branch the lab does not read; `));
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a report with a wrong key: the hint names the key", async () => {
-        const root = await rootAt(8);
-        try {
+        await atShop(8, async (root) => {
             const file = shopLayout(root).resultFile("report");
             const report = JSON.parse(fs.readFileSync(file, "utf8"));
             const step8 = async (edit: object) => {
@@ -606,9 +598,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 reached.stdout,
                 /hint: bad_commit_reached_prod holds true; git answers it: git fetch, then git merge-base --is-ancestor [0-9a-f]{40} origin\/release\/prod; echo \$\? \(0: true, 1: false\)/,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("release/prod pushed as a tag: the hint says push the branch", async () => {
@@ -802,8 +792,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("a --kubeconfig that is missing or no kubeconfig: the line says which", async () => {
-        const root = await rootAt(3);
-        try {
+        await atShop(3, async (root) => {
             const missing = path.join(root, "nonexist.yaml");
             const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", missing]);
             assert.strictEqual(r.code, 1, r.out);
@@ -814,9 +803,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             const notOne = shopLayout(root).appsetFile;
             const n = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", notOne]);
             assert.match(n.stdout, new RegExp(`the cluster answers; hint: ${notOne} is not a kubeconfig [^:]*: give --kubeconfig FILE`));
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a kubeconfig of a cluster with no Argo CD: the hint names that cluster", async () => {
@@ -935,8 +922,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("result values of the wrong key or moment: each hint names it", async () => {
-        const root = await rootAt(8);
-        try {
+        await atShop(8, async (root) => {
             const layout = shopLayout(root);
             const hintOf = async (step: number) => (await runMain("verify", ["--root", root, "--step", String(step), "--offline"])).stdout;
             const pin = JSON.parse(fs.readFileSync(layout.resultFile("pin"), "utf8"));
@@ -953,27 +939,21 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(await hintOf(7), /hint: prod_revision_during is pin\.release_prod_initial, release\/prod before the promotion/);
             editResult(layout.resultFile("revert"), { dev_error: "" });
             assert.match(await hintOf(7), /hint: dev_error is empty: copy the message of shop-dev's ComparisonError/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("prod unpinned to main after step 4: the hint says a promotion moves the branch", async () => {
-        const root = await rootAt(6);
-        try {
+        await atShop(6, async (root) => {
             const file = shopLayout(root).appsetFile;
             fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/(- env: prod\n\s+revision:) release\/prod/, "$1 main"));
             const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: prod's element is back on main, which undoes step 4's pin: .*a promotion moves that branch/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("the revert pushed to a branch of its own: the hint says to push it to main", async () => {
-        const root = await rootAt(8);
-        try {
+        await atShop(8, async (root) => {
             const { bareRepo } = shopLayout(root);
             const revert = JSON.parse(fs.readFileSync(shopLayout(root).resultFile("revert"), "utf8"));
             // main back at the bad commit, the revert on revert-missing (as git push origin HEAD:revert-missing leaves it)
@@ -982,9 +962,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /revert_commit is on revert-missing, not on main: .*git push origin \w{12}:refs\/heads\/main/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("dev pinned instead of prod: the hint says to swap them", async () => {
@@ -1006,8 +984,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("a drift time longer than the lab has existed: refused", async () => {
-        const root = await rootAt(5);
-        try {
+        await atShop(5, async (root) => {
             editResult(shopLayout(root).resultFile("drift"), { seconds: 99999 });
             const r = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
@@ -1015,26 +992,20 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /drift\.seconds is from 0 to the lab's age; hint: drift\.seconds holds 99999, longer than the lab has existed/,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a detection time longer than stall.commit has existed: refused", async () => {
-        const root = await tenantsRootAt(2);
-        try {
+        await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 86400 });
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: detected_after_seconds holds 86400, longer than stall\.commit has existed/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("stall.hook_error without its last character: the hint says copy it exactly", async () => {
-        const root = await tenantsRootAt(2);
-        try {
+        await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: HOOK_ERROR.slice(0, -1) });
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
@@ -1042,9 +1013,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: hook_error is not the line the hook's log prints [^\n]*copy it exactly as printed, punctuation included/,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a later step's file on a lab at step 2: the first step not done comes first", async () => {
@@ -1194,8 +1163,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("dev_error as the condition's type: named", async () => {
-        const root = await rootAt(7);
-        try {
+        await atShop(7, async (root) => {
             const file = shopLayout(root).resultFile("revert");
             fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), dev_error: "ComparisonError" }));
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
@@ -1204,9 +1172,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /^step 7 revert: not done: dev_error mentions missing\.yaml; [^\n]*hint: dev_error holds the condition's type; copy its message/m,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("the pin applied to the cluster, appset.yaml left at main: the file is named", async () => {
@@ -1514,8 +1480,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("verify without --lab on a tenants lab: the answer names it", async () => {
-        const root = await tenantsRootAt(1);
-        try {
+        await atTenants(1, async (root) => {
             const r = await runMain("verify", ["--root", root, "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             // led by the lab that is here: the tenants lab's bare folder is no shop lab "ready and not begun"
@@ -1527,14 +1492,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             const step = await runMain("verify", ["--root", root, "--offline", "--step", "2"]);
             assert.strictEqual(step.code, 1, step.out);
             assert.match(step.stdout, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("the doctor's --json saved as stall.json: the hint says so", async () => {
-        const root = await tenantsRootAt(2);
-        try {
+        await atTenants(2, async (root) => {
             fs.writeFileSync(tenantsLayout(root).resultFile("stall"), JSON.stringify({ applicationSets: [] }));
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
@@ -1542,21 +1504,16 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: stall\.json lacks [^\n]* and holds applicationSets, which it does not take \(the doctor's --json output\? [^\n]*\): write an object with exactly the keys /,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("stall.hook_error as the log's block: the hint says one line", async () => {
-        const root = await tenantsRootAt(2);
-        try {
+        await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: `In ConfigurationManager.php line 387:\n\n  ${HOOK_ERROR}` });
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: hook_error holds 2 lines: write only the script's own error line/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a release typo'd, then fixed in a second commit: the hint says so", async () => {
@@ -1613,8 +1570,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("stall.blocking with its namespace: the hint names the key", async () => {
-        const root = await tenantsRootAt(2);
-        try {
+        await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { blocking: "argocd/mandant-b" });
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
@@ -1622,9 +1578,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: blocking holds "argocd\/mandant-b": the blocked Application's name \(metadata\.name, no namespace\)\n$/,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("recovery.commit not on main: the hint says how to get it there", async () => {
@@ -1698,8 +1652,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("recovery times made up: the hint says where they come from", async () => {
-        const root = await tenantsRootAt(3);
-        try {
+        await atTenants(3, async (root) => {
             const file = tenantsLayout(root).resultFile("recovery");
             const recovery = JSON.parse(fs.readFileSync(file, "utf8"));
             editResult(file, {
@@ -1713,9 +1666,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.hint ?? "",
                 /^mandant-a turned Healthy at the fixed release after recovery\.commit was made, not at 2020-01-01T00:00:00Z: read each time from the ApplicationSet's status\.applicationStatus/,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a tenants release pushed in several commits: the hint says so", async () => {
@@ -1748,8 +1699,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("tenants result values slightly off: each hint names the slip", async () => {
-        const root = await tenantsRootAt(3);
-        try {
+        await atTenants(3, async (root) => {
             const layout = tenantsLayout(root);
             const hint = async (name: string) =>
                 (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith(name) && !c.ok)?.hint ?? "";
@@ -1770,14 +1720,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
             editResult(layout.resultFile("recovery"), { order: recovery.order.map((o: any) => ({ ...o, step: o.step - 1 })) });
             assert.match(await hint("recovery.order is"), /order\[0\]\.step holds 0: steps are numbered from 1/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("recovery.seconds made up, or recovery.commit the stall's: each named", async () => {
-        const root = await tenantsRootAt(3);
-        try {
+        await atTenants(3, async (root) => {
             const layout = tenantsLayout(root);
             const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
             const stall = JSON.parse(fs.readFileSync(layout.resultFile("stall"), "utf8"));
@@ -1792,14 +1739,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(commit.ok, false);
             assert.match(commit.hint ?? "", /^recovery\.commit is stall\.commit itself, while main has the fix: write the fix's SHA/);
             assert.doesNotMatch(commit.hint ?? "", /new lab/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("releases written with a v: the hint says how the lab writes them", async () => {
-        const root = await tenantsRootAt(3);
-        try {
+        await atTenants(3, async (root) => {
             const layout = tenantsLayout(root);
             const v = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, r]) => [k, `v${r}`]));
             const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
@@ -1813,9 +1757,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 /^"v1\.2\.1" is not how the lab writes a release: write "1\.2\.1", as the tenant files/,
             );
             assert.match(hint("stall.running:"), /^"v1\.2\.0" is not how the lab writes a release: write "1\.2\.0"/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     it("a tenants release that forgets a tenant: the hint names it", async () => {
@@ -2067,15 +2009,12 @@ describe("a result file's keys, named when wrong (eqFields)", () => {
 
 describe("what a check's name gives away", () => {
     it("stall.hook_error wrong: the line --step prints does not quote the answer", async () => {
-        const root = await tenantsRootAt(2);
-        try {
+        await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: "exit status 1" });
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /: not done: stall\.hook_error /);
             assert.ok(!r.stdout.includes(HOOK_ERROR), r.stdout);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 });
