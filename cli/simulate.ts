@@ -10,7 +10,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
-import { commandLine, isNpmLauncher } from "../lab/ports/proc";
+import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
@@ -70,11 +70,11 @@ function onSignal(
         process.on(sig, h);
         return [sig, h] as const;
     });
-    // started through npm or npx: a kill of that launcher (its child is not signalled) must end the lab too,
-    // or its server runs on with the root's lock held; the launcher gone, this process is given another parent
-    const launcher = process.ppid;
-    const watch = isNpmLauncher(commandLine(launcher))
-        ? setInterval(() => process.ppid !== launcher && stop("the npm or npx that started it is gone", LAUNCHER_GONE_EXIT), 1_000)
+    // started through npm or npx (directly, or through the sh -c npm runs a bin with): a kill of that launcher (its
+    // children are not signalled) must end the lab too, or its server runs on with the root's lock held
+    const launcher = npmLauncherOf(process.pid);
+    const watch = launcher
+        ? setInterval(() => !launcherRuns(launcher) && stop("the npm or npx that started it is gone", LAUNCHER_GONE_EXIT), 1_000)
         : undefined;
     watch?.unref();
     return {

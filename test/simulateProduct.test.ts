@@ -355,44 +355,56 @@ describe("simulate: stopped at any instant, it resumes", function () {
         assert.match(again.stdout, /reset: nothing of the lab is left under /);
     });
 
-    it("ends when the npx that started it is killed", async () => {
-        const root = fs.mkdtempSync(path.join(os.tmpdir(), "npx-killed-"));
-        // a launcher as npx is: npm's title ("npm exec ..."), the program its child, which a kill of npx does not signal
-        const launcher = spawn(
-            process.execPath,
-            [
-                "-e",
-                `process.title = "npm exec gitops-lab simulate";
-                 const c = require("child_process").spawn(process.execPath, ${JSON.stringify([BIN, "simulate", "--root", root, "--through", "1", "--serve"])}, { stdio: "inherit" });
-                 console.log("CHILD " + c.pid);
-                 setInterval(() => {}, 1e6);`,
-            ],
-            { stdio: ["ignore", "pipe", "pipe"] },
-        );
-        let out = "";
-        launcher.stdout!.on("data", (d) => (out += d));
-        launcher.stderr!.on("data", (d) => (out += d));
-        await expect(
-            holds("SERVING", () => out.includes("SERVING")),
-            { timeoutMs: 60_000 },
-        );
-        const child = Number(/CHILD (\d+)/.exec(out)![1]);
-        launcher.kill("SIGKILL");
-        try {
-            await expect(
-                holds(
-                    "the served lab gone",
-                    () => !isAlive(child),
-                    () => out.slice(-300),
-                ),
-                { timeoutMs: 30_000 },
+    for (const through of ["directly", "through sh -c"])
+        it(`ends when the npx that started it is killed (the program its child ${through})`, async () => {
+            const root = fs.mkdtempSync(path.join(os.tmpdir(), "npx-killed-"));
+            // a launcher as npx is: npm's title ("npm exec ..."), the program its child or, as npm runs a bin, its
+            // shell's (sh -c 'gitops-lab ...', which a shell may keep as the program's parent); a kill of npx signals neither
+            const program = [process.execPath, BIN, "simulate", "--root", root, "--through", "1", "--serve"];
+            const [file, args] =
+                through === "directly"
+                    ? [program[0], program.slice(1)]
+                    : ["/bin/sh", ["-c", `${program.map((w) => `'${w}'`).join(" ")}; exit $?`]];
+            const launcher = spawn(
+                process.execPath,
+                [
+                    "-e",
+                    `process.title = "npm exec gitops-lab simulate";
+                     const c = require("child_process").spawn(${JSON.stringify(file)}, ${JSON.stringify(args)}, { stdio: "inherit" });
+                     console.log("LAUNCHED " + c.pid);
+                     setInterval(() => {}, 1e6);`,
+                ],
+                { stdio: ["ignore", "pipe", "pipe"] },
             );
-        } finally {
-            if (isAlive(child)) process.kill(child, "SIGTERM"); // a failed run leaves nothing behind
-        }
-        assert.match(out, /simulate: the npm or npx that started it is gone: stopping; the simulated cluster is saved/);
-        assert.strictEqual(daemonsOf(root), "");
-    });
+            let out = "";
+            launcher.stdout!.on("data", (d) => (out += d));
+            launcher.stderr!.on("data", (d) => (out += d));
+            await expect(
+                holds("SERVING", () => out.includes("SERVING")),
+                { timeoutMs: 60_000 },
+            );
+            const launched = Number(/LAUNCHED (\d+)/.exec(out)![1]);
+            const child =
+                through === "directly"
+                    ? launched
+                    : Number(fs.readFileSync(`/proc/${launched}/task/${launched}/children`, "utf8").trim().split(" ")[0]);
+            assert.ok(child > 0, out);
+            launcher.kill("SIGKILL");
+            try {
+                await expect(
+                    holds(
+                        "the served lab gone",
+                        () => !isAlive(child),
+                        () => out.slice(-300),
+                    ),
+                    { timeoutMs: 30_000 },
+                );
+            } finally {
+                if (isAlive(child)) process.kill(child, "SIGTERM"); // a failed run leaves nothing behind
+            }
+            assert.match(out, /simulate: the npm or npx that started it is gone: stopping; the simulated cluster is saved/);
+            assert.strictEqual(daemonsOf(root), "");
+        });
 
     // three instants: step 1 under way, a step that has pushed and waits on Argo CD, a step after its revert was pushed;
     // the step-7 runs resume a root left at step 6 (the snapshot) rather than solving steps 1-6 first. The run that is

@@ -37,3 +37,26 @@ export function commandLine(pid: number): string {
 
 /** Whether a command line is npm's or npx's (`npm exec`, `npx`, `npm run`): a launcher whose child is the real program. */
 export const isNpmLauncher = (cmdline: string) => /(^|[\s/])(npm|npx)(-cli\.js)?(\s|$)/.test(cmdline);
+
+/** A shell running one command (`sh -c CMD`), as npm runs a package's bin: it stays between npm and the program. */
+const isShellOfOne = (cmdline: string) => /^(\S*\/)?(sh|bash|dash)\s+-c\s/.test(cmdline);
+
+/**
+ * The npm or npx that started a process, directly or through the shell npm runs it with (`npm exec` runs
+ * `sh -c 'gitops-lab ...'`): its pid and start time, or undefined when the process was not started so.
+ */
+export function npmLauncherOf(pid: number): { pid: number; startTime: number } | undefined {
+    let p = procStat(pid)?.ppid;
+    for (let hops = 0; p !== undefined && p > 1 && hops < 3; hops++) {
+        const cmd = commandLine(p);
+        const stat = procStat(p);
+        if (!stat) return undefined;
+        if (isNpmLauncher(cmd)) return { pid: p, startTime: stat.startTime };
+        if (!isShellOfOne(cmd)) return undefined;
+        p = stat.ppid;
+    }
+    return undefined;
+}
+
+/** Whether a launcher found by npmLauncherOf still runs (not a later process given its pid). */
+export const launcherRuns = (l: { pid: number; startTime: number }) => isAlive(l.pid) && procStat(l.pid)?.startTime === l.startTime;
