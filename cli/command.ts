@@ -7,6 +7,7 @@
  * Errors are one line on stderr, `gitops-lab <command>: <what was wrong and what to do>`.
  */
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { closest, distance } from "fastest-levenshtein";
 import { parseArgs, ParseArgsConfig } from "util";
@@ -180,6 +181,11 @@ export function oneOf(cmd: string, values: Values, names: string[]): void {
 export function stringOption(values: Values, name: string): string | undefined {
     const v = values[name];
     if (v === "") throw new UsageError(`--${name} was given an empty value: give one, or leave the option out`);
+    // --root=~/x: a shell expands ~ only at a word's start, so it came here as written and would name a folder called ~
+    if (typeof v === "string" && /^~(\/|$)/.test(v))
+        throw new UsageError(
+            `--${name} ${v}: ~ is not expanded after = (the shell expands it at a word's start only): write --${name} ${v} with a space, or the whole path (${path.join(os.homedir(), v.slice(2))})`,
+        );
     return typeof v === "string" ? v : undefined;
 }
 

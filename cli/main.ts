@@ -77,8 +77,12 @@ export async function main(argv: string[]): Promise<number> {
             name,
             COMMANDS.map((c) => c.name),
         );
+        // a word for taking a lab down: which command does it, for a simulated lab and for a lab host
+        const down = ["reset", "down", "teardown", "delete", "remove", "clean", "uninstall"].includes(name.toLowerCase())
+            ? "; to take a lab down: gitops-lab simulate --root DIR --reset (a simulated lab), gitops-lab destroy (a lab host)"
+            : "";
         console.error(
-            `gitops-lab: unknown command "${name}"${hint ? `; did you mean "${hint}"?` : ""} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
+            `gitops-lab: unknown command "${name}"${down || (hint ? `; did you mean "${hint}"?` : "")} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
         );
         return EXIT.USAGE;
     }

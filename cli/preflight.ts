@@ -6,6 +6,7 @@ import { shopLayout } from "../lab/shop/layout";
 import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
+import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
 import { Command, EXIT, stringOption } from "./command";
 import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, noKeysNote, readStackFile, secretKeysNote } from "./stackConfig";
 
@@ -32,7 +33,25 @@ export async function runPreflight(
         kubeconfigPath: cfg.kubeconfigPath || undefined,
         repos: [...shopRepoPaths(shopLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
     });
-    return [...checks, ...notes.map((detail) => ({ check: "the stack's configuration", verdict: "WARN" as const, detail }))];
+    const at = fs.statSync(cfg.root, { throwIfNoEntry: false });
+    // what up itself refuses, before it installs anything (index.ts): said here, not found there
+    const refused: PreflightResult[] = [
+        ...(at && !at.isDirectory()
+            ? [{ check: "the stack's root", verdict: "FAIL" as const, detail: `${cfg.root} is a file, not a folder: set root to a folder` }]
+            : []),
+        ...(cfg.tenantsLab && adopt && !cfg.imageRegistry && !fs.existsSync(k3sBinary())
+            ? [{ check: "the tenants lab's images have a way into the cluster", verdict: "FAIL" as const, detail: imagesNeedAWay() }]
+            : []),
+    ];
+    const overridden =
+        overrides.root !== undefined && stack.given.includes("root") && stack.config.root !== overrides.root
+            ? [`--root ${overrides.root} is checked in place of the file's root ${stack.config.root}, which up uses`]
+            : [];
+    return [
+        ...checks,
+        ...refused,
+        ...[...notes, ...overridden].map((detail) => ({ check: "the stack's configuration", verdict: "WARN" as const, detail })),
+    ];
 }
 
 export const preflight: Command = {

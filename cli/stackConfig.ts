@@ -27,6 +27,8 @@ function stackName(v: string | undefined): string {
 
 /** A YAML file's content; a syntax error is one line naming the file and the line. */
 function readYaml(file: string): unknown {
+    if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())
+        throw new Error(`${file} is a folder, not a stack configuration file: give the file in it (its Pulumi.<stack>.yaml)`);
     const doc = parseDocument(fs.readFileSync(file, "utf8"), { prettyErrors: true });
     const err = doc.errors[0];
     if (!err) return doc.toJSON();

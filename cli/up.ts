@@ -151,6 +151,7 @@ export const outputs: Command = {
         "--show-secrets   print the secret outputs' values too (argocdAdminPassword: the UI's admin password)",
     ],
     options: { "show-secrets": { type: "boolean" } },
+    misread: { "--json": "outputs prints one JSON object already (as pulumi stack output --json does): leave --json out" },
     async run(values) {
         const { stack } = await labStack(() => {}, { existing: "show" });
         const outs = await stack.outputs();

@@ -134,6 +134,13 @@ describe("gitops-lab: one command line", function () {
         const r = runCli("simualte", []);
         assert.strictEqual(r.code, 2);
         assert.match(r.stderr, /^gitops-lab: unknown command "simualte"; did you mean "simulate"\? \(one of: /);
+        // a word for taking a lab down: the command that does it
+        const reset = runCli("reset", ["--root", "/tmp/x"]);
+        assert.strictEqual(reset.code, 2);
+        assert.match(
+            reset.stderr,
+            /^gitops-lab: unknown command "reset"; to take a lab down: gitops-lab simulate --root DIR --reset \(a simulated lab\), gitops-lab destroy \(a lab host\) \(one of: /,
+        );
         const o = runCli("simulate", ["--root", "/tmp/x", "--throuhg", "3"]);
         assert.strictEqual(o.code, 2);
         assert.match(

@@ -135,6 +135,12 @@ describe("options are checked as a set (before anything runs)", () => {
             ["--root", "/var/lib/gitops-lab-not-there", "--cluster", "real"],
             /^gitops-lab simulate: --root \/var\/lib\/gitops-lab-not-there is under \/var\/lib, which the node has a folder of its own for; choose another directory/,
         ],
+        [
+            "simulate",
+            ["--root=~/lab8"],
+            /^gitops-lab simulate: --root ~\/lab8: ~ is not expanded after = \(the shell expands it at a word's start only\): write --root ~\/lab8 with a space, or the whole path \(\/\S+\/lab8\)$/,
+        ],
+        ["outputs", ["--json"], /^gitops-lab outputs: Unknown option '--json': outputs prints one JSON object already/],
     ];
     for (const [cmd, args, message] of refused) {
         it(`${cmd} ${args.join(" ")}: a usage error (2) in one line`, async () => {

@@ -142,6 +142,55 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("preflight fails what up refuses: a root that is a file, the tenants lab's images with no way in", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"));
+        const kubeconfig = path.join(dir, "kubeconfig");
+        fs.writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\n");
+        const rootFile = path.join(dir, "a-file");
+        fs.writeFileSync(rootFile, "x");
+        const asFile = runCli("preflight", ["--config-file", file(`config:\n  gitops-lab:root: ${rootFile}\n`)], { timeoutMs: 60_000 });
+        assert.strictEqual(asFile.code, 1, asFile.out);
+        assert.match(
+            asFile.stdout,
+            new RegExp(`^FAIL {2}the stack's root: ${rootFile} is a file, not a folder: set root to a folder$`, "m"),
+        );
+        const noWay = runCli(
+            "preflight",
+            [
+                "--config-file",
+                file(`config:\n  gitops-lab:root: ${dir}\n  gitops-lab:kubeconfigPath: ${kubeconfig}\n  gitops-lab:tenantsLab: true\n`),
+            ],
+            { timeoutMs: 60_000 },
+        );
+        assert.strictEqual(noWay.code, 1, noWay.out);
+        assert.match(noWay.stdout, /^FAIL {2}the tenants lab's images have a way into the cluster: .*set imageRegistry/m);
+        // --root beside the file's root: which one up uses is said
+        const other = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"));
+        const both = runCli("preflight", ["--config-file", file(`config:\n  gitops-lab:root: ${dir}\n`), "--root", other], {
+            timeoutMs: 60_000,
+        });
+        assert.match(
+            both.stdout,
+            new RegExp(
+                `^WARN {2}the stack's configuration: --root ${other} is checked in place of the file's root ${dir}, which up uses$`,
+                "m",
+            ),
+        );
+    });
+
+    it("a folder for the file, a root with a space at its end: each said in one line", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-dir-"));
+        const folder = runCli("preflight", ["--config-file", dir], { timeoutMs: 60_000 });
+        assert.strictEqual(folder.code, 1, folder.out);
+        assert.match(
+            folder.stderr,
+            new RegExp(`^gitops-lab preflight: ${dir} is a folder, not a stack configuration file: give the file in it`),
+        );
+        const spaced = runCli("preflight", ["--config-file", file(`config:\n  gitops-lab:root: "${dir} "\n`)], { timeoutMs: 60_000 });
+        assert.strictEqual(spaced.code, 1, spaced.out);
+        assert.match(spaced.stderr, /gitops-lab:root is "[^"]+ "; allowed: a path with no space at either end/);
+    });
+
     it("a relative root or kubeconfigPath in the file is refused in the file's line; a secret key of the lab's is said", () => {
         const rel = runCli("preflight", ["--config-file", file("config:\n  gitops-lab:root: relative/pf\n")], { timeoutMs: 60_000 });
         assert.strictEqual(rel.code, 1, rel.out);

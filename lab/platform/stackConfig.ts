@@ -35,6 +35,8 @@ export const STACK_CONFIG = z.object({
     root: z
         .string({ error: "an absolute directory path, e.g. /" })
         .refine((v) => v.startsWith("/"), { error: "an absolute directory path, e.g. /" })
+        // a path pasted with a space at an end names another folder: said, never taken
+        .refine((v) => v.trim() === v, { error: "a path with no space at either end (a pasted one often has one: remove it)" })
         .default(DEFAULTS.root),
     solveThrough: whole(0, 8, "a whole number from 0 to 8").default(DEFAULTS.solveThrough),
     k3sVersion: z.string().regex(K3S_VERSION_RE, { error: "a k3s release tag like v1.36.4+k3s1" }).default(DEFAULTS.k3sVersion),
