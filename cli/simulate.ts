@@ -7,10 +7,12 @@
  * Argo CD. Steps 1-N run through the same code `pulumi up` runs. The simulated cluster is saved
  * as etcd keeps a cluster (FakeKube.persistTo), so a run stopped at any instant resumes on the same DIR.
  */
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
+import { CLONES_DIR, foreignKubeconfig, recordServed, servedKubeconfig } from "../sim/servedFiles";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
@@ -87,9 +89,6 @@ function onSignal(
     };
 }
 
-/** Where the served instructions clone the labs' repositories, under the root. */
-export const CLONES_DIR = "clones";
-
 /**
  * A word of a printed command, quoted for a POSIX shell where it needs it (a path with a space):
  * single quotes, each ' inside written '\''. (One rule, so no shell-quoting package for it.)
@@ -133,10 +132,19 @@ function nextStep(lab: string, steps: LabStep[], at: number, grade: string, notD
  * The learner's own clone of a served repository: made, or, when a run before made it (a served lab
  * started again, its git daemon perhaps on another port), pointed at where the repository is served now.
  */
-function cloneLine(url: string, dir: string): string {
-    return fs.existsSync(path.join(dir, ".git"))
-        ? `  git -C ${shellWord(dir)} remote set-url origin ${url}`
-        : `  git clone ${url} ${shellWord(dir)}`;
+function cloneLine(url: string, dir: string, bareRepo: string): string[] {
+    const clone = [`  git clone ${url} ${shellWord(dir)}`];
+    if (!fs.existsSync(path.join(dir, ".git"))) return clone;
+    // a clone a reset kept (its work not pushed) of the repository before it: its history is not this one's
+    const git = (args: string[]) => spawnSync("git", args, { encoding: "utf8" });
+    const theirs = git(["-C", dir, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/main^{commit}"]).stdout.trim();
+    if (theirs && git(["--git-dir", bareRepo, "cat-file", "-e", `${theirs}^{commit}`]).status !== 0)
+        return [
+            `  # ${dir} is a clone of this lab before a reset (its origin/main is not in the repository now): keep it aside, then clone again`,
+            `  mv ${shellWord(dir)} ${shellWord(`${dir}.before-reset`)}`,
+            ...clone,
+        ];
+    return [`  git -C ${shellWord(dir)} remote set-url origin ${url}`];
 }
 
 /**
@@ -167,7 +175,7 @@ export function serveInstructions(
         lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade, notDone.shop));
         lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
         if (labs.shop >= 1) {
-            lines.push(cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "shop-envs")));
+            lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "shop-envs"), l.bareRepo));
             lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         }
         if (labs.shop >= 2) lines.push(`  ${REFRESH.shop.command}`, `  # ${REFRESH.shop.without}`);
@@ -180,7 +188,7 @@ export function serveInstructions(
         lines.push(
             `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
         );
-        lines.push(cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "platform")));
+        lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "platform"), l.bareRepo));
         lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         lines.push(`  ${REFRESH.tenants.command}`, `  # ${REFRESH.tenants.without}`);
         lines.push(`  kubectl get pods -n mandant-b`);
@@ -313,7 +321,7 @@ export const simulate: Command = {
         const argocdVersion = stringOption(values, "argocd-version") ?? DEFAULT_ARGOCD_VERSION;
         if (!isArgoCdVersion(argocdVersion))
             throw new UsageError(`--argocd-version takes ${ARGOCD_VERSIONS.join(", ")}, got "${argocdVersion}"`);
-        const rootProblem = hostRootProblem(root);
+        const rootProblem = hostRootProblem(root) ?? (values.serve ? foreignKubeconfig(root) : undefined);
         if (rootProblem) throw new UsageError(rootProblem);
         const say = (l: string) => console.log(l);
         // a relative root is taken from the current folder: said, so it is never a surprise folder inside the project
@@ -434,7 +442,8 @@ export const simulate: Command = {
                     say(l);
                 return EXIT.OK;
             }
-            const kubeconfigFile = path.join(root, "kubeconfig");
+            const kubeconfigFile = servedKubeconfig(root);
+            recordServed(root); // what was not there before, so that a reset removes only that
             writeFileAtomic(kubeconfigFile, lab.kubeconfig, 0o600); // the served cluster's, for its starter alone
             for (const l of serveInstructions(
                 { root, url: (r) => lab!.daemon.url(r) },

@@ -31,7 +31,7 @@ import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "../lab/ports/lock";
 import { madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
-import { unpushedWork } from "../lab/platform/labRepo";
+import { removeServedFiles, servedFiles } from "./servedFiles";
 
 export interface SimulatedLab {
     layout: ShopLayout;
@@ -320,9 +320,6 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
 /** The annotation on argocd-cmd-params-cm that keeps the Argo CD version a saved cluster was simulated as. */
 const SIMULATED_VERSION = "gitops-lab.dev/simulated-argocd-version";
 
-/** What a served lab leaves under its root besides the labs: the kubeconfig it wrote and the clones its instructions make. */
-export const servedFiles = (root: string) => [path.join(root, "kubeconfig"), path.join(root, "clones")];
-
 /**
  * A root that is a host's own lab location is no simulation's: `/` (the lab host's /srv/bare and
  * /root/cnpa-env), or one whose lab folders hold something while nothing says a simulation ran there
@@ -423,29 +420,7 @@ export async function resetSimulatedLab(
     fs.rmSync(repoCacheDir(root), { recursive: true, force: true });
     fs.rmSync(podDir(root), { recursive: true, force: true });
     // kept on purpose: the learner's (their work, their files); a reset that keeps only these has done its work
-    const kept: string[] = [];
-    for (const p of servedFiles(root)) {
-        if (!fs.existsSync(p)) continue;
-        // a clone the served lab told the learner to make is theirs once it holds work its repository lacks
-        const withWork: string[] = [];
-        if (fs.statSync(p).isDirectory())
-            for (const name of fs.readdirSync(p)) {
-                const clone = path.join(p, name);
-                const work = fs.existsSync(path.join(clone, ".git")) ? await unpushedWork(clone) : [];
-                if (work.length) {
-                    withWork.push(clone);
-                    log(
-                        `kept ${clone}: it holds work the repository does not (${work.join("; ")}): push it or copy it out, then remove the folder by hand`,
-                    );
-                } else fs.rmSync(clone, { recursive: true, force: true });
-            }
-        if (withWork.length) {
-            kept.push(p);
-            continue;
-        }
-        fs.rmSync(p, { recursive: true, force: true });
-        log(`removed ${p} (written for the served lab)`);
-    }
+    const kept: string[] = await removeServedFiles(root, log);
     // only the folders a run recorded as made; one that was there before the lab stays, and the reset says so
     const made = new Set(madeDirs(root));
     for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), shop.workDir, tenants.workDir, path.join(root, "root")]) {

@@ -653,6 +653,34 @@ describe("simulate resumed as another Argo CD version", function () {
 });
 
 describe("the served block when the learner's clone is there", () => {
+    it("a clone of the lab before a reset is set aside, not pointed at the new repository", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-stale-"));
+        try {
+            const { bareRepo } = shopLayout(root);
+            const clone = path.join(root, "clones", "shop-envs");
+            // the repository as built again, and a clone of the one before it (its history another)
+            for (const [repo, msg] of [
+                [bareRepo, "built again"],
+                [path.join(root, "before.git"), "before the reset"],
+            ]) {
+                await git(["init", "--quiet", "--bare", "--initial-branch=main", repo]);
+                const work = fs.mkdtempSync(path.join(os.tmpdir(), "served-stale-work-"));
+                await git(["clone", "--quiet", repo, work]);
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "--allow-empty", "-m", msg], work);
+                await git(["push", "--quiet", "origin", "HEAD:main"], work);
+                fs.rmSync(work, { recursive: true, force: true });
+            }
+            await git(["clone", "--quiet", path.join(root, "before.git"), clone]);
+            const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:40123/${r}` }, `${root}/kubeconfig`, { shop: 3 });
+            const at = block.indexOf(`  mv ${clone} ${clone}.before-reset`);
+            assert.ok(at > 0 && block[at - 1].includes("is a clone of this lab before a reset"), block.join("\n"));
+            assert.strictEqual(block[at + 1], `  git clone git://127.0.0.1:40123/shop-envs.git ${clone}`);
+            assert.ok(!block.some((l) => l.includes("remote set-url")), block.join("\n"));
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("points the clone at where the repository is served now", () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-clone-"));
         try {

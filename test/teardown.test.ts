@@ -20,6 +20,7 @@ import { labAt, LabAt, rootAt } from "./helpers/labAt";
 import { runCli, runMain } from "./helpers/cli";
 import { tenantsAt } from "./helpers/tenantsAt";
 import { clusterStateFile, hostRootProblem, resetSimulatedLab } from "../sim/simulatedLab";
+import { recordServed } from "../sim/servedFiles";
 
 describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster)", function () {
     this.timeout(60_000);
@@ -345,8 +346,10 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         const root = at.layout.root;
         try {
             fs.writeFileSync(clusterStateFile(root), at.lab.kube.dump());
+            // as the served lab leaves them: recorded first, then its kubeconfig, then the learner's clone by its instructions
+            recordServed(root);
             fs.writeFileSync(path.join(root, "kubeconfig"), at.lab.kubeconfig);
-            fs.mkdirSync(path.join(root, "clones", "platform"), { recursive: true });
+            await git(["clone", "--quiet", at.layout.bareRepo, path.join(root, "clones", "platform")]);
             await at.lab.stop();
             const r = await reset(root);
             assert.deepStrictEqual(r.left, []);
@@ -358,6 +361,35 @@ describe("reset says only what it did, on any state it can recognise, and leaves
                 [],
                 r.out,
             );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("keeps the learner's own kubeconfig and files beside the clones; serving over that kubeconfig is refused", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "own-files-"));
+        try {
+            const mine = "apiVersion: v1\nkind: Config\ncurrent-context: my-cluster\n";
+            fs.writeFileSync(path.join(root, "kubeconfig"), mine);
+            fs.mkdirSync(path.join(root, "clones"));
+            fs.writeFileSync(path.join(root, "clones", "notes.txt"), "mine");
+            const served = await runMain("simulate", ["--root", root, "--through", "0", "--serve"]);
+            assert.strictEqual(served.code, 2, served.out);
+            assert.match(
+                served.stderr,
+                new RegExp(
+                    `${root}/kubeconfig is there and is not a served lab's kubeconfig \\(yours\\?\\): .*move it away, or give another --root`,
+                ),
+            );
+            assert.strictEqual(fs.readFileSync(path.join(root, "kubeconfig"), "utf8"), mine, "not rewritten");
+            const made = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(made.code, 0, made.out);
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            assert.strictEqual(fs.readFileSync(path.join(root, "kubeconfig"), "utf8"), mine, "kept");
+            assert.strictEqual(fs.readFileSync(path.join(root, "clones", "notes.txt"), "utf8"), "mine", "kept");
+            assert.match(r.out, new RegExp(`kept ${root}/kubeconfig: it is not a served lab's kubeconfig`));
+            assert.match(r.out, new RegExp(`kept ${root}/clones/notes.txt: the served lab did not make it`));
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

@@ -1,0 +1,76 @@
+/**
+ * What a served lab writes under its root besides the labs: the kubeconfig of its simulated API and
+ * the folder its instructions clone the labs' repositories into. A reset removes them only as far as
+ * they are the lab's: a kubeconfig of the learner's own, a file they put in the clones' folder, a
+ * clone holding work the repository lacks, and a folder that was there before the lab stay, each said.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { madeDirs, recordMade } from "../lab/kit/layout";
+import { unpushedWork } from "../lab/platform/labRepo";
+
+/** Where the served instructions clone the labs' repositories, under the root, and each lab's clone's name there. */
+export const CLONES_DIR = "clones";
+const LAB_CLONES = ["shop-envs", "platform"];
+
+export const servedKubeconfig = (root: string) => path.join(root, "kubeconfig");
+export const servedFiles = (root: string) => [servedKubeconfig(root), path.join(root, CLONES_DIR)];
+
+/** Whether a kubeconfig is one a served lab wrote (its simulated API on loopback, its context "fake"). */
+export function isServedKubeconfig(file: string): boolean {
+    const text = fs.readFileSync(file, "utf8");
+    return /^current-context: fake$/m.test(text) && /^\s+server: https?:\/\/127\.0\.0\.1:\d+$/m.test(text);
+}
+
+/** The one line refusing to serve over a kubeconfig that is not a served lab's; undefined when there is none or it is ours. */
+export function foreignKubeconfig(root: string): string | undefined {
+    const file = servedKubeconfig(root);
+    if (!fs.existsSync(file) || (fs.statSync(file).isFile() && isServedKubeconfig(file))) return undefined;
+    return `${file} is there and is not a served lab's kubeconfig (yours?): the served lab writes its own there; move it away, or give another --root`;
+}
+
+/** Before the served lab writes them: which of its files and folders were not there (so a reset removes only those). */
+export const recordServed = (root: string) => recordMade(root, servedFiles(root));
+
+/** Removes what a served lab wrote under the root and is still the lab's; returns what it kept. */
+export async function removeServedFiles(root: string, log: (line: string) => void): Promise<string[]> {
+    const kept: string[] = [];
+    const made = new Set(madeDirs(root));
+    const kubeconfig = servedKubeconfig(root);
+    if (fs.existsSync(kubeconfig)) {
+        if (fs.statSync(kubeconfig).isFile() && isServedKubeconfig(kubeconfig)) {
+            fs.rmSync(kubeconfig, { force: true });
+            log(`removed ${kubeconfig} (written for the served lab)`);
+        } else {
+            kept.push(kubeconfig);
+            log(`kept ${kubeconfig}: it is not a served lab's kubeconfig`);
+        }
+    }
+    const clones = path.join(root, CLONES_DIR);
+    if (!fs.existsSync(clones) || !fs.statSync(clones).isDirectory()) return kept;
+    const theirs: string[] = [];
+    for (const name of fs.readdirSync(clones)) {
+        const clone = path.join(clones, name);
+        // a lab's clone the instructions made: the learner's once it holds work its repository lacks
+        const isClone = LAB_CLONES.includes(name) && fs.existsSync(path.join(clone, ".git"));
+        const work = isClone ? await unpushedWork(clone) : [];
+        if (isClone && !work.length) fs.rmSync(clone, { recursive: true, force: true });
+        else {
+            theirs.push(name);
+            log(
+                isClone
+                    ? `kept ${clone}: it holds work the repository does not (${work.join("; ")}): copy it out, then remove the folder by hand`
+                    : `kept ${clone}: the served lab did not make it`,
+            );
+        }
+    }
+    if (theirs.length) return [...kept, clones];
+    if (made.has(clones)) {
+        fs.rmdirSync(clones);
+        log(`removed ${clones} (written for the served lab)`);
+    } else {
+        kept.push(clones);
+        log(`kept ${clones}: it was there before the lab (a reset removes only what the lab made)`);
+    }
+    return kept;
+}
