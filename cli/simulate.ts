@@ -27,6 +27,7 @@ import { ArgoCdVersion, ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion
 import { REAL_ARGOCD_DEFAULT } from "../realplane/versions";
 import {
     hostRootProblem,
+    resetMarkerFile,
     resetSimulatedLab,
     SimulatedLab,
     solveSimulatedLab,
@@ -352,6 +353,12 @@ export const simulate: Command = {
             }
             const clusterKind = stringOption(values, "cluster") ?? "sim";
             if (clusterKind !== "sim" && clusterKind !== "real") throw new UsageError(`--cluster takes sim or real, got "${clusterKind}"`);
+            if (clusterKind === "sim" && fs.existsSync(resetMarkerFile(root))) {
+                // asked for and not finished: finished now, so nothing is built on a lab half taken down
+                say(`simulate: a reset of ${root} was interrupted: finishing it first`);
+                const { left } = await resetSimulatedLab(root, say);
+                if (left.length) throw new Error(`the reset left ${left.join(", ")} (the lines above say why each was kept)`);
+            }
             if (clusterKind === "real") {
                 checkNodeVisible(root, rootArg);
                 real = true;

@@ -340,6 +340,9 @@ export function hostRootProblem(root: string): string | undefined {
         : undefined;
 }
 
+/** Written when a reset begins and removed when it ends: there, a reset was interrupted and the next run finishes it. */
+export const resetMarkerFile = (root: string) => path.join(root, ".gitops-lab-resetting");
+
 /** Everything a lab on this root may have left: if none of it exists, the root holds no lab. */
 function labTraces(root: string): string[] {
     const shop = shopLayout(root);
@@ -354,6 +357,7 @@ function labTraces(root: string): string[] {
         repoCacheDir(root),
         daemonPidFile(root),
         ...servedFiles(root),
+        resetMarkerFile(root),
     ].filter((p) => fs.existsSync(p));
 }
 
@@ -374,6 +378,8 @@ export async function resetSimulatedLab(
         log(`nothing to reset: ${root} holds no lab`);
         return { left: [], kept: [] };
     }
+    // a reset stopped half-way leaves a lab no run can build on (result files gone, the ApplicationSet still there)
+    fs.writeFileSync(resetMarkerFile(root), `${new Date().toISOString()}\n`);
     const stateFile = clusterStateFile(root);
     const hadCluster = fs.existsSync(stateFile);
     try {
@@ -443,6 +449,7 @@ export async function resetSimulatedLab(
         }
     }
     if ([...made].every((d) => !fs.existsSync(d))) fs.rmSync(madeRecordFile(root), { force: true });
-    leftovers.push(...labTraces(root).filter((p) => !kept.includes(p)));
+    leftovers.push(...labTraces(root).filter((p) => !kept.includes(p) && p !== resetMarkerFile(root)));
+    if (!leftovers.length) fs.rmSync(resetMarkerFile(root), { force: true });
     return { left: [...new Set(leftovers)], kept };
 }

@@ -436,6 +436,32 @@ describe("simulate: stopped at any instant, it resumes", function () {
     }
 });
 
+describe("simulate: a reset interrupted", function () {
+    this.timeout(300_000);
+
+    it("given a reset killed after the result files went, then the next run finishes it first and builds the lab", async () => {
+        const root = await rootAt(8);
+        try {
+            const reset = startSimulate(["--root", root, "--reset"]);
+            await expect(
+                holds("the result files removed", () => reset.out().includes("removed the result files")),
+                { timeoutMs: 120_000 },
+            );
+            reset.child.kill("SIGKILL");
+            await reset.exited;
+            await expect(holds("its git daemon gone with it", () => daemonsOf(root) === ""));
+            const again = await runMain("simulate", ["--root", root, "--through", "2"]);
+            assert.strictEqual(again.code, 0, again.out);
+            assert.match(again.stdout, new RegExp(`^simulate: a reset of ${root} was interrupted: finishing it first$`, "m"));
+            const v = await runMain("verify", ["--root", root, "--offline", "--through", "2"]);
+            assert.strictEqual(v.code, 0, v.out);
+            assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-resetting")), "the reset is done");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("simulate: a root it cannot use is one line", function () {
     this.timeout(60_000);
 
