@@ -376,6 +376,15 @@ export const simulate: Command = {
             // nothing of it is solved or waited for again (steps cannot be undone, and the learner's work is the learner's)
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
             const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
+            // a lab past its first step whose repository was removed by hand: nothing it stands on can be served or built
+            for (const [on, done, repo] of [
+                [shop, shopDone, shopLayout(root).bareRepo],
+                [tenants, tenantsDone, tenantsLayout(root).bareRepo],
+            ] as const)
+                if (on && done >= 2 && !fs.existsSync(path.join(repo, "HEAD")))
+                    throw new Error(
+                        `${repo} is gone while the lab under ${root} is at step ${done}: its steps stand on it, so it is neither served nor built on; put it back (from a copy), or start over: gitops-lab simulate --root ${shellWord(root)} --reset, then the lab again`,
+                    );
             const tenantsFlag = which === "both" ? "--tenants-through" : "--through";
             const shopAsItStands = !!values.serve && shop && shopDone > 0 && through <= shopDone;
             const tenantsAsItStands = !!values.serve && tenants && tenantsDone > 0 && tenantsThrough <= tenantsDone;

@@ -185,9 +185,13 @@ export const verify: Command = {
                 verdict = {
                     ...verdict,
                     line:
-                        (begins(which, layout.bareDir)
-                            ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
-                            : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`) +
+                        (progress >= 2
+                            ? `${verdict.line} (the ${which} lab under ${layout.root} is at step ${progress}, but its repository ${layout.bareRepo} is gone: put it back, or start over (a simulated lab: gitops-lab simulate --root ${layout.root} --reset; a lab host: destroy, then up))`
+                            : begins(which, layout.bareDir) && verdict.missing?.hint
+                              ? verdict.line // its own hint says what is there
+                              : begins(which, layout.bareDir)
+                                ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
+                                : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`) +
                         theOther,
                 };
             if (values.json) {

@@ -436,6 +436,33 @@ describe("simulate: stopped at any instant, it resumes", function () {
     }
 });
 
+describe("simulate: a lab's repository removed by hand", function () {
+    this.timeout(120_000);
+
+    it("given the shop repository deleted at step 4, then served or run, it says the repository is gone, not a step to do", async () => {
+        const root = await rootAt(4);
+        try {
+            fs.rmSync(shopLayout(root).bareRepo, { recursive: true, force: true });
+            for (const args of [
+                ["--through", "4"],
+                ["--through", "5"],
+            ]) {
+                const r = await runMain("simulate", ["--root", root, ...args]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.match(
+                    r.stderr,
+                    new RegExp(
+                        `^gitops-lab simulate: ${shopLayout(root).bareRepo} is gone while the lab under ${root} is at step 4: .*--reset, then the lab again\\n$`,
+                    ),
+                );
+            }
+            assert.ok(!fs.existsSync(shopLayout(root).bareRepo), "nothing was built in its place");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("simulate: a reset interrupted", function () {
     this.timeout(300_000);
 

@@ -578,6 +578,36 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a bare repository under another name, a lab's repository removed: each said as it is", async () => {
+        await atShop(0, async (root) => {
+            const layout = shopLayout(root);
+            const other = layout.bareRepo.replace(/\.git$/, "");
+            await git(["init", "--quiet", "--bare", "--initial-branch=main", other]);
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: the bare repository is at ${other}, and the lab's .* is ${layout.bareRepo}: mv ${other} ${layout.bareRepo}, then`,
+                ),
+            );
+            assert.doesNotMatch(r.stdout, /not begun/, "its own hint says what is there");
+        });
+        await atShop(4, async (root) => {
+            const layout = shopLayout(root);
+            fs.rmSync(layout.bareRepo, { recursive: true, force: true });
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `\\(the shop lab under ${root} is at step 4, but its repository ${layout.bareRepo} is gone: put it back, or start over`,
+                ),
+            );
+            assert.doesNotMatch(r.stdout, /not begun/);
+        });
+    });
+
     it("a report with a wrong key: the hint names the key", async () => {
         await atShop(8, async (root) => {
             const file = shopLayout(root).resultFile("report");

@@ -52,6 +52,19 @@ const step1: Check<ShopWorld>[] = [
         name: "the bare repository exists with a main branch",
         run: async (w) => {
             const outcome = { ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: "no repository" };
+            if (!outcome.ok && !w.repo.exists()) {
+                // made under another name beside it (shop-envs without .git, most often): the git daemon serves the lab's name only
+                const beside = fs.existsSync(w.layout.bareDir)
+                    ? fs.readdirSync(w.layout.bareDir).filter((n) => fs.existsSync(path.join(w.layout.bareDir, n, "HEAD")))
+                    : [];
+                if (!beside.length) return outcome;
+                const other = path.join(w.layout.bareDir, beside[0]);
+                return {
+                    ...outcome,
+                    found: `no repository there (a bare repository is at ${other})`,
+                    hint: `the bare repository is at ${other}, and the lab's (which the git daemon serves, and Argo CD reads) is ${w.layout.bareRepo}: mv ${other} ${w.layout.bareRepo}, then in your clone git remote set-url origin ${w.layout.bareRepo}`,
+                };
+            }
             if (outcome.ok || !w.repo.exists()) return outcome;
             // pushed under another name (git's default master, most often)
             const others = await w.repo.branches();
