@@ -282,6 +282,11 @@ export const doctor: Command = {
     async run(values) {
         onlyWith("doctor", values, "interval", "watch");
         onlyWith("doctor", values, "metrics-port", "watch");
+        // --from reads the dump alone: a kubeconfig beside it would be read by nothing, without a word
+        if (values.from !== undefined && values.kubeconfig !== undefined)
+            throw new UsageError(
+                "--from and --kubeconfig do not go together: --from reads only the dump; for a live read give --kubeconfig alone (see gitops-lab doctor --help)",
+            );
         const interval = numberOption(values, "interval", { min: 0.05, default: 30, unit: "seconds" });
         const stuckAfterSeconds = numberOption(values, "stuck-after", { min: 0, default: 600, unit: "seconds" });
         const metricsPort =

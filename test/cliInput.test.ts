@@ -140,6 +140,11 @@ describe("options are checked as a set (before anything runs)", () => {
             ["--root=~/lab8"],
             /^gitops-lab simulate: --root ~\/lab8: ~ is not expanded after = \(the shell expands it at a word's start only\): write --root ~\/lab8 with a space, or the whole path \(\/\S+\/lab8\)$/,
         ],
+        [
+            "doctor",
+            ["--from", "/tmp/x.json", "--kubeconfig", "/tmp/kc"],
+            /^gitops-lab doctor: --from and --kubeconfig do not go together: --from reads only the dump/,
+        ],
         ["outputs", ["--json"], /^gitops-lab outputs: Unknown option '--json': outputs prints one JSON object already/],
     ];
     for (const [cmd, args, message] of refused) {

@@ -313,6 +313,14 @@ describe("rollout doctor: the cause where it really is", () => {
         assert.match(d.summary, /the dump holds no Jobs or Pods: dump them too, kubectl get \.\.\.,jobs,pods -A -o json/);
     });
 
+    it("a dump with Pods but no Jobs: it says to dump the Jobs, not that the Job is gone", () => {
+        const l = fieldReport();
+        l.items = itemsOf(l).filter((o) => o.kind !== "Job");
+        const [d] = diagnose(dumpFromList(l), opts);
+        assert.match(d.summary, /the dump holds no Jobs: dump them too, kubectl get \.\.\.,jobs,pods -A -o json/);
+        assert.doesNotMatch(d.summary, /gone from the cluster/);
+    });
+
     it("given the Pod's log (live mode reads it), then the hook's own error line comes from the log", () => {
         const l = fieldReport();
         const pods = itemsOf(l).filter((o) => o.kind === "Pod");

@@ -156,6 +156,13 @@ const MISTAKES: Mistake[] = [
         /cut\.json is not JSON \(it stops mid-JSON at line 3, as a file cut short does \(an interrupted copy or command\): make it again\)/,
     ],
     ["learner", "doctor", ["--from", "{dir}/bom.json"], 1, /is not JSON \(it starts with a byte-order mark/],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/twice.json"],
+        1,
+        /twice\.json is not JSON \(it holds a second JSON value after a whole first one, the second beginning at line 4 \(written twice, appended with >>\?\): make it again, written once with >\)/,
+    ],
     ["learner", "doctor", ["--from", "{dir}/utf16.json"], 1, /utf16\.json holds no ApplicationSets and no Applications/],
     [
         "author",
@@ -375,6 +382,7 @@ describe("mistakes at the command line, and their answers", function () {
         const event = (name: string) => ({ apiVersion: "v1", kind: "Event", metadata: { name, namespace: "argocd" }, reason: "Synced" });
         write("events.json", list(event("a"), event("b"), { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "argocd" } }));
         write("cut.json", '{\n  "apiVersion": "v1",\n  "kind": "List", "items": [{"kind": "Applic');
+        write("twice.json", '{\n  "kind": "List", "items": []\n}\n{\n  "kind": "List", "items": []\n}\n');
         write("bom.json", "\ufeff" + JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
         // as PowerShell's > writes it: UTF-16LE with a byte-order mark
         fs.writeFileSync(

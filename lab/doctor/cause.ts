@@ -29,8 +29,9 @@ export function causeOf(dump: Dump, app: Application | undefined, appStatus: App
         const retrying = op?.phase === "Running" && retries > 0;
         const where = hook.log
             ? `: "${hook.log}"`
-            : hook.jobGone && dump.fromFile && !dump.jobs.length && !dump.pods.length
-              ? ` (the dump holds no Jobs or Pods: dump them too, kubectl get ...,jobs,pods -A -o json, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
+            : hook.jobGone && dump.fromFile && !dump.jobs.length
+              ? // a dump without Jobs says nothing of whether the Job is gone: it was not asked for
+                ` (the dump holds no Jobs${dump.pods.length ? "" : " or Pods"}: dump them too, kubectl get ...,jobs,pods -A -o json, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
               : hook.jobGone
                 ? ` (the Job is gone from the cluster, and its Pods' logs with it: ${retrying ? "the next sync attempt runs" : "a new sync runs"} the hook again, whose log then says why)`
                 : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;

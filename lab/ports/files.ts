@@ -55,6 +55,11 @@ export function parseJson(text: string): unknown {
             throw new Error(
                 `it stops mid-JSON at line ${text.slice(0, end).split("\n").length}, as a file cut short does (an interrupted copy or command): make it again`,
             );
+        // a whole first value, then more: two documents one after the other (a command appended twice with >>)
+        if (!m && /after JSON at position/.test(message))
+            throw new Error(
+                `it holds a second JSON value after a whole first one, the second beginning at line ${text.slice(0, Number(at?.[1] ?? 0)).split("\n").length} (written twice, appended with >>?): make it again, written once with >`,
+            );
         if (!m) throw new Error(message);
         const code = m[0].charCodeAt(0);
         const before = text.slice(0, m.index).split("\n");
