@@ -519,6 +519,11 @@ describe("mistakes in a result file's values, and their hints", () => {
             /^order\[0\]\.healthy_at holds "2026-12-06 00:14:06\.919": write the time as Kubernetes writes it, RFC 3339 with a T and a zone/,
         ],
         [stallCommit, `${sha} ${sha.slice(0, 7)}`, /^it holds 2 commits: write one/],
+        [
+            field("report", "bad_commit_reached_prod"),
+            1,
+            /^it holds 1, a number: write true or false \(if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false\)$/,
+        ],
     ] as [SchemaField, unknown, RegExp][])
         it(`${f.key} = ${JSON.stringify(value)}`, () => {
             assert.ok(!f.check(value), "a mistake");

@@ -259,6 +259,15 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: appset\.yaml's ApplicationSet names no namespace \(kubectl apply then puts it in the current one, default, unless given -n argocd\); Argo CD reads ApplicationSets in its own namespace, argocd, only/,
             );
+            // applied right with -n argocd, the file without its namespace: the file's namespace is what is said
+            await run("kubectl", ["--kubeconfig", kubeconfig, "delete", "-n", "default", "applicationset", "shop"]);
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-n", "argocd", "-f", at.lab.layout.appsetFile]);
+            const applied = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(applied.code, 1, applied.out);
+            assert.match(applied.stdout, /hint: appset\.yaml's ApplicationSet names no namespace/);
+            assert.doesNotMatch(applied.stdout, /does not say so/);
+            await run("kubectl", ["--kubeconfig", kubeconfig, "delete", "-n", "argocd", "applicationset", "shop"]);
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-n", "default", "-f", at.lab.layout.appsetFile]);
             // the file put right, not applied: the cluster's is said to be where Argo CD does not look
             fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
             const live = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
@@ -548,6 +557,17 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: promote\.from and promote\.to are swapped: from is where release\/prod was before the promotion/);
+        });
+    });
+
+    it("bad_commit and revert_commit swapped: the hint says so", async () => {
+        await atShop(7, async (root) => {
+            const file = shopLayout(root).resultFile("revert");
+            const r0 = JSON.parse(fs.readFileSync(file, "utf8"));
+            fs.writeFileSync(file, JSON.stringify({ ...r0, bad_commit: r0.revert_commit, revert_commit: r0.bad_commit }));
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: bad_commit and revert_commit are swapped: bad_commit is the commit that added missing\.yaml/);
         });
     });
 

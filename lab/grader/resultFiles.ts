@@ -186,6 +186,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
         if (unquoted !== undefined && typeof unquoted !== "string" && f.check(unquoted))
             return `it holds the string ${held}: write ${v} without the quotes`;
     }
+    // 0 or 1 where a boolean goes: a shell's exit status copied (git merge-base --is-ancestor's), where 0 means yes
+    if ((v === 0 || v === 1) && f.check(true))
+        return `it holds ${v}, a number: write true or false${v === 1 ? " (if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false)" : " (if 0 is a command's exit status, as git merge-base --is-ancestor's, it means yes: true)"}`;
     // something inside a list or an object: named where it is (order[0].step), with the same fixes
     const issue = f.issue(v);
     if (issue && issue.path.length > 0) {

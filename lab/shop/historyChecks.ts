@@ -167,6 +167,13 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                 { before: false, after: true },
                 { before: before.includes("missing.yaml"), after: after.includes("missing.yaml") },
             );
+            // written the other way round: bad_commit is the revert of revert_commit (which added missing.yaml)
+            const rc = obj(w, "revert")?.revert_commit;
+            if (!outcome.ok && isSha(rc) && (await w.repo.message(bad)).includes(`This reverts commit ${rc}`))
+                return {
+                    ...outcome,
+                    hint: "bad_commit and revert_commit are swapped: bad_commit is the commit that added missing.yaml, revert_commit the one git revert made of it",
+                };
             // another name that is not there either (missing.yml): as broken, but not the file the step names
             const added = after.filter((r) => !before.includes(r) && r !== "missing.yaml");
             if (!outcome.ok && !added.length) {
