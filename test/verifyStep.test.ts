@@ -1566,6 +1566,69 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.hook_error the log's header, stall.hook_job a Pod: each hint says what it is", async () => {
+        await atTenants(2, async (root) => {
+            editResult(tenantsLayout(root).resultFile("stall"), { hook_error: "In ConfigurationManager.php line 387:" });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: hook_error holds another line the hook prints \("In ConfigurationManager\.php line 387:"\): write the error line itself/,
+            );
+            editResult(tenantsLayout(root).resultFile("stall"), { hook_error: HOOK_ERROR, hook_job: "mandant-b/site-setup-8833f" });
+            const pod = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(pod.code, 1, pod.out);
+            assert.match(
+                pod.stdout,
+                /hook_job holds "mandant-b\/site-setup-8833f": mandant-b\/site-setup-8833f is one of the hook Job's Pods: write the Job itself/,
+            );
+        });
+    });
+
+    it("stall.commit on a branch of its own, recovery.commit an amended stall.commit: each hint says what happened", async () => {
+        await atTenants(2, async (root) => {
+            const layout = tenantsLayout(root);
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git(["checkout", "--quiet", "-B", "release-1.2.0", "origin/main~1"], layout.clone);
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            await git([...id, "commit", "--quiet", "-am", `every tenant to ${RELEASES.faulty}`], layout.clone);
+            await git(["push", "--quiet", "origin", "release-1.2.0"], layout.clone);
+            const side = await git(["rev-parse", "HEAD"], layout.clone);
+            editResult(layout.resultFile("stall"), { commit: side, detected_after_seconds: 0 });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: stall\\.commit ${side.slice(0, 12)} is on release-1\\.2\\.0, not on main, which the ApplicationSet reads`,
+                ),
+            );
+        });
+        await atTenants(2, async (root) => {
+            const layout = tenantsLayout(root);
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            const stall = JSON.parse(fs.readFileSync(layout.resultFile("stall"), "utf8"));
+            await git(["checkout", "--quiet", "-B", "main", stall.commit], layout.clone);
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git([...id, "commit", "--quiet", "--amend", "-am", `every tenant to ${RELEASES.fixed}`], layout.clone);
+            // refused by the repository (no rewrite of main), its objects received all the same
+            await git(["push", "--quiet", "--force", "origin", "main"], layout.clone).catch(() => undefined);
+            const amended = await git(["rev-parse", "HEAD"], layout.clone);
+            fs.writeFileSync(
+                layout.resultFile("recovery"),
+                JSON.stringify({ commit: amended, release: RELEASES.fixed, order: [], running: {}, seconds: 5 }),
+            );
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: recovery\\.commit ${amended.slice(0, 12)} is stall\\.commit amended \\(the same parent\\): main holds stall\\.commit`,
+                ),
+            );
+        });
+    });
+
     it("a release typo'd, then fixed in a second commit: the hint says so", async () => {
         const root = await tenantsRootAt(2);
         const layout = tenantsLayout(root);

@@ -8,6 +8,7 @@ import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, Outcome, runChecks } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
+import { MAIN_AT_FIXED } from "./mainChecks";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { startAgainAt } from "../kit/layout";
@@ -136,6 +137,12 @@ const step2: Check<TenantsWorld>[] = [
                 {
                     ...STALL_FIELDS,
                     ...(releaseSlip(s.release) ? { release: releaseSlip(s.release) as string } : {}),
+                    // one of the hook Job's Pods (site-setup-x7k2p, from kubectl get pods) for the Job
+                    ...(typeof s.hook_job === "string" && /^mandant-b\/site-setup-[a-z0-9]{5}$/.test(s.hook_job)
+                        ? {
+                              hook_job: `${s.hook_job} is one of the hook Job's Pods: write the Job itself, namespace/name (kubectl get jobs -n mandant-b)`,
+                          }
+                        : {}),
                     // another tenant by its right name: the wrong one, not a format slip
                     ...((TENANTS as readonly string[]).includes(s.blocking) && s.blocking !== "mandant-b"
                         ? {
@@ -163,9 +170,12 @@ const step2: Check<TenantsWorld>[] = [
                     ? lines > 1
                         ? `hook_error holds ${lines} lines: write only the script's own error line, one line as the log prints it, without the lines around it`
                         : "hook_error holds the error line with more around it (spaces, a prefix): write the line alone, trimmed"
-                    : !ok && text.trim()
-                      ? "hook_error is not the line the hook's log prints (kubectl logs -n mandant-b job/site-setup, the script's own error line): copy it exactly as printed, punctuation included"
-                      : undefined;
+                    : !ok && text.trim() && script.includes(`echo "${text.trim()}"`)
+                      ? // another line the script prints (the header above the error, a progress line): the right log, the wrong line
+                        `hook_error holds another line the hook prints (${JSON.stringify(text.trim())}): write the error line itself, the one that says what failed (the last line of text in kubectl logs -n mandant-b job/site-setup)`
+                      : !ok && text.trim()
+                        ? "hook_error is not the line the hook's log prints (kubectl logs -n mandant-b job/site-setup, the script's own error line): copy it exactly as printed, punctuation included"
+                        : undefined;
             return {
                 ok,
                 expected: `${HOOK_ERROR} (printed by releases/${RELEASES.faulty}/code/setup.sh)`,
@@ -277,55 +287,22 @@ const step2: Check<TenantsWorld>[] = [
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit) || !w.main) return null;
+            if (await w.repo.isAncestor(s.commit, w.main)) return true;
+            const on = (await w.repo.isCommit(s.commit)) ? await w.repo.branchesContaining(s.commit) : [];
             return {
-                ok: await w.repo.isAncestor(s.commit, w.main),
+                ok: false,
                 expected: `an ancestor of main (${w.main})`,
                 found: `${s.commit} is not`,
+                // pushed to a branch of its own: the ApplicationSet reads main, so no rollout of it ran
+                ...(on.length
+                    ? {
+                          hint: `stall.commit ${s.commit.slice(0, 12)} is on ${on.join(", ")}, not on main, which the ApplicationSet reads (so no rollout of it ran): push it to main (git push origin ${s.commit.slice(0, 12)}:refs/heads/main), refresh the ApplicationSet, and write stall.json once the rollout stalls`,
+                      }
+                    : {}),
             };
         },
     },
 ];
-
-/** Step 3's ask, read from main whatever recovery.json says (or before it is written): every tenant at the fixed release. */
-const mainAtFixed: Check<TenantsWorld> = {
-    step: 3,
-    name: `main sets every tenant to ${RELEASES.fixed}`,
-    run: async (w) => {
-        if (!w.main) return null;
-        const at = await releasesAt(w, w.main);
-        const behind = TENANTS.filter((t) => at[t] !== RELEASES.fixed);
-        if (!behind.length) return true;
-        // the faulty release's hook changed instead (a masked failure): not the fix the step asks for
-        const s = obj(w, "stall");
-        const hook = `releases/${RELEASES.faulty}/setup-job.yaml`;
-        const script = `releases/${RELEASES.faulty}/code/setup.sh`;
-        const edited =
-            isSha(s?.commit) &&
-            (await w.repo.isCommit(s.commit)) &&
-            ((await w.repo.file(s.commit, hook)) !== (await w.repo.file(w.main, hook)) ||
-                (await w.repo.file(s.commit, script)) !== (await w.repo.file(w.main, script)));
-        // the fix made, but not on main (a branch of its own, a push main refused)
-        const rec = obj(w, "recovery")?.commit;
-        if (isSha(rec) && (await w.repo.isCommit(rec)) && !(await w.repo.isAncestor(rec, w.main))) {
-            const fixed = await releasesAt(w, rec);
-            if (TENANTS.every((t) => fixed[t] === RELEASES.fixed)) {
-                const on = await w.repo.branchesContaining(rec);
-                return {
-                    ok: false,
-                    expected: `every tenant at ${RELEASES.fixed} on main`,
-                    found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
-                    hint: `recovery.commit ${rec.slice(0, 12)} sets every tenant to ${RELEASES.fixed}, but it is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}${isSha(s?.commit) && !(await w.repo.isAncestor(s.commit, rec)) ? " and does not come after stall.commit" : ""}: make the commit on top of main as it is (git fetch, then git rebase origin/main or git cherry-pick it there) and push main`,
-                };
-            }
-        }
-        return {
-            ok: false,
-            expected: `every tenant at ${RELEASES.fixed} on main`,
-            found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
-            hint: `${behind.join(", ")} ${behind.length === 1 ? "is" : "are"} not at ${RELEASES.fixed} on main: the step sets every tenant's release (tenants/<tenant>.yaml) to ${RELEASES.fixed} in one commit${behind.length < TENANTS.length ? ` (the others are there already: a second commit for the rest leaves the fix split, and the repository rewinds nothing, so the step is then done over on a new lab: the lab's reset, then the lab again)` : ""}${edited ? `; releases/${RELEASES.faulty} changed since stall.commit: the faulty release is left as it is, the fix is the fixed release` : ""}`,
-        };
-    },
-};
 
 const step3: Check<TenantsWorld>[] = [
     {
@@ -456,7 +433,7 @@ const stackOutputs = stackOutputChecks<TenantsResultName, TenantsWorld>({
 
 export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
     // before the result files: what main holds is the step's own ask, and says what to do first
-    mainAtFixed,
+    MAIN_AT_FIXED,
     ...TENANTS_RESULT_FILES.flatMap((n) =>
         resultFileChecks<TenantsResultName, TenantsWorld>(n, TENANTS_RESULT_STEP[n], tenantsFieldsOf(n)),
     ),

@@ -1,0 +1,59 @@
+/**
+ * The tenants grader's check of step 3's ask as main holds it: every tenant at the fixed release, read
+ * whatever recovery.json says (or before it is written). Part of the table in checks.ts, which runs it.
+ */
+import { Check } from "../grader/grader";
+import { isSha } from "../grader/resultFiles";
+import { RELEASES, TENANTS } from "./layout";
+import { obj, releasesAt, TenantsWorld } from "./world";
+
+/** Step 3's ask, read from main whatever recovery.json says (or before it is written): every tenant at the fixed release. */
+export const MAIN_AT_FIXED: Check<TenantsWorld> = {
+    step: 3,
+    name: `main sets every tenant to ${RELEASES.fixed}`,
+    run: async (w) => {
+        if (!w.main) return null;
+        const at = await releasesAt(w, w.main);
+        const behind = TENANTS.filter((t) => at[t] !== RELEASES.fixed);
+        if (!behind.length) return true;
+        // the faulty release's hook changed instead (a masked failure): not the fix the step asks for
+        const s = obj(w, "stall");
+        const hook = `releases/${RELEASES.faulty}/setup-job.yaml`;
+        const script = `releases/${RELEASES.faulty}/code/setup.sh`;
+        const edited =
+            isSha(s?.commit) &&
+            (await w.repo.isCommit(s.commit)) &&
+            ((await w.repo.file(s.commit, hook)) !== (await w.repo.file(w.main, hook)) ||
+                (await w.repo.file(s.commit, script)) !== (await w.repo.file(w.main, script)));
+        // the fix made, but not on main (a branch of its own, a push main refused)
+        const rec = obj(w, "recovery")?.commit;
+        if (isSha(rec) && (await w.repo.isCommit(rec)) && !(await w.repo.isAncestor(rec, w.main))) {
+            const fixed = await releasesAt(w, rec);
+            if (TENANTS.every((t) => fixed[t] === RELEASES.fixed)) {
+                const on = await w.repo.branchesContaining(rec);
+                // stall.commit amended (git commit --amend): main refused the push, and a rebase onto it conflicts in every file
+                const amended =
+                    isSha(s?.commit) && s.commit !== rec && (await w.repo.parents(rec))[0] === (await w.repo.parents(s.commit))[0];
+                if (amended)
+                    return {
+                        ok: false,
+                        expected: `every tenant at ${RELEASES.fixed} on main`,
+                        found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
+                        hint: `recovery.commit ${rec.slice(0, 12)} is stall.commit amended (the same parent): main holds stall.commit and refuses a push that would drop it, as it should; make the fix a new commit on top of main: in the clone, git fetch, git checkout -B main origin/main, git checkout ${rec.slice(0, 12)} -- tenants/ (your amended files), git commit, push main, and write recovery.json again`,
+                    };
+                return {
+                    ok: false,
+                    expected: `every tenant at ${RELEASES.fixed} on main`,
+                    found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
+                    hint: `recovery.commit ${rec.slice(0, 12)} sets every tenant to ${RELEASES.fixed}, but it is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}${isSha(s?.commit) && !(await w.repo.isAncestor(s.commit, rec)) ? " and does not come after stall.commit" : ""}: make the commit on top of main as it is (git fetch, then git rebase origin/main or git cherry-pick it there) and push main`,
+                };
+            }
+        }
+        return {
+            ok: false,
+            expected: `every tenant at ${RELEASES.fixed} on main`,
+            found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
+            hint: `${behind.join(", ")} ${behind.length === 1 ? "is" : "are"} not at ${RELEASES.fixed} on main: the step sets every tenant's release (tenants/<tenant>.yaml) to ${RELEASES.fixed} in one commit${behind.length < TENANTS.length ? ` (the others are there already: a second commit for the rest leaves the fix split, and the repository rewinds nothing, so the step is then done over on a new lab: the lab's reset, then the lab again)` : ""}${edited ? `; releases/${RELEASES.faulty} changed since stall.commit: the faulty release is left as it is, the fix is the fixed release` : ""}`,
+        };
+    },
+};
