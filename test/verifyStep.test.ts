@@ -1566,6 +1566,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.running copied from Git (every tenant at the release): running is named, not the right waiting", async () => {
+        await atTenants(2, async (root) => {
+            const file = tenantsLayout(root).resultFile("stall");
+            const { running } = JSON.parse(fs.readFileSync(file, "utf8"));
+            editResult(file, { running: Object.fromEntries(Object.keys(running).map((t) => [t, RELEASES.faulty])) });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: running\.mandant-b holds "1\.2\.0", but mandant-b runs 1\.1\.0 at the stall/);
+            assert.doesNotMatch(r.stdout, /waiting holds/);
+        });
+    });
+
     it("stall.hook_error the log's header, stall.hook_job a Pod: each hint says what it is", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: "In ConfigurationManager.php line 387:" });
