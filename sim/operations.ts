@@ -384,13 +384,17 @@ export class Operations {
             this.refreshAfterOperation(ns, name, op);
             return;
         }
-        const history = withRevisionHistory(app, {
-            revision: op.sync.revision,
-            deployedAt: now,
-            deployStartedAt: state!.startedAt,
-            source: op.sync.source ?? app.spec!.source,
-            initiatedBy: op.initiatedBy,
-        });
+        // a sync of the whole Application only: a partial one (selfHeal's, of the drifted resources) adds no entry
+        // (controller/sync.go: persistRevisionHistory when len(syncOp.Resources) == 0)
+        const history = op.sync.resources?.length
+            ? app.status?.history
+            : withRevisionHistory(app, {
+                  revision: op.sync.revision,
+                  deployedAt: now,
+                  deployStartedAt: state!.startedAt,
+                  source: op.sync.source ?? app.spec!.source,
+                  initiatedBy: op.initiatedBy,
+              });
         app.status!.operationState = {
             operation: op,
             phase: "Succeeded",
@@ -400,7 +404,7 @@ export class Operations {
             ...(state!.retryCount ? { retryCount: state!.retryCount } : {}),
             syncResult: { revision: op.sync.revision, source: op.sync.source ?? app.spec!.source, resources: end.resources },
         };
-        app.status!.history = history;
+        if (history) app.status!.history = history;
         app.status!.conditions = (app.status!.conditions ?? []).filter((c) => c.type !== "SyncError");
         if (!app.status!.conditions.length) delete app.status!.conditions;
         delete app.operation;

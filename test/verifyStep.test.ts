@@ -146,6 +146,48 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("a drift.json with no drift behind it: not done, the repair is asked for", async () => {
+        const at = await labAt(4);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const uid = (await at.cluster.getConfigMap("shop-prod", "shop-config"))?.metadata?.uid;
+            fs.writeFileSync(at.lab.layout.resultFile("drift"), JSON.stringify({ uid, edited: "debug", restored: "warn", seconds: 3 }));
+            const step5 = () => runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "5"]);
+            const r = await step5();
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 5 drift: not done: live shop-prod's latest sync is selfHeal's repair of its ConfigMap \(while the lab is at step 5\); hint: shop-prod has synced no repair since the pin/,
+            );
+            // the drift done: a patch, repaired by selfHeal (a sync of the ConfigMap alone, which adds no history)
+            const history = (await at.cluster.getApplication("shop-prod"))?.status?.history?.length;
+            await run("kubectl", [
+                "--kubeconfig",
+                kubeconfig,
+                "-n",
+                "shop-prod",
+                "patch",
+                "configmap",
+                "shop-config",
+                "-p",
+                '{"data":{"LOG_LEVEL":"debug"}}',
+            ]);
+            await expect(
+                holds(
+                    "selfHeal repaired the ConfigMap",
+                    async () => (await at.cluster.getConfigMap("shop-prod", "shop-config"))?.data?.LOG_LEVEL === "warn",
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const done = await step5();
+            assert.strictEqual(done.code, 0, done.out);
+            assert.strictEqual((await at.cluster.getApplication("shop-prod"))?.status?.history?.length, history);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("a drift made by deleting the ConfigMap: the hint says to patch it", async () => {
         const at = await labAt(4);
         try {

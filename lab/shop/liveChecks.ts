@@ -176,6 +176,20 @@ export function liveChecks(): Check<ShopWorld>[] {
                 hint: `shop-prod's latest sync (${made.at}) made the ConfigMap again (it, or the Application shop-prod, was deleted): drift.uid names the one before; the drift is graded on the live one: ${PATCH_AGAIN}`,
             };
         }),
+        // selfHeal's repair is a sync of the drifted resources alone; shop-prod's operation shows it until its next sync
+        // (the promotion's): graded while the lab is at step 5, a drift.json with no drift behind it is found
+        live(5, "live shop-prod's latest sync is selfHeal's repair of its ConfigMap (while the lab is at step 5)", async (c, w) => {
+            if (!obj(w, "drift") || obj(w, "promote")) return null;
+            const op = (await c.getApplication("shop-prod"))?.status?.operationState;
+            const repaired = (op?.operation?.sync?.resources ?? []).some((r) => r.kind === "ConfigMap" && r.name === "shop-config");
+            if (repaired || (await madeByLatestSync(c))) return true; // a ConfigMap made again: the check above says so
+            return {
+                ok: false,
+                expected: "a sync of ConfigMap shop-config alone, by selfHeal, since the pin",
+                found: op ? `shop-prod's latest sync (${op.finishedAt ?? op.startedAt}) is of the whole Application` : "no sync",
+                hint: `shop-prod has synced no repair since the pin: no drift of its ConfigMap was repaired by selfHeal; ${PATCH_AGAIN}`,
+            };
+        }),
         live(3, "live shop-prod synced incident.commit (its history)", async (c, w) => {
             const commit = obj(w, "incident")?.commit;
             if (!isSha(commit)) return null;

@@ -31,21 +31,23 @@ export const MAIN_AT_FIXED: Check<TenantsWorld> = {
             const fixed = await releasesAt(w, rec);
             if (TENANTS.every((t) => fixed[t] === RELEASES.fixed)) {
                 const on = await w.repo.branchesContaining(rec);
-                // stall.commit amended (git commit --amend): main refused the push, and a rebase onto it conflicts in every file
-                const amended =
+                // made beside stall.commit (the same parent): a rebase or cherry-pick onto main conflicts in every tenant file,
+                // so the recipe takes its files; stall.commit amended (on no branch: main refused the push) is said as such
+                const beside =
                     isSha(s?.commit) && s.commit !== rec && (await w.repo.parents(rec))[0] === (await w.repo.parents(s.commit))[0];
-                if (amended)
+                const takeFiles = `in the clone, git fetch, git checkout -B main origin/main, git checkout ${rec.slice(0, 12)} -- tenants/ (its files), git commit, push main, and write recovery.json again`;
+                if (beside && !on.length)
                     return {
                         ok: false,
                         expected: `every tenant at ${RELEASES.fixed} on main`,
                         found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
-                        hint: `recovery.commit ${rec.slice(0, 12)} is stall.commit amended (the same parent): main holds stall.commit and refuses a push that would drop it, as it should; make the fix a new commit on top of main: in the clone, git fetch, git checkout -B main origin/main, git checkout ${rec.slice(0, 12)} -- tenants/ (your amended files), git commit, push main, and write recovery.json again`,
+                        hint: `recovery.commit ${rec.slice(0, 12)} is stall.commit amended (the same parent): main holds stall.commit and refuses a push that would drop it, as it should; make the fix a new commit on top of main: ${takeFiles}`,
                     };
                 return {
                     ok: false,
                     expected: `every tenant at ${RELEASES.fixed} on main`,
                     found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
-                    hint: `recovery.commit ${rec.slice(0, 12)} sets every tenant to ${RELEASES.fixed}, but it is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}${isSha(s?.commit) && !(await w.repo.isAncestor(s.commit, rec)) ? " and does not come after stall.commit" : ""}: make the commit on top of main as it is (git fetch, then git rebase origin/main or git cherry-pick it there) and push main`,
+                    hint: `recovery.commit ${rec.slice(0, 12)} sets every tenant to ${RELEASES.fixed}, but it is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}${isSha(s?.commit) && !(await w.repo.isAncestor(s.commit, rec)) ? " and does not come after stall.commit" : ""}: make the commit on top of main as it is (${beside ? takeFiles : "git fetch, then git rebase origin/main or git cherry-pick it there, and push main"})`,
                 };
             }
         }
