@@ -602,6 +602,27 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("step 7's bad commit pushed to release/prod: the hint says where it went and how back", async () => {
+        await atShop(6, async (root) => {
+            const { clone } = shopLayout(root);
+            await git(["fetch", "--quiet"], clone);
+            await git(["checkout", "--quiet", "-B", "release/prod", "origin/release/prod"], clone);
+            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
+            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], clone);
+            const bad = (await git(["rev-parse", "HEAD"], clone)).slice(0, 12);
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: ${bad} on release/prod adds missing\\.yaml to envs/dev: step 7's bad commit went to release/prod, not main .*git revert ${bad}, pushed to release/prod`,
+                ),
+            );
+        });
+    });
+
     it("bad_commit and revert_commit swapped: the hint says so", async () => {
         await atShop(7, async (root) => {
             const file = shopLayout(root).resultFile("revert");

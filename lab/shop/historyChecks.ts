@@ -30,6 +30,18 @@ async function copyOf(w: ShopWorld, copy: unknown, of: unknown): Promise<boolean
     return a.includes(`cherry picked from commit ${of}`) || a.trim().startsWith(b.trim());
 }
 
+/** The first commit after `from` on `tip`'s first-parent line that adds missing.yaml to envs/dev (step 7's), if any. */
+async function missingYamlAfter(w: ShopWorld, from: string, tip: string): Promise<string | undefined> {
+    const dev = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/dev/kustomization.yaml"));
+    const line: string[] = [];
+    for (let at: string | undefined = tip; at && at !== from && line.length < 50; at = (await w.repo.parents(at))[0]) line.unshift(at);
+    for (const sha of line) {
+        const [parent] = await w.repo.parents(sha);
+        if (parent && (await dev(sha)).includes("missing.yaml") && !(await dev(parent)).includes("missing.yaml")) return sha;
+    }
+    return undefined;
+}
+
 /** Step 6: the promotion, a fast-forward of release/prod to the incident commit. */
 export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
     {
@@ -120,6 +132,15 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                     expected: to,
                     found: `${w.releaseTip}, a copy of promote.to (a cherry-pick)`,
                     hint: `release/prod holds a cherry-pick of promote.to (its change, another commit), not promote.to itself; the repository rewinds nothing, so a fast-forward to it cannot be made now: ${startOver(w)}`,
+                };
+            // step 7's bad commit made on release/prod (the clone had it checked out): said as such, with its way back
+            const bad = past ? await missingYamlAfter(w, to, w.releaseTip!) : undefined;
+            if (bad)
+                return {
+                    ok: false,
+                    expected: to,
+                    found: `${w.releaseTip}, past it: ${bad.slice(0, 12)} adds missing.yaml to envs/dev`,
+                    hint: `${bad.slice(0, 12)} on release/prod adds missing.yaml to envs/dev: step 7's bad commit went to release/prod, not main (the clone had release/prod checked out?); take it out there with a new commit (git revert ${bad.slice(0, 12)}, pushed to release/prod), never a force push, then make step 7's commit on main (git checkout main first)`,
                 };
             return past
                 ? {
