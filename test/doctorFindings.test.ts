@@ -54,6 +54,17 @@ describe("rollout doctor: named findings", () => {
             }
     });
 
+    it("a failed sync of an Application whose resources are gone (health Missing): the finding says it runs nothing", () => {
+        const l = fieldReport();
+        const app = l.items.find((o: any) => o.kind === "Application" && o.metadata.name === "mandant-b");
+        app.status.health = { status: "Missing" };
+        const [f] = only(diagnosed(l), "SyncFailed");
+        assert.match(
+            f.message,
+            /^mandant-b \(step 2\): its own sync failed: .*; its resources are not in the cluster \(health Missing: .*\), so it runs nothing until a sync succeeds$/,
+        );
+    });
+
     describe("given the newcomer's run: mandant-b's hook failed at step 2, and mandant-c raced ahead and its own hook failed too", () => {
         const d = diagnosed(raced());
 

@@ -269,7 +269,8 @@ function applicationFindings(input: FindingsInput): Finding[] {
                 kind: "SyncFailed",
                 application: e.name,
                 step: e.step,
-                message: `${e.name}${stepText(e)}: its own sync failed: ${failure.message}`,
+                // its resources gone too (the Application deleted and made again: a cascade took them): the tenant runs nothing
+                message: `${e.name}${stepText(e)}: its own sync failed: ${failure.message}${health === "Missing" ? `; its resources are not in the cluster (health Missing: deleted with an Application made again since?), so it runs nothing until a sync succeeds` : ""}`,
                 evidence: failure.evidence,
                 todo:
                     op?.phase === "Running"
