@@ -220,6 +220,33 @@ describe("rollout doctor: diagnosis", () => {
         assert.match(d.summary, /^tenants: rollout stuck at step 3 of 4 for 5 min — mandant-c: Failed to load target state/);
     });
 
+    it("given the same ComparisonError in every tenant, then the others are named once with it", () => {
+        const cannot = (name: string, step: number, status: string): TenantSpec => ({
+            name,
+            step,
+            status,
+            since: 5,
+            app: {
+                sync: { status: "Unknown", revision: "main" },
+                conditions: [
+                    {
+                        type: "ComparisonError",
+                        message:
+                            "Failed to load target state: `kustomize build <path to cached source>/releases/1.21` failed: no such file or directory",
+                        lastTransitionTime: "2026-05-29T14:55:00Z",
+                    },
+                ],
+            },
+        });
+        const tenants = [cannot("mandant-a", 1, "Progressing"), cannot("mandant-b", 2, "Waiting"), cannot("mandant-c", 3, "Waiting")];
+        const set = appSet("tenants", tenants, { rolloutStep: 1, since: 5 });
+        const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
+        assert.match(
+            d.summary,
+            / Also failing on its own: mandant-b, mandant-c: Argo CD cannot compare it \(ComparisonError\): Failed to load target state: `kustomize build <path to cached source>\/releases\/1\.21` failed: no such file or directory\./,
+        );
+    });
+
     it("given an ApplicationSet without a strategy beside a stuck one, then each is diagnosed on its own", () => {
         const report = fieldReport();
         const plainTenants: TenantSpec[] = [{ name: "docs", step: 1, status: "Healthy" }];

@@ -265,7 +265,20 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         const others = findings.filter(
             (f) => (f.kind === "SyncFailed" || f.kind === "CannotCompare") && f.application && !held.has(f.application),
         );
-        return others.length ? ` Also failing on its own: ${few(others, 3, (f) => f.message, "; ")}.` : "";
+        // the same failure in several (a release path none of them has): said once, with their names
+        const groups = new Map<string, Finding[]>();
+        for (const f of others) {
+            const app = f.application!;
+            const what = f.message
+                .slice(f.message.indexOf(": ") + 2)
+                .split(app)
+                .join("\0");
+            groups.set(what, [...(groups.get(what) ?? []), f]);
+        }
+        const said = [...groups].map(([what, fs]) =>
+            fs.length === 1 ? fs[0].message : `${fs.map((f) => f.application).join(", ")}: ${what.split("\0").join("each")}`,
+        );
+        return said.length ? ` Also failing on its own: ${few(said, 3, (m) => m, "; ")}.` : "";
     };
 
     if (current === null) {
