@@ -378,8 +378,6 @@ export async function resetSimulatedLab(
         log(`nothing to reset: ${root} holds no lab`);
         return { left: [], kept: [] };
     }
-    // a reset stopped half-way leaves a lab no run can build on (result files gone, the ApplicationSet still there)
-    fs.writeFileSync(resetMarkerFile(root), `${new Date().toISOString()}\n`);
     const stateFile = clusterStateFile(root);
     const hadCluster = fs.existsSync(stateFile);
     try {
@@ -389,6 +387,9 @@ export async function resetSimulatedLab(
         log(`[k3s] the saved simulated cluster cannot be used (${messageOf(e).split(";")[0]}): removed, and with it everything it held`);
     }
     const lab = await startSimulatedLab(root, { persist: true, missingClusterIsFine: true, asSaved: true, log });
+    // the root is this run's now (a served lab holding it refused it above): a reset stopped from here on leaves a lab no
+    // run can build on (result files gone, the ApplicationSet still there), which the next run finishes
+    fs.writeFileSync(resetMarkerFile(root), `${new Date().toISOString()}\n`);
     await lab.argo.apps.idle(); // the restarted controller's first look at every Application
     const leftovers: string[] = [];
     const shop = lab.layout;

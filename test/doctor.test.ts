@@ -221,7 +221,7 @@ describe("rollout doctor: diagnosis", () => {
     });
 
     it("given the same ComparisonError in every tenant, then the others are named once with it", () => {
-        const cannot = (name: string, step: number, status: string): TenantSpec => ({
+        const cannot = (name: string, step: number, status: TenantSpec["status"]): TenantSpec => ({
             name,
             step,
             status,

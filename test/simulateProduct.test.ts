@@ -466,6 +466,29 @@ describe("simulate: a lab's repository removed by hand", function () {
 describe("simulate: a reset interrupted", function () {
     this.timeout(300_000);
 
+    it("given a reset refused while the lab is served, then no reset is left to finish: the served lab restarts as it stands", async () => {
+        const root = await rootAt(3);
+        try {
+            const served = startSimulate(["--root", root, "--through", "3", "--serve"]);
+            await expect(
+                holds("served", () => servedBlockComplete(served.out())),
+                { timeoutMs: 120_000 },
+            );
+            const reset = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(reset.code, 1, reset.out);
+            assert.match(reset.stderr, /is in use by another gitops-lab simulate/);
+            served.child.kill("SIGTERM");
+            await served.exited;
+            assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-resetting")), "a refused reset began nothing");
+            const again = await runMain("simulate", ["--root", root, "--through", "3"]);
+            assert.strictEqual(again.code, 0, again.out);
+            assert.doesNotMatch(again.out, /was interrupted/);
+            assert.ok(fs.existsSync(shopLayout(root).resultFile("incident")), "step 3's work is there");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given a reset killed after the result files went, then the next run finishes it first and builds the lab", async () => {
         const root = await rootAt(8);
         try {
