@@ -7,6 +7,7 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
+import { clusterStateFile } from "../sim/simulatedLab";
 import { Command, EXIT, stringOption } from "./command";
 import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, noKeysNote, readStackFile, secretKeysNote } from "./stackConfig";
 
@@ -38,6 +39,16 @@ export async function runPreflight(
     const refused: PreflightResult[] = [
         ...(at && !at.isDirectory()
             ? [{ check: "the stack's root", verdict: "FAIL" as const, detail: `${cfg.root} is a file, not a folder: set root to a folder` }]
+            : []),
+        // a simulated lab's files: up would take its result files for steps done on a cluster that never saw them
+        ...(fs.existsSync(clusterStateFile(cfg.root))
+            ? [
+                  {
+                      check: "the stack's root",
+                      verdict: "FAIL" as const,
+                      detail: `${cfg.root} holds a simulated lab (${clusterStateFile(cfg.root)}): take it down first (gitops-lab simulate --root ${cfg.root} --reset), or set root to another folder`,
+                  },
+              ]
             : []),
         ...(cfg.tenantsLab && adopt && !cfg.imageRegistry && !fs.existsSync(k3sBinary())
             ? [{ check: "the tenants lab's images have a way into the cluster", verdict: "FAIL" as const, detail: imagesNeedAWay() }]

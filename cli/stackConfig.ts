@@ -79,6 +79,11 @@ export function readStackFile(
             throw new Error(
                 `${stackFile} is a Pulumi project file (name: ${JSON.stringify((doc as { name?: unknown }).name)}, runtime:), not a stack configuration: give a stack's file like Pulumi.dev.yaml, whose config: holds gitops-lab:<key>: <value>`,
             );
+        // a kubeconfig given for the stack's file: it is what kubeconfigPath names
+        if ((doc as { kind?: unknown }).kind === "Config" && "clusters" in doc)
+            throw new Error(
+                `${stackFile} is a kubeconfig (kind: Config), not a stack configuration: to adopt that cluster, set gitops-lab:kubeconfigPath: ${stackFile} under config: in the stack's file (Pulumi.dev.yaml)`,
+            );
         // a key of ours outside config: is read by nobody: say where it goes
         const outside = Object.keys(doc).find((k) => k.startsWith("gitops-lab:") || (CONFIG_KEYS as string[]).includes(k));
         if (outside)
@@ -94,7 +99,15 @@ export function readStackFile(
                 throw new Error(
                     `${stackFile}: ${k}: ${prefix}: is not this project's prefix; write gitops-lab:${k.slice(prefix.length + 1)}`,
                 );
+            // the keys nested under gitops-lab: as a mapping: Pulumi reads gitops-lab:<key> whole, one a line
+            if (k === "gitops-lab" && v !== null && typeof v === "object" && !Array.isArray(v))
+                throw new Error(
+                    `${stackFile}: gitops-lab: holds a mapping (${Object.keys(v).slice(0, 3).join(", ")}); Pulumi's keys are written whole, one a line under config:, as gitops-lab:${Object.keys(v)[0] ?? "root"}: VALUE`,
+                );
             if (!m) continue; // another package's key (e.g. kubernetes:context): not ours to check
+            // a key with nothing after its colon: not the default, a value forgotten
+            if (v === null)
+                throw new Error(`${stackFile}: gitops-lab:${m[1]} has no value: give it one, or remove the line to take the default`);
             // one key twice (solveThrough and gitops-lab:solveThrough): Pulumi would take one and hide the other
             if (seen.has(m[1]))
                 throw new Error(`${stackFile}: gitops-lab:${m[1]} is given twice (as ${m[1]} and gitops-lab:${m[1]}): keep one`);

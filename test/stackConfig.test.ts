@@ -178,6 +178,33 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("a kubeconfig for the file, keys nested under gitops-lab:, a key with no value, a root holding a simulated lab: each said", () => {
+        const said = (text: string) => runCli("preflight", ["--config-file", file(text)], { timeoutMs: 60_000 });
+        const kube = said("apiVersion: v1\nkind: Config\nclusters: []\nusers: []\n");
+        assert.strictEqual(kube.code, 1, kube.out);
+        assert.match(
+            kube.stderr,
+            /is a kubeconfig \(kind: Config\), not a stack configuration: to adopt that cluster, set gitops-lab:kubeconfigPath: /,
+        );
+        const nested = said("config:\n  gitops-lab:\n    root: /tmp/x\n    solveThrough: 3\n");
+        assert.strictEqual(nested.code, 1, nested.out);
+        assert.match(
+            nested.stderr,
+            /gitops-lab: holds a mapping \(root, solveThrough\); Pulumi's keys are written whole, one a line under config:, as gitops-lab:root: VALUE/,
+        );
+        const empty = said("config:\n  gitops-lab:argocdVersion:\n");
+        assert.strictEqual(empty.code, 1, empty.out);
+        assert.match(empty.stderr, /gitops-lab:argocdVersion has no value: give it one, or remove the line to take the default/);
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-sim-"));
+        fs.writeFileSync(path.join(root, "simulated-cluster.json"), "{}");
+        const simulated = said(`config:\n  gitops-lab:root: ${root}\n`);
+        assert.strictEqual(simulated.code, 1, simulated.out);
+        assert.match(
+            simulated.stdout,
+            new RegExp(`^FAIL {2}the stack's root: ${root} holds a simulated lab .*--reset\\), or set root to another folder$`, "m"),
+        );
+    });
+
     it("a folder for the file, a root with a space at its end: each said in one line", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-dir-"));
         const folder = runCli("preflight", ["--config-file", dir], { timeoutMs: 60_000 });
