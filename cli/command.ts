@@ -71,7 +71,18 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
         const habit = cmd.misread?.[/^Unknown option '(-[^'=]+)'/.exec(first)?.[1] ?? ""];
         // a name given bare where an option takes it (rollout-doctor tenants): the option it goes with
         const bare = /^Unexpected argument '([^']*)'/.exec(first)?.[1];
-        const named = bare === undefined ? undefined : (["appset", "root"] as const).find((o) => cmd.options[o]);
+        // a second value after an option's one (--through 3 4): that option takes one
+        const at = bare === undefined ? -1 : args.indexOf(bare);
+        const after = at >= 2 && /^--[^=]+$/.test(args[at - 2]) && !args[at - 1].startsWith("-") ? args[at - 2] : undefined;
+        if (after) throw new UsageError(`'${bare}' follows ${after} ${args[at - 1]}: ${after} takes one value (see ${program} --help)`);
+        // an option followed by the next one, its value forgotten (--root --through 3)
+        const empty = /^Option '(--[^']+)' argument is ambiguous/.exec(first)?.[1];
+        if (empty) {
+            const next = args[args.indexOf(empty) + 1];
+            throw new UsageError(`${empty} was given no value (${next} follows it): ${empty} VALUE (see ${program} --help)`);
+        }
+        const named =
+            bare === undefined ? undefined : (["appset", "root"] as const).find((o) => cmd.options[o] && !args.includes(`--${o}`));
         // npm run without --: npm keeps the options for itself (npm_config_<name>) and passes their values on as arguments
         const eaten =
             bare !== undefined && process.env.npm_lifecycle_event

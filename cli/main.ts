@@ -52,6 +52,9 @@ function overview(): string {
 
 export async function main(argv: string[]): Promise<number> {
     const [name, ...rest] = argv;
+    // help COMMAND, as git takes it: that command's help
+    const helped = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
+    if (helped) return runCommand(helped, ["--help"]);
     if (name === undefined || name === "--help" || name === "-h" || name === "help") {
         console.log(overview());
         return name === undefined ? EXIT.USAGE : EXIT.OK;

@@ -55,6 +55,8 @@ export const verify: Command = {
         "stack-outputs": { type: "string" },
     },
     async run(values) {
+        // offline reads no cluster: a kubeconfig beside it would be read by nothing, without a word
+        oneOf("verify", values, ["offline", "kubeconfig"]);
         const which = stringOption(values, "lab") ?? "shop";
         if (which === "both")
             throw new UsageError(

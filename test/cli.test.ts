@@ -134,6 +134,10 @@ describe("gitops-lab: one command line", function () {
         const r = runCli("simualte", []);
         assert.strictEqual(r.code, 2);
         assert.match(r.stderr, /^gitops-lab: unknown command "simualte"; did you mean "simulate"\? \(one of: /);
+        // help COMMAND, as git takes it
+        const help = runCli("help", ["simulate"]);
+        assert.strictEqual(help.code, 0, help.out);
+        assert.match(help.stdout, /^usage: gitops-lab simulate --root DIR/);
         // a word for taking a lab down: the command that does it
         const reset = runCli("reset", ["--root", "/tmp/x"]);
         assert.strictEqual(reset.code, 2);

@@ -106,6 +106,9 @@ async function inProcess(name: string, args: string[]): Promise<{ code: number; 
     }
 }
 
+/** A root no one has made: whatever else this machine keeps under /tmp. */
+const FREE_ROOT = `/tmp/gitops-lab-no-such-root-${process.pid}`;
+
 describe("options are checked as a set (before anything runs)", () => {
     const refused: [string, string[], RegExp][] = [
         [
@@ -125,7 +128,7 @@ describe("options are checked as a set (before anything runs)", () => {
         ],
         [
             "simulate",
-            ["--root", "/tmp/x", "--through", "-1"],
+            ["--root", FREE_ROOT, "--through", "-1"],
             /^gitops-lab simulate: --through takes a whole number from 0 to 8, got "-1"$/,
         ],
         ["verify", ["--through", "-3", "--offline"], /^gitops-lab verify: --through takes a whole number from 0 to 8, got "-3"$/],
@@ -145,10 +148,25 @@ describe("options are checked as a set (before anything runs)", () => {
             ["--from", "/tmp/x.json", "--kubeconfig", "/tmp/kc"],
             /^gitops-lab doctor: --from and --kubeconfig do not go together: --from reads only the dump/,
         ],
+        [
+            "verify",
+            ["--offline", "--kubeconfig", "/tmp/kc"],
+            /^gitops-lab verify: --offline and --kubeconfig do not go together: choose one/,
+        ],
+        [
+            "simulate",
+            ["--root", "--through", "3"],
+            /^gitops-lab simulate: --root was given no value \(--through follows it\): --root VALUE/,
+        ],
+        [
+            "simulate",
+            ["--root", FREE_ROOT, "--through", "3", "4"],
+            /^gitops-lab simulate: '4' follows --through 3: --through takes one value/,
+        ],
         ["outputs", ["--json"], /^gitops-lab outputs: Unknown option '--json': outputs prints one JSON object already/],
     ];
     for (const [cmd, args, message] of refused) {
-        it(`${cmd} ${args.join(" ")}: a usage error (2) in one line`, async () => {
+        it(`${cmd} ${args.join(" ").replace(FREE_ROOT, "ROOT")}: a usage error (2) in one line`, async () => {
             const r = await inProcess(cmd, args);
             assert.strictEqual(r.code, 2, r.stderr);
             assert.match(r.stderr, message);
