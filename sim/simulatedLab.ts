@@ -434,10 +434,12 @@ export async function resetSimulatedLab(
         if (!fs.existsSync(dir)) continue;
         const held = fs.readdirSync(dir);
         if (held.length > 0) {
-            // the lab's own files went above: what a lab's work folder still holds is the learner's, kept and said
-            if (dir === shop.workDir || dir === tenants.workDir) {
+            // the lab's own files went above: what a folder of the lab's still holds is the learner's (a repository of
+            // theirs beside the lab's, their notes), kept and said; a folder that holds only what is kept already is not said again
+            const theirs = held.filter((n) => !kept.includes(path.join(dir, n)));
+            if (theirs.length) {
                 log(
-                    `kept ${dir}: it holds ${held.slice(0, 5).join(", ")}${held.length > 5 ? ` and ${held.length - 5} more` : ""}, which the lab did not make or kept for you`,
+                    `kept ${dir}: it holds ${theirs.slice(0, 5).join(", ")}${theirs.length > 5 ? ` and ${theirs.length - 5} more` : ""}, which the lab did not make or kept for you`,
                 );
                 kept.push(dir);
             }

@@ -395,6 +395,25 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         }
     });
 
+    it("names what of the learner's it keeps beside the lab's folders: a repository in srv/bare, a file in root/", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "theirs-beside-"));
+        try {
+            const made = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(made.code, 0, made.out);
+            await git(["init", "--quiet", "--bare", path.join(root, "srv", "bare", "mine.git")]);
+            fs.writeFileSync(path.join(root, "root", "todo.txt"), "notes");
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            assert.match(r.out, new RegExp(`kept ${root}/srv/bare: it holds mine\\.git, which the lab did not make`));
+            assert.match(r.out, new RegExp(`kept ${root}/root: it holds todo\\.txt, which the lab did not make`));
+            assert.doesNotMatch(r.out, new RegExp(`kept ${root}/srv:`), "srv holds only what is kept already");
+            assert.ok(fs.existsSync(path.join(root, "srv", "bare", "mine.git", "HEAD")));
+            assert.strictEqual(fs.readFileSync(path.join(root, "root", "todo.txt"), "utf8"), "notes");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("keeps the folders that were there before the lab", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "had-folders-"));
         try {
