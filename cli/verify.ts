@@ -23,6 +23,7 @@ import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { messageOf } from "../lab/ports/errors";
+import { servedKubeconfig } from "../sim/servedFiles";
 
 /**
  * Whether a lab not begun is ready for its learner: the environment is there (the folder the git daemon
@@ -127,6 +128,9 @@ export const verify: Command = {
             try {
                 cluster = clusterOf(findKubeconfig(stringOption(values, "kubeconfig")));
             } catch (e) {
+                // a served lab under the root wrote its own: named, when no kubeconfig was given
+                const ours = servedKubeconfig(layout.root);
+                const served = values.kubeconfig === undefined && fs.existsSync(ours) ? ours : undefined;
                 extra.push({
                     step: liveFrom,
                     check: "the cluster answers",
@@ -139,7 +143,7 @@ export const verify: Command = {
                         .replace(
                             /: give .*$/,
                             "",
-                        )}: give --kubeconfig FILE (or set KUBECONFIG) for the lab's cluster, or --offline to grade the files and repository only`,
+                        )}: give ${served ? `--kubeconfig ${served} (the served lab's)` : "--kubeconfig FILE (or set KUBECONFIG) for the lab's cluster"}, or --offline to grade the files and repository only`,
                 });
             }
         }

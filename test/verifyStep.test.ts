@@ -2048,6 +2048,22 @@ describe("verify --step: one step at a time, with a hint", function () {
             r.stdout,
             /: the cluster answers; hint: no kubeconfig found \(looked at [^)]*\): give --kubeconfig FILE \(or set KUBECONFIG\)/,
         );
+        // a served lab's kubeconfig under the root, none given: it is named
+        fs.writeFileSync(path.join(root, "kubeconfig"), "apiVersion: v1\nkind: Config\ncurrent-context: fake\n");
+        const env = process.env.KUBECONFIG;
+        process.env.KUBECONFIG = path.join(root, "no-such-kubeconfig");
+        try {
+            const served = await runMain("verify", ["--root", root, "--step", "3"]);
+            assert.match(
+                served.stdout,
+                new RegExp(
+                    `: the cluster answers; hint: no kubeconfig found \\(looked at [^)]*\\): give --kubeconfig ${root}/kubeconfig \\(the served lab's\\), or --offline`,
+                ),
+            );
+        } finally {
+            if (env === undefined) delete process.env.KUBECONFIG;
+            else process.env.KUBECONFIG = env;
+        }
         const t = await runMain("verify", [
             "--lab",
             "tenants",
