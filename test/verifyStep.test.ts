@@ -424,6 +424,62 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    for (const [how, name, entry] of [
+        ["./missing.yaml", "kustomization.yaml", "./missing.yaml"],
+        ["a dev overlay's kustomization.yml", "kustomization.yml", "missing.yaml"],
+    ] as const)
+        it(`step 7 done right with ${how}: done`, async () => {
+            await atShop(6, async (root) => {
+                const layout = shopLayout(root);
+                const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+                const push = async (message: string) => {
+                    await git([...id, "commit", "--quiet", "-am", message], layout.clone);
+                    await git(["push", "--quiet", "origin", "HEAD:main"], layout.clone);
+                    return git(["rev-parse", "HEAD"], layout.clone);
+                };
+                await git(["pull", "--quiet", "origin", "main"], layout.clone);
+                const dev = path.join(layout.clone, "envs", "dev");
+                if (name !== "kustomization.yaml") {
+                    await git(["mv", path.join(dev, "kustomization.yaml"), path.join(dev, name)], layout.clone);
+                    await push("dev: the overlay's file as kustomization.yml");
+                }
+                const file = path.join(dev, name);
+                fs.writeFileSync(file, addMissingResource(fs.readFileSync(file, "utf8")).replace("- missing.yaml", `- ${entry}`));
+                const bad = await push("dev: add missing.yaml");
+                await git([...id, "revert", "--no-edit", "HEAD"], layout.clone);
+                await git(["push", "--quiet", "origin", "HEAD:main"], layout.clone);
+                const revertCommit = await git(["rev-parse", "HEAD"], layout.clone);
+                const promote = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8"));
+                fs.writeFileSync(
+                    layout.resultFile("revert"),
+                    JSON.stringify({
+                        bad_commit: bad,
+                        revert_commit: revertCommit,
+                        dev_error: "missing.yaml: no such file",
+                        prod_revision_during: promote.to,
+                    }),
+                );
+                const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+                assert.strictEqual(r.code, 0, r.out);
+            });
+        });
+
+    it("automated.enabled: true is automated; a destination server Argo CD does not know is named", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = shopApplicationSet();
+            set.spec.template.spec.syncPolicy.automated = { enabled: true, ...set.spec.template.spec.syncPolicy.automated };
+            fs.writeFileSync(appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+            set.spec.template.spec.destination.server = "https://127.0.0.1:6443";
+            fs.writeFileSync(appsetFile, stringify(set));
+            const wrong = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(wrong.code, 1, wrong.out);
+            assert.match(wrong.stdout, /hint: server holds "https:\/\/127\.0\.0\.1:6443": the cluster Argo CD itself runs in/);
+        });
+    });
+
     it("an undo made by hand, or an empty 'revert': the hint says git revert's way", async () => {
         const root = await rootAt(6);
         const layout = shopLayout(root);

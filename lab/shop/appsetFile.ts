@@ -28,3 +28,12 @@ export function readAppsetFile(file: string): AppsetFile {
     if (objects.length <= 1) return { set: objects[0] ?? null };
     return { set: objects.find((o) => o?.kind === "ApplicationSet" && o.metadata?.name === APPSET_NAME) ?? objects[0] };
 }
+
+/** The cluster Argo CD runs in, as an Application's destination.server names it. */
+export const IN_CLUSTER = "https://kubernetes.default.svc";
+/** automated with enabled: true left out (Argo CD 3 reads it so when it is not written). */
+export const withoutEnabled = (a: unknown): unknown => {
+    if (!a || typeof a !== "object" || (a as { enabled?: unknown }).enabled !== true) return a;
+    const { enabled: _enabled, ...rest } = a as Record<string, unknown>;
+    return rest;
+};

@@ -17,7 +17,7 @@ import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
-import { readAppsetFile } from "./appsetFile";
+import { IN_CLUSTER, readAppsetFile, withoutEnabled } from "./appsetFile";
 import { elementsHint } from "./appsetHints";
 import { renderShopConfigAt } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
@@ -210,6 +210,7 @@ const step2: Check<ShopWorld>[] = [
                     targetRevision: "{{revision}}",
                     path: "envs/{{env}}",
                     namespace: "shop-{{env}}",
+                    server: IN_CLUSTER,
                     automated: { prune: true, selfHeal: true },
                     syncOptions: ["CreateNamespace=true"],
                 },
@@ -220,7 +221,13 @@ const step2: Check<ShopWorld>[] = [
                     targetRevision: field(t?.spec?.source?.targetRevision),
                     path: field(t?.spec?.source?.path),
                     namespace: field(t?.spec?.destination?.namespace),
-                    automated: t?.spec?.syncPolicy?.automated,
+                    // the cluster by its name (in-cluster) is the same cluster
+                    server:
+                        t?.spec?.destination?.name === "in-cluster" && !t?.spec?.destination?.server
+                            ? IN_CLUSTER
+                            : t?.spec?.destination?.server,
+                    // Argo CD 3's automated.enabled: true is what automated means when it is left out
+                    automated: withoutEnabled(t?.spec?.syncPolicy?.automated),
                     syncOptions: t?.spec?.syncPolicy?.syncOptions,
                 },
                 {
@@ -229,6 +236,7 @@ const step2: Check<ShopWorld>[] = [
                     repoURL:
                         "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine",
                     automated: "Argo CD syncs by itself, prunes and heals",
+                    server: "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
                 },
             );
         },

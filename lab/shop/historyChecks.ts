@@ -3,6 +3,7 @@
  * to the incident commit and never rewritten, then the bad commit on main and its revert. Part of
  * the table in checks.ts, which runs them.
  */
+import * as path from "path";
 import { parse } from "yaml";
 import { Check, eq } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
@@ -11,13 +12,23 @@ import { renderShopConfigAt } from "./render";
 import { startAgainAt } from "../kit/layout";
 import { obj, putBack, ShopWorld } from "./world";
 
+/** A kustomization's resources, each as kustomize resolves it (./missing.yaml is missing.yaml). */
 function resourcesOf(kustomization: string | null): string[] {
     if (!kustomization) return [];
     try {
-        return (parse(kustomization)?.resources ?? []).map(String);
+        return (parse(kustomization)?.resources ?? []).map((r: unknown) => path.posix.normalize(String(r)));
     } catch {
         return [];
     }
+}
+
+/** An overlay's kustomization at a commit, under any of the names kustomize reads (kustomization.yaml, .yml, Kustomization). */
+async function kustomizationOf(w: ShopWorld, sha: string, dir: string): Promise<string | null> {
+    for (const name of ["kustomization.yaml", "kustomization.yml", "Kustomization"]) {
+        const text = await w.repo.file(sha, `${dir}/${name}`);
+        if (text !== null) return text;
+    }
+    return null;
 }
 
 /** A promotion that can no longer be a fast-forward is done again on a lab brought back to step 5. */
@@ -32,7 +43,7 @@ async function copyOf(w: ShopWorld, copy: unknown, of: unknown): Promise<boolean
 
 /** The first commit after `from` on `tip`'s first-parent line that adds missing.yaml to envs/dev (step 7's), if any. */
 async function missingYamlAfter(w: ShopWorld, from: string, tip: string): Promise<string | undefined> {
-    const dev = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/dev/kustomization.yaml"));
+    const dev = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, "envs/dev"));
     const line: string[] = [];
     for (let at: string | undefined = tip; at && at !== from && line.length < 50; at = (await w.repo.parents(at))[0]) line.unshift(at);
     for (const sha of line) {
@@ -182,7 +193,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const bad = await badCommit(w);
             if (!bad) return null;
             const [parent] = await w.repo.parents(bad);
-            const resources = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/dev/kustomization.yaml"));
+            const resources = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, "envs/dev"));
             const [before, after] = await Promise.all([resources(parent), resources(bad)]);
             const outcome = eq(
                 { before: false, after: true },
@@ -199,7 +210,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const added = after.filter((r) => !before.includes(r) && r !== "missing.yaml");
             if (!outcome.ok && !added.length) {
                 // the other overlay: prod's, which prod (pinned to release/prod) does not read from main
-                const prod = async (sha: string) => resourcesOf(await w.repo.file(sha, "envs/prod/kustomization.yaml"));
+                const prod = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, "envs/prod"));
                 const [prodBefore, prodAfter] = await Promise.all([prod(parent), prod(bad)]);
                 if (!prodBefore.includes("missing.yaml") && prodAfter.includes("missing.yaml"))
                     return {
@@ -252,9 +263,10 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const msg = await w.repo.message(rc);
             const [grand] = (await badCommit(w)) ? await w.repo.parents(bad) : [undefined];
             const file = "envs/dev/kustomization.yaml";
-            const same = grand ? (await w.repo.file(rc, file)) === (await w.repo.file(grand, file)) : false;
+            const dev = (sha: string) => kustomizationOf(w, sha, "envs/dev");
+            const same = grand ? (await dev(rc)) === (await dev(grand)) : false;
             // the revert itself takes bad_commit's change out: a commit that changes nothing only claims to
-            const changes = parent !== undefined && (await w.repo.file(parent, file)) !== (await w.repo.file(rc, file));
+            const changes = parent !== undefined && (await dev(parent)) !== (await dev(rc));
             // after bad_commit: its child, or later when a wrong revert came first (history is never rewound)
             const after = parent === bad || (isSha(bad) && parent !== undefined && (await w.repo.isAncestor(bad, parent)));
             const outcome = eq(
