@@ -463,6 +463,35 @@ describe("simulate: a lab's repository removed by hand", function () {
     });
 });
 
+describe("simulate: step 1 done by hand, then the solver asked for more", function () {
+    this.timeout(120_000);
+
+    it("given the learner's own repository, then the solver refuses in one line, naming the by-hand way and the reset", async () => {
+        const root = await rootAt(0);
+        try {
+            const { bareRepo } = shopLayout(root);
+            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+            const work = fs.mkdtempSync(path.join(os.tmpdir(), "by-hand-"));
+            await git(["clone", "--quiet", bareRepo, work]);
+            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
+            await git(["add", "-A"], work);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
+            await git(["push", "--quiet", "origin", "main"], work);
+            const r = await runMain("simulate", ["--root", root, "--through", "6"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                new RegExp(
+                    `^gitops-lab simulate: ${bareRepo} was made by hand \\(step 1 is yours\\), and the solver builds its steps only on a repository it made: do steps 2-6 by hand .*--through 1 --serve\\), or start over with --reset`,
+                ),
+            );
+            assert.doesNotMatch(r.stderr, /stack's "root"/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("simulate: a reset interrupted", function () {
     this.timeout(300_000);
 
