@@ -464,6 +464,26 @@ describe("verify --step: one step at a time, with a hint", function () {
             });
         });
 
+    it("the branch written release-prod, the repoURL without .git: each hint names the slip", async () => {
+        await atShop(4, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            fs.writeFileSync(appsetFile, fs.readFileSync(appsetFile, "utf8").replace("revision: release/prod", "revision: release-prod"));
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: prod tracks "release-prod"; the lab's branch is release\/prod \(with a slash\)/);
+        });
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            fs.writeFileSync(appsetFile, fs.readFileSync(appsetFile, "utf8").replace("shop-envs.git", "shop-envs"));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: repoURL holds "[^"]+\/shop-envs": the repository's name ends in \.git, as the git daemon serves it/,
+            );
+        });
+    });
+
     it("automated.enabled: true is automated; a destination server Argo CD does not know is named", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -27,6 +27,14 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
     if (isSha(prodRevision) && wantProd(w) === "release/prod")
         return `the prod element names a commit (${String(prodRevision).slice(0, 12)}); prod tracks the branch release/prod, and a promotion moves the branch (git push origin <commit>:release/prod): put the element back to release/prod, then ${apply}`;
+    // the branch's name with another separator (release-prod, release_prod, releases/prod): the lab's has a slash
+    if (
+        wantProd(w) === "release/prod" &&
+        typeof prodRevision === "string" &&
+        prodRevision !== "release/prod" &&
+        /^releases?[-_/.]?prod$/i.test(prodRevision)
+    )
+        return `prod tracks ${JSON.stringify(prodRevision)}; the lab's branch is release/prod (with a slash): push it under that name (git push origin COMMIT:refs/heads/release/prod), point the prod element at it, then ${apply}`;
     // prod pinned to release/prod before step 4 asks for it: step 3's incident is to reach prod first
     if (prodRevision === "release/prod" && wantProd(w) === "main")
         return `prod already tracks release/prod, step 4's pin made early: until step 3's incident has reached both environments prod tracks main; put the prod element back to revision main, ${apply}, and pin at step 4 (release/prod stays where it is)`;
