@@ -484,6 +484,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the base ConfigMap's file named configmap.yml: the hint names the file", async () => {
+        await atShop(0, async (root) => {
+            const { bareRepo } = shopLayout(root);
+            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+            const work = fs.mkdtempSync(path.join(os.tmpdir(), "yml-"));
+            await git(["clone", "--quiet", bareRepo, work]);
+            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
+            fs.renameSync(path.join(work, "base", "configmap.yaml"), path.join(work, "base", "configmap.yml"));
+            const k = path.join(work, "base", "kustomization.yaml");
+            fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace("configmap.yaml", "configmap.yml"));
+            await git(["add", "-A"], work);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
+            await git(["push", "--quiet", "origin", "main"], work);
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: the first commit has base\/configmap\.yml, not base\/configmap\.yaml, the file the lab names/);
+        });
+    });
+
     it("automated.enabled: true is automated; a destination server Argo CD does not know is named", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

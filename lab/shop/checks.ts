@@ -6,7 +6,6 @@
 import * as fs from "fs";
 import { isDeepStrictEqual } from "util";
 import * as path from "path";
-import { parse } from "yaml";
 import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
@@ -17,9 +16,9 @@ import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
+import { STEP1_CHECKS } from "./step1Checks";
 import { IN_CLUSTER, readAppsetFile, withoutEnabled } from "./appsetFile";
 import { elementsHint } from "./appsetHints";
-import { renderShopConfigAt } from "./render";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, ShopWorld, wantProd } from "./world";
 
@@ -34,8 +33,6 @@ export interface VerifyOptions {
     kubectl?: string;
 }
 
-const shopConfigAt = (w: ShopWorld, sha: string, dir: string) => renderShopConfigAt(w.repo, sha, dir, w.kubectl);
-
 // ---------------------------------------------------------------------------------------------
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository
 
@@ -45,89 +42,6 @@ function fileChecks(name: ShopResultName): Check<ShopWorld>[] {
 
 // ---------------------------------------------------------------------------------------------
 // The table
-
-const step1: Check<ShopWorld>[] = [
-    {
-        step: 1,
-        name: "the bare repository exists with a main branch",
-        run: async (w) => {
-            const outcome = { ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: "no repository" };
-            if (!outcome.ok && !w.repo.exists()) {
-                // made under another name beside it (shop-envs without .git, most often): the git daemon serves the lab's name only
-                const beside = fs.existsSync(w.layout.bareDir)
-                    ? fs.readdirSync(w.layout.bareDir).filter((n) => fs.existsSync(path.join(w.layout.bareDir, n, "HEAD")))
-                    : [];
-                if (!beside.length) return outcome;
-                const other = path.join(w.layout.bareDir, beside[0]);
-                return {
-                    ...outcome,
-                    found: `no repository there (a bare repository is at ${other})`,
-                    hint: `the bare repository is at ${other}, and the lab's (which the git daemon serves, and Argo CD reads) is ${w.layout.bareRepo}: mv ${other} ${w.layout.bareRepo}, then in your clone git remote set-url origin ${w.layout.bareRepo}`,
-                };
-            }
-            if (outcome.ok || !w.repo.exists()) return outcome;
-            // pushed under another name (git's default master, most often)
-            const others = await w.repo.branches();
-            if (!others.length) return { ...outcome, found: "no main branch" };
-            return {
-                ...outcome,
-                found: `no main branch (its branches: ${others.join(", ")})`,
-                hint: `the lab's branch is main, the push made ${others.join(", ")}: in the clone, git branch -m ${others[0]} main, then git push origin main`,
-            };
-        },
-    },
-    {
-        step: 1,
-        name: "every file of the bare repository is readable by others (the git daemon runs as nobody)",
-        run: async (w) => {
-            if (!w.repo.exists()) return null;
-            const bad = [
-                ...((fs.statSync(w.layout.bareDir).mode & 0o005) === 0o005 ? [] : [w.layout.bareDir]),
-                ...w.repo.unreadableByOthers(5),
-            ];
-            return {
-                ok: bad.length === 0,
-                expected: "o+r on files, o+rx on directories (core.sharedRepository)",
-                found: `not readable by others: ${bad.join(", ")}`,
-                // --shared applies to what is written after it: what a umask already closed stays closed until opened
-                hint: `the git daemon reads the repository as nobody: open what is closed (chmod -R o+rX ${w.layout.bareRepo}), and keep later pushes readable whatever the pusher's umask (git --git-dir ${w.layout.bareRepo} config core.sharedRepository 0644)`,
-            };
-        },
-    },
-    {
-        step: 1,
-        name: "the first commit's base ConfigMap: shop-config, no namespace, FEATURE_CHECKOUT_V2 off, LOG_LEVEL info",
-        run: async (w) => {
-            if (!w.main) return null;
-            const cm = parse((await w.repo.file(await w.repo.rootOf("main"), "base/configmap.yaml")) ?? "null");
-            return eqFields(
-                { name: "shop-config", namespace: undefined, data: { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" } },
-                { name: cm?.metadata?.name, namespace: cm?.metadata?.namespace, data: cm?.data },
-                { namespace: "the base names none: each environment's Application puts it in its own namespace (shop-dev, shop-prod)" },
-            );
-        },
-    },
-    {
-        step: 1,
-        name: "the first commit's overlays render LOG_LEVEL debug (dev) and warn (prod)",
-        run: async (w) => {
-            if (!w.main) return null;
-            const first = await w.repo.rootOf("main");
-            const want = { dev: "debug", prod: "warn" };
-            const at = async (sha: string) => ({
-                dev: (await shopConfigAt(w, sha, "envs/dev")).LOG_LEVEL,
-                prod: (await shopConfigAt(w, sha, "envs/prod")).LOG_LEVEL,
-            });
-            const outcome = eq(want, await at(first));
-            // put right by a later commit: the step asks for a first commit that renders
-            if (outcome.ok || first === w.main || !eq(want, await at(w.main)).ok) return outcome;
-            return {
-                ...outcome,
-                hint: `main's latest commit renders right, its first (${first.slice(0, 12)}) does not: step 1 asks for a first commit that renders both overlays, and main takes fast-forwards only, so the first commit stays as it is (the later steps build on the latest, which is right): to have step 1 done, do it over on a new lab (the lab's reset, then the lab again)`,
-            };
-        },
-    },
-];
 
 const step2: Check<ShopWorld>[] = [
     {
@@ -452,7 +366,7 @@ const stackOutputs = stackOutputChecks<ShopResultName, ShopWorld>({
 /** The whole table, in the order the table prints it (sorted by step, stable). */
 export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     ...SHOP_RESULT_FILES.flatMap(fileChecks),
-    ...step1,
+    ...STEP1_CHECKS,
     ...step2,
     ...step3,
     ...step4,
