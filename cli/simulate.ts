@@ -12,7 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
-import { CLONES_DIR, foreignKubeconfig, recordServed, servedKubeconfig } from "../sim/servedFiles";
+import { CLONES_DIR, foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
@@ -469,7 +469,10 @@ export const simulate: Command = {
             }
             const kubeconfigFile = servedKubeconfig(root);
             recordServed(root); // what was not there before, so that a reset removes only that
-            writeFileAtomic(kubeconfigFile, lab.kubeconfig, 0o600); // the served cluster's, for its starter alone
+            const kubeconfig = servedKubeconfigText(root, lab.kubeconfig);
+            writeFileAtomic(kubeconfigFile, kubeconfig.text, 0o600); // the served cluster's, for its starter alone
+            if (kubeconfig.namespace)
+                say(`simulate: ${kubeconfigFile} is written again for this run; its context keeps your namespace ${kubeconfig.namespace}`);
             for (const l of serveInstructions(
                 { root, url: (r) => lab!.daemon.url(r) },
                 kubeconfigFile,

@@ -6,6 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { parse } from "yaml";
 import { madeDirs, recordMade } from "../lab/kit/layout";
 import { unpushedWork } from "../lab/platform/labRepo";
 
@@ -27,6 +28,23 @@ export function foreignKubeconfig(root: string): string | undefined {
     const file = servedKubeconfig(root);
     if (!fs.existsSync(file) || (fs.statSync(file).isFile() && isServedKubeconfig(file))) return undefined;
     return `${file} is there and is not a served lab's kubeconfig (yours?): the served lab writes its own there; move it away, or give another --root`;
+}
+
+/**
+ * The served lab's kubeconfig for this run (its port and token are new), keeping the namespace the learner set
+ * in the one before (kubectl config set-context --current --namespace=...), which they would lose without a word.
+ */
+export function servedKubeconfigText(root: string, fresh: string): { text: string; namespace?: string } {
+    const file = servedKubeconfig(root);
+    let namespace: unknown;
+    try {
+        const before = parse(fs.readFileSync(file, "utf8"));
+        namespace = before?.contexts?.find((c: { name?: unknown }) => c?.name === before["current-context"])?.context?.namespace;
+    } catch {
+        namespace = undefined; // none there, or not YAML: nothing to keep
+    }
+    if (typeof namespace !== "string" || !/^[a-z0-9-]+$/.test(namespace)) return { text: fresh };
+    return { text: fresh.replace(/^( {4}user: fake)$/m, `$1\n    namespace: ${namespace}`), namespace };
 }
 
 /** Before the served lab writes them: which of its files and folders were not there (so a reset removes only those). */

@@ -11,6 +11,8 @@ import * as path from "path";
 import { isAlive } from "../lab/ports/proc";
 import { REAL_PLANE } from "../realplane/versions";
 import { shopLayout } from "../lab/shop/layout";
+import { servedKubeconfigText } from "../sim/servedFiles";
+import { parse } from "yaml";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
 import { tenantFile, tenantPath } from "../lab/tenants/repoFiles";
@@ -751,6 +753,28 @@ describe("simulate resumed as another Argo CD version", function () {
             const reset = await runMain("simulate", ["--root", root, "--reset"]);
             assert.strictEqual(reset.code, 0, reset.out);
             assert.match(reset.stdout, /reset: nothing of the lab is left under /);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("the served kubeconfig written again", () => {
+    it("keeps the namespace the learner set in its context", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-ns-"));
+        try {
+            const fresh = (port: number) =>
+                `apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: https://127.0.0.1:${port}\nusers:\n- name: fake\n  user:\n    token: t\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\n`;
+            assert.deepStrictEqual(servedKubeconfigText(root, fresh(1)), { text: fresh(1) }, "none there: as made");
+            fs.writeFileSync(
+                path.join(root, "kubeconfig"),
+                fresh(1).replace("    user: fake\n", "    user: fake\n    namespace: shop-prod\n"),
+            );
+            const again = servedKubeconfigText(root, fresh(2));
+            assert.strictEqual(again.namespace, "shop-prod");
+            const doc = parse(again.text);
+            assert.strictEqual(doc.contexts[0].context.namespace, "shop-prod");
+            assert.strictEqual(doc.clusters[0].cluster.server, "https://127.0.0.1:2", "the new run's server");
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
