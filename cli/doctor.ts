@@ -82,6 +82,8 @@ function readDump(file: string): Dump {
     }
     // an empty pipe: the kubectl before it failed (its error is above) or printed nothing
     if (file === "-" && !text.trim()) throw new Error(`standard input was empty (did the kubectl before the pipe fail?); ${DUMP_HINT}`);
+    // an empty file: the kubectl that wrote it (kubectl ... > file) failed, its error where it ran
+    if (!text.trim()) throw new Error(`${source} is empty (did the kubectl that wrote it fail? its error is where it ran); ${DUMP_HINT}`);
     // kubectl ... -o yaml: named as such, not as a JSON syntax error
     if (/^\s*(?:#.*\n\s*)*(?:apiVersion|kind|items):(?:\s|$)/.test(text))
         throw new Error(`${source} is YAML (kubectl -o yaml): the doctor reads -o json; ${DUMP_HINT}`);
@@ -109,6 +111,15 @@ function readDump(file: string): Dump {
                 `${source} holds only ${[...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ")}, none of Argo CD's ApplicationSets or Applications; ${DUMP_HINT}`,
             );
     }
+    // every status taken out (to share the dump): the doctor reads nothing but statuses, and would guess a cause
+    if (
+        Array.isArray(items) &&
+        items.some((i) => ["ApplicationSet", "Application"].includes(String((i as { kind?: unknown })?.kind))) &&
+        items.every((i) => (i as { status?: unknown })?.status === undefined)
+    )
+        throw new Error(
+            `${source} holds no status on any object (taken out to share it?): the doctor reads the statuses Argo CD writes; dump them as kubectl prints them: ${DUMP_HINT}`,
+        );
     try {
         return dumpFromList(list);
     } catch (e) {

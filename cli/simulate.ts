@@ -17,8 +17,6 @@ import { refuseLowerStep } from "../lab/kit/steps";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
 import { filesSolverRewrites, shopLabProgress } from "../lab/shop/solve";
-import { OWNER_VALUE } from "../lab/shop/repo";
-import { isOurBareRepo } from "../lab/platform/labRepo";
 import { shopSteps } from "../lab/shop/steps";
 import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
@@ -37,6 +35,7 @@ import {
     startSimulatedLab,
 } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
+import { refuseUnbuildable } from "./labState";
 import { firstStepNotDone, notDoneLine } from "./stepsGraded";
 import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
@@ -378,22 +377,10 @@ export const simulate: Command = {
             // nothing of it is solved or waited for again (steps cannot be undone, and the learner's work is the learner's)
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
             const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
-            // step 1 done by hand (the learner's own bare repository) and the solver asked for later steps: it builds only on
-            // a repository it made, and says so before anything, not as a stack's root problem
-            const shopRepo = shopLayout(root).bareRepo;
-            if (shop && through > shopDone && fs.existsSync(path.join(shopRepo, "HEAD")) && !(await isOurBareRepo(shopRepo, OWNER_VALUE)))
-                throw new Error(
-                    `${shopRepo} was made by hand (step 1 is yours), and the solver builds its steps only on a repository it made: do steps ${shopDone + 1}-${through} by hand on the served lab (gitops-lab simulate --root ${shellWord(root)} --through ${shopDone} --serve), or start over with --reset and let the solver make step 1 too`,
-                );
-            // a lab past its first step whose repository was removed by hand: nothing it stands on can be served or built
-            for (const [on, done, repo] of [
-                [shop, shopDone, shopLayout(root).bareRepo],
-                [tenants, tenantsDone, tenantsLayout(root).bareRepo],
-            ] as const)
-                if (on && done >= 2 && !fs.existsSync(path.join(repo, "HEAD")))
-                    throw new Error(
-                        `${repo} is gone while the lab under ${root} is at step ${done}: its steps stand on it, so it is neither served nor built on; put it back (from a copy), or start over: gitops-lab simulate --root ${shellWord(root)} --reset, then the lab again`,
-                    );
+            await refuseUnbuildable(root, {
+                shop: shop ? { through, done: shopDone } : undefined,
+                tenants: tenants ? { done: tenantsDone } : undefined,
+            });
             const tenantsFlag = which === "both" ? "--tenants-through" : "--through";
             const shopAsItStands = !!values.serve && shop && shopDone > 0 && through <= shopDone;
             const tenantsAsItStands = !!values.serve && tenants && tenantsDone > 0 && tenantsThrough <= tenantsDone;

@@ -159,6 +159,27 @@ const MISTAKES: Mistake[] = [
     [
         "learner",
         "doctor",
+        ["--from", "{dir}/empty.json"],
+        1,
+        /empty\.json is empty \(did the kubectl that wrote it fail\? its error is where it ran\)/,
+    ],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/lines.json"],
+        1,
+        /lines\.json is not JSON \(it holds 2 JSON values, one a line \(JSON Lines, as jq -c '\.items\[\]' writes\)/,
+    ],
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/nostatus.json"],
+        1,
+        /nostatus\.json holds no status on any object \(taken out to share it\?\): the doctor reads the statuses Argo CD writes/,
+    ],
+    [
+        "learner",
+        "doctor",
         ["--from", "{dir}/twice.json"],
         1,
         /twice\.json is not JSON \(it holds a second JSON value after a whole first one, the second beginning at line 4 \(written twice, appended with >>\?\): make it again, written once with >\)/,
@@ -382,6 +403,18 @@ describe("mistakes at the command line, and their answers", function () {
         const event = (name: string) => ({ apiVersion: "v1", kind: "Event", metadata: { name, namespace: "argocd" }, reason: "Synced" });
         write("events.json", list(event("a"), event("b"), { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "argocd" } }));
         write("cut.json", '{\n  "apiVersion": "v1",\n  "kind": "List", "items": [{"kind": "Applic');
+        write("empty.json", "");
+        write(
+            "lines.json",
+            '{"kind":"ApplicationSet","metadata":{"name":"tenants","namespace":"argocd"}}\n{"kind":"Application","metadata":{"name":"mandant-a","namespace":"argocd"}}\n',
+        );
+        write(
+            "nostatus.json",
+            JSON.stringify({
+                kind: "List",
+                items: [{ kind: "ApplicationSet", metadata: { name: "tenants", namespace: "argocd" }, spec: {} }],
+            }),
+        );
         write("twice.json", '{\n  "kind": "List", "items": []\n}\n{\n  "kind": "List", "items": []\n}\n');
         write("bom.json", "\ufeff" + JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
         // as PowerShell's > writes it: UTF-16LE with a byte-order mark

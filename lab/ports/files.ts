@@ -31,6 +31,16 @@ const INVISIBLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\ufeff]/;
  * JSON.parse whose error names a character a reader cannot see: its message shows a byte-order mark
  * as an invisible token, and the file looks right in every editor.
  */
+/** Whether a line is one JSON value by itself. */
+function parsesAlone(line: string): boolean {
+    try {
+        JSON.parse(line);
+        return true;
+    } catch {
+        return false;
+    }
+}
+
 export function parseJson(text: string): unknown {
     try {
         return JSON.parse(text);
@@ -54,6 +64,12 @@ export function parseJson(text: string): unknown {
         )
             throw new Error(
                 `it stops mid-JSON at line ${text.slice(0, end).split("\n").length}, as a file cut short does (an interrupted copy or command): make it again`,
+            );
+        // one value a line (JSON Lines, as jq -c '.items[]' writes): not one document
+        const lines = text.split("\n").filter((l) => l.trim());
+        if (!m && /after JSON at position/.test(message) && lines.length > 1 && lines.every(parsesAlone))
+            throw new Error(
+                `it holds ${lines.length} JSON values, one a line (JSON Lines, as jq -c '.items[]' writes), not the one document kubectl prints: make it again with kubectl's -o json alone`,
             );
         // a whole first value, then more: two documents one after the other (a command appended twice with >>)
         if (!m && /after JSON at position/.test(message))

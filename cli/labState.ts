@@ -1,0 +1,40 @@
+/**
+ * A lab under a root that no run can serve or build on as asked, refused in one line before anything
+ * starts: its repository removed by hand while its steps stand on it, or step 1 made by hand while the
+ * solver is asked for the steps after it (it builds only on a repository it made).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { BareRepo } from "../lab/grader/bareRepo";
+import { isOurBareRepo } from "../lab/platform/labRepo";
+import { shopLayout } from "../lab/shop/layout";
+import { OWNER_VALUE } from "../lab/shop/repo";
+import { tenantsLayout } from "../lab/tenants/layout";
+import { shellWord } from "./simulate";
+
+export async function refuseUnbuildable(
+    root: string,
+    labs: { shop?: { through: number; done: number }; tenants?: { done: number } },
+): Promise<void> {
+    const shopRepo = shopLayout(root).bareRepo;
+    const shop = labs.shop;
+    if (
+        shop &&
+        shop.through > shop.done &&
+        fs.existsSync(path.join(shopRepo, "HEAD")) &&
+        !(await isOurBareRepo(shopRepo, OWNER_VALUE)) &&
+        (await new BareRepo(shopRepo).branch("main")) !== null
+    )
+        throw new Error(
+            `${shopRepo} was made by hand (step 1 is yours), and the solver builds its steps only on a repository it made: do steps ${shop.done + 1}-${shop.through} by hand on the served lab (gitops-lab simulate --root ${shellWord(root)} --through ${shop.done} --serve), or start over with --reset and let the solver make step 1 too`,
+        );
+    // a lab past its first step whose repository was removed by hand: nothing it stands on can be served or built
+    for (const [done, repo] of [
+        [shop?.done, shopRepo],
+        [labs.tenants?.done, tenantsLayout(root).bareRepo],
+    ] as const)
+        if (done !== undefined && done >= 2 && !fs.existsSync(path.join(repo, "HEAD")))
+            throw new Error(
+                `${repo} is gone while the lab under ${root} is at step ${done}: its steps stand on it, so it is neither served nor built on; put it back (from a copy), or start over: gitops-lab simulate --root ${shellWord(root)} --reset, then the lab again`,
+            );
+}
