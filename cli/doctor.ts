@@ -13,6 +13,7 @@ import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, w
 import { realClock } from "../lab/ports/clock";
 import { ClusterPort, KubeCluster } from "../lab/ports/cluster";
 import { parseJson } from "../lab/ports/files";
+import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
 import { rfc3339 } from "../lab/kit/text";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
@@ -383,6 +384,17 @@ export const doctor: Command = {
         }
         let stop = false;
         for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => (stop = true));
+        // started through npm or npx: a kill of that launcher signals nothing here, and a watch with its metrics port
+        // would run on unseen; it ends with it, as a served lab does
+        const launcher = npmLauncherOf(process.pid);
+        const orphaned = launcher
+            ? setInterval(() => {
+                  if (launcherRuns(launcher) || stop) return;
+                  say("the npm or npx that started it is gone: stopping");
+                  stop = true;
+              }, 1_000)
+            : undefined;
+        orphaned?.unref();
         say(
             `watching ${changes ? "for changes and " : ""}every ${interval} s (${from ?? "live cluster"}); Events go to the ApplicationSet's namespace${cluster ? "" : " (not posted: reading a file)"}`,
         );
@@ -397,6 +409,7 @@ export const doctor: Command = {
             { intervalMs: interval * 1000, minGapMs: MIN_ROUND_GAP_MS, clock: realClock, stopped: () => stop, changes },
             (e) => trouble.failed(e),
         );
+        if (orphaned) clearInterval(orphaned);
         await stopReader();
         return EXIT.OK;
     },

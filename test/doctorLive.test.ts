@@ -22,6 +22,7 @@ import {
     EVENT_SOURCE,
 } from "../lab/doctor/watch";
 import { pollUntil } from "../lab/ports/wait";
+import { isAlive } from "../lab/ports/proc";
 import { BIN, runCli, runFamily, runMain, startCli } from "./helpers/cli";
 import { fieldReport, hookPod, NOW, raced, TYPO3_ERROR } from "./helpers/rollout";
 import { FakeKube } from "../sim/fakeApi";
@@ -265,6 +266,43 @@ describe("rollout doctor against a cluster", function () {
         }
         for (const line of out.split("\n").filter(Boolean)) assert.doesNotThrow(() => JSON.parse(line), line);
         assert.match(err, /watching for changes and every 0\.2 s/);
+    });
+
+    it("--watch ends when the npx that started it is killed", async () => {
+        // a launcher as npx is (npm's title), the doctor its child, which a kill of npx does not signal
+        const launcher = spawn(
+            process.execPath,
+            [
+                "-e",
+                `process.title = "npm exec gitops-lab doctor";
+                 const c = require("child_process").spawn(process.execPath, ${JSON.stringify([BIN, "doctor", "--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"])}, { stdio: "inherit" });
+                 console.log("LAUNCHED " + c.pid);
+                 setInterval(() => {}, 1e6);`,
+            ],
+            { stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let out = "";
+        launcher.stdout!.on("data", (d) => (out += d));
+        launcher.stderr!.on("data", (d) => (out += d));
+        await expect(
+            holds("watching", () => /watching for changes/.test(out)),
+            { timeoutMs: 30_000 },
+        );
+        const child = Number(/LAUNCHED (\d+)/.exec(out)![1]);
+        launcher.kill("SIGKILL");
+        try {
+            await expect(
+                holds(
+                    "the doctor gone",
+                    () => !isAlive(child),
+                    () => out.slice(-300),
+                ),
+                { timeoutMs: 30_000 },
+            );
+        } finally {
+            if (isAlive(child)) process.kill(child, "SIGTERM");
+        }
+        assert.match(out, /the npm or npx that started it is gone: stopping/);
     });
 
     // given --watch on a served lab's kubeconfig, when the lab is started again (a new address and token in the same
