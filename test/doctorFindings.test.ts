@@ -399,10 +399,25 @@ describe("rollout doctor: named findings", () => {
             { name: "mandant-x", step: 2, status: "Progressing" },
         ];
         const set = appSet("tenants", tenants, { rolloutStep: 2 });
+        // read live: the cluster has no such Application
+        const live = diagnose(
+            { ...dumpFromList(list(set, application(set, tenants[0]))), fromFile: false },
+            { now: NOW, stuckAfterSeconds: 600 },
+        )[0];
+        assert.deepStrictEqual(kinds(live), ["DeletedApplication mandant-x 2"]);
+        assert.match(only(live, "DeletedApplication")[0].message, /no such Application exists: step 2 waits for it/);
+        assert.match(
+            only(live, "DeletedApplication")[0].todo,
+            /^have the ApplicationSet controller rewrite its status .*application-set-refresh=true/,
+        );
+        // from a dump, which may have left it out: said as the dump's, and to dump it first
         const d = diagnosed(list(set, application(set, tenants[0])));
         assert.deepStrictEqual(kinds(d), ["DeletedApplication mandant-x 2"]);
-        assert.match(only(d, "DeletedApplication")[0].message, /no such Application exists: step 2 waits for it/);
-        assert.match(only(d, "DeletedApplication")[0].todo, /application-set-refresh=true/);
+        assert.match(
+            only(d, "DeletedApplication")[0].message,
+            /the dump holds no such Application \(left out of it, or deleted\?\): step 2 waits for it/,
+        );
+        assert.match(only(d, "DeletedApplication")[0].todo, /^dump every Application with the rest/);
     });
 
     it("given a PreSync hook the operation shows Running while its Job is complete (#4979, #15292), then HookLeftRunning with both sides", () => {

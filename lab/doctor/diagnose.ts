@@ -251,6 +251,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
             (dump.appProjects ?? []).find(
                 (p) => p.metadata?.name === (app.spec?.project || "default") && p.metadata?.namespace === app.metadata?.namespace,
             ),
+        fromFile: dump.fromFile,
     });
     for (const s of skipped) {
         const app = appByName.get(s.application);

@@ -108,6 +108,8 @@ export interface FindingsInput {
     waitingHook: (app: Application) => { namespace: string; job: string; pod: string; reason: string; since?: string } | null;
     /** An Application's AppProject, where the input holds it (for SyncWindow). */
     project: (app: Application) => AppProject | undefined;
+    /** Read from a file (a dump may leave objects out: an Application not in it need not be gone). */
+    fromFile?: boolean;
 }
 
 /** An ApplicationSet's steps as written. */
@@ -251,11 +253,13 @@ function applicationFindings(input: FindingsInput): Finding[] {
                     kind: "DeletedApplication",
                     application: e.name,
                     step: e.step,
-                    message: `the rollout has an entry for ${e.name} (step ${st.step}, ${st.status}), but no such Application exists: ${st.status === "Healthy" ? "it is counted as done" : `step ${st.step} waits for it`}`,
+                    message: `the rollout has an entry for ${e.name} (step ${st.step}, ${st.status}), but ${input.fromFile ? "the dump holds no such Application (left out of it, or deleted?)" : "no such Application exists"}: ${st.status === "Healthy" ? "it is counted as done" : `step ${st.step} waits for it`}`,
                     evidence: [
                         { object: setRef(appset), field: `${entryRef(e)}.status`, value: String(st.status), time: st.lastTransitionTime },
                     ],
-                    todo: `have the ApplicationSet controller rewrite its status (kubectl annotate applicationset -n ${appset.metadata?.namespace} ${appset.metadata?.name} argocd.argoproj.io/application-set-refresh=true --overwrite); if the entry stays, restart the ApplicationSet controller`,
+                    todo: input.fromFile
+                        ? `dump every Application with the rest (kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json); if it is not in the cluster either, have the ApplicationSet controller rewrite its status (kubectl annotate applicationset -n ${appset.metadata?.namespace} ${appset.metadata?.name} argocd.argoproj.io/application-set-refresh=true --overwrite)`
+                        : `have the ApplicationSet controller rewrite its status (kubectl annotate applicationset -n ${appset.metadata?.namespace} ${appset.metadata?.name} argocd.argoproj.io/application-set-refresh=true --overwrite); if the entry stays, restart the ApplicationSet controller`,
                 });
             continue;
         }
