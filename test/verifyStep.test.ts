@@ -1655,6 +1655,33 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a release patched into the live template, a step taken out: step 1 names each", async () => {
+        const at = await tenantsAt(1);
+        try {
+            const hint = async () =>
+                (await verifyTenants({ layout: at.layout, through: 1, cluster: at.cluster })).find((c) =>
+                    c.check.startsWith("live ApplicationSet tenants"),
+                )!.hint ?? "";
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/template/spec/source/path", value: `releases/${RELEASES.faulty}` },
+            ]);
+            assert.match(
+                await hint(),
+                /^the live ApplicationSet's template path is releases\/1\.2\.0, set in the cluster by hand: a release comes from each tenant's file in Git/,
+            );
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/template/spec/source/path", value: "releases/{{release}}" },
+                { op: "remove", path: "/spec/strategy/rollingSync/steps/1" },
+            ]);
+            assert.match(
+                await hint(),
+                /^the live ApplicationSet has 3 steps \(.*\), not one for each of the four tenants: a step taken out does not unblock a rollout/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("a stall healed by hand: step 2's hint says the cluster shows no stall", async function () {
         this.timeout(300_000);
         const at = await tenantsAt(2);

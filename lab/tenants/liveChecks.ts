@@ -37,20 +37,38 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) =>
             (x.matchExpressions ?? []).map((e) => `${e.key} ${e.operator} ${(e.values ?? []).join(",")}`).join(" and "),
         );
+        // the template's path names each tenant's release from its file ({{release}}, or {{.release}} with goTemplate)
+        const path = s?.spec?.template?.spec?.source?.path;
+        const templated = "releases/{{release}}";
         const outcome = eq(
             {
                 files: "tenants/*.yaml",
                 revision: "main",
                 strategy: "RollingSync",
                 steps: TENANTS.map((t) => `${TENANT_LABEL} In ${t}`),
+                path: templated,
             },
             {
                 files: s?.spec?.generators?.[0]?.git?.files?.[0]?.path,
                 revision: s?.spec?.generators?.[0]?.git?.revision,
                 strategy: s?.spec?.strategy?.type,
                 steps,
+                path: typeof path === "string" && /^releases\/\{\{-?\s*\.?release\s*-?\}\}$/.test(path) ? templated : path,
             },
         );
+        const apply = `put it back as the lab wrote it (${w.layout.appsetFile}): kubectl apply -f ${w.layout.appsetFile}`;
+        // a release patched into the live template: every tenant then runs it, whatever its file says
+        if (!outcome.ok && typeof path === "string" && path !== templated && /^releases\/[^{}]+$/.test(path))
+            return {
+                ...outcome,
+                hint: `the live ApplicationSet's template path is ${path}, set in the cluster by hand: a release comes from each tenant's file in Git (the template's path is releases/{{release}}); ${apply}`,
+            };
+        // a step removed (or added) in the cluster: the rollout the lab grades has the four
+        if (!outcome.ok && steps.length !== TENANTS.length)
+            return {
+                ...outcome,
+                hint: `the live ApplicationSet has ${steps.length} step${steps.length === 1 ? "" : "s"} (${steps.join("; ") || "none"}), not one for each of the four tenants: a step taken out does not unblock a rollout, it drops that tenant from it; ${apply}`,
+            };
         const invalid = (s?.spec?.strategy?.rollingSync?.steps ?? []).findIndex((x) =>
             (x.matchExpressions ?? []).some((e) => !["In", "NotIn"].includes(e.operator)),
         );
