@@ -553,6 +553,12 @@ describe("mistakes in a result file's values, and their hints", () => {
         ],
         [stallCommit, `${sha} ${sha.slice(0, 7)}`, /^it holds 2 commits: write one/],
         [
+            recoveryOrder,
+            [{ application: "mandant-a", step: 1, healthyAt: "2026-12-06T00:14:06Z" }],
+            /^order\[0\]\.healthy_at is missing: it is written healthyAt, and the key is healthy_at$/,
+        ],
+        [recoveryOrder, [{ application: "mandant-a", healthy_at: "2026-12-06T00:14:06Z" }], /^order\[0\]\.step is missing$/],
+        [
             field("report", "bad_commit_reached_prod"),
             1,
             /^it holds 1, a number: write true or false \(if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false\)$/,

@@ -1763,6 +1763,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("recovery.order in the order the tenants turned Healthy: the hint says it goes by step", async () => {
+        await atTenants(3, async (root) => {
+            const file = tenantsLayout(root).resultFile("recovery");
+            const { order } = JSON.parse(fs.readFileSync(file, "utf8"));
+            editResult(file, { order: [order[1], order[0], order[2], order[3]] });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: order holds the four entries in another order \(mandant-b, mandant-a, mandant-c, mandant-d\): list them by step, step 1 first/,
+            );
+        });
+    });
+
     it("stall.hook_error the log's header, stall.hook_job a Pod: each hint says what it is", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: "In ConfigurationManager.php line 387:" });

@@ -194,6 +194,17 @@ export function whyNot(f: SchemaField, v: unknown): string {
     if (issue && issue.path.length > 0) {
         const at = f.key + issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
         const inner = issue.path.reduce<unknown>((o, p) => (o as Record<PropertyKey, unknown> | undefined)?.[p], v);
+        // a key missing inside: said so (not "holds undefined"), with the key written instead where there is one like it
+        if (inner === undefined && issue.path.length >= 1) {
+            const parent = issue.path.slice(0, -1).reduce<unknown>((o, p) => (o as Record<PropertyKey, unknown> | undefined)?.[p], v);
+            const last = String(issue.path[issue.path.length - 1]);
+            const squash = (k: string) => k.replace(/[-_]/g, "").toLowerCase();
+            const instead =
+                parent && typeof parent === "object"
+                    ? Object.keys(parent).find((k) => k !== last && squash(k) === squash(last))
+                    : undefined;
+            return `${at} is missing${instead ? `: it is written ${instead}, and the key is ${last}` : ""}`;
+        }
         const unquoted = typeof inner === "string" ? unquotedOf(inner) : undefined;
         if (unquoted !== undefined && typeof unquoted !== "string")
             return `${at} holds the string ${JSON.stringify(inner)}: write ${inner} without the quotes`;

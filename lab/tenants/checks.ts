@@ -366,10 +366,16 @@ const step3: Check<TenantsWorld>[] = [
                 const qualified = r.order.find(
                     (o: { application?: unknown }) => typeof o.application === "string" && o.application.includes("/"),
                 );
-                return qualified
+                if (qualified)
+                    return {
+                        ...eq(want, apps),
+                        hint: `order[].application holds ${JSON.stringify(qualified.application)}: write the Application's name without its namespace (${String(qualified.application).split("/").pop()})`,
+                    };
+                // the right entries in another order (the order they turned Healthy): the list goes by step
+                return [...apps].sort().join() === [...want].sort().join()
                     ? {
                           ...eq(want, apps),
-                          hint: `order[].application holds ${JSON.stringify(qualified.application)}: write the Application's name without its namespace (${String(qualified.application).split("/").pop()})`,
+                          hint: `order holds the four entries in another order (${r.order.map((o: { application?: unknown }) => o.application).join(", ")}): list them by step, step 1 first; the times say the order they turned Healthy in`,
                       }
                     : eq(want, apps);
             }
