@@ -168,6 +168,13 @@ export function applicationsWithoutAppSet(dump: Dump): string | null {
 function checkAppSetExists(dump: Dump, name: string | undefined) {
     if (!name || dump.applicationSets.some((a) => namesAppSet(name, a))) return;
     const found = dump.applicationSets.map((a) => `${a.metadata?.namespace}/${a.metadata?.name}`);
+    // an Application's name for its ApplicationSet's: the one that owns it
+    const app = dump.applications.find((a) => a.metadata?.name === name.split("/").pop());
+    const owner = app?.metadata?.ownerReferences?.find((o) => o.kind === "ApplicationSet")?.name;
+    if (owner)
+        throw new Error(
+            `"${name}" is an Application of ApplicationSet ${app?.metadata?.namespace}/${owner}: --appset ${owner} (the doctor names the Application in its line)`,
+        );
     throw new Error(`no ApplicationSet named "${name}" (found: ${found.length ? found.join(", ") : "none"})`);
 }
 

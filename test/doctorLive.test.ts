@@ -506,6 +506,10 @@ describe("rollout doctor: the command on a saved dump", function () {
         const r = await runMain("doctor", ["--from", file("report2.json", fieldReport()), "--appset", "nope"]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /^gitops-lab doctor: no ApplicationSet named "nope" \(found: argocd\/tenants\)\n$/);
+        // an Application's name: its ApplicationSet is named
+        const app = await runMain("doctor", ["--from", file("report2b.json", fieldReport()), "--appset", "mandant-b"]);
+        assert.strictEqual(app.code, 1, app.out);
+        assert.match(app.stderr, /^gitops-lab doctor: "mandant-b" is an Application of ApplicationSet argocd\/tenants: --appset tenants/);
     });
 
     it("--appset takes NAMESPACE/NAME too, as stall.json and the findings write it", async () => {
