@@ -98,6 +98,18 @@ describe("verify (the independent grader)", function () {
         );
     });
 
+    it("given drift.uid of the namespace's CA bundle ConfigMap, then the hint names it", async () => {
+        const l = copy();
+        const file = l.resultFile("drift");
+        const ca = await cluster.getConfigMap("shop-prod", "kube-root-ca.crt");
+        assert.ok(ca?.metadata?.uid, "the served cluster has kube-root-ca.crt in every namespace, as Kubernetes does");
+        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), uid: ca?.metadata?.uid }));
+        const rs = await verify({ layout: l, through: 8, cluster });
+        const r = rs.find((x) => x.check === "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn")!;
+        assert.strictEqual(r.ok, false);
+        assert.match(r.hint ?? "", /^drift\.uid is ConfigMap kube-root-ca\.crt's \(the namespace's CA bundle, which kubectl lists first\)/);
+    });
+
     it("given drift.uid of shop-dev's ConfigMap, then the hint names the environment", async () => {
         const l = copy();
         const file = l.resultFile("drift");

@@ -150,6 +150,17 @@ export function liveChecks(): Check<ShopWorld>[] {
                     ...outcome,
                     hint: "drift.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
                 };
+            // the namespace's other ConfigMap, listed first by kubectl get cm (-o jsonpath={.items[0]...})
+            if (
+                !outcome.ok &&
+                cm &&
+                d.uid !== cm.metadata?.uid &&
+                d.uid === (await c.getConfigMap("shop-prod", "kube-root-ca.crt"))?.metadata?.uid
+            )
+                return {
+                    ...outcome,
+                    hint: "drift.uid is ConfigMap kube-root-ca.crt's (the namespace's CA bundle, which kubectl lists first), not shop-config's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
+                };
             // the other environment's ConfigMap: the drift test is on prod's
             if (
                 !outcome.ok &&
