@@ -22,7 +22,7 @@ import { FakeKube } from "../sim/fakeApi";
 import { expect, holds } from "./helpers/expect";
 import { labAt, rootAt } from "./helpers/labAt";
 import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt";
-import { REFRESH_ANNOTATION } from "../lab/argo/application";
+import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/application";
 import { addMissingResource } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { stringify } from "yaml";
@@ -1676,6 +1676,34 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 await hint(),
                 /^the live ApplicationSet has 3 steps \(.*\), not one for each of the four tenants: a step taken out does not unblock a rollout/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("step 1 graded while main holds step 2's release already: the hint says step 2 is what to grade", async () => {
+        const at = await tenantsAt(1);
+        try {
+            const { clone } = at.layout;
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            await git(
+                ["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-am", `every tenant to ${RELEASES.faulty}`],
+                clone,
+            );
+            await git(["push", "--quiet", "origin", "HEAD:main"], clone);
+            await at.cluster.annotateApplicationSet("tenants", { [APPSET_REFRESH_ANNOTATION]: "true" }, "argocd");
+            const rollout = async () =>
+                (await verifyTenants({ layout: at.layout, through: 1, cluster: at.cluster })).find(
+                    (c) => c.check === "live rollout complete",
+                )!;
+            await expect(
+                holds("the rollout of it under way", async () => (await rollout()).ok === false),
+                { timeoutMs: 60_000 },
+            );
+            assert.match(
+                (await rollout()).hint ?? "",
+                /^main holds release 1\.2\.0 for every tenant already \(step 2's push, [0-9a-f]{12}\), and its rollout is under way/,
             );
         } finally {
             await at.stop();

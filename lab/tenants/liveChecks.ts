@@ -11,7 +11,7 @@ import { isSha } from "../grader/resultFiles";
 import { startAgainAt } from "../kit/layout";
 import { RELEASES, Tenant, TENANT_LABEL, TENANTS, TENANTS_APPSET } from "./layout";
 import { RELEASE_LABEL, TENANT_SETTINGS, tenantPath } from "./repoFiles";
-import { AFTER_BLOCKED, expectedPath, expectedRunning, obj, racedAhead, TenantsWorld } from "./world";
+import { AFTER_BLOCKED, expectedPath, expectedRunning, obj, racedAhead, releasesAt, TenantsWorld } from "./world";
 
 const live = liveCheck<TenantsWorld>;
 
@@ -98,6 +98,16 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             const paths: Record<string, unknown> = {};
             for (const t of TENANTS) paths[t] = { path: (await c.getApplication(t))?.spec?.source?.path };
             const hint = pathHint(paths);
+            // graded at step 1 while main holds step 2's release already (pushed by hand, or by the solver stopped after its
+            // push): the rollout of it is under way; step 1's is behind, and step 2 is what to grade
+            if (!("hint" in hint) && w.through === 1 && w.main) {
+                const at = await releasesAt(w, w.main);
+                if (TENANTS.every((t) => at[t] === RELEASES.faulty))
+                    return {
+                        ...outcome,
+                        hint: `main holds release ${RELEASES.faulty} for every tenant already (step 2's push, ${w.main.slice(0, 12)}), and its rollout is under way: step 1's rollout is behind it; write stall.json once the rollout is stuck, then verify --lab tenants --step 2 grades it`,
+                    };
+            }
             if ("hint" in hint || w.through !== 2) return { ...outcome, ...hint };
             // the stall healed by hand (mandant-b's faulty release synced after all): the cluster no longer shows what stall.json says
             const b = await c.getApplication("mandant-b");
