@@ -7,11 +7,11 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { madeDirs, recordMade } from "../lab/kit/layout";
+import { CLONES_DIR, madeDirs, recordMade } from "../lab/kit/layout";
 import { unpushedWork } from "../lab/platform/labRepo";
 
-/** Where the served instructions clone the labs' repositories, under the root, and each lab's clone's name there. */
-export const CLONES_DIR = "clones";
+export { CLONES_DIR };
+/** Each lab's clone's name in CLONES_DIR. */
 const LAB_CLONES = ["shop-envs", "platform"];
 
 export const servedKubeconfig = (root: string) => path.join(root, "kubeconfig");

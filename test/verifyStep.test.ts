@@ -586,6 +586,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an incident commit made in the daemon's clone: the hint says that clone cannot push", async () => {
+        await atShop(3, async (root) => {
+            const layout = shopLayout(root);
+            const daemonClone = path.join(root, "clones", "shop-envs");
+            await git(["clone", "--quiet", layout.bareRepo, daemonClone]);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "--allow-empty", "-m", "made here"], daemonClone);
+            const sha = await git(["rev-parse", "HEAD"], daemonClone);
+            editResult(layout.resultFile("incident"), { commit: sha });
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: ${sha.slice(0, 12)} is a commit of ${daemonClone}, a clone of the git daemon, which is read-only \\(its push is refused\\): make the change in the lab's clone \\(${layout.clone}\\) and push from there`,
+                ),
+            );
+        });
+    });
+
     it("an incident commit never pushed: the hint says push it", async () => {
         const root = await rootAt(3);
         const layout = shopLayout(root);

@@ -4,6 +4,7 @@
  * repository. A lab gives its files, its fields (from its zod schemas) and where its world keeps them.
  */
 import * as fs from "fs";
+import * as path from "path";
 import type { SchemaField } from "../ports/schema";
 import { parseJson } from "../ports/files";
 import { BareRepo } from "./bareRepo";
@@ -26,6 +27,8 @@ export interface ResultFilesWorld<N extends string> {
     repo: BareRepo;
     /** The learner's clone (its .git), where a commit not yet pushed is found. */
     clone?: BareRepo;
+    /** The clone a served lab's instructions make from its git daemon (read-only: a commit there cannot be pushed). */
+    servedClone?: { dir: string; repo: BareRepo };
     fileOf(name: N): string;
 }
 
@@ -137,6 +140,14 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                     if (!isSha(v)) return null;
                     if (await w.repo.isCommit(v)) return true;
                     const unpushed = w.clone?.exists() && (await w.clone.isCommit(v));
+                    // made in the daemon's clone, whose push the daemon refuses: the lab's clone is where commits are pushed from
+                    if (!unpushed && w.servedClone?.repo.exists() && (await w.servedClone.repo.isCommit(v)))
+                        return {
+                            ok: false,
+                            expected: "a commit in the bare repo",
+                            found: `${v} not found (it is in ${w.servedClone.dir})`,
+                            hint: `${v.slice(0, 12)} is a commit of ${w.servedClone.dir}, a clone of the git daemon, which is read-only (its push is refused): make the change in the lab's clone${w.clone ? ` (${path.dirname(w.clone.gitDir)})` : ""} and push from there`,
+                        };
                     return {
                         ok: false,
                         expected: "a commit in the bare repo",

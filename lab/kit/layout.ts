@@ -68,6 +68,10 @@ export function prepareHostRoot(layout: { root: string; bareDir: string }, alsoM
     for (const dir of [layout.root, path.dirname(layout.bareDir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o005);
 }
 
+/** Where a served lab's instructions clone a lab's repository from its git daemon (read-only), under the root. */
+export const CLONES_DIR = "clones";
+export const servedCloneDir = (root: string, name: "shop-envs" | "platform") => path.join(root, CLONES_DIR, name);
+
 /** Where a run under a root keeps the record of the folders it made (those that were not there before it). */
 export const madeRecordFile = (root: string) => path.join(root, ".gitops-lab-made.json");
 

@@ -11,7 +11,7 @@ import { whereElse } from "../grader/whereElse";
 import { MAIN_AT_FIXED } from "./mainChecks";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
-import { startAgainAt } from "../kit/layout";
+import { servedCloneDir, startAgainAt } from "../kit/layout";
 import { RELEASES, TENANTS, TENANTS_APPSET } from "./layout";
 import { HOOK_ERROR } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
@@ -460,6 +460,10 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
         layout,
         fileOf: layout.resultFile,
         clone: new BareRepo(path.join(layout.clone, ".git")),
+        servedClone: {
+            dir: servedCloneDir(layout.root, "platform"),
+            repo: new BareRepo(path.join(servedCloneDir(layout.root, "platform"), ".git")),
+        },
         repo,
         files,
         through: opts.through,
