@@ -737,6 +737,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("release/prod promoted again to main after the revert: the hint says it now holds bad_commit", async () => {
+        await atShop(8, async (root) => {
+            const { clone } = shopLayout(root);
+            await git(["fetch", "--quiet"], clone);
+            await git(["push", "--quiet", "origin", "origin/main:refs/heads/release/prod"], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: release\/prod was moved on after step 7 \(to [0-9a-f]{12}, main's tip\) and now holds bad_commit in its history/,
+            );
+        });
+    });
+
     it("bad_commit and revert_commit swapped: the hint says so", async () => {
         await atShop(7, async (root) => {
             const file = shopLayout(root).resultFile("revert");

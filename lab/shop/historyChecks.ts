@@ -245,10 +245,13 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
         run: async (w) => {
             const bad = await badCommit(w);
             if (!bad || !w.releaseTip) return null;
+            if (!(await w.repo.isAncestor(bad, w.releaseTip))) return true;
+            // promoted again after the revert (release/prod moved to main's tip): it holds bad_commit, and no revert takes it out of history
             return {
-                ok: !(await w.repo.isAncestor(bad, w.releaseTip)),
+                ok: false,
                 expected: "not an ancestor of release/prod",
                 found: `release/prod (${w.releaseTip}) contains it`,
+                hint: `release/prod was moved on after step 7 (to ${w.releaseTip.slice(0, 12)}${w.releaseTip === w.main ? ", main's tip" : ""}) and now holds bad_commit in its history, which the repository never rewinds; the lab promotes the incident commit alone: ${startOver(w)}`,
             };
         },
     },
