@@ -494,6 +494,33 @@ describe("simulate: step 1 done by hand, then the solver asked for more", functi
     });
 });
 
+describe("simulate: a lab's root moved", function () {
+    this.timeout(120_000);
+
+    it("given the root moved, then going on names the clone's old origin and the set-url that points it here", async () => {
+        const root = await rootAt(4);
+        const moved = `${root}-moved`;
+        try {
+            fs.renameSync(root, moved);
+            const r = await runMain("simulate", ["--root", moved, "--through", "5"]);
+            assert.strictEqual(r.code, 1, r.out);
+            const { clone, bareRepo } = shopLayout(moved);
+            assert.match(
+                r.stderr,
+                new RegExp(
+                    `${clone}'s origin is ${shopLayout(root).bareRepo}, the repository at the root it was copied or moved from, not ${bareRepo}\\. Nothing was changed\\. If the root was moved, point it here \\(git -C ${clone} remote set-url origin ${bareRepo}\\)`,
+                ),
+            );
+            await git(["-C", clone, "remote", "set-url", "origin", bareRepo]);
+            const again = await runMain("simulate", ["--root", moved, "--through", "5"]);
+            assert.strictEqual(again.code, 0, again.out);
+        } finally {
+            fs.rmSync(moved, { recursive: true, force: true });
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("simulate: a reset interrupted", function () {
     this.timeout(300_000);
 

@@ -118,7 +118,14 @@ export async function createLabRepo(
                 log(`clone ${clone} is missing; cloning it again`);
                 await cloneBare(layout);
             } else if (!(await isOurClone(layout))) {
-                throw new Error(`${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`);
+                // a clone of the same repository at the root's other place (the root copied or moved): pointed here, it is this one's
+                const url = await configGet(path.join(clone, ".git"), "remote.origin.url");
+                const moved = url && path.basename(url) === path.basename(bareRepo) && url !== bareRepo;
+                throw new Error(
+                    moved
+                        ? `${clone}'s origin is ${url}, the repository at the root it was copied or moved from, not ${bareRepo}. Nothing was changed. If the root was moved, point it here (git -C ${clone} remote set-url origin ${bareRepo}), then run again; else move it away.`
+                        : `${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`,
+                );
             }
             await makeWorldReadable(layout);
             log(`repository already in place at ${bareRepo} (first commit ${initial.slice(0, 12)})`);
