@@ -72,7 +72,8 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
         // a name given bare where an option takes it (rollout-doctor tenants): the option it goes with
         const bare = /^Unexpected argument '([^']*)'/.exec(first)?.[1];
         // a second value after an option's one (--through 3 4): that option takes one
-        const at = bare === undefined ? -1 : args.indexOf(bare);
+        // the last of its kind: a value equal to an earlier option's (--through 3 3) is the stray one
+        const at = bare === undefined ? -1 : args.lastIndexOf(bare);
         const after = at >= 2 && /^--[^=]+$/.test(args[at - 2]) && !args[at - 1].startsWith("-") ? args[at - 2] : undefined;
         if (after) throw new UsageError(`'${bare}' follows ${after} ${args[at - 1]}: ${after} takes one value (see ${program} --help)`);
         // an option followed by the next one, its value forgotten (--root --through 3)

@@ -35,7 +35,7 @@ export async function runPreflight(
         repos: [...shopRepoPaths(shopLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
     });
     const at = fs.statSync(cfg.root, { throwIfNoEntry: false });
-    // what up itself refuses, before it installs anything (index.ts): said here, not found there
+    // what up would trip on, said before it installs anything (lab:up runs these checks first)
     const refused: PreflightResult[] = [
         ...(at && !at.isDirectory()
             ? [{ check: "the stack's root", verdict: "FAIL" as const, detail: `${cfg.root} is a file, not a folder: set root to a folder` }]

@@ -12,8 +12,9 @@ import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
-import { CLONES_DIR, foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
+import { foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
 import { refuseLowerStep } from "../lab/kit/steps";
+import { servedCloneDir } from "../lab/kit/layout";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
 import { filesSolverRewrites, shopLabProgress } from "../lab/shop/solve";
@@ -36,6 +37,7 @@ import {
 } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
 import { refuseUnbuildable } from "./labState";
+import { shellWord } from "./shellWord";
 import { firstStepNotDone, notDoneLine } from "./stepsGraded";
 import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
 
@@ -91,11 +93,7 @@ function onSignal(
     };
 }
 
-/**
- * A word of a printed command, quoted for a POSIX shell where it needs it (a path with a space):
- * single quotes, each ' inside written '\''. (One rule, so no shell-quoting package for it.)
- */
-export const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+export { shellWord };
 
 /** This project's command by its absolute path: a printed line works from any folder. */
 export const GITOPS_LAB = shellWord(path.resolve(__dirname, "..", "bin", "gitops-lab"));
@@ -143,7 +141,7 @@ function cloneLine(url: string, dir: string, bareRepo: string): string[] {
     if (theirs && git(["--git-dir", bareRepo, "cat-file", "-e", `${theirs}^{commit}`]).status !== 0)
         return [
             `  # ${dir} is a clone of this lab before a reset (its origin/main is not in the repository now): keep it aside, then clone again`,
-            `  mv ${shellWord(dir)} ${shellWord(`${dir}.before-reset`)}`,
+            `  mv -T ${shellWord(dir)} ${shellWord(`${dir}.before-reset`)}`,
             ...clone,
         ];
     return [`  git -C ${shellWord(dir)} remote set-url origin ${url}`];
@@ -177,7 +175,7 @@ export function serveInstructions(
         lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade, notDone.shop));
         lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
         if (labs.shop >= 1) {
-            lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "shop-envs"), l.bareRepo));
+            lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), servedCloneDir(lab.root, "shop-envs"), l.bareRepo));
             lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         }
         if (labs.shop >= 2) lines.push(`  ${REFRESH.shop.command}`, `  # ${REFRESH.shop.without}`);
@@ -190,7 +188,7 @@ export function serveInstructions(
         lines.push(
             `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
         );
-        lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), path.join(lab.root, CLONES_DIR, "platform"), l.bareRepo));
+        lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), servedCloneDir(lab.root, "platform"), l.bareRepo));
         lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
         lines.push(`  ${REFRESH.tenants.command}`, `  # ${REFRESH.tenants.without}`);
         lines.push(`  kubectl get pods -n mandant-b`);

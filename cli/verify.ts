@@ -23,7 +23,7 @@ import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { messageOf } from "../lab/ports/errors";
-import { servedKubeconfig } from "../sim/servedFiles";
+import { isServedKubeconfig, servedKubeconfig } from "../sim/servedFiles";
 
 /**
  * Whether a lab not begun is ready for its learner: the environment is there (the folder the git daemon
@@ -130,7 +130,7 @@ export const verify: Command = {
             } catch (e) {
                 // a served lab under the root wrote its own: named, when no kubeconfig was given
                 const ours = servedKubeconfig(layout.root);
-                const served = values.kubeconfig === undefined && fs.existsSync(ours) ? ours : undefined;
+                const served = values.kubeconfig === undefined && fs.existsSync(ours) && isServedKubeconfig(ours) ? ours : undefined;
                 extra.push({
                     step: liveFrom,
                     check: "the cluster answers",

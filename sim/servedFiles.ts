@@ -67,13 +67,16 @@ export async function removeServedFiles(root: string, log: (line: string) => voi
     const clones = path.join(root, CLONES_DIR);
     if (!fs.existsSync(clones) || !fs.statSync(clones).isDirectory()) return kept;
     const theirs: string[] = [];
+    let removedClones = 0;
     for (const name of fs.readdirSync(clones)) {
         const clone = path.join(clones, name);
         // a lab's clone the instructions made: the learner's once it holds work its repository lacks
         const isClone = LAB_CLONES.includes(name) && fs.existsSync(path.join(clone, ".git"));
         const work = isClone ? await unpushedWork(clone) : [];
-        if (isClone && !work.length) fs.rmSync(clone, { recursive: true, force: true });
-        else {
+        if (isClone && !work.length) {
+            fs.rmSync(clone, { recursive: true, force: true });
+            removedClones++;
+        } else {
             theirs.push(name);
             log(
                 isClone
@@ -83,7 +86,8 @@ export async function removeServedFiles(root: string, log: (line: string) => voi
         }
     }
     if (theirs.length) return [...kept, clones];
-    if (made.has(clones)) {
+    // recorded as made, or (a lab served before such records) made by the git clone of the lab's clones it held alone
+    if (made.has(clones) || removedClones > 0) {
         fs.rmdirSync(clones);
         log(`removed ${clones} (written for the served lab)`);
     } else {

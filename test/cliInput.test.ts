@@ -163,6 +163,11 @@ describe("options are checked as a set (before anything runs)", () => {
             ["--root", FREE_ROOT, "--through", "3", "4"],
             /^gitops-lab simulate: '4' follows --through 3: --through takes one value/,
         ],
+        [
+            "simulate",
+            ["--root", FREE_ROOT, "--through", "3", "3"],
+            /^gitops-lab simulate: '3' follows --through 3: --through takes one value/,
+        ],
         ["outputs", ["--json"], /^gitops-lab outputs: Unknown option '--json': outputs prints one JSON object already/],
     ];
     for (const [cmd, args, message] of refused) {

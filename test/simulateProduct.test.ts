@@ -828,7 +828,7 @@ describe("the served block when the learner's clone is there", () => {
             }
             await git(["clone", "--quiet", path.join(root, "before.git"), clone]);
             const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:40123/${r}` }, `${root}/kubeconfig`, { shop: 3 });
-            const at = block.indexOf(`  mv ${clone} ${clone}.before-reset`);
+            const at = block.indexOf(`  mv -T ${clone} ${clone}.before-reset`);
             assert.ok(at > 0 && block[at - 1].includes("is a clone of this lab before a reset"), block.join("\n"));
             assert.strictEqual(block[at + 1], `  git clone git://127.0.0.1:40123/shop-envs.git ${clone}`);
             assert.ok(!block.some((l) => l.includes("remote set-url")), block.join("\n"));

@@ -154,13 +154,15 @@ describe("the stack file as preflight and up read it", function () {
             asFile.stdout,
             new RegExp(`^FAIL {2}the stack's root: ${rootFile} is a file, not a folder: set root to a folder$`, "m"),
         );
+        // a host without k3s, whatever this one has (its k3s is looked for where GITOPS_LAB_K3S_BIN says)
+        const noK3s = fs.mkdtempSync(path.join(os.tmpdir(), "no-k3s-"));
         const noWay = runCli(
             "preflight",
             [
                 "--config-file",
                 file(`config:\n  gitops-lab:root: ${dir}\n  gitops-lab:kubeconfigPath: ${kubeconfig}\n  gitops-lab:tenantsLab: true\n`),
             ],
-            { timeoutMs: 60_000 },
+            { timeoutMs: 60_000, env: { ...process.env, GITOPS_LAB_K3S_BIN: noK3s } },
         );
         assert.strictEqual(noWay.code, 1, noWay.out);
         assert.match(noWay.stdout, /^FAIL {2}the tenants lab's images have a way into the cluster: .*set imageRegistry/m);

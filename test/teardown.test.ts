@@ -366,6 +366,21 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         }
     });
 
+    it("removes clones/ that held the lab's clones alone, where no record says the lab made it", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "clones-unrecorded-"));
+        try {
+            const made = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(made.code, 0, made.out);
+            await git(["clone", "--quiet", shopLayout(root).bareRepo, path.join(root, "clones", "shop-envs")]);
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            assert.ok(!fs.existsSync(path.join(root, "clones")), r.out);
+            assert.doesNotMatch(r.out, /it was there before the lab/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("keeps the learner's own kubeconfig and files beside the clones; serving over that kubeconfig is refused", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "own-files-"));
         try {

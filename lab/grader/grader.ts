@@ -148,7 +148,7 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
             const o = typeof r === "boolean" ? { ok: r } : r;
             // a commit found where another was expected: which key or branch of the lab it is
             const note =
-                !o.ok && !o.hint && typeof o.found === "string" && opts.whereElse
+                !o.ok && !o.hint && !c.hint && typeof o.found === "string" && opts.whereElse
                     ? await opts.whereElse(o.found, name.split(" ")[0]).catch(() => undefined)
                     : undefined;
             results.push(

@@ -132,7 +132,8 @@ const step2: Check<ShopWorld>[] = [
                 {
                     name: field(t?.metadata?.name),
                     project: t?.spec?.project,
-                    repoURL: t?.spec?.source?.repoURL,
+                    // without .git it is the same repository (git daemon and Argo CD both read it so)
+                    repoURL: t?.spec?.source?.repoURL === REPO_URL.replace(/\.git$/, "") ? REPO_URL : t?.spec?.source?.repoURL,
                     targetRevision: field(t?.spec?.source?.targetRevision),
                     path: field(t?.spec?.source?.path),
                     namespace: field(t?.spec?.destination?.namespace),
@@ -149,9 +150,7 @@ const step2: Check<ShopWorld>[] = [
                     project:
                         "an Application of a project Argo CD does not have is not generated (kubectl get appprojects -n argocd lists them)",
                     repoURL:
-                        t?.spec?.source?.repoURL === REPO_URL.replace(/\.git$/, "")
-                            ? "the repository's name ends in .git, as the git daemon serves it"
-                            : "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine",
+                        "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine",
                     automated: "Argo CD syncs by itself, prunes and heals",
                     server: "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
                 },

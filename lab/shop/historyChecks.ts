@@ -146,7 +146,8 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                 };
             // step 7's bad commit made on release/prod (the clone had it checked out): said as such, with its way back
             const bad = past ? await missingYamlAfter(w, to, w.releaseTip!) : undefined;
-            if (bad)
+            // made on release/prod itself: main does not have it (a commit that came from main came with a promotion)
+            if (bad && !(w.main && (await w.repo.isAncestor(bad, w.main))))
                 return {
                     ok: false,
                     expected: to,
@@ -246,6 +247,8 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const bad = await badCommit(w);
             if (!bad || !w.releaseTip) return null;
             if (!(await w.repo.isAncestor(bad, w.releaseTip))) return true;
+            if (!w.main || !(await w.repo.isAncestor(bad, w.main)))
+                return { ok: false, expected: "not an ancestor of release/prod", found: `release/prod (${w.releaseTip}) contains it` };
             // promoted again after the revert (release/prod moved to main's tip): it holds bad_commit, and no revert takes it out of history
             return {
                 ok: false,

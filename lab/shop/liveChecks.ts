@@ -190,7 +190,9 @@ export function liveChecks(): Check<ShopWorld>[] {
         // selfHeal's repair is a sync of the drifted resources alone; shop-prod's operation shows it until its next sync
         // (the promotion's): graded while the lab is at step 5, a drift.json with no drift behind it is found
         live(5, "live shop-prod's latest sync is selfHeal's repair of its ConfigMap (while the lab is at step 5)", async (c, w) => {
-            if (!obj(w, "drift") || obj(w, "promote")) return null;
+            // past step 5 (promote.json, or release/prod moved from the pin before it is written): a later sync is the latest
+            const pinned = obj(w, "pin")?.release_prod_initial;
+            if (!obj(w, "drift") || obj(w, "promote") || !isSha(pinned) || w.releaseTip !== pinned) return null;
             const op = (await c.getApplication("shop-prod"))?.status?.operationState;
             const repaired = (op?.operation?.sync?.resources ?? []).some((r) => r.kind === "ConfigMap" && r.name === "shop-config");
             if (repaired || (await madeByLatestSync(c))) return true; // a ConfigMap made again: the check above says so

@@ -20,7 +20,10 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
             if (!outcome.ok && !w.repo.exists()) {
                 // made under another name beside it (shop-envs without .git, most often): the git daemon serves the lab's name only
                 const beside = fs.existsSync(w.layout.bareDir)
-                    ? fs.readdirSync(w.layout.bareDir).filter((n) => fs.existsSync(path.join(w.layout.bareDir, n, "HEAD")))
+                    ? fs
+                          .readdirSync(w.layout.bareDir)
+                          // a name like the lab's (shop-envs, shop_envs.git, shop-env): never another lab's or one of the learner's own
+                          .filter((n) => /^shop[-_]?envs?(\.git)?$/i.test(n) && fs.existsSync(path.join(w.layout.bareDir, n, "HEAD")))
                     : [];
                 if (!beside.length) return outcome;
                 const other = path.join(w.layout.bareDir, beside[0]);

@@ -53,7 +53,14 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 revision: s?.spec?.generators?.[0]?.git?.revision,
                 strategy: s?.spec?.strategy?.type,
                 steps,
-                path: typeof path === "string" && /^releases\/\{\{-?\s*\.?release\s*-?\}\}$/.test(path) ? templated : path,
+                // {{.release}} is Go's template (goTemplate: true), {{release}} fasttemplate's: each works only in its own
+                path:
+                    typeof path === "string" &&
+                    (s?.spec?.goTemplate === true ? /^releases\/\{\{-?\s*\.release\s*-?\}\}$/ : /^releases\/\{\{\s*release\s*\}\}$/).test(
+                        path,
+                    )
+                        ? templated
+                        : path,
             },
         );
         const apply = `put it back as the lab wrote it (${w.layout.appsetFile}): kubectl apply -f ${w.layout.appsetFile}`;

@@ -34,7 +34,10 @@ export const MAIN_AT_FIXED: Check<TenantsWorld> = {
                 // made beside stall.commit (the same parent): a rebase or cherry-pick onto main conflicts in every tenant file,
                 // so the recipe takes its files; stall.commit amended (on no branch: main refused the push) is said as such
                 const beside =
-                    isSha(s?.commit) && s.commit !== rec && (await w.repo.parents(rec))[0] === (await w.repo.parents(s.commit))[0];
+                    isSha(s?.commit) &&
+                    s.commit !== rec &&
+                    (await w.repo.isCommit(s.commit)) &&
+                    (await w.repo.parents(rec))[0] === (await w.repo.parents(s.commit))[0];
                 const takeFiles = `in the clone, git fetch, git checkout -B main origin/main, git checkout ${rec.slice(0, 12)} -- tenants/ (its files), git commit, push main, and write recovery.json again`;
                 if (beside && !on.length)
                     return {
