@@ -15,6 +15,7 @@ import { RenderError, RepoServer } from "./repoServer";
 import * as rolling from "./rollingSync";
 import { generateApplications, generateFromParams, gitFileParams, Params } from "./generators";
 import { AppSetMetrics } from "./appsetMetrics";
+import { destinationError } from "./destination";
 import type { Application, ApplicationSet, Condition } from "../lab/argo/types";
 
 export const ACTOR = "applicationset-controller";
@@ -327,8 +328,9 @@ export class AppSetController {
     }
 
     /**
-     * `validateGeneratedApplications`: a generated Application with a name taken already, or of a
-     * project the controller's namespace does not hold, is not created or updated (its error by name).
+     * `validateGeneratedApplications`: a generated Application with a name taken already, of a
+     * project the controller's namespace does not hold, or for a cluster Argo CD does not know, is not
+     * created or updated (its error by name).
      */
     private validateGeneratedApplications(appset: ApplicationSet, desired: Application[]): Map<string, string> {
         const errors = new Map<string, string>();
@@ -349,8 +351,12 @@ export class AppSetController {
             }
             names.add(n);
             const project = app.spec?.project ?? "";
-            if (!this.kube.get("AppProject", ARGOCD_NAMESPACE, project))
+            if (!this.kube.get("AppProject", ARGOCD_NAMESPACE, project)) {
                 errors.set(n, `application references project ${project} which does not exist`);
+                continue;
+            }
+            const destination = destinationError(app.spec?.destination);
+            if (destination) errors.set(n, `application destination spec is invalid: ${destination}`);
         }
         return errors;
     }

@@ -181,6 +181,38 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         assert.strictEqual(set("argocd")!.status!.conditions!.find((c) => c.type === "ResourcesUpToDate")?.status, "False");
     });
 
+    it("an Application for a cluster Argo CD does not know is not generated", async () => {
+        const wrong = shopApplicationSet();
+        wrong.spec!.template!.spec!.destination = { server: "https://kubernetes.default.svc:443", namespace: "shop-{{env}}" };
+        at.lab.kube.put(wrong, "client");
+        await expect(
+            holds(
+                "ErrorOccurred: application destination spec is invalid",
+                () =>
+                    !!set("argocd")?.status?.conditions?.some(
+                        (c) =>
+                            c.type === "ErrorOccurred" &&
+                            c.reason === "ApplicationValidationError" &&
+                            c.message ===
+                                'application destination spec is invalid: error getting cluster by server "https://kubernetes.default.svc:443": rpc error: code = NotFound desc = cluster "https://kubernetes.default.svc:443" not found (and 1 more)',
+                    ),
+                () => set("argocd")?.status,
+            ),
+        );
+        assert.deepStrictEqual(at.lab.kube.list("Application", "argocd"), []);
+    });
+
+    it("a destination by the name in-cluster, or its server with a trailing slash, is generated", async () => {
+        for (const destination of [{ name: "in-cluster" }, { server: "https://kubernetes.default.svc/" }]) {
+            const named = shopApplicationSet();
+            named.spec!.template!.spec!.destination = { ...destination, namespace: "shop-{{env}}" };
+            at.lab.kube.put(named, "client");
+            await expect(appExists(() => at.lab.kube.get("Application", "argocd", "shop-prod"), "shop-prod"));
+            at.lab.kube.remove("ApplicationSet", "argocd", "shop", "client");
+            await at.lab.argo.apps.idle();
+        }
+    });
+
     it("a template with no name generates nothing (v3.6.2's validateGeneratedApplications)", async () => {
         const nameless = shopApplicationSet();
         delete nameless.spec!.template!.metadata!.name;

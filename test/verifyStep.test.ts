@@ -508,6 +508,10 @@ describe("verify --step: one step at a time, with a hint", function () {
             fs.writeFileSync(appsetFile, stringify(set));
             const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
+            set.spec.template.spec.destination.server = "https://kubernetes.default.svc/";
+            fs.writeFileSync(appsetFile, stringify(set));
+            const slash = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(slash.code, 0, `the in-cluster URL with a trailing slash is the same cluster: ${slash.out}`);
             set.spec.template.spec.destination.server = "https://127.0.0.1:6443";
             fs.writeFileSync(appsetFile, stringify(set));
             const wrong = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);

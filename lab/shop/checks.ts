@@ -137,11 +137,13 @@ const step2: Check<ShopWorld>[] = [
                     targetRevision: field(t?.spec?.source?.targetRevision),
                     path: field(t?.spec?.source?.path),
                     namespace: field(t?.spec?.destination?.namespace),
-                    // the cluster by its name (in-cluster) is the same cluster
+                    // the cluster by its name (in-cluster), or its URL with a trailing slash, is the same cluster
                     server:
                         t?.spec?.destination?.name === "in-cluster" && !t?.spec?.destination?.server
                             ? IN_CLUSTER
-                            : t?.spec?.destination?.server,
+                            : t?.spec?.destination?.server === `${IN_CLUSTER}/`
+                              ? IN_CLUSTER
+                              : t?.spec?.destination?.server,
                     // Argo CD 3's automated.enabled: true is what automated means when it is left out
                     automated: withoutEnabled(t?.spec?.syncPolicy?.automated),
                     syncOptions: t?.spec?.syncPolicy?.syncOptions,
