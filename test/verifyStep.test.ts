@@ -763,6 +763,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a SHA no clone has: the hint says so, and the table names it for the checks that needed it", async () => {
+        await atShop(7, async (root) => {
+            const typo = "1234567890abcdef1234567890abcdef12345678";
+            editResult(shopLayout(root).resultFile("revert"), { bad_commit: typo });
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: revert\.bad_commit holds 1234567890ab, which neither the repository nor your clone has/);
+            const table = await runMain("verify", ["--root", root, "--offline"]);
+            assert.match(
+                table.stdout,
+                /found: +1234567890abcdef1234567890abcdef12345678 is no commit of the repository \(fix the value that holds it first\)/,
+            );
+            assert.doesNotMatch(table.stdout, /fatal:|exit 128/);
+        });
+    });
+
     it("a commit of another key or another branch: the hint says whose it is", async () => {
         await atShop(8, async (root) => {
             const layout = shopLayout(root);

@@ -171,12 +171,20 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
                 ),
             );
         } catch (e) {
-            results.push(
-                keyed({ step, check: name, ok: false, expected: "the check to be answerable", found: messageOf(e).split("\n")[0] }, c),
-            );
+            results.push(keyed({ step, check: name, ok: false, expected: "the check to be answerable", found: unanswerable(e) }, c));
         }
     }
     return results;
+}
+
+/**
+ * Why a check could not be answered, in a reader's words: a commit the repository lacks is said so (the
+ * check of that value names the file), not as git's own error; anything else is its first line.
+ */
+function unanswerable(e: unknown): string {
+    const m = messageOf(e);
+    const sha = /(?:Not a valid commit name|Not a valid object name|bad object|ambiguous argument) '?([0-9a-f]{7,40})\b/i.exec(m)?.[1];
+    return sha ? `${sha} is no commit of the repository (fix the value that holds it first)` : m.split("\n")[0];
 }
 
 /** The table a person reads: step, check, PASS/FAIL, and for a FAIL what was expected and found. */
