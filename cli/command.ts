@@ -76,14 +76,27 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
         const at = bare === undefined ? -1 : args.lastIndexOf(bare);
         const after = at >= 2 && /^--[^=]+$/.test(args[at - 2]) && !args[at - 1].startsWith("-") ? args[at - 2] : undefined;
         if (after) throw new UsageError(`'${bare}' follows ${after} ${args[at - 1]}: ${after} takes one value (see ${program} --help)`);
+        if (bare === "help") throw new UsageError(`${first}; for ${cmd.name}'s options: ${program} --help`);
         // an option followed by the next one, its value forgotten (--root --through 3)
         const empty = /^Option '(--[^']+)' argument is ambiguous/.exec(first)?.[1];
         if (empty) {
             const next = args[args.indexOf(empty) + 1];
             throw new UsageError(`${empty} was given no value (${next} follows it): ${empty} VALUE (see ${program} --help)`);
         }
+        // a file given bare: the option that takes a file of its kind (preflight Pulumi.dev.yaml, doctor dump.json)
+        const fileOption =
+            bare === undefined
+                ? undefined
+                : /\.ya?ml$/i.test(bare)
+                  ? ["config-file"].find((o) => cmd.options[o])
+                  : /\.json$/i.test(bare)
+                    ? ["from", "stack-outputs"].find((o) => cmd.options[o])
+                    : undefined;
+        const isFile = bare !== undefined && (/\.(ya?ml|json)$/i.test(bare) || fs.statSync(bare, { throwIfNoEntry: false })?.isFile());
         const named =
-            bare === undefined ? undefined : (["appset", "root"] as const).find((o) => cmd.options[o] && !args.includes(`--${o}`));
+            bare === undefined || isFile
+                ? fileOption
+                : (["appset", "root"] as const).find((o) => cmd.options[o] && !args.includes(`--${o}`));
         // npm run without --: npm keeps the options for itself (npm_config_<name>) and passes their values on as arguments
         const eaten =
             bare !== undefined && process.env.npm_lifecycle_event
@@ -94,7 +107,7 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
             : habit
               ? `: ${habit}`
               : named
-                ? `; ${named === "appset" ? "to look at one ApplicationSet" : "the lab's root is given"}: --${named} ${bare}`
+                ? `; ${named === "appset" ? "to look at one ApplicationSet" : named === "root" ? "the lab's root is given" : "a file is given"}: --${named} ${bare}`
                 : hint
                   ? `; did you mean --${hint}?`
                   : key
@@ -111,8 +124,12 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
             throw new UsageError(
                 `--${name} is given ${seen.length} times${seen.every((v) => v) ? ` (${seen.join(", then ")})` : ""}: give it once (see ${program} --help)`,
             );
+    inline.set(values, new Set(tokens.flatMap((t) => (t.kind === "option" && t.inlineValue ? [t.name] : []))));
     return values.help ? "help" : values;
 }
+
+/** The options of a parsed command line given as --name=value (a shell expands no ~ after the =). */
+const inline = new WeakMap<Values, Set<string>>();
 
 /** Whether `word`'s letters appear in `name` in order, from its first letter on (thru in through, kcfg in kubeconfig). */
 const abbreviates = (word: string, name: string): boolean => {
@@ -193,11 +210,16 @@ export function oneOf(cmd: string, values: Values, names: string[]): void {
 export function stringOption(values: Values, name: string): string | undefined {
     const v = values[name];
     if (v === "") throw new UsageError(`--${name} was given an empty value: give one, or leave the option out`);
-    // --root=~/x: a shell expands ~ only at a word's start, so it came here as written and would name a folder called ~
-    if (typeof v === "string" && /^~(\/|$)/.test(v))
+    // --root=~/x: a shell expands ~ only at a word's start, so it came here as written and would name a folder called ~;
+    // --root "~/x": quoted, it is not expanded either
+    if (typeof v === "string" && /^~(\/|$)/.test(v)) {
+        const whole = path.join(os.homedir(), v.slice(2));
         throw new UsageError(
-            `--${name} ${v}: ~ is not expanded after = (the shell expands it at a word's start only): write --${name} ${v} with a space, or the whole path (${path.join(os.homedir(), v.slice(2))})`,
+            inline.get(values)?.has(name) === false
+                ? `--${name} ${v}: the ~ came here as written (quoted, the shell does not expand it): write --${name} ${v} without quotes, or the whole path (${whole})`
+                : `--${name} ${v}: ~ is not expanded after = (the shell expands it at a word's start only): write --${name} ${v} with a space, or the whole path (${whole})`,
         );
+    }
     return typeof v === "string" ? v : undefined;
 }
 

@@ -55,6 +55,17 @@ export async function main(argv: string[]): Promise<number> {
     // help COMMAND, as git takes it: that command's help
     const helped = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
     if (helped) return runCommand(helped, ["--help"]);
+    if (name === "help" && rest[0] !== undefined) {
+        // help of a word that is no command: say so, as for a misspelt command, rather than the overview alone
+        const hint = didYouMean(
+            rest[0],
+            COMMANDS.map((c) => c.name),
+        );
+        console.error(
+            `gitops-lab: no help for "${rest[0]}": no such command${hint ? `; did you mean gitops-lab help ${hint}?` : ""} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
+        );
+        return EXIT.USAGE;
+    }
     if (name === undefined || name === "--help" || name === "-h" || name === "help") {
         console.log(overview());
         return name === undefined ? EXIT.USAGE : EXIT.OK;

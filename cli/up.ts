@@ -151,7 +151,12 @@ export const outputs: Command = {
         "--show-secrets   print the secret outputs' values too (argocdAdminPassword: the UI's admin password)",
     ],
     options: { "show-secrets": { type: "boolean" } },
-    misread: { "--json": "outputs prints one JSON object already (as pulumi stack output --json does): leave --json out" },
+    misread: {
+        "--json": "outputs prints one JSON object already (as pulumi stack output --json does): leave --json out",
+        // a simulated lab has no stack: its results are files, graded offline
+        "--root":
+            "outputs prints the lab host's stack outputs, and a simulated lab has no stack: its results are the JSON files under DIR/root/cnpa-env (DIR/root/tenants-lab), graded by gitops-lab verify --root DIR --offline",
+    },
     async run(values) {
         const { stack } = await labStack(() => {}, { existing: "show" });
         const outs = await stack.outputs();
