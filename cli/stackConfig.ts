@@ -29,7 +29,8 @@ function stackName(v: string | undefined): string {
 function readYaml(file: string): unknown {
     if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())
         throw new Error(`${file} is a folder, not a stack configuration file: give the file in it (its Pulumi.<stack>.yaml)`);
-    const doc = parseDocument(fs.readFileSync(file, "utf8"), { prettyErrors: true });
+    const text = fs.readFileSync(file, "utf8");
+    const doc = parseDocument(text, { prettyErrors: true });
     const err = doc.errors[0];
     if (!err) return doc.toJSON();
     // a line indented under a key that already has a value: yaml names the key's line, the mistake is the line after it
@@ -39,6 +40,13 @@ function readYaml(file: string): unknown {
             `${file} line ${deeper}: indented deeper than the key above it, which already has a value; align it with the other keys (fix the YAML there)`,
         );
     const at = `line ${err.linePos?.[0].line ?? "?"}, column ${err.linePos?.[0].col ?? "?"}`;
+    // gitops-lab:solveThrough:3: a key's colon with no space after it is part of the key, and the line has no value
+    const line = err.linePos ? text.split(/\r?\n/)[err.linePos[0].line - 1] : undefined;
+    const glued = err.code === "MISSING_CHAR" ? /^\s*((?:[\w-]+:)?[\w-]+):(\S.*)$/.exec(line ?? "") : null;
+    if (glued)
+        throw new Error(
+            `${file} ${at}: ${glued[1]}:${glued[2]} has no space after the colon, so YAML reads no value; write ${glued[1]}: ${glued[2]}`,
+        );
     // a second value after a whole first one ({...}{...}, two JSON objects): yaml says "at node end"
     if (/ at node end\b/.test(err.message))
         throw new Error(

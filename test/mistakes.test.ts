@@ -293,6 +293,13 @@ const MISTAKES: Mistake[] = [
     [
         "author",
         "preflight",
+        ["--config-file", "{dir}/glued-colon.yaml"],
+        1,
+        /glued-colon\.yaml line 3, column 3: gitops-lab:solveThrough:3 has no space after the colon, so YAML reads no value; write gitops-lab:solveThrough: 3/,
+    ],
+    [
+        "author",
+        "preflight",
         ["--config-file", "{dir}/typo-prefix.yaml"],
         1,
         /gitops_lab:solveThrough: gitops_lab: is not this project's prefix; write gitops-lab:solveThrough/,
@@ -455,6 +462,7 @@ describe("mistakes at the command line, and their answers", function () {
         write("two.json", '{"config": {"gitops-lab:solveThrough": 3}}\n{"config": {}}\n');
         write("Pulumi.yaml", "name: gitops-lab\nruntime: nodejs\nconfig:\n  gitops-lab:root:\n    type: string\n    default: /\n");
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
+        write("glued-colon.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:3\n");
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
         write("image-space.yaml", 'config:\n  gitops-lab:gitDaemonImage: "buildpack-deps:bookworm scm"\n');

@@ -45,7 +45,15 @@ describe("the stack configuration's schema", () => {
         [{ tenantsSolveThrough: 7 }, /gitops-lab:tenantsSolveThrough is 7; allowed: 1, 2 or 3 /],
         [{ tenantsLab: "yes" }, /gitops-lab:tenantsLab is "yes"; allowed: true or false /],
         [{ syncTimeoutSeconds: "0" }, /gitops-lab:syncTimeoutSeconds is "0"; allowed: a whole number of seconds from 1 to 86400 /],
-        [{ solveThruogh: 4 }, /^Pulumi\.dev\.yaml: gitops-lab:solveThruogh is not a key of this lab; the keys are root, solveThrough, /],
+        [
+            { solveThruogh: 4 },
+            /^Pulumi\.dev\.yaml: gitops-lab:solveThruogh is not a key of this lab; did you mean gitops-lab:solveThrough\?$/,
+        ],
+        [
+            { tenantslab: true },
+            /gitops-lab:tenantslab is not a key of this lab; did you mean gitops-lab:tenantsLab\? \(keys are case-sensitive\)$/,
+        ],
+        [{ flavour: "x" }, /gitops-lab:flavour is not a key of this lab; the keys are root, solveThrough, /],
     ];
     for (const [values, message] of bad) {
         it(`refuses ${JSON.stringify(values)} in one line naming the key, the file and what is allowed`, () => {

@@ -6,6 +6,7 @@
  */
 import * as os from "os";
 import * as path from "path";
+import { closest, distance } from "fastest-levenshtein";
 import { z } from "zod";
 import { ARGOCD_VERSIONS, ArgoCdVersion } from "./argocd";
 import { DEFAULTS } from "./defaults";
@@ -78,9 +79,15 @@ export const CONFIG_KEYS = Object.keys(STACK_CONFIG.shape) as (keyof StackConfig
  */
 export function parseStackConfig(raw: Record<string, unknown>, source: string): StackConfig {
     const unknown = Object.keys(raw).filter((k) => !(CONFIG_KEYS as string[]).includes(k));
+    // a key with a letter's case wrong or a letter or two off (tenantslab, solveThrugh): the key it means
+    const meant = (k: string) =>
+        CONFIG_KEYS.find((c) => c.toLowerCase() === k.toLowerCase()) ?? [closest(k, CONFIG_KEYS)].find((c) => distance(c, k) <= 2);
+    const guess = unknown.length === 1 ? meant(unknown[0]) : undefined;
     if (unknown.length)
         throw new Error(
-            `${source}: ${unknown.map((k) => `gitops-lab:${k}`).join(", ")} ${unknown.length === 1 ? "is not a key" : "are not keys"} of this lab; the keys are ${CONFIG_KEYS.join(", ")} (see the README)`,
+            guess
+                ? `${source}: gitops-lab:${unknown[0]} is not a key of this lab; did you mean gitops-lab:${guess}?${guess.toLowerCase() === unknown[0].toLowerCase() ? " (keys are case-sensitive)" : ""}`
+                : `${source}: ${unknown.map((k) => `gitops-lab:${k}`).join(", ")} ${unknown.length === 1 ? "is not a key" : "are not keys"} of this lab; the keys are ${CONFIG_KEYS.join(", ")} (see the README)`,
         );
     const values = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== null));
     const r = STACK_CONFIG.safeParse(values);
