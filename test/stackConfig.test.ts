@@ -53,6 +53,10 @@ describe("the stack configuration's schema", () => {
             { tenantslab: true },
             /gitops-lab:tenantslab is not a key of this lab; did you mean gitops-lab:tenantsLab\? \(keys are case-sensitive\)$/,
         ],
+        [
+            { gitDaemonImage: "alpine/git:2.47.2" },
+            /gitops-lab:gitDaemonImage is "alpine\/git:2\.47\.2"; allowed: an image with git daemon in it; alpine\/git has no git daemon/,
+        ],
         [{ flavour: "x" }, /gitops-lab:flavour is not a key of this lab; the keys are root, solveThrough, /],
     ];
     for (const [values, message] of bad) {

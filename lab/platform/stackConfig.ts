@@ -51,6 +51,10 @@ export const STACK_CONFIG = z.object({
     gitDaemonImage: z
         .string()
         .regex(IMAGE_REF, { error: "an image reference with git daemon in it, registry/name:tag (no spaces, the name lower-case)" })
+        // alpine/git has git but not its daemon (Alpine's git-daemon package): up would fail only at the daemon's readiness wait
+        .refine((v) => !/^(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\/)?alpine\/git(?:[:@]|$)/.test(v), {
+            error: `an image with git daemon in it; alpine/git has no git daemon (on Alpine it is the git-daemon package): leave the key out for ${DEFAULTS.gitDaemonImage}`,
+        })
         .default(DEFAULTS.gitDaemonImage),
     syncTimeoutSeconds: seconds.default(DEFAULTS.syncTimeoutSeconds),
     k3sReadyTimeoutSeconds: seconds.default(DEFAULTS.k3sReadyTimeoutSeconds),
