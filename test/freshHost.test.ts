@@ -15,7 +15,7 @@ import { waitWorkloadsReady } from "../lab/platform/readiness";
 import { KubeCluster } from "../lab/ports/cluster";
 import { verify } from "../lab/shop/checks";
 import { shopLayout, ShopLayout } from "../lab/shop/layout";
-import { createShopRepo, INITIAL_MESSAGE, OWNER_KEY, OWNER_VALUE } from "../lab/shop/repo";
+import { createShopRepo, INITIAL_MESSAGE, OWNER_KEY, OWNER_VALUE, shopRepoPaths } from "../lab/shop/repo";
 import { readRepoFiles } from "../lab/shop/repoFiles";
 import { FakeKube } from "../sim/fakeApi";
 import { startGitDaemon } from "../sim/gitDaemon";
@@ -501,6 +501,27 @@ describe("fresh host: the preflight", () => {
         );
         assert.match(
             (await verdicts({ exists, gitConfig: async () => OWNER_VALUE }))[`nothing foreign at ${layout.bareRepo}`],
+            /^PASS the lab's own repository/,
+        );
+    });
+
+    it("given the lab's clone without its repository (kept by a reset), then it fails as up would", async () => {
+        const exists = (p: string) => p === layout.clone || p === "/run/systemd/system";
+        const gitConfig = async (gitDir: string, key: string) => (key === "remote.origin.url" ? layout.bareRepo : null);
+        const withClone = async (probe: Partial<HostProbe>) =>
+            Object.fromEntries(
+                (await preflightChecks({ ...GOOD, ...probe }, { installK3s: true, repos: shopRepoPaths(layout) })).map((r) => [
+                    r.check,
+                    `${r.verdict} ${r.detail}`,
+                ]),
+            );
+        assert.match(
+            (await withClone({ exists, gitConfig }))[`nothing foreign at ${layout.clone}`],
+            /^FAIL a clone of the lab's repository \S+, which is gone \(kept by a reset or destroy for its work\?\): up builds no lab on it; move it away/,
+        );
+        const both = (p: string) => p === layout.clone || p === layout.bareRepo || p === "/run/systemd/system";
+        assert.match(
+            (await withClone({ exists: both, gitConfig }))[`nothing foreign at ${layout.clone}`],
             /^PASS the lab's own repository/,
         );
     });

@@ -141,6 +141,15 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
             continue;
         }
         const owner = await probe.gitConfig(r.gitDir, r.key);
+        // the lab's clone while its repository is gone: one a reset or destroy kept for its work, which up refuses to build on
+        if (owner === r.value && r.gitDir !== r.path && !probe.exists(r.value)) {
+            add(
+                `nothing foreign at ${r.path}`,
+                "FAIL",
+                `a clone of the lab's repository ${r.value}, which is gone (kept by a reset or destroy for its work?): up builds no lab on it; move it away (copy out what you need first)`,
+            );
+            continue;
+        }
         add(
             `nothing foreign at ${r.path}`,
             owner === r.value ? "PASS" : "FAIL",
