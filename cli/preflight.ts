@@ -8,6 +8,7 @@ import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
 import { clusterStateFile } from "../sim/simulatedLab";
+import { servedKubeconfig } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
 import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, noKeysNote, readStackFile, secretKeysNote } from "./stackConfig";
 
@@ -47,6 +48,18 @@ export async function runPreflight(
                       check: "the stack's root",
                       verdict: "FAIL" as const,
                       detail: `${cfg.root} holds a simulated lab (${clusterStateFile(cfg.root)}): take it down first (gitops-lab simulate --root ${cfg.root} --reset), or set root to another folder`,
+                  },
+              ]
+            : []),
+        // a served simulated lab's kubeconfig: no cluster a stack can install into, and gone when the served lab stops
+        ...(adopt &&
+        path.resolve(cfg.kubeconfigPath) === servedKubeconfig(path.dirname(path.resolve(cfg.kubeconfigPath))) &&
+        fs.existsSync(clusterStateFile(path.dirname(path.resolve(cfg.kubeconfigPath))))
+            ? [
+                  {
+                      check: "kubeconfigPath is a cluster's",
+                      verdict: "FAIL" as const,
+                      detail: `${cfg.kubeconfigPath} is a simulated lab's kubeconfig (gitops-lab simulate --serve writes it, for that lab alone): a stack adopts a real cluster (its admin kubeconfig), or leave kubeconfigPath empty to install k3s`,
                   },
               ]
             : []),

@@ -217,6 +217,14 @@ describe("the stack file as preflight and up read it", function () {
             simulated.stdout,
             new RegExp(`^FAIL {2}the stack's root: ${root} holds a simulated lab .*--reset\\), or set root to another folder$`, "m"),
         );
+        fs.writeFileSync(path.join(root, "kubeconfig"), "apiVersion: v1\nkind: Config\n");
+        const served = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}/kubeconfig\n`);
+        assert.strictEqual(served.code, 1, served.out);
+        assert.match(
+            served.stdout,
+            /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a simulated lab's kubeconfig \(gitops-lab simulate --serve writes it, for that lab alone\)/m,
+        );
+        fs.rmSync(root, { recursive: true, force: true });
     });
 
     it("a folder for the file, a root with a space at its end: each said in one line", () => {
