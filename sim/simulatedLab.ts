@@ -331,6 +331,14 @@ export function hostRootProblem(root: string): string | undefined {
     if (shop.root === "/")
         return `--root / is this host's own lab location (${shop.bareDir}, ${shop.workDir}): a simulated lab goes under a folder of its own, such as --root /tmp/lab`;
     if (fs.existsSync(clusterStateFile(root)) || fs.existsSync(madeRecordFile(root))) return undefined;
+    // a root inside another simulated lab (its results folder, its srv/): a second lab would be built among the first's files
+    const outer = path
+        .dirname(root)
+        .split(path.sep)
+        .map((_, i, parts) => parts.slice(0, parts.length - i).join(path.sep) || path.sep)
+        .find((d) => fs.existsSync(clusterStateFile(d)));
+    if (outer)
+        return `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
     const held = [shop.bareDir, shop.workDir, tenants.workDir].flatMap((d) => {
         const entries = fs.existsSync(d) && fs.statSync(d).isDirectory() ? fs.readdirSync(d) : [];
         return entries.length ? [`${d} holds ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}`] : [];

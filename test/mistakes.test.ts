@@ -49,6 +49,13 @@ const MISTAKES: Mistake[] = [
     ],
     ["learner", "simulate", ["--through", "2"], 2, /--root DIR is required/],
     ["learner", "simulate", ["--root", "/"], 2, /--root \/ is this host's own lab location/],
+    [
+        "learner",
+        "simulate",
+        ["--root", "{dir}/outer/root/cnpa-env", "--through", "0"],
+        2,
+        /--root \S+\/outer\/root\/cnpa-env is inside the simulated lab under \S+\/outer: a lab is not built inside another; to go on with that one, give --root \S+\/outer/,
+    ],
     ["learner", "simulat", ["--root", "{dir}/r"], 2, /unknown command "simulat"; did you mean "simulate"\?/],
     [
         "author",
@@ -462,6 +469,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("two.json", '{"config": {"gitops-lab:solveThrough": 3}}\n{"config": {}}\n');
         write("Pulumi.yaml", "name: gitops-lab\nruntime: nodejs\nconfig:\n  gitops-lab:root:\n    type: string\n    default: /\n");
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
+        fs.mkdirSync(path.join(dir, "outer", "root"), { recursive: true });
+        write("outer/simulated-cluster.json", "{}");
         write("glued-colon.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:3\n");
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
