@@ -7,22 +7,17 @@
  * Argo CD. Steps 1-N run through the same code `pulumi up` runs. The simulated cluster is saved
  * as etcd keeps a cluster (FakeKube.persistTo), so a run stopped at any instant resumes on the same DIR.
  */
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
 import { foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
 import { refuseLowerStep } from "../lab/kit/steps";
-import { servedCloneDir } from "../lab/kit/layout";
-import { LabStep, nextStepOf } from "../lab/grader/steps";
-import { shopLayout, REPO_URL } from "../lab/shop/layout";
+import { shopLayout } from "../lab/shop/layout";
 import { filesSolverRewrites, shopLabProgress } from "../lab/shop/solve";
-import { shopSteps } from "../lab/shop/steps";
-import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
+import { tenantsLayout } from "../lab/tenants/layout";
 import { tenantsLabProgress } from "../lab/tenants/solve";
 import { loadSiteImages } from "../lab/tenants/siteImages";
-import { tenantsSteps } from "../lab/tenants/steps";
 import { REALISTIC } from "../sim/profiles";
 import { ArgoCdVersion, ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion } from "../lab/platform/argocd";
 import { REAL_ARGOCD_DEFAULT } from "../realplane/versions";
@@ -37,9 +32,20 @@ import {
 } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
 import { refuseUnbuildable } from "./labState";
+import { GITOPS_LAB, gradingLines, serveInstructions } from "./serveInstructions";
 import { shellWord } from "./shellWord";
 import { firstStepNotDone, notDoneLine } from "./stepsGraded";
-import { checkRoot, checkRootReachableByNobody, checkRootWritable, Command, EXIT, intOption, stringOption, UsageError } from "./command";
+import {
+    checkRoot,
+    checkRootReachableByNobody,
+    checkRootWritable,
+    Command,
+    EXIT,
+    intOption,
+    stringOption,
+    UsageError,
+    Values,
+} from "./command";
 
 /** Whether this run is on the real node (for the signal's line). */
 let real = false;
@@ -93,121 +99,7 @@ function onSignal(
     };
 }
 
-export { shellWord };
-
-/** This project's command by its absolute path: a printed line works from any folder. */
-export const GITOPS_LAB = shellWord(path.resolve(__dirname, "..", "bin", "gitops-lab"));
-
-/** The refresh that makes Argo CD look at Git now, and what its own poll would take without it (docs/argocd-v3.5.1.md). */
-const REFRESH = {
-    shop: {
-        command: "kubectl -n argocd annotate applications --all argocd.argoproj.io/refresh=normal --overwrite",
-        without:
-            "without it Argo CD's own poll sees the push in up to about 6 minutes (every 120 s plus up to 60 s of jitter, behind the repo-server's 3-minute revision cache)",
-    },
-    tenants: {
-        command: "kubectl -n argocd annotate applicationset tenants argocd.argoproj.io/application-set-refresh=true --overwrite",
-        without:
-            "without it the ApplicationSet reads Git at its 3-minute requeue; refresh the ApplicationSet, never the Applications (docs/tenants-lab.md)",
-    },
-} as const;
-
-/** The next step of a lab at step `at`, as two comment lines: what it asks for, or that the lab is done. */
-function nextStep(lab: string, steps: LabStep[], at: number, grade: string, notDone?: number): string[] {
-    const project = path.resolve(__dirname, "..");
-    // a step written but not done (a learner's): that one comes next, not the one after the files' step
-    const from = notDone !== undefined && notDone <= at ? notDone - 1 : at;
-    const next = nextStepOf(steps, from, { inFull: path.join(project, "docs", `${lab}-lab.md`), verify: grade });
-    if (!next) return [`  # the ${lab} lab: every step is done (${steps.length}); grade it all with the verify line below`];
-    return [
-        from < at
-            ? `  # the ${lab} lab's files are at step ${at}, but step ${next.step} is not done: first, step ${next.step} ${next.name}: ${next.ask}`
-            : `  # the ${lab} lab is at step ${at}; next, step ${next.step} ${next.name}: ${next.ask}`,
-        `  # each step in full: ${next.inFull}; the repository's files: ${path.join(project, "gitrepo", lab)}/`,
-        `  # when step ${next.step} is done: ${next.verify} (once a step is done, it names the next one's ask)`,
-    ];
-}
-
-/**
- * The learner's own clone of a served repository: made, or, when a run before made it (a served lab
- * started again, its git daemon perhaps on another port), pointed at where the repository is served now.
- */
-function cloneLine(url: string, dir: string, bareRepo: string): string[] {
-    const clone = [`  git clone ${url} ${shellWord(dir)}`];
-    if (!fs.existsSync(path.join(dir, ".git"))) return clone;
-    // a clone a reset kept (its work not pushed) of the repository before it: its history is not this one's
-    const git = (args: string[]) => spawnSync("git", args, { encoding: "utf8" });
-    const theirs = git(["-C", dir, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/main^{commit}"]).stdout.trim();
-    if (theirs && git(["--git-dir", bareRepo, "cat-file", "-e", `${theirs}^{commit}`]).status !== 0)
-        return [
-            `  # ${dir} is a clone of this lab before a reset (its origin/main is not in the repository now): keep it aside, then clone again`,
-            `  mv -T ${shellWord(dir)} ${shellWord(`${dir}.before-reset`)}`,
-            ...clone,
-        ];
-    return [`  git -C ${shellWord(dir)} remote set-url origin ${url}`];
-}
-
-/**
- * How to use a served lab at the step it stands at: the kubeconfig, and for each lab its next step
- * (what it asks for and its paths), the commands that work at that state (the clone once the
- * repository exists, the push, the refresh that makes Argo CD look now and how long its own poll
- * would take), how to check the next step and how to grade the lab. Every line is a command or a
- * `#` comment, so the block runs as printed in a shell from any folder (a test runs it). The clones
- * go under DIR/clones/, which --reset removes with the rest.
- */
-export function serveInstructions(
-    lab: { root: string; url(repo: string): string },
-    kubeconfigFile: string,
-    labs: { shop?: number; tenants?: number },
-    /** The first step of each lab written but not done (a learner's): the next step the block names. */
-    notDone: { shop?: number; tenants?: number } = {},
-): string[] {
-    const lines = [
-        "",
-        "SERVING the simulated lab until Ctrl-C (or SIGTERM):",
-        `  export KUBECONFIG=${shellWord(kubeconfigFile)}`,
-        "  kubectl get applications -n argocd",
-    ];
-    const through = (n: number, all: number) => (n === all ? "" : ` --through ${n}`);
-    if (labs.shop !== undefined) {
-        const l = shopLayout(lab.root);
-        const grade = `${GITOPS_LAB} verify --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
-        lines.push(...nextStep("shop", shopSteps(l), labs.shop, grade, notDone.shop));
-        lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
-        if (labs.shop >= 1) {
-            lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), servedCloneDir(lab.root, "shop-envs"), l.bareRepo));
-            lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
-        }
-        if (labs.shop >= 2) lines.push(`  ${REFRESH.shop.command}`, `  # ${REFRESH.shop.without}`);
-        lines.push(`  ${grade}${through(labs.shop, 8)}`);
-    }
-    if (labs.tenants !== undefined) {
-        const l = tenantsLayout(lab.root);
-        const grade = `${GITOPS_LAB} verify --lab tenants --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
-        lines.push(...nextStep("tenants", tenantsSteps(l), labs.tenants, grade, notDone.tenants));
-        lines.push(
-            `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
-        );
-        lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), servedCloneDir(lab.root, "platform"), l.bareRepo));
-        lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
-        lines.push(`  ${REFRESH.tenants.command}`, `  # ${REFRESH.tenants.without}`);
-        lines.push(`  kubectl get pods -n mandant-b`);
-        lines.push(`  ${grade}${through(labs.tenants, 3)}`);
-    }
-    return lines;
-}
-
-/** How to grade what a run that ends left (its cluster gone with it: offline), one command a lab, from any folder. */
-export function gradingLines(root: string, labs: { shop?: number; tenants?: number }): string[] {
-    const lines: string[] = [];
-    if (labs.shop !== undefined)
-        lines.push(`grade it: ${GITOPS_LAB} verify --root ${shellWord(root)} --offline${labs.shop === 8 ? "" : ` --through ${labs.shop}`}`);
-    if (labs.tenants !== undefined)
-        lines.push(
-            `grade it: ${GITOPS_LAB} verify --lab tenants --root ${shellWord(root)} --offline${labs.tenants === 3 ? "" : ` --through ${labs.tenants}`}`,
-        );
-    return lines;
-}
+export { gradingLines, serveInstructions, shellWord };
 
 /** The labs on the real node (realnode/): a fresh node per run, nothing of it kept between runs. */
 async function runOnRealNode(
@@ -261,6 +153,14 @@ async function runOnRealNode(
     } finally {
         await lab.stop();
     }
+}
+
+/** The command that resumes this run: its root and the options that choose the lab, its steps and how it runs. */
+function sameCommand(root: string, values: Values): string {
+    const kept = ["lab", "through", "tenants-through", "argocd-version"].flatMap((o) =>
+        typeof values[o] === "string" ? [`--${o} ${shellWord(String(values[o]))}`] : [],
+    );
+    return [`${GITOPS_LAB} simulate --root ${shellWord(root)}`, ...kept, ...(values.serve ? ["--serve"] : [])].join(" ");
 }
 
 export const simulate: Command = {
@@ -336,7 +236,7 @@ export const simulate: Command = {
                     ? `; the reset is not finished: gitops-lab simulate --root ${shellWord(root)} --reset again takes down what is left`
                     : real
                       ? " the real node"
-                      : "; the simulated cluster is saved, run again on the same --root to resume",
+                      : `; the simulated cluster is saved: ${sameCommand(root, values)} resumes it`,
         );
         try {
             if (values.reset) {
@@ -375,6 +275,11 @@ export const simulate: Command = {
             // nothing of it is solved or waited for again (steps cannot be undone, and the learner's work is the learner's)
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
             const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
+            // --lab left out where the tenants lab was begun (a tenants run resumed without its --lab): said, the shop lab built beside it
+            if (values.lab === undefined && fs.existsSync(tenantsLayout(root).bareRepo))
+                say(
+                    `simulate: the tenants lab is here too (at step ${tenantsLabProgress(tenantsLayout(root))}); this run is the shop lab's (--lab left out): ${GITOPS_LAB} simulate --root ${shellWord(root)} --lab tenants goes on with it`,
+                );
             await refuseUnbuildable(root, {
                 shop: shop ? { through, done: shopDone } : undefined,
                 tenants: tenants ? { done: tenantsDone } : undefined,

@@ -328,14 +328,20 @@ describe("simulate: stopped at any instant, it resumes", function () {
 
     it("given SIGTERM while serving, then it stops cleanly: one line, exit 143, no git daemon left", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigterm-"));
-        const run = startSimulate(["--root", root, "--through", "1", "--serve"]);
+        const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
         await expect(
             holds("SERVING", () => run.out().includes("SERVING")),
             { timeoutMs: 60_000 },
         );
         run.child.kill("SIGTERM");
         assert.strictEqual(await run.exited, 143);
-        assert.match(run.out(), /simulate: SIGTERM: stopping; the simulated cluster is saved/);
+        // the command that resumes it, with the options that chose the lab (a --lab tenants run resumed without it builds the shop lab)
+        assert.match(
+            run.out(),
+            new RegExp(
+                `simulate: SIGTERM: stopping; the simulated cluster is saved: \\S+ simulate --root ${root} --lab shop --through 1 --serve resumes it`,
+            ),
+        );
         assert.strictEqual(daemonsOf(root), "");
     });
 

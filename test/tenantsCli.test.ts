@@ -58,6 +58,20 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
             assert.ok(!fs.existsSync(p), p);
     });
 
+    it("--lab left out where the tenants lab is begun: said, with the command that goes on with it", async () => {
+        const at = await tenantsRootAt(1);
+        try {
+            const shop = await runMain("simulate", ["--root", at, "--through", "0"]);
+            assert.strictEqual(shop.code, 0, shop.out);
+            assert.match(
+                shop.out,
+                /simulate: the tenants lab is here too \(at step 1\); this run is the shop lab's \(--lab left out\): \S+ simulate --root \S+ --lab tenants goes on with it/,
+            );
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+        }
+    });
+
     it("bad input is one line and exit 2", async () => {
         const inputs = [
             ["--lab", "nope"],
