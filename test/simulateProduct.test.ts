@@ -1178,4 +1178,16 @@ describe("a served lab started again: the learner's work stays the learner's", f
             await removeRoot(root);
         }
     });
+
+    it("asked for a step, says nothing of a file as the solver wrote it", async () => {
+        const root = await rootAt(3);
+        try {
+            const r = await runMain("simulate", ["--root", root, "--through", "4"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, /\[step 4 pin\] start/);
+            assert.doesNotMatch(r.stdout, /your changes to it are replaced/);
+        } finally {
+            await removeRoot(root);
+        }
+    });
 });

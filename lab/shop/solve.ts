@@ -5,10 +5,11 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { parse } from "yaml";
 import { Clock, realClock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { CloneGit } from "../ports/git";
-import { applyShopAppSet, shopApplicationSet } from "./appset";
+import { applyShopAppSet, appsetFileContent, listElements, shopApplicationSet } from "./appset";
 import { ShopLayout } from "./layout";
 import { createShopRepo } from "./repo";
 import { readRepoFiles } from "./repoFiles";
@@ -73,7 +74,16 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
  * (said before it does): step 4 writes appset.yaml's prod element from the live ApplicationSet.
  */
 export function filesSolverRewrites(layout: ShopLayout, done: number, through: number): string[] {
-    return done < 4 && through >= 4 && fs.existsSync(layout.appsetFile) ? [layout.appsetFile] : [];
+    if (!(done < 4 && through >= 4 && fs.existsSync(layout.appsetFile))) return [];
+    // as the solver wrote it (step 2, or step 4 stopped before its result file): nothing of the learner's is in it
+    const text = fs.readFileSync(layout.appsetFile, "utf8");
+    let solvers = false;
+    try {
+        solvers = text === appsetFileContent(shopApplicationSet(), listElements(parse(text)));
+    } catch {
+        solvers = false; // not an ApplicationSet the solver could have written
+    }
+    return solvers ? [] : [layout.appsetFile];
 }
 
 /**
