@@ -243,6 +243,12 @@ describe("gitops-lab simulate --reset", function () {
             fs.writeFileSync(path.join(layout.clone, "WIP.md"), "work in progress\n");
             fs.appendFileSync(path.join(layout.clone, "envs", "prod", "kustomization.yaml"), "# wip\n");
             fs.writeFileSync(path.join(layout.workDir, "my-notes.md"), "notes\n");
+            // a commit of the learner's on a branch of their own, not pushed
+            const mine = await git(
+                ["-c", "user.name=l", "-c", "user.email=l@x", "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "my fix"],
+                layout.clone,
+            );
+            await git(["update-ref", "refs/heads/my-fix", mine], layout.clone);
             // the clone the served lab's instructions make, with a commit of the learner's not pushed
             const served = path.join(root, "clones", "shop-envs");
             await git(["clone", "--quiet", layout.bareRepo, served], root);
@@ -256,10 +262,18 @@ describe("gitops-lab simulate --reset", function () {
                 ),
                 r.stdout,
             );
-            assert.ok(r.stdout.includes(`kept ${served}: it holds work the repository does not (1 commit not pushed)`), r.stdout);
+            assert.ok(
+                r.stdout.includes(`kept ${served}: it holds work the repository does not (1 commit not pushed, on main): copy it out`),
+                r.stdout,
+            );
             assert.strictEqual(await git(["log", "-1", "--format=%s"], served), "learner work");
             // each changed file named whole (the status's first line keeps its path's first letter)
-            assert.ok(r.stdout.includes("not committed: envs/prod/kustomization.yaml, WIP.md"), r.stdout);
+            assert.ok(
+                r.stdout.includes(
+                    "not committed: envs/prod/kustomization.yaml, WIP.md; 1 commit not pushed, on my-fix); the repository goes with the lab, so copy out what you need (git bundle create FILE --all keeps every branch)",
+                ),
+                r.stdout,
+            );
             assert.strictEqual(fs.readFileSync(path.join(layout.clone, "WIP.md"), "utf8"), "work in progress\n");
             assert.ok(fs.existsSync(path.join(layout.workDir, "my-notes.md")));
             assert.match(r.stdout, new RegExp(`kept ${layout.workDir}: it holds [^\n]*my-notes\\.md`));
@@ -270,7 +284,7 @@ describe("gitops-lab simulate --reset", function () {
             assert.strictEqual(again.code, 1, again.out);
             assert.match(
                 again.stderr,
-                /repo holds work of its own \(1 commit, the last "[^"]+"; not committed: envs\/prod\/kustomization\.yaml, WIP\.md\) while \S+ is new: the clone a reset or destroy kept for its work\? Nothing in it was changed\. Move it away/,
+                /repo holds work of its own \(1 commit on main, the last "[^"]+"; not committed: envs\/prod\/kustomization\.yaml, WIP\.md; 1 commit not pushed, on my-fix\) while \S+ is new: the clone a reset or destroy kept for its work\? Nothing in it was changed\. Move it away/,
             );
             assert.strictEqual(await git(["rev-parse", "HEAD"], layout.clone), head);
             assert.strictEqual(fs.readFileSync(path.join(layout.clone, "WIP.md"), "utf8"), "work in progress\n");

@@ -184,11 +184,15 @@ async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record
         // (the clone a reset kept for its unpushed work): never committed on top of, nor pushed
         const subject = await git(["log", "-1", "--format=%s", head], clone);
         const count = await git(["rev-list", "--count", head], clone);
-        const work = (await unpushedWork(clone)).filter((w) => !w.includes("not pushed"));
-        if (subject !== kind.initialMessage || count !== "1" || work.length)
+        const all = await unpushedWork(clone);
+        const work = all.filter((w) => !w.includes("not pushed"));
+        if (subject !== kind.initialMessage || count !== "1" || work.length) {
+            // a kept clone's unpushed commits are named with their branches (the learner's own), beside what main holds
+            const branchWork = all.filter((w) => w.includes("not pushed") && !/, on main$/.test(w));
             throw new Error(
-                `${clone} holds work of its own (${count} commit${count === "1" ? "" : "s"}, the last "${subject}"${work.length ? `; ${work.join("; ")}` : ""}) while ${bareRepo} is new: the clone a reset or destroy kept for its work? Nothing in it was changed. Move it away (push what you need elsewhere first), then run again.`,
+                `${clone} holds work of its own (${count} commit${count === "1" ? "" : "s"} on ${await git(["rev-parse", "--abbrev-ref", "HEAD"], clone).catch(() => "HEAD")}, the last "${subject}"${[...work, ...branchWork].length ? `; ${[...work, ...branchWork].join("; ")}` : ""}) while ${bareRepo} is new: the clone a reset or destroy kept for its work? Nothing in it was changed. Move it away (copy out what you need first), then run again.`,
             );
+        }
         log(`found the first commit ${head} made but not pushed by an earlier run`);
     } else {
         for (const [rel, content] of Object.entries(files)) {
@@ -235,7 +239,14 @@ export async function unpushedWork(clone: string): Promise<string[]> {
     const ahead = (await git(["log", "--branches", "--not", "--remotes", "--format=%h"], clone).catch(() => ""))
         .split("\n")
         .filter(Boolean);
-    if (ahead.length) out.push(`${ahead.length} commit${ahead.length === 1 ? "" : "s"} not pushed`);
+    // on which branches: a learner's own branch (my-fix) is what they look for
+    const branches = (await git(["for-each-ref", "--format=%(refname:short)", "refs/heads"], clone).catch(() => ""))
+        .split("\n")
+        .filter(Boolean);
+    const on: string[] = [];
+    for (const b of branches)
+        if (Number(await git(["rev-list", "--count", `refs/heads/${b}`, "--not", "--remotes"], clone).catch(() => "0")) > 0) on.push(b);
+    if (ahead.length) out.push(`${ahead.length} commit${ahead.length === 1 ? "" : "s"} not pushed${on.length ? `, on ${few(on)}` : ""}`);
     const stashes = (await git(["stash", "list"], clone).catch(() => "")).split("\n").filter(Boolean);
     if (stashes.length) out.push(`${stashes.length} stash${stashes.length === 1 ? "" : "es"}`);
     return out;
@@ -247,7 +258,7 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
     if (work && work.length) {
         // the lab made the clone, but what the learner did in it and never pushed is theirs
         log(
-            `kept ${layout.clone}: it holds work the repository does not (${work.join("; ")}): push it or copy it out, then remove the folder by hand`,
+            `kept ${layout.clone}: it holds work the repository does not (${work.join("; ")}); the repository goes with the lab, so copy out what you need (git bundle create FILE --all keeps every branch), then remove the folder by hand`,
         );
     } else if (work) {
         fs.rmSync(layout.clone, { recursive: true, force: true });
