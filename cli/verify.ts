@@ -24,6 +24,7 @@ import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } 
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { messageOf } from "../lab/ports/errors";
 import { isServedKubeconfig, servedKubeconfig } from "../sim/servedFiles";
+import { clusterStateFile } from "../sim/simulatedLab";
 
 /**
  * Whether a lab not begun is ready for its learner: the environment is there (the folder the git daemon
@@ -126,7 +127,18 @@ export const verify: Command = {
         // --through below it reads no cluster (--step may grade a lab that has moved past: it may)
         if (!values.offline && (step !== undefined || through >= liveFrom)) {
             try {
-                cluster = clusterOf(findKubeconfig(stringOption(values, "kubeconfig")));
+                const kc = findKubeconfig(stringOption(values, "kubeconfig"));
+                // another simulated lab's served kubeconfig (a KUBECONFIG still exported from it): its cluster is not this lab's
+                const elsewhere = path.dirname(path.resolve(kc.file));
+                if (
+                    kc.file === path.join(elsewhere, "kubeconfig") &&
+                    elsewhere !== layout.root &&
+                    fs.existsSync(clusterStateFile(elsewhere))
+                )
+                    throw new Error(
+                        `${kc.file} is the kubeconfig of the simulated lab under ${elsewhere}, not of this one (${values.kubeconfig === undefined ? "KUBECONFIG still names it" : "--kubeconfig"}); its cluster never saw this lab's work: give this lab's cluster`,
+                    );
+                cluster = clusterOf(kc);
             } catch (e) {
                 // a served lab under the root wrote its own: named, when no kubeconfig was given
                 const ours = servedKubeconfig(layout.root);

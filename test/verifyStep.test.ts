@@ -1072,6 +1072,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("KUBECONFIG still naming another simulated lab's kubeconfig: the hint says whose it is", async () => {
+        await atShop(3, async (root) => {
+            const other = await rootAt(2);
+            const before = process.env.KUBECONFIG;
+            try {
+                process.env.KUBECONFIG = kubeconfigFor(other, `https://127.0.0.1:${await freePort()}`);
+                const r = await runMain("verify", ["--root", root, "--step", "3"]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.match(
+                    r.stdout,
+                    new RegExp(
+                        `the cluster answers; hint: ${other}/kubeconfig is the kubeconfig of the simulated lab under ${other}, not of this one \\(KUBECONFIG still names it\\): give --kubeconfig FILE`,
+                    ),
+                );
+            } finally {
+                if (before === undefined) delete process.env.KUBECONFIG;
+                else process.env.KUBECONFIG = before;
+                fs.rmSync(other, { recursive: true, force: true });
+            }
+        });
+    });
+
     it("a kubeconfig of a cluster with no Argo CD: the hint names that cluster", async () => {
         const root = await rootAt(3);
         const other = new FakeKube();
