@@ -84,42 +84,41 @@ describe("verify (the independent grader)", function () {
         assert.ok(!madeAgain || madeAgain.ok, JSON.stringify(madeAgain)); // not failed: no evidence either way
     });
 
-    it("given drift.uid copied from the namespace, then the hint says whose uid it is", async () => {
-        const l = copy();
-        const file = l.resultFile("drift");
-        const ns = await cluster.getNamespace("shop-prod");
-        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), uid: ns?.metadata?.uid }));
-        const rs = await verify({ layout: l, through: 8, cluster });
-        const r = rs.find((x) => x.check === "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn")!;
-        assert.strictEqual(r.ok, false);
-        assert.match(
-            r.hint ?? "",
+    // drift.uid copied from another object than shop-prod's shop-config: the hint says whose uid it is
+    const OTHER_UIDS: [whose: string, read: () => Promise<{ metadata?: { uid?: string } } | null | undefined>, hint: RegExp][] = [
+        [
+            "the namespace",
+            () => cluster.getNamespace("shop-prod"),
             /^drift\.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod/,
-        );
-    });
-
-    it("given drift.uid of the namespace's CA bundle ConfigMap, then the hint names it", async () => {
-        const l = copy();
-        const file = l.resultFile("drift");
-        const ca = await cluster.getConfigMap("shop-prod", "kube-root-ca.crt");
-        assert.ok(ca?.metadata?.uid, "the served cluster has kube-root-ca.crt in every namespace, as Kubernetes does");
-        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), uid: ca?.metadata?.uid }));
-        const rs = await verify({ layout: l, through: 8, cluster });
-        const r = rs.find((x) => x.check === "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn")!;
-        assert.strictEqual(r.ok, false);
-        assert.match(r.hint ?? "", /^drift\.uid is ConfigMap kube-root-ca\.crt's \(the namespace's CA bundle, which kubectl lists first\)/);
-    });
-
-    it("given drift.uid of shop-dev's ConfigMap, then the hint names the environment", async () => {
-        const l = copy();
-        const file = l.resultFile("drift");
-        const dev = await cluster.getConfigMap("shop-dev", "shop-config");
-        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), uid: dev?.metadata?.uid }));
-        const rs = await verify({ layout: l, through: 8, cluster });
-        const r = rs.find((x) => x.check === "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn")!;
-        assert.strictEqual(r.ok, false);
-        assert.match(r.hint ?? "", /^drift\.uid is shop-dev's ConfigMap's uid: the drift test is on shop-prod's/);
-    });
+        ],
+        [
+            "the namespace's CA bundle ConfigMap",
+            () => cluster.getConfigMap("shop-prod", "kube-root-ca.crt"),
+            /^drift\.uid is ConfigMap kube-root-ca\.crt's \(the namespace's CA bundle, which kubectl lists first\)/,
+        ],
+        [
+            "shop-dev's ConfigMap",
+            () => cluster.getConfigMap("shop-dev", "shop-config"),
+            /^drift\.uid is shop-dev's ConfigMap's uid: the drift test is on shop-prod's/,
+        ],
+        [
+            "the Application shop-prod",
+            () => cluster.getApplication("shop-prod"),
+            /^drift\.uid is the Application shop-prod's uid \(in argocd\), not the ConfigMap's it deploys: kubectl get configmap shop-config -n shop-prod/,
+        ],
+    ];
+    for (const [whose, read, hint] of OTHER_UIDS)
+        it(`given drift.uid of ${whose}, then the hint says whose it is`, async () => {
+            const l = copy();
+            const file = l.resultFile("drift");
+            const uid = (await read())?.metadata?.uid;
+            assert.ok(uid, `the served cluster has ${whose}, with a uid`);
+            fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), uid }));
+            const rs = await verify({ layout: l, through: 8, cluster });
+            const r = rs.find((x) => x.check === "live shop-prod ConfigMap uid is drift.uid, LOG_LEVEL warn")!;
+            assert.strictEqual(r.ok, false);
+            assert.match(r.hint ?? "", hint);
+        });
 
     it("given a good run, every check passes against the (simulated) cluster too", async () => {
         const rs = await verify({ layout: good, through: 8, cluster });

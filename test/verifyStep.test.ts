@@ -273,17 +273,63 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: project holds "shop": an Application of a project Argo CD does not have is not generated/);
-            // the file put right, the cluster's left as it was: the ApplicationSet's own error is quoted
+            // the file put right, the cluster's left as it was: what differs is named, and the ApplicationSet's own error
             fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
             const live = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
             assert.strictEqual(live.code, 1, live.out);
             assert.match(
                 live.stdout,
-                /hint: the ApplicationSet shop generates no shop-dev, and says why: "application references project shop which does not exist \(and 1 more\)": fix \S+appset\.yaml, then kubectl apply -f it\n$/,
+                /hint: the cluster's ApplicationSet differs from \S+appset\.yaml in its template: spec\.project is "shop" there and "default" in the file; apply the file/,
+            );
+            const table = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--through", "2"]);
+            assert.match(
+                table.stdout,
+                /FAIL {2}live ApplicationSet shop: dev=main, prod=main\n\s+expected: the template of \S+appset\.yaml\n\s+found: +spec\.project "shop" \(the file: "default"\)/,
             );
         } finally {
             await at.stop();
         }
+    });
+
+    it("an ApplicationSet applied with selfHeal off while appset.yaml says on: the hint names the field", async () => {
+        const at = await labAt(1);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const applied = shopApplicationSet();
+            applied.spec!.template!.spec!.syncPolicy!.automated = { prune: true, selfHeal: false };
+            const other = path.join(at.lab.layout.root, "applied.yaml");
+            fs.writeFileSync(other, stringify(applied));
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", other]);
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the cluster's ApplicationSet differs from \S+appset\.yaml in its template: spec\.syncPolicy\.automated is \{"prune":true,"selfHeal":false\} there and \{"prune":true,"selfHeal":true\} in the file; apply the file \(kubectl apply -f \S+appset\.yaml\)/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("an element added for prod beside main's: step 4's hint says two make one name", async () => {
+        await atShop(4, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = shopApplicationSet();
+            set.spec.generators[0].list.elements = [
+                { env: "dev", revision: "main" },
+                { env: "prod", revision: "main" },
+                { env: "prod", revision: "release/prod" },
+            ];
+            fs.writeFileSync(appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: prod has 2 elements \("main", "release\/prod"\), and each makes an Application shop-prod: the ApplicationSet refuses the duplicate name/,
+            );
+        });
     });
 
     it("an ApplicationSet applied outside argocd: step 2's hint says where it is", async () => {
@@ -1410,7 +1456,8 @@ describe("verify --step: one step at a time, with a hint", function () {
         const { clone } = layout;
         try {
             const file = path.join(clone, overlay, "kustomization.yaml");
-            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", `  - ../../base\n  - ${name}`));
+            const last = overlay === "base" ? "  - configmap.yaml" : "  - ../../base";
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(last, `${last}\n  - ${name}`));
             const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
             await git([...id, "commit", "-qam", `${overlay}: ${name}`], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
@@ -1447,6 +1494,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(
             await badCommitGraded("envs/prod", "missing.yaml"),
             /hint: bad_commit adds missing\.yaml to envs\/prod\/kustomization\.yaml, not envs\/dev's: the step breaks dev/,
+        );
+    });
+
+    it("step 3 done with kubectl, incident.commit step 1's: the hint says the incident is a commit", async () => {
+        await atShop(2, async (root) => {
+            const layout = shopLayout(root);
+            const first = await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]);
+            fs.writeFileSync(layout.resultFile("incident"), JSON.stringify({ commit: first, dev_value: "on", prod_value: "on" }));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: [0-9a-f]{12} \(step 1's first commit\) has FEATURE_CHECKOUT_V2 off in base: the incident is a commit that turns it on in base\/configmap\.yaml, pushed to main \(a kubectl patch of the ConfigMaps is drift, which selfHeal puts back\)/,
+            );
+        });
+    });
+
+    it("a bad commit breaking base: named", async () => {
+        const out = await badCommitGraded("base", "missing.yaml");
+        assert.match(
+            out,
+            /hint: bad_commit adds missing\.yaml to base\/kustomization\.yaml, not envs\/dev's: base is every environment's, and the step breaks dev alone/,
         );
     });
 
@@ -1511,7 +1580,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
-    it("an ApplicationSet applied with a misspelt repoURL: the Applications' ComparisonError and the file are named", async () => {
+    it("an ApplicationSet applied with a misspelt repoURL: the field and the file are named", async () => {
         const at = await labAt(2);
         try {
             const { layout } = at.lab;
@@ -1545,7 +1614,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /hint: shop-dev reads \S+shop-env\.git, while \S+appset\.yaml says \S+shop-envs\.git; Argo CD cannot compare shop-dev \(ComparisonError: /,
+                /hint: the cluster's ApplicationSet differs from \S+appset\.yaml in its template: spec\.source\.repoURL is "\S+shop-env\.git" there and "\S+shop-envs\.git" in the file; apply the file/,
             );
         } finally {
             await at.stop();

@@ -8,6 +8,16 @@ import { obj, ShopWorld, wantProd } from "./world";
 /** Why the elements are not dev=main, prod=(the step's branch), where a known mistake says so; else undefined. */
 export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?: unknown }[]): string | undefined {
     const apply = `kubectl apply -f ${w.layout.appsetFile}`;
+    // an element added beside the one it was to change: two for one env make two Applications of one name,
+    // which the ApplicationSet refuses ("contains applications with duplicate name")
+    const twice = ["dev", "prod"].find((env) => elements.filter((e) => e?.env === env).length > 1);
+    if (twice)
+        return `${twice} has ${elements.filter((e) => e?.env === twice).length} elements (${elements
+            .filter((e) => e?.env === twice)
+            .map((e) => JSON.stringify(e?.revision))
+            .join(
+                ", ",
+            )}), and each makes an Application shop-${twice}: the ApplicationSet refuses the duplicate name and leaves shop-${twice} as it was; keep one element per env and change its revision, then ${apply}`;
     const prodRevision = elements.find((e) => e?.env === "prod")?.revision;
     const devRevision = elements.find((e) => e?.env === "dev")?.revision;
     // the branch as its full ref: Argo CD resolves it too, but the lab's ApplicationSet names the branch

@@ -210,14 +210,19 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             // another name that is not there either (missing.yml): as broken, but not the file the step names
             const added = after.filter((r) => !before.includes(r) && r !== "missing.yaml");
             if (!outcome.ok && !added.length) {
-                // the other overlay: prod's, which prod (pinned to release/prod) does not read from main
-                const prod = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, "envs/prod"));
-                const [prodBefore, prodAfter] = await Promise.all([prod(parent), prod(bad)]);
-                if (!prodBefore.includes("missing.yaml") && prodAfter.includes("missing.yaml"))
-                    return {
-                        ...outcome,
-                        hint: `bad_commit adds missing.yaml to envs/prod/kustomization.yaml, not envs/dev's: the step breaks dev (shop-dev tracks main; prod reads release/prod); if it is not reverted yet, git revert ${bad.slice(0, 12)} and push; then add missing.yaml to envs/dev/kustomization.yaml in a new commit, push, revert that one, and write it as bad_commit`,
-                    };
+                // the other overlay (prod's, which prod pinned to release/prod does not read from main), or base (every environment's)
+                for (const [dir, why] of [
+                    ["envs/prod", "the step breaks dev (shop-dev tracks main; prod reads release/prod)"],
+                    ["base", "base is every environment's, and the step breaks dev alone (envs/dev's)"],
+                ] as const) {
+                    const of = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, dir));
+                    const [was, is] = await Promise.all([of(parent), of(bad)]);
+                    if (!was.includes("missing.yaml") && is.includes("missing.yaml"))
+                        return {
+                            ...outcome,
+                            hint: `bad_commit adds missing.yaml to ${dir}/kustomization.yaml, not envs/dev's: ${why}; if it is not reverted yet, git revert ${bad.slice(0, 12)} and push; then add missing.yaml to envs/dev/kustomization.yaml in a new commit, push, revert that one, and write it as bad_commit`,
+                        };
+                }
             }
             return !outcome.ok && added.length
                 ? {
@@ -268,8 +273,16 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const [parent] = await w.repo.parents(rc);
             const msg = await w.repo.message(rc);
             const [grand] = (await badCommit(w)) ? await w.repo.parents(bad) : [undefined];
-            const file = "envs/dev/kustomization.yaml";
-            const dev = (sha: string) => kustomizationOf(w, sha, "envs/dev");
+            // the kustomization bad_commit changed (envs/dev's, as the step asks; base's or prod's when it went there)
+            let dir = "envs/dev";
+            if (grand)
+                for (const d of ["envs/dev", "base", "envs/prod"])
+                    if ((await kustomizationOf(w, bad, d)) !== (await kustomizationOf(w, grand, d))) {
+                        dir = d;
+                        break;
+                    }
+            const file = `${dir}/kustomization.yaml`;
+            const dev = (sha: string) => kustomizationOf(w, sha, dir);
             const same = grand ? (await dev(rc)) === (await dev(grand)) : false;
             // the revert itself takes bad_commit's change out: a commit that changes nothing only claims to
             const changes = parent !== undefined && (await dev(parent)) !== (await dev(rc));

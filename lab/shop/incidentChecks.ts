@@ -55,7 +55,15 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
                 hint: `${commit.slice(0, 12)}'s parent has FEATURE_CHECKOUT_V2 on in base already: incident.commit is the commit that turned it on, an earlier one (git log -G FEATURE_CHECKOUT_V2 --oneline main -- base/ lists the commits that changed it)`,
             };
         const hint = now !== "on" ? await overlayHint(w, commit) : undefined;
-        return hint ? { ...outcome, hint } : outcome;
+        if (hint) return { ...outcome, hint };
+        // the flag off in base at incident.commit (step 1's first commit, the tip before any push): the incident was
+        // not made in Git (a kubectl patch of the ConfigMaps, which selfHeal undoes), or its commit was not written
+        if (now === "off")
+            return {
+                ...outcome,
+                hint: `${commit.slice(0, 12)}${parent ? "" : " (step 1's first commit)"} has FEATURE_CHECKOUT_V2 off in base: the incident is a commit that turns it on in base/configmap.yaml, pushed to main (a kubectl patch of the ConfigMaps is drift, which selfHeal puts back); write that commit's SHA as incident.commit`,
+            };
+        return outcome;
     },
 };
 

@@ -9,6 +9,7 @@ import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, pinStep, putBack, ShopWorld, wantProd } from "./world";
 import { readAppsetFile } from "./appsetFile";
+import type { ApplicationSet } from "../argo/types";
 
 const live = liveCheck<ShopWorld>;
 const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
@@ -28,15 +29,71 @@ async function madeByLatestSync(c: ClusterPort): Promise<{ at: string; message: 
     return made ? { at: op?.finishedAt ?? op?.startedAt ?? "", message: made.message ?? "" } : undefined;
 }
 
+const SHOP_CONFIG_UID = "kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}";
+type Read = (c: ClusterPort) => Promise<{ metadata?: { uid?: string } } | null | undefined>;
+/** Objects whose uid a learner copies for the ConfigMap's, each with what to say. */
+const UID_OWNERS: [Read, string][] = [
+    // the namespace: the first uid kubectl shows
+    [(c) => c.getNamespace("shop-prod"), `drift.uid is the namespace shop-prod's uid, not the ConfigMap's: ${SHOP_CONFIG_UID}`],
+    // the namespace's other ConfigMap, listed first by kubectl get cm (-o jsonpath={.items[0]...})
+    [
+        (c) => c.getConfigMap("shop-prod", "kube-root-ca.crt"),
+        `drift.uid is ConfigMap kube-root-ca.crt's (the namespace's CA bundle, which kubectl lists first), not shop-config's: ${SHOP_CONFIG_UID}`,
+    ],
+    // the other environment's ConfigMap: the drift test is on prod's
+    [
+        (c) => c.getConfigMap("shop-dev", "shop-config"),
+        `drift.uid is shop-dev's ConfigMap's uid: the drift test is on shop-prod's (${SHOP_CONFIG_UID}), and so is its patch and the time selfHeal takes`,
+    ],
+    // the Applications (kubectl -n argocd get app shop-prod -o yaml shows a uid too)
+    ...(["shop-prod", "shop-dev"] as const).map(
+        (name) =>
+            [
+                (c: ClusterPort) => c.getApplication(name),
+                `drift.uid is the Application ${name}'s uid (in argocd), not the ConfigMap's it deploys: ${SHOP_CONFIG_UID}`,
+            ] as [Read, string],
+    ),
+];
+
 const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;
 
 /** The list elements appset.yaml holds, or undefined when it is missing or not YAML. */
-function fileElements(file: string): unknown {
+const fileElements = (file: string): unknown => fileSet(file)?.spec?.generators?.[0]?.list?.elements;
+
+/** appset.yaml's ApplicationSet, or undefined when it is missing or not YAML. */
+function fileSet(file: string): Partial<ApplicationSet> | undefined {
     try {
-        return readAppsetFile(file).set?.spec?.generators?.[0]?.list?.elements;
+        return readAppsetFile(file).set ?? undefined;
     } catch {
         return undefined; // no such file
     }
+}
+
+/**
+ * The first field of the template, of those the lab's steps read, where the live ApplicationSet and the
+ * file differ (each as JSON; "unset" when absent); undefined when they agree or there is no file to compare.
+ */
+function templateDifference(
+    live: Partial<ApplicationSet>,
+    file: Partial<ApplicationSet> | undefined,
+): { field: string; live: string; file: string } | undefined {
+    if (!file?.spec?.template) return undefined;
+    const fields: [string, (t: Partial<ApplicationSet>) => unknown][] = [
+        ["metadata.name", (t) => t.spec?.template?.metadata?.name],
+        ["spec.project", (t) => t.spec?.template?.spec?.project],
+        ["spec.source.repoURL", (t) => t.spec?.template?.spec?.source?.repoURL],
+        ["spec.source.targetRevision", (t) => t.spec?.template?.spec?.source?.targetRevision],
+        ["spec.source.path", (t) => t.spec?.template?.spec?.source?.path],
+        ["spec.destination", (t) => t.spec?.template?.spec?.destination],
+        ["spec.syncPolicy.automated", (t) => t.spec?.template?.spec?.syncPolicy?.automated],
+        ["spec.syncPolicy.syncOptions", (t) => t.spec?.template?.spec?.syncPolicy?.syncOptions],
+    ];
+    const show = (v: unknown) => (v === undefined ? "unset" : JSON.stringify(v));
+    for (const [field, read] of fields) {
+        const [l, f] = [read(live), read(file)];
+        if (!isDeepStrictEqual(l, f)) return { field, live: show(l), file: show(f) };
+    }
+    return undefined;
 }
 
 export function liveChecks(): Check<ShopWorld>[] {
@@ -59,7 +116,19 @@ export function liveChecks(): Check<ShopWorld>[] {
                         hint: await missingAppSetHint(c, "shop", w.layout.appsetFile, { lab: "tenants", appset: "tenants" }),
                     };
                 const outcome = eq(want, set.spec?.generators?.[0]?.list?.elements);
-                if (outcome.ok || !isDeepStrictEqual(fileElements(w.layout.appsetFile), want)) return outcome;
+                if (outcome.ok) {
+                    // the elements are right: the template applied must be the file's too (selfHeal off in the cluster, on in the file)
+                    const differs = templateDifference(set, fileSet(w.layout.appsetFile));
+                    return differs
+                        ? {
+                              ok: false,
+                              expected: `the template of ${w.layout.appsetFile}`,
+                              found: `${differs.field} ${differs.live} (the file: ${differs.file})`,
+                              hint: `the cluster's ApplicationSet differs from ${w.layout.appsetFile} in its template: ${differs.field} is ${differs.live} there and ${differs.file} in the file; apply the file (kubectl apply -f ${w.layout.appsetFile}), or mend the file and apply it, so the two are one`,
+                          }
+                        : outcome;
+                }
+                if (!isDeepStrictEqual(fileElements(w.layout.appsetFile), want)) return outcome;
                 return {
                     ...outcome,
                     hint: `${w.layout.appsetFile} is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f ${w.layout.appsetFile}`,
@@ -144,34 +213,9 @@ export function liveChecks(): Check<ShopWorld>[] {
             if (!d) return null;
             const cm = await c.getConfigMap("shop-prod", "shop-config");
             const outcome = eq({ uid: d.uid, LOG_LEVEL: "warn" }, { uid: cm?.metadata?.uid, LOG_LEVEL: cm?.data?.LOG_LEVEL });
-            // a uid copied from another object (most often the namespace, the first uid kubectl shows): say whose it is
-            if (!outcome.ok && cm && d.uid !== cm.metadata?.uid && d.uid === (await c.getNamespace("shop-prod"))?.metadata?.uid)
-                return {
-                    ...outcome,
-                    hint: "drift.uid is the namespace shop-prod's uid, not the ConfigMap's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
-                };
-            // the namespace's other ConfigMap, listed first by kubectl get cm (-o jsonpath={.items[0]...})
-            if (
-                !outcome.ok &&
-                cm &&
-                d.uid !== cm.metadata?.uid &&
-                d.uid === (await c.getConfigMap("shop-prod", "kube-root-ca.crt"))?.metadata?.uid
-            )
-                return {
-                    ...outcome,
-                    hint: "drift.uid is ConfigMap kube-root-ca.crt's (the namespace's CA bundle, which kubectl lists first), not shop-config's: kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}",
-                };
-            // the other environment's ConfigMap: the drift test is on prod's
-            if (
-                !outcome.ok &&
-                cm &&
-                d.uid !== cm.metadata?.uid &&
-                d.uid === (await c.getConfigMap("shop-dev", "shop-config"))?.metadata?.uid
-            )
-                return {
-                    ...outcome,
-                    hint: "drift.uid is shop-dev's ConfigMap's uid: the drift test is on shop-prod's (kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}), and so is its patch and the time selfHeal takes",
-                };
+            // a uid copied from another object: say whose it is
+            if (!outcome.ok && cm && d.uid !== cm.metadata?.uid)
+                for (const [read, whose] of UID_OWNERS) if (d.uid === (await read(c))?.metadata?.uid) return { ...outcome, hint: whose };
             const made = cm ? await madeByLatestSync(c) : undefined;
             if (!made) return outcome;
             if (outcome.ok)
