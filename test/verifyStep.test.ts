@@ -313,6 +313,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            fs.writeFileSync(appsetFile, stringify({ ...shopApplicationSet(), apiVersion: "argoproj.io/v1beta1" }));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: appset\.yaml's apiVersion is "argoproj\.io\/v1beta1": Argo CD serves ApplicationSets as argoproj\.io\/v1alpha1 alone, and kubectl apply refuses any other/,
+            );
+        });
+    });
+
     it("an element added for prod beside main's: step 4's hint says two make one name", async () => {
         await atShop(4, async (root) => {
             const { appsetFile } = shopLayout(root);
@@ -524,6 +537,28 @@ describe("verify --step: one step at a time, with a hint", function () {
             // the same repository without its .git: the git daemon and Argo CD read it so
             const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
+        });
+    });
+
+    it("a first commit with prod's LOG_LEVEL changed: the hint names the value and the file", async () => {
+        await atShop(0, async (root) => {
+            const { bareRepo } = shopLayout(root);
+            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+            const work = fs.mkdtempSync(path.join(os.tmpdir(), "warning-"));
+            await git(["clone", "--quiet", bareRepo, work]);
+            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
+            const k = path.join(work, "envs", "prod", "kustomization.yaml");
+            fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace(/\bwarn\b/, "warning"));
+            await git(["add", "-A"], work);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
+            await git(["push", "--quiet", "origin", "main"], work);
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the first commit's envs\/prod renders LOG_LEVEL "warning", not "warn": it holds the lab's files as they are \(gitrepo\/shop\/envs\/prod\/kustomization\.yaml's patch sets warn\)[^\n]*while it is main's only commit, make the bare repository again/,
+            );
+            fs.rmSync(work, { recursive: true, force: true });
         });
     });
 

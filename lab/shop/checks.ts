@@ -61,6 +61,14 @@ const step2: Check<ShopWorld>[] = [
                 };
             }
             const a = file.set;
+            // another apiVersion: kubectl apply refuses it (no matches for kind "ApplicationSet"), whatever else the file says
+            if (a?.kind === "ApplicationSet" && a?.apiVersion !== "argoproj.io/v1alpha1")
+                return {
+                    ok: false,
+                    expected: "apiVersion argoproj.io/v1alpha1",
+                    found: `apiVersion ${JSON.stringify(a?.apiVersion)}`,
+                    hint: `appset.yaml's apiVersion is ${a?.apiVersion === undefined ? "missing" : JSON.stringify(a.apiVersion)}: Argo CD serves ApplicationSets as argoproj.io/v1alpha1 alone, and kubectl apply refuses any other (no matches for kind "ApplicationSet"): write apiVersion: argoproj.io/v1alpha1, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             const outcome = eq(
                 {
                     kind: "ApplicationSet",

@@ -97,9 +97,18 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 dev: (await shopConfigAt(w, sha, "envs/dev")).LOG_LEVEL,
                 prod: (await shopConfigAt(w, sha, "envs/prod")).LOG_LEVEL,
             });
-            const outcome = eq(want, await at(first));
+            const got = await at(first);
+            const outcome = eq(want, got);
             // put right by a later commit: the step asks for a first commit that renders
-            if (outcome.ok || first === w.main || !eq(want, await at(w.main)).ok) return outcome;
+            if (!outcome.ok && (first === w.main || !eq(want, await at(w.main)).ok)) {
+                // an overlay's value changed from the lab's files: which one, and what it is to be
+                const off = (["dev", "prod"] as const).filter((e) => got[e] !== want[e]);
+                return {
+                    ...outcome,
+                    hint: `the first commit's ${off.map((e) => `envs/${e} renders LOG_LEVEL ${got[e] === undefined ? "unset" : JSON.stringify(got[e])}, not "${want[e]}"`).join("; ")}: it holds the lab's files as they are (${off.map((e) => `gitrepo/shop/envs/${e}/kustomization.yaml's patch sets ${want[e]}`).join(", ")}), and step 1 grades main's first commit, which a fast-forward never changes: ${first === w.main ? `while it is main's only commit, make the bare repository again (rm -rf ${w.layout.bareRepo}, git init --bare --shared=0644 it) and push a first commit of the files as they are` : "do step 1 over on the lab begun again (its reset)"}`,
+                };
+            }
+            if (outcome.ok) return outcome;
             return {
                 ...outcome,
                 hint: `main's latest commit renders right, its first (${first.slice(0, 12)}) does not: step 1 asks for a first commit that renders both overlays, and main takes fast-forwards only, so the first commit stays as it is (the later steps build on the latest, which is right): to have step 1 done, do it over on a new lab (the lab's reset, then the lab again)`,
