@@ -27,6 +27,7 @@ const DUMP_HINT = `make it with ${DUMP_HINT_COMMAND}`;
 export const MAX_DUMP_BYTES = 500 * 1024 * 1024;
 
 class TooLarge extends Error {}
+class Compressed extends Error {}
 
 /** The bytes of a file or of standard input, read to their end unless they pass MAX_DUMP_BYTES (/dev/zero never ends). */
 function readBounded(file: string): string {
@@ -52,6 +53,8 @@ function readBounded(file: string): string {
             chunks.push(Buffer.from(buf.subarray(0, n)));
         }
         const all = Buffer.concat(chunks);
+        // gzip's magic number (a dump kept compressed): said, not read as JSON full of control characters
+        if (all[0] === 0x1f && all[1] === 0x8b) throw new Compressed();
         // UTF-16 with its byte-order mark (what PowerShell's > writes): read as such, not as UTF-8 full of NULs
         if (all[0] === 0xff && all[1] === 0xfe) return all.subarray(2).toString("utf16le");
         if (all[0] === 0xfe && all[1] === 0xff && all.length % 2 === 0) return Buffer.from(all.subarray(2)).swap16().toString("utf16le");
@@ -72,6 +75,10 @@ function readDump(file: string): Dump {
             throw new Error(
                 `${source} holds more than ${MAX_DUMP_BYTES / 1024 / 1024} MB, more than the doctor reads at once: run it live instead (--kubeconfig FILE), which reads only the ApplicationSets, their Applications and the Jobs and Pods of the namespaces it needs`,
             );
+        if (e instanceof Compressed)
+            throw new Error(
+                `${source} is gzip-compressed: the doctor reads the JSON itself; ${file === "-" ? "put zcat before the pipe" : `gunzip -k ${file} (or zcat ${file} | gitops-lab doctor --from -)`}`,
+            );
         const why: Record<string, string> = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a folder" };
         // a folder is not where the dump goes: a file in it is; standard input is piped into, not written to
         const to = codeOf(e) === "EISDIR" ? path.join(file, "dump.json") : file;
@@ -88,6 +95,12 @@ function readDump(file: string): Dump {
     // kubectl ... -o yaml: named as such, not as a JSON syntax error
     if (/^\s*(?:#.*\n\s*)*(?:apiVersion|kind|items):(?:\s|$)/.test(text))
         throw new Error(`${source} is YAML (kubectl -o yaml): the doctor reads -o json; ${DUMP_HINT}`);
+    // kubectl's own messages written before the JSON (2>&1, or a Warning: line): said, with the redirect to leave out
+    const before = /^\s*([^\s{[][^\n]*)\n[\s\S]*?^\{/m.exec(text);
+    if (before && !text.trimStart().startsWith("{") && !text.trimStart().startsWith("["))
+        throw new Error(
+            `${source} starts with text before the JSON (${JSON.stringify(before[1].slice(0, 60))}: kubectl's stderr, written with 2>&1?): make it with stdout alone, ${DUMP_HINT_COMMAND} > FILE (no 2>&1)`,
+        );
     let list: unknown;
     try {
         list = parseJson(text);
@@ -297,6 +310,8 @@ export const doctor: Command = {
         "-A": "the doctor reads every namespace already: leave it out",
         "--all-namespaces": "the doctor reads every namespace already: leave it out",
         "--context": "the doctor reads the kubeconfig's current context: kubectl config use-context NAME first, or --kubeconfig FILE",
+        "-o": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
+        "--output": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
     },
     async run(values) {
         onlyWith("doctor", values, "interval", "watch");

@@ -65,6 +65,21 @@ const MISTAKES: Mistake[] = [
         /Unexpected argument 'Pulumi\.dev\.yaml'\. [^;]*; a file is given: --config-file Pulumi\.dev\.yaml/,
     ],
     ["author", "doctor", ["dump.json"], 2, /; a file is given: --from dump\.json/],
+    ["author", "doctor", ["-o", "json"], 2, /Unknown option '-o': the doctor prints its findings as JSON with --json/],
+    [
+        "author",
+        "doctor",
+        ["--from", "{dir}/stderr-too.json"],
+        1,
+        /stderr-too\.json starts with text before the JSON \("Warning: short name \\"app\\" is ambiguous": kubectl's stderr, written with 2>&1\?\): make it with stdout alone/,
+    ],
+    [
+        "author",
+        "doctor",
+        ["--from", "{dir}/dump.json.gz"],
+        1,
+        /dump\.json\.gz is gzip-compressed: the doctor reads the JSON itself; gunzip -k \S+dump\.json\.gz/,
+    ],
     ["learner", "verify", ["help"], 2, /Unexpected argument 'help'\. [^;]*; for verify's options: gitops-lab verify --help$/m],
     ["learner", "help", ["verfy"], 2, /no help for "verfy": no such command; did you mean gitops-lab help verify\?/],
     [
@@ -471,6 +486,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
         fs.mkdirSync(path.join(dir, "outer", "root"), { recursive: true });
         write("outer/simulated-cluster.json", "{}");
+        write("stderr-too.json", 'Warning: short name "app" is ambiguous\n{"apiVersion": "v1", "items": [], "kind": "List"}\n');
+        fs.writeFileSync(path.join(dir, "dump.json.gz"), require("zlib").gzipSync('{"apiVersion": "v1", "items": []}'));
         write("glued-colon.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:3\n");
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');

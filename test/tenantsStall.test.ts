@@ -97,6 +97,14 @@ describe("the tenants lab (simulated cluster)", function () {
                     `^mandant-c \\(step 3\\) was skipped by RollingSync: its entry is Healthy, but mandant-c runs releases/${RELEASES.first.replace(/\./g, "\\.")}[^,;]*, not releases/${RELEASES.faulty.replace(/\./g, "\\.")}.*a hard refresh of the Applications.*start the lab again \\(gitops-lab simulate --reset --root `,
                 ),
             );
+            // stall.json as the report's stall would have it (mandant-c waiting): still not done, the skip named
+            fs.writeFileSync(file, JSON.stringify(stall));
+            const listed = (await verifyTenants({ layout: at.layout, through: 2, cluster: skipped })).find((c) =>
+                c.check.startsWith("stall: the tenants that passed"),
+            )!;
+            assert.strictEqual(listed.ok, false, "a skipped tenant written as waiting does not pass");
+            assert.match(listed.hint ?? "", /^mandant-c \(step 3\) was skipped by RollingSync/);
+            fs.writeFileSync(file, JSON.stringify({ ...stall, waiting: ["mandant-d"] }));
             // the same stall.json on the cluster as the lab left it: the field's own hint, no skip named
             const plain = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
                 c.check.startsWith("stall: the tenants that passed"),

@@ -213,10 +213,20 @@ const step2: Check<TenantsWorld>[] = [
             );
             // a tenant RollingSync passed over (its Application compared before the ApplicationSet wrote its new path):
             // the rollout the learner saw is not the field report's, and no field of stall.json can make it so
-            const skipped = outcome.ok || !w.cluster || w.clusterError ? [] : await skippedTenants(w.cluster).catch(() => []);
+            // looked at when the file's values fail, and when they pass while main still stands at stall.commit (the stall as it
+            // is, before a fix: a file listing a skipped tenant as waiting would pass otherwise)
+            const asItIs = outcome.ok && isSha(s.commit) && w.main === s.commit;
+            const skipped = (outcome.ok && !asItIs) || !w.cluster || w.clusterError ? [] : await skippedTenants(w.cluster).catch(() => []);
             return skipped.length
                 ? {
                       ...outcome,
+                      ...(outcome.ok
+                          ? {
+                                ok: false,
+                                expected: "a stall in which RollingSync passed over no tenant",
+                                found: skipped.map((k) => `${k.application} skipped`).join(", "),
+                            }
+                          : {}),
                       hint: `${skipped.map((k) => `${k.application} (step ${k.step})`).join(", ")} ${skipped.length === 1 ? "was" : "were"} skipped by RollingSync: ${skipped.length === 1 ? "its entry is" : "their entries are"} Healthy, but ${skipped.map((k) => `${k.application} runs ${k.runs}, not ${k.shouldRun}`).join("; ")}. An Application refreshed (a hard refresh of the Applications) before the ApplicationSet wrote its new path compares the new commit at the old path, Synced, and RollingSync passes it over; the lab refreshes only the ApplicationSet. This stall is not the field report's: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}), push the release in one commit and refresh only the ApplicationSet`,
                   }
                 : outcome;
