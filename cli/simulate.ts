@@ -275,8 +275,14 @@ export const simulate: Command = {
             // nothing of it is solved or waited for again (steps cannot be undone, and the learner's work is the learner's)
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
             const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
-            // --lab left out where the tenants lab was begun (a tenants run resumed without its --lab): said, the shop lab built beside it
-            if (values.lab === undefined && fs.existsSync(tenantsLayout(root).bareRepo))
+            // --lab left out where the tenants lab was begun (a tenants run resumed without its --lab): nothing is built
+            // for a shop lab not begun (--lab shop asks for it); one begun goes on, said
+            const tenantsHere = values.lab === undefined && fs.existsSync(tenantsLayout(root).bareRepo);
+            if (tenantsHere && shopDone === 0 && !fs.existsSync(shopLayout(root).bareRepo))
+                throw new UsageError(
+                    `the tenants lab is under ${root} (at step ${tenantsLabProgress(tenantsLayout(root))}), and --lab was left out, which means the shop lab: to go on with the tenants lab, ${GITOPS_LAB} simulate --root ${shellWord(root)} --lab tenants${values.serve ? " --serve" : ""}; to build the shop lab beside it, give --lab shop`,
+                );
+            if (tenantsHere)
                 say(
                     `simulate: the tenants lab is here too (at step ${tenantsLabProgress(tenantsLayout(root))}); this run is the shop lab's (--lab left out): ${GITOPS_LAB} simulate --root ${shellWord(root)} --lab tenants goes on with it`,
                 );

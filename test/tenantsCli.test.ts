@@ -7,6 +7,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { shopLayout } from "../lab/shop/layout";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { runCliAsync, runMain } from "./helpers/cli";
 import { tenantsRootAt } from "./helpers/tenantsAt";
@@ -58,10 +59,19 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
             assert.ok(!fs.existsSync(p), p);
     });
 
-    it("--lab left out where the tenants lab is begun: said, with the command that goes on with it", async () => {
+    it("--lab left out where the tenants lab is begun: refused while no shop lab is, said beside one", async () => {
         const at = await tenantsRootAt(1);
         try {
-            const shop = await runMain("simulate", ["--root", at, "--through", "0"]);
+            const refused = await runMain("simulate", ["--root", at, "--through", "0"]);
+            assert.strictEqual(refused.code, 2, refused.out);
+            assert.match(
+                refused.stderr,
+                /^gitops-lab simulate: the tenants lab is under \S+ \(at step 1\), and --lab was left out, which means the shop lab: to go on with the tenants lab, \S+ simulate --root \S+ --lab tenants; to build the shop lab beside it, give --lab shop/,
+            );
+            assert.ok(!fs.existsSync(shopLayout(at).bareRepo), "nothing of a shop lab built");
+            const beside = await runMain("simulate", ["--root", at, "--lab", "shop", "--through", "1"]);
+            assert.strictEqual(beside.code, 0, beside.out);
+            const shop = await runMain("simulate", ["--root", at, "--through", "1"]);
             assert.strictEqual(shop.code, 0, shop.out);
             assert.match(
                 shop.out,
