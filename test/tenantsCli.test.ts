@@ -8,9 +8,10 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { shopLayout } from "../lab/shop/layout";
-import { tenantsLayout } from "../lab/tenants/layout";
+import { RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
+import { tenantFile, tenantPath } from "../lab/tenants/repoFiles";
 import { runCliAsync, runMain } from "./helpers/cli";
-import { tenantsRootAt } from "./helpers/tenantsAt";
+import { git, tenantsRootAt } from "./helpers/tenantsAt";
 
 describe("gitops-lab simulate --lab tenants / verify --lab tenants", function () {
     this.timeout(300_000);
@@ -77,6 +78,30 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
                 shop.out,
                 /simulate: the tenants lab is here too \(at step 1\); this run is the shop lab's \(--lab left out\): \S+ simulate --root \S+ --lab tenants goes on with it/,
             );
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+        }
+    });
+
+    it("step 2's push made by hand, then --through 2: the push is taken as the step's", async () => {
+        const at = await tenantsRootAt(1);
+        try {
+            const { clone } = tenantsLayout(at);
+            for (const t of TENANTS) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git([...id, "commit", "-qam", "my rollout of the new release"], clone);
+            await git(["push", "-q", "origin", "main"], clone);
+            const mine = await git(["rev-parse", "HEAD"], clone);
+            const r = await runMain("simulate", ["--lab", "tenants", "--root", at, "--through", "2"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(
+                r.out,
+                /\[tenants 2 stall\] [0-9a-f]{12} on main already sets 1\.2\.0 for every tenant: this step's push, made by hand\n/,
+            );
+            assert.doesNotMatch(r.out, /pushed by an earlier run/);
+            assert.strictEqual(JSON.parse(fs.readFileSync(tenantsLayout(at).resultFile("stall"), "utf8")).commit, mine);
+            const v = await runMain("verify", ["--lab", "tenants", "--root", at, "--through", "2", "--offline"]);
+            assert.strictEqual(v.code, 0, v.out);
         } finally {
             fs.rmSync(at, { recursive: true, force: true });
         }

@@ -210,20 +210,29 @@ async function rollOut(c: Ctx, step: TenantsResultName, release: string, message
     const noted = readJsonIfExists<{ commit: string; pushedAt: number }>(pushedFile(c, step));
     const head = await c.git.revParse("HEAD");
     let commit: string;
+    let learners = false;
     if ((await c.git.subjectOf(head)) === message) {
         commit = head; // made by an earlier run (pushed or not)
     } else {
         await c.git.ensureInSync("main");
         const files: Record<string, string> = {};
         for (const t of TENANTS) files[tenantPath(t as Tenant)] = tenantFile(t as Tenant, release);
-        commit = await c.git.commitFiles(files, message);
+        // main already sets the release for every tenant (the learner's own push of this step): that push is the step's
+        const same = await Promise.all(
+            Object.entries(files).map(async ([p, text]) => (await c.git.readWorkFile(p).catch(() => null)) === text),
+        );
+        learners = same.every(Boolean);
+        if (learners) {
+            commit = await c.git.revParse("HEAD");
+            say(c, `${short(commit)} on main already sets ${release} for every tenant: this step's push, made by hand`);
+        } else commit = await c.git.commitFiles(files, message);
     }
     const note = noted?.commit === commit ? noted : { commit, pushedAt: c.clock.now() };
     writeJsonAtomic(pushedFile(c, step), note);
     if ((await c.git.remoteBranch("main")) !== commit) {
         await c.git.pushTo(commit, "main");
         say(c, `pushed ${short(commit)} to main: every tenant at ${release}`);
-    } else {
+    } else if (!learners) {
         say(c, `${short(commit)} (${release} for every tenant) was pushed by an earlier run; resuming`);
     }
     await refresh(c);
