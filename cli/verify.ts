@@ -212,6 +212,16 @@ export const verify: Command = {
                                 : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`) +
                         theOther,
                 };
+            // done offline, a step the cluster shows too: said, so the line is never read as the cluster's checks passing
+            if (verdict.done && values.offline && step >= liveFrom)
+                verdict = {
+                    ...verdict,
+                    line: verdict.line.replace(
+                        /\((\d+) checks pass( as the lab stands)?\)/,
+                        (_, n: string, as = "") =>
+                            `(${n} checks of the files and repository pass${as}; the cluster was not read (--offline))`,
+                    ),
+                };
             if (values.json) {
                 // the hint, never the answer: the missing check without its expected and found values
                 const missing = verdict.missing && { step: verdict.missing.step, check: verdict.missing.check };

@@ -261,10 +261,12 @@ export class Operations {
     /** Waits for the hook Jobs: a failed one fails the attempt; when all completed, the Sync phase runs. */
     private checkHooks(ns: string, name: string, op: SyncOperation, hooks: Manifest[]) {
         const key = `${ns}/${name}`;
+        // the Application whose operation waits: one deleted and made again under its name (an ApplicationSet's) is another
+        const uid = this.host.kube.get("Application", ns, name)?.metadata.uid;
         const check = () => {
             if (!this.host.running()) return;
             const app = this.host.kube.get("Application", ns, name);
-            if (!app?.operation || app.metadata.deletionTimestamp) {
+            if (!app?.operation || app.metadata.deletionTimestamp || app.metadata.uid !== uid) {
                 this.hookChecks.delete(key);
                 this.operating.delete(key);
                 return;
@@ -320,7 +322,11 @@ export class Operations {
                   )
                 : undefined;
         const resources = applied ? [...hookResults, ...applied] : undefined;
-        const finish = () => this.finishOperation(ns, name, { failure, revision: op.sync.revision, resources });
+        // an object that could not be applied (its namespace missing without CreateNamespace) fails the operation, its
+        // tasks' messages as the reason (gitops-engine sync_context.go setOperationFailed)
+        const refused = (applied ?? []).filter((r) => r.status === "SyncFailed").map((r) => r.message ?? "");
+        const failed = failure ?? (refused.length ? `one or more objects failed to apply, reason: ${refused.join(",")}` : undefined);
+        const finish = () => this.finishOperation(ns, name, { failure: failed, revision: op.sync.revision, resources });
         if (!applied) return this.host.later(finish, this.host.opts.operationDurationMs);
         // the controller watches the objects it applied: a comparison runs (and shows Synced) while the operation still does
         this.host.later(async () => {

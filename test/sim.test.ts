@@ -202,6 +202,26 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         assert.deepStrictEqual(at.lab.kube.list("Application", "argocd"), []);
     });
 
+    it("an Application whose namespace is missing, without CreateNamespace: its sync fails, the namespace named", async () => {
+        const set = shopApplicationSet();
+        set.spec!.template!.spec!.syncPolicy!.syncOptions = [];
+        at.lab.kube.put(set, "client");
+        await expect(
+            holds(
+                'shop-dev\'s sync Failed: namespaces "shop-dev" not found',
+                () => {
+                    const op = at.lab.kube.get("Application", "argocd", "shop-dev")?.status?.operationState;
+                    // retried as an automated sync is (its retry limit), then Failed
+                    return (
+                        op?.phase === "Failed" &&
+                        (op.message ?? "").startsWith('one or more objects failed to apply, reason: namespaces "shop-dev" not found')
+                    );
+                },
+                () => at.lab.kube.get("Application", "argocd", "shop-dev")?.status?.operationState,
+            ),
+        );
+    });
+
     it("a destination by the name in-cluster, or its server with a trailing slash, is generated", async () => {
         for (const destination of [{ name: "in-cluster" }, { server: "https://kubernetes.default.svc/" }]) {
             const named = shopApplicationSet();

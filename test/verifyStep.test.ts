@@ -59,8 +59,10 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.stdout.split("\n").length, 2, r.stdout);
             assert.ok(r.stdout.startsWith(`step ${n} ${shopSteps(shopLayout(root))[n - 1].name}: done (`), r.stdout);
             // the lab's own step names the next ask; a step it is past says where it is, not a step already done
-            if (n === 3) assert.ok(r.stdout.endsWith(` checks pass); next, step ${n + 1} ${next.name}: ${next.ask}\n`), r.stdout);
-            else assert.ok(r.stdout.endsWith(` checks pass); the lab is at step 3: verify --step 3 grades where you are\n`), r.stdout);
+            // offline, a step the cluster shows too says the cluster was not read
+            const pass = n >= 2 ? " checks of the files and repository pass; the cluster was not read (--offline))" : " checks pass)";
+            if (n === 3) assert.ok(r.stdout.endsWith(`${pass}; next, step ${n + 1} ${next.name}: ${next.ask}\n`), r.stdout);
+            else assert.ok(r.stdout.endsWith(`${pass}; the lab is at step 3: verify --step 3 grades where you are\n`), r.stdout);
         }
         const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
@@ -107,7 +109,10 @@ describe("verify --step: one step at a time, with a hint", function () {
         const root = await rootAt(8);
         const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
         assert.strictEqual(r.code, 0, r.out);
-        assert.match(r.stdout, /^step 8 report: done \(\d+ checks pass\); that was the last step: plain verify grades the whole lab\n$/);
+        assert.match(
+            r.stdout,
+            /^step 8 report: done \(\d+ checks of the files and repository pass; the cluster was not read \(--offline\)\); that was the last step: plain verify grades the whole lab\n$/,
+        );
     });
 
     it("given a shop lab that has moved on to step 3, then --step 2 is graded as the lab stands and is done, live", async () => {
@@ -142,7 +147,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(r.code, 0, r.out);
         assert.match(
             r.stdout,
-            /^step 3 incident: done \(\d+ checks pass as the lab stands\); the lab is at step 5: verify --step 5 grades where you are\n$/,
+            /^step 3 incident: done \(\d+ checks of the files and repository pass as the lab stands; the cluster was not read \(--offline\)\); the lab is at step 5: verify --step 5 grades where you are\n$/,
         );
     });
 
@@ -1874,6 +1879,43 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the steps reordered, or the Applications' refresh key on the ApplicationSet: step 1 names each", async () => {
+        const at = await tenantsAt(1);
+        try {
+            const check = async (prefix: string) =>
+                (await verifyTenants({ layout: at.layout, through: 1, cluster: at.cluster })).find((c) => c.check.startsWith(prefix))!;
+            const steps = (await at.cluster.getApplicationSet("tenants"))!.spec!.strategy!.rollingSync!.steps!;
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/strategy/rollingSync/steps", value: [steps[0], steps[2], steps[3], steps[1]] },
+            ]);
+            const reordered = await check("live ApplicationSet tenants");
+            assert.strictEqual(reordered.ok, false);
+            assert.match(
+                reordered.hint ?? "",
+                /^the live ApplicationSet's steps are in another order \(mandant-a, mandant-c, mandant-d, mandant-b\): the lab's rollout goes a, b, c, d/,
+            );
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/strategy/rollingSync/steps", value: steps },
+            ]);
+            // main moved on (a release pushed), the ApplicationSet not told: the Applications' key written on it
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "add", path: "/metadata/annotations", value: { "argocd.argoproj.io/refresh": "normal" } },
+            ]);
+            const tracks = await check("live Applications track");
+            assert.ok(tracks.ok, "the annotation alone changes nothing the check reads");
+            const stale = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live Applications track"),
+            )!;
+            assert.strictEqual(stale.ok, false);
+            assert.match(
+                stale.hint ?? "",
+                /^the ApplicationSet carries argocd\.argoproj\.io\/refresh, the Applications' key, which the ApplicationSet controller does not read: its own is argocd\.argoproj\.io\/application-set-refresh=true/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("step 1 graded while main holds step 2's release already: the hint says step 2 is what to grade", async () => {
         const at = await tenantsAt(1);
         try {
@@ -1959,6 +2001,83 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: stall\.json lacks [^\n]* and holds applicationSets, which it does not take \(the doctor's --json output\? [^\n]*\): write an object with exactly the keys /,
             );
+        });
+    });
+
+    it("mandant-b's Application deleted at the stall: the hint says its site went with it", async () => {
+        const at = await tenantsAt(2);
+        try {
+            at.lab.kube.remove("Application", "argocd", "mandant-b", "client");
+            const site = () => at.cluster.getWorkload("Deployment", "mandant-b", "site");
+            await expect(
+                holds(
+                    "mandant-b's site gone, its Application made again",
+                    async () => !(await site()) && !!(await at.cluster.getApplication("mandant-b")),
+                ),
+                { timeoutMs: 60_000 },
+            );
+            await expect(
+                holds(
+                    "mandant-b's health Missing",
+                    async () => (await at.cluster.getApplication("mandant-b"))?.status?.health?.status === "Missing",
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const r = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live: each site runs"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^mandant-b runs nothing: its site is gone while its Application is there, health Missing \(the Application deleted by hand\?/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("stall.running keyed namespace/name: the hint says the tenants' names alone", async () => {
+        await atTenants(2, async (root) => {
+            const file = tenantsLayout(root).resultFile("stall");
+            const { running } = JSON.parse(fs.readFileSync(file, "utf8"));
+            editResult(file, { running: Object.fromEntries(Object.entries(running).map(([k, v]) => [`argocd/${k}`, v])) });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: running's key argocd\/mandant-\w has a namespace: the keys are the tenants' names alone/);
+        });
+    });
+
+    it("a tenant's file renamed in stall.commit: the hint names the file the generator does not read", async () => {
+        await atTenants(2, async (root) => {
+            const { clone, resultFile } = tenantsLayout(root);
+            await git(["mv", "tenants/mandant-b.yaml", "tenants/mandant-b.yml"], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "rename"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            editResult(resultFile("stall"), { commit: await git(["rev-parse", "HEAD"], clone), step: 3, blocking: "mandant-c" });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: stall\.commit has no tenants\/mandant-b\.yaml \(renamed\?\): the git files generator reads tenants\/\*\.yaml alone/,
+            );
+        });
+    });
+
+    it("the stall rolled back before the fix: step 3's hint says the fix goes on the stall", async () => {
+        await atTenants(2, async (root) => {
+            const { clone, resultFile } = tenantsLayout(root);
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git([...id, "revert", "--no-edit", "HEAD"], clone);
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git([...id, "commit", "-qam", "fix"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const fix = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(resultFile("recovery"), JSON.stringify({ commit: fix, release: RELEASES.fixed, order: [], seconds: 1 }));
+            const r = (await verifyTenants({ layout: tenantsLayout(root), through: 3 })).find((c) =>
+                c.check.startsWith("recovery.commit sets every tenant"),
+            )!;
+            assert.strictEqual(r.ok, false, JSON.stringify(r));
+            assert.match(r.hint ?? "", /the fix goes on top of the stalled release \(every tenant at 1\.2\.0\)/);
         });
     });
 

@@ -6,16 +6,17 @@
 import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { BareRepo } from "../grader/bareRepo";
-import { Check, CheckResult, eq, eqFields, Outcome, runChecks } from "../grader/grader";
+import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
 import { MAIN_AT_FIXED } from "./mainChecks";
 import { clusterErrorOf, stackOutputChecks } from "../grader/live";
 import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
 import { servedCloneDir, startAgainAt } from "../kit/layout";
-import { RELEASES, TENANTS, TENANTS_APPSET } from "./layout";
-import { HOOK_ERROR } from "./repoFiles";
+import { RELEASES, Tenant, TENANTS, TENANTS_APPSET } from "./layout";
+import { HOOK_ERROR, tenantPath } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
 import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
+import { secondsSinceCommit } from "./resultTimes";
 import { AFTER_BLOCKED, all, expectedRunning, obj, Order, racedAhead, releasesAt, TenantsVerifyOptions, TenantsWorld } from "./world";
 export type { TenantsVerifyOptions, TenantsWorld } from "./world";
 
@@ -91,31 +92,6 @@ function withReleaseSlip<T extends { ok: boolean; hint?: string }>(outcome: T, .
     return hint ? { ...outcome, hint } : outcome;
 }
 
-/**
- * A result's seconds measured from its commit's push: from 0 to the commit's age (no longer than it has existed);
- * `millis`: a value that fits as milliseconds says so.
- */
-async function secondsSinceCommit(
-    w: TenantsWorld,
-    file: "stall" | "recovery",
-    key: string,
-    what: string,
-    opts: { millis?: boolean } = {},
-): Promise<Outcome | boolean | null> {
-    const o = obj(w, file);
-    const d = o?.[key];
-    if (typeof d !== "number" || !isSha(o.commit) || !(await w.repo.isCommit(o.commit))) return null;
-    const age = Math.ceil((Date.now() - (await w.repo.committedAt(o.commit))) / 1000);
-    if (d >= 0 && d <= age) return true;
-    const ms = opts.millis && d > age && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
-    return {
-        ok: false,
-        expected: `0 to ${age} (${file}.commit was made ${age} s ago)`,
-        found: d,
-        hint: `${key} holds ${d}, longer than ${file}.commit has existed (${age} s)${ms}: ${what}`,
-    };
-}
-
 const step2: Check<TenantsWorld>[] = [
     {
         step: 2,
@@ -124,7 +100,11 @@ const step2: Check<TenantsWorld>[] = [
         run: async (w) => {
             const s = obj(w, "stall");
             if (!s) return null;
-            return eqFields(
+            // a tenant's file gone from stall.commit (renamed to .yml?): no Application for it, so not the lab's rollout
+            const at = isSha(s.commit) && (await w.repo.isCommit(s.commit)) ? await releasesAt(w, s.commit) : {};
+            const gone = TENANTS.filter((t) => at[t] === null).map((t) => tenantPath(t as Tenant));
+            const goneHint = `stall.commit has no ${gone.join(", ")} (renamed?): the git files generator reads tenants/*.yaml alone, so that tenant has no Application and the rollout is not the lab's: put the file back in a new commit, then start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })})`;
+            const outcome = eqFields(
                 {
                     appset: `${ARGOCD_NAMESPACE}/${TENANTS_APPSET}`,
                     release: RELEASES.faulty,
@@ -151,6 +131,7 @@ const step2: Check<TenantsWorld>[] = [
                         : {}),
                 },
             );
+            return !outcome.ok && gone.length ? { ...outcome, hint: goneHint } : outcome;
         },
     },
     {
@@ -243,6 +224,9 @@ const step2: Check<TenantsWorld>[] = [
             if (outcome.ok || outcome.hint || !s.running || typeof s.running !== "object") return outcome;
             // one tenant's release wrong: which, and why it runs what it runs at the stall
             const t = TENANTS.find((x) => typeof s.running[x] === "string" && s.running[x] !== want[x]);
+            // keys written namespace/name (argocd/mandant-a): the tenant's name alone, as in passed and waiting
+            const ns = Object.keys(s.running).find((k) => k.includes("/"));
+            if (ns) return { ...outcome, hint: `running's key ${ns} has a namespace: the keys are the tenants' names alone (mandant-a)` };
             if (!t) return outcome;
             const why =
                 t === "mandant-a"
@@ -352,9 +336,11 @@ const step3: Check<TenantsWorld>[] = [
                     hint: `recovery.commit ${r.commit === s?.commit ? "is stall.commit itself" : `is ${r.commit.slice(0, 12)}, which sets no tenant to ${RELEASES.fixed}`}, while main has the fix: write the fix's SHA (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
                 };
             return eqFields(
-                { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [] },
-                { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain, inOneCommit: early },
+                { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [], onTheStall: all(RELEASES.faulty) },
+                { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain, inOneCommit: early, onTheStall: before },
                 {
+                    // the stall rolled back before the fix: the fix then is a routine rollout, not the stall's way out
+                    onTheStall: `each tenant's release in the commit before recovery.commit: the fix goes on top of the stalled release (every tenant at ${RELEASES.faulty}), which the lab leaves as it is; a rollback first makes the fix a routine rollout, not the stall's way out: the step is done over on a new lab (the lab's reset, then the lab again)`,
                     releases: `each tenant's release at recovery.commit (tenants/<tenant>.yaml), all ${RELEASES.fixed} in that one commit; a commit that sets only some is not made whole by a second one (the step is one commit): then the step is done over on a new lab (the lab's reset, then the lab again)`,
                     inOneCommit: `the tenants already at ${RELEASES.fixed} before recovery.commit: the step sets all four in one commit (RollingSync then rolls the one change out step by step); main takes fast-forwards only, so a fix split over commits stays split: the step is done over on a new lab (the lab's reset, then the lab again)`,
                     descendsFromStall: "recovery.commit comes after stall.commit on main: a new commit on top, never a rewrite",

@@ -76,6 +76,13 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 ...outcome,
                 hint: `the live ApplicationSet has ${steps.length} step${steps.length === 1 ? "" : "s"} (${steps.join("; ") || "none"}), not one for each of the four tenants: a step taken out does not unblock a rollout, it drops that tenant from it; ${apply}`,
             };
+        // the four steps in another order: the rollout the lab grades blocks at mandant-b's step 2
+        const want = TENANTS.map((t) => `${TENANT_LABEL} In ${t}`);
+        if (!outcome.ok && steps.join("|") !== want.join("|") && [...steps].sort().join("|") === [...want].sort().join("|"))
+            return {
+                ...outcome,
+                hint: `the live ApplicationSet's steps are in another order (${steps.map((x) => x.split(" ").pop()).join(", ")}): the lab's rollout goes a, b, c, d, one tenant a step, and a reordered one does not unblock, it only moves who waits; ${apply}`,
+            };
         const invalid = (s?.spec?.strategy?.rollingSync?.steps ?? []).findIndex((x) =>
             (x.matchExpressions ?? []).some((e) => !["In", "NotIn"].includes(e.operator)),
         );
@@ -143,7 +150,15 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 };
             }
             const outcome = eq(want, found);
-            return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
+            if (outcome.ok || "hint" in pathHint(found)) return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
+            // the Applications behind main (the ApplicationSet has not read the push): the Applications' refresh key on it
+            const set = await c.getApplicationSet(TENANTS_APPSET);
+            if (set?.metadata?.annotations?.["argocd.argoproj.io/refresh"] !== undefined)
+                return {
+                    ...outcome,
+                    hint: `the ApplicationSet carries argocd.argoproj.io/refresh, the Applications' key, which the ApplicationSet controller does not read: its own is argocd.argoproj.io/application-set-refresh=true (kubectl -n argocd annotate applicationset tenants argocd.argoproj.io/application-set-refresh=true --overwrite)`,
+                };
+            return outcome;
         },
     ),
     live(graded, "live: each site runs the release the graded step leaves it at", async (c, w) => {
@@ -157,7 +172,16 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         // sync makes the namespace again (CreateNamespace), not the settings, and its hook's Pod waits for them
         for (const t of TENANTS.filter((x) => found[x] === null)) {
             const ns = await c.getNamespace(t);
-            if (ns && (await c.getConfigMap(t, TENANT_SETTINGS))) continue;
+            if (ns && (await c.getConfigMap(t, TENANT_SETTINGS))) {
+                // its Application deleted (Argo CD's finalizer takes the site with it) and made again by the ApplicationSet
+                const app = await c.getApplication(t);
+                if (app?.status?.health?.status === "Missing")
+                    return {
+                        ...outcome,
+                        hint: `${t} runs nothing: its site is gone while its Application is there, health Missing (the Application deleted by hand? Argo CD's finalizer deletes its resources, and the ApplicationSet makes it again); deleting an Application does not retry a sync, and its site comes back only with a sync that gets past its hook: ${t === "mandant-b" && w.through === 2 ? `step 3's fixed release does; to grade step 2 as the stall left it, start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })})` : `gitops-lab doctor says where its sync stands`}`,
+                    };
+                continue;
+            }
             return {
                 ...outcome,
                 hint: `${t} runs nothing: ${ns ? `its settings (ConfigMap ${t}/${TENANT_SETTINGS}) are gone` : `its namespace ${t} is gone, and with it its settings (ConfigMap ${TENANT_SETTINGS})`} (the namespace deleted by hand?), which the lab made, not Git, so no sync brings them back (its hook's Pod waits for them): start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: Math.max(1, graded(w) - 1) })})`,

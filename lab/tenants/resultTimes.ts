@@ -1,0 +1,29 @@
+/** The tenants lab's result times: a time in seconds graded against the age of the commit it is measured from. */
+import { Outcome } from "../grader/grader";
+import { isSha } from "../grader/resultFiles";
+import { obj, TenantsWorld } from "./world";
+
+/**
+ * A result's seconds measured from its commit's push: from 0 to the commit's age (no longer than it has existed);
+ * `millis`: a value that fits as milliseconds says so.
+ */
+export async function secondsSinceCommit(
+    w: TenantsWorld,
+    file: "stall" | "recovery",
+    key: string,
+    what: string,
+    opts: { millis?: boolean } = {},
+): Promise<Outcome | boolean | null> {
+    const o = obj(w, file);
+    const d = o?.[key];
+    if (typeof d !== "number" || !isSha(o.commit) || !(await w.repo.isCommit(o.commit))) return null;
+    const age = Math.ceil((Date.now() - (await w.repo.committedAt(o.commit))) / 1000);
+    if (d >= 0 && d <= age) return true;
+    const ms = opts.millis && d > age && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
+    return {
+        ok: false,
+        expected: `0 to ${age} (${file}.commit was made ${age} s ago)`,
+        found: d,
+        hint: `${key} holds ${d}, longer than ${file}.commit has existed (${age} s)${ms}: ${what}`,
+    };
+}
