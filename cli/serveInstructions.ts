@@ -65,6 +65,17 @@ function cloneLine(url: string, dir: string, bareRepo: string): string[] {
     return [`  git -C ${shellWord(dir)} remote set-url origin ${url}`];
 }
 
+/** The push from the lab's clone; where that clone is not (step 1 cloned elsewhere by hand), the clone that makes it first. */
+function pushLine(clone: string, bareRepo: string): string[] {
+    const push = `  git -C ${shellWord(clone)} push origin main`;
+    if (fs.existsSync(path.join(clone, ".git"))) return [push];
+    return [
+        `  # the lab's clone ${clone} is not there (cloned elsewhere?): the lab's steps name it`,
+        `  git clone ${shellWord(bareRepo)} ${shellWord(clone)}`,
+        push,
+    ];
+}
+
 /**
  * How to use a served lab at the step it stands at: the kubeconfig, and for each lab its next step
  * (what it asks for and its paths), the commands that work at that state (the clone once the
@@ -94,7 +105,7 @@ export function serveInstructions(
         lines.push(`  # Argo CD reads ${l.bareRepo} as ${REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`);
         if (labs.shop >= 1) {
             lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), servedCloneDir(lab.root, "shop-envs"), l.bareRepo));
-            lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
+            lines.push(...pushLine(l.clone, l.bareRepo));
         }
         if (labs.shop >= 2) lines.push(`  ${REFRESH.shop.command}`, `  # ${REFRESH.shop.without}`);
         lines.push(`  ${grade}${through(labs.shop, 8)}`);
@@ -107,7 +118,7 @@ export function serveInstructions(
             `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
         );
         lines.push(...cloneLine(lab.url(path.basename(l.bareRepo)), servedCloneDir(lab.root, "platform"), l.bareRepo));
-        lines.push(`  git -C ${shellWord(l.clone)} push origin main`);
+        lines.push(...pushLine(l.clone, l.bareRepo));
         lines.push(`  ${REFRESH.tenants.command}`, `  # ${REFRESH.tenants.without}`);
         lines.push(`  kubectl get pods -n mandant-b`);
         lines.push(`  ${grade}${through(labs.tenants, 3)}`);

@@ -847,12 +847,29 @@ describe("the served block when the learner's clone is there", () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-clone-"));
         try {
             fs.mkdirSync(path.join(root, "clones", "shop-envs", ".git"), { recursive: true });
+            fs.mkdirSync(path.join(shopLayout(root).clone, ".git"), { recursive: true });
             const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:40123/${r}` }, `${root}/kubeconfig`, { shop: 3 });
             assert.ok(!block.some((l) => l.trim().startsWith("git clone")), block.join("\n"));
             assert.ok(
                 block.includes(`  git -C ${root}/clones/shop-envs remote set-url origin git://127.0.0.1:40123/shop-envs.git`),
                 block.join("\n"),
             );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("the served block where step 1 was done by hand", () => {
+    it("names the lab's clone when it is not there, and makes it before the push", () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-no-clone-"));
+        try {
+            const { clone, bareRepo } = shopLayout(root);
+            const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:40123/${r}` }, `${root}/kubeconfig`, { shop: 1 });
+            const push = block.indexOf(`  git -C ${clone} push origin main`);
+            assert.ok(push > 1, block.join("\n"));
+            assert.strictEqual(block[push - 1], `  git clone ${bareRepo} ${clone}`);
+            assert.match(block[push - 2], /# the lab's clone \S+ is not there \(cloned elsewhere\?\): the lab's steps name it/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
