@@ -167,3 +167,10 @@ export class VirtualClock implements SimClock {
         this.kick();
     }
 }
+
+/** time.Kitchen, as the retry message prints the next attempt's time. */
+export const kitchen = (ms: number) => {
+    const d = new Date(ms);
+    const h = d.getUTCHours();
+    return `${h % 12 === 0 ? 12 : h % 12}:${String(d.getUTCMinutes()).padStart(2, "0")}${h < 12 ? "AM" : "PM"}`;
+};

@@ -10,7 +10,7 @@
  */
 import { ARGOCD_NAMESPACE, HOOK_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import type { Trigger } from "./appController";
-import { SimClock } from "./clock";
+import { kitchen, SimClock } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { hookPhase, hookResult, isHook, replacesBeforeCreation, WAITING_FOR_DELETION, wave } from "./hooks";
 import { ArgoTimings } from "./profiles";
@@ -26,13 +26,6 @@ import type { Manifest, StoredObject } from "./objects";
 type SyncOperation = Operation & { sync: NonNullable<Operation["sync"]> & { revision: string } };
 
 export const ACTOR = "application-controller";
-
-/** time.Kitchen, as the retry message prints the next attempt's time. */
-const kitchen = (ms: number) => {
-    const d = new Date(ms);
-    const h = d.getUTCHours();
-    return `${h % 12 === 0 ? 12 : h % 12}:${String(d.getUTCMinutes()).padStart(2, "0")}${h < 12 ? "AM" : "PM"}`;
-};
 
 /** What the operations use of their controller: its API, repo-server, timings, clock and queue. */
 export interface OperationHost {
@@ -322,8 +315,7 @@ export class Operations {
                   )
                 : undefined;
         const resources = applied ? [...hookResults, ...applied] : undefined;
-        // an object that could not be applied (its namespace missing without CreateNamespace) fails the operation, its
-        // tasks' messages as the reason (gitops-engine sync_context.go setOperationFailed)
+        // an object not applied (no namespace, no CreateNamespace) fails it, its messages the reason (gitops-engine setOperationFailed)
         const refused = (applied ?? []).filter((r) => r.status === "SyncFailed").map((r) => r.message ?? "");
         const failed = failure ?? (refused.length ? `one or more objects failed to apply, reason: ${refused.join(",")}` : undefined);
         const finish = () => this.finishOperation(ns, name, { failure: failed, revision: op.sync.revision, resources });
