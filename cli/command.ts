@@ -33,6 +33,8 @@ export interface Command {
     options: Options;
     /** Options of another tool given here by habit (kubectl's -n), each with what to do instead. */
     misread?: Record<string, string>;
+    /** What a word given bare means here, when not an option's value (outputs NAME, as pulumi stack output NAME). */
+    bare?: (word: string) => string;
     run(values: Values): Promise<number>;
 }
 
@@ -106,13 +108,15 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
             ? `; npm run took ${eaten.map((o) => `--${o}`).join(", ")} for itself: put -- before the command's options (npm run -s ${process.env.npm_lifecycle_event} -- --${eaten[0]} ...)`
             : habit
               ? `: ${habit}`
-              : named
-                ? `; ${named === "appset" ? "to look at one ApplicationSet" : named === "root" ? "the lab's root is given" : "a file is given"}: --${named} ${bare}`
-                : hint
-                  ? `; did you mean --${hint}?`
-                  : key
-                    ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
-                    : "";
+              : bare !== undefined && cmd.bare
+                ? `: ${cmd.bare(bare)}`
+                : named
+                  ? `; ${named === "appset" ? "to look at one ApplicationSet" : named === "root" ? "the lab's root is given" : "a file is given"}: --${named} ${bare}`
+                  : hint
+                    ? `; did you mean --${hint}?`
+                    : key
+                      ? `; ${key} is a key of the stack's configuration, not an option: pulumi config set ${key} VALUE (or in Pulumi.dev.yaml, or a --config-file)`
+                      : "";
         throw new UsageError(`${first}${said} (see ${program} --help)`);
     }
     // an option given twice: parseArgs keeps the last; say so rather than choose for the user
@@ -220,6 +224,12 @@ export function stringOption(values: Values, name: string): string | undefined {
                 : `--${name} ${v}: ~ is not expanded after = (the shell expands it at a word's start only): write --${name} ${v} with a space, or the whole path (${whole})`,
         );
     }
+    // --root '$HOME/x': quoted, the shell left the variable as written, and it would name a folder called $HOME
+    const dollar = typeof v === "string" ? /^\$\{?(\w+)\}?(\/.*)?$/.exec(v) : null;
+    if (dollar)
+        throw new UsageError(
+            `--${name} ${v}: the $${dollar[1]} came here as written (in single quotes, the shell does not expand it): write --${name} "$${dollar[1]}${dollar[2] ?? ""}" in double quotes or none${process.env[dollar[1]] ? `, or the whole path (${process.env[dollar[1]]}${dollar[2] ?? ""})` : ""}`,
+        );
     return typeof v === "string" ? v : undefined;
 }
 

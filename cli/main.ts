@@ -50,6 +50,19 @@ function overview(): string {
     ].join("\n");
 }
 
+/** Words for what a command does, not its name: which command (and option) does it. */
+const DOWN = "to take a lab down: gitops-lab simulate --root DIR --reset (a simulated lab), gitops-lab destroy (a lab host)";
+const WORDS: Record<string, string> = {
+    ...Object.fromEntries(["reset", "down", "teardown", "delete", "remove", "clean", "uninstall"].map((w) => [w, DOWN])),
+    ...Object.fromEntries(
+        ["serve", "start", "run"].map((w) => [w, "to serve a simulated lab for kubectl and git: gitops-lab simulate --root DIR --serve"]),
+    ),
+    ...Object.fromEntries(
+        ["grade", "check", "test"].map((w) => [w, "to grade a lab: gitops-lab verify --root DIR (--step N for one step)"]),
+    ),
+    stop: "a served lab stops with Ctrl-C where it runs (or kill its PID); its lab stays, and the same command serves it again",
+};
+
 export async function main(argv: string[]): Promise<number> {
     const [name, ...rest] = argv;
     // help COMMAND, as git takes it: that command's help
@@ -61,8 +74,9 @@ export async function main(argv: string[]): Promise<number> {
             rest[0],
             COMMANDS.map((c) => c.name),
         );
+        const word = WORDS[rest[0].toLowerCase()];
         console.error(
-            `gitops-lab: no help for "${rest[0]}": no such command${hint ? `; did you mean gitops-lab help ${hint}?` : ""} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
+            `gitops-lab: no help for "${rest[0]}": no such command${word ? `; ${word}` : hint ? `; did you mean gitops-lab help ${hint}?` : ""} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
         );
         return EXIT.USAGE;
     }
@@ -91,12 +105,9 @@ export async function main(argv: string[]): Promise<number> {
             name,
             COMMANDS.map((c) => c.name),
         );
-        // a word for taking a lab down: which command does it, for a simulated lab and for a lab host
-        const down = ["reset", "down", "teardown", "delete", "remove", "clean", "uninstall"].includes(name.toLowerCase())
-            ? "; to take a lab down: gitops-lab simulate --root DIR --reset (a simulated lab), gitops-lab destroy (a lab host)"
-            : "";
+        const word = WORDS[name.toLowerCase()];
         console.error(
-            `gitops-lab: unknown command "${name}"${down || (hint ? `; did you mean "${hint}"?` : "")} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
+            `gitops-lab: unknown command "${name}"${word ? `; ${word}` : hint ? `; did you mean "${hint}"?` : ""} (one of: ${COMMANDS.map((c) => c.name).join(", ")})`,
         );
         return EXIT.USAGE;
     }

@@ -1,6 +1,7 @@
 /** gitops-lab preflight: the host checks `up` runs before it installs anything. */
 import * as fs from "fs";
 import * as path from "path";
+import { parse } from "yaml";
 import { formatPreflight, preflightChecks, PreflightResult, realHost } from "../lab/platform/preflight";
 import { shopLayout } from "../lab/shop/layout";
 import { shopRepoPaths } from "../lab/shop/repo";
@@ -11,6 +12,24 @@ import { clusterStateFile } from "../sim/simulatedLab";
 import { servedKubeconfig } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
 import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, noKeysNote, readStackFile, secretKeysNote } from "./stackConfig";
+
+/** Why a kubeconfigPath that exists is no kubeconfig (a folder, a file naming no cluster); undefined when it is one or is not there. */
+function kubeconfigProblem(file: string): string | undefined {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (!st) return undefined; // "kubeconfigPath readable" says so
+    if (st.isDirectory())
+        return `${file} is a folder: give the kubeconfig file in it (k3s writes /etc/rancher/k3s/k3s.yaml; kubectl's is ~/.kube/config)`;
+    let doc: unknown;
+    try {
+        doc = parse(fs.readFileSync(file, "utf8"));
+    } catch {
+        doc = undefined; // not YAML
+    }
+    const clusters = (doc as { clusters?: unknown } | null | undefined)?.clusters;
+    return Array.isArray(clusters) && clusters.length
+        ? undefined
+        : `${file} is not a kubeconfig (it names no cluster under clusters:): give the cluster's kubeconfig`;
+}
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
 export async function runPreflight(
@@ -48,6 +67,16 @@ export async function runPreflight(
                       check: "the stack's root",
                       verdict: "FAIL" as const,
                       detail: `${cfg.root} holds a simulated lab (${clusterStateFile(cfg.root)}): take it down first (gitops-lab simulate --root ${cfg.root} --reset), or set root to another folder`,
+                  },
+              ]
+            : []),
+        // a folder, or a file that is no kubeconfig (it names no cluster): up would fail at its first request
+        ...(adopt && kubeconfigProblem(path.resolve(cfg.kubeconfigPath))
+            ? [
+                  {
+                      check: "kubeconfigPath is a cluster's",
+                      verdict: "FAIL" as const,
+                      detail: kubeconfigProblem(path.resolve(cfg.kubeconfigPath))!,
                   },
               ]
             : []),

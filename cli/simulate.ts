@@ -156,11 +156,12 @@ async function runOnRealNode(
 }
 
 /** The command that resumes this run: its root and the options that choose the lab, its steps and how it runs. */
-function sameCommand(root: string, values: Values): string {
-    const kept = ["lab", "through", "tenants-through", "argocd-version"].flatMap((o) =>
+export function sameCommand(root: string, values: Values): string {
+    const kept = ["lab", "through", "tenants-through", "argocd-version", "cluster"].flatMap((o) =>
         typeof values[o] === "string" ? [`--${o} ${shellWord(String(values[o]))}`] : [],
     );
-    return [`${GITOPS_LAB} simulate --root ${shellWord(root)}`, ...kept, ...(values.serve ? ["--serve"] : [])].join(" ");
+    const flags = ["realistic", "serve"].filter((o) => values[o] === true).map((o) => `--${o}`);
+    return [`${GITOPS_LAB} simulate --root ${shellWord(root)}`, ...kept, ...flags].join(" ");
 }
 
 export const simulate: Command = {
@@ -188,6 +189,14 @@ export const simulate: Command = {
         serve: { type: "boolean" },
         reset: { type: "boolean" },
         cluster: { type: "string" },
+    },
+    // a lab's name given as an option: --lab names it
+    misread: {
+        "--tenants": "the lab is chosen with --lab tenants",
+        "--shop": "the lab is chosen with --lab shop (the default)",
+        "--step": "simulate solves the steps through N with --through N (verify --step N grades one)",
+        "--version": "the Argo CD release is chosen with --argocd-version (gitops-lab --version prints the kit's)",
+        "--destroy": "a simulated lab is taken down with --reset",
     },
     async run(values) {
         const rootArg = stringOption(values, "root");

@@ -151,6 +151,9 @@ export const outputs: Command = {
         "--show-secrets   print the secret outputs' values too (argocdAdminPassword: the UI's admin password)",
     ],
     options: { "show-secrets": { type: "boolean" } },
+    // pulumi stack output NAME: here every output is printed as one JSON object
+    bare: (word) =>
+        `outputs prints every output as one JSON object (no name is taken): gitops-lab outputs | jq -r .${/^[A-Za-z_]\w*$/.test(word) ? word : '"NAME"'}${/password|secret|token/i.test(word) ? " (a secret one needs --show-secrets)" : ""}`,
     misread: {
         "--json": "outputs prints one JSON object already (as pulumi stack output --json does): leave --json out",
         // a simulated lab has no stack: its results are files, graded offline

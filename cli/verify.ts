@@ -56,6 +56,8 @@ export const verify: Command = {
         kubeconfig: { type: "string" },
         "stack-outputs": { type: "string" },
     },
+    // a lab's name given as an option: --lab names it
+    misread: { "--tenants": "the lab is chosen with --lab tenants", "--shop": "the lab is chosen with --lab shop (the default)" },
     async run(values) {
         // offline reads no cluster: a kubeconfig beside it would be read by nothing, without a word
         oneOf("verify", values, ["offline", "kubeconfig"]);

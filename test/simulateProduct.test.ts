@@ -20,7 +20,7 @@ import { BIN, runCli, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
 import { expect, holds } from "./helpers/expect";
-import { gradingLines, serveInstructions, shellWord } from "../cli/simulate";
+import { gradingLines, sameCommand, serveInstructions, shellWord } from "../cli/simulate";
 
 /** A simulate run in the background, with its output as it comes. */
 function startSimulate(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
@@ -857,6 +857,13 @@ describe("the served block when the learner's clone is there", () => {
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
+    });
+});
+
+describe("the command that resumes a stopped run", () => {
+    it("keeps every option that chose the lab, its steps and how it runs", () => {
+        const line = sameCommand("/tmp/my lab", { lab: "tenants", through: "2", realistic: true, cluster: "sim", serve: true, root: "x" });
+        assert.match(line, /simulate --root '\/tmp\/my lab' --lab tenants --through 2 --cluster sim --realistic --serve$/);
     });
 });
 

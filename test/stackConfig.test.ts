@@ -57,6 +57,18 @@ describe("the stack configuration's schema", () => {
             { gitDaemonImage: "alpine/git:2.47.2" },
             /gitops-lab:gitDaemonImage is "alpine\/git:2\.47\.2"; allowed: an image with git daemon in it; alpine\/git has no git daemon/,
         ],
+        [
+            { root: "$HOME/lab" },
+            /gitops-lab:root is "\$HOME\/lab"; allowed: an absolute directory path, e\.g\. \/; \$HOME is not expanded here \(no shell reads the file\): write the whole path/,
+        ],
+        [
+            { gitDaemonImage: `docker.io/library/buildpack-deps@sha256:${"a".repeat(63)}` },
+            /gitops-lab:gitDaemonImage is "[^"]+"; allowed: an image reference with git daemon in it, registry\/name:tag or @sha256: and 64 lower-case hex digits/,
+        ],
+        [
+            { gitDaemonImage: `docker.io/library/buildpack-deps@sha256:${"A".repeat(64)}` },
+            /gitops-lab:gitDaemonImage is "[^"]+"; allowed: /,
+        ],
         [{ flavour: "x" }, /gitops-lab:flavour is not a key of this lab; the keys are root, solveThrough, /],
     ];
     for (const [values, message] of bad) {
@@ -218,6 +230,15 @@ describe("the stack file as preflight and up read it", function () {
             new RegExp(`^FAIL {2}the stack's root: ${root} holds a simulated lab .*--reset\\), or set root to another folder$`, "m"),
         );
         fs.writeFileSync(path.join(root, "kubeconfig"), "apiVersion: v1\nkind: Config\n");
+        // a folder for the kubeconfig, a file that names no cluster: each said
+        const folder = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}\n`);
+        assert.strictEqual(folder.code, 1, folder.out);
+        assert.match(folder.stdout, /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a folder: give the kubeconfig file in it/m);
+        const none = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}/simulated-cluster.json\n`);
+        assert.match(
+            none.stdout,
+            /^FAIL {2}kubeconfigPath is a cluster's: \S+ is not a kubeconfig \(it names no cluster under clusters:\)/m,
+        );
         const served = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}/kubeconfig\n`);
         assert.strictEqual(served.code, 1, served.out);
         assert.match(

@@ -28,7 +28,7 @@ const seconds = whole(1, 86_400, "a whole number of seconds from 1 to 86400");
  * component is a domain only with a dot, a port or as localhost; the path lower-case): hand-written, as the grammar's own regular expression is Go code, not a package.
  */
 const IMAGE_REF =
-    /^(?:(?:localhost|\[[0-9a-fA-F:]+\]|[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)+|[a-zA-Z0-9-]+(?=:\d))(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[0-9a-fA-F]{32,})?$/;
+    /^(?:(?:localhost|\[[0-9a-fA-F:]+\]|[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)+|[a-zA-Z0-9-]+(?=:\d))(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128}))?$/;
 const REGISTRY_ALLOWED = "a registry's address, http://host:port (or https://), or empty to import into k3s";
 
 export const STACK_CONFIG = z.object({
@@ -50,7 +50,9 @@ export const STACK_CONFIG = z.object({
         .default(""),
     gitDaemonImage: z
         .string()
-        .regex(IMAGE_REF, { error: "an image reference with git daemon in it, registry/name:tag (no spaces, the name lower-case)" })
+        .regex(IMAGE_REF, {
+            error: "an image reference with git daemon in it, registry/name:tag or @sha256: and 64 lower-case hex digits (no spaces, the name lower-case)",
+        })
         // alpine/git has git but not its daemon (Alpine's git-daemon package): up would fail only at the daemon's readiness wait
         .refine((v) => !/^(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\/)?alpine\/git(?:[:@]|$)/.test(v), {
             error: `an image with git daemon in it; alpine/git has no git daemon (on Alpine it is the git-daemon package): leave the key out for ${DEFAULTS.gitDaemonImage}`,
@@ -108,6 +110,10 @@ function slip(key: string, value: unknown): string {
     if (d && /Seconds$/.test(key)) return `; for ${value} write ${Number(d[1]) * unit[d[2]]}`;
     if (typeof value === "string" && value.startsWith("~/"))
         return `; ~ is not expanded here: write the whole path (${path.join(os.homedir(), value.slice(2))})`;
+    // $HOME/lab, ${HOME}/lab: no shell reads the file, so a variable stays as written
+    const v = typeof value === "string" ? /^\$\{?(\w+)\}?(\/.*)?$/.exec(value) : null;
+    if (v)
+        return `; $${v[1]} is not expanded here (no shell reads the file): write the whole path${process.env[v[1]] ? ` (${process.env[v[1]]}${v[2] ?? ""})` : ""}`;
     return "";
 }
 
