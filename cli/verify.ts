@@ -25,6 +25,7 @@ import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { messageOf } from "../lab/ports/errors";
 import { isServedKubeconfig, servedKubeconfig } from "../sim/servedFiles";
 import { clusterStateFile } from "../sim/simulatedLab";
+import { goneHolder, lockFile } from "../lab/ports/lock";
 
 /**
  * Whether a lab not begun is ready for its learner: the environment is there (the folder the git daemon
@@ -108,7 +109,10 @@ export const verify: Command = {
                         `gitops-lab verify: no ${which} lab is begun under ${layout.root}, but the ${other} lab is (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}; to start the ${which} lab here, its step 1 is yours to do (gitops-lab verify${how} --root ${layout.root} --step 1 grades it)`
                       : begins(which, layout.bareDir)
                         ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
-                        : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
+                        : layout.root === "/"
+                          ? // the default root, the lab host's: a simulated lab is under a --root of its own
+                            `gitops-lab verify: there is no ${which} lab under / (no ${layout.bareRepo}), the lab host's paths and verify's default --root: a simulated lab is graded with the --root it was built under (gitops-lab verify${how} --root DIR); a lab host's lab is built by lab:up`
+                          : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
                 (!above && otherAt > 0 && begins(which, layout.bareDir) ? "" : theOther);
             // a script that asked for JSON reads JSON, whatever the answer
             if (values.json)
@@ -140,6 +144,15 @@ export const verify: Command = {
                     throw new Error(
                         `${kc.file} is the kubeconfig of the simulated lab under ${elsewhere}, not of this one (${values.kubeconfig === undefined ? "KUBECONFIG still names it" : "--kubeconfig"}); its cluster never saw this lab's work: give this lab's cluster`,
                     );
+                // this lab's (or a) served lab's kubeconfig while nothing serves it: its simulate --serve has stopped
+                if (
+                    kc.file === path.join(elsewhere, "kubeconfig") &&
+                    fs.existsSync(clusterStateFile(elsewhere)) &&
+                    (!fs.existsSync(lockFile(elsewhere)) || goneHolder(lockFile(elsewhere)) !== undefined)
+                )
+                    throw new Error(
+                        `${kc.file} is the served lab's under ${elsewhere}, and nothing serves it now (its simulate --serve has stopped); serve it again: gitops-lab simulate --root ${elsewhere} --serve`,
+                    );
                 cluster = clusterOf(kc);
             } catch (e) {
                 // a served lab under the root wrote its own: named, when no kubeconfig was given
@@ -152,12 +165,14 @@ export const verify: Command = {
                     expected: "a kubeconfig (or --offline to grade the files and repository only)",
                     found: messageOf(e),
                     // why this kubeconfig will not do (none there, not a kubeconfig), then what to give
-                    hint: `${messageOf(e)
-                        .split(";")[0]
-                        .replace(
-                            /: give .*$/,
-                            "",
-                        )}: give ${served ? `--kubeconfig ${served} (the served lab's)` : "--kubeconfig FILE (or set KUBECONFIG) for the lab's cluster"}, or --offline to grade the files and repository only`,
+                    hint: /serve it again/.test(messageOf(e))
+                        ? `${messageOf(e)}, or --offline to grade the files and repository only`
+                        : `${messageOf(e)
+                              .split(";")[0]
+                              .replace(
+                                  /: give .*$/,
+                                  "",
+                              )}: give ${served ? `--kubeconfig ${served} (the served lab's)` : "--kubeconfig FILE (or set KUBECONFIG) for the lab's cluster"}, or --offline to grade the files and repository only`,
                 });
             }
         }
@@ -228,7 +243,7 @@ export const verify: Command = {
                 // the hint, never the answer: the missing check without its expected and found values
                 const missing = verdict.missing && { step: verdict.missing.step, check: verdict.missing.check };
                 console.log(JSON.stringify({ lab: which, root: layout.root, live: !!cluster, ...verdict, missing }, null, 2));
-            } else console.log(verdict.line);
+            } else console.log(`${verdict.line}${verdict.done ? "" : stoppedRun(layout.root)}`);
             return verdict.done ? EXIT.OK : EXIT.FINDING;
         }
         const ok = results.every((r) => r.ok);
@@ -244,10 +259,19 @@ export const verify: Command = {
                     : "files and repository; the cluster could not be read (see its check)";
             console.log(`verify: the ${which} lab under ${layout.root} through step ${through}${asItStands}, ${what}`);
             console.log(formatTable(results));
+            if (!ok && stoppedRun(layout.root)) console.log(stoppedRun(layout.root).replace(/^ \((.*)\)$/, "$1"));
         }
         return ok ? EXIT.OK : EXIT.FINDING;
     },
 };
+
+/** A simulate on the root that stopped half-way (its lock held by a PID that is gone): said, with how it resumes. */
+function stoppedRun(root: string): string {
+    const pid = goneHolder(lockFile(root));
+    return pid === undefined
+        ? ""
+        : ` (a gitops-lab simulate on ${root} stopped half-way: its PID ${pid} is gone; the same simulate command resumes it)`;
+}
 
 /** `pulumi stack output --json` from a file: a JSON object with the stack's completedThrough, or an error saying what the file is instead. */
 function readStackOutputs(file: string): Record<string, unknown> {

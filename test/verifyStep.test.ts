@@ -3,7 +3,7 @@
  * docs/killercoda/shop, whose step checks call it (its verify.sh scripts run here as Killercoda runs them).
  */
 import * as assert from "assert";
-import { execFile } from "child_process";
+import { execFile, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -26,6 +26,7 @@ import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/appli
 import { addMissingResource } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { stringify } from "yaml";
+import { lockFile } from "../lab/ports/lock";
 
 /** Given a shop (or tenants) lab root at step N, removed after `then` whatever it ends with. */
 const givenRoot =
@@ -849,6 +850,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a root whose simulate was killed half-way: the line says the same command resumes it", async () => {
+        await atShop(3, async (root) => {
+            const gone = spawnSync("true").pid!; // a PID that has ended
+            fs.writeFileSync(lockFile(root), `${gone}\n`);
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `\\(a gitops-lab simulate on \\S+ stopped half-way: its PID ${gone} is gone; the same simulate command resumes it\\)\\n$`,
+                ),
+            );
+        });
+    });
+
     it("a SHA no clone has: the hint says so, and the table names it for the checks that needed it", async () => {
         await atShop(7, async (root) => {
             const typo = "1234567890abcdef1234567890abcdef12345678";
@@ -1130,17 +1146,29 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("given a kubeconfig whose server does not answer, then --step says nothing answers there and what to do, not the step's hint", async () => {
         const root = await rootAt(3);
         const port = await freePort();
-        const kubeconfig = kubeconfigFor(root, `https://127.0.0.1:${port}`);
+        // a kubeconfig of its own folder (the root's own is a served lab's: the test after this one)
+        const kubeconfig = kubeconfigFor(fs.mkdtempSync(path.join(root, "elsewhere-")), `https://127.0.0.1:${port}`);
         const nothingAnswers = `the cluster answers; hint: [^\\n]*nothing answers at https://127\\.0\\.0\\.1:${port} \\(connection refused\\)[^\\n]*; or --offline to grade the files and repository only\\n$`;
         const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", kubeconfig]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, new RegExp(`^step 3 incident: not done: ${nothingAnswers}`));
         // a lab past the step (at 5, appset.yaml's prod on release/prod) says the same, not that step 2 comes first
         const past = await rootAt(5);
-        fs.copyFileSync(kubeconfig, path.join(past, "kubeconfig"));
-        const p = await runMain("verify", ["--root", past, "--step", "3", "--kubeconfig", path.join(past, "kubeconfig")]);
+        const p = await runMain("verify", ["--root", past, "--step", "3", "--kubeconfig", kubeconfig]);
         assert.strictEqual(p.code, 1, p.out);
         assert.match(p.stdout, new RegExp(`^step 3 incident: not done \\(as the lab stands, at step 5\\): ${nothingAnswers}`));
+    });
+
+    it("the root's served kubeconfig while nothing serves it: the hint says to serve it again", async () => {
+        await atShop(3, async (root) => {
+            const kubeconfig = kubeconfigFor(root, `https://127.0.0.1:${await freePort()}`);
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", kubeconfig]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /the cluster answers; hint: \S+\/kubeconfig is the served lab's under \S+, and nothing serves it now \(its simulate --serve has stopped\); serve it again: gitops-lab simulate --root \S+ --serve, or --offline/,
+            );
+        });
     });
 
     it("a --kubeconfig that is missing or no kubeconfig: the line says which", async () => {

@@ -88,6 +88,12 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
 }
 
 /** The PID a lock file names, or undefined (gone, empty, not a PID). */
+/** The PID of a lock's holder that is gone (its run stopped half-way: killed, or the host restarted); undefined otherwise. */
+export function goneHolder(file: string): number | undefined {
+    const holder = holderOf(file);
+    return holder !== undefined && !isAlive(holder) ? holder : undefined;
+}
+
 function holderOf(file: string): number | undefined {
     try {
         const holder = Number(fs.readFileSync(file, "utf8").split("\n")[0].trim());
