@@ -238,6 +238,22 @@ describe("verify (the independent grader)", function () {
             for (const r of rs) assert.doesNotMatch(`${r.expected ?? ""}${r.found ?? ""}`, /[\u0000-\u001f]/, r.check);
         });
 
+        it("5d. a trailing comma, Python's print of a dict: each slip named with its line and column", async () => {
+            const l = copy();
+            fs.writeFileSync(l.resultFile("drift"), fs.readFileSync(l.resultFile("drift"), "utf8").replace(/\s*\}\s*$/, ",\n}\n"));
+            fs.writeFileSync(l.resultFile("report"), "{'dev_tracks': 'main', 'bad_commit_reached_prod': False}\n");
+            const rs = await verify({ layout: l, through: 8 });
+            const found = (name: string) => String(rs.find((r) => r.check === `${name}.json exists and is JSON`)?.found);
+            assert.match(
+                found("drift"),
+                /^a comma after the last entry, at line \d+, column \d+: JSON takes none before the closing \}; remove it/,
+            );
+            assert.match(
+                found("report"),
+                /^single quotes at line 1, column 2: JSON's keys and strings take double quotes \(Python's print of a dict is not JSON/,
+            );
+        });
+
         it("6. a missing key", async () => {
             const l = copy();
             const { rollback, ...rest } = read(l, "report");

@@ -25,7 +25,7 @@ import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt"
 import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/application";
 import { addMissingResource } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
-import { stringify } from "yaml";
+import { parse, stringify } from "yaml";
 import { lockFile } from "../lab/ports/lock";
 
 /** Given a shop (or tenants) lab root at step N, removed after `then` whatever it ends with. */
@@ -297,6 +297,35 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an earlier ApplicationSet under another name owns the Applications: step 2 names it", async () => {
+        const at = await labAt(1);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const earlier = shopApplicationSet();
+            earlier.metadata.name = "shop-appset";
+            at.lab.kube.put(earlier, "client");
+            await expect(holds("shop-appset's shop-dev", async () => !!(await at.cluster.getApplication("shop-dev"))));
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", at.lab.layout.appsetFile]);
+            await expect(
+                holds("shop's ErrorOccurred", async () =>
+                    ((await at.cluster.getApplicationSet("shop"))?.status?.conditions ?? []).some(
+                        (c) => c.type === "ErrorOccurred" && c.status === "True",
+                    ),
+                ),
+            );
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the Applications belong to ApplicationSet shop-appset \(applied before, under another name\?\), and shop leaves another's Applications as they are: kubectl -n argocd delete applicationset shop-appset/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("an ApplicationSet applied with selfHeal off while appset.yaml says on: the hint names the field", async () => {
         const at = await labAt(1);
         try {
@@ -317,6 +346,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         } finally {
             await at.stop();
         }
+    });
+
+    it("elements in another order, a template's tags with spaces: the same ApplicationSet, done", async () => {
+        await atShop(4, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = parse(fs.readFileSync(appsetFile, "utf8"));
+            set.spec.generators[0].list.elements.reverse();
+            const t = set.spec.template;
+            t.metadata.name = "shop-{{ env }}";
+            t.spec.source.targetRevision = "{{ revision }}";
+            t.spec.source.path = "envs/{{ env}}";
+            t.spec.destination.namespace = "shop-{{env }}";
+            fs.writeFileSync(appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+        });
     });
 
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {

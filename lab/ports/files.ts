@@ -76,13 +76,38 @@ export function parseJson(text: string): unknown {
             throw new Error(
                 `it holds a second JSON value after a whole first one, the second beginning at line ${text.slice(0, Number(at?.[1] ?? 0)).split("\n").length} (written twice, appended with >>?): make it again, written once with >`,
             );
-        if (!m) throw new Error(message);
+        if (!m) throw new Error(jsonSlip(text, at ? Number(at[1]) : undefined) ?? message);
         const code = m[0].charCodeAt(0);
         const before = text.slice(0, m.index).split("\n");
         const where = `line ${before.length}, column ${before[before.length - 1].length + 1}`;
         const name = INVISIBLE_NAMES[code] ?? "a control character";
         throw new Error(`${message} (it holds ${name}, U+${code.toString(16).toUpperCase().padStart(4, "0")}, at ${where}: remove it)`);
     }
+}
+
+/**
+ * The slip JSON.parse stopped at, by where it stopped, in a writer's words with its line and column: a comma
+ * after the last entry, single quotes or Python's True/False/None (print of a dict), a comment; undefined for others.
+ */
+function jsonSlip(text: string, at: number | undefined): string | undefined {
+    // Node names no position for a bad literal ("Unexpected token 'F'"): Python's, found where a value starts
+    const literal = /[:[,]\s*((?:True|False|None)\b)/.exec(text);
+    const pos = at ?? (literal ? literal.index + literal[0].length - literal[1].length : undefined);
+    if (pos === undefined) return undefined;
+    const lineCol = (p: number) => {
+        const lines = text.slice(0, p).split("\n");
+        return `line ${lines.length}, column ${lines[lines.length - 1].length + 1}`;
+    };
+    const rest = text.slice(pos);
+    const comma = /,\s*$/.exec(text.slice(0, pos));
+    if (comma && /^[}\]]/.test(rest))
+        return `a comma after the last entry, at ${lineCol(comma.index)}: JSON takes none before the closing ${rest[0]}; remove it`;
+    if (rest.startsWith("'"))
+        return `single quotes at ${lineCol(pos)}: JSON's keys and strings take double quotes (Python's print of a dict is not JSON; json.dumps writes JSON)`;
+    const py = /^(True|False|None)\b/.exec(rest);
+    if (py) return `${py[1]} at ${lineCol(pos)} is Python's: JSON writes ${{ True: "true", False: "false", None: "null" }[py[1]]}`;
+    if (/^(\/\/|\/\*|#)/.test(rest)) return `a comment at ${lineCol(pos)}: JSON takes no comments; remove it`;
+    return undefined;
 }
 
 /** Reads a JSON file; `undefined` when it does not exist; a clear error when it is not JSON. */

@@ -37,3 +37,12 @@ export const withoutEnabled = (a: unknown): unknown => {
     const { enabled: _enabled, ...rest } = a as Record<string, unknown>;
     return rest;
 };
+
+/**
+ * A list generator's elements in env order (dev, prod): the order of a list generator's elements means nothing to
+ * Argo CD (one Application each), so the checks compare them so; anything but a list is returned as it is.
+ */
+export function byEnv<T>(elements: T): T {
+    if (!Array.isArray(elements)) return elements;
+    return [...elements].sort((a, b) => String(a?.env ?? "").localeCompare(String(b?.env ?? ""))) as T;
+}

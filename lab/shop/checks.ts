@@ -18,7 +18,7 @@ import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./his
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
-import { IN_CLUSTER, readAppsetFile, withoutEnabled } from "./appsetFile";
+import { byEnv, IN_CLUSTER, readAppsetFile, withoutEnabled } from "./appsetFile";
 import { elementsHint } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, ShopWorld, wantProd } from "./world";
@@ -83,7 +83,7 @@ const step2: Check<ShopWorld>[] = [
                     kind: a?.kind,
                     name: a?.metadata?.name,
                     namespace: a?.metadata?.namespace,
-                    elements: a?.spec?.generators?.[0]?.list?.elements ?? [],
+                    elements: byEnv(a?.spec?.generators?.[0]?.list?.elements ?? []),
                 },
             );
             if (outcome.ok) return outcome;
@@ -92,10 +92,10 @@ const step2: Check<ShopWorld>[] = [
                 { env: "dev", revision: "main" },
                 { env: "prod", revision: wantProd(w) },
             ];
-            const fileRight = isDeepStrictEqual(a?.spec?.generators?.[0]?.list?.elements ?? [], want);
+            const fileRight = isDeepStrictEqual(byEnv(a?.spec?.generators?.[0]?.list?.elements ?? []), want);
             const live =
                 w.cluster && !w.clusterError && !fileRight ? await w.cluster.getApplicationSet("shop").catch(() => undefined) : undefined;
-            if (live && isDeepStrictEqual(live.spec?.generators?.[0]?.list?.elements, want))
+            if (live && isDeepStrictEqual(byEnv(live.spec?.generators?.[0]?.list?.elements), want))
                 return {
                     ...outcome,
                     hint: `the cluster's ApplicationSet has dev=main, prod=${wantProd(w)}, but ${w.layout.appsetFile} does not say so: write what you applied into it (kubectl -n argocd get applicationset shop -o yaml shows it)`,
@@ -123,7 +123,13 @@ const step2: Check<ShopWorld>[] = [
             const t = file.set?.spec?.template;
             // with goTemplate: true the same fields are written {{.env}}: read them as the fasttemplate form the lab asks for
             const go = file.set?.spec?.goTemplate === true;
-            const field = (v: unknown) => (go && typeof v === "string" ? v.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, "{{$1}}") : v);
+            // without it, a tag's spaces are trimmed ({{ env }} is {{env}}: strings.TrimSpace in applicationset/utils/utils.go)
+            const field = (v: unknown) =>
+                typeof v !== "string"
+                    ? v
+                    : go
+                      ? v.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, "{{$1}}")
+                      : v.replace(/\{\{\s*(\w+)\s*\}\}/g, "{{$1}}");
             // the fields that differ, each named with what it holds (never the lab's value)
             return eqFields(
                 {

@@ -8,7 +8,7 @@ import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, pinStep, putBack, ShopWorld, wantProd } from "./world";
-import { readAppsetFile } from "./appsetFile";
+import { byEnv, readAppsetFile } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
 
 const live = liveCheck<ShopWorld>;
@@ -58,7 +58,7 @@ const UID_OWNERS: [Read, string][] = [
 const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;
 
 /** The list elements appset.yaml holds, or undefined when it is missing or not YAML. */
-const fileElements = (file: string): unknown => fileSet(file)?.spec?.generators?.[0]?.list?.elements;
+const fileElements = (file: string): unknown => byEnv(fileSet(file)?.spec?.generators?.[0]?.list?.elements);
 
 /** appset.yaml's ApplicationSet, or undefined when it is missing or not YAML. */
 function fileSet(file: string): Partial<ApplicationSet> | undefined {
@@ -115,8 +115,20 @@ export function liveChecks(): Check<ShopWorld>[] {
                         found: "no ApplicationSet shop in argocd",
                         hint: await missingAppSetHint(c, "shop", w.layout.appsetFile, { lab: "tenants", appset: "tenants" }),
                     };
-                const outcome = eq(want, set.spec?.generators?.[0]?.list?.elements);
+                const outcome = eq(want, byEnv(set.spec?.generators?.[0]?.list?.elements));
                 if (outcome.ok) {
+                    // the Applications another ApplicationSet made (one applied before, under another name): shop leaves them
+                    const owner = (set.status?.conditions ?? [])
+                        .filter((x) => x.type === "ErrorOccurred" && x.status === "True")
+                        .map((x) => /already owned by another ApplicationSet controller (\S+)/.exec(x.message ?? "")?.[1])
+                        .find(Boolean);
+                    if (owner)
+                        return {
+                            ok: false,
+                            expected: "shop's own Applications",
+                            found: `shop-dev and shop-prod owned by ApplicationSet ${owner}`,
+                            hint: `the Applications belong to ApplicationSet ${owner} (applied before, under another name?), and shop leaves another's Applications as they are: kubectl -n argocd delete applicationset ${owner} (its Applications go with it), then shop makes its own`,
+                        };
                     // the elements are right: the template applied must be the file's too (selfHeal off in the cluster, on in the file)
                     const differs = templateDifference(set, fileSet(w.layout.appsetFile));
                     return differs
