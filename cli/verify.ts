@@ -93,14 +93,25 @@ export const verify: Command = {
             otherAt > 0
                 ? `; the ${other} lab is here (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}`
                 : "";
+        // --step with a --root inside a lab (its results folder, its clone): the lab's root named, as for the table
+        const labAbove = () =>
+            [1, 2, 3, 4]
+                .map((n) => path.resolve(root, ...Array<string>(n).fill("..")))
+                .find(
+                    (r) => r !== root && fs.existsSync(path.join((which === "shop" ? shopLayout(r) : tenantsLayout(r)).bareRepo, "HEAD")),
+                );
+        const outer = progress === 0 && step !== undefined ? labAbove() : undefined;
+        if (outer) {
+            console.error(
+                `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${outer}: give its root, gitops-lab verify${which === "shop" ? "" : " --lab tenants"} --root ${outer} --step ${step}`,
+            );
+            return EXIT.FINDING;
+        }
         if (progress === 0 && step === undefined && through > 0) {
             // nothing of the lab there: one line, not a FAIL for every check that has nothing to read
             const how = which === "shop" ? "" : " --lab tenants";
             // a --root inside a lab (its results folder, its clone): the lab is a few folders up
-            const layoutOf = (r: string) => (which === "shop" ? shopLayout(r) : tenantsLayout(r));
-            const above = [1, 2, 3, 4]
-                .map((n) => path.resolve(root, ...Array<string>(n).fill("..")))
-                .find((r) => r !== root && fs.existsSync(path.join(layoutOf(r).bareRepo, "HEAD")));
+            const above = labAbove();
             const line =
                 (above
                     ? `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${above}: give its root, gitops-lab verify${how} --root ${above}`

@@ -1563,14 +1563,16 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     /** At step 6, a learner's bad commit adding `name` to `overlay`'s resources, reverted, in revert.json: verify --step 7's output. */
-    async function badCommitGraded(overlay: string, name: string): Promise<string> {
+    async function badCommitGraded(overlay: string, name: string, atEnd = false): Promise<string> {
         const root = await rootAt(6);
         const layout = shopLayout(root);
         const { clone } = layout;
         try {
             const file = path.join(clone, overlay, "kustomization.yaml");
             const last = overlay === "base" ? "  - configmap.yaml" : "  - ../../base";
-            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(last, `${last}\n  - ${name}`));
+            // at the file's end, as echo "  - missing.yaml" >> it does: in the list above, patches:
+            if (atEnd) fs.appendFileSync(file, `  - ${name}\n`);
+            else fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(last, `${last}\n  - ${name}`));
             const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
             await git([...id, "commit", "-qam", `${overlay}: ${name}`], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
@@ -1621,6 +1623,29 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: [0-9a-f]{12} \(step 1's first commit\) has FEATURE_CHECKOUT_V2 off in base: the incident is a commit that turns it on in base\/configmap\.yaml, pushed to main \(a kubectl patch of the ConfigMaps is drift, which selfHeal puts back\)/,
             );
+        });
+    });
+
+    it("a bad commit appending missing.yaml under patches: named", async () => {
+        assert.match(
+            await badCommitGraded("envs/dev", "missing.yaml", true),
+            /hint: bad_commit names missing\.yaml in envs\/dev\/kustomization\.yaml, but not under resources: \(appended at the file's end, it lands in the list above it, patches:\)/,
+        );
+    });
+
+    it("the prod element on origin/release/prod, or a --step --root inside the lab: each named", async () => {
+        await atShop(4, async (root) => {
+            const { appsetFile, workDir } = shopLayout(root);
+            fs.writeFileSync(
+                appsetFile,
+                fs.readFileSync(appsetFile, "utf8").replace("revision: release/prod", "revision: origin/release/prod"),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: prod tracks "origin\/release\/prod", your clone's name for the branch/);
+            const inside = await runMain("verify", ["--root", workDir, "--step", "4", "--offline"]);
+            assert.strictEqual(inside.code, 1, inside.out);
+            assert.match(inside.stderr, /is inside the shop lab under \S+: give its root, gitops-lab verify --root \S+ --step 4\n$/);
         });
     });
 

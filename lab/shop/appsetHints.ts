@@ -37,6 +37,9 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     // prod pinned to a commit: the promotion moves the branch prod tracks, not the element
     if (isSha(prodRevision) && wantProd(w) === "release/prod")
         return `the prod element names a commit (${String(prodRevision).slice(0, 12)}); prod tracks the branch release/prod, and a promotion moves the branch (git push origin <commit>:release/prod): put the element back to release/prod, then ${apply}`;
+    // the clone's remote-tracking name: Argo CD reads the repository's own branches, which have no origin/
+    if (typeof prodRevision === "string" && prodRevision === `origin/${wantProd(w)}`)
+        return `prod tracks ${JSON.stringify(prodRevision)}, your clone's name for the branch; Argo CD reads the repository's branches by their own names (Argo CD answers "unable to resolve"): write ${wantProd(w)}, then ${apply}`;
     // the branch's name with another separator (release-prod, release_prod, releases/prod): the lab's has a slash
     if (
         wantProd(w) === "release/prod" &&

@@ -207,6 +207,12 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: "bad_commit and revert_commit are swapped: bad_commit is the commit that added missing.yaml, revert_commit the one git revert made of it",
                 };
+            // the line appended at the file's end (echo >> ...), under patches: rather than resources:
+            if (!outcome.ok && !after.includes("missing.yaml") && /missing\.yaml/.test((await kustomizationOf(w, bad, "envs/dev")) ?? ""))
+                return {
+                    ...outcome,
+                    hint: `bad_commit names missing.yaml in envs/dev/kustomization.yaml, but not under resources: (appended at the file's end, it lands in the list above it, patches:): put it under resources:, in a new commit, push, revert that one, and write it as bad_commit`,
+                };
             // another name that is not there either (missing.yml): as broken, but not the file the step names
             const added = after.filter((r) => !before.includes(r) && r !== "missing.yaml");
             if (!outcome.ok && !added.length) {
