@@ -34,7 +34,7 @@ export interface Command {
     /** Options of another tool given here by habit (kubectl's -n), each with what to do instead. */
     misread?: Record<string, string>;
     /** What a word given bare means here, when not an option's value (outputs NAME, as pulumi stack output NAME). */
-    bare?: (word: string) => string;
+    bare?: (word: string) => string | undefined;
     run(values: Values): Promise<number>;
 }
 
@@ -92,7 +92,8 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
                 : /\.ya?ml$/i.test(bare)
                   ? ["config-file"].find((o) => cmd.options[o])
                   : /\.json$/i.test(bare)
-                    ? ["from", "stack-outputs"].find((o) => cmd.options[o])
+                    ? // a dump for the doctor; the stack's outputs for verify (a result file is read from --root, not given)
+                      ["from", ...(/output/i.test(path.basename(bare)) ? ["stack-outputs"] : [])].find((o) => cmd.options[o])
                     : undefined;
         const isFile = bare !== undefined && (/\.(ya?ml|json)$/i.test(bare) || fs.statSync(bare, { throwIfNoEntry: false })?.isFile());
         const named =
@@ -108,7 +109,7 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
             ? `; npm run took ${eaten.map((o) => `--${o}`).join(", ")} for itself: put -- before the command's options (npm run -s ${process.env.npm_lifecycle_event} -- --${eaten[0]} ...)`
             : habit
               ? `: ${habit}`
-              : bare !== undefined && cmd.bare
+              : bare !== undefined && cmd.bare?.(bare)
                 ? `: ${cmd.bare(bare)}`
                 : named
                   ? `; ${named === "appset" ? "to look at one ApplicationSet" : named === "root" ? "the lab's root is given" : "a file is given"}: --${named} ${bare}`

@@ -37,7 +37,7 @@ export function inClusterKubeconfig(env: NodeJS.ProcessEnv = process.env, dir = 
 }
 
 /**
- * In order: `--kubeconfig FILE`, $KUBECONFIG (first entry), k3s's /etc/rancher/k3s/k3s.yaml,
+ * In order: `--kubeconfig FILE`, $KUBECONFIG (its entries in turn), k3s's /etc/rancher/k3s/k3s.yaml,
  * ~/.kube/config, then (in a Pod) its service account. Returns the kubeconfig's text, or throws
  * saying where it looked.
  */
@@ -45,7 +45,9 @@ export function findKubeconfig(explicit?: string): { file: string; text: string 
     const candidates = explicit
         ? [explicit]
         : [
-              process.env.KUBECONFIG?.split(path.delimiter)[0],
+              // every entry of a KUBECONFIG list (~/.kube/config:NEW): the first that exists, as kubectl reads the first
+              // file that sets current-context (a missing entry is passed over by kubectl too)
+              ...(process.env.KUBECONFIG?.split(path.delimiter) ?? []),
               "/etc/rancher/k3s/k3s.yaml",
               path.join(os.homedir(), ".kube", "config"),
           ].filter((x): x is string => !!x);

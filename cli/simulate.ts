@@ -289,11 +289,11 @@ export const simulate: Command = {
             const tenantsHere = values.lab === undefined && fs.existsSync(tenantsLayout(root).bareRepo);
             if (tenantsHere && shopDone === 0 && !fs.existsSync(shopLayout(root).bareRepo))
                 throw new UsageError(
-                    `the tenants lab is under ${root} (at step ${tenantsLabProgress(tenantsLayout(root))}), and --lab was left out, which means the shop lab: to go on with the tenants lab, ${GITOPS_LAB} simulate --root ${shellWord(root)} --lab tenants${values.serve ? " --serve" : ""}; to build the shop lab beside it, give --lab shop`,
+                    `the tenants lab is under ${root} (at step ${tenantsLabProgress(tenantsLayout(root))}), and --lab was left out, which means the shop lab: to go on with the tenants lab, ${sameCommand(root, { ...values, lab: "tenants", through: undefined })}; to build the shop lab beside it, ${sameCommand(root, { ...values, lab: "shop" })} (or --lab both)`,
                 );
             if (tenantsHere)
                 say(
-                    `simulate: the tenants lab is here too (at step ${tenantsLabProgress(tenantsLayout(root))}); this run is the shop lab's (--lab left out): ${GITOPS_LAB} simulate --root ${shellWord(root)} --lab tenants goes on with it`,
+                    `simulate: the tenants lab is here too (at step ${tenantsLabProgress(tenantsLayout(root))}); this run is the shop lab's (--lab left out): ${sameCommand(root, { ...values, lab: "tenants", through: undefined })} goes on with it`,
                 );
             await refuseUnbuildable(root, {
                 shop: shop ? { through, done: shopDone } : undefined,

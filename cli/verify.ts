@@ -57,6 +57,11 @@ export const verify: Command = {
         kubeconfig: { type: "string" },
         "stack-outputs": { type: "string" },
     },
+    // a result file given bare: verify reads them where the lab keeps them
+    bare: (word) =>
+        /\.json$/i.test(word) && !/output/i.test(word)
+            ? `verify reads the result files where the lab keeps them: give the lab's folder, --root DIR (not a file)`
+            : undefined,
     // a lab's name given as an option: --lab names it
     misread: { "--tenants": "the lab is chosen with --lab tenants", "--shop": "the lab is chosen with --lab shop (the default)" },
     async run(values) {
@@ -146,21 +151,16 @@ export const verify: Command = {
             try {
                 const kc = findKubeconfig(stringOption(values, "kubeconfig"));
                 // another simulated lab's served kubeconfig (a KUBECONFIG still exported from it): its cluster is not this lab's
-                const elsewhere = path.dirname(path.resolve(kc.file));
-                if (
-                    kc.file === path.join(elsewhere, "kubeconfig") &&
-                    elsewhere !== layout.root &&
-                    fs.existsSync(clusterStateFile(elsewhere))
-                )
+                // compared as real paths: a symlinked folder (macOS's /tmp) or a relative KUBECONFIG names the same file
+                const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : path.resolve(p));
+                const elsewhere = path.dirname(real(kc.file));
+                const served = real(kc.file) === servedKubeconfig(elsewhere) && fs.existsSync(clusterStateFile(elsewhere));
+                if (served && elsewhere !== real(layout.root))
                     throw new Error(
                         `${kc.file} is the kubeconfig of the simulated lab under ${elsewhere}, not of this one (${values.kubeconfig === undefined ? "KUBECONFIG still names it" : "--kubeconfig"}); its cluster never saw this lab's work: give this lab's cluster`,
                     );
                 // this lab's (or a) served lab's kubeconfig while nothing serves it: its simulate --serve has stopped
-                if (
-                    kc.file === path.join(elsewhere, "kubeconfig") &&
-                    fs.existsSync(clusterStateFile(elsewhere)) &&
-                    (!fs.existsSync(lockFile(elsewhere)) || goneHolder(lockFile(elsewhere)) !== undefined)
-                )
+                if (served && (!fs.existsSync(lockFile(elsewhere)) || goneHolder(lockFile(elsewhere)) !== undefined))
                     throw new Error(
                         `${kc.file} is the served lab's under ${elsewhere}, and nothing serves it now (its simulate --serve has stopped); serve it again: gitops-lab simulate --root ${elsewhere} --serve`,
                     );

@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { checkRoot, UsageError } from "../cli/command";
+import { findKubeconfig } from "../cli/kubeconfig";
 import { freePort, kubeconfigFor } from "./helpers/kubeconfig";
 import { runCli } from "./helpers/cli";
 
@@ -271,6 +272,23 @@ describe("a cluster that does not answer, a port in use: one line with what to d
             );
         } finally {
             server.close();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("a KUBECONFIG list", () => {
+    it("whose first file is missing: the next one is read, as kubectl reads it", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kubeconfig-list-"));
+        const before = process.env.KUBECONFIG;
+        try {
+            const real = path.join(dir, "real");
+            fs.writeFileSync(real, "apiVersion: v1\nkind: Config\n");
+            process.env.KUBECONFIG = [path.join(dir, "missing"), real].join(path.delimiter);
+            assert.strictEqual(findKubeconfig().file, real);
+        } finally {
+            if (before === undefined) delete process.env.KUBECONFIG;
+            else process.env.KUBECONFIG = before;
             fs.rmSync(dir, { recursive: true, force: true });
         }
     });

@@ -104,6 +104,24 @@ describe("rollout doctor: diagnosis", () => {
         );
     });
 
+    it("given the sync retried, then what to do says whether the retries run a fix pushed now (3.5) or not (3.6's pin)", () => {
+        const todo = (sync: object) => {
+            const l = fieldReport({ retrying: true });
+            const b = l.items.find((o: any) => o.kind === "Application" && o.metadata.name === "mandant-b");
+            b.operation = { sync, initiatedBy: { username: "applicationset-controller", automated: true }, retry: { limit: 5 } };
+            const [d] = run(l);
+            return d.findings.find((f) => f.kind === "SyncFailed" && f.application === "mandant-b")?.todo ?? "";
+        };
+        assert.match(
+            todo({}),
+            /^fix the cause in Git: each retry syncs the branch's newest commit, so a fix pushed now is what the next retry runs/,
+        );
+        assert.match(
+            todo({ revision: "a".repeat(40) }),
+            /^fix the cause in Git: the retries run on the same revision and fail the same way/,
+        );
+    });
+
     it("given the blocking Application patched a minute ago, then the step's time is still the rollout's", () => {
         // the patch makes its entry Waiting, then Pending, then Progressing again: the entry's time is a minute old,
         // the RolloutProgressing condition's (kept while the step stays) 58 minutes

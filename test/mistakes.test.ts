@@ -65,6 +65,13 @@ const MISTAKES: Mistake[] = [
         /Unexpected argument 'Pulumi\.dev\.yaml'\. [^;]*; a file is given: --config-file Pulumi\.dev\.yaml/,
     ],
     ["author", "doctor", ["dump.json"], 2, /; a file is given: --from dump\.json/],
+    [
+        "learner",
+        "verify",
+        ["pin.json"],
+        2,
+        /: verify reads the result files where the lab keeps them: give the lab's folder, --root DIR \(not a file\)/,
+    ],
     ["author", "doctor", ["-o", "json"], 2, /Unknown option '-o': the doctor prints its findings as JSON with --json/],
     [
         "learner",

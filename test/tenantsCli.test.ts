@@ -67,7 +67,7 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
             assert.strictEqual(refused.code, 2, refused.out);
             assert.match(
                 refused.stderr,
-                /^gitops-lab simulate: the tenants lab is under \S+ \(at step 1\), and --lab was left out, which means the shop lab: to go on with the tenants lab, \S+ simulate --root \S+ --lab tenants; to build the shop lab beside it, give --lab shop/,
+                /^gitops-lab simulate: the tenants lab is under \S+ \(at step 1\), and --lab was left out, which means the shop lab: to go on with the tenants lab, \S+ simulate --root \S+ --lab tenants; to build the shop lab beside it, \S+ simulate --root \S+ --lab shop --through 0 \(or --lab both\)/,
             );
             assert.ok(!fs.existsSync(shopLayout(at).bareRepo), "nothing of a shop lab built");
             const beside = await runMain("simulate", ["--root", at, "--lab", "shop", "--through", "1"]);
@@ -87,7 +87,7 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
         const at = await tenantsRootAt(1);
         try {
             const { clone } = tenantsLayout(at);
-            for (const t of TENANTS) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            for (const t of TENANTS) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.faulty).replace(/"/g, "")); // unquoted: the same release
             const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
             await git([...id, "commit", "-qam", "my rollout of the new release"], clone);
             await git(["push", "-q", "origin", "main"], clone);

@@ -1213,6 +1213,16 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /the cluster answers; hint: \S+\/kubeconfig is the served lab's under \S+, and nothing serves it now \(its simulate --serve has stopped\); serve it again: gitops-lab simulate --root \S+ --serve, or --offline/,
             );
+            // the same lab through a symlink to its folder: its own kubeconfig, not another lab's
+            const link = `${root}-link`;
+            fs.symlinkSync(root, link);
+            try {
+                const via = await runMain("verify", ["--root", link, "--step", "3", "--kubeconfig", kubeconfig]);
+                assert.match(via.stdout, /nothing serves it now/);
+                assert.doesNotMatch(via.stdout, /not of this one/);
+            } finally {
+                fs.rmSync(link, { force: true });
+            }
         });
     });
 
@@ -2127,8 +2137,37 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.ok, false);
             assert.match(
                 r.hint ?? "",
-                /^mandant-b runs nothing: its site is gone while its Application is there, health Missing \(the Application deleted by hand\?/,
+                /^mandant-b runs nothing: its site is gone while its Application is there, health Missing \(its Deployment deleted by hand, or the Application deleted/,
             );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("stall.detected_after_seconds 0: the hint says no rollout stalls at its push", async () => {
+        await atTenants(2, async (root) => {
+            editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 0 });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: detected_after_seconds holds 0, which no rollout takes: the seconds from your push/);
+        });
+    });
+
+    it("recovery.order's times written by hand: the check reads the ApplicationSet's own", async () => {
+        const at = await tenantsAt(3);
+        try {
+            const file = at.layout.resultFile("recovery");
+            const r0 = JSON.parse(fs.readFileSync(file, "utf8"));
+            const check = async () =>
+                (await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster })).find((c) =>
+                    c.check.startsWith("live: recovery.order's healthy_at"),
+                )!;
+            assert.ok((await check()).ok, "the solver's own times are the ApplicationSet's");
+            const made = new Date(Date.parse(r0.order[0].healthy_at) - 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+            editResult(file, { order: r0.order.map((o: object) => ({ ...o, healthy_at: made })) });
+            const r = await check();
+            assert.strictEqual(r.ok, false);
+            assert.match(r.hint ?? "", /^healthy_at is when the ApplicationSet marked the tenant Healthy, its entry's lastTransitionTime/);
         } finally {
             await at.stop();
         }

@@ -238,6 +238,12 @@ const ageSeconds = (t: Time | undefined, now: Date) => (now.getTime() - timeMs(t
 /** RFC 3339 times compared at whole seconds, as Argo CD's metav1.Time are. */
 const seconds = (iso: string | undefined) => (iso ? Math.floor(Date.parse(iso) / 1000) : NaN);
 
+/** Whether every retry runs one revision: 3.6's RollingSync pins it in the operation; 3.5's resolves the branch anew. */
+function pinnedSync(app: Application): boolean {
+    const sync = (app.operation ?? app.status?.operationState?.operation)?.sync;
+    return !!(sync?.revision || sync?.revisions?.length);
+}
+
 /** Each Application's own state, at any step. */
 function applicationFindings(input: FindingsInput): Finding[] {
     const { appset, entries, current, now, stuckAfterSeconds } = input;
@@ -278,7 +284,10 @@ function applicationFindings(input: FindingsInput): Finding[] {
                 evidence: failure.evidence,
                 todo:
                     op?.phase === "Running"
-                        ? `fix the cause in Git: the retries run on the same revision and fail the same way; RollingSync syncs it again only at the next commit`
+                        ? // 3.6 pins RollingSync's sync to the entry's revision; 3.5's resolves the branch at each attempt
+                          pinnedSync(app)
+                            ? `fix the cause in Git: the retries run on the same revision and fail the same way; RollingSync syncs it again only at the next commit`
+                            : `fix the cause in Git: each retry syncs the branch's newest commit, so a fix pushed now is what the next retry runs (a fix already pushed: wait for it); once the retries are spent, RollingSync syncs it again only at the next commit`
                         : `fix the cause in Git and push: RollingSync does not retry a failed sync, the next commit syncs it again (or sync it by hand once fixed: argocd app sync ${e.name})`,
             });
         }

@@ -154,7 +154,7 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                         found: `${v} not found${unpushed ? " (it is in the clone)" : ""}`,
                         hint: unpushed
                             ? `${v.slice(0, 12)} is a commit of your clone that was never pushed: git push origin ${v.slice(0, 12)}:refs/heads/BRANCH (git branch --contains ${v.slice(0, 12)} names its branch)`
-                            : `${name}.${f.key} holds ${v.slice(0, 12)}, which neither the repository nor ${w.clone ? "your clone" : "any clone of the lab"} has (a typo, or a SHA from another repository): copy it from git log --all in the lab's clone`,
+                            : `${name}.${f.key} holds ${v.slice(0, 12)}, which neither the repository nor ${w.clone?.exists() ? "your clone" : "any clone of the lab"} has (a typo, or a SHA from another repository): copy it from git log --all in the lab's clone`,
                     };
                 },
             });

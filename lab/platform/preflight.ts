@@ -32,6 +32,8 @@ export interface HostProbe {
     exists(p: string): boolean;
     /** git config `key` of the repository at `gitDir`, or null. */
     gitConfig(gitDir: string, key: string): Promise<string | null>;
+    /** How many commits the repository at `gitDir` holds (every branch), 0 for none or no repository. */
+    commits?(gitDir: string): Promise<number>;
 }
 
 export interface PreflightOptions {
@@ -141,8 +143,9 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
             continue;
         }
         const owner = await probe.gitConfig(r.gitDir, r.key);
-        // the lab's clone while its repository is gone: one a reset or destroy kept for its work, which up refuses to build on
-        if (owner === r.value && r.gitDir !== r.path && !probe.exists(r.value)) {
+        // the lab's clone while its repository is gone: one a reset or destroy kept for its work, which up refuses to
+        // build on (more than the lab's first commit: an interrupted run's first commit alone, up pushes)
+        if (owner === r.value && r.gitDir !== r.path && !probe.exists(r.value) && ((await probe.commits?.(r.gitDir)) ?? 2) > 1) {
             add(
                 `nothing foreign at ${r.path}`,
                 "FAIL",
@@ -219,6 +222,12 @@ export const realHost: HostProbe = {
         new Promise((resolve) => {
             execFile("git", ["--git-dir", gitDir, "config", "--get", key], { timeout: 10_000 }, (err, stdout) =>
                 resolve(err ? null : String(stdout).trim()),
+            );
+        }),
+    commits: (gitDir) =>
+        new Promise((resolve) => {
+            execFile("git", ["--git-dir", gitDir, "rev-list", "--count", "--all"], { timeout: 10_000 }, (err, stdout) =>
+                resolve(err ? 0 : Number(String(stdout).trim()) || 0),
             );
         }),
 };

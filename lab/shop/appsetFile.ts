@@ -31,6 +31,15 @@ export function readAppsetFile(file: string): AppsetFile {
 
 /** The cluster Argo CD runs in, as an Application's destination.server names it. */
 export const IN_CLUSTER = "https://kubernetes.default.svc";
+/**
+ * A destination's cluster as one URL: by its name in-cluster, or its URL with trailing slashes, it is the cluster
+ * Argo CD runs in (util/argo GetDestinationServer trims them); anything else as written.
+ */
+export function destinationServer(d: { server?: unknown; name?: unknown } | undefined): unknown {
+    if (d?.name === "in-cluster" && !d?.server) return IN_CLUSTER;
+    return typeof d?.server === "string" && d.server.replace(/\/+$/, "") === IN_CLUSTER ? IN_CLUSTER : d?.server;
+}
+
 /** automated with enabled: true left out (Argo CD 3 reads it so when it is not written). */
 export const withoutEnabled = (a: unknown): unknown => {
     if (!a || typeof a !== "object" || (a as { enabled?: unknown }).enabled !== true) return a;

@@ -18,7 +18,7 @@ import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./his
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
-import { byEnv, IN_CLUSTER, readAppsetFile, withoutEnabled } from "./appsetFile";
+import { byEnv, destinationServer, IN_CLUSTER, readAppsetFile, withoutEnabled } from "./appsetFile";
 import { elementsHint } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, ShopWorld, wantProd } from "./world";
@@ -152,12 +152,7 @@ const step2: Check<ShopWorld>[] = [
                     path: field(t?.spec?.source?.path),
                     namespace: field(t?.spec?.destination?.namespace),
                     // the cluster by its name (in-cluster), or its URL with a trailing slash, is the same cluster
-                    server:
-                        t?.spec?.destination?.name === "in-cluster" && !t?.spec?.destination?.server
-                            ? IN_CLUSTER
-                            : t?.spec?.destination?.server === `${IN_CLUSTER}/`
-                              ? IN_CLUSTER
-                              : t?.spec?.destination?.server,
+                    server: destinationServer(t?.spec?.destination),
                     // Argo CD 3's automated.enabled: true is what automated means when it is left out
                     automated: withoutEnabled(t?.spec?.syncPolicy?.automated),
                     syncOptions: t?.spec?.syncPolicy?.syncOptions,

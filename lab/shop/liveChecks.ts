@@ -8,7 +8,7 @@ import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, pinStep, putBack, ShopWorld, wantProd } from "./world";
-import { byEnv, readAppsetFile } from "./appsetFile";
+import { byEnv, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
 
 const live = liveCheck<ShopWorld>;
@@ -84,13 +84,17 @@ function templateDifference(
         ["spec.source.repoURL", (t) => t.spec?.template?.spec?.source?.repoURL],
         ["spec.source.targetRevision", (t) => t.spec?.template?.spec?.source?.targetRevision],
         ["spec.source.path", (t) => t.spec?.template?.spec?.source?.path],
-        ["spec.destination", (t) => t.spec?.template?.spec?.destination],
-        ["spec.syncPolicy.automated", (t) => t.spec?.template?.spec?.syncPolicy?.automated],
+        // read as the file's checks read them: the same cluster by name or URL, automated.enabled: true as left out
+        ["spec.destination.server", (t) => destinationServer(t.spec?.template?.spec?.destination)],
+        ["spec.destination.namespace", (t) => t.spec?.template?.spec?.destination?.namespace],
+        ["spec.syncPolicy.automated", (t) => withoutEnabled(t.spec?.template?.spec?.syncPolicy?.automated)],
         ["spec.syncPolicy.syncOptions", (t) => t.spec?.template?.spec?.syncPolicy?.syncOptions],
     ];
     const show = (v: unknown) => (v === undefined ? "unset" : JSON.stringify(v));
+    // a null is an absent field (an API server drops it from what it stores)
+    const value = (v: unknown) => (v === null ? undefined : v);
     for (const [field, read] of fields) {
-        const [l, f] = [read(live), read(file)];
+        const [l, f] = [value(read(live)), value(read(file))];
         if (!isDeepStrictEqual(l, f)) return { field, live: show(l), file: show(f) };
     }
     return undefined;

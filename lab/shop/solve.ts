@@ -5,6 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { isDeepStrictEqual } from "util";
 import { parse } from "yaml";
 import { Clock, realClock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
@@ -79,7 +80,13 @@ export function filesSolverRewrites(layout: ShopLayout, done: number, through: n
     const text = fs.readFileSync(layout.appsetFile, "utf8");
     let solvers = false;
     try {
-        solvers = text === appsetFileContent(shopApplicationSet(), listElements(parse(text)));
+        // the elements the solver writes: prod on main (step 2), or pinned to release/prod (step 4 stopped before its file)
+        const elements = listElements(parse(text));
+        const solverElements = ["main", "release/prod"].map((prod) => [
+            { env: "dev", revision: "main" },
+            { env: "prod", revision: prod },
+        ]);
+        solvers = solverElements.some((e) => isDeepStrictEqual(elements, e)) && text === appsetFileContent(shopApplicationSet(), elements);
     } catch {
         solvers = false; // not an ApplicationSet the solver could have written
     }

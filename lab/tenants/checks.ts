@@ -174,6 +174,7 @@ const step2: Check<TenantsWorld>[] = [
                 "stall",
                 "detected_after_seconds",
                 "the seconds from your push of stall.commit to when you saw the rollout stuck",
+                { min: 1 },
             ),
     },
     {
@@ -337,7 +338,14 @@ const step3: Check<TenantsWorld>[] = [
                 };
             return eqFields(
                 { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [], onTheStall: all(RELEASES.faulty) },
-                { releases: await releasesAt(w, r.commit), descendsFromStall: descends, onMain, inOneCommit: early, onTheStall: before },
+                {
+                    releases: await releasesAt(w, r.commit),
+                    descendsFromStall: descends,
+                    onMain,
+                    inOneCommit: early,
+                    // a fix split over commits is inOneCommit's to say, not a rollback
+                    onTheStall: early.length ? all(RELEASES.faulty) : before,
+                },
                 {
                     // the stall rolled back before the fix: the fix then is a routine rollout, not the stall's way out
                     onTheStall: `each tenant's release in the commit before recovery.commit: the fix goes on top of the stalled release (every tenant at ${RELEASES.faulty}), which the lab leaves as it is; a rollback first makes the fix a routine rollout, not the stall's way out: the step is done over on a new lab (the lab's reset, then the lab again)`,

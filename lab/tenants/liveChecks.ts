@@ -2,7 +2,7 @@
  * The tenants lab's checks of the live cluster: the ApplicationSet, the rollout as the graded step leaves it,
  * each site's release, and the paths the generator made.
  */
-import { ARGOCD_NAMESPACE } from "../argo/application";
+import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../argo/application";
 import { type Skipped, skippedBy } from "../doctor/diagnose";
 import type { ClusterPort } from "../ports/cluster";
 import { Check, eq } from "../grader/grader";
@@ -153,10 +153,10 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             if (outcome.ok || "hint" in pathHint(found)) return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
             // the Applications behind main (the ApplicationSet has not read the push): the Applications' refresh key on it
             const set = await c.getApplicationSet(TENANTS_APPSET);
-            if (set?.metadata?.annotations?.["argocd.argoproj.io/refresh"] !== undefined)
+            if (set?.metadata?.annotations?.[REFRESH_ANNOTATION] !== undefined)
                 return {
                     ...outcome,
-                    hint: `the ApplicationSet carries argocd.argoproj.io/refresh, the Applications' key, which the ApplicationSet controller does not read: its own is argocd.argoproj.io/application-set-refresh=true (kubectl -n argocd annotate applicationset tenants argocd.argoproj.io/application-set-refresh=true --overwrite)`,
+                    hint: `the ApplicationSet carries ${REFRESH_ANNOTATION}, the Applications' key, which the ApplicationSet controller does not read: its own is ${APPSET_REFRESH_ANNOTATION}=true (kubectl -n argocd annotate applicationset ${TENANTS_APPSET} ${APPSET_REFRESH_ANNOTATION}=true --overwrite)`,
                 };
             return outcome;
         },
@@ -178,7 +178,7 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 if (app?.status?.health?.status === "Missing")
                     return {
                         ...outcome,
-                        hint: `${t} runs nothing: its site is gone while its Application is there, health Missing (the Application deleted by hand? Argo CD's finalizer deletes its resources, and the ApplicationSet makes it again); deleting an Application does not retry a sync, and its site comes back only with a sync that gets past its hook: ${t === "mandant-b" && w.through === 2 ? `step 3's fixed release does; to grade step 2 as the stall left it, start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })})` : `gitops-lab doctor says where its sync stands`}`,
+                        hint: `${t} runs nothing: its site is gone while its Application is there, health Missing (its Deployment deleted by hand, or the Application deleted, whose resources Argo CD's finalizer deletes, and made again by the ApplicationSet); neither retries a sync, and under RollingSync its site comes back only with a sync that gets past its hook: ${t === "mandant-b" && w.through === 2 ? `step 3's fixed release does; to grade step 2 as the stall left it, start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })})` : `gitops-lab doctor says where its sync stands`}`,
                     };
                 continue;
             }
@@ -214,6 +214,29 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             expected: "operationState Failed, or Running with retryCount >= 1",
             found: `${op?.phase ?? "no operation"}${op?.retryCount ? ` (retry ${op.retryCount})` : ""}: ${op?.message ?? ""}`,
         };
+    }),
+    // the times written by hand (all the same, or the commit's) while the ApplicationSet keeps its own: compared
+    live(3, "live: recovery.order's healthy_at are when the ApplicationSet marked each tenant Healthy (within a minute)", async (c, w) => {
+        const r = obj(w, "recovery");
+        if (w.through < 3 || !r || !Array.isArray(r.order)) return null;
+        const entries = (await c.getApplicationSet(TENANTS_APPSET))?.status?.applicationStatus ?? [];
+        const off: string[] = [];
+        for (const o of r.order as { application?: unknown; healthy_at?: unknown }[]) {
+            const e = entries.find((x) => x.application === o?.application);
+            const [file, at] = [Date.parse(String(o?.healthy_at)), Date.parse(String(e?.lastTransitionTime))];
+            // a tenant not Healthy, or a time that is no time: the rollout's and the order's checks say so
+            if (e?.status !== "Healthy" || !Number.isFinite(file) || !Number.isFinite(at)) return null;
+            if (Math.abs(file - at) > 60_000)
+                off.push(`${String(o.application)} ${String(o.healthy_at)} (the ApplicationSet's: ${e.lastTransitionTime})`);
+        }
+        return off.length
+            ? {
+                  ok: false,
+                  expected: "each healthy_at within a minute of its entry's lastTransitionTime",
+                  found: off.join("; "),
+                  hint: `healthy_at is when the ApplicationSet marked the tenant Healthy, its entry's lastTransitionTime (kubectl -n argocd get applicationset ${TENANTS_APPSET} -o jsonpath='{.status.applicationStatus}'): read each there, not from the clock`,
+              }
+            : true;
     }),
 ];
 

@@ -12,12 +12,21 @@ export async function secondsSinceCommit(
     file: "stall" | "recovery",
     key: string,
     what: string,
-    opts: { millis?: boolean } = {},
+    opts: { millis?: boolean; min?: number } = {},
 ): Promise<Outcome | boolean | null> {
     const o = obj(w, file);
     const d = o?.[key];
     if (typeof d !== "number" || !isSha(o.commit) || !(await w.repo.isCommit(o.commit))) return null;
     const age = Math.ceil((Date.now() - (await w.repo.committedAt(o.commit))) / 1000);
+    const min = opts.min ?? 0;
+    // below the least it can be (a placeholder 0: the stall shows only once the hook has failed, the rollout takes time)
+    if (d < min && d >= 0)
+        return {
+            ok: false,
+            expected: `${min} to ${age}`,
+            found: d,
+            hint: `${key} holds ${d}, which no rollout takes: ${what}`,
+        };
     if (d >= 0 && d <= age) return true;
     const ms = opts.millis && d > age && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
     return {

@@ -10,6 +10,7 @@
  * noted next to them (.stall-pushed.json, .recovery-pushed.json) so that a resumed step still
  * measures from the push.
  */
+import { parse } from "yaml";
 import * as fs from "fs";
 import * as path from "path";
 import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE } from "../argo/application";
@@ -218,8 +219,12 @@ async function rollOut(c: Ctx, step: TenantsResultName, release: string, message
         const files: Record<string, string> = {};
         for (const t of TENANTS) files[tenantPath(t as Tenant)] = tenantFile(t as Tenant, release);
         // main already sets the release for every tenant (the learner's own push of this step): that push is the step's
+        // by each file's release (as the grader reads it), not its bytes: release: 1.2.0 unquoted is the same
         const same = await Promise.all(
-            Object.entries(files).map(async ([p, text]) => (await c.git.readWorkFile(p).catch(() => null)) === text),
+            TENANTS.map(async (t) => {
+                const text = await c.git.readWorkFile(tenantPath(t as Tenant)).catch(() => null);
+                return text !== null && String(parse(text)?.release ?? "") === release;
+            }),
         );
         learners = same.every(Boolean);
         if (learners) {
@@ -299,7 +304,8 @@ async function stall(c: Ctx): Promise<Stall> {
         running: await running(c),
         auto_sync_disabled_by_rollingsync:
             apps.length === TENANTS.length && apps.every((a) => a.spec?.syncPolicy?.automated?.enabled === false),
-        detected_after_seconds: Math.max(0, Math.round((c.clock.now() - pushedAt) / 1000)),
+        // whole seconds, up: the stall shows only after the push, never at it
+        detected_after_seconds: Math.max(1, Math.ceil((c.clock.now() - pushedAt) / 1000)),
     };
     say(c, `stuck at step ${step} of ${d.steps}: ${blocking.application}'s hook failed: "${hook.log}"`);
     return result;
