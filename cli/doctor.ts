@@ -92,6 +92,17 @@ function readDump(file: string): Dump {
     if (file === "-" && !text.trim()) throw new Error(`standard input was empty (did the kubectl before the pipe fail?); ${DUMP_HINT}`);
     // an empty file: the kubectl that wrote it (kubectl ... > file) failed, its error where it ran
     if (!text.trim()) throw new Error(`${source} is empty (did the kubectl that wrote it fail? its error is where it ran); ${DUMP_HINT}`);
+    // a kubeconfig given for the dump: it goes with --kubeconfig (or nothing: the doctor reads the cluster live)
+    if (/^kind:\s*Config\s*$/m.test(text) && /^clusters:/m.test(text))
+        throw new Error(
+            `${source} is a kubeconfig: it goes with --kubeconfig (or leave --from out: the doctor then reads the cluster live)`,
+        );
+    // kubectl ... -o name: one kind/name a line, no object
+    const lines = text.split("\n").filter((l) => l.trim());
+    if (lines.length && lines.every((l) => /^[a-z0-9.-]+\/[\w.-]+$/.test(l.trim())))
+        throw new Error(
+            `${source} is kubectl's -o name list (${lines.length} name${lines.length === 1 ? "" : "s"}, no objects): ${DUMP_HINT}`,
+        );
     // kubectl ... -o yaml: named as such, not as a JSON syntax error
     if (/^\s*(?:#.*\n\s*)*(?:apiVersion|kind|items):(?:\s|$)/.test(text))
         throw new Error(`${source} is YAML (kubectl -o yaml): the doctor reads -o json; ${DUMP_HINT}`);
@@ -125,6 +136,13 @@ function readDump(file: string): Dump {
                 `${source} holds only ${[...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ")}, none of Argo CD's ApplicationSets or Applications; ${DUMP_HINT}`,
             );
     }
+    // the List's items alone (jq .items), or the doctor's own --json output fed back
+    if (Array.isArray(list))
+        throw new Error(
+            `${source} holds a JSON array (the List's items alone, as jq .items writes), not the List kubectl prints: ${DUMP_HINT}`,
+        );
+    if ((list as { applicationSets?: unknown })?.applicationSets !== undefined)
+        throw new Error(`${source} is the doctor's own --json output (its findings), not a dump of the cluster: ${DUMP_HINT}`);
     // every status taken out (to share the dump): the doctor reads nothing but statuses, and would guess a cause
     if (
         Array.isArray(items) &&

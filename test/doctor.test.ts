@@ -122,6 +122,16 @@ describe("rollout doctor: diagnosis", () => {
         );
     });
 
+    it("given a dump of one namespace (no Jobs, no Pods), then the line says the hook's namespace is another", () => {
+        const l = fieldReport();
+        l.items = l.items.filter((o: any) => !["Job", "Pod"].includes(o.kind));
+        const [d] = diagnose({ ...dumpFromList(l), fromFile: true }, { now: NOW, stuckAfterSeconds: 600 });
+        assert.match(
+            d.blocking[0].message,
+            /\(the dump holds no Jobs or Pods: dump them too, kubectl get \.\.\.,jobs,pods -A -o json \(with -A: its objects are all in argocd, and the hook's Job is in mandant-b\)/,
+        );
+    });
+
     it("given the blocking Application patched a minute ago, then the step's time is still the rollout's", () => {
         // the patch makes its entry Waiting, then Pending, then Progressing again: the entry's time is a minute old,
         // the RolloutProgressing condition's (kept while the step stays) 58 minutes

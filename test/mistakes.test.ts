@@ -74,6 +74,28 @@ const MISTAKES: Mistake[] = [
     ],
     ["author", "doctor", ["-o", "json"], 2, /Unknown option '-o': the doctor prints its findings as JSON with --json/],
     [
+        "author",
+        "doctor",
+        ["--from", "{dir}/names.txt"],
+        1,
+        /names\.txt is kubectl's -o name list \(3 names, no objects\): make it with kubectl get /,
+    ],
+    [
+        "author",
+        "doctor",
+        ["--from", "{dir}/items.json"],
+        1,
+        /items\.json holds a JSON array \(the List's items alone, as jq \.items writes\)/,
+    ],
+    [
+        "author",
+        "doctor",
+        ["--from", "{dir}/doctor-out.json"],
+        1,
+        /doctor-out\.json is the doctor's own --json output \(its findings\), not a dump/,
+    ],
+    ["author", "doctor", ["--from", "{dir}/kc.yaml"], 1, /kc\.yaml is a kubeconfig: it goes with --kubeconfig \(or leave --from out/],
+    [
         "learner",
         "simulate",
         ["--root", "$HOME/lab"],
@@ -525,6 +547,10 @@ describe("mistakes at the command line, and their answers", function () {
         write("outer/simulated-cluster.json", "{}");
         write("stderr-too.json", 'Warning: short name "app" is ambiguous\n{"apiVersion": "v1", "items": [], "kind": "List"}\n');
         fs.writeFileSync(path.join(dir, "dump.json.gz"), require("zlib").gzipSync('{"apiVersion": "v1", "items": []}'));
+        write("names.txt", "applicationset.argoproj.io/tenants\napplication.argoproj.io/mandant-a\njob.batch/site-setup\n");
+        write("items.json", '[{"kind": "ApplicationSet", "metadata": {"name": "tenants"}}]\n');
+        write("doctor-out.json", '{"applicationSets": []}\n');
+        write("kc.yaml", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://127.0.0.1:6443}}]\n");
         write("glued-colon.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:3\n");
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');

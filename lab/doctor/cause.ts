@@ -17,6 +17,13 @@ export interface Cause {
     fatal: boolean;
 }
 
+/** The one namespace every object of the dump is in, when it is not `other`'s (a dump made with -n); else undefined. */
+function oneNamespace(dump: Dump, other: string): string | undefined {
+    const ns = new Set([...dump.applicationSets, ...dump.applications].map((o) => o.metadata?.namespace));
+    const [only] = [...ns];
+    return ns.size === 1 && only && only !== other ? only : undefined;
+}
+
 /** Why one Application of the current step is not Healthy yet. */
 export function causeOf(dump: Dump, app: Application | undefined, appStatus: ApplicationSetApplicationStatus | undefined): Cause {
     if (!app) return { reason: "Missing", message: "the Application does not exist", hook: null, fatal: true };
@@ -30,8 +37,8 @@ export function causeOf(dump: Dump, app: Application | undefined, appStatus: App
         const where = hook.log
             ? `: "${hook.log}"`
             : hook.jobGone && dump.fromFile && !dump.jobs.length
-              ? // a dump without Jobs says nothing of whether the Job is gone: it was not asked for
-                ` (the dump holds no Jobs${dump.pods.length ? "" : " or Pods"}: dump them too, kubectl get ...,jobs,pods -A -o json, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
+              ? // a dump without Jobs says nothing of whether the Job is gone: it was not asked for (or not in its namespace)
+                ` (the dump holds no Jobs${dump.pods.length ? "" : " or Pods"}: dump them too, kubectl get ...,jobs,pods -A -o json${oneNamespace(dump, hook.namespace) ? ` (with -A: its objects are all in ${oneNamespace(dump, hook.namespace)}, and the hook's Job is in ${hook.namespace})` : ""}, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
               : hook.jobGone
                 ? ` (the Job is gone from the cluster, and its Pods' logs with it: ${retrying ? "the next sync attempt runs" : "a new sync runs"} the hook again, whose log then says why)`
                 : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
