@@ -2144,6 +2144,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("stall.waiting with the blocked tenant, stall.json the doctor's text: each named", async () => {
+        await atTenants(2, async (root) => {
+            const file = tenantsLayout(root).resultFile("stall");
+            const good = fs.readFileSync(file, "utf8");
+            editResult(file, { waiting: ["mandant-b", "mandant-c", "mandant-d"] });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.match(
+                r.stdout,
+                /hint: waiting holds \["mandant-b","mandant-c","mandant-d"\]: mandant-b is the blocked one \(blocking\), not one that waits/,
+            );
+            fs.writeFileSync(file, "tenants: rollout stuck at step 2 of 4 for under a minute — mandant-b: PreSync hook Job failed\n");
+            const t = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.match(t.stdout, /hint: it holds the rollout doctor's text \(its summary line\), not JSON: write /);
+            fs.writeFileSync(file, good);
+        });
+    });
+
     it("stall.detected_after_seconds 0: the hint says no rollout stalls at its push", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 0 });
@@ -2151,6 +2168,29 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: detected_after_seconds holds 0, which no rollout takes: the seconds from your push/);
         });
+    });
+
+    it("step 3 graded while the fix's rollout is under way: the hint says to wait for it", async () => {
+        const at = await tenantsAt(3);
+        try {
+            // the ApplicationSet as it stands mid-rollout: its RolloutProgressing at step 3
+            const midway = Object.assign(Object.create(at.cluster), {
+                getApplicationSet: async (name: string, ns?: string) => {
+                    const s = (await at.cluster.getApplicationSet(name, ns))!;
+                    const conditions = (s.status?.conditions ?? []).map((c) =>
+                        c.type === "RolloutProgressing" ? { ...c, message: "ApplicationSet is performing rollout of step 3" } : c,
+                    );
+                    return { ...s, status: { ...s.status, conditions } };
+                },
+            }) as typeof at.cluster;
+            const r = (await verifyTenants({ layout: at.layout, through: 3, cluster: midway })).find((c) =>
+                c.check.startsWith("live rollout complete"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(r.hint ?? "", /^the rollout is still under way \(step 3 of 4\): wait until RolloutProgressing says/);
+        } finally {
+            await at.stop();
+        }
     });
 
     it("recovery.order's times written by hand: the check reads the ApplicationSet's own", async () => {

@@ -81,13 +81,19 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                 if (!f.exists)
                     return { ok: false, expected: file, found: "no such file", then: `write ${file} (there is none yet): ${keys}` };
                 const waiting = `; the checks of its keys and values wait for it`;
-                if ("error" in f)
+                if ("error" in f) {
+                    // the doctor's text saved as the file (doctor > stall.json): its summary line, not JSON
+                    const head = fs.existsSync(file) ? fs.readFileSync(file, "utf8").slice(0, 200) : "";
+                    const doctorText = /^[\w.-]+(?:\/[\w.-]+)?: rollout /.test(head);
                     return {
                         ok: false,
                         expected: "valid JSON",
                         found: `${f.error}${waiting}`,
-                        hint: `it is not JSON (${f.error}): ${write}`,
+                        hint: doctorText
+                            ? `it holds the rollout doctor's text (its summary line), not JSON: ${write}, each value from what the doctor and the cluster show`
+                            : `it is not JSON (${f.error}): ${write}`,
                     };
+                }
                 const v = f.value;
                 const ok = v !== null && typeof v === "object" && !Array.isArray(v);
                 return ok

@@ -191,7 +191,16 @@ const step2: Check<TenantsWorld>[] = [
                     auto_sync_disabled_by_rollingsync: true,
                 },
                 { passed: s.passed, waiting: s.waiting, auto_sync_disabled_by_rollingsync: s.auto_sync_disabled_by_rollingsync },
-                STALL_FIELDS,
+                {
+                    ...STALL_FIELDS,
+                    // the blocked tenant listed as waiting: it is blocking, the others wait behind it
+                    ...(Array.isArray(s.waiting) && s.waiting.includes("mandant-b")
+                        ? {
+                              waiting:
+                                  "mandant-b is the blocked one (blocking), not one that waits: waiting lists the tenants of the steps after it",
+                          }
+                        : {}),
+                },
             );
             // a tenant RollingSync passed over (its Application compared before the ApplicationSet wrote its new path):
             // the rollout the learner saw is not the field report's, and no field of stall.json can make it so

@@ -122,6 +122,13 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                         hint: `main holds release ${RELEASES.faulty} for every tenant already (step 2's push, ${w.main.slice(0, 12)}), and its rollout is under way: step 1's rollout is behind it; write stall.json once the rollout is stuck, then verify --lab tenants --step 2 grades it`,
                     };
             }
+            // graded at step 3 while the fix's rollout is still under way: recovery.json is written once it completes
+            const under = /performing rollout of step (\d+)/.exec(cond?.message ?? "");
+            if (!("hint" in hint) && w.through >= 3 && under)
+                return {
+                    ...outcome,
+                    hint: `the rollout is still under way (step ${under[1]} of ${TENANTS.length}): wait until RolloutProgressing says "ApplicationSet Rollout has completed", then write recovery.json (its times are the ApplicationSet's)`,
+                };
             if ("hint" in hint || w.through !== 2) return { ...outcome, ...hint };
             // the stall healed by hand (mandant-b's faulty release synced after all): the cluster no longer shows what stall.json says
             const b = await c.getApplication("mandant-b");
