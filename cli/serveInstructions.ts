@@ -51,7 +51,8 @@ function nextStep(lab: string, steps: LabStep[], at: number, grade: string, notD
  * started again, its git daemon perhaps on another port), pointed at where the repository is served now.
  */
 function cloneLine(url: string, dir: string, bareRepo: string): string[] {
-    const clone = [`  git clone ${url} ${shellWord(dir)}`];
+    // -b main: a repository made by hand may have its HEAD on master (git init without --initial-branch)
+    const clone = [`  git clone -b main ${url} ${shellWord(dir)}`];
     if (!fs.existsSync(path.join(dir, ".git"))) return clone;
     // a clone a reset kept (its work not pushed) of the repository before it: its history is not this one's
     const git = (args: string[]) => spawnSync("git", args, { encoding: "utf8" });
@@ -71,7 +72,7 @@ function pushLine(clone: string, bareRepo: string): string[] {
     if (fs.existsSync(path.join(clone, ".git"))) return [push];
     return [
         `  # the lab's clone ${clone} is not there (cloned elsewhere?): the lab's steps name it`,
-        `  git clone ${shellWord(bareRepo)} ${shellWord(clone)}`,
+        `  git clone -b main ${shellWord(bareRepo)} ${shellWord(clone)}`,
         push,
     ];
 }

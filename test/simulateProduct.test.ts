@@ -83,7 +83,7 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
 
     it("prints how to use it: the kubeconfig to export and the git URL to clone", () => {
         assert.match(run.out(), new RegExp(`export KUBECONFIG=${path.join(root, "kubeconfig")}`));
-        assert.match(run.out(), /git clone git:\/\/127\.0\.0\.1:\d+\/shop-envs\.git/);
+        assert.match(run.out(), /git clone -b main git:\/\/127\.0\.0\.1:\d+\/shop-envs\.git/);
     });
 
     it("every command it prints works as printed (one shell, from a folder of no project), the refresh of the Applications among them", () => {
@@ -724,7 +724,7 @@ describe("simulate --serve with the tenants lab: its own instructions", function
                 r.commands.some((c) => /^\/\S+\/bin\/gitops-lab verify --lab tenants --root \S+ --kubeconfig \S+ --through 1$/.test(c)),
                 r.commands.join("\n"),
             );
-            assert.ok(r.commands.some((c) => /^git clone git:\/\/127\.0\.0\.1:\d+\/platform\.git /.test(c)));
+            assert.ok(r.commands.some((c) => /^git clone -b main git:\/\/127\.0\.0\.1:\d+\/platform\.git /.test(c)));
             assert.ok(
                 r.commands.includes(
                     "kubectl -n argocd annotate applicationset tenants argocd.argoproj.io/application-set-refresh=true --overwrite",
@@ -762,7 +762,7 @@ describe("printed commands and paths with spaces or quotes", () => {
         const kubeconfig = block.find((l) => l.includes("export KUBECONFIG="))!;
         assert.deepStrictEqual(wordsOf(kubeconfig.trim().replace(/^export /, "")), [`KUBECONFIG=${root}/kubeconfig`]);
         const clone = block.find((l) => l.trim().startsWith("git clone"))!;
-        assert.deepStrictEqual(wordsOf(clone.trim()).slice(2), ["git://127.0.0.1:9418/shop-envs.git", `${root}/clones/shop-envs`]);
+        assert.deepStrictEqual(wordsOf(clone.trim()).slice(4), ["git://127.0.0.1:9418/shop-envs.git", `${root}/clones/shop-envs`]);
         assert.strictEqual(shellWord("/plain/path-1.2"), "/plain/path-1.2");
     });
 });
@@ -836,7 +836,7 @@ describe("the served block when the learner's clone is there", () => {
             const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:40123/${r}` }, `${root}/kubeconfig`, { shop: 3 });
             const at = block.indexOf(`  mv -T ${clone} ${clone}.before-reset`);
             assert.ok(at > 0 && block[at - 1].includes("is a clone of this lab before a reset"), block.join("\n"));
-            assert.strictEqual(block[at + 1], `  git clone git://127.0.0.1:40123/shop-envs.git ${clone}`);
+            assert.strictEqual(block[at + 1], `  git clone -b main git://127.0.0.1:40123/shop-envs.git ${clone}`);
             assert.ok(!block.some((l) => l.includes("remote set-url")), block.join("\n"));
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
@@ -875,7 +875,7 @@ describe("the served block where step 1 was done by hand", () => {
             const block = serveInstructions({ root, url: (r) => `git://127.0.0.1:40123/${r}` }, `${root}/kubeconfig`, { shop: 1 });
             const push = block.indexOf(`  git -C ${clone} push origin main`);
             assert.ok(push > 1, block.join("\n"));
-            assert.strictEqual(block[push - 1], `  git clone ${bareRepo} ${clone}`);
+            assert.strictEqual(block[push - 1], `  git clone -b main ${bareRepo} ${clone}`);
             assert.match(block[push - 2], /# the lab's clone \S+ is not there \(cloned elsewhere\?\): the lab's steps name it/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });

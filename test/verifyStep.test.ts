@@ -591,7 +591,38 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("a first commit with prod's LOG_LEVEL changed: the hint names the value and the file", async () => {
+    for (const [what, edit, hint] of [
+        [
+            "prod's LOG_LEVEL changed",
+            (t: string) => t.replace(/\bwarn\b/, "warning"),
+            /envs\/prod renders LOG_LEVEL "warning", not "warn": it holds/,
+        ],
+        [
+            "prod's patch target misspelt",
+            (t: string) => t.replace("kind: ConfigMap", "kind: Configmap"),
+            /envs\/prod renders LOG_LEVEL "info", not "warn" \(base's value: its patch changes nothing, so its target names no object of base/,
+        ],
+    ] as const)
+        it(`a first commit with ${what}: the hint names it`, async () => {
+            await atShop(0, async (root) => {
+                const { bareRepo } = shopLayout(root);
+                await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+                const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-"));
+                await git(["clone", "--quiet", bareRepo, work]);
+                fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
+                const k = path.join(work, "envs", "prod", "kustomization.yaml");
+                fs.writeFileSync(k, edit(fs.readFileSync(k, "utf8")));
+                await git(["add", "-A"], work);
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
+                await git(["push", "--quiet", "origin", "main"], work);
+                const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.match(r.stdout, hint);
+                fs.rmSync(work, { recursive: true, force: true });
+            });
+        });
+
+    it("a first commit with prod's LOG_LEVEL changed: the way back is the repository made again", async () => {
         await atShop(0, async (root) => {
             const { bareRepo } = shopLayout(root);
             await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);

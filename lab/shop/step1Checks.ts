@@ -105,7 +105,7 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 const off = (["dev", "prod"] as const).filter((e) => got[e] !== want[e]);
                 return {
                     ...outcome,
-                    hint: `the first commit's ${off.map((e) => `envs/${e} renders LOG_LEVEL ${got[e] === undefined ? "unset" : JSON.stringify(got[e])}, not "${want[e]}"`).join("; ")}: it holds the lab's files as they are (${off.map((e) => `gitrepo/shop/envs/${e}/kustomization.yaml's patch sets ${want[e]}`).join(", ")}), and step 1 grades main's first commit, which a fast-forward never changes: ${first === w.main ? `while it is main's only commit, make the bare repository again (rm -rf ${w.layout.bareRepo}, git init --bare --shared=0644 it) and push a first commit of the files as they are` : "do step 1 over on the lab begun again (its reset)"}`,
+                    hint: `the first commit's ${off.map((e) => `envs/${e} renders LOG_LEVEL ${got[e] === undefined ? "unset" : JSON.stringify(got[e])}, not "${want[e]}"${got[e] === "info" ? " (base's value: its patch changes nothing, so its target names no object of base: kind ConfigMap, name shop-config, as written)" : ""}`).join("; ")}: it holds the lab's files as they are (${off.map((e) => `gitrepo/shop/envs/${e}/kustomization.yaml's patch sets ${want[e]}`).join(", ")}), and step 1 grades main's first commit, which a fast-forward never changes: ${first === w.main ? `while it is main's only commit, make the bare repository again (rm -rf ${w.layout.bareRepo}, git init --bare --shared=0644 --initial-branch=main it) and push a first commit of the files as they are` : "do step 1 over on the lab begun again (its reset)"}`,
                 };
             }
             if (outcome.ok) return outcome;
