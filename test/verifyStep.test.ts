@@ -941,6 +941,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("promote.from read after the push (from = to): release/prod is at promote.to, and the from check says what is wrong", async () => {
+        await atShop(6, async (root) => {
+            const file = shopLayout(root).resultFile("promote");
+            const { to } = JSON.parse(fs.readFileSync(file, "utf8"));
+            editResult(file, { from: to });
+            const r = await runMain("verify", ["--root", root, "--through", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /PASS {2}release\/prod is at promote\.to/);
+            assert.match(r.stdout, /FAIL {2}promote\.from is pin\.release_prod_initial/);
+        });
+    });
+
     it("a SHA no clone has: the hint says so, and the table names it for the checks that needed it", async () => {
         await atShop(7, async (root) => {
             const typo = "1234567890abcdef1234567890abcdef12345678";

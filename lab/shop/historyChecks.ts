@@ -126,7 +126,8 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                     hint: `release/prod reached promote.to by a merge, not a fast-forward (git merge --no-ff, or a merge after a cherry-pick); the repository rewinds nothing, so a fast-forward to it cannot be made now: ${startOver(w)}`,
                 };
             const from = obj(w, "promote").from;
-            if (!past && isSha(to) && w.releaseTip && w.releaseTip === from) {
+            // (promote.from written as promote.to, read after the push: release/prod is at promote.to, the from check says the rest)
+            if (!past && isSha(to) && w.releaseTip && w.releaseTip === from && from !== to) {
                 // not moved: the push went elsewhere (another branch), or was never made
                 const elsewhere = (await w.repo.branchesAt(to)).filter((b) => b !== "main" && b !== "release/prod");
                 return {
