@@ -7,5 +7,15 @@
  * long after the engine it drove has gone.
  */
 export function exitOnClosedOutput(code: number): void {
-    for (const stream of [process.stdout, process.stderr]) stream.on("error", () => process.exit(code));
+    process.stderr.on("error", () => process.exit(code));
+    // stdout's reader gone (| head, less quit early): said on stderr, where it may still be read, then the end
+    process.stdout.on("error", () => {
+        try {
+            process.stderr.write(
+                "gitops-lab: stopped: its standard output was closed (the reader of a pipe, | head or less, ended); run it again to go on (a simulate resumes where it stopped)\n",
+            );
+        } finally {
+            process.exit(code);
+        }
+    });
 }

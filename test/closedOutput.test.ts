@@ -56,6 +56,22 @@ describe("a command whose output's reader is gone", function () {
         );
     });
 
+    it("given its stdout closed and stderr still read, then it says on stderr why it stopped", async () => {
+        const child = spawn(process.execPath, ["-r", path.join(PROJECT, "loader", "register.js"), "-e", writer(true)], {
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        children.push(child);
+        let err = "";
+        child.stderr!.on("data", (d) => (err += String(d)));
+        await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
+        child.stdout!.destroy();
+        const code = await new Promise<number | null>((resolve) =>
+            child.exitCode !== null ? resolve(child.exitCode) : child.once("exit", (c) => resolve(c)),
+        );
+        assert.strictEqual(code, 1);
+        assert.match(err, /^gitops-lab: stopped: its standard output was closed \(the reader of a pipe, \| head or less, ended\)/m);
+    });
+
     it("and without the guard it would not (the control: the same writer goes on)", async () => {
         const child = await withItsReaderGone(writer(false), [], children);
         await expectConsistently(
