@@ -245,7 +245,9 @@ export const simulate: Command = {
                     ? `; the reset is not finished: gitops-lab simulate --root ${shellWord(root)} --reset again takes down what is left`
                     : real
                       ? " the real node"
-                      : `; the simulated cluster is saved: ${sameCommand(root, values)} resumes it`,
+                      : !fs.existsSync(root)
+                        ? `; the lab's folder ${root} is gone (deleted while it ran), and nothing of it is saved: ${sameCommand(root, values)} builds it again`
+                        : `; the simulated cluster is saved: ${sameCommand(root, values)} resumes it`,
         );
         try {
             if (values.reset) {

@@ -13,6 +13,7 @@ import { asJson } from "./patch";
 import { randomUUID } from "crypto";
 import { EventEmitter } from "events";
 import * as fs from "fs";
+import * as path from "path";
 import { NodeImages } from "./nodeImages";
 import { ApiServer } from "./apiServer";
 import { messageOf } from "../lab/ports/errors";
@@ -392,6 +393,10 @@ export class FakeKube {
             this.saveNow();
             return undefined;
         } catch (e) {
+            // the lab's folder deleted while it is served: said, not as ENOENT of a temporary file
+            const dir = this.persistedTo && path.dirname(this.persistedTo);
+            if (dir && !fs.existsSync(dir))
+                return `the simulated cluster could not be saved: its folder ${dir} is gone (deleted while served?); stop this served lab (Ctrl-C) and build it again`;
             return `the simulated cluster could not be saved: ${messageOf(e)}`;
         }
     }
@@ -404,7 +409,11 @@ export class FakeKube {
      * client saw. (Saving after every single change cost the tenants lab a quarter of its CPU:
      * ext4 flushes a file replaced by a rename.)
      */
+    /** The file persistTo saves to. */
+    private persistedTo: string | undefined;
+
     persistTo(file: string, everyMs = SAVE_EVERY_MS): void {
+        this.persistedTo = file;
         let dirty = true;
         let timer: NodeJS.Timeout | undefined;
         this.saveNow = () => {

@@ -345,6 +345,24 @@ describe("simulate: stopped at any instant, it resumes", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
+    it("given the lab's folder deleted while served, then SIGTERM says nothing is saved, not that it is", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "gone-"));
+        const run = startSimulate(["--root", root, "--through", "1", "--serve"]);
+        await expect(
+            holds("SERVING", () => run.out().includes("SERVING")),
+            { timeoutMs: 60_000 },
+        );
+        fs.rmSync(root, { recursive: true, force: true });
+        run.child.kill("SIGTERM");
+        await run.exited;
+        assert.match(
+            run.out(),
+            /the lab's folder \S+ is gone \(deleted while it ran\), and nothing of it is saved: \S+ simulate --root \S+ --through 1 --serve builds it again/,
+        );
+        assert.doesNotMatch(run.out(), /the simulated cluster is saved/);
+        assert.strictEqual(daemonsOf(root), "");
+    });
+
     it("given SIGTERM during a reset, then it says to run the reset again, and that run finishes it", async () => {
         const root = await rootAt(8);
         const run = startSimulate(["--root", root, "--reset"]);
