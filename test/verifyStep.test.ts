@@ -2364,7 +2364,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git([...id, "commit", "--quiet", "-am", `every tenant to ${RELEASES.faulty}`], layout.clone);
             await git(["push", "--quiet", "origin", "release-1.2.0"], layout.clone);
             const side = await git(["rev-parse", "HEAD"], layout.clone);
-            editResult(layout.resultFile("stall"), { commit: side, detected_after_seconds: 0 });
+            editResult(layout.resultFile("stall"), { commit: side, detected_after_seconds: 1 }); // 1: no more than the new commit has existed
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(

@@ -83,7 +83,7 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                 const waiting = `; the checks of its keys and values wait for it`;
                 if ("error" in f) {
                     // the doctor's text saved as the file (doctor > stall.json): its summary line, not JSON
-                    const head = fs.existsSync(file) ? fs.readFileSync(file, "utf8").slice(0, 200) : "";
+                    const head = fs.statSync(file, { throwIfNoEntry: false })?.isFile() ? fs.readFileSync(file, "utf8").slice(0, 200) : "";
                     const doctorText = /^[\w.-]+(?:\/[\w.-]+)?: rollout /.test(head);
                     return {
                         ok: false,
