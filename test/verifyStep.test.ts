@@ -2155,6 +2155,44 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the ApplicationSet deleted and applied again at the stall: the hint says the rollout began again", async () => {
+        const at = await tenantsAt(2);
+        try {
+            const set = at.lab.kube.get("ApplicationSet", "argocd", "tenants")!;
+            at.lab.kube.remove("ApplicationSet", "argocd", "tenants", "client");
+            await expect(
+                holds(
+                    "the ApplicationSet and its Applications gone",
+                    async () => !at.lab.kube.get("ApplicationSet", "argocd", "tenants") && !(await at.cluster.getApplication("mandant-c")),
+                ),
+                { timeoutMs: 60_000 },
+            );
+            at.lab.kube.put(
+                { apiVersion: set.apiVersion, kind: set.kind, metadata: { name: "tenants", namespace: "argocd" }, spec: set.spec },
+                "client",
+            );
+            await expect(
+                holds(
+                    "mandant-c made again, its site gone",
+                    async () =>
+                        !!(await at.cluster.getApplication("mandant-c")) &&
+                        !(await at.cluster.getWorkload("Deployment", "mandant-c", "site")),
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const r = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live: each site runs"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^the ApplicationSet tenants was made again after stall\.commit \(at \S+: deleted, then applied\?\)/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("mandant-b's Application deleted at the stall: the hint says its site went with it", async () => {
         const at = await tenantsAt(2);
         try {

@@ -174,7 +174,21 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             found[t] = (await c.getWorkload("Deployment", t, "site"))?.spec?.template?.metadata?.labels?.[RELEASE_LABEL] ?? null;
         const outcome = eq(expectedRunning(w.through, racedAhead(w)), found);
         if (outcome.ok) return outcome;
-        // a tenant's namespace deleted (by hand): its site and the settings the lab made there (not Git's) went with it
+        // the ApplicationSet made again after the stall (deleted, then applied): its Applications, and their sites, went
+        // with it, and the rollout began again
+        const s = obj(w, "stall");
+        const set = await c.getApplicationSet(TENANTS_APPSET);
+        const made = Date.parse(String(set?.metadata?.creationTimestamp ?? ""));
+        if (
+            TENANTS.some((t) => found[t] === null) &&
+            isSha(s?.commit) &&
+            (await w.repo.isCommit(s.commit)) &&
+            made > (await w.repo.committedAt(s.commit))
+        )
+            return {
+                ...outcome,
+                hint: `the ApplicationSet ${TENANTS_APPSET} was made again after stall.commit (at ${set?.metadata?.creationTimestamp}: deleted, then applied?), and its Applications went with it, their sites deleted by Argo CD's finalizer; its rollout began again from step 1, so the sites of the stall are gone: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })})`,
+            };
         // a tenant's namespace deleted (by hand): its site and the settings the lab made there (not Git's) went with it; a
         // sync makes the namespace again (CreateNamespace), not the settings, and its hook's Pod waits for them
         for (const t of TENANTS.filter((x) => found[x] === null)) {
