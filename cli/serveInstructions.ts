@@ -9,7 +9,9 @@ import { servedCloneDir } from "../lab/kit/layout";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
 import { shopSteps } from "../lab/shop/steps";
-import { PLATFORM_REPO_URL, tenantsLayout } from "../lab/tenants/layout";
+import { PLATFORM_REPO_URL, RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
+import { tenantPath } from "../lab/tenants/repoFiles";
+import { parse } from "yaml";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { shellWord } from "./shellWord";
 
@@ -66,6 +68,14 @@ function cloneLine(url: string, dir: string, bareRepo: string): string[] {
     return [`  git -C ${shellWord(dir)} remote set-url origin ${url}`];
 }
 
+/** Whether the repository's main sets `release` in every tenant's file (read with git, as the grader reads it). */
+function mainSetsEveryTenant(bareRepo: string, release: string): boolean {
+    return TENANTS.every((t) => {
+        const text = spawnSync("git", ["--git-dir", bareRepo, "show", `main:${tenantPath(t)}`], { encoding: "utf8" });
+        return text.status === 0 && String(parse(text.stdout)?.release ?? "") === release;
+    });
+}
+
 /** The push from the lab's clone; where that clone is not (step 1 cloned elsewhere by hand), the clone that makes it first. */
 function pushLine(clone: string, bareRepo: string): string[] {
     const push = `  git -C ${shellWord(clone)} push origin main`;
@@ -115,6 +125,11 @@ export function serveInstructions(
         const l = tenantsLayout(lab.root);
         const grade = `${GITOPS_LAB} verify --lab tenants --root ${shellWord(lab.root)} --kubeconfig ${shellWord(kubeconfigFile)}`;
         lines.push(...nextStep("tenants", tenantsSteps(l), labs.tenants, grade, notDone.tenants));
+        // at step 1 with step 2's push made already (by hand, or by a solver stopped after it): what is left of step 2
+        if (labs.tenants === 1 && mainSetsEveryTenant(l.bareRepo, RELEASES.faulty))
+            lines.push(
+                `  # step 2's push is made already (main sets ${RELEASES.faulty} for every tenant): what is left of it is stall.json, once the rollout is stuck`,
+            );
         lines.push(
             `  # Argo CD reads ${l.bareRepo} as ${PLATFORM_REPO_URL}; the lab's clone is ${l.clone}; its result files go in ${l.workDir}`,
         );

@@ -10,6 +10,7 @@ import * as path from "path";
 import { shopLayout } from "../lab/shop/layout";
 import { RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
 import { tenantFile, tenantPath } from "../lab/tenants/repoFiles";
+import { serveInstructions } from "../cli/simulate";
 import { runCliAsync, runMain } from "./helpers/cli";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
 
@@ -102,6 +103,27 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
             assert.strictEqual(JSON.parse(fs.readFileSync(tenantsLayout(at).resultFile("stall"), "utf8")).commit, mine);
             const v = await runMain("verify", ["--lab", "tenants", "--root", at, "--through", "2", "--offline"]);
             assert.strictEqual(v.code, 0, v.out);
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+        }
+    });
+
+    it("the served block at step 1 with step 2's push made: what is left of step 2 is said", async () => {
+        const at = await tenantsRootAt(1);
+        try {
+            const { clone } = tenantsLayout(at);
+            const block = () =>
+                serveInstructions({ root: at, url: (r) => `git://127.0.0.1:9418/${r}` }, `${at}/kubeconfig`, { tenants: 1 });
+            assert.ok(!block().some((l) => l.includes("step 2's push is made already")), block().join("\n"));
+            for (const t of TENANTS) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "rollout"], clone);
+            await git(["push", "-q", "origin", "main"], clone);
+            assert.ok(
+                block().includes(
+                    "  # step 2's push is made already (main sets 1.2.0 for every tenant): what is left of it is stall.json, once the rollout is stuck",
+                ),
+                block().join("\n"),
+            );
         } finally {
             fs.rmSync(at, { recursive: true, force: true });
         }
