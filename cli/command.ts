@@ -212,9 +212,12 @@ export function oneOf(cmd: string, values: Values, names: string[]): void {
 }
 
 /** A string option's value; an empty one (`--out ''`, an unset shell variable) is refused, never read as "here". */
-export function stringOption(values: Values, name: string): string | undefined {
+export function stringOption(values: Values, name: string, opts: { required?: boolean } = {}): string | undefined {
     const v = values[name];
-    if (v === "") throw new UsageError(`--${name} was given an empty value: give one, or leave the option out`);
+    if (v === "")
+        throw new UsageError(
+            `--${name} was given an empty value (an unset variable?): ${opts.required ? `give one, e.g. --${name} /tmp/lab` : "give one, or leave the option out"}`,
+        );
     // --root=~/x: a shell expands ~ only at a word's start, so it came here as written and would name a folder called ~;
     // --root "~/x": quoted, it is not expanded either
     if (typeof v === "string" && /^~(\/|$)/.test(v)) {
@@ -265,7 +268,8 @@ export function checkRoot(root: string, option = "--root"): string {
             throw new UsageError(
                 `${option} ${root} is on a ${mounted[0].slice(1)} filesystem, which cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`,
             );
-        return abs;
+        // through its real path: a lab reached by a symlink is the same lab (its clone's origin names the real one)
+        return path.join(fs.realpathSync(p), path.relative(p, abs));
     }
 }
 

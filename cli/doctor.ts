@@ -329,6 +329,7 @@ export const doctor: Command = {
         "--all-namespaces": "the doctor reads every namespace already: leave it out",
         "--context": "the doctor reads the kubeconfig's current context: kubectl config use-context NAME first, or --kubeconfig FILE",
         "-o": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
+        "--root": "the doctor reads a cluster, not a lab's folder: a served simulated lab's is --kubeconfig DIR/kubeconfig",
         "--output": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
     },
     async run(values) {

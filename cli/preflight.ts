@@ -96,6 +96,12 @@ export async function runPreflight(
             ? [{ check: "the tenants lab's images have a way into the cluster", verdict: "FAIL" as const, detail: imagesNeedAWay() }]
             : []),
     ];
+    // a stack file in the current folder (a lab author's copy) while the project's is read: said
+    const here = path.join(process.cwd(), path.basename(stack.file));
+    const elsewhere =
+        !configFile && path.resolve(here) !== path.resolve(stack.file) && fs.existsSync(here)
+            ? [`${here} is not read: preflight reads the project's ${stack.file}; to check yours, --config-file ${here}`]
+            : [];
     const overridden =
         overrides.root !== undefined && stack.given.includes("root") && stack.config.root !== overrides.root
             ? [`--root ${overrides.root} is checked in place of the file's root ${stack.config.root}, which up uses`]
@@ -103,7 +109,11 @@ export async function runPreflight(
     return [
         ...checks,
         ...refused,
-        ...[...notes, ...overridden].map((detail) => ({ check: "the stack's configuration", verdict: "WARN" as const, detail })),
+        ...[...notes, ...elsewhere, ...overridden].map((detail) => ({
+            check: "the stack's configuration",
+            verdict: "WARN" as const,
+            detail,
+        })),
     ];
 }
 

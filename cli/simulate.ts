@@ -199,7 +199,7 @@ export const simulate: Command = {
         "--destroy": "a simulated lab is taken down with --reset",
     },
     async run(values) {
-        const rootArg = stringOption(values, "root");
+        const rootArg = stringOption(values, "root", { required: true });
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
         const root = checkRoot(rootArg);
         checkRootWritable(root, rootArg);

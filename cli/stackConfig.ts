@@ -42,6 +42,12 @@ function readYaml(file: string): unknown {
     const at = `line ${err.linePos?.[0].line ?? "?"}, column ${err.linePos?.[0].col ?? "?"}`;
     // gitops-lab:solveThrough:3: a key's colon with no space after it is part of the key, and the line has no value
     const line = err.linePos ? text.split(/\r?\n/)[err.linePos[0].line - 1] : undefined;
+    // a non-breaking space (copied from a web page): it looks like a space, and YAML reads it as none
+    const nbsp = (line ?? "").indexOf("\u00a0");
+    if (nbsp >= 0)
+        throw new Error(
+            `${file} line ${err.linePos![0].line}, column ${nbsp + 1}: a non-breaking space (U+00A0, copied from a web page?), which YAML does not read as a space: type it again as a plain space`,
+        );
     const glued = err.code === "MISSING_CHAR" ? /^\s*((?:[\w-]+:)?[\w-]+):(\S.*)$/.exec(line ?? "") : null;
     if (glued)
         throw new Error(
@@ -91,6 +97,12 @@ export function readStackFile(
         if ((doc as { kind?: unknown }).kind === "Config" && "clusters" in doc)
             throw new Error(
                 `${stackFile} is a kubeconfig (kind: Config), not a stack configuration: to adopt that cluster, set gitops-lab:kubeconfigPath: ${stackFile} under config: in the stack's file (Pulumi.dev.yaml)`,
+            );
+        // Config: or CONFIG: for config: Pulumi reads the key as written, so nothing under it is read
+        const cased = Object.keys(doc).find((k) => k !== "config" && k.toLowerCase() === "config");
+        if (cased && doc.config === undefined)
+            throw new Error(
+                `${stackFile}: ${cased}: is not Pulumi's key, which is config: in lower case: write config:, and its keys are read`,
             );
         // a key of ours outside config: is read by nobody: say where it goes
         const outside = Object.keys(doc).find((k) => k.startsWith("gitops-lab:") || (CONFIG_KEYS as string[]).includes(k));

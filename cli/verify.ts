@@ -128,7 +128,10 @@ export const verify: Command = {
                         : layout.root === "/"
                           ? // the default root, the lab host's: a simulated lab is under a --root of its own
                             `gitops-lab verify: there is no ${which} lab under / (no ${layout.bareRepo}), the lab host's paths and verify's default --root: a simulated lab is graded with the --root it was built under (gitops-lab verify${how} --root DIR); a lab host's lab is built by lab:up`
-                          : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
+                          : labsBelow(root, which).length
+                            ? // the folder that holds the labs: one of them is the root
+                              `gitops-lab verify: there is no ${which} lab under ${layout.root}, but in folders of it: ${labsBelow(root, which).join(", ")}: give one, gitops-lab verify${how} --root ${labsBelow(root, which)[0]}`
+                            : `gitops-lab verify: there is no ${which} lab under ${layout.root} (no ${layout.bareRepo}); build it with gitops-lab simulate${how} --root ${layout.root} (or pulumi up), or give the --root it was built under`) +
                 (!above && otherAt > 0 && begins(which, layout.bareDir) ? "" : theOther);
             // a script that asked for JSON reads JSON, whatever the answer
             if (values.json)
@@ -276,6 +279,16 @@ export const verify: Command = {
     },
 };
 
+/** The folders right under `root` that hold a lab of this kind (a --root one level too high). */
+function labsBelow(root: string, which: string): string[] {
+    const entries = fs.existsSync(root) && fs.statSync(root).isDirectory() ? fs.readdirSync(root, { withFileTypes: true }) : [];
+    return entries
+        .filter((e) => e.isDirectory())
+        .map((e) => path.join(root, e.name))
+        .filter((d) => fs.existsSync(path.join((which === "shop" ? shopLayout(d) : tenantsLayout(d)).bareRepo, "HEAD")))
+        .slice(0, 5);
+}
+
 /** A simulate on the root that stopped half-way (its lock held by a PID that is gone): said, with how it resumes. */
 function stoppedRun(root: string): string {
     const pid = goneHolder(lockFile(root));
@@ -287,6 +300,11 @@ function stoppedRun(root: string): string {
 /** `pulumi stack output --json` from a file: a JSON object with the stack's completedThrough, or an error saying what the file is instead. */
 function readStackOutputs(file: string): Record<string, unknown> {
     const text = fs.readFileSync(file, "utf8");
+    // outputs > FILE that failed (a simulated lab has no stack): an empty file
+    if (!text.trim())
+        throw new Error(
+            `${file} is empty (did the command that wrote it fail? gitops-lab outputs needs the lab host's stack; a simulated lab has none: grade it with --root DIR --offline)`,
+        );
     // YAML (a kubeconfig, a stack's Pulumi.<stack>.yaml) given for the outputs: said as such, not as a JSON syntax error
     if (/^\s*(?:#.*\n\s*)*[\w.-]+:(?:\s|$)/.test(text))
         throw new Error(

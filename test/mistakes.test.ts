@@ -11,7 +11,8 @@ import { whyNot } from "../lab/grader/resultFiles";
 import type { SchemaField } from "../lab/ports/schema";
 import { shopFieldsOf } from "../lab/shop/results";
 import { tenantsFieldsOf } from "../lab/tenants/results";
-import { runMain } from "./helpers/cli";
+import { spawnSync } from "child_process";
+import { BIN, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
 
 /** Who makes it, the command and its arguments ({dir}: a folder of the test's own), the exit code, the answer. */
@@ -73,6 +74,34 @@ const MISTAKES: Mistake[] = [
         /: verify reads the result files where the lab keeps them: give the lab's folder, --root DIR \(not a file\)/,
     ],
     ["author", "doctor", ["-o", "json"], 2, /Unknown option '-o': the doctor prints its findings as JSON with --json/],
+    [
+        "author",
+        "doctor",
+        ["--root", "{dir}/r"],
+        2,
+        /Unknown option '--root': the doctor reads a cluster, not a lab's folder: a served simulated lab's is --kubeconfig DIR\/kubeconfig/,
+    ],
+    [
+        "learner",
+        "simulate",
+        ["--root", ""],
+        2,
+        /--root was given an empty value \(an unset variable\?\): give one, e\.g\. --root \/tmp\/lab/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/nbsp.yaml"],
+        1,
+        /nbsp\.yaml line 3, column 27: a non-breaking space \(U\+00A0, copied from a web page\?\), which YAML does not read as a space/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/cap-config.yaml"],
+        1,
+        /cap-config\.yaml: Config: is not Pulumi's key, which is config: in lower case/,
+    ],
     [
         "author",
         "doctor",
@@ -449,7 +478,13 @@ const MISTAKES: Mistake[] = [
     ],
     ["author", "bench", ["--cluster", "kind"], 2, /--cluster takes sim or real, got "kind"/],
     ["author", "bench", ["--cluster", "sim", "--build"], 2, /--build goes with --cluster real/],
-    ["author", "kubectl-plugin", ["--out", ""], 2, /--out was given an empty value: give one, or leave the option out/],
+    [
+        "author",
+        "kubectl-plugin",
+        ["--out", ""],
+        2,
+        /--out was given an empty value \(an unset variable\?\): give one, or leave the option out/,
+    ],
     ["author", "bench", ["--runs", "3"], 2, /Unknown option '--runs'; did you mean --rounds\?/],
     [
         "learner",
@@ -551,6 +586,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("items.json", '[{"kind": "ApplicationSet", "metadata": {"name": "tenants"}}]\n');
         write("doctor-out.json", '{"applicationSets": []}\n');
         write("kc.yaml", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://127.0.0.1:6443}}]\n");
+        write("nbsp.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:\u00a04\n");
+        write("cap-config.yaml", "Config:\n  gitops-lab:solveThrough: 4\n");
         write("glued-colon.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:3\n");
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
         write("top-level.yaml", 'gitops-lab:solveThrough: "3"\n');
@@ -619,6 +656,40 @@ describe("mistakes whose answer is on standard output", function () {
         const r = await runMain("verify", ["--root", root, "--offline", "--through", "3", "--stack-outputs", kubeconfig]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /kubeconfig is YAML \(a kubeconfig: it goes with --kubeconfig\), not the stack's outputs, which are JSON/);
+    });
+
+    it("verify --stack-outputs given an empty file, or --root the folder holding labs: each said", async () => {
+        const root = await rootAt(3);
+        fs.writeFileSync(path.join(dir, "empty-outputs.json"), ""); // gitops-lab outputs > it, failed
+        const r = await runMain("verify", [
+            "--root",
+            root,
+            "--offline",
+            "--through",
+            "3",
+            "--stack-outputs",
+            path.join(dir, "empty-outputs.json"),
+        ]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /empty-outputs\.json is empty \(did the command that wrote it fail\? gitops-lab outputs needs the lab host's stack/,
+        );
+        const holder = path.dirname(root);
+        const up = await runMain("verify", ["--root", holder, "--offline"]);
+        assert.strictEqual(up.code, 1, up.out);
+        assert.match(up.stderr, new RegExp(`there is no shop lab under ${holder}, but in folders of it: [^:]*${path.basename(root)}`));
+    });
+
+    it("preflight in a folder with its own stack file: it says that file is not read", () => {
+        const here = fs.mkdtempSync(path.join(os.tmpdir(), "author-"));
+        fs.writeFileSync(path.join(here, "Pulumi.dev.yaml"), "config:\n  gitops-lab:solveThrough: 4\n");
+        const r = spawnSync(process.execPath, [BIN, "preflight", "--root", path.join(here, "host")], { cwd: here, encoding: "utf8" });
+        assert.match(
+            r.stdout,
+            /^WARN {2}the stack's configuration: \S+Pulumi\.dev\.yaml is not read: preflight reads the project's \S+; to check yours, --config-file /m,
+        );
+        fs.rmSync(here, { recursive: true, force: true });
     });
 
     it("verify --stack-outputs given a result file: the check says what it is", async () => {

@@ -957,6 +957,27 @@ describe("the root lock (one simulate per root)", function () {
     });
 });
 
+describe("a root's lock held by a suspended run", () => {
+    it("says the run is suspended (fg it, or kill it), not to wait for its end", async () => {
+        const child = spawn("sleep", ["60"], { stdio: "ignore" });
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lock-stopped-"));
+        try {
+            child.kill("SIGSTOP");
+            await expect(holds("the run suspended", () => procStat(child.pid!)?.state === "T"));
+            fs.writeFileSync(lockFile(root), `${child.pid}\n`);
+            assert.throws(
+                () => acquireRootLock(root),
+                new RegExp(
+                    `is in use by a gitops-lab simulate that is suspended \\(PID ${child.pid}, Ctrl-Z\\?\\): fg it in its terminal, or kill ${child.pid}`,
+                ),
+            );
+        } finally {
+            child.kill("SIGKILL");
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("the simulated application controller's revision history, as v3.5.1's Test_appStateManager_persistRevisionHistory (controller/state_test.go)", () => {
     // given entries added one by one, then 10 are kept by default, the limit is followed up and down, a negative one
     // keeps none, and each id is the last one's + 1

@@ -345,6 +345,21 @@ describe("simulate: stopped at any instant, it resumes", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
+    it("given a lab reached through a symlink to its folder, then it goes on as the same lab", async () => {
+        const root = await rootAt(3);
+        const link = `${root}-link`;
+        fs.symlinkSync(root, link);
+        try {
+            const r = await runMain("simulate", ["--root", link, "--through", "4"]);
+            assert.strictEqual(r.code, 0, r.out);
+            const v = await runMain("verify", ["--root", root, "--through", "4", "--offline"]);
+            assert.strictEqual(v.code, 0, v.out);
+        } finally {
+            fs.rmSync(link, { force: true });
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given the lab's folder deleted while served, then SIGTERM says nothing is saved, not that it is", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "gone-"));
         const run = startSimulate(["--root", root, "--through", "1", "--serve"]);

@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { isAlive } from "./proc";
+import { isAlive, procStat } from "./proc";
 import { codeOf, messageOf } from "./errors";
 
 export const lockFile = (root: string) => path.join(root, ".gitops-lab-simulate.lock");
@@ -19,9 +19,11 @@ export interface RootLock {
 
 export function acquireRootLock(root: string): RootLock {
     fs.mkdirSync(root, { recursive: true });
-    return acquireLockFile(
-        lockFile(root),
-        (holder) => `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`,
+    return acquireLockFile(lockFile(root), (holder) =>
+        // a run suspended (Ctrl-Z) holds it and does not end by waiting
+        procStat(holder)?.state === "T"
+            ? `${root} is in use by a gitops-lab simulate that is suspended (PID ${holder}, Ctrl-Z?): fg it in its terminal, or kill ${holder}, then run again`
+            : `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`,
     );
 }
 
