@@ -177,7 +177,11 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
             argocdVersion: version,
             clock: opts.clock,
             // every repository the in-cluster git daemon serves (shop-envs.git, platform.git), from the loopback one
-            urlFor: (u) => (u.startsWith(IN_CLUSTER_GIT) ? daemon.url(u.slice(IN_CLUSTER_GIT.length)) : u),
+            // git:// with its default port left out (9418) is the same Service
+            urlFor: (u) => {
+                const url = u.replace(/^(git:\/\/[^/:]+)\//, "$1:9418/");
+                return url.startsWith(IN_CLUSTER_GIT) ? daemon.url(url.slice(IN_CLUSTER_GIT.length)) : u;
+            },
             podDir: podDir(layout.root),
             cacheDir: opts.persist ? repoCacheDir(layout.root) : undefined,
         });

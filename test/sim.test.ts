@@ -222,6 +222,13 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         );
     });
 
+    it("a repoURL without git's default port reaches the same git daemon", async () => {
+        const set = shopApplicationSet();
+        set.spec!.template!.spec!.source!.repoURL = set.spec!.template!.spec!.source!.repoURL!.replace(":9418/", "/");
+        at.lab.kube.put(set, "client");
+        await expect(appSyncedTo(() => at.lab.kube.get("Application", "argocd", "shop-dev")));
+    });
+
     it("a destination by the name in-cluster, or its server with a trailing slash, is generated", async () => {
         for (const destination of [{ name: "in-cluster" }, { server: "https://kubernetes.default.svc/" }]) {
             const named = shopApplicationSet();

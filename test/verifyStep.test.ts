@@ -11,6 +11,7 @@ import { eqFields, runChecks, type Check, type CheckResult } from "../lab/grader
 import { readSteps, stepVerdict } from "../lab/grader/steps";
 import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
+import { verify as verifyShop } from "../lab/shop/checks";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, Tenant, TENANTS as TENANTS_ALL, tenantsLayout } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantFile, tenantPath, tenantSettings } from "../lab/tenants/repoFiles";
@@ -360,6 +361,18 @@ describe("verify --step: one step at a time, with a hint", function () {
             t.spec.destination.namespace = "shop-{{env }}";
             fs.writeFileSync(appsetFile, stringify(set));
             const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+        });
+    });
+
+    it("a path with a trailing slash, a repoURL without git's default port: the same, done", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = shopApplicationSet();
+            set.spec.template.spec.source.path = "envs/{{env}}/";
+            set.spec.template.spec.source.repoURL = set.spec.template.spec.source.repoURL.replace(":9418/", "/");
+            fs.writeFileSync(appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
         });
     });
@@ -1490,7 +1503,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /drift\.seconds is from 0 to the lab's age; hint: drift\.seconds holds 99999, longer than the lab has existed/,
+                /drift\.seconds is from 1 to the lab's age; hint: drift\.seconds holds 99999, longer than the lab has existed/,
             );
         });
     });
@@ -1699,6 +1712,54 @@ describe("verify --step: one step at a time, with a hint", function () {
             const inside = await runMain("verify", ["--root", workDir, "--step", "4", "--offline"]);
             assert.strictEqual(inside.code, 1, inside.out);
             assert.match(inside.stderr, /is inside the shop lab under \S+: give its root, gitops-lab verify --root \S+ --step 4\n$/);
+        });
+    });
+
+    it("the incident made again (off, then on, pushed together): prod's earlier sync of it counts", async () => {
+        const at = await labAt(3);
+        try {
+            const { clone, resultFile } = at.lab.layout;
+            const cm = path.join(clone, "base", "configmap.yaml");
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git(["pull", "-q", "origin", "main"], clone);
+            fs.writeFileSync(cm, fs.readFileSync(cm, "utf8").replace('"on"', '"off"'));
+            await git([...id, "commit", "-qam", "off"], clone);
+            fs.writeFileSync(cm, fs.readFileSync(cm, "utf8").replace('"off"', '"on"'));
+            await git([...id, "commit", "-qam", "on again"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            editResult(resultFile("incident"), { commit: await git(["rev-parse", "HEAD"], clone) });
+            // prod's syncs an hour old (Argo CD syncs nothing new: main renders as prod runs)
+            const hourOld = Object.assign(Object.create(at.cluster), {
+                getApplication: async (name: string, ns?: string) => {
+                    const a = (await at.cluster.getApplication(name, ns))!;
+                    const history = (a.status?.history ?? []).map((h) => ({
+                        ...h,
+                        deployedAt: new Date(Date.now() - 3_600_000).toISOString(),
+                    }));
+                    return { ...a, status: { ...a.status, history } };
+                },
+            }) as typeof at.cluster;
+            const r = (await verifyShop({ layout: at.lab.layout, through: 3, cluster: hourOld })).find((c) =>
+                c.check.startsWith("live shop-prod synced incident.commit"),
+            );
+            assert.ok(!r || r.ok, JSON.stringify(r));
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("the incident's value with a space at its end: the hint names the space", async () => {
+        await atShop(2, async (root) => {
+            const { clone, resultFile } = shopLayout(root);
+            const cm = path.join(clone, "base", "configmap.yaml");
+            fs.writeFileSync(cm, fs.readFileSync(cm, "utf8").replace('"off"', '"on "'));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "on"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const commit = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(resultFile("incident"), JSON.stringify({ commit, dev_value: "on", prod_value: "on" }));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: [0-9a-f]{12} sets FEATURE_CHECKOUT_V2 to "on " in base, with a space a reader cannot see/);
         });
     });
 

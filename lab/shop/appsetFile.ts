@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import { parseAllDocuments } from "yaml";
 import type { ApplicationSet } from "../argo/types";
-import { APPSET_NAME } from "./layout";
+import { APPSET_NAME, REPO_URL } from "./layout";
 
 export type AppsetFile =
     /** The file's ApplicationSet shop (or its only document, whatever it is), read loosely: every field may be missing. */
@@ -54,4 +54,10 @@ export const withoutEnabled = (a: unknown): unknown => {
 export function byEnv<T>(elements: T): T {
     if (!Array.isArray(elements)) return elements;
     return [...elements].sort((a, b) => String(a?.env ?? "").localeCompare(String(b?.env ?? ""))) as T;
+}
+
+/** Whether a repoURL names the lab's repository: as written, or without .git or git's default port (9418). */
+export function sameRepo(url: unknown): boolean {
+    const norm = (u: string) => u.replace(/\.git$/, "").replace(/^(git:\/\/[^/:]+):9418\//, "$1/");
+    return typeof url === "string" && norm(url) === norm(REPO_URL);
 }

@@ -18,7 +18,7 @@ import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./his
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
-import { byEnv, destinationServer, IN_CLUSTER, readAppsetFile, withoutEnabled } from "./appsetFile";
+import { byEnv, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
 import { elementsHint } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, ShopWorld, wantProd } from "./world";
@@ -146,10 +146,14 @@ const step2: Check<ShopWorld>[] = [
                 {
                     name: field(t?.metadata?.name),
                     project: t?.spec?.project,
-                    // without .git it is the same repository (git daemon and Argo CD both read it so)
-                    repoURL: t?.spec?.source?.repoURL === REPO_URL.replace(/\.git$/, "") ? REPO_URL : t?.spec?.source?.repoURL,
+                    // without .git, or without git's default port (9418), it is the same repository (git daemon and Argo CD read it so)
+                    repoURL: sameRepo(t?.spec?.source?.repoURL) ? REPO_URL : t?.spec?.source?.repoURL,
                     targetRevision: field(t?.spec?.source?.targetRevision),
-                    path: field(t?.spec?.source?.path),
+                    // a trailing slash names the same folder
+                    path:
+                        typeof field(t?.spec?.source?.path) === "string"
+                            ? String(field(t?.spec?.source?.path)).replace(/\/+$/, "")
+                            : field(t?.spec?.source?.path),
                     namespace: field(t?.spec?.destination?.namespace),
                     // the cluster by its name (in-cluster), or its URL with a trailing slash, is the same cluster
                     server: destinationServer(t?.spec?.destination),
@@ -299,20 +303,26 @@ const step5: Check<ShopWorld>[] = [
     },
     {
         step: 5,
-        name: "drift.seconds is from 0 to the lab's age",
+        name: "drift.seconds is from 1 to the lab's age",
         run: async (w) => {
             const s = obj(w, "drift")?.seconds;
             if (typeof s !== "number") return null;
             // no drift was repaired before the lab's first commit: a longer time is not one that was measured
             const first = w.main ? await w.repo.rootOf("main").catch(() => null) : null;
             const age = first ? Math.ceil((Date.now() - (await w.repo.committedAt(first))) / 1000) : Infinity;
-            const ok = s >= 0 && s <= age;
+            // at least 1: whole seconds rounded up, and selfHeal's repair comes after the patch
+            const ok = s >= 1 && s <= age;
             return ok
                 ? true
                 : {
                       ok,
-                      expected: Number.isFinite(age) ? `0 to ${age} (the lab's first commit was made ${age} s ago)` : ">= 0",
+                      expected: Number.isFinite(age) ? `1 to ${age} (the lab's first commit was made ${age} s ago)` : ">= 1",
                       found: s,
+                      ...(s >= 0 && s < 1
+                          ? {
+                                hint: `drift.seconds holds ${s}: the seconds are rounded up, so a repair that came back within the first second is 1 (selfHeal's repair always comes after your patch)`,
+                            }
+                          : {}),
                       ...(s > age
                           ? {
                                 hint: `drift.seconds holds ${s}, longer than the lab has existed (${age} s since its first commit): time it from your patch of shop-prod's ConfigMap to selfHeal's repair (kubectl get cm shop-config -n shop-prod -w shows the repair), and write that`,

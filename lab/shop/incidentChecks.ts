@@ -56,6 +56,12 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
             };
         const hint = now !== "on" ? await overlayHint(w, commit) : undefined;
         if (hint) return { ...outcome, hint };
+        // "on " or " on": the value with a space a reader cannot see, which the lab compares exactly
+        if (typeof now === "string" && now !== "on" && now.trim() === "on")
+            return {
+                ...outcome,
+                hint: `${commit.slice(0, 12)} sets FEATURE_CHECKOUT_V2 to ${JSON.stringify(now)} in base, with a space a reader cannot see: the value is "on" exactly; put it back with a new commit (git revert ${commit.slice(0, 12)}), then make the incident again with "on", push, and write that commit`,
+            };
         // the flag off in base at incident.commit (step 1's first commit, the tip before any push): the incident was
         // not made in Git (a kubectl patch of the ConfigMaps, which selfHeal undoes), or its commit was not written
         if (now === "off")

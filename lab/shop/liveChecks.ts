@@ -8,6 +8,7 @@ import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, pinStep, putBack, ShopWorld, wantProd } from "./world";
+import { renderShopConfigAt } from "./render";
 import { byEnv, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
 
@@ -269,6 +270,16 @@ export function liveChecks(): Check<ShopWorld>[] {
             const app = await c.getApplication("shop-prod");
             const history = app?.status?.history ?? [];
             if (history.some((h) => h?.revision === commit)) return true;
+            // the incident made again (back to off, then on, pushed together): Argo CD syncs nothing new when main renders as
+            // prod runs, so an earlier commit of main that turned it on in prod is what prod synced
+            for (const h of history)
+                if (
+                    isSha(h?.revision) &&
+                    h.revision !== commit &&
+                    (await w.repo.isAncestor(h.revision, commit)) &&
+                    (await renderShopConfigAt(w.repo, h.revision, "envs/prod", w.kubectl)).FEATURE_CHECKOUT_V2 === "on"
+                )
+                    return true;
             // Argo CD keeps an Application's latest syncs (revisionHistoryLimit, 10): an older one may have gone
             if (history.length >= Number(app?.spec?.revisionHistoryLimit ?? 10)) return null;
             // an Application made again since (deleted, or its ApplicationSet applied again) has no history of the
