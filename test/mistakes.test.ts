@@ -731,6 +731,11 @@ describe("mistakes in a result file's values, and their hints", () => {
             /^it holds upper-case letters: write "a7b0ccf9-1f2e-4d3c-8b9a-0123456789ab", in lower case, as Kubernetes prints it$/,
         ],
         [field("drift", "seconds"), 0.5, /^it holds 0\.5: write a whole number of seconds, rounded up \(1\)$/],
+        [
+            field("incident", "dev_value"),
+            true,
+            /^it holds true, a boolean: write the value as the ConfigMap holds it, a string in quotes .*: "on"$/,
+        ],
         [field("report", "rollback"), "Revert", /^it holds upper-case letters: write "revert", in lower case$/],
         [
             recoveryOrder,

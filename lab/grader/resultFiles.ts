@@ -203,6 +203,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
         if (unquoted !== undefined && typeof unquoted !== "string" && f.check(unquoted))
             return `it holds the string ${held}: write ${v} without the quotes`;
     }
+    // true or false where a string goes: YAML's on and off read as booleans, and the value as a ConfigMap holds it is a string
+    if (typeof v === "boolean" && f.check(String(v)) && /_value$/.test(f.key))
+        return `it holds ${v}, a boolean: write the value as the ConfigMap holds it, a string in quotes (YAML reads an unquoted on or off as a boolean): "${v ? "on" : "off"}"`;
     // 0 or 1 where a boolean goes: a shell's exit status copied (git merge-base --is-ancestor's), where 0 means yes
     if ((v === 0 || v === 1) && f.check(true))
         return `it holds ${v}, a number: write true or false${v === 1 ? " (if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false)" : " (if 0 is a command's exit status, as git merge-base --is-ancestor's, it means yes: true)"}`;
