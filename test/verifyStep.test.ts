@@ -2350,6 +2350,23 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await check();
             assert.strictEqual(r.ok, false);
             assert.match(r.hint ?? "", /^healthy_at is when the ApplicationSet marked the tenant Healthy, its entry's lastTransitionTime/);
+            // a later commit's rollout (a README pushed after the lab): its entries are not the fix's, and nothing is compared
+            const later = Object.assign(Object.create(at.cluster), {
+                getApplicationSet: async (name: string, ns?: string) => {
+                    const s = (await at.cluster.getApplicationSet(name, ns))!;
+                    const entries = (s.status?.applicationStatus ?? []).map((e) => ({
+                        ...e,
+                        targetRevisions: ["f".repeat(40)],
+                        lastTransitionTime: new Date(Date.now() + 3_600_000).toISOString(),
+                    }));
+                    return { ...s, status: { ...s.status, applicationStatus: entries } };
+                },
+            }) as typeof at.cluster;
+            editResult(file, { order: r0.order });
+            const after = (await verifyTenants({ layout: at.layout, through: 3, cluster: later })).find((c) =>
+                c.check.startsWith("live: recovery.order's healthy_at"),
+            );
+            assert.ok(!after || after.ok, JSON.stringify(after));
         } finally {
             await at.stop();
         }

@@ -241,6 +241,8 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         const r = obj(w, "recovery");
         if (w.through < 3 || !r || !Array.isArray(r.order)) return null;
         const entries = (await c.getApplicationSet(TENANTS_APPSET))?.status?.applicationStatus ?? [];
+        // the entries of the fix's rollout alone: a later commit (a README pushed after the lab) has a rollout of its own
+        if (!entries.every((e) => (e.targetRevisions ?? []).includes(String(r.commit)))) return null;
         const off: string[] = [];
         for (const o of r.order as { application?: unknown; healthy_at?: unknown }[]) {
             const e = entries.find((x) => x.application === o?.application);
