@@ -441,10 +441,18 @@ export const doctor: Command = {
         );
         // on stderr, both: stdout carries --json's lines
         const trouble = roundTrouble((l) => console.error(`${rfc3339(new Date())} doctor: ${l}`), interval);
+        // --appset naming nothing (yet): said once, on stderr, and again once it is there, so a misspelt name is not silence
+        let absent = false;
         await watchRounds(
             async () => {
                 const ds = await watcher.tick();
                 trouble.ok();
+                if (appset && !ds.length !== absent) {
+                    absent = !ds.length;
+                    console.error(
+                        `${rfc3339(new Date())} doctor: ${absent ? `no ApplicationSet named "${appset}": watching for it, and nothing else is alerted (a misspelt name? gitops-lab doctor without --watch lists the ones there)` : `ApplicationSet "${appset}" is there: watching it`}`,
+                    );
+                }
                 if (values.json) console.log(JSON.stringify(toJson(ds))); // JSON lines, for a program: no prefix
             },
             { intervalMs: interval * 1000, minGapMs: MIN_ROUND_GAP_MS, clock: realClock, stopped: () => stop, changes },

@@ -268,6 +268,30 @@ describe("rollout doctor against a cluster", function () {
         assert.match(err, /watching for changes and every 0\.2 s/);
     });
 
+    it("--watch --appset naming no ApplicationSet says so on stderr, once", async () => {
+        const child = spawn(
+            process.execPath,
+            [BIN, "doctor", "--kubeconfig", kubeconfigFile, "--watch", "--appset", "tenant", "--interval", "0.2"],
+            {
+                stdio: ["ignore", "pipe", "pipe"],
+            },
+        );
+        let err = "";
+        child.stderr!.on("data", (d) => (err += d));
+        try {
+            await pollUntil(async () => (/no ApplicationSet named "tenant"/.test(err) ? true : undefined), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => `no line on stderr for the misspelt --appset: ${err}`,
+            });
+        } finally {
+            child.kill("SIGTERM");
+            await new Promise((resolve) => child.once("close", resolve));
+        }
+        assert.match(err, /doctor: no ApplicationSet named "tenant": watching for it, and nothing else is alerted \(a misspelt name\?/);
+        assert.strictEqual(err.match(/no ApplicationSet named/g)?.length, 1, err);
+    });
+
     it("--watch ends when the npx that started it is killed", async () => {
         // a launcher as npx is (npm's title), the doctor its child, which a kill of npx does not signal
         const launcher = spawn(
