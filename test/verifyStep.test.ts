@@ -2303,6 +2303,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the faulty release's folder taken out of main: the hint says to put it back, not to rebuild", async () => {
+        await atTenants(2, async (root) => {
+            const { clone } = tenantsLayout(root);
+            await git(["rm", "-rq", `releases/${RELEASES.faulty}`], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "clean up"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: main has no releases\/1\.2\.0\/ \(taken out by a later commit\?\): the lab keeps every release, the faulty one too; put it back/,
+            );
+        });
+    });
+
     it("stall.detected_after_seconds 0: the hint says no rollout stalls at its push", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 0 });
