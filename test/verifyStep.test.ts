@@ -2303,6 +2303,50 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.json's names in the doctor's shapes, stall.commit step 1's: each named", async () => {
+        await atTenants(2, async (root) => {
+            const file = tenantsLayout(root).resultFile("stall");
+            const good = fs.readFileSync(file, "utf8");
+            const step2 = async () => (await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"])).stdout;
+            editResult(file, {
+                waiting: [
+                    { application: "mandant-c", step: 3 },
+                    { application: "mandant-d", step: 4 },
+                ],
+            });
+            assert.match(
+                await step2(),
+                /waiting\[0\] holds \{[^}]*\}, an object as the doctor's --json lists it: write the Application's name alone, as a string \("mandant-c"\)/,
+            );
+            editResult(file, { waiting: ["mandant-c (step 3)", "mandant-d (step 4)"] });
+            assert.match(await step2(), /waiting holds [^:]*: write the Applications' names alone, as strings/);
+            fs.writeFileSync(file, good);
+            const first = await git(["rev-parse", "origin/main~1"], tenantsLayout(root).clone);
+            editResult(file, { commit: first });
+            assert.match(
+                await step2(),
+                /hint: stall\.commit [0-9a-f]{12} has every tenant at 1\.1\.0, a commit before your push: write the SHA of the commit that sets 1\.2\.0/,
+            );
+        });
+    });
+
+    it("recovery's running as the site's image, order without mandant-a: each named", async () => {
+        await atTenants(3, async (root) => {
+            const file = tenantsLayout(root).resultFile("recovery");
+            const r0 = JSON.parse(fs.readFileSync(file, "utf8"));
+            const step3 = async () => (await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"])).stdout;
+            editResult(file, {
+                running: Object.fromEntries(Object.keys(r0.running).map((t) => [t, "registry.lab.internal/tenants/site:1.2.1"])),
+            });
+            assert.match(
+                await step3(),
+                /"registry\.lab\.internal\/tenants\/site:1\.2\.1" is not how the lab writes a release: write "1\.2\.1"/,
+            );
+            editResult(file, { running: r0.running, order: r0.order.slice(1) });
+            assert.match(await step3(), /hint: order leaves out mandant-a: it lists all four tenants by step/);
+        });
+    });
+
     it("the faulty release's folder taken out of main: the hint says to put it back, not to rebuild", async () => {
         await atTenants(2, async (root) => {
             const { clone } = tenantsLayout(root);

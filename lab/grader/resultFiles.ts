@@ -235,6 +235,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
             !/^\d{4}-\d\d-\d\dT[^ ]*(Z|[+-]\d\d:\d\d)$/.test(inner)
         )
             return `${at} holds ${JSON.stringify(inner)}: write the time as Kubernetes writes it, RFC 3339 with a T and a zone (2026-12-06T00:14:06Z)`;
+        // an object where a name goes (the doctor's --json lists {application, step}): the name alone
+        if (inner && typeof inner === "object" && "application" in inner)
+            return `${at} holds ${JSON.stringify(inner)}, an object as the doctor's --json lists it: write the Application's name alone, as a string (${JSON.stringify((inner as { application?: unknown }).application)})`;
         return `${at} holds ${JSON.stringify(inner)}: ${issue.message}`;
     }
     return `it holds ${held}, which is not ${f.what}`;

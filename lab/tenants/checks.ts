@@ -17,7 +17,7 @@ import { HOOK_ERROR, tenantPath } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
 import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
 import { secondsSinceCommit } from "./resultTimes";
-import { STALL_FIELDS } from "./stallFields";
+import { releaseSlip, STALL_FIELDS, withReleaseSlip } from "./stallFields";
 import { AFTER_BLOCKED, all, expectedRunning, obj, Order, racedAhead, releasesAt, TenantsVerifyOptions, TenantsWorld } from "./world";
 export type { TenantsVerifyOptions, TenantsWorld } from "./world";
 
@@ -68,24 +68,6 @@ const step1: Check<TenantsWorld>[] = [
         },
     },
 ];
-
-/** A release written with a v or its folder (v1.2.1, releases/1.2.1) in these values: the hint, as the tenant files write it. */
-function releaseSlip(...values: unknown[]): string | undefined {
-    const strings = values.flatMap((v) =>
-        typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v).filter((x): x is string => typeof x === "string") : [],
-    );
-    const bare = (v: string) => v.trim().replace(/^(?:releases\/)?v?/i, "");
-    const slip = strings.find((v) => bare(v) !== v && (Object.values(RELEASES) as string[]).includes(bare(v)));
-    return slip === undefined
-        ? undefined
-        : `${JSON.stringify(slip)} is not how the lab writes a release: write ${JSON.stringify(bare(slip))}, as the tenant files (tenants/<tenant>.yaml) have it`;
-}
-
-/** A check's outcome with the release-spelling hint when that is what is wrong. */
-function withReleaseSlip<T extends { ok: boolean; hint?: string }>(outcome: T, ...values: unknown[]): T {
-    const hint = outcome.ok ? undefined : releaseSlip(...values);
-    return hint ? { ...outcome, hint } : outcome;
-}
 
 const step2: Check<TenantsWorld>[] = [
     {
@@ -195,6 +177,17 @@ const step2: Check<TenantsWorld>[] = [
                                   "mandant-b is the blocked one (blocking), not one that waits: waiting lists the tenants of the steps after it",
                           }
                         : {}),
+                    // the names with more around them (the doctor's --json objects, its line's " (step 3)"): the names alone
+                    ...Object.fromEntries(
+                        (["passed", "waiting"] as const)
+                            .filter(
+                                (k) => Array.isArray(s[k]) && s[k].some((x: unknown) => typeof x !== "string" || / \(step \d+\)$/.test(x)),
+                            )
+                            .map((k) => [
+                                k,
+                                `write the Applications' names alone, as strings (["mandant-c"], not objects or "mandant-c (step 3)")`,
+                            ]),
+                    ),
                 },
             );
             // a tenant RollingSync passed over (its Application compared before the ApplicationSet wrote its new path):
@@ -257,6 +250,12 @@ const step2: Check<TenantsWorld>[] = [
             const found = { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null };
             const outcome = eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, found);
             const ahead = TENANTS.filter((t) => found.parent?.[t] === RELEASES.faulty);
+            // an earlier commit's SHA (step 1's: every tenant still at the first release) for the push's
+            if (!outcome.ok && eq(all(RELEASES.first), found.commit).ok)
+                return {
+                    ...outcome,
+                    hint: `stall.commit ${s.commit.slice(0, 12)} has every tenant at ${RELEASES.first}, a commit before your push: write the SHA of the commit that sets ${RELEASES.faulty} (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
+                };
             // a tenant forgotten (its file left at the first release) in a commit that sets the others from it
             const left = TENANTS.filter((t) => found.commit?.[t] === RELEASES.first);
             if (!outcome.ok && left.length && left.length < TENANTS.length && eq(all(RELEASES.first), found.parent).ok)
@@ -378,6 +377,13 @@ const step3: Check<TenantsWorld>[] = [
                     return {
                         ...eq(want, apps),
                         hint: `order[].application holds ${JSON.stringify(qualified.application)}: write the Application's name without its namespace (${String(qualified.application).split("/").pop()})`,
+                    };
+                // a tenant left out (mandant-a, "already done"): the list has the four
+                const missing = TENANTS.filter((t) => !r.order.some((o: { application?: unknown }) => o?.application === t));
+                if (missing.length && r.order.length < TENANTS.length)
+                    return {
+                        ...eq(want, apps),
+                        hint: `order leaves out ${missing.join(", ")}: it lists all four tenants by step, each with when its entry turned Healthy (mandant-a's too, when the fix landed)`,
                     };
                 // the right entries in another order (the order they turned Healthy): the list goes by step
                 return [...apps].sort().join() === [...want].sort().join()

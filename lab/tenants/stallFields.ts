@@ -1,3 +1,6 @@
+/** How the tenants lab's result values are written: what each of stall.json's keys is, and a release as the lab writes it. */
+import { RELEASES } from "./layout";
+
 /** What each of stall.json's keys is, for a hint that names a wrong one (docs/tenants-lab.md has the whole text). */
 export const STALL_FIELDS: Record<string, string> = {
     appset: "the ApplicationSet as namespace/name",
@@ -10,3 +13,22 @@ export const STALL_FIELDS: Record<string, string> = {
     waiting: "the Applications of the steps after it that still wait, in step order",
     auto_sync_disabled_by_rollingsync: "whether RollingSync wrote automated.enabled: false into the Applications",
 };
+
+/** A release written with a v or its folder (v1.2.1, releases/1.2.1) in these values: the hint, as the tenant files write it. */
+export function releaseSlip(...values: unknown[]): string | undefined {
+    const strings = values.flatMap((v) =>
+        typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v).filter((x): x is string => typeof x === "string") : [],
+    );
+    // releases/1.2.1, v1.2.1, or the site's image (registry.lab.internal/tenants/site:1.2.1)
+    const bare = (v: string) => v.trim().replace(/^(?:releases\/|\S*\/site:)?v?/i, "");
+    const slip = strings.find((v) => bare(v) !== v && (Object.values(RELEASES) as string[]).includes(bare(v)));
+    return slip === undefined
+        ? undefined
+        : `${JSON.stringify(slip)} is not how the lab writes a release: write ${JSON.stringify(bare(slip))}, as the tenant files (tenants/<tenant>.yaml) have it`;
+}
+
+/** A check's outcome with the release-spelling hint when that is what is wrong. */
+export function withReleaseSlip<T extends { ok: boolean; hint?: string }>(outcome: T, ...values: unknown[]): T {
+    const hint = outcome.ok ? undefined : releaseSlip(...values);
+    return hint ? { ...outcome, hint } : outcome;
+}
