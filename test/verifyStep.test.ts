@@ -377,6 +377,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("syncPolicy a level out, the template's targetRevision a branch, an element's key misspelt: each named", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const step2 = async (set: unknown) => {
+                fs.writeFileSync(appsetFile, stringify(set));
+                return (await runMain("verify", ["--root", root, "--step", "2", "--offline"])).stdout;
+            };
+            const out: any = shopApplicationSet();
+            out.spec.syncPolicy = out.spec.template.spec.syncPolicy;
+            delete out.spec.template.spec.syncPolicy;
+            assert.match(await step2(out), /automated holds nothing: it is under the ApplicationSet's own spec\.syncPolicy, one level out/);
+            const branch: any = shopApplicationSet();
+            branch.spec.template.spec.source.targetRevision = "release/prod";
+            assert.match(
+                await step2(branch),
+                /targetRevision holds "release\/prod": every environment then tracks release\/prod: the template takes each element's \{\{revision\}\}/,
+            );
+            const key: any = shopApplicationSet();
+            key.spec.generators[0].list.elements[0] = { envr: "dev", revision: "main" };
+            assert.match(await step2(key), /hint: an element has the key "envr": an element's keys are env and revision/);
+        });
+    });
+
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);
@@ -1629,7 +1652,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     /** At step 6, a learner's bad commit adding `name` to `overlay`'s resources, reverted, in revert.json: verify --step 7's output. */
-    async function badCommitGraded(overlay: string, name: string, atEnd = false): Promise<string> {
+    async function badCommitGraded(overlay: string, name: string, atEnd: boolean | "unindented" = false): Promise<string> {
         const root = await rootAt(6);
         const layout = shopLayout(root);
         const { clone } = layout;
@@ -1637,7 +1660,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             const file = path.join(clone, overlay, "kustomization.yaml");
             const last = overlay === "base" ? "  - configmap.yaml" : "  - ../../base";
             // at the file's end, as echo "  - missing.yaml" >> it does: in the list above, patches:
-            if (atEnd) fs.appendFileSync(file, `  - ${name}\n`);
+            if (atEnd) fs.appendFileSync(file, atEnd === "unindented" ? `- ${name}\n` : `  - ${name}\n`);
             else fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(last, `${last}\n  - ${name}`));
             const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
             await git([...id, "commit", "-qam", `${overlay}: ${name}`], clone);
@@ -1761,6 +1784,13 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: [0-9a-f]{12} sets FEATURE_CHECKOUT_V2 to "on " in base, with a space a reader cannot see/);
         });
+    });
+
+    it("a bad commit that leaves the overlay no YAML: named", async () => {
+        assert.match(
+            await badCommitGraded("envs/dev", "missing.yaml", "unindented"),
+            /hint: bad_commit leaves envs\/dev\/kustomization\.yaml no YAML \(missing\.yaml appended without the indentation/,
+        );
     });
 
     it("a bad commit breaking base: named", async () => {

@@ -8,6 +8,10 @@ import { obj, ShopWorld, wantProd } from "./world";
 /** Why the elements are not dev=main, prod=(the step's branch), where a known mistake says so; else undefined. */
 export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?: unknown }[]): string | undefined {
     const apply = `kubectl apply -f ${w.layout.appsetFile}`;
+    // a key misspelt in an element (envr for env): the template's {{env}} then finds nothing
+    const odd = elements.flatMap((e) => Object.keys(e ?? {}).filter((k) => k !== "env" && k !== "revision"));
+    if (odd.length)
+        return `an element has the key ${odd.map((k) => JSON.stringify(k)).join(", ")}: an element's keys are env and revision, which the template's {{env}} and {{revision}} read; write them so, then ${apply}`;
     // an element added beside the one it was to change: two for one env make two Applications of one name,
     // which the ApplicationSet refuses ("contains applications with duplicate name")
     const twice = ["dev", "prod"].find((env) => elements.filter((e) => e?.env === env).length > 1);

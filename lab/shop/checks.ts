@@ -166,8 +166,17 @@ const step2: Check<ShopWorld>[] = [
                         "an Application of a project Argo CD does not have is not generated (kubectl get appprojects -n argocd lists them)",
                     repoURL:
                         "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine",
-                    automated: "Argo CD syncs by itself, prunes and heals",
+                    // the ApplicationSet's own syncPolicy holds it: one level out of the template's
+                    automated: (file.set?.spec?.syncPolicy as { automated?: unknown } | undefined)?.automated
+                        ? "it is under the ApplicationSet's own spec.syncPolicy, one level out: the Applications' goes under spec.template.spec.syncPolicy"
+                        : "Argo CD syncs by itself, prunes and heals",
                     server: "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
+                    // a branch for every environment: the pin goes in prod's element, the template takes each one's
+                    ...(typeof t?.spec?.source?.targetRevision === "string" && !t.spec.source.targetRevision.includes("{{")
+                        ? {
+                              targetRevision: `every environment then tracks ${t.spec.source.targetRevision}: the template takes each element's {{revision}}, and step 4's pin goes in prod's element`,
+                          }
+                        : {}),
                 },
             );
         },

@@ -208,8 +208,21 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: "bad_commit and revert_commit are swapped: bad_commit is the commit that added missing.yaml, revert_commit the one git revert made of it",
                 };
+            // the file no longer YAML (a line appended without its indentation): kustomize, and Argo CD, stop at it
+            const devText = (await kustomizationOf(w, bad, "envs/dev")) ?? "";
+            let parses = true;
+            try {
+                parse(devText);
+            } catch {
+                parses = false;
+            }
+            if (!outcome.ok && !parses && /missing\.yaml/.test(devText))
+                return {
+                    ...outcome,
+                    hint: `bad_commit leaves envs/dev/kustomization.yaml no YAML (missing.yaml appended without the indentation of resources:' items?), so the error is of the file, not of a missing resource: the step's bad commit adds "  - missing.yaml" under resources:, as the other items are written; make that commit, push, revert it, and write it as bad_commit`,
+                };
             // the line appended at the file's end (echo >> ...), under patches: rather than resources:
-            if (!outcome.ok && !after.includes("missing.yaml") && /missing\.yaml/.test((await kustomizationOf(w, bad, "envs/dev")) ?? ""))
+            if (!outcome.ok && !after.includes("missing.yaml") && /missing\.yaml/.test(devText))
                 return {
                     ...outcome,
                     hint: `bad_commit names missing.yaml in envs/dev/kustomization.yaml, but not under resources: (appended at the file's end, it lands in the list above it, patches:): put it under resources:, in a new commit, push, revert that one, and write it as bad_commit`,

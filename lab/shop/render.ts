@@ -20,7 +20,13 @@ export async function renderShopConfig(dir: string, kubectl = "kubectl", opts: K
         );
     }
     const cm = docs.find((d) => d?.kind === "ConfigMap" && d?.metadata?.name === SHOP_CONFIGMAP);
-    if (!cm) throw new Error(`kubectl kustomize ${dir} rendered no ConfigMap ${SHOP_CONFIGMAP}`);
+    if (!cm) {
+        // renamed by the overlay (a namePrefix or nameSuffix): the name it has now
+        const other = docs.filter((d) => d?.kind === "ConfigMap").map((d) => d?.metadata?.name);
+        throw new Error(
+            `kubectl kustomize ${dir} rendered no ConfigMap ${SHOP_CONFIGMAP}${other.length ? ` but ${other.join(", ")} (renamed by a namePrefix or nameSuffix? the lab's ConfigMap is ${SHOP_CONFIGMAP} in every environment)` : ""}`,
+        );
+    }
     return (cm as ConfigMap).data ?? {};
 }
 
