@@ -122,6 +122,14 @@ describe("rollout doctor: diagnosis", () => {
         );
     });
 
+    it("given the hook's Pods deleted (read live), then the line says their logs went with them, not a kubectl logs that would wait", () => {
+        const l = fieldReport();
+        l.items = l.items.filter((o: any) => o.kind !== "Pod");
+        const [d] = diagnose({ ...dumpFromList(l), fromFile: false }, { now: NOW, stuckAfterSeconds: 600 });
+        assert.match(d.blocking[0].message, /\(its Pods are gone, deleted\?, and their logs with them: a new sync runs the hook again/);
+        assert.doesNotMatch(d.blocking[0].message, /kubectl logs/);
+    });
+
     it("given a dump of one namespace (no Jobs, no Pods), then the line says the hook's namespace is another", () => {
         const l = fieldReport();
         l.items = l.items.filter((o: any) => !["Job", "Pod"].includes(o.kind));

@@ -2116,6 +2116,11 @@ describe("verify --step: one step at a time, with a hint", function () {
                 await hint(),
                 /^the live ApplicationSet has 3 steps \(.*\), not one for each of the four tenants: a step taken out does not unblock a rollout/,
             );
+            await at.cluster.jsonPatchApplicationSet("tenants", [{ op: "remove", path: "/spec/strategy" }]);
+            assert.match(
+                await hint(),
+                /^the live ApplicationSet has no RollingSync strategy \(taken out in the cluster\?\): without it nothing holds the tenants back/,
+            );
         } finally {
             await at.stop();
         }
@@ -2399,6 +2404,37 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: detected_after_seconds holds 0, which no rollout takes: the seconds from your push/);
         });
+    });
+
+    it("a second file for one tenant (a duplicate name): the Applications' check names it", async () => {
+        const at = await tenantsAt(2);
+        try {
+            const duplicate = Object.assign(Object.create(at.cluster), {
+                getApplicationSet: async (name: string, ns?: string) => {
+                    const s = (await at.cluster.getApplicationSet(name, ns))!;
+                    const conditions = [
+                        ...(s.status?.conditions ?? []),
+                        {
+                            type: "ErrorOccurred",
+                            status: "True",
+                            reason: "ApplicationValidationError",
+                            message: "ApplicationSet tenants contains applications with duplicate name: mandant-a",
+                        },
+                    ];
+                    return { ...s, status: { ...s.status, conditions } };
+                },
+            }) as typeof at.cluster;
+            const r = (await verifyTenants({ layout: at.layout, through: 3, cluster: duplicate })).find((c) =>
+                c.check.startsWith("live Applications track"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^the ApplicationSet makes two Applications named mandant-a \("contains applications with duplicate name"\)/,
+            );
+        } finally {
+            await at.stop();
+        }
     });
 
     it("step 3 graded while the fix's rollout is under way: the hint says to wait for it", async () => {

@@ -70,6 +70,12 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 ...outcome,
                 hint: `the live ApplicationSet's template path is ${path}, set in the cluster by hand: a release comes from each tenant's file in Git (the template's path is releases/{{release}}); ${apply}`,
             };
+        // the strategy taken out (to unblock the stall): every tenant syncs on its own, the faulty release everywhere
+        if (!outcome.ok && s?.spec?.strategy?.type !== "RollingSync")
+            return {
+                ...outcome,
+                hint: `the live ApplicationSet has no RollingSync strategy (taken out in the cluster?): without it nothing holds the tenants back, and each one syncs the faulty release on its own (its hook failing as mandant-b's); the rollout's way out is step 3's fixed release; ${apply}`,
+            };
         // a step removed (or added) in the cluster: the rollout the lab grades has the four
         if (!outcome.ok && steps.length !== TENANTS.length)
             return {
@@ -160,6 +166,16 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             if (outcome.ok || "hint" in pathHint(found)) return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
             // the Applications behind main (the ApplicationSet has not read the push): the Applications' refresh key on it
             const set = await c.getApplicationSet(TENANTS_APPSET);
+            // a second file for one tenant (tenants/mandant-a.orig.yaml: every tenants/*.yaml is a tenant): two of one name
+            const twice = (set?.status?.conditions ?? [])
+                .filter((x) => x.type === "ErrorOccurred" && x.status === "True")
+                .map((x) => /duplicate name: (\S+)/.exec(x.message ?? "")?.[1])
+                .find(Boolean);
+            if (twice)
+                return {
+                    ...outcome,
+                    hint: `the ApplicationSet makes two Applications named ${twice} ("contains applications with duplicate name"): every tenants/*.yaml file is a tenant, and a second file names ${twice} again (a copy, tenants/${twice}.orig.yaml?); it updates neither: remove the extra file in a new commit and push`,
+                };
             if (set?.metadata?.annotations?.[REFRESH_ANNOTATION] !== undefined)
                 return {
                     ...outcome,
