@@ -634,6 +634,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             /envs\/prod renders LOG_LEVEL "warning", not "warn": it holds/,
         ],
         [
+            "prod's ConfigMap renamed by a namePrefix",
+            (t: string) => t.replace("resources:", "namePrefix: prod-\nresources:"),
+            /hint: the first commit's envs\/prod renders the ConfigMap as prod-shop-config \(a namePrefix or nameSuffix\): the lab's ConfigMap is shop-config/,
+        ],
+        [
             "prod's patch target misspelt",
             (t: string) => t.replace("kind: ConfigMap", "kind: Configmap"),
             /envs\/prod renders LOG_LEVEL "info", not "warn" \(base's value: its patch changes nothing, so its target names no object of base/,
@@ -1769,6 +1774,15 @@ describe("verify --step: one step at a time, with a hint", function () {
         } finally {
             await at.stop();
         }
+    });
+
+    it('incident.dev_value written "true": the hint says the value is "on"', async () => {
+        await atShop(3, async (root) => {
+            editResult(shopLayout(root).resultFile("incident"), { dev_value: "true" });
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: dev_value holds "true": values are compared exactly, as the ConfigMap holds them: write "on"/);
+        });
     });
 
     it("the incident's value with a space at its end: the hint names the space", async () => {

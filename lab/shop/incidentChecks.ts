@@ -25,7 +25,10 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
         if (!i) return null;
         const outcome = eq({ dev_value: "on", prod_value: "on" }, { dev_value: i.dev_value, prod_value: i.prod_value });
         // on in another case, or with spaces: the value read right, written otherwise
-        const spelt = (["dev_value", "prod_value"] as const).filter((k) => i[k] !== "on" && String(i[k]).trim().toLowerCase() === "on");
+        // (or "true": YAML's unquoted on read as a boolean, then written as a string)
+        const spelt = (["dev_value", "prod_value"] as const).filter(
+            (k) => i[k] !== "on" && ["on", "true"].includes(String(i[k]).trim().toLowerCase()),
+        );
         if (!outcome.ok && spelt.length)
             return {
                 ...outcome,

@@ -97,7 +97,20 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 dev: (await shopConfigAt(w, sha, "envs/dev")).LOG_LEVEL,
                 prod: (await shopConfigAt(w, sha, "envs/prod")).LOG_LEVEL,
             });
-            const got = await at(first);
+            // an overlay that renames the ConfigMap (a namePrefix): said where --step reads it, not only in the table
+            const got = await at(first).catch((e: unknown) => {
+                if (/renamed by a namePrefix/.test(String((e as Error)?.message))) return (e as Error).message;
+                throw e;
+            });
+            if (typeof got === "string") {
+                const [, dir, name] = /(envs\/\S+) at \S+ does not render: .* but (\S+) \(renamed/.exec(got) ?? [];
+                return {
+                    ok: false,
+                    expected: want,
+                    found: got,
+                    hint: `the first commit's ${dir ?? "overlay"} renders the ConfigMap as ${name ?? "another name"} (a namePrefix or nameSuffix): the lab's ConfigMap is shop-config in every environment, which the later steps read by name; take the prefix out`,
+                };
+            }
             const outcome = eq(want, got);
             // put right by a later commit: the step asks for a first commit that renders
             if (!outcome.ok && (first === w.main || !eq(want, await at(w.main)).ok)) {
