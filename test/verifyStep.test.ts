@@ -627,6 +627,31 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    /** Step 1 done by hand on a lab at step 0: the lab's files, `edit`ed in the clone, pushed as main's first commit; verify --step 1's output. */
+    async function firstCommitByHand(root: string, edit: (work: string) => void): Promise<string> {
+        const { bareRepo } = shopLayout(root);
+        await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+        const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-"));
+        try {
+            await git(["clone", "--quiet", bareRepo, work]);
+            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
+            edit(work);
+            await git(["add", "-A"], work);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
+            await git(["push", "--quiet", "origin", "main"], work);
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            return r.stdout;
+        } finally {
+            fs.rmSync(work, { recursive: true, force: true });
+        }
+    }
+    /** An edit of the clone's envs/prod/kustomization.yaml. */
+    const prodKustomization = (edit: (t: string) => string) => (work: string) => {
+        const k = path.join(work, "envs", "prod", "kustomization.yaml");
+        fs.writeFileSync(k, edit(fs.readFileSync(k, "utf8")));
+    };
+
     for (const [what, edit, hint] of [
         [
             "prod's LOG_LEVEL changed",
@@ -645,62 +670,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         ],
     ] as const)
         it(`a first commit with ${what}: the hint names it`, async () => {
-            await atShop(0, async (root) => {
-                const { bareRepo } = shopLayout(root);
-                await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
-                const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-"));
-                await git(["clone", "--quiet", bareRepo, work]);
-                fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
-                const k = path.join(work, "envs", "prod", "kustomization.yaml");
-                fs.writeFileSync(k, edit(fs.readFileSync(k, "utf8")));
-                await git(["add", "-A"], work);
-                await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
-                await git(["push", "--quiet", "origin", "main"], work);
-                const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
-                assert.strictEqual(r.code, 1, r.out);
-                assert.match(r.stdout, hint);
-                fs.rmSync(work, { recursive: true, force: true });
-            });
+            await atShop(0, async (root) => assert.match(await firstCommitByHand(root, prodKustomization(edit)), hint));
         });
 
     it("a first commit with prod's LOG_LEVEL changed: the way back is the repository made again", async () => {
         await atShop(0, async (root) => {
-            const { bareRepo } = shopLayout(root);
-            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
-            const work = fs.mkdtempSync(path.join(os.tmpdir(), "warning-"));
-            await git(["clone", "--quiet", bareRepo, work]);
-            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
-            const k = path.join(work, "envs", "prod", "kustomization.yaml");
-            fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace(/\bwarn\b/, "warning"));
-            await git(["add", "-A"], work);
-            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
-            await git(["push", "--quiet", "origin", "main"], work);
-            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
             assert.match(
-                r.stdout,
+                await firstCommitByHand(
+                    root,
+                    prodKustomization((t) => t.replace(/\bwarn\b/, "warning")),
+                ),
                 /hint: the first commit's envs\/prod renders LOG_LEVEL "warning", not "warn": it holds the lab's files as they are \(gitrepo\/shop\/envs\/prod\/kustomization\.yaml's patch sets warn\)[^\n]*while it is main's only commit, make the bare repository again/,
             );
-            fs.rmSync(work, { recursive: true, force: true });
         });
     });
 
     it("the base ConfigMap's file named configmap.yml: the hint names the file", async () => {
         await atShop(0, async (root) => {
-            const { bareRepo } = shopLayout(root);
-            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
-            const work = fs.mkdtempSync(path.join(os.tmpdir(), "yml-"));
-            await git(["clone", "--quiet", bareRepo, work]);
-            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), work, { recursive: true });
-            fs.renameSync(path.join(work, "base", "configmap.yaml"), path.join(work, "base", "configmap.yml"));
-            const k = path.join(work, "base", "kustomization.yaml");
-            fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace("configmap.yaml", "configmap.yml"));
-            await git(["add", "-A"], work);
-            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
-            await git(["push", "--quiet", "origin", "main"], work);
-            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(r.stdout, /hint: the first commit has base\/configmap\.yml, not base\/configmap\.yaml, the file the lab names/);
+            const out = await firstCommitByHand(root, (work) => {
+                fs.renameSync(path.join(work, "base", "configmap.yaml"), path.join(work, "base", "configmap.yml"));
+                const k = path.join(work, "base", "kustomization.yaml");
+                fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace("configmap.yaml", "configmap.yml"));
+            });
+            assert.match(out, /hint: the first commit has base\/configmap\.yml, not base\/configmap\.yaml, the file the lab names/);
         });
     });
 
