@@ -13,7 +13,7 @@ import { HttpError, ResourceType, TYPES } from "./apiTypes";
 import { discovery, openapi } from "./discovery";
 import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
-import { checkRequired } from "./crdValidation";
+import { checkApplyPatch, checkRequired, decodeStrictly } from "./crdValidation";
 import { toTable, wantsTable } from "./tables";
 import { messageOf } from "../lab/ports/errors";
 import type { ObjectMeta } from "../lab/argo/types";
@@ -44,6 +44,8 @@ export class ApiServer {
     private server?: http.Server;
     /** The served lab's credential (start's `secure`): its token, and the certificate it serves with. */
     private credential?: { token: string; key: string; cert: string };
+    /** The Warning headers of the request being answered (set by `store`; requests are answered one at a time). */
+    private warnings: string[] = [];
     /** The latest requests seen (at most `requestsKept`), for tests that check what the product did ("PATCH /apis/..."). */
     readonly requests: { method: string; path: string; contentType?: string; body?: unknown }[] = [];
     /** Requests being answered now (a watch aside): a virtual clock stands still while there are any. */
@@ -191,6 +193,7 @@ export class ApiServer {
         const chunks: Buffer[] = [];
         req.on("data", (c) => chunks.push(c));
         req.on("end", () => {
+            this.warnings = [];
             const send = (code: number, body: unknown) => {
                 const unsaved = this.kube.saveBeforeAnswer(); // what a client hears of is saved first
                 if (unsaved)
@@ -206,7 +209,9 @@ export class ApiServer {
                             code: 500,
                         },
                     ];
-                res.writeHead(code, { "Content-Type": "application/json" });
+                // a warning as the API server sends it (warning.AddWarning): code 299, no agent, the text quoted
+                const warning = this.warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+                res.writeHead(code, { "Content-Type": "application/json", ...(warning.length ? { Warning: warning } : {}) });
                 res.end(JSON.stringify(body));
             };
             try {
@@ -307,9 +312,14 @@ export class ApiServer {
             );
     }
 
-    /** A client's object stored, once what its CRD requires is there (crdValidation.ts). */
-    private store(t: ResourceType, obj: { kind: string; metadata: ObjectMeta }) {
-        checkRequired(t.kind, t.group, obj);
+    /**
+     * A client's object stored, once what its CRD requires is there, its name is one the API server
+     * takes and its undeclared fields are pruned or refused as `url`'s fieldValidation asks (crdValidation.ts).
+     */
+    private store(t: ResourceType, url: URL, sent: { kind: string; metadata: ObjectMeta }) {
+        const { obj, warnings } = decodeStrictly(t.kind, t.group, sent, url.searchParams.get("fieldValidation"));
+        checkRequired(t.kind, t.group, obj, !this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name));
+        this.warnings = warnings;
         return this.kube.put(obj, "client");
     }
 
@@ -358,7 +368,7 @@ export class ApiServer {
                 if (this.kube.get(t.kind, ns, obj.metadata.name))
                     throw new HttpError(409, "AlreadyExists", `${t.plural} "${obj.metadata.name}" already exists`);
                 this.namespaceTakes(t, ns, obj.metadata.name);
-                return this.store(t, { ...obj, metadata: { ...obj.metadata, name: obj.metadata.name } });
+                return this.store(t, url, { ...obj, metadata: { ...obj.metadata, name: obj.metadata.name } });
             }
             throw new HttpError(405, "MethodNotAllowed", `${method} on a collection`);
         }
@@ -371,12 +381,17 @@ export class ApiServer {
                 if (!current) throw notFound();
                 // a PUT is the whole object: with no body there is none (the API server refuses it as it refuses any body it cannot decode)
                 if (body === undefined) throw new HttpError(400, "BadRequest", "the request's body is empty: a PUT sends the whole object");
-                return this.store(t, { ...objectOf(body), kind: t.kind, metadata: { ...objectOf(body).metadata, name, namespace: ns } });
+                return this.store(t, url, {
+                    ...objectOf(body),
+                    kind: t.kind,
+                    metadata: { ...objectOf(body).metadata, name, namespace: ns },
+                });
             case "PATCH": {
                 if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
                 if (!current) this.namespaceTakes(t, ns, name);
+                if (ctype === "application/apply-patch+yaml" && t.group) checkApplyPatch(t.kind, t.group, ns, name, body);
                 const next = objectOf(patchAs(ctype, current, body, t.group));
-                return this.store(t, { ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } });
+                return this.store(t, url, { ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } });
             }
             case "DELETE": {
                 const old = this.kube.remove(t.kind, ns, name, "client");

@@ -16,6 +16,7 @@ import * as rolling from "./rollingSync";
 import { generateApplications, generateFromParams, gitFileParams, Params } from "./generators";
 import { AppSetMetrics } from "./appsetMetrics";
 import { destinationError } from "./destination";
+import { nameInvalid } from "./crdValidation";
 import type { Application, ApplicationSet, Condition } from "../lab/argo/types";
 
 export const ACTOR = "applicationset-controller";
@@ -406,6 +407,12 @@ export class AppSetController {
         for (const d of [...desired].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
             if (live?.metadata.deletionTimestamp) continue; // being deleted: generated again once it is gone
+            // the create the API server refuses (a name that is no DNS subdomain: an element's key missing from {{...}})
+            const refused = live ? undefined : nameInvalid("Application", "argoproj.io", d.metadata.name);
+            if (refused) {
+                error ??= refused;
+                continue;
+            }
             // the same owner is the same group, kind and name (referSameObject: not the uid)
             const other = (live?.metadata.ownerReferences ?? []).find(
                 (r) =>

@@ -1,8 +1,9 @@
 /**
  * What apiextensions-apiserver refuses of a custom resource before storing it: a field its CRD's
  * schema requires that the object lacks (`spec.template.spec.project: Required value`), answered
- * 422 Invalid as the API server answers it. The simulation checks required fields only (not types
- * or formats), and not `status` (its controllers write it in-process, as Argo CD's write it).
+ * 422 Invalid as the API server answers it; a name that is not a DNS subdomain; a field the schema
+ * does not declare (pruned, or refused under kubectl's strict field validation). The simulation checks
+ * no types or formats, and not `status` (its controllers write it in-process, as Argo CD's write it).
  */
 import { HttpError } from "./apiTypes";
 import { installCrds } from "./argoCrds";
@@ -21,12 +22,106 @@ export function missingRequired(schema: Schema | undefined, value: unknown, at =
 }
 
 /** Throws the API server's 422 when `obj` of `kind` (a custom resource of the shipped CRDs) lacks a required field. */
-export function checkRequired(kind: string, group: string, obj: { metadata?: { name?: string } }): void {
-    const crd = installCrds().find((c) => c.spec.names.kind === kind && c.spec.group === group);
-    const version = crd?.spec.versions?.find((v) => v.storage) ?? crd?.spec.versions?.[0];
-    const missing = missingRequired(version?.schema?.openAPIV3Schema, obj).map((p) => `${p}: Required value`);
+export function checkRequired(kind: string, group: string, obj: { metadata?: { name?: string } }, checkName = false): void {
+    const badName = checkName && obj.metadata?.name ? nameError(obj.metadata.name) : undefined;
+    const missing = [
+        ...(badName ? [badName] : []),
+        ...missingRequired(schemaOf(kind, group).schema, obj).map((p) => `${p}: Required value`),
+    ];
     if (!missing.length) return;
     // errors.NewInvalid: one error as it is, several in brackets
     const why = missing.length === 1 ? missing[0] : `[${missing.join(", ")}]`;
     throw new HttpError(422, "Invalid", `${kind}.${group} "${obj.metadata?.name ?? ""}" is invalid: ${why}`);
+}
+
+/**
+ * Structural pruning (apiextensions-apiserver's pruning.PruneWithOptions): removes from `value` every
+ * field its schema does not declare, where the schema neither preserves unknown fields nor has
+ * `additionalProperties`, and returns their paths ("spec.syncPolicy.automated", "spec.generators[0].x").
+ * The root's `metadata` is ObjectMeta (the API server's own) and `status` a subresource: neither is read.
+ */
+export function prune(schema: Schema | undefined, value: unknown, at = ""): string[] {
+    if (!schema || value === null || typeof value !== "object") return [];
+    if (Array.isArray(value)) return value.flatMap((v, i) => prune(schema.items, v, `${at}[${i}]`));
+    const obj = value as Record<string, unknown>;
+    const out: string[] = [];
+    for (const k of Object.keys(obj)) {
+        const path = at ? `${at}.${k}` : k;
+        if (!at && (k === "metadata" || k === "status" || k === "apiVersion" || k === "kind")) continue;
+        const sub = schema.properties?.[k] ?? (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
+        if (sub) out.push(...prune(sub, obj[k], path));
+        else if (!schema.additionalProperties && !schema["x-kubernetes-preserve-unknown-fields"]) {
+            out.push(path);
+            delete obj[k];
+        }
+    }
+    return out;
+}
+
+/** The stored version's schema of a custom resource of the shipped CRDs (undefined for any other kind). */
+function schemaOf(kind: string, group: string): { schema?: Schema; version?: string } {
+    const crd = installCrds().find((c) => c.spec.names.kind === kind && c.spec.group === group);
+    const version = crd?.spec.versions?.find((v) => v.storage) ?? crd?.spec.versions?.[0];
+    return { schema: version?.schema?.openAPIV3Schema, version: version?.name };
+}
+
+/**
+ * A client's custom resource as the API server decodes it under `fieldValidation` (kubectl sends
+ * Strict; a client that sends none gets Warn): its undeclared fields pruned; under Strict the 400 the
+ * API server answers instead (transformDecodeError over a strict decoding error); under Warn their
+ * warnings, for the response's Warning headers.
+ */
+export function decodeStrictly<T extends object>(
+    kind: string,
+    group: string,
+    obj: T,
+    fieldValidation: string | null,
+): { obj: T; warnings: string[] } {
+    const { schema, version } = schemaOf(kind, group);
+    if (!schema) return { obj, warnings: [] };
+    const pruned = structuredClone(obj);
+    const unknown = prune(schema, pruned)
+        .sort()
+        .map((p) => `unknown field "${p}"`);
+    if (unknown.length && fieldValidation === "Strict")
+        throw new HttpError(
+            400,
+            "BadRequest",
+            `${kind} in version "${version}" cannot be handled as a ${kind}: strict decoding error: ${unknown.join(", ")}`,
+        );
+    return { obj: pruned, warnings: fieldValidation === "Ignore" ? [] : unknown };
+}
+
+/**
+ * A server-side apply's patch of a custom resource with a field its schema does not declare: the field
+ * manager cannot type it, and the API server answers 500 (structuredmerge.go's plain error, whatever
+ * fieldValidation says).
+ */
+export function checkApplyPatch(kind: string, group: string, ns: string | undefined, name: string, patch: unknown): void {
+    const { schema, version } = schemaOf(kind, group);
+    if (!schema || !patch || typeof patch !== "object") return;
+    const unknown = prune(schema, structuredClone(patch)).sort();
+    if (unknown.length)
+        throw new HttpError(
+            500,
+            "InternalError",
+            `failed to create typed patch object (${ns ? `${ns}/` : ""}${name}; ${group}/${version}, Kind=${kind}): .${unknown[0]}: field not declared in schema`,
+        );
+}
+
+/** The API server's check of a custom resource's name (NameIsDNSSubdomain): the 422 it answers, or undefined. */
+export function nameInvalid(kind: string, group: string, name: string): string | undefined {
+    const why = nameError(name);
+    return why && `${kind}.${group} "${name}" is invalid: ${why}`;
+}
+
+/** NameIsDNSSubdomain's field error for `name`, or undefined. */
+function nameError(name: string): string | undefined {
+    const re = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+    if (name.length <= 253 && re.test(name)) return undefined;
+    const why =
+        name.length > 253
+            ? "must be no more than 253 characters"
+            : "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+    return `metadata.name: Invalid value: "${name}": ${why}`;
 }

@@ -111,11 +111,13 @@ export interface SimEvent extends KubeEvent {
     series?: { count?: number; lastObservedTime?: string };
 }
 
-/** An OpenAPI v3 schema as a CRD declares it: what the required-field check reads of it. */
+/** An OpenAPI v3 schema as a CRD declares it: what the required-field check and the pruning read of it. */
 export interface Schema {
     required?: string[];
     properties?: Record<string, Schema>;
     items?: Schema;
+    additionalProperties?: Schema | boolean;
+    "x-kubernetes-preserve-unknown-fields"?: boolean;
 }
 
 /** A CustomResourceDefinition: what discovery, the tables and the conversion read of it. */

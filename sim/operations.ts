@@ -223,14 +223,9 @@ export class Operations {
 
     /** The PreSync hooks, created in wave order (those replaced, BeforeHookCreation, already deleted). */
     private runHooks(app: Application, hooks: Manifest[]) {
+        this.createNamespace(app, app.spec!.syncPolicy?.syncOptions ?? []);
         for (const h of hooks) {
             const hns = h.metadata.namespace!; // set from the destination when rendered
-            if (
-                !this.host.kube.get("Namespace", undefined, hns) &&
-                (app.spec!.syncPolicy?.syncOptions ?? []).includes("CreateNamespace=true")
-            ) {
-                this.host.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: hns } }, ACTOR);
-            }
             // a replaced hook's old object is gone by now (runOperation waited for its deletion)
             const annotations = { ...(h.metadata.annotations ?? {}), [TRACKING_ANNOTATION]: trackingId(app.metadata.name, h, hns) };
             this.host.kube.put({ ...h, metadata: { ...h.metadata, annotations } }, ACTOR);
@@ -420,28 +415,32 @@ export class Operations {
         this.host.schedule(ns, name, 0, { hard: false, forced: !op.initiatedBy?.automated });
     }
 
+    /** CreateNamespace=true: the sync's namespace task, first, makes the destination's namespace (not one an object names). */
+    private createNamespace(app: Application, syncOptions: string[]) {
+        const ns = app.spec!.destination?.namespace;
+        if (ns && syncOptions.includes("CreateNamespace=true") && !this.host.kube.get("Namespace", undefined, ns))
+            this.host.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ACTOR);
+    }
+
     /** Applies the rendered objects (only those the operation names, for a partial sync); prunes when asked. */
     private apply(app: Application, op: SyncOperation, desired: Manifest[]): ResourceResult[] {
         const name = app.metadata.name;
-        const createNs = (app.spec!.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? []).includes("CreateNamespace=true");
+        this.createNamespace(app, app.spec!.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? []);
         const only = op.sync.resources ? new Set(op.sync.resources.map((r) => `${r.kind}/${r.namespace}/${r.name}`)) : null;
         const results: ResourceResult[] = [];
         for (const d of [...desired].sort((x, y) => wave(x) - wave(y))) {
             if (only && !only.has(keyOf(d))) continue;
             const ns = d.metadata.namespace!; // set from the destination when rendered
             if (!this.host.kube.get("Namespace", undefined, ns)) {
-                if (!createNs) {
-                    results.push({
-                        kind: d.kind,
-                        namespace: ns,
-                        name: d.metadata.name,
-                        status: "SyncFailed",
-                        message: `namespaces "${ns}" not found`,
-                        syncPhase: "Sync",
-                    });
-                    continue;
-                }
-                this.host.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ACTOR);
+                results.push({
+                    kind: d.kind,
+                    namespace: ns,
+                    name: d.metadata.name,
+                    status: "SyncFailed",
+                    message: `namespaces "${ns}" not found`,
+                    syncPhase: "Sync",
+                });
+                continue;
             }
             const live = this.host.liveOf(d);
             const applied = {

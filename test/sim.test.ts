@@ -222,6 +222,26 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         );
     });
 
+    it("CreateNamespace makes the destination's namespace only: an object naming another fails its sync", async () => {
+        const { clone } = at.lab.layout;
+        fs.appendFileSync(path.join(clone, "base/kustomization.yaml"), "namespace: shop\n");
+        await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-am", "base in namespace shop"], clone);
+        await git(["push", "--quiet", "origin", "HEAD:main"], clone);
+        at.lab.kube.put(shopApplicationSet(), "client");
+        await expect(
+            holds(
+                'shop-dev\'s sync Failed: namespaces "shop" not found',
+                () => {
+                    const op = at.lab.kube.get("Application", "argocd", "shop-dev")?.status?.operationState;
+                    return op?.phase === "Failed" && (op.message ?? "").includes('namespaces "shop" not found');
+                },
+                () => at.lab.kube.get("Application", "argocd", "shop-dev")?.status?.operationState,
+            ),
+        );
+        assert.ok(at.lab.kube.get("Namespace", undefined, "shop-dev"), "the destination's namespace is made");
+        assert.strictEqual(at.lab.kube.get("Namespace", undefined, "shop"), undefined, "the object's own is not");
+    });
+
     it("a repoURL without git's default port reaches the same git daemon", async () => {
         const set = shopApplicationSet();
         set.spec!.template!.spec!.source!.repoURL = set.spec!.template!.spec!.source!.repoURL!.replace(":9418/", "/");

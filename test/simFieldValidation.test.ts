@@ -1,0 +1,176 @@
+/**
+ * What the simulated API server refuses or prunes of a custom resource, as apiextensions-apiserver
+ * does: a field the CRD's schema does not declare (kubectl's strict field validation refuses it; a
+ * client that asks for none gets it pruned with a warning; a server-side apply cannot type it) and a
+ * name that is no DNS subdomain (a generated Application's too). The real kubectl against the served lab.
+ */
+import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as http from "http";
+import { stringify } from "yaml";
+import { run, RunError } from "../lab/ports/exec";
+import { shopApplicationSet } from "../lab/shop/appset";
+import { FakeKube } from "../sim/fakeApi";
+import { expect, holds } from "./helpers/expect";
+import { labAt, LabAt } from "./helpers/labAt";
+
+const APPSETS = "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets";
+
+/** An ApplicationSet with `automated` one level too high: under its own spec.syncPolicy (the template's field). */
+function automatedOnTheAppSet() {
+    const set = shopApplicationSet();
+    (set.spec as Record<string, unknown>).syncPolicy = { automated: { selfHeal: true } };
+    return set;
+}
+
+describe("the simulated API server's field validation of custom resources", function () {
+    this.timeout(120_000);
+    let kube: FakeKube;
+    let base: string;
+    let dir: string;
+    let kubeconfig: string;
+    beforeEach(async () => {
+        kube = new FakeKube();
+        base = await kube.start();
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "fieldvalidation-"));
+        kubeconfig = path.join(dir, "kubeconfig");
+        fs.writeFileSync(kubeconfig, kube.kubeconfig(base));
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }, "setup");
+    });
+    afterEach(async () => {
+        await kube.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const kubectl = async (...args: string[]) => {
+        try {
+            const out = await run("kubectl", ["--kubeconfig", kubeconfig, ...args]);
+            return { ok: true, out: out.stdout + out.stderr };
+        } catch (e) {
+            if (!(e instanceof RunError)) throw e;
+            return { ok: false, out: e.stderr };
+        }
+    };
+    const file = (name: string, obj: unknown) => {
+        const f = path.join(dir, name);
+        fs.writeFileSync(f, stringify(obj));
+        return f;
+    };
+    const send = (method: string, p: string, body: unknown, ctype = "application/json") =>
+        new Promise<{ code: number; body: { message?: string; spec?: Record<string, unknown> }; warning?: string | string[] }>(
+            (resolve, reject) => {
+                const req = http.request(`${base}${p}`, { method, headers: { "content-type": ctype } }, (res) => {
+                    let text = "";
+                    res.on("data", (d) => (text += d));
+                    res.on("end", () => resolve({ code: res.statusCode ?? 0, body: JSON.parse(text), warning: res.headers.warning }));
+                });
+                req.on("error", reject);
+                req.end(typeof body === "string" ? body : JSON.stringify(body));
+            },
+        );
+
+    it("kubectl apply of an undeclared field is refused, naming it, and nothing is stored", async () => {
+        const got = await kubectl("apply", "-f", file("appset.yaml", automatedOnTheAppSet()));
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(
+            got.out,
+            /ApplicationSet in version "v1alpha1" cannot be handled as a ApplicationSet: strict decoding error: unknown field "spec\.syncPolicy\.automated"/,
+        );
+        assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop"), undefined);
+    });
+
+    it("kubectl apply over a stored ApplicationSet with an undeclared field is refused, and the stored one kept", async () => {
+        assert.strictEqual((await kubectl("apply", "-f", file("ok.yaml", shopApplicationSet()))).ok, true);
+        const got = await kubectl("apply", "-f", file("appset.yaml", automatedOnTheAppSet()));
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(got.out, /strict decoding error: unknown field "spec\.syncPolicy\.automated"/);
+        assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop")!.spec!.syncPolicy, undefined);
+    });
+
+    it("kubectl apply --validate=false: the field pruned, and warned of", async () => {
+        const got = await kubectl("apply", "--validate=false", "-f", file("appset.yaml", automatedOnTheAppSet()));
+        assert.strictEqual(got.ok, true, got.out);
+        assert.deepStrictEqual(kube.get("ApplicationSet", "argocd", "shop")!.spec!.syncPolicy, {}, "not stored");
+        const sent = await send("POST", `${APPSETS}?fieldValidation=Warn`, { ...automatedOnTheAppSet(), metadata: { name: "other" } });
+        assert.strictEqual(sent.code, 201);
+        assert.strictEqual(sent.warning, '299 - "unknown field \\"spec.syncPolicy.automated\\""');
+        assert.deepStrictEqual(sent.body.spec!.syncPolicy, {}, "pruned from what is stored and answered");
+    });
+
+    it("a server-side apply of an undeclared field cannot be typed (500, as the API server answers it)", async () => {
+        const got = await kubectl("apply", "--server-side", "-f", file("appset.yaml", automatedOnTheAppSet()));
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(
+            got.out,
+            /failed to create typed patch object \(argocd\/shop; argoproj\.io\/v1alpha1, Kind=ApplicationSet\): \.spec\.syncPolicy\.automated: field not declared in schema/,
+        );
+        assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop"), undefined);
+    });
+
+    it("fields the schema keeps open are stored: a list element's own keys, labels", async () => {
+        const set = shopApplicationSet();
+        set.spec!.generators![0].list!.elements!.push({ env: "qa", team: "blue" } as never);
+        set.spec!.template!.metadata!.labels = { team: "{{team}}" };
+        assert.strictEqual((await kubectl("apply", "-f", file("appset.yaml", set))).ok, true);
+        const stored = kube.get("ApplicationSet", "argocd", "shop")!;
+        assert.deepStrictEqual(stored.spec!.generators![0].list!.elements!.at(-1), { env: "qa", team: "blue" });
+        assert.deepStrictEqual(stored.spec!.template!.metadata!.labels, { team: "{{team}}" });
+    });
+
+    it("an Application whose name is no DNS subdomain is refused (422)", async () => {
+        const app = {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "Application",
+            metadata: { name: "shop-{{env}}", namespace: "argocd" },
+            spec: {
+                project: "default",
+                destination: { server: "https://kubernetes.default.svc", namespace: "shop" },
+                source: { repoURL: "git://gitd/shop-envs.git", path: "." },
+            },
+        };
+        const got = await kubectl("apply", "-f", file("app.yaml", app));
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(
+            got.out,
+            /Application\.argoproj\.io "shop-\{\{env\}\}" is invalid: metadata\.name: Invalid value: "shop-\{\{env\}\}": a lowercase RFC 1123 subdomain/,
+        );
+        assert.deepStrictEqual(kube.list("Application", "argocd"), []);
+    });
+});
+
+describe("Argo CD simulation: a generated Application the API server refuses", function () {
+    this.timeout(60_000);
+    let at: LabAt;
+    beforeEach(async () => (at = await labAt(1)));
+    afterEach(async () => at.stop());
+
+    it("an element without the template's key: its Application is not created, the ApplicationSet says why", async () => {
+        const set = shopApplicationSet();
+        set.spec!.generators![0].list!.elements!.push({ enviroment: "qa" } as never);
+        at.lab.kube.put(set, "client");
+        const appset = () => at.lab.kube.get("ApplicationSet", "argocd", "shop");
+        await expect(
+            holds(
+                "ErrorOccurred: UpdateApplicationError with the API server's 422",
+                () =>
+                    !!appset()?.status?.conditions?.some(
+                        (c) =>
+                            c.type === "ErrorOccurred" &&
+                            c.status === "True" &&
+                            c.reason === "UpdateApplicationError" &&
+                            (c.message ?? "").startsWith('Application.argoproj.io "shop-{{env}}" is invalid: metadata.name: Invalid value'),
+                    ),
+                () => appset()?.status,
+            ),
+        );
+        assert.deepStrictEqual(
+            at.lab.kube
+                .list("Application", "argocd")
+                .map((a) => a.metadata.name)
+                .sort(),
+            ["shop-dev", "shop-prod"],
+            "the others are created; none named {{env}}",
+        );
+    });
+});
