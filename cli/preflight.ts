@@ -9,7 +9,7 @@ import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
 import { clusterStateFile } from "../sim/simulatedLab";
-import { servedKubeconfig } from "../sim/servedFiles";
+import { servedLabOf } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
 import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, noKeysNote, readStackFile, secretKeysNote } from "./stackConfig";
 
@@ -81,9 +81,7 @@ export async function runPreflight(
               ]
             : []),
         // a served simulated lab's kubeconfig: no cluster a stack can install into, and gone when the served lab stops
-        ...(adopt &&
-        path.resolve(cfg.kubeconfigPath) === servedKubeconfig(path.dirname(path.resolve(cfg.kubeconfigPath))) &&
-        fs.existsSync(clusterStateFile(path.dirname(path.resolve(cfg.kubeconfigPath))))
+        ...(adopt && servedLabOf(cfg.kubeconfigPath)
             ? [
                   {
                       check: "kubeconfigPath is a cluster's",

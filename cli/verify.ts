@@ -23,8 +23,7 @@ import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { messageOf } from "../lab/ports/errors";
-import { isServedKubeconfig, servedKubeconfig } from "../sim/servedFiles";
-import { clusterStateFile } from "../sim/simulatedLab";
+import { isServedKubeconfig, servedKubeconfig, servedLabOf } from "../sim/servedFiles";
 import { goneHolder, lockFile } from "../lab/ports/lock";
 
 /**
@@ -154,16 +153,13 @@ export const verify: Command = {
             try {
                 const kc = findKubeconfig(stringOption(values, "kubeconfig"));
                 // another simulated lab's served kubeconfig (a KUBECONFIG still exported from it): its cluster is not this lab's
-                // compared as real paths: a symlinked folder (macOS's /tmp) or a relative KUBECONFIG names the same file
-                const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : path.resolve(p));
-                const elsewhere = path.dirname(real(kc.file));
-                const served = real(kc.file) === servedKubeconfig(elsewhere) && fs.existsSync(clusterStateFile(elsewhere));
-                if (served && elsewhere !== real(layout.root))
+                const elsewhere = servedLabOf(kc.file);
+                if (elsewhere && elsewhere !== (fs.existsSync(layout.root) ? fs.realpathSync(layout.root) : path.resolve(layout.root)))
                     throw new Error(
                         `${kc.file} is the kubeconfig of the simulated lab under ${elsewhere}, not of this one (${values.kubeconfig === undefined ? "KUBECONFIG still names it" : "--kubeconfig"}); its cluster never saw this lab's work: give this lab's cluster`,
                     );
                 // this lab's (or a) served lab's kubeconfig while nothing serves it: its simulate --serve has stopped
-                if (served && (!fs.existsSync(lockFile(elsewhere)) || goneHolder(lockFile(elsewhere)) !== undefined))
+                if (elsewhere && (!fs.existsSync(lockFile(elsewhere)) || goneHolder(lockFile(elsewhere)) !== undefined))
                     throw new Error(
                         `${kc.file} is the served lab's under ${elsewhere}, and nothing serves it now (its simulate --serve has stopped); serve it again: gitops-lab simulate --root ${elsewhere} --serve`,
                     );

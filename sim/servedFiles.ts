@@ -15,6 +15,18 @@ export { CLONES_DIR };
 const LAB_CLONES = ["shop-envs", "platform"];
 
 export const servedKubeconfig = (root: string) => path.join(root, "kubeconfig");
+/** The simulated cluster's state under a root (simulate's resume reads it). */
+export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
+
+/**
+ * The root (as a real path) of the simulated lab whose served kubeconfig `file` is; undefined for any
+ * other file. Compared as real paths: a symlinked folder (macOS's /tmp) or a relative path names the same file.
+ */
+export function servedLabOf(file: string): string | undefined {
+    const real = fs.existsSync(file) ? fs.realpathSync(file) : path.resolve(file);
+    const root = path.dirname(real);
+    return real === servedKubeconfig(root) && fs.existsSync(clusterStateFile(root)) ? root : undefined;
+}
 export const servedFiles = (root: string) => [servedKubeconfig(root), path.join(root, CLONES_DIR)];
 
 /** Whether a kubeconfig is one a served lab wrote (its simulated API on loopback, its context "fake"). */

@@ -31,7 +31,7 @@ import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "../lab/ports/lock";
 import { madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
-import { removeServedFiles, servedFiles } from "./servedFiles";
+import { clusterStateFile, removeServedFiles, servedFiles } from "./servedFiles";
 
 export interface SimulatedLab {
     layout: ShopLayout;
@@ -56,7 +56,7 @@ export const SIM_TIMEOUTS: ShopScenarioTimeouts = {
 };
 
 /** Where `gitops-lab simulate` keeps the simulated cluster (FakeKube.persistTo says when it is saved). */
-export const clusterStateFile = (root: string) => path.join(root, "simulated-cluster.json");
+export { clusterStateFile };
 /** The git daemon's PID, for the next run to reap if this one is killed. */
 const daemonPidFile = (root: string) => path.join(root, ".gitops-lab-git-daemon.pid");
 /** Where the simulated kubelet lays out Pods' volumes (under the root, which nobody may traverse). */
