@@ -2150,15 +2150,27 @@ describe("verify --step: one step at a time, with a hint", function () {
             await at.cluster.jsonPatchApplicationSet("tenants", [
                 { op: "replace", path: "/spec/strategy/rollingSync/steps", value: steps },
             ]);
-            // main moved on (a release pushed), the ApplicationSet not told: the Applications' key written on it
+            // the Applications' key written on the ApplicationSet
             await at.cluster.jsonPatchApplicationSet("tenants", [
                 { op: "add", path: "/metadata/annotations", value: { "argocd.argoproj.io/refresh": "normal" } },
             ]);
             const tracks = await check("live Applications track");
             assert.ok(tracks.ok, "the annotation alone changes nothing the check reads");
-            const stale = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
-                c.check.startsWith("live Applications track"),
-            )!;
+            const tracked = async () =>
+                (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
+                    c.check.startsWith("live Applications track"),
+                )!;
+            const unpushed = await tracked();
+            assert.strictEqual(unpushed.ok, false);
+            assert.doesNotMatch(unpushed.hint ?? "", /refresh/, "main names no new release: the key is not why");
+            // main moved on (mandant-a's release pushed), the ApplicationSet not told
+            fs.writeFileSync(path.join(at.layout.clone, tenantPath("mandant-a")), tenantFile("mandant-a", RELEASES.faulty));
+            await git(
+                ["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-am", "mandant-a to the new release"],
+                at.layout.clone,
+            );
+            await git(["push", "--quiet", "origin", "HEAD:main"], at.layout.clone);
+            const stale = await tracked();
             assert.strictEqual(stale.ok, false);
             assert.match(
                 stale.hint ?? "",

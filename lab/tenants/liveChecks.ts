@@ -176,7 +176,14 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                     ...outcome,
                     hint: `the ApplicationSet makes two Applications named ${twice} ("contains applications with duplicate name"): every tenants/*.yaml file is a tenant, and a second file names ${twice} again (a copy, tenants/${twice}.orig.yaml?); it updates neither: remove the extra file in a new commit and push`,
                 };
-            if (set?.metadata?.annotations?.[REFRESH_ANNOTATION] !== undefined)
+            // only where main names the graded release already: a tenant behind main, not a push not made
+            const onMain = set?.metadata?.annotations?.[REFRESH_ANNOTATION] !== undefined && w.main ? await releasesAt(w, w.main) : {};
+            const behindMain = TENANTS.filter(
+                (t) =>
+                    (found[t] as { path?: unknown }).path !== expectedPath(w.through, t) &&
+                    `releases/${onMain[t]}` === expectedPath(w.through, t),
+            );
+            if (behindMain.length)
                 return {
                     ...outcome,
                     hint: `the ApplicationSet carries ${REFRESH_ANNOTATION}, the Applications' key, which the ApplicationSet controller does not read: its own is ${APPSET_REFRESH_ANNOTATION}=true (kubectl -n argocd annotate applicationset ${TENANTS_APPSET} ${APPSET_REFRESH_ANNOTATION}=true --overwrite)`,
