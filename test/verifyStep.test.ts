@@ -628,7 +628,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     /** Step 1 done by hand on a lab at step 0: the lab's files, `edit`ed in the clone, pushed as main's first commit; verify --step 1's output. */
-    async function firstCommitByHand(root: string, edit: (work: string) => void): Promise<string> {
+    async function firstCommitByHand(root: string, edit: (work: string) => void, later?: (work: string) => void): Promise<string> {
         const { bareRepo } = shopLayout(root);
         await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
         const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-"));
@@ -639,6 +639,13 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git(["add", "-A"], work);
             await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
             await git(["push", "--quiet", "origin", "main"], work);
+            if (later) {
+                // put right in a second commit
+                later(work);
+                await git(["add", "-A"], work);
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "second"], work);
+                await git(["push", "--quiet", "origin", "main"], work);
+            }
             const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             return r.stdout;
@@ -684,6 +691,50 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
         });
     });
+
+    const lab = path.join(__dirname, "..", "gitrepo", "shop");
+    const envsRenamed = (work: string) => {
+        fs.renameSync(path.join(work, "envs", "dev"), path.join(work, "envs", "development"));
+        fs.renameSync(path.join(work, "envs", "prod"), path.join(work, "envs", "production"));
+    };
+    for (const [what, edit, later, hint] of [
+        [
+            "a namespace in base's kustomization.yaml",
+            (work: string) => fs.appendFileSync(path.join(work, "base", "kustomization.yaml"), "namespace: shop\n"),
+            undefined,
+            /hint: the first commit renders shop-config into namespace shop \(namespace: in base\/kustomization\.yaml\): each environment's Application puts it in its own namespace/,
+        ],
+        [
+            "the overlays in envs/development and envs/production",
+            envsRenamed,
+            undefined,
+            /hint: the first commit has no envs\/dev or envs\/prod \(its envs\/: development, production\): the lab's overlays are envs\/dev and envs\/prod, the paths its Applications read; while it is main's only commit, make the bare repository again/,
+        ],
+        [
+            "base/kustomization.yaml left out",
+            (work: string) => fs.rmSync(path.join(work, "base", "kustomization.yaml")),
+            undefined,
+            /hint: the first commit's overlays do not render \(envs\/dev at [0-9a-f]{7} does not render: [^\n]*\): kubectl kustomize envs\/dev and envs\/prod in the clone show why/,
+        ],
+        [
+            "base/kustomization.yaml left out, added in a second commit",
+            (work: string) => fs.rmSync(path.join(work, "base", "kustomization.yaml")),
+            (work: string) => fs.copyFileSync(path.join(lab, "base", "kustomization.yaml"), path.join(work, "base", "kustomization.yaml")),
+            /hint: main's latest commit renders right, its first \([0-9a-f]{12}\) does not \(envs\/dev at [0-9a-f]{7} does not render[^\n]*do step 1 over on the lab begun again/,
+        ],
+        [
+            "a README alone, the lab's files in a second commit",
+            (work: string) => {
+                for (const d of ["base", "envs"]) fs.rmSync(path.join(work, d), { recursive: true });
+                fs.writeFileSync(path.join(work, "README.md"), "# shop\n");
+            },
+            (work: string) => fs.cpSync(lab, work, { recursive: true }),
+            /hint: step 1 grades main's first commit, and it holds no base\/configmap\.yaml: the first commit is to hold the lab's files[^\n]*do step 1 over on the lab begun again/,
+        ],
+    ] as const)
+        it(`a first commit with ${what}: the hint names it`, async () => {
+            await atShop(0, async (root) => assert.match(await firstCommitByHand(root, edit, later), hint));
+        });
 
     it("the base ConfigMap's file named configmap.yml: the hint names the file", async () => {
         await atShop(0, async (root) => {

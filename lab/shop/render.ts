@@ -9,6 +9,11 @@ export const SHOP_CONFIGMAP = "shop-config";
 
 /** Renders an overlay with `kubectl kustomize` and returns shop-config's data (an error if it renders none). */
 export async function renderShopConfig(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<Record<string, string>> {
+    return (await renderShopConfigMap(dir, kubectl, opts)).data ?? {};
+}
+
+/** Renders an overlay with `kubectl kustomize` and returns shop-config as rendered (an error if it renders none). */
+export async function renderShopConfigMap(dir: string, kubectl = "kubectl", opts: KustomizeOptions = {}): Promise<ConfigMap> {
     let docs: KubeObject[];
     try {
         docs = await kustomizeBuild(dir, kubectl, opts);
@@ -27,14 +32,19 @@ export async function renderShopConfig(dir: string, kubectl = "kubectl", opts: K
             `kubectl kustomize ${dir} rendered no ConfigMap ${SHOP_CONFIGMAP}${other.length ? ` but ${other.join(", ")} (renamed by a namePrefix or nameSuffix? the lab's ConfigMap is ${SHOP_CONFIGMAP} in every environment)` : ""}`,
         );
     }
-    return (cm as ConfigMap).data ?? {};
+    return cm as ConfigMap;
 }
 
 /** A commit's overlay rendered; one that does not render is an error saying why (a listed resource missing), not kustomize's log line. */
-export function renderShopConfigAt(repo: BareRepo, sha: string, dir: string, kubectl = "kubectl"): Promise<Record<string, string>> {
+export async function renderShopConfigAt(repo: BareRepo, sha: string, dir: string, kubectl = "kubectl"): Promise<Record<string, string>> {
+    return (await renderShopConfigMapAt(repo, sha, dir, kubectl)).data ?? {};
+}
+
+/** A commit's overlay's shop-config as rendered (its namespace too); an error as renderShopConfigAt's. */
+export function renderShopConfigMapAt(repo: BareRepo, sha: string, dir: string, kubectl = "kubectl"): Promise<ConfigMap> {
     return repo.withTree(sha, async (tree) => {
         try {
-            return await renderShopConfig(path.join(tree, dir), kubectl, { checkout: tree });
+            return await renderShopConfigMap(path.join(tree, dir), kubectl, { checkout: tree });
         } catch (e) {
             const stderr = stderrOf(e);
             if (!stderr) throw e;

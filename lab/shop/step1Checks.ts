@@ -6,10 +6,26 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { Check, eq, eqFields } from "../grader/grader";
-import { renderShopConfigAt } from "./render";
+import type { ConfigMap } from "../argo/types";
+import { renderShopConfigMapAt } from "./render";
 import { ShopWorld } from "./world";
 
-const shopConfigAt = (w: ShopWorld, sha: string, dir: string) => renderShopConfigAt(w.repo, sha, dir, w.kubectl);
+/** Each commit's overlay rendered once per grading (two checks read it). */
+const renders = new WeakMap<ShopWorld, Map<string, Promise<ConfigMap>>>();
+function configMapAt(w: ShopWorld, sha: string, dir: string): Promise<ConfigMap> {
+    let done = renders.get(w);
+    if (!done) renders.set(w, (done = new Map()));
+    const key = `${sha} ${dir}`;
+    if (!done.has(key)) done.set(key, renderShopConfigMapAt(w.repo, sha, dir, w.kubectl));
+    return done.get(key)!;
+}
+const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => (await configMapAt(w, sha, dir)).data ?? {};
+
+/** How step 1 is done again: main's first commit is what it grades, and main takes fast-forwards only. */
+const redo = (w: ShopWorld, first: string) =>
+    first === w.main
+        ? `while it is main's only commit, make the bare repository again (rm -rf ${w.layout.bareRepo}, git init --bare --shared=0644 --initial-branch=main it) and push a first commit of the files as they are`
+        : "do step 1 over on the lab begun again (its reset)";
 
 export const STEP1_CHECKS: Check<ShopWorld>[] = [
     {
@@ -78,7 +94,16 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                     found: other,
                     hint: `the first commit has ${other}, not base/configmap.yaml, the file the lab names: in a new lab (the reset, then step 1 again) name it base/configmap.yaml, and list it so in base/kustomization.yaml`,
                 };
-            const cm = parse(text ?? "null");
+            if (text === null) {
+                const files = await w.repo.changedFiles(first);
+                return {
+                    ok: false,
+                    expected: "base/configmap.yaml in main's first commit",
+                    found: `no base/configmap.yaml (the first commit holds ${files.slice(0, 5).join(", ") || "no file"}${files.length > 5 ? ", ..." : ""})`,
+                    hint: `step 1 grades main's first commit, and it holds no base/configmap.yaml: the first commit is to hold the lab's files (base/ and envs/dev, envs/prod) as they are; ${redo(w, first)}`,
+                };
+            }
+            const cm = parse(text);
             return eqFields(
                 { name: "shop-config", namespace: undefined, data: { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" } },
                 { name: cm?.metadata?.name, namespace: cm?.metadata?.namespace, data: cm?.data },
@@ -97,11 +122,26 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 dev: (await shopConfigAt(w, sha, "envs/dev")).LOG_LEVEL,
                 prod: (await shopConfigAt(w, sha, "envs/prod")).LOG_LEVEL,
             });
-            // an overlay that renames the ConfigMap (a namePrefix): said where --step reads it, not only in the table
-            const got = await at(first).catch((e: unknown) => {
-                if (/renamed by a namePrefix/.test(String((e as Error)?.message))) return (e as Error).message;
-                throw e;
-            });
+            // an overlay that renames the ConfigMap (a namePrefix), or does not render: said where --step reads it, not only in the table
+            const got = await at(first).catch((e: unknown) => String((e as Error)?.message ?? e));
+            if (typeof got === "string" && !/renamed by a namePrefix/.test(got)) {
+                const outcome = { ok: false, expected: want, found: got.split("\n")[0] };
+                if (first !== w.main && eq(want, await at(w.main).catch(() => ({}))).ok)
+                    return {
+                        ...outcome,
+                        hint: `main's latest commit renders right, its first (${first.slice(0, 12)}) does not (${outcome.found}): step 1 grades the first commit, which a fast-forward never changes; ${redo(w, first)}`,
+                    };
+                // the overlays under other names (envs/development): the Applications read envs/dev and envs/prod
+                const files = await w.repo.changedFiles(first);
+                const envs = [...new Set(files.filter((f) => f.startsWith("envs/")).map((f) => f.split("/")[1]))];
+                const lacking = ["dev", "prod"].filter((e) => !envs.includes(e));
+                return {
+                    ...outcome,
+                    hint: lacking.length
+                        ? `the first commit has no ${lacking.map((e) => `envs/${e}`).join(" or ")}${envs.length ? ` (its envs/: ${envs.join(", ")})` : ""}: the lab's overlays are envs/dev and envs/prod, the paths its Applications read; ${redo(w, first)}`
+                        : `the first commit's overlays do not render (${outcome.found}): kubectl kustomize envs/dev and envs/prod in the clone show why; ${redo(w, first)}`,
+                };
+            }
             if (typeof got === "string") {
                 const [, dir, name] = /(envs\/\S+) at \S+ does not render: .* but (\S+) \(renamed/.exec(got) ?? [];
                 return {
@@ -118,13 +158,35 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 const off = (["dev", "prod"] as const).filter((e) => got[e] !== want[e]);
                 return {
                     ...outcome,
-                    hint: `the first commit's ${off.map((e) => `envs/${e} renders LOG_LEVEL ${got[e] === undefined ? "unset" : JSON.stringify(got[e])}, not "${want[e]}"${got[e] === "info" ? " (base's value: its patch changes nothing, so its target names no object of base: kind ConfigMap, name shop-config, as written)" : ""}`).join("; ")}: it holds the lab's files as they are (${off.map((e) => `gitrepo/shop/envs/${e}/kustomization.yaml's patch sets ${want[e]}`).join(", ")}), and step 1 grades main's first commit, which a fast-forward never changes: ${first === w.main ? `while it is main's only commit, make the bare repository again (rm -rf ${w.layout.bareRepo}, git init --bare --shared=0644 --initial-branch=main it) and push a first commit of the files as they are` : "do step 1 over on the lab begun again (its reset)"}`,
+                    hint: `the first commit's ${off.map((e) => `envs/${e} renders LOG_LEVEL ${got[e] === undefined ? "unset" : JSON.stringify(got[e])}, not "${want[e]}"${got[e] === "info" ? " (base's value: its patch changes nothing, so its target names no object of base: kind ConfigMap, name shop-config, as written)" : ""}`).join("; ")}: it holds the lab's files as they are (${off.map((e) => `gitrepo/shop/envs/${e}/kustomization.yaml's patch sets ${want[e]}`).join(", ")}), and step 1 grades main's first commit, which a fast-forward never changes: ${redo(w, first)}`,
                 };
             }
             if (outcome.ok) return outcome;
             return {
                 ...outcome,
                 hint: `main's latest commit renders right, its first (${first.slice(0, 12)}) does not: step 1 asks for a first commit that renders both overlays, and main takes fast-forwards only, so the first commit stays as it is (the later steps build on the latest, which is right): to have step 1 done, do it over on a new lab (the lab's reset, then the lab again)`,
+            };
+        },
+    },
+    {
+        step: 1,
+        name: "the first commit's overlays render shop-config in no namespace (each Application's destination gives it)",
+        run: async (w) => {
+            if (!w.main) return null;
+            const first = await w.repo.rootOf("main");
+            const ns = async (e: string) => (await configMapAt(w, first, `envs/${e}`)).metadata?.namespace ?? "none";
+            // one that does not render: the check above says why
+            const got = await Promise.all([ns("dev"), ns("prod")]).catch(() => null);
+            if (!got) return null;
+            const outcome = eq({ dev: "none", prod: "none" }, { dev: got[0], prod: got[1] });
+            if (outcome.ok) return outcome;
+            // which kustomization.yaml sets it (a namespace: there puts every object it renders into that namespace)
+            const files = ["base/kustomization.yaml", "envs/dev/kustomization.yaml", "envs/prod/kustomization.yaml"];
+            const setting: string[] = [];
+            for (const f of files) if (parse((await w.repo.file(first, f)) ?? "null")?.namespace) setting.push(f);
+            return {
+                ...outcome,
+                hint: `the first commit renders shop-config into namespace ${got.find((n) => n !== "none")} (${setting.length ? `namespace: in ${setting.join(", ")}` : "its metadata.namespace"}): each environment's Application puts it in its own namespace (shop-dev, shop-prod), and a namespace written in the repository sends both to one namespace, which CreateNamespace does not make (it makes the destination's only); ${redo(w, first)}`,
             };
         },
     },
