@@ -1919,6 +1919,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("release/prod pushed at another commit than pin.json names: step 4 is not done, offline too", async () => {
+        const root = await rootAt(4);
+        const { clone } = shopLayout(root);
+        const first = await git(["rev-list", "--max-parents=0", "origin/main"], clone);
+        // deleted and pushed again at a commit of its own on main's first (a README), whose flag is off too: prod shows what the pin shows
+        await git(["checkout", "-q", "-b", "side", first], clone);
+        fs.writeFileSync(path.join(clone, "README.md"), "# shop\n");
+        await git(["add", "README.md"], clone);
+        await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "-m", "readme"], clone);
+        const side = await git(["rev-parse", "HEAD"], clone);
+        await git(["push", "-q", "origin", ":refs/heads/release/prod"], clone);
+        await git(["push", "-q", "origin", `${side}:refs/heads/release/prod`], clone);
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            new RegExp(
+                `release/prod starts at pin\\.release_prod_initial \\(until the promotion moves it on\\); hint: release/prod is at ${side.slice(0, 12)}, not at pin\\.release_prod_initial ${first.slice(0, 12)}`,
+            ),
+        );
+    });
+
     it("an ApplicationSet applied with a misspelt repoURL: the field and the file are named", async () => {
         const at = await labAt(2);
         try {

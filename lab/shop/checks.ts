@@ -21,7 +21,7 @@ import { STEP1_CHECKS } from "./step1Checks";
 import { byEnv, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
 import { elementsHint } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
-import { obj, pinStep, ShopWorld, wantProd } from "./world";
+import { obj, pinStep, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 
 export interface VerifyOptions {
     layout: ShopLayout;
@@ -266,6 +266,23 @@ const step4: Check<ShopWorld>[] = [
                       hint: "pin.release_prod_initial is incident.commit itself: release/prod starts at the commit before it (its parent), so that prod is pinned to what it ran before the incident",
                   }
                 : outcome;
+        },
+    },
+    {
+        step: 4,
+        name: "release/prod starts at pin.release_prod_initial (until the promotion moves it on)",
+        run: async (w) => {
+            const start = obj(w, "pin")?.release_prod_initial;
+            // promoted (a fast-forward from it): step 6's checks read where it went
+            if (!isSha(start) || !w.releaseTip || obj(w, "promote")) return null;
+            // a pin.json that names another commit: the check above says so
+            const commit = obj(w, "incident")?.commit;
+            if (!isSha(commit) || (await w.repo.parents(commit).catch(() => []))[0] !== start) return null;
+            const outcome = eq(start, w.releaseTip);
+            // moved on to a commit after the incident (a promotion whose promote.json is not written yet): step 6's
+            const promoting = w.releaseTip !== commit && (await w.repo.isAncestor(commit, w.releaseTip).catch(() => false));
+            if (outcome.ok || promoting) return { ok: true };
+            return { ...outcome, hint: releaseNotAtPin(w.releaseTip, start) };
         },
     },
     {

@@ -7,7 +7,7 @@ import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { obj, pinStep, putBack, ShopWorld, wantProd } from "./world";
+import { obj, pinStep, putBack, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 import { renderShopConfigAt } from "./render";
 import { byEnv, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
@@ -212,10 +212,7 @@ export function liveChecks(): Check<ShopWorld>[] {
             // pinned, but release/prod is not where pin.json says it starts (pushed at the incident, a force push refused)
             const start = obj(w, "pin")?.release_prod_initial;
             if (outcome.ok || w.through < 4 || w.through > 5 || !isSha(start) || !w.releaseTip || w.releaseTip === start) return outcome;
-            return {
-                ...outcome,
-                hint: `release/prod is at ${w.releaseTip.slice(0, 12)}, not at pin.release_prod_initial ${start.slice(0, 12)}, and prod renders what release/prod holds; the repository refuses a force push: delete the branch (git push origin :refs/heads/release/prod) and push it again at ${start.slice(0, 12)} (git push origin ${start.slice(0, 12)}:refs/heads/release/prod)`,
-            };
+            return { ...outcome, hint: releaseNotAtPin(w.releaseTip, start) };
         },
     );
     const dev: Check<ShopWorld> = live(

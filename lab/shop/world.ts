@@ -52,3 +52,7 @@ export async function putBack(w: ShopWorld, sha: unknown): Promise<boolean> {
     // by fast-forwards and new commits only: a merge made on release/prod itself brought promote.to in from the side
     return (await w.repo.isAncestor(to, sha)) && (await w.repo.sameTree(to, sha)) && (await w.repo.ownMerges(sha, w.main)).length === 0;
 }
+
+/** release/prod pushed at another commit than pin.release_prod_initial: the way to move it (no force push). */
+export const releaseNotAtPin = (tip: string, start: string) =>
+    `release/prod is at ${tip.slice(0, 12)}, not at pin.release_prod_initial ${start.slice(0, 12)}, and prod renders what release/prod holds; the repository refuses a force push: delete the branch (git push origin :refs/heads/release/prod) and push it again at ${start.slice(0, 12)} (git push origin ${start.slice(0, 12)}:refs/heads/release/prod)`;
