@@ -20,7 +20,7 @@ import { run } from "../lab/ports/exec";
 import { isAlive } from "../lab/ports/proc";
 import { pulumiBinPath, pulumiBuilt, pulumiCacheDir } from "../realplane/pulumiBuild";
 import { PULUMI } from "../realplane/versions";
-import { PROJECT_DIR, STACK } from "./stackConfig";
+import { PROJECT_DIR, stackName } from "./stackConfig";
 import { messageOf } from "../lab/ports/errors";
 
 /** The CLI version that matches the SDK the program is pinned to. */
@@ -106,6 +106,7 @@ async function pulumiCommand(
  */
 export async function labStack(log: Log, opts: { existing?: string } = {}): Promise<LabStack> {
     const { LocalWorkspace } = await import("@pulumi/pulumi/automation");
+    const STACK = stackName();
     const stateDir = path.join(PROJECT_DIR, ".pulumi-state");
     const backend = process.env.PULUMI_BACKEND_URL ?? `file://${stateDir}`;
     const noStack = `there is no stack ${STACK} here yet (state: ${backend}): nothing to ${opts.existing}; gitops-lab up makes it`;
@@ -149,7 +150,7 @@ export async function recoverInterruptedRun(stack: Stack, log: Log, backend = pr
           : path.join(PROJECT_DIR, ".pulumi-state");
     if (base) {
         const locks = path.join(base, ".pulumi", "locks");
-        for (const file of walk(locks).filter((f) => f.endsWith(".json") && f.includes(`${path.sep}${STACK}${path.sep}`))) {
+        for (const file of walk(locks).filter((f) => f.endsWith(".json") && f.includes(`${path.sep}${stack.name}${path.sep}`))) {
             let lock: { hostname?: string; pid?: number };
             try {
                 lock = JSON.parse(fs.readFileSync(file, "utf8"));

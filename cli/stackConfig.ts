@@ -17,11 +17,13 @@ export const PROJECT_DIR = path.resolve(__dirname, "..");
  * Pulumi.<stack>.yaml beside Pulumi.yaml (as `pulumi stack init` does), so the tests and the bench use
  * stacks of their own (`Pulumi.test-*.yaml`, ignored by git, removed after) and never touch Pulumi.dev.yaml.
  */
-export const STACK = stackName(process.env.GITOPS_LAB_STACK);
-
-function stackName(v: string | undefined): string {
+export function stackName(v = process.env.GITOPS_LAB_STACK): string {
     if (!v) return "dev";
-    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v)) throw new Error(`GITOPS_LAB_STACK "${v}" is not a stack name (letters, digits, _ . -)`);
+    // read when a command needs it (not when the module loads): a bad value is the command's one-line error, not a stack trace
+    if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v))
+        throw new Error(
+            `GITOPS_LAB_STACK ${JSON.stringify(v)} is not a stack name (letters, digits, _ . -, starting with a letter or digit): unset it for the stack dev, or give one such as ${v.replace(/[^A-Za-z0-9_.-]+/g, "-").replace(/^[^A-Za-z0-9]+/, "") || "dev"}`,
+        );
     return v;
 }
 
@@ -62,14 +64,14 @@ function readYaml(file: string): unknown {
 }
 
 /** `configFile` stands in for Pulumi.<stack>.yaml, as Pulumi's own `--config-file` does. */
-export function readStackConfig(projectDir = PROJECT_DIR, stack = STACK, configFile?: string): StackConfig {
+export function readStackConfig(projectDir = PROJECT_DIR, stack = stackName(), configFile?: string): StackConfig {
     return readStackFile(projectDir, stack, configFile).config;
 }
 
 /** The stack's configuration, with the lab's keys its file sets itself (Pulumi.yaml's defaults give the rest). */
 export function readStackFile(
     projectDir = PROJECT_DIR,
-    stack = STACK,
+    stack = stackName(),
     configFile?: string,
 ): { config: StackConfig; file: string; given: string[]; secret: string[] } {
     readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs

@@ -297,3 +297,19 @@ describe("the stack file as preflight and up read it", function () {
         fs.rmSync(abs, { recursive: true, force: true });
     });
 });
+
+describe("GITOPS_LAB_STACK", function () {
+    this.timeout(120_000);
+    it("a value that is no stack name: one line naming it, and commands that need no stack still run", () => {
+        const env = { ...process.env, GITOPS_LAB_STACK: "my stack" };
+        const r = runCli("preflight", [], { env });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.strictEqual(
+            r.stderr,
+            'gitops-lab preflight: GITOPS_LAB_STACK "my stack" is not a stack name (letters, digits, _ . -, starting with a letter or digit): unset it for the stack dev, or give one such as my-stack\n',
+        );
+        const help = runCli("verify", ["--help"], { env });
+        assert.strictEqual(help.code, 0, help.out);
+        assert.match(help.stdout, /^usage: gitops-lab verify/);
+    });
+});
