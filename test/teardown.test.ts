@@ -297,6 +297,43 @@ describe("gitops-lab simulate --reset", function () {
         }
     });
 
+    // given a file git ignores (the learner's .git/info/exclude) or a commit on a detached HEAD, when reset, then the clone stays, each said
+    for (const [what, work, said] of [
+        [
+            "a file git ignores",
+            async (clone: string) => {
+                fs.appendFileSync(path.join(clone, ".git", "info", "exclude"), "notes/\n");
+                fs.mkdirSync(path.join(clone, "notes"));
+                fs.writeFileSync(path.join(clone, "notes", "n.md"), "mine\n");
+            },
+            "not committed: notes/n.md",
+        ],
+        [
+            "a commit on a detached HEAD",
+            async (clone: string) => {
+                await git(["checkout", "--quiet", "--detach", "HEAD"], clone);
+                await git(
+                    ["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "--allow-empty", "-m", "detached work"],
+                    clone,
+                );
+            },
+            "1 commit not pushed, on a detached HEAD",
+        ],
+    ] as const)
+        it(`reset keeps a clone holding ${what}`, async () => {
+            const root = await rootAt(1);
+            const layout = shopLayout(root);
+            try {
+                await work(layout.clone);
+                const r = await runMain("simulate", ["--root", root, "--reset"]);
+                assert.strictEqual(r.code, 0, r.out);
+                assert.ok(r.stdout.includes(`kept ${layout.clone}: it holds work the repository does not (${said})`), r.stdout);
+                assert.ok(fs.existsSync(path.join(layout.clone, ".git")), "the clone stays");
+            } finally {
+                fs.rmSync(root, { recursive: true, force: true });
+            }
+        });
+
     // given a root copied from another, when reset, then the clone whose origin is the other root's is kept and said
     // so, and the original is untouched
     it("reset of a copied root keeps the other's clone", async () => {

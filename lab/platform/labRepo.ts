@@ -230,13 +230,15 @@ export async function makeWorldReadable(layout: RepoSite): Promise<void> {
 export async function unpushedWork(clone: string): Promise<string[]> {
     const out: string[] = [];
     const few = (xs: string[]) => `${xs.slice(0, 5).join(", ")}${xs.length > 5 ? ` and ${xs.length - 5} more` : ""}`;
-    const changed = (await git(["status", "--porcelain", "--untracked-files=all"], clone).catch(() => ""))
+    // files git ignores (.git/info/exclude, a .gitignore) are the learner's too: --ignored lists them ("!! path")
+    const changed = (await git(["status", "--porcelain", "--untracked-files=all", "--ignored"], clone).catch(() => ""))
         .split("\n")
         .filter(Boolean)
         // "XY path": the output is trimmed, so the first line may have lost its leading blank status column
         .map((l) => l.replace(/^[ MTADRCU?!]{1,2} /, ""));
     if (changed.length) out.push(`not committed: ${few(changed)}`);
-    const ahead = (await git(["log", "--branches", "--not", "--remotes", "--format=%h"], clone).catch(() => ""))
+    // HEAD too: commits made on a detached HEAD are on no branch
+    const ahead = (await git(["log", "--branches", "HEAD", "--not", "--remotes", "--format=%h"], clone).catch(() => ""))
         .split("\n")
         .filter(Boolean);
     // on which branches: a learner's own branch (my-fix) is what they look for
@@ -246,6 +248,9 @@ export async function unpushedWork(clone: string): Promise<string[]> {
     const on: string[] = [];
     for (const b of branches)
         if (Number(await git(["rev-list", "--count", `refs/heads/${b}`, "--not", "--remotes"], clone).catch(() => "0")) > 0) on.push(b);
+    const detached = (await git(["symbolic-ref", "-q", "HEAD"], clone).catch(() => "")) === "";
+    if (detached && Number(await git(["rev-list", "--count", "HEAD", "--not", "--remotes"], clone).catch(() => "0")) > 0)
+        on.push("a detached HEAD");
     if (ahead.length) out.push(`${ahead.length} commit${ahead.length === 1 ? "" : "s"} not pushed${on.length ? `, on ${few(on)}` : ""}`);
     const stashes = (await git(["stash", "list"], clone).catch(() => "")).split("\n").filter(Boolean);
     if (stashes.length) out.push(`${stashes.length} stash${stashes.length === 1 ? "" : "es"}`);
