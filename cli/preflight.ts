@@ -11,7 +11,16 @@ import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
 import { clusterStateFile } from "../sim/simulatedLab";
 import { servedLabOf } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
-import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf, idleTenantsKey, noKeysNote, readStackFile, secretKeysNote } from "./stackConfig";
+import {
+    CONFIG_FILE,
+    CONFIG_FILE_DETAIL,
+    configFileOf,
+    idleK3sKey,
+    idleTenantsKey,
+    noKeysNote,
+    readStackFile,
+    secretKeysNote,
+} from "./stackConfig";
 
 /** Why a kubeconfigPath that exists is no kubeconfig (a folder, a file naming no cluster); undefined when it is one or is not there. */
 function kubeconfigProblem(file: string): string | undefined {
@@ -44,6 +53,7 @@ export async function runPreflight(
     const notes = [
         noKeysNote(stack.given, stack.secret, stack.config, stack.file),
         idleTenantsKey(stack.given, stack.config, stack.file),
+        idleK3sKey(stack.given, stack.config, stack.file),
         secretKeysNote(stack.secret, stack.file),
     ].filter((n): n is string => !!n);
     const adopt = !!cfg.kubeconfigPath;

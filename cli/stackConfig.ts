@@ -158,6 +158,13 @@ export function idleTenantsKey(given: readonly string[], config: StackConfig, fi
     return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:tenantsLab is false: no tenants lab is built (pulumi config set tenantsLab true to build it)`;
 }
 
+/** A k3s key the stack file sets while kubeconfigPath adopts a cluster: k3s is not installed, so it does nothing; said, not refused. */
+export function idleK3sKey(given: readonly string[], config: StackConfig, file: string): string | undefined {
+    const idle = ["k3sVersion", "k3sReadyTimeoutSeconds"].filter((k) => given.includes(k));
+    if (!config.kubeconfigPath || !idle.length) return undefined;
+    return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:kubeconfigPath adopts the cluster of ${config.kubeconfigPath}: k3s is not installed, so ${idle.length === 1 ? "it does" : "they do"} nothing (leave kubeconfigPath empty to install k3s)`;
+}
+
 /** A key of the lab's given as a secret (secure:): only Pulumi reads it, so nothing before up can check it; said, not refused. */
 export function secretKeysNote(secret: readonly string[], file: string): string | undefined {
     if (!secret.length) return undefined;

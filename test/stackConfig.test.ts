@@ -164,6 +164,25 @@ describe("the stack file as preflight and up read it", function () {
             /^WARN {2}the stack's configuration: \S+ sets gitops-lab:tenantsSolveThrough and gitops-lab:imageRegistry, but gitops-lab:tenantsLab is false: no tenants lab is built \(pulumi config set tenantsLab true to build it\)$/m,
             warned.out,
         );
+        // a k3s key beside kubeconfigPath (an adopted cluster): k3s is not installed, said
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"));
+        const kubeconfig = path.join(dir, "kc.yaml");
+        fs.writeFileSync(kubeconfig, "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n");
+        const adopted = runCli(
+            "preflight",
+            [
+                "--config-file",
+                file(
+                    `config:\n  gitops-lab:root: ${dir}\n  gitops-lab:kubeconfigPath: ${kubeconfig}\n  gitops-lab:k3sVersion: v1.30.2+k3s1\n  gitops-lab:k3sReadyTimeoutSeconds: 60\n`,
+                ),
+            ],
+            { timeoutMs: 60_000 },
+        );
+        assert.match(
+            adopted.stdout,
+            /^WARN {2}the stack's configuration: \S+ sets gitops-lab:k3sVersion and gitops-lab:k3sReadyTimeoutSeconds, but gitops-lab:kubeconfigPath adopts the cluster of \S+kc\.yaml: k3s is not installed, so they do nothing \(leave kubeconfigPath empty to install k3s\)$/m,
+            adopted.out,
+        );
     });
 
     it("preflight fails what up refuses: a root that is a file, the tenants lab's images with no way in", () => {
