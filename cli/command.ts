@@ -234,6 +234,11 @@ export function stringOption(values: Values, name: string, opts: { required?: bo
         throw new UsageError(
             `--${name} ${v}: the $${dollar[1]} came here as written (in single quotes, the shell does not expand it): write --${name} "$${dollar[1]}${dollar[2] ?? ""}" in double quotes or none${process.env[dollar[1]] ? `, or the whole path (${process.env[dollar[1]]}${dollar[2] ?? ""})` : ""}`,
         );
+    // "R " pasted with a blank: invisible in the answer that names it, and another folder than R
+    if (typeof v === "string" && v.trim() !== v && v.trim())
+        throw new UsageError(
+            `--${name} ${JSON.stringify(v)} has ${/^\s/.test(v) ? "a space at its start" : "a space at its end"} (copied with it?), which would name another ${name === "root" ? "folder" : "value"} than ${JSON.stringify(v.trim())}: give it without`,
+        );
     return typeof v === "string" ? v : undefined;
 }
 

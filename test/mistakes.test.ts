@@ -89,6 +89,13 @@ const MISTAKES: Mistake[] = [
         /--root was given an empty value \(an unset variable\?\): give one, e\.g\. --root \/tmp\/lab/,
     ],
     [
+        "learner",
+        "verify",
+        ["--root", "{dir}/r ", "--offline"],
+        2,
+        /--root "\S+\/r " has a space at its end \(copied with it\?\), which would name another folder than "\S+\/r": give it without/,
+    ],
+    [
         "author",
         "preflight",
         ["--config-file", "{dir}/nbsp.yaml"],
