@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { CLONES_DIR, madeDirs, recordMade } from "../lab/kit/layout";
+import { CLONES_DIR, keptNotMade, madeDirs, recordMade } from "../lab/kit/layout";
 import { unpushedWork } from "../lab/platform/labRepo";
 
 export { CLONES_DIR };
@@ -62,8 +62,8 @@ export function servedKubeconfigText(root: string, fresh: string): { text: strin
 /** Before the served lab writes them: which of its files and folders were not there (so a reset removes only those). */
 export const recordServed = (root: string) => recordMade(root, servedFiles(root));
 
-/** Removes what a served lab wrote under the root and is still the lab's; returns what it kept. */
-export async function removeServedFiles(root: string, log: (line: string) => void): Promise<string[]> {
+/** Removes what a served lab wrote under the root and is still the lab's; returns what it kept (`recordGone`: as keptNotMade). */
+export async function removeServedFiles(root: string, log: (line: string) => void, recordGone?: string): Promise<string[]> {
     const kept: string[] = [];
     const made = new Set(madeDirs(root));
     const kubeconfig = servedKubeconfig(root);
@@ -104,7 +104,7 @@ export async function removeServedFiles(root: string, log: (line: string) => voi
         log(`removed ${clones} (written for the served lab)`);
     } else {
         kept.push(clones);
-        log(`kept ${clones}: it was there before the lab (a reset removes only what the lab made)`);
+        log(keptNotMade(clones, recordGone));
     }
     return kept;
 }

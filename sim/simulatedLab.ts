@@ -29,7 +29,7 @@ import { ArgoTimings } from "./profiles";
 import { FakeKube } from "./fakeApi";
 import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "../lab/ports/lock";
-import { madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
+import { keptNotMade, madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
 import { clusterStateFile, removeServedFiles, servedFiles } from "./servedFiles";
 
@@ -392,6 +392,8 @@ export async function resetSimulatedLab(
     }
     const stateFile = clusterStateFile(root);
     const hadCluster = fs.existsSync(stateFile);
+    // what each run recorded as made, as the reset found it (the run below records again)
+    const recordGone = fs.existsSync(madeRecordFile(root)) ? undefined : madeRecordFile(root);
     try {
         readSavedCluster(root, true);
     } catch (e) {
@@ -439,7 +441,7 @@ export async function resetSimulatedLab(
     fs.rmSync(repoCacheDir(root), { recursive: true, force: true });
     fs.rmSync(podDir(root), { recursive: true, force: true });
     // kept on purpose: the learner's (their work, their files); a reset that keeps only these has done its work
-    const kept: string[] = await removeServedFiles(root, log);
+    const kept: string[] = await removeServedFiles(root, log, recordGone);
     // only the folders a run recorded as made; one that was there before the lab stays, and the reset says so
     const made = new Set(madeDirs(root));
     for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), shop.workDir, tenants.workDir, path.join(root, "root")]) {
@@ -460,11 +462,13 @@ export async function resetSimulatedLab(
         if (made.has(dir)) fs.rmdirSync(dir);
         else {
             kept.push(dir);
-            log(`kept ${dir}: it was there before the lab (a reset removes only what the lab made)`);
+            log(keptNotMade(dir, recordGone));
         }
     }
     if ([...made].every((d) => !fs.existsSync(d))) fs.rmSync(madeRecordFile(root), { force: true });
-    leftovers.push(...labTraces(root).filter((p) => !kept.includes(p) && p !== resetMarkerFile(root)));
+    // a trace inside a folder kept for the learner (a bare repository they made again by hand) is theirs too
+    const keptHolds = (p: string) => kept.some((k) => p === k || p.startsWith(k + path.sep));
+    leftovers.push(...labTraces(root).filter((p) => !keptHolds(p) && p !== resetMarkerFile(root)));
     if (!leftovers.length) fs.rmSync(resetMarkerFile(root), { force: true });
     return { left: [...new Set(leftovers)], kept };
 }

@@ -500,6 +500,51 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         }
     });
 
+    it("without the record of what the lab made, empty folders are kept, and the record's absence said", async () => {
+        const root = await rootAt(1);
+        try {
+            fs.rmSync(path.join(root, ".gitops-lab-made.json"));
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            assert.match(
+                r.out,
+                new RegExp(
+                    `kept ${path.join(root, "srv")}: no record says the lab made it \\(\\S+\\.gitops-lab-made\\.json, where each run records what it makes, is gone\\)`,
+                ),
+            );
+            assert.doesNotMatch(r.out, /it was there before the lab/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a folder at a result file's path, and a bare repository made again by hand: kept, each said, and the reset done", async () => {
+        const root = await rootAt(4);
+        const layout = shopLayout(root);
+        try {
+            const drift = layout.resultFile("drift");
+            fs.mkdirSync(drift);
+            fs.writeFileSync(path.join(drift, "notes.md"), "mine\n");
+            fs.rmSync(layout.bareRepo, { recursive: true });
+            await git(["init", "--quiet", "--bare", "--initial-branch=main", layout.bareRepo]);
+            await git(["push", "--quiet", "origin", "main"], layout.clone);
+            const r = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.ok(r.stdout.includes(`kept ${drift}: a folder where the lab writes a result file, so not the lab's (yours?)`), r.stdout);
+            assert.ok(
+                r.stdout.includes(
+                    `kept ${layout.bareRepo}: not the repository the lab made (made again by hand? it lacks the lab's mark), so it is yours; move it away`,
+                ),
+                r.stdout,
+            );
+            assert.match(r.stdout, /reset: the lab is taken down under \S+, but for what is yours/);
+            assert.strictEqual(fs.readFileSync(path.join(drift, "notes.md"), "utf8"), "mine\n");
+            assert.ok(fs.existsSync(path.join(layout.bareRepo, "HEAD")));
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("refuses a host's own lab location as its root", async () => {
         // not run at /: were the refusal gone, the run would write into this host's /srv and /root
         assert.match(String(hostRootProblem("/")), /^--root \/ is this host's own lab location \(\/srv\/bare, \/root\/cnpa-env\)/);

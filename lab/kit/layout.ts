@@ -103,3 +103,13 @@ export function madeDirs(root: string): string[] {
               .map((d) => path.join(r, d))
         : [];
 }
+
+/**
+ * A reset's line for an empty folder of a lab path that no run recorded as made: kept, and why.
+ * `recordGone`: the record's path when the reset found none (deleted by hand), else undefined.
+ */
+export function keptNotMade(dir: string, recordGone: string | undefined): string {
+    return recordGone
+        ? `kept ${dir}: no record says the lab made it (${recordGone}, where each run records what it makes, is gone), so it may have been there before the lab; remove it by hand if it is not yours`
+        : `kept ${dir}: it was there before the lab (a reset removes only what the lab made)`;
+}

@@ -93,3 +93,15 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
         },
     };
 }
+
+/**
+ * A reset's removal of a lab's result files (and its notes to itself): a folder at a result file's
+ * path is no file the lab wrote (made by hand, holding the learner's files): kept, and said.
+ */
+export function removeResultFiles(files: string[], log: (line: string) => void): void {
+    for (const f of files) {
+        if (fs.lstatSync(f, { throwIfNoEntry: false })?.isDirectory())
+            log(`kept ${f}: a folder where the lab writes a result file, so not the lab's (yours?); move it away if it is not`);
+        else fs.rmSync(f, { force: true });
+    }
+}

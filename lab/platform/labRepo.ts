@@ -278,7 +278,10 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
     if (await isOurBareRepo(layout.bareRepo, kind.owner)) {
         fs.rmSync(layout.bareRepo, { recursive: true, force: true });
         log(`removed bare repository ${layout.bareRepo}`);
-    }
+    } else if (exists(layout.bareRepo))
+        log(
+            `kept ${layout.bareRepo}: not the repository the lab made (made again by hand? it lacks the lab's mark), so it is yours; move it away (or remove it) before the lab is built here again`,
+        );
     // half-built copies an interrupted step 1 left: the lab's own by their name
     for (const p of [partial(layout.bareRepo), partial(layout.clone)]) fs.rmSync(p, { recursive: true, force: true });
     for (const dir of [layout.bareDir, layout.workDir]) {

@@ -5,7 +5,6 @@
  * (ShopRepo). Argo CD itself goes only after all of this. The components' delete methods call the
  * same functions one by one; `gitops-lab simulate --reset` calls them all.
  */
-import * as fs from "fs";
 import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
@@ -13,13 +12,14 @@ import { DeleteOptions, deleteShopAppSet } from "./appset";
 import { APPSET_NAME, ShopLayout } from "./layout";
 import { deleteShopRepo } from "./repo";
 import { SHOP_RESULT_FILES } from "./results";
+import { removeResultFiles } from "../kit/results";
 
 export type Log = (line: string) => void;
 
 /** Scenario's delete: the six result files. */
 export function removeResults(layout: ShopLayout, log: Log = () => {}): void {
-    for (const k of SHOP_RESULT_FILES) fs.rmSync(layout.resultFile(k), { force: true });
-    fs.rmSync(path.join(layout.workDir, ".revert-observed.json"), { force: true }); // step 7's note to itself
+    // and step 7's note to itself
+    removeResultFiles([...SHOP_RESULT_FILES.map((k) => layout.resultFile(k)), path.join(layout.workDir, ".revert-observed.json")], log);
     log(`removed the result files from ${layout.workDir}`);
 }
 

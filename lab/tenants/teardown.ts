@@ -4,7 +4,6 @@
  * namespaces (with their data), then the platform repository and its clone. Argo CD itself goes
  * only after all of this.
  */
-import * as fs from "fs";
 import * as path from "path";
 import { ClusterPort } from "../ports/cluster";
 import { DeleteOptions } from "../argo/teardown";
@@ -12,14 +11,15 @@ import { deleteTenantsAppSet } from "./appset";
 import { TenantsLayout } from "./layout";
 import { deletePlatformRepo } from "./repo";
 import { TENANTS_RESULT_FILES } from "./results";
+import { removeResultFiles } from "../kit/results";
 
 export type Log = (line: string) => void;
 
 export function removeTenantsResults(layout: TenantsLayout, log: Log = () => {}): void {
-    for (const k of TENANTS_RESULT_FILES) {
-        fs.rmSync(layout.resultFile(k), { force: true });
-        fs.rmSync(path.join(layout.workDir, `.${k}-pushed.json`), { force: true });
-    }
+    removeResultFiles(
+        TENANTS_RESULT_FILES.flatMap((k) => [layout.resultFile(k), path.join(layout.workDir, `.${k}-pushed.json`)]),
+        log,
+    );
     log(`removed the result files from ${layout.workDir}`);
 }
 
