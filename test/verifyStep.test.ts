@@ -747,6 +747,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("appset.yaml as a kind: List of the ApplicationSet passes; a misspelt kind is named", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            // what kubectl get applicationsets -o yaml (plural) writes: kubectl apply applies its item
+            fs.writeFileSync(appsetFile, stringify({ apiVersion: "v1", kind: "List", items: [shopApplicationSet()], metadata: {} }));
+            const list = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(list.code, 0, list.out);
+            fs.writeFileSync(appsetFile, stringify({ ...shopApplicationSet(), kind: "Applicationset" }));
+            const typo = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(typo.code, 1, typo.out);
+            assert.match(
+                typo.stdout,
+                /hint: appset\.yaml's kind is "Applicationset", which kubectl apply does not know \(kinds are case-sensitive: no matches for kind\): the lab's file holds the ApplicationSet itself: write kind: ApplicationSet/,
+            );
+        });
+    });
+
     it("automated.enabled: true is automated; a destination server Argo CD does not know is named", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -1,7 +1,7 @@
 /**
  * appset.yaml as the learner writes it and `kubectl apply -f` reads it: one or more YAML documents
- * (a leading or trailing `---` makes an empty one, which kubectl skips), of which the ApplicationSet
- * shop is the one graded.
+ * (a leading or trailing `---` makes an empty one, which kubectl skips; a kind: List's items are
+ * documents too), of which the ApplicationSet shop is the one graded.
  */
 import * as fs from "fs";
 import { parseAllDocuments } from "yaml";
@@ -24,7 +24,11 @@ export function readAppsetFile(file: string): AppsetFile {
         const line = e.linePos?.[0]?.line;
         return { error: `${line ? `line ${line}: ` : ""}${e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}` };
     }
-    const objects = docs.map((d) => d.toJS() as Partial<ApplicationSet> | null).filter((o) => o !== null && o !== undefined);
+    // a kind: List (kubectl get applicationsets -o yaml, plural, writes one): kubectl apply applies each item
+    const objects = docs
+        .map((d) => d.toJS() as (Partial<ApplicationSet> & { items?: unknown }) | null)
+        .flatMap((o) => (o?.kind === "List" && Array.isArray(o.items) ? (o.items as Partial<ApplicationSet>[]) : [o]))
+        .filter((o) => o !== null && o !== undefined);
     if (objects.length <= 1) return { set: objects[0] ?? null };
     return { set: objects.find((o) => o?.kind === "ApplicationSet" && o.metadata?.name === APPSET_NAME) ?? objects[0] };
 }

@@ -69,6 +69,14 @@ const step2: Check<ShopWorld>[] = [
                     found: `apiVersion ${JSON.stringify(a?.apiVersion)}`,
                     hint: `appset.yaml's apiVersion is ${a?.apiVersion === undefined ? "missing" : JSON.stringify(a.apiVersion)}: Argo CD serves ApplicationSets as argoproj.io/v1alpha1 alone, and kubectl apply refuses any other (no matches for kind "ApplicationSet"): write apiVersion: argoproj.io/v1alpha1, then kubectl apply -f ${w.layout.appsetFile}`,
                 };
+            // another kind (a typo's Applicationset, an Application): kubectl apply refuses it or makes something else
+            if (a && typeof a === "object" && a.kind !== "ApplicationSet")
+                return {
+                    ok: false,
+                    expected: "kind ApplicationSet",
+                    found: `kind ${JSON.stringify(a.kind)}`,
+                    hint: `appset.yaml's kind is ${a.kind === undefined ? "missing" : JSON.stringify(a.kind)}${typeof a.kind === "string" && a.kind.toLowerCase() === "applicationset" ? ", which kubectl apply does not know (kinds are case-sensitive: no matches for kind)" : ""}: the lab's file holds the ApplicationSet itself: write kind: ApplicationSet, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             const outcome = eq(
                 {
                     kind: "ApplicationSet",
