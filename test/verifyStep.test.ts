@@ -1936,6 +1936,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("prod pinned to release/prod in appset.yaml, the branch never pushed: the push is named before pin.json", async () => {
+        const root = await rootAt(3);
+        const { appsetFile, clone } = shopLayout(root);
+        fs.writeFileSync(appsetFile, fs.readFileSync(appsetFile, "utf8").replace(/(env: prod\s+revision: )main/, "$1release/prod"));
+        assert.match(fs.readFileSync(appsetFile, "utf8"), /revision: release\/prod/, "the test's edit took");
+        const incident = JSON.parse(fs.readFileSync(shopLayout(root).resultFile("incident"), "utf8")).commit;
+        const parent = await git(["rev-parse", `${incident}^`], clone);
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.ok(
+            r.stdout.includes(
+                `release/prod exists; hint: appset.yaml's prod tracks release/prod, which the repository does not have (Argo CD answers "unable to resolve"): push it first at the incident commit's parent, where prod is to stay (git push origin ${parent}:refs/heads/release/prod), then write pin.json`,
+            ),
+            r.stdout,
+        );
+    });
+
     it("release/prod pushed at another commit than pin.json names: step 4 is not done, offline too", async () => {
         const root = await rootAt(4);
         const { clone } = shopLayout(root);

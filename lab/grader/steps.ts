@@ -81,6 +81,9 @@ export interface StepVerdict {
     missing?: CheckResult;
 }
 
+/** A result file's "exists" check failing because the file is not there yet. */
+const notWritten = (r: CheckResult) => r.found === "no such file" && !!r.then?.startsWith("write ");
+
 /** A failed check's hint: its own, or its step's; then what it says comes after. */
 function hintOf(failed: CheckResult, step: LabStep): string {
     return `${failed.note ? `${failed.note}; ` : ""}${failed.hint ?? step.hint}${failed.then ? `; then ${failed.then}` : ""}`;
@@ -122,7 +125,14 @@ export function stepVerdict(
     const step = steps[n - 1];
     if (!step) throw new Error(`there is no step ${n} (the steps are 1 to ${steps.length})`);
     const title = `step ${n} ${step.name}`;
-    const first = (rs: CheckResult[]) => rs.filter((r) => !r.ok).sort((a, b) => a.step - b.step)[0];
+    const first = (rs: CheckResult[]) => {
+        const failing = rs.filter((r) => !r.ok).sort((a, b) => a.step - b.step);
+        // a result file not written yet is a step's last act: a failure of the step's own files or repository that has
+        // a hint of its own says more of what to do first (the branch to push before pin.json is written)
+        const head = failing[0];
+        if (!head || !notWritten(head)) return head;
+        return failing.find((r) => r.step === head.step && !notWritten(r) && !isLive(r) && r.hint) ?? head;
+    };
     const own = (rs: CheckResult[]) => rs.filter((r) => r.step === n).length;
     const at = lab?.at ?? n;
     if (lab?.results) {

@@ -247,8 +247,20 @@ const step4: Check<ShopWorld>[] = [
             const pin = obj(w, "pin");
             const pushedOnce = w.clone?.exists() ? (await w.clone.ref("refs/remotes/origin/release/prod")) !== null : true;
             const parent = pin && isSha(pin.release_prod_initial) ? pin.release_prod_initial : "<the incident commit's parent>";
+            // pinned in appset.yaml, the branch not pushed (pin.json not written yet): the push comes first
+            const prodTracks =
+                !pin && fs.existsSync(w.layout.appsetFile)
+                    ? (readAppsetFile(w.layout.appsetFile).set?.spec?.generators?.[0]?.list?.elements ?? []).find((e) => e?.env === "prod")
+                          ?.revision
+                    : undefined;
+            const incident = obj(w, "incident")?.commit;
+            const before = isSha(incident) ? ((await w.repo.parents(incident).catch(() => []))[0] ?? parent) : parent;
             const gone = !pin
-                ? {}
+                ? prodTracks === "release/prod"
+                    ? {
+                          hint: `appset.yaml's prod tracks release/prod, which the repository does not have (Argo CD answers "unable to resolve"): push it first at the incident commit's parent, where prod is to stay (git push origin ${before}:refs/heads/release/prod), then write pin.json`,
+                      }
+                    : {}
                 : pushedOnce || obj(w, "promote")
                   ? {
                         hint: "release/prod is gone from the repository (a push deleted it); push it again at the commit it last held (your clone's origin/release/prod, or promote.json's to once promoted): git push origin COMMIT:refs/heads/release/prod",
