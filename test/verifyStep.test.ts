@@ -1953,6 +1953,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("a result file written into the clone: where it is, and where the lab reads it", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        const inClone = path.join(layout.clone, "promote.json");
+        fs.renameSync(layout.resultFile("promote"), inClone);
+        const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.ok(
+            r.stdout.includes(
+                `hint: promote.json is at ${inClone}, not where the lab reads it: move it there (mv ${inClone} ${layout.resultFile("promote")})`,
+            ),
+            r.stdout,
+        );
+    });
+
     it("release/prod pushed at another commit than pin.json names: step 4 is not done, offline too", async () => {
         const root = await rootAt(4);
         const { clone } = shopLayout(root);

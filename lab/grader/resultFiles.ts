@@ -52,6 +52,24 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
     return files;
 }
 
+/**
+ * A result file written elsewhere than the lab reads it: in the current folder, a folder beside it (the
+ * clone, most often: written from where the learner works), or the served lab's clone; undefined when none.
+ */
+function misplaced(file: string, servedClone?: string): string | undefined {
+    const name = path.basename(file);
+    const dir = path.dirname(file);
+    const beside = fs.existsSync(dir)
+        ? fs
+              .readdirSync(dir, { withFileTypes: true })
+              .filter((d) => d.isDirectory())
+              .map((d) => path.join(dir, d.name))
+        : [];
+    return [process.cwd(), ...beside, ...(servedClone ? [servedClone] : [])]
+        .map((d) => path.join(d, name))
+        .find((f) => path.resolve(f) !== path.resolve(file) && fs.statSync(f, { throwIfNoEntry: false })?.isFile());
+}
+
 /** What a JSON value is, for a person: "an array: [1,2]", "null", "a string: \"on\"" (at most 60 characters of it). */
 function describeJson(v: unknown): string {
     const text = JSON.stringify(v);
@@ -78,8 +96,17 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                 // what to write is no answer: the keys are in the next check's name
                 const keys = `a JSON object with the keys ${fields.map((f) => f.key).join(", ")}`;
                 const write = `write ${file}: ${keys}`;
-                if (!f.exists)
+                if (!f.exists) {
+                    const elsewhere = misplaced(file, w.servedClone?.dir);
+                    if (elsewhere)
+                        return {
+                            ok: false,
+                            expected: file,
+                            found: `no such file (one is at ${elsewhere})`,
+                            hint: `${path.basename(file)} is at ${elsewhere}, not where the lab reads it: move it there (mv ${elsewhere} ${file})`,
+                        };
                     return { ok: false, expected: file, found: "no such file", then: `write ${file} (there is none yet): ${keys}` };
+                }
                 const waiting = `; the checks of its keys and values wait for it`;
                 if ("error" in f) {
                     // the doctor's text saved as the file (doctor > stall.json): its summary line, not JSON
