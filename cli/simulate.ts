@@ -164,6 +164,12 @@ export function sameCommand(root: string, values: Values): string {
     return [`${GITOPS_LAB} simulate --root ${shellWord(root)}`, ...kept, ...flags].join(" ");
 }
 
+/**
+ * How the solver waits: on the fast profile, the simulation's short deadlines; with --realistic (Argo CD's
+ * defaults on the real clock: a hook's retries take minutes) the product's own, as on a host.
+ */
+export const solveOptions = (values: Values, log: (line: string) => void) => ({ log, productDefaults: values.realistic === true });
+
 export const simulate: Command = {
     name: "simulate",
     summary: "run the lab against a simulated cluster (no Kubernetes, no Argo CD needed)",
@@ -359,12 +365,12 @@ export const simulate: Command = {
                     say(
                         `simulate: --through ${through} asks the solver for step 4, which rewrites ${f} from the live ApplicationSet (your changes to it are replaced)`,
                     );
-                const run = await solveSimulatedLab(lab, through, { log: say });
+                const run = await solveSimulatedLab(lab, through, solveOptions(values, say));
                 if (through >= 8) say(`report.json:\n${JSON.stringify(run.results.report, null, 2)}`);
                 say(`results in ${lab.layout.workDir} (the cluster was simulated)`);
             }
             if (tenants && !tenantsAsItStands) {
-                const r = await solveSimulatedTenants(lab, tenantsThrough, { log: say });
+                const r = await solveSimulatedTenants(lab, tenantsThrough, solveOptions(values, say));
                 if (r.stall) say(`stall.json:\n${JSON.stringify(r.stall, null, 2)}`);
                 if (r.recovery) say(`recovery.json:\n${JSON.stringify(r.recovery, null, 2)}`);
                 say(`results in ${tenantsLayout(root).workDir} (the cluster was simulated)`);

@@ -20,7 +20,7 @@ import { BIN, runCli, runMain } from "./helpers/cli";
 import { rootAt } from "./helpers/labAt";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
 import { expect, holds } from "./helpers/expect";
-import { gradingLines, sameCommand, serveInstructions, shellWord } from "../cli/simulate";
+import { gradingLines, sameCommand, serveInstructions, shellWord, solveOptions } from "../cli/simulate";
 
 /** A simulate run in the background, with its output as it comes. */
 function startSimulate(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
@@ -1246,5 +1246,13 @@ describe("a served lab started again: the learner's work stays the learner's", f
         } finally {
             await removeRoot(root);
         }
+    });
+});
+
+describe("simulate --realistic's solver", () => {
+    // Argo CD's defaults on the real clock: a hook's five retries take minutes, past the fast profile's deadlines
+    it("waits with the product's own deadlines, not the fast profile's", () => {
+        assert.strictEqual(solveOptions({ realistic: true }, () => {}).productDefaults, true);
+        assert.strictEqual(solveOptions({}, () => {}).productDefaults, false);
     });
 });
