@@ -2331,6 +2331,37 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("step 2 graded while the push's rollout is still at step 1: wait for the stall, not healed", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(2);
+        try {
+            // the moment right after the push: mandant-a's step under way, mandant-b's last sync the first release's
+            await at.lab.argo.stop();
+            const set = appset(at)!;
+            const conditions = (set.status?.conditions ?? []).map((c) =>
+                c.type === "RolloutProgressing" ? { ...c, message: "ApplicationSet is performing rollout of step 1" } : c,
+            );
+            at.lab.kube.put({ ...set, status: { ...set.status, conditions } }, "client");
+            // its operation as a finished sync shows it (Succeeded), its spec already on the new release's path
+            const b = app(at, "mandant-b")!;
+            at.lab.kube.put(
+                { ...b, status: { ...b.status, operationState: { ...b.status!.operationState!, phase: "Succeeded" } } },
+                "client",
+            );
+            const kubeconfig = path.join(at.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const r = await runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the rollout of the push is at step 1 of 4, not at the stall yet: wait until RolloutProgressing says "ApplicationSet is performing rollout of step 2"/,
+            );
+            assert.doesNotMatch(r.stdout, /succeeded after all/);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("a stall healed by hand: step 2's hint says the cluster shows no stall", async function () {
         this.timeout(300_000);
         const at = await tenantsAt(2);

@@ -136,9 +136,20 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                     hint: `the rollout is still under way (step ${under[1]} of ${TENANTS.length}): wait until RolloutProgressing says "ApplicationSet Rollout has completed", then write recovery.json (its times are the ApplicationSet's)`,
                 };
             if ("hint" in hint || w.through !== 2) return { ...outcome, ...hint };
-            // the stall healed by hand (mandant-b's faulty release synced after all): the cluster no longer shows what stall.json says
+            // graded right after the push: the rollout has not reached the blocked step yet
+            if (under && Number(under[1]) < 2)
+                return {
+                    ...outcome,
+                    hint: `the rollout of the push is at step ${under[1]} of ${TENANTS.length}, not at the stall yet: wait until RolloutProgressing says "ApplicationSet is performing rollout of step 2" and mandant-b's sync has failed (gitops-lab doctor names it), then grade again`,
+                };
+            // the stall healed by hand (mandant-b's faulty release synced after all): the cluster no longer shows what stall.json says;
+            // read from the sync's own revision (an earlier sync's Succeeded is not the faulty release's)
             const b = await c.getApplication("mandant-b");
-            const healed = b?.status?.operationState?.phase === "Succeeded" && b?.spec?.source?.path === `releases/${RELEASES.faulty}`;
+            const op = b?.status?.operationState;
+            const synced =
+                op?.phase === "Succeeded" && op.syncResult?.revision ? await releasesAt(w, op.syncResult.revision).catch(() => null) : null;
+            const past = under ? Number(under[1]) > 2 : /Rollout has completed/.test(cond?.message ?? "");
+            const healed = synced?.["mandant-b"] === RELEASES.faulty && past;
             return healed
                 ? {
                       ...outcome,
