@@ -275,6 +275,23 @@ describe("rollout doctor: named findings", () => {
             );
         });
 
+        it("when it is a later step's entry, Pending ahead of the stuck step, then no sync by hand is advised", () => {
+            const d = diagnosed(
+                rollout(
+                    [
+                        { name: "mandant-a", step: 1, status: "Healthy" },
+                        { name: "mandant-b", step: 2, status: "Progressing", since: 30 },
+                        { name: "mandant-c", step: 3, status: "Pending", since: 30, app: synced("OutOfSync", "Healthy", REV_OLD, 90) },
+                    ],
+                    { rolloutStep: 2 },
+                ),
+            );
+            const [f] = only(d, "PendingNotProgressing");
+            assert.strictEqual(f.application, "mandant-c");
+            assert.match(f.todo, /^none for mandant-c itself: its step 3 comes after the stuck step 2[^\n]*do not sync it by hand/);
+            assert.doesNotMatch(f.todo, /argocd app sync/);
+        });
+
         it("when it has been Pending for less than --stuck-after, then it is no finding", () => {
             assert.deepStrictEqual(only(pending(synced("OutOfSync", "Healthy", REV_OLD, 90), 5), "PendingNotProgressing"), []);
         });

@@ -430,7 +430,11 @@ function applicationFindings(input: FindingsInput): Finding[] {
                     { object: appRef(app), field: "status.operationState.startedAt", value: String(op?.startedAt ?? "(none)") },
                     { object: appRef(app), field: "status.reconciledAt", value: String(reconciledAt ?? "(none)") },
                 ],
-                todo: `check the application controller's log for ${e.name}; a sync started by hand (argocd app sync ${e.name}) moves the entry on`,
+                // a step after the stuck one (3.5 lets an entry go Pending ahead): a sync by hand would take the failing release
+                todo:
+                    (e.step ?? 0) > (current ?? Infinity)
+                        ? `none for ${e.name} itself: its step ${e.step} comes after the stuck step ${current}, so it moves on once step ${current} is through; do not sync it by hand (it would take the release step ${current} fails on)`
+                        : `check the application controller's log for ${e.name}; a sync started by hand (argocd app sync ${e.name}) moves the entry on`,
             });
         }
         // maxUpdate: Waiting entries of the current step held by the Pending and Progressing ones
