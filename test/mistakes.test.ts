@@ -760,6 +760,11 @@ describe("mistakes in a result file's values, and their hints", () => {
         ],
         [recoveryOrder, [{ application: "mandant-a", healthy_at: "2026-12-06T00:14:06Z" }], /^order\[0\]\.step is missing$/],
         [
+            field("revert", "prod_revision_during"),
+            "release/prod",
+            /^it holds "release\/prod", a branch's name, not a commit: write the full SHA it stood at \(an Application's status\.sync\.revision shows the commit Argo CD synced/,
+        ],
+        [
             field("report", "bad_commit_reached_prod"),
             1,
             /^it holds 1, a number: write true or false \(if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false\)$/,
