@@ -712,7 +712,7 @@ describe("mistakes whose answer is on standard output", function () {
 });
 
 describe("mistakes in a result file's values, and their hints", () => {
-    const field = (name: "incident" | "drift" | "report", key: string) => shopFieldsOf(name).find((f) => f.key === key)!;
+    const field = (name: "incident" | "drift" | "revert" | "report", key: string) => shopFieldsOf(name).find((f) => f.key === key)!;
     const stallStep = tenantsFieldsOf("stall").find((f) => f.key === "step")!;
     const stallCommit = tenantsFieldsOf("stall").find((f) => f.key === "commit")!;
     const recoveryOrder = tenantsFieldsOf("recovery").find((f) => f.key === "order")!;
