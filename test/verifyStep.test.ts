@@ -764,6 +764,31 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a sync option beside CreateNamespace, or an element key the template reads: each named once", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = shopApplicationSet();
+            set.spec.template.spec.syncPolicy.syncOptions = ["CreateNamespace=true", "ServerSideApply=true"];
+            fs.writeFileSync(appsetFile, stringify(set));
+            const extra = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(extra.code, 1, extra.out);
+            assert.match(
+                extra.stdout,
+                /hint: syncOptions holds \["CreateNamespace=true","ServerSideApply=true"\]: ServerSideApply=true beside CreateNamespace=true, which the lab's template has alone/,
+            );
+            const url: any = shopApplicationSet();
+            for (const e of url.spec.generators[0].list.elements) e.url = "https://kubernetes.default.svc";
+            url.spec.template.spec.destination.server = "{{url}}";
+            fs.writeFileSync(appsetFile, stringify(url));
+            const read = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(read.code, 1, read.out);
+            assert.match(
+                read.stdout,
+                /hint: the elements carry "url", which the template reads \(\{\{url\}\}\): the lab's elements are env and revision alone/,
+            );
+        });
+    });
+
     it("automated.enabled: true is automated; a destination server Argo CD does not know is named", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -108,7 +108,7 @@ const step2: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: `the cluster's ApplicationSet has dev=main, prod=${wantProd(w)}, but ${w.layout.appsetFile} does not say so: write what you applied into it (kubectl -n argocd get applicationset shop -o yaml shows it)`,
                 };
-            const hint = elementsHint(w, a?.spec?.generators?.[0]?.list?.elements ?? []);
+            const hint = elementsHint(w, a?.spec?.generators?.[0]?.list?.elements ?? [], a?.spec?.template);
             if (hint) return { ...outcome, hint };
             if (a?.metadata?.namespace === "argocd") return outcome;
             // no namespace: kubectl apply puts it where -n or the current context says (default, unless -n argocd was given)
@@ -179,6 +179,7 @@ const step2: Check<ShopWorld>[] = [
                         ? "it is under the ApplicationSet's own spec.syncPolicy, one level out: the Applications' goes under spec.template.spec.syncPolicy"
                         : "Argo CD syncs by itself, prunes and heals",
                     server: "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
+                    syncOptions: syncOptionsWhy(t?.spec?.syncPolicy?.syncOptions),
                     // a branch for every environment: the pin goes in prod's element, the template takes each one's
                     ...(typeof t?.spec?.source?.targetRevision === "string" && !t.spec.source.targetRevision.includes("{{")
                         ? {
@@ -190,6 +191,15 @@ const step2: Check<ShopWorld>[] = [
         },
     },
 ];
+
+/** What a template's syncOptions other than the lab's [CreateNamespace=true] hold: the options beside it, or it missing. */
+function syncOptionsWhy(options: unknown): string {
+    const list = Array.isArray(options) ? options.map(String) : [];
+    const extra = list.filter((o) => o !== "CreateNamespace=true");
+    if (list.includes("CreateNamespace=true") && extra.length)
+        return `${extra.join(", ")} beside CreateNamespace=true, which the lab's template has alone (the later steps are graded on how Argo CD syncs with it alone): take ${extra.length === 1 ? "it" : "them"} out`;
+    return "CreateNamespace=true makes each environment's namespace (shop-dev, shop-prod), which nothing else makes";
+}
 
 const step3: Check<ShopWorld>[] = [
     INCIDENT_VALUES,
