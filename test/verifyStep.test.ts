@@ -764,6 +764,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("{{revision}} unquoted in appset.yaml: the line and the quotes to write, no runtime warning", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            fs.writeFileSync(appsetFile, stringify(shopApplicationSet()).replace(/targetRevision: .*$/m, "targetRevision: {{revision}}"));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /is not valid YAML \(line \d+: targetRevision: \{\{revision\}\} is not quoted, and YAML reads a value starting with \{ as a mapping \(kubectl apply: "yaml: invalid map key"\); quote it: targetRevision: '\{\{revision\}\}'\)/,
+            );
+            assert.doesNotMatch(r.stderr, /Warning/);
+        });
+    });
+
     it("a sync option beside CreateNamespace, or an element key the template reads: each named once", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

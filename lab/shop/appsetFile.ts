@@ -16,7 +16,17 @@ export type AppsetFile =
 
 /** Reads appset.yaml; throws only when the file cannot be read (a missing file is the caller's check). */
 export function readAppsetFile(file: string): AppsetFile {
-    const docs = parseAllDocuments(fs.readFileSync(file, "utf8"));
+    const text = fs.readFileSync(file, "utf8");
+    // a value starting with {{ unquoted: YAML reads a flow mapping there ({revision: null} as a key), which kubectl refuses
+    const lines = text.split(/\r?\n/);
+    const bare = lines.findIndex((l) => /^\s*(-\s+)?[\w.-]+:\s+\{\{/.test(l));
+    if (bare >= 0) {
+        const [, key, value] = /([\w.-]+):\s+(\{\{.*?\}\}\S*)/.exec(lines[bare]) ?? [];
+        return {
+            error: `line ${bare + 1}: ${key ?? "a value"}: ${value ?? "{{...}}"} is not quoted, and YAML reads a value starting with { as a mapping (kubectl apply: "yaml: invalid map key"); quote it: ${key ?? "key"}: '${value ?? "{{...}}"}'`,
+        };
+    }
+    const docs = parseAllDocuments(text);
     if (!Array.isArray(docs)) return { set: null }; // an empty stream
     for (const d of docs) {
         const e = d.errors[0];
