@@ -1992,6 +1992,26 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("step 7's missing.yaml added to envs/prod before revert.json: the overlay is named", async () => {
+        const root = await rootAt(6);
+        const { clone } = shopLayout(root);
+        await git(["checkout", "-q", "main"], clone);
+        await git(["pull", "-q", "--ff-only", "origin", "main"], clone);
+        const k = path.join(clone, "envs", "prod", "kustomization.yaml");
+        fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace("resources:\n", "resources:\n  - missing.yaml\n"));
+        await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "-am", "break it"], clone);
+        await git(["push", "-q", "origin", "main"], clone);
+        const bad = await git(["rev-parse", "HEAD"], clone);
+        const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.ok(
+            r.stdout.includes(
+                `hint: ${bad.slice(0, 12)} adds missing.yaml to envs/prod/kustomization.yaml, not envs/dev's: prod reads release/prod, not main, so nothing shows the error`,
+            ),
+            r.stdout,
+        );
+    });
+
     it("a result file written into the clone: where it is, and where the lab reads it", async () => {
         const root = await rootAt(6);
         const layout = shopLayout(root);
