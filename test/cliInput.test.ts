@@ -10,7 +10,8 @@ import * as path from "path";
 import { checkRoot, UsageError } from "../cli/command";
 import { findKubeconfig } from "../cli/kubeconfig";
 import { freePort, kubeconfigFor } from "./helpers/kubeconfig";
-import { runCli } from "./helpers/cli";
+import { runCli, runCliAsync } from "./helpers/cli";
+import { FakeKube } from "../sim/fakeApi";
 
 describe("a lab root from the command line (checkRoot)", () => {
     it("refuses roots on special filesystems, in one line, before anything is created", () => {
@@ -289,6 +290,43 @@ describe("a KUBECONFIG list", () => {
         } finally {
             if (before === undefined) delete process.env.KUBECONFIG;
             else process.env.KUBECONFIG = before;
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("a kubeconfig from an earlier run of a served lab", function () {
+    this.timeout(120_000);
+    it("its certificate authority no longer vouches for the server: said so, never 'skip TLS'", async () => {
+        const now = new FakeKube();
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stale-kubeconfig-"));
+        try {
+            // the earlier run's certificate (another process made it): the kubeconfig trusts that one, the server serves its own
+            const { generate } = await import("selfsigned");
+            const earlier = await generate([{ name: "commonName", value: "gitops-lab simulated API" }], {
+                keyType: "ec",
+                algorithm: "sha256",
+            });
+            const url = await now.start({ secure: true });
+            const file = path.join(dir, "kubeconfig");
+            fs.writeFileSync(
+                file,
+                now
+                    .kubeconfig(url)
+                    .replace(
+                        /certificate-authority-data: \S+/,
+                        `certificate-authority-data: ${Buffer.from(earlier.cert).toString("base64")}`,
+                    ),
+            );
+            const r = await runCliAsync("doctor", ["--kubeconfig", file]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /answers with a certificate the kubeconfig's certificate-authority-data does not vouch for: the kubeconfig is another cluster's, or an earlier run's of this one/,
+            );
+            assert.doesNotMatch(r.stderr, /SELF_SIGNED|self-signed/);
+        } finally {
+            await now.stop();
             fs.rmSync(dir, { recursive: true, force: true });
         }
     });

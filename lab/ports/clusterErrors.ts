@@ -73,7 +73,16 @@ const UNREACHABLE: Record<string, (server: string) => string> = {
     ETIMEDOUT: (s) => `${s} did not answer in time: is the cluster up and reachable from here?`,
     ECONNRESET: (s) => `${s} closed the connection: is it a Kubernetes API server, and is the cluster still starting?`,
     EHOSTUNREACH: (s) => `no route to ${s}: is the cluster reachable from this host?`,
+    // the server's certificate is not the one the kubeconfig trusts: another cluster's (or an earlier run's) kubeconfig
+    DEPTH_ZERO_SELF_SIGNED_CERT: (s) => notTrusted(s),
+    SELF_SIGNED_CERT_IN_CHAIN: (s) => notTrusted(s),
+    UNABLE_TO_VERIFY_LEAF_SIGNATURE: (s) => notTrusted(s),
+    ERR_TLS_CERT_ALTNAME_INVALID: (s) => notTrusted(s),
+    CERT_SIGNATURE_FAILURE: (s) => notTrusted(s),
 };
+
+const notTrusted = (s: string) =>
+    `${s} answers with a certificate the kubeconfig's certificate-authority-data does not vouch for: the kubeconfig is another cluster's, or an earlier run's of this one (a served lab writes a new one each start: DIR/kubeconfig); give the cluster's current kubeconfig (--kubeconfig FILE), never skip the TLS check`;
 
 function unreachableLine(err: unknown): string | undefined {
     const e = apiError(err);
