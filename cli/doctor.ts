@@ -331,6 +331,8 @@ export const doctor: Command = {
         "-o": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
         "--root": "the doctor reads a cluster, not a lab's folder: a served simulated lab's is --kubeconfig DIR/kubeconfig",
         "--output": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
+        "--argocd-version":
+            "the doctor reads whichever Argo CD the cluster runs (3.5 or 3.6, from what its controllers write): leave it out; it is simulate's, for the version a simulated lab is built as",
     },
     async run(values) {
         onlyWith("doctor", values, "interval", "watch");

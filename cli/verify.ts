@@ -62,7 +62,12 @@ export const verify: Command = {
             ? `verify reads the result files where the lab keeps them: give the lab's folder, --root DIR (not a file)`
             : undefined,
     // a lab's name given as an option: --lab names it
-    misread: { "--tenants": "the lab is chosen with --lab tenants", "--shop": "the lab is chosen with --lab shop (the default)" },
+    misread: {
+        "--tenants": "the lab is chosen with --lab tenants",
+        "--shop": "the lab is chosen with --lab shop (the default)",
+        "--argocd-version":
+            "verify grades the lab as its cluster stands, whichever Argo CD runs it: leave it out; it is simulate's, for the version a simulated lab is built as",
+    },
     async run(values) {
         // offline reads no cluster: a kubeconfig beside it would be read by nothing, without a word
         oneOf("verify", values, ["offline", "kubeconfig"]);

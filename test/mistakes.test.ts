@@ -91,6 +91,20 @@ const MISTAKES: Mistake[] = [
     [
         "learner",
         "verify",
+        ["--lab", "tenants", "--offline", "--argocd-version", "v3.5.1"],
+        2,
+        /Unknown option '--argocd-version': verify grades the lab as its cluster stands, whichever Argo CD runs it: leave it out; it is simulate's/,
+    ],
+    [
+        "author",
+        "doctor",
+        ["--argocd-version", "v3.5.1"],
+        2,
+        /Unknown option '--argocd-version': the doctor reads whichever Argo CD the cluster runs/,
+    ],
+    [
+        "learner",
+        "verify",
         ["--root", "{dir}/r ", "--offline"],
         2,
         /--root "\S+\/r " has a space at its end \(copied with it\?\), which would name another folder than "\S+\/r": give it without/,
