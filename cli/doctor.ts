@@ -68,6 +68,11 @@ function readBounded(file: string): string {
 function readDump(file: string): Dump {
     let text: string;
     const source = file === "-" ? "standard input" : file;
+    // a terminal, not a pipe: it waits for what is typed, so it says so (a silent wait reads as a hang)
+    if (file === "-" && process.stdin.isTTY)
+        process.stderr.write(
+            `doctor: reading a dump from the terminal: paste it and end with Ctrl-D, or pipe one in (${DUMP_HINT_COMMAND} | gitops-lab doctor --from -)\n`,
+        );
     try {
         text = readBounded(file);
     } catch (e) {

@@ -3,14 +3,15 @@
  * The checks run in-process; one process per family shows the command line uses them.
  */
 import * as assert from "assert";
-import { spawnSync } from "child_process";
+import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { checkRoot, UsageError } from "../cli/command";
 import { findKubeconfig } from "../cli/kubeconfig";
 import { freePort, kubeconfigFor } from "./helpers/kubeconfig";
-import { runCli, runCliAsync } from "./helpers/cli";
+import { BIN, runCli, runCliAsync } from "./helpers/cli";
+import { expect, holds } from "./helpers/expect";
 import { FakeKube } from "../sim/fakeApi";
 
 describe("a lab root from the command line (checkRoot)", () => {
@@ -328,6 +329,30 @@ describe("a kubeconfig from an earlier run of a served lab", function () {
         } finally {
             await now.stop();
             fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("doctor --from - at a terminal", function () {
+    this.timeout(120_000);
+    // a terminal through script(1)'s pseudo-terminal: the doctor's standard input is a TTY there, as at a prompt
+    it("says it reads what is typed, and how to end it, before it waits", async () => {
+        const child = spawn("script", ["-qec", `${process.execPath} ${BIN} doctor --from -`, "/dev/null"], {
+            stdio: ["pipe", "pipe", "pipe"],
+        });
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (out += d));
+        const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+        try {
+            await expect(
+                holds("the prompt line", () => out.includes("doctor: reading a dump from the terminal: paste it and end with Ctrl-D")),
+            );
+            child.stdin.write("\u0004"); // Ctrl-D: nothing pasted
+            assert.strictEqual(await exited, 1, out);
+            assert.match(out, /standard input was empty/);
+        } finally {
+            child.kill("SIGKILL");
         }
     });
 });
