@@ -79,8 +79,11 @@ function mainSetsEveryTenant(bareRepo: string, release: string): boolean {
 /** The push from the lab's clone; where that clone is not (step 1 cloned elsewhere by hand), the clone that makes it first. */
 function pushLine(clone: string, bareRepo: string): string[] {
     const push = `  git -C ${shellWord(clone)} push origin main`;
-    if (fs.existsSync(path.join(clone, ".git"))) return [push];
+    // the git daemon serves to read: a push from its clone is refused ("access denied or repository not exported")
+    const readOnly = `  # that clone reads; commits go in the lab's clone, and are pushed from there:`;
+    if (fs.existsSync(path.join(clone, ".git"))) return [readOnly, push];
     return [
+        readOnly,
         `  # the lab's clone ${clone} is not there (cloned elsewhere?): the lab's steps name it`,
         `  git clone -b main ${shellWord(bareRepo)} ${shellWord(clone)}`,
         push,

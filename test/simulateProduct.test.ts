@@ -910,6 +910,9 @@ describe("the served block where step 1 was done by hand", () => {
             assert.ok(push > 1, block.join("\n"));
             assert.strictEqual(block[push - 1], `  git clone -b main ${bareRepo} ${clone}`);
             assert.match(block[push - 2], /# the lab's clone \S+ is not there \(cloned elsewhere\?\): the lab's steps name it/);
+            // the git daemon's clone above it reads only: where commits go is said before the push
+            assert.strictEqual(block[push - 3], "  # that clone reads; commits go in the lab's clone, and are pushed from there:");
+            assert.match(block[push - 4], /^ {2}git clone -b main git:\/\/127\.0\.0\.1:40123\/shop-envs\.git /);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

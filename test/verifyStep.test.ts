@@ -2421,6 +2421,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("step 2's release committed in the git daemon's clone (its push refused): the hint says where to commit", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(1);
+        try {
+            const served = path.join(at.layout.root, "clones", "platform");
+            await git(["clone", "-q", "-b", "main", at.layout.bareRepo, served]);
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(served, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "-am", "every tenant to the new release"], served);
+            const kubeconfig = path.join(at.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const r = await runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `hint: your commit is in ${served}, a clone of the git daemon, which is read-only (its push was refused: "access denied or repository not exported"); main is where it was: make the change in the lab's clone (${at.layout.clone}) and push from there`,
+                ),
+                r.stdout,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("a stall healed by hand: step 2's hint says the cluster shows no stall", async function () {
         this.timeout(300_000);
         const at = await tenantsAt(2);

@@ -127,11 +127,11 @@ export function stepVerdict(
     const title = `step ${n} ${step.name}`;
     const first = (rs: CheckResult[]) => {
         const failing = rs.filter((r) => !r.ok).sort((a, b) => a.step - b.step);
-        // a result file not written yet is a step's last act: a failure of the step's own files or repository that has
-        // a hint of its own says more of what to do first (the branch to push before pin.json is written)
+        // a result file not written yet is a step's last act: a failure of the step's own that has a hint of its own
+        // says more of what to do first (the branch to push before pin.json is written, a push refused)
         const head = failing[0];
         if (!head || !notWritten(head)) return head;
-        return failing.find((r) => r.step === head.step && !notWritten(r) && !isLive(r) && r.hint) ?? head;
+        return failing.find((r) => r.step === head.step && !notWritten(r) && r.hint) ?? head;
     };
     const own = (rs: CheckResult[]) => rs.filter((r) => r.step === n).length;
     const at = lab?.at ?? n;
@@ -170,7 +170,13 @@ export function stepVerdict(
     // earlier step not done comes first; a later step's check (the stack outputs') is not this step's
     const ownFile = first(now.filter((r) => r.step === n && !isLive(r)));
     const yielding = now.filter((r) => !r.ok && r.step < n).every(yieldsToLaterSteps);
-    const failed = ownFile && yielding ? ownFile : first(now.filter((r) => r.step <= n));
+    // (its result file not written yet: the step's own failure with a hint, live too, says more: first's rule)
+    const failed =
+        ownFile && yielding
+            ? notWritten(ownFile)
+                ? first(now.filter((r) => r.step === n))
+                : ownFile
+            : first(now.filter((r) => r.step <= n));
     if (!failed && own(now) > 0) return { step: n, done: true, line: `${title}: done (${own(now)} checks pass); ${next(steps, n, at)}` };
     if (failed)
         return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, step)}` };

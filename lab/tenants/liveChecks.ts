@@ -175,6 +175,23 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             }
             const outcome = eq(want, found);
             if (outcome.ok || "hint" in pathHint(found)) return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
+            // the change committed in the clone of the git daemon, which is read-only: its push was refused, main never moved
+            const served = w.servedClone?.repo.exists() ? await w.servedClone.repo.branch("main") : null;
+            if (served && served !== w.main && !(await w.repo.isCommit(served))) {
+                const there = await releasesAt({ ...w, repo: w.servedClone!.repo }, served);
+                if (
+                    TENANTS.some(
+                        (t) =>
+                            `releases/${there[t]}` === expectedPath(w.through, t) &&
+                            found[t] &&
+                            (found[t] as { path?: unknown }).path !== expectedPath(w.through, t),
+                    )
+                )
+                    return {
+                        ...outcome,
+                        hint: `your commit is in ${w.servedClone!.dir}, a clone of the git daemon, which is read-only (its push was refused: "access denied or repository not exported"); main is where it was: make the change in the lab's clone (${w.layout.clone}) and push from there`,
+                    };
+            }
             // the Applications behind main (the ApplicationSet has not read the push): the Applications' refresh key on it
             const set = await c.getApplicationSet(TENANTS_APPSET);
             // a second file for one tenant (tenants/mandant-a.orig.yaml: every tenants/*.yaml is a tenant): two of one name
