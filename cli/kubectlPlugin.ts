@@ -53,6 +53,15 @@ export const kubectlPlugin: Command = {
             throw new UsageError(
                 `--out ${dir} is a file: --out takes the folder the plugin is written into (as ${path.join(path.dirname(dir), PLUGIN_FILE)}), one on kubectl's PATH: --out ${path.dirname(dir)}`,
             );
+        // the plugin's own file name given (or a kubectl-* name) under a folder that is there: the folder is what --out takes
+        if (
+            !fs.existsSync(dir) &&
+            /^kubectl-/.test(path.basename(dir)) &&
+            fs.statSync(path.dirname(dir), { throwIfNoEntry: false })?.isDirectory()
+        )
+            throw new UsageError(
+                `--out ${dir} names a file: --out takes the folder the plugin is written into (as ${path.join(path.dirname(dir), PLUGIN_FILE)}), one on kubectl's PATH: --out ${path.dirname(dir)}`,
+            );
         if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
             throw new UsageError(`--out ${dir} is not a directory; create it or name another (see gitops-lab kubectl-plugin --help)`);
         // the bundle is built by the component's builder, loaded only here: the other commands need no esbuild

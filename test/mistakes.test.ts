@@ -493,6 +493,13 @@ const MISTAKES: Mistake[] = [
     [
         "author",
         "kubectl-plugin",
+        ["--out", "{dir}/kubectl-rollout-doctor"],
+        2,
+        /--out \S+\/kubectl-rollout-doctor names a file: --out takes the folder the plugin is written into \(as \S+\/kubectl-rollout-doctor\), one on kubectl's PATH: --out \S+$/,
+    ],
+    [
+        "author",
+        "kubectl-plugin",
         ["--out", "{dir}/text.txt"],
         2,
         /--out \S+text\.txt is a file: --out takes the folder the plugin is written into \(as \S+\/kubectl-rollout_doctor\), one on kubectl's PATH: --out \S+mistakes-\w+$/,
