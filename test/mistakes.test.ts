@@ -495,7 +495,7 @@ const MISTAKES: Mistake[] = [
         "kubectl-plugin",
         ["--out", "{dir}/kubectl-rollout-doctor"],
         2,
-        /--out \S+\/kubectl-rollout-doctor names a file: --out takes the folder the plugin is written into \(as \S+\/kubectl-rollout-doctor\), one on kubectl's PATH: --out \S+$/,
+        /--out \S+\/kubectl-rollout-doctor names a file: --out takes the folder the plugin is written into \(as \S+\/kubectl-rollout_doctor\), one on kubectl's PATH: --out \S+$/,
     ],
     [
         "author",
