@@ -308,8 +308,12 @@ export const simulate: Command = {
                 tenants: tenants ? { done: tenantsDone } : undefined,
             });
             const tenantsFlag = which === "both" ? "--tenants-through" : "--through";
-            const shopAsItStands = !!values.serve && shop && shopDone > 0 && through <= shopDone;
-            const tenantsAsItStands = !!values.serve && tenants && tenantsDone > 0 && tenantsThrough <= tenantsDone;
+            // at the step asked for already (or past it, served): nothing to solve, so nothing of the lab is touched (a lab done by
+            // hand holds the learner's own repository, which the solver's step 1 would refuse as not the lab's)
+            const shopAsItStands = shop && shopDone > 0 && (values.serve ? through <= shopDone : through === shopDone);
+            const tenantsAsItStands =
+                tenants && tenantsDone > 0 && (values.serve ? tenantsThrough <= tenantsDone : tenantsThrough === tenantsDone);
+            const stands = values.serve ? "served as it stands" : "nothing to solve";
             const where = (done: number, asked: number, flag: string) =>
                 `at step ${done}, ${asked < done ? `past ${flag} ${asked}` : `the step ${flag} ${asked} asks for`}`;
             if (shop && !values.serve) {
@@ -352,10 +356,10 @@ export const simulate: Command = {
                 throw new Error(
                     `${notDoneLine(shellWord(root), "tenants", tenantsDone, tenantsNotDone)}; the solver does not build on it: mend it, or start over (gitops-lab simulate --reset --root ${shellWord(root)})`,
                 );
-            if (shopAsItStands) say(`the shop lab is ${where(shopDone, through, "--through")}: served as it stands, nothing of it solved`);
+            if (shopAsItStands) say(`the shop lab is ${where(shopDone, through, "--through")}: ${stands}, nothing of it solved`);
             if (shopAsItStands && shopNotDone) say(notDoneLine(shellWord(root), "shop", shopDone, shopNotDone));
             if (tenantsAsItStands) {
-                say(`the tenants lab is ${where(tenantsDone, tenantsThrough, tenantsFlag)}: served as it stands, nothing of it solved`);
+                say(`the tenants lab is ${where(tenantsDone, tenantsThrough, tenantsFlag)}: ${stands}, nothing of it solved`);
                 if (tenantsNotDone) say(notDoneLine(shellWord(root), "tenants", tenantsDone, tenantsNotDone));
                 // the simulated node's images are not saved with the simulated cluster (a real node keeps its own): loaded again
                 await loadSiteImages(lab.kube.images, say);

@@ -1259,3 +1259,23 @@ describe("simulate --realistic's solver", () => {
         assert.strictEqual(solveOptions({}, () => {}).productDefaults, false);
     });
 });
+
+describe("simulate on a lab done by hand, at the step asked for", function () {
+    this.timeout(300_000);
+    it("solves nothing and touches nothing: the learner's own repository is not refused", async () => {
+        const root = await rootAt(8);
+        try {
+            const { bareRepo } = shopLayout(root);
+            // made by the learner (step 1 by hand on a served lab): no mark of the lab's in its config
+            await git(["--git-dir", bareRepo, "config", "--unset", "gitops-lab.owner"]);
+            const main = await git(["--git-dir", bareRepo, "rev-parse", "main"]);
+            const r = await runMain("simulate", ["--root", root, "--through", "8"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, /the shop lab is at step 8, the step --through 8 asks for: nothing to solve, nothing of it solved/);
+            assert.match(r.stdout, /grade it: \S+ verify --root \S+ --offline$/m);
+            assert.strictEqual(await git(["--git-dir", bareRepo, "rev-parse", "main"]), main, "no commit");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
