@@ -151,6 +151,18 @@ describe("destroy: a lab done by hand (the learner's ApplicationSet and Applicat
         assert.ok(!lines.some((l) => l.includes("by hand")), lines.join("\n"));
     });
 
+    it("takes down the lab's ApplicationSet applied outside argocd (without its namespace), said as such", async () => {
+        const set = shopApplicationSet({ name: "shop", namespace: "default", repoURL: `${GITD_URL_PREFIX}shop-envs.git` });
+        at.lab.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "default" } }, "client");
+        at.lab.kube.put(set, "client");
+        const report = await resetLabObjects(at.cluster, scope(), () => {}, { timeoutMs: 20_000, pollMs: 50 });
+        assert.strictEqual(at.lab.kube.get("ApplicationSet", "default", "shop"), undefined);
+        assert.ok(
+            report.tookDown.includes("ApplicationSet default/shop (outside argocd: Argo CD never read it)"),
+            report.tookDown.join("; "),
+        );
+    });
+
     it("never waits past its deadline with Argo CD's controller gone", async () => {
         await byHand();
         await at.lab.argo.apps.stop();

@@ -85,6 +85,21 @@ export async function resetLabObjects(
     const sets = (await cluster.listApplicationSets(ns)).filter((s) => isLabApplicationSet(s, scope));
     for (const s of sets) await cluster.deleteApplicationSet(s.metadata.name, ns);
     if (sets.length) report.tookDown.push(`ApplicationSets ${named(sets)}`);
+    // the lab's applied outside argocd (kubectl apply without the namespace): Argo CD never read them, so no finalizer holds them
+    const strays = [
+        ...(await cluster.listApplicationSets())
+            .filter((s) => s.metadata.namespace !== ns && isLabApplicationSet(s, scope))
+            .map((o) => ({ kind: "ApplicationSet", plural: "applicationsets", o })),
+        ...(await cluster.listApplications())
+            .filter((a) => a.metadata.namespace !== ns && isLabApplication(a, scope))
+            .map((o) => ({ kind: "Application", plural: "applications", o })),
+    ];
+    for (const { plural, o } of strays)
+        await cluster.deleteCustomObject("argoproj.io/v1alpha1", plural, o.metadata.namespace!, o.metadata.name);
+    if (strays.length)
+        report.tookDown.push(
+            `${strays.map(({ kind, o }) => `${kind} ${o.metadata.namespace}/${o.metadata.name}`).join(", ")} (outside ${ns}: Argo CD never read ${strays.length === 1 ? "it" : "them"})`,
+        );
     for (const a of apps) await cluster.deleteCustomObject("argoproj.io/v1alpha1", "applications", ns, a.metadata.name);
     if (apps.length) {
         log(`deleting the lab's Applications ${named(apps)}; Argo CD deletes what each deployed (deadline ${Math.round(left() / 1000)} s)`);
