@@ -778,6 +778,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("goTemplate: true with {{env}} tags (no dot): named, with the form Go reads", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            fs.writeFileSync(appsetFile, stringify({ ...shopApplicationSet(), spec: { goTemplate: true, ...shopApplicationSet().spec } }));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the ApplicationSet sets goTemplate: true, but its template writes \{\{env\}\}: a Go template reads an element's key as \{\{\.env\}\}/,
+            );
+        });
+    });
+
     it("a sync option beside CreateNamespace, or an element key the template reads: each named once", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

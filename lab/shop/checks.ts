@@ -138,6 +138,15 @@ const step2: Check<ShopWorld>[] = [
                     : go
                       ? v.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, "{{$1}}")
                       : v.replace(/\{\{\s*(\w+)\s*\}\}/g, "{{$1}}");
+            // goTemplate with fasttemplate's tags: Go reads {{env}} as a function call, and Argo CD renders nothing
+            const bare = go ? /\{\{-?\s*(\w+)\s*-?\}\}/.exec(JSON.stringify(t ?? {}))?.[1] : undefined;
+            if (bare)
+                return {
+                    ok: false,
+                    expected: `{{.${bare}}} with goTemplate: true`,
+                    found: `{{${bare}}}`,
+                    hint: `the ApplicationSet sets goTemplate: true, but its template writes {{${bare}}}: a Go template reads an element's key as {{.${bare}}} (with the dot), and Argo CD renders nothing from {{${bare}}} (function "${bare}" not defined): write {{.env}} and {{.revision}}, or take goTemplate out, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             // the fields that differ, each named with what it holds (never the lab's value)
             return eqFields(
                 {
