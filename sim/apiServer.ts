@@ -289,7 +289,8 @@ export class ApiServer {
                     metadata: {},
                     status: "Failure",
                     message: messageOf(e),
-                    reason: e instanceof HttpError ? e.reason : "InternalError",
+                    // a plain error (not a Status) carries no reason
+                    ...(e instanceof HttpError && !e.reason ? {} : { reason: e instanceof HttpError ? e.reason : "InternalError" }),
                     code,
                 });
             }
@@ -316,8 +317,8 @@ export class ApiServer {
      * A client's object stored, once what its CRD requires is there, its name is one the API server
      * takes and its undeclared fields are pruned or refused as `url`'s fieldValidation asks (crdValidation.ts).
      */
-    private store(t: ResourceType, url: URL, sent: { kind: string; metadata: ObjectMeta }) {
-        const { obj, warnings } = decodeStrictly(t.kind, t.group, sent, url.searchParams.get("fieldValidation"));
+    private store(t: ResourceType, url: URL, sent: { kind: string; metadata: ObjectMeta }, patched = false) {
+        const { obj, warnings } = decodeStrictly(t.kind, t.group, sent, url.searchParams.get("fieldValidation"), patched);
         checkRequired(t.kind, t.group, obj, !this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name));
         this.warnings = warnings;
         return this.kube.put(obj, "client");
@@ -391,7 +392,12 @@ export class ApiServer {
                 if (!current) this.namespaceTakes(t, ns, name);
                 if (ctype === "application/apply-patch+yaml" && t.group) checkApplyPatch(t.kind, t.group, ns, name, body);
                 const next = objectOf(patchAs(ctype, current, body, t.group));
-                return this.store(t, url, { ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } });
+                return this.store(
+                    t,
+                    url,
+                    { ...next, kind: t.kind, metadata: { ...next.metadata, name, namespace: ns } },
+                    ctype !== "application/apply-patch+yaml",
+                );
             }
             case "DELETE": {
                 const old = this.kube.remove(t.kind, ns, name, "client");

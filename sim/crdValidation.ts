@@ -23,11 +23,10 @@ export function missingRequired(schema: Schema | undefined, value: unknown, at =
 
 /** Throws the API server's 422 when `obj` of `kind` (a custom resource of the shipped CRDs) lacks a required field. */
 export function checkRequired(kind: string, group: string, obj: { metadata?: { name?: string } }, checkName = false): void {
+    const { schema } = schemaOf(kind, group);
+    if (!schema) return; // a kind of the API server's own: its names and fields are not checked here
     const badName = checkName && obj.metadata?.name ? nameError(obj.metadata.name) : undefined;
-    const missing = [
-        ...(badName ? [badName] : []),
-        ...missingRequired(schemaOf(kind, group).schema, obj).map((p) => `${p}: Required value`),
-    ];
+    const missing = [...(badName ? [badName] : []), ...missingRequired(schema, obj).map((p) => `${p}: Required value`)];
     if (!missing.length) return;
     // errors.NewInvalid: one error as it is, several in brackets
     const why = missing.length === 1 ? missing[0] : `[${missing.join(", ")}]`;
@@ -38,7 +37,8 @@ export function checkRequired(kind: string, group: string, obj: { metadata?: { n
  * Structural pruning (apiextensions-apiserver's pruning.PruneWithOptions): removes from `value` every
  * field its schema does not declare, where the schema neither preserves unknown fields nor has
  * `additionalProperties`, and returns their paths ("spec.syncPolicy.automated", "spec.generators[0].x").
- * The root's `metadata` is ObjectMeta (the API server's own) and `status` a subresource: neither is read.
+ * The root's `metadata` is ObjectMeta's (its keys checked by `unknownMeta`); `status` is not read (the
+ * simulation's controllers write it in-process; a client's is stored as sent).
  */
 export function prune(schema: Schema | undefined, value: unknown, at = ""): string[] {
     if (!schema || value === null || typeof value !== "object") return [];
@@ -56,6 +56,34 @@ export function prune(schema: Schema | undefined, value: unknown, at = ""): stri
         }
     }
     return out;
+}
+
+/** ObjectMeta's fields (apimachinery's types.go): any other key under a custom resource's metadata is unknown. */
+const OBJECT_META = new Set([
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+]);
+
+/** The keys under the root's metadata that ObjectMeta does not have (dropped, as the decoder drops them). */
+function unknownMeta(obj: unknown): string[] {
+    const meta = (obj as { metadata?: Record<string, unknown> } | null)?.metadata;
+    if (!meta || typeof meta !== "object") return [];
+    const out = Object.keys(meta).filter((k) => !OBJECT_META.has(k));
+    for (const k of out) delete meta[k];
+    return out.map((k) => `metadata.${k}`);
 }
 
 /** The stored version's schema of a custom resource of the shipped CRDs (undefined for any other kind). */
@@ -76,19 +104,25 @@ export function decodeStrictly<T extends object>(
     group: string,
     obj: T,
     fieldValidation: string | null,
+    patched = false,
 ): { obj: T; warnings: string[] } {
     const { schema, version } = schemaOf(kind, group);
     if (!schema) return { obj, warnings: [] };
     const pruned = structuredClone(obj);
-    const unknown = prune(schema, pruned)
-        .sort()
-        .map((p) => `unknown field "${p}"`);
+    const unknown = [...unknownMeta(pruned), ...prune(schema, pruned)].sort().map((p) => `unknown field "${p}"`);
     if (unknown.length && fieldValidation === "Strict")
-        throw new HttpError(
-            400,
-            "BadRequest",
-            `${kind} in version "${version}" cannot be handled as a ${kind}: strict decoding error: ${unknown.join(", ")}`,
-        );
+        // a patched object is refused as the patch handler words it (422, the patched object as its value); a sent one as the decoder does
+        throw patched
+            ? new HttpError(
+                  422,
+                  "Invalid",
+                  `patch: Invalid value: ${JSON.stringify(JSON.stringify(obj))}: strict decoding error: ${unknown.join(", ")}`,
+              )
+            : new HttpError(
+                  400,
+                  "BadRequest",
+                  `${kind} in version "${version}" cannot be handled as a ${kind}: strict decoding error: ${unknown.join(", ")}`,
+              );
     return { obj: pruned, warnings: fieldValidation === "Ignore" ? [] : unknown };
 }
 
@@ -102,9 +136,10 @@ export function checkApplyPatch(kind: string, group: string, ns: string | undefi
     if (!schema || !patch || typeof patch !== "object") return;
     const unknown = prune(schema, structuredClone(patch)).sort();
     if (unknown.length)
+        // a plain error, not a Status: answered 500 with no reason (kubectl prints "Error from server: ...")
         throw new HttpError(
             500,
-            "InternalError",
+            "",
             `failed to create typed patch object (${ns ? `${ns}/` : ""}${name}; ${group}/${version}, Kind=${kind}): .${unknown[0]}: field not declared in schema`,
         );
 }

@@ -84,14 +84,25 @@ describe("the simulated API server's field validation of custom resources", func
         assert.strictEqual((await kubectl("apply", "-f", file("ok.yaml", shopApplicationSet()))).ok, true);
         const got = await kubectl("apply", "-f", file("appset.yaml", automatedOnTheAppSet()));
         assert.strictEqual(got.ok, false, got.out);
-        assert.match(got.out, /strict decoding error: unknown field "spec\.syncPolicy\.automated"/);
+        // a merge patch: refused as the patch handler words it (422, the patched object as its value)
+        assert.match(got.out, /patch: Invalid value: ".*": strict decoding error: unknown field "spec\.syncPolicy\.automated"/);
         assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop")!.spec!.syncPolicy, undefined);
     });
 
-    it("kubectl apply --validate=false: the field pruned, and warned of", async () => {
-        const got = await kubectl("apply", "--validate=false", "-f", file("appset.yaml", automatedOnTheAppSet()));
-        assert.strictEqual(got.ok, true, got.out);
+    it("kubectl apply --validate=warn: the field pruned, and warned of; --validate=false: pruned silently", async () => {
+        const warned = await kubectl("apply", "--validate=warn", "-f", file("appset.yaml", automatedOnTheAppSet()));
+        assert.strictEqual(warned.ok, true, warned.out);
+        assert.match(warned.out, /Warning: unknown field "spec\.syncPolicy\.automated"/);
         assert.deepStrictEqual(kube.get("ApplicationSet", "argocd", "shop")!.spec!.syncPolicy, {}, "not stored");
+        const quiet = await kubectl(
+            "apply",
+            "--validate=false",
+            "-f",
+            file("other.yaml", { ...automatedOnTheAppSet(), metadata: { name: "quiet", namespace: "argocd" } }),
+        );
+        assert.strictEqual(quiet.ok, true, quiet.out);
+        assert.doesNotMatch(quiet.out, /Warning/);
+        assert.deepStrictEqual(kube.get("ApplicationSet", "argocd", "quiet")!.spec!.syncPolicy, {}, "not stored");
         const sent = await send("POST", `${APPSETS}?fieldValidation=Warn`, { ...automatedOnTheAppSet(), metadata: { name: "other" } });
         assert.strictEqual(sent.code, 201);
         assert.strictEqual(sent.warning, '299 - "unknown field \\"spec.syncPolicy.automated\\""');
@@ -103,9 +114,17 @@ describe("the simulated API server's field validation of custom resources", func
         assert.strictEqual(got.ok, false, got.out);
         assert.match(
             got.out,
-            /failed to create typed patch object \(argocd\/shop; argoproj\.io\/v1alpha1, Kind=ApplicationSet\): \.spec\.syncPolicy\.automated: field not declared in schema/,
+            /Error from server: failed to create typed patch object \(argocd\/shop; argoproj\.io\/v1alpha1, Kind=ApplicationSet\): \.spec\.syncPolicy\.automated: field not declared in schema/,
         );
         assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop"), undefined);
+    });
+
+    it("a key ObjectMeta does not have (metadata.label for labels) is refused too", async () => {
+        const set = shopApplicationSet();
+        (set.metadata as Record<string, unknown>).label = { team: "blue" };
+        const got = await kubectl("apply", "-f", file("appset.yaml", set));
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(got.out, /strict decoding error: unknown field "metadata\.label"/);
     });
 
     it("fields the schema keeps open are stored: a list element's own keys, labels", async () => {
