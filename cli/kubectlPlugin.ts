@@ -56,7 +56,7 @@ export const kubectlPlugin: Command = {
         // the plugin's own file name given (or a kubectl-* name) under a folder that is there: the folder is what --out takes
         if (
             !fs.existsSync(dir) &&
-            /^kubectl-/.test(path.basename(dir)) &&
+            /^kubectl-rollout[-_]doctor$/.test(path.basename(dir)) &&
             fs.statSync(path.dirname(dir), { throwIfNoEntry: false })?.isDirectory()
         )
             throw new UsageError(

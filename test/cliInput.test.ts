@@ -13,6 +13,7 @@ import { freePort, kubeconfigFor } from "./helpers/kubeconfig";
 import { BIN, runCli, runCliAsync } from "./helpers/cli";
 import { expect, holds } from "./helpers/expect";
 import { FakeKube } from "../sim/fakeApi";
+import { explain } from "../lab/ports/clusterErrors";
 
 describe("a lab root from the command line (checkRoot)", () => {
     it("refuses roots on special filesystems, in one line, before anything is created", () => {
@@ -354,5 +355,16 @@ describe("doctor --from - at a terminal", function () {
         } finally {
             child.kill("SIGKILL");
         }
+    });
+});
+
+describe("a server reached by an address its certificate does not name", () => {
+    it("is said as such, not as another cluster's kubeconfig", () => {
+        const e = explain("list applicationsets", {
+            code: "ERR_TLS_CERT_ALTNAME_INVALID",
+            message: "request to https://10.0.0.5:6443/apis failed, reason: Hostname/IP does not match certificate's altnames",
+        });
+        assert.match(e.message, /^list applicationsets: https:\/\/10\.0\.0\.5:6443's certificate does not name that address/);
+        assert.doesNotMatch(e.message, /earlier run/);
     });
 });

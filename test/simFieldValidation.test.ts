@@ -121,7 +121,7 @@ describe("the simulated API server's field validation of custom resources", func
 
     it("a key ObjectMeta does not have (metadata.label for labels) is refused too", async () => {
         const set = shopApplicationSet();
-        (set.metadata as Record<string, unknown>).label = { team: "blue" };
+        (set.metadata as unknown as Record<string, unknown>).label = { team: "blue" };
         const got = await kubectl("apply", "-f", file("appset.yaml", set));
         assert.strictEqual(got.ok, false, got.out);
         assert.match(got.out, /strict decoding error: unknown field "metadata\.label"/);

@@ -736,6 +736,27 @@ describe("verify --step: one step at a time, with a hint", function () {
             await atShop(0, async (root) => assert.match(await firstCommitByHand(root, edit, later), hint));
         });
 
+    it("a first commit whose overlays name their own destination's namespace (shop-dev, shop-prod): step 1 done", async () => {
+        await atShop(0, async (root) => {
+            const { bareRepo } = shopLayout(root);
+            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+            const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-"));
+            try {
+                await git(["clone", "--quiet", bareRepo, work]);
+                fs.cpSync(lab, work, { recursive: true });
+                for (const e of ["dev", "prod"])
+                    fs.appendFileSync(path.join(work, "envs", e, "kustomization.yaml"), `namespace: shop-${e}\n`);
+                await git(["add", "-A"], work);
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], work);
+                await git(["push", "--quiet", "origin", "main"], work);
+                const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+                assert.strictEqual(r.code, 0, r.out);
+            } finally {
+                fs.rmSync(work, { recursive: true, force: true });
+            }
+        });
+    });
+
     it("the base ConfigMap's file named configmap.yml: the hint names the file", async () => {
         await atShop(0, async (root) => {
             const out = await firstCommitByHand(root, (work) => {

@@ -53,18 +53,22 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
 }
 
 /**
- * A result file written elsewhere than the lab reads it: in the current folder, a folder beside it (the
- * clone, most often: written from where the learner works), or the served lab's clone; undefined when none.
+ * A result file written elsewhere than the lab reads it: in the current folder, a clone beside it (written
+ * from where the learner works), or the served lab's clone; undefined when none.
  */
 function misplaced(file: string, servedClone?: string): string | undefined {
     const name = path.basename(file);
     const dir = path.dirname(file);
-    const beside = fs.existsSync(dir)
-        ? fs
-              .readdirSync(dir, { withFileTypes: true })
-              .filter((d) => d.isDirectory())
-              .map((d) => path.join(dir, d.name))
-        : [];
+    // the clones beside it (a folder holding .git): where a learner works, and writes from
+    let beside: string[] = [];
+    try {
+        beside = fs
+            .readdirSync(dir, { withFileTypes: true })
+            .filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, ".git")))
+            .map((d) => path.join(dir, d.name));
+    } catch {
+        // no folder there, or one that cannot be read: nothing beside it to name
+    }
     return [process.cwd(), ...beside, ...(servedClone ? [servedClone] : [])]
         .map((d) => path.join(d, name))
         .find((f) => path.resolve(f) !== path.resolve(file) && fs.statSync(f, { throwIfNoEntry: false })?.isFile());

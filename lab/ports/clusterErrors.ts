@@ -77,7 +77,8 @@ const UNREACHABLE: Record<string, (server: string) => string> = {
     DEPTH_ZERO_SELF_SIGNED_CERT: (s) => notTrusted(s),
     SELF_SIGNED_CERT_IN_CHAIN: (s) => notTrusted(s),
     UNABLE_TO_VERIFY_LEAF_SIGNATURE: (s) => notTrusted(s),
-    ERR_TLS_CERT_ALTNAME_INVALID: (s) => notTrusted(s),
+    ERR_TLS_CERT_ALTNAME_INVALID: (s) =>
+        `${s}'s certificate does not name that address (a server reached by an address its certificate was not made for: k3s's --tls-san): use an address the certificate names in the kubeconfig's server: line`,
     CERT_SIGNATURE_FAILURE: (s) => notTrusted(s),
 };
 

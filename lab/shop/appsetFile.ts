@@ -17,22 +17,26 @@ export type AppsetFile =
 /** Reads appset.yaml; throws only when the file cannot be read (a missing file is the caller's check). */
 export function readAppsetFile(file: string): AppsetFile {
     const text = fs.readFileSync(file, "utf8");
-    // a value starting with {{ unquoted: YAML reads a flow mapping there ({revision: null} as a key), which kubectl refuses
-    const lines = text.split(/\r?\n/);
-    const bare = lines.findIndex((l) => /^\s*(-\s+)?[\w.-]+:\s+\{\{/.test(l));
-    if (bare >= 0) {
-        const [, key, value] = /([\w.-]+):\s+(\{\{.*?\}\}\S*)/.exec(lines[bare]) ?? [];
-        return {
-            error: `line ${bare + 1}: ${key ?? "a value"}: ${value ?? "{{...}}"} is not quoted, and YAML reads a value starting with { as a mapping (kubectl apply: "yaml: invalid map key"); quote it: ${key ?? "key"}: '${value ?? "{{...}}"}'`,
-        };
-    }
-    const docs = parseAllDocuments(text);
+    // logLevel error: a map key that is a collection (an unquoted {{...}}) is found below, not warned of on stderr
+    const docs = parseAllDocuments(text, { logLevel: "error" });
     if (!Array.isArray(docs)) return { set: null }; // an empty stream
     for (const d of docs) {
         const e = d.errors[0];
         if (!e) continue;
         const line = e.linePos?.[0]?.line;
         return { error: `${line ? `line ${line}: ` : ""}${e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}` };
+    }
+    // a value starting with {{ unquoted: YAML reads a flow mapping there ({revision} as a key), which kubectl refuses
+    for (const d of docs) {
+        const tag = unquotedTag(d.toJS());
+        if (tag) {
+            const line = text
+                .split(/\r?\n/)
+                .findIndex((l) => new RegExp(`^\\s*(-\\s+)?${tag.key.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:\\s+\\{\\{`).test(l));
+            return {
+                error: `${line >= 0 ? `line ${line + 1}: ` : ""}${tag.key}: {{${tag.name}}} is not quoted, and YAML reads a value starting with { as a mapping (kubectl apply: "yaml: invalid map key"); quote it: ${tag.key}: '{{${tag.name}}}'`,
+            };
+        }
     }
     // a kind: List (kubectl get applicationsets -o yaml, plural, writes one): kubectl apply applies each item
     const objects = docs
@@ -74,4 +78,17 @@ export function byEnv<T>(elements: T): T {
 export function sameRepo(url: unknown): boolean {
     const norm = (u: string) => u.replace(/\.git$/, "").replace(/^(git:\/\/[^/:]+):9418\//, "$1/");
     return typeof url === "string" && norm(url) === norm(REPO_URL);
+}
+
+/** The first value that is an unquoted {{name}} as YAML reads it (a map whose one key is "{ name }", its value null). */
+function unquotedTag(v: unknown, key = ""): { key: string; name: string } | undefined {
+    if (!v || typeof v !== "object") return undefined;
+    const entries = Object.entries(v as Record<string, unknown>);
+    const only = entries.length === 1 ? /^\{\s*([\w.]+)\s*\}$/.exec(entries[0][0]) : null;
+    if (only && entries[0][1] === null && !Array.isArray(v)) return { key, name: only[1] };
+    for (const [k, sub] of entries) {
+        const found = unquotedTag(sub, Array.isArray(v) ? key : k);
+        if (found) return found;
+    }
+    return undefined;
 }

@@ -174,7 +174,11 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
         run: async (w) => {
             if (!w.main) return null;
             const first = await w.repo.rootOf("main");
-            const ns = async (e: string) => (await configMapAt(w, first, `envs/${e}`)).metadata?.namespace ?? "none";
+            // an overlay's own namespace that is its destination's (shop-dev in envs/dev) changes nothing Argo CD does
+            const ns = async (e: string) => {
+                const n = (await configMapAt(w, first, `envs/${e}`)).metadata?.namespace;
+                return n === undefined || n === `shop-${e}` ? "none" : n;
+            };
             // one that does not render: the check above says why
             const got = await Promise.all([ns("dev"), ns("prod")]).catch(() => null);
             if (!got) return null;

@@ -178,7 +178,10 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             // the change committed in the clone of the git daemon, which is read-only: its push was refused, main never moved
             const served = w.servedClone?.repo.exists() ? await w.servedClone.repo.branch("main") : null;
             if (served && served !== w.main && !(await w.repo.isCommit(served))) {
-                const there = await releasesAt({ ...w, repo: w.servedClone!.repo }, served);
+                // a file there that is no YAML: no hint from it
+                const there = await releasesAt({ ...w, repo: w.servedClone!.repo }, served).catch(
+                    () => ({}) as Record<string, string | null>,
+                );
                 if (
                     TENANTS.some(
                         (t) =>
