@@ -2850,6 +2850,75 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("recovery.order's healthy_at half an hour later than now: named", async () => {
+        await atTenants(3, async (root) => {
+            const file = tenantsLayout(root).resultFile("recovery");
+            const { order } = JSON.parse(fs.readFileSync(file, "utf8"));
+            const later = order.map((o: any) => ({
+                ...o,
+                healthy_at: new Date(Date.now() + 30 * 60_000).toISOString().replace(/\.\d+Z$/, "Z"),
+            }));
+            editResult(file, { order: later });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: mandant-a's \S+, mandant-b's \S+, mandant-c's \S+, mandant-d's \S+ are later than now: read each time from the ApplicationSet's status\.applicationStatus/,
+            );
+        });
+    });
+
+    it("the fix made on a branch and merged (--no-ff), recovery.commit the branch's: the merge is named", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(2);
+        try {
+            await at.givenUp();
+            const { clone } = at.layout;
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git(["checkout", "-q", "-b", "fix"], clone);
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git([...id, "commit", "-qam", "fix"], clone);
+            const fix = await git(["rev-parse", "HEAD"], clone);
+            await git(["checkout", "-q", "main"], clone);
+            await git([...id, "merge", "-q", "--no-ff", "fix", "-m", "merge the fix"], clone);
+            await git(["push", "-q", "origin", "main"], clone);
+            const merge = await git(["rev-parse", "HEAD"], clone);
+            await at.cluster.annotateApplicationSet("tenants", { [APPSET_REFRESH_ANNOTATION]: "true" }, "argocd");
+            await expect(
+                holds(
+                    "the merge's rollout complete",
+                    () =>
+                        conditionOf(appset(at), "RolloutProgressing")?.message === "ApplicationSet Rollout has completed" &&
+                        (appset(at)!.status?.applicationStatus ?? []).every((e) => (e.targetRevisions ?? []).includes(merge)),
+                    () => appset(at)!.status,
+                ),
+                { timeoutMs: 180_000 },
+            );
+            const order = (appset(at)!.status!.applicationStatus ?? []).map((e) => ({
+                application: e.application,
+                step: Number(e.step),
+                healthy_at: e.lastTransitionTime,
+            }));
+            const running = Object.fromEntries(TENANTS_ALL.map((t) => [t, RELEASES.fixed]));
+            fs.writeFileSync(
+                at.layout.resultFile("recovery"),
+                JSON.stringify({ commit: fix, release: RELEASES.fixed, order, running, seconds: 1 }),
+            );
+            const kubeconfig = path.join(at.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const r = await runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", "3"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `recovery.commit ${fix.slice(0, 12)} is a side branch's commit that a merge brought into main; the rollout ran the merge, ${merge.slice(0, 12)}`,
+                ),
+                r.stdout,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("recovery.order in the order the tenants turned Healthy: the hint says it goes by step", async () => {
         await atTenants(3, async (root) => {
             const file = tenantsLayout(root).resultFile("recovery");

@@ -3,22 +3,31 @@
  * world (stall.json, recovery.json, the platform repository read directly and, unless offline, the
  * cluster). Only the result schemas (results.ts) are shared with the scenario.
  */
-import * as path from "path";
 import { ARGOCD_NAMESPACE } from "../argo/application";
-import { BareRepo } from "../grader/bareRepo";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
 import { MAIN_AT_FIXED } from "./mainChecks";
-import { clusterErrorOf, stackOutputChecks } from "../grader/live";
-import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
-import { servedCloneDir, startAgainAt } from "../kit/layout";
+import { stackOutputChecks } from "../grader/live";
+import { isSha, resultFileChecks } from "../grader/resultFiles";
+import { startAgainAt } from "../kit/layout";
 import { RELEASES, Tenant, TENANTS, TENANTS_APPSET } from "./layout";
 import { HOOK_ERROR, tenantPath } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
 import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
 import { secondsSinceCommit } from "./resultTimes";
 import { releaseSlip, STALL_FIELDS, withReleaseSlip } from "./stallFields";
-import { AFTER_BLOCKED, all, expectedRunning, obj, Order, racedAhead, releasesAt, TenantsVerifyOptions, TenantsWorld } from "./world";
+import {
+    AFTER_BLOCKED,
+    all,
+    expectedRunning,
+    obj,
+    Order,
+    racedAhead,
+    readTenantsWorld,
+    releasesAt,
+    TenantsVerifyOptions,
+    TenantsWorld,
+} from "./world";
 export type { TenantsVerifyOptions, TenantsWorld } from "./world";
 
 const step1: Check<TenantsWorld>[] = [
@@ -424,7 +433,7 @@ const step3: Check<TenantsWorld>[] = [
     },
     {
         step: 3,
-        name: "recovery.order's healthy_at times are after recovery.commit was made",
+        name: "recovery.order's healthy_at times are after recovery.commit was made, and not later than now",
         run: async (w) => {
             const r = obj(w, "recovery");
             if (!r || !Array.isArray(r.order) || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
@@ -432,6 +441,15 @@ const step3: Check<TenantsWorld>[] = [
             // machine's, healthy_at the cluster's: five minutes of skew between the two are allowed
             const made = await w.repo.committedAt(r.commit);
             const early = r.order.filter((o: { healthy_at?: string } | null) => !(Date.parse(o?.healthy_at ?? "") >= made - 300_000));
+            // a time still to come (shifted, or of another zone written as UTC): no tenant turned Healthy then
+            const late = r.order.filter((o: { healthy_at?: string } | null) => Date.parse(o?.healthy_at ?? "") > Date.now() + 300_000);
+            if (!early.length && late.length)
+                return {
+                    ok: false,
+                    expected: `each before now (${new Date().toISOString()})`,
+                    found: late.map((o: Order) => `${o?.application} ${o?.healthy_at}`).join(", "),
+                    hint: `${late.map((o: Order) => `${o?.application}'s ${o?.healthy_at}`).join(", ")} ${late.length === 1 ? "is" : "are"} later than now: read each time from the ApplicationSet's status.applicationStatus (lastTransitionTime of its Healthy entry), as it is written there (UTC, Z)`,
+                };
             return early.length
                 ? {
                       ok: false,
@@ -463,30 +481,6 @@ export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
     ...stackOutputs,
     ...TENANTS_LIVE_CHECKS,
 ];
-
-export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<TenantsWorld> {
-    const { layout } = opts;
-    const repo = new BareRepo(layout.bareRepo);
-    const files = readResultFiles(TENANTS_RESULT_FILES, layout.resultFile);
-    const main = repo.exists() ? await repo.branch("main") : null;
-    const clusterError = await clusterErrorOf(opts.cluster, TENANTS_APPSET);
-    return {
-        layout,
-        fileOf: layout.resultFile,
-        clone: new BareRepo(path.join(layout.clone, ".git")),
-        servedClone: {
-            dir: servedCloneDir(layout.root, "platform"),
-            repo: new BareRepo(path.join(servedCloneDir(layout.root, "platform"), ".git")),
-        },
-        repo,
-        files,
-        through: opts.through,
-        main,
-        cluster: opts.cluster,
-        clusterError,
-        stackOutputs: opts.stackOutputs,
-    };
-}
 
 export async function verifyTenants(opts: TenantsVerifyOptions): Promise<CheckResult[]> {
     const w = await readTenantsWorld(opts);

@@ -296,7 +296,20 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         if (w.through < 3 || !r || !Array.isArray(r.order)) return null;
         const entries = (await c.getApplicationSet(TENANTS_APPSET))?.status?.applicationStatus ?? [];
         // the entries of the fix's rollout alone: a later commit (a README pushed after the lab) has a rollout of its own
-        if (!entries.every((e) => (e.targetRevisions ?? []).includes(String(r.commit)))) return null;
+        if (!entries.every((e) => (e.targetRevisions ?? []).includes(String(r.commit)))) {
+            // a side branch's commit merged into main (git merge --no-ff): the rollout ran the merge, which is main's own
+            const rev = entries[0]?.targetRevisions?.[0];
+            if (!isSha(r.commit) || !isSha(rev) || !(await w.repo.isAncestor(r.commit, rev).catch(() => false))) return null;
+            const line: string[] = [];
+            for (let at: string | undefined = rev; at && line.length < 50; at = (await w.repo.parents(at))[0]) line.push(at);
+            if (line.includes(r.commit)) return null;
+            return {
+                ok: false,
+                expected: `recovery.commit on main's own line (the revision the rollout ran: ${rev.slice(0, 12)})`,
+                found: `${r.commit.slice(0, 12)}, a side branch's commit merged into main`,
+                hint: `recovery.commit ${r.commit.slice(0, 12)} is a side branch's commit that a merge brought into main; the rollout ran the merge, ${rev.slice(0, 12)} (the Applications' revision), and its times are that rollout's: write ${rev} as recovery.commit`,
+            };
+        }
         const off: string[] = [];
         for (const o of r.order as { application?: unknown; healthy_at?: unknown }[]) {
             const e = entries.find((x) => x.application === o?.application);

@@ -1,13 +1,18 @@
 /**
  * What the tenants lab's checks read (the world of a grading) and what each step leaves the sites running.
  */
+import * as path from "path";
 import { parse } from "yaml";
+import { BareRepo } from "../grader/bareRepo";
+import { servedCloneDir } from "../kit/layout";
+import { clusterErrorOf } from "../grader/live";
+import { readResultFiles } from "../grader/resultFiles";
 import { LiveWorld } from "../grader/live";
 import { ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { RELEASES, TENANTS, TenantsLayout } from "./layout";
+import { RELEASES, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
 import { tenantPath } from "./repoFiles";
-import { TenantsResultName } from "./results";
+import { TenantsResultName, TENANTS_RESULT_FILES } from "./results";
 
 export interface TenantsVerifyOptions {
     layout: TenantsLayout;
@@ -63,3 +68,28 @@ export const expectedRunning = (through: number, raced: string[] = []) =>
           : all(RELEASES.first);
 export const expectedPath = (through: number, _tenant: string) =>
     `releases/${through >= 3 ? RELEASES.fixed : through >= 2 ? RELEASES.faulty : RELEASES.first}`;
+
+/** What a grading reads: the result files, the repository and its clones, the cluster (its error, once). */
+export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<TenantsWorld> {
+    const { layout } = opts;
+    const repo = new BareRepo(layout.bareRepo);
+    const files = readResultFiles(TENANTS_RESULT_FILES, layout.resultFile);
+    const main = repo.exists() ? await repo.branch("main") : null;
+    const clusterError = await clusterErrorOf(opts.cluster, TENANTS_APPSET);
+    return {
+        layout,
+        fileOf: layout.resultFile,
+        clone: new BareRepo(path.join(layout.clone, ".git")),
+        servedClone: {
+            dir: servedCloneDir(layout.root, "platform"),
+            repo: new BareRepo(path.join(servedCloneDir(layout.root, "platform"), ".git")),
+        },
+        repo,
+        files,
+        through: opts.through,
+        main,
+        cluster: opts.cluster,
+        clusterError,
+        stackOutputs: opts.stackOutputs,
+    };
+}
