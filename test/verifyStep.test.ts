@@ -2046,6 +2046,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("pin.release_prod_initial another commit than the incident's parent: where release/prod starts, and the way there", async () => {
+        const root = await rootAt(4);
+        const layout = shopLayout(root);
+        const { clone } = layout;
+        const first = await git(["rev-list", "--max-parents=0", "origin/main"], clone);
+        await git(["checkout", "-q", "-b", "side", first], clone);
+        fs.writeFileSync(path.join(clone, "README.md"), "# shop\n");
+        await git(["add", "README.md"], clone);
+        await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "-m", "readme"], clone);
+        const side = await git(["rev-parse", "HEAD"], clone);
+        await git(["push", "-q", "origin", "side"], clone);
+        editResult(layout.resultFile("pin"), { release_prod_initial: side });
+        const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.ok(
+            r.stdout.includes(
+                `hint: pin.release_prod_initial is ${side.slice(0, 12)}, not the incident commit's parent ${first.slice(0, 12)}, where release/prod starts`,
+            ),
+            r.stdout,
+        );
+    });
+
     it("a result file written into the clone: where it is, and where the lab reads it", async () => {
         const root = await rootAt(6);
         const layout = shopLayout(root);

@@ -63,3 +63,12 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
         return `prod already tracks release/prod, step 4's pin made early: until step 3's incident has reached both environments prod tracks main; put the prod element back to revision main, ${apply}, and pin at step 4 (release/prod stays where it is)`;
     return undefined;
 }
+
+/** What a template's syncOptions other than the lab's [CreateNamespace=true] hold: the options beside it, or it missing. */
+export function syncOptionsWhy(options: unknown): string {
+    const list = Array.isArray(options) ? options.map(String) : [];
+    const extra = list.filter((o) => o !== "CreateNamespace=true");
+    if (list.includes("CreateNamespace=true") && extra.length)
+        return `${extra.join(", ")} beside CreateNamespace=true, which the lab's template has alone (the later steps are graded on how Argo CD syncs with it alone): take ${extra.length === 1 ? "it" : "them"} out`;
+    return "CreateNamespace=true makes each environment's namespace (shop-dev, shop-prod), which nothing else makes";
+}

@@ -19,7 +19,7 @@ import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentC
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
 import { byEnv, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
-import { elementsHint } from "./appsetHints";
+import { elementsHint, syncOptionsWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 
@@ -201,15 +201,6 @@ const step2: Check<ShopWorld>[] = [
     },
 ];
 
-/** What a template's syncOptions other than the lab's [CreateNamespace=true] hold: the options beside it, or it missing. */
-function syncOptionsWhy(options: unknown): string {
-    const list = Array.isArray(options) ? options.map(String) : [];
-    const extra = list.filter((o) => o !== "CreateNamespace=true");
-    if (list.includes("CreateNamespace=true") && extra.length)
-        return `${extra.join(", ")} beside CreateNamespace=true, which the lab's template has alone (the later steps are graded on how Argo CD syncs with it alone): take ${extra.length === 1 ? "it" : "them"} out`;
-    return "CreateNamespace=true makes each environment's namespace (shop-dev, shop-prod), which nothing else makes";
-}
-
 const step3: Check<ShopWorld>[] = [
     INCIDENT_VALUES,
     INCIDENT_IN_BASE,
@@ -297,14 +288,21 @@ const step4: Check<ShopWorld>[] = [
             const pin = obj(w, "pin");
             const commit = obj(w, "incident")?.commit;
             if (!pin || !isSha(commit)) return null;
-            const outcome = eq((await w.repo.parents(commit))[0], pin.release_prod_initial);
+            const parent = (await w.repo.parents(commit))[0];
+            const outcome = eq(parent, pin.release_prod_initial);
             // the incident commit itself: release/prod would hold the incident it is there to keep out of prod
-            return !outcome.ok && pin.release_prod_initial === commit
-                ? {
-                      ...outcome,
-                      hint: "pin.release_prod_initial is incident.commit itself: release/prod starts at the commit before it (its parent), so that prod is pinned to what it ran before the incident",
-                  }
-                : outcome;
+            if (!outcome.ok && pin.release_prod_initial === commit)
+                return {
+                    ...outcome,
+                    hint: "pin.release_prod_initial is incident.commit itself: release/prod starts at the commit before it (its parent), so that prod is pinned to what it ran before the incident",
+                };
+            // another commit (an older one: the branch pushed at it): where release/prod starts, and how it moves there
+            if (outcome.ok || !isSha(pin.release_prod_initial) || !isSha(parent)) return outcome;
+            const [at, p] = [pin.release_prod_initial.slice(0, 12), parent.slice(0, 12)];
+            return {
+                ...outcome,
+                hint: `pin.release_prod_initial is ${at}, not the incident commit's parent ${p}, where release/prod starts (what prod ran just before the incident): if release/prod is at ${at}, the repository refuses a force push: delete it (git push origin :refs/heads/release/prod) and push it again at ${p} (git push origin ${p}:refs/heads/release/prod); then write ${p}'s full SHA`,
+            };
         },
     },
     {
