@@ -493,3 +493,18 @@ describe("solveThrough: stop, resume, repeat", function () {
         await assert.rejects(runShopScenario(at.ctx(), 9), /solveThrough must be a whole number from 0 to 8, got 9/);
     });
 });
+
+describe("the solver's edit of a base that already has the flag on (step 3 made by hand)", () => {
+    it("is refused in one line that says what to write", () => {
+        const text =
+            'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-config\ndata:\n  FEATURE_CHECKOUT_V2: "on"\n  LOG_LEVEL: info\n';
+        assert.throws(
+            () => switchFeatureOn(text),
+            (e: Error) =>
+                !e.message.includes("\n") &&
+                /^base\/configmap\.yaml on main has FEATURE_CHECKOUT_V2: "on" already \(step 3's commit made by hand\?\): the solver does not make it twice; write incident\.json/.test(
+                    e.message,
+                ),
+        );
+    });
+});

@@ -346,6 +346,25 @@ describe("gitops-lab simulate --reset", function () {
             }
         });
 
+    // given a kept clone whose only work is a commit on a branch of its own, when built again, then it is refused, not built on
+    it("a clone kept for a commit on another branch is not built on", async () => {
+        const root = await rootAt(2);
+        const layout = shopLayout(root);
+        try {
+            await git(["checkout", "-q", "-b", "wip"], layout.clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "--allow-empty", "-m", "wip"], layout.clone);
+            await git(["checkout", "-q", "main"], layout.clone);
+            const reset = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(reset.code, 0, reset.out);
+            assert.ok(fs.existsSync(path.join(layout.clone, ".git")), "kept");
+            const again = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(again.code, 1, again.out);
+            assert.match(again.stderr, /repo holds work of its own \([^)]*1 commit not pushed, on wip\) while \S+ is new/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // given a root copied from another, when reset, then the clone whose origin is the other root's is kept and said
     // so, and the original is untouched
     it("reset of a copied root keeps the other's clone", async () => {

@@ -185,12 +185,11 @@ async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record
         const subject = await git(["log", "-1", "--format=%s", head], clone);
         const count = await git(["rev-list", "--count", head], clone);
         const all = await unpushedWork(clone);
-        const work = all.filter((w) => !w.includes("not pushed"));
+        // an interrupted run's first commit is main's alone, not pushed: anything else (a file, a commit on another branch) is work
+        const work = all.filter((w) => !w.includes("not pushed") || !/, on main$/.test(w));
         if (subject !== kind.initialMessage || count !== "1" || work.length) {
-            // a kept clone's unpushed commits are named with their branches (the learner's own), beside what main holds
-            const branchWork = all.filter((w) => w.includes("not pushed") && !/, on main$/.test(w));
             throw new Error(
-                `${clone} holds work of its own (${count} commit${count === "1" ? "" : "s"} on ${await git(["rev-parse", "--abbrev-ref", "HEAD"], clone).catch(() => "HEAD")}, the last "${subject}"${[...work, ...branchWork].length ? `; ${[...work, ...branchWork].join("; ")}` : ""}) while ${bareRepo} is new: the clone a reset or destroy kept for its work? Nothing in it was changed. Move it away (copy out what you need first), then run again.`,
+                `${clone} holds work of its own (${count} commit${count === "1" ? "" : "s"} on ${await git(["rev-parse", "--abbrev-ref", "HEAD"], clone).catch(() => "HEAD")}, the last "${subject}"${work.length ? `; ${work.join("; ")}` : ""}) while ${bareRepo} is new: the clone a reset or destroy kept for its work? Nothing in it was changed. Move it away (copy out what you need first), then run again.`,
             );
         }
         log(`found the first commit ${head} made but not pushed by an earlier run`);

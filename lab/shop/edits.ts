@@ -4,7 +4,15 @@ import { isScalar, isSeq, parseDocument } from "yaml";
 /** base/configmap.yaml with FEATURE_CHECKOUT_V2 set to "on" (quoted: YAML 1.1 reads a bare on as a boolean). */
 export function switchFeatureOn(text: string): string {
     const re = /^(\s*FEATURE_CHECKOUT_V2:\s*)("off"|'off'|off)\s*$/m;
-    if (!re.test(text)) throw new Error(`base/configmap.yaml has no FEATURE_CHECKOUT_V2: "off" line to switch on:\n${text}`);
+    if (!re.test(text)) {
+        // one line: the flag's own line as it stands (on already: step 3's commit made by hand, its incident.json not written)
+        const line = /^\s*FEATURE_CHECKOUT_V2:.*$/m.exec(text)?.[0].trim();
+        throw new Error(
+            /:\s*("on"|'on'|on)\s*$/.test(line ?? "")
+                ? `base/configmap.yaml on main has ${line} already (step 3's commit made by hand?): the solver does not make it twice; write incident.json for that commit (verify --step 3 says what it holds), or start over with --reset`
+                : `base/configmap.yaml has no FEATURE_CHECKOUT_V2: "off" line to switch on (${line ? `its line: ${line}` : "no FEATURE_CHECKOUT_V2 line at all"})`,
+        );
+    }
     return text.replace(re, `$1"on"`);
 }
 
@@ -12,7 +20,10 @@ export function switchFeatureOn(text: string): string {
 export function addMissingResource(text: string): string {
     const doc = parseDocument(text);
     const res = doc.get("resources");
-    if (!isSeq(res)) throw new Error(`envs/dev/kustomization.yaml has no resources list:\n${text}`);
+    if (!isSeq(res))
+        throw new Error(
+            `envs/dev/kustomization.yaml has no resources list (resources: holds ${JSON.stringify(doc.toJS()?.resources ?? null)})`,
+        );
     if (res.items.some((i) => String(isScalar(i) ? i.value : i) === "missing.yaml")) return text;
     res.add("missing.yaml");
     return doc.toString();
