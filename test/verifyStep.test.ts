@@ -2068,6 +2068,31 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("a result file named in another case, or with a key twice: each named", async () => {
+        const root = await rootAt(8);
+        const layout = shopLayout(root);
+        const upper = path.join(layout.workDir, "report.JSON");
+        fs.renameSync(layout.resultFile("report"), upper);
+        const cased = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+        assert.strictEqual(cased.code, 1, cased.out);
+        assert.ok(
+            cased.stdout.includes(
+                `hint: report.json is at ${upper}, not where the lab reads it: move it there (mv ${upper} ${layout.resultFile("report")})`,
+            ),
+            cased.stdout,
+        );
+        fs.renameSync(upper, layout.resultFile("report"));
+        const file = layout.resultFile("incident");
+        const text = fs.readFileSync(file, "utf8").replace(/\n\}\s*$/, ',\n  "dev_value": "off"\n}\n');
+        fs.writeFileSync(file, text);
+        const twice = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+        assert.strictEqual(twice.code, 1, twice.out);
+        assert.match(
+            twice.stdout,
+            /hint: it names "dev_value" twice \(line \d+\): JSON keeps the last and hides the other; write each key once/,
+        );
+    });
+
     it("a result file written into the clone: where it is, and where the lab reads it", async () => {
         const root = await rootAt(6);
         const layout = shopLayout(root);

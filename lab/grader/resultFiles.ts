@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import type { SchemaField } from "../ports/schema";
 import { parseJson } from "../ports/files";
+import { parseDocument } from "yaml";
 import { BareRepo } from "./bareRepo";
 import { Check, eq } from "./grader";
 import { codeOf, messageOf } from "../ports/errors";
@@ -34,6 +35,18 @@ export interface ResultFilesWorld<N extends string> {
 
 export const isSha = (v: unknown): v is string => typeof v === "string" && /^[0-9a-f]{40}$/.test(v);
 
+/**
+ * A key written twice in one object (JSON.parse keeps the last, and hides the first without a word), as
+ * one line naming it and its line; undefined when every key is once. YAML 1.2 reads JSON, and says so.
+ */
+function duplicateKey(text: string): string | undefined {
+    const e = parseDocument(text, { uniqueKeys: true }).errors.find((x) => x.code === "DUPLICATE_KEY");
+    if (!e) return undefined;
+    const line = e.linePos?.[0]?.line ?? 0;
+    const key = /"([^"]+)"\s*:/.exec(text.split("\n")[line - 1]?.slice((e.linePos?.[0]?.col ?? 1) - 1) ?? "")?.[1];
+    return `it names ${key ? `"${key}"` : "a key"} twice${line ? ` (line ${line})` : ""}: JSON keeps the last and hides the other; write each key once`;
+}
+
 /** Reads result files: missing, not JSON, or their value. */
 export function readResultFiles<N extends string>(names: readonly N[], fileOf: (name: N) => string): Record<N, FileState> {
     const files = {} as Record<N, FileState>;
@@ -44,7 +57,10 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
             continue;
         }
         try {
-            files[name] = { exists: true, value: parseJson(fs.readFileSync(file, "utf8")) };
+            const text = fs.readFileSync(file, "utf8");
+            const value = parseJson(text);
+            const twice = duplicateKey(text);
+            files[name] = twice ? { exists: true, error: twice } : { exists: true, value };
         } catch (e) {
             files[name] = { exists: true, error: codeOf(e) === "EISDIR" ? "it is a folder, not a file" : messageOf(e) };
         }
@@ -69,6 +85,14 @@ function misplaced(file: string, servedClone?: string): string | undefined {
     } catch {
         // no folder there, or one that cannot be read: nothing beside it to name
     }
+    // beside it under the name in another case (report.JSON): the lab reads its name as written
+    let cased: string | undefined;
+    try {
+        cased = fs.readdirSync(dir).find((n) => n !== name && n.toLowerCase() === name.toLowerCase());
+    } catch {
+        // as above
+    }
+    if (cased) return path.join(dir, cased);
     return [process.cwd(), ...beside, ...(servedClone ? [servedClone] : [])]
         .map((d) => path.join(d, name))
         .find((f) => path.resolve(f) !== path.resolve(file) && fs.statSync(f, { throwIfNoEntry: false })?.isFile());
@@ -122,7 +146,9 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                         found: `${f.error}${waiting}`,
                         hint: doctorText
                             ? `it holds the rollout doctor's text (its summary line), not JSON: ${write}, each value from what the doctor and the cluster show`
-                            : `it is not JSON (${f.error}): ${write}`,
+                            : / twice( \(line \d+\))?: JSON keeps the last/.test(f.error)
+                              ? f.error
+                              : `it is not JSON (${f.error}): ${write}`,
                     };
                 }
                 const v = f.value;
