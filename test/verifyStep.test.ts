@@ -768,6 +768,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("appset.yaml saved as appset.yml: the file is named, with the move", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const yml = appsetFile.replace(/\.yaml$/, ".yml");
+            fs.renameSync(appsetFile, yml);
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `hint: ${appsetFile} is not there, ${yml} is: the lab keeps the ApplicationSet you applied as appset.yaml (mv ${yml} ${appsetFile})`,
+                ),
+                r.stdout,
+            );
+        });
+    });
+
     it("appset.yaml as a kind: List of the ApplicationSet passes; a misspelt kind is named", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -2,6 +2,8 @@
  * The hints of appset.yaml's list elements that are not the step's: a revision on the wrong element, a
  * commit or a full ref for a branch, the pin made early or undone. The check is in checks.ts.
  */
+import * as fs from "fs";
+import * as path from "path";
 import { isSha } from "../grader/resultFiles";
 import { obj, ShopWorld, wantProd } from "./world";
 
@@ -71,4 +73,20 @@ export function syncOptionsWhy(options: unknown): string {
     if (list.includes("CreateNamespace=true") && extra.length)
         return `${extra.join(", ")} beside CreateNamespace=true, which the lab's template has alone (the later steps are graded on how Argo CD syncs with it alone): take ${extra.length === 1 ? "it" : "them"} out`;
     return "CreateNamespace=true makes each environment's namespace (shop-dev, shop-prod), which nothing else makes";
+}
+
+/** appset.yaml not there: a file like it beside it (appset.yml, ApplicationSet.yaml) named, with the move; else what to write. */
+export function missingAppsetHint(w: ShopWorld): string {
+    const file = w.layout.appsetFile;
+    let like: string | undefined;
+    try {
+        like = fs
+            .readdirSync(path.dirname(file))
+            .find((n) => n !== path.basename(file) && /^(appset|applicationset|application-set)[\w.-]*\.ya?ml$/i.test(n));
+    } catch {
+        // no folder: nothing beside it
+    }
+    return like
+        ? `${file} is not there, ${path.join(path.dirname(file), like)} is: the lab keeps the ApplicationSet you applied as appset.yaml (mv ${path.join(path.dirname(file), like)} ${file})`
+        : `${file} is not there: write the ApplicationSet you apply into it (kubectl -n argocd get applicationset shop -o yaml shows the one applied)`;
 }

@@ -19,7 +19,7 @@ import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentC
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
 import { byEnv, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
-import { elementsHint, syncOptionsWhy } from "./appsetHints";
+import { elementsHint, missingAppsetHint, syncOptionsWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 
@@ -49,7 +49,8 @@ const step2: Check<ShopWorld>[] = [
         step: pinStep,
         name: (w) => `appset.yaml: ApplicationSet argocd/shop, dev=main, prod=${wantProd(w)}`,
         run: async (w) => {
-            if (!fs.existsSync(w.layout.appsetFile)) return { ok: false, expected: w.layout.appsetFile, found: "no such file" };
+            if (!fs.existsSync(w.layout.appsetFile))
+                return { ok: false, expected: w.layout.appsetFile, found: "no such file", hint: missingAppsetHint(w) };
             const file = readAppsetFile(w.layout.appsetFile);
             if (file.error !== undefined) {
                 const why = file.error;
