@@ -2892,6 +2892,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.commit setting one tenant alone, waiting written empty: the commit is named first", async () => {
+        await atTenants(2, async (root) => {
+            const { clone, resultFile } = tenantsLayout(root);
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            const stall = JSON.parse(fs.readFileSync(resultFile("stall"), "utf8")).commit;
+            await git(["checkout", "-q", "-b", "one", `${stall}^`], clone);
+            fs.writeFileSync(path.join(clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.faulty));
+            await git([...id, "commit", "-qam", "mandant-b alone"], clone);
+            await git(["push", "-q", "origin", "one"], clone);
+            editResult(resultFile("stall"), { commit: await git(["rev-parse", "HEAD"], clone), waiting: [] });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 2 stall: not done: stall\.commit sets every tenant to 1\.2\.0, on top of every tenant at 1\.1\.0/,
+            );
+        });
+    });
+
     it("stall.hook_error as the log's block: the hint says one line", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: `In ConfigurationManager.php line 387:\n\n  ${HOOK_ERROR}` });

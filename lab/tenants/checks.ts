@@ -151,6 +151,67 @@ const step2: Check<TenantsWorld>[] = [
             };
         },
     },
+    // the commit first: what the stall is of comes before what the rollout did with it
+    {
+        step: 2,
+        name: `stall.commit sets every tenant to ${RELEASES.faulty}, on top of every tenant at ${RELEASES.first}`,
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s || !isSha(s.commit) || !(await w.repo.isCommit(s.commit))) return null;
+            const [parent] = await w.repo.parents(s.commit);
+            const found = { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null };
+            const outcome = eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, found);
+            const ahead = TENANTS.filter((t) => found.parent?.[t] === RELEASES.faulty);
+            // an earlier commit's SHA (step 1's: every tenant still at the first release) for the push's
+            if (!outcome.ok && eq(all(RELEASES.first), found.commit).ok)
+                return {
+                    ...outcome,
+                    hint: `stall.commit ${s.commit.slice(0, 12)} has every tenant at ${RELEASES.first}, a commit before your push: write the SHA of the commit that sets ${RELEASES.faulty} (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
+                };
+            // a tenant forgotten (its file left at the first release) in a commit that sets the others from it
+            const left = TENANTS.filter((t) => found.commit?.[t] === RELEASES.first);
+            if (!outcome.ok && left.length && left.length < TENANTS.length && eq(all(RELEASES.first), found.parent).ok)
+                return {
+                    ...outcome,
+                    hint: `stall.commit leaves ${left.join(", ")} at ${RELEASES.first}: the step sets every tenant to ${RELEASES.faulty} in one commit (another commit for ${left.length === 1 ? "it" : "them"} would roll the release out in two). The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release to every tenant in one commit`,
+                };
+            if (outcome.ok || !found.parent || !eq(all(RELEASES.faulty), found.commit).ok) return outcome;
+            // a push before it set the tenants to something else (a release typo'd, then fixed): the rollout began from there
+            const other = TENANTS.filter((t) => found.parent?.[t] !== RELEASES.first && found.parent?.[t] !== RELEASES.faulty);
+            if (ahead.length === 0 && other.length)
+                return {
+                    ...outcome,
+                    hint: `stall.commit's parent has ${other.map((t) => `${t} at ${JSON.stringify(found.parent?.[t])}`).join(", ")}, not ${RELEASES.first}: an earlier push set them (a release the repository does not ship, fixed by this commit?), and the rollout began from that one; the step is one commit from ${RELEASES.first} for every tenant. The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release in one commit`,
+                };
+            if (ahead.length === 0) return outcome;
+            // the release in several commits: RollingSync rolled out each one; the repository rewinds none of them
+            return {
+                ...outcome,
+                hint: `the release went out in more than one commit (${ahead.join(", ")} at ${RELEASES.faulty} already in stall.commit's parent); the step is one commit for every tenant, the one change a RollingSync rollout is of. The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release in one commit`,
+            };
+        },
+    },
+    {
+        step: 2,
+        name: "stall.commit is on main",
+        run: async (w) => {
+            const s = obj(w, "stall");
+            if (!s || !isSha(s.commit) || !w.main) return null;
+            if (await w.repo.isAncestor(s.commit, w.main)) return true;
+            const on = (await w.repo.isCommit(s.commit)) ? await w.repo.branchesContaining(s.commit) : [];
+            return {
+                ok: false,
+                expected: `an ancestor of main (${w.main})`,
+                found: `${s.commit} is not`,
+                // pushed to a branch of its own: the ApplicationSet reads main, so no rollout of it ran
+                ...(on.length
+                    ? {
+                          hint: `stall.commit ${s.commit.slice(0, 12)} is on ${on.join(", ")}, not on main, which the ApplicationSet reads (so no rollout of it ran): push it to main (git push origin ${s.commit.slice(0, 12)}:refs/heads/main), refresh the ApplicationSet, and write stall.json once the rollout stalls`,
+                      }
+                    : {}),
+            };
+        },
+    },
     {
         step: 2,
         name: "stall.detected_after_seconds is from 0 to the time since stall.commit was made",
@@ -246,66 +307,6 @@ const step2: Check<TenantsWorld>[] = [
             return {
                 ...outcome,
                 hint: `running.${t} holds ${JSON.stringify(s.running[t])}, but ${t} runs ${want[t]} at the stall: ${why} (the site's example.org/release label: kubectl -n ${t} get deployment site --show-labels)`,
-            };
-        },
-    },
-    {
-        step: 2,
-        name: `stall.commit sets every tenant to ${RELEASES.faulty}, on top of every tenant at ${RELEASES.first}`,
-        run: async (w) => {
-            const s = obj(w, "stall");
-            if (!s || !isSha(s.commit) || !(await w.repo.isCommit(s.commit))) return null;
-            const [parent] = await w.repo.parents(s.commit);
-            const found = { commit: await releasesAt(w, s.commit), parent: parent ? await releasesAt(w, parent) : null };
-            const outcome = eq({ commit: all(RELEASES.faulty), parent: all(RELEASES.first) }, found);
-            const ahead = TENANTS.filter((t) => found.parent?.[t] === RELEASES.faulty);
-            // an earlier commit's SHA (step 1's: every tenant still at the first release) for the push's
-            if (!outcome.ok && eq(all(RELEASES.first), found.commit).ok)
-                return {
-                    ...outcome,
-                    hint: `stall.commit ${s.commit.slice(0, 12)} has every tenant at ${RELEASES.first}, a commit before your push: write the SHA of the commit that sets ${RELEASES.faulty} (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
-                };
-            // a tenant forgotten (its file left at the first release) in a commit that sets the others from it
-            const left = TENANTS.filter((t) => found.commit?.[t] === RELEASES.first);
-            if (!outcome.ok && left.length && left.length < TENANTS.length && eq(all(RELEASES.first), found.parent).ok)
-                return {
-                    ...outcome,
-                    hint: `stall.commit leaves ${left.join(", ")} at ${RELEASES.first}: the step sets every tenant to ${RELEASES.faulty} in one commit (another commit for ${left.length === 1 ? "it" : "them"} would roll the release out in two). The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release to every tenant in one commit`,
-                };
-            if (outcome.ok || !found.parent || !eq(all(RELEASES.faulty), found.commit).ok) return outcome;
-            // a push before it set the tenants to something else (a release typo'd, then fixed): the rollout began from there
-            const other = TENANTS.filter((t) => found.parent?.[t] !== RELEASES.first && found.parent?.[t] !== RELEASES.faulty);
-            if (ahead.length === 0 && other.length)
-                return {
-                    ...outcome,
-                    hint: `stall.commit's parent has ${other.map((t) => `${t} at ${JSON.stringify(found.parent?.[t])}`).join(", ")}, not ${RELEASES.first}: an earlier push set them (a release the repository does not ship, fixed by this commit?), and the rollout began from that one; the step is one commit from ${RELEASES.first} for every tenant. The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release in one commit`,
-                };
-            if (ahead.length === 0) return outcome;
-            // the release in several commits: RollingSync rolled out each one; the repository rewinds none of them
-            return {
-                ...outcome,
-                hint: `the release went out in more than one commit (${ahead.join(", ")} at ${RELEASES.faulty} already in stall.commit's parent); the step is one commit for every tenant, the one change a RollingSync rollout is of. The repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })}) and push the release in one commit`,
-            };
-        },
-    },
-    {
-        step: 2,
-        name: "stall.commit is on main",
-        run: async (w) => {
-            const s = obj(w, "stall");
-            if (!s || !isSha(s.commit) || !w.main) return null;
-            if (await w.repo.isAncestor(s.commit, w.main)) return true;
-            const on = (await w.repo.isCommit(s.commit)) ? await w.repo.branchesContaining(s.commit) : [];
-            return {
-                ok: false,
-                expected: `an ancestor of main (${w.main})`,
-                found: `${s.commit} is not`,
-                // pushed to a branch of its own: the ApplicationSet reads main, so no rollout of it ran
-                ...(on.length
-                    ? {
-                          hint: `stall.commit ${s.commit.slice(0, 12)} is on ${on.join(", ")}, not on main, which the ApplicationSet reads (so no rollout of it ran): push it to main (git push origin ${s.commit.slice(0, 12)}:refs/heads/main), refresh the ApplicationSet, and write stall.json once the rollout stalls`,
-                      }
-                    : {}),
             };
         },
     },
