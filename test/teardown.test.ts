@@ -564,10 +564,16 @@ describe("reset says only what it did, on any state it can recognise, and leaves
             assert.ok(r.stdout.includes(`kept ${drift}: a folder where the lab writes a result file, so not the lab's (yours?)`), r.stdout);
             assert.ok(
                 r.stdout.includes(
-                    `kept ${layout.bareRepo}: not the repository the lab made (made again by hand? it lacks the lab's mark), so it is yours; move it away`,
+                    `kept ${layout.bareRepo}: not a repository the lab made (made by hand, at step 1 or again: it lacks the lab's mark), so it is yours; move it away`,
                 ),
                 r.stdout,
             );
+            // its clone is the learner's too: kept, and said
+            assert.ok(
+                r.stdout.includes(`kept ${layout.clone}: a clone of ${layout.bareRepo}, which is yours (below), so it is yours too`),
+                r.stdout,
+            );
+            assert.ok(fs.existsSync(path.join(layout.clone, ".git")));
             assert.match(r.stdout, /reset: the lab is taken down under \S+, but for what is yours/);
             assert.strictEqual(fs.readFileSync(path.join(drift, "notes.md"), "utf8"), "mine\n");
             assert.ok(fs.existsSync(path.join(layout.bareRepo, "HEAD")));

@@ -258,8 +258,12 @@ export async function unpushedWork(clone: string): Promise<string[]> {
 
 /** Removes exactly what createLabRepo made: the bare repository and the clone, if they are ours (a clone holding unpushed work is kept). */
 export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log = () => {}): Promise<void> {
-    const work = (await isOurClone(layout)) ? await unpushedWork(layout.clone) : undefined;
-    if (work && work.length) {
+    // a repository the lab did not make (step 1 done by hand) is the learner's, and so is the clone of it
+    const theirs = exists(layout.bareRepo) && !(await isOurBareRepo(layout.bareRepo, kind.owner));
+    const work = !theirs && (await isOurClone(layout)) ? await unpushedWork(layout.clone) : undefined;
+    if (theirs && exists(path.join(layout.clone, ".git")))
+        log(`kept ${layout.clone}: a clone of ${layout.bareRepo}, which is yours (below), so it is yours too`);
+    else if (work && work.length) {
         // the lab made the clone, but what the learner did in it and never pushed is theirs
         log(
             `kept ${layout.clone}: it holds work the repository does not (${work.join("; ")}); the repository goes with the lab, so copy out what you need (git bundle create FILE --all keeps every branch), then remove the folder by hand`,
@@ -279,7 +283,7 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
         log(`removed bare repository ${layout.bareRepo}`);
     } else if (exists(layout.bareRepo))
         log(
-            `kept ${layout.bareRepo}: not the repository the lab made (made again by hand? it lacks the lab's mark), so it is yours; move it away (or remove it) before the lab is built here again`,
+            `kept ${layout.bareRepo}: not a repository the lab made (made by hand, at step 1 or again: it lacks the lab's mark), so it is yours; move it away (or remove it) before the lab is built here again`,
         );
     // half-built copies an interrupted step 1 left: the lab's own by their name
     for (const p of [partial(layout.bareRepo), partial(layout.clone)]) fs.rmSync(p, { recursive: true, force: true });
