@@ -41,9 +41,9 @@ async function copyOf(w: ShopWorld, copy: unknown, of: unknown): Promise<boolean
     return a.includes(`cherry picked from commit ${of}`) || a.trim().startsWith(b.trim());
 }
 
-/** The first commit after `from` on `tip`'s first-parent line that adds missing.yaml to envs/dev (step 7's), if any. */
-async function missingYamlAfter(w: ShopWorld, from: string, tip: string): Promise<string | undefined> {
-    const dev = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, "envs/dev"));
+/** The first commit after `from` on `tip`'s first-parent line that adds missing.yaml to `dir` (envs/dev: step 7's), if any. */
+async function missingYamlAfter(w: ShopWorld, from: string, tip: string, dir = "envs/dev"): Promise<string | undefined> {
+    const dev = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, dir));
     const line: string[] = [];
     for (let at: string | undefined = tip; at && at !== from && line.length < 50; at = (await w.repo.parents(at))[0]) line.unshift(at);
     for (const sha of line) {
@@ -196,27 +196,18 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const to = obj(w, "promote")?.to;
             if (obj(w, "revert") || !isSha(to) || !w.main || !(await w.repo.isAncestor(to, w.main).catch(() => false))) return null;
             if (await missingYamlAfter(w, to, w.main)) return null;
-            const line: string[] = [];
-            for (let at: string | undefined = w.main; at && at !== to && line.length < 50; at = (await w.repo.parents(at))[0])
-                line.push(at);
-            for (const sha of line)
-                for (const dir of ["envs/prod", "base"]) {
-                    // reverted since: nothing of it is left to point at
-                    if (!resourcesOf(await kustomizationOf(w, w.main, dir)).includes("missing.yaml")) continue;
-                    const [parent] = await w.repo.parents(sha);
-                    const added = (x: string) => resourcesOf(x).includes("missing.yaml");
-                    if (
-                        parent &&
-                        added((await kustomizationOf(w, sha, dir)) ?? "") &&
-                        !added((await kustomizationOf(w, parent, dir)) ?? "")
-                    )
-                        return {
-                            ok: false,
-                            expected: "missing.yaml added to envs/dev/kustomization.yaml",
-                            found: `${sha.slice(0, 12)} adds it to ${dir}/kustomization.yaml`,
-                            hint: `${sha.slice(0, 12)} adds missing.yaml to ${dir}/kustomization.yaml, not envs/dev's: ${dir === "base" ? "base is every environment's" : "prod reads release/prod, not main, so nothing shows the error"}, and the step breaks dev (shop-dev tracks main); git revert ${sha.slice(0, 12)} and push, then add missing.yaml to envs/dev/kustomization.yaml's resources in a new commit and push`,
-                        };
-                }
+            for (const dir of ["envs/prod", "base"]) {
+                // reverted since: nothing of it is left to point at
+                if (!resourcesOf(await kustomizationOf(w, w.main, dir)).includes("missing.yaml")) continue;
+                const sha = await missingYamlAfter(w, to, w.main, dir);
+                if (sha)
+                    return {
+                        ok: false,
+                        expected: "missing.yaml added to envs/dev/kustomization.yaml",
+                        found: `${sha.slice(0, 12)} adds it to ${dir}/kustomization.yaml`,
+                        hint: `${sha.slice(0, 12)} adds missing.yaml to ${dir}/kustomization.yaml, not envs/dev's: ${dir === "base" ? "base is every environment's" : "prod reads release/prod, not main, so nothing shows the error"}, and the step breaks dev (shop-dev tracks main); git revert ${sha.slice(0, 12)} and push, then add missing.yaml to envs/dev/kustomization.yaml's resources in a new commit and push`,
+                    };
+            }
             return null;
         },
     },
