@@ -207,7 +207,7 @@ export class Operations {
                     resources: hooks.map((h) => hookResult(h, "Running", "")),
                 };
                 this.host.kube.put(app, ACTOR);
-                this.runHooks(app, hooks);
+                this.runHooks(app, op, hooks);
                 handedOff = true;
                 for (const h of hooks) if (h.kind === "Job") this.hookWaits.set(`${h.metadata.namespace}/${h.metadata.name}`, key);
                 this.host.later(() => this.checkHooks(ns, name, op, hooks), 0);
@@ -222,8 +222,8 @@ export class Operations {
     }
 
     /** The PreSync hooks, created in wave order (those replaced, BeforeHookCreation, already deleted). */
-    private runHooks(app: Application, hooks: Manifest[]) {
-        this.createNamespace(app, app.spec!.syncPolicy?.syncOptions ?? []);
+    private runHooks(app: Application, sync: SyncOperation, hooks: Manifest[]) {
+        this.createNamespace(app, app.spec!.syncPolicy?.syncOptions ?? sync.sync.syncOptions ?? []);
         for (const h of hooks) {
             const hns = h.metadata.namespace!; // set from the destination when rendered
             // a replaced hook's old object is gone by now (runOperation waited for its deletion)
