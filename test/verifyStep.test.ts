@@ -2084,43 +2084,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
-    it("a result file named in another case, or with a key twice: each named", async () => {
-        const root = await rootAt(8);
-        const layout = shopLayout(root);
-        const upper = path.join(layout.workDir, "report.JSON");
-        fs.renameSync(layout.resultFile("report"), upper);
-        const cased = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
-        assert.strictEqual(cased.code, 1, cased.out);
-        assert.ok(
-            cased.stdout.includes(
-                `hint: report.json is at ${upper}, not where the lab reads it: move it there (mv ${upper} ${layout.resultFile("report")})`,
-            ),
-            cased.stdout,
-        );
-        fs.renameSync(upper, layout.resultFile("report"));
-        const file = layout.resultFile("incident");
-        const text = fs.readFileSync(file, "utf8").replace(/\n\}\s*$/, ',\n  "dev_value": "off"\n}\n');
-        fs.writeFileSync(file, text);
-        const twice = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
-        assert.strictEqual(twice.code, 1, twice.out);
-        assert.match(
-            twice.stdout,
-            /hint: it names "dev_value" twice \(line \d+\): JSON keeps the last and hides the other; write each key once/,
-        );
-    });
+    for (const [what, step, name, where] of [
+        ["named in another case", 8, "report", (l: ReturnType<typeof shopLayout>) => path.join(l.workDir, "report.JSON")],
+        ["written into the clone", 6, "promote", (l: ReturnType<typeof shopLayout>) => path.join(l.clone, "promote.json")],
+    ] as const)
+        it(`a result file ${what}: where it is, and where the lab reads it`, async () => {
+            const root = await rootAt(step);
+            const layout = shopLayout(root);
+            const elsewhere = where(layout);
+            fs.renameSync(layout.resultFile(name), elsewhere);
+            const r = await runMain("verify", ["--root", root, "--step", String(step), "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `hint: ${name}.json is at ${elsewhere}, not where the lab reads it: move it there (mv ${elsewhere} ${layout.resultFile(name)})`,
+                ),
+                r.stdout,
+            );
+        });
 
-    it("a result file written into the clone: where it is, and where the lab reads it", async () => {
-        const root = await rootAt(6);
-        const layout = shopLayout(root);
-        const inClone = path.join(layout.clone, "promote.json");
-        fs.renameSync(layout.resultFile("promote"), inClone);
-        const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+    it("a result file with a key twice: the key and its line", async () => {
+        const root = await rootAt(3);
+        const file = shopLayout(root).resultFile("incident");
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/\n\}\s*$/, ',\n  "dev_value": "off"\n}\n'));
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.ok(
-            r.stdout.includes(
-                `hint: promote.json is at ${inClone}, not where the lab reads it: move it there (mv ${inClone} ${layout.resultFile("promote")})`,
-            ),
+        assert.match(
             r.stdout,
+            /hint: it names "dev_value" twice \(line \d+\): JSON keeps the last and hides the other; write each key once/,
         );
     });
 

@@ -191,3 +191,6 @@ export class BareRepo {
         return bad;
     }
 }
+
+/** A clone's repository (its .git) with the clone's folder, as a grading names it: the lab's clone, or a served lab's. */
+export const cloneAt = (dir: string) => ({ dir, repo: new BareRepo(path.join(dir, ".git")) });

@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import { isDeepStrictEqual } from "util";
 import * as path from "path";
-import { BareRepo } from "../grader/bareRepo";
+import { BareRepo, cloneAt } from "../grader/bareRepo";
 import { servedCloneDir } from "../kit/layout";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
@@ -477,10 +477,7 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
         layout,
         fileOf: layout.resultFile,
         clone: new BareRepo(path.join(layout.clone, ".git")),
-        servedClone: {
-            dir: servedCloneDir(layout.root, "shop-envs"),
-            repo: new BareRepo(path.join(servedCloneDir(layout.root, "shop-envs"), ".git")),
-        },
+        servedClone: cloneAt(servedCloneDir(layout.root, "shop-envs")),
         through: opts.through,
         kubectl: opts.kubectl ?? "kubectl",
         repo,

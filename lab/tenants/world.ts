@@ -3,7 +3,7 @@
  */
 import * as path from "path";
 import { parse } from "yaml";
-import { BareRepo } from "../grader/bareRepo";
+import { BareRepo, cloneAt } from "../grader/bareRepo";
 import { servedCloneDir } from "../kit/layout";
 import { clusterErrorOf } from "../grader/live";
 import { readResultFiles } from "../grader/resultFiles";
@@ -80,10 +80,7 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
         layout,
         fileOf: layout.resultFile,
         clone: new BareRepo(path.join(layout.clone, ".git")),
-        servedClone: {
-            dir: servedCloneDir(layout.root, "platform"),
-            repo: new BareRepo(path.join(servedCloneDir(layout.root, "platform"), ".git")),
-        },
+        servedClone: cloneAt(servedCloneDir(layout.root, "platform")),
         repo,
         files,
         through: opts.through,
