@@ -13,7 +13,16 @@ export const PLUGIN_FILE = "kubectl-rollout_doctor";
 
 /** The plugin's text: the doctor's bundle, run by the node on PATH. */
 export function pluginText(bundleJs: string): string {
-    return `#!/usr/bin/env node\n${bundleJs}`;
+    return `#!/usr/bin/env node\n${PLUGIN_MARK}\n${bundleJs}`;
+}
+
+/** The plugin's second line: a file there without it (and without the bundle's own name) is not the kit's. */
+const PLUGIN_MARK = "// the rollout doctor as a kubectl plugin, written by gitops-lab kubectl-plugin";
+
+/** Whether the file at the plugin's path is one the kit wrote (this version's mark, or an earlier one's bundle). */
+function isOurPlugin(file: string): boolean {
+    const head = fs.readFileSync(file, "utf8").slice(0, 1 << 20);
+    return head.startsWith("#!/usr/bin/env node\n") && (head.includes(PLUGIN_MARK) || head.includes("gitops-lab"));
 }
 
 /** The temporary file of a run that is gone: `.kubectl-rollout_doctor.<pid>.tmp` whose process no longer runs. */
@@ -64,9 +73,12 @@ export const kubectlPlugin: Command = {
             );
         if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
             throw new UsageError(`--out ${dir} is not a directory; create it or name another (see gitops-lab kubectl-plugin --help)`);
+        const file = path.join(dir, PLUGIN_FILE);
+        // a file of the user's at the plugin's path (their own kubectl-rollout_doctor): never replaced without a word
+        if (fs.statSync(file, { throwIfNoEntry: false })?.isFile() && !isOurPlugin(file))
+            throw new UsageError(`${file} is there and is not the plugin gitops-lab writes (yours?): move it away, or give another --out`);
         // the bundle is built by the component's builder, loaded only here: the other commands need no esbuild
         const { doctorBundle } = await import("../components/rolloutDoctor");
-        const file = path.join(dir, PLUGIN_FILE);
         removeLeftovers(dir);
         // written whole or not at all: a temporary file beside it, then renamed into place
         const tmp = path.join(dir, `.${PLUGIN_FILE}.${process.pid}.tmp`);

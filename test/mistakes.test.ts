@@ -493,6 +493,13 @@ const MISTAKES: Mistake[] = [
     [
         "author",
         "kubectl-plugin",
+        ["--out", "{dir}/bin"],
+        2,
+        /\S+\/bin\/kubectl-rollout_doctor is there and is not the plugin gitops-lab writes \(yours\?\): move it away, or give another --out/,
+    ],
+    [
+        "author",
+        "kubectl-plugin",
         ["--out", "{dir}/kubectl-rollout-doctor"],
         2,
         /--out \S+\/kubectl-rollout-doctor names a file: --out takes the folder the plugin is written into \(as \S+\/kubectl-rollout_doctor\), one on kubectl's PATH: --out \S+$/,
@@ -550,6 +557,9 @@ describe("mistakes at the command line, and their answers", function () {
         write("object.json", JSON.stringify({ kind: "Pod" }));
         write("empty-list.json", JSON.stringify({ apiVersion: "v1", kind: "List", items: [] }));
         write("text.txt", "NAME   READY\n");
+        // a plugin of the user's own at the path kubectl-plugin writes
+        fs.mkdirSync(path.join(dir, "bin"));
+        write("bin/kubectl-rollout_doctor", "#!/bin/sh\necho mine\n");
         const list = (...items: object[]) => JSON.stringify({ apiVersion: "v1", kind: "List", items });
         write(
             "apps-only.json",
