@@ -2042,6 +2042,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("step 7 done on release/prod (checked out in the clone): the branch is named, not a rewrite", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        const { clone } = layout;
+        const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+        await git(["checkout", "-q", "-b", "release/prod", "origin/release/prod"], clone);
+        const k = path.join(clone, "envs", "dev", "kustomization.yaml");
+        fs.writeFileSync(k, fs.readFileSync(k, "utf8").replace("resources:\n", "resources:\n  - missing.yaml\n"));
+        await git([...id, "commit", "-q", "-am", "break dev"], clone);
+        const bad = await git(["rev-parse", "HEAD"], clone);
+        await git([...id, "revert", "--no-edit", "HEAD"], clone);
+        await git(["push", "-q", "origin", "release/prod"], clone);
+        const revert = await git(["rev-parse", "HEAD"], clone);
+        const promote = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8"));
+        fs.writeFileSync(
+            layout.resultFile("revert"),
+            JSON.stringify({
+                bad_commit: bad,
+                revert_commit: revert,
+                dev_error: "missing.yaml: no such file",
+                prod_revision_during: promote.to,
+            }),
+        );
+        const r = await runMain("verify", ["--root", root, "--through", "7", "--offline"]);
+        assert.match(r.stdout, new RegExp(`found: +on release/prod, not on main`));
+        assert.doesNotMatch(r.stdout, /history was rewritten/);
+    });
+
     it("step 7's missing.yaml added to envs/prod before revert.json: the overlay is named", async () => {
         const root = await rootAt(6);
         const { clone } = shopLayout(root);

@@ -281,11 +281,17 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
         run: async (w) => {
             const bad = await badCommit(w);
             if (!bad || !w.main) return null;
-            return {
-                ok: await w.repo.isAncestor(bad, w.main),
-                expected: "an ancestor of main",
-                found: "not in main's history: history was rewritten",
-            };
+            if (await w.repo.isAncestor(bad, w.main)) return true;
+            // made on another branch (release/prod checked out in the clone), not rewritten: said where it is
+            const on = (await w.repo.branchesContaining(bad)).filter((b) => b !== "main");
+            return on.length
+                ? {
+                      ok: false,
+                      expected: "an ancestor of main",
+                      found: `on ${on.join(", ")}, not on main`,
+                      hint: `bad_commit ${bad.slice(0, 12)} is on ${on.join(", ")}, not on main: step 7's commits went to ${on[0]} (the clone had it checked out?); undo them there with a new commit (git revert, pushed to ${on[0]}), never a force push, then make step 7's commits on main (git checkout main first)`,
+                  }
+                : { ok: false, expected: "an ancestor of main", found: "not in main's history: history was rewritten" };
         },
     },
     {
