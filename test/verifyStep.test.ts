@@ -2042,6 +2042,16 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("revert.revert_commit written as bad_commit (a git revert that failed): said so", async () => {
+        const root = await rootAt(7);
+        const file = shopLayout(root).resultFile("revert");
+        const { bad_commit } = JSON.parse(fs.readFileSync(file, "utf8"));
+        editResult(file, { revert_commit: bad_commit });
+        const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: revert_commit is bad_commit itself: no revert was made \(did git revert fail\?\)/);
+    });
+
     it("step 7 done on release/prod (checked out in the clone): the branch is named, not a rewrite", async () => {
         const root = await rootAt(6);
         const layout = shopLayout(root);

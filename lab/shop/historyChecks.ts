@@ -349,6 +349,12 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: `revert_commit takes bad_commit's change out, but its message lacks the line git revert writes ("This reverts commit ${badShort}…"), which is how the lab tells a revert: revert_commit is a commit git revert made with its own message (git revert ${badShort}, no --no-commit or -m of your own); as main already holds this one, git revert it, then git revert ${badShort}, and write revert.json again; history is never rewound`,
                 };
+            // bad_commit itself (a git revert that failed, its SHA copied again): no revert was made
+            if (!outcome.ok && rc === bad)
+                return {
+                    ...outcome,
+                    hint: `revert_commit is bad_commit itself: no revert was made (did git revert fail?): git revert ${badShort} (a new commit), push it, and write that commit as revert_commit`,
+                };
             // undone by hand (an edit and a commit): git revert then finds nothing left to take out
             if (!outcome.ok && !other && isSha(bad))
                 return {
