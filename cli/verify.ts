@@ -114,7 +114,8 @@ export const verify: Command = {
             console.error(
                 `gitops-lab verify: ${layout.root} is inside the ${which} lab under ${outer}: give its root, gitops-lab verify${which === "shop" ? "" : " --lab tenants"} --root ${outer} --step ${step}`,
             );
-            return EXIT.FINDING;
+            // a wrong --root is the command's mistake, not a step not done (a platform's check script tells them by exit code)
+            return EXIT.USAGE;
         }
         if (progress === 0 && step === undefined && through > 0) {
             // nothing of the lab there: one line, not a FAIL for every check that has nothing to read
@@ -147,7 +148,7 @@ export const verify: Command = {
                     ),
                 );
             console.error(line);
-            return EXIT.FINDING;
+            return above ? EXIT.USAGE : EXIT.FINDING;
         }
         const extra: CheckResult[] = [];
         let cluster: KubeCluster | undefined;

@@ -1887,7 +1887,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: prod tracks "origin\/release\/prod", your clone's name for the branch/);
             const inside = await runMain("verify", ["--root", workDir, "--step", "4", "--offline"]);
-            assert.strictEqual(inside.code, 1, inside.out);
+            assert.strictEqual(inside.code, 2, `a wrong --root is a usage error: ${inside.out}`);
             assert.match(inside.stderr, /is inside the shop lab under \S+: give its root, gitops-lab verify --root \S+ --step 4\n$/);
         });
     });
@@ -2357,7 +2357,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("a --root inside the lab (its results folder) names the lab's root", async () => {
         const root = await rootAt(3);
         const r = await runMain("verify", ["--root", shopLayout(root).workDir, "--offline"]);
-        assert.strictEqual(r.code, 1, r.out);
+        assert.strictEqual(r.code, 2, r.out);
         assert.strictEqual(
             r.stderr,
             `gitops-lab verify: ${shopLayout(root).workDir} is inside the shop lab under ${root}: give its root, gitops-lab verify --root ${root}\n`,
