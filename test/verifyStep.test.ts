@@ -2042,6 +2042,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("the incident made by amending the first commit (its push refused): said so", async () => {
+        const root = await rootAt(2);
+        const layout = shopLayout(root);
+        const { clone } = layout;
+        const file = path.join(clone, "base", "configmap.yaml");
+        fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/FEATURE_CHECKOUT_V2: "off"/, 'FEATURE_CHECKOUT_V2: "on"'));
+        await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "--amend", "-am", "on"], clone);
+        const amended = await git(["rev-parse", "HEAD"], clone);
+        // refused (the repository takes fast-forwards only), yet its objects may reach the repository
+        await git(["push", "-q", "--force", "origin", "main"], clone).catch(() => undefined);
+        await git(["push", "-q", "origin", `${amended}:refs/heads/amended`], clone);
+        fs.writeFileSync(layout.resultFile("incident"), JSON.stringify({ commit: amended, dev_value: "on", prod_value: "on" }));
+        const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: [0-9a-f]{12} has no parent and is not on main: an amended first commit \(git commit --amend\)/);
+    });
+
     it("revert.revert_commit written as bad_commit (a git revert that failed): said so", async () => {
         const root = await rootAt(7);
         const file = shopLayout(root).resultFile("revert");

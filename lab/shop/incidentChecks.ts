@@ -57,6 +57,12 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
                 ...outcome,
                 hint: `${commit.slice(0, 12)}'s parent has FEATURE_CHECKOUT_V2 on in base already: incident.commit is the commit that turned it on, an earlier one (git log -G FEATURE_CHECKOUT_V2 --oneline main -- base/ lists the commits that changed it)`,
             };
+        // no parent, and not main's: the first commit amended (git commit --amend), whose push the repository refused
+        if (!parent && now === "on" && w.main && !(await w.repo.isAncestor(commit, w.main).catch(() => false)))
+            return {
+                ...outcome,
+                hint: `${commit.slice(0, 12)} has no parent and is not on main: an amended first commit (git commit --amend), whose push the repository refuses (it takes fast-forwards only); reset your main to origin/main, make the incident as a new commit on top, push it, and write that commit`,
+            };
         const hint = now !== "on" ? await overlayHint(w, commit) : undefined;
         if (hint) return { ...outcome, hint };
         // "on " or " on": the value with a space a reader cannot see, which the lab compares exactly
