@@ -216,8 +216,8 @@ export const simulate: Command = {
         const tenants = which !== "shop";
         if (values["tenants-through"] !== undefined && which !== "both")
             throw new UsageError("--tenants-through goes with --lab both (with --lab tenants, use --through)");
-        const through = which === "tenants" ? 0 : intOption(values, "through", { min: 0, max: 8, default: 8 });
-        const tenantsThrough =
+        const askedThrough = which === "tenants" ? 0 : intOption(values, "through", { min: 0, max: 8, default: 8 });
+        const askedTenantsThrough =
             which === "tenants"
                 ? intOption(values, "through", { min: 1, max: 3, default: 3 })
                 : which === "both"
@@ -280,7 +280,7 @@ export const simulate: Command = {
                 real = true;
                 return await runOnRealNode(
                     root,
-                    { shop: shop ? through : undefined, tenants: tenants ? tenantsThrough : undefined },
+                    { shop: shop ? askedThrough : undefined, tenants: tenants ? askedTenantsThrough : undefined },
                     !!values.serve,
                     say,
                     signals,
@@ -292,6 +292,10 @@ export const simulate: Command = {
             // nothing of it is solved or waited for again (steps cannot be undone, and the learner's work is the learner's)
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
             const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
+            // --serve without a --through on a lab begun: served where it stands (the solver goes on only when asked: --through 8)
+            const keep = !!values.serve && values.through === undefined && values["tenants-through"] === undefined;
+            const through = keep && shopDone > 0 ? shopDone : askedThrough;
+            const tenantsThrough = keep && tenantsDone > 0 ? tenantsDone : askedTenantsThrough;
             // --lab left out where the tenants lab was begun (a tenants run resumed without its --lab): nothing is built
             // for a shop lab not begun (--lab shop asks for it); one begun goes on, said
             const tenantsHere = values.lab === undefined && fs.existsSync(tenantsLayout(root).bareRepo);
@@ -315,7 +319,9 @@ export const simulate: Command = {
                 tenants && tenantsDone > 0 && (values.serve ? tenantsThrough <= tenantsDone : tenantsThrough === tenantsDone);
             const stands = values.serve ? "served as it stands" : "nothing to solve";
             const where = (done: number, asked: number, flag: string) =>
-                `at step ${done}, ${asked < done ? `past ${flag} ${asked}` : `the step ${flag} ${asked} asks for`}`;
+                keep
+                    ? `at step ${done} (no ${flag} given: ${flag} ${flag === "--through" && which !== "tenants" ? 8 : 3} has the solver do the rest)`
+                    : `at step ${done}, ${asked < done ? `past ${flag} ${asked}` : `the step ${flag} ${asked} asks for`}`;
             if (shop && !values.serve) {
                 refuseLowerStep({
                     lab: `the lab under ${root}`,

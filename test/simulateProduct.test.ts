@@ -1193,6 +1193,27 @@ describe("a served lab started again: the learner's work stays the learner's", f
         }
     });
 
+    it("--serve without --through on a lab begun: served where it stands, nothing solved", async () => {
+        const root = await rootAt(2);
+        const layout = shopLayout(root);
+        try {
+            const main = await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]);
+            const run = await served(root, []);
+            try {
+                assert.match(
+                    run.out(),
+                    /the shop lab is at step 2 \(no --through given: --through 8 has the solver do the rest\): served as it stands, nothing of it solved/,
+                );
+                assert.ok(!fs.existsSync(layout.resultFile("incident")), "step 3 is the learner's");
+                assert.strictEqual(await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]), main);
+            } finally {
+                await stop(run);
+            }
+        } finally {
+            await removeRoot(root);
+        }
+    });
+
     it("a learner's step written but wrong: served as it stands says so, and the solver does not build on it", async () => {
         const root = await rootAt(6);
         const layout = shopLayout(root);
