@@ -29,7 +29,7 @@ import { ArgoTimings } from "./profiles";
 import { FakeKube } from "./fakeApi";
 import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "../lab/ports/lock";
-import { keptNotMade, madeDirs, madeRecordFile, prepareHostRoot } from "../lab/kit/layout";
+import { keptNotMade, madeDirs, madeRecordFile, madeRecordReadable, prepareHostRoot } from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
 import { clusterStateFile, removeServedFiles, servedFiles } from "./servedFiles";
 
@@ -393,7 +393,7 @@ export async function resetSimulatedLab(
     const stateFile = clusterStateFile(root);
     const hadCluster = fs.existsSync(stateFile);
     // what each run recorded as made, as the reset found it (the run below records again)
-    const recordGone = fs.existsSync(madeRecordFile(root)) ? undefined : madeRecordFile(root);
+    const recordGone = madeRecordReadable(root) ? undefined : madeRecordFile(root);
     try {
         readSavedCluster(root, true);
     } catch (e) {

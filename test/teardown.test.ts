@@ -531,23 +531,27 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         }
     });
 
-    it("without the record of what the lab made, empty folders are kept, and the record's absence said", async () => {
-        const root = await rootAt(1);
-        try {
-            fs.rmSync(path.join(root, ".gitops-lab-made.json"));
-            const r = await reset(root);
-            assert.deepStrictEqual(r.left, [], r.out);
-            assert.match(
-                r.out,
-                new RegExp(
-                    `kept ${path.join(root, "srv")}: no record says the lab made it \\(\\S+\\.gitops-lab-made\\.json, where each run records what it makes, is gone\\)`,
-                ),
-            );
-            assert.doesNotMatch(r.out, /it was there before the lab/);
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
-    });
+    for (const [what, spoil] of [
+        ["deleted", (f: string) => fs.rmSync(f)],
+        ["cut short", (f: string) => fs.writeFileSync(f, '{"made": [')],
+    ] as const)
+        it(`with the record of what the lab made ${what}, empty folders are kept, and the record's state said`, async () => {
+            const root = await rootAt(1);
+            try {
+                spoil(path.join(root, ".gitops-lab-made.json"));
+                const r = await reset(root);
+                assert.deepStrictEqual(r.left, [], r.out);
+                assert.match(
+                    r.out,
+                    new RegExp(
+                        `kept ${path.join(root, "srv")}: no record says the lab made it \\(\\S+\\.gitops-lab-made\\.json, where each run records what it makes, is gone or unreadable\\)`,
+                    ),
+                );
+                assert.doesNotMatch(r.out, /it was there before the lab/);
+            } finally {
+                fs.rmSync(root, { recursive: true, force: true });
+            }
+        });
 
     it("a folder at a result file's path, and a bare repository made again by hand: kept, each said, and the reset done", async () => {
         const root = await rootAt(4);

@@ -93,10 +93,22 @@ export function recordMade(root: string, dirs: string[]): void {
     writeJsonAtomic(madeRecordFile(r), [...made].sort());
 }
 
+/** The record as written, or undefined when there is none or it cannot be read (cut short, edited): read as no record. */
+function madeRecord(root: string): unknown {
+    try {
+        return readJsonIfExists<unknown>(madeRecordFile(root));
+    } catch {
+        return undefined;
+    }
+}
+
+/** Whether a record of what the lab made is there and readable (a reset says so when it is not). */
+export const madeRecordReadable = (root: string) => Array.isArray(madeRecord(path.resolve(root)));
+
 /** The folders (absolute) a run under this root recorded as made (none when there is no record). */
 export function madeDirs(root: string): string[] {
     const r = path.resolve(root);
-    const list = readJsonIfExists<unknown>(madeRecordFile(r));
+    const list = madeRecord(r);
     return Array.isArray(list)
         ? list
               .filter((d): d is string => typeof d === "string" && !path.isAbsolute(d) && !d.split(path.sep).includes(".."))
@@ -110,6 +122,6 @@ export function madeDirs(root: string): string[] {
  */
 export function keptNotMade(dir: string, recordGone: string | undefined): string {
     return recordGone
-        ? `kept ${dir}: no record says the lab made it (${recordGone}, where each run records what it makes, is gone), so it may have been there before the lab; remove it by hand if it is not yours`
+        ? `kept ${dir}: no record says the lab made it (${recordGone}, where each run records what it makes, is gone or unreadable), so it may have been there before the lab; remove it by hand if it is not yours`
         : `kept ${dir}: it was there before the lab (a reset removes only what the lab made)`;
 }
