@@ -362,7 +362,11 @@ export const doctor: Command = {
             if (from === "-" && values.watch)
                 throw new UsageError("--from - (standard input) is read once: --watch needs a file (or the live cluster)");
             // a file missing or unreadable at the start is a mistake, not a round to try again
-            if (values.watch) readDump(from);
+            if (values.watch) {
+                // a dump of some kinds only is refused as the one look refuses it: its rounds would blame what it lacks
+                const partial = dumpProblem(readDump(from), from);
+                if (partial) throw new Error(partial);
+            }
             read = async () => readDump(from);
         } else {
             const kc = findKubeconfig(stringOption(values, "kubeconfig"));
@@ -385,25 +389,8 @@ export const doctor: Command = {
 
         if (!values.watch) {
             const dump = await read();
-            // an empty dump, or a cluster with nothing of Argo CD, is most often the wrong context or namespace: not "nothing stuck"
-            if (from && !dump.applicationSets.length && !dump.applications.length)
-                throw new Error(
-                    `${from === "-" ? "standard input" : from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`,
-                );
-            // a dump of some kinds only: Applications an ApplicationSet made without it, or ApplicationSets without their Applications
-            const made = dump.applications.filter((a) => (a.metadata?.ownerReferences ?? []).some((r) => r.kind === "ApplicationSet"));
-            if (from && !dump.applicationSets.length && made.length)
-                throw new Error(
-                    `${from} holds ${made.length} Application${made.length === 1 ? "" : "s"} made by an ApplicationSet but no ApplicationSets: a dump of some kinds only; ${DUMP_HINT}`,
-                );
-            // (a dump of every kind holds the AppProjects too: its Applications really are gone, which the findings say)
-            if (
-                from &&
-                !dump.applications.length &&
-                !dump.appProjects?.length &&
-                dump.applicationSets.some((a) => (a.status?.applicationStatus ?? []).length)
-            )
-                throw new Error(`${from} holds ApplicationSets but none of their Applications: a dump of some kinds only; ${DUMP_HINT}`);
+            const partial = from ? dumpProblem(dump, from) : undefined;
+            if (partial) throw new Error(partial);
             if (!from && !dump.applicationSets.length && !dump.applications.length)
                 throw new Error(
                     `${source} has no ApplicationSets and no Applications (another context, or no Argo CD there?): give the lab's kubeconfig with --kubeconfig`,
@@ -470,3 +457,22 @@ export const doctor: Command = {
         return EXIT.OK;
     },
 };
+
+/** Why a dump cannot be diagnosed (empty, or of some kinds only: its rounds would blame what it lacks); undefined when it can. */
+function dumpProblem(dump: Dump, from: string): string | undefined {
+    // an empty dump, or a cluster with nothing of Argo CD, is most often the wrong context or namespace: not "nothing stuck"
+    if (!dump.applicationSets.length && !dump.applications.length)
+        return `${from === "-" ? "standard input" : from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`;
+    // a dump of some kinds only: Applications an ApplicationSet made without it, or ApplicationSets without their Applications
+    const made = dump.applications.filter((a) => (a.metadata?.ownerReferences ?? []).some((r) => r.kind === "ApplicationSet"));
+    if (!dump.applicationSets.length && made.length)
+        return `${from} holds ${made.length} Application${made.length === 1 ? "" : "s"} made by an ApplicationSet but no ApplicationSets: a dump of some kinds only; ${DUMP_HINT}`;
+    // (a dump of every kind holds the AppProjects too: its Applications really are gone, which the findings say)
+    if (
+        !dump.applications.length &&
+        !dump.appProjects?.length &&
+        dump.applicationSets.some((a) => (a.status?.applicationStatus ?? []).length)
+    )
+        return `${from} holds ApplicationSets but none of their Applications: a dump of some kinds only; ${DUMP_HINT}`;
+    return undefined;
+}

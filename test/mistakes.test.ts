@@ -289,6 +289,13 @@ const MISTAKES: Mistake[] = [
         1,
         /appsets-only\.json holds ApplicationSets but none of their Applications/,
     ],
+    [
+        "learner",
+        "doctor",
+        ["--watch", "--from", "{dir}/appsets-only.json"],
+        1,
+        /appsets-only\.json holds ApplicationSets but none of their Applications/,
+    ],
     ["learner", "doctor", ["--from", "{dir}/text.txt"], 1, new RegExp(`text\\.txt is not JSON .*${DUMP.source}`)],
     [
         "learner",
