@@ -15,6 +15,7 @@ import {
     CONFIG_FILE,
     CONFIG_FILE_DETAIL,
     configFileOf,
+    environmentsNote,
     idleK3sKey,
     idleTenantsKey,
     noKeysNote,
@@ -54,6 +55,7 @@ export async function runPreflight(
         noKeysNote(stack.given, stack.secret, stack.config, stack.file),
         idleTenantsKey(stack.given, stack.config, stack.file),
         idleK3sKey(stack.given, stack.config, stack.file),
+        environmentsNote(stack.environments, stack.file),
         secretKeysNote(stack.secret, stack.file),
     ].filter((n): n is string => !!n);
     const adopt = !!cfg.kubeconfigPath;

@@ -73,11 +73,12 @@ export function readStackFile(
     projectDir = PROJECT_DIR,
     stack = stackName(),
     configFile?: string,
-): { config: StackConfig; file: string; given: string[]; secret: string[] } {
+): { config: StackConfig; file: string; given: string[]; secret: string[]; environments: string[] } {
     readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     const values: Record<string, unknown> = {};
     const secret: string[] = [];
+    let environments: string[] = [];
     if (fs.existsSync(stackFile)) {
         // a mapping is checked below before its fields are read; config:'s values are the lab's or another package's
         const doc = (readYaml(stackFile) ?? {}) as { config?: Record<string, unknown> | null };
@@ -112,6 +113,9 @@ export function readStackFile(
             throw new Error(
                 `${stackFile}: ${outside} is at the top level, where Pulumi reads nothing of it: put it under config:, indented`,
             );
+        // Pulumi ESC environments (environment: [name]): their values reach Pulumi, not this reader
+        const env = (doc as { environment?: unknown }).environment;
+        environments = Array.isArray(env) ? env.map(String) : typeof env === "string" ? [env] : [];
         const seen = new Set<string>();
         for (const [k, v] of Object.entries(doc.config ?? {})) {
             const m = /^(?:gitops-lab:)?([^:]+)$/.exec(k);
@@ -144,7 +148,7 @@ export function readStackFile(
             } else values[m[1]] = v;
         }
     }
-    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values), secret };
+    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values), secret, environments };
 }
 
 /**
@@ -163,6 +167,12 @@ export function idleK3sKey(given: readonly string[], config: StackConfig, file: 
     const idle = ["k3sVersion", "k3sReadyTimeoutSeconds"].filter((k) => given.includes(k));
     if (!config.kubeconfigPath || !idle.length) return undefined;
     return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:kubeconfigPath adopts the cluster of ${config.kubeconfigPath}: k3s is not installed, so ${idle.length === 1 ? "it does" : "they do"} nothing (leave kubeconfigPath empty to install k3s)`;
+}
+
+/** Pulumi ESC environments the stack file imports: what they give is read by Pulumi alone, so not checked here; said. */
+export function environmentsNote(environments: readonly string[], file: string): string | undefined {
+    if (!environments.length) return undefined;
+    return `${file} imports the Pulumi ESC environment${environments.length === 1 ? "" : "s"} ${environments.join(", ")} (environment:): a gitops-lab key it gives reaches Pulumi alone, so it is not checked here; up checks it when it runs`;
 }
 
 /** A key of the lab's given as a secret (secure:): only Pulumi reads it, so nothing before up can check it; said, not refused. */

@@ -164,6 +164,22 @@ describe("the stack file as preflight and up read it", function () {
             /^WARN {2}the stack's configuration: \S+ sets gitops-lab:tenantsSolveThrough and gitops-lab:imageRegistry, but gitops-lab:tenantsLab is false: no tenants lab is built \(pulumi config set tenantsLab true to build it\)$/m,
             warned.out,
         );
+        // a Pulumi ESC environment imported: what it gives is not read here, said
+        const esc = runCli(
+            "preflight",
+            [
+                "--config-file",
+                file(
+                    `environment:\n  - lab-env\nconfig:\n  gitops-lab:root: ${fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"))}\n`,
+                ),
+            ],
+            { timeoutMs: 60_000 },
+        );
+        assert.match(
+            esc.stdout,
+            /^WARN {2}the stack's configuration: \S+ imports the Pulumi ESC environment lab-env \(environment:\): a gitops-lab key it gives reaches Pulumi alone, so it is not checked here/m,
+            esc.out,
+        );
         // a k3s key beside kubeconfigPath (an adopted cluster): k3s is not installed, said
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"));
         const kubeconfig = path.join(dir, "kc.yaml");
