@@ -363,8 +363,10 @@ export const doctor: Command = {
                 throw new UsageError("--from - (standard input) is read once: --watch needs a file (or the live cluster)");
             // a file missing or unreadable at the start is a mistake, not a round to try again
             if (values.watch) {
-                // a dump of some kinds only is refused as the one look refuses it: its rounds would blame what it lacks
-                const partial = dumpProblem(readDump(from), from);
+                // a dump of some kinds only is refused as the one look refuses it: its rounds would blame what it lacks (an
+                // empty one is not: a file written as the cluster fills, read again each round)
+                const first = readDump(from);
+                const partial = first.applicationSets.length || first.applications.length ? dumpProblem(first, from) : undefined;
                 if (partial) throw new Error(partial);
             }
             read = async () => readDump(from);
