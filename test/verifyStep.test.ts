@@ -44,6 +44,13 @@ const atShop = givenRoot(rootAt);
 const atTenants = givenRoot(tenantsRootAt);
 
 /** Merges `edit` into a result file, as a learner's edit of it. */
+/** verify --lab tenants --step N of a tenants lab at its live cluster, through the kubeconfig a served lab writes. */
+async function verifyServed(at: { layout: { root: string }; lab: { kubeconfig: string } }, step: number) {
+    const kubeconfig = path.join(at.layout.root, "kubeconfig");
+    fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+    return runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", String(step)]);
+}
+
 const editResult = (file: string, edit: object) =>
     fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), ...edit }));
 const conditionOf = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
@@ -2550,9 +2557,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 { ...b, status: { ...b.status, operationState: { ...b.status!.operationState!, phase: "Succeeded" } } },
                 "client",
             );
-            const kubeconfig = path.join(at.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
-            const r = await runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            const r = await verifyServed(at, 2);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
@@ -2572,9 +2577,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git(["clone", "-q", "-b", "main", at.layout.bareRepo, served]);
             for (const t of TENANTS_ALL) fs.writeFileSync(path.join(served, tenantPath(t)), tenantFile(t, RELEASES.faulty));
             await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "-am", "every tenant to the new release"], served);
-            const kubeconfig = path.join(at.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
-            const r = await runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            const r = await verifyServed(at, 2);
             assert.strictEqual(r.code, 1, r.out);
             assert.ok(
                 r.stdout.includes(
@@ -2609,9 +2612,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 ),
                 { timeoutMs: 120_000 },
             );
-            const kubeconfig = path.join(at.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
-            const r = await runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            const r = await verifyServed(at, 2);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: mandant-b's sync of 1\.2\.0 succeeded after all \(healed by hand\?\), so the rollout went on/);
         } finally {
@@ -3032,9 +3033,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 at.layout.resultFile("recovery"),
                 JSON.stringify({ commit: fix, release: RELEASES.fixed, order, running, seconds: 1 }),
             );
-            const kubeconfig = path.join(at.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
-            const r = await runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", "3"]);
+            const r = await verifyServed(at, 3);
             assert.strictEqual(r.code, 1, r.out);
             assert.ok(
                 r.stdout.includes(
