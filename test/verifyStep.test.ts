@@ -243,6 +243,81 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a drift repaired by a full sync at a revision prod had not synced: done", async () => {
+        const at = await labAt(2);
+        try {
+            const { root, clone, appsetFile } = at.lab.layout;
+            const kubeconfig = path.join(root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubectl = (...args: string[]) => run("kubectl", ["--kubeconfig", kubeconfig, ...args]);
+            const inClone = (...args: string[]) => git(args, clone);
+            const prod = () => at.cluster.getApplication("shop-prod");
+            // a learner's refresh after each push (Argo CD polls Git every 3 minutes)
+            const syncedTo = (sha: string) => async () => {
+                for (const a of ["shop-dev", "shop-prod"]) await at.cluster.annotateApplication(a, { [REFRESH_ANNOTATION]: "normal" });
+                return (await prod())?.status?.sync?.revision === sha;
+            };
+            const first = await inClone("rev-parse", "HEAD");
+            // a commit before the incident that renders as the first one (a README), then the incident on main
+            fs.writeFileSync(path.join(clone, "README.md"), "The shop's environments.\n");
+            await inClone("add", "README.md");
+            await inClone("commit", "--quiet", "-m", "README");
+            const readme = await inClone("rev-parse", "HEAD");
+            const configmap = path.join(clone, "base", "configmap.yaml");
+            fs.writeFileSync(
+                configmap,
+                fs.readFileSync(configmap, "utf8").replace(/FEATURE_CHECKOUT_V2: "off"/, 'FEATURE_CHECKOUT_V2: "on"'),
+            );
+            await inClone("commit", "--quiet", "-am", "checkout v2 on");
+            const incident = await inClone("rev-parse", "HEAD");
+            await inClone("push", "--quiet", "origin", "main");
+            await expect(holds("shop-prod synced the incident", syncedTo(incident)), { timeoutMs: 60_000 });
+            fs.writeFileSync(at.lab.layout.resultFile("incident"), JSON.stringify({ commit: incident, dev_value: "on", prod_value: "on" }));
+            // pinned first at the first commit (a sync), then release/prod fast-forwarded to the incident's parent, which
+            // renders the same: Argo CD moves shop-prod's revision and runs no sync
+            await inClone("push", "--quiet", "origin", `${first}:refs/heads/release/prod`);
+            const set = parse(fs.readFileSync(appsetFile, "utf8"));
+            set.spec.generators[0].list.elements = [
+                { env: "dev", revision: "main" },
+                { env: "prod", revision: "release/prod" },
+            ];
+            fs.writeFileSync(appsetFile, stringify(set));
+            await kubectl("apply", "-f", appsetFile);
+            await expect(holds("shop-prod synced the first commit", syncedTo(first)), { timeoutMs: 60_000 });
+            await inClone("push", "--quiet", "origin", `${readme}:refs/heads/release/prod`);
+            await expect(holds("shop-prod is at the README commit", syncedTo(readme)), { timeoutMs: 60_000 });
+            assert.strictEqual((await prod())?.status?.operationState?.operation?.sync?.revision, first);
+            fs.writeFileSync(
+                at.lab.layout.resultFile("pin"),
+                JSON.stringify({ release_prod_initial: readme, prod_value_after_pin: "off" }),
+            );
+            const uid = (await at.cluster.getConfigMap("shop-prod", "shop-config"))?.metadata?.uid;
+            const drift = at.lab.layout.resultFile("drift");
+            fs.writeFileSync(drift, JSON.stringify({ uid, edited: "debug", restored: "warn", seconds: 1 }));
+            const step5 = () => runMain("verify", ["--root", root, "--kubeconfig", kubeconfig, "--step", "5"]);
+            const early = await step5();
+            assert.strictEqual(early.code, 1, early.out);
+            assert.match(early.stdout, /hint: shop-prod has synced no repair since the pin/);
+            // the drift: Argo CD has not synced this revision yet, so its repair is a sync of the whole Application
+            await kubectl("-n", "shop-prod", "patch", "configmap", "shop-config", "-p", '{"data":{"LOG_LEVEL":"debug"}}');
+            await expect(
+                holds(
+                    "the repair synced the README commit",
+                    async () =>
+                        (await prod())?.status?.operationState?.phase === "Succeeded" &&
+                        (await prod())?.status?.operationState?.operation?.sync?.revision === readme,
+                ),
+                { timeoutMs: 60_000 },
+            );
+            assert.deepStrictEqual((await prod())?.status?.operationState?.operation?.sync?.resources ?? [], []);
+            assert.strictEqual((await at.cluster.getConfigMap("shop-prod", "shop-config"))?.metadata?.uid, uid);
+            const r = await step5();
+            assert.strictEqual(r.code, 0, r.out);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("appset.yaml right but not applied: the hint says to apply it", async () => {
         const at = await labAt(4);
         try {

@@ -8,7 +8,7 @@ import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, pinStep, putBack, releaseNotAtPin, ShopWorld, wantProd } from "./world";
-import { renderShopConfigAt } from "./render";
+import { renderShopConfigAt, rendersAlike } from "./render";
 import { byEnv, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
 
@@ -251,9 +251,25 @@ export function liveChecks(): Check<ShopWorld>[] {
             // past step 5 (promote.json, or release/prod moved from the pin before it is written): a later sync is the latest
             const pinned = obj(w, "pin")?.release_prod_initial;
             if (!obj(w, "drift") || obj(w, "promote") || !isSha(pinned) || w.releaseTip !== pinned) return null;
-            const op = (await c.getApplication("shop-prod"))?.status?.operationState;
+            const app = await c.getApplication("shop-prod");
+            const op = app?.status?.operationState;
             const repaired = (op?.operation?.sync?.resources ?? []).some((r) => r.kind === "ConfigMap" && r.name === "shop-config");
             if (repaired || (await madeByLatestSync(c))) return true; // a ConfigMap made again: the check above says so
+            // release/prod moved on by a commit rendering as the one prod synced (Argo CD syncs nothing for it: the
+            // Application stays Synced); a drift then finds that revision not yet synced, and auto-sync repairs it with a
+            // sync of the whole Application at it: an automated sync at a revision rendering as the previous one's
+            const [before, last] = (app?.status?.history ?? []).slice(-2);
+            const revision = op?.operation?.sync?.revision;
+            if (
+                op?.phase === "Succeeded" &&
+                op.operation?.initiatedBy?.automated &&
+                isSha(revision) &&
+                isSha(before?.revision) &&
+                last?.revision === revision &&
+                before.revision !== revision &&
+                (await rendersAlike(w.repo, before.revision, revision, "envs/prod", w.kubectl))
+            )
+                return true;
             return {
                 ok: false,
                 expected: "a sync of ConfigMap shop-config alone, by selfHeal, since the pin",

@@ -1,5 +1,6 @@
 /** What an overlay of the shop repository renders to: the data of its ConfigMap shop-config. */
 import * as path from "path";
+import { isDeepStrictEqual } from "util";
 import type { BareRepo } from "../grader/bareRepo";
 import { kustomizeBuild, KustomizeOptions, kustomizeProblem } from "../ports/kustomize";
 import { codeOf, stderrOf } from "../ports/errors";
@@ -51,4 +52,14 @@ export function renderShopConfigMapAt(repo: BareRepo, sha: string, dir: string, 
             throw new Error(`${dir} at ${sha.slice(0, 7)} does not render: ${kustomizeProblem(stderr, tree)}`);
         }
     });
+}
+
+/** Whether two commits render an overlay to the same objects (both rendering, neither failing). */
+export async function rendersAlike(repo: BareRepo, a: string, b: string, dir: string, kubectl = "kubectl"): Promise<boolean> {
+    const render = (sha: string) => repo.withTree(sha, (tree) => kustomizeBuild(path.join(tree, dir), kubectl, { checkout: tree }));
+    try {
+        return isDeepStrictEqual(await render(a), await render(b));
+    } catch {
+        return false;
+    }
 }
