@@ -179,6 +179,12 @@ export function stepVerdict(
             : first(now.filter((r) => r.step <= n));
     if (!failed && own(now) > 0) return { step: n, done: true, line: `${title}: done (${own(now)} checks pass); ${next(steps, n, at)}` };
     if (failed)
-        return { step: n, done: false, missing: failed, line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, step)}` };
+        // a check of an earlier step (a live value it decides) without a hint of its own: its step's hint, not this one's
+        return {
+            step: n,
+            done: false,
+            missing: failed,
+            line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, steps[failed.step - 1] ?? step)}`,
+        };
     return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };
 }
