@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
+import { SERVING } from "../lab/ports/lock";
 import { foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { shopLayout } from "../lab/shop/layout";
@@ -394,6 +395,7 @@ export const simulate: Command = {
             recordServed(root); // what was not there before, so that a reset removes only that
             const kubeconfig = servedKubeconfigText(root, lab.kubeconfig);
             writeFileAtomic(kubeconfigFile, kubeconfig.text, 0o600); // the served cluster's, for its starter alone
+            lab.say(SERVING); // a verify meanwhile grades the lab as served, not a run half-way
             if (kubeconfig.namespace)
                 say(`simulate: ${kubeconfigFile} is written again for this run; its context keeps your namespace ${kubeconfig.namespace}`);
             for (const l of serveInstructions(

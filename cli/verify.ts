@@ -24,7 +24,7 @@ import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } 
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { messageOf } from "../lab/ports/errors";
 import { isServedKubeconfig, servedKubeconfig, servedLabOf } from "../sim/servedFiles";
-import { goneHolder, lockFile } from "../lab/ports/lock";
+import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
 
 /**
  * Whether a lab not begun is ready for its learner: the environment is there (the folder the git daemon
@@ -169,6 +169,12 @@ export const verify: Command = {
                     throw new Error(
                         `${kc.file} is the served lab's under ${elsewhere}, and nothing serves it now (its simulate --serve has stopped); serve it again: gitops-lab simulate --root ${elsewhere} --serve`,
                     );
+                // a served lab suspended (Ctrl-Z) does not answer, and never will until it goes on: said at once
+                const server = elsewhere ? liveHolder(lockFile(elsewhere)) : undefined;
+                if (server?.state === "T")
+                    throw new Error(
+                        `the served lab under ${elsewhere} is suspended (PID ${server.pid}, Ctrl-Z?), so its cluster does not answer: fg it in its terminal (or kill -CONT ${server.pid}), then verify again`,
+                    );
                 cluster = clusterOf(kc);
             } catch (e) {
                 // a served lab under the root wrote its own: named, when no kubeconfig was given
@@ -181,7 +187,7 @@ export const verify: Command = {
                     expected: "a kubeconfig (or --offline to grade the files and repository only)",
                     found: messageOf(e),
                     // why this kubeconfig will not do (none there, not a kubeconfig), then what to give
-                    hint: /serve it again/.test(messageOf(e))
+                    hint: /serve it again|is suspended/.test(messageOf(e))
                         ? `${messageOf(e)}, or --offline to grade the files and repository only`
                         : `${messageOf(e)
                               .split(";")[0]
@@ -291,12 +297,18 @@ function labsBelow(root: string, which: string): string[] {
         .slice(0, 5);
 }
 
-/** A simulate on the root that stopped half-way (its lock held by a PID that is gone): said, with how it resumes. */
+/**
+ * A simulate on the root that is not done: stopped half-way (its lock held by a PID that is gone), said with how it
+ * resumes; or still at work (its lock held, not yet serving), what it has not done yet failing here.
+ */
 function stoppedRun(root: string): string {
     const pid = goneHolder(lockFile(root));
-    return pid === undefined
-        ? ""
-        : ` (a gitops-lab simulate on ${root} stopped half-way: its PID ${pid} is gone; the same simulate command resumes it)`;
+    if (pid !== undefined)
+        return ` (a gitops-lab simulate on ${root} stopped half-way: its PID ${pid} is gone; the same simulate command resumes it)`;
+    const run = liveHolder(lockFile(root));
+    return run && run.what !== SERVING && run.state !== "T"
+        ? ` (a gitops-lab simulate, PID ${run.pid}, is still at work on ${root}: what it has not done yet fails here; verify again when it has ended)`
+        : "";
 }
 
 /** `pulumi stack output --json` from a file: a JSON object with the stack's completedThrough, or an error saying what the file is instead. */

@@ -43,6 +43,8 @@ export interface SimulatedLab {
     url: string;
     /** Stops everything (the simulated cluster is already saved, with `persist`); a second call does nothing. */
     stop(): Promise<void>;
+    /** With `persist`: says in the root's lock what the run does now ("serving": verify then grades what it serves). */
+    say(what: string): void;
 }
 
 /** Scenario timeouts against the simulation: the same waits, shorter deadlines and polls. */
@@ -195,6 +197,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
             daemon,
             kubeconfig: kube.kubeconfig(url),
             url,
+            say: (what) => lock?.say(what),
             // every caller waits for the same stop (a signal's and the run's own)
             stop: () =>
                 (stopping ??= (async () => {

@@ -984,6 +984,42 @@ describe("the root lock (one simulate per root)", function () {
     });
 });
 
+describe("a root's lock whose PID another process has now", () => {
+    it("is taken over (the start time tells them apart); the holder itself still holds it", async () => {
+        const other = spawn("sleep", ["60"], { stdio: "ignore" });
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lock-reused-"));
+        try {
+            const started = procStat(other.pid!)!.startTime;
+            // written by an earlier process with that PID, started at another time (a run killed, the PID given again)
+            fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started + 1}\n`);
+            const lock = acquireRootLock(root);
+            try {
+                assert.match(
+                    lock.note ?? "",
+                    new RegExp(`took over the lock of PID ${other.pid}, which is gone \\(its PID now another process's\\)`),
+                );
+                assert.deepStrictEqual(fs.readFileSync(lockFile(root), "utf8").split("\n").slice(0, 3), [
+                    String(process.pid),
+                    "",
+                    String(procStat(process.pid)!.startTime),
+                ]);
+                // what the holder says it does, rewritten whole
+                lock.say("serving");
+                assert.strictEqual(fs.readFileSync(lockFile(root), "utf8").split("\n")[1], "serving");
+            } finally {
+                lock.release();
+            }
+            assert.strictEqual(fs.existsSync(lockFile(root)), false);
+            // the same PID with its own start time: held
+            fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n`);
+            assert.throws(() => acquireRootLock(root), new RegExp(`is in use by another gitops-lab simulate \\(PID ${other.pid}\\)`));
+        } finally {
+            other.kill("SIGKILL");
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("a root's lock held by a suspended run", () => {
     it("says the run is suspended (fg it, or kill it), not to wait for its end", async () => {
         const child = spawn("sleep", ["60"], { stdio: "ignore" });

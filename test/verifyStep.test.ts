@@ -3,7 +3,7 @@
  * docs/killercoda/shop, whose step checks call it (its verify.sh scripts run here as Killercoda runs them).
  */
 import * as assert from "assert";
-import { execFile, spawnSync } from "child_process";
+import { execFile, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -27,7 +27,8 @@ import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/appli
 import { addMissingResource } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { parse, stringify } from "yaml";
-import { lockFile } from "../lab/ports/lock";
+import { lockFile, SERVING } from "../lab/ports/lock";
+import { procStat } from "../lab/ports/proc";
 
 /** Given a shop (or tenants) lab root at step N, removed after `then` whatever it ends with. */
 const givenRoot =
@@ -1537,6 +1538,48 @@ describe("verify --step: one step at a time, with a hint", function () {
                 assert.doesNotMatch(via.stdout, /not of this one/);
             } finally {
                 fs.rmSync(link, { force: true });
+            }
+        });
+    });
+
+    it("a served lab suspended, or a simulate still at work: said", async () => {
+        await atShop(3, async (root) => {
+            const kubeconfig = kubeconfigFor(root, `https://127.0.0.1:${await freePort()}`);
+            const holder = spawn("sleep", ["120"], { stdio: "ignore" });
+            try {
+                const lock = (what: string) =>
+                    fs.writeFileSync(lockFile(root), `${holder.pid}\n${what}\n${procStat(holder.pid!)!.startTime}\n`);
+                lock(SERVING);
+                holder.kill("SIGSTOP");
+                await expect(holds("the served lab suspended", () => procStat(holder.pid!)?.state === "T"));
+                const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", kubeconfig]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.match(
+                    r.stdout,
+                    new RegExp(
+                        `the cluster answers; hint: the served lab under \\S+ is suspended \\(PID ${holder.pid}, Ctrl-Z\\?\\), so its cluster does not answer: fg it in its terminal \\(or kill -CONT ${holder.pid}\\), then verify again, or --offline`,
+                    ),
+                );
+                // a simulate at work on the root (its lock not yet serving): what it has not done yet is said to fail for that
+                holder.kill("SIGCONT");
+                await expect(holds("the run goes on", () => procStat(holder.pid!)?.state !== "T"));
+                lock("");
+                const step4 = () => runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+                const atWork = await step4();
+                assert.strictEqual(atWork.code, 1, atWork.out);
+                assert.match(
+                    atWork.stdout,
+                    new RegExp(
+                        `\\(a gitops-lab simulate, PID ${holder.pid}, is still at work on \\S+: what it has not done yet fails here; verify again when it has ended\\)\\n$`,
+                    ),
+                );
+                const table = await runMain("verify", ["--root", root, "--through", "4", "--offline"]);
+                assert.match(table.stdout, /^a gitops-lab simulate, PID \d+, is still at work on /m);
+                // serving: the lab as the learner has it, nothing said
+                lock(SERVING);
+                assert.doesNotMatch((await step4()).stdout, /still at work/);
+            } finally {
+                holder.kill("SIGKILL");
             }
         });
     });
