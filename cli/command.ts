@@ -263,6 +263,12 @@ export function checkRoot(root: string, option = "--root"): string {
         try {
             st = fs.statSync(p);
         } catch (e) {
+            // a symlink to nothing (its target moved or not made yet): mkdir would fail on it after the run began
+            const link = codeOf(e) === "ENOENT" ? fs.lstatSync(p, { throwIfNoEntry: false }) : undefined;
+            if (link?.isSymbolicLink())
+                throw new UsageError(
+                    `${option} ${root}: ${p} is a symlink to ${fs.readlinkSync(p)}, which does not exist: create that folder, or choose another ${option}`,
+                );
             if ((codeOf(e) === "ENOENT" || codeOf(e) === "ENOTDIR") && p !== path.dirname(p)) continue;
             throw new UsageError(`${option} ${root} cannot be used (${codeOf(e) ?? messageOf(e)} at ${p}); choose another directory`);
         }

@@ -129,11 +129,22 @@ export async function labStack(log: Log, opts: { existing?: string } = {}): Prom
     const program = async () => ({ ...require(path.join(PROJECT_DIR, "index")) });
     const args = { stackName: STACK, projectName: "gitops-lab", program };
     const ws = { workDir: PROJECT_DIR, pulumiCommand: cmd, envVars };
+    // the CLI's own error line, not the Automation API's dump of the command (its stdout, stderr, and the error again)
+    const unreadable = (e: unknown) => {
+        const said = /^error: (.*)$/m.exec(messageOf(e))?.[1];
+        if (!said) return e;
+        const fix = process.env.PULUMI_BACKEND_URL
+            ? `PULUMI_BACKEND_URL is set in your environment: unset it for the lab's own state (file://${stateDir}), or mend it`
+            : `see ${path.join(stateDir, ".pulumi")}`;
+        return new Error(`the state backend ${backend} could not be read for the stack ${STACK} (pulumi: ${said}); ${fix}`);
+    };
     const stack = opts.existing
         ? await LocalWorkspace.selectStack(args, ws).catch((e: unknown) => {
-              throw /no stack named|not found/i.test(messageOf(e)) ? new Error(noStack) : e;
+              throw /no stack named|not found/i.test(messageOf(e)) ? new Error(noStack) : unreadable(e);
           })
-        : await LocalWorkspace.createOrSelectStack(args, ws);
+        : await LocalWorkspace.createOrSelectStack(args, ws).catch((e: unknown) => {
+              throw unreadable(e);
+          });
     return { stack, cli };
 }
 

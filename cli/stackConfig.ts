@@ -60,6 +60,11 @@ function readYaml(file: string): unknown {
         throw new Error(
             `${file} ${at}: something follows the file's first value, which had ended there (a second {...} or mapping?): the file holds one mapping; remove or merge what follows`,
         );
+    // a --- line and a second document (two stack files pasted together): yaml names the API to read many
+    if (err.code === "MULTIPLE_DOCS")
+        throw new Error(
+            `${file} ${at}: a second YAML document begins here (after a --- line), and a stack file is one document, one config: mapping: merge the two into one and remove the ---`,
+        );
     throw new Error(`${file} ${at}: ${err.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}; fix the YAML there`);
 }
 

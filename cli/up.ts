@@ -64,8 +64,18 @@ export function handOverLines(outputs: Record<string, { value: unknown }>): stri
     return lines;
 }
 
+/** Pulumi's --stack (-s) given by habit: the lab's stack is chosen by the environment. */
+const stackMisread = (command: string): Record<string, string> =>
+    Object.fromEntries(
+        ["--stack", "-s"].map((o) => [
+            o,
+            `the lab's stack is dev unless GITOPS_LAB_STACK names another: GITOPS_LAB_STACK=NAME gitops-lab ${command} (it takes no ${o})`,
+        ]),
+    );
+
 export const up: Command = {
     name: "up",
+    misread: stackMisread("up"),
     summary: "build the lab on this host (k3s, Argo CD, the git daemon, the labs) and solve it",
     usage: "up [--config-file FILE] [--expect-no-changes]",
     details: [
@@ -99,6 +109,7 @@ export const up: Command = {
 
 export const preview: Command = {
     name: "preview",
+    misread: stackMisread("preview"),
     summary: "show what up would change; changes nothing on the host or in the cluster",
     usage: "preview [--config-file FILE]",
     details: [CONFIG_FILE_DETAIL],
@@ -112,6 +123,7 @@ export const preview: Command = {
 
 export const refresh: Command = {
     name: "refresh",
+    misread: stackMisread("refresh"),
     summary: "read the lab's resources back into the stack's state",
     usage: "refresh [--config-file FILE] [--expect-no-changes]",
     details: [CONFIG_FILE_DETAIL, "--expect-no-changes fail if the state differs from what is there (drift)"],
@@ -129,6 +141,7 @@ export const refresh: Command = {
 
 export const destroy: Command = {
     name: "destroy",
+    misread: stackMisread("destroy"),
     summary: "reset the host: remove the lab, Argo CD and the git daemon, and uninstall k3s if the lab installed it",
     usage: "destroy [--config-file FILE]",
     details: [CONFIG_FILE_DETAIL],
@@ -155,6 +168,7 @@ export const outputs: Command = {
     bare: (word) =>
         `outputs prints every output as one JSON object (no name is taken): gitops-lab outputs | jq -r .${/^[A-Za-z_]\w*$/.test(word) ? word : '"NAME"'}${/password|secret|token/i.test(word) ? " (a secret one needs --show-secrets)" : ""}`,
     misread: {
+        ...stackMisread("outputs"),
         "--json": "outputs prints one JSON object already (as pulumi stack output --json does): leave --json out",
         // a simulated lab has no stack: its results are files, graded offline
         "--root":

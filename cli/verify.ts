@@ -64,6 +64,9 @@ export const verify: Command = {
     // a lab's name given as an option: --lab names it
     misread: {
         "--tenants": "the lab is chosen with --lab tenants",
+        // simulate --lab both's, copied over: verify grades one lab at a time
+        "--tenants-through":
+            "verify grades one lab at a time: --lab tenants --through N (--tenants-through is simulate's, with --lab both)",
         "--shop": "the lab is chosen with --lab shop (the default)",
         "--argocd-version":
             "verify grades the lab as its cluster stands, whichever Argo CD runs it: leave it out; it is simulate's, for the version a simulated lab is built as",

@@ -45,6 +45,20 @@ describe("a lab root from the command line (checkRoot)", () => {
         assert.deepStrictEqual(fs.readdirSync(dir), ["a-file"], "nothing was created");
     });
 
+    it("refuses a root through a symlink to nothing, naming where it points", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "root-"));
+        const link = path.join(dir, "lab");
+        fs.symlinkSync(path.join(dir, "moved"), link);
+        for (const root of [link, path.join(link, "deeper")])
+            assert.throws(
+                () => checkRoot(root),
+                new RegExp(
+                    `^Error: --root ${root}: ${link} is a symlink to ${dir}/moved, which does not exist: create that folder, or choose another --root$`,
+                ),
+            );
+        assert.deepStrictEqual(fs.readdirSync(dir), ["lab"], "nothing was created");
+    });
+
     it("accepts a directory, existing or not yet, and gives its absolute path without creating it", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "root-"));
         assert.strictEqual(checkRoot(dir), dir);
@@ -173,6 +187,23 @@ describe("options are checked as a set (before anything runs)", () => {
             /^gitops-lab simulate: '3' follows --through 3: --through takes one value/,
         ],
         ["outputs", ["--json"], /^gitops-lab outputs: Unknown option '--json': outputs prints one JSON object already/],
+        // Pulumi's habit: the stack is the environment's
+        [
+            "outputs",
+            ["--stack", "dev"],
+            /^gitops-lab outputs: Unknown option '--stack': the lab's stack is dev unless GITOPS_LAB_STACK names another: GITOPS_LAB_STACK=NAME gitops-lab outputs \(it takes no --stack\)/,
+        ],
+        [
+            "destroy",
+            ["-s", "dev"],
+            /^gitops-lab destroy: Unknown option '-s': the lab's stack is dev unless GITOPS_LAB_STACK names another/,
+        ],
+        // simulate --lab both's option copied to verify
+        [
+            "verify",
+            ["--offline", "--lab", "tenants", "--tenants-through", "1"],
+            /^gitops-lab verify: Unknown option '--tenants-through': verify grades one lab at a time: --lab tenants --through N/,
+        ],
     ];
     for (const [cmd, args, message] of refused) {
         it(`${cmd} ${args.join(" ").replace(FREE_ROOT, "ROOT")}: a usage error (2) in one line`, async () => {

@@ -109,6 +109,16 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("two YAML documents (a --- and a second config:): said, with how to merge them", () => {
+        const f = file("config:\n  gitops-lab:root: /tmp/x\n---\nconfig:\n  gitops-lab:solveThrough: 2\n");
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", f),
+            (e: any) =>
+                e.message ===
+                `${f} line 3, column 1: a second YAML document begins here (after a --- line), and a stack file is one document, one config: mapping: merge the two into one and remove the ---`,
+        );
+    });
+
     it("the program's configuration (every key, Pulumi.yaml's defaults as Pulumi gives them) with tenantsLab false is taken", () => {
         // Pulumi applies the project's defaults before the program reads its config: every key has a value there
         const project = parse(fs.readFileSync(path.join(PROJECT, "Pulumi.yaml"), "utf8")) as {

@@ -174,6 +174,17 @@ describe("the Pulumi engine on the real node (gitops-lab up / preview / refresh 
         assert.strictEqual(fs.readFileSync(path.join(PROJECT, "Pulumi.dev.yaml"), "utf8"), devStackFile, "Pulumi.dev.yaml is untouched");
     });
 
+    it("a state backend that cannot be read: one line naming it and PULUMI_BACKEND_URL", async () => {
+        writeConfig({ ...baseConfig(), solveThrough: 8 });
+        const r = await gitopsLab(["preview", "--config-file", configFile], { ...env, PULUMI_BACKEND_URL: "file:///dev/null/state" });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.out,
+            /^gitops-lab preview: the state backend file:\/\/\/dev\/null\/state could not be read for the stack \S+ \(pulumi: [^\n]*not a directory\); PULUMI_BACKEND_URL is set in your environment: unset it for the lab's own state \(file:\/\/\S+\/\.pulumi-state\), or mend it$/m,
+        );
+        assert.doesNotMatch(r.out, /stdout:|err\?:/);
+    });
+
     it("preview on an empty stack lists the plan and changes nothing on the host or in the cluster", async () => {
         writeConfig({ ...baseConfig(), solveThrough: 8 });
         const before = { namespaces: namespaces(), files: fs.readdirSync(root).sort() };
