@@ -3,7 +3,7 @@
  * docs/killercoda/shop, whose step checks call it (its verify.sh scripts run here as Killercoda runs them).
  */
 import * as assert from "assert";
-import { execFile, spawn, spawnSync } from "child_process";
+import { execFile, execFileSync, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -28,6 +28,7 @@ import { addMissingResource } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { parse, stringify } from "yaml";
 import { lockFile, SERVING } from "../lab/ports/lock";
+import { SYNCED_HEALTHY_MESSAGE } from "../lab/argo/rollingSync";
 import { procStat } from "../lab/ports/proc";
 
 /** Given a shop (or tenants) lab root at step N, removed after `then` whatever it ends with. */
@@ -3012,6 +3013,62 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("recovery.order's times read before the fix's rollout: said; the strategy put back: the files' times stand", async () => {
+        const at = await tenantsAt(3);
+        try {
+            const file = at.layout.resultFile("recovery");
+            const r0 = JSON.parse(fs.readFileSync(file, "utf8"));
+            const check = async () =>
+                (await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster })).find((c) =>
+                    c.check.startsWith("live: recovery.order's healthy_at"),
+                );
+            // the stall's rollout's times, a minute before the fix was made (within the offline check's skew)
+            const made = Date.parse(
+                execFileSync("git", ["show", "-s", "--format=%cI", r0.commit], { cwd: at.layout.clone, encoding: "utf8" }).trim(),
+            );
+            const earlier = new Date(made - 90_000).toISOString();
+            editResult(file, { order: r0.order.map((o: object) => ({ ...o, healthy_at: earlier })) });
+            const read = await check();
+            assert.strictEqual(read?.ok, false);
+            assert.match(
+                read?.hint ?? "",
+                /^these healthy_at are before recovery\.commit was made \(\S+\): read before the fix's rollout ran, they are an earlier rollout's; read each entry's lastTransitionTime again once the rollout of recovery\.commit is complete/,
+            );
+            // the times two minutes off the ApplicationSet's: not its entries' times
+            const shifted = r0.order.map((o: { healthy_at: string }) => ({
+                ...o,
+                healthy_at: new Date(Date.parse(o.healthy_at) - 120_000).toISOString(),
+            }));
+            editResult(file, { order: shifted });
+            assert.strictEqual((await check())?.ok, false);
+            // the strategy taken out (AllAtOnce) and put back: the entries are made anew, their times the put-back's, and
+            // the file's are graded offline alone
+            const set = (await at.cluster.getApplicationSet("tenants"))!;
+            await at.cluster.jsonPatchApplicationSet("tenants", [{ op: "replace", path: "/spec/strategy", value: { type: "AllAtOnce" } }]);
+            await expect(
+                holds(
+                    "the entries cleared",
+                    async () => !(await at.cluster.getApplicationSet("tenants"))?.status?.applicationStatus?.length,
+                ),
+                { timeoutMs: 60_000 },
+            );
+            await at.cluster.jsonPatchApplicationSet("tenants", [{ op: "replace", path: "/spec/strategy", value: set.spec!.strategy }]);
+            await expect(
+                holds("every entry made anew, Healthy", async () => {
+                    const entries = (await at.cluster.getApplicationSet("tenants"))?.status?.applicationStatus ?? [];
+                    return entries.length === 4 && entries.every((e) => e.status === "Healthy" && e.message === SYNCED_HEALTHY_MESSAGE);
+                }),
+                { timeoutMs: 60_000 },
+            );
+            const after = await check();
+            assert.ok(!after || after.ok, JSON.stringify(after));
+            const r = await verifyServed(at, 3);
+            assert.strictEqual(r.code, 0, r.out);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("stall.running keyed namespace/name: the hint says the tenants' names alone", async () => {
         await atTenants(2, async (root) => {
             const file = tenantsLayout(root).resultFile("stall");
@@ -3457,6 +3514,22 @@ describe("verify --step: one step at a time, with a hint", function () {
             const seconds = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 0"))!;
             assert.strictEqual(seconds.ok, false);
             assert.match(seconds.hint ?? "", /^seconds holds 999999, longer than recovery\.commit has existed \(\d+ s\)/);
+            // counted from the stall's push: longer than the fix has existed, not than the stall has
+            const stallAge = Math.floor(
+                (Date.now() -
+                    Date.parse(
+                        execFileSync("git", ["show", "-s", "--format=%cI", stall.commit], { cwd: layout.clone, encoding: "utf8" }).trim(),
+                    )) /
+                    1000,
+            );
+            editResult(layout.resultFile("recovery"), { seconds: stallAge });
+            const fromStall = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 0"))!;
+            assert.strictEqual(fromStall.ok, false);
+            assert.match(
+                fromStall.hint ?? "",
+                /longer than recovery\.commit has existed \(\d+ s\) \(counted from the stall's push, stall\.commit\? the recovery counts from your push of the fix, recovery\.commit\)/,
+            );
+            assert.doesNotMatch(fromStall.hint ?? "", / ms is /);
             editResult(layout.resultFile("recovery"), { seconds: recovery.seconds, commit: stall.commit });
             const commit = (await verifyTenants({ layout, through: 3 })).find((c) =>
                 c.check.startsWith("recovery.commit sets every tenant"),

@@ -15,6 +15,12 @@ export const PENDING_CHANGE_MESSAGES = [
     "Application has pending changes (spec differs), setting status to Waiting",
 ];
 
+/**
+ * The message of an entry that was Waiting and found its Application synced already (no sync of its own): every
+ * entry has it when the entries were made anew (the strategy taken out and put back clears them).
+ */
+export const SYNCED_HEALTHY_MESSAGE = "Application resource has synced, updating status to Healthy";
+
 /** v3.6's default `--refresh-grace-period-seconds`: the gate waits this long before it asks for refreshes. */
 export const REFRESH_GRACE_SECONDS = 30;
 

@@ -4,6 +4,7 @@
  */
 import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../argo/application";
 import { type Skipped, skippedBy } from "../doctor/diagnose";
+import { SYNCED_HEALTHY_MESSAGE } from "../argo/rollingSync";
 import type { ClusterPort } from "../ports/cluster";
 import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
@@ -310,23 +311,34 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 hint: `recovery.commit ${r.commit.slice(0, 12)} is a side branch's commit that a merge brought into main; the rollout ran the merge, ${rev.slice(0, 12)} (the Applications' revision), and its times are that rollout's: write ${rev} as recovery.commit`,
             };
         }
+        // every entry made anew, Healthy at once (the strategy taken out and put back clears them): the fix's times are gone
+        // from the cluster, and the files' are graded offline alone (after recovery.commit, before now, in step order)
+        if (entries.length && entries.every((e) => e.message === SYNCED_HEALTHY_MESSAGE)) return null;
         const off: string[] = [];
+        let early = 0;
         for (const o of r.order as { application?: unknown; healthy_at?: unknown }[]) {
             const e = entries.find((x) => x.application === o?.application);
             const [file, at] = [Date.parse(String(o?.healthy_at)), Date.parse(String(e?.lastTransitionTime))];
             // a tenant not Healthy, or a time that is no time: the rollout's and the order's checks say so
             if (e?.status !== "Healthy" || !Number.isFinite(file) || !Number.isFinite(at)) return null;
-            if (Math.abs(file - at) > 60_000)
+            if (Math.abs(file - at) > 60_000) {
                 off.push(`${String(o.application)} ${String(o.healthy_at)} (the ApplicationSet's: ${e.lastTransitionTime})`);
+                if (file < at) early++;
+            }
         }
-        return off.length
-            ? {
-                  ok: false,
-                  expected: "each healthy_at within a minute of its entry's lastTransitionTime",
-                  found: off.join("; "),
-                  hint: `healthy_at is when the ApplicationSet marked the tenant Healthy, its entry's lastTransitionTime (kubectl -n argocd get applicationset ${TENANTS_APPSET} -o jsonpath='{.status.applicationStatus}'): read each there, not from the clock`,
-              }
-            : true;
+        if (!off.length) return true;
+        const status = `kubectl -n argocd get applicationset ${TENANTS_APPSET} -o jsonpath='{.status.applicationStatus}'`;
+        // read before the fix's rollout (the times then there were the stall's rollout's): said as such
+        const made = isSha(r.commit) ? await w.repo.committedAt(r.commit).catch(() => NaN) : NaN;
+        const before = early === off.length && off.every((x) => Date.parse(x.split(" ")[1]) < made);
+        return {
+            ok: false,
+            expected: "each healthy_at within a minute of its entry's lastTransitionTime",
+            found: off.join("; "),
+            hint: before
+                ? `these healthy_at are before recovery.commit was made (${new Date(made).toISOString()}): read before the fix's rollout ran, they are an earlier rollout's; read each entry's lastTransitionTime again once the rollout of recovery.commit is complete (${status})`
+                : `healthy_at is when the ApplicationSet marked the tenant Healthy, its entry's lastTransitionTime (${status}): read each there, not from the clock`,
+        };
     }),
 ];
 

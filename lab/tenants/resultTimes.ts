@@ -28,11 +28,22 @@ export async function secondsSinceCommit(
             hint: `${key} holds ${d}, which no rollout takes: ${what}`,
         };
     if (d >= 0 && d <= age) return true;
-    const ms = opts.millis && d > age && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
+    // milliseconds: a rollout's take at least a second, so a thousand or more
+    const ms = opts.millis && d >= 1000 && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
+    // the recovery counted from the stall's push, the rollout that stalled, not from the fix's
+    const stall = file === "recovery" ? obj(w, "stall")?.commit : undefined;
+    const fromStall =
+        !ms &&
+        isSha(stall) &&
+        stall !== o.commit &&
+        (await w.repo.isCommit(stall)) &&
+        d <= Math.ceil((Date.now() - (await w.repo.committedAt(stall))) / 1000)
+            ? " (counted from the stall's push, stall.commit? the recovery counts from your push of the fix, recovery.commit)"
+            : "";
     return {
         ok: false,
         expected: `0 to ${age} (${file}.commit was made ${age} s ago)`,
         found: d,
-        hint: `${key} holds ${d}, longer than ${file}.commit has existed (${age} s)${ms}: ${what}`,
+        hint: `${key} holds ${d}, longer than ${file}.commit has existed (${age} s)${ms}${fromStall}: ${what}`,
     };
 }
