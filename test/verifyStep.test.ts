@@ -2564,13 +2564,25 @@ describe("verify --step: one step at a time, with a hint", function () {
                 c.check.startsWith("live ApplicationSet tenants"),
             )!;
             assert.strictEqual(goForm.ok, false);
+            const original = (await at.cluster.getApplicationSet("tenants"))!.spec!.strategy!.rollingSync!.steps!;
             await at.cluster.jsonPatchApplicationSet("tenants", [
                 { op: "replace", path: "/spec/template/spec/source/path", value: "releases/{{release}}" },
                 { op: "remove", path: "/spec/strategy/rollingSync/steps/1" },
             ]);
             assert.match(
                 await hint(),
-                /^the live ApplicationSet has 3 steps \(.*\), not one for each of the four tenants: a step taken out does not unblock a rollout/,
+                /^the live ApplicationSet has 3 steps \(.*\), not one for each of the four tenants: a step taken out does not unblock a rollout, it drops its tenant from it \(mandant-b in no step now\)/,
+            );
+            // mandant-c's step merged into mandant-b's: both in one step, none dropped
+            const merged = JSON.parse(JSON.stringify(original));
+            merged[1].matchExpressions[0].values = ["mandant-b", "mandant-c"];
+            merged.splice(2, 1);
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/strategy/rollingSync/steps", value: merged },
+            ]);
+            assert.match(
+                await hint(),
+                /not one for each of the four tenants: steps merged into one do not unblock a rollout: mandant-b, mandant-c now share a step and sync together, each failing its own hook at the faulty release/,
             );
             await at.cluster.jsonPatchApplicationSet("tenants", [{ op: "remove", path: "/spec/strategy" }]);
             assert.match(

@@ -4,7 +4,7 @@
  */
 import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../argo/application";
 import { type Skipped, skippedBy } from "../doctor/diagnose";
-import { SYNCED_HEALTHY_MESSAGE } from "../argo/rollingSync";
+import { stepSelects, SYNCED_HEALTHY_MESSAGE } from "../argo/rollingSync";
 import type { ClusterPort } from "../ports/cluster";
 import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
@@ -77,12 +77,23 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 ...outcome,
                 hint: `the live ApplicationSet has no RollingSync strategy (taken out in the cluster?): without it nothing holds the tenants back, and each one syncs the faulty release on its own (its hook failing as mandant-b's); the rollout's way out is step 3's fixed release; ${apply}`,
             };
-        // a step removed (or added) in the cluster: the rollout the lab grades has the four
-        if (!outcome.ok && steps.length !== TENANTS.length)
+        // a step removed (or added) in the cluster: the rollout the lab grades has the four; a tenant no step selects is
+        // dropped from it, tenants merged into one step sync together (each failing its own hook at the faulty release)
+        if (!outcome.ok && steps.length !== TENANTS.length) {
+            const specSteps = s?.spec?.strategy?.rollingSync?.steps ?? [];
+            const stepOf = (t: Tenant) => specSteps.findIndex((x) => stepSelects(x, { [TENANT_LABEL]: t }));
+            const dropped = TENANTS.filter((t) => stepOf(t) < 0);
+            const shared = TENANTS.filter((t) => !dropped.includes(t) && TENANTS.some((u) => u !== t && stepOf(u) === stepOf(t)));
+            const what = dropped.length
+                ? `a step taken out does not unblock a rollout, it drops its tenant from it (${dropped.join(", ")} in no step now)`
+                : shared.length
+                  ? `steps merged into one do not unblock a rollout: ${shared.join(", ")} now share a step and sync together, each failing its own hook at the faulty release`
+                  : "a step added does not unblock a rollout";
             return {
                 ...outcome,
-                hint: `the live ApplicationSet has ${steps.length} step${steps.length === 1 ? "" : "s"} (${steps.join("; ") || "none"}), not one for each of the four tenants: a step taken out does not unblock a rollout, it drops that tenant from it; ${apply}`,
+                hint: `the live ApplicationSet has ${steps.length} step${steps.length === 1 ? "" : "s"} (${steps.join("; ") || "none"}), not one for each of the four tenants: ${what}; ${apply}`,
             };
+        }
         // the four steps in another order: the rollout the lab grades blocks at mandant-b's step 2
         const want = TENANTS.map((t) => `${TENANT_LABEL} In ${t}`);
         if (!outcome.ok && steps.join("|") !== want.join("|") && [...steps].sort().join("|") === [...want].sort().join("|"))
