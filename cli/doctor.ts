@@ -9,6 +9,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { automatedDisabledNote, diagnose, dumpFromList, Diagnosis, Dump, Finding, namesAppSet, toJson } from "../lab/doctor/diagnose";
+import { newestTime } from "../lab/doctor/dump";
 import { LiveReader, MIN_ROUND_GAP_MS, readLive, RolloutWatcher, serveMetrics, watchRounds } from "../lab/doctor/watch";
 import { realClock } from "../lab/ports/clock";
 import { ClusterPort, KubeCluster } from "../lab/ports/cluster";
@@ -398,7 +399,9 @@ export const doctor: Command = {
                     `${source} has no ApplicationSets and no Applications (another context, or no Argo CD there?): give the lab's kubeconfig with --kubeconfig`,
                 );
             checkAppSetExists(dump, appset);
-            const ds = diagnose(dump, { ...opts, now: new Date() });
+            // a dump's durations run to when it was taken (its newest time), not to whenever it is read
+            const taken = from ? newestTime(dump) : undefined;
+            const ds = diagnose(dump, { ...opts, now: taken ?? new Date(), asOfDump: !!taken });
             const orphans = ds.length ? null : applicationsWithoutAppSet(dump);
             if (orphans) {
                 // Applications that are not at rest and no ApplicationSet to place them in a rollout: a finding, not "nothing found"

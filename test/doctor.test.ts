@@ -1,5 +1,9 @@
 /** The rollout doctor: diagnosis as a pure function over v3.5.1-shaped dumps, then the command. */
 import * as assert from "assert";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { runMain } from "./helpers/cli";
 import { diagnose, dumpFromList, Diagnosis, toJson, automatedDisabledNote } from "../lab/doctor/diagnose";
 import { metricsText } from "../lab/doctor/metrics";
 import { application, appSet, failedPreSync, fieldReport, hookJob, list, NOW, TenantSpec } from "./helpers/rollout";
@@ -475,5 +479,46 @@ describe("rollout doctor: the cause where it really is", () => {
         const [d] = diagnose({ applicationSets: [set], applications: apps, jobs: [], pods: [] }, opts);
         assert.ok(Buffer.byteLength(d.summary) <= 1024, `${Buffer.byteLength(d.summary)} bytes`);
         assert.match(d.summary, /Waiting behind it: t-00001 \(step 2\), .* and 19995 more\./);
+    });
+});
+
+describe("rollout doctor: a dump read later", function () {
+    this.timeout(60_000);
+    // every time a dump holds, moved back a day: the dump taken yesterday
+    const shifted = (v: any): any =>
+        Array.isArray(v)
+            ? v.map(shifted)
+            : v && typeof v === "object"
+              ? Object.fromEntries(
+                    Object.entries(v).map(([k, x]) => [
+                        k,
+                        typeof x === "string" && /(At|Time|Timestamp)$/.test(k) && Number.isFinite(Date.parse(x))
+                            ? new Date(Date.parse(x) - 86_400_000).toISOString()
+                            : shifted(x),
+                    ]),
+                )
+              : v;
+
+    it("says how long as of the dump's newest time, not of the reader's clock", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doctor-later-"));
+        try {
+            const today = path.join(dir, "today.json");
+            const yesterday = path.join(dir, "yesterday.json");
+            fs.writeFileSync(today, JSON.stringify(fieldReport()));
+            fs.writeFileSync(yesterday, JSON.stringify(shifted(fieldReport())));
+            // one at a time: runMain takes this process's stdout while it runs
+            const spans: RegExpExecArray[] = [];
+            for (const f of [today, yesterday]) {
+                const r = await runMain("doctor", ["--from", f]);
+                assert.strictEqual(r.code, 1, r.out);
+                const m = /rollout stuck at step 2 of 4 for ([^(]+) \(as of the dump's newest time, (\S+)\) — /.exec(r.stdout);
+                assert.ok(m, r.stdout);
+                spans.push(m);
+            }
+            assert.strictEqual(spans[1][1], spans[0][1], "the same span, a day later");
+            assert.strictEqual(Date.parse(spans[0][2]) - Date.parse(spans[1][2]), 86_400_000);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 });

@@ -5,6 +5,7 @@
  * objects to a diagnosis.
  */
 import { REFRESH_GRACE_SECONDS, stepSelects } from "../argo/rollingSync";
+import { rfc3339 } from "../kit/text";
 import { isoOf, type Application, type ApplicationSet, type ApplicationSetApplicationStatus, type ApplicationSource } from "../argo/types";
 import { causeOf, syncFailure } from "./cause";
 import type { Dump } from "./dump";
@@ -61,6 +62,8 @@ export interface Diagnosis {
 
 export interface DiagnoseOptions {
     now: Date;
+    /** `now` is a dump's own time (its newest), not the reader's: the durations say so. */
+    asOfDump?: boolean;
     /** A step that has made no progress for longer than this is stuck (default 600). */
     stuckAfterSeconds: number;
     /** Only this ApplicationSet. */
@@ -87,7 +90,12 @@ function ownedBy(appset: ApplicationSet, app: Application): boolean {
 /** Names in code-point order: Kubernetes names are ASCII, and localeCompare costs seconds over tens of thousands. */
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-function minutes(fromIso: string | null, now: Date): string {
+function minutes(fromIso: string | null, now: Date, asOfDump = false): string {
+    const span = duration(fromIso, now);
+    return span && asOfDump ? `${span} (as of the dump's newest time, ${rfc3339(now)})` : span;
+}
+
+function duration(fromIso: string | null, now: Date): string {
     if (!fromIso) return "";
     const ms = now.getTime() - Date.parse(fromIso);
     if (!Number.isFinite(ms) || ms < 0) return "";
@@ -372,8 +380,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const heldBy = gateHolds ? " by Argo CD 3.6's reconcile gate" : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)} — ${causeLine}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
-            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now)}, in progress — ${causeLine || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
+            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
     return {
         ...base,
         state,

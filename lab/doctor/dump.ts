@@ -22,6 +22,29 @@ export interface Dump {
 
 export class DumpError extends Error {}
 
+/**
+ * The newest time a dump holds, near enough when it was taken: Argo CD writes each Application's
+ * reconciledAt at every reconcile (every few minutes at rest). Undefined when it holds no time.
+ */
+export function newestTime(dump: Dump): Date | undefined {
+    let newest = -Infinity;
+    const walk = (v: unknown, depth: number): void => {
+        if (depth > 12 || v === null || typeof v !== "object") return;
+        if (Array.isArray(v)) {
+            for (const x of v) walk(x, depth + 1);
+            return;
+        }
+        for (const [k, x] of Object.entries(v)) {
+            if (typeof x === "string" && /(At|Time|Timestamp)$/.test(k)) {
+                const t = Date.parse(x);
+                if (t > newest) newest = t;
+            } else walk(x, depth + 1);
+        }
+    };
+    walk([dump.applicationSets, dump.applications, dump.jobs, dump.pods], 0);
+    return Number.isFinite(newest) ? new Date(newest) : undefined;
+}
+
 /** Reads `kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json` (a v1 List). */
 export function dumpFromList(list: unknown): Dump {
     const items = (list as { items?: unknown } | null)?.items;
