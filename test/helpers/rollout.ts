@@ -152,6 +152,8 @@ export function application(appset: any, t: TenantSpec, rolling = true): any {
         status: {
             sync: { status: healthy ? "Synced" : "OutOfSync", revision: healthy ? REV_NEW : REV_OLD },
             health: { status: "Healthy" },
+            // written at every reconcile (every few minutes at rest): the dump's time, near enough
+            reconciledAt: minutesAgo(0),
             ...(healthy
                 ? {
                       operationState: {
