@@ -522,3 +522,14 @@ describe("rollout doctor: a dump read later", function () {
         }
     });
 });
+
+describe("rollout doctor: the line's punctuation", () => {
+    it("a hook error ending with a full stop is not given a second", () => {
+        const report = fieldReport();
+        for (const o of report.items)
+            for (const c of o.status?.containerStatuses ?? [])
+                if (c.state?.terminated?.message) c.state.terminated.message = c.state.terminated.message.replace(/writable\n$/, "writable.\n");
+        const [d] = run(report);
+        assert.match(d.summary, /"config\/system\/settings\.php is not writable\." Waiting behind it/);
+    });
+});

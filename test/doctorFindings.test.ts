@@ -451,6 +451,25 @@ describe("rollout doctor: named findings", () => {
         assert.match(f.todo, /argocd app terminate-op mandant-b/);
     });
 
+    it("a hook Job deleted while the sync waits for it: HookLeftRunning says to end the operation, not to fix Git", () => {
+        // another tenant's Job in the dump: Jobs were read, and site-setup is not among them
+        const d = diagnosed(leftRunning(hookJob("mandant-a", "site-setup", "complete")));
+        assert.deepStrictEqual(kinds(d), ["HookLeftRunning mandant-b 2"]);
+        const [f] = only(d, "HookLeftRunning");
+        assert.match(
+            f.message,
+            /^mandant-b \(step 2\): its sync waits for hook Job mandant-b\/site-setup, which is gone from the cluster \(deleted while it ran\?\): Argo CD waits for it until the operation is ended, and a new commit does not end it$/,
+        );
+        assert.match(f.todo, /^end the operation \(argocd app terminate-op mandant-b\)/);
+        assert.match(d.summary, /mandant-b: its sync waits for hook Job mandant-b\/site-setup, which is gone from the cluster/);
+        assert.doesNotMatch(d.summary, /its own sync failed|fix the cause in Git/);
+        // a dump of no Jobs at all says nothing of whether it is gone
+        const noJobs = leftRunning();
+        noJobs.items = noJobs.items.filter((o: any) => o.kind !== "Job");
+        const unknown = diagnose({ ...dumpFromList(noJobs), fromFile: true }, { now: NOW, stuckAfterSeconds: 600 })[0];
+        assert.deepStrictEqual(only(unknown, "HookLeftRunning"), []);
+    });
+
     // given the operation waiting for a hook Job whose Pod has been ContainerCreating for 20 minutes (its ConfigMap
     // volume missing: a real kubelet keeps it so, FailedMount in its Events), then HookNotStarted names the Pod
     it("a hook whose Pod never started is HookNotStarted", () => {

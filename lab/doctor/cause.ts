@@ -7,7 +7,7 @@ import { isoOf, type Application, type ApplicationSetApplicationStatus } from ".
 import type { Dump } from "./dump";
 import type { Evidence, Finding } from "./findings";
 import { clipBytes } from "./errorLine";
-import { failedHook, HookInfo, hookType, jobFailed, logCommand, retryingHook } from "./hooks";
+import { failedHook, goneHookJob, HookInfo, hookType, jobFailed, logCommand, retryingHook } from "./hooks";
 
 export interface Cause {
     reason: string;
@@ -56,6 +56,15 @@ export function causeOf(dump: Dump, app: Application | undefined, appStatus: App
     }
     if (op?.phase && FAILED_PHASES.includes(op.phase))
         return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
+    // the hook Job the operation waits for is gone (deleted while it ran): it waits until the operation is ended
+    const gone = goneHookJob(dump, app);
+    if (gone)
+        return {
+            reason: "HookJobGone",
+            message: `${retries > 0 ? `retry ${retries} of ${op?.operation?.retry?.limit ?? 5} ` : "its sync "}waits for hook Job ${gone.namespace}/${gone.job}, which is gone from the cluster (deleted while it ran?): it waits until the operation is ended (argocd app terminate-op ${app.metadata?.name})`,
+            hook: null,
+            fatal: true,
+        };
     if (op?.phase === "Running" && retries > 0) {
         // the retry's hook Job is running again and its Pods fail as before: their error, not only "waiting for completion"
         const again = retryingHook(dump, app);

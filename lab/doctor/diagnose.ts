@@ -9,7 +9,7 @@ import { rfc3339 } from "../kit/text";
 import { isoOf, type Application, type ApplicationSet, type ApplicationSetApplicationStatus, type ApplicationSource } from "../argo/types";
 import { causeOf, syncFailure } from "./cause";
 import type { Dump } from "./dump";
-import { type HookInfo, waitingHookPod } from "./hooks";
+import { goneHookJob, type HookInfo, waitingHookPod } from "./hooks";
 import { Evidence, Finding, findingsOf } from "./findings";
 import { skipFinding, skipText } from "./skip";
 import { gateOf, noStepsFinding, rolloutErrorFindings, stepMetricEvidence } from "./findings36";
@@ -255,6 +255,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         syncFailure: (app) => syncFailure(dump, app),
         job: (ns, jobName) => dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === jobName),
         waitingHook: (app) => waitingHookPod(dump, app),
+        goneHook: (app) => goneHookJob(dump, app),
         project: (app) =>
             (dump.appProjects ?? []).find(
                 (p) => p.metadata?.name === (app.spec?.project || "default") && p.metadata?.namespace === app.metadata?.namespace,
@@ -380,7 +381,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const heldBy = gateHolds ? " by Argo CD 3.6's reconcile gate" : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}.${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}${/[.!?]"?$/.test(causeLine) ? "" : "."}${behind}${alsoFailing(blockingNames)}${skippedLine}`
             : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
     return {
         ...base,

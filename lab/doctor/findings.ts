@@ -8,6 +8,7 @@
 import { maxUpdateLimit, ROLLING_SYNC_OPERATORS, stepSelects } from "../argo/rollingSync";
 import { gateFindings } from "./findings36";
 import { cannotCompare } from "./cause";
+import { hookFindings } from "./hookFindings";
 import { SYNC_WINDOW_BLOCKED, windowsBlocking } from "../argo/syncWindows";
 import {
     isoOf,
@@ -46,7 +47,7 @@ export type FindingKind =
     | "DeletedApplication"
     /** An Application Argo CD cannot compare (ComparisonError, InvalidSpecError): its step waits on it when it comes. */
     | "CannotCompare"
-    /** A hook the operation still shows Running while its Job has finished (#4979, #15292). */
+    /** A hook the operation still shows Running while its Job has finished (#4979, #15292), or one gone from the cluster. */
     | "HookLeftRunning"
     /** A hook the operation waits for whose Pod has not started (a volume or an image it waits for): the sync waits with it. */
     | "HookNotStarted"
@@ -104,6 +105,8 @@ export interface FindingsInput {
     syncFailure: (app: Application) => { reason: string; message: string; evidence: Evidence[] } | null;
     /** The hook Job of an Application's namespace by name (for HookLeftRunning). */
     job: (namespace: string, name: string) => Job | undefined;
+    /** The hook Job a Running operation waits for that is gone from the cluster (hooks.ts's goneHookJob), for HookLeftRunning. */
+    goneHook: (app: Application) => { namespace: string; job: string } | null;
     /** The hook Pod a Running operation waits for that has not started (hooks.ts's waitingHookPod), for HookNotStarted. */
     waitingHook: (app: Application) => { namespace: string; job: string; pod: string; reason: string; since?: string } | null;
     /** An Application's AppProject, where the input holds it (for SyncWindow). */
@@ -231,10 +234,10 @@ function configFindings(input: FindingsInput): Finding[] {
 }
 
 /** " (step N)", or nothing for an Application no step places. */
-const stepText = (e: Entry) => (e.step !== null && e.step > 0 ? ` (step ${e.step})` : "");
+export const stepText = (e: Entry) => (e.step !== null && e.step > 0 ? ` (step ${e.step})` : "");
 
 /** Seconds from an ISO time to now; NaN when the time is missing. */
-const ageSeconds = (t: Time | undefined, now: Date) => (now.getTime() - timeMs(t)) / 1000;
+export const ageSeconds = (t: Time | undefined, now: Date) => (now.getTime() - timeMs(t)) / 1000;
 /** RFC 3339 times compared at whole seconds, as Argo CD's metav1.Time are. */
 const seconds = (iso: string | undefined) => (iso ? Math.floor(Date.parse(iso) / 1000) : NaN);
 
@@ -273,7 +276,8 @@ function applicationFindings(input: FindingsInput): Finding[] {
         const sync = app.status?.sync?.status;
         const health = app.status?.health?.status;
         // an entry Waiting has a newer revision to come: its last sync's failure is the old revision's
-        const failure = st?.status === "Waiting" ? null : input.syncFailure(app);
+        // (a hook Job gone while the sync waits for it: HookLeftRunning says what ends it, not a fix in Git)
+        const failure = st?.status === "Waiting" || input.goneHook(app) ? null : input.syncFailure(app);
         if (failure) {
             out.push({
                 kind: "SyncFailed",
@@ -294,59 +298,7 @@ function applicationFindings(input: FindingsInput): Finding[] {
         // an Application that cannot be compared (a source that does not render): its step will wait on it
         const cannot = failure ? null : cannotCompare(app, `${e.name}${stepText(e)}`);
         if (cannot) out.push({ ...cannot, application: e.name, step: e.step });
-        // a hook the operation still shows Running while its Job has finished
-        if (op?.phase === "Running") {
-            for (const r of op.syncResult?.resources ?? []) {
-                if (!r.hookType || r.hookPhase !== "Running" || r.kind !== "Job") continue;
-                const ns = r.namespace || app.spec?.destination?.namespace || "";
-                const job = input.job(ns, r.name);
-                const done = (job?.status?.conditions ?? []).find(
-                    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
-                );
-                // the controller sees a finished hook at its next round: only one ended longer than --stuck-after ago
-                if (!done || !(ageSeconds(done.lastTransitionTime ?? job?.status?.completionTime, now) > stuckAfterSeconds)) continue;
-                out.push({
-                    kind: "HookLeftRunning",
-                    application: e.name,
-                    step: e.step,
-                    message: `${e.name}${stepText(e)}: its ${r.hookType} hook Job ${ns}/${r.name} is ${done.type === "Complete" ? "complete" : "failed"}, but the sync operation still shows it Running: the operation waits for a hook that has ended`,
-                    evidence: [
-                        {
-                            object: appRef(app),
-                            field: `status.operationState.syncResult.resources[Job ${ns}/${r.name}].hookPhase`,
-                            value: "Running",
-                            time: op.startedAt,
-                        },
-                        {
-                            object: `Job ${ns}/${r.name}`,
-                            field: `status.conditions[${done.type}]`,
-                            value: "True",
-                            time: isoOf(done.lastTransitionTime),
-                        },
-                    ],
-                    todo: `end the operation (argocd app terminate-op ${e.name}) and sync again; check the hook's finalizers and hook-delete-policy`,
-                });
-            }
-        }
-        // a hook whose Pod has not started (a ConfigMap volume missing, an image not pulled): the operation waits for it
-        const waiting = input.waitingHook(app);
-        if (waiting && ageSeconds(waiting.since, now) > stuckAfterSeconds)
-            out.push({
-                kind: "HookNotStarted",
-                application: e.name,
-                step: e.step,
-                message: `${e.name}${stepText(e)}: its sync waits for hook Job ${waiting.namespace}/${waiting.job}, whose Pod ${waiting.pod} has not started (${waiting.reason}): the kubelet waits for something the Pod needs (a ConfigMap or Secret volume not there, an image it cannot pull)`,
-                evidence: [
-                    { object: appRef(app), field: "status.operationState.message", value: String(op?.message), time: op?.startedAt },
-                    {
-                        object: `Pod ${waiting.namespace}/${waiting.pod}`,
-                        field: "status.containerStatuses[0].state.waiting.reason",
-                        value: waiting.reason,
-                        time: waiting.since,
-                    },
-                ],
-                todo: `kubectl -n ${waiting.namespace} describe pod ${waiting.pod} (its Events say what it waits for); make that, or fix the hook in Git`,
-            });
+        out.push(...hookFindings(app, e, input));
         if (!st) continue;
         // a sync window: v3.5.1 keeps the operation Running with its message; the AppProject, where given, names the window
         const project = input.project(app);

@@ -101,6 +101,20 @@ export function failedHook(dump: Dump, app: Application): HookInfo | null {
 }
 
 /**
+ * The hook Job a Running operation waits for that is not in the cluster (deleted while it ran): the
+ * operation waits on for it until terminated (gitops-engine's sync waits on a running hook task that
+ * has no live object). Null when the Job is there, or the input holds no Jobs to tell.
+ */
+export function goneHookJob(dump: Dump, app: Application): { namespace: string; job: string } | null {
+    const op = app.status?.operationState;
+    if (op?.phase !== "Running") return null;
+    const name = /waiting for completion of hook (?:[\w.]*\/)?Job\/(\S+)/.exec(op.message ?? "")?.[1];
+    if (!name || (dump.fromFile && !dump.jobs.length)) return null;
+    const ns = app.spec?.destination?.namespace ?? "";
+    return dump.jobs.some((j) => j.metadata?.namespace === ns && j.metadata?.name === name) ? null : { namespace: ns, job: name };
+}
+
+/**
  * The hook Job a Running operation waits for ("waiting for completion of hook batch/Job/NAME") while
  * its Pods fail and the Job makes new ones (its backoffLimit not reached yet): how many failed, and
  * their error text; null when none has failed or the Job is not in the dump.
