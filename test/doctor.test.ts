@@ -528,7 +528,8 @@ describe("rollout doctor: the line's punctuation", () => {
         const report = fieldReport();
         for (const o of report.items)
             for (const c of o.status?.containerStatuses ?? [])
-                if (c.state?.terminated?.message) c.state.terminated.message = c.state.terminated.message.replace(/writable\n$/, "writable.\n");
+                if (c.state?.terminated?.message)
+                    c.state.terminated.message = c.state.terminated.message.replace(/writable\n$/, "writable.\n");
         const [d] = run(report);
         assert.match(d.summary, /"config\/system\/settings\.php is not writable\." Waiting behind it/);
     });
