@@ -11,7 +11,6 @@ import { cannotCompare } from "./cause";
 import { hookFindings } from "./hookFindings";
 import { SYNC_WINDOW_BLOCKED, windowsBlocking } from "../argo/syncWindows";
 import {
-    isoOf,
     timeMs,
     type Time,
     type Application,
