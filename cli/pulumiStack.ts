@@ -133,6 +133,11 @@ export async function labStack(log: Log, opts: { existing?: string } = {}): Prom
     const unreadable = (e: unknown) => {
         const said = /^error: (.*)$/m.exec(messageOf(e))?.[1];
         if (!said) return e;
+        // the backend's own failures (a bucket, a path, a login); a passphrase's or another error is pulumi's line as it is
+        if (
+            !/bucket|backend|blob|meta\.yaml|no such file|not a directory|permission denied|login|unsupported|region|credential/i.test(said)
+        )
+            return new Error(`pulumi: ${said}`);
         const fix = process.env.PULUMI_BACKEND_URL
             ? `PULUMI_BACKEND_URL is set in your environment: unset it for the lab's own state (file://${stateDir}), or mend it`
             : `see ${path.join(stateDir, ".pulumi")}`;

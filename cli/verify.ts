@@ -310,7 +310,7 @@ function stoppedRun(root: string): string {
         return ` (a gitops-lab simulate on ${root} stopped half-way: its PID ${pid} is gone; the same simulate command resumes it)`;
     const run = liveHolder(lockFile(root));
     return run && run.what !== SERVING && run.state !== "T"
-        ? ` (a gitops-lab simulate, PID ${run.pid}, is still at work on ${root}: what it has not done yet fails here; verify again when it has ended)`
+        ? ` (a gitops-lab simulate, PID ${run.pid}, is still at work on ${root}: what it has not done yet fails here; verify again when it has ended, or serves the lab)`
         : "";
 }
 

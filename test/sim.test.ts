@@ -1010,6 +1010,16 @@ describe("a root's lock whose PID another process has now", () => {
                 lock.release();
             }
             assert.strictEqual(fs.existsSync(lockFile(root)), false);
+            // a lock of the older form (no start time) written before that process started (an hour ago): gone too
+            fs.writeFileSync(lockFile(root), `${other.pid}\n`);
+            const hourAgo = new Date(Date.now() - 3_600_000);
+            fs.utimesSync(lockFile(root), hourAgo, hourAgo);
+            const older = acquireRootLock(root);
+            try {
+                assert.match(older.note ?? "", new RegExp(`took over the lock of PID ${other.pid}, which is gone`));
+            } finally {
+                older.release();
+            }
             // the same PID with its own start time: held
             fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n`);
             assert.throws(() => acquireRootLock(root), new RegExp(`is in use by another gitops-lab simulate \\(PID ${other.pid}\\)`));

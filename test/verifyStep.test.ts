@@ -1571,7 +1571,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 assert.match(
                     atWork.stdout,
                     new RegExp(
-                        `\\(a gitops-lab simulate, PID ${holder.pid}, is still at work on \\S+: what it has not done yet fails here; verify again when it has ended\\)\\n$`,
+                        `\\(a gitops-lab simulate, PID ${holder.pid}, is still at work on \\S+: what it has not done yet fails here; verify again when it has ended, or serves the lab\\)\\n$`,
                     ),
                 );
                 const table = await runMain("verify", ["--root", root, "--through", "4", "--offline"]);

@@ -25,7 +25,13 @@ function oneNamespace(dump: Dump, other: string): string | undefined {
 }
 
 /** Why one Application of the current step is not Healthy yet. */
-export function causeOf(dump: Dump, app: Application | undefined, appStatus: ApplicationSetApplicationStatus | undefined): Cause {
+export function causeOf(
+    dump: Dump,
+    app: Application | undefined,
+    appStatus: ApplicationSetApplicationStatus | undefined,
+    /** The diagnosis's time and patience: a hook Job gone is judged only with them. */
+    timing?: { now: Date; stuckAfterSeconds: number },
+): Cause {
     if (!app) return { reason: "Missing", message: "the Application does not exist", hook: null, fatal: true };
     const op = app.status?.operationState;
     const hook = failedHook(dump, app);
@@ -57,7 +63,7 @@ export function causeOf(dump: Dump, app: Application | undefined, appStatus: App
     if (op?.phase && FAILED_PHASES.includes(op.phase))
         return { reason: `Sync${op.phase}`, message: op.message ?? `the sync ended ${op.phase}`, hook: null, fatal: true };
     // the hook Job the operation waits for is gone (deleted while it ran): it waits until the operation is ended
-    const gone = goneHookJob(dump, app);
+    const gone = timing ? goneHookJob(dump, app, timing.now, timing.stuckAfterSeconds) : null;
     if (gone)
         return {
             reason: "HookJobGone",

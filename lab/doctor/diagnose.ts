@@ -90,6 +90,9 @@ function ownedBy(appset: ApplicationSet, app: Application): boolean {
 /** Names in code-point order: Kubernetes names are ASCII, and localeCompare costs seconds over tens of thousands. */
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** A sentence's full stop, unless it ends with one already (a hook's error quoted as it ends). */
+const stop = (text: string) => (/[.!?]"?$/.test(text) ? "" : ".");
+
 function minutes(fromIso: string | null, now: Date, asOfDump = false): string {
     const span = duration(fromIso, now);
     return span && asOfDump ? `${span} (as of the dump's newest time, ${rfc3339(now)})` : span;
@@ -173,7 +176,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     if (!rolling) {
         const blocking: Blocking[] = [];
         for (const n of names) {
-            const c = causeOf(dump, appByName.get(n), undefined);
+            const c = causeOf(dump, appByName.get(n), undefined, opts);
             if (c.fatal) blocking.push({ application: n, reason: c.reason, message: c.message, hook: c.hook });
         }
         const state: RolloutState = blocking.length ? "stuck" : "complete";
@@ -189,7 +192,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         const refused = rolloutErrorFindings(appset);
         const failing: Blocking[] = [];
         for (const n of names) {
-            const c = causeOf(dump, appByName.get(n), undefined);
+            const c = causeOf(dump, appByName.get(n), undefined, opts);
             if (c.fatal) failing.push({ application: n, reason: c.reason, message: c.message, hook: c.hook });
         }
         const finding = refused[0] ?? noStepsFinding(appset);
@@ -255,7 +258,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         syncFailure: (app) => syncFailure(dump, app),
         job: (ns, jobName) => dump.jobs.find((j) => j.metadata?.namespace === ns && j.metadata?.name === jobName),
         waitingHook: (app) => waitingHookPod(dump, app),
-        goneHook: (app) => goneHookJob(dump, app),
+        goneHook: (app) => goneHookJob(dump, app, opts.now, opts.stuckAfterSeconds),
         project: (app) =>
             (dump.appProjects ?? []).find(
                 (p) => p.metadata?.name === (app.spec?.project || "default") && p.metadata?.namespace === app.metadata?.namespace,
@@ -317,7 +320,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     }
 
     const inStep = entries.filter((e) => e.step === current && !healthy(e));
-    const causes = inStep.map((e) => ({ e, c: causeOf(dump, e.app, e.status) }));
+    const causes = inStep.map((e) => ({ e, c: causeOf(dump, e.app, e.status, opts) }));
     const failedInStep = causes.filter((x) => x.c.fatal);
     const blocking: Blocking[] = [];
     let fatal = false;
@@ -381,8 +384,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const heldBy = gateHolds ? " by Argo CD 3.6's reconcile gate" : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}${/[.!?]"?$/.test(causeLine) ? "" : "."}${behind}${alsoFailing(blockingNames)}${skippedLine}`
-            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}.${behind}${alsoFailing(blockingNames)}${skippedLine}`;
+            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}${stop(causeLine)}${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}${stop(causeLine)}${behind}${alsoFailing(blockingNames)}${skippedLine}`;
     return {
         ...base,
         state,

@@ -18,9 +18,25 @@ export interface Dump {
     progressiveSync?: ProgressiveSyncCount[];
     /** Read from a file (a dump made by someone, which may leave kinds out), not from the cluster. */
     fromFile?: boolean;
+    /** Read live: the namespaces whose Jobs were read (a few, not all); unset: every namespace the input holds. */
+    jobNamespaces?: string[];
 }
 
 export class DumpError extends Error {}
+
+/** The fields of Argo CD's and Kubernetes' objects that say when something happened. */
+const DUMP_TIMES = new Set([
+    "reconciledAt",
+    "lastTransitionTime",
+    "startedAt",
+    "finishedAt",
+    "deployedAt",
+    "creationTimestamp",
+    "completionTime",
+    "startTime",
+    "lastProbeTime",
+]);
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
 /**
  * The newest time a dump holds, near enough when it was taken: Argo CD writes each Application's
@@ -35,10 +51,11 @@ export function newestTime(dump: Dump): Date | undefined {
             return;
         }
         for (const [k, x] of Object.entries(v)) {
-            if (typeof x === "string" && /(At|Time|Timestamp)$/.test(k)) {
+            // times of what happened (not a deletionTimestamp, which lies ahead by the grace period); managedFields skipped
+            if (typeof x === "string" && DUMP_TIMES.has(k) && RFC3339.test(x)) {
                 const t = Date.parse(x);
                 if (t > newest) newest = t;
-            } else walk(x, depth + 1);
+            } else if (k !== "managedFields") walk(x, depth + 1);
         }
     };
     walk([dump.applicationSets, dump.applications, dump.jobs, dump.pods], 0);

@@ -105,12 +105,20 @@ export function failedHook(dump: Dump, app: Application): HookInfo | null {
  * operation waits on for it until terminated (gitops-engine's sync waits on a running hook task that
  * has no live object). Null when the Job is there, or the input holds no Jobs to tell.
  */
-export function goneHookJob(dump: Dump, app: Application): { namespace: string; job: string } | null {
+export function goneHookJob(dump: Dump, app: Application, now: Date, stuckAfterSeconds: number): { namespace: string; job: string } | null {
     const op = app.status?.operationState;
     if (op?.phase !== "Running") return null;
     const name = /waiting for completion of hook (?:[\w.]*\/)?Job\/(\S+)/.exec(op.message ?? "")?.[1];
     if (!name || (dump.fromFile && !dump.jobs.length)) return null;
-    const ns = app.spec?.destination?.namespace ?? "";
+    // the hook's own namespace, as the sync result records it (a hook may name one), else the destination's
+    const ns =
+        (op.syncResult?.resources ?? []).find((r) => r.kind === "Job" && r.name === name && r.hookType)?.namespace ||
+        app.spec?.destination?.namespace ||
+        "";
+    if (dump.jobNamespaces && !dump.jobNamespaces.includes(ns)) return null; // its Jobs not read: nothing to tell
+    // an operation waiting longer than a rollout is given: not the instant of a hook deleted to be made again
+    // (BeforeHookCreation), nor one a cache shows a moment after its Job ended and went (HookSucceeded)
+    if (!((now.getTime() - timeMs(op.startedAt)) / 1000 > stuckAfterSeconds)) return null;
     return dump.jobs.some((j) => j.metadata?.namespace === ns && j.metadata?.name === name) ? null : { namespace: ns, job: name };
 }
 

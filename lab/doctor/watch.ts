@@ -130,7 +130,7 @@ export class LiveReader {
 
 async function readCauses(cluster: ClusterPort, applicationSets: ApplicationSet[], applications: Application[]): Promise<Dump> {
     const first = diagnose(
-        { applicationSets, applications, jobs: [], pods: [] },
+        { applicationSets, applications, jobs: [], pods: [], jobNamespaces: [] },
         { now: new Date(), stuckAfterSeconds: Number.POSITIVE_INFINITY },
     );
     const blocking = new Set(first.flatMap((d) => d.blocking.map((b) => `${d.namespace}/${b.application}`)));
@@ -181,7 +181,8 @@ async function readCauses(cluster: ClusterPort, applicationSets: ApplicationSet[
     ).flat();
     // Argo CD 3.6's own count of each step's Applications, where an ApplicationSet was written by 3.6
     const progressiveSync = applicationSets.some(writtenBy36) ? await readProgressiveSync(cluster) : undefined;
-    return { applicationSets, applications, jobs, pods, logs, appProjects, ...(progressiveSync ? { progressiveSync } : {}) };
+    const jobNamespaces = namespaces; // the Jobs of these alone: a hook elsewhere is not judged gone
+    return { applicationSets, applications, jobs, pods, logs, appProjects, jobNamespaces, ...(progressiveSync ? { progressiveSync } : {}) };
 }
 
 /** How long a round waits for the ApplicationSet controller's metrics: they are evidence, never what a round waits on. */

@@ -59,19 +59,25 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
         for (let attempt = 0; attempt < 2; attempt++) {
             try {
                 fs.linkSync(mine, file);
-                // rewritten whole (a file of its own renamed over it), and only while this process holds it
+                // rewritten whole (a file of its own renamed over it), and only while this process holds it; what it says
+                // is for a reader's note, so a failure to say it (a full disk) never stops the run that holds it
                 const say = (w: string) => {
-                    if (holderOf(file) !== process.pid) return;
-                    fs.writeFileSync(mine, content(w));
-                    fs.renameSync(mine, file);
+                    try {
+                        if (holderOf(file) !== process.pid) return;
+                        fs.writeFileSync(mine, content(w));
+                        fs.renameSync(mine, file);
+                    } catch {
+                        fs.rmSync(mine, { force: true });
+                    }
                 };
                 return { note, release, say };
             } catch (e) {
                 if (codeOf(e) !== "EEXIST")
                     throw new Error(`cannot write the lock ${file} (${codeOf(e) ?? messageOf(e)}): is ${path.dirname(file)} writable?`);
             }
-            const holder = holderOf(file);
-            if (holder !== undefined && holder !== process.pid && holds(file, holder)) throw new Error(inUse(holder, whatOf(file)));
+            const found = readLock(file);
+            const holder = found?.pid;
+            if (found && holder !== process.pid && holds(found)) throw new Error(inUse(found.pid, found.what));
             note = `took over the lock of PID ${holder ?? "?"}, which is gone${holder !== undefined && isAlive(holder) ? " (its PID now another process's)" : ""}`;
             // moved aside, then checked: two processes taking over at once may both have judged the same dead
             // holder's lock, and the second's rename may move the first's new lock; that one is put back
@@ -82,16 +88,17 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
                 if (codeOf(err) !== "ENOENT") throw err;
                 continue;
             }
-            const moved = holderOf(stale);
-            if (moved !== undefined && moved !== holder && moved !== process.pid && holds(stale, moved)) {
-                const movedWhat = whatOf(stale);
+            const movedLock = readLock(stale);
+            const moved = movedLock?.pid;
+            if (movedLock && moved !== holder && moved !== process.pid && holds(movedLock)) {
+                const movedWhat = movedLock.what;
                 try {
                     fs.linkSync(stale, file);
                 } catch {
                     /* a third process has taken it meanwhile: it holds it */
                 }
                 fs.rmSync(stale, { force: true });
-                throw new Error(inUse(moved, movedWhat));
+                throw new Error(inUse(movedLock.pid, movedWhat));
             }
             fs.rmSync(stale, { force: true });
         }
@@ -103,44 +110,70 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
 
 /** The PID of a lock's holder that is gone (its run stopped half-way: killed, or the host restarted); undefined otherwise. */
 export function goneHolder(file: string): number | undefined {
-    const holder = holderOf(file);
-    return holder !== undefined && !holds(file, holder) ? holder : undefined;
+    const lock = readLock(file);
+    return lock && !holds(lock) ? lock.pid : undefined;
 }
 
 /** The live holder of a lock: its PID, what it says it does, and its state (T: suspended); undefined when none. */
 export function liveHolder(file: string): { pid: number; what: string; state?: string } | undefined {
-    const pid = holderOf(file);
-    return pid !== undefined && holds(file, pid) ? { pid, what: whatOf(file), state: procStat(pid)?.state } : undefined;
+    const lock = readLock(file);
+    return lock && holds(lock) ? { pid: lock.pid, what: lock.what, state: procStat(lock.pid)?.state } : undefined;
 }
 
-/**
- * Whether the process the lock names still holds it: alive, and started when the lock says (a PID is
- * given again after its process ends, after a restart most of all); a lock without a start time, by PID alone.
- */
-function holds(file: string, pid: number): boolean {
-    if (!isAlive(pid)) return false;
-    const recorded = lineOf(file, 2);
-    const now = procStat(pid)?.startTime;
-    return !/^\d+$/.test(recorded) || now === undefined || now === Number(recorded);
+interface LockRecord {
+    pid: number;
+    what: string;
+    /** The holder's start time (clock ticks since boot), where the lock records it. */
+    start?: number;
+    /** When the lock file was written (ms). */
+    writtenMs: number;
 }
 
-/** The PID a lock file names, or undefined (gone, empty, not a PID). */
-function holderOf(file: string): number | undefined {
+/** A lock file read once (its PID, what, start time and when it was written); undefined when gone, empty, or no PID. */
+function readLock(file: string): LockRecord | undefined {
     try {
-        const holder = Number(fs.readFileSync(file, "utf8").split("\n")[0].trim());
-        return Number.isInteger(holder) && holder > 0 ? holder : undefined;
+        const fd = fs.openSync(file, "r");
+        try {
+            const [pid, what = "", start = ""] = fs
+                .readFileSync(fd, "utf8")
+                .split("\n")
+                .map((l) => l.trim());
+            const n = Number(pid);
+            if (!Number.isInteger(n) || n <= 0) return undefined;
+            return { pid: n, what, start: /^\d+$/.test(start) ? Number(start) : undefined, writtenMs: fs.fstatSync(fd).mtimeMs };
+        } finally {
+            fs.closeSync(fd);
+        }
     } catch {
         return undefined;
     }
 }
 
-/** What a lock file says holds it (its second line). */
-const whatOf = (file: string) => lineOf(file, 1);
+/**
+ * Whether the process the lock names still holds it: alive, and started when the lock says (a PID is
+ * given again after its process ends, after a restart most of all). A lock without a start time: a
+ * process that started after the lock was written is not its holder.
+ */
+function holds(lock: LockRecord): boolean {
+    if (!isAlive(lock.pid)) return false;
+    const now = procStat(lock.pid)?.startTime;
+    if (now === undefined) return true; // no /proc: kill(pid, 0) alone decides
+    if (lock.start !== undefined) return now === lock.start;
+    const started = bootTimeMs() + (now * 1000) / CLOCK_TICKS;
+    return !(started > lock.writtenMs + 2_000);
+}
 
-function lineOf(file: string, n: number): string {
+/** USER_HZ, the unit of /proc's start times: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS = 100;
+
+/** When the host booted (ms since the epoch), from /proc/stat's btime; NaN without it. */
+function bootTimeMs(): number {
     try {
-        return (fs.readFileSync(file, "utf8").split("\n")[n] ?? "").trim();
+        return Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))?.[1]) * 1000;
     } catch {
-        return "";
+        return NaN;
     }
 }
+
+/** The PID a lock file names, or undefined (gone, empty, not a PID). */
+const holderOf = (file: string) => readLock(file)?.pid;

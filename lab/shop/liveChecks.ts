@@ -263,7 +263,11 @@ export function liveChecks(): Check<ShopWorld>[] {
             if (
                 op?.phase === "Succeeded" &&
                 op.operation?.initiatedBy?.automated &&
-                isSha(revision) &&
+                revision === pinned &&
+                // the ConfigMap changed by it (kubectl apply's "configured", not "unchanged"): the drift was its
+                (op.syncResult?.resources ?? []).some(
+                    (r) => r.kind === "ConfigMap" && r.name === "shop-config" && / configured$/.test(r.message ?? ""),
+                ) &&
                 isSha(before?.revision) &&
                 last?.revision === revision &&
                 before.revision !== revision &&
@@ -272,7 +276,8 @@ export function liveChecks(): Check<ShopWorld>[] {
                 return true;
             return {
                 ok: false,
-                expected: "a sync of ConfigMap shop-config alone, by selfHeal, since the pin",
+                expected:
+                    "a sync of ConfigMap shop-config alone, by selfHeal, since the pin (or auto-sync's of the whole Application at a revision rendering as the pin's, which changed the ConfigMap)",
                 found: op ? `shop-prod's latest sync (${op.finishedAt ?? op.startedAt}) is of the whole Application` : "no sync",
                 hint: `shop-prod has synced no repair since the pin: no drift of its ConfigMap was repaired by selfHeal; ${PATCH_AGAIN}`,
             };

@@ -324,8 +324,17 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         }
         // every entry made anew, Healthy at once (the strategy taken out and put back clears them): the fix's times are gone
         // from the cluster, and the files' are graded offline alone (after recovery.commit, before now, in step order)
-        if (entries.length && entries.every((e) => e.message === SYNCED_HEALTHY_MESSAGE)) return null;
+        // (every entry at one instant, later than every time of the file's: a tenant synced by hand, or a spec change,
+        // makes one such entry, not all four at once)
+        const times = entries.map((e) => Date.parse(String(e.lastTransitionTime)));
+        const madeAnew =
+            entries.length > 0 &&
+            entries.every((e) => e.message === SYNCED_HEALTHY_MESSAGE) &&
+            Math.max(...times) - Math.min(...times) <= 1000 &&
+            (r.order as { healthy_at?: unknown }[]).every((o) => Date.parse(String(o?.healthy_at)) < Math.min(...times));
+        if (madeAnew) return null;
         const off: string[] = [];
+        const offAt: number[] = [];
         let early = 0;
         for (const o of r.order as { application?: unknown; healthy_at?: unknown }[]) {
             const e = entries.find((x) => x.application === o?.application);
@@ -334,6 +343,7 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             if (e?.status !== "Healthy" || !Number.isFinite(file) || !Number.isFinite(at)) return null;
             if (Math.abs(file - at) > 60_000) {
                 off.push(`${String(o.application)} ${String(o.healthy_at)} (the ApplicationSet's: ${e.lastTransitionTime})`);
+                offAt.push(file);
                 if (file < at) early++;
             }
         }
@@ -342,8 +352,7 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         // read before the fix's rollout (the times then there were the stall's rollout's): said as such
         const made = isSha(r.commit) ? await w.repo.committedAt(r.commit).catch(() => NaN) : NaN;
         // (within the offline check's five minutes of skew: further before, that check says they precede the commit)
-        const before =
-            early === off.length && off.every((x) => Date.parse(x.split(" ")[1]) < made && Date.parse(x.split(" ")[1]) >= made - 300_000);
+        const before = early === off.length && offAt.every((t) => t < made && t >= made - 300_000);
         return {
             ok: false,
             expected: "each healthy_at within a minute of its entry's lastTransitionTime",

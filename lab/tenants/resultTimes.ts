@@ -32,12 +32,13 @@ export async function secondsSinceCommit(
     const ms = opts.millis && d >= 1000 && d / 1000 <= age ? ` (${d} ms is ${Math.ceil(d / 1000)} s: write seconds)` : "";
     // the recovery counted from the stall's push, the rollout that stalled, not from the fix's
     const stall = file === "recovery" ? obj(w, "stall")?.commit : undefined;
+    const stallAge =
+        isSha(stall) && stall !== o.commit && (await w.repo.isCommit(stall))
+            ? Math.ceil((Date.now() - (await w.repo.committedAt(stall))) / 1000)
+            : NaN;
+    // (from the stall's push, the count is at least the time from the stall's commit to the fix's, and at most the stall's age)
     const fromStall =
-        !ms &&
-        isSha(stall) &&
-        stall !== o.commit &&
-        (await w.repo.isCommit(stall)) &&
-        d <= Math.ceil((Date.now() - (await w.repo.committedAt(stall))) / 1000)
+        !ms && d <= stallAge && d >= stallAge - age
             ? " (counted from the stall's push, stall.commit? the recovery counts from your push of the fix, recovery.commit)"
             : "";
     return {
