@@ -3542,6 +3542,26 @@ describe("verify --step: one step at a time, with a hint", function () {
                 /longer than recovery\.commit has existed \(\d+ s\) \(counted from the stall's push, stall\.commit\? the recovery counts from your push of the fix, recovery\.commit\)/,
             );
             assert.doesNotMatch(fromStall.hint ?? "", / ms is /);
+            // longer than the rollout the file records: from the fix's commit to the last healthy_at, a minute allowed
+            const within = async (seconds: number) => {
+                editResult(layout.resultFile("recovery"), { seconds });
+                return (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is no longer than"))!;
+            };
+            assert.strictEqual((await within(recovery.seconds)).ok, true);
+            const madeAt = Date.parse(
+                execFileSync("git", ["show", "-s", "--format=%cI", recovery.commit], { cwd: layout.clone, encoding: "utf8" }).trim(),
+            );
+            const took = Math.ceil(
+                (Math.max(...recovery.order.map((o: { healthy_at: string }) => Date.parse(o.healthy_at))) - madeAt) / 1000,
+            );
+            const longer = await within(took + 61);
+            assert.strictEqual(longer.ok, false);
+            assert.match(
+                longer.hint ?? "",
+                new RegExp(
+                    `^seconds holds ${took + 61}, longer than the rollout took: recovery\\.commit was made ${took} s before the last tenant turned Healthy`,
+                ),
+            );
             editResult(layout.resultFile("recovery"), { seconds: recovery.seconds, commit: stall.commit });
             const commit = (await verifyTenants({ layout, through: 3 })).find((c) =>
                 c.check.startsWith("recovery.commit sets every tenant"),

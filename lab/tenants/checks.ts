@@ -14,7 +14,7 @@ import { RELEASES, Tenant, TENANTS, TENANTS_APPSET } from "./layout";
 import { HOOK_ERROR, tenantPath } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
 import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
-import { secondsSinceCommit } from "./resultTimes";
+import { secondsSinceCommit, secondsWithinRollout } from "./resultTimes";
 import { releaseSlip, STALL_FIELDS, withReleaseSlip } from "./stallFields";
 import {
     AFTER_BLOCKED,
@@ -431,6 +431,11 @@ const step3: Check<TenantsWorld>[] = [
             secondsSinceCommit(w, "recovery", "seconds", "the whole seconds from your push of the fix to the rollout complete", {
                 millis: true,
             }),
+    },
+    {
+        step: 3,
+        name: "recovery.seconds is no longer than the rollout took (recovery.commit made to the last healthy_at)",
+        run: secondsWithinRollout,
     },
     {
         step: 3,

@@ -48,3 +48,24 @@ export async function secondsSinceCommit(
         hint: `${key} holds ${d}, longer than ${file}.commit has existed (${age} s)${ms}${fromStall}: ${what}`,
     };
 }
+
+/**
+ * recovery.seconds against the rollout the file itself records: no longer than from recovery.commit's
+ * making (a push comes after it) to the last tenant's healthy_at, a minute allowed for the clocks; the
+ * healthy_at times themselves are checked against the ApplicationSet's where the cluster is read.
+ */
+export async function secondsWithinRollout(w: TenantsWorld): Promise<Outcome | boolean | null> {
+    const r = obj(w, "recovery");
+    const d = r?.seconds;
+    if (typeof d !== "number" || !Array.isArray(r.order) || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
+    const last = Math.max(...r.order.map((o: { healthy_at?: unknown } | null) => Date.parse(String(o?.healthy_at))));
+    if (!Number.isFinite(last)) return null; // the order's own checks say what is wrong with its times
+    const took = Math.ceil((last - (await w.repo.committedAt(r.commit))) / 1000);
+    if (took < 0 || d <= took + 60) return true; // (a healthy_at before the commit: the order's checks say so)
+    return {
+        ok: false,
+        expected: `at most ${took} (+60 for the clocks): recovery.commit was made ${took} s before the last healthy_at`,
+        found: d,
+        hint: `seconds holds ${d}, longer than the rollout took: recovery.commit was made ${took} s before the last tenant turned Healthy (${new Date(last).toISOString()}); count from your push of the fix to the rollout complete, the last healthy_at`,
+    };
+}
