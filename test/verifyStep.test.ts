@@ -2594,6 +2594,32 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the template's label changed in the cluster: the hint names the label the steps select by", async () => {
+        const at = await tenantsAt(3);
+        try {
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/template/metadata/labels", value: { "example.org/Tenant": "{{tenant}}" } },
+            ]);
+            const check = async () =>
+                (await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster })).find((c) =>
+                    c.check.startsWith("live Applications track"),
+                )!;
+            await expect(
+                holds("the Applications relabelled", async () => (await check()).ok === false),
+                { timeoutMs: 60_000 },
+            );
+            assert.match(
+                (await check()).hint ?? "",
+                /^the Applications lack the label example\.org\/tenant the RollingSync steps select by \(mandant-a has [^)]*example\.org\/Tenant[^)]*\): the ApplicationSet's template labels were changed in the cluster; put it back as the lab wrote it: kubectl apply -f \S+appset\.yaml$/,
+            );
+            const r = await verifyServed(at, 3);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: the Applications lack the label example\.org\/tenant/);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the steps reordered, or the Applications' refresh key on the ApplicationSet: step 1 names each", async () => {
         const at = await tenantsAt(1);
         try {

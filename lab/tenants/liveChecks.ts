@@ -187,6 +187,15 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             }
             const outcome = eq(want, found);
             if (outcome.ok || "hint" in pathHint(found)) return outcome.ok ? outcome : { ...outcome, ...pathHint(found) };
+            // the template's label changed in the cluster (a key's case, a typo): the steps select by it, and select none now
+            const unlabelled = TENANTS.filter((t) => (found[t] as { label?: unknown }).label !== t);
+            if (unlabelled.length === TENANTS.length) {
+                const has = Object.keys((await c.getApplication(TENANTS[0]))?.metadata?.labels ?? {}).join(", ") || "none";
+                return {
+                    ...outcome,
+                    hint: `the Applications lack the label ${TENANT_LABEL} the RollingSync steps select by (${TENANTS[0]} has ${has}): the ApplicationSet's template labels were changed in the cluster; put it back as the lab wrote it: kubectl apply -f ${w.layout.appsetFile}`,
+                };
+            }
             // the change committed in the clone of the git daemon, which is read-only: its push was refused, main never moved
             const served = w.servedClone?.repo.exists() ? await w.servedClone.repo.branch("main") : null;
             if (served && served !== w.main && !(await w.repo.isCommit(served))) {
