@@ -484,6 +484,26 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("elements with a key the template never reads: the same Applications, done", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = shopApplicationSet();
+            set.spec.generators[0].list.elements = set.spec.generators[0].list.elements.map((e: object) => ({
+                ...e,
+                cluster: "in-cluster",
+            }));
+            fs.writeFileSync(appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+            // a key beside a missing one (envr for env) is still named
+            set.spec.generators[0].list.elements[0] = { envr: "dev", revision: "main", cluster: "in-cluster" };
+            fs.writeFileSync(appsetFile, stringify(set));
+            const typo = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(typo.code, 1, typo.out);
+            assert.match(typo.stdout, /hint: an element has the key "envr", "cluster": an element's keys are env and revision/);
+        });
+    });
+
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

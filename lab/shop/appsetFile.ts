@@ -74,6 +74,25 @@ export function byEnv<T>(elements: T): T {
     return [...elements].sort((a, b) => String(a?.env ?? "").localeCompare(String(b?.env ?? ""))) as T;
 }
 
+/**
+ * An ApplicationSet's list elements as the checks compare them (byEnv's order), each without the keys its template
+ * never reads (an element's extra key, cluster: in-cluster, makes the same Applications); a key the template reads,
+ * or any key of an element lacking env or revision (envr for env), stays for the checks to name.
+ */
+export function listElementsOf(set: Partial<ApplicationSet> | null | undefined): unknown {
+    const elements = set?.spec?.generators?.[0]?.list?.elements;
+    if (!Array.isArray(elements)) return elements;
+    const template = JSON.stringify(set?.spec?.template ?? "");
+    const read = (k: string) => new RegExp(`\\{\\{\\s*\\.?${k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s*\\}\\}`).test(template);
+    return byEnv(
+        elements.map((e) =>
+            e && typeof e === "object" && "env" in e && "revision" in e
+                ? Object.fromEntries(Object.entries(e).filter(([k]) => k === "env" || k === "revision" || read(k)))
+                : e,
+        ),
+    );
+}
+
 /** Whether a repoURL names the lab's repository: as written, or without .git or git's default port (9418). */
 export function sameRepo(url: unknown): boolean {
     const norm = (u: string) => u.replace(/\.git$/, "").replace(/^(git:\/\/[^/:]+):9418\//, "$1/");

@@ -11,13 +11,21 @@ import { obj, ShopWorld, wantProd } from "./world";
 export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?: unknown }[], template?: unknown): string | undefined {
     const apply = `kubectl apply -f ${w.layout.appsetFile}`;
     // a key misspelt in an element (envr for env): the template's {{env}} then finds nothing
-    const odd = [...new Set(elements.flatMap((e) => Object.keys(e ?? {}).filter((k) => k !== "env" && k !== "revision")))];
+    const extra = [...new Set(elements.flatMap((e) => Object.keys(e ?? {}).filter((k) => k !== "env" && k !== "revision")))];
     // a key of one's own that the template reads ({{url}}, as Argo CD's docs write a cluster's): the lab's template has its fields fixed
-    const read = odd.filter((k) =>
+    const read = extra.filter((k) =>
         new RegExp(`\\{\\{\\s*\\.?${k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s*\\}\\}`).test(JSON.stringify(template ?? "")),
     );
     if (read.length)
         return `the elements carry ${read.map((k) => JSON.stringify(k)).join(", ")}, which the template reads (${read.map((k) => `{{${k}}}`).join(", ")}): the lab's elements are env and revision alone, and the template writes the rest as the lab gives it (destination.server https://kubernetes.default.svc); write them so, then ${apply}`;
+    // (a key the template never reads, beside env and revision, changes no Application: only an element lacking one is named)
+    const odd = [
+        ...new Set(
+            elements
+                .filter((e) => !(e && "env" in e && "revision" in e))
+                .flatMap((e) => Object.keys(e ?? {}).filter((k) => k !== "env" && k !== "revision")),
+        ),
+    ];
     if (odd.length)
         return `an element has the key ${odd.map((k) => JSON.stringify(k)).join(", ")}: an element's keys are env and revision, which the template's {{env}} and {{revision}} read; write them so, then ${apply}`;
     // an element added beside the one it was to change: two for one env make two Applications of one name,

@@ -18,7 +18,7 @@ import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./his
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
-import { byEnv, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
+import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
 import { elementsHint, missingAppsetHint, syncOptionsWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, releaseNotAtPin, ShopWorld, wantProd } from "./world";
@@ -92,7 +92,7 @@ const step2: Check<ShopWorld>[] = [
                     kind: a?.kind,
                     name: a?.metadata?.name,
                     namespace: a?.metadata?.namespace,
-                    elements: byEnv(a?.spec?.generators?.[0]?.list?.elements ?? []),
+                    elements: listElementsOf(a) ?? [],
                 },
             );
             if (outcome.ok) return outcome;
@@ -101,10 +101,10 @@ const step2: Check<ShopWorld>[] = [
                 { env: "dev", revision: "main" },
                 { env: "prod", revision: wantProd(w) },
             ];
-            const fileRight = isDeepStrictEqual(byEnv(a?.spec?.generators?.[0]?.list?.elements ?? []), want);
+            const fileRight = isDeepStrictEqual(listElementsOf(a) ?? [], want);
             const live =
                 w.cluster && !w.clusterError && !fileRight ? await w.cluster.getApplicationSet("shop").catch(() => undefined) : undefined;
-            if (live && isDeepStrictEqual(byEnv(live.spec?.generators?.[0]?.list?.elements), want))
+            if (live && isDeepStrictEqual(listElementsOf(live), want))
                 return {
                     ...outcome,
                     hint: `the cluster's ApplicationSet has dev=main, prod=${wantProd(w)}, but ${w.layout.appsetFile} does not say so: write what you applied into it (kubectl -n argocd get applicationset shop -o yaml shows it)`,

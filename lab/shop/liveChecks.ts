@@ -9,7 +9,7 @@ import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, pinStep, putBack, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 import { renderShopConfigAt, rendersAlike } from "./render";
-import { byEnv, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
+import { listElementsOf, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
 
 const live = liveCheck<ShopWorld>;
@@ -59,7 +59,7 @@ const UID_OWNERS: [Read, string][] = [
 const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;
 
 /** The list elements appset.yaml holds, or undefined when it is missing or not YAML. */
-const fileElements = (file: string): unknown => byEnv(fileSet(file)?.spec?.generators?.[0]?.list?.elements);
+const fileElements = (file: string): unknown => listElementsOf(fileSet(file));
 
 /** appset.yaml's ApplicationSet, or undefined when it is missing or not YAML. */
 function fileSet(file: string): Partial<ApplicationSet> | undefined {
@@ -120,7 +120,7 @@ export function liveChecks(): Check<ShopWorld>[] {
                         found: "no ApplicationSet shop in argocd",
                         hint: await missingAppSetHint(c, "shop", w.layout.appsetFile, { lab: "tenants", appset: "tenants" }),
                     };
-                const outcome = eq(want, byEnv(set.spec?.generators?.[0]?.list?.elements));
+                const outcome = eq(want, listElementsOf(set));
                 if (outcome.ok) {
                     // the Applications another ApplicationSet made (one applied before, under another name): shop leaves them
                     const owner = (set.status?.conditions ?? [])
