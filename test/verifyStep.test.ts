@@ -504,6 +504,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the drift patched as DEBUG: the hint says the lab's value is lower case, and to patch again", async () => {
+        await atShop(5, async (root) => {
+            const file = shopLayout(root).resultFile("drift");
+            editResult(file, { edited: "DEBUG" });
+            const r = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: edited holds "DEBUG": the lab's drift patches LOG_LEVEL to debug, in lower case as Git writes its values; kubectl patch configmap shop-config -n shop-prod -p '\{"data":\{"LOG_LEVEL":"debug"\}\}', time how long until it is warn again, and write drift\.json again, with edited: "debug"/,
+            );
+        });
+    });
+
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -5,15 +5,11 @@
  */
 import * as fs from "fs";
 import { isDeepStrictEqual } from "util";
-import * as path from "path";
-import { BareRepo, cloneAt } from "../grader/bareRepo";
-import { servedCloneDir } from "../kit/layout";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
-import { clusterErrorOf, stackOutputChecks } from "../grader/live";
-import { isSha, readResultFiles, resultFileChecks } from "../grader/resultFiles";
-import { ClusterPort } from "../ports/cluster";
-import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
+import { stackOutputChecks } from "../grader/live";
+import { isSha, resultFileChecks } from "../grader/resultFiles";
+import { REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
 import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
@@ -21,18 +17,8 @@ import { STEP1_CHECKS } from "./step1Checks";
 import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
 import { elementsHint, missingAppsetHint, syncOptionsWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
-import { obj, pinStep, releaseNotAtPin, ShopWorld, wantProd } from "./world";
-
-export interface VerifyOptions {
-    layout: ShopLayout;
-    /** Grade steps 1..through (0 grades nothing of the lab's own: the environment only). */
-    through: number;
-    /** The live cluster; undefined means offline. */
-    cluster?: ClusterPort;
-    /** `pulumi stack output --json` of the lab's stack, if there is one to compare with. */
-    stackOutputs?: Record<string, unknown>;
-    kubectl?: string;
-}
+import { obj, PATCH_AGAIN, pinStep, readShopWorld, releaseNotAtPin, ShopWorld, VerifyOptions, wantProd } from "./world";
+export type { VerifyOptions } from "./world";
 
 // ---------------------------------------------------------------------------------------------
 // Each result file: present, a JSON object, exactly its keys, each of its type, SHAs in the repository
@@ -354,6 +340,14 @@ const step5: Check<ShopWorld>[] = [
         run: async (w) => {
             const d = obj(w, "drift");
             if (!d) return null;
+            // the drift patched in another case (DEBUG): Git's values are lower case, as the lab's patch is
+            if (typeof d.edited === "string" && d.edited !== "debug" && d.edited.toLowerCase() === "debug")
+                return {
+                    ok: false,
+                    expected: { edited: "debug" },
+                    found: { edited: d.edited },
+                    hint: `edited holds ${JSON.stringify(d.edited)}: the lab's drift patches LOG_LEVEL to debug, in lower case as Git writes its values; ${PATCH_AGAIN}, with edited: "debug"`,
+                };
             // the base's value (info) or dev's (debug) for what selfHeal puts back in prod: prod's own, from envs/prod's patch
             return eqFields(
                 { edited: "debug", restored: "warn" },
@@ -463,32 +457,6 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     ...stackOutputs,
     ...liveChecks(),
 ];
-
-/** Reads the world once: the files, the repository's branches, whether the cluster answers. */
-export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
-    const { layout } = opts;
-    const repo = new BareRepo(layout.bareRepo);
-    const files = readResultFiles(SHOP_RESULT_FILES, layout.resultFile);
-    const main = repo.exists() ? await repo.branch("main") : null;
-    const releaseTip = main ? await repo.branch("release/prod") : null;
-    // nothing of the lab is in the cluster before step 2
-    const clusterError = opts.through >= 2 ? await clusterErrorOf(opts.cluster, APPSET_NAME) : undefined;
-    return {
-        layout,
-        fileOf: layout.resultFile,
-        clone: new BareRepo(path.join(layout.clone, ".git")),
-        servedClone: cloneAt(servedCloneDir(layout.root, "shop-envs")),
-        through: opts.through,
-        kubectl: opts.kubectl ?? "kubectl",
-        repo,
-        files,
-        main,
-        releaseTip,
-        cluster: opts.cluster,
-        clusterError,
-        stackOutputs: opts.stackOutputs,
-    };
-}
 
 export async function verify(opts: VerifyOptions): Promise<CheckResult[]> {
     const w = await readShopWorld(opts);

@@ -7,7 +7,7 @@ import { Check, eq } from "../grader/grader";
 import { clusterAnswers, liveCheck, missingAppSetHint } from "../grader/live";
 import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
-import { obj, pinStep, putBack, releaseNotAtPin, ShopWorld, wantProd } from "./world";
+import { obj, PATCH_AGAIN, pinStep, putBack, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 import { renderShopConfigAt, rendersAlike } from "./render";
 import { listElementsOf, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
@@ -55,8 +55,6 @@ const UID_OWNERS: [Read, string][] = [
             ] as [Read, string],
     ),
 ];
-
-const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;
 
 /** The list elements appset.yaml holds, or undefined when it is missing or not YAML. */
 const fileElements = (file: string): unknown => listElementsOf(fileSet(file));

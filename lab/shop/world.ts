@@ -2,7 +2,14 @@
  * The shop lab's world as its checks read it (lab/shop/checks.ts, liveChecks.ts): the files, the bare
  * repository's branches and the cluster, read once; and the readings several checks share.
  */
-import { BareRepo } from "../grader/bareRepo";
+import * as path from "path";
+import { BareRepo, cloneAt } from "../grader/bareRepo";
+import { clusterErrorOf } from "../grader/live";
+import { readResultFiles } from "../grader/resultFiles";
+import { servedCloneDir } from "../kit/layout";
+import { ClusterPort } from "../ports/cluster";
+import { APPSET_NAME } from "./layout";
+import { SHOP_RESULT_FILES } from "./results";
 import { LiveWorld } from "../grader/live";
 import { isSha, ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { readAppsetFile } from "./appsetFile";
@@ -56,3 +63,43 @@ export async function putBack(w: ShopWorld, sha: unknown): Promise<boolean> {
 /** release/prod pushed at another commit than pin.release_prod_initial: the way to move it (no force push). */
 export const releaseNotAtPin = (tip: string, start: string) =>
     `release/prod is at ${tip.slice(0, 12)}, not at pin.release_prod_initial ${start.slice(0, 12)}, and prod renders what release/prod holds; the repository refuses a force push: delete the branch (git push origin :refs/heads/release/prod) and push it again at ${start.slice(0, 12)} (git push origin ${start.slice(0, 12)}:refs/heads/release/prod)`;
+
+/** The drift done again, as the lab asks it: the patch, the timing, the file. */
+export const PATCH_AGAIN = `kubectl patch configmap shop-config -n shop-prod -p '{"data":{"LOG_LEVEL":"debug"}}', time how long until it is warn again, and write drift.json again`;
+
+export interface VerifyOptions {
+    layout: ShopLayout;
+    /** Grade steps 1..through (0 grades nothing of the lab's own: the environment only). */
+    through: number;
+    /** The live cluster; undefined means offline. */
+    cluster?: ClusterPort;
+    /** `pulumi stack output --json` of the lab's stack, if there is one to compare with. */
+    stackOutputs?: Record<string, unknown>;
+    kubectl?: string;
+}
+
+/** Reads the world once: the files, the repository's branches, whether the cluster answers. */
+export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
+    const { layout } = opts;
+    const repo = new BareRepo(layout.bareRepo);
+    const files = readResultFiles(SHOP_RESULT_FILES, layout.resultFile);
+    const main = repo.exists() ? await repo.branch("main") : null;
+    const releaseTip = main ? await repo.branch("release/prod") : null;
+    // nothing of the lab is in the cluster before step 2
+    const clusterError = opts.through >= 2 ? await clusterErrorOf(opts.cluster, APPSET_NAME) : undefined;
+    return {
+        layout,
+        fileOf: layout.resultFile,
+        clone: new BareRepo(path.join(layout.clone, ".git")),
+        servedClone: cloneAt(servedCloneDir(layout.root, "shop-envs")),
+        through: opts.through,
+        kubectl: opts.kubectl ?? "kubectl",
+        repo,
+        files,
+        main,
+        releaseTip,
+        cluster: opts.cluster,
+        clusterError,
+        stackOutputs: opts.stackOutputs,
+    };
+}
