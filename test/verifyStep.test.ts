@@ -517,6 +517,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("prod_revision_during read from shop-dev (the bad commit): the hint says whose it is", async () => {
+        await atShop(7, async (root) => {
+            const file = shopLayout(root).resultFile("revert");
+            editResult(file, { prod_revision_during: JSON.parse(fs.readFileSync(file, "utf8")).bad_commit });
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /prod_revision_during is promote\.to; [^\n]*hint: prod_revision_during is bad_commit, the commit shop-dev tries to sync: prod tracks release\/prod/,
+            );
+        });
+    });
+
+    it("the drift done before any pin: step 4 is said not done, not undone", async () => {
+        await atShop(3, async (root) => {
+            const layout = shopLayout(root);
+            fs.writeFileSync(
+                layout.resultFile("drift"),
+                JSON.stringify({ uid: "0f0e0d0c-0000-4000-8000-000000000000", edited: "debug", restored: "warn", seconds: 2 }),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /^step 5 drift: not done \(step 4 pin comes first\): /);
+            assert.doesNotMatch(r.stdout, /undoes step 4's pin/);
+            assert.match(r.stdout, /then write \S+pin\.json \(there is none yet\)/);
+        });
+    });
+
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -46,7 +46,15 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
         return `an element names a branch by its full ref (${fullRef}); Argo CD resolves that too, but the lab's ApplicationSet names branches as git branch does (main, release/prod): write the short name, then ${apply}`;
     // the pin undone (prod's element back on main) once the lab is past step 4 (a result of step 5 or 6 written): a
     // promotion moves the branch, the element stays
-    if (devRevision === "main" && prodRevision === "main" && wantProd(w) === "release/prod" && (obj(w, "drift") || obj(w, "promote")))
+    // (a pin never made, release/prod never pushed and no pin.json, is step 4 not done, not undone)
+    const pinned = !!obj(w, "pin") || !!w.releaseTip;
+    if (
+        devRevision === "main" &&
+        prodRevision === "main" &&
+        wantProd(w) === "release/prod" &&
+        pinned &&
+        (obj(w, "drift") || obj(w, "promote"))
+    )
         return `prod's element is back on main, which undoes step 4's pin: prod tracks release/prod from step 4 on, and a promotion moves that branch (git push origin COMMIT:refs/heads/release/prod, a fast-forward); put prod's revision back to release/prod, then ${apply}`;
     // the pin made on the wrong element: dev on release/prod, prod still on main
     if (devRevision === "release/prod" && prodRevision === "main" && wantProd(w) === "release/prod")

@@ -424,12 +424,18 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             if (await putBack(w, during)) return true;
             const outcome = eq(obj(w, "promote").to, during);
             // release/prod's commit before the promotion: read before step 6, or copied from pin.json
-            return !outcome.ok && during === obj(w, "pin")?.release_prod_initial
-                ? {
-                      ...outcome,
-                      hint: "prod_revision_during is pin.release_prod_initial, release/prod before the promotion: shop-prod runs promote.to since step 6; read shop-prod's status.sync.revision while shop-dev shows the error",
-                  }
-                : outcome;
+            if (!outcome.ok && during === obj(w, "pin")?.release_prod_initial)
+                return {
+                    ...outcome,
+                    hint: "prod_revision_during is pin.release_prod_initial, release/prod before the promotion: shop-prod runs promote.to since step 6; read shop-prod's status.sync.revision while shop-dev shows the error",
+                };
+            // shop-dev's revision (the bad commit it tries to sync) read for shop-prod's
+            if (!outcome.ok && during === obj(w, "revert").bad_commit)
+                return {
+                    ...outcome,
+                    hint: "prod_revision_during is bad_commit, the commit shop-dev tries to sync: prod tracks release/prod, which the bad commit never reached; read shop-prod's status.sync.revision (kubectl -n argocd get application shop-prod -o jsonpath={.status.sync.revision}) while shop-dev shows the error",
+                };
+            return outcome;
         },
     },
 ];
