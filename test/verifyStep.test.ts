@@ -545,6 +545,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a value ending with a non-breaking space: the hint names the character", async () => {
+        await atShop(8, async (root) => {
+            editResult(shopLayout(root).resultFile("report"), { prod_tracks: "release/prod\u00a0" });
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: prod_tracks holds "release\/prod\\u00a0" \(with a non-breaking space \(U\+00A0\) in it, invisible on screen: type it again as plain text\)/,
+            );
+            assert.doesNotMatch(r.stdout, /\u00a0/);
+        });
+    });
+
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -93,6 +93,26 @@ const reordered = (want: unknown, found: unknown): boolean =>
  * eq over a few keys of a result file: when some differ, a hint that names each wrong key and what it
  * holds, with what the key is (`about`), never the expected value.
  */
+/** Characters a screen shows as a space or as nothing (pasted from a web page or a chat): named where a value holds them. */
+const INVISIBLE: Record<string, string> = {
+    "\u00a0": "a non-breaking space (U+00A0)",
+    "\u200b": "a zero-width space (U+200B)",
+    "\u200c": "a zero-width non-joiner (U+200C)",
+    "\u200d": "a zero-width joiner (U+200D)",
+    "\u2060": "a word joiner (U+2060)",
+    "\ufeff": "a byte-order mark (U+FEFF)",
+};
+
+/** A value as JSON, its invisible characters written as escapes and named (retype them as plain text). */
+export function shown(v: unknown): string {
+    const text = JSON.stringify(v);
+    if (text === undefined) return "nothing";
+    const found = [...new Set([...text].filter((ch) => INVISIBLE[ch]))];
+    if (!found.length) return text;
+    const escaped = [...text].map((ch) => (INVISIBLE[ch] ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}` : ch)).join("");
+    return `${escaped} (with ${found.map((ch) => INVISIBLE[ch]).join(" and ")} in it, invisible on screen: type it again as plain text)`;
+}
+
 export function eqFields(
     want: Record<string, unknown>,
     found: Record<string, unknown>,
@@ -107,7 +127,7 @@ export function eqFields(
             .map((k) =>
                 reordered(want[k], found[k])
                     ? `${k} holds the right entries in another order${about[k] ? `: ${about[k]}` : ""}`
-                    : `${k} holds ${JSON.stringify(found[k]) ?? "nothing"}${about[k] ? `: ${about[k]}` : ""}`,
+                    : `${k} holds ${shown(found[k])}${about[k] ? `: ${about[k]}` : ""}`,
             )
             .join("; "),
     };
