@@ -323,6 +323,24 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
     });
 });
 
+describe("simulate with GIT_DIR left in the environment", function () {
+    this.timeout(120_000);
+    it("runs the lab's git on the lab's repositories, and leaves the one GIT_DIR names untouched", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "git-dir-"));
+        fs.chmodSync(dir, 0o755);
+        const other = path.join(dir, "other");
+        spawnSync("git", ["init", "--quiet", other]);
+        const root = path.join(dir, "lab");
+        const env = { ...process.env, GIT_DIR: path.join(other, ".git"), GIT_WORK_TREE: other };
+        const r = runCli("simulate", ["--root", root, "--through", "2"], { env, timeoutMs: 100_000 });
+        assert.strictEqual(r.code, 0, r.out);
+        assert.strictEqual(spawnSync("git", ["-C", other, "rev-list", "--all", "--count"], { encoding: "utf8" }).stdout.trim(), "0");
+        const verify = runCli("verify", ["--root", root, "--offline", "--through", "2"], { env });
+        assert.strictEqual(verify.code, 0, verify.out);
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+});
+
 describe("simulate: stopped at any instant, it resumes", function () {
     this.timeout(300_000);
 

@@ -48,12 +48,33 @@ export class RunError extends Error {
     }
 }
 
+/**
+ * The variables that tell git where a repository is. Left set in a user's shell (by a hook, or a script
+ * that exported them), they would send every git the lab runs to that repository; the lab names its own.
+ */
+export const GIT_LOCATION_VARS = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+];
+
+/** The environment for a git command: the given (or this process's) without GIT_LOCATION_VARS; as given when none is set. */
+export function gitEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | undefined {
+    const from = env ?? process.env;
+    if (!GIT_LOCATION_VARS.some((k) => from[k] !== undefined)) return env;
+    return Object.fromEntries(Object.entries(from).filter(([k]) => !GIT_LOCATION_VARS.includes(k)));
+}
+
 export function run(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
     const req = {
         file,
         args,
         cwd: opts.cwd,
-        env: opts.env,
+        env: file === "git" ? gitEnv(opts.env) : opts.env,
         timeout: opts.timeoutMs ?? 120_000,
         killSignal: opts.killSignal ?? "SIGTERM",
         maxBuffer: 64 * 1024 * 1024,

@@ -6,6 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { GitError, GitPluginError, simpleGit } from "simple-git";
 import { exitCodeOf, messageOf } from "./errors";
+import { gitEnv } from "./exec";
 
 export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@localhost"];
 
@@ -42,6 +43,14 @@ export async function gitIn(dir: string, args: string[], opts: GitOptions = {}):
             return Object.assign(new GitError(undefined, text || `exit ${result.exitCode}`), { exitCode: result.exitCode });
         },
     });
+    // a repository named by the user's environment (GIT_DIR left exported) is not the lab's: git then runs with the
+    // little it needs (simple-git refuses to pass on the rest of an environment, GIT_SSL_CAINFO and the like)
+    if (gitEnv(undefined))
+        git.env(
+            Object.fromEntries(
+                ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]])),
+            ),
+        );
     try {
         return await git.raw(args);
     } catch (e) {
