@@ -237,6 +237,11 @@ export const simulate: Command = {
         const argocdVersion = stringOption(values, "argocd-version") ?? DEFAULT_ARGOCD_VERSION;
         if (!isArgoCdVersion(argocdVersion))
             throw new UsageError(`--argocd-version takes ${ARGOCD_VERSIONS.join(", ")}, got "${argocdVersion}"`);
+        // KUBECONFIG is a list split at ':': the served kubeconfig under such a root could not be exported as printed
+        if (root.includes(":") && !values.reset)
+            throw new UsageError(
+                `--root ${root} holds a ':', which KUBECONFIG reads as a list separator, so the served lab's kubeconfig under it could not be used as printed: choose a folder without ':'`,
+            );
         const rootProblem = hostRootProblem(root) ?? (values.serve ? foreignKubeconfig(root) : undefined);
         if (rootProblem) throw new UsageError(rootProblem);
         const say = (l: string) => console.log(l);

@@ -31,7 +31,14 @@ export function stackName(v = process.env.GITOPS_LAB_STACK): string {
 function readYaml(file: string): unknown {
     if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())
         throw new Error(`${file} is a folder, not a stack configuration file: give the file in it (its Pulumi.<stack>.yaml)`);
-    const text = fs.readFileSync(file, "utf8");
+    const bytes = fs.readFileSync(file);
+    // saved as UTF-16 (a Windows editor's "Unicode"): its byte-order mark, or a NUL beside every ASCII byte
+    const bom = bytes.subarray(0, 2).toString("hex");
+    if (bom === "fffe" || bom === "feff" || (bytes.length > 1 && (bytes[0] === 0 || bytes[1] === 0)))
+        throw new Error(
+            `${file} is UTF-16${bom === "fffe" || bom === "feff" ? ` (it starts with the bytes ${bom.toUpperCase().replace(/(..)(..)/, "$1 $2")})` : " (a NUL byte beside every letter)"}, and YAML here is UTF-8: save it as UTF-8 (iconv -f UTF-16 -t UTF-8)`,
+        );
+    const text = bytes.toString("utf8");
     const doc = parseDocument(text, { prettyErrors: true });
     const err = doc.errors[0];
     if (!err) return doc.toJSON();

@@ -187,6 +187,12 @@ describe("options are checked as a set (before anything runs)", () => {
             /^gitops-lab simulate: '3' follows --through 3: --through takes one value/,
         ],
         ["outputs", ["--json"], /^gitops-lab outputs: Unknown option '--json': outputs prints one JSON object already/],
+        // KUBECONFIG splits at ':': a served lab under such a root could not be used as printed
+        [
+            "simulate",
+            ["--root", `${FREE_ROOT}:1`],
+            /^gitops-lab simulate: --root \S+:1 holds a ':', which KUBECONFIG reads as a list separator/,
+        ],
         // Pulumi's habit: the stack is the environment's
         [
             "outputs",

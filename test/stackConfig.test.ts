@@ -109,6 +109,17 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("a stack file saved as UTF-16: said, with how to save it as UTF-8", () => {
+        const f = file("");
+        fs.writeFileSync(f, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("config:\n  gitops-lab:solveThrough: 4\n", "utf16le")]));
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", f),
+            (e: any) =>
+                e.message ===
+                `${f} is UTF-16 (it starts with the bytes FF FE), and YAML here is UTF-8: save it as UTF-8 (iconv -f UTF-16 -t UTF-8)`,
+        );
+    });
+
     it("two YAML documents (a --- and a second config:): said, with how to merge them", () => {
         const f = file("config:\n  gitops-lab:root: /tmp/x\n---\nconfig:\n  gitops-lab:solveThrough: 2\n");
         assert.throws(
