@@ -52,13 +52,14 @@ import {
 let real = false;
 
 /** Exit codes of a run stopped by a signal (128 + the signal's number), as shells report them. */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+/** The signals that stop a run cleanly, and its exit code for each (SIGHUP: the terminal closed). */
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
 /** The exit code when the npm or npx that started it is gone (as a hang-up). */
 const LAUNCHER_GONE_EXIT = 129;
 
 /**
- * Stops the lab cleanly on SIGINT or SIGTERM: one line, the daemon stopped (the simulated
- * cluster is already saved), exit 130 or 143. Returns a promise that settles when a signal came.
+ * Stops the lab cleanly on SIGINT, SIGTERM or SIGHUP: one line, the daemon stopped (the simulated
+ * cluster is already saved), exit 130, 143 or 129. Returns a promise that settles when a signal came.
  */
 function onSignal(
     lab: () => { stop(): Promise<void> } | undefined,

@@ -363,6 +363,20 @@ describe("simulate: stopped at any instant, it resumes", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
+    it("given SIGHUP (its terminal closed) while serving, then it stops as cleanly: exit 129, the lock released", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "sighup-"));
+        const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
+        await expect(
+            holds("SERVING", () => run.out().includes("SERVING")),
+            { timeoutMs: 60_000 },
+        );
+        run.child.kill("SIGHUP");
+        assert.strictEqual(await run.exited, 129);
+        assert.match(run.out(), /simulate: SIGHUP: stopping; the simulated cluster is saved/);
+        assert.strictEqual(daemonsOf(root), "");
+        assert.strictEqual(fs.existsSync(path.join(root, ".gitops-lab-simulate.lock")), false);
+    });
+
     it("given a lab reached through a symlink to its folder, then it goes on as the same lab", async () => {
         const root = await rootAt(3);
         const link = `${root}-link`;
