@@ -5,11 +5,14 @@
  * autoSync, sim/appController.ts).
  */
 import { isHook } from "./hooks";
+import { TRACKING_ANNOTATION } from "../lab/argo/application";
 import { groupOf, keyOf, resourceHealth, worstHealth } from "./resources";
 import type { Application, ApplicationStatus, ResourceStatus } from "../lab/argo/types";
 import type { Manifest, StoredObject } from "./objects";
 
 /** A live object by the desired one's kind, namespace and name (undefined when there is none). */
+const SHARED = "SharedResourceWarning";
+
 export type LiveOf = (obj: Manifest) => StoredObject | undefined;
 
 /** Where kubectl apply, and Argo CD's client-side apply, keep what they last applied (gitops-engine's diff reads it). */
@@ -100,7 +103,17 @@ export function compareAppState(
         status: worst,
         lastTransitionTime: status.health?.status === worst ? (status.health?.lastTransitionTime ?? now) : now,
     };
-    status.conditions = (status.conditions ?? []).filter((c) => c.type !== "ComparisonError" && c.type !== "SyncError");
+    const before = status.conditions ?? [];
+    status.conditions = before.filter((c) => c.type !== "ComparisonError" && c.type !== "SyncError" && c.type !== SHARED);
+    // a live object another Application's tracking id names (two Applications rendering one object): a warning, each
+    // comparison anew (controller/state.go CompareAppState: "%s/%s is part of applications %s and %s")
+    for (const d of desired) {
+        const owner = liveOf(d)?.metadata?.annotations?.[TRACKING_ANNOTATION]?.split(":")[0];
+        if (!owner || owner === app.metadata.name) continue;
+        const message = `${d.kind}/${d.metadata.name} is part of applications ${app.metadata.name} and ${owner.replace(/_/g, "/")}`;
+        const was = before.find((c) => c.type === SHARED && c.message === message);
+        status.conditions.push({ type: SHARED, message, lastTransitionTime: was?.lastTransitionTime ?? now });
+    }
     status.resources = desired.map((d, i) => ({
         ...(groupOf(d) ? { group: groupOf(d) } : {}),
         version: "v1",

@@ -372,6 +372,38 @@ describe("Argo CD simulation: application controller", function () {
             "break dev",
         );
 
+    // given a second Application rendering shop-prod's ConfigMap into the same namespace, then each comparison that
+    // finds the object tracked by the other says so (controller/state.go's SharedResourceWarning)
+    it("two Applications managing one object: SharedResourceWarning", async () => {
+        const prod = app(at, "shop-prod")!;
+        await at.cluster.putCustomObject(
+            {
+                apiVersion: "argoproj.io/v1alpha1",
+                kind: "Application",
+                metadata: { name: "shop-copy", namespace: "argocd" },
+                spec: { project: "default", source: prod.spec!.source, destination: prod.spec!.destination, syncPolicy: { automated: {} } },
+            },
+            "applications",
+        );
+        const warned = (name: string) => () =>
+            (app(at, name)?.status?.conditions ?? []).some(
+                (c: any) =>
+                    c.type === "SharedResourceWarning" &&
+                    /^ConfigMap\/shop-config is part of applications (shop-copy and shop-prod|shop-prod and shop-copy)$/.test(c.message),
+            );
+        await expect(
+            holds("one of the two warns", () => warned("shop-copy")() || warned("shop-prod")()),
+            { timeoutMs: 30_000 },
+        );
+        // the other gone: no object is shared, and the warning goes with the next comparison
+        at.lab.kube.remove("Application", "argocd", "shop-copy", "client");
+        await refresh("shop-prod", "normal");
+        await expect(
+            holds("shop-prod warns no more", () => !warned("shop-prod")()),
+            { timeoutMs: 30_000 },
+        );
+    });
+
     // given a new commit, when nothing refreshes, then the app stays at the old one (Git is polled every few minutes);
     // when refreshed, then it moves and the annotation is removed
     it("a new commit waits for the poll or a refresh", async () => {
