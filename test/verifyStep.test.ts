@@ -558,6 +558,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("drift.json changed after the report copied it: the hint names both values", async () => {
+        await atShop(8, async (root) => {
+            const layout = shopLayout(root);
+            const report = JSON.parse(fs.readFileSync(layout.resultFile("report"), "utf8"));
+            editResult(layout.resultFile("drift"), { seconds: report.drift_seconds + 1 });
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: report\\.drift_seconds holds ${report.drift_seconds} and drift\\.json's seconds ${report.drift_seconds + 1}: the report copies drift\\.json; make the two agree`,
+                ),
+            );
+        });
+    });
+
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

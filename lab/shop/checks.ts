@@ -5,7 +5,7 @@
  */
 import * as fs from "fs";
 import { isDeepStrictEqual } from "util";
-import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
+import { Check, CheckResult, eq, eqFields, runChecks, shown } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
 import { stackOutputChecks } from "../grader/live";
 import { isSha, resultFileChecks } from "../grader/resultFiles";
@@ -410,13 +410,9 @@ const step8: Check<ShopWorld>[] = [
     {
         step: 8,
         name: "report.promoted_commit is promote.to",
-        run: async (w) => (obj(w, "report") && obj(w, "promote") ? eq(obj(w, "promote").to, obj(w, "report").promoted_commit) : null),
+        run: async (w) => copied(w, "promote", "to", "promoted_commit"),
     },
-    {
-        step: 8,
-        name: "report.drift_seconds is drift.seconds",
-        run: async (w) => (obj(w, "report") && obj(w, "drift") ? eq(obj(w, "drift").seconds, obj(w, "report").drift_seconds) : null),
-    },
+    { step: 8, name: "report.drift_seconds is drift.seconds", run: async (w) => copied(w, "drift", "seconds", "drift_seconds") },
     {
         step: 8,
         name: "report.bad_commit_reached_prod agrees with git merge-base --is-ancestor (and is false)",
@@ -434,6 +430,19 @@ const step8: Check<ShopWorld>[] = [
         },
     },
 ];
+
+/** A report value copied from an earlier file: the two must agree, and the hint names both. */
+function copied(w: ShopWorld, file: "promote" | "drift", key: string, as: string) {
+    const [from, r] = [obj(w, file), obj(w, "report")];
+    if (!from || !r) return null;
+    const outcome = eq(from[key], r[as]);
+    return outcome.ok
+        ? outcome
+        : {
+              ...outcome,
+              hint: `report.${as} holds ${shown(r[as])} and ${file}.json's ${key} ${shown(from[key])}: the report copies ${file}.json; make the two agree`,
+          };
+}
 
 const stackOutputs = stackOutputChecks<ShopResultName, ShopWorld>({
     names: SHOP_RESULT_FILES,
