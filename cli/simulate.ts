@@ -30,6 +30,7 @@ import {
     solveSimulatedLab,
     solveSimulatedTenants,
     startSimulatedLab,
+    clusterStateFile,
 } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
 import { refuseUnbuildable } from "./labState";
@@ -260,7 +261,9 @@ export const simulate: Command = {
                       ? " the real node"
                       : !fs.existsSync(root)
                         ? `; the lab's folder ${root} is gone (deleted while it ran), and nothing of it is saved: ${sameCommand(root, values)} builds it again`
-                        : `; the simulated cluster is saved: ${sameCommand(root, values)} resumes it`,
+                        : !fs.existsSync(clusterStateFile(root))
+                          ? `; nothing of the lab was built yet: ${sameCommand(root, values)} starts it`
+                          : `; the simulated cluster is saved: ${sameCommand(root, values)} resumes it`,
         );
         try {
             if (values.reset) {

@@ -363,6 +363,28 @@ describe("simulate: stopped at any instant, it resumes", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
+    it("given SIGTERM as it starts, then its line says what is saved, and its lock is released", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigterm-early-"));
+        const run = startSimulate(["--root", root, "--through", "1"]);
+        const lock = path.join(root, ".gitops-lab-simulate.lock");
+        await expect(
+            holds("the run holds its lock", () => fs.existsSync(lock)),
+            { timeoutMs: 60_000, intervalMs: 5 },
+        );
+        run.child.kill("SIGTERM");
+        assert.strictEqual(await run.exited, 143);
+        // whichever instant it came at, the line agrees with what is on disk
+        const saved = fs.existsSync(path.join(root, "simulated-cluster.json"));
+        assert.match(
+            run.out(),
+            saved
+                ? /simulate: SIGTERM: stopping; the simulated cluster is saved: /
+                : /simulate: SIGTERM: stopping; nothing of the lab was built yet: \S+ simulate --root \S+ --through 1 starts it/,
+        );
+        assert.strictEqual(fs.existsSync(lock), false);
+        fs.rmSync(root, { recursive: true, force: true });
+    });
+
     it("given SIGHUP (its terminal closed) while serving, then it stops as cleanly: exit 129, the lock released", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "sighup-"));
         const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);

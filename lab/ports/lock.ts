@@ -44,6 +44,7 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
     const mine = `${file}.${process.pid}.new`;
     const content = (w: string) => `${process.pid}\n${w}\n${procStat(process.pid)?.startTime ?? ""}\n`;
     const release = () => {
+        process.off("exit", release);
         try {
             if (fs.readFileSync(file, "utf8").split("\n")[0].trim() === String(process.pid)) fs.rmSync(file, { force: true });
         } catch {
@@ -59,6 +60,8 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
         for (let attempt = 0; attempt < 2; attempt++) {
             try {
                 fs.linkSync(mine, file);
+                // a holder that exits before it releases the lock (a signal's exit while it starts) releases it then
+                process.once("exit", release);
                 // rewritten whole (a file of its own renamed over it), and only while this process holds it; what it says
                 // is for a reader's note, so a failure to say it (a full disk) never stops the run that holds it
                 const say = (w: string) => {
