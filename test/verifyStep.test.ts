@@ -1265,6 +1265,38 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("step 7's bad commit pushed together with its revert: main never stood at it, said", async () => {
+        await atShop(6, async (root) => {
+            const layout = shopLayout(root);
+            const { clone } = layout;
+            const as = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git(["fetch", "--quiet"], clone);
+            await git(["checkout", "--quiet", "main"], clone);
+            await git(["merge", "--quiet", "--ff-only", "origin/main"], clone);
+            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
+            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
+            await git([...as, "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
+            const bad = await git(["rev-parse", "HEAD"], clone);
+            await git([...as, "revert", "--no-edit", "HEAD"], clone);
+            const revert = await git(["rev-parse", "HEAD"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const promoted = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8")).to;
+            const dev = "error: accumulating resources: accumulation err='accumulating resources from 'missing.yaml'";
+            fs.writeFileSync(
+                layout.resultFile("revert"),
+                JSON.stringify({ bad_commit: bad, dev_error: dev, prod_revision_during: promoted, revert_commit: revert }),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: bad_commit ${bad.slice(0, 12)} was pushed together with the commits after it \\(its revert\\), so main never stood at it`,
+                ),
+            );
+        });
+    });
+
     it("release/prod promoted again to main after the revert: the hint says it now holds bad_commit", async () => {
         await atShop(8, async (root) => {
             const { clone } = shopLayout(root);

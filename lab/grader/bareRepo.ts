@@ -148,6 +148,14 @@ export class BareRepo {
             (await this.git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha])).split("\n").filter(Boolean);
         return isFullSha(sha) ? this.once(`changed ${sha}`, ask) : ask();
     }
+    /**
+     * The commits a branch has stood at, newest first, from its reflog (the lab's repositories keep one:
+     * core.logAllRefUpdates); null where the repository keeps none (one made by hand).
+     */
+    async tipsOf(branch: string): Promise<string[] | null> {
+        if (!fs.existsSync(path.join(this.gitDir, "logs", "refs", "heads", ...branch.split("/")))) return null;
+        return (await this.git(["reflog", "show", "--format=%H", `refs/heads/${branch}`])).split("\n").filter(Boolean);
+    }
     /** When a commit was made (its committer date), in ms. */
     async committedAt(sha: string): Promise<number> {
         const ask = async () => Date.parse((await this.git(["show", "-s", "--format=%cI", sha])).trim());

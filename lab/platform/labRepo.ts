@@ -138,6 +138,9 @@ export async function createLabRepo(
         fs.rmSync(tmp, { recursive: true, force: true });
         await git(["init", "--bare", "--initial-branch=main", `--shared=${SHARED_REPOSITORY}`, tmp]);
         await git(["--git-dir", tmp, "config", OWNER_KEY, kind.owner]);
+        // every push recorded in the branch's reflog: the grader reads where a branch has stood (a bad commit pushed on
+        // its own, or together with its revert), which a bare repository does not keep by default
+        await git(["--git-dir", tmp, "config", "core.logAllRefUpdates", "always"]);
         fs.renameSync(tmp, bareRepo);
         log(`created bare repository ${bareRepo} (core.sharedRepository=${SHARED_REPOSITORY})`);
     }

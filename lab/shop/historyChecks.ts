@@ -296,6 +296,22 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
     },
     {
         step: 7,
+        name: "main stood at bad_commit (pushed on its own, before its revert)",
+        run: async (w) => {
+            const bad = await badCommit(w);
+            const tips = bad && obj(w, "revert") ? await w.repo.tipsOf("main") : null;
+            // a repository without a reflog (made by hand) cannot tell
+            if (!bad || !tips || !tips.length || tips.includes(bad)) return tips && bad ? true : null;
+            return {
+                ok: false,
+                expected: `${bad.slice(0, 12)} among main's tips`,
+                found: `main went from ${tips[1]?.slice(0, 12) ?? "nothing"} to ${tips[0].slice(0, 12)} past it`,
+                hint: `bad_commit ${bad.slice(0, 12)} was pushed together with the commits after it (its revert), so main never stood at it and shop-dev never showed the error step 7 reads: push a bad commit on its own, read shop-dev's ComparisonError, then push its revert, and write revert.json again`,
+            };
+        },
+    },
+    {
+        step: 7,
         name: "bad_commit is not in release/prod's history",
         run: async (w) => {
             const bad = await badCommit(w);
