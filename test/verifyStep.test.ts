@@ -1297,6 +1297,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a tag named release/prod beside the branch: the hint says git reads the tag", async () => {
+        await atShop(8, async (root) => {
+            const { clone } = shopLayout(root);
+            const pin = JSON.parse(fs.readFileSync(shopLayout(root).resultFile("pin"), "utf8")).release_prod_initial;
+            await git(["tag", "release/prod", pin], clone);
+            await git(["push", "--quiet", "origin", "refs/tags/release/prod"], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: a tag named release\/prod stands beside the branch: git reads the tag for the short name/);
+            await git(["push", "--quiet", "origin", ":refs/tags/release/prod"], clone);
+            assert.strictEqual((await runMain("verify", ["--root", root, "--offline"])).code, 0);
+        });
+    });
+
     it("release/prod promoted again to main after the revert: the hint says it now holds bad_commit", async () => {
         await atShop(8, async (root) => {
             const { clone } = shopLayout(root);

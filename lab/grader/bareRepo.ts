@@ -90,6 +90,13 @@ export class BareRepo {
             () => [],
         );
     }
+    /** The repository's tags, by name. */
+    async tags(): Promise<string[]> {
+        return this.git(["for-each-ref", "--format=%(refname:strip=2)", "refs/tags/"]).then(
+            (s) => s.split("\n").filter(Boolean),
+            () => [],
+        );
+    }
     async isCommit(sha: unknown): Promise<boolean> {
         // a commit that is absent may be pushed later: only its presence is kept
         if (!isFullSha(sha)) return false;

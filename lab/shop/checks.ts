@@ -213,6 +213,22 @@ const step3: Check<ShopWorld>[] = [
 const step4: Check<ShopWorld>[] = [
     {
         step: 4,
+        name: "no tag is named as a branch the lab tracks (main, release/prod)",
+        run: async (w) => {
+            if (!w.releaseTip) return null;
+            const shadow = (await w.repo.tags()).filter((t) => t === "main" || t === "release/prod");
+            return shadow.length
+                ? {
+                      ok: false,
+                      expected: "branches alone under those names",
+                      found: shadow.map((t) => `tag ${t}`).join(", "),
+                      hint: `a tag named ${shadow.join(" and ")} stands beside the branch: git reads the tag for the short name (refname '${shadow[0]}' is ambiguous), so git merge-base and git push with it mean the tag; delete it: git push origin :refs/tags/${shadow[0]} (and git tag -d ${shadow[0]} in the clone)`,
+                  }
+                : true;
+        },
+    },
+    {
+        step: 4,
         name: "release/prod exists",
         run: async (w) => {
             if (!w.main) return null;
