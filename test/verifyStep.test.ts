@@ -3734,6 +3734,27 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("recovery.commit an annotated tag's own SHA: the hint says to write the commit it tags", async () => {
+        await atTenants(3, async (root) => {
+            const layout = tenantsLayout(root);
+            const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
+            await git(
+                ["-c", "user.name=l", "-c", "user.email=l@x", "tag", "-a", "v1.2.1-rollout", "-m", "rollout", recovery.commit],
+                layout.clone,
+            );
+            await git(["push", "--quiet", "origin", "v1.2.1-rollout"], layout.clone);
+            const tag = await git(["rev-parse", "v1.2.1-rollout"], layout.clone);
+            editResult(layout.resultFile("recovery"), { commit: tag });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: recovery\.commit holds the annotated tag v1\.2\.1-rollout's SHA, not a commit's \(git rev-parse v1\.2\.1-rollout names the tag\): write the commit it tags, git rev-parse v1\.2\.1-rollout\^\{commit\}/,
+            );
+            assert.doesNotMatch(r.stdout, /NaN|Invalid time/);
+        });
+    });
+
     it("releases written with a v: the hint says how the lab writes them", async () => {
         await atTenants(3, async (root) => {
             const layout = tenantsLayout(root);

@@ -97,14 +97,26 @@ export class BareRepo {
             () => [],
         );
     }
+    /** An object's type (commit, tag, tree, blob), or null when the repository has no such object. */
+    async objectType(sha: string): Promise<string | null> {
+        return this.git(["cat-file", "-t", sha]).then(
+            (t) => t.trim(),
+            () => null,
+        );
+    }
+    /** The tags whose own object is `sha` (an annotated tag's SHA). */
+    async tagsOfObject(sha: string): Promise<string[]> {
+        return this.git(["for-each-ref", "--format=%(objectname) %(refname:strip=2)", "refs/tags/"]).then(
+            (s) => s.split("\n").flatMap((l) => (l.startsWith(`${sha} `) ? [l.slice(sha.length + 1)] : [])),
+            () => [],
+        );
+    }
     async isCommit(sha: unknown): Promise<boolean> {
         // a commit that is absent may be pushed later: only its presence is kept
         if (!isFullSha(sha)) return false;
         if (this.known.get(`commit ${sha}`)) return true;
-        const present = await this.git(["cat-file", "-e", `${sha}^{commit}`]).then(
-            () => true,
-            () => false,
-        );
+        // the object itself (an annotated tag's own SHA names a tag object, which peels to a commit but is none)
+        const present = (await this.objectType(sha)) === "commit";
         if (present) this.known.set(`commit ${sha}`, true);
         return present;
     }

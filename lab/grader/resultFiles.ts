@@ -202,6 +202,16 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                     const v = resultObject(w, name)?.[f.key];
                     if (!isSha(v)) return null;
                     if (await w.repo.isCommit(v)) return true;
+                    // an annotated tag's own SHA (git rev-parse TAG names the tag object): the commit it tags is wanted
+                    if ((await w.repo.objectType(v)) === "tag") {
+                        const tag = (await w.repo.tagsOfObject(v))[0] ?? "TAG";
+                        return {
+                            ok: false,
+                            expected: "a commit in the bare repo",
+                            found: `${v.slice(0, 12)}, the annotated tag ${tag}'s own object`,
+                            hint: `${name}.${f.key} holds the annotated tag ${tag}'s SHA, not a commit's (git rev-parse ${tag} names the tag): write the commit it tags, git rev-parse ${tag}^{commit}`,
+                        };
+                    }
                     const unpushed = w.clone?.exists() && (await w.clone.isCommit(v));
                     // made in the daemon's clone, whose push the daemon refuses: the lab's clone is where commits are pushed from
                     if (!unpushed && w.servedClone?.repo.exists() && (await w.servedClone.repo.isCommit(v)))
