@@ -33,6 +33,8 @@ export interface Command {
     options: Options;
     /** Options of another tool given here by habit (kubectl's -n), each with what to do instead. */
     misread?: Record<string, string>;
+    /** What to do instead of giving an option twice, where there is more to say than "give it once". */
+    once?: Record<string, string>;
     /** What a word given bare means here, when not an option's value (outputs NAME, as pulumi stack output NAME). */
     bare?: (word: string) => string | undefined;
     run(values: Values): Promise<number>;
@@ -127,7 +129,7 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
     for (const [name, seen] of given)
         if (seen.length > 1 && !cmd.options[name]?.multiple)
             throw new UsageError(
-                `--${name} is given ${seen.length} times${seen.every((v) => v) ? ` (${seen.join(", then ")})` : ""}: give it once (see ${program} --help)`,
+                `--${name} is given ${seen.length} times${seen.every((v) => v) ? ` (${seen.join(", then ")})` : ""}: give it once${cmd.once?.[name] ? `: ${cmd.once[name]}` : ""} (see ${program} --help)`,
             );
     inline.set(values, new Set(tokens.flatMap((t) => (t.kind === "option" && t.inlineValue ? [t.name] : []))));
     return values.help ? "help" : values;

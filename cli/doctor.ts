@@ -328,6 +328,8 @@ export const doctor: Command = {
         "metrics-port": { type: "string" },
         kubeconfig: { type: "string" },
     },
+    // two dumps (one of Argo CD's objects, one of Jobs and Pods): one dump holds them all
+    once: { from: `the doctor reads one dump, which holds every kind it needs: ${DUMP_HINT_COMMAND} > dump.json` },
     misread: {
         "-n": "the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE/NAME",
         "--namespace": "the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE/NAME",

@@ -187,6 +187,12 @@ describe("options are checked as a set (before anything runs)", () => {
             /^gitops-lab simulate: '3' follows --through 3: --through takes one value/,
         ],
         ["outputs", ["--json"], /^gitops-lab outputs: Unknown option '--json': outputs prints one JSON object already/],
+        // two dumps, one of Argo CD's objects and one of Jobs and Pods: one dump holds them all
+        [
+            "doctor",
+            ["--from", "/tmp/argo.json", "--from", "/tmp/pods.json"],
+            /^gitops-lab doctor: --from is given 2 times \("\/tmp\/argo\.json", then "\/tmp\/pods\.json"\): give it once: the doctor reads one dump, which holds every kind it needs: kubectl get applicationsets\.argoproj\.io,applications\.argoproj\.io,appprojects\.argoproj\.io,jobs,pods -A -o json > dump\.json/,
+        ],
         // KUBECONFIG splits at ':': a served lab under such a root could not be used as printed
         [
             "simulate",
