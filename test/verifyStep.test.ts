@@ -2756,6 +2756,31 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a release patched into the live template at the stall: the hint warns of the tenants already synced at it", async () => {
+        const at = await tenantsAt(2);
+        try {
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/template/spec/source/path", value: `releases/${RELEASES.fixed}` },
+            ]);
+            const hint = async () =>
+                (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
+                    c.check.startsWith("live ApplicationSet tenants"),
+                )?.hint ?? "";
+            // (the tenants synced at it change as RollingSync goes on: the hint that said so is the one read)
+            let said = "";
+            await expect(
+                holds("a tenant synced at the patched release", async () => /synced at it already/.test((said = await hint()))),
+                { timeoutMs: 60_000 },
+            );
+            assert.match(
+                said,
+                /^the live ApplicationSet's template path is releases\/1\.2\.1, set in the cluster by hand: .*; (mandant-[a-d](, mandant-[a-d])*) synced at it already: once it is put back, RollingSync passes (it|them) over .*, and the lab is to be started again \(/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the steps reordered, or the Applications' refresh key on the ApplicationSet: step 1 names each", async () => {
         const at = await tenantsAt(1);
         try {

@@ -66,11 +66,21 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         );
         const apply = `put it back as the lab wrote it (${w.layout.appsetFile}): kubectl apply -f ${w.layout.appsetFile}`;
         // a release patched into the live template: every tenant then runs it, whatever its file says
-        if (!outcome.ok && typeof path === "string" && path !== templated && /^releases\/[^{}]+$/.test(path))
+        if (!outcome.ok && typeof path === "string" && path !== templated && /^releases\/[^{}]+$/.test(path)) {
+            // tenants synced at it already: put back, their entries stay Healthy and RollingSync passes them over
+            const synced: string[] = [];
+            for (const t of TENANTS) {
+                const a = await c.getApplication(t);
+                if (a?.spec?.source?.path === path && a?.status?.sync?.status === "Synced") synced.push(t);
+            }
+            const after = synced.length
+                ? `; ${synced.join(", ")} synced at it already: once it is put back, RollingSync passes ${synced.length === 1 ? "it" : "them"} over (an entry Healthy with no sync of its own), and the lab is to be started again (${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })})`
+                : "";
             return {
                 ...outcome,
-                hint: `the live ApplicationSet's template path is ${path}, set in the cluster by hand: a release comes from each tenant's file in Git (the template's path is releases/{{release}}); ${apply}`,
+                hint: `the live ApplicationSet's template path is ${path}, set in the cluster by hand: a release comes from each tenant's file in Git (the template's path is releases/{{release}}); ${apply}${after}`,
             };
+        }
         // the strategy taken out (to unblock the stall): every tenant syncs on its own, the faulty release everywhere
         if (!outcome.ok && s?.spec?.strategy?.type !== "RollingSync")
             return {
