@@ -54,13 +54,13 @@ let real = false;
 
 /** Exit codes of a run stopped by a signal (128 + the signal's number), as shells report them. */
 /** The signals that stop a run cleanly, and its exit code for each (SIGHUP: the terminal closed). */
-const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 } as const;
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129, SIGQUIT: 131 } as const;
 /** The exit code when the npm or npx that started it is gone (as a hang-up). */
 const LAUNCHER_GONE_EXIT = 129;
 
 /**
- * Stops the lab cleanly on SIGINT, SIGTERM or SIGHUP: one line, the daemon stopped (the simulated
- * cluster is already saved), exit 130, 143 or 129. Returns a promise that settles when a signal came.
+ * Stops the lab cleanly on SIGINT, SIGTERM, SIGHUP or SIGQUIT (Ctrl-\\): one line, the daemon stopped (the
+ * simulated cluster is already saved), exit 130, 143, 129 or 131. Returns a promise that settles when a signal came.
  */
 function onSignal(
     lab: () => { stop(): Promise<void> } | undefined,
@@ -405,6 +405,12 @@ export const simulate: Command = {
             const kubeconfig = servedKubeconfigText(root, lab.kubeconfig);
             writeFileAtomic(kubeconfigFile, kubeconfig.text, 0o600); // the served cluster's, for its starter alone
             lab.say(SERVING); // a verify meanwhile grades the lab as served, not a run half-way
+            // the git daemon killed under it (by hand, or the OOM killer): clone and Argo CD fail from then on, said once
+            lab.daemon.onExit((how) =>
+                say(
+                    `simulate: the lab's git daemon (port ${lab!.daemon.port}) has ended (${how}): git clone and Argo CD cannot read the repositories now; stop this run (Ctrl-C) and run the same command again, which starts it anew`,
+                ),
+            );
             if (kubeconfig.namespace)
                 say(`simulate: ${kubeconfigFile} is written again for this run; its context keeps your namespace ${kubeconfig.namespace}`);
             for (const l of serveInstructions(

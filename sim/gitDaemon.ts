@@ -34,6 +34,8 @@ export interface RunningDaemon {
     port: number;
     url(repo: string): string;
     stop(): Promise<void>;
+    /** Called when the daemon exits on its own (killed by someone, not stopped): how it ended. */
+    onExit(listener: (how: string) => void): void;
 }
 
 /** Kills a git daemon an earlier run recorded in `pidFile` and left behind (its parent was killed); returns a note. */
@@ -102,10 +104,17 @@ export async function startGitDaemon(
         }
         await sleep(50);
     }
+    let stopping = false;
+    const listeners: ((how: string) => void)[] = [];
+    child.once("exit", (code, signal) => {
+        if (!stopping) for (const l of listeners) l(signal ? `killed by ${signal}` : `exit ${code}`);
+    });
     return {
         port,
         url: (repo) => `git://127.0.0.1:${port}/${repo}`,
+        onExit: (l) => void listeners.push(l),
         stop: async () => {
+            stopping = true;
             if (child.exitCode === null && child.signalCode === null) {
                 const gone = new Promise((r) => child.once("exit", r));
                 child.kill("SIGTERM");

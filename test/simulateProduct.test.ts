@@ -385,6 +385,29 @@ describe("simulate: stopped at any instant, it resumes", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
+    it("given its git daemon killed while serving, it says so; given SIGQUIT (Ctrl-\\\\), it stops cleanly", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigquit-"));
+        const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
+        await expect(
+            holds("SERVING", () => run.out().includes("SERVING")),
+            { timeoutMs: 60_000 },
+        );
+        const daemon = Number(fs.readFileSync(path.join(root, ".gitops-lab-git-daemon.pid"), "utf8").trim());
+        process.kill(daemon, "SIGKILL");
+        await expect(
+            holds("the daemon's end said", () =>
+                /simulate: the lab's git daemon \(port \d+\) has ended \(killed by SIGKILL\): git clone and Argo CD cannot read the repositories now; stop this run/.test(
+                    run.out(),
+                ),
+            ),
+            { timeoutMs: 30_000 },
+        );
+        run.child.kill("SIGQUIT");
+        assert.strictEqual(await run.exited, 131);
+        assert.match(run.out(), /simulate: SIGQUIT: stopping; the simulated cluster is saved/);
+        assert.strictEqual(fs.existsSync(path.join(root, ".gitops-lab-simulate.lock")), false);
+    });
+
     it("given SIGHUP (its terminal closed) while serving, then it stops as cleanly: exit 129, the lock released", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "sighup-"));
         const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
