@@ -268,8 +268,9 @@ export const simulate: Command = {
         try {
             if (values.reset) {
                 say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
-                const { left, kept } = await resetSimulatedLab(root, say);
+                const { left, kept, below } = await resetSimulatedLab(root, say);
                 if (left.length) throw new Error(`the reset left ${left.join(", ")} (the lines above say why each was kept)`);
+                if (below) return EXIT.USAGE; // labs under the folder given: the line above names them, nothing was reset
                 say(
                     kept.length
                         ? `reset: the lab is taken down under ${root}, but for what is yours (kept: ${kept.join(", ")}); gitops-lab simulate --root ${root} builds it again`

@@ -388,10 +388,22 @@ export async function resetSimulatedLab(
     root: string,
     log: (line: string) => void,
     opts: { timeoutMs?: number } = {},
-): Promise<{ left: string[]; kept: string[] }> {
+): Promise<{ left: string[]; kept: string[]; below?: number }> {
     if (labTraces(root).length === 0) {
-        log(`nothing to reset: ${root} holds no lab`);
-        return { left: [], kept: [] };
+        // a folder of labs given for one of them: named, nothing of theirs touched
+        const below =
+            fs.existsSync(root) && fs.statSync(root).isDirectory()
+                ? fs.readdirSync(root).filter((d) => labTraces(path.join(root, d)).length)
+                : [];
+        log(
+            below.length
+                ? `nothing to reset: ${root} holds no lab itself, but ${below.length === 1 ? "a lab is" : "labs are"} under it (${below
+                      .slice(0, 5)
+                      .map((d) => path.join(root, d))
+                      .join(", ")}${below.length > 5 ? ", ..." : ""}): give one as --root`
+                : `nothing to reset: ${root} holds no lab`,
+        );
+        return { left: [], kept: [], below: below.length };
     }
     const stateFile = clusterStateFile(root);
     const hadCluster = fs.existsSync(stateFile);

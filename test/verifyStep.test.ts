@@ -2756,6 +2756,31 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the last step written as NotIn the other three: the same rollout, passes", async () => {
+        const at = await tenantsAt(1);
+        try {
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                {
+                    op: "replace",
+                    path: "/spec/strategy/rollingSync/steps/3/matchExpressions/0",
+                    value: { key: "example.org/tenant", operator: "NotIn", values: ["mandant-a", "mandant-b", "mandant-c"] },
+                },
+            ]);
+            const check = async () =>
+                (await verifyTenants({ layout: at.layout, through: 1, cluster: at.cluster })).find((c) =>
+                    c.check.startsWith("live ApplicationSet tenants"),
+                )!;
+            assert.strictEqual((await check()).ok, true, JSON.stringify(await check()));
+            // a NotIn that selects two: not the same rollout
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/strategy/rollingSync/steps/3/matchExpressions/0/values", value: ["mandant-a", "mandant-b"] },
+            ]);
+            assert.strictEqual((await check()).ok, false);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("a release patched into the live template at the stall: the hint warns of the tenants already synced at it", async () => {
         const at = await tenantsAt(2);
         try {

@@ -286,7 +286,9 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
         log(`removed bare repository ${layout.bareRepo}`);
     } else if (exists(layout.bareRepo))
         log(
-            `kept ${layout.bareRepo}: not a repository the lab made (made by hand, at step 1 or again: it lacks the lab's mark), so it is yours; move it away (or remove it) before the lab is built here again`,
+            fs.statSync(layout.bareRepo).isDirectory()
+                ? `kept ${layout.bareRepo}: not a repository the lab made (made by hand, at step 1 or again: it lacks the lab's mark), so it is yours; move it away (or remove it) before the lab is built here again`
+                : `kept ${layout.bareRepo}: a file, not a repository (the lab's was replaced by it); move it away (or remove it) before the lab is built here again`,
         );
     // half-built copies an interrupted step 1 left: the lab's own by their name
     for (const p of [partial(layout.bareRepo), partial(layout.clone)]) fs.rmSync(p, { recursive: true, force: true });

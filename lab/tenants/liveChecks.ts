@@ -35,9 +35,16 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 hint: await missingAppSetHint(c, TENANTS_APPSET, w.layout.appsetFile, { lab: "shop", appset: "shop" }),
             };
         // each step's whole selection (key, operator, values): an operator Argo CD does not read ("in") selects nothing
-        const steps = (s?.spec?.strategy?.rollingSync?.steps ?? []).map((x) =>
+        const specSteps = s?.spec?.strategy?.rollingSync?.steps ?? [];
+        const written = specSteps.map((x) =>
             (x.matchExpressions ?? []).map((e) => `${e.key} ${e.operator} ${(e.values ?? []).join(",")}`).join(" and "),
         );
+        // steps written another way that select the same tenants, one a step in order (a NotIn for the last): the same rollout
+        const selects = specSteps.map((x) => TENANTS.filter((t) => stepSelects(x, { [TENANT_LABEL]: t })).join(","));
+        const steps =
+            selects.length === TENANTS.length && selects.every((sel, i) => sel === TENANTS[i])
+                ? TENANTS.map((t) => `${TENANT_LABEL} In ${t}`)
+                : written;
         // the template's path names each tenant's release from its file ({{release}}, or {{.release}} with goTemplate)
         const path = s?.spec?.template?.spec?.source?.path;
         const templated = "releases/{{release}}";
