@@ -413,6 +413,27 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         return { lines, left, out: lines.join("\n") };
     };
 
+    it("given the folder labs are under, then it names them and resets none; a file at the repository's path is said as a file", async () => {
+        // a folder of its own holding the lab (the run's temporary folder holds other tests' labs too)
+        const parent = fs.mkdtempSync(path.join(os.tmpdir(), "labs-"));
+        const root = path.join(parent, "lab");
+        fs.renameSync(await rootAt(2), root);
+        const r = await runMain("simulate", ["--root", parent, "--reset"]);
+        assert.strictEqual(r.code, 2, r.out);
+        assert.match(
+            r.stdout,
+            new RegExp(`nothing to reset: ${parent} holds no lab itself, but a lab is under it \\(${root}\\): give one as --root`),
+        );
+        assert.doesNotMatch(r.stdout, /builds it again/);
+        assert.ok(fs.existsSync(clusterStateFile(root)), "the lab under it is untouched");
+        // the bare repository replaced by a file: kept, and said to be a file
+        const { bareRepo } = shopLayout(await rootAt(2));
+        fs.rmSync(bareRepo, { recursive: true, force: true });
+        fs.writeFileSync(bareRepo, "oops\n");
+        const file = await reset(path.dirname(path.dirname(path.dirname(bareRepo))));
+        assert.match(file.out, new RegExp(`kept ${bareRepo}: a file, not a repository \\(the lab's was replaced by it\\)`));
+    });
+
     it("given a folder that never held a lab, then it says so and creates nothing", async () => {
         const parent = fs.mkdtempSync(path.join(os.tmpdir(), "never-"));
         const r = await reset(path.join(parent, "lab"));
