@@ -2756,6 +2756,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the generator pointed at another branch in the cluster: the hint says the lab's reads main", async () => {
+        const at = await tenantsAt(1);
+        try {
+            await at.cluster.jsonPatchApplicationSet("tenants", [
+                { op: "replace", path: "/spec/generators/0/git/revision", value: "fix/1.2.1" },
+            ]);
+            const r = (await verifyTenants({ layout: at.layout, through: 1, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live ApplicationSet tenants"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^the live ApplicationSet's git generator reads tenants\/\*\.yaml at fix\/1\.2\.1, changed in the cluster: the lab's reads tenants\/\*\.yaml at main \(a fix goes to main, as a commit\); put it back as the lab wrote it/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the last step written as NotIn the other three: the same rollout, passes", async () => {
         const at = await tenantsAt(1);
         try {

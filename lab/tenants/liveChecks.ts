@@ -88,6 +88,13 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                 hint: `the live ApplicationSet's template path is ${path}, set in the cluster by hand: a release comes from each tenant's file in Git (the template's path is releases/{{release}}); ${apply}${after}`,
             };
         }
+        // the generator pointed at another branch or files in the cluster (a fix branch): the lab's reads main's tenants/*.yaml
+        const gen = s?.spec?.generators?.[0]?.git;
+        if (!outcome.ok && (gen?.revision !== "main" || gen?.files?.[0]?.path !== "tenants/*.yaml"))
+            return {
+                ...outcome,
+                hint: `the live ApplicationSet's git generator reads ${gen?.files?.[0]?.path ?? "no files"} at ${gen?.revision ?? "no revision"}, changed in the cluster: the lab's reads tenants/*.yaml at main (a fix goes to main, as a commit); ${apply}`,
+            };
         // the strategy taken out (to unblock the stall): every tenant syncs on its own, the faulty release everywhere
         if (!outcome.ok && s?.spec?.strategy?.type !== "RollingSync")
             return {
