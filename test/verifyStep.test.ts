@@ -3803,6 +3803,30 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("recovery.commit a later commit than the fix: the hint names the fix's SHA, no new lab", async () => {
+        await atTenants(3, async (root) => {
+            const layout = tenantsLayout(root);
+            const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
+            await git(["fetch", "--quiet"], layout.clone);
+            await git(["checkout", "--quiet", "-B", "main", "origin/main"], layout.clone);
+            fs.writeFileSync(path.join(layout.clone, "NOTES.md"), "after the fix\n");
+            await git(["add", "NOTES.md"], layout.clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "notes"], layout.clone);
+            await git(["push", "--quiet", "origin", "main"], layout.clone);
+            const later = await git(["rev-parse", "HEAD"], layout.clone);
+            editResult(layout.resultFile("recovery"), { commit: later });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: recovery\\.commit ${later.slice(0, 12)} changes no tenant's release \\(every tenant was at 1\\.2\\.1 before it\\): the fix is its ancestor ${recovery.commit.slice(0, 12)}, the commit that set all four at once: write ${recovery.commit}`,
+                ),
+            );
+            assert.doesNotMatch(r.stdout, /new lab|inOneCommit/);
+        });
+    });
+
     it("recovery.commit an annotated tag's own SHA: the hint says to write the commit it tags", async () => {
         await atTenants(3, async (root) => {
             const layout = tenantsLayout(root);

@@ -17,6 +17,7 @@ import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
 import { secondsSinceCommit, secondsWithinRollout } from "./resultTimes";
 import { releaseSlip, STALL_FIELDS, withReleaseSlip } from "./stallFields";
 import {
+    laterThanFix,
     AFTER_BLOCKED,
     all,
     expectedRunning,
@@ -349,6 +350,9 @@ const step3: Check<TenantsWorld>[] = [
                     found: `${r.commit.slice(0, 12)}, which sets none to it`,
                     hint: `recovery.commit ${r.commit === s?.commit ? "is stall.commit itself" : `is ${r.commit.slice(0, 12)}, which sets no tenant to ${RELEASES.fixed}`}, while main has the fix: write the fix's SHA (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
                 };
+            // a later commit's SHA (git rev-parse HEAD after one more commit): the fix is behind it, where every tenant moved at once
+            const later = early.length === TENANTS.length ? await laterThanFix(w, r.commit, parent) : undefined;
+            if (later) return later;
             return eqFields(
                 { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [], onTheStall: all(RELEASES.faulty) },
                 {

@@ -90,3 +90,35 @@ export async function readTenantsWorld(opts: TenantsVerifyOptions): Promise<Tena
         stackOutputs: opts.stackOutputs,
     };
 }
+
+/**
+ * The fix behind a later commit: from `from` (a commit with every tenant at the fixed release) up its first
+ * parents, the commit that set all four at once from the faulty release; undefined when there is none such.
+ */
+async function fixBehind(w: TenantsWorld, from: string | undefined): Promise<string | undefined> {
+    const every = async (sha: string, release: string) => {
+        const at = await releasesAt(w, sha);
+        return TENANTS.every((t) => at[t] === release);
+    };
+    let fix = from;
+    for (let n = 0; fix && n < 50; n++) {
+        const [up] = await w.repo.parents(fix);
+        if (!up || !(await every(up, RELEASES.fixed))) break;
+        fix = up;
+    }
+    const before = fix ? (await w.repo.parents(fix))[0] : undefined;
+    return fix && before && (await every(before, RELEASES.faulty)) ? fix : undefined;
+}
+
+/** recovery.commit a later commit than the fix (every tenant at the fixed release before it): said, with the fix's SHA. */
+export async function laterThanFix(w: TenantsWorld, commit: string, parent: string | undefined) {
+    const fix = await fixBehind(w, parent);
+    return fix
+        ? {
+              ok: false,
+              expected: `the commit that sets every tenant to ${RELEASES.fixed}`,
+              found: `${commit.slice(0, 12)}, which changes no tenant's release`,
+              hint: `recovery.commit ${commit.slice(0, 12)} changes no tenant's release (every tenant was at ${RELEASES.fixed} before it): the fix is its ancestor ${fix.slice(0, 12)}, the commit that set all four at once: write ${fix}`,
+          }
+        : undefined;
+}
