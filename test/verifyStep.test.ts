@@ -3803,6 +3803,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("recovery.running without mandant-a: the hint names who is left out", async () => {
+        await atTenants(3, async (root) => {
+            const layout = tenantsLayout(root);
+            const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
+            delete recovery.running["mandant-a"];
+            fs.writeFileSync(layout.resultFile("recovery"), JSON.stringify(recovery));
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: running lacks mandant-a: list all four tenants, each with the release its site runs/);
+        });
+    });
+
     it("recovery.commit a later commit than the fix: the hint names the fix's SHA, no new lab", async () => {
         await atTenants(3, async (root) => {
             const layout = tenantsLayout(root);

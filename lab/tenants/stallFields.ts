@@ -1,5 +1,5 @@
 /** How the tenants lab's result values are written: what each of stall.json's keys is, and a release as the lab writes it. */
-import { RELEASES } from "./layout";
+import { RELEASES, TENANTS } from "./layout";
 
 /** What each of stall.json's keys is, for a hint that names a wrong one (docs/tenants-lab.md has the whole text). */
 export const STALL_FIELDS: Record<string, string> = {
@@ -29,6 +29,15 @@ export function releaseSlip(...values: unknown[]): string | undefined {
 
 /** A check's outcome with the release-spelling hint when that is what is wrong. */
 export function withReleaseSlip<T extends { ok: boolean; hint?: string }>(outcome: T, ...values: unknown[]): T {
-    const hint = outcome.ok ? undefined : releaseSlip(...values);
+    const hint = outcome.ok ? undefined : (releaseSlip(...values) ?? tenantsLeftOut(values));
     return hint ? { ...outcome, hint } : outcome;
+}
+
+/** A map of tenants (running) that leaves one out: named. */
+function tenantsLeftOut(values: unknown[]): string | undefined {
+    const map = values.find((v): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v));
+    // (keys of its own, a namespace/name, are another slip, which the check says)
+    const lacks =
+        map && Object.keys(map).every((k) => (TENANTS as readonly string[]).includes(k)) ? TENANTS.filter((t) => !(t in map)) : [];
+    return lacks.length ? `running lacks ${lacks.join(", ")}: list all four tenants, each with the release its site runs` : undefined;
 }
