@@ -1265,6 +1265,52 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the revert pushed, shop-dev not compared again: the hint says to refresh it", async () => {
+        const at = await labAt(6);
+        try {
+            const { root, clone } = at.lab.layout;
+            const kubeconfig = path.join(root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const as = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git(["fetch", "--quiet"], clone);
+            await git(["checkout", "--quiet", "-B", "main", "origin/main"], clone);
+            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
+            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
+            await git([...as, "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const bad = await git(["rev-parse", "HEAD"], clone);
+            const error = async () =>
+                ((await at.cluster.getApplication("shop-dev"))?.status?.conditions ?? []).find((c) => c.type === "ComparisonError");
+            await expect(
+                holds("shop-dev shows the ComparisonError", async () => {
+                    await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "hard" });
+                    return !!(await error());
+                }),
+                { timeoutMs: 60_000 },
+            );
+            await git([...as, "revert", "--no-edit", "HEAD"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const promoted = JSON.parse(fs.readFileSync(at.lab.layout.resultFile("promote"), "utf8")).to;
+            fs.writeFileSync(
+                at.lab.layout.resultFile("revert"),
+                JSON.stringify({
+                    bad_commit: bad,
+                    dev_error: String((await error())!.message),
+                    prod_revision_during: promoted,
+                    revert_commit: await git(["rev-parse", "HEAD"], clone),
+                }),
+            );
+            const r = await runMain("verify", ["--root", root, "--kubeconfig", kubeconfig, "--step", "7"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /renders envs\/dev now: the error is an earlier commit's, which Argo CD has not compared again yet; refresh it: kubectl -n argocd annotate application shop-dev argocd\.argoproj\.io\/refresh=hard --overwrite/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("step 7's bad commit pushed together with its revert: main never stood at it, said", async () => {
         await atShop(6, async (root) => {
             const layout = shopLayout(root);

@@ -179,6 +179,22 @@ export function liveChecks(): Check<ShopWorld>[] {
                             inFile = undefined; // no file: the ApplicationSet's own checks say so
                         }
                         const wrongRepo = typeof inFile === "string" && repo !== undefined && repo !== inFile;
+                        // the error of an earlier commit (step 7's bad one) while the branch renders now: not compared again yet
+                        const tip = want(w) === "main" ? w.main : w.releaseTip;
+                        const dir = app === "shop-dev" ? "envs/dev" : "envs/prod";
+                        if (
+                            cannot &&
+                            !wrongRepo &&
+                            tip &&
+                            (await renderShopConfigAt(w.repo, tip, dir, w.kubectl).then(
+                                () => true,
+                                () => false,
+                            ))
+                        )
+                            return {
+                                ...outcome,
+                                hint: `Argo CD cannot compare ${app} (${cannot.type}: ${String(cannot.message).split("\n")[0]}), but ${want(w)} (${tip.slice(0, 12)}) renders ${dir} now: the error is an earlier commit's, which Argo CD has not compared again yet; refresh it: kubectl -n argocd annotate application ${app} argocd.argoproj.io/refresh=hard --overwrite`,
+                            };
                         return cannot || wrongRepo
                             ? {
                                   ...outcome,
