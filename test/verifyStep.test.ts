@@ -1265,6 +1265,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the promotion made in the clone and never pushed: the hint says to push it", async () => {
+        await atShop(5, async (root) => {
+            const layout = shopLayout(root);
+            const { clone } = layout;
+            await git(["fetch", "--quiet"], clone);
+            const from = await git(["rev-parse", "origin/release/prod"], clone);
+            const to = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            await git(["checkout", "--quiet", "-B", "release/prod", "origin/release/prod"], clone);
+            await git(["reset", "--quiet", "--hard", to], clone);
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to }));
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: your clone's release\/prod is at promote\.to, but it was never pushed: .*git push origin release\/prod/,
+            );
+        });
+    });
+
     it("the revert pushed, shop-dev not compared again: the hint says to refresh it", async () => {
         const at = await labAt(6);
         try {

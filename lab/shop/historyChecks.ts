@@ -130,6 +130,15 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             if (!past && isSha(to) && w.releaseTip && w.releaseTip === from && from !== to) {
                 // not moved: the push went elsewhere (another branch), or was never made
                 const elsewhere = (await w.repo.branchesAt(to)).filter((b) => b !== "main" && b !== "release/prod");
+                // moved in the clone alone (git reset --hard, or a merge), never pushed
+                const local = w.clone?.exists() ? await w.clone.branch("release/prod") : null;
+                if (local === to)
+                    return {
+                        ok: false,
+                        expected: to,
+                        found: `${w.releaseTip}, promote.from: not moved (your clone's release/prod is at promote.to)`,
+                        hint: `your clone's release/prod is at promote.to, but it was never pushed: release/prod in the repository is still at promote.from; push it: git push origin release/prod`,
+                    };
                 return {
                     ok: false,
                     expected: to,
