@@ -413,6 +413,15 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         return { lines, left, out: lines.join("\n") };
     };
 
+    it("given the clone's origin renamed (upstream), then it is still the lab's clone and goes", async () => {
+        const root = await rootAt(8);
+        const { clone } = shopLayout(root);
+        await git(["remote", "rename", "origin", "upstream"], clone);
+        const r = await reset(root);
+        assert.match(r.out, new RegExp(`removed clone ${clone}`));
+        assert.deepStrictEqual(r.left, []);
+    });
+
     it("given the folder labs are under, then it names them and resets none; a file at the repository's path is said as a file", async () => {
         // a folder of its own holding the lab (the run's temporary folder holds other tests' labs too)
         const parent = fs.mkdtempSync(path.join(os.tmpdir(), "labs-"));

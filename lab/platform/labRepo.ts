@@ -80,6 +80,16 @@ async function isOurClone(layout: RepoSite): Promise<boolean> {
     return url !== null && path.resolve(url) === path.resolve(layout.bareRepo);
 }
 
+/** Whether the clone has a remote of any name (origin renamed: upstream) that is the lab's bare repository. */
+async function isCloneOfBare(layout: RepoSite): Promise<boolean> {
+    if (!exists(path.join(layout.clone, ".git"))) return false;
+    const urls = await git(["--git-dir", path.join(layout.clone, ".git"), "config", "--get-regexp", "^remote\\..*\\.url$"]).catch(() => "");
+    return urls
+        .split("\n")
+        .map((l) => l.split(" ").slice(1).join(" "))
+        .some((url) => url !== "" && path.resolve(url) === path.resolve(layout.bareRepo));
+}
+
 /** Files of a repository are 0644 and directories 0755 whatever the pusher's umask (git's core.sharedRepository). */
 export const SHARED_REPOSITORY = "0644";
 
@@ -263,7 +273,7 @@ export async function unpushedWork(clone: string): Promise<string[]> {
 export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log = () => {}): Promise<void> {
     // a repository the lab did not make (step 1 done by hand) is the learner's, and so is the clone of it
     const theirs = exists(layout.bareRepo) && !(await isOurBareRepo(layout.bareRepo, kind.owner));
-    const work = !theirs && (await isOurClone(layout)) ? await unpushedWork(layout.clone) : undefined;
+    const work = !theirs && (await isCloneOfBare(layout)) ? await unpushedWork(layout.clone) : undefined;
     if (theirs && exists(path.join(layout.clone, ".git")))
         log(`kept ${layout.clone}: a clone of ${layout.bareRepo}, which is yours (below), so it is yours too`);
     else if (work && work.length) {
