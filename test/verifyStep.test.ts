@@ -574,6 +574,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the pin written into prod's env (env: release/prod): the hint says env names the environment", async () => {
+        await atShop(4, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = shopApplicationSet();
+            set.spec.generators[0].list.elements = [
+                { env: "dev", revision: "main" },
+                { env: "release/prod", revision: "main" },
+            ];
+            fs.writeFileSync(appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: an element's env is "release\/prod", a branch: env names the environment \(dev, prod\) and revision the branch it tracks/,
+            );
+        });
+    });
+
     it("appset.yaml of another apiVersion: the hint says kubectl apply refuses it", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -28,6 +28,10 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     ];
     if (odd.length)
         return `an element has the key ${odd.map((k) => JSON.stringify(k)).join(", ")}: an element's keys are env and revision, which the template's {{env}} and {{revision}} read; write them so, then ${apply}`;
+    // a branch written as an env (env: release/prod): the Application would be shop-release/prod, which no name may be
+    const branchEnv = elements.find((e) => e?.env === "release/prod" || e?.env === "main")?.env;
+    if (branchEnv)
+        return `an element's env is ${JSON.stringify(branchEnv)}, a branch: env names the environment (dev, prod) and revision the branch it tracks (the ApplicationSet cannot make an Application shop-${branchEnv}: "/" is no name's); write {env: prod, revision: ${wantProd(w)}}, then ${apply}`;
     // an element added beside the one it was to change: two for one env make two Applications of one name,
     // which the ApplicationSet refuses ("contains applications with duplicate name")
     const twice = ["dev", "prod"].find((env) => elements.filter((e) => e?.env === env).length > 1);
