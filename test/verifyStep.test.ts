@@ -1325,6 +1325,9 @@ describe("verify --step: one step at a time, with a hint", function () {
                 }),
                 { timeoutMs: 60_000 },
             );
+            // Argo CD stopped before the revert: it compares nothing again (its poll would, in its own time)
+            const dev = String((await error())!.message);
+            await at.lab.argo.stop();
             await git([...as, "revert", "--no-edit", "HEAD"], clone);
             await git(["push", "--quiet", "origin", "main"], clone);
             const promoted = JSON.parse(fs.readFileSync(at.lab.layout.resultFile("promote"), "utf8")).to;
@@ -1332,7 +1335,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 at.lab.layout.resultFile("revert"),
                 JSON.stringify({
                     bad_commit: bad,
-                    dev_error: String((await error())!.message),
+                    dev_error: dev,
                     prod_revision_during: promoted,
                     revert_commit: await git(["rev-parse", "HEAD"], clone),
                 }),

@@ -351,7 +351,7 @@ const step3: Check<TenantsWorld>[] = [
                     hint: `recovery.commit ${r.commit === s?.commit ? "is stall.commit itself" : `is ${r.commit.slice(0, 12)}, which sets no tenant to ${RELEASES.fixed}`}, while main has the fix: write the fix's SHA (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
                 };
             // a later commit's SHA (git rev-parse HEAD after one more commit): the fix is behind it, where every tenant moved at once
-            const later = early.length === TENANTS.length ? await laterThanFix(w, r.commit, parent) : undefined;
+            const later = early.length === TENANTS.length && onMain ? await laterThanFix(w, r.commit, parent) : undefined;
             if (later) return later;
             return eqFields(
                 { releases: all(RELEASES.fixed), descendsFromStall: true, onMain: true, inOneCommit: [], onTheStall: all(RELEASES.faulty) },
