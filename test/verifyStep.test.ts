@@ -53,6 +53,14 @@ async function verifyServed(at: { layout: { root: string }; lab: { kubeconfig: s
     return runMain("verify", ["--lab", "tenants", "--root", at.layout.root, "--kubeconfig", kubeconfig, "--step", String(step)]);
 }
 
+/** appset.yaml written with these list elements, then `verify --step N --offline` on the root. */
+async function withElements(root: string, step: number, elements: object[]) {
+    const set: any = shopApplicationSet();
+    set.spec.generators[0].list.elements = elements;
+    fs.writeFileSync(shopLayout(root).appsetFile, stringify(set));
+    return runMain("verify", ["--root", root, "--step", String(step), "--offline"]);
+}
+
 const editResult = (file: string, edit: object) =>
     fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, "utf8")), ...edit }));
 const conditionOf = (o: any, type: string) => (o?.status?.conditions ?? []).find((c: any) => c.type === type);
@@ -576,14 +584,10 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("the pin written into prod's env (env: release/prod): the hint says env names the environment", async () => {
         await atShop(4, async (root) => {
-            const { appsetFile } = shopLayout(root);
-            const set: any = shopApplicationSet();
-            set.spec.generators[0].list.elements = [
+            const r = await withElements(root, 4, [
                 { env: "dev", revision: "main" },
                 { env: "release/prod", revision: "main" },
-            ];
-            fs.writeFileSync(appsetFile, stringify(set));
-            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            ]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
@@ -607,15 +611,11 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("an element added for prod beside main's: step 4's hint says two make one name", async () => {
         await atShop(4, async (root) => {
-            const { appsetFile } = shopLayout(root);
-            const set: any = shopApplicationSet();
-            set.spec.generators[0].list.elements = [
+            const r = await withElements(root, 4, [
                 { env: "dev", revision: "main" },
                 { env: "prod", revision: "main" },
                 { env: "prod", revision: "release/prod" },
-            ];
-            fs.writeFileSync(appsetFile, stringify(set));
-            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            ]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
