@@ -1606,6 +1606,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(passing.done, true, passing.line);
     });
 
+    it("an earlier step's check that only this step's work fails: named as that step's, with its hint", () => {
+        const steps = shopSteps(shopLayout("/"));
+        const flag: CheckResult = { step: 3, check: "live shop-prod FEATURE_CHECKOUT_V2 is off", ok: false };
+        const own: CheckResult = { step: 4, check: "pin.json exists and is JSON", ok: true };
+        // failing through step 4 only (through step 3 it passed): step 4's work, told as step 3's check
+        const v = stepVerdict([{ ...flag, ok: true }], [flag, own], steps, 4);
+        assert.strictEqual(v.done, false, v.line);
+        assert.match(
+            v.line,
+            /^step 4 pin: not done: live shop-prod FEATURE_CHECKOUT_V2 is off \(step 3's check, which this step's work decides\); hint: /,
+        );
+        assert.ok(v.line.endsWith(`hint: ${steps[2]!.hint}`), v.line);
+    });
+
     it("an earlier step's live failure comes first, unless a later step may cause it", async () => {
         const steps = shopSteps(shopLayout("/"));
         const graded = async (yields: boolean) => {

@@ -184,7 +184,7 @@ export function stepVerdict(
             step: n,
             done: false,
             missing: failed,
-            line: `${title}: not done: ${failed.check}; hint: ${hintOf(failed, steps[failed.step - 1] ?? step)}`,
+            line: `${title}: not done: ${failed.check}${failed.step < n && checkKey(failed) !== CLUSTER_ANSWERS ? ` (step ${failed.step}'s check, which this step's work decides)` : ""}; hint: ${hintOf(failed, steps[failed.step - 1] ?? step)}`,
         };
     return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };
 }
