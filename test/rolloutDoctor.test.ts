@@ -279,6 +279,11 @@ describe("the rollout doctor in the cluster", function () {
         ]);
         const dep = objs.find((o) => o.kind === "Deployment");
         const c = dep.spec.template.spec.containers[0];
+        assert.deepStrictEqual(
+            [dep.spec.replicas, dep.spec.strategy],
+            [1, { type: "Recreate" }],
+            "one doctor posts the Events, even in a roll-out",
+        );
         assert.match(c.image, /^docker\.io\/library\/node:20\.\d+\.\d+-alpine[\d.]+$/, "a pinned Node 20 image");
         assert.deepStrictEqual(
             [

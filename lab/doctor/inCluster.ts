@@ -106,6 +106,8 @@ export function rolloutDoctorManifests(o: DoctorManifestOptions): KubeObject[] {
             metadata: meta(DOCTOR_NAME),
             spec: {
                 replicas: 1,
+                // one watching doctor at a time, even while a new bundle rolls out: each posts its own Events
+                strategy: { type: "Recreate" },
                 selector: { matchLabels: { "app.kubernetes.io/name": DOCTOR_NAME } },
                 template: {
                     metadata: { labels, annotations: { "gitops-lab/bundle-digest": o.bundleDigest } },
