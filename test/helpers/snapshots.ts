@@ -47,7 +47,9 @@ export function snapshotCache(
     /** Takes the lock of a step's snapshot (true), or says another live worker holds it (false); a dead holder's lock is taken over (lab/ports/lock.ts). */
     const lock = (step: number): boolean => {
         try {
-            acquireLockFile(lockOf(step), (holder) => `held by PID ${holder}`, `the ${name} lab's snapshot at step ${step}`);
+            const held = acquireLockFile(lockOf(step), (holder) => `held by PID ${holder}`, `the ${name} lab's snapshot at step ${step}`);
+            // kept past this worker's exit (a published snapshot's lock is never taken again): no exit listener a snapshot
+            process.off("exit", held.release);
             return true;
         } catch (e: any) {
             if (/^held by PID/.test(e.message)) return false;
