@@ -62,10 +62,15 @@ export const GIT_LOCATION_VARS = [
     "GIT_NAMESPACE",
 ];
 
+/** A git location variable (GIT_DIR and the like) is set in the given environment (this process's by default). */
+export function namesGitLocation(env: NodeJS.ProcessEnv = process.env): boolean {
+    return GIT_LOCATION_VARS.some((k) => env[k] !== undefined);
+}
+
 /** The environment for a git command: the given (or this process's) without GIT_LOCATION_VARS; as given when none is set. */
 export function gitEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | undefined {
     const from = env ?? process.env;
-    if (!GIT_LOCATION_VARS.some((k) => from[k] !== undefined)) return env;
+    if (!namesGitLocation(from)) return env;
     return Object.fromEntries(Object.entries(from).filter(([k]) => !GIT_LOCATION_VARS.includes(k)));
 }
 

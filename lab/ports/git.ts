@@ -6,7 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { GitError, GitPluginError, simpleGit } from "simple-git";
 import { exitCodeOf, messageOf } from "./errors";
-import { gitEnv } from "./exec";
+import { namesGitLocation } from "./exec";
 
 export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@localhost"];
 
@@ -45,7 +45,7 @@ export async function gitIn(dir: string, args: string[], opts: GitOptions = {}):
     });
     // a repository named by the user's environment (GIT_DIR left exported) is not the lab's: git then runs with the
     // little it needs (simple-git refuses to pass on the rest of an environment, GIT_SSL_CAINFO and the like)
-    if (gitEnv(undefined))
+    if (namesGitLocation())
         git.env(
             Object.fromEntries(
                 ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]!]])),
