@@ -13,6 +13,7 @@ import * as path from "path";
 import { doctorBundle } from "../components/rolloutDoctor";
 import { FakeKube } from "../sim/fakeApi";
 import type { Application, ApplicationSet, Job, Pod } from "../lab/argo/types";
+import { IN_CLUSTER_SERVER } from "../lab/argo/application";
 
 export interface DoctorScale {
     apps: number;
@@ -91,7 +92,7 @@ export function syntheticObjects(scale: DoctorScale): { appsets: ApplicationSet[
                     ],
                 },
                 spec: {
-                    destination: { namespace: n, server: "https://kubernetes.default.svc" },
+                    destination: { namespace: n, server: IN_CLUSTER_SERVER },
                     source: { repoURL: "git://example/x.git", path: "p", targetRevision: "main" },
                     syncPolicy: { automated: { enabled: false } },
                 },

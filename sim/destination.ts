@@ -4,9 +4,10 @@
  * serves no Secrets, so the one cluster it knows is the one Argo CD runs in (`https://kubernetes.default.svc`,
  * named `in-cluster`); a real install also knows its cluster Secrets.
  */
+import { IN_CLUSTER_SERVER } from "../lab/argo/application";
 
 /** `appv1.KubernetesInternalAPIServerAddr` and the in-cluster cluster's name. */
-export const IN_CLUSTER = { server: "https://kubernetes.default.svc", name: "in-cluster" };
+export const IN_CLUSTER = { server: IN_CLUSTER_SERVER, name: "in-cluster" };
 
 interface Destination {
     server?: string;

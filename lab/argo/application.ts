@@ -6,6 +6,8 @@ import type { Application } from "./types";
 
 /** The namespace the upstream install assumes, and where the labs' Applications live. */
 export const ARGOCD_NAMESPACE = "argocd";
+/** The cluster Argo CD runs in, as a destination names it (its `in-cluster` cluster's server). */
+export const IN_CLUSTER_SERVER = "https://kubernetes.default.svc";
 export const REFRESH_ANNOTATION = "argocd.argoproj.io/refresh";
 /** Asks the ApplicationSet controller for a reconcile now, past the repo-server's revision cache; removed after it (common.AnnotationApplicationSetRefresh). */
 export const APPSET_REFRESH_ANNOTATION = "argocd.argoproj.io/application-set-refresh";

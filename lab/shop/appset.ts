@@ -8,7 +8,7 @@ import { ClusterPort } from "../ports/cluster";
 import { DeleteOptions, deleteAppSetAndNamespaces } from "../argo/teardown";
 export type { DeleteOptions } from "../argo/teardown";
 import { toYaml, writeFileAtomic } from "../ports/files";
-import { ARGOCD_NAMESPACE } from "../argo/application";
+import { ARGOCD_NAMESPACE, IN_CLUSTER_SERVER } from "../argo/application";
 import { APPSET_NAME, ShopLayout, REPO_URL } from "./layout";
 import type { ApplicationSet } from "../argo/types";
 
@@ -43,7 +43,7 @@ export function shopApplicationSet(opts: ShopAppSetOptions = {}): ApplicationSet
                 spec: {
                     project: "default",
                     source: { repoURL: opts.repoURL ?? REPO_URL, targetRevision: "{{revision}}", path: "envs/{{env}}" },
-                    destination: { server: "https://kubernetes.default.svc", namespace: "shop-{{env}}" },
+                    destination: { server: IN_CLUSTER_SERVER, namespace: "shop-{{env}}" },
                     syncPolicy: {
                         automated: { prune: true, selfHeal: true },
                         syncOptions: ["CreateNamespace=true"],

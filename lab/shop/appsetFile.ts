@@ -7,6 +7,7 @@ import * as fs from "fs";
 import { parseAllDocuments } from "yaml";
 import type { ApplicationSet } from "../argo/types";
 import { APPSET_NAME, REPO_URL } from "./layout";
+import { IN_CLUSTER_SERVER } from "../argo/application";
 
 export type AppsetFile =
     /** The file's ApplicationSet shop (or its only document, whatever it is), read loosely: every field may be missing. */
@@ -48,7 +49,7 @@ export function readAppsetFile(file: string): AppsetFile {
 }
 
 /** The cluster Argo CD runs in, as an Application's destination.server names it. */
-export const IN_CLUSTER = "https://kubernetes.default.svc";
+export const IN_CLUSTER = IN_CLUSTER_SERVER;
 /**
  * A destination's cluster as one URL: by its name in-cluster, or its URL with trailing slashes, it is the cluster
  * Argo CD runs in (util/argo GetDestinationServer trims them); anything else as written.

@@ -6,6 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { isSha } from "../grader/resultFiles";
 import { obj, ShopWorld, wantProd } from "./world";
+import { IN_CLUSTER_SERVER } from "../argo/application";
 
 /** Why the elements are not dev=main, prod=(the step's branch), where a known mistake says so; else undefined. */
 export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?: unknown }[], template?: unknown): string | undefined {
@@ -17,7 +18,7 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
         new RegExp(`\\{\\{\\s*\\.?${k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\s*\\}\\}`).test(JSON.stringify(template ?? "")),
     );
     if (read.length)
-        return `the elements carry ${read.map((k) => JSON.stringify(k)).join(", ")}, which the template reads (${read.map((k) => `{{${k}}}`).join(", ")}): the lab's elements are env and revision alone, and the template writes the rest as the lab gives it (destination.server https://kubernetes.default.svc); write them so, then ${apply}`;
+        return `the elements carry ${read.map((k) => JSON.stringify(k)).join(", ")}, which the template reads (${read.map((k) => `{{${k}}}`).join(", ")}): the lab's elements are env and revision alone, and the template writes the rest as the lab gives it (destination.server ${IN_CLUSTER_SERVER}); write them so, then ${apply}`;
     // (a key the template never reads, beside env and revision, changes no Application: only an element lacking one is named)
     const odd = [
         ...new Set(

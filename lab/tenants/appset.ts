@@ -3,7 +3,7 @@
  * per tenant, rolled out by RollingSync one tenant per step (a, b, c, d).
  */
 import * as fs from "fs";
-import { ARGOCD_NAMESPACE } from "../argo/application";
+import { ARGOCD_NAMESPACE, IN_CLUSTER_SERVER } from "../argo/application";
 import { ClusterPort } from "../ports/cluster";
 import { toYaml, writeFileAtomic } from "../ports/files";
 import { DeleteOptions, deleteAppSetAndNamespaces } from "../argo/teardown";
@@ -29,7 +29,7 @@ export function tenantsApplicationSet(opts: { repoURL?: string } = {}): Applicat
                 spec: {
                     project: "default",
                     source: { repoURL, targetRevision: "main", path: "releases/{{release}}" },
-                    destination: { server: "https://kubernetes.default.svc", namespace: "{{tenant}}" },
+                    destination: { server: IN_CLUSTER_SERVER, namespace: "{{tenant}}" },
                     syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true"] },
                 },
             },
