@@ -27,6 +27,18 @@ function importsOf(file: string): string[] {
     return out;
 }
 
+/** The project's .ts files a source file takes a value from (`import type` and `export type` left out). */
+function valueImportsOf(file: string): string[] {
+    const out: string[] = [];
+    for (const m of read(file).matchAll(/^(import|export)\s+(type\s)?[^;]*?\sfrom\s+"(\.[^"]+)"/gms)) {
+        if (m[2]) continue;
+        const to = path.relative(PROJECT, path.resolve(path.dirname(path.join(PROJECT, file)), m[3]));
+        const found = [`${to}.ts`, `${to}/index.ts`].find((c) => fs.existsSync(path.join(PROJECT, c)));
+        if (found) out.push(found);
+    }
+    return out;
+}
+
 const under = (dir: string) => (p: string) => p === dir || p.startsWith(`${dir}/`);
 
 describe("the project stands alone", () => {
@@ -192,7 +204,36 @@ describe("import rules", () => {
         assert.deepStrictEqual(bad, []);
     });
 
+    it("no product file takes a value from a file that takes one from it, however far round (type-only imports aside)", () => {
+        const product = sources.filter((f) => f.endsWith(".ts") && !under("test")(f));
+        const graph = new Map(product.map((f) => [f, valueImportsOf(f)]));
+        // Tarjan's strongly connected components: any of more than one file is a cycle
+        const index = new Map<string, number>();
+        const low = new Map<string, number>();
+        const stack: string[] = [];
+        const cycles: string[][] = [];
+        const visit = (v: string) => {
+            index.set(v, index.size);
+            low.set(v, index.get(v)!);
+            stack.push(v);
+            for (const w of graph.get(v) ?? []) {
+                if (!index.has(w)) {
+                    visit(w);
+                    low.set(v, Math.min(low.get(v)!, low.get(w)!));
+                } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+            }
+            if (low.get(v) === index.get(v)) {
+                const scc = stack.splice(stack.indexOf(v));
+                if (scc.length > 1) cycles.push(scc.sort());
+            }
+        };
+        for (const f of product) if (!index.has(f)) visit(f);
+        assert.deepStrictEqual(cycles, [], "move what both use into a file of its own");
+    });
+
     it("the rule checker sees imports (it finds the tests' own import of lab/)", () => {
+        assert.ok(valueImportsOf("lab/doctor/findings.ts").includes("lab/doctor/finding.ts"), "a value import");
+        assert.ok(!valueImportsOf("lab/doctor/cause.ts").includes("lab/doctor/finding.ts"), "a type-only import is not one");
         assert.ok(importsOf("test/architecture.test.ts").includes("fs"));
         assert.ok(sources.filter(under("test")).some((f) => importsOf(f).some(under("lab"))));
     });

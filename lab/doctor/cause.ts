@@ -5,7 +5,7 @@
 import { ERROR_CONDITION_TYPES, FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
 import { isoOf, type Application, type ApplicationSetApplicationStatus } from "../argo/types";
 import type { Dump } from "./dump";
-import type { Evidence, Finding } from "./findings";
+import type { Evidence, Finding } from "./finding";
 import { clipBytes } from "./errorLine";
 import { failedHook, goneHookJob, HookInfo, hookType, jobFailed, logCommand, retryingHook } from "./hooks";
 

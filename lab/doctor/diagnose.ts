@@ -10,11 +10,12 @@ import { isoOf, type Application, type ApplicationSet, type ApplicationSetApplic
 import { causeOf, syncFailure } from "./cause";
 import type { Dump } from "./dump";
 import { goneHookJob, type HookInfo, waitingHookPod } from "./hooks";
-import { Evidence, Finding, findingsOf } from "./findings";
+import type { Evidence, Finding } from "./finding";
+import { findingsOf } from "./findings";
 import { skipFinding, skipText } from "./skip";
 import { gateOf, noStepsFinding, rolloutErrorFindings, stepMetricEvidence } from "./findings36";
 
-export type { Finding, Evidence } from "./findings";
+export type { Finding, Evidence } from "./finding";
 export { dumpFromList, type Dump } from "./dump";
 
 export interface Blocking {

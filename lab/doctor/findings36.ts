@@ -5,10 +5,10 @@
  */
 import { REFRESH_ANNOTATION } from "../argo/application";
 import { PENDING_CHANGE_MESSAGES, REFRESH_GRACE_SECONDS, writtenBy36 } from "../argo/rollingSync";
-import type { Entry, Evidence, Finding, FindingsInput } from "./findings";
+import type { Entry, Evidence, Finding, FindingsInput } from "./finding";
 import { PROGRESSIVE_SYNC_APP_STATUS, type ProgressiveSyncCount } from "../argo/appsetMetrics";
 import type { Application, ApplicationSet } from "../argo/types";
-import { appRef, setRef, stepsOf } from "./findings";
+import { appRef, setRef, stepsOf } from "./finding";
 
 /** What Argo CD 3.6's reconcile gate waits for (ensureApplicationsReconciled), read from the objects; null when it holds nothing. */
 export interface Gate {

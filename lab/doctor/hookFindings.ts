@@ -4,7 +4,7 @@
  * ran), one whose Pod has not started.
  */
 import { isoOf, type Application } from "../argo/types";
-import { ageSeconds, appRef, type Entry, type Finding, type FindingsInput, stepText } from "./findings";
+import { ageSeconds, appRef, type Entry, type Finding, type FindingsInput, stepText } from "./finding";
 
 export function hookFindings(app: Application, e: Entry, input: FindingsInput): Finding[] {
     const { now, stuckAfterSeconds } = input;

@@ -3,7 +3,7 @@
  * while it is OutOfSync at the target and nothing syncs it. diagnose.ts finds them (its `skipped`).
  */
 import type { Application, ApplicationSet } from "../argo/types";
-import { appRef, setRef, type Finding } from "./findings";
+import { appRef, setRef, type Finding } from "./finding";
 
 /**
  * A skipped Application in words: a source it never synced to, or (the same source) resources that are
