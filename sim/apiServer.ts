@@ -277,7 +277,10 @@ export class ApiServer {
                 if (req.method === "GET" && wantsTable(req.headers.accept)) {
                     return send(
                         200,
-                        toTable(this.route(url.pathname).t.kind, answer, { includeObject: url.searchParams.get("includeObject") }),
+                        toTable(this.route(url.pathname).t.kind, answer, {
+                            includeObject: url.searchParams.get("includeObject"),
+                            crds: this.kube.crds(),
+                        }),
                     );
                 }
                 send(req.method === "POST" ? 201 : 200, answer);
@@ -318,8 +321,8 @@ export class ApiServer {
      * takes and its undeclared fields are pruned or refused as `url`'s fieldValidation asks (crdValidation.ts).
      */
     private store(t: ResourceType, url: URL, sent: { kind: string; metadata: ObjectMeta }, patched = false) {
-        const { obj, warnings } = decodeStrictly(t.kind, t.group, sent, url.searchParams.get("fieldValidation"), patched);
-        checkRequired(t.kind, t.group, obj, !this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name));
+        const { obj, warnings } = decodeStrictly(this.kube.crds(), t.kind, t.group, sent, url.searchParams.get("fieldValidation"), patched);
+        checkRequired(this.kube.crds(), t.kind, t.group, obj, !this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name));
         this.warnings = warnings;
         return this.kube.put(obj, "client");
     }
@@ -390,7 +393,7 @@ export class ApiServer {
             case "PATCH": {
                 if (!current && ctype !== "application/apply-patch+yaml") throw notFound();
                 if (!current) this.namespaceTakes(t, ns, name);
-                if (ctype === "application/apply-patch+yaml" && t.group) checkApplyPatch(t.kind, t.group, ns, name, body);
+                if (ctype === "application/apply-patch+yaml" && t.group) checkApplyPatch(this.kube.crds(), t.kind, t.group, ns, name, body);
                 const next = objectOf(patchAs(ctype, current, body, t.group));
                 return this.store(
                     t,

@@ -6,8 +6,7 @@
  * no types or formats, and not `status` (its controllers write it in-process, as Argo CD's write it).
  */
 import { HttpError } from "./apiTypes";
-import { installCrds } from "./argoCrds";
-import type { Schema } from "./objects";
+import type { Crd, Schema } from "./objects";
 
 /** The paths of the fields `schema` requires that `value` lacks ("spec.template.metadata"). */
 export function missingRequired(schema: Schema | undefined, value: unknown, at = ""): string[] {
@@ -22,8 +21,8 @@ export function missingRequired(schema: Schema | undefined, value: unknown, at =
 }
 
 /** Throws the API server's 422 when `obj` of `kind` (a custom resource of the shipped CRDs) lacks a required field. */
-export function checkRequired(kind: string, group: string, obj: { metadata?: { name?: string } }, checkName = false): void {
-    const { schema } = schemaOf(kind, group);
+export function checkRequired(crds: Crd[], kind: string, group: string, obj: { metadata?: { name?: string } }, checkName = false): void {
+    const { schema } = schemaOf(crds, kind, group);
     if (!schema) return; // a kind of the API server's own: its names and fields are not checked here
     const badName = checkName && obj.metadata?.name ? nameError(obj.metadata.name) : undefined;
     const missing = [...(badName ? [badName] : []), ...missingRequired(schema, obj).map((p) => `${p}: Required value`)];
@@ -86,9 +85,9 @@ function unknownMeta(obj: unknown): string[] {
     return out.map((k) => `metadata.${k}`);
 }
 
-/** The stored version's schema of a custom resource of the shipped CRDs (undefined for any other kind). */
-function schemaOf(kind: string, group: string): { schema?: Schema; version?: string } {
-    const crd = installCrds().find((c) => c.spec.names.kind === kind && c.spec.group === group);
+/** The stored version's schema of a custom resource of `crds`, the CRDs the cluster serves (undefined for any other kind). */
+function schemaOf(crds: Crd[], kind: string, group: string): { schema?: Schema; version?: string } {
+    const crd = crds.find((c) => c.spec.names.kind === kind && c.spec.group === group);
     const version = crd?.spec.versions?.find((v) => v.storage) ?? crd?.spec.versions?.[0];
     return { schema: version?.schema?.openAPIV3Schema, version: version?.name };
 }
@@ -100,13 +99,14 @@ function schemaOf(kind: string, group: string): { schema?: Schema; version?: str
  * warnings, for the response's Warning headers.
  */
 export function decodeStrictly<T extends object>(
+    crds: Crd[],
     kind: string,
     group: string,
     obj: T,
     fieldValidation: string | null,
     patched = false,
 ): { obj: T; warnings: string[] } {
-    const { schema, version } = schemaOf(kind, group);
+    const { schema, version } = schemaOf(crds, kind, group);
     if (!schema) return { obj, warnings: [] };
     const pruned = structuredClone(obj);
     const unknown = [...unknownMeta(pruned), ...prune(schema, pruned)].sort().map((p) => `unknown field "${p}"`);
@@ -131,8 +131,8 @@ export function decodeStrictly<T extends object>(
  * manager cannot type it, and the API server answers 500 (structuredmerge.go's plain error, whatever
  * fieldValidation says).
  */
-export function checkApplyPatch(kind: string, group: string, ns: string | undefined, name: string, patch: unknown): void {
-    const { schema, version } = schemaOf(kind, group);
+export function checkApplyPatch(crds: Crd[], kind: string, group: string, ns: string | undefined, name: string, patch: unknown): void {
+    const { schema, version } = schemaOf(crds, kind, group);
     if (!schema || !patch || typeof patch !== "object") return;
     const unknown = prune(schema, structuredClone(patch)).sort();
     if (unknown.length)

@@ -18,7 +18,8 @@ import { NodeImages } from "./nodeImages";
 import { ApiServer } from "./apiServer";
 import { messageOf } from "../lab/ports/errors";
 import type { ObjectMeta } from "../lab/argo/types";
-import type { KindOf, Kinds, StoredObject } from "./objects";
+import { installCrds } from "./argoCrds";
+import type { Crd, KindOf, Kinds, StoredObject } from "./objects";
 
 export type ChangeType = "ADDED" | "MODIFIED" | "DELETED";
 /** A change of one object, typed by its kind (`c.kind === "Job"` makes `c.obj` a Job). */
@@ -85,6 +86,13 @@ export class FakeKube {
      * one does; a bare store (a test's) takes objects anywhere.
      */
     namespaceLifecycle = false;
+
+    /**
+     * The CRDs whose schemas the API server checks custom resources against (the Argo CD release's the
+     * cluster is simulated as: simulatedLab sets it; the default version's otherwise). Read at each check,
+     * parsed once a version.
+     */
+    crds: () => Crd[] = () => installCrds();
 
     /** `requestsKept`: how many of the latest requests `requests` keeps (10 000). */
     constructor(opts: { requestsKept?: number } = {}) {

@@ -22,7 +22,7 @@ import { solveTenantsLab, tenantsLabProgress } from "../lab/tenants/solve";
 import { loadSiteImages } from "../lab/tenants/siteImages";
 import { teardownTenantsLab } from "../lab/tenants/teardown";
 import { argoCdCmdParams, ArgoCdVersion, DEFAULT_ARGOCD_VERSION } from "../lab/platform/argocd";
-import { acceptedCrds, ARGOCD_CRD_NAMES } from "./argoCrds";
+import { acceptedCrds, ARGOCD_CRD_NAMES, installCrds } from "./argoCrds";
 import { ArgoSim, CMD_PARAMS_CM } from "./argocd";
 import { SimClock, VirtualClock } from "./clock";
 import { ArgoTimings } from "./profiles";
@@ -145,8 +145,6 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         started.kube = kube;
         if (opts.clock instanceof VirtualClock) opts.clock.addExternal(() => kube.inFlight);
         if (saved) kube.load(saved);
-        // Argo CD's CRDs, as the install leaves them (built when first read: kubectl get crd)
-        kube.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds);
         // a cluster's own namespaces (as kube-apiserver makes them), Argo CD's and the git daemon's
         for (const ns of ["default", "kube-system", "kube-public", "kube-node-lease", "argocd", "gitsrv"]) {
             if (!kube.get("Namespace", undefined, ns))
@@ -171,6 +169,10 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
                 },
                 "installer",
             );
+        // Argo CD's CRDs, as the version's install leaves them (built when first read: kubectl get crd), and what the API
+        // server checks its custom resources against
+        kube.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds(version));
+        kube.crds = () => installCrds(version);
         if (opts.persist) kube.persistTo(clusterStateFile(layout.root));
         // the product's way serves the cluster to its starter alone: TLS and a token of this run (FakeKube.start)
         const url = await kube.start({ secure: opts.persist });

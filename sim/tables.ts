@@ -248,18 +248,20 @@ const PRINTERS: { [K in keyof Kinds]?: Printer<Kinds[K]> } = {
     },
 };
 
-/** The additionalPrinterColumns of the shipped Argo CD install's CRDs, by kind (read once). */
+/** The additionalPrinterColumns of the CRDs the cluster serves, by kind (read once a set of CRDs). */
 type PrinterColumn = NonNullable<NonNullable<Crd["spec"]["versions"]>[number]["additionalPrinterColumns"]>[number];
-let crdColumns: Record<string, PrinterColumn[]> | undefined;
-function printerColumnsOf(kind: string): PrinterColumn[] | undefined {
-    if (!crdColumns) {
-        crdColumns = {};
-        for (const d of installCrds()) {
+const crdColumns = new WeakMap<Crd[], Record<string, PrinterColumn[]>>();
+function printerColumnsOf(crds: Crd[], kind: string): PrinterColumn[] | undefined {
+    let columns = crdColumns.get(crds);
+    if (!columns) {
+        columns = {};
+        for (const d of crds) {
             const v = (d.spec.versions ?? []).find((x) => x.storage) ?? d.spec.versions?.[0];
-            crdColumns[d.spec.names.kind] = v?.additionalPrinterColumns ?? [];
+            columns[d.spec.names.kind] = v?.additionalPrinterColumns ?? [];
         }
+        crdColumns.set(crds, columns);
     }
-    return crdColumns[kind];
+    return columns[kind];
 }
 
 const at = (obj: unknown, jsonPath: string) =>
@@ -268,10 +270,10 @@ const at = (obj: unknown, jsonPath: string) =>
         .split(".")
         .reduce<unknown>((o, k) => (o == null ? undefined : (o as Record<string, unknown>)[k]), obj);
 
-function printerFor(kind: string): Printer<StoredObject> {
+function printerFor(kind: string, crds: Crd[]): Printer<StoredObject> {
     const own = PRINTERS[kind as keyof Kinds];
     if (own) return own as Printer<never> as Printer<StoredObject>; // the store holds `kind`'s objects under `kind`
-    const crd = printerColumnsOf(kind);
+    const crd = printerColumnsOf(crds, kind);
     if (crd) {
         // apiextensions-apiserver: Name, then the CRD's columns; a CRD without any gets Age (type date)
         const cols: PrinterColumn[] = crd.length ? crd : [{ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }];
@@ -310,9 +312,9 @@ export interface Table {
 }
 
 /** A list's or an object's Table, as the API server answers a request for one. */
-export function toTable(kind: string, answer: unknown, opts: { now?: number; includeObject?: string | null } = {}): Table {
+export function toTable(kind: string, answer: unknown, opts: { now?: number; includeObject?: string | null; crds?: Crd[] } = {}): Table {
     const now = opts.now ?? Date.now();
-    const p = printerFor(kind);
+    const p = printerFor(kind, opts.crds ?? installCrds());
     const list = answer as { items?: StoredObject[]; metadata?: { resourceVersion?: string; continue?: string } } | undefined; // a list or one object
     const objects: StoredObject[] = Array.isArray(list?.items) ? list.items : [answer as StoredObject];
     const object = (o: StoredObject) =>

@@ -824,7 +824,7 @@ describe("objects the simulated API server builds at their first read (FakeKube.
 
     it("given the simulated lab's, then they are the install's three CRDs, Established, created when the cluster started", () => {
         const kube = new FakeKube();
-        kube.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds);
+        kube.provide("CustomResourceDefinition", ARGOCD_CRD_NAMES, acceptedCrds());
         const crds = kube.list("CustomResourceDefinition");
         assert.deepStrictEqual(
             crds.map((c) => c.metadata.name),

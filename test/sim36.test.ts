@@ -53,6 +53,16 @@ for (const version of ["v3.6.2", "v3.5.8"] as ArgoCdVersion[]) {
             if (t?.root) fs.rmSync(t.root, { recursive: true, force: true });
         });
 
+        it(gated ? "its CRDs are v3.6's: the oci generator is known" : "its CRDs are its own release's: no oci generator (v3.6's)", () => {
+            type Node = { properties?: Record<string, Node>; items?: Node };
+            const generatorsOf = (crd: unknown) =>
+                (crd as { spec: { versions: { schema: { openAPIV3Schema: Node } }[] } }).spec.versions[0].schema.openAPIV3Schema.properties!
+                    .spec!.properties!.generators!.items!.properties!;
+            const checked = t.lab.kube.crds().find((c) => c.spec.names.kind === "ApplicationSet");
+            const served = t.lab.kube.get("CustomResourceDefinition", undefined, "applicationsets.argoproj.io");
+            assert.deepStrictEqual(["oci" in generatorsOf(checked), "oci" in generatorsOf(served)], [gated, gated]);
+        });
+
         it(gated ? "a's step waits until b is reconciled, refreshed by the gate" : "a's step moves at once, b untouched", async () => {
             await t.cluster.createApplicationSet(gateAppSet());
             const rolledOut = () => t.lab.kube.get("ApplicationSet", ARGOCD_NAMESPACE, SET)?.status?.conditions;

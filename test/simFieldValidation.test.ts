@@ -12,6 +12,7 @@ import * as http from "http";
 import { stringify } from "yaml";
 import { run, RunError } from "../lab/ports/exec";
 import { shopApplicationSet } from "../lab/shop/appset";
+import { installCrds } from "../sim/argoCrds";
 import { FakeKube } from "../sim/fakeApi";
 import { expect, holds } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
@@ -78,6 +79,23 @@ describe("the simulated API server's field validation of custom resources", func
             /ApplicationSet in version "v1alpha1" cannot be handled as a ApplicationSet: strict decoding error: unknown field "spec\.syncPolicy\.automated"/,
         );
         assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop"), undefined);
+    });
+
+    it("a field of a later release (v3.6's oci generator) is refused by a cluster simulated as v3.5.1, and taken as v3.6.2", async () => {
+        const set: { spec: { generators: unknown[] } } = shopApplicationSet() as never;
+        set.spec.generators = [{ oci: { repoURL: "oci://registry.lab.internal/shop", revision: "1.0.0", directories: [{ path: "*" }] } }];
+        kube.crds = () => installCrds("v3.5.1");
+        const old = await kubectl("apply", "-f", file("appset.yaml", set));
+        assert.strictEqual(old.ok, false, old.out);
+        assert.match(old.out, /strict decoding error: unknown field "spec\.generators\[0\]\.oci"/);
+        assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop"), undefined);
+        kube.crds = () => installCrds("v3.6.2");
+        const now = await kubectl("apply", "-f", file("appset.yaml", set));
+        assert.strictEqual(now.ok, true, now.out);
+        assert.strictEqual(
+            (kube.get("ApplicationSet", "argocd", "shop")!.spec!.generators as { oci?: object }[])[0].oci !== undefined,
+            true,
+        );
     });
 
     it("kubectl apply over a stored ApplicationSet with an undeclared field is refused, and the stored one kept", async () => {
