@@ -16,6 +16,7 @@ import { patchAs } from "./patch";
 import { checkApplyPatch, checkRequired, decodeStrictly } from "./crdValidation";
 import { toTable, wantsTable } from "./tables";
 import { messageOf } from "../lab/ports/errors";
+import { rfc3339 } from "../lab/kit/text";
 import type { ObjectMeta } from "../lab/argo/types";
 
 let certificate: Promise<{ key: string; cert: string }> | undefined;
@@ -324,7 +325,7 @@ export class ApiServer {
         const { obj, warnings } = decodeStrictly(this.kube.crds(), t.kind, t.group, sent, url.searchParams.get("fieldValidation"), patched);
         checkRequired(this.kube.crds(), t.kind, t.group, obj, !this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name));
         this.warnings = warnings;
-        return this.kube.put(obj, "client");
+        return this.kube.put(obj, "client", dryRunOf(url));
     }
 
     private serve(method: string, url: URL, ctype: string, body: unknown): unknown {
@@ -403,6 +404,20 @@ export class ApiServer {
                 );
             }
             case "DELETE": {
+                // kubectl delete sends it in its DeleteOptions body
+                if (dryRunOf(url, (body as { dryRun?: unknown } | undefined)?.dryRun)) {
+                    if (!current) throw notFound();
+                    // what the delete would answer, nothing deleted: an object a finalizer (or a namespace its content) holds, marked
+                    return current.metadata.finalizers?.length || t.kind === "Namespace"
+                        ? {
+                              ...current,
+                              metadata: {
+                                  ...current.metadata,
+                                  deletionTimestamp: current.metadata.deletionTimestamp ?? rfc3339(new Date()),
+                              },
+                          }
+                        : { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
+                }
                 const old = this.kube.remove(t.kind, ns, name, "client");
                 if (!old) throw notFound();
                 // an object held by a finalizer is returned with its deletionTimestamp, as the API server does
@@ -414,6 +429,17 @@ export class ApiServer {
                 throw new HttpError(405, "MethodNotAllowed", method);
         }
     }
+}
+
+/**
+ * Whether the request is a dry run (`dryRun=All`: kubectl's --dry-run=server and kubectl diff): answered as
+ * the write would be, nothing stored. Any other value is refused, as the API server refuses it.
+ */
+function dryRunOf(url: URL, inBody?: unknown): boolean {
+    const values = [...url.searchParams.getAll("dryRun"), ...(Array.isArray(inBody) ? inBody.map(String) : [])];
+    const bad = values.find((v) => v !== "All");
+    if (bad !== undefined) throw new HttpError(400, "BadRequest", `dryRun: Unsupported value: "${bad}": supported values: "All"`);
+    return values.length > 0;
 }
 
 /** What a selector reads of an object. */

@@ -204,8 +204,11 @@ export class FakeKube {
         return this.provided.get(obj.kind ?? "")?.built.get(key) === obj.metadata?.resourceVersion;
     }
 
-    /** Creates or replaces an object as `actor` (uid, creationTimestamp kept on replace). */
-    put<T extends { kind?: string; metadata: ObjectMeta }>(obj: T, actor: string): T & { metadata: ObjectMeta } {
+    /**
+     * Creates or replaces an object as `actor` (uid, creationTimestamp kept on replace). A dry run
+     * (`dryRun=All`) answers the object it would store and stores nothing: no resourceVersion, no event.
+     */
+    put<T extends { kind?: string; metadata: ObjectMeta }>(obj: T, actor: string, dryRun = false): T & { metadata: ObjectMeta } {
         const t = this.typeOfKind(obj.kind ?? "");
         const ns = t.namespaced ? (obj.metadata.namespace ?? "default") : undefined;
         const k = this.key(t, ns, obj.metadata.name);
@@ -218,7 +221,7 @@ export class FakeKube {
         // the server assigns uids; an in-process writer may seed one (a restored dump), a client may not
         next.metadata.uid = old?.metadata.uid ?? (actor !== "client" && obj.metadata.uid ? obj.metadata.uid : randomUUID());
         next.metadata.creationTimestamp = old?.metadata.creationTimestamp ?? nowRfc3339();
-        next.metadata.resourceVersion = String(++this.rv);
+        next.metadata.resourceVersion = dryRun ? (old?.metadata.resourceVersion ?? "") : String(++this.rv);
         const specChanged = JSON.stringify(old?.spec) !== JSON.stringify(next.spec);
         next.metadata.generation = (old?.metadata.generation ?? 0) + (old && !specChanged ? 0 : 1);
         if (
@@ -241,6 +244,7 @@ export class FakeKube {
                 `${t.plural} "${next.metadata.name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
             );
         }
+        if (dryRun) return clone(next) as unknown as T;
         this.objects.set(k, next);
         this.changed({ type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor });
         if (!old && t.kind === "Namespace") this.publishRootCa(next.metadata.name);

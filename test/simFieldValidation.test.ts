@@ -176,6 +176,80 @@ describe("the simulated API server's field validation of custom resources", func
     });
 });
 
+describe("the simulated API server's dry runs (kubectl --dry-run=server, kubectl diff)", function () {
+    this.timeout(120_000);
+    let kube: FakeKube;
+    let dir: string;
+    let kubectl: (...args: string[]) => Promise<{ ok: boolean; out: string; code?: number | string }>;
+    beforeEach(async () => {
+        kube = new FakeKube();
+        const base = await kube.start();
+        dir = fs.mkdtempSync(path.join(os.tmpdir(), "dryrun-"));
+        const kubeconfig = path.join(dir, "kubeconfig");
+        fs.writeFileSync(kubeconfig, kube.kubeconfig(base));
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }, "setup");
+        kube.put(shopApplicationSet(), "setup");
+        kubectl = async (...args) => {
+            try {
+                const out = await run("kubectl", ["--kubeconfig", kubeconfig, ...args]);
+                return { ok: true, out: out.stdout + out.stderr };
+            } catch (e) {
+                if (!(e instanceof RunError)) throw e;
+                return { ok: false, out: e.stdout + e.stderr, code: e.code };
+            }
+        };
+    });
+    afterEach(async () => {
+        await kube.stop();
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const file = (obj: unknown) => {
+        const f = path.join(dir, `${Math.random().toString(36).slice(2)}.yaml`);
+        fs.writeFileSync(f, stringify(obj));
+        return f;
+    };
+    const pinned = () => {
+        const set = shopApplicationSet();
+        set.spec!.generators![0].list!.elements![1] = { env: "prod", revision: "release/prod" } as never;
+        return set;
+    };
+    const prodRevision = () => JSON.stringify(kube.get("ApplicationSet", "argocd", "shop")!.spec!.generators![0].list!.elements![1]);
+
+    it("kubectl diff shows the change and stores nothing", async () => {
+        const before = prodRevision();
+        const rv = kube.get("ApplicationSet", "argocd", "shop")!.metadata.resourceVersion;
+        const got = await kubectl("diff", "-f", file(pinned()));
+        assert.strictEqual(got.ok, false, "kubectl diff exits 1 when there is a difference");
+        assert.match(got.out, /^\+\s+revision: release\/prod$/m);
+        assert.strictEqual(prodRevision(), before, "the live ApplicationSet is as it was");
+        assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop")!.metadata.resourceVersion, rv, "not even written again");
+    });
+
+    it("kubectl apply, create and delete --dry-run=server answer as the write would, and change nothing", async () => {
+        const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: "trial-dry" } };
+        const created = await kubectl("apply", "--dry-run=server", "-f", file(ns));
+        assert.strictEqual(created.ok, true, created.out);
+        assert.match(created.out, /namespace\/trial-dry created \(server dry run\)/);
+        assert.strictEqual(kube.get("Namespace", undefined, "trial-dry"), undefined);
+        const before = prodRevision();
+        const applied = await kubectl("apply", "--dry-run=server", "-f", file(pinned()));
+        assert.match(applied.out, /applicationset\.argoproj\.io\/shop configured \(server dry run\)/);
+        assert.strictEqual(prodRevision(), before);
+        const deleted = await kubectl("delete", "--dry-run=server", "-n", "argocd", "applicationset", "shop");
+        assert.match(deleted.out, /deleted \(server dry run\)/);
+        assert.ok(kube.get("ApplicationSet", "argocd", "shop"), "still there");
+        assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop")!.metadata.deletionTimestamp, undefined);
+    });
+
+    it("a dry run still answers what the write would be refused for", async () => {
+        const set: { spec: Record<string, unknown> } = shopApplicationSet() as never;
+        set.spec.syncPolicy = { automated: {} };
+        const got = await kubectl("apply", "--dry-run=server", "-f", file(set));
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(got.out, /strict decoding error: unknown field "spec\.syncPolicy\.automated"/);
+    });
+});
+
 describe("Argo CD simulation: a generated Application the API server refuses", function () {
     this.timeout(60_000);
     let at: LabAt;
