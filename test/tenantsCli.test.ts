@@ -108,6 +108,47 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
         }
     });
 
+    it("the fix pushed by hand, then --through 3: seconds count from that push, not from the run", async () => {
+        const at = await tenantsRootAt(2);
+        try {
+            const { clone } = tenantsLayout(at);
+            for (const t of TENANTS) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "my fix"], clone);
+            // pushed 40 s ago by the repository's reflog (git takes the time of its entry from GIT_COMMITTER_DATE)
+            const when = `${Math.floor(Date.now() / 1000) - 40} +0000`;
+            await git(["push", "-q", "origin", "main"], clone, { GIT_COMMITTER_DATE: when });
+            const r = await runMain("simulate", ["--lab", "tenants", "--root", at, "--through", "3"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.out, /on main already sets 1\.2\.1 for every tenant: this step's push, made by hand/);
+            const seconds = JSON.parse(fs.readFileSync(tenantsLayout(at).resultFile("recovery"), "utf8")).seconds;
+            assert.ok(seconds >= 40, `recovery.seconds ${seconds}: from the push 40 s ago`);
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+        }
+    });
+
+    it("the fix pushed from elsewhere (the clone behind), then --through 3: refused, naming the pull", async () => {
+        const at = await tenantsRootAt(2);
+        const other = fs.mkdtempSync(path.join(os.tmpdir(), "tenants-other-"));
+        try {
+            const { clone, bareRepo } = tenantsLayout(at);
+            await git(["clone", "-q", bareRepo, other], os.tmpdir());
+            for (const t of TENANTS) fs.writeFileSync(path.join(other, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "my fix"], other);
+            await git(["push", "-q", "origin", "main"], other);
+            const r = await runMain("simulate", ["--lab", "tenants", "--root", at, "--through", "3"]);
+            assert.notStrictEqual(r.code, 0, r.out);
+            assert.match(
+                r.out,
+                /the remote's main is at [0-9a-f]{40}, ahead of the clone \S+ \(at [0-9a-f]{40}\): it was pushed from elsewhere/,
+            );
+            assert.ok(r.out.includes(`git -C ${clone} pull --ff-only`), r.out);
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+            fs.rmSync(other, { recursive: true, force: true });
+        }
+    });
+
     it("the served block at step 1 with step 2's push made: what is left of step 2 is said", async () => {
         const at = await tenantsRootAt(1);
         try {

@@ -85,6 +85,11 @@ export interface GitPort {
     subjectOf(sha: string): Promise<string>;
     /** `git revert --no-edit <sha>` on the current branch; returns the new commit's SHA. */
     revert(sha: string): Promise<string>;
+    /**
+     * When the remote's `branch` first moved to `sha` (ms), from the remote's reflog (the lab's repositories
+     * keep one); null for a remote that is no local repository or keeps no such entry.
+     */
+    remoteMovedAt(branch: string, sha: string): Promise<number | null>;
 }
 
 /** Branch names git accepted in this process: its rule does not change, so each is asked once. */
@@ -143,6 +148,11 @@ export class CloneGit implements GitPort {
         }
         const local = await this.revParse("HEAD");
         const remote = await this.remoteBranch(branch);
+        if (remote && remote !== local && (await this.isAncestor(local, remote)))
+            throw new Error(
+                `the remote's ${branch} is at ${remote}, ahead of the clone ${this.clone} (at ${local}): it was pushed from elsewhere ` +
+                    `(another clone or a worktree). Nothing was committed or pushed; bring the clone up to it (git -C ${this.clone} pull --ff-only), then run again`,
+            );
         if (remote !== local) {
             throw new Error(
                 `the remote's ${branch} is at ${remote ?? "(missing)"} but the clone ${this.clone} is at ${local}: ` +
@@ -197,5 +207,18 @@ export class CloneGit implements GitPort {
     async revert(sha: string): Promise<string> {
         await this.git.raw(["revert", "--no-edit", sha]);
         return this.revParse("HEAD");
+    }
+
+    async remoteMovedAt(branch: string, sha: string): Promise<number | null> {
+        await checkRefFormat(branch);
+        const url = (await this.git.raw(["config", "--get", "remote.origin.url"]).catch(() => "")).trim();
+        const dir = url.startsWith("file://") ? url.slice("file://".length) : url;
+        if (!path.isAbsolute(dir) || !fs.existsSync(path.join(dir, "logs", "refs", "heads", ...branch.split("/")))) return null;
+        // "<sha> refs/heads/main@{<unix seconds>}", newest first: the oldest entry at sha is when it got there
+        const lines = (await gitIn("/", ["--git-dir", dir, "reflog", "show", "--date=unix", "--format=%H %gd", `refs/heads/${branch}`]))
+            .split("\n")
+            .filter((l) => l.startsWith(`${sha} `));
+        const at = /@\{(\d+)\}$/.exec(lines.at(-1) ?? "")?.[1];
+        return at ? Number(at) * 1000 : null;
     }
 }

@@ -232,7 +232,11 @@ async function rollOut(c: Ctx, step: TenantsResultName, release: string, message
             say(c, `${short(commit)} on main already sets ${release} for every tenant: this step's push, made by hand`);
         } else commit = await c.git.commitFiles(files, message);
     }
-    const note = noted?.commit === commit ? noted : { commit, pushedAt: c.clock.now() };
+    // the learner's push is timed by the repository's reflog (when main moved to it), counted back from the clock's now
+    // (a simulation's clock may run ahead of the wall's); this run's own push is timed now
+    const movedAt = learners && noted?.commit !== commit ? await c.git.remoteMovedAt("main", commit) : null;
+    const pushedAt = movedAt === null ? c.clock.now() : c.clock.now() - Math.max(0, Date.now() - movedAt);
+    const note = noted?.commit === commit ? noted : { commit, pushedAt };
     writeJsonAtomic(pushedFile(c, step), note);
     if ((await c.git.remoteBranch("main")) !== commit) {
         await c.git.pushTo(commit, "main");
