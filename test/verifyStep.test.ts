@@ -2168,7 +2168,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     /** At step 6, a learner's bad commit adding `name` to `overlay`'s resources, reverted, in revert.json: verify --step 7's output. */
-    async function badCommitGraded(overlay: string, name: string, atEnd: boolean | "unindented" = false): Promise<string> {
+    async function badCommitGraded(overlay: string, name: string, atEnd: boolean | "unindented" = false, fileToo = false): Promise<string> {
         const root = await rootAt(6);
         const layout = shopLayout(root);
         const { clone } = layout;
@@ -2178,8 +2178,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             // at the file's end, as echo "  - missing.yaml" >> it does: in the list above, patches:
             if (atEnd) fs.appendFileSync(file, atEnd === "unindented" ? `- ${name}\n` : `  - ${name}\n`);
             else fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(last, `${last}\n  - ${name}`));
+            // the file it names made in the same commit: the overlay renders
+            if (fileToo) fs.writeFileSync(path.join(clone, overlay, name), "");
             const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
-            await git([...id, "commit", "-qam", `${overlay}: ${name}`], clone);
+            await git(["add", "-A"], clone);
+            await git([...id, "commit", "-qm", `${overlay}: ${name}`], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
             const bad = await git(["rev-parse", "HEAD"], clone);
             await git([...id, "revert", "--no-edit", "HEAD"], clone);
@@ -2202,6 +2205,15 @@ describe("verify --step: one step at a time, with a hint", function () {
             fs.rmSync(root, { recursive: true, force: true });
         }
     }
+
+    it("a bad commit that makes missing.yaml too (envs/dev renders): not done, named", async () => {
+        const out = await badCommitGraded("envs/dev", "missing.yaml", false, true);
+        assert.match(out, /^step 7 revert: not done: bad_commit adds missing\.yaml to envs\/dev\/kustomization\.yaml resources; /m);
+        assert.match(
+            out,
+            /hint: bad_commit's envs\/dev renders: envs\/dev\/missing\.yaml is there too, so shop-dev never showed the ComparisonError/,
+        );
+    });
 
     it("a bad commit adding missing.yml: named", async () => {
         assert.match(

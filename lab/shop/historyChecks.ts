@@ -3,7 +3,6 @@
  * to the incident commit and never rewritten, then the bad commit on main and its revert. Part of
  * the table in checks.ts, which runs them.
  */
-import * as path from "path";
 import { parse } from "yaml";
 import { Check, eq } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
@@ -11,25 +10,7 @@ import { messageOf } from "../ports/errors";
 import { renderShopConfigAt } from "./render";
 import { startAgainAt } from "../kit/layout";
 import { obj, putBack, ShopWorld } from "./world";
-
-/** A kustomization's resources, each as kustomize resolves it (./missing.yaml is missing.yaml). */
-function resourcesOf(kustomization: string | null): string[] {
-    if (!kustomization) return [];
-    try {
-        return (parse(kustomization)?.resources ?? []).map((r: unknown) => path.posix.normalize(String(r)));
-    } catch {
-        return [];
-    }
-}
-
-/** An overlay's kustomization at a commit, under any of the names kustomize reads (kustomization.yaml, .yml, Kustomization). */
-async function kustomizationOf(w: ShopWorld, sha: string, dir: string): Promise<string | null> {
-    for (const name of ["kustomization.yaml", "kustomization.yml", "Kustomization"]) {
-        const text = await w.repo.file(sha, `${dir}/${name}`);
-        if (text !== null) return text;
-    }
-    return null;
-}
+import { kustomizationOf, missingYamlAfter, resourcesOf } from "./overlays";
 
 /** A promotion that can no longer be a fast-forward is done again on a lab brought back to step 5. */
 const startOver = (w: ShopWorld) => `start the lab over to promote again (${startAgainAt(w.layout.root, { lab: "shop", through: 5 })})`;
@@ -39,18 +20,6 @@ async function copyOf(w: ShopWorld, copy: unknown, of: unknown): Promise<boolean
     if (!isSha(copy) || !isSha(of) || copy === of || !(await w.repo.isCommit(copy)) || !(await w.repo.isCommit(of))) return false;
     const [a, b] = await Promise.all([w.repo.message(copy), w.repo.message(of)]);
     return a.includes(`cherry picked from commit ${of}`) || a.trim().startsWith(b.trim());
-}
-
-/** The first commit after `from` on `tip`'s first-parent line that adds missing.yaml to `dir` (envs/dev: step 7's), if any. */
-async function missingYamlAfter(w: ShopWorld, from: string, tip: string, dir = "envs/dev"): Promise<string | undefined> {
-    const dev = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, dir));
-    const line: string[] = [];
-    for (let at: string | undefined = tip; at && at !== from && line.length < 50; at = (await w.repo.parents(at))[0]) line.unshift(at);
-    for (const sha of line) {
-        const [parent] = await w.repo.parents(sha);
-        if (parent && (await dev(sha)).includes("missing.yaml") && !(await dev(parent)).includes("missing.yaml")) return sha;
-    }
-    return undefined;
 }
 
 /** Step 6: the promotion, a fast-forward of release/prod to the incident commit. */
@@ -276,12 +245,28 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                         };
                 }
             }
-            return !outcome.ok && added.length
-                ? {
-                      ...outcome,
-                      hint: `bad_commit adds ${added.join(", ")}; the step's bad commit adds missing.yaml (so the error names it): add missing.yaml in a new commit, push, then revert that one, and write it as bad_commit`,
-                  }
-                : outcome;
+            if (!outcome.ok && added.length)
+                return {
+                    ...outcome,
+                    hint: `bad_commit adds ${added.join(", ")}; the step's bad commit adds missing.yaml (so the error names it): add missing.yaml in a new commit, push, then revert that one, and write it as bad_commit`,
+                };
+            // the file it names made too (in it or before it): envs/dev renders, and shop-dev never showed the error dev_error copies
+            if (
+                outcome.ok &&
+                (await renderShopConfigAt(w.repo, bad, "envs/dev", w.kubectl).then(
+                    () => true,
+                    () => false,
+                ))
+            ) {
+                const made = (await w.repo.file(bad, "envs/dev/missing.yaml")) !== null;
+                return {
+                    ok: false,
+                    expected: "envs/dev at bad_commit not rendering (missing.yaml is not there)",
+                    found: `envs/dev at ${bad.slice(0, 12)} renders${made ? " (envs/dev/missing.yaml exists there)" : ""}`,
+                    hint: `bad_commit's envs/dev renders${made ? ": envs/dev/missing.yaml is there too" : ""}, so shop-dev never showed the ComparisonError dev_error is to copy: the step's bad commit names a file that does not exist; ${made ? "git rm envs/dev/missing.yaml in a new commit, push, then " : ""}add missing.yaml to envs/dev's resources in a new commit, push, copy shop-dev's error while it shows, revert that commit, and write it as bad_commit`,
+                };
+            }
+            return outcome;
         },
     },
     {
