@@ -199,6 +199,12 @@ describe("options are checked as a set (before anything runs)", () => {
             ["--root", `${FREE_ROOT}:1`],
             /^gitops-lab simulate: --root \S+:1 holds a ':', which KUBECONFIG reads as a list separator/,
         ],
+        // a line break in the root splits every command and comment printed with it
+        [
+            "simulate",
+            ["--root", `${FREE_ROOT}\nline`],
+            /^gitops-lab simulate: --root "\S+\\nline" holds a line break or another control character, which splits the commands the lab prints: choose a folder without one$/,
+        ],
         // Pulumi's habit: the stack is the environment's
         [
             "outputs",
