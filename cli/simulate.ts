@@ -206,6 +206,8 @@ export const simulate: Command = {
         "--step": "simulate solves the steps through N with --through N (verify --step N grades one)",
         "--version": "the Argo CD release is chosen with --argocd-version (gitops-lab --version prints the kit's)",
         "--destroy": "a simulated lab is taken down with --reset",
+        "--config-file":
+            "simulate reads no stack file: its counterparts are options (root: --root, solveThrough: --through N, tenantsLab and tenantsSolveThrough: --lab both --tenants-through N, argocdVersion: --argocd-version); preflight --config-file F checks a stack file",
     },
     async run(values) {
         const rootArg = stringOption(values, "root", { required: true });

@@ -199,6 +199,12 @@ describe("options are checked as a set (before anything runs)", () => {
             ["--root", `${FREE_ROOT}:1`],
             /^gitops-lab simulate: --root \S+:1 holds a ':', which KUBECONFIG reads as a list separator/,
         ],
+        // a lab author's stack file given to simulate: its keys are options there
+        [
+            "simulate",
+            ["--root", FREE_ROOT, "--config-file", "Pulumi.dev.yaml"],
+            /^gitops-lab simulate: Unknown option '--config-file': simulate reads no stack file: its counterparts are options \(root: --root, solveThrough: --through N, tenantsLab and tenantsSolveThrough: --lab both --tenants-through N, argocdVersion: --argocd-version\); preflight --config-file F checks a stack file/,
+        ],
         // a line break in the root splits every command and comment printed with it
         [
             "simulate",
