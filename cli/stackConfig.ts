@@ -19,6 +19,12 @@ export const PROJECT_DIR = path.resolve(__dirname, "..");
  */
 export function stackName(v = process.env.GITOPS_LAB_STACK): string {
     if (!v) return "dev";
+    // the stack's file given for its name (Pulumi.dev.yaml): the name is what lies between Pulumi. and .yaml
+    const file = /(?:^|\/)Pulumi\.([^/]+)\.ya?ml$/.exec(v)?.[1] ?? (/\.ya?ml$/.test(v) ? "" : undefined);
+    if (file !== undefined)
+        throw new Error(
+            `GITOPS_LAB_STACK ${JSON.stringify(v)} names a file; it takes a stack's name${file ? ` (GITOPS_LAB_STACK=${file}, whose file is Pulumi.${file}.yaml beside Pulumi.yaml)` : ""}; to check a stack file as it is, preflight --config-file ${v}`,
+        );
     // read when a command needs it (not when the module loads): a bad value is the command's one-line error, not a stack trace
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(v))
         throw new Error(

@@ -364,6 +364,12 @@ describe("GITOPS_LAB_STACK", function () {
             r.stderr,
             'gitops-lab preflight: GITOPS_LAB_STACK "my stack" is not a stack name (letters, digits, _ . -, starting with a letter or digit): unset it for the stack dev, or give one such as my-stack\n',
         );
+        const file = runCli("preflight", [], { env: { ...process.env, GITOPS_LAB_STACK: "Pulumi.dev.yaml" } });
+        assert.strictEqual(file.code, 1, file.out);
+        assert.strictEqual(
+            file.stderr,
+            'gitops-lab preflight: GITOPS_LAB_STACK "Pulumi.dev.yaml" names a file; it takes a stack\'s name (GITOPS_LAB_STACK=dev, whose file is Pulumi.dev.yaml beside Pulumi.yaml); to check a stack file as it is, preflight --config-file Pulumi.dev.yaml\n',
+        );
         const help = runCli("verify", ["--help"], { env });
         assert.strictEqual(help.code, 0, help.out);
         assert.match(help.stdout, /^usage: gitops-lab verify/);
