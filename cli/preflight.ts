@@ -112,10 +112,18 @@ export async function runPreflight(
         !configFile && path.resolve(here) !== path.resolve(stack.file) && fs.existsSync(here)
             ? [`${here} is not read: preflight reads the project's ${stack.file}; to check yours, --config-file ${here}`]
             : [];
-    const overridden =
-        overrides.root !== undefined && stack.given.includes("root") && stack.config.root !== overrides.root
+    const overridden = [
+        ...(overrides.root !== undefined && stack.given.includes("root") && stack.config.root !== overrides.root
             ? [`--root ${overrides.root} is checked in place of the file's root ${stack.config.root}, which up uses`]
-            : [];
+            : []),
+        ...(overrides.kubeconfigPath !== undefined &&
+        stack.given.includes("kubeconfigPath") &&
+        stack.config.kubeconfigPath !== overrides.kubeconfigPath
+            ? [
+                  `--kubeconfig-path ${overrides.kubeconfigPath} is checked in place of the file's kubeconfigPath ${stack.config.kubeconfigPath || '""'}, which up uses`,
+              ]
+            : []),
+    ];
     return [
         ...checks,
         ...refused,

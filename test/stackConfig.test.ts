@@ -258,6 +258,25 @@ describe("the stack file as preflight and up read it", function () {
                 "m",
             ),
         );
+        // --kubeconfig-path beside the file's kubeconfigPath, which does not exist: up would fail where preflight passed
+        const gone = path.join(dir, "no-such-kubeconfig.yaml");
+        const adopted = runCli(
+            "preflight",
+            [
+                "--config-file",
+                file(`config:\n  gitops-lab:root: ${dir}\n  gitops-lab:kubeconfigPath: ${gone}\n`),
+                "--kubeconfig-path",
+                kubeconfig,
+            ],
+            { timeoutMs: 60_000 },
+        );
+        assert.match(
+            adopted.stdout,
+            new RegExp(
+                `^WARN {2}the stack's configuration: --kubeconfig-path ${kubeconfig} is checked in place of the file's kubeconfigPath ${gone}, which up uses$`,
+                "m",
+            ),
+        );
     });
 
     it("a kubeconfig for the file, keys nested under gitops-lab:, a key with no value, a root holding a simulated lab: each said", () => {
