@@ -9,6 +9,7 @@ import * as path from "path";
 import { distance } from "fastest-levenshtein";
 import { parseDocument } from "yaml";
 import { CONFIG_KEYS, parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
+import { DEFAULTS } from "../lab/platform/defaults";
 import { stringOption, UsageError, Values } from "./command";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
@@ -174,8 +175,11 @@ export function readStackFile(
  * what `pulumi config set tenantsLab false` leaves (the other keys stay); said, not refused.
  */
 export function idleTenantsKey(given: readonly string[], config: StackConfig, file: string): string | undefined {
-    // imageRegistry too: only the tenants lab's release images go through it
-    const idle = ["tenantsSolveThrough", "tenantsWaitTimeoutSeconds", "imageRegistry"].filter((k) => given.includes(k));
+    // imageRegistry too: only the tenants lab's release images go through it; a key written at its default value sets nothing
+    const defaults = DEFAULTS as Record<string, unknown>;
+    const idle = (["tenantsSolveThrough", "tenantsWaitTimeoutSeconds", "imageRegistry"] as const).filter(
+        (k) => given.includes(k) && config[k] !== defaults[k],
+    );
     if (config.tenantsLab || !idle.length) return undefined;
     return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:tenantsLab is false: no tenants lab is built (pulumi config set tenantsLab true to build it)`;
 }

@@ -185,6 +185,12 @@ describe("the stack file as preflight and up read it", function () {
             /^WARN {2}the stack's configuration: \S+ sets gitops-lab:tenantsSolveThrough and gitops-lab:imageRegistry, but gitops-lab:tenantsLab is false: no tenants lab is built \(pulumi config set tenantsLab true to build it\)$/m,
             warned.out,
         );
+        // the same keys written at their defaults (imageRegistry: '', tenantsSolveThrough: 3) set nothing: nothing said
+        const defaults = file(
+            `config:\n  gitops-lab:root: ${fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"))}\n  gitops-lab:tenantsSolveThrough: 3\n  gitops-lab:imageRegistry: ''\n  gitops-lab:kubeconfigPath: ""\n`,
+        );
+        const quiet = runCli("preflight", ["--config-file", defaults], { timeoutMs: 60_000 });
+        assert.doesNotMatch(quiet.stdout, /no tenants lab is built/, quiet.out);
         // a Pulumi ESC environment imported: what it gives is not read here, said
         const esc = runCli(
             "preflight",
