@@ -413,12 +413,16 @@ export const simulate: Command = {
             const kubeconfig = servedKubeconfigText(root, lab.kubeconfig);
             writeFileAtomic(kubeconfigFile, kubeconfig.text, 0o600); // the served cluster's, for its starter alone
             lab.say(SERVING); // a verify meanwhile grades the lab as served, not a run half-way
-            // the git daemon killed under it (by hand, or the OOM killer): clone and Argo CD fail from then on, said once
-            lab.daemon.onExit((how) =>
+            // the git daemon killed under it (by hand, or the OOM killer): clone and Argo CD fail from then on, said once.
+            // A stop signal sent to the whole process group (a terminal's Ctrl-C, systemd, a container's stop) reaches the
+            // daemon too, maybe first: its end is then this run's stop, not a fault, and said only if this run goes on
+            const port = lab.daemon.port;
+            const said = (how: string) =>
+                signals.signalled() ||
                 say(
-                    `simulate: the lab's git daemon (port ${lab!.daemon.port}) has ended (${how}): git clone and Argo CD cannot read the repositories now; stop this run (Ctrl-C) and run the same command again, which starts it anew`,
-                ),
-            );
+                    `simulate: the lab's git daemon (port ${port}) has ended (${how}): git clone and Argo CD cannot read the repositories now; stop this run (Ctrl-C) and run the same command again, which starts it anew`,
+                );
+            lab.daemon.onExit((how) => (/SIG(INT|TERM|HUP|QUIT)$/.test(how) ? setTimeout(() => said(how), 1_000).unref() : said(how)));
             if (kubeconfig.namespace)
                 say(`simulate: ${kubeconfigFile} is written again for this run; its context keeps your namespace ${kubeconfig.namespace}`);
             for (const l of serveInstructions(

@@ -385,6 +385,32 @@ describe("simulate: stopped at any instant, it resumes", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
+    it("given SIGTERM to the daemon and the run at once (a process group's stop), only the stop is said", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "groupstop-"));
+        const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
+        await expect(
+            holds("SERVING", () => run.out().includes("SERVING")),
+            { timeoutMs: 60_000 },
+        );
+        const daemon = Number(fs.readFileSync(path.join(root, ".gitops-lab-git-daemon.pid"), "utf8").trim());
+        // the daemon first, as a group's signal may reach it first: reaped (so the run has seen its end), then the run
+        process.kill(daemon, "SIGTERM");
+        const gone = () => {
+            try {
+                process.kill(daemon, 0);
+                return false;
+            } catch {
+                return true;
+            }
+        };
+        await expect(holds("the daemon reaped", gone), { timeoutMs: 30_000 });
+        run.child.kill("SIGTERM");
+        assert.strictEqual(await run.exited, 143);
+        assert.match(run.out(), /simulate: SIGTERM: stopping; the simulated cluster is saved/);
+        assert.doesNotMatch(run.out(), /git daemon \(port \d+\) has ended/);
+        fs.rmSync(root, { recursive: true, force: true });
+    });
+
     it("given its git daemon killed while serving, it says so; given SIGQUIT (Ctrl-\\\\), it stops cleanly", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigquit-"));
         const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
