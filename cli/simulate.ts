@@ -247,7 +247,7 @@ export const simulate: Command = {
                 `--root ${root} holds a ':', which KUBECONFIG reads as a list separator, so the served lab's kubeconfig under it could not be used as printed: choose a folder without ':'`,
             );
         // a line break or another control character splits the printed commands and comments into lines that are neither
-        if (/[\u0000-\u001f\u007f]/.test(root) && !values.reset)
+        if ([...root].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) && !values.reset)
             throw new UsageError(
                 `--root ${JSON.stringify(root)} holds a line break or another control character, which splits the commands the lab prints: choose a folder without one`,
             );
