@@ -855,7 +855,12 @@ describe("verify --step: one step at a time, with a hint", function () {
         [
             "prod's LOG_LEVEL changed",
             (t: string) => t.replace(/\bwarn\b/, "warning"),
-            /envs\/prod renders LOG_LEVEL "warning", not "warn": it holds/,
+            /envs\/prod renders LOG_LEVEL "warning", not "warn": the lab's files have it right/,
+        ],
+        [
+            "prod's patch path in another case (an add of /data/log_level)",
+            (t: string) => t.replace("op: replace", "op: add").replace("/data/LOG_LEVEL", "/data/log_level"),
+            /envs\/prod renders LOG_LEVEL "info", not "warn" \(base's value: its patch sets log_level beside it, and keys are case-sensitive: the path is \/data\/LOG_LEVEL\)/,
         ],
         [
             "prod's ConfigMap renamed by a namePrefix",
@@ -879,7 +884,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                     root,
                     prodKustomization((t) => t.replace(/\bwarn\b/, "warning")),
                 ),
-                /hint: the first commit's envs\/prod renders LOG_LEVEL "warning", not "warn": it holds the lab's files as they are \(gitrepo\/shop\/envs\/prod\/kustomization\.yaml's patch sets warn\)[^\n]*while it is main's only commit, make the bare repository again/,
+                /hint: the first commit's envs\/prod renders LOG_LEVEL "warning", not "warn": the lab's files have it right \(gitrepo\/shop\/envs\/prod\/kustomization\.yaml's patch sets warn\)[^\n]*while it is main's only commit, make the bare repository again/,
             );
         });
     });

@@ -156,9 +156,20 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
             if (!outcome.ok && (first === w.main || !eq(want, await at(w.main)).ok)) {
                 // an overlay's value changed from the lab's files: which one, and what it is to be
                 const off = (["dev", "prod"] as const).filter((e) => got[e] !== want[e]);
+                // base's value kept: the patch set a key of another case beside it (/data/log_level), or changed nothing
+                const why = async (e: "dev" | "prod") => {
+                    if (got[e] !== "info") return "";
+                    const other = Object.keys(await shopConfigAt(w, first, `envs/${e}`)).find(
+                        (k) => k !== "LOG_LEVEL" && k.toUpperCase() === "LOG_LEVEL",
+                    );
+                    return other
+                        ? ` (base's value: its patch sets ${other} beside it, and keys are case-sensitive: the path is /data/LOG_LEVEL)`
+                        : " (base's value: its patch changes nothing, so its target names no object of base: kind ConfigMap, name shop-config, as written)";
+                };
+                const whys = await Promise.all(off.map(why));
                 return {
                     ...outcome,
-                    hint: `the first commit's ${off.map((e) => `envs/${e} renders LOG_LEVEL ${got[e] === undefined ? "unset" : JSON.stringify(got[e])}, not "${want[e]}"${got[e] === "info" ? " (base's value: its patch changes nothing, so its target names no object of base: kind ConfigMap, name shop-config, as written)" : ""}`).join("; ")}: it holds the lab's files as they are (${off.map((e) => `gitrepo/shop/envs/${e}/kustomization.yaml's patch sets ${want[e]}`).join(", ")}), and step 1 grades main's first commit, which a fast-forward never changes: ${redo(w, first)}`,
+                    hint: `the first commit's ${off.map((e, i) => `envs/${e} renders LOG_LEVEL ${got[e] === undefined ? "unset" : JSON.stringify(got[e])}, not "${want[e]}"${whys[i]}`).join("; ")}: the lab's files have it right (${off.map((e) => `gitrepo/shop/envs/${e}/kustomization.yaml's patch sets ${want[e]}`).join(", ")}), and step 1 grades main's first commit, which a fast-forward never changes: ${redo(w, first)}`,
                 };
             }
             if (outcome.ok) return outcome;
