@@ -2313,6 +2313,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("incident values read with jq without -r (quote marks of their own): named", async () => {
+        await atShop(3, async (root) => {
+            editResult(shopLayout(root).resultFile("incident"), { dev_value: '"on"', prod_value: '"on"' });
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: dev_value holds "\\"on\\"", prod_value holds "\\"on\\"" \(quote marks of its own, as jq prints a string without -r\): values are compared exactly/,
+            );
+        });
+    });
+
     it("the incident's value with a space at its end: the hint names the space", async () => {
         await atShop(2, async (root) => {
             const { clone, resultFile } = shopLayout(root);

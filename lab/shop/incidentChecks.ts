@@ -26,13 +26,19 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
         const outcome = eq({ dev_value: "on", prod_value: "on" }, { dev_value: i.dev_value, prod_value: i.prod_value });
         // on in another case, or with spaces: the value read right, written otherwise
         // (or "true": YAML's unquoted on read as a boolean, then written as a string)
-        const spelt = (["dev_value", "prod_value"] as const).filter(
-            (k) => i[k] !== "on" && ["on", "true"].includes(String(i[k]).trim().toLowerCase()),
-        );
+        // (or "\"on\"": the value with quote marks of its own, as jq prints a string without -r)
+        const bare = (v: unknown) =>
+            String(v)
+                .trim()
+                .replace(/^(["'])(.*)\1$/, "$2")
+                .trim()
+                .toLowerCase();
+        const spelt = (["dev_value", "prod_value"] as const).filter((k) => i[k] !== "on" && ["on", "true"].includes(bare(i[k])));
+        const quoted = spelt.some((k) => /^\s*(["']).*\1\s*$/.test(String(i[k])));
         if (!outcome.ok && spelt.length)
             return {
                 ...outcome,
-                hint: `${spelt.map((k) => `${k} holds ${JSON.stringify(i[k])}`).join(", ")}: values are compared exactly, as the ConfigMap holds them: write "on"`,
+                hint: `${spelt.map((k) => `${k} holds ${JSON.stringify(i[k])}`).join(", ")}${quoted ? " (quote marks of its own, as jq prints a string without -r)" : ""}: values are compared exactly, as the ConfigMap holds them: write "on"`,
             };
         const hint = outcome.ok || !isSha(i.commit) ? undefined : await overlayHint(w, i.commit);
         return hint ? { ...outcome, hint } : outcome;
