@@ -2313,6 +2313,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the incident pushed as a second FEATURE_CHECKOUT_V2 line (no YAML): named before and after incident.json", async () => {
+        await atShop(2, async (root) => {
+            const { clone, resultFile } = shopLayout(root);
+            fs.appendFileSync(path.join(clone, "base", "configmap.yaml"), '  FEATURE_CHECKOUT_V2: "on"\n');
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "on"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const commit = await git(["rev-parse", "HEAD"], clone);
+            const before = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(before.code, 1, before.out);
+            assert.match(
+                before.stdout,
+                /^step 3 incident: not done: main's base\/configmap\.yaml is YAML [^\n]*; hint: main \([0-9a-f]{12}\) has a base\/configmap\.yaml that is no YAML \(Map keys must be unique[^)]*\): Argo CD cannot render it/m,
+            );
+            fs.writeFileSync(resultFile("incident"), JSON.stringify({ commit, dev_value: "on", prod_value: "on" }));
+            const after = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(after.code, 1, after.out);
+            assert.match(
+                after.stdout,
+                /hint: [0-9a-f]{12}'s base\/configmap\.yaml is no YAML \(Map keys must be unique[^)]*\): Argo CD cannot render it/,
+            );
+        });
+    });
+
     it("incident values read with jq without -r (quote marks of their own): named", async () => {
         await atShop(3, async (root) => {
             editResult(shopLayout(root).resultFile("incident"), { dev_value: '"on"', prod_value: '"on"' });

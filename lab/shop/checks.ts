@@ -11,7 +11,7 @@ import { stackOutputChecks } from "../grader/live";
 import { isSha, resultFileChecks } from "../grader/resultFiles";
 import { REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./historyChecks";
-import { INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
+import { INCIDENT_IN_BASE, INCIDENT_MAIN_READABLE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
 import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
@@ -189,6 +189,7 @@ const step2: Check<ShopWorld>[] = [
 ];
 
 const step3: Check<ShopWorld>[] = [
+    INCIDENT_MAIN_READABLE,
     INCIDENT_VALUES,
     INCIDENT_IN_BASE,
     INCIDENT_RENDERS,

@@ -16,6 +16,37 @@ async function overlayHint(w: ShopWorld, commit: string): Promise<string | undef
     return `incident.commit does not change base/configmap.yaml (it changes ${changed.join(", ")}): the incident is a change to the shared base, which both environments render; make it there`;
 }
 
+const NOT_RENDERED =
+    'Argo CD cannot render it (shop-dev and shop-prod show a ComparisonError, so there are no values to read): put it right in a new commit (FEATURE_CHECKOUT_V2 once in base/configmap.yaml\'s data, "on"), push, read the values, and write that commit as incident.commit';
+
+/** Why base/configmap.yaml at a commit is no YAML (a key twice, say), or undefined. */
+async function baseUnreadable(w: ShopWorld, sha: string): Promise<string | undefined> {
+    try {
+        parse((await w.repo.file(sha, "base/configmap.yaml")) ?? "null");
+        return undefined;
+    } catch (e) {
+        return String((e as Error)?.message ?? e).split("\n")[0];
+    }
+}
+
+/** Before incident.json: main's base no YAML (the incident's commit made so) leaves nothing to read; said first. */
+export const INCIDENT_MAIN_READABLE: Check<ShopWorld> = {
+    step: 3,
+    name: "main's base/configmap.yaml is YAML (before incident.json: the values are read from what it renders)",
+    run: async (w) => {
+        if (obj(w, "incident") || !w.main) return null;
+        const unreadable = await baseUnreadable(w, w.main);
+        return unreadable
+            ? {
+                  ok: false,
+                  expected: "base/configmap.yaml that parses",
+                  found: unreadable,
+                  hint: `main (${w.main.slice(0, 12)}) has a base/configmap.yaml that is no YAML (${unreadable}): ${NOT_RENDERED}`,
+              }
+            : null;
+    },
+};
+
 /** The values the learner read: on in both environments (the incident reached both). */
 export const INCIDENT_VALUES: Check<ShopWorld> = {
     step: 3,
@@ -54,6 +85,14 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
         if (!isSha(commit)) return null;
         const [parent] = await w.repo.parents(commit);
         const inBase = async (sha: string) => parse((await w.repo.file(sha, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
+        const unreadable = await baseUnreadable(w, commit);
+        if (unreadable)
+            return {
+                ok: false,
+                expected: { commit: "on", parent: "off" },
+                found: unreadable,
+                hint: `${commit.slice(0, 12)}'s base/configmap.yaml is no YAML (${unreadable}): ${NOT_RENDERED}`,
+            };
         const now = await inBase(commit);
         const before = parent ? await inBase(parent) : undefined;
         const outcome = eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
