@@ -3348,6 +3348,52 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a fifth tenant onboarded after the lab, no step for it: the rollout check names the lab's tenants, and passes", async () => {
+        const at = await tenantsAt(3);
+        try {
+            const { clone } = at.layout;
+            fs.writeFileSync(path.join(clone, "tenants", "mandant-e.yaml"), 'tenant: mandant-e\nrelease: "1.2.1"\n');
+            await git(["add", "-A"], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "onboard mandant-e"], clone);
+            await git(["push", "-q", "origin", "main"], clone);
+            const set = appset(at)!;
+            at.lab.kube.put(
+                {
+                    ...set,
+                    metadata: { ...set.metadata, annotations: { ...set.metadata.annotations, [APPSET_REFRESH_ANNOTATION]: "true" } },
+                },
+                "client",
+            );
+            const waiting = () => appset(at)?.status?.applicationStatus?.find((e) => e.application === "mandant-e");
+            await expect(
+                holds("mandant-e's entry, which no step selects", () => waiting()?.step === "-1"),
+                { timeoutMs: 60_000 },
+            );
+            const r = (await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live rollout complete"),
+            )!;
+            assert.strictEqual(r.check, "live rollout complete: the lab's 4 tenants Healthy in status.applicationStatus");
+            assert.strictEqual(r.ok, true, JSON.stringify(r));
+            // and a tenant of the lab's whose entry is not Healthy fails it, named, whatever the condition says
+            const notHealthy = Object.assign(Object.create(at.cluster), {
+                getApplicationSet: async (name: string, ns?: string) => {
+                    const s = (await at.cluster.getApplicationSet(name, ns))!;
+                    const entries = (s.status?.applicationStatus ?? []).map((e) =>
+                        e.application === "mandant-c" ? { ...e, status: "Waiting" } : e,
+                    );
+                    return { ...s, status: { ...s.status, applicationStatus: entries } };
+                },
+            }) as typeof at.cluster;
+            const failed = (await verifyTenants({ layout: at.layout, through: 3, cluster: notHealthy })).find((c) =>
+                c.check.startsWith("live rollout complete"),
+            )!;
+            assert.strictEqual(failed.ok, false);
+            assert.match(failed.found ?? "", /"unhealthy":\["mandant-c"\]/);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("step 3 graded while the fix's rollout is under way: the hint says to wait for it", async () => {
         const at = await tenantsAt(3);
         try {
