@@ -102,7 +102,10 @@ describe("scenario steps (simulated cluster)", function () {
             const theirs = await git(["rev-parse", "HEAD"], other);
             const ours = await git(["rev-parse", "HEAD"], at.lab.layout.clone);
 
-            await assert.rejects(at.solve(3), /someone else changed the lab repository.*Nothing was committed or pushed/s);
+            await assert.rejects(
+                at.solve(3),
+                /the remote's main is at [0-9a-f]{40}, ahead of the clone \S+ \(at [0-9a-f]{40}\): it was pushed from elsewhere.*Nothing was committed or pushed; bring the clone up to it \(git -C \S+ pull --ff-only\)/s,
+            );
             assert.strictEqual(await git(["rev-parse", "HEAD"], at.lab.layout.clone), ours, "the clone did not move");
             assert.strictEqual(
                 await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]),

@@ -341,7 +341,10 @@ describe("verify --step: one step at a time, with a hint", function () {
             ]);
             const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "4"]);
             assert.strictEqual(r.code, 1, r.out);
-            assert.match(r.stdout, /live ApplicationSet shop: dev=main, prod=release\/prod; /);
+            assert.match(
+                r.stdout,
+                /live ApplicationSet shop: dev=main, prod=release\/prod \(step 2's check, which this step's work decides\); /,
+            );
             assert.match(
                 r.stdout,
                 /hint: \S+appset\.yaml is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f \S+appset\.yaml\n/,
