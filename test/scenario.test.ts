@@ -93,6 +93,21 @@ describe("scenario steps (simulated cluster)", function () {
         beforeEach(async () => (at = await labAt(2)));
         afterEach(async () => at.stop());
 
+        it("given the clone and the remote's main both moved on (diverged), when the incident runs, then it refuses and commits nothing", async () => {
+            const other = await otherClone(at);
+            fs.writeFileSync(path.join(other, "NOTES.md"), "someone else's change\n");
+            await git(["add", "NOTES.md"], other);
+            await git(["commit", "--quiet", "-m", "someone else"], other);
+            await git(["push", "--quiet", "origin", "main"], other);
+            const { clone } = at.lab.layout;
+            fs.writeFileSync(path.join(clone, "MINE.md"), "mine\n");
+            await git(["add", "MINE.md"], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "mine"], clone);
+            const ours = await git(["rev-parse", "HEAD"], clone);
+            await assert.rejects(at.solve(3), /someone else changed the lab repository.*Nothing was committed or pushed/s);
+            assert.strictEqual(await git(["rev-parse", "HEAD"], clone), ours, "the clone did not move");
+        });
+
         it("given someone else pushed to main, when the incident runs, then it refuses and commits nothing", async () => {
             const other = await otherClone(at);
             fs.writeFileSync(path.join(other, "NOTES.md"), "someone else's change\n");
