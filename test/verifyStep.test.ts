@@ -4061,6 +4061,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("incident.commit a tree's SHA (git rev-parse HEAD^{tree}): the hint says it is a tree, not a commit", async () => {
+        await atShop(3, async (root) => {
+            const layout = shopLayout(root);
+            const { commit } = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8"));
+            const tree = await git(["--git-dir", layout.bareRepo, "rev-parse", `${commit}^{tree}`]);
+            editResult(layout.resultFile("incident"), { commit: tree });
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: incident\.commit holds a tree's SHA, not a commit's: write the commit's \(git rev-parse HEAD, or git log --oneline in the lab's clone\)/,
+            );
+        });
+    });
+
     it("releases written with a v: the hint says how the lab writes them", async () => {
         await atTenants(3, async (root) => {
             const layout = tenantsLayout(root);

@@ -203,7 +203,16 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                     if (!isSha(v)) return null;
                     if (await w.repo.isCommit(v)) return true;
                     // an annotated tag's own SHA (git rev-parse TAG names the tag object): the commit it tags is wanted
-                    if ((await w.repo.objectType(v)) === "tag") {
+                    const type = await w.repo.objectType(v);
+                    // a tree's or a file's SHA (git rev-parse HEAD^{tree}, git ls-tree): an object of the repository, no commit
+                    if (type === "tree" || type === "blob")
+                        return {
+                            ok: false,
+                            expected: "a commit in the bare repo",
+                            found: `${v.slice(0, 12)}, a ${type === "tree" ? "tree (a folder's content)" : "blob (a file's content)"} of the repository`,
+                            hint: `${name}.${f.key} holds a ${type === "tree" ? "tree's" : "file's (blob's)"} SHA, not a commit's: write the commit's (git rev-parse HEAD, or git log --oneline in the lab's clone)`,
+                        };
+                    if (type === "tag") {
                         const tag = (await w.repo.tagsOfObject(v))[0] ?? "TAG";
                         return {
                             ok: false,
