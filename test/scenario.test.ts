@@ -3,6 +3,7 @@
  * path of each step and the failure paths a lab author can meet.
  */
 import * as assert from "assert";
+import { parse } from "yaml";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -524,5 +525,13 @@ describe("the solver's edit of a base that already has the flag on (step 3 made 
                     e.message,
                 ),
         );
+    });
+});
+
+describe("the solver's bad commit on a dev overlay written with bases: (kustomize's deprecated alias of resources:)", () => {
+    it("adds missing.yaml to bases:, the list the overlay has", () => {
+        const text = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nbases:\n  - ../../base\n";
+        assert.deepStrictEqual(parse(addMissingResource(text)).bases, ["../../base", "missing.yaml"]);
+        assert.strictEqual(parse(addMissingResource(text)).resources, undefined);
     });
 });

@@ -2214,6 +2214,39 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     }
 
+    it("a bad commit adding missing.yaml to an overlay written with bases: (resources' deprecated alias): done", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        const { clone } = layout;
+        try {
+            const file = path.join(clone, "envs", "dev", "kustomization.yaml");
+            const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/^resources:/m, "bases:"));
+            await git([...id, "commit", "-qam", "dev: bases"], clone);
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", "  - ../../base\n  - missing.yaml"));
+            await git([...id, "commit", "-qam", "dev: missing.yaml"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const bad = await git(["rev-parse", "HEAD"], clone);
+            await git([...id, "revert", "--no-edit", "HEAD"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            fs.writeFileSync(
+                layout.resultFile("revert"),
+                JSON.stringify({
+                    bad_commit: bad,
+                    revert_commit: await git(["rev-parse", "HEAD"], clone),
+                    dev_error:
+                        "accumulating resources: accumulation err='accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory'",
+                    prod_revision_during: await git(["rev-parse", "origin/release/prod"], clone),
+                }),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, /^step 7 revert: done/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a bad commit that makes missing.yaml too (envs/dev renders): not done, named", async () => {
         const out = await badCommitGraded("envs/dev", "missing.yaml", false, true);
         assert.match(out, /^step 7 revert: not done: bad_commit adds missing\.yaml to envs\/dev\/kustomization\.yaml resources; /m);

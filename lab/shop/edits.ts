@@ -16,10 +16,10 @@ export function switchFeatureOn(text: string): string {
     return text.replace(re, `$1"on"`);
 }
 
-/** envs/dev/kustomization.yaml with missing.yaml added to resources. */
+/** envs/dev/kustomization.yaml with missing.yaml added to resources (or to bases:, its deprecated alias, where it has that alone). */
 export function addMissingResource(text: string): string {
     const doc = parseDocument(text);
-    const res = doc.get("resources");
+    const res = isSeq(doc.get("resources")) || !isSeq(doc.get("bases")) ? doc.get("resources") : doc.get("bases");
     if (!isSeq(res))
         throw new Error(
             `envs/dev/kustomization.yaml has no resources list (resources: holds ${JSON.stringify(doc.toJS()?.resources ?? null)})`,

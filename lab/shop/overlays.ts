@@ -6,11 +6,13 @@ import * as path from "path";
 import { parse } from "yaml";
 import type { ShopWorld } from "./world";
 
-/** A kustomization's resources, each as kustomize resolves it (./missing.yaml is missing.yaml). */
+/** A kustomization's resources, each as kustomize resolves it (./missing.yaml is missing.yaml), bases: (its deprecated alias) too. */
 export function resourcesOf(kustomization: string | null): string[] {
     if (!kustomization) return [];
     try {
-        return (parse(kustomization)?.resources ?? []).map((r: unknown) => path.posix.normalize(String(r)));
+        const k = parse(kustomization);
+        const list = (v: unknown) => (Array.isArray(v) ? v : []);
+        return [...list(k?.resources), ...list(k?.bases)].map((r: unknown) => path.posix.normalize(String(r)));
     } catch {
         return [];
     }
