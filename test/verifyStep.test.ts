@@ -2372,6 +2372,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it('the incident committed as "true", not "on": the commit\'s value is named, whatever incident.json holds', async () => {
+        await atShop(2, async (root) => {
+            const { clone, resultFile } = shopLayout(root);
+            const cm = path.join(clone, "base", "configmap.yaml");
+            fs.writeFileSync(cm, fs.readFileSync(cm, "utf8").replace('"off"', '"true"'));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "v2"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const commit = await git(["rev-parse", "HEAD"], clone);
+            const want =
+                /hint: [0-9a-f]{12} sets FEATURE_CHECKOUT_V2 to "true" in base, and the ConfigMaps hold what it set: the lab's value is "on" \(compared exactly\); set "on" in a new commit on top/;
+            for (const value of ["true", "on"]) {
+                fs.writeFileSync(resultFile("incident"), JSON.stringify({ commit, dev_value: value, prod_value: value }));
+                const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.match(r.stdout, want, `values ${value}`);
+            }
+        });
+    });
+
     it("incident values read with jq without -r (quote marks of their own): named", async () => {
         await atShop(3, async (root) => {
             editResult(shopLayout(root).resultFile("incident"), { dev_value: '"on"', prod_value: '"on"' });

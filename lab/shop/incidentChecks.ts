@@ -29,6 +29,19 @@ async function baseUnreadable(w: ShopWorld, sha: string): Promise<string | undef
     }
 }
 
+/** FEATURE_CHECKOUT_V2 in base at a commit, as YAML reads it (undefined where it cannot be read). */
+async function baseFlagAt(w: ShopWorld, sha: string): Promise<unknown> {
+    try {
+        return parse((await w.repo.file(sha, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
+    } catch {
+        return undefined;
+    }
+}
+
+/** What to do about an incident commit that set the flag to another value than "on" ("true", a boolean true). */
+const wrongValue = (set: unknown) =>
+    `sets FEATURE_CHECKOUT_V2 to ${typeof set === "string" ? JSON.stringify(set) : `${String(set)} (a YAML ${typeof set}, unquoted)`} in base, and the ConfigMaps hold what it set: the lab's value is "on" (compared exactly); set "on" in a new commit on top, push, read the values again, and write that commit as incident.commit`;
+
 /** Before incident.json: main's base no YAML (the incident's commit made so) leaves nothing to read; said first. */
 export const INCIDENT_MAIN_READABLE: Check<ShopWorld> = {
     step: 3,
@@ -66,6 +79,10 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
                 .toLowerCase();
         const spelt = (["dev_value", "prod_value"] as const).filter((k) => i[k] !== "on" && ["on", "true"].includes(bare(i[k])));
         const quoted = spelt.some((k) => /^\s*(["']).*\1\s*$/.test(String(i[k])));
+        // the ConfigMaps hold what the incident's commit set (FEATURE_CHECKOUT_V2: "true" in base): read right, the commit is to change
+        const set = spelt.length && isSha(i.commit) ? await baseFlagAt(w, i.commit) : undefined;
+        if (!outcome.ok && set !== undefined && set !== "on" && spelt.every((k) => bare(i[k]) === bare(set)))
+            return { ...outcome, hint: `${i.commit.slice(0, 12)} ${wrongValue(set)}` };
         if (!outcome.ok && spelt.length)
             return {
                 ...outcome,
@@ -110,6 +127,9 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
             };
         const hint = now !== "on" ? await overlayHint(w, commit) : undefined;
         if (hint) return { ...outcome, hint };
+        // another value than on ("true", enabled, a boolean): named, with the way on
+        if (now !== undefined && now !== null && now !== "on" && now !== "off" && String(now).trim() !== "on")
+            return { ...outcome, hint: `${commit.slice(0, 12)} ${wrongValue(now)}` };
         // "on " or " on": the value with a space a reader cannot see, which the lab compares exactly
         if (typeof now === "string" && now !== "on" && now.trim() === "on")
             return {
