@@ -22,6 +22,7 @@ import { tenantsLabProgress } from "../lab/tenants/solve";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
+import { servedLabSilent } from "./servedLab";
 import { messageOf } from "../lab/ports/errors";
 import { isServedKubeconfig, servedKubeconfig, servedLabOf } from "../sim/servedFiles";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
@@ -167,17 +168,9 @@ export const verify: Command = {
                     throw new Error(
                         `${kc.file} is the kubeconfig of the simulated lab under ${elsewhere}, not of this one (${values.kubeconfig === undefined ? "KUBECONFIG still names it" : "--kubeconfig"}); its cluster never saw this lab's work: give this lab's cluster`,
                     );
-                // this lab's (or a) served lab's kubeconfig while nothing serves it: its simulate --serve has stopped
-                if (elsewhere && (!fs.existsSync(lockFile(elsewhere)) || goneHolder(lockFile(elsewhere)) !== undefined))
-                    throw new Error(
-                        `${kc.file} is the served lab's under ${elsewhere}, and nothing serves it now (its simulate --serve has stopped); serve it again: gitops-lab simulate --root ${elsewhere} --serve`,
-                    );
-                // a served lab suspended (Ctrl-Z) does not answer, and never will until it goes on: said at once
-                const server = elsewhere ? liveHolder(lockFile(elsewhere)) : undefined;
-                if (server?.state === "T")
-                    throw new Error(
-                        `the served lab under ${elsewhere} is suspended (PID ${server.pid}, Ctrl-Z?), so its cluster does not answer: fg it in its terminal (or kill -CONT ${server.pid}), then verify again`,
-                    );
+                // this lab's (or a) served lab's kubeconfig while nothing serves it (stopped, or suspended: Ctrl-Z): said at once
+                const silent = servedLabSilent(kc.file, "verify");
+                if (silent) throw new Error(silent);
                 cluster = clusterOf(kc);
             } catch (e) {
                 // a served lab under the root wrote its own: named, when no kubeconfig was given

@@ -145,6 +145,22 @@ const MISTAKES: Mistake[] = [
         /doctor-out\.json is the doctor's own --json output \(its findings\), not a dump/,
     ],
     ["author", "doctor", ["--from", "{dir}/kc.yaml"], 1, /kc\.yaml is a kubeconfig: it goes with --kubeconfig \(or leave --from out/],
+    // a dump at a URL: a file is what --from reads
+    [
+        "author",
+        "doctor",
+        ["--from", "http://127.0.0.1:1/bundle.json"],
+        1,
+        /--from takes a file, not a URL \(http:\/\/127\.0\.0\.1:1\/bundle\.json\): download it first \(curl -fsSo dump\.json 'http:\/\/127\.0\.0\.1:1\/bundle\.json'\), then --from dump\.json/,
+    ],
+    // a simulated lab's saved cluster taken for a dump
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/savedlab/simulated-cluster.json"],
+        1,
+        /simulated-cluster\.json is a simulated lab's saved cluster \(simulate keeps its state there\), not a dump: read the lab live while simulate --serve serves it \(--kubeconfig \S+\/savedlab\/kubeconfig\)/,
+    ],
     [
         "learner",
         "simulate",
@@ -630,6 +646,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("names.txt", "applicationset.argoproj.io/tenants\napplication.argoproj.io/mandant-a\njob.batch/site-setup\n");
         write("items.json", '[{"kind": "ApplicationSet", "metadata": {"name": "tenants"}}]\n');
         write("doctor-out.json", '{"applicationSets": []}\n');
+        fs.mkdirSync(path.join(dir, "savedlab"));
+        write("savedlab/simulated-cluster.json", '{"rv":12,"objects":[],"podLogs":[]}');
         write("kc.yaml", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://127.0.0.1:6443}}]\n");
         write("nbsp.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:\u00a04\n");
         write("cap-config.yaml", "Config:\n  gitops-lab:solveThrough: 4\n");

@@ -20,7 +20,7 @@ import { appSet, fieldReport } from "./helpers/rollout";
 import { expect, pending, succeeded } from "./helpers/expect";
 import { tenantsAt } from "./helpers/tenantsAt";
 import { runMain } from "./helpers/cli";
-import { DUMP_HINT_COMMAND } from "../cli/doctor";
+import { DUMP_HINT_COMMAND } from "../cli/dumpFile";
 import { run } from "../lab/ports/exec";
 
 /** The kubectl on PATH (the plugin test gives kubectl a PATH of its own). */

@@ -1805,6 +1805,15 @@ describe("verify --step: one step at a time, with a hint", function () {
                         `the cluster answers; hint: the served lab under \\S+ is suspended \\(PID ${holder.pid}, Ctrl-Z\\?\\), so its cluster does not answer: fg it in its terminal \\(or kill -CONT ${holder.pid}\\), then verify again, or --offline`,
                     ),
                 );
+                // the doctor live on the same kubeconfig: said at once too, not after its request's timeout
+                const doctor = await runMain("doctor", ["--kubeconfig", kubeconfig]);
+                assert.strictEqual(doctor.code, 1, doctor.out);
+                assert.match(
+                    doctor.stderr,
+                    new RegExp(
+                        `^gitops-lab doctor: the served lab under \\S+ is suspended \\(PID ${holder.pid}, Ctrl-Z\\?\\), so its cluster does not answer: fg it in its terminal \\(or kill -CONT ${holder.pid}\\), then the doctor again`,
+                    ),
+                );
                 // a simulate at work on the root (its lock not yet serving): what it has not done yet is said to fail for that
                 holder.kill("SIGCONT");
                 await expect(holds("the run goes on", () => procStat(holder.pid!)?.state !== "T"));
