@@ -43,7 +43,10 @@ describe("the lab's git port (simple-git)", function () {
         const git = new CloneGit(clone);
         await git.pushTo(await git.commitFiles({ "a.txt": "one\n" }, "first"), "main");
         fs.writeFileSync(path.join(clone, "a.txt"), "edited by hand\n");
-        await assert.rejects(git.ensureInSync("main"), /has uncommitted changes:\n M a\.txt\ncommit or discard them/);
+        await assert.rejects(
+            git.ensureInSync("main"),
+            /the clone \S+ has uncommitted changes \(M a\.txt\): commit or discard them, then run again$/,
+        );
     });
 
     it("when git fails, then the error is one line naming the command and git's exit status, and carries that status", async () => {

@@ -144,7 +144,10 @@ export class CloneGit implements GitPort {
             .filter((l) => l && !l.startsWith("## "))
             .join("\n");
         if (status) {
-            throw new Error(`the clone ${this.clone} has uncommitted changes:\n${status}\ncommit or discard them, then run again`);
+            // one line: the first few files (git status --short in the clone shows them all)
+            const files = status.split("\n").map((l) => l.trim());
+            const shown = files.slice(0, 5).join(", ") + (files.length > 5 ? `, and ${files.length - 5} more` : "");
+            throw new Error(`the clone ${this.clone} has uncommitted changes (${shown}): commit or discard them, then run again`);
         }
         const local = await this.revParse("HEAD");
         const remote = await this.remoteBranch(branch);
