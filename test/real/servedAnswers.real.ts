@@ -1,10 +1,12 @@
 /**
  * The served simulation's answers beside the real node's, for requests a learner makes by hand on
- * the served lab (docs/simulate.md lists what still differs). The node runs Argo CD v3.5.1 installed
+ * the served lab (docs/simulate.md lists what still differs). The node runs Argo CD v3.6.2 (the default release) installed
  * as the stack installs it; the simulated side is the simulated lab `simulate --serve` starts
- * (startSimulatedLab), with the same Application put on both sides. Given the same kubectl command, then the same answer:
- * Argo CD's CRDs as the install leaves them, and kubectl's default patch (strategic merge) on an
- * Application refused with 415, while a ConfigMap takes it.
+ * (startSimulatedLab, as v3.6.2 too), with the same Application put on both sides. Given the same kubectl command,
+ * then the same answer: Argo CD's CRDs as the install leaves them; kubectl's default patch (strategic merge) on an
+ * Application refused with 415, while a ConfigMap takes it; a field the release's CRD does not declare (a misplaced
+ * one) refused under kubectl's strict validation, a field of the release's own (v3.6's oci generator) taken; a server
+ * dry run and kubectl diff that change nothing.
  */
 import * as assert from "assert";
 import * as fs from "fs";
@@ -31,7 +33,7 @@ const PROBE = {
 };
 const CONFIG_MAP = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "served-probe", namespace: "default" }, data: { a: "1" } };
 
-describe("the served simulation's answers beside the real node's (Argo CD v3.5.1 installed as the stack installs it)", function () {
+describe("the served simulation's answers beside the real node's (Argo CD v3.6.2 installed as the stack installs it)", function () {
     this.timeout(1_800_000);
     let root: string;
     let lab: NodeLab;
@@ -95,6 +97,52 @@ describe("the served simulation's answers beside the real node's (Argo CD v3.5.1
             return JSON.parse(r.out).items.map(shape);
         };
         assert.deepStrictEqual(await shapes("sim"), await shapes("real"));
+    });
+
+    /** The same manifest applied on both sides (kubectl names the file in its answer). */
+    const applyBoth = async (name: string, obj: object, ...flags: string[]) => {
+        const file = path.join(root, name);
+        fs.writeFileSync(file, toYaml(obj));
+        return { real: await kubectl("real", "apply", ...flags, "-f", file), sim: await kubectl("sim", "apply", ...flags, "-f", file) };
+    };
+
+    it("given a field the release's CRD does not declare (automated one level too high), then both refuse it alike; v3.6's oci generator both take", async () => {
+        const misplaced = {
+            ...PROBE,
+            metadata: { ...PROBE.metadata, name: "served-probe-strict" },
+            spec: { ...PROBE.spec, automated: {} },
+        };
+        const a = await applyBoth("strict.yaml", misplaced);
+        assert.strictEqual(a.real.code, 1, a.real.out);
+        assert.match(a.real.out, /strict decoding error: unknown field "spec\.automated"/);
+        assert.deepStrictEqual(a.sim, a.real);
+        const oci = {
+            apiVersion: "argoproj.io/v1alpha1",
+            kind: "ApplicationSet",
+            metadata: { name: "served-probe-oci", namespace: ARGOCD_NAMESPACE },
+            spec: {
+                generators: [{ oci: { repoURL: "oci://registry.lab.internal/shop", revision: "1.0.0" } }],
+                template: { metadata: { name: "oci-{{.path.basename}}" }, spec: PROBE.spec },
+            },
+        };
+        // a server dry run: the generator is v3.6.2's (v3.5's CRDs refuse it: the fast tier, from upstream's own CRD files), nothing made
+        const b = await applyBoth("oci.yaml", oci, "--dry-run=server");
+        assert.strictEqual(b.real.code, 0, b.real.out);
+        assert.match(b.real.out, /applicationset\.argoproj\.io\/served-probe-oci created \(server dry run\)/);
+        assert.deepStrictEqual(b.sim, b.real);
+    });
+
+    it("given kubectl apply --dry-run=server and kubectl diff of a change, then both answer alike and neither changes", async () => {
+        const changed = { ...CONFIG_MAP, data: { a: "2" } };
+        const dry = await applyBoth("dry.yaml", changed, "--dry-run=server");
+        assert.strictEqual(dry.real.code, 0, dry.real.out);
+        assert.deepStrictEqual(dry.sim, dry.real);
+        for (const side of ["real", "sim"] as const) {
+            const diff = await kubectl(side, "diff", "-f", path.join(root, "dry.yaml"));
+            assert.strictEqual(diff.code, 1, `${side}: kubectl diff exits 1 on a difference: ${diff.out}`);
+            const live = await kubectl(side, "get", "configmap", CONFIG_MAP.metadata.name, "-n", "default", "-o", "jsonpath={.data.a}");
+            assert.strictEqual(live.out, "1", `${side}: the ConfigMap is as it was`);
+        }
     });
 
     it("given kubectl patch's default (strategic merge) on an Application, then both refuse it with the same 415 answer; on a ConfigMap both apply it", async () => {
