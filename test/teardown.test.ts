@@ -216,6 +216,23 @@ describe("destroy: a lab done by hand (the learner's ApplicationSet and Applicat
 describe("gitops-lab simulate --reset", function () {
     this.timeout(180_000);
 
+    it("given a reset run from inside the lab's clone (which it removes), then the lab's repository goes too", async () => {
+        const root = await rootAt(1);
+        const layout = shopLayout(root);
+        const here = process.cwd();
+        process.chdir(layout.clone);
+        try {
+            const r = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, /removed bare repository /);
+            assert.match(r.stdout, /reset: nothing of the lab is left under /);
+            assert.ok(!fs.existsSync(layout.bareRepo), layout.bareRepo);
+        } finally {
+            process.chdir(here);
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given a solved lab, when reset, then nothing of the lab is left, and a new simulate on the same root rebuilds it", async () => {
         // the lab solved through step 8 (the snapshot), left as simulate leaves its root: the files and the saved cluster
         const root = await rootAt(8);

@@ -49,7 +49,9 @@ export type Log = (line: string) => void;
  * a command that printed nothing: lab/ports/git.ts).
  */
 async function git(args: string[], cwd?: string): Promise<string> {
-    return (await gitIn(cwd ?? process.cwd(), args, { allowConfig: [OWNER_KEY, INITIAL_KEY, "core.sharedRepository"] })).trim();
+    // a command that names its repository (--git-dir, absolute paths) runs from /: the folder it was started from may be
+    // the lab's clone, which a reset removes on the way (process.cwd() then throws, and git cannot start there)
+    return (await gitIn(cwd ?? "/", args, { allowConfig: [OWNER_KEY, INITIAL_KEY, "core.sharedRepository"] })).trim();
 }
 
 async function configGet(gitDir: string, key: string): Promise<string | null> {

@@ -9,6 +9,7 @@
  * the helper cannot be started, programs are started directly.
  */
 import { ChildProcess, execFile, spawn } from "child_process";
+import * as fs from "fs";
 import * as path from "path";
 import type { Socket } from "net";
 import * as readline from "readline";
@@ -74,11 +75,21 @@ export function gitEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | 
     return Object.fromEntries(Object.entries(from).filter(([k]) => !GIT_LOCATION_VARS.includes(k)));
 }
 
+/** This process's folder, or / when it is gone (a reset removed the clone it was started from): a child cannot start in a folder that is gone. */
+function cwdOrRoot(): string {
+    try {
+        const cwd = process.cwd();
+        return fs.existsSync(cwd) ? cwd : "/";
+    } catch {
+        return "/";
+    }
+}
+
 export function run(file: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
     const req = {
         file,
         args,
-        cwd: opts.cwd,
+        cwd: opts.cwd ?? cwdOrRoot(),
         env: file === "git" ? gitEnv(opts.env) : opts.env,
         timeout: opts.timeoutMs ?? 120_000,
         killSignal: opts.killSignal ?? "SIGTERM",
