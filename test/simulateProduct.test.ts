@@ -339,6 +339,18 @@ describe("simulate with GIT_DIR left in the environment", function () {
         assert.strictEqual(verify.code, 0, verify.out);
         fs.rmSync(dir, { recursive: true, force: true });
     });
+
+    it("given git configuration half set in the environment (GIT_CONFIG_COUNT=2, one key), then the lab's git and verify's run without it", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "git-config-env-"));
+        fs.chmodSync(dir, 0o755);
+        const root = path.join(dir, "lab");
+        const env = { ...process.env, GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "core.abbrev", GIT_CONFIG_VALUE_0: "12" };
+        const r = runCli("simulate", ["--root", root, "--through", "1"], { env, timeoutMs: 100_000 });
+        assert.strictEqual(r.code, 0, r.out);
+        const verify = runCli("verify", ["--root", root, "--offline", "--through", "1"], { env });
+        assert.strictEqual(verify.code, 0, verify.out);
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
 });
 
 describe("simulate: stopped at any instant, it resumes", function () {

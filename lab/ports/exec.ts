@@ -63,16 +63,23 @@ export const GIT_LOCATION_VARS = [
     "GIT_NAMESPACE",
 ];
 
-/** A git location variable (GIT_DIR and the like) is set in the given environment (this process's by default). */
+/**
+ * A variable the lab's git runs without: a location (GIT_LOCATION_VARS), or configuration given through the
+ * environment (GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n, GIT_CONFIG_PARAMETERS), which a
+ * script may leave set, or half set (a count with a key missing: git then fails every command).
+ */
+const setAside = (k: string) => GIT_LOCATION_VARS.includes(k) || /^GIT_CONFIG_(COUNT|PARAMETERS|KEY_\d+|VALUE_\d+)$/.test(k);
+
+/** A git location (GIT_DIR and the like) or git configuration is set in the given environment (this process's by default). */
 export function namesGitLocation(env: NodeJS.ProcessEnv = process.env): boolean {
-    return GIT_LOCATION_VARS.some((k) => env[k] !== undefined);
+    return Object.keys(env).some((k) => setAside(k) && env[k] !== undefined);
 }
 
-/** The environment for a git command: the given (or this process's) without GIT_LOCATION_VARS; as given when none is set. */
+/** The environment for a git command: the given (or this process's) without the variables set aside; as given when none is set. */
 export function gitEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | undefined {
     const from = env ?? process.env;
     if (!namesGitLocation(from)) return env;
-    return Object.fromEntries(Object.entries(from).filter(([k]) => !GIT_LOCATION_VARS.includes(k)));
+    return Object.fromEntries(Object.entries(from).filter(([k]) => !setAside(k)));
 }
 
 /** This process's folder, or / when it is gone (a reset removed the clone it was started from): a child cannot start in a folder that is gone. */
