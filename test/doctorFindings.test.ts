@@ -401,13 +401,33 @@ describe("rollout doctor: named findings", () => {
     // given a tenant whose last sync failed and whose entry now waits for the fixed revision, then no SyncFailed: its
     // failure was the old revision's
     it("an old revision's failure is not SyncFailed", () => {
+        // the failed sync ran at the revision before the one the entry now waits for
+        const atOld = failedPreSync("site-setup", "mandant-b", false);
+        const old = "1".repeat(40);
+        atOld.operationState.operation.sync.revision = old;
+        atOld.operationState.syncResult.revision = old;
+        const tenants: TenantSpec[] = [
+            { name: "mandant-a", step: 1, status: "Progressing", since: 1 },
+            { name: "mandant-b", step: 2, status: "Waiting", since: 1, app: atOld },
+        ];
+        const set = appSet("tenants", tenants, { rolloutStep: 1 });
+        const d = diagnosed(list(set, ...tenants.map((t) => application(set, t)), hookJob("mandant-b", "site-setup", "failed")));
+        assert.deepStrictEqual(only(d, "SyncFailed"), []);
+    });
+
+    // given a tenant the rollout has not reached, synced by hand at the entry's own target revision, whose sync failed:
+    // it failed on its own, and is SyncFailed though its entry waits
+    it("a waiting tenant's failed sync at its own target revision is SyncFailed", () => {
         const tenants: TenantSpec[] = [
             { name: "mandant-a", step: 1, status: "Progressing", since: 1 },
             { name: "mandant-b", step: 2, status: "Waiting", since: 1, app: failedPreSync("site-setup", "mandant-b", false) },
         ];
         const set = appSet("tenants", tenants, { rolloutStep: 1 });
         const d = diagnosed(list(set, ...tenants.map((t) => application(set, t)), hookJob("mandant-b", "site-setup", "failed")));
-        assert.deepStrictEqual(only(d, "SyncFailed"), []);
+        assert.deepStrictEqual(
+            only(d, "SyncFailed").map((f) => f.application),
+            ["mandant-b"],
+        );
     });
 
     it("given a status entry of an Application that was deleted (#13331), then DeletedApplication, and the step's line names it Missing", () => {

@@ -162,9 +162,12 @@ function applicationFindings(input: FindingsInput): Finding[] {
         const op = app.status?.operationState;
         const sync = app.status?.sync?.status;
         const health = app.status?.health?.status;
-        // an entry Waiting has a newer revision to come: its last sync's failure is the old revision's
+        // an entry Waiting has a newer revision to come: its last sync's failure is the old revision's, unless that sync
+        // ran at the entry's own target (a sync by hand of a tenant the rollout has not reached: it failed on its own)
         // (a hook Job gone while the sync waits for it: HookLeftRunning says what ends it, not a fix in Git)
-        const failure = st?.status === "Waiting" || input.goneHook(app) ? null : input.syncFailure(app);
+        const synced = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
+        const atTarget = !!synced && (st?.targetRevisions ?? []).includes(synced);
+        const failure = (st?.status === "Waiting" && !atTarget) || input.goneHook(app) ? null : input.syncFailure(app);
         if (failure) {
             out.push({
                 kind: "SyncFailed",
