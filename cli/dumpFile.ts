@@ -149,6 +149,12 @@ export function readDump(file: string): Dump {
         );
     if ((list as { applicationSets?: unknown })?.applicationSets !== undefined)
         throw new Error(`${source} is the doctor's own --json output (its findings), not a dump of the cluster: ${DUMP_HINT}`);
+    // a lab's result file (stall.json, recovery.json, the shop's): an object with a commit and no kind
+    const result = list as { commit?: unknown; kind?: unknown; items?: unknown } | null;
+    if (result && typeof result === "object" && !Array.isArray(result) && result.kind === undefined && typeof result.commit === "string")
+        throw new Error(
+            `${source} is a lab's result file (what a step wrote: a commit and what was seen), not a dump of the cluster: read the cluster live (leave --from out), or ${DUMP_HINT}`,
+        );
     // every status taken out (to share the dump): the doctor reads nothing but statuses, and would guess a cause
     if (
         Array.isArray(items) &&

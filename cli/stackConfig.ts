@@ -120,6 +120,12 @@ export function readStackFile(
             throw new Error(
                 `${stackFile} is a kubeconfig (kind: Config), not a stack configuration: to adopt that cluster, set gitops-lab:kubeconfigPath: ${stackFile} under config: in the stack's file (Pulumi.dev.yaml)`,
             );
+        // another Kubernetes manifest (the lab's appset.yaml): apiVersion and kind, no config:
+        const manifest = doc as { apiVersion?: unknown; kind?: unknown };
+        if (doc.config === undefined && typeof manifest.kind === "string" && typeof manifest.apiVersion === "string")
+            throw new Error(
+                `${stackFile} is a Kubernetes manifest (kind: ${manifest.kind}), not a stack configuration: give a stack's file like Pulumi.dev.yaml, whose config: holds gitops-lab:<key>: <value>`,
+            );
         // Config: or CONFIG: for config: Pulumi reads the key as written, so nothing under it is read
         const cased = Object.keys(doc).find((k) => k !== "config" && k.toLowerCase() === "config");
         if (cased && doc.config === undefined)

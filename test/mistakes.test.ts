@@ -116,6 +116,22 @@ const MISTAKES: Mistake[] = [
         1,
         /nbsp\.yaml line 3, column 27: a non-breaking space \(U\+00A0, copied from a web page\?\), which YAML does not read as a space/,
     ],
+    // the lab's appset.yaml given for the stack's file
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/appset.yaml"],
+        1,
+        /appset\.yaml is a Kubernetes manifest \(kind: ApplicationSet\), not a stack configuration: give a stack's file like Pulumi\.dev\.yaml/,
+    ],
+    // the tenants lab's stall.json given for a dump
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/stall.json"],
+        1,
+        /stall\.json is a lab's result file \(what a step wrote: a commit and what was seen\), not a dump of the cluster: read the cluster live \(leave --from out\), or make it with kubectl get /,
+    ],
     [
         "author",
         "preflight",
@@ -650,6 +666,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("savedlab/simulated-cluster.json", '{"rv":12,"objects":[],"podLogs":[]}');
         write("kc.yaml", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://127.0.0.1:6443}}]\n");
         write("nbsp.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:\u00a04\n");
+        write("appset.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: shop\n");
+        write("stall.json", JSON.stringify({ commit: "a".repeat(40), appset: "argocd/tenants", step: 2, blocking: "mandant-b" }));
         write("cap-config.yaml", "Config:\n  gitops-lab:solveThrough: 4\n");
         write("glued-colon.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:3\n");
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
