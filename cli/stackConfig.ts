@@ -214,6 +214,14 @@ export function secretKeysNote(secret: readonly string[], file: string): string 
 export function noKeysNote(given: readonly string[], secret: readonly string[], config: StackConfig, file: string): string | undefined {
     if (given.length || secret.length) return undefined;
     const what = fs.existsSync(file) ? "sets no gitops-lab: key" : "does not exist";
+    // the stack named in another case (GITOPS_LAB_STACK=Dev beside Pulumi.dev.yaml): stack names are case-sensitive
+    const dir = path.dirname(file);
+    const other =
+        what === "does not exist" && fs.existsSync(dir)
+            ? fs.readdirSync(dir).find((f) => f !== path.basename(file) && f.toLowerCase() === path.basename(file).toLowerCase())
+            : undefined;
+    if (other)
+        return `${file} does not exist, but ${other} does: stack names are case-sensitive, so this is another stack, with every key at its default; for that one, GITOPS_LAB_STACK=${other.replace(/^Pulumi\.|\.ya?ml$/g, "")}`;
     return `${file} ${what}: every key is at its default (root ${config.root}, solveThrough ${config.solveThrough}, argocdVersion ${config.argocdVersion}, tenantsLab ${config.tenantsLab}); set them under config: (pulumi config set KEY VALUE)`;
 }
 

@@ -395,6 +395,13 @@ describe("GITOPS_LAB_STACK", function () {
             file.stderr,
             'gitops-lab preflight: GITOPS_LAB_STACK "Pulumi.dev.yaml" names a file; it takes a stack\'s name (GITOPS_LAB_STACK=dev, whose file is Pulumi.dev.yaml beside Pulumi.yaml); to check a stack file as it is, preflight --config-file Pulumi.dev.yaml\n',
         );
+        // the stack named in another case than its file's: another stack, said
+        const cased = runCli("preflight", [], { env: { ...process.env, GITOPS_LAB_STACK: "Dev" }, timeoutMs: 60_000 });
+        assert.match(
+            cased.stdout,
+            /^WARN {2}the stack's configuration: \S+Pulumi\.Dev\.yaml does not exist, but Pulumi\.dev\.yaml does: stack names are case-sensitive, so this is another stack, with every key at its default; for that one, GITOPS_LAB_STACK=dev$/m,
+            cased.out,
+        );
         const help = runCli("verify", ["--help"], { env });
         assert.strictEqual(help.code, 0, help.out);
         assert.match(help.stdout, /^usage: gitops-lab verify/);
