@@ -892,6 +892,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a first commit made in the lab's clone without base/kustomization.yaml (never added): named", async () => {
+        await atShop(0, async (root) => {
+            const { bareRepo, clone } = shopLayout(root);
+            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+            await git(["clone", "--quiet", bareRepo, clone]);
+            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), clone, { recursive: true });
+            await git(["add", "envs", "base/configmap.yaml"], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "shop"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the first commit lacks base\/kustomization\.yaml, which is in your clone but was never committed \(git status shows what git add left out\), so its overlays do not render; while it is main's only commit, make the bare repository again/,
+            );
+        });
+    });
+
     const lab = path.join(__dirname, "..", "gitrepo", "shop");
     const envsRenamed = (work: string) => {
         fs.renameSync(path.join(work, "envs", "dev"), path.join(work, "envs", "development"));
@@ -915,6 +933,15 @@ describe("verify --step: one step at a time, with a hint", function () {
             (work: string) => fs.rmSync(path.join(work, "base", "kustomization.yaml")),
             undefined,
             /hint: the first commit's overlays do not render \(envs\/dev at [0-9a-f]{7} does not render: [^\n]*\): kubectl kustomize envs\/dev and envs\/prod in the clone show why/,
+        ],
+        [
+            "a namespace in base/configmap.yaml, taken out in a second commit",
+            (work: string) => {
+                const cm = path.join(work, "base", "configmap.yaml");
+                fs.writeFileSync(cm, fs.readFileSync(cm, "utf8").replace("name: shop-config", "name: shop-config\n  namespace: default"));
+            },
+            (work: string) => fs.copyFileSync(path.join(lab, "base", "configmap.yaml"), path.join(work, "base", "configmap.yaml")),
+            /hint: main's latest commit has base\/configmap\.yaml right, its first \([0-9a-f]{12}\) does not \(namespace holds "default"[^\n]*step 1 grades the first commit[^\n]*do step 1 over on the lab begun again/,
         ],
         [
             "base/kustomization.yaml left out, added in a second commit",

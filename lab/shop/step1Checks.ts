@@ -9,6 +9,7 @@ import { Check, eq, eqFields } from "../grader/grader";
 import type { ConfigMap } from "../argo/types";
 import { renderShopConfigMapAt } from "./render";
 import { ShopWorld } from "./world";
+import { REPO_FILES } from "./repoFiles";
 
 /** Each commit's overlay rendered once per grading (two checks read it). */
 const renders = new WeakMap<ShopWorld, Map<string, Promise<ConfigMap>>>();
@@ -103,12 +104,33 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                     hint: `step 1 grades main's first commit, and it holds no base/configmap.yaml: the first commit is to hold the lab's files (base/ and envs/dev, envs/prod) as they are; ${redo(w, first)}`,
                 };
             }
-            const cm = parse(text);
-            return eqFields(
-                { name: "shop-config", namespace: undefined, data: { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" } },
-                { name: cm?.metadata?.name, namespace: cm?.metadata?.namespace, data: cm?.data },
-                { namespace: "the base names none: each environment's Application puts it in its own namespace (shop-dev, shop-prod)" },
-            );
+            const want = { name: "shop-config", namespace: undefined, data: { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" } };
+            const fields = (t: string | null) => {
+                const cm = parse(t ?? "null");
+                return { name: cm?.metadata?.name, namespace: cm?.metadata?.namespace, data: cm?.data };
+            };
+            const outcome = eqFields(want, fields(text), {
+                namespace: "the base names none: each environment's Application puts it in its own namespace (shop-dev, shop-prod)",
+            });
+            // put right by a later commit: the first one is what step 1 grades, and main never rewinds
+            if (!outcome.ok && first !== w.main) {
+                const latest = await w.repo.file(w.main, "base/configmap.yaml").catch(() => null);
+                const fixed =
+                    latest !== null &&
+                    (() => {
+                        try {
+                            return eqFields(want, fields(latest), {}).ok;
+                        } catch {
+                            return false; // no YAML at main: not put right
+                        }
+                    })();
+                if (fixed)
+                    return {
+                        ...outcome,
+                        hint: `main's latest commit has base/configmap.yaml right, its first (${first.slice(0, 12)}) does not${outcome.hint ? ` (${outcome.hint})` : ""}: step 1 grades the first commit, which a fast-forward never changes; ${redo(w, first)}`,
+                    };
+            }
+            return outcome;
         },
     },
     {
@@ -135,6 +157,15 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 const files = await w.repo.changedFiles(first);
                 const envs = [...new Set(files.filter((f) => f.startsWith("envs/")).map((f) => f.split("/")[1]))];
                 const lacking = ["dev", "prod"].filter((e) => !envs.includes(e));
+                // a file of the lab's in the clone that the first commit lacks: never added (git add left it out)
+                const kept: string[] = [];
+                for (const f of REPO_FILES)
+                    if ((await w.repo.file(first, f)) === null && fs.existsSync(path.join(w.layout.clone, f))) kept.push(f);
+                if (!lacking.length && kept.length)
+                    return {
+                        ...outcome,
+                        hint: `the first commit lacks ${kept.join(", ")}, which ${kept.length === 1 ? "is" : "are"} in your clone but ${kept.length === 1 ? "was" : "were"} never committed (git status shows what git add left out), so its overlays do not render; ${redo(w, first)} (git add -A before the commit)`,
+                    };
                 return {
                     ...outcome,
                     hint: lacking.length
