@@ -627,6 +627,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a third environment's element (staging) beside the pin: step 4's hint names it", async () => {
+        await atShop(4, async (root) => {
+            const r = await withElements(root, 4, [
+                { env: "dev", revision: "main" },
+                { env: "prod", revision: "release/prod" },
+                { env: "staging", revision: "main" },
+            ]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the elements name "staging" beside dev and prod: the lab has two environments \(envs\/dev and envs\/prod\), and shop-staging would render envs\/staging, which the repository lacks; take that element out/,
+            );
+        });
+    });
+
     it("an ApplicationSet applied outside argocd: step 2's hint says where it is", async () => {
         const at = await labAt(1);
         try {
