@@ -1288,6 +1288,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("promoted and graded before Argo CD saw the push: the hint says shop-prod is behind release/prod, and to refresh", async () => {
+        const at = await labAt(5);
+        try {
+            const { clone, resultFile } = at.lab.layout;
+            // shop-prod and its ConfigMap as they stand before the push, kept so: Argo CD has not polled since
+            const before = await at.cluster.getApplication("shop-prod");
+            const cm = await at.cluster.getConfigMap("shop-prod", "shop-config");
+            const unseen = Object.assign(Object.create(at.cluster), {
+                getApplication: async (name: string, ns?: string) => (name === "shop-prod" ? before : at.cluster.getApplication(name, ns)),
+                getConfigMap: async (ns: string, name: string) => (ns === "shop-prod" ? cm : at.cluster.getConfigMap(ns, name)),
+            }) as typeof at.cluster;
+            const incident = JSON.parse(fs.readFileSync(resultFile("incident"), "utf8")).commit;
+            const from = await git(["rev-parse", "origin/release/prod"], clone);
+            await git(["push", "-q", "origin", `${incident}:refs/heads/release/prod`], clone);
+            fs.writeFileSync(resultFile("promote"), JSON.stringify({ from, to: incident }));
+            const r = (await verifyShop({ layout: at.lab.layout, through: 6, cluster: unseen })).find((c) =>
+                c.check.startsWith("live shop-prod FEATURE_CHECKOUT_V2"),
+            )!;
+            assert.strictEqual(r.ok, false);
+            assert.match(
+                r.hint ?? "",
+                /^shop-prod is still at [0-9a-f]{12}, while release\/prod is at [0-9a-f]{12}, which renders it on: Argo CD has not seen the push yet \(it polls every 3 minutes\); refresh it: kubectl -n argocd annotate application shop-prod argocd\.argoproj\.io\/refresh=normal --overwrite/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("promoted past the incident commit: the hint says it went too far", async () => {
         await atShop(8, async (root) => {
             const layout = shopLayout(root);

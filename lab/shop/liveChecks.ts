@@ -223,6 +223,17 @@ export function liveChecks(): Check<ShopWorld>[] {
         (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`,
         async (c, w) => {
             const outcome = eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2"));
+            // release/prod moved on (the promotion pushed) to a commit that renders the value, and shop-prod not synced there yet:
+            // Argo CD has not seen the push (it polls every 3 minutes)
+            if (!outcome.ok && w.through >= 6 && w.releaseTip) {
+                const synced = (await c.getApplication("shop-prod"))?.status?.sync?.revision;
+                const renders = await renderShopConfigAt(w.repo, w.releaseTip, "envs/prod", w.kubectl).catch(() => undefined);
+                if (synced && synced !== w.releaseTip && renders?.FEATURE_CHECKOUT_V2 === prodFeature(w.through))
+                    return {
+                        ...outcome,
+                        hint: `shop-prod is still at ${synced.slice(0, 12)}, while release/prod is at ${w.releaseTip.slice(0, 12)}, which renders it ${prodFeature(w.through)}: Argo CD has not seen the push yet (it polls every 3 minutes); refresh it: kubectl -n argocd annotate application shop-prod argocd.argoproj.io/refresh=normal --overwrite, then verify again`,
+                    };
+            }
             // pinned, but release/prod is not where pin.json says it starts (pushed at the incident, a force push refused)
             const start = obj(w, "pin")?.release_prod_initial;
             if (outcome.ok || w.through < 4 || w.through > 5 || !isSha(start) || !w.releaseTip || w.releaseTip === start) return outcome;
