@@ -489,6 +489,32 @@ describe("fresh host: the preflight", () => {
         assert.match((await verdicts({ nodeVersion: () => "v22.1.0" }))["Node.js 20.19+ (or 22+)"], /^PASS/);
     });
 
+    it("given NODE_OPTIONS with --no-experimental-require-module, then the Node check fails, naming the flag", async () => {
+        assert.match(
+            (await verdicts({ nodeVersion: () => "v20.19.5", nodeOptions: () => "--no-experimental-require-module" }))[
+                "Node.js 20.19+ (or 22+)"
+            ],
+            /^FAIL v20\.19\.5, but run with --no-experimental-require-module \(NODE_OPTIONS holds it\?\), which keeps it from loading @kubernetes\/client-node, an ES module: unset NODE_OPTIONS/,
+        );
+    });
+
+    it("given NODE_OPTIONS with --no-experimental-require-module, then simulate says so in one line (not to edit the kit)", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "require-esm-"));
+        fs.chmodSync(dir, 0o755);
+        try {
+            const r = runCli("simulate", ["--root", path.join(dir, "lab"), "--through", "1"], {
+                env: { ...process.env, NODE_OPTIONS: "--no-experimental-require-module" },
+            });
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /^gitops-lab simulate: Node runs with --no-experimental-require-module \(NODE_OPTIONS holds it\?\), which keeps it from loading @kubernetes\/client-node, an ES module the kit requires: unset NODE_OPTIONS \(or take that flag out\) and run again\n$/,
+            );
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("given not root, then it fails and says to use sudo", async () => {
         assert.match((await verdicts({ uid: () => 1000 }))["running as root"], /^FAIL uid 1000: .*sudo/);
     });

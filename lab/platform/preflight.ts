@@ -21,6 +21,8 @@ export interface PreflightResult {
 export interface HostProbe {
     uid(): number;
     nodeVersion(): string;
+    /** NODE_OPTIONS as this process runs with it (a flag there can take back what the version gives). */
+    nodeOptions?(): string;
     /** The path of a program on PATH, or null. */
     which(program: string): Promise<string | null>;
     /** Free bytes on the filesystem that holds `dir` (its nearest existing ancestor). */
@@ -79,12 +81,16 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
         probe.uid() === 0 ? "uid 0" : `uid ${probe.uid()}: the lab installs k3s and writes /srv/bare and /root; run it with sudo`,
     );
     const node = probe.nodeVersion();
+    // the version can load ES modules with require(), but a flag turns that off
+    const noRequireEsm = /--no-experimental-require-module/.test(probe.nodeOptions?.() ?? "");
     add(
         "Node.js 20.19+ (or 22+)",
-        nodeOk(node) ? "PASS" : "FAIL",
-        nodeOk(node)
-            ? node
-            : `${node}: @kubernetes/client-node needs require() of ES modules (Node 20.19 or 22); Debian 12 and Ubuntu 24.04 ship 18: install Node 20 or 22 from nodejs.org or NodeSource`,
+        nodeOk(node) && !noRequireEsm ? "PASS" : "FAIL",
+        nodeOk(node) && noRequireEsm
+            ? `${node}, but run with --no-experimental-require-module (NODE_OPTIONS holds it?), which keeps it from loading @kubernetes/client-node, an ES module: unset NODE_OPTIONS (or take that flag out)`
+            : nodeOk(node)
+              ? node
+              : `${node}: @kubernetes/client-node needs require() of ES modules (Node 20.19 or 22); Debian 12 and Ubuntu 24.04 ship 18: install Node 20 or 22 from nodejs.org or NodeSource`,
     );
     const git = await probe.which("git");
     add("git", git ? "PASS" : "FAIL", git ?? "not on PATH: apt-get install git");
@@ -178,6 +184,7 @@ export function formatPreflight(rs: PreflightResult[]): string {
 export const realHost: HostProbe = {
     uid: () => (process.getuid ? process.getuid() : -1),
     nodeVersion: () => process.version,
+    nodeOptions: () => `${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`.trim(),
     which: (program) =>
         new Promise((resolve) => {
             for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {

@@ -114,8 +114,17 @@ const CALL_TIMEOUT_MS = 30_000;
 const PAGE = 500;
 
 function clientNode(): typeof k8sTypes {
-    // ESM-only package; require() of ESM works on Node >= 20.19
-    return require("@kubernetes/client-node");
+    // ESM-only package; require() of ESM works on Node >= 20.19, unless a flag turns it off
+    try {
+        return require("@kubernetes/client-node");
+    } catch (e) {
+        const flag = /--no-experimental-require-module/.test(`${process.env.NODE_OPTIONS ?? ""} ${process.execArgv.join(" ")}`);
+        if (flag && (e as { code?: string })?.code === "ERR_REQUIRE_ESM")
+            throw new Error(
+                "Node runs with --no-experimental-require-module (NODE_OPTIONS holds it?), which keeps it from loading @kubernetes/client-node, an ES module the kit requires: unset NODE_OPTIONS (or take that flag out) and run again",
+            );
+        throw e;
+    }
 }
 
 export class KubeCluster implements ClusterPort {
