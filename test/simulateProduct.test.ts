@@ -11,6 +11,8 @@ import * as path from "path";
 import { isAlive } from "../lab/ports/proc";
 import { REAL_PLANE } from "../realplane/versions";
 import { shopLayout } from "../lab/shop/layout";
+import { switchFeatureOn } from "../lab/shop/edits";
+import { INCIDENT_MESSAGE } from "../lab/shop/scenario";
 import { servedKubeconfigText } from "../sim/servedFiles";
 import { parse } from "yaml";
 import { shopApplicationSet } from "../lab/shop/appset";
@@ -355,6 +357,22 @@ describe("simulate with GIT_DIR left in the environment", function () {
 
 describe("simulate: stopped at any instant, it resumes", function () {
     this.timeout(300_000);
+
+    it("given step 3's edit written and not committed (the run stopped before its commit), then the next run commits it as its own", async () => {
+        const root = await rootAt(2);
+        try {
+            const { clone } = shopLayout(root);
+            const cm = path.join(clone, "base", "configmap.yaml");
+            fs.writeFileSync(cm, switchFeatureOn(fs.readFileSync(cm, "utf8")));
+            const r = await runMain("simulate", ["--root", root, "--through", "3"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.doesNotMatch(r.out, /uncommitted changes/);
+            const incident = JSON.parse(fs.readFileSync(shopLayout(root).resultFile("incident"), "utf8"));
+            assert.strictEqual(await git(["log", "-1", "--format=%s", incident.commit], clone), INCIDENT_MESSAGE);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
 
     it("given SIGTERM while serving, then it stops cleanly: one line, exit 143, no git daemon left", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigterm-"));

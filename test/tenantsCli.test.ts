@@ -11,6 +11,7 @@ import { shopLayout } from "../lab/shop/layout";
 import { RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
 import { tenantFile, tenantPath } from "../lab/tenants/repoFiles";
 import { serveInstructions } from "../cli/simulate";
+import { STALL_MESSAGE } from "../lab/tenants/scenario";
 import { runCliAsync, runMain } from "./helpers/cli";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
 
@@ -103,6 +104,21 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
             assert.strictEqual(JSON.parse(fs.readFileSync(tenantsLayout(at).resultFile("stall"), "utf8")).commit, mine);
             const v = await runMain("verify", ["--lab", "tenants", "--root", at, "--through", "2", "--offline"]);
             assert.strictEqual(v.code, 0, v.out);
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+        }
+    });
+
+    it("a run stopped between writing step 2's files and their commit: the next run commits them as its own", async () => {
+        const at = await tenantsRootAt(1);
+        try {
+            const { clone } = tenantsLayout(at);
+            for (const t of TENANTS) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            const r = await runMain("simulate", ["--lab", "tenants", "--root", at, "--through", "2"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.doesNotMatch(r.out, /made by hand|uncommitted changes/);
+            const stall = JSON.parse(fs.readFileSync(tenantsLayout(at).resultFile("stall"), "utf8"));
+            assert.strictEqual(await git(["log", "-1", "--format=%s", stall.commit], clone), STALL_MESSAGE);
         } finally {
             fs.rmSync(at, { recursive: true, force: true });
         }

@@ -69,12 +69,16 @@ export interface GitPort {
     revParse(rev: string): Promise<string>;
     /** Full SHA of a branch on the remote (`origin`), or null; its commits are fetched into the clone. */
     remoteBranch(branch: string): Promise<string | null>;
-    /** Makes sure the clone is on `branch` and exactly at the remote's tip of it (refuses if either moved). */
-    ensureInSync(branch: string): Promise<string>;
+    /**
+     * Makes sure the clone is on `branch` and exactly at the remote's tip of it (refuses if either moved). Uncommitted
+     * changes refuse it too, unless they are exactly `mayHold` (files with this content: the caller's own write, which a
+     * run stopped before its commit left).
+     */
+    ensureInSync(branch: string, mayHold?: Record<string, string>): Promise<string>;
     /** Writes files (relative paths) into the work tree, commits them, and returns the new commit's SHA. */
     commitFiles(files: Record<string, string>, message: string): Promise<string>;
-    /** Reads a file of the work tree. */
-    readWorkFile(relPath: string): Promise<string>;
+    /** Reads a file as HEAD holds it. */
+    readCommittedFile(relPath: string): Promise<string>;
     /** `git push origin <sha>:refs/heads/<branch>`, never forced: a non-fast-forward is refused by git. */
     pushTo(sha: string, branch: string): Promise<void>;
     /** `git merge-base --is-ancestor a b`. */
@@ -132,7 +136,7 @@ export class CloneGit implements GitPort {
         return out.split(/\s+/)[0];
     }
 
-    async ensureInSync(branch: string): Promise<string> {
+    async ensureInSync(branch: string, mayHold: Record<string, string> = {}): Promise<string> {
         await checkRefFormat(branch);
         const current = (await this.git.raw(["rev-parse", "--abbrev-ref", "HEAD"])).trim();
         if (current !== branch) {
@@ -143,7 +147,16 @@ export class CloneGit implements GitPort {
             .split("\n")
             .filter((l) => l && !l.startsWith("## "))
             .join("\n");
-        if (status) {
+        // the caller's own write, stopped before its commit: every change a file it writes, as it writes it
+        const own = (line: string) => {
+            const rel = line.slice(3);
+            return (
+                rel in mayHold &&
+                fs.existsSync(path.join(this.clone, rel)) &&
+                fs.readFileSync(path.join(this.clone, rel), "utf8") === mayHold[rel]
+            );
+        };
+        if (status && !status.split("\n").every(own)) {
             // one line: the first few files (git status --short in the clone shows them all)
             const files = status.split("\n").map((l) => l.trim());
             const shown = files.slice(0, 5).join(", ") + (files.length > 5 ? `, and ${files.length - 5} more` : "");
@@ -176,8 +189,8 @@ export class CloneGit implements GitPort {
         return this.revParse("HEAD");
     }
 
-    async readWorkFile(relPath: string): Promise<string> {
-        return fs.promises.readFile(path.join(this.clone, relPath), "utf8");
+    async readCommittedFile(relPath: string): Promise<string> {
+        return this.git.raw(["show", `HEAD:${relPath}`]);
     }
 
     async pushTo(sha: string, branch: string): Promise<void> {

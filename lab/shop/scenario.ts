@@ -49,8 +49,18 @@ async function commitOnMainOnce(c: Ctx, file: string, edit: (text: string) => st
         if ((await c.git.remoteBranch("main")) !== head) await c.git.pushTo(head, "main");
         return head;
     }
-    await c.git.ensureInSync("main");
-    const sha = await c.git.commitFiles({ [file]: edit(await c.git.readWorkFile(file)) }, message);
+    // the edit of the file as committed: a run stopped between writing it and its commit left it written, which is taken
+    // (the clone's state first: a refusal of the edit itself, made by hand already, comes after it)
+    let text: string | undefined;
+    let refused: unknown;
+    try {
+        text = edit(await c.git.readCommittedFile(file));
+    } catch (e) {
+        refused = e;
+    }
+    await c.git.ensureInSync("main", text === undefined ? {} : { [file]: text });
+    if (text === undefined) throw refused;
+    const sha = await c.git.commitFiles({ [file]: text }, message);
     await c.git.pushTo(sha, "main");
     say(c, `pushed ${short(sha)} to main: ${what}`);
     return sha;
