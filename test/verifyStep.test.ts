@@ -2441,13 +2441,17 @@ describe("verify --step: one step at a time, with a hint", function () {
                 before.stdout,
                 /^step 3 incident: not done: main's base\/configmap\.yaml is YAML [^\n]*; hint: main \([0-9a-f]{12}\) has a base\/configmap\.yaml that is no YAML \(Map keys must be unique[^)]*\): Argo CD cannot render it/m,
             );
-            fs.writeFileSync(resultFile("incident"), JSON.stringify({ commit, dev_value: "on", prod_value: "on" }));
-            const after = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
-            assert.strictEqual(after.code, 1, after.out);
-            assert.match(
-                after.stdout,
-                /hint: [0-9a-f]{12}'s base\/configmap\.yaml is no YAML \(Map keys must be unique[^)]*\): Argo CD cannot render it/,
-            );
+            for (const value of ["on", "off"]) {
+                // off: what the cluster still shows, read after the push
+                fs.writeFileSync(resultFile("incident"), JSON.stringify({ commit, dev_value: value, prod_value: value }));
+                const after = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+                assert.strictEqual(after.code, 1, after.out);
+                assert.match(
+                    after.stdout,
+                    /hint: [0-9a-f]{12}'s base\/configmap\.yaml is no YAML \(Map keys must be unique[^)]*\): Argo CD cannot render it [^\n]*: git revert [0-9a-f]{12} and push, then make the incident again/,
+                    value,
+                );
+            }
         });
     });
 
@@ -2460,7 +2464,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git(["push", "-q", "origin", "HEAD:main"], clone);
             const commit = await git(["rev-parse", "HEAD"], clone);
             const want =
-                /hint: [0-9a-f]{12} sets FEATURE_CHECKOUT_V2 to "true" in base, and the ConfigMaps hold what it set: the lab's value is "on" \(compared exactly\); set "on" in a new commit on top/;
+                /hint: [0-9a-f]{12} sets FEATURE_CHECKOUT_V2 to "true" in base, and the ConfigMaps hold what it set: the lab's value is "on" \(compared exactly\); git revert [0-9a-f]{12} and push, then make the incident again/;
             for (const value of ["true", "on"]) {
                 fs.writeFileSync(resultFile("incident"), JSON.stringify({ commit, dev_value: value, prod_value: value }));
                 const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);

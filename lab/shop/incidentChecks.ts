@@ -16,8 +16,15 @@ async function overlayHint(w: ShopWorld, commit: string): Promise<string | undef
     return `incident.commit does not change base/configmap.yaml (it changes ${changed.join(", ")}): the incident is a change to the shared base, which both environments render; make it there`;
 }
 
-const NOT_RENDERED =
-    'Argo CD cannot render it (shop-dev and shop-prod show a ComparisonError, so there are no values to read): put it right in a new commit (FEATURE_CHECKOUT_V2 once in base/configmap.yaml\'s data, "on"), push, read the values, and write that commit as incident.commit';
+/**
+ * The way back from a wrong incident commit: its revert, then the incident made again, so that incident.commit's parent has
+ * the flag off (what step 4 pins prod back to); a fix on top would leave the wrong commit as that parent.
+ */
+const makeAgain = (sha: string) =>
+    `git revert ${sha.slice(0, 12)} and push, then make the incident again (FEATURE_CHECKOUT_V2 "on", once, in base/configmap.yaml's data), push, read the values, and write that commit as incident.commit`;
+
+const notRendered = (sha: string) =>
+    `Argo CD cannot render it (shop-dev and shop-prod show a ComparisonError, so there are no values to read): ${makeAgain(sha)}`;
 
 /** Why base/configmap.yaml at a commit is no YAML (a key twice, say), or undefined. */
 async function baseUnreadable(w: ShopWorld, sha: string): Promise<string | undefined> {
@@ -39,8 +46,8 @@ async function baseFlagAt(w: ShopWorld, sha: string): Promise<unknown> {
 }
 
 /** What to do about an incident commit that set the flag to another value than "on" ("true", a boolean true). */
-const wrongValue = (set: unknown) =>
-    `sets FEATURE_CHECKOUT_V2 to ${typeof set === "string" ? JSON.stringify(set) : `${String(set)} (a YAML ${typeof set}, unquoted)`} in base, and the ConfigMaps hold what it set: the lab's value is "on" (compared exactly); set "on" in a new commit on top, push, read the values again, and write that commit as incident.commit`;
+const wrongValue = (set: unknown, sha: string) =>
+    `sets FEATURE_CHECKOUT_V2 to ${typeof set === "string" ? JSON.stringify(set) : `${String(set)} (a YAML ${typeof set}, unquoted)`} in base, and the ConfigMaps hold what it set: the lab's value is "on" (compared exactly); ${makeAgain(sha)}`;
 
 /** Before incident.json: main's base no YAML (the incident's commit made so) leaves nothing to read; said first. */
 export const INCIDENT_MAIN_READABLE: Check<ShopWorld> = {
@@ -54,7 +61,7 @@ export const INCIDENT_MAIN_READABLE: Check<ShopWorld> = {
                   ok: false,
                   expected: "base/configmap.yaml that parses",
                   found: unreadable,
-                  hint: `main (${w.main.slice(0, 12)}) has a base/configmap.yaml that is no YAML (${unreadable}): ${NOT_RENDERED}`,
+                  hint: `main (${w.main.slice(0, 12)}) has a base/configmap.yaml that is no YAML (${unreadable}): ${notRendered(w.main)}`,
               }
             : null;
     },
@@ -82,11 +89,19 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
         // the ConfigMaps hold what the incident's commit set (FEATURE_CHECKOUT_V2: "true" in base): read right, the commit is to change
         const set = spelt.length && isSha(i.commit) ? await baseFlagAt(w, i.commit) : undefined;
         if (!outcome.ok && set !== undefined && set !== "on" && spelt.every((k) => bare(i[k]) === bare(set)))
-            return { ...outcome, hint: `${i.commit.slice(0, 12)} ${wrongValue(set)}` };
+            return { ...outcome, hint: `${i.commit.slice(0, 12)} ${wrongValue(set, i.commit)}` };
         if (!outcome.ok && spelt.length)
             return {
                 ...outcome,
                 hint: `${spelt.map((k) => `${k} holds ${JSON.stringify(i[k])}`).join(", ")}${quoted ? " (quote marks of its own, as jq prints a string without -r)" : ""}: values are compared exactly, as the ConfigMap holds them: write "on"`,
+            };
+        // the commit's base no YAML: the cluster shows what it showed before (off), and nothing of the incident is to read
+        const unreadable =
+            !outcome.ok && isSha(i.commit) && (await w.repo.isCommit(i.commit)) ? await baseUnreadable(w, i.commit) : undefined;
+        if (unreadable)
+            return {
+                ...outcome,
+                hint: `${i.commit.slice(0, 12)}'s base/configmap.yaml is no YAML (${unreadable}): ${notRendered(i.commit)}`,
             };
         const hint = outcome.ok || !isSha(i.commit) ? undefined : await overlayHint(w, i.commit);
         return hint ? { ...outcome, hint } : outcome;
@@ -101,14 +116,14 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
         const commit = obj(w, "incident")?.commit;
         if (!isSha(commit)) return null;
         const [parent] = await w.repo.parents(commit);
-        const inBase = async (sha: string) => parse((await w.repo.file(sha, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
+        const inBase = (sha: string) => baseFlagAt(w, sha);
         const unreadable = await baseUnreadable(w, commit);
         if (unreadable)
             return {
                 ok: false,
                 expected: { commit: "on", parent: "off" },
                 found: unreadable,
-                hint: `${commit.slice(0, 12)}'s base/configmap.yaml is no YAML (${unreadable}): ${NOT_RENDERED}`,
+                hint: `${commit.slice(0, 12)}'s base/configmap.yaml is no YAML (${unreadable}): ${notRendered(commit)}`,
             };
         const now = await inBase(commit);
         const before = parent ? await inBase(parent) : undefined;
@@ -129,7 +144,7 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
         if (hint) return { ...outcome, hint };
         // another value than on ("true", enabled, a boolean): named, with the way on
         if (now !== undefined && now !== null && now !== "on" && now !== "off" && String(now).trim() !== "on")
-            return { ...outcome, hint: `${commit.slice(0, 12)} ${wrongValue(now)}` };
+            return { ...outcome, hint: `${commit.slice(0, 12)} ${wrongValue(now, commit)}` };
         // "on " or " on": the value with a space a reader cannot see, which the lab compares exactly
         if (typeof now === "string" && now !== "on" && now.trim() === "on")
             return {
