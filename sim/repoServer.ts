@@ -21,6 +21,15 @@ export const CACHED_SOURCE = "<path to cached source>";
 export class RenderError extends Error {}
 
 /**
+ * git as the repo-server runs it in its Pod: none of the host's git variables (GIT_DEFAULT_HASH, GIT_ALLOW_PROTOCOL,
+ * GIT_CONFIG_*) and none of its configuration files (a url.insteadOf in ~/.gitconfig), which no Pod of the cluster sees.
+ */
+function podGit(args: string[]) {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GIT_")));
+    return run("git", args, { env: { ...env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } });
+}
+
+/**
  * A git files generator path pattern as a RegExp: `*` and `?` stay within one path segment, `**`
  * spans segments (upstream matches with the glob library; our two patterns need no more).
  */
@@ -112,7 +121,7 @@ export class RepoServer {
     private async lsRemote(repoURL: string, revision: string): Promise<string> {
         this.lsRemotes++;
         // a repository Argo CD cannot read is a comparison error on the app, never a crash of the controller
-        const { stdout } = await run("git", ["ls-remote", this.urlFor(repoURL)]).catch((e) => {
+        const { stdout } = await podGit(["ls-remote", this.urlFor(repoURL)]).catch((e) => {
             throw new RenderError(
                 `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to list refs: ${String(e.stderr || e.message).trim()}`,
             );
@@ -145,15 +154,15 @@ export class RepoServer {
         const t = this.serialized(async () => {
             // one mirror per repository (a prefix of the URL would give platform.git and shop-envs.git one)
             const git = path.join(this.cacheDir, `${createHash("sha1").update(repoURL).digest("hex")}.git`);
-            if (!fs.existsSync(git)) await run("git", ["init", "--quiet", "--bare", git]);
+            if (!fs.existsSync(git)) await podGit(["init", "--quiet", "--bare", git]);
             const dir = path.join(this.cacheDir, `tree-${createHash("sha1").update(key).digest("hex")}`);
             const tar = `${dir}.tar`;
-            const archive = () => run("git", ["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
+            const archive = () => podGit(["--git-dir", git, "archive", "--format=tar", "-o", tar, sha]);
             // absent (not fetched yet): the archive fails, and the fetch comes first
             await archive().catch(async () => {
                 // no automatic gc or maintenance after the fetch: it detaches and goes on writing into the mirror after the
                 // simulation has stopped, racing a reset's (or a test's) removal of the root
-                await run("git", [
+                await podGit([
                     ...["-c", "gc.auto=0", "-c", "maintenance.auto=false"],
                     ...["--git-dir", git, "fetch", "--quiet", "--force", this.urlFor(repoURL), "+refs/heads/*:refs/heads/*"],
                 ]);

@@ -342,6 +342,22 @@ describe("simulate with GIT_DIR left in the environment", function () {
         fs.rmSync(dir, { recursive: true, force: true });
     });
 
+    it("given GIT_DEFAULT_HASH=sha256 or GIT_ALLOW_PROTOCOL=file, then the simulated Argo CD reads the repositories as in its Pod", () => {
+        for (const env of [{ GIT_DEFAULT_HASH: "sha256" }, { GIT_ALLOW_PROTOCOL: "file:https:ssh" }]) {
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "git-host-env-"));
+            fs.chmodSync(dir, 0o755);
+            try {
+                const r = runCli("simulate", ["--root", path.join(dir, "lab"), "--through", "3"], {
+                    env: { ...process.env, ...env },
+                    timeoutMs: 100_000,
+                });
+                assert.strictEqual(r.code, 0, `${JSON.stringify(env)}: ${r.out}`);
+            } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+            }
+        }
+    });
+
     it("given git configuration half set in the environment (GIT_CONFIG_COUNT=2, one key), then the lab's git and verify's run without it", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "git-config-env-"));
         fs.chmodSync(dir, 0o755);
