@@ -348,6 +348,13 @@ describe("gitops-lab simulate --reset", function () {
             },
             "1 commit not pushed, on a detached HEAD",
         ],
+        [
+            "an annotated tag not pushed",
+            async (clone: string) => {
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "tag", "-a", "before-incident", "-m", "my note", "HEAD"], clone);
+            },
+            "1 tag not pushed (before-incident)",
+        ],
     ] as const)
         it(`reset keeps a clone holding ${what}`, async () => {
             const root = await rootAt(1);

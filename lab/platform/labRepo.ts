@@ -268,6 +268,13 @@ export async function unpushedWork(clone: string): Promise<string[]> {
     if (ahead.length) out.push(`${ahead.length} commit${ahead.length === 1 ? "" : "s"} not pushed${on.length ? `, on ${few(on)}` : ""}`);
     const stashes = (await git(["stash", "list"], clone).catch(() => "")).split("\n").filter(Boolean);
     if (stashes.length) out.push(`${stashes.length} stash${stashes.length === 1 ? "" : "es"}`);
+    // tags made in the clone (an annotated tag's message lives in it alone) and not in the remote, as name and object
+    const lines = (text: string) => text.split("\n").filter(Boolean);
+    const remote = new Set(lines(await git(["ls-remote", "--tags", "origin"], clone).catch(() => "")).map((l) => l.replace(/\s+/, " ")));
+    const tags = lines(await git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/tags"], clone).catch(() => ""))
+        .filter((l) => !remote.has(l))
+        .map((l) => l.split(" ")[1].replace(/^refs\/tags\//, ""));
+    if (tags.length) out.push(`${tags.length} tag${tags.length === 1 ? "" : "s"} not pushed (${few(tags)})`);
     return out;
 }
 
