@@ -6,6 +6,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { servedCloneDir } from "../lab/kit/layout";
+import { GIT_OPTS } from "../lab/ports/exec";
 import { LabStep, nextStepOf } from "../lab/grader/steps";
 import { shopLayout, REPO_URL } from "../lab/shop/layout";
 import { shopSteps } from "../lab/shop/steps";
@@ -57,7 +58,7 @@ function cloneLine(url: string, dir: string, bareRepo: string): string[] {
     const clone = [`  git clone -b main ${url} ${shellWord(dir)}`];
     if (!fs.existsSync(path.join(dir, ".git"))) return clone;
     // a clone a reset kept (its work not pushed) of the repository before it: its history is not this one's
-    const git = (args: string[]) => spawnSync("git", args, { encoding: "utf8" });
+    const git = (args: string[]) => spawnSync("git", args, { encoding: "utf8", ...GIT_OPTS() });
     const theirs = git(["-C", dir, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/main^{commit}"]).stdout.trim();
     if (theirs && git(["--git-dir", bareRepo, "cat-file", "-e", `${theirs}^{commit}`]).status !== 0)
         return [
@@ -71,7 +72,7 @@ function cloneLine(url: string, dir: string, bareRepo: string): string[] {
 /** Whether the repository's main sets `release` in every tenant's file (read with git, as the grader reads it). */
 function mainSetsEveryTenant(bareRepo: string, release: string): boolean {
     return TENANTS.every((t) => {
-        const text = spawnSync("git", ["--git-dir", bareRepo, "show", `main:${tenantPath(t)}`], { encoding: "utf8" });
+        const text = spawnSync("git", ["--git-dir", bareRepo, "show", `main:${tenantPath(t)}`], { encoding: "utf8", ...GIT_OPTS() });
         return text.status === 0 && String(parse(text.stdout)?.release ?? "") === release;
     });
 }

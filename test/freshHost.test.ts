@@ -10,7 +10,7 @@ import * as os from "os";
 import * as path from "path";
 import { INSTALL_SCRIPT, UNINSTALL_SCRIPT } from "../components/k3s";
 import { GITD_ENV } from "../lab/platform/gitDaemon";
-import { HostProbe, preflightChecks } from "../lab/platform/preflight";
+import { HostProbe, preflightChecks, realHost } from "../lab/platform/preflight";
 import { waitWorkloadsReady } from "../lab/platform/readiness";
 import { KubeCluster } from "../lab/ports/cluster";
 import { verify } from "../lab/shop/checks";
@@ -529,6 +529,21 @@ describe("fresh host: the preflight", () => {
             (await verdicts({ exists, gitConfig: async () => OWNER_VALUE }))[`nothing foreign at ${layout.bareRepo}`],
             /^PASS the lab's own repository/,
         );
+    });
+
+    it("given git configuration half set in the environment, then the host's probe still reads a repository's mark", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "probe-git-env-"));
+        const saved = { ...process.env };
+        try {
+            const bare = path.join(dir, "r.git");
+            execFileSync("git", ["init", "--quiet", "--bare", bare]);
+            execFileSync("git", ["--git-dir", bare, "config", "lab.mark", "ours"]);
+            Object.assign(process.env, { GIT_CONFIG_COUNT: "2", GIT_CONFIG_KEY_0: "core.abbrev", GIT_CONFIG_VALUE_0: "12" });
+            assert.strictEqual(await realHost.gitConfig(bare, "lab.mark"), "ours");
+        } finally {
+            for (const k of ["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"]) if (!(k in saved)) delete process.env[k];
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it("given the lab's clone without its repository (kept by a reset), then it fails as up would", async () => {

@@ -39,6 +39,16 @@ describe("the lab's git port (simple-git)", function () {
         assert.strictEqual((await gitIn(clone, ["log", "-1", "--format=%an <%ae>"])).trim(), "GitOps Lab <gitops-lab@localhost>");
     });
 
+    it("given a commit made in the clone and not pushed, then the clone is not in sync, and the error says how to keep it", async () => {
+        const git = new CloneGit(clone);
+        await git.pushTo(await git.commitFiles({ "a.txt": "one\n" }, "first"), "main");
+        await git.commitFiles({ "a.txt": "two\n" }, "mine");
+        await assert.rejects(
+            git.ensureInSync("main"),
+            /the clone \S+ has commits the remote's main lacks \(at [0-9a-f]{40}; git log origin\/main\.\.main lists them\): nothing was committed or pushed; push them \(git -C \S+ push origin main\) or keep them on a branch of their own/,
+        );
+    });
+
     it("given a change in the work tree not committed, then the clone is not in sync, and the error names the file", async () => {
         const git = new CloneGit(clone);
         await git.pushTo(await git.commitFiles({ "a.txt": "one\n" }, "first"), "main");

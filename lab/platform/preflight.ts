@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
+import { GIT_OPTS } from "../ports/exec";
 
 export type Verdict = "PASS" | "WARN" | "FAIL";
 
@@ -227,13 +228,13 @@ export const realHost: HostProbe = {
     exists: (p) => fs.existsSync(p),
     gitConfig: (gitDir, key) =>
         new Promise((resolve) => {
-            execFile("git", ["--git-dir", gitDir, "config", "--get", key], { timeout: 10_000 }, (err, stdout) =>
+            execFile("git", ["--git-dir", gitDir, "config", "--get", key], { timeout: 10_000, ...GIT_OPTS() }, (err, stdout) =>
                 resolve(err ? null : String(stdout).trim()),
             );
         }),
     commits: (gitDir) =>
         new Promise((resolve) => {
-            execFile("git", ["--git-dir", gitDir, "rev-list", "--count", "--all"], { timeout: 10_000 }, (err, stdout) =>
+            execFile("git", ["--git-dir", gitDir, "rev-list", "--count", "--all"], { timeout: 10_000, ...GIT_OPTS() }, (err, stdout) =>
                 resolve(err ? 0 : Number(String(stdout).trim()) || 0),
             );
         }),

@@ -82,6 +82,9 @@ export function gitEnv(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv | 
     return Object.fromEntries(Object.entries(from).filter(([k]) => !setAside(k)));
 }
 
+/** For a git run outside run() (execFile, spawnSync): the lab's git environment, from /, which is never gone. */
+export const GIT_OPTS = () => ({ env: gitEnv(undefined) ?? process.env, cwd: "/" });
+
 /** This process's folder, or / when it is gone (a reset removed the clone it was started from): a child cannot start in a folder that is gone. */
 function cwdOrRoot(): string {
     try {

@@ -169,6 +169,11 @@ export class CloneGit implements GitPort {
                 `the remote's ${branch} is at ${remote}, ahead of the clone ${this.clone} (at ${local}): it was pushed from elsewhere ` +
                     `(another clone or a worktree). Nothing was committed or pushed; bring the clone up to it (git -C ${this.clone} pull --ff-only), then run again`,
             );
+        if (remote && remote !== local && (await this.isAncestor(remote, local)))
+            throw new Error(
+                `the clone ${this.clone} has commits the remote's ${branch} lacks (at ${remote}; git log origin/${branch}..${branch} lists them): ` +
+                    `nothing was committed or pushed; push them (git -C ${this.clone} push origin ${branch}) or keep them on a branch of their own and put ${branch} back (git -C ${this.clone} branch my-work && git -C ${this.clone} reset --hard origin/${branch}), then run again`,
+            );
         if (remote !== local) {
             throw new Error(
                 `the remote's ${branch} is at ${remote ?? "(missing)"} but the clone ${this.clone} is at ${local}: ` +
