@@ -341,10 +341,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             ]);
             const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "4"]);
             assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stdout,
-                /live ApplicationSet shop: dev=main, prod=release\/prod \(step 2's check, which this step's work decides\); /,
-            );
+            assert.match(r.stdout, /live ApplicationSet shop: dev=main, prod=release\/prod \(step 2's check\); /);
             assert.match(
                 r.stdout,
                 /hint: \S+appset\.yaml is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f \S+appset\.yaml\n/,
@@ -639,6 +636,13 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: the elements name "staging" beside dev and prod: the lab has two environments \(envs\/dev and envs\/prod\), and shop-staging would render envs\/staging, which the repository lacks; take that element out/,
             );
+            // prod spelt otherwise (Prod) is not a third environment: not said so
+            const renamed = await withElements(root, 4, [
+                { env: "dev", revision: "main" },
+                { env: "Prod", revision: "release/prod" },
+            ]);
+            assert.strictEqual(renamed.code, 1, renamed.out);
+            assert.doesNotMatch(renamed.stdout, /beside dev and prod/);
         });
     });
 

@@ -184,7 +184,8 @@ export function stepVerdict(
             step: n,
             done: false,
             missing: failed,
-            line: `${title}: not done: ${failed.check}${failed.step < n && checkKey(failed) !== CLUSTER_ANSWERS ? ` (step ${failed.step}'s check, which this step's work decides)` : ""}; hint: ${hintOf(failed, steps[failed.step - 1] ?? step)}`,
+            // (a live check's earlier grading is not known here: the offline one reads no cluster, so its step alone is said)
+            line: `${title}: not done: ${failed.check}${failed.step < n && checkKey(failed) !== CLUSTER_ANSWERS ? ` (step ${failed.step}'s check${isLive(failed) ? "" : ", which this step's work decides"})` : ""}; hint: ${hintOf(failed, steps[failed.step - 1] ?? step)}`,
         };
     return { step: n, done: false, line: `${title}: not done: none of its checks could run; hint: ${step.hint}` };
 }

@@ -34,8 +34,10 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     if (branchEnv)
         return `an element's env is ${JSON.stringify(branchEnv)}, a branch: env names the environment (dev, prod) and revision the branch it tracks (the ApplicationSet cannot make an Application shop-${branchEnv}: "/" is no name's); write {env: prod, revision: ${wantProd(w)}}, then ${apply}`;
     // an environment the lab does not have (staging): its Application renders envs/staging, which the repository lacks
+    // (only beside both of the lab's: an env for one of them spelt otherwise, Prod or production, is that one renamed)
     const others = [...new Set(elements.map((e) => e?.env).filter((env) => typeof env === "string" && env !== "dev" && env !== "prod"))];
-    if (others.length)
+    const both = ["dev", "prod"].every((env) => elements.some((e) => e?.env === env));
+    if (others.length && both)
         return `the elements name ${others.map((e) => JSON.stringify(e)).join(", ")} beside dev and prod: the lab has two environments (envs/dev and envs/prod), and shop-${others[0]} would render envs/${others[0]}, which the repository lacks; take ${others.length === 1 ? "that element" : "those elements"} out, then ${apply} (the ApplicationSet deletes the Application it made)`;
     // an element added beside the one it was to change: two for one env make two Applications of one name,
     // which the ApplicationSet refuses ("contains applications with duplicate name")
