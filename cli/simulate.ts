@@ -212,6 +212,11 @@ export const simulate: Command = {
     async run(values) {
         const rootArg = stringOption(values, "root", { required: true });
         if (!rootArg) throw new UsageError("--root DIR is required (see gitops-lab simulate --help)");
+        // a line break or another control character splits the printed commands and comments into lines that are neither
+        if ([...rootArg].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) && !values.reset)
+            throw new UsageError(
+                `--root ${JSON.stringify(rootArg)} holds a line break or another control character, which splits the commands the lab prints: choose a folder without one`,
+            );
         const root = checkRoot(rootArg);
         checkRootWritable(root, rootArg);
         if (process.getuid?.() === 0) checkRootReachableByNobody(root, rootArg);
@@ -245,11 +250,6 @@ export const simulate: Command = {
         if (root.includes(":") && !values.reset)
             throw new UsageError(
                 `--root ${root} holds a ':', which KUBECONFIG reads as a list separator, so the served lab's kubeconfig under it could not be used as printed: choose a folder without ':'`,
-            );
-        // a line break or another control character splits the printed commands and comments into lines that are neither
-        if ([...root].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) && !values.reset)
-            throw new UsageError(
-                `--root ${JSON.stringify(root)} holds a line break or another control character, which splits the commands the lab prints: choose a folder without one`,
             );
         const rootProblem = hostRootProblem(root) ?? (values.serve ? foreignKubeconfig(root) : undefined);
         if (rootProblem) throw new UsageError(rootProblem);
