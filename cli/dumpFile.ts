@@ -8,6 +8,8 @@ import * as path from "path";
 import { dumpFromList, Dump } from "../lab/doctor/diagnose";
 import { parseJson } from "../lab/ports/files";
 import { codeOf, messageOf } from "../lab/ports/errors";
+import { SHOP_RESULT_FILES } from "../lab/shop/results";
+import { TENANTS_RESULT_FILES } from "../lab/tenants/results";
 
 export const DUMP_HINT_COMMAND =
     "kubectl get applicationsets.argoproj.io,applications.argoproj.io,appprojects.argoproj.io,jobs,pods -A -o json";
@@ -122,7 +124,7 @@ export function readDump(file: string): Dump {
     const saved = list as { rv?: unknown; objects?: unknown } | null;
     if (saved && typeof saved.rv === "number" && Array.isArray(saved.objects))
         throw new Error(
-            `${source} is a simulated lab's saved cluster (simulate keeps its state there), not a dump: read the lab live while simulate --serve serves it (--kubeconfig ${path.join(path.dirname(path.resolve(file)), "kubeconfig")}), or make a dump from it; ${DUMP_HINT}`,
+            `${source} is a simulated lab's saved cluster (simulate keeps its state there), not a dump: read the lab live while simulate --serve serves it (--kubeconfig ${file === "-" ? "DIR/kubeconfig" : path.join(path.dirname(path.resolve(file)), "kubeconfig")}), or make a dump from it; ${DUMP_HINT}`,
         );
     // kubectl get events -o json (or another kind) given for the dump: named by what it holds
     const items = (list as { items?: unknown })?.items;
@@ -149,9 +151,17 @@ export function readDump(file: string): Dump {
         );
     if ((list as { applicationSets?: unknown })?.applicationSets !== undefined)
         throw new Error(`${source} is the doctor's own --json output (its findings), not a dump of the cluster: ${DUMP_HINT}`);
-    // a lab's result file (stall.json, recovery.json, the shop's): an object with a commit and no kind
+    // a lab's result file (stall.json, recovery.json, the shop's): an object with no kind, named as one, or with a commit
     const result = list as { commit?: unknown; kind?: unknown; items?: unknown } | null;
-    if (result && typeof result === "object" && !Array.isArray(result) && result.kind === undefined && typeof result.commit === "string")
+    const named = [...SHOP_RESULT_FILES, ...TENANTS_RESULT_FILES].some((n) => path.basename(file) === `${n}.json`);
+    if (
+        result &&
+        typeof result === "object" &&
+        !Array.isArray(result) &&
+        result.kind === undefined &&
+        result.items === undefined &&
+        (named || typeof result.commit === "string")
+    )
         throw new Error(
             `${source} is a lab's result file (what a step wrote: a commit and what was seen), not a dump of the cluster: read the cluster live (leave --from out), or ${DUMP_HINT}`,
         );
@@ -173,19 +183,20 @@ export function readDump(file: string): Dump {
 
 /** Why a dump cannot be diagnosed (empty, or of some kinds only: its rounds would blame what it lacks); undefined when it can. */
 export function dumpProblem(dump: Dump, from: string): string | undefined {
+    const source = from === "-" ? "standard input" : from;
     // an empty dump, or a cluster with nothing of Argo CD, is most often the wrong context or namespace: not "nothing stuck"
     if (!dump.applicationSets.length && !dump.applications.length)
-        return `${from === "-" ? "standard input" : from} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`;
+        return `${source} holds no ApplicationSets and no Applications (a dump of another context or namespace?); ${DUMP_HINT}`;
     // a dump of some kinds only: Applications an ApplicationSet made without it, or ApplicationSets without their Applications
     const made = dump.applications.filter((a) => (a.metadata?.ownerReferences ?? []).some((r) => r.kind === "ApplicationSet"));
     if (!dump.applicationSets.length && made.length)
-        return `${from} holds ${made.length} Application${made.length === 1 ? "" : "s"} made by an ApplicationSet but no ApplicationSets: a dump of some kinds only; ${DUMP_HINT}`;
+        return `${source} holds ${made.length} Application${made.length === 1 ? "" : "s"} made by an ApplicationSet but no ApplicationSets: a dump of some kinds only; ${DUMP_HINT}`;
     // (a dump of every kind holds the AppProjects too: its Applications really are gone, which the findings say)
     if (
         !dump.applications.length &&
         !dump.appProjects?.length &&
         dump.applicationSets.some((a) => (a.status?.applicationStatus ?? []).length)
     )
-        return `${from} holds ApplicationSets but none of their Applications: a dump of some kinds only; ${DUMP_HINT}`;
+        return `${source} holds ApplicationSets but none of their Applications: a dump of some kinds only; ${DUMP_HINT}`;
     return undefined;
 }

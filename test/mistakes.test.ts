@@ -124,6 +124,8 @@ const MISTAKES: Mistake[] = [
         1,
         /appset\.yaml is a Kubernetes manifest \(kind: ApplicationSet\), not a stack configuration: give a stack's file like Pulumi\.dev\.yaml/,
     ],
+    // the shop lab's drift.json (no commit in it) given for a dump
+    ["learner", "doctor", ["--from", "{dir}/drift.json"], 1, /drift\.json is a lab's result file \(what a step wrote/],
     // the tenants lab's stall.json given for a dump
     [
         "learner",
@@ -668,6 +670,7 @@ describe("mistakes at the command line, and their answers", function () {
         write("nbsp.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:\u00a04\n");
         write("appset.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: shop\n");
         write("stall.json", JSON.stringify({ commit: "a".repeat(40), appset: "argocd/tenants", step: 2, blocking: "mandant-b" }));
+        write("drift.json", JSON.stringify({ uid: "u", edited: "debug", restored: "warn", seconds: 2 }));
         write("cap-config.yaml", "Config:\n  gitops-lab:solveThrough: 4\n");
         write("glued-colon.yaml", "config:\n  gitops-lab:root: /tmp/x\n  gitops-lab:solveThrough:3\n");
         write("typo-prefix.yaml", 'config:\n  gitops_lab:solveThrough: "3"\n');
