@@ -2259,7 +2259,12 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     /** At step 6, a learner's bad commit adding `name` to `overlay`'s resources, reverted, in revert.json: verify --step 7's output. */
-    async function badCommitGraded(overlay: string, name: string, atEnd: boolean | "unindented" = false, fileToo = false): Promise<string> {
+    async function badCommitGraded(
+        overlay: string,
+        name: string,
+        atEnd: boolean | "unindented" | "components" = false,
+        fileToo = false,
+    ): Promise<string> {
         const root = await rootAt(6);
         const layout = shopLayout(root);
         const { clone } = layout;
@@ -2267,7 +2272,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             const file = path.join(clone, overlay, "kustomization.yaml");
             const last = overlay === "base" ? "  - configmap.yaml" : "  - ../../base";
             // at the file's end, as echo "  - missing.yaml" >> it does: in the list above, patches:
-            if (atEnd) fs.appendFileSync(file, atEnd === "unindented" ? `- ${name}\n` : `  - ${name}\n`);
+            if (atEnd)
+                fs.appendFileSync(
+                    file,
+                    atEnd === "unindented" ? `- ${name}\n` : atEnd === "components" ? `components:\n  - ${name}\n` : `  - ${name}\n`,
+                );
             else fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(last, `${last}\n  - ${name}`));
             // the file it names made in the same commit: the overlay renders
             if (fileToo) fs.writeFileSync(path.join(clone, overlay, name), "");
@@ -2336,6 +2345,13 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(
             out,
             /hint: bad_commit's envs\/dev renders: envs\/dev\/missing\.yaml is there too, so shop-dev never showed the ComparisonError/,
+        );
+    });
+
+    it("a bad commit putting missing.yaml under components:: named by that key", async () => {
+        assert.match(
+            await badCommitGraded("envs/dev", "missing.yaml", "components"),
+            /hint: bad_commit puts missing\.yaml under components: in envs\/dev\/kustomization\.yaml, not under resources:/,
         );
     });
 

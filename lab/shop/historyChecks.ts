@@ -10,7 +10,7 @@ import { messageOf } from "../ports/errors";
 import { renderShopConfigAt } from "./render";
 import { startAgainAt } from "../kit/layout";
 import { obj, putBack, ShopWorld } from "./world";
-import { kustomizationOf, missingYamlAfter, resourcesOf } from "./overlays";
+import { keyHolding, kustomizationOf, missingYamlAfter, resourcesOf } from "./overlays";
 
 /** A promotion that can no longer be a fast-forward is done again on a lab brought back to step 5. */
 const startOver = (w: ShopWorld) => `start the lab over to promote again (${startAgainAt(w.layout.root, { lab: "shop", through: 5 })})`;
@@ -221,6 +221,13 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                 return {
                     ...outcome,
                     hint: `bad_commit leaves envs/dev/kustomization.yaml no YAML (missing.yaml appended without the indentation of resources:' items?), so the error is of the file, not of a missing resource: the step's bad commit adds "  - missing.yaml" under resources:, as the other items are written; make that commit, push, revert it, and write it as bad_commit`,
+                };
+            // under another list than resources: (components:, written so): named by the key that holds it
+            const holder = parses && !after.includes("missing.yaml") ? keyHolding(devText, "missing.yaml") : undefined;
+            if (!outcome.ok && holder && holder !== "patches")
+                return {
+                    ...outcome,
+                    hint: `bad_commit puts missing.yaml under ${holder}: in envs/dev/kustomization.yaml, not under resources:, the list the step's bad commit adds it to: put it under resources:, in a new commit, push, revert that one, and write it as bad_commit`,
                 };
             // the line appended at the file's end (echo >> ...), under patches: rather than resources:
             if (!outcome.ok && !after.includes("missing.yaml") && /missing\.yaml/.test(devText))

@@ -38,3 +38,13 @@ export async function missingYamlAfter(w: ShopWorld, from: string, tip: string, 
     }
     return undefined;
 }
+
+/** The top-level key of a kustomization whose list names `file` (components:, patches: as a path), or undefined. */
+export function keyHolding(kustomization: string, file: string): string | undefined {
+    try {
+        const k = parse(kustomization) as Record<string, unknown> | null;
+        return Object.keys(k ?? {}).find((key) => JSON.stringify(k?.[key] ?? null).includes(JSON.stringify(file).slice(1, -1)));
+    } catch {
+        return undefined;
+    }
+}
