@@ -2494,6 +2494,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("incident.dev_value the ConfigMap's whole data ({.data}): named; drift's edited and restored swapped: named", async () => {
+        await atShop(5, async (root) => {
+            const layout = shopLayout(root);
+            const incident = fs.readFileSync(layout.resultFile("incident"), "utf8");
+            editResult(layout.resultFile("incident"), { dev_value: JSON.stringify({ FEATURE_CHECKOUT_V2: "on", LOG_LEVEL: "debug" }) });
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: dev_value holds more than the flag's value \(the ConfigMap's data, as jsonpath=\{\.data\} prints it\)/,
+            );
+            fs.writeFileSync(layout.resultFile("incident"), incident);
+            editResult(layout.resultFile("drift"), { edited: "warn", restored: "debug" });
+            const d = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+            assert.strictEqual(d.code, 1, d.out);
+            assert.match(d.stdout, /hint: edited and restored are swapped: edited is the LOG_LEVEL you patched in \(debug\)/);
+        });
+    });
+
     it("incident values read with jq without -r (quote marks of their own): named", async () => {
         await atShop(3, async (root) => {
             editResult(shopLayout(root).resultFile("incident"), { dev_value: '"on"', prod_value: '"on"' });

@@ -365,6 +365,14 @@ const step5: Check<ShopWorld>[] = [
                     found: { edited: d.edited },
                     hint: `edited holds ${JSON.stringify(d.edited)}: the lab's drift patches LOG_LEVEL to debug, in lower case as Git writes its values; ${PATCH_AGAIN}, with edited: "debug"`,
                 };
+            // the two written the wrong way round: said so
+            if (d.edited === "warn" && d.restored === "debug")
+                return {
+                    ok: false,
+                    expected: { edited: "debug", restored: "warn" },
+                    found: { edited: d.edited, restored: d.restored },
+                    hint: `edited and restored are swapped: edited is the LOG_LEVEL you patched in (debug), restored the one selfHeal put back (warn, prod's own from Git)`,
+                };
             // the base's value (info) or dev's (debug) for what selfHeal puts back in prod: prod's own, from envs/prod's patch
             return eqFields(
                 { edited: "debug", restored: "warn" },

@@ -86,6 +86,20 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
                 .toLowerCase();
         const spelt = (["dev_value", "prod_value"] as const).filter((k) => i[k] !== "on" && ["on", "true"].includes(bare(i[k])));
         const quoted = spelt.some((k) => /^\s*(["']).*\1\s*$/.test(String(i[k])));
+        // the ConfigMap's whole data read ({.data}), or the whole object: the flag's value alone is asked
+        const whole = (["dev_value", "prod_value"] as const).filter((k) => {
+            try {
+                const v = typeof i[k] === "string" ? JSON.parse(i[k] as string) : i[k];
+                return !!v && typeof v === "object" && JSON.stringify(v).includes("FEATURE_CHECKOUT_V2");
+            } catch {
+                return false;
+            }
+        });
+        if (!outcome.ok && whole.length)
+            return {
+                ...outcome,
+                hint: `${whole.join(" and ")} ${whole.length === 1 ? "holds" : "hold"} more than the flag's value (the ConfigMap's data, as jsonpath={.data} prints it): write FEATURE_CHECKOUT_V2's value alone (kubectl -n shop-dev get configmap shop-config -o jsonpath={.data.FEATURE_CHECKOUT_V2})`,
+            };
         // the ConfigMaps hold what the incident's commit set (FEATURE_CHECKOUT_V2: "true" in base): read right, the commit is to change
         const set = spelt.length && isSha(i.commit) ? await baseFlagAt(w, i.commit) : undefined;
         if (!outcome.ok && set !== undefined && set !== "on" && spelt.every((k) => bare(i[k]) === bare(set)))
