@@ -133,7 +133,7 @@ export const verify: Command = {
                       ? // the tenants lab is what is here (--lab left out): that first; the shared bare folder is no shop lab begun
                         `gitops-lab verify: no ${which} lab is begun under ${layout.root}, but the ${other} lab is (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}; to start the ${which} lab here, its step 1 is yours to do (gitops-lab verify${how} --root ${layout.root} --step 1 grades it)`
                       : begins(which, layout.bareDir)
-                        ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (no ${layout.bareRepo} yet): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
+                        ? `gitops-lab verify: the ${which} lab under ${layout.root} is ready and not begun (${fs.existsSync(layout.bareRepo) ? `${layout.bareRepo} holds no bare repository: verify --step 1 says what is there` : `no ${layout.bareRepo} yet`}): step 1 is yours to do; gitops-lab verify${how} --root ${layout.root} --step 1 grades it with a hint`
                         : layout.root === "/"
                           ? // the default root, the lab host's: a simulated lab is under a --root of its own
                             `gitops-lab verify: there is no ${which} lab under / (no ${layout.bareRepo}), the lab host's paths and verify's default --root: a simulated lab is graded with the --root it was built under (gitops-lab verify${how} --root DIR); a lab host's lab is built by lab:up`

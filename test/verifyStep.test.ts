@@ -911,6 +911,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the lab's repository made with git init (a working tree), not --bare: named, here and by --through", async () => {
+        await atShop(0, async (root) => {
+            const { bareRepo } = shopLayout(root);
+            await git(["init", "--quiet", "--initial-branch=main", bareRepo]);
+            fs.cpSync(path.join(__dirname, "..", "gitrepo", "shop"), bareRepo, { recursive: true });
+            await git(["add", "-A"], bareRepo);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "first"], bareRepo);
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: \S+shop-envs\.git was made with git init, not git init --bare: the git daemon serves \(and Argo CD reads\) a bare repository/,
+            );
+            const through = await runMain("verify", ["--root", root, "--through", "1", "--offline"]);
+            assert.match(through.out, /shop-envs\.git holds no bare repository: verify --step 1 says what is there/);
+        });
+    });
+
     it("a first commit made in the lab's clone without base/kustomization.yaml (never added): named", async () => {
         await atShop(0, async (root) => {
             const { bareRepo, clone } = shopLayout(root);

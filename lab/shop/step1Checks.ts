@@ -34,6 +34,13 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
         name: "the bare repository exists with a main branch",
         run: async (w) => {
             const outcome = { ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: "no repository" };
+            // a repository with a working tree (git init without --bare): its git is in .git, and the daemon serves bare ones
+            if (!outcome.ok && !w.repo.exists() && fs.existsSync(path.join(w.layout.bareRepo, ".git", "HEAD")))
+                return {
+                    ...outcome,
+                    found: `a repository with a working tree at ${w.layout.bareRepo} (its git in .git), not a bare one`,
+                    hint: `${w.layout.bareRepo} was made with git init, not git init --bare: the git daemon serves (and Argo CD reads) a bare repository; move it away, make it with git init --bare --shared=0644 --initial-branch=main ${w.layout.bareRepo}, and push your commit to it from a clone`,
+                };
             if (!outcome.ok && !w.repo.exists()) {
                 // made under another name beside it (shop-envs without .git, most often): the git daemon serves the lab's name only
                 const beside = fs.existsSync(w.layout.bareDir)
