@@ -181,7 +181,8 @@ export const verify: Command = {
                     check: "the cluster answers",
                     ok: false,
                     expected: "a kubeconfig (or --offline to grade the files and repository only)",
-                    found: messageOf(e),
+                    // the table's line names the served lab's kubeconfig too (it shows no hint)
+                    found: `${messageOf(e)}${served ? ` (this lab is served: --kubeconfig ${served})` : ""}`,
                     // why this kubeconfig will not do (none there, not a kubeconfig), then what to give
                     hint: /serve it again|is suspended/.test(messageOf(e))
                         ? `${messageOf(e)}, or --offline to grade the files and repository only`

@@ -4401,6 +4401,9 @@ describe("verify --step: one step at a time, with a hint", function () {
                     `: the cluster answers; hint: no kubeconfig found \\(looked at [^)]*\\): give --kubeconfig ${root}/kubeconfig \\(the served lab's\\), or --offline`,
                 ),
             );
+            // the table (--through) shows no hint: its line names the kubeconfig too
+            const table = await runMain("verify", ["--root", root, "--through", "3"]);
+            assert.ok(table.stdout.includes(`(this lab is served: --kubeconfig ${root}/kubeconfig)`), table.stdout);
         } finally {
             if (env === undefined) delete process.env.KUBECONFIG;
             else process.env.KUBECONFIG = env;
