@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { dumpFromList, Dump } from "../lab/doctor/diagnose";
 import { parseJson } from "../lab/ports/files";
+import { parse as parseYaml } from "yaml";
 import { codeOf, messageOf } from "../lab/ports/errors";
 import { SHOP_RESULT_FILES } from "../lab/shop/results";
 import { TENANTS_RESULT_FILES } from "../lab/tenants/results";
@@ -106,8 +107,22 @@ export function readDump(file: string): Dump {
             `${source} is kubectl's -o name list (${lines.length} name${lines.length === 1 ? "" : "s"}, no objects): ${DUMP_HINT}`,
         );
     // kubectl ... -o yaml: named as such, not as a JSON syntax error
-    if (/^\s*(?:#.*\n\s*)*(?:apiVersion|kind|items):(?:\s|$)/.test(text))
+    if (/^\s*(?:#.*\n\s*)*(?:apiVersion|kind|items):(?:\s|$)/.test(text)) {
+        // a manifest as written (the lab's appset.yaml: no status), not objects read from the cluster
+        const manifest = (() => {
+            try {
+                const doc = parseYaml(text) as { kind?: unknown; status?: unknown } | null;
+                return doc && typeof doc.kind === "string" && doc.kind !== "List" && doc.status === undefined ? doc.kind : undefined;
+            } catch {
+                return undefined; // more than one document, or no YAML: said as YAML below
+            }
+        })();
+        if (manifest)
+            throw new Error(
+                `${source} is a manifest (kind: ${manifest}, as written, with no status), not a dump of the cluster: the doctor reads what the cluster holds; leave --from out to read it live, or ${DUMP_HINT}`,
+            );
         throw new Error(`${source} is YAML (kubectl -o yaml): the doctor reads -o json; ${DUMP_HINT}`);
+    }
     // kubectl's own messages written before the JSON (2>&1, or a Warning: line): said, with the redirect to leave out
     const before = /^\s*([^\s{[][^\n]*)\n[\s\S]*?^\{/m.exec(text);
     if (before && !text.trimStart().startsWith("{") && !text.trimStart().startsWith("["))

@@ -124,6 +124,14 @@ const MISTAKES: Mistake[] = [
         1,
         /appset\.yaml is a Kubernetes manifest \(kind: ApplicationSet\), not a stack configuration: give a stack's file like Pulumi\.dev\.yaml/,
     ],
+    // the lab's appset.yaml (a manifest as written, no status) given for a dump
+    [
+        "learner",
+        "doctor",
+        ["--from", "{dir}/appset.yaml"],
+        1,
+        /appset\.yaml is a manifest \(kind: ApplicationSet, as written, with no status\), not a dump of the cluster: the doctor reads what the cluster holds; leave --from out/,
+    ],
     // the shop lab's drift.json (no commit in it) given for a dump
     ["learner", "doctor", ["--from", "{dir}/drift.json"], 1, /drift\.json is a lab's result file \(what a step wrote/],
     // the tenants lab's stall.json given for a dump
