@@ -234,7 +234,12 @@ export function configFileOf(values: Values): string | undefined {
     const f = stringOption(values, "config-file");
     if (f === undefined) return undefined;
     const abs = path.resolve(f);
-    if (!fs.existsSync(abs))
-        throw new UsageError(`--config-file ${f} does not exist; give a stack configuration file like Pulumi.dev.yaml`);
-    return abs;
+    if (fs.existsSync(abs)) return abs;
+    // run through npm (npm --prefix DIR run ...): a relative path is the caller's, in the folder npm was started from
+    const from = process.env.INIT_CWD;
+    const theirs = from && !path.isAbsolute(f) ? path.resolve(from, f) : undefined;
+    if (theirs && fs.existsSync(theirs)) return theirs;
+    throw new UsageError(
+        `--config-file ${f} does not exist (looked at ${abs}${theirs && theirs !== abs ? ` and ${theirs}` : ""}); give a stack configuration file like Pulumi.dev.yaml`,
+    );
 }

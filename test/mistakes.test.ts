@@ -438,7 +438,7 @@ const MISTAKES: Mistake[] = [
         "preflight",
         ["--config-file", "{dir}/missing.yaml"],
         2,
-        /--config-file \S+missing\.yaml does not exist; give a stack configuration file/,
+        /--config-file \S+missing\.yaml does not exist \(looked at \S+missing\.yaml\); give a stack configuration file/,
     ],
     [
         "author",

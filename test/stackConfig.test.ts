@@ -379,6 +379,22 @@ describe("the stack file as preflight and up read it", function () {
     });
 });
 
+describe("preflight --config-file through npm (npm --prefix DIR run preflight -- --config-file FILE)", function () {
+    this.timeout(120_000);
+    it("takes a relative file from the folder npm was started from (INIT_CWD), as the caller meant it", () => {
+        const theirs = fs.mkdtempSync(path.join(os.tmpdir(), "npm-caller-"));
+        try {
+            const root = path.join(theirs, "lab-root");
+            fs.writeFileSync(path.join(theirs, "mine.yaml"), `config:\n  gitops-lab:root: ${root}\n`);
+            const r = runCli("preflight", ["--config-file", "mine.yaml"], { env: { ...process.env, INIT_CWD: theirs }, timeoutMs: 60_000 });
+            assert.doesNotMatch(r.stderr, /does not exist/, r.out);
+            assert.ok(r.stdout.includes(`nothing foreign at ${root}`), r.out);
+        } finally {
+            fs.rmSync(theirs, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("GITOPS_LAB_STACK", function () {
     this.timeout(120_000);
     it("a value that is no stack name: one line naming it, and commands that need no stack still run", () => {
