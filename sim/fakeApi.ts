@@ -16,7 +16,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { NodeImages } from "./nodeImages";
 import { ApiServer } from "./apiServer";
-import { messageOf } from "../lab/ports/errors";
+import { codeOf, messageOf } from "../lab/ports/errors";
+import { writeFailure } from "../lab/ports/files";
 import type { ObjectMeta } from "../lab/argo/types";
 import { installCrds } from "./argoCrds";
 import type { Crd, KindOf, Kinds, StoredObject } from "./objects";
@@ -432,9 +433,15 @@ export class FakeKube {
             if (timer) clearTimeout(timer);
             timer = undefined;
             if (!dirty) return;
+            // (not writeFileAtomic: a folder deleted while served is not made again here, its loss is said)
             const tmp = `${file}.${process.pid}.tmp`;
-            fs.writeFileSync(tmp, this.dump());
-            fs.renameSync(tmp, file);
+            try {
+                fs.writeFileSync(tmp, this.dump());
+                fs.renameSync(tmp, file);
+            } catch (e) {
+                fs.rmSync(tmp, { force: true }); // nothing half-written left behind (a file-size limit, a full disk)
+                throw Object.assign(new Error(`cannot write ${file} (${writeFailure(e)})`), { code: codeOf(e) });
+            }
             dirty = false; // only once written: a save that failed is tried again
         };
         this.saveNow();

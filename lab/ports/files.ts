@@ -7,11 +7,29 @@ import { codeOf, messageOf } from "./errors";
 export function writeFileAtomic(file: string, content: string, mode?: number): void {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-    // the mode from the start (a credential is never readable by others, not even for an instant)
-    fs.writeFileSync(tmp, content, mode === undefined ? undefined : { mode });
-    if (mode !== undefined) fs.chmodSync(tmp, mode); // whatever the umask
-    fs.renameSync(tmp, file);
+    try {
+        // the mode from the start (a credential is never readable by others, not even for an instant)
+        fs.writeFileSync(tmp, content, mode === undefined ? undefined : { mode });
+        if (mode !== undefined) fs.chmodSync(tmp, mode); // whatever the umask
+        fs.renameSync(tmp, file);
+    } catch (e) {
+        // nothing half-written is left behind, and the file is named with why
+        fs.rmSync(tmp, { force: true });
+        throw new Error(`cannot write ${file} (${writeFailure(e)})`);
+    }
 }
+
+/** Why a write failed, as a reader can act on it (the file-size limit, a full disk), or the error's own words. */
+export const writeFailure = (e: unknown) => WRITE_FAILURES[codeOf(e) ?? ""] ?? messageOf(e);
+
+/** Why a write failed, as a reader can act on it. */
+const WRITE_FAILURES: Record<string, string> = {
+    EFBIG: "file too large for this process's file-size limit, ulimit -f: raise it",
+    ENOSPC: "no space left on the disk: free some",
+    EDQUOT: "the disk quota is used up",
+    EACCES: "permission denied",
+    EROFS: "the file system is read-only",
+};
 
 export function writeJsonAtomic(file: string, value: unknown): void {
     writeFileAtomic(file, JSON.stringify(value, null, 2) + "\n");
