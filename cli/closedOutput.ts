@@ -19,3 +19,22 @@ export function exitOnClosedOutput(code: number): void {
         }
     });
 }
+
+/**
+ * Too many open files (EMFILE, ENFILE: a low `ulimit -n`): a child process that cannot start emits its error where no
+ * one listens (simple-git's spawn), and Node would end with a stack trace. One line says what to raise instead; any
+ * other uncaught error is left as Node reports it (or to a handler of its own, the Pulumi SDK's during up).
+ */
+export function exitOnFileLimit(code: number): void {
+    process.on("uncaughtException", (e: NodeJS.ErrnoException) => {
+        if (e?.code === "EMFILE" || e?.code === "ENFILE") {
+            process.stderr.write(
+                `gitops-lab: stopped: too many open files (${e.code}${e.syscall ? `, ${e.syscall}` : ""}): this shell's limit (ulimit -n) is too low for the lab; raise it (ulimit -n 4096) and run again (a simulate resumes where it stopped)\n`,
+            );
+            process.exit(code);
+        }
+        if (process.listenerCount("uncaughtException") > 1) return; // another handler reports it
+        process.stderr.write(`${e?.stack ?? String(e)}\n`);
+        process.exit(code);
+    });
+}

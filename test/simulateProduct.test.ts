@@ -342,6 +342,24 @@ describe("simulate with GIT_DIR left in the environment", function () {
         fs.rmSync(dir, { recursive: true, force: true });
     });
 
+    it("given a low limit of open files (ulimit -n 28), then one line says to raise it, not a stack trace", async () => {
+        const root = await rootAt(2);
+        try {
+            const r = spawnSync("bash", ["-c", `ulimit -n 28; exec "${process.execPath}" "${BIN}" simulate --root "${root}" --through 4`], {
+                encoding: "utf8",
+                timeout: 120_000,
+            });
+            assert.strictEqual(r.status, 1, r.stdout + r.stderr);
+            assert.match(
+                r.stderr,
+                /^gitops-lab: stopped: too many open files \(EMFILE[^)]*\): this shell's limit \(ulimit -n\) is too low for the lab; raise it \(ulimit -n 4096\) and run again/m,
+            );
+            assert.doesNotMatch(r.stderr, /^\s+at /m, "no stack trace");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given GIT_DEFAULT_HASH=sha256 or GIT_ALLOW_PROTOCOL=file, then the simulated Argo CD reads the repositories as in its Pod", () => {
         for (const env of [{ GIT_DEFAULT_HASH: "sha256" }, { GIT_ALLOW_PROTOCOL: "file:https:ssh" }]) {
             const dir = fs.mkdtempSync(path.join(os.tmpdir(), "git-host-env-"));
