@@ -847,7 +847,7 @@ describe("mistakes in a result file's values, and their hints", () => {
         [
             field("revert", "prod_revision_during"),
             "release/prod",
-            /^it holds "release\/prod", a branch's name, not a commit: write the full SHA it stood at \(an Application's status\.sync\.revision shows the commit Argo CD synced/,
+            /^it holds "release\/prod", a branch's name, not a commit: write the full SHA it stood at \(an Application's status\.sync\.revision shows the commit Argo CD synced; git rev-parse origin\/release\/prod in the clone, after a git fetch, shows the branch's now/,
         ],
         [
             field("report", "bad_commit_reached_prod"),

@@ -269,7 +269,7 @@ export function whyNot(f: SchemaField, v: unknown): string {
         if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;
         // a branch's name (an Application's targetRevision copied): the field takes the commit, which a branch moves off
         if (/^(refs\/heads\/|origin\/)?(main|master|release[-_/]prod|HEAD)$/.test(v))
-            return `it holds ${held}, a branch's name, not a commit: write the full SHA it stood at (an Application's status.sync.revision shows the commit Argo CD synced; git rev-parse ${v} in the clone shows the branch's now)`;
+            return `it holds ${held}, a branch's name, not a commit: write the full SHA it stood at (an Application's status.sync.revision shows the commit Argo CD synced; git rev-parse ${/^(refs\/heads\/|origin\/)/.test(v) || v === "HEAD" ? v : `origin/${v}`} in the clone, after a git fetch, shows the branch's now: a branch of the remote the clone never checked out is origin/${v.replace(/^(refs\/heads\/|origin\/)/, "")} there)`;
     }
     // a uid (or any value: rollback's "Revert") right but for its case: written as the step names it (a uid as Kubernetes prints it)
     if (typeof v === "string" && v !== v.toLowerCase() && f.check(v.toLowerCase()))
