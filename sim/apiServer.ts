@@ -407,15 +407,13 @@ export class ApiServer {
                 // kubectl delete sends it in its DeleteOptions body
                 if (dryRunOf(url, (body as { dryRun?: unknown } | undefined)?.dryRun)) {
                     if (!current) throw notFound();
-                    // what the delete would answer, nothing deleted: an object a finalizer (or a namespace its content) holds, marked
-                    return current.metadata.finalizers?.length || t.kind === "Namespace"
-                        ? {
-                              ...current,
-                              metadata: {
-                                  ...current.metadata,
-                                  deletionTimestamp: current.metadata.deletionTimestamp ?? rfc3339(new Date()),
-                              },
-                          }
+                    // what the delete would answer, nothing deleted: an object a finalizer holds, marked; a namespace as its
+                    // deletion leaves it (terminateNamespace): Terminating, held by its own finalizer
+                    const marked = { ...current.metadata, deletionTimestamp: current.metadata.deletionTimestamp ?? rfc3339(new Date()) };
+                    if (t.kind === "Namespace")
+                        return { ...current, metadata: marked, spec: { finalizers: ["kubernetes"] }, status: { phase: "Terminating" } };
+                    return current.metadata.finalizers?.length
+                        ? { ...current, metadata: marked }
                         : { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
                 }
                 const old = this.kube.remove(t.kind, ns, name, "client");

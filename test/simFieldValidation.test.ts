@@ -239,6 +239,10 @@ describe("the simulated API server's dry runs (kubectl --dry-run=server, kubectl
         assert.match(deleted.out, /deleted \(server dry run\)/);
         assert.ok(kube.get("ApplicationSet", "argocd", "shop"), "still there");
         assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop")!.metadata.deletionTimestamp, undefined);
+        // a namespace: answered as a delete is, and left as it is
+        const nsDelete = await kubectl("delete", "--dry-run=server", "namespace", "argocd");
+        assert.match(nsDelete.out, /namespace "argocd" deleted \(server dry run\)/);
+        assert.strictEqual(kube.get("Namespace", undefined, "argocd")!.metadata.deletionTimestamp, undefined);
     });
 
     it("a dry run still answers what the write would be refused for", async () => {
