@@ -216,6 +216,30 @@ describe("destroy: a lab done by hand (the learner's ApplicationSet and Applicat
 describe("gitops-lab simulate --reset", function () {
     this.timeout(180_000);
 
+    it("given a shell left in a folder that was deleted, then a resume and a reset know the lab's repository as the lab's", async () => {
+        const root = await rootAt(2);
+        const layout = shopLayout(root);
+        const here = process.cwd();
+        const gone = fs.mkdtempSync(path.join(os.tmpdir(), "gone-"));
+        process.chdir(gone);
+        fs.rmdirSync(gone);
+        try {
+            const resumed = await runMain("simulate", ["--root", root, "--through", "3"]);
+            assert.strictEqual(resumed.code, 0, resumed.out);
+            assert.doesNotMatch(resumed.out, /made by hand/);
+            process.chdir(here);
+            const again = fs.mkdtempSync(path.join(os.tmpdir(), "gone-"));
+            process.chdir(again);
+            fs.rmdirSync(again);
+            const reset = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(reset.code, 0, reset.out);
+            assert.ok(!fs.existsSync(layout.bareRepo), reset.out);
+        } finally {
+            process.chdir(here);
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given a reset run from inside the lab's clone (which it removes), then the lab's repository goes too", async () => {
         const root = await rootAt(1);
         const layout = shopLayout(root);

@@ -29,6 +29,14 @@ export interface GitOptions {
  * lets them (`--verbose` rather than `--quiet`, a status with its branch line).
  */
 export async function gitIn(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
+    // simple-git reads this process's folder for every instance: one that is gone (a shell left in a deleted folder, the
+    // lab's clone a reset removed under it) would fail every git command, and the lab's repository be taken for another's;
+    // such a process goes on from / (its paths are absolute by then)
+    try {
+        process.cwd();
+    } catch {
+        process.chdir("/");
+    }
     const git = simpleGit({
         baseDir: dir,
         config: LAB_GIT_IDENTITY,
