@@ -106,6 +106,11 @@ function readSavedCluster(root: string, missingIsFine = false): string | undefin
             }
             return undefined;
         }
+        // a folder where the file goes: not the lab's, and nothing of the lab (a reset neither) may remove it
+        if (codeOf(e) === "EISDIR")
+            throw new Error(
+                `${file} is a folder, where the lab keeps its saved cluster (a file): it is not the lab's; move it away (mv ${file} ${file}.mine), then run again`,
+            );
         throw new Error(
             `${file} cannot be read (${codeOf(e) ?? messageOf(e)}); start over with gitops-lab simulate --root ${root} --reset`,
         );
@@ -414,6 +419,7 @@ export async function resetSimulatedLab(
     try {
         readSavedCluster(root, true);
     } catch (e) {
+        if (fs.statSync(stateFile, { throwIfNoEntry: false })?.isDirectory()) throw e; // a folder of someone's: said, kept
         fs.rmSync(stateFile, { force: true });
         log(`[k3s] the saved simulated cluster cannot be used (${messageOf(e).split(";")[0]}): removed, and with it everything it held`);
     }

@@ -792,6 +792,26 @@ describe("simulate: a root it cannot use is one line", function () {
         assert.strictEqual(daemonsOf(root), "");
     });
 
+    it("given a folder where the saved cluster goes, then a run and a reset each say it is not the lab's, and keep it", async () => {
+        const root = await rootAt(1);
+        const file = path.join(root, "simulated-cluster.json");
+        fs.rmSync(file);
+        fs.mkdirSync(file);
+        try {
+            const said = new RegExp(
+                `^gitops-lab simulate: ${file.replace(/[.]/g, "\\.")} is a folder, where the lab keeps its saved cluster \\(a file\\): it is not the lab's; move it away`,
+            );
+            for (const args of [["--through", "2"], ["--reset"]]) {
+                const r = await runMain("simulate", ["--root", root, ...args]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.match(r.stderr, said, args.join(" "));
+            }
+            assert.ok(fs.statSync(file).isDirectory(), "kept");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // the first of this family runs through the bin in a process; the others in this process, from snapshots where they need a lab
     it("given a lab whose saved cluster was deleted, then it refuses instead of writing a wrong report", async () => {
         const root = await rootAt(2);
