@@ -8,7 +8,7 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
-import { clusterStateFile } from "../sim/simulatedLab";
+import { clusterStateFile, simulatedLabAbove } from "../sim/simulatedLab";
 import { servedLabOf } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
 import {
@@ -79,6 +79,16 @@ export async function runPreflight(
                       check: "the stack's root",
                       verdict: "FAIL" as const,
                       detail: `${cfg.root} holds a simulated lab (${clusterStateFile(cfg.root)}): take it down first (gitops-lab simulate --root ${cfg.root} --reset), or set root to another folder`,
+                  },
+              ]
+            : []),
+        // inside a simulated lab (its results folder): up would build a lab among that one's files
+        ...(!fs.existsSync(clusterStateFile(cfg.root)) && simulatedLabAbove(path.resolve(cfg.root))
+            ? [
+                  {
+                      check: "the stack's root",
+                      verdict: "FAIL" as const,
+                      detail: `${cfg.root} is inside the simulated lab under ${simulatedLabAbove(path.resolve(cfg.root))}: a lab is not built inside another; set root to a folder outside it`,
                   },
               ]
             : []),

@@ -334,6 +334,15 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
 /** The annotation on argocd-cmd-params-cm that keeps the Argo CD version a saved cluster was simulated as. */
 const SIMULATED_VERSION = "gitops-lab.dev/simulated-argocd-version";
 
+/** The simulated lab a folder is inside of (its results folder, its srv/), or undefined. */
+export function simulatedLabAbove(root: string): string | undefined {
+    return path
+        .dirname(root)
+        .split(path.sep)
+        .map((_, i, parts) => parts.slice(0, parts.length - i).join(path.sep) || path.sep)
+        .find((d) => fs.existsSync(clusterStateFile(d)));
+}
+
 /**
  * A root that is a host's own lab location is no simulation's: `/` (the lab host's /srv/bare and
  * /root/cnpa-env), or one whose lab folders hold something while nothing says a simulation ran there
@@ -346,11 +355,7 @@ export function hostRootProblem(root: string): string | undefined {
         return `--root / is this host's own lab location (${shop.bareDir}, ${shop.workDir}): a simulated lab goes under a folder of its own, such as --root /tmp/lab`;
     if (fs.existsSync(clusterStateFile(root)) || fs.existsSync(madeRecordFile(root))) return undefined;
     // a root inside another simulated lab (its results folder, its srv/): a second lab would be built among the first's files
-    const outer = path
-        .dirname(root)
-        .split(path.sep)
-        .map((_, i, parts) => parts.slice(0, parts.length - i).join(path.sep) || path.sep)
-        .find((d) => fs.existsSync(clusterStateFile(d)));
+    const outer = simulatedLabAbove(root);
     if (outer)
         return `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
     const held = [shop.bareDir, shop.workDir, tenants.workDir].flatMap((d) => {

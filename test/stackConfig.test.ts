@@ -310,6 +310,16 @@ describe("the stack file as preflight and up read it", function () {
             simulated.stdout,
             new RegExp(`^FAIL {2}the stack's root: ${root} holds a simulated lab .*--reset\\), or set root to another folder$`, "m"),
         );
+        // a root inside it (its results folder): said too
+        const inside = said(`config:\n  gitops-lab:root: ${root}/root\n`);
+        assert.strictEqual(inside.code, 1, inside.out);
+        assert.match(
+            inside.stdout,
+            new RegExp(
+                `^FAIL {2}the stack's root: ${root}/root is inside the simulated lab under ${root}: a lab is not built inside another; set root to a folder outside it$`,
+                "m",
+            ),
+        );
         fs.writeFileSync(path.join(root, "kubeconfig"), "apiVersion: v1\nkind: Config\n");
         // a folder for the kubeconfig, a file that names no cluster: each said
         const folder = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}\n`);
