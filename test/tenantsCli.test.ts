@@ -124,6 +124,31 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
         }
     });
 
+    it("a stall commit made 10 minutes before its push: detected_after_seconds counted from the making is refused, from the push taken", async () => {
+        const at = await tenantsRootAt(1);
+        try {
+            const { clone } = tenantsLayout(at);
+            for (const t of TENANTS) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            const made = `${Math.floor(Date.now() / 1000) - 600} +0000`;
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "rollout"], clone, { GIT_COMMITTER_DATE: made });
+            await git(["push", "-q", "origin", "main"], clone);
+            const r = await runMain("simulate", ["--lab", "tenants", "--root", at, "--through", "2"]);
+            assert.strictEqual(r.code, 0, r.out);
+            const file = tenantsLayout(at).resultFile("stall");
+            const stall = JSON.parse(fs.readFileSync(file, "utf8"));
+            assert.ok(stall.detected_after_seconds < 300, `from the push: ${stall.detected_after_seconds}`);
+            fs.writeFileSync(file, JSON.stringify({ ...stall, detected_after_seconds: 590 }));
+            const v = await runMain("verify", ["--lab", "tenants", "--root", at, "--step", "2", "--offline"]);
+            assert.strictEqual(v.code, 1, v.out);
+            assert.match(
+                v.stdout,
+                /hint: detected_after_seconds holds 590, longer than stall\.commit has been on main \(since its push, by the repository's reflog\)/,
+            );
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+        }
+    });
+
     it("the fix pushed by hand, then --through 3: seconds count from that push, not from the run", async () => {
         const at = await tenantsRootAt(2);
         try {

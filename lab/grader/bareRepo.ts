@@ -175,6 +175,23 @@ export class BareRepo {
         if (!fs.existsSync(path.join(this.gitDir, "logs", "refs", "heads", ...branch.split("/")))) return null;
         return (await this.git(["reflog", "show", "--format=%H", `refs/heads/${branch}`])).split("\n").filter(Boolean);
     }
+    /**
+     * When the branch first held `sha` (its tip at it or past it), in ms, by its reflog; null where the repository keeps
+     * none (one made by hand) or the reflog never shows it.
+     */
+    async heldSince(branch: string, sha: string): Promise<number | null> {
+        if (!fs.existsSync(path.join(this.gitDir, "logs", "refs", "heads", ...branch.split("/")))) return null;
+        const entries = (await this.git(["reflog", "show", "--date=unix", "--format=%H %gd", `refs/heads/${branch}`]))
+            .split("\n")
+            .filter(Boolean)
+            .reverse(); // oldest first
+        for (const e of entries) {
+            const [tip, ref] = e.split(" ");
+            const at = /@\{(\d+)\}$/.exec(ref ?? "")?.[1];
+            if (at && (tip === sha || (await this.isAncestor(sha, tip)))) return Number(at) * 1000;
+        }
+        return null;
+    }
     /** When a commit was made (its committer date), in ms. */
     async committedAt(sha: string): Promise<number> {
         const ask = async () => Date.parse((await this.git(["show", "-s", "--format=%cI", sha])).trim());

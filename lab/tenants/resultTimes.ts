@@ -17,7 +17,10 @@ export async function secondsSinceCommit(
     const o = obj(w, file);
     const d = o?.[key];
     if (typeof d !== "number" || !isSha(o.commit) || !(await w.repo.isCommit(o.commit))) return null;
-    const age = Math.ceil((Date.now() - (await w.repo.committedAt(o.commit))) / 1000);
+    // from the commit's making, or from its push where the repository's reflog says when main first held it (later)
+    const pushed = await w.repo.heldSince("main", o.commit).catch(() => null);
+    const since = Math.max(await w.repo.committedAt(o.commit), pushed ?? 0);
+    const age = Math.ceil((Date.now() - since) / 1000);
     const min = opts.min ?? 0;
     // below the least it can be (a placeholder 0: the stall shows only once the hook has failed, the rollout takes time)
     if (d < min && d >= 0)
@@ -43,9 +46,9 @@ export async function secondsSinceCommit(
             : "";
     return {
         ok: false,
-        expected: `0 to ${age} (${file}.commit was made ${age} s ago)`,
+        expected: `0 to ${age} (${file}.commit was ${pushed === since ? "pushed" : "made"} ${age} s ago)`,
         found: d,
-        hint: `${key} holds ${d}, longer than ${file}.commit has existed (${age} s)${ms}${fromStall}: ${what}`,
+        hint: `${key} holds ${d}, longer than ${file}.commit has ${pushed === since ? "been on main (since its push, by the repository's reflog)" : "existed"} (${age} s)${ms}${fromStall}: ${what}`,
     };
 }
 
