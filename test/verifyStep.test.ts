@@ -466,6 +466,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             fs.writeFileSync(appsetFile, stringify(set));
             const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
+            // a leading ./ names the same folder too (Argo CD joins and cleans the path)
+            set.spec.template.spec.source.path = "./envs/{{env}}";
+            fs.writeFileSync(appsetFile, stringify(set));
+            const dotted = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(dotted.code, 0, dotted.out);
         });
     });
 

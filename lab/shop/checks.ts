@@ -14,10 +14,11 @@ import { badCommit, MAIN_RENDERS_ON, PROMOTE_CHECKS, REVERT_CHECKS } from "./his
 import { INCIDENT_IN_BASE, INCIDENT_MAIN_READABLE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
+import { DRIFT_CHECKS } from "./driftChecks";
 import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
 import { elementsHint, missingAppsetHint, syncOptionsWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
-import { obj, PATCH_AGAIN, pinStep, readShopWorld, releaseNotAtPin, ShopWorld, VerifyOptions, wantProd } from "./world";
+import { obj, pinStep, readShopWorld, releaseNotAtPin, ShopWorld, VerifyOptions, wantProd } from "./world";
 export type { VerifyOptions } from "./world";
 
 // ---------------------------------------------------------------------------------------------
@@ -153,10 +154,12 @@ const step2: Check<ShopWorld>[] = [
                     // without .git, or without git's default port (9418), it is the same repository (git daemon and Argo CD read it so)
                     repoURL: sameRepo(t?.spec?.source?.repoURL) ? REPO_URL : t?.spec?.source?.repoURL,
                     targetRevision: field(t?.spec?.source?.targetRevision),
-                    // a trailing slash names the same folder
+                    // a trailing slash, or a leading ./, names the same folder (Argo CD joins and cleans the path)
                     path:
                         typeof field(t?.spec?.source?.path) === "string"
-                            ? String(field(t?.spec?.source?.path)).replace(/\/+$/, "")
+                            ? String(field(t?.spec?.source?.path))
+                                  .replace(/\/+$/, "")
+                                  .replace(/^(\.\/)+/, "")
                             : field(t?.spec?.source?.path),
                     namespace: field(t?.spec?.destination?.namespace),
                     // the cluster by its name (in-cluster), or its URL with a trailing slash, is the same cluster
@@ -350,72 +353,6 @@ const step4: Check<ShopWorld>[] = [
     },
 ];
 
-const step5: Check<ShopWorld>[] = [
-    {
-        step: 5,
-        name: "drift: edited debug, restored warn",
-        run: async (w) => {
-            const d = obj(w, "drift");
-            if (!d) return null;
-            // the drift patched in another case (DEBUG): Git's values are lower case, as the lab's patch is
-            if (typeof d.edited === "string" && d.edited !== "debug" && d.edited.toLowerCase() === "debug")
-                return {
-                    ok: false,
-                    expected: { edited: "debug" },
-                    found: { edited: d.edited },
-                    hint: `edited holds ${JSON.stringify(d.edited)}: the lab's drift patches LOG_LEVEL to debug, in lower case as Git writes its values; ${PATCH_AGAIN}, with edited: "debug"`,
-                };
-            // the two written the wrong way round: said so
-            if (d.edited === "warn" && d.restored === "debug")
-                return {
-                    ok: false,
-                    expected: { edited: "debug", restored: "warn" },
-                    found: { edited: d.edited, restored: d.restored },
-                    hint: `edited and restored are swapped: edited is the LOG_LEVEL you patched in (debug), restored the one selfHeal put back (warn, prod's own from Git)`,
-                };
-            // the base's value (info) or dev's (debug) for what selfHeal puts back in prod: prod's own, from envs/prod's patch
-            return eqFields(
-                { edited: "debug", restored: "warn" },
-                { edited: d.edited, restored: d.restored },
-                {
-                    edited: "the LOG_LEVEL you patched into shop-prod's ConfigMap (debug)",
-                    restored: `the LOG_LEVEL selfHeal puts back in shop-prod: prod's own from Git (envs/prod's patch), not the base's info or dev's debug; read it once it changes back`,
-                },
-            );
-        },
-    },
-    {
-        step: 5,
-        name: "drift.seconds is from 1 to the lab's age",
-        run: async (w) => {
-            const s = obj(w, "drift")?.seconds;
-            if (typeof s !== "number") return null;
-            // no drift was repaired before the lab's first commit: a longer time is not one that was measured
-            const first = w.main ? await w.repo.rootOf("main").catch(() => null) : null;
-            const age = first ? Math.ceil((Date.now() - (await w.repo.committedAt(first))) / 1000) : Infinity;
-            // at least 1: whole seconds rounded up, and selfHeal's repair comes after the patch
-            const ok = s >= 1 && s <= age;
-            return ok
-                ? true
-                : {
-                      ok,
-                      expected: Number.isFinite(age) ? `1 to ${age} (the lab's first commit was made ${age} s ago)` : ">= 1",
-                      found: s,
-                      ...(s >= 0 && s < 1
-                          ? {
-                                hint: `drift.seconds holds ${s}: the seconds are rounded up, so a repair that came back within the first second is 1 (selfHeal's repair always comes after your patch)`,
-                            }
-                          : {}),
-                      ...(s > age
-                          ? {
-                                hint: `drift.seconds holds ${s}, longer than the lab has existed (${age} s since its first commit): time it from your patch of shop-prod's ConfigMap to selfHeal's repair (kubectl get cm shop-config -n shop-prod -w shows the repair), and write that`,
-                            }
-                          : {}),
-                  };
-        },
-    },
-];
-
 const step8: Check<ShopWorld>[] = [
     {
         step: 8,
@@ -484,7 +421,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     ...step2,
     ...step3,
     ...step4,
-    ...step5,
+    ...DRIFT_CHECKS,
     ...PROMOTE_CHECKS,
     ...REVERT_CHECKS,
     MAIN_RENDERS_ON,

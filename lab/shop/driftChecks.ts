@@ -1,0 +1,72 @@
+/**
+ * Step 5's checks of drift.json: the values patched in and put back (swapped, or another case, named), and
+ * the seconds selfHeal took. Part of the table in checks.ts, which runs them; the live ones are in liveChecks.ts.
+ */
+import { Check, eqFields } from "../grader/grader";
+import { obj, PATCH_AGAIN, ShopWorld } from "./world";
+
+export const DRIFT_CHECKS: Check<ShopWorld>[] = [
+    {
+        step: 5,
+        name: "drift: edited debug, restored warn",
+        run: async (w) => {
+            const d = obj(w, "drift");
+            if (!d) return null;
+            // the drift patched in another case (DEBUG): Git's values are lower case, as the lab's patch is
+            if (typeof d.edited === "string" && d.edited !== "debug" && d.edited.toLowerCase() === "debug")
+                return {
+                    ok: false,
+                    expected: { edited: "debug" },
+                    found: { edited: d.edited },
+                    hint: `edited holds ${JSON.stringify(d.edited)}: the lab's drift patches LOG_LEVEL to debug, in lower case as Git writes its values; ${PATCH_AGAIN}, with edited: "debug"`,
+                };
+            // the two written the wrong way round: said so
+            if (d.edited === "warn" && d.restored === "debug")
+                return {
+                    ok: false,
+                    expected: { edited: "debug", restored: "warn" },
+                    found: { edited: d.edited, restored: d.restored },
+                    hint: `edited and restored are swapped: edited is the LOG_LEVEL you patched in (debug), restored the one selfHeal put back (warn, prod's own from Git)`,
+                };
+            // the base's value (info) or dev's (debug) for what selfHeal puts back in prod: prod's own, from envs/prod's patch
+            return eqFields(
+                { edited: "debug", restored: "warn" },
+                { edited: d.edited, restored: d.restored },
+                {
+                    edited: "the LOG_LEVEL you patched into shop-prod's ConfigMap (debug)",
+                    restored: `the LOG_LEVEL selfHeal puts back in shop-prod: prod's own from Git (envs/prod's patch), not the base's info or dev's debug; read it once it changes back`,
+                },
+            );
+        },
+    },
+    {
+        step: 5,
+        name: "drift.seconds is from 1 to the lab's age",
+        run: async (w) => {
+            const s = obj(w, "drift")?.seconds;
+            if (typeof s !== "number") return null;
+            // no drift was repaired before the lab's first commit: a longer time is not one that was measured
+            const first = w.main ? await w.repo.rootOf("main").catch(() => null) : null;
+            const age = first ? Math.ceil((Date.now() - (await w.repo.committedAt(first))) / 1000) : Infinity;
+            // at least 1: whole seconds rounded up, and selfHeal's repair comes after the patch
+            const ok = s >= 1 && s <= age;
+            return ok
+                ? true
+                : {
+                      ok,
+                      expected: Number.isFinite(age) ? `1 to ${age} (the lab's first commit was made ${age} s ago)` : ">= 1",
+                      found: s,
+                      ...(s >= 0 && s < 1
+                          ? {
+                                hint: `drift.seconds holds ${s}: the seconds are rounded up, so a repair that came back within the first second is 1 (selfHeal's repair always comes after your patch)`,
+                            }
+                          : {}),
+                      ...(s > age
+                          ? {
+                                hint: `drift.seconds holds ${s}, longer than the lab has existed (${age} s since its first commit): time it from your patch of shop-prod's ConfigMap to selfHeal's repair (kubectl get cm shop-config -n shop-prod -w shows the repair), and write that`,
+                            }
+                          : {}),
+                  };
+        },
+    },
+];
