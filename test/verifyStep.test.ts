@@ -2362,6 +2362,46 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a revert made with git revert --reference (its message names bad_commit abbreviated, with its subject): done", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        const { clone } = layout;
+        try {
+            const file = path.join(clone, "envs", "dev", "kustomization.yaml");
+            const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", "  - ../../base\n  - missing.yaml"));
+            await git([...id, "commit", "-qam", "dev: add missing.yaml"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const bad = await git(["rev-parse", "HEAD"], clone);
+            // as git revert --reference writes it (git 2.39 and later)
+            await git(["revert", "--no-commit", "HEAD"], clone);
+            await git(
+                [
+                    ...id,
+                    "commit",
+                    "-qm",
+                    `Revert missing.yaml\n\nThis reverts commit ${bad.slice(0, 7)} (dev: add missing.yaml, 2026-12-07).`,
+                ],
+                clone,
+            );
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            fs.writeFileSync(
+                layout.resultFile("revert"),
+                JSON.stringify({
+                    bad_commit: bad,
+                    revert_commit: await git(["rev-parse", "HEAD"], clone),
+                    dev_error:
+                        "accumulating resources: accumulation err='accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory'",
+                    prod_revision_during: await git(["rev-parse", "origin/release/prod"], clone),
+                }),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a bad commit that makes missing.yaml too (envs/dev renders): not done, named", async () => {
         const out = await badCommitGraded("envs/dev", "missing.yaml", false, true);
         assert.match(out, /^step 7 revert: not done: bad_commit adds missing\.yaml to envs\/dev\/kustomization\.yaml resources; /m);

@@ -164,6 +164,14 @@ export async function badCommit(w: ShopWorld): Promise<string | null> {
     return isSha(bad) && (await w.repo.isCommit(bad)) ? bad : null;
 }
 
+/**
+ * A message git revert wrote for `sha`: "This reverts commit <sha>." or, with git revert --reference, its abbreviation
+ * and subject ("This reverts commit 1faecca (dev: add missing.yaml, 2026-12-07).").
+ */
+function revertsBy(message: string, sha: string): boolean {
+    return [...message.matchAll(/This reverts commit ([0-9a-f]{7,40})\b/g)].some((m) => sha.startsWith(m[1]));
+}
+
 /** Step 7: the bad commit on main, its ComparisonError, and its revert. */
 export const REVERT_CHECKS: Check<ShopWorld>[] = [
     {
@@ -204,7 +212,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             );
             // written the other way round: bad_commit is the revert of revert_commit (which added missing.yaml)
             const rc = obj(w, "revert")?.revert_commit;
-            if (!outcome.ok && isSha(rc) && (await w.repo.message(bad)).includes(`This reverts commit ${rc}`))
+            if (!outcome.ok && isSha(rc) && revertsBy(await w.repo.message(bad), rc))
                 return {
                     ...outcome,
                     hint: "bad_commit and revert_commit are swapped: bad_commit is the commit that added missing.yaml, revert_commit the one git revert made of it",
@@ -356,9 +364,11 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const after = parent === bad || (isSha(bad) && parent !== undefined && (await w.repo.isAncestor(bad, parent)));
             const outcome = eq(
                 { after_bad_commit: true, message: true, content: true },
-                { after_bad_commit: after, message: msg.includes(`This reverts commit ${bad}`), content: same && changes },
+                { after_bad_commit: after, message: revertsBy(msg, bad), content: same && changes },
             );
-            const other = /This reverts commit ([0-9a-f]{40})/.exec(msg)?.[1];
+            // the commit the message names (abbreviated by git revert --reference): bad_commit itself where it is its prefix
+            const named = /This reverts commit ([0-9a-f]{7,40})\b/.exec(msg)?.[1];
+            const other = named && isSha(bad) && bad.startsWith(named) ? bad : named;
             const badShort = String(bad).slice(0, 12);
             // the change taken out right, but without git revert's line (git revert --no-commit and a message of one's own)
             if (!outcome.ok && !other && isSha(bad) && after && same && changes)
