@@ -8,7 +8,8 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
-import { clusterStateFile, simulatedLabAbove } from "../sim/simulatedLab";
+import { clusterStateFile } from "../sim/simulatedLab";
+import { simulatedLabAbove } from "../sim/hostRoot";
 import { servedLabOf } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
 import {

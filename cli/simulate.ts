@@ -22,8 +22,8 @@ import { loadSiteImages } from "../lab/tenants/siteImages";
 import { REALISTIC } from "../sim/profiles";
 import { ArgoCdVersion, ARGOCD_VERSIONS, DEFAULT_ARGOCD_VERSION, isArgoCdVersion } from "../lab/platform/argocd";
 import { REAL_ARGOCD_DEFAULT } from "../realplane/versions";
+import { hostRootProblem } from "../sim/hostRoot";
 import {
-    hostRootProblem,
     resetMarkerFile,
     resetSimulatedLab,
     SimulatedLab,

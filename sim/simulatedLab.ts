@@ -334,39 +334,6 @@ export async function restoreLab(snap: LabSnapshot, root: string, opts: Omit<Sta
 /** The annotation on argocd-cmd-params-cm that keeps the Argo CD version a saved cluster was simulated as. */
 const SIMULATED_VERSION = "gitops-lab.dev/simulated-argocd-version";
 
-/** The simulated lab a folder is inside of (its results folder, its srv/), or undefined. */
-export function simulatedLabAbove(root: string): string | undefined {
-    return path
-        .dirname(root)
-        .split(path.sep)
-        .map((_, i, parts) => parts.slice(0, parts.length - i).join(path.sep) || path.sep)
-        .find((d) => fs.existsSync(clusterStateFile(d)));
-}
-
-/**
- * A root that is a host's own lab location is no simulation's: `/` (the lab host's /srv/bare and
- * /root/cnpa-env), or one whose lab folders hold something while nothing says a simulation ran there
- * (no saved cluster, no record of what a run made). The one line that refuses it, naming what is there.
- */
-export function hostRootProblem(root: string): string | undefined {
-    const shop = shopLayout(root);
-    const tenants = tenantsLayout(root);
-    if (shop.root === "/")
-        return `--root / is this host's own lab location (${shop.bareDir}, ${shop.workDir}): a simulated lab goes under a folder of its own, such as --root /tmp/lab`;
-    if (fs.existsSync(clusterStateFile(root)) || fs.existsSync(madeRecordFile(root))) return undefined;
-    // a root inside another simulated lab (its results folder, its srv/): a second lab would be built among the first's files
-    const outer = simulatedLabAbove(root);
-    if (outer)
-        return `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
-    const held = [shop.bareDir, shop.workDir, tenants.workDir].flatMap((d) => {
-        const entries = fs.existsSync(d) && fs.statSync(d).isDirectory() ? fs.readdirSync(d) : [];
-        return entries.length ? [`${d} holds ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}`] : [];
-    });
-    return held.length
-        ? `--root ${shop.root} is not a simulated lab's: ${held.join("; ")}, which no simulation made; give a new folder with --root, or move those away`
-        : undefined;
-}
-
 /** Written when a reset begins and removed when it ends: there, a reset was interrupted and the next run finishes it. */
 export const resetMarkerFile = (root: string) => path.join(root, ".gitops-lab-resetting");
 

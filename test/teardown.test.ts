@@ -19,7 +19,8 @@ import { expect, expectConsistently, holds } from "./helpers/expect";
 import { labAt, LabAt, rootAt } from "./helpers/labAt";
 import { runCli, runMain } from "./helpers/cli";
 import { tenantsAt } from "./helpers/tenantsAt";
-import { clusterStateFile, hostRootProblem, resetSimulatedLab } from "../sim/simulatedLab";
+import { clusterStateFile, resetSimulatedLab } from "../sim/simulatedLab";
+import { hostRootProblem } from "../sim/hostRoot";
 import { recordServed } from "../sim/servedFiles";
 
 describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster)", function () {
