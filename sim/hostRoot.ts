@@ -1,0 +1,43 @@
+/**
+ * Where a simulated lab may not go: a host's own lab location, a folder another lab's files hold, or a folder inside
+ * another simulated lab. Read by simulate before anything starts, and by preflight for a stack's root.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { madeRecordFile } from "../lab/kit/layout";
+import { shopLayout } from "../lab/shop/layout";
+import { tenantsLayout } from "../lab/tenants/layout";
+import { clusterStateFile } from "./servedFiles";
+
+/** The simulated lab a folder is inside of (its results folder, its srv/), or undefined. */
+export function simulatedLabAbove(root: string): string | undefined {
+    return path
+        .dirname(root)
+        .split(path.sep)
+        .map((_, i, parts) => parts.slice(0, parts.length - i).join(path.sep) || path.sep)
+        .find((d) => fs.existsSync(clusterStateFile(d)));
+}
+
+/**
+ * A root that is a host's own lab location is no simulation's: `/` (the lab host's /srv/bare and
+ * /root/cnpa-env), or one whose lab folders hold something while nothing says a simulation ran there
+ * (no saved cluster, no record of what a run made). The one line that refuses it, naming what is there.
+ */
+export function hostRootProblem(root: string): string | undefined {
+    const shop = shopLayout(root);
+    const tenants = tenantsLayout(root);
+    if (shop.root === "/")
+        return `--root / is this host's own lab location (${shop.bareDir}, ${shop.workDir}): a simulated lab goes under a folder of its own, such as --root /tmp/lab`;
+    if (fs.existsSync(clusterStateFile(root)) || fs.existsSync(madeRecordFile(root))) return undefined;
+    // a root inside another simulated lab (its results folder, its srv/): a second lab would be built among the first's files
+    const outer = simulatedLabAbove(root);
+    if (outer)
+        return `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
+    const held = [shop.bareDir, shop.workDir, tenants.workDir].flatMap((d) => {
+        const entries = fs.existsSync(d) && fs.statSync(d).isDirectory() ? fs.readdirSync(d) : [];
+        return entries.length ? [`${d} holds ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}`] : [];
+    });
+    return held.length
+        ? `--root ${shop.root} is not a simulated lab's: ${held.join("; ")}, which no simulation made; give a new folder with --root, or move those away`
+        : undefined;
+}
