@@ -172,6 +172,10 @@ async function rolloutComplete(
     }
     if (behind.length)
         return `${behind.length} of ${TENANTS.length} tenants not at ${release} yet (${behind[0]}${behind.length > 1 ? ", …" : ""})`;
+    // a sync still running (v3.5.1 and v3.6.2 set a Pending entry's sync again once its first is done): a commit pushed
+    // now would find that tenant's entry Healthy when the sync ends, which RollingSync then passes over (skipped, not waiting)
+    const syncing = TENANTS.filter((t) => apps.find((a) => a.metadata.name === t)?.status?.operationState?.phase === "Running");
+    if (syncing.length) return `${syncing.join(", ")} still syncing`;
     const sites = await running(c);
     const notYet = TENANTS.filter((t) => sites[t] !== release);
     if (notYet.length)
