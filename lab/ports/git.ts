@@ -97,11 +97,6 @@ export interface GitPort {
     subjectOf(sha: string): Promise<string>;
     /** `git revert --no-edit <sha>` on the current branch; returns the new commit's SHA. */
     revert(sha: string): Promise<string>;
-    /**
-     * When the remote's `branch` first moved to `sha` (ms), from the remote's reflog (the lab's repositories
-     * keep one); null for a remote that is no local repository or keeps no such entry.
-     */
-    remoteMovedAt(branch: string, sha: string): Promise<number | null>;
 }
 
 /** Branch names git accepted in this process: its rule does not change, so each is asked once. */
@@ -236,18 +231,5 @@ export class CloneGit implements GitPort {
     async revert(sha: string): Promise<string> {
         await this.git.raw(["revert", "--no-edit", sha]);
         return this.revParse("HEAD");
-    }
-
-    async remoteMovedAt(branch: string, sha: string): Promise<number | null> {
-        await checkRefFormat(branch);
-        const url = (await this.git.raw(["config", "--get", "remote.origin.url"]).catch(() => "")).trim();
-        const dir = url.startsWith("file://") ? url.slice("file://".length) : url;
-        if (!path.isAbsolute(dir) || !fs.existsSync(path.join(dir, "logs", "refs", "heads", ...branch.split("/")))) return null;
-        // "<sha> refs/heads/main@{<unix seconds>}", newest first: the oldest entry at sha is when it got there
-        const lines = (await gitIn("/", ["--git-dir", dir, "reflog", "show", "--date=unix", "--format=%H %gd", `refs/heads/${branch}`]))
-            .split("\n")
-            .filter((l) => l.startsWith(`${sha} `));
-        const at = /@\{(\d+)\}$/.exec(lines.at(-1) ?? "")?.[1];
-        return at ? Number(at) * 1000 : null;
     }
 }

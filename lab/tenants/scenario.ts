@@ -20,6 +20,7 @@ import { Clock, realClock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
 import { GitPort } from "../ports/git";
+import { BareRepo } from "../grader/bareRepo";
 import { notReadyBecause } from "../platform/readiness";
 import { RELEASES, Tenant, TENANTS, TENANTS_APPSET, TenantsLayout } from "./layout";
 import { RELEASE_LABEL, tenantFile, tenantPath } from "./repoFiles";
@@ -239,7 +240,8 @@ async function rollOut(c: Ctx, step: TenantsResultName, release: string, message
     }
     // the learner's push is timed by the repository's reflog (when main moved to it), counted back from the clock's now
     // (a simulation's clock may run ahead of the wall's); this run's own push is timed now
-    const movedAt = learners && noted?.commit !== commit ? await c.git.remoteMovedAt("main", commit) : null;
+    const movedAt =
+        learners && noted?.commit !== commit ? await new BareRepo(c.layout.bareRepo).heldSince("main", commit).catch(() => null) : null;
     const pushedAt = movedAt === null ? c.clock.now() : c.clock.now() - Math.max(0, Date.now() - movedAt);
     const note = noted?.commit === commit ? noted : { commit, pushedAt };
     writeJsonAtomic(pushedFile(c, step), note);
