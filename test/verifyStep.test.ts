@@ -2282,6 +2282,21 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     /** At step 6, a learner's bad commit adding `name` to `overlay`'s resources, reverted, in revert.json: verify --step 7's output. */
+    /** revert.json for bad_commit `bad` and the clone's HEAD as its revert, as a learner writes it after step 7 by hand. */
+    async function writeRevert(layout: ReturnType<typeof shopLayout>, bad: string, devError = MISSING_YAML_ERROR): Promise<void> {
+        fs.writeFileSync(
+            layout.resultFile("revert"),
+            JSON.stringify({
+                bad_commit: bad,
+                revert_commit: await git(["rev-parse", "HEAD"], layout.clone),
+                dev_error: devError,
+                prod_revision_during: await git(["rev-parse", "origin/release/prod"], layout.clone),
+            }),
+        );
+    }
+    const MISSING_YAML_ERROR =
+        "accumulating resources: accumulation err='accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory'";
+
     async function badCommitGraded(
         overlay: string,
         name: string,
@@ -2310,17 +2325,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             const bad = await git(["rev-parse", "HEAD"], clone);
             await git([...id, "revert", "--no-edit", "HEAD"], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
-            const revert = await git(["rev-parse", "HEAD"], clone);
-            const during = await git(["rev-parse", "origin/release/prod"], clone);
-            fs.writeFileSync(
-                layout.resultFile("revert"),
-                JSON.stringify({
-                    bad_commit: bad,
-                    revert_commit: revert,
-                    dev_error: `accumulating resources: ${name}: no such file`,
-                    prod_revision_during: during,
-                }),
-            );
+            await writeRevert(layout, bad, `accumulating resources: ${name}: no such file`);
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             return r.stdout;
@@ -2344,16 +2349,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             const bad = await git(["rev-parse", "HEAD"], clone);
             await git([...id, "revert", "--no-edit", "HEAD"], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
-            fs.writeFileSync(
-                layout.resultFile("revert"),
-                JSON.stringify({
-                    bad_commit: bad,
-                    revert_commit: await git(["rev-parse", "HEAD"], clone),
-                    dev_error:
-                        "accumulating resources: accumulation err='accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory'",
-                    prod_revision_during: await git(["rev-parse", "origin/release/prod"], clone),
-                }),
-            );
+            await writeRevert(layout, bad);
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
             assert.match(r.stdout, /^step 7 revert: done/);
@@ -2385,16 +2381,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                 clone,
             );
             await git(["push", "-q", "origin", "HEAD:main"], clone);
-            fs.writeFileSync(
-                layout.resultFile("revert"),
-                JSON.stringify({
-                    bad_commit: bad,
-                    revert_commit: await git(["rev-parse", "HEAD"], clone),
-                    dev_error:
-                        "accumulating resources: accumulation err='accumulating resources from 'missing.yaml': open missing.yaml: no such file or directory'",
-                    prod_revision_during: await git(["rev-parse", "origin/release/prod"], clone),
-                }),
-            );
+            await writeRevert(layout, bad);
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
         } finally {
