@@ -193,6 +193,10 @@ export const doctor: Command = {
         "--context": "the doctor reads the kubeconfig's current context: kubectl config use-context NAME first, or --kubeconfig FILE",
         "-o": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
         "--root": "the doctor reads a cluster, not a lab's folder: a served simulated lab's is --kubeconfig DIR/kubeconfig",
+        // verify's and simulate's habit: the doctor reads ApplicationSets, whichever lab made them
+        "--lab":
+            "the doctor reads every ApplicationSet in the cluster, whichever lab made it: leave it out; to look at one, --appset NAME (the tenants lab's is tenants)",
+        "--step": "the doctor finds the stuck step itself: leave it out (verify --step N grades a lab's step)",
         "--output": "the doctor prints its findings as JSON with --json (as kubectl's -o json)",
         "--argocd-version":
             "the doctor reads whichever Argo CD the cluster runs (3.5 or 3.6, from what its controllers write): leave it out; it is simulate's, for the version a simulated lab is built as",
