@@ -293,6 +293,11 @@ export function whyNot(f: SchemaField, v: unknown): string {
     if (issue && issue.path.length > 0) {
         const at = f.key + issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("");
         const inner = issue.path.reduce<unknown>((o, p) => (o as Record<PropertyKey, unknown> | undefined)?.[p], v);
+        // an entry with keys it does not take: copied whole from where it was read (the ApplicationSet's status.applicationStatus)
+        if (issue.keys) {
+            const copied = issue.keys.includes("lastTransitionTime");
+            return `${at} has ${issue.keys.join(", ")}, which ${f.key}'s entries do not take: ${f.key} is ${f.what}${copied ? " (copied from status.applicationStatus? keep its application and its step (a number), write its lastTransitionTime as healthy_at, and leave out the rest)" : ""}`;
+        }
         // a key missing inside: said so (not "holds undefined"), with the key written instead where there is one like it
         if (inner === undefined && issue.path.length >= 1) {
             const parent = issue.path.slice(0, -1).reduce<unknown>((o, p) => (o as Record<PropertyKey, unknown> | undefined)?.[p], v);
@@ -307,16 +312,12 @@ export function whyNot(f: SchemaField, v: unknown): string {
         const unquoted = typeof inner === "string" ? unquotedOf(inner) : undefined;
         if (unquoted !== undefined && typeof unquoted !== "string")
             return `${at} holds the string ${JSON.stringify(inner)}: write ${inner} without the quotes`;
-        // a time written the way people write them: Kubernetes' own form is RFC 3339 (a T, a zone)
-        if (
-            typeof inner === "string" &&
-            /^\d{4}-\d\d-\d\d[ T]\d\d:\d\d/.test(inner) &&
-            !/^\d{4}-\d\d-\d\dT[^ ]*(Z|[+-]\d\d:\d\d)$/.test(inner)
-        )
-            return `${at} holds ${JSON.stringify(inner)}: write the time as Kubernetes writes it, RFC 3339 with a T and a zone (2026-12-06T00:14:06Z)`;
         // an object where a name goes (the doctor's --json lists {application, step}): the name alone
-        if (inner && typeof inner === "object" && "application" in inner)
+        if (inner && typeof inner === "object" && "application" in inner && issue.code === "invalid_type")
             return `${at} holds ${JSON.stringify(inner)}, an object as the doctor's --json lists it: write the Application's name alone, as a string (${JSON.stringify((inner as { application?: unknown }).application)})`;
+        // a name where an entry goes: the list is of objects
+        if (typeof inner === "string" && issue.code === "invalid_type" && issue.path.length === 1 && /^a list of \{/.test(f.what))
+            return `${at} holds ${JSON.stringify(inner)}, a string: ${f.key} is ${f.what}, one object per entry`;
         return `${at} holds ${JSON.stringify(inner)}: ${issue.message}`;
     }
     return `it holds ${held}, which is not ${f.what}`;

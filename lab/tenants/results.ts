@@ -11,10 +11,11 @@ const text = z.string().describe("a string");
 const integer = z.number().int().nonnegative().describe("a non-negative integer");
 const names = z.array(z.string()).describe("a list of Application names");
 const releases = z.record(z.string(), z.string()).describe("an object: tenant -> release");
-/** RFC 3339 with a zone (what Kubernetes writes). */
+/** RFC 3339 with a zone (what Kubernetes writes); a time in any other form is answered with that form. */
+const RFC3339_FIX = "write the time as Kubernetes writes it, RFC 3339 with a T and a zone (2026-12-06T00:14:06Z)";
 const rfc3339 = z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/)
+    .string({ error: RFC3339_FIX })
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/, { error: RFC3339_FIX })
     .describe("an RFC 3339 time");
 
 export const TENANTS_RESULTS = {
