@@ -419,6 +419,14 @@ const MISTAKES: Mistake[] = [
         /Unknown option '-n': the doctor reads every namespace; to look at one ApplicationSet, --appset NAMESPACE\/NAME/,
     ],
     [
+        "learner",
+        "doctor",
+        ["--lab", "tenants"],
+        2,
+        /Unknown option '--lab': the doctor reads every ApplicationSet in the cluster, whichever lab made it: leave it out; to look at one, --appset NAME \(the tenants lab's is tenants\)/,
+    ],
+    ["learner", "doctor", ["--step", "2"], 2, /Unknown option '--step': the doctor finds the stuck step itself: leave it out/],
+    [
         "author",
         "doctor",
         ["--context", "prod"],
@@ -837,6 +845,16 @@ describe("mistakes in a result file's values, and their hints", () => {
             [{ application: "mandant-a", step: 1, healthy_at: "2026-12-06 00:14:06.919" }],
             /^order\[0\]\.healthy_at holds "2026-12-06 00:14:06\.919": write the time as Kubernetes writes it, RFC 3339 with a T and a zone/,
         ],
+        [
+            recoveryOrder,
+            [{ application: "mandant-a", step: 1, healthy_at: "Sun Dec 06 2026 00:14:06 GMT+0000" }],
+            /^order\[0\]\.healthy_at holds "Sun Dec 06 2026 00:14:06 GMT\+0000": write the time as Kubernetes writes it, RFC 3339 with a T and a zone \(2026-12-06T00:14:06Z\)$/,
+        ],
+        [
+            recoveryOrder,
+            [{ application: "mandant-a", step: 1, healthy_at: 1796515246 }],
+            /^order\[0\]\.healthy_at holds 1796515246: write the time as Kubernetes writes it, RFC 3339 with a T and a zone/,
+        ],
         [stallCommit, `${sha} ${sha.slice(0, 7)}`, /^it holds 2 commits: write one/],
         [
             recoveryOrder,
@@ -844,6 +862,26 @@ describe("mistakes in a result file's values, and their hints", () => {
             /^order\[0\]\.healthy_at is missing: it is written healthyAt, and the key is healthy_at$/,
         ],
         [recoveryOrder, [{ application: "mandant-a", healthy_at: "2026-12-06T00:14:06Z" }], /^order\[0\]\.step is missing$/],
+        [
+            recoveryOrder,
+            // an entry of the ApplicationSet's status.applicationStatus, copied whole
+            [
+                {
+                    application: "mandant-a",
+                    lastTransitionTime: "2026-12-06T00:14:06Z",
+                    message: "Application resource became Healthy, updating status from Progressing to Healthy.",
+                    status: "Healthy",
+                    step: "1",
+                    targetRevisions: [sha],
+                },
+            ],
+            /^order\[0\] has lastTransitionTime, message, status, targetRevisions, which order's entries do not take: order is a list of \{application, step, healthy_at\} \(copied from status\.applicationStatus\? keep its application and its step \(a number\), write its lastTransitionTime as healthy_at, and leave out the rest\)$/,
+        ],
+        [
+            recoveryOrder,
+            ["mandant-a"],
+            /^order\[0\] holds "mandant-a", a string: order is a list of \{application, step, healthy_at\}, one object per entry$/,
+        ],
         [
             field("revert", "prod_revision_during"),
             "release/prod",

@@ -16,8 +16,12 @@ export interface SchemaField {
     what: string;
     isSha: boolean;
     check: (v: unknown) => boolean;
-    /** The first thing wrong inside a value that is not what it must be: where (list indexes and keys) and zod's message. */
-    issue: (v: unknown) => { path: (string | number)[]; message: string } | undefined;
+    /**
+     * The first thing wrong inside a value that is not what it must be: where (list indexes and keys), zod's
+     * code and message, and the keys an object has that it does not take (said first: an object copied whole
+     * from somewhere else is that mistake, not its first missing key).
+     */
+    issue: (v: unknown) => { path: (string | number)[]; code: string; message: string; keys?: string[] } | undefined;
 }
 
 /** The keys of an object schema and what each must be ("a full 40-hex SHA", "an integer", ...). */
@@ -29,8 +33,23 @@ export function fieldsOfSchema(schema: z.ZodObject<z.ZodRawShape>): SchemaField[
         check: (v: unknown) => (t as z.ZodType).safeParse(v).success,
         issue: (v: unknown) => {
             const r = (t as z.ZodType).safeParse(v);
-            const first = r.success ? undefined : r.error.issues[0];
-            return first && { path: first.path.filter((p): p is string | number => typeof p !== "symbol"), message: first.message };
+            const issues = r.success ? [] : r.error.issues;
+            const at = (p: PropertyKey[]) => p.reduce<unknown>((o, k) => (o as Record<PropertyKey, unknown> | undefined)?.[k], v);
+            const squash = (k: PropertyKey) => String(k).replace(/[-_]/g, "").toLowerCase();
+            // a key missing that an extra key spells another way (healthyAt for healthy_at) is said as that, first
+            const missing = issues
+                .filter((i) => i.path.length > 0 && at(i.path) === undefined)
+                .map((i) => squash(i.path[i.path.length - 1]));
+            const extra = issues.find((i) => i.code === "unrecognized_keys" && !i.keys.some((k) => missing.includes(squash(k))));
+            const first = extra ?? issues[0];
+            return (
+                first && {
+                    path: first.path.filter((p): p is string | number => typeof p !== "symbol"),
+                    code: first.code,
+                    message: first.message,
+                    keys: first.code === "unrecognized_keys" ? first.keys : undefined,
+                }
+            );
         },
     }));
 }
