@@ -558,6 +558,33 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the promotion done before the drift: steps 4 and 5 are graded as they stand, the drift still to do", async () => {
+        const at = await labAt(4);
+        try {
+            const { root, clone, resultFile } = at.lab.layout;
+            const kubeconfig = path.join(root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const incident = JSON.parse(fs.readFileSync(resultFile("incident"), "utf8")).commit;
+            await git(["push", "--quiet", "origin", `${incident}:refs/heads/release/prod`], clone);
+            await expect(
+                holds("shop-prod synced the promotion", async () => {
+                    await at.cluster.annotateApplication("shop-prod", { [REFRESH_ANNOTATION]: "normal" });
+                    return (await at.cluster.getApplication("shop-prod"))?.status?.sync?.revision === incident;
+                }),
+                { timeoutMs: 60_000 },
+            );
+            const step = (n: number) => runMain("verify", ["--root", root, "--kubeconfig", kubeconfig, "--step", String(n)]);
+            const pin = await step(4);
+            assert.strictEqual(pin.code, 0, pin.out);
+            const drift = await step(5);
+            assert.strictEqual(drift.code, 1, drift.out);
+            assert.match(drift.stdout, /^step 5 drift: not done: drift\.json exists and is JSON; hint: [^\n]*there is none yet/);
+            assert.doesNotMatch(drift.stdout, /delete the branch/);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("a value ending with a non-breaking space: the hint names the character", async () => {
         await atShop(8, async (root) => {
             editResult(shopLayout(root).resultFile("report"), { prod_tracks: "release/prod\u00a0" });
@@ -2643,7 +2670,9 @@ describe("verify --step: one step at a time, with a hint", function () {
             const kubeconfig = path.join(layout.root, "kubeconfig");
             fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
             const incident = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
-            // release/prod pushed at the incident commit (a fast-forward from its parent): prod gets the incident
+            // release/prod pushed at the incident commit in the first place (made again there: its reflog never shows the
+            // parent, as a promotion's would): prod gets the incident
+            await git(["push", "-q", "origin", ":refs/heads/release/prod"], layout.clone);
             await git(["push", "-q", "origin", `${incident}:refs/heads/release/prod`], layout.clone);
             await at.cluster.annotateApplication("shop-prod", { [REFRESH_ANNOTATION]: "normal" });
             await expect(

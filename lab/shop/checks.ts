@@ -323,8 +323,8 @@ const step4: Check<ShopWorld>[] = [
             const commit = obj(w, "incident")?.commit;
             if (!isSha(commit) || (await w.repo.parents(commit).catch(() => []))[0] !== start) return null;
             const outcome = eq(start, w.releaseTip);
-            // moved on to the incident or after it once step 5 is done (a promotion whose promote.json is not written yet): step 6's
-            const promoting = !!obj(w, "drift") && (await w.repo.isAncestor(commit, w.releaseTip).catch(() => false));
+            // moved on to the incident or after it (a promotion whose promote.json is not written yet, before the drift or after): step 6's
+            const promoting = w.promoted;
             if (outcome.ok || promoting) return { ok: true };
             return { ...outcome, hint: releaseNotAtPin(w.releaseTip, start) };
         },

@@ -15,7 +15,9 @@ import type { ApplicationSet } from "../argo/types";
 const live = liveCheck<ShopWorld>;
 const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
 /** prod's FEATURE_CHECKOUT_V2 along the lab: off, on (incident), off (pin), on (promote). */
-const prodFeature = (through: number) => (through >= 6 ? "on" : through >= 4 ? "off" : through >= 3 ? "on" : "off");
+/** shop-prod's FEATURE_CHECKOUT_V2 at a step: on from the incident, off once pinned, on again once promoted (early too). */
+const prodFeature = (w: ShopWorld) =>
+    w.through >= 6 || (w.through >= 4 && w.promoted) ? "on" : w.through >= 4 ? "off" : w.through >= 3 ? "on" : "off";
 
 /**
  * shop-prod's latest sync made the ConfigMap: it was deleted (by hand, or with its Application) since
@@ -220,18 +222,18 @@ export function liveChecks(): Check<ShopWorld>[] {
     // a value check belongs to the latest step (up to the graded one) that decides the value
     const prod: Check<ShopWorld> = live(
         2,
-        (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w.through)}`,
+        (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w)}`,
         async (c, w) => {
-            const outcome = eq(prodFeature(w.through), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2"));
+            const outcome = eq(prodFeature(w), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2"));
             // release/prod moved on (the promotion pushed) to a commit that renders the value, and shop-prod not synced there yet:
             // Argo CD has not seen the push (it polls every 3 minutes)
-            if (!outcome.ok && w.through >= 6 && w.releaseTip) {
+            if (!outcome.ok && (w.through >= 6 || w.promoted) && w.releaseTip) {
                 const synced = (await c.getApplication("shop-prod"))?.status?.sync?.revision;
                 const renders = await renderShopConfigAt(w.repo, w.releaseTip, "envs/prod", w.kubectl).catch(() => undefined);
-                if (synced && synced !== w.releaseTip && renders?.FEATURE_CHECKOUT_V2 === prodFeature(w.through))
+                if (synced && synced !== w.releaseTip && renders?.FEATURE_CHECKOUT_V2 === prodFeature(w))
                     return {
                         ...outcome,
-                        hint: `shop-prod is still at ${synced.slice(0, 12)}, while release/prod is at ${w.releaseTip.slice(0, 12)}, which renders it ${prodFeature(w.through)}: Argo CD has not seen the push yet (it polls every 3 minutes); refresh it: kubectl -n argocd annotate application shop-prod argocd.argoproj.io/refresh=normal --overwrite, then verify again`,
+                        hint: `shop-prod is still at ${synced.slice(0, 12)}, while release/prod is at ${w.releaseTip.slice(0, 12)}, which renders it ${prodFeature(w)}: Argo CD has not seen the push yet (it polls every 3 minutes); refresh it: kubectl -n argocd annotate application shop-prod argocd.argoproj.io/refresh=normal --overwrite, then verify again`,
                     };
             }
             // pinned, but release/prod is not where pin.json says it starts (pushed at the incident, a force push refused)

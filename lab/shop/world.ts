@@ -25,6 +25,12 @@ export interface ShopWorld extends ResultFilesWorld<ShopResultName>, LiveWorld {
     /** main and release/prod of the bare repository (null: missing). */
     main: string | null;
     releaseTip: string | null;
+    /**
+     * release/prod moved on from pin.release_prod_initial (its reflog, where the repository keeps one, shows it
+     * stood there) to the incident commit or past it: the promotion pushed, promote.json written or not, and
+     * done before the drift too (step 5 can still be done as it is); prod then runs the incident's value.
+     */
+    promoted: boolean;
 }
 
 export const obj = (w: ShopWorld, name: ShopResultName) => resultObject(w, name);
@@ -87,7 +93,7 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
     const releaseTip = main ? await repo.branch("release/prod") : null;
     // nothing of the lab is in the cluster before step 2
     const clusterError = opts.through >= 2 ? await clusterErrorOf(opts.cluster, APPSET_NAME) : undefined;
-    return {
+    const w: ShopWorld = {
         layout,
         fileOf: layout.resultFile,
         clone: new BareRepo(path.join(layout.clone, ".git")),
@@ -101,5 +107,18 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
         cluster: opts.cluster,
         clusterError,
         stackOutputs: opts.stackOutputs,
+        promoted: false,
     };
+    const [start, incident] = [obj(w, "pin")?.release_prod_initial, obj(w, "incident")?.commit];
+    if (
+        releaseTip &&
+        isSha(start) &&
+        isSha(incident) &&
+        releaseTip !== start &&
+        (await repo.isAncestor(incident, releaseTip).catch(() => false))
+    ) {
+        const tips = await repo.tipsOf("release/prod").catch(() => null);
+        w.promoted = tips === null || tips.includes(start);
+    }
+    return w;
 }
