@@ -36,13 +36,24 @@ async function baseUnreadable(w: ShopWorld, sha: string): Promise<string | undef
     }
 }
 
-/** FEATURE_CHECKOUT_V2 in base at a commit, as YAML reads it (undefined where it cannot be read). */
+/**
+ * FEATURE_CHECKOUT_V2 in base at a commit, as YAML reads base/configmap.yaml (undefined where it cannot be read);
+ * on where base renders it on, though the file says otherwise (a patch in base/kustomization.yaml sets it: the base
+ * turns it on all the same).
+ */
 async function baseFlagAt(w: ShopWorld, sha: string): Promise<unknown> {
+    let inFile: unknown;
     try {
-        return parse((await w.repo.file(sha, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
+        inFile = parse((await w.repo.file(sha, "base/configmap.yaml")) ?? "null")?.data?.FEATURE_CHECKOUT_V2;
     } catch {
-        return undefined;
+        inFile = undefined;
     }
+    if (inFile === "on") return inFile;
+    const rendered = await renderShopConfigAt(w.repo, sha, "base", w.kubectl).then(
+        (d) => d.FEATURE_CHECKOUT_V2,
+        () => undefined,
+    );
+    return rendered === "on" ? rendered : inFile;
 }
 
 /** What to do about an incident commit that set the flag to another value than "on" ("true", a boolean true). */
