@@ -558,6 +558,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the incident made by a patch in base/kustomization.yaml: the base turns the flag on, done", async () => {
+        await atShop(2, async (root) => {
+            const { clone, resultFile } = shopLayout(root);
+            fs.appendFileSync(
+                path.join(clone, "base", "kustomization.yaml"),
+                'patches:\n  - target: {kind: ConfigMap, name: shop-config}\n    patch: |-\n      - op: replace\n        path: /data/FEATURE_CHECKOUT_V2\n        value: "on"\n',
+            );
+            await git(["commit", "--quiet", "-am", "checkout v2 on"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const commit = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(resultFile("incident"), JSON.stringify({ commit, dev_value: "on", prod_value: "on" }));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(r.stdout, /^step 3 incident: done /);
+        });
+    });
+
     it("the promotion done before the drift: steps 4 and 5 are graded as they stand, the drift still to do", async () => {
         const at = await labAt(4);
         try {
@@ -2640,7 +2657,25 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /^step 7 revert: not done: dev_error mentions missing\.yaml; [^\n]*hint: dev_error holds the condition's type; copy its message/m,
+                /^step 7 revert: not done: dev_error is the ComparisonError's message \(it mentions missing\.yaml\); [^\n]*hint: dev_error holds the condition's type; copy its message/m,
+            );
+        });
+    });
+
+    it("dev_error as the conditions' JSON: the message alone is asked for", async () => {
+        await atShop(7, async (root) => {
+            const file = shopLayout(root).resultFile("revert");
+            const revert = JSON.parse(fs.readFileSync(file, "utf8"));
+            // kubectl ... -o jsonpath='{.status.conditions}' while shop-dev showed the error
+            const conditions = JSON.stringify([
+                { lastTransitionTime: "2026-12-07T02:50:00Z", message: revert.dev_error, type: "ComparisonError" },
+            ]);
+            fs.writeFileSync(file, JSON.stringify({ ...revert, dev_error: conditions }));
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 7 revert: not done: dev_error is the ComparisonError's message \(it mentions missing\.yaml\); [^\n]*hint: dev_error holds the conditions as JSON \(their type and lastTransitionTime with the message\)[^\n]*write the ComparisonError's message alone/m,
             );
         });
     });

@@ -11,6 +11,7 @@ import { renderShopConfigAt } from "./render";
 import { startAgainAt } from "../kit/layout";
 import { obj, putBack, ShopWorld } from "./world";
 import { keyHolding, kustomizationOf, missingYamlAfter, resourcesOf } from "./overlays";
+import { DEV_ERROR } from "./devError";
 
 /** A promotion that can no longer be a fast-forward is done again on a lab brought back to step 5. */
 const startOver = (w: ShopWorld) => `start the lab over to promote again (${startAgainAt(w.layout.root, { lab: "shop", through: 5 })})`;
@@ -418,30 +419,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             };
         },
     },
-    {
-        step: 7,
-        name: "dev_error mentions missing.yaml",
-        run: async (w) => {
-            const r = obj(w, "revert");
-            if (!r) return null;
-            const ok = typeof r.dev_error === "string" && r.dev_error.includes("missing.yaml");
-            // the condition's type (or reason) for its message
-            const typeOnly =
-                !ok && typeof r.dev_error === "string" && /^\s*(ComparisonError|InvalidSpecError|Unknown|OutOfSync)\s*$/.test(r.dev_error);
-            const copy = `(kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[0].message}'), which names missing.yaml`;
-            const empty = !ok && (r.dev_error === null || (typeof r.dev_error === "string" && !r.dev_error.trim()));
-            return {
-                ok,
-                expected: "…missing.yaml…",
-                found: r.dev_error,
-                ...(typeOnly
-                    ? { hint: `dev_error holds the condition's type; copy its message ${copy}` }
-                    : empty
-                      ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${copy}` }
-                      : {}),
-            };
-        },
-    },
+    DEV_ERROR,
     {
         step: 7,
         name: "prod_revision_during is promote.to",

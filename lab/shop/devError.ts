@@ -1,0 +1,46 @@
+/** Step 7's dev_error: the message of shop-dev's ComparisonError, as a learner copies it (or copies more, or less). */
+import { Check } from "../grader/grader";
+import { obj, ShopWorld } from "./world";
+
+const COPY = `(kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[0].message}'), which names missing.yaml`;
+
+/** The conditions (or one condition) as jsonpath prints them, JSON: their types and times around the message. */
+function conditionsJson(v: string): boolean {
+    if (!/^\s*[[{]/.test(v)) return false;
+    try {
+        const parsed: unknown = JSON.parse(v);
+        return [parsed].flat().some((c) => !!c && typeof c === "object" && "message" in c);
+    } catch {
+        return false;
+    }
+}
+
+export const DEV_ERROR: Check<ShopWorld> = {
+    step: 7,
+    name: "dev_error is the ComparisonError's message (it mentions missing.yaml)",
+    run: async (w) => {
+        const r = obj(w, "revert");
+        if (!r) return null;
+        const v = r.dev_error;
+        const named = typeof v === "string" && v.includes("missing.yaml");
+        // the whole condition (or the list of them) copied as JSON: its type and times beside the message
+        const json = typeof v === "string" && conditionsJson(v);
+        // the condition's type (or reason) for its message
+        const typeOnly = !named && typeof v === "string" && /^\s*(ComparisonError|InvalidSpecError|Unknown|OutOfSync)\s*$/.test(v);
+        const empty = !named && (v === null || (typeof v === "string" && !v.trim()));
+        return {
+            ok: named && !json,
+            expected: "…missing.yaml…",
+            found: v,
+            ...(json
+                ? {
+                      hint: `dev_error holds the conditions as JSON (their type and lastTransitionTime with the message), as jsonpath={.status.conditions} prints them: write the ComparisonError's message alone (kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[?(@.type=="ComparisonError")].message}')`,
+                  }
+                : typeOnly
+                  ? { hint: `dev_error holds the condition's type; copy its message ${COPY}` }
+                  : empty
+                    ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${COPY}` }
+                    : {}),
+        };
+    },
+};
