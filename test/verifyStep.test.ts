@@ -344,7 +344,41 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(r.stdout, /live ApplicationSet shop: dev=main, prod=release\/prod \(step 2's check\); /);
             assert.match(
                 r.stdout,
-                /hint: \S+appset\.yaml is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f \S+appset\.yaml\n/,
+                /hint: \S+appset\.yaml is right, but the cluster's ApplicationSet is not what it says: it has prod on "main"; kubectl apply -f \S+appset\.yaml\n/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("the pin applied by a merge patch of the elements: the hint says dev's element and shop-dev went with it", async () => {
+        const at = await labAt(3);
+        try {
+            const { root, clone, appsetFile } = at.lab.layout;
+            const kubeconfig = path.join(root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            await git(["push", "--quiet", "origin", "HEAD~1:refs/heads/release/prod"], clone);
+            const set = parse(fs.readFileSync(appsetFile, "utf8"));
+            set.spec.generators[0].list.elements = [
+                { env: "dev", revision: "main" },
+                { env: "prod", revision: "release/prod" },
+            ];
+            fs.writeFileSync(appsetFile, stringify(set));
+            await run("kubectl", [
+                "--kubeconfig",
+                kubeconfig,
+                ...["-n", "argocd", "patch", "applicationset", "shop", "--type", "merge"],
+                ...["-p", JSON.stringify({ spec: { generators: [{ list: { elements: [{ env: "prod", revision: "release/prod" }] } }] } })],
+            ]);
+            await expect(
+                holds("shop-dev deleted", async () => !(await at.cluster.getApplication("shop-dev"))),
+                { timeoutMs: 60_000 },
+            );
+            const r = await runMain("verify", ["--root", root, "--kubeconfig", kubeconfig, "--step", "4"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /is not what it says: it has no dev element \(a kubectl patch --type merge of the elements replaces the whole list\), and the ApplicationSet deleted shop-dev with it; kubectl apply -f /,
             );
         } finally {
             await at.stop();
@@ -494,6 +528,33 @@ describe("verify --step: one step at a time, with a hint", function () {
             const key: any = shopApplicationSet();
             key.spec.generators[0].list.elements[0] = { envr: "dev", revision: "main" };
             assert.match(await step2(key), /hint: an element has the key "envr": an element's keys are env and revision/);
+        });
+    });
+
+    it("automated without prune, selfHeal false, or none: what each lacks is named", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const step2 = async (automated: unknown) => {
+                const set: any = shopApplicationSet();
+                if (automated === undefined) delete set.spec.template.spec.syncPolicy.automated;
+                else set.spec.template.spec.syncPolicy.automated = automated;
+                fs.writeFileSync(appsetFile, stringify(set));
+                const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+                assert.strictEqual(r.code, 1, r.out);
+                return r.stdout;
+            };
+            assert.match(
+                await step2({ selfHeal: true }),
+                /hint: automated holds \{"selfHeal":true\}: automated has no prune \(without it Argo CD never deletes what Git no longer has\); set prune: true under spec\.template\.spec\.syncPolicy\.automated$/m,
+            );
+            assert.match(
+                await step2({ prune: true, selfHeal: false }),
+                /automated has selfHeal: false \(without it a change made in the cluster stays until the next commit \(step 5's drift is never put back\)\); set selfHeal: true under/,
+            );
+            assert.match(
+                await step2(undefined),
+                /the template has no automated sync: Argo CD then syncs only when asked; add automated: \{prune: true, selfHeal: true\} under spec\.template\.spec\.syncPolicy$/m,
+            );
         });
     });
 

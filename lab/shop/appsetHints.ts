@@ -93,6 +93,26 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     return undefined;
 }
 
+/** What a template's automated (Argo CD 3's enabled left out) lacks of the lab's {prune: true, selfHeal: true}, and what each does. */
+export function automatedWhy(automated: unknown): string {
+    const where = "under spec.template.spec.syncPolicy.automated";
+    if (!automated || typeof automated !== "object")
+        return `the template has no automated sync: Argo CD then syncs only when asked; add automated: {prune: true, selfHeal: true} ${where.replace(".automated", "")}`;
+    const a = automated as Record<string, unknown>;
+    const does: Record<string, string> = {
+        prune: "without it Argo CD never deletes what Git no longer has",
+        selfHeal: "without it a change made in the cluster stays until the next commit (step 5's drift is never put back)",
+    };
+    const wrong = Object.keys(does).filter((k) => a[k] !== true);
+    const extra = Object.keys(a).filter((k) => !(k in does));
+    if (!wrong.length && extra.length)
+        return `automated holds ${extra.join(", ")} beside prune and selfHeal, which the lab's template has alone: take ${extra.length === 1 ? "it" : "them"} out`;
+    return wrong
+        .map((k) => `automated ${k in a ? `has ${k}: ${JSON.stringify(a[k])}` : `has no ${k}`} (${does[k]})`)
+        .concat(`set ${wrong.map((k) => `${k}: true`).join(" and ")} ${where}`)
+        .join("; ");
+}
+
 /** What a template's syncOptions other than the lab's [CreateNamespace=true] hold: the options beside it, or it missing. */
 export function syncOptionsWhy(options: unknown): string {
     const list = Array.isArray(options) ? options.map(String) : [];

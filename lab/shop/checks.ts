@@ -16,7 +16,7 @@ import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
 import { DRIFT_CHECKS } from "./driftChecks";
 import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
-import { elementsHint, missingAppsetHint, syncOptionsWhy } from "./appsetHints";
+import { elementsHint, missingAppsetHint, syncOptionsWhy, automatedWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, readShopWorld, releaseNotAtPin, ShopWorld, VerifyOptions, wantProd } from "./world";
 export type { VerifyOptions } from "./world";
@@ -176,7 +176,7 @@ const step2: Check<ShopWorld>[] = [
                     // the ApplicationSet's own syncPolicy holds it: one level out of the template's
                     automated: (file.set?.spec?.syncPolicy as { automated?: unknown } | undefined)?.automated
                         ? "it is under the ApplicationSet's own spec.syncPolicy, one level out: the Applications' goes under spec.template.spec.syncPolicy"
-                        : "Argo CD syncs by itself, prunes and heals",
+                        : automatedWhy(withoutEnabled(t?.spec?.syncPolicy?.automated)),
                     server: "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
                     syncOptions: syncOptionsWhy(t?.spec?.syncPolicy?.syncOptions),
                     // a branch for every environment: the pin goes in prod's element, the template takes each one's

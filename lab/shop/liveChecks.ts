@@ -146,9 +146,27 @@ export function liveChecks(): Check<ShopWorld>[] {
                         : outcome;
                 }
                 if (!isDeepStrictEqual(fileElements(w.layout.appsetFile), want)) return outcome;
+                // which element the cluster's lacks or has otherwise (a merge patch of the list replaces it whole)
+                const listed = listElementsOf(set);
+                const held = (Array.isArray(listed) ? listed : []) as ({ env?: unknown; revision?: unknown } | null)[];
+                const gone = want.filter((e) => !held.some((h) => h?.env === e.env)).map((e) => e.env);
+                const deleted = [];
+                for (const e of gone) if (!(await c.getApplication(`shop-${e}`))) deleted.push(`shop-${e}`);
+                const moved = want.flatMap((e) => {
+                    const h = held.find((x) => x?.env === e.env);
+                    return h && h.revision !== e.revision ? [`${e.env} on ${JSON.stringify(h.revision)}`] : [];
+                });
+                const says = [
+                    ...(gone.length
+                        ? [
+                              `it has no ${gone.join(" or ")} element (a kubectl patch --type merge of the elements replaces the whole list)${deleted.length ? `, and the ApplicationSet deleted ${deleted.join(" and ")} with it` : ""}`,
+                          ]
+                        : []),
+                    ...(moved.length ? [`it has ${moved.join(", ")}`] : []),
+                ];
                 return {
                     ...outcome,
-                    hint: `${w.layout.appsetFile} is right, but the cluster's ApplicationSet is not what it says: kubectl apply -f ${w.layout.appsetFile}`,
+                    hint: `${w.layout.appsetFile} is right, but the cluster's ApplicationSet is not what it says${says.length ? `: ${says.join("; ")}` : ""}; kubectl apply -f ${w.layout.appsetFile}`,
                 };
             },
         ),
