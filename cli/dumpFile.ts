@@ -159,6 +159,11 @@ export function readDump(file: string): Dump {
                 `${source} holds only ${[...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ")}, none of Argo CD's ApplicationSets or Applications; ${DUMP_HINT}`,
             );
     }
+    // several Lists in one array (jq -s over two dumps): one List holds them all
+    if (Array.isArray(list) && list.length > 1 && list.every((x) => (x as { kind?: unknown } | null)?.kind === "List"))
+        throw new Error(
+            `${source} holds a JSON array of ${list.length} Lists (as jq -s writes), not one List: make one dump with one kubectl get of every kind (${DUMP_HINT_COMMAND}), or join the files' items: jq '.items += input.items' A.json B.json`,
+        );
     // the List's items alone (jq .items), or the doctor's own --json output fed back
     if (Array.isArray(list))
         throw new Error(
