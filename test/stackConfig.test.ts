@@ -70,6 +70,14 @@ describe("the stack configuration's schema", () => {
             /gitops-lab:gitDaemonImage is "[^"]+"; allowed: /,
         ],
         [{ flavour: "x" }, /gitops-lab:flavour is not a key of this lab; the keys are root, solveThrough, /],
+        [
+            { through: 4 },
+            /^Pulumi\.dev\.yaml: gitops-lab:through is not a key of this lab: --through N is simulate's option; in a stack file it is gitops-lab:solveThrough$/,
+        ],
+        [
+            { kubeconfig: "/etc/k.yaml" },
+            /gitops-lab:kubeconfig is not a key of this lab: --kubeconfig is verify's [^;]*; in a stack file it is gitops-lab:kubeconfigPath$/,
+        ],
     ];
     for (const [values, message] of bad) {
         it(`refuses ${JSON.stringify(values)} in one line naming the key, the file and what is allowed`, () => {

@@ -79,6 +79,15 @@ export const STACK_CONFIG = z.object({
 export type StackConfig = z.infer<typeof STACK_CONFIG>;
 export const CONFIG_KEYS = Object.keys(STACK_CONFIG.shape) as (keyof StackConfig)[];
 
+/** The command line's options a stack file's key is sometimes named after, and the key each stands for. */
+const OPTION_KEYS: Record<string, { key: keyof StackConfig; as: string }> = {
+    through: { key: "solveThrough", as: "--through N is simulate's option" },
+    "tenants-through": { key: "tenantsSolveThrough", as: "--tenants-through N is simulate's option" },
+    tenantsThrough: { key: "tenantsSolveThrough", as: "--tenants-through N is simulate's option" },
+    lab: { key: "tenantsLab", as: "--lab is simulate's and verify's option (the tenants lab in a stack is tenantsLab: true)" },
+    kubeconfig: { key: "kubeconfigPath", as: "--kubeconfig is verify's and the doctor's option (an existing cluster's file)" },
+};
+
 /**
  * Checks raw values (absent keys take their defaults); `source` says where they came from, e.g.
  * "Pulumi.dev.yaml". Unknown keys are refused too: a typo would otherwise be ignored.
@@ -89,6 +98,12 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
     const meant = (k: string) =>
         CONFIG_KEYS.find((c) => c.toLowerCase() === k.toLowerCase()) ?? [closest(k, CONFIG_KEYS)].find((c) => distance(c, k) <= 2);
     const guess = unknown.length === 1 ? meant(unknown[0]) : undefined;
+    // an option of the command line written as a key (simulate's --through, --lab, --kubeconfig): the key it stands for
+    const option = unknown.length === 1 && !guess ? OPTION_KEYS[unknown[0]] : undefined;
+    if (option)
+        throw new Error(
+            `${source}: gitops-lab:${unknown[0]} is not a key of this lab: ${option.as}; in a stack file it is gitops-lab:${option.key}`,
+        );
     if (unknown.length)
         throw new Error(
             guess
