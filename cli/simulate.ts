@@ -251,7 +251,7 @@ export const simulate: Command = {
             throw new UsageError(
                 `--root ${root} holds a ':', which KUBECONFIG reads as a list separator, so the served lab's kubeconfig under it could not be used as printed: choose a folder without ':'`,
             );
-        const rootProblem = hostRootProblem(root) ?? (values.serve ? foreignKubeconfig(root) : undefined);
+        const rootProblem = hostRootProblem(root, { reset: !!values.reset }) ?? (values.serve ? foreignKubeconfig(root) : undefined);
         if (rootProblem) throw new UsageError(rootProblem);
         const say = (l: string) => console.log(l);
         // a relative root is taken from the current folder: said, so it is never a surprise folder inside the project

@@ -23,7 +23,7 @@ export function simulatedLabAbove(root: string): string | undefined {
  * /root/cnpa-env), or one whose lab folders hold something while nothing says a simulation ran there
  * (no saved cluster, no record of what a run made). The one line that refuses it, naming what is there.
  */
-export function hostRootProblem(root: string): string | undefined {
+export function hostRootProblem(root: string, opts: { reset?: boolean } = {}): string | undefined {
     const shop = shopLayout(root);
     const tenants = tenantsLayout(root);
     if (shop.root === "/")
@@ -32,7 +32,9 @@ export function hostRootProblem(root: string): string | undefined {
     // a root inside another simulated lab (its results folder, its srv/): a second lab would be built among the first's files
     const outer = simulatedLabAbove(root);
     if (outer)
-        return `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
+        return opts.reset
+            ? `--root ${root} is inside the simulated lab under ${outer}, which is reset as a whole: gitops-lab simulate --root ${outer} --reset`
+            : `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
     const held = [shop.bareDir, shop.workDir, tenants.workDir].flatMap((d) => {
         const entries = fs.existsSync(d) && fs.statSync(d).isDirectory() ? fs.readdirSync(d) : [];
         return entries.length ? [`${d} holds ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}`] : [];

@@ -57,6 +57,13 @@ const MISTAKES: Mistake[] = [
         2,
         /--root \S+\/outer\/root\/cnpa-env is inside the simulated lab under \S+\/outer: a lab is not built inside another; to go on with that one, give --root \S+\/outer/,
     ],
+    [
+        "learner",
+        "simulate",
+        ["--root", "{dir}/outer/root", "--reset"],
+        2,
+        /--root \S+\/outer\/root is inside the simulated lab under (\S+\/outer), which is reset as a whole: gitops-lab simulate --root \1 --reset$/m,
+    ],
     ["learner", "simulat", ["--root", "{dir}/r"], 2, /unknown command "simulat"; did you mean "simulate"\?/],
     [
         "author",
@@ -162,6 +169,13 @@ const MISTAKES: Mistake[] = [
         ["--from", "{dir}/items.json"],
         1,
         /items\.json holds a JSON array \(the List's items alone, as jq \.items writes\)/,
+    ],
+    [
+        "author",
+        "doctor",
+        ["--from", "{dir}/slurped.json"],
+        1,
+        /slurped\.json holds a JSON array of 2 Lists \(as jq -s writes\), not one List: make one dump with one kubectl get of every kind \(kubectl get applicationsets\.argoproj\.io,[^)]*\), or join the files' items: jq '\.items \+= input\.items' A\.json B\.json$/m,
     ],
     [
         "author",
@@ -679,6 +693,8 @@ describe("mistakes at the command line, and their answers", function () {
         fs.writeFileSync(path.join(dir, "dump.json.gz"), require("zlib").gzipSync('{"apiVersion": "v1", "items": []}'));
         write("names.txt", "applicationset.argoproj.io/tenants\napplication.argoproj.io/mandant-a\njob.batch/site-setup\n");
         write("items.json", '[{"kind": "ApplicationSet", "metadata": {"name": "tenants"}}]\n');
+        // two dumps (Argo CD's objects, then Jobs and Pods) joined by jq -s
+        write("slurped.json", '[{"kind": "List", "items": [{"kind": "ApplicationSet"}]}, {"kind": "List", "items": [{"kind": "Job"}]}]\n');
         write("doctor-out.json", '{"applicationSets": []}\n');
         fs.mkdirSync(path.join(dir, "savedlab"));
         write("savedlab/simulated-cluster.json", '{"rv":12,"objects":[],"podLogs":[]}');
