@@ -11,7 +11,7 @@ import { causeOf, syncFailure } from "./cause";
 import type { Dump } from "./dump";
 import { goneHookJob, type HookInfo, waitingHookPod } from "./hooks";
 import type { Evidence, Finding } from "./finding";
-import { findingsOf } from "./findings";
+import { findingsOf, generationLine } from "./findings";
 import { skipFinding, skipText } from "./skip";
 import { gateOf, noStepsFinding, rolloutErrorFindings, stepMetricEvidence } from "./findings36";
 
@@ -305,7 +305,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
             : notWell.length
               ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application is Healthy and Synced: ${few(notWell, 3, (a) => `${a.metadata.name} (${a.status?.health?.status ?? "no health"}, ${a.status?.sync?.status ?? "no sync status"})`, ", ")}.`
               : `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`;
-        const summary = well + alsoFailing(blockingNames);
+        const summary = well + generationLine(findings) + alsoFailing(blockingNames);
         return {
             ...base,
             state: "complete",
@@ -385,8 +385,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const heldBy = gateHolds ? " by Argo CD 3.6's reconcile gate" : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}${stop(causeLine)}${behind}${alsoFailing(blockingNames)}${skippedLine}`
-            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}${stop(causeLine)}${behind}${alsoFailing(blockingNames)}${skippedLine}`;
+            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}${stop(causeLine)}${generationLine(findings)}${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}${stop(causeLine)}${generationLine(findings)}${behind}${alsoFailing(blockingNames)}${skippedLine}`;
     return {
         ...base,
         state,

@@ -52,7 +52,12 @@ export type FindingKind =
     /** Argo CD 3.6 refuses the rollout: its ErrorOccurred condition with reason ApplicationSetRolloutError ("No steps defined for rollout"). */
     | "RolloutError"
     /** A RollingSync with no steps: Argo CD 3.5 runs no rollout at all (each Application syncs by its own policy). */
-    | "NoSteps";
+    | "NoSteps"
+    /**
+     * The ApplicationSet cannot generate its Applications (its ErrorOccurred condition: a generator's file it cannot
+     * parse, ApplicationGenerationFromParamsError): they stay as it last generated them, a commit's change does not reach them.
+     */
+    | "GenerationError";
 
 export interface Evidence {
     /** The object, as `Kind namespace/name`. */
