@@ -54,6 +54,41 @@ describe("rollout doctor: named findings", () => {
             }
     });
 
+    it("a fix the generator cannot read (a tenant file with a key twice): GenerationError, and the line says so", () => {
+        const l = fieldReport();
+        const set = l.items.find((o: any) => o.kind === "ApplicationSet");
+        const message = `unable to process file 'tenants/mandant-b.yaml': unable to parse file: Map keys must be unique at line 3, column 1:\n\nrelease: "1.2.1"\nrelease: "1.2.1"\n^\n`;
+        set.status.conditions = [
+            ...(set.status.conditions ?? []),
+            {
+                type: "ErrorOccurred",
+                status: "True",
+                reason: "ApplicationGenerationFromParamsError",
+                message,
+                lastTransitionTime: minutesAgo(2),
+            },
+        ];
+        const d = diagnosed(l);
+        assert.strictEqual(d.state, "stuck");
+        assert.deepStrictEqual(kinds(d)[0], "GenerationError - -");
+        const [f] = only(d, "GenerationError");
+        assert.match(
+            f.message,
+            /^the ApplicationSet cannot generate its Applications \(its ErrorOccurred condition, ApplicationGenerationFromParamsError\): unable to process file 'tenants\/mandant-b\.yaml': unable to parse file: Map keys must be unique at line 3, column 1; until it can/,
+        );
+        assert.match(
+            f.todo,
+            /kubectl -n argocd annotate applicationset tenants argocd\.argoproj\.io\/application-set-refresh=true --overwrite$/,
+        );
+        assert.match(
+            d.summary,
+            / The ApplicationSet cannot generate its Applications: unable to process file 'tenants\/mandant-b\.yaml': unable to parse file: Map keys must be unique at line 3, column 1 \(a fix pushed reaches them only once it can\)\./,
+        );
+        // the refusal of 3.6's rollout is RolloutError's, not this one
+        set.status.conditions.at(-1).reason = "ApplicationSetRolloutError";
+        assert.deepStrictEqual(only(diagnosed(l), "GenerationError"), []);
+    });
+
     it("a failed sync of an Application whose resources are gone (health Missing): the finding says it runs nothing", () => {
         const l = fieldReport();
         const app = l.items.find((o: any) => o.kind === "Application" && o.metadata.name === "mandant-b");
@@ -353,6 +388,33 @@ describe("rollout doctor: named findings", () => {
         assert.ok(!d.findings.some((f) => f.kind === "EmptyStep" && f.step === 1));
         assert.ok(!d.findings.some((f) => /v3\.5\.1/.test(f.message)));
         assert.match(msg("EmptyStep", 3), /has no matchExpressions: it selects every Application \(1\)/);
+    });
+
+    it("a step that selects none says why: a key no Application has, a value misspelt, or its Application gone", () => {
+        const step = (values: string[], key = "example.org/tenant") => ({ matchExpressions: [{ key, operator: "In", values }] });
+        const tenants: TenantSpec[] = [
+            { name: "mandant-a", step: 1, status: "Healthy" },
+            { name: "mandant-b", step: 2, status: "Healthy" },
+            { name: "mandant-c", step: 3, status: "Healthy" },
+        ];
+        const why = (steps: any[], n: number, of = tenants) =>
+            diagnosed(rollout(of, { steps })).findings.find((f) => f.kind === "EmptyStep" && f.step === n)?.message;
+        const [a, b, c] = [step(["mandant-a"]), step(["mandant-b"]), step(["mandant-c"])];
+        assert.match(
+            why([a, b, c, step(["mandant-d"], "example.org/tennant")], 4) ?? "",
+            /\(no Application has the label example\.org\/tennant: a misspelt key\?\)$/,
+        );
+        // mandant-c is selected by no step (its entry's step -1, as Argo CD writes it): step 3's value is its, misspelt
+        const unselected = tenants.map((t) => (t.name === "mandant-c" ? { ...t, step: -1, status: "Waiting" } : t));
+        assert.match(
+            why([a, b, step(["mandnat-c"])], 3, unselected) ?? "",
+            /\(example\.org\/tenant=mandnat-c is no Application's, example\.org\/tenant=mandant-c is, and no step selects it: a misspelt value\?\)$/,
+        );
+        // mandant-d's file deleted: its Application is gone, the others are their own steps' (no typo guessed from mandant-a)
+        assert.match(
+            why([a, b, c, step(["mandant-d"])], 4) ?? "",
+            /\(no Application has example\.org\/tenant=mandant-d \(theirs: mandant-a, mandant-b, mandant-c\): the Application the step was for is gone \(its generator no longer makes it: its file or element deleted\?\), or a value misspelt\)$/,
+        );
     });
 
     // given maxUpdate 1 and one Application of the step Progressing, then the Waiting ones are held: 'not allowed to

@@ -4200,6 +4200,32 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("step 3 with a tenant file given a key twice, or deleted: the hint names the file and what it does", async () => {
+        await atTenants(2, async (root) => {
+            const layout = tenantsLayout(root);
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            fs.appendFileSync(path.join(layout.clone, tenantPath("mandant-b")), `release: "${RELEASES.fixed}"\n`);
+            await git(["commit", "--quiet", "-am", "fix: 1.2.1"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            const twice = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(twice.code, 1, twice.out);
+            assert.match(
+                twice.stdout,
+                /hint: main's tenants\/mandant-b\.yaml \(Map keys must be unique[^)]*\) is no YAML Argo CD reads: the ApplicationSet generates nothing from it \(its ErrorOccurred condition says so: [^)]*\), so the fix reaches no tenant; mend it in a new commit/,
+            );
+            fs.writeFileSync(path.join(layout.clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.fixed));
+            await git(["rm", "--quiet", tenantPath("mandant-d")], layout.clone);
+            await git(["commit", "--quiet", "-am", "mend, and mandant-d away"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            const gone = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(gone.code, 1, gone.out);
+            assert.match(
+                gone.stdout,
+                /hint: tenants\/mandant-d\.yaml is gone from main \(a commit deleted it\): the ApplicationSet then deletes mandant-d's Application and its site; put it back at 1\.2\.1 in a new commit \(git checkout \$\(git log -1 --format=%H -- tenants\/mandant-d\.yaml\)~1 -- tenants\/mandant-d\.yaml: from before the commit that deleted it; then set the release\)/,
+            );
+        });
+    });
+
     it("step 3 with one tenant moved, or the faulty release's hook changed: the hint says what main lacks", async () => {
         const root = await tenantsRootAt(2);
         const layout = tenantsLayout(root);

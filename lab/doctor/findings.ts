@@ -12,6 +12,8 @@ import { hookFindings } from "./hookFindings";
 import { ageSeconds, appRef, setRef, stepsOf, stepText, type Entry, type Finding, type FindingsInput } from "./finding";
 import { SYNC_WINDOW_BLOCKED, windowsBlocking } from "../argo/syncWindows";
 import type { Application, ApplicationSet } from "../argo/types";
+import { APPSET_REFRESH_ANNOTATION } from "../argo/application";
+import { closest, distance } from "fastest-levenshtein";
 
 /** The rollout's configuration: steps, operators, maxUpdate, what each Application is selected by. */
 function configFindings(input: FindingsInput): Finding[] {
@@ -63,7 +65,7 @@ function configFindings(input: FindingsInput): Finding[] {
                 kind: "EmptyStep",
                 application: null,
                 step: n,
-                message: `step ${n} selects no Application: its matchExpressions match none of the ${entries.filter((e) => e.app).length} Applications' labels (a misspelt key or value?)`,
+                message: `step ${n} selects no Application: its matchExpressions match none of the ${entries.filter((e) => e.app).length} Applications' labels (${emptyWhy(step.matchExpressions ?? [], entries)})`,
                 evidence: [{ object: setRef(appset), field: `${field}.matchExpressions`, value: JSON.stringify(step.matchExpressions) }],
                 todo: `compare the step's keys and values with the Applications' labels (kubectl get applications -n ${appset.metadata?.namespace} --show-labels)`,
             });
@@ -312,6 +314,66 @@ function applicationFindings(input: FindingsInput): Finding[] {
 
 /** Argo CD 3.6's own condition on the rollout's configuration, where the controller writes it. */
 function conditionFindings(appset: ApplicationSet): Finding[] {
+    return [...generationFindings(appset), ...invalidRolloutFindings(appset)];
+}
+
+/**
+ * Why a step's In expressions select none: a label key no Application has, a value beside one they have (a typo), or
+ * values no Application has any more (the Application the step was for is gone: its generator no longer makes it).
+ */
+function emptyWhy(expressions: { key?: string; operator?: string; values?: string[] }[], entries: Entry[]): string {
+    const labels = entries.flatMap((e) => (e.app ? [e.app.metadata?.labels ?? {}] : []));
+    for (const x of expressions.filter((e) => e.operator === "In" && e.key)) {
+        const held = [...new Set(labels.map((l) => l[x.key as string]).filter((v): v is string => typeof v === "string"))];
+        if (!held.length) return `no Application has the label ${x.key}: a misspelt key?`;
+        const values = x.values ?? [];
+        if (values.some((v) => held.includes(v))) continue;
+        // a typo's intended Application is one no step selects (the others' values are their own steps')
+        const unselected = entries.flatMap((e) => {
+            const v = e.app && (e.step === null || e.step < 1) ? e.app.metadata?.labels?.[x.key as string] : undefined;
+            return typeof v === "string" ? [v] : [];
+        });
+        const near = unselected.length ? values.map((v) => [v, closest(v, unselected)]).find(([v, c]) => distance(v, c) <= 2) : undefined;
+        if (near) return `${x.key}=${near[0]} is no Application's, ${x.key}=${near[1]} is, and no step selects it: a misspelt value?`;
+        return `no Application has ${x.key}=${values.join(" or ")} (theirs: ${[...held].sort().join(", ")}): the Application the step was for is gone (its generator no longer makes it: its file or element deleted?), or a value misspelt`;
+    }
+    return "a misspelt key or value?";
+}
+
+/** The ApplicationSet's ErrorOccurred condition (but 3.6's refusal of the rollout, findings36.ts's): it generates nothing new. */
+function generationFindings(appset: ApplicationSet): Finding[] {
+    const { name, namespace } = appset.metadata;
+    return (appset.status?.conditions ?? [])
+        .filter((c) => c.type === "ErrorOccurred" && c.status === "True" && c.reason !== "ApplicationSetRolloutError")
+        .map((c) => ({
+            kind: "GenerationError" as const,
+            application: null,
+            step: null,
+            message: `the ApplicationSet cannot generate its Applications (its ErrorOccurred condition, ${c.reason ?? "no reason"}): ${firstLine(c.message)}; until it can, they stay as it last generated them, and a commit's change to them does not reach them`,
+            evidence: [
+                { object: setRef(appset), field: "status.conditions[ErrorOccurred]", value: String(c.message), time: c.lastTransitionTime },
+            ],
+            todo: `fix what the condition names in Git (a new commit), push, and ask for a refresh: kubectl -n ${namespace} annotate applicationset ${name} ${APPSET_REFRESH_ANNOTATION}=true --overwrite`,
+        }));
+}
+
+/** A condition's message to its first line that says something (a YAML error quotes the lines after it). */
+const firstLine = (m: string | undefined) =>
+    String(m ?? "")
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean)[0]
+        ?.replace(/:$/, "") ?? "";
+
+/** The sentence a rollout's summary line carries while its ApplicationSet generates nothing new. */
+export function generationLine(findings: Finding[]): string {
+    const f = findings.find((x) => x.kind === "GenerationError");
+    return f
+        ? ` The ApplicationSet cannot generate its Applications: ${firstLine(f.evidence[0].value)} (a fix pushed reaches them only once it can).`
+        : "";
+}
+
+function invalidRolloutFindings(appset: ApplicationSet): Finding[] {
     return (appset.status?.conditions ?? [])
         .filter((c) => c.type === "InvalidRolloutConfig" && c.status !== "False")
         .map((c) => ({

@@ -4,8 +4,9 @@
  */
 import { Check } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
-import { RELEASES, TENANTS } from "./layout";
-import { obj, releasesAt, TenantsWorld } from "./world";
+import { RELEASES, Tenant, TENANTS } from "./layout";
+import { tenantPath } from "./repoFiles";
+import { obj, readTenantFile, releasesAt, TenantsWorld } from "./world";
 
 /** Step 3's ask, read from main whatever recovery.json says (or before it is written): every tenant at the fixed release. */
 export const MAIN_AT_FIXED: Check<TenantsWorld> = {
@@ -54,6 +55,33 @@ export const MAIN_AT_FIXED: Check<TenantsWorld> = {
                 };
             }
         }
+        // a file Argo CD's generator cannot read (a key given twice), or one the fix deleted: said as such
+        const unread: string[] = [];
+        const gone: Tenant[] = [];
+        for (const t of behind) {
+            const text = await w.repo.file(w.main, tenantPath(t));
+            const error = text === null ? undefined : readTenantFile(text).error;
+            if (text === null) gone.push(t);
+            else if (error) unread.push(`${tenantPath(t)} (${error})`);
+        }
+        if (unread.length || gone.length)
+            return {
+                ok: false,
+                expected: `every tenant at ${RELEASES.fixed} on main`,
+                found: behind.map((t) => `${t} at ${at[t]}`).join(", "),
+                hint: [
+                    ...(unread.length
+                        ? [
+                              `main's ${unread.join(", ")} ${unread.length === 1 ? "is" : "are"} no YAML Argo CD reads: the ApplicationSet generates nothing from it (its ErrorOccurred condition says so: kubectl -n argocd get applicationset tenants -o jsonpath='{.status.conditions}'), so the fix reaches no tenant; mend it in a new commit (each key once), push, and refresh the ApplicationSet`,
+                          ]
+                        : []),
+                    ...(gone.length
+                        ? [
+                              `${gone.map(tenantPath).join(", ")} ${gone.length === 1 ? "is" : "are"} gone from main (a commit deleted ${gone.length === 1 ? "it" : "them"}): the ApplicationSet then deletes ${gone.join(", ")}'s Application and its site; put ${gone.length === 1 ? "it" : "them"} back at ${RELEASES.fixed} in a new commit (${gone.map((t) => `git checkout $(git log -1 --format=%H -- ${tenantPath(t)})~1 -- ${tenantPath(t)}`).join(", ")}: from before the commit that deleted it; then set the release), push, and refresh the ApplicationSet`,
+                          ]
+                        : []),
+                ].join("; "),
+            };
         return {
             ok: false,
             expected: `every tenant at ${RELEASES.fixed} on main`,

@@ -38,9 +38,23 @@ export async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<s
     const out: Record<string, string | null> = {};
     for (const t of TENANTS) {
         const text = await w.repo.file(sha, tenantPath(t));
-        out[t] = text ? String(parse(text)?.release ?? null) : null;
+        out[t] = text ? String(readTenantFile(text).release ?? null) : null;
     }
     return out;
+}
+
+/** A tenant file's keys, or its YAML error (a key given twice: Argo CD's git generator refuses the file as well). */
+export function readTenantFile(text: string): { release?: unknown; error?: string } {
+    try {
+        const v: unknown = parse(text);
+        return v && typeof v === "object" ? (v as { release?: unknown }) : {};
+    } catch (e) {
+        return {
+            error: String((e as Error)?.message ?? e)
+                .split("\n")[0]
+                .replace(/:$/, ""),
+        };
+    }
 }
 export const all = (release: string) => Object.fromEntries(TENANTS.map((t) => [t, release]));
 
