@@ -405,7 +405,7 @@ describe("rollout doctor: named findings", () => {
             /\(no Application has the label example\.org\/tennant: a misspelt key\?\)$/,
         );
         // mandant-c is selected by no step (its entry's step -1, as Argo CD writes it): step 3's value is its, misspelt
-        const unselected = tenants.map((t) => (t.name === "mandant-c" ? { ...t, step: -1, status: "Waiting" } : t));
+        const unselected = tenants.map((t) => (t.name === "mandant-c" ? { ...t, step: -1, status: "Waiting" as const } : t));
         assert.match(
             why([a, b, step(["mandnat-c"])], 3, unselected) ?? "",
             /\(example\.org\/tenant=mandnat-c is no Application's, example\.org\/tenant=mandant-c is, and no step selects it: a misspelt value\?\)$/,
