@@ -100,6 +100,32 @@ async function pulumiCommand(
 }
 
 /**
+ * The folder of a file backend's URL as Pulumi's diy backend reads it: `file://~` is the home folder, a query
+ * (`?no_tmp_dir=true`) is no part of the path, a relative path is the current folder's; undefined for another backend.
+ */
+export function fileBackendDir(url: string): string | undefined {
+    if (!url.startsWith("file://")) return undefined;
+    const p = url.slice("file://".length).replace(/\?.*$/, "");
+    const home = p === "~" || p.startsWith("~/") ? path.join(os.homedir(), p.slice(1)) : p;
+    return path.resolve(home);
+}
+
+/**
+ * Whether a file backend lacks the stack: "none" where it does (and nothing else has it), or the line for a
+ * PULUMI_BACKEND_URL left set from another project that hides the lab's own state, which has it; undefined where
+ * the backend has it, or is no file backend (Pulumi then says).
+ */
+export function missingStack(stack: string, stateDir: string, fromEnv: string | undefined): string | undefined {
+    const has = (dir: string) =>
+        [".json", ".json.gz"].some((ext) => fs.existsSync(path.join(dir, ".pulumi", "stacks", "gitops-lab", `${stack}${ext}`)));
+    const dir = fileBackendDir(fromEnv ?? `file://${stateDir}`);
+    if (dir === undefined || has(dir)) return undefined;
+    return fromEnv && has(stateDir)
+        ? `PULUMI_BACKEND_URL is set in your environment (${fromEnv}), which has no stack ${stack}, and it hides the lab's own state (file://${stateDir}), which has it: unset PULUMI_BACKEND_URL, then run again`
+        : "none";
+}
+
+/**
  * The stack `dev` of this project with index.ts as its inline program. `existing` (what the command
  * would do, e.g. "show"): a stack `up` has not made yet is one line, and nothing is made or written
  * (making a stack writes its encryption salt into Pulumi.dev.yaml).
@@ -110,10 +136,8 @@ export async function labStack(log: Log, opts: { existing?: string } = {}): Prom
     const stateDir = path.join(PROJECT_DIR, ".pulumi-state");
     const backend = process.env.PULUMI_BACKEND_URL ?? `file://${stateDir}`;
     const noStack = `there is no stack ${STACK} here yet (state: ${backend}): nothing to ${opts.existing}; gitops-lab up makes it`;
-    if (opts.existing && backend.startsWith("file://")) {
-        const stacks = path.join(backend.slice("file://".length), ".pulumi", "stacks", "gitops-lab");
-        if (![".json", ".json.gz"].some((ext) => fs.existsSync(path.join(stacks, `${STACK}${ext}`)))) throw new Error(noStack);
-    }
+    const missing = opts.existing ? missingStack(STACK, stateDir, process.env.PULUMI_BACKEND_URL) : undefined;
+    if (missing) throw new Error(missing === "none" ? noStack : missing);
     if (!process.env.PULUMI_BACKEND_URL) fs.mkdirSync(stateDir, { recursive: true });
     const { cmd, env, cli } = await pulumiCommand(log);
     // the dynamic providers run `node` from PATH: the Node that runs this, first
@@ -159,11 +183,7 @@ export async function labStack(log: Log, opts: { existing?: string } = {}): Prom
  * host is gone, and clears pending operations the way the CLI's own message offers (a refresh).
  */
 export async function recoverInterruptedRun(stack: Stack, log: Log, backend = process.env.PULUMI_BACKEND_URL): Promise<void> {
-    const base = backend?.startsWith("file://")
-        ? backend.slice("file://".length)
-        : backend
-          ? undefined
-          : path.join(PROJECT_DIR, ".pulumi-state");
+    const base = backend ? fileBackendDir(backend) : path.join(PROJECT_DIR, ".pulumi-state");
     if (base) {
         const locks = path.join(base, ".pulumi", "locks");
         for (const file of walk(locks).filter((f) => f.endsWith(".json") && f.includes(`${path.sep}${stack.name}${path.sep}`))) {

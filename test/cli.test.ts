@@ -8,6 +8,7 @@ import { shopLayout } from "../lab/shop/layout";
 import { SHOP_RESULT_FILES } from "../lab/shop/results";
 
 import { BIN, runCli, runMain } from "./helpers/cli";
+import { fileBackendDir, missingStack } from "../cli/pulumiStack";
 
 describe("npm run simulate", function () {
     this.timeout(180_000);
@@ -55,6 +56,40 @@ describe("npm run simulate", function () {
         const r = await runMain("simulate", ["--root", other]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stderr, /gitops-lab simulate: .*already exists and was not created by this lab/);
+    });
+});
+
+describe("the state backend's stack, as Pulumi's file backend reads it", () => {
+    const withStack = (dir: string) => {
+        fs.mkdirSync(path.join(dir, ".pulumi", "stacks", "gitops-lab"), { recursive: true });
+        fs.writeFileSync(path.join(dir, ".pulumi", "stacks", "gitops-lab", "dev.json"), "{}");
+        return dir;
+    };
+
+    it("file://~ is the home folder; a query is no part of the path; a relative path is the current folder's", () => {
+        assert.strictEqual(fileBackendDir("file://~"), os.homedir());
+        assert.strictEqual(fileBackendDir("file://~/state"), path.join(os.homedir(), "state"));
+        assert.strictEqual(fileBackendDir("file:///srv/state?no_tmp_dir=true"), "/srv/state");
+        assert.strictEqual(fileBackendDir("file://rel"), path.resolve("rel"));
+        assert.strictEqual(fileBackendDir("s3://bucket"), undefined);
+    });
+
+    it("a PULUMI_BACKEND_URL left from another project, the lab's own state holding the stack: said, not 'up makes it'", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "backends-"));
+        try {
+            const own = withStack(path.join(dir, "own"));
+            const other = path.join(dir, "other");
+            fs.mkdirSync(other);
+            assert.strictEqual(missingStack("dev", own, undefined), undefined);
+            assert.match(
+                missingStack("dev", own, `file://${other}`) ?? "",
+                /^PULUMI_BACKEND_URL is set in your environment \(file:\/\/\S+\/other\), which has no stack dev, and it hides the lab's own state \(file:\/\/\S+\/own\), which has it: unset PULUMI_BACKEND_URL, then run again$/,
+            );
+            assert.strictEqual(missingStack("dev", path.join(dir, "none"), `file://${other}`), "none");
+            assert.strictEqual(missingStack("dev", path.join(dir, "none"), `file://${withStack(other)}`), undefined);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 });
 
