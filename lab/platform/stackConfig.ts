@@ -125,6 +125,10 @@ function slip(key: string, value: unknown): string {
     if (d && /Seconds$/.test(key)) return `; for ${value} write ${Number(d[1]) * unit[d[2]]}`;
     if (typeof value === "string" && value.startsWith("~/"))
         return `; ~ is not expanded here: write the whole path (${path.join(os.homedir(), value.slice(2))})`;
+    // a comment with no space before its #: YAML reads it as part of the value
+    const c = typeof value === "string" ? /^(\S.*?)#\s*(.*)$/.exec(value) : null;
+    if (c && !/\s$/.test(c[1]))
+        return `; YAML reads # as a comment only after a space, so the comment is part of the value: write ${c[1]} # ${c[2]}`;
     // $HOME/lab, ${HOME}/lab: no shell reads the file, so a variable stays as written
     const v = typeof value === "string" ? /^\$\{?(\w+)\}?(\/.*)?$/.exec(value) : null;
     if (v)
