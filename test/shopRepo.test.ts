@@ -106,6 +106,31 @@ describe("ShopRepo (step 1)", function () {
         });
     });
 
+    describe("given the bare repository deleted after step 1 (the clone kept)", () => {
+        it("then it is made again from the clone's first commit, and the line says it was missing, not never pushed", async () => {
+            const layout = tempLayout();
+            try {
+                const { initialCommit } = await createShopRepo(layout, readRepoFiles());
+                fs.rmSync(layout.bareRepo, { recursive: true, force: true });
+                const lines: string[] = [];
+                const again = await createShopRepo(layout, readRepoFiles(), (l) => lines.push(l));
+                assert.strictEqual(again.initialCommit, initialCommit);
+                assert.strictEqual(await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]), initialCommit);
+                assert.ok(
+                    lines.some((l) =>
+                        new RegExp(
+                            `^\\S+shop-envs\\.git was missing \\(deleted\\?\\), while the clone holds its first commit ${initialCommit}, pushed before: made it again and pushing that commit$`,
+                        ).test(l),
+                    ),
+                    lines.join("\n"),
+                );
+                assert.ok(!lines.some((l) => /made but not pushed/.test(l)), lines.join("\n"));
+            } finally {
+                fs.rmSync(layout.root, { recursive: true, force: true });
+            }
+        });
+    });
+
     describe("given a repository at the path that the lab did not create", () => {
         it("then it refuses with a clear error and leaves it untouched", async () => {
             const layout = tempLayout();

@@ -207,7 +207,13 @@ async function pushInitialCommit(layout: RepoSite, kind: RepoKind, files: Record
                 `${clone} holds work of its own (${count} commit${count === "1" ? "" : "s"} on ${await git(["rev-parse", "--abbrev-ref", "HEAD"], clone).catch(() => "HEAD")}, the last "${subject}"${work.length ? `; ${work.join("; ")}` : ""}) while ${bareRepo} is new: the clone a reset or destroy kept for its work? Nothing in it was changed. Move it away (copy out what you need first), then run again.`,
             );
         }
-        log(`found the first commit ${head} made but not pushed by an earlier run`);
+        // the clone's origin/main at it: it was pushed, and the repository made again since (deleted by hand)
+        const pushedOnce = (await git(["rev-parse", "--verify", "--quiet", "refs/remotes/origin/main"], clone).catch(() => "")) === head;
+        log(
+            pushedOnce
+                ? `${bareRepo} was missing (deleted?), while the clone holds its first commit ${head}, pushed before: made it again and pushing that commit`
+                : `found the first commit ${head} made but not pushed by an earlier run`,
+        );
     } else {
         for (const [rel, content] of Object.entries(files)) {
             const abs = path.join(clone, rel);
