@@ -352,6 +352,8 @@ function labTraces(root: string): string[] {
         daemonPidFile(root),
         ...servedFiles(root),
         resetMarkerFile(root),
+        // a run that stopped before it built anything (git not on PATH) leaves only the folders it recorded as made
+        madeRecordFile(root),
     ].filter((p) => fs.existsSync(p));
 }
 
@@ -396,6 +398,8 @@ export async function resetSimulatedLab(
         log(`[k3s] the saved simulated cluster cannot be used (${messageOf(e).split(";")[0]}): removed, and with it everything it held`);
     }
     const lab = await startSimulatedLab(root, { persist: true, missingClusterIsFine: true, asSaved: true, log });
+    // said once the root is this run's (its lock taken): a reset refused for a run holding it says nothing of resetting
+    log(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
     // the root is this run's now (a served lab holding it refused it above): a reset stopped from here on leaves a lab no
     // run can build on (result files gone, the ApplicationSet still there), which the next run finishes
     fs.writeFileSync(resetMarkerFile(root), `${new Date().toISOString()}\n`);
@@ -463,7 +467,8 @@ export async function resetSimulatedLab(
     if ([...made].every((d) => !fs.existsSync(d))) fs.rmSync(madeRecordFile(root), { force: true });
     // a trace inside a folder kept for the learner (a bare repository they made again by hand) is theirs too
     const keptHolds = (p: string) => kept.some((k) => p === k || p.startsWith(k + path.sep));
-    leftovers.push(...labTraces(root).filter((p) => !keptHolds(p) && p !== resetMarkerFile(root)));
+    // (the record of what was made stays while a folder it names is kept: it still says that folder was the lab's)
+    leftovers.push(...labTraces(root).filter((p) => !keptHolds(p) && p !== resetMarkerFile(root) && p !== madeRecordFile(root)));
     if (!leftovers.length) fs.rmSync(resetMarkerFile(root), { force: true });
     return { left: [...new Set(leftovers)], kept };
 }

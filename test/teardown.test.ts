@@ -4,6 +4,7 @@
  * --reset`, which runs the same destroy path against the simulated host.
  */
 import * as assert from "assert";
+import { recordMade } from "../lab/kit/layout";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -585,6 +586,21 @@ describe("reset says only what it did, on any state it can recognise, and leaves
             assert.doesNotMatch(r.out, new RegExp(`kept ${root}/srv:`), "srv holds only what is kept already");
             assert.ok(fs.existsSync(path.join(root, "srv", "bare", "mine.git", "HEAD")));
             assert.strictEqual(fs.readFileSync(path.join(root, "root", "todo.txt"), "utf8"), "notes");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a run that stopped before it built anything (git not on PATH): the folders it recorded go", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "no-git-"));
+        try {
+            // what such a run leaves: srv/ and srv/bare made and recorded, nothing in them
+            recordMade(root, [path.join(root, "srv", "bare")]);
+            fs.mkdirSync(path.join(root, "srv", "bare"), { recursive: true });
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            assert.doesNotMatch(r.out, /nothing to reset/);
+            assert.deepStrictEqual(fs.readdirSync(root), [], r.out);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
