@@ -274,7 +274,6 @@ export const simulate: Command = {
         );
         try {
             if (values.reset) {
-                say(`SIMULATED CLUSTER: resetting ${root} through the product's destroy path`);
                 const { left, kept, below } = await resetSimulatedLab(root, say);
                 if (left.length) throw new Error(`the reset left ${left.join(", ")} (the lines above say why each was kept)`);
                 if (below) return EXIT.USAGE; // labs under the folder given: the line above names them, nothing was reset

@@ -740,7 +740,11 @@ describe("simulate: a reset interrupted", function () {
             );
             const reset = await runMain("simulate", ["--root", root, "--reset"]);
             assert.strictEqual(reset.code, 1, reset.out);
-            assert.match(reset.stderr, /is in use by another gitops-lab simulate/);
+            assert.match(
+                reset.stderr,
+                /is in use by a served lab \(gitops-lab simulate --serve, PID \d+\), which runs until it is stopped: Ctrl-C in its terminal, or kill \d+, then run again/,
+            );
+            assert.doesNotMatch(reset.stdout, /resetting/);
             served.child.kill("SIGTERM");
             await served.exited;
             assert.ok(!fs.existsSync(path.join(root, ".gitops-lab-resetting")), "a refused reset began nothing");

@@ -23,11 +23,13 @@ export interface RootLock {
 
 export function acquireRootLock(root: string): RootLock {
     fs.mkdirSync(root, { recursive: true });
-    return acquireLockFile(lockFile(root), (holder) =>
-        // a run suspended (Ctrl-Z) holds it and does not end by waiting
+    return acquireLockFile(lockFile(root), (holder, what) =>
+        // a run suspended (Ctrl-Z) holds it and does not end by waiting; nor does a served lab, which runs until stopped
         procStat(holder)?.state === "T"
             ? `${root} is in use by a gitops-lab simulate that is suspended (PID ${holder}, Ctrl-Z?): fg it in its terminal, or kill ${holder}, then run again`
-            : `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`,
+            : what === SERVING
+              ? `${root} is in use by a served lab (gitops-lab simulate --serve, PID ${holder}), which runs until it is stopped: Ctrl-C in its terminal, or kill ${holder}, then run again`
+              : `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`,
     );
 }
 
