@@ -2723,6 +2723,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("dev_error as the last sync operation's message: the condition's is asked for", async () => {
+        await atShop(7, async (root) => {
+            const file = shopLayout(root).resultFile("revert");
+            editResult(file, { dev_error: "successfully synced (all tasks run)" });
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: dev_error holds "successfully synced \(all tasks run\)", the last sync operation's message \(status\.operationState\.message\), not the error: the error is the ComparisonError condition's message/,
+            );
+        });
+    });
+
     it("dev_error as the conditions' JSON: the message alone is asked for", async () => {
         await atShop(7, async (root) => {
             const file = shopLayout(root).resultFile("revert");

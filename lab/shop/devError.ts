@@ -28,6 +28,11 @@ export const DEV_ERROR: Check<ShopWorld> = {
         // the condition's type (or reason) for its message
         const typeOnly = !named && typeof v === "string" && /^\s*(ComparisonError|InvalidSpecError|Unknown|OutOfSync)\s*$/.test(v);
         const empty = !named && (v === null || (typeof v === "string" && !v.trim()));
+        // the last sync operation's message (status.operationState.message), read for the condition's
+        const operation =
+            !named &&
+            typeof v === "string" &&
+            /^(successfully synced|one or more synchronization tasks|waiting for|sync operation)/i.test(v.trim());
         return {
             ok: named && !json,
             expected: "…missing.yaml…",
@@ -36,11 +41,15 @@ export const DEV_ERROR: Check<ShopWorld> = {
                 ? {
                       hint: `dev_error holds the conditions as JSON (their type and lastTransitionTime with the message), as jsonpath={.status.conditions} prints them: write the ComparisonError's message alone (kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[?(@.type=="ComparisonError")].message}')`,
                   }
-                : typeOnly
-                  ? { hint: `dev_error holds the condition's type; copy its message ${COPY}` }
-                  : empty
-                    ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${COPY}` }
-                    : {}),
+                : operation
+                  ? {
+                        hint: `dev_error holds ${JSON.stringify(v)}, the last sync operation's message (status.operationState.message), not the error: the error is the ComparisonError condition's message ${COPY}`,
+                    }
+                  : typeOnly
+                    ? { hint: `dev_error holds the condition's type; copy its message ${COPY}` }
+                    : empty
+                      ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${COPY}` }
+                      : {}),
         };
     },
 };
