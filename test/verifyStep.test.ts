@@ -2723,6 +2723,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("report.promoted_commit set to revert_commit: the hint says to copy promote.json's to", async () => {
+        await atShop(8, async (root) => {
+            const { resultFile } = shopLayout(root);
+            const revert = JSON.parse(fs.readFileSync(resultFile("revert"), "utf8"));
+            const to = JSON.parse(fs.readFileSync(resultFile("promote"), "utf8")).to;
+            editResult(resultFile("report"), { promoted_commit: revert.revert_commit });
+            const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: report\\.promoted_commit is promote\\.json's to \\(the commit step 6 moved release/prod to\\), "?${to}"?: copy it from promote\\.json`,
+                ),
+            );
+            assert.doesNotMatch(r.stdout, /merge-base/);
+        });
+    });
+
     it("dev_error as the last sync operation's message: the condition's is asked for", async () => {
         await atShop(7, async (root) => {
             const file = shopLayout(root).resultFile("revert");

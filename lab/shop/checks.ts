@@ -398,9 +398,13 @@ function copied(w: ShopWorld, file: "promote" | "drift", key: string, as: string
     const [from, r] = [obj(w, file), obj(w, "report")];
     if (!from || !r) return null;
     const outcome = eq(from[key], r[as]);
-    // a SHA: whose value it is, the grader's note, says more (another key's, or another branch's)
-    return outcome.ok || isSha(r[as])
-        ? outcome
+    if (outcome.ok) return outcome;
+    // a SHA: whose value it is, the grader's note beside the found value, says more (another key's, or another branch's)
+    return isSha(r[as])
+        ? {
+              ...outcome,
+              hint: `report.${as} is ${file}.json's ${key}${key === "to" ? " (the commit step 6 moved release/prod to)" : ""}, ${shown(from[key])}: copy it from ${file}.json`,
+          }
         : {
               ...outcome,
               hint: `report.${as} holds ${shown(r[as])} and ${file}.json's ${key} ${shown(from[key])}: the report copies ${file}.json; make the two agree`,
