@@ -32,6 +32,12 @@ import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
  * serves). Only the shop lab has a step 0 (the environment only); the tenants lab's step 1 is built by the lab.
  */
 const begins = (which: "shop" | "tenants", bareDir: string) => which === "shop" && fs.existsSync(bareDir);
+/**
+ * A shop lab whose only trace of step 2 is appset.yaml (no result file, no clone): the ApplicationSet applied before
+ * step 1's repository was ever made, not a repository made and deleted since.
+ */
+const repoNeverMade = (which: "shop" | "tenants", root: string, progress: number) =>
+    which === "shop" && progress === 2 && !fs.existsSync(path.join(shopLayout(root).clone, ".git"));
 
 export const verify: Command = {
     name: "verify",
@@ -239,13 +245,15 @@ export const verify: Command = {
                 verdict = {
                     ...verdict,
                     line:
-                        (progress >= 2
+                        (progress >= 2 && !repoNeverMade(which, root, progress)
                             ? `${verdict.line} (the ${which} lab under ${layout.root} is at step ${progress}, but its repository ${layout.bareRepo} is gone: put it back, or start over (a simulated lab: gitops-lab simulate --root ${layout.root} --reset; a lab host: destroy, then up))`
-                            : begins(which, layout.bareDir) && verdict.missing?.hint
-                              ? verdict.line // its own hint says what is there
-                              : begins(which, layout.bareDir)
-                                ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
-                                : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`) +
+                            : progress >= 2
+                              ? `${verdict.line} (step 1 comes first: the repository ${layout.bareRepo} was never made, and the ApplicationSet applied before it syncs once main is pushed: make it, push main, then verify --step 1)`
+                              : begins(which, layout.bareDir) && verdict.missing?.hint
+                                ? verdict.line // its own hint says what is there
+                                : begins(which, layout.bareDir)
+                                  ? `${verdict.line} (the ${which} lab under ${layout.root} is ready and not begun: step 1 is yours to do)`
+                                  : `${verdict.line} (nothing of the ${which} lab is under ${layout.root} yet: is that the --root it is built under?)`) +
                         theOther,
                 };
             // done offline, a step the cluster shows too: said, so the line is never read as the cluster's checks passing

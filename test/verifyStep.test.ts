@@ -1702,7 +1702,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("a bare repository under another name, a lab's repository removed: each said as it is", async () => {
+    it("a bare repository under another name, a lab's repository removed or never made: each said as it is", async () => {
         await atShop(0, async (root) => {
             // another lab's repository beside it (the tenants lab's platform.git) is never offered for the shop's
             const layout = shopLayout(root);
@@ -1737,6 +1737,21 @@ describe("verify --step: one step at a time, with a hint", function () {
                 ),
             );
             assert.doesNotMatch(r.stdout, /not begun/);
+        });
+        // the ApplicationSet applied (appset.yaml written) before step 1's repository was ever made: step 1 first, not "gone"
+        await atShop(0, async (root) => {
+            const layout = shopLayout(root);
+            fs.mkdirSync(layout.workDir, { recursive: true });
+            fs.writeFileSync(layout.appsetFile, stringify(shopApplicationSet()));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `\\(step 1 comes first: the repository ${layout.bareRepo} was never made, and the ApplicationSet applied before it syncs once main is pushed: make it, push main, then verify --step 1\\)`,
+                ),
+            );
+            assert.doesNotMatch(r.stdout, /is gone|--reset/);
         });
     });
 
