@@ -1009,6 +1009,19 @@ describe("verify --step: one step at a time, with a hint", function () {
             await atShop(0, async (root) => assert.match(await firstCommitByHand(root, prodKustomization(edit)), hint));
         });
 
+    it("a first commit with the lab's files in a folder of their own (cp -r shop .): the hint names the folder", async () => {
+        await atShop(0, async (root) => {
+            const nest = (work: string) => {
+                fs.mkdirSync(path.join(work, "shop"));
+                for (const d of ["base", "envs"]) fs.renameSync(path.join(work, d), path.join(work, "shop", d));
+            };
+            assert.match(
+                await firstCommitByHand(root, nest),
+                /hint: the first commit holds shop\/base\/configmap\.yaml: the lab's files go at the repository's top \(base\/, envs\/\), not in a folder shop\/ [^\n]*make the bare repository again/,
+            );
+        });
+    });
+
     it("a first commit with prod's LOG_LEVEL changed: the way back is the repository made again", async () => {
         await atShop(0, async (root) => {
             assert.match(

@@ -104,6 +104,15 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 };
             if (text === null) {
                 const files = await w.repo.changedFiles(first);
+                // the files one folder down (gitrepo/shop copied as a folder, cp -r shop .): the lab's files belong at the top
+                const nested = files.find((f) => /^[^/]+\/base\/configmap\.yaml$/.test(f));
+                if (nested)
+                    return {
+                        ok: false,
+                        expected: "base/configmap.yaml in main's first commit",
+                        found: nested,
+                        hint: `the first commit holds ${nested}: the lab's files go at the repository's top (base/, envs/), not in a folder ${nested.split("/")[0]}/ (cp -r gitrepo/shop/. into the clone copies what is in it); ${redo(w, first)}`,
+                    };
                 return {
                     ok: false,
                     expected: "base/configmap.yaml in main's first commit",
