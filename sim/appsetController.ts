@@ -403,9 +403,16 @@ export class AppSetController {
      */
     private apply(appset: ApplicationSet, desired: Application[], current: Application[], generated: Application[]): string | undefined {
         const names = new Set(generated.map((d) => d.metadata.name));
+        // spec.syncPolicy.applicationsSync (utils.DefaultPolicy: the install sets no controller policy, so the
+        // ApplicationSet's own holds): create-only and create-delete update no existing Application (createInCluster),
+        // create-only and create-update delete none (AllowUpdate, AllowDelete)
+        const policy = appset.spec?.syncPolicy?.applicationsSync ?? "sync";
+        const allowUpdate = policy === "create-update" || policy === "sync";
+        const allowDelete = policy === "sync" || policy === "create-delete";
         let error: string | undefined;
         for (const d of [...desired].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);
+            if (live && !allowUpdate) continue;
             if (live?.metadata.deletionTimestamp) continue; // being deleted: generated again once it is gone
             // the create the API server refuses (a name that is no DNS subdomain: an element's key missing from {{...}})
             const refused = live ? undefined : nameInvalid("Application", "argoproj.io", d.metadata.name);
@@ -444,7 +451,7 @@ export class AppSetController {
             if (live && JSON.stringify(live) === JSON.stringify(next)) continue;
             this.kube.put(next, ACTOR);
         }
-        if (error) return error;
+        if (error || !allowDelete) return error;
         for (const app of current) {
             if (!names.has(app.metadata.name)) this.kube.remove("Application", app.metadata.namespace, app.metadata.name, ACTOR);
         }

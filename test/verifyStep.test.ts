@@ -558,6 +558,52 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("applicationsSync create-only, or ignoreDifferences over shop-config: step 2 names what each stops", async () => {
+        await atShop(2, async (root) => {
+            const { appsetFile } = shopLayout(root);
+            const set: any = shopApplicationSet();
+            set.spec.syncPolicy = { applicationsSync: "create-only" };
+            set.spec.template.spec.ignoreDifferences = [{ kind: "ConfigMap", name: "shop-config", jsonPointers: ["/data/LOG_LEVEL"] }];
+            fs.writeFileSync(appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /not done: appset\.yaml lets Argo CD update the Applications and compare shop-config whole [^\n]*hint: spec\.syncPolicy\.applicationsSync: create-only lets the ApplicationSet create its Applications but never update them: step 4's pin [^\n]*; the template's ignoreDifferences covers ConfigMap shop-config \(\/data\/LOG_LEVEL\): Argo CD leaves that out when it compares the cluster with Git, so step 5's drift is never seen/,
+            );
+        });
+    });
+
+    it("the pin applied with applicationsSync create-only: the simulated ApplicationSet updates no Application, as Argo CD", async () => {
+        const at = await labAt(3);
+        try {
+            const { clone } = at.lab.layout;
+            await git(["push", "--quiet", "origin", "HEAD~1:refs/heads/release/prod"], clone);
+            const set = await at.cluster.getApplicationSet("shop");
+            await at.cluster.jsonPatchApplicationSet("shop", [
+                { op: "add", path: "/spec/syncPolicy", value: { applicationsSync: "create-only" } },
+                {
+                    op: "replace",
+                    path: `/spec/generators/0/list/elements/${(set?.spec?.generators?.[0]?.list?.elements ?? []).findIndex((e) => e.env === "prod")}/revision`,
+                    value: "release/prod",
+                },
+            ]);
+            // an element added in the same patch: its Application made is the pass that would have updated shop-prod
+            await at.cluster.jsonPatchApplicationSet("shop", [
+                { op: "add", path: "/spec/generators/0/list/elements/-", value: { env: "qa", revision: "main" } },
+            ]);
+            await expect(
+                holds("the ApplicationSet made shop-qa", async () => !!(await at.cluster.getApplication("shop-qa"))),
+                {
+                    timeoutMs: 60_000,
+                },
+            );
+            assert.strictEqual((await at.cluster.getApplication("shop-prod"))?.spec?.source?.targetRevision, "main");
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("elements with a key the template never reads: the same Applications, done", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

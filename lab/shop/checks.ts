@@ -16,6 +16,7 @@ import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
 import { DRIFT_CHECKS } from "./driftChecks";
 import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
+import { APPSET_POLICY } from "./appsetPolicy";
 import { elementsHint, missingAppsetHint, syncOptionsWhy, automatedWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, readShopWorld, releaseNotAtPin, ShopWorld, VerifyOptions, wantProd } from "./world";
@@ -423,6 +424,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     ...SHOP_RESULT_FILES.flatMap(fileChecks),
     ...STEP1_CHECKS,
     ...step2,
+    APPSET_POLICY,
     ...step3,
     ...step4,
     ...DRIFT_CHECKS,

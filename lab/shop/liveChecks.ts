@@ -90,6 +90,9 @@ function templateDifference(
         ["spec.destination.namespace", (t) => t.spec?.template?.spec?.destination?.namespace],
         ["spec.syncPolicy.automated", (t) => withoutEnabled(t.spec?.template?.spec?.syncPolicy?.automated)],
         ["spec.syncPolicy.syncOptions", (t) => t.spec?.template?.spec?.syncPolicy?.syncOptions],
+        ["spec.ignoreDifferences", (t) => (t.spec?.template?.spec as { ignoreDifferences?: unknown } | undefined)?.ignoreDifferences],
+        // not the template's: the ApplicationSet's own, which decides whether the template reaches the Applications
+        ["(the ApplicationSet's) spec.syncPolicy.applicationsSync", (t) => t.spec?.syncPolicy?.applicationsSync],
     ];
     const show = (v: unknown) => (v === undefined ? "unset" : JSON.stringify(v));
     // a null is an absent field (an API server drops it from what it stores)
