@@ -4,6 +4,7 @@
  * so the grader says what a real Argo CD would do with it).
  */
 import * as fs from "fs";
+import type { ApplicationSet } from "../argo/types";
 import { Check } from "../grader/grader";
 import { readAppsetFile } from "./appsetFile";
 import { ShopWorld } from "./world";
@@ -18,7 +19,7 @@ interface IgnoreDifference {
 }
 
 /** What in an ApplicationSet keeps a later step from being done, each with why; empty when nothing does. */
-export function policyProblems(set: { spec?: Record<string, any> } | null | undefined): string[] {
+export function policyProblems(set: Partial<ApplicationSet> | null | undefined): string[] {
     const problems: string[] = [];
     // utils.DefaultPolicy: with no controller policy (the install sets none) the ApplicationSet's own holds
     const policy = set?.spec?.syncPolicy?.applicationsSync;
@@ -28,7 +29,8 @@ export function policyProblems(set: { spec?: Record<string, any> } | null | unde
         );
     // an ignoreDifferences over shop-config: Argo CD leaves the field out when it compares, so the drift of step 5 is
     // never seen, and selfHeal never puts it back
-    const ignored = ((set?.spec?.template?.spec?.ignoreDifferences ?? []) as IgnoreDifference[]).filter(
+    const spec = set?.spec?.template?.spec as { ignoreDifferences?: IgnoreDifference[] } | undefined;
+    const ignored = (spec?.ignoreDifferences ?? []).filter(
         (d) => d && (d.kind ?? "") === "ConfigMap" && (d.group ?? "") === "" && (d.name === undefined || d.name === "shop-config"),
     );
     if (ignored.length)
@@ -47,7 +49,7 @@ export const APPSET_POLICY: Check<ShopWorld> = {
         if (!fs.existsSync(w.layout.appsetFile)) return null; // step 2's first check says so
         const file = readAppsetFile(w.layout.appsetFile);
         if (file.error !== undefined) return null;
-        const problems = policyProblems(file.set as { spec?: Record<string, any> } | null);
+        const problems = policyProblems(file.set);
         return problems.length
             ? {
                   ok: false,
