@@ -624,6 +624,36 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("drift.seconds longer than from the last sync to the repair: said so", async () => {
+        const at = await labAt(5);
+        try {
+            const { root, resultFile } = at.lab.layout;
+            const kubeconfig = path.join(root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const step5 = () => runMain("verify", ["--root", root, "--kubeconfig", kubeconfig, "--step", "5"]);
+            const solved = await step5();
+            assert.strictEqual(solved.code, 0, solved.out);
+            // the lab's own history, as the simulation wrote it: the repair after the pin's sync
+            const app = await at.cluster.getApplication("shop-prod");
+            const most =
+                Math.ceil(
+                    (Date.parse(app!.status!.operationState!.finishedAt!) - Date.parse(app!.status!.history!.at(-1)!.deployedAt!)) / 1000,
+                ) + 2;
+            // (within the lab's age, which its own check holds it to: the lab here is seconds old)
+            editResult(resultFile("drift"), { seconds: most + 1 });
+            const r = await step5();
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: drift\\.seconds holds ${most + 1}, but the drift cannot have lasted longer than ${most} s: your patch came after shop-prod's last sync \\(\\S+\\) and selfHeal repaired it at \\S+\\n`,
+                ),
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the drift patched as DEBUG: the hint says the lab's value is lower case, and to patch again", async () => {
         await atShop(5, async (root) => {
             const file = shopLayout(root).resultFile("drift");

@@ -3,6 +3,8 @@
  * the seconds selfHeal took. Part of the table in checks.ts, which runs them; the live ones are in liveChecks.ts.
  */
 import { Check, eqFields } from "../grader/grader";
+import { liveCheck } from "../grader/live";
+import { isSha } from "../grader/resultFiles";
 import { obj, PATCH_AGAIN, ShopWorld } from "./world";
 
 export const DRIFT_CHECKS: Check<ShopWorld>[] = [
@@ -69,4 +71,26 @@ export const DRIFT_CHECKS: Check<ShopWorld>[] = [
                   };
         },
     },
+    // the drift lasted at most from shop-prod's last whole sync (the pin's: the patch came after it) to selfHeal's
+    // repair (a sync of the ConfigMap alone, which Argo CD keeps out of the history): a longer one was not measured in seconds
+    liveCheck<ShopWorld>(5, "drift.seconds is no longer than from shop-prod's last sync before the repair to the repair", async (c, w) => {
+        const s = obj(w, "drift")?.seconds;
+        const pinned = obj(w, "pin")?.release_prod_initial;
+        if (typeof s !== "number" || obj(w, "promote") || !isSha(pinned) || w.releaseTip !== pinned) return null;
+        const app = await c.getApplication("shop-prod");
+        const op = app?.status?.operationState;
+        const repair = (op?.operation?.sync?.resources ?? []).some((r) => r.kind === "ConfigMap" && r.name === "shop-config");
+        const [repaired, since] = [Date.parse(op?.finishedAt ?? ""), Date.parse((app?.status?.history ?? []).at(-1)?.deployedAt ?? "")];
+        if (!repair || !(repaired >= since)) return null; // no repair to time it by: the check of the repair says so
+        // (2 s more: the repair read back a poll later, and a sync's status seen before its history is written)
+        const most = Math.ceil((repaired - since) / 1000) + 2;
+        return s <= most
+            ? true
+            : {
+                  ok: false,
+                  expected: `at most ${most} (shop-prod's last sync before the repair ended ${most - 2} s before selfHeal's repair, 2 s allowed)`,
+                  found: s,
+                  hint: `drift.seconds holds ${s}, but the drift cannot have lasted longer than ${most} s: your patch came after shop-prod's last sync (${(app?.status?.history ?? []).at(-1)?.deployedAt}) and selfHeal repaired it at ${op?.finishedAt}${s >= 100 && Math.ceil(s / 1000) <= most ? `; if ${s} is milliseconds, write whole seconds, rounded up: ${Math.max(1, Math.ceil(s / 1000))}` : ""}`,
+              };
+    }),
 ];
