@@ -4335,6 +4335,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("step 3 done as a rollback to 1.1.0: the hint says it is no fix, and that the step is done over on a new lab", async () => {
+        await atTenants(2, async (root) => {
+            const layout = tenantsLayout(root);
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.first));
+            await git(["commit", "--quiet", "-am", "roll back"], layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: main rolls every tenant back to 1\.1\.0, a rollback, not the step's fix \(the fixed release 1\.2\.1 on top of the stalled 1\.2\.0\); [^\n]*the step is done over on a new lab \(the lab's reset, then the lab again\)/,
+            );
+        });
+    });
+
     it("step 3 with a tenant file given a key twice, or deleted: the hint names the file and what it does", async () => {
         await atTenants(2, async (root) => {
             const layout = tenantsLayout(root);

@@ -55,6 +55,19 @@ export const MAIN_AT_FIXED: Check<TenantsWorld> = {
                 };
             }
         }
+        // every tenant rolled back to the first release (after the stall): a rollback, not the fix; the fix on top of it would
+        // be a routine rollout, not the stall's way out, so the step is done over on a new lab (said now, not after that push)
+        if (
+            TENANTS.every((t) => at[t] === RELEASES.first) &&
+            isSha(s?.commit) &&
+            (await w.repo.isAncestor(s.commit, w.main).catch(() => false))
+        )
+            return {
+                ok: false,
+                expected: `every tenant at ${RELEASES.fixed} on main`,
+                found: `every tenant at ${RELEASES.first} (a rollback)`,
+                hint: `main rolls every tenant back to ${RELEASES.first}, a rollback, not the step's fix (the fixed release ${RELEASES.fixed} on top of the stalled ${RELEASES.faulty}); ${RELEASES.fixed} pushed now would be a routine rollout from ${RELEASES.first}, not the stall's way out, which the step grades, and the repository rewinds nothing: the step is done over on a new lab (the lab's reset, then the lab again)`,
+            };
         // a file Argo CD's generator cannot read (a key given twice), or one the fix deleted: said as such
         const unread: string[] = [];
         const gone: Tenant[] = [];
