@@ -320,7 +320,7 @@ describe("simulate --serve: the simulated lab for kubectl and git", function () 
         assert.strictEqual(r.code, 1, r.out);
         assert.match(
             r.stderr,
-            new RegExp(`^gitops-lab simulate: ${root} is in use by another gitops-lab simulate \\(PID ${run.child.pid}\\)`),
+            new RegExp(`^gitops-lab simulate: ${root} is in use by a served lab \\(gitops-lab simulate --serve, PID ${run.child.pid}\\)`),
         );
     });
 });
