@@ -1772,7 +1772,12 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             const short = from.slice(0, 12);
-            assert.match(r.stdout, new RegExp(`hint: found ${short} is the value of pin\\.release_prod_initial and promote\\.from; `));
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: found ${short} is the value of pin\\.release_prod_initial and promote\\.from; report\\.promoted_commit is to be promote\\.json's to `,
+                ),
+            );
             const table = await runMain("verify", ["--root", root, "--through", "8", "--offline"]);
             assert.match(table.stdout, new RegExp(`found: +${from} \\(the value of pin\\.release_prod_initial and promote\\.from\\)`));
 
@@ -2838,7 +2843,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 r.stdout,
                 new RegExp(
-                    `hint: report\\.promoted_commit is promote\\.json's to \\(the commit step 6 moved release/prod to\\), "?${to}"?: copy it from promote\\.json`,
+                    `hint: found [0-9a-f]{12} is the value of revert\\.revert_commit and the tip of main; report\\.promoted_commit is to be promote\\.json's to \\(the commit step 6 moved release/prod to\\), "?${to}"?: copy it from promote\\.json`,
                 ),
             );
             assert.doesNotMatch(r.stdout, /merge-base/);

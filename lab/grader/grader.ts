@@ -19,6 +19,8 @@ export interface Outcome {
     hint?: string;
     /** What to do after the step's hint, when it failed (the file the step ends by writing, when it is missing). */
     then?: string;
+    /** Say where else the lab has the commit found (whereElse) before this outcome's own hint, as before a step's. */
+    whereElseToo?: boolean;
 }
 
 export interface Check<W> {
@@ -168,7 +170,7 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
             const o = typeof r === "boolean" ? { ok: r } : r;
             // a commit found where another was expected: which key or branch of the lab it is
             const note =
-                !o.ok && !o.hint && !c.hint && typeof o.found === "string" && opts.whereElse
+                !o.ok && ((!o.hint && !c.hint) || o.whereElseToo) && typeof o.found === "string" && opts.whereElse
                     ? await opts.whereElse(o.found, name.split(" ")[0]).catch(() => undefined)
                     : undefined;
             results.push(

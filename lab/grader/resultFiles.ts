@@ -93,7 +93,9 @@ function misplaced(file: string, servedClone?: string): string | undefined {
         // as above
     }
     if (cased) return path.join(dir, cased);
-    return [process.cwd(), ...beside, ...(servedClone ? [servedClone] : [])]
+    // the folders above it, the lab's --root among them (<root>/root/cnpa-env/drift.json written as <root>/drift.json)
+    const above = [path.dirname(dir), path.dirname(path.dirname(dir))];
+    return [process.cwd(), ...beside, ...(servedClone ? [servedClone] : []), ...above]
         .map((d) => path.join(d, name))
         .find((f) => path.resolve(f) !== path.resolve(file) && fs.statSync(f, { throwIfNoEntry: false })?.isFile());
 }

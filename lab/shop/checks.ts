@@ -400,11 +400,12 @@ function copied(w: ShopWorld, file: "promote" | "drift", key: string, as: string
     if (!from || !r) return null;
     const outcome = eq(from[key], r[as]);
     if (outcome.ok) return outcome;
-    // a SHA: whose value it is, the grader's note beside the found value, says more (another key's, or another branch's)
+    // a SHA: whose value it is (the grader's note, said before this hint: another key's, or another branch's), and what to copy
     return isSha(r[as])
         ? {
               ...outcome,
-              hint: `report.${as} is ${file}.json's ${key}${key === "to" ? " (the commit step 6 moved release/prod to)" : ""}, ${shown(from[key])}: copy it from ${file}.json`,
+              hint: `report.${as} is to be ${file}.json's ${key}${key === "to" ? " (the commit step 6 moved release/prod to)" : ""}, ${shown(from[key])}: copy it from ${file}.json`,
+              whereElseToo: true,
           }
         : {
               ...outcome,
