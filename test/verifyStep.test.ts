@@ -2931,6 +2931,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("release/prod at the incident in a repository with no reflog (made by hand), drift not done: still the way back", async () => {
+        await atShop(4, async (root) => {
+            const { bareRepo, clone, resultFile } = shopLayout(root);
+            // as git init --bare leaves it: no reflog to show where release/prod stood
+            await git(["--git-dir", bareRepo, "config", "core.logAllRefUpdates", "false"]);
+            fs.rmSync(path.join(bareRepo, "logs"), { recursive: true, force: true });
+            const incident = JSON.parse(fs.readFileSync(resultFile("incident"), "utf8")).commit;
+            await git(["push", "-q", "origin", `${incident}:refs/heads/release/prod`], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: release\/prod is at [0-9a-f]{12}, not at pin\.release_prod_initial [0-9a-f]{12}[^\n]*delete the branch/,
+            );
+        });
+    });
+
     it("prod pinned to release/prod in appset.yaml, the branch never pushed: the push is named before pin.json", async () => {
         const root = await rootAt(3);
         const { appsetFile, clone } = shopLayout(root);

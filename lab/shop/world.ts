@@ -26,9 +26,9 @@ export interface ShopWorld extends ResultFilesWorld<ShopResultName>, LiveWorld {
     main: string | null;
     releaseTip: string | null;
     /**
-     * release/prod moved on from pin.release_prod_initial (its reflog, where the repository keeps one, shows it
-     * stood there) to the incident commit or past it: the promotion pushed, promote.json written or not, and
-     * done before the drift too (step 5 can still be done as it is); prod then runs the incident's value.
+     * release/prod moved on from pin.release_prod_initial (its reflog shows it stood there; with no reflog, once
+     * drift.json is written) to the incident commit or past it: the promotion pushed, promote.json written or not,
+     * and done before the drift too (step 5 can still be done as it is); prod then runs the incident's value.
      */
     promoted: boolean;
 }
@@ -118,7 +118,9 @@ export async function readShopWorld(opts: VerifyOptions): Promise<ShopWorld> {
         (await repo.isAncestor(incident, releaseTip).catch(() => false))
     ) {
         const tips = await repo.tipsOf("release/prod").catch(() => null);
-        w.promoted = tips === null || tips.includes(start);
+        // a repository with no reflog (one made by hand: git init --bare keeps none) cannot show it stood at the pin: taken
+        // as promoted only once step 5 is done (the promotion's turn), as a branch pushed at the incident is not a pin
+        w.promoted = tips ? tips.includes(start) : !!obj(w, "drift");
     }
     return w;
 }
