@@ -120,7 +120,9 @@ const sanitize = (s: string) =>
 export function gitFileParams(filePath: string, content: string, goTemplate = false): Params[] {
     let parsed: unknown;
     try {
-        parsed = parseYaml(content);
+        // a key given twice is read, the last one holding (sigs.k8s.io/yaml's Unmarshal, which the git generator uses,
+        // ignores duplicate fields; only its UnmarshalStrict refuses them)
+        parsed = parseYaml(content, { uniqueKeys: false });
     } catch (e) {
         throw new RenderError(`unable to process file '${filePath}': unable to parse file: ${messageOf(e)}`);
     }

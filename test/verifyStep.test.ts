@@ -26,6 +26,7 @@ import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt"
 import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/application";
 import { addMissingResource } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
+import { policyProblems } from "../lab/shop/appsetPolicy";
 import { parse, stringify } from "yaml";
 import { lockFile, SERVING } from "../lab/ports/lock";
 import { SYNCED_HEALTHY_MESSAGE } from "../lab/argo/rollingSync";
@@ -569,9 +570,30 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /not done: appset\.yaml lets Argo CD update the Applications and compare shop-config whole [^\n]*hint: spec\.syncPolicy\.applicationsSync: create-only lets the ApplicationSet create its Applications but never update them: step 4's pin [^\n]*; the template's ignoreDifferences covers ConfigMap shop-config \(\/data\/LOG_LEVEL\): Argo CD leaves that out when it compares the cluster with Git, so step 5's drift is never seen/,
+                /not done: appset\.yaml lets Argo CD update the Applications and compare shop-config whole [^\n]*hint: spec\.syncPolicy\.applicationsSync: create-only lets the ApplicationSet create its Applications but never update them: step 4's pin [^\n]*; the template's ignoreDifferences covers shop-config's LOG_LEVEL: Argo CD leaves it out when it compares the cluster with Git, so step 5's drift is never seen and selfHeal never puts it back/,
             );
         });
+    });
+
+    it("ignoreDifferences: only what covers shop-config's data is refused, and odd shapes are read without a crash", () => {
+        const withIgnore = (ignoreDifferences: unknown) => {
+            const set: any = shopApplicationSet();
+            set.spec.template.spec.ignoreDifferences = ignoreDifferences;
+            return policyProblems(set);
+        };
+        assert.deepStrictEqual(withIgnore([{ kind: "ConfigMap", name: "shop-config", jsonPointers: ["/metadata/annotations/x"] }]), []);
+        assert.deepStrictEqual(withIgnore([{ kind: "ConfigMap", managedFieldsManagers: ["kube-controller-manager"] }]), []);
+        assert.deepStrictEqual(withIgnore({ kind: "ConfigMap" }), []);
+        // pointers that are no list (the API server refuses them): read as none, no TypeError
+        assert.ok(Array.isArray(withIgnore([{ kind: "ConfigMap", jsonPointers: 5 }, null, "x"])));
+        assert.match(
+            withIgnore([{ kind: "*", jsonPointers: ["/data"] }]).join(),
+            /covers shop-config's LOG_LEVEL and FEATURE_CHECKOUT_V2: [^;]*the flag's changes \(steps 3 and 6\) are never synced/,
+        );
+        assert.match(
+            withIgnore([{ kind: "ConfigMap", jqPathExpressions: [".data.FEATURE_CHECKOUT_V2"] }]).join(),
+            /covers shop-config's FEATURE_CHECKOUT_V2: /,
+        );
     });
 
     it("the pin applied with applicationsSync create-only: the simulated ApplicationSet updates no Application, as Argo CD", async () => {
@@ -4372,23 +4394,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("step 3 with a tenant file given a key twice, or deleted: the hint names the file and what it does", async () => {
+    it("step 3 with a tenant file no YAML, a key twice, or deleted: the hint names the file and what it does", async () => {
         await atTenants(2, async (root) => {
             const layout = tenantsLayout(root);
+            const push = async (message: string) => {
+                await git(["commit", "--quiet", "-am", message], layout.clone);
+                await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            };
             for (const t of TENANTS_ALL) fs.writeFileSync(path.join(layout.clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
-            fs.appendFileSync(path.join(layout.clone, tenantPath("mandant-b")), `release: "${RELEASES.fixed}"\n`);
-            await git(["commit", "--quiet", "-am", "fix: 1.2.1"], layout.clone);
-            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
-            const twice = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
-            assert.strictEqual(twice.code, 1, twice.out);
+            // a quote left open: Argo CD's git generator cannot read the file
+            fs.writeFileSync(path.join(layout.clone, tenantPath("mandant-b")), `tenant: mandant-b\nrelease: "${RELEASES.fixed}\n`);
+            await push("fix: 1.2.1");
+            const open = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(open.code, 1, open.out);
             assert.match(
-                twice.stdout,
-                /hint: main's tenants\/mandant-b\.yaml \(Map keys must be unique[^)]*\) is no YAML Argo CD reads: the ApplicationSet generates nothing from it \(its ErrorOccurred condition says so: [^)]*\), so the fix reaches no tenant; mend it in a new commit/,
+                open.stdout,
+                /hint: main's tenants\/mandant-b\.yaml \(Missing closing "quote[^)]*\) is no YAML Argo CD reads: the ApplicationSet generates nothing from it \(its ErrorOccurred condition says so: [^)]*\), so the fix reaches no tenant; mend it in a new commit/,
             );
+            // a key given twice is read as Argo CD reads it (sigs.k8s.io/yaml: the last holds): mandant-b is at 1.2.1
+            fs.writeFileSync(
+                path.join(layout.clone, tenantPath("mandant-b")),
+                `${tenantFile("mandant-b", RELEASES.faulty)}release: "${RELEASES.fixed}"\n`,
+            );
+            await push("mend");
+            const twice = await runMain("verify", ["--lab", "tenants", "--root", root, "--through", "3", "--offline"]);
+            assert.match(twice.stdout, /PASS  main sets every tenant to 1\.2\.1\n/);
             fs.writeFileSync(path.join(layout.clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.fixed));
             await git(["rm", "--quiet", tenantPath("mandant-d")], layout.clone);
-            await git(["commit", "--quiet", "-am", "mend, and mandant-d away"], layout.clone);
-            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], layout.clone);
+            await push("mandant-d away");
             const gone = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
             assert.strictEqual(gone.code, 1, gone.out);
             assert.match(

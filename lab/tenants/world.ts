@@ -43,10 +43,13 @@ export async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<s
     return out;
 }
 
-/** A tenant file's keys, or its YAML error (a key given twice: Argo CD's git generator refuses the file as well). */
+/**
+ * A tenant file's keys, or its YAML error (a quote left open: Argo CD's git generator refuses the file as well). A key
+ * given twice is read as Argo CD reads it: the last one holds (sigs.k8s.io/yaml's Unmarshal ignores duplicates).
+ */
 export function readTenantFile(text: string): { release?: unknown; error?: string } {
     try {
-        const v: unknown = parse(text);
+        const v: unknown = parse(text, { uniqueKeys: false });
         return v && typeof v === "object" ? (v as { release?: unknown }) : {};
     } catch (e) {
         return {
