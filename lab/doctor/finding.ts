@@ -55,7 +55,8 @@ export type FindingKind =
     | "NoSteps"
     /**
      * The ApplicationSet cannot generate its Applications (its ErrorOccurred condition: a generator's file it cannot
-     * parse, ApplicationGenerationFromParamsError): they stay as it last generated them, a commit's change does not reach them.
+     * parse, ApplicationGenerationFromParamsError, or a template it cannot render, RenderTemplateParamsError): they stay
+     * as it last generated them, a commit's change does not reach them.
      */
     | "GenerationError";
 

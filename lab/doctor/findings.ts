@@ -340,21 +340,32 @@ function emptyWhy(expressions: { key?: string; operator?: string; values?: strin
     return "a misspelt key or value?";
 }
 
-/** The ApplicationSet's ErrorOccurred condition (but 3.6's refusal of the rollout, findings36.ts's): it generates nothing new. */
+/** ErrorOccurred's reasons for which the controller generated no Application at all (applicationset_types.go). */
+const GENERATION_REASONS = ["ApplicationGenerationFromParamsError", "RenderTemplateParamsError"];
+
+/** The ApplicationSet's ErrorOccurred condition when generating failed: it generates nothing new. */
 function generationFindings(appset: ApplicationSet): Finding[] {
     const { name, namespace } = appset.metadata;
-    return (appset.status?.conditions ?? [])
-        .filter((c) => c.type === "ErrorOccurred" && c.status === "True" && c.reason !== "ApplicationSetRolloutError")
-        .map((c) => ({
-            kind: "GenerationError" as const,
-            application: null,
-            step: null,
-            message: `the ApplicationSet cannot generate its Applications (its ErrorOccurred condition, ${c.reason ?? "no reason"}): ${firstLine(c.message)}; until it can, they stay as it last generated them, and a commit's change to them does not reach them`,
-            evidence: [
-                { object: setRef(appset), field: "status.conditions[ErrorOccurred]", value: String(c.message), time: c.lastTransitionTime },
-            ],
-            todo: `fix what the condition names in Git (a new commit), push, and ask for a refresh: kubectl -n ${namespace} annotate applicationset ${name} ${APPSET_REFRESH_ANNOTATION}=true --overwrite`,
-        }));
+    return (
+        (appset.status?.conditions ?? [])
+            // generation's own reasons: with these nothing is generated (others, ApplicationValidationError's, still update the valid ones)
+            .filter((c) => c.type === "ErrorOccurred" && c.status === "True" && GENERATION_REASONS.includes(c.reason ?? ""))
+            .map((c) => ({
+                kind: "GenerationError" as const,
+                application: null,
+                step: null,
+                message: `the ApplicationSet cannot generate its Applications (its ErrorOccurred condition, ${c.reason ?? "no reason"}): ${firstLine(c.message)}; until it can, they stay as it last generated them, and a commit's change to them does not reach them`,
+                evidence: [
+                    {
+                        object: setRef(appset),
+                        field: "status.conditions[ErrorOccurred]",
+                        value: c.message ?? "",
+                        time: c.lastTransitionTime,
+                    },
+                ],
+                todo: `fix what the condition names in Git (a new commit), push, and ask for a refresh: kubectl -n ${namespace} annotate applicationset ${name} ${APPSET_REFRESH_ANNOTATION}=true --overwrite`,
+            }))
+    );
 }
 
 /** A condition's message to its first line that says something (a YAML error quotes the lines after it). */

@@ -9,6 +9,9 @@ import { Check } from "../grader/grader";
 import { readAppsetFile } from "./appsetFile";
 import { ShopWorld } from "./world";
 
+/** Argo CD's match of an ignoreDifferences' group or kind: the value, or * (glob.Match). */
+const glob = (pattern: unknown, value: string) => pattern === "*" || pattern === value;
+
 interface IgnoreDifference {
     group?: string;
     kind?: string;
@@ -16,6 +19,7 @@ interface IgnoreDifference {
     namespace?: string;
     jsonPointers?: string[];
     jqPathExpressions?: string[];
+    managedFieldsManagers?: string[];
 }
 
 /** What in an ApplicationSet keeps a later step from being done, each with why; empty when nothing does. */
@@ -27,17 +31,32 @@ export function policyProblems(set: Partial<ApplicationSet> | null | undefined):
         problems.push(
             `spec.syncPolicy.applicationsSync: ${policy} lets the ApplicationSet create its Applications but never update them: step 4's pin (prod's element on release/prod) then never reaches shop-prod; the lab's ApplicationSet sets no applicationsSync (take it out)`,
         );
-    // an ignoreDifferences over shop-config: Argo CD leaves the field out when it compares, so the drift of step 5 is
-    // never seen, and selfHeal never puts it back
-    const spec = set?.spec?.template?.spec as { ignoreDifferences?: IgnoreDifference[] } | undefined;
-    const ignored = (spec?.ignoreDifferences ?? []).filter(
-        (d) => d && (d.kind ?? "") === "ConfigMap" && (d.group ?? "") === "" && (d.name === undefined || d.name === "shop-config"),
-    );
-    if (ignored.length)
+    // an ignoreDifferences over shop-config's data: Argo CD leaves the field out when it compares, so a change of it in
+    // the cluster is never seen (step 5's drift) and one in Git never applied as a difference (steps 3 and 6's flag)
+    const spec = set?.spec?.template?.spec as { ignoreDifferences?: unknown } | undefined;
+    const list = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+    const covered = new Set<string>();
+    for (const d of (Array.isArray(spec?.ignoreDifferences) ? spec.ignoreDifferences : []) as IgnoreDifference[]) {
+        if (
+            !d ||
+            typeof d !== "object" ||
+            !glob(d.kind, "ConfigMap") ||
+            !glob(d.group ?? "", "") ||
+            !(d.name ? d.name === "shop-config" : true)
+        )
+            continue;
+        const pointers = [...list(d.jsonPointers), ...list(d.jqPathExpressions)];
+        if (!pointers.length && !list(d.managedFieldsManagers).length) ["LOG_LEVEL", "FEATURE_CHECKOUT_V2"].forEach((k) => covered.add(k));
+        for (const p of pointers)
+            for (const k of ["LOG_LEVEL", "FEATURE_CHECKOUT_V2"])
+                if (/^(\/data|\.data)$/.test(p) || p === `/data/${k}` || p === `.data.${k}`) covered.add(k);
+    }
+    if (covered.size)
         problems.push(
-            `the template's ignoreDifferences covers ConfigMap shop-config (${
-                ignored.flatMap((d) => [...(d.jsonPointers ?? []), ...(d.jqPathExpressions ?? [])]).join(", ") || "all of it"
-            }): Argo CD leaves that out when it compares the cluster with Git, so step 5's drift is never seen and selfHeal never puts it back; the lab's template has no ignoreDifferences (take it out)`,
+            `the template's ignoreDifferences covers shop-config's ${[...covered].join(" and ")}: Argo CD leaves ${covered.size === 1 ? "it" : "them"} out when it compares the cluster with Git, so ${[
+                ...(covered.has("LOG_LEVEL") ? ["step 5's drift is never seen and selfHeal never puts it back"] : []),
+                ...(covered.has("FEATURE_CHECKOUT_V2") ? ["the flag's changes (steps 3 and 6) are never synced"] : []),
+            ].join(", and ")}; the lab's template has no ignoreDifferences (take it out)`,
         );
     return problems;
 }
