@@ -4418,7 +4418,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
             await push("mend");
             const twice = await runMain("verify", ["--lab", "tenants", "--root", root, "--through", "3", "--offline"]);
-            assert.match(twice.stdout, /PASS  main sets every tenant to 1\.2\.1\n/);
+            assert.match(twice.stdout, /PASS {2}main sets every tenant to 1\.2\.1\n/);
             fs.writeFileSync(path.join(layout.clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.fixed));
             await git(["rm", "--quiet", tenantPath("mandant-d")], layout.clone);
             await push("mandant-d away");
