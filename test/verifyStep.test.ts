@@ -1107,6 +1107,44 @@ describe("verify --step: one step at a time, with a hint", function () {
             await atShop(0, async (root) => assert.match(await firstCommitByHand(root, prodKustomization(edit)), hint));
         });
 
+    it("a first commit with a key of base's ConfigMap in another case: named", async () => {
+        await atShop(0, async (root) => {
+            const lower = (work: string) => {
+                const file = path.join(work, "base", "configmap.yaml");
+                fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("FEATURE_CHECKOUT_V2", "FEATURE_CHECKOUT_v2"));
+            };
+            assert.match(
+                await firstCommitByHand(root, lower),
+                /hint: the first commit's base\/configmap\.yaml has FEATURE_CHECKOUT_v2 and no FEATURE_CHECKOUT_V2: keys are case-sensitive[^\n]*make the bare repository again/,
+            );
+        });
+    });
+
+    it("a first commit whose overlays replace /data whole (the flag dropped): step 1 names it", async () => {
+        await atShop(0, async (root) => {
+            const replaceData = (work: string) => {
+                for (const [env, level] of [
+                    ["dev", "debug"],
+                    ["prod", "warn"],
+                ]) {
+                    const file = path.join(work, "envs", env, "kustomization.yaml");
+                    const k = parse(fs.readFileSync(file, "utf8"));
+                    k.patches = [
+                        {
+                            target: { kind: "ConfigMap", name: "shop-config" },
+                            patch: stringify([{ op: "replace", path: "/data", value: { LOG_LEVEL: level } }]),
+                        },
+                    ];
+                    fs.writeFileSync(file, stringify(k));
+                }
+            };
+            assert.match(
+                await firstCommitByHand(root, replaceData),
+                /hint: the first commit's envs\/dev and envs\/prod render shop-config without FEATURE_CHECKOUT_V2: their patches replace \/data whole \(or remove the key\)[^\n]*make the bare repository again/,
+            );
+        });
+    });
+
     it("a first commit with the lab's files in a folder of their own (cp -r shop .): the hint names the folder", async () => {
         await atShop(0, async (root) => {
             const nest = (work: string) => {

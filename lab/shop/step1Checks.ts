@@ -128,6 +128,20 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
             const outcome = eqFields(want, fields(text), {
                 namespace: "the base names none: each environment's Application puts it in its own namespace (shop-dev, shop-prod)",
             });
+            // a key of the lab's written in another case (FEATURE_CHECKOUT_v2): keys are case-sensitive
+            const data = fields(text).data;
+            const cased =
+                data && typeof data === "object"
+                    ? Object.keys(want.data).flatMap((k) => {
+                          const other = Object.keys(data).find((d) => d !== k && d.toUpperCase() === k.toUpperCase());
+                          return other && !(k in data) ? [`${other} and no ${k}`] : [];
+                      })
+                    : [];
+            if (!outcome.ok && cased.length)
+                return {
+                    ...outcome,
+                    hint: `the first commit's base/configmap.yaml has ${cased.join(", ")}: keys are case-sensitive, and the later steps read ${Object.keys(want.data).join(" and ")}; ${redo(w, first)}`,
+                };
             // put right by a later commit: the first one is what step 1 grades, and main never rewinds
             if (!outcome.ok && first !== w.main) {
                 const latest = await w.repo.file(w.main, "base/configmap.yaml").catch(() => null);
@@ -223,6 +237,32 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
             return {
                 ...outcome,
                 hint: `main's latest commit renders right, its first (${first.slice(0, 12)}) does not: step 1 asks for a first commit that renders both overlays, and main takes fast-forwards only, so the first commit stays as it is (the later steps build on the latest, which is right): to have step 1 done, do it over on a new lab (the lab's reset, then the lab again)`,
+            };
+        },
+    },
+    {
+        step: 1,
+        name: "the first commit's overlays render FEATURE_CHECKOUT_V2 off, base's (the overlays leave the flag alone)",
+        run: async (w) => {
+            if (!w.main) return null;
+            const first = await w.repo.rootOf("main");
+            let got: Record<"dev" | "prod", string | undefined>;
+            try {
+                got = {
+                    dev: (await shopConfigAt(w, first, "envs/dev")).FEATURE_CHECKOUT_V2,
+                    prod: (await shopConfigAt(w, first, "envs/prod")).FEATURE_CHECKOUT_V2,
+                };
+            } catch {
+                return null; // an overlay that does not render: the check above says why
+            }
+            const outcome = eq({ dev: "off", prod: "off" }, got);
+            if (outcome.ok) return outcome;
+            const lost = (["dev", "prod"] as const).filter((e) => got[e] === undefined);
+            return {
+                ...outcome,
+                hint: lost.length
+                    ? `the first commit's ${lost.map((e) => `envs/${e}`).join(" and ")} render${lost.length === 1 ? "s" : ""} shop-config without FEATURE_CHECKOUT_V2: ${lost.length === 1 ? "its patch replaces" : "their patches replace"} /data whole (or remove the key), while the later steps turn the flag on in base and read it in each environment; patch /data/LOG_LEVEL alone, as the lab's files do; ${redo(w, first)}`
+                    : `the first commit's overlays render FEATURE_CHECKOUT_V2 ${JSON.stringify(got)}, not base's off: the overlays set LOG_LEVEL alone and leave the flag to base, where the incident turns it on; ${redo(w, first)}`,
             };
         },
     },
