@@ -2879,6 +2879,32 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("a bad commit adding missing.yaml to envs/dev and envs/prod: named, dev alone is broken", async () => {
+        const root = await rootAt(6);
+        const layout = shopLayout(root);
+        try {
+            const id = ["-c", "user.name=learner", "-c", "user.email=learner@example.org"];
+            for (const env of ["dev", "prod"]) {
+                const file = path.join(layout.clone, "envs", env, "kustomization.yaml");
+                fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", "  - ../../base\n  - missing.yaml"));
+            }
+            await git([...id, "commit", "-qam", "both: missing.yaml"], layout.clone);
+            await git(["push", "-q", "origin", "HEAD:main"], layout.clone);
+            const bad = await git(["rev-parse", "HEAD"], layout.clone);
+            await git([...id, "revert", "--no-edit", "HEAD"], layout.clone);
+            await git(["push", "-q", "origin", "HEAD:main"], layout.clone);
+            await writeRevert(layout, bad, "accumulating resources: missing.yaml: no such file");
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: bad_commit adds missing\.yaml to envs\/prod\/kustomization\.yaml too: the step breaks dev alone \(shop-dev tracks main\)/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("dev_error as the condition's type: named", async () => {
         await atShop(7, async (root) => {
             const file = shopLayout(root).resultFile("revert");

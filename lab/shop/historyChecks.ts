@@ -211,6 +211,18 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                 { before: false, after: true },
                 { before: before.includes("missing.yaml"), after: after.includes("missing.yaml") },
             );
+            // envs/dev's and another's too (prod's overlay, or base): the step breaks dev alone, main's prod stays renderable
+            for (const dir of outcome.ok ? ["envs/prod", "base"] : []) {
+                const of = async (sha: string) => resourcesOf(await kustomizationOf(w, sha, dir));
+                const [was, is] = await Promise.all([of(parent), of(bad)]);
+                if (!was.includes("missing.yaml") && is.includes("missing.yaml"))
+                    return {
+                        ok: false,
+                        expected: "missing.yaml added to envs/dev's resources alone",
+                        found: `added to ${dir}/kustomization.yaml too`,
+                        hint: `bad_commit adds missing.yaml to ${dir}/kustomization.yaml too: the step breaks dev alone (shop-dev tracks main), and ${dir === "base" ? "base is every environment's" : "prod's overlay on main is what the next promotion brings to prod"}; make it again on envs/dev alone: a new commit adding missing.yaml to envs/dev/kustomization.yaml's resources, push, revert that one, and write it as bad_commit`,
+                    };
+            }
             // written the other way round: bad_commit is the revert of revert_commit (which added missing.yaml)
             const rc = obj(w, "revert")?.revert_commit;
             if (!outcome.ok && isSha(rc) && revertsBy(await w.repo.message(bad), rc))
