@@ -64,6 +64,12 @@ function readYaml(file: string): unknown {
         throw new Error(
             `${file} line ${err.linePos![0].line}, column ${nbsp + 1}: a non-breaking space (U+00A0, copied from a web page?), which YAML does not read as a space: type it again as a plain space`,
         );
+    // KEY=VALUE, as a shell or pulumi config set's --path habit writes it: YAML reads no key there
+    const assigned = /^\s*((?:[\w-]+:)?[\w-]+)=(\S.*)$/.exec(line ?? "");
+    if (assigned)
+        throw new Error(
+            `${file} ${at}: ${assigned[1]}=${assigned[2]} is written KEY=VALUE, which YAML does not read as a key; in the file write ${assigned[1]}: ${assigned[2]}`,
+        );
     const glued = err.code === "MISSING_CHAR" ? /^\s*((?:[\w-]+:)?[\w-]+):(\S.*)$/.exec(line ?? "") : null;
     if (glued)
         throw new Error(
@@ -105,6 +111,12 @@ export function readStackFile(
         if (typeof doc !== "object" || Array.isArray(doc))
             throw new Error(
                 `${stackFile} holds ${kind(doc)}, not a stack configuration: a YAML mapping with config: and its gitops-lab: keys`,
+            );
+        // one line KEY=VALUE under config: (YAML reads it as config:'s string)
+        const assigned = typeof doc.config === "string" ? /^((?:[\w-]+:)?[\w-]+)=(\S.*)$/.exec(doc.config) : null;
+        if (assigned)
+            throw new Error(
+                `${stackFile}: ${assigned[1]}=${assigned[2]} is written KEY=VALUE, which YAML does not read as a key; in the file write ${assigned[1]}: ${assigned[2]}`,
             );
         if (doc.config !== undefined && doc.config !== null && (typeof doc.config !== "object" || Array.isArray(doc.config)))
             throw new Error(
@@ -149,6 +161,13 @@ export function readStackFile(
             if (!m && prefix && prefix !== "gitops-lab" && distance(prefix, "gitops-lab") <= 2)
                 throw new Error(
                     `${stackFile}: ${k}: ${prefix}: is not this project's prefix; write gitops-lab:${k.slice(prefix.length + 1)}`,
+                );
+            // this lab's key under another project's prefix (a lab copied from another project's stack file): Pulumi gives it
+            // to that project, so this lab would run on its default without a word
+            const suffix = prefix ? k.slice(prefix.length + 1) : "";
+            if (!m && prefix && prefix !== "gitops-lab" && (CONFIG_KEYS as string[]).includes(suffix))
+                throw new Error(
+                    `${stackFile}: ${k} is this lab's key ${suffix} under another project's prefix (${prefix}:), which Pulumi never gives to this project: write gitops-lab:${suffix}`,
                 );
             // the keys nested under gitops-lab: as a mapping: Pulumi reads gitops-lab:<key> whole, one a line
             if (k === "gitops-lab" && v !== null && typeof v === "object" && !Array.isArray(v))

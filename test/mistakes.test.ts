@@ -495,6 +495,27 @@ const MISTAKES: Mistake[] = [
     [
         "author",
         "preflight",
+        ["--config-file", "{dir}/assigned.yaml"],
+        1,
+        /assigned\.yaml: gitops-lab:solveThrough=3 is written KEY=VALUE, which YAML does not read as a key; in the file write gitops-lab:solveThrough: 3$/m,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/assigned-second.yaml"],
+        1,
+        /assigned-second\.yaml line 3, column 3: gitops-lab:solveThrough=3 is written KEY=VALUE, which YAML does not read as a key; in the file write gitops-lab:solveThrough: 3$/m,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/foreign-prefix.yaml"],
+        1,
+        /foreign-prefix\.yaml: cnpa-lab:tenantsLab is this lab's key tenantsLab under another project's prefix \(cnpa-lab:\), which Pulumi never gives to this project: write gitops-lab:tenantsLab$/m,
+    ],
+    [
+        "author",
+        "preflight",
         ["--config-file", "{dir}/glued-colon.yaml"],
         1,
         /glued-colon\.yaml line 3, column 3: gitops-lab:solveThrough:3 has no space after the colon, so YAML reads no value; write gitops-lab:solveThrough: 3/,
@@ -687,6 +708,9 @@ describe("mistakes at the command line, and their answers", function () {
         write("two.json", '{"config": {"gitops-lab:solveThrough": 3}}\n{"config": {}}\n');
         write("Pulumi.yaml", "name: gitops-lab\nruntime: nodejs\nconfig:\n  gitops-lab:root:\n    type: string\n    default: /\n");
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
+        write("assigned.yaml", "config:\n  gitops-lab:solveThrough=3\n");
+        write("assigned-second.yaml", "config:\n  gitops-lab:root: /srv/lab\n  gitops-lab:solveThrough=3\n");
+        write("foreign-prefix.yaml", "config:\n  cnpa-lab:tenantsLab: true\n  kubernetes:context: lab\n");
         fs.mkdirSync(path.join(dir, "outer", "root"), { recursive: true });
         write("outer/simulated-cluster.json", "{}");
         write("stderr-too.json", 'Warning: short name "app" is ambiguous\n{"apiVersion": "v1", "items": [], "kind": "List"}\n');

@@ -75,6 +75,10 @@ describe("the stack configuration's schema", () => {
             /^Pulumi\.dev\.yaml: gitops-lab:through is not a key of this lab: --through N is simulate's option; in a stack file it is gitops-lab:solveThrough$/,
         ],
         [
+            { root: "\u201c/srv/lab\u201d" },
+            /gitops-lab:root is "“\/srv\/lab”"; allowed: an absolute directory path, e\.g\. \/; its quotes are typographic \(“ ”, copied from a document\?\), which YAML reads as part of the value: use plain quotes or none \(\/srv\/lab\)/,
+        ],
+        [
             { solveThrough: "3# stop after the incident" },
             /gitops-lab:solveThrough is "3# stop after the incident"; allowed: a whole number from 0 to 8; YAML reads # as a comment only after a space, so the comment is part of the value: write 3 # stop after the incident \(pulumi config set/,
         ],

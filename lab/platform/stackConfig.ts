@@ -125,6 +125,10 @@ function slip(key: string, value: unknown): string {
     if (d && /Seconds$/.test(key)) return `; for ${value} write ${Number(d[1]) * unit[d[2]]}`;
     if (typeof value === "string" && value.startsWith("~/"))
         return `; ~ is not expanded here: write the whole path (${path.join(os.homedir(), value.slice(2))})`;
+    // typographic quotes (copied from a document): YAML reads them as part of the value
+    const q = typeof value === "string" ? /^[\u201c\u2018\u00ab](.*)[\u201d\u2019\u00bb]$/.exec(value) : null;
+    if (q)
+        return `; its quotes are typographic (“ ”, copied from a document?), which YAML reads as part of the value: use plain quotes or none (${q[1]})`;
     // a comment with no space before its #: YAML reads it as part of the value
     const c = typeof value === "string" ? /^(\S.*?)#\s*(.*)$/.exec(value) : null;
     if (c && !/\s$/.test(c[1]))
