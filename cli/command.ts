@@ -81,6 +81,12 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
         const after = at >= 2 && /^--[^=]+$/.test(args[at - 2]) && !args[at - 1].startsWith("-") ? args[at - 2] : undefined;
         if (after) throw new UsageError(`'${bare}' follows ${after} ${args[at - 1]}: ${after} takes one value (see ${program} --help)`);
         if (bare === "help") throw new UsageError(`${first}; for ${cmd.name}'s options: ${program} --help`);
+        // a dash a document's typesetting made (–-root, —root): it looks like --, and is no option
+        const dash = bare === undefined ? null : /^([\u2012-\u2015\u2212])-?([a-z][\w-]*)/i.exec(bare);
+        if (dash)
+            throw new UsageError(
+                `'${bare}' starts with ${dash[1] === "\u2014" ? "an em dash (U+2014" : `a typographic dash (U+${dash[1].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`}, copied from a document?), not --: type it as --${dash[2]} (see ${program} --help)`,
+            );
         // an option followed by the next one, its value forgotten (--root --through 3)
         const empty = /^Option '(--[^']+)' argument is ambiguous/.exec(first)?.[1];
         if (empty) {

@@ -66,6 +66,20 @@ const MISTAKES: Mistake[] = [
     ],
     ["learner", "simulat", ["--root", "{dir}/r"], 2, /unknown command "simulat"; did you mean "simulate"\?/],
     [
+        "learner",
+        "simulate",
+        ["\u2013-root", "{dir}/r", "--through", "0"],
+        2,
+        /'\u2013-root' starts with a typographic dash \(U\+2013, copied from a document\?\), not --: type it as --root/,
+    ],
+    [
+        "learner",
+        "simulate",
+        ["\u2014root", "{dir}/r"],
+        2,
+        /'\u2014root' starts with an em dash \(U\+2014, copied from a document\?\), not --: type it as --root/,
+    ],
+    [
         "author",
         "preflight",
         ["Pulumi.dev.yaml"],
