@@ -5,13 +5,16 @@
  * every operation first recovers what an interrupted run left (a dead process's lock, pending
  * operations), saying so in one line.
  */
+import * as fs from "fs";
 import { formatPreflight } from "../lab/platform/preflight";
 import type { NextStep } from "../lab/grader/steps";
 import { Command, EXIT } from "./command";
 import { runPreflight } from "./preflight";
 import { labStack, recoverInterruptedRun } from "./pulumiStack";
 import { CONFIG_FILE, CONFIG_FILE_DETAIL, configFileOf } from "./stackConfig";
-import { stderrOf } from "../lab/ports/errors";
+import { messageOf, stderrOf } from "../lab/ports/errors";
+import { simulatedLabAbove } from "../sim/hostRoot";
+import { clusterStateFile } from "../sim/servedFiles";
 
 function requireRoot(action: string) {
     if (process.getuid && process.getuid() !== 0) {
@@ -175,7 +178,16 @@ export const outputs: Command = {
             "outputs prints the lab host's stack outputs, and a simulated lab has no stack: its results are the JSON files under DIR/root/cnpa-env (DIR/root/tenants-lab), graded by gitops-lab verify --root DIR --offline",
     },
     async run(values) {
-        const { stack } = await labStack(() => {}, { existing: "show" });
+        const { stack } = await labStack(() => {}, { existing: "show" }).catch((e: unknown) => {
+            // no stack, asked from inside a simulated lab's folder: that lab's results are its files, not a stack's
+            const cwd = process.cwd();
+            const lab = fs.existsSync(clusterStateFile(cwd)) ? cwd : simulatedLabAbove(cwd);
+            if (lab && /^there is no stack /.test(messageOf(e)))
+                throw new Error(
+                    `${cwd} is inside the simulated lab under ${lab}, which has no stack (outputs prints a lab host's): its results are the JSON files under ${lab}/root/cnpa-env (${lab}/root/tenants-lab), graded by gitops-lab verify --root ${lab} --offline`,
+                );
+            throw e;
+        });
         const outs = await stack.outputs();
         console.log(
             JSON.stringify(

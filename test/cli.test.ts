@@ -94,6 +94,28 @@ describe("the state backend's stack, as Pulumi's file backend reads it", () => {
 });
 
 describe("gitops-lab outputs before any up", () => {
+    it("asked from inside a simulated lab's folder, with no stack: the lab's results are named, not up", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "outputs-in-lab-"));
+        try {
+            const lab = path.join(dir, "lab");
+            fs.mkdirSync(path.join(lab, "root", "cnpa-env"), { recursive: true });
+            fs.writeFileSync(path.join(lab, "simulated-cluster.json"), "{}");
+            const r = spawnSync(process.execPath, [BIN, "outputs"], {
+                cwd: path.join(lab, "root", "cnpa-env"),
+                encoding: "utf8",
+                env: { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(dir, "no-state")}` },
+            });
+            assert.strictEqual(r.status, 1, r.stderr);
+            assert.match(
+                r.stderr,
+                /^gitops-lab outputs: \S+\/lab\/root\/cnpa-env is inside the simulated lab under \S+\/lab, which has no stack \(outputs prints a lab host's\): its results are the JSON files under [^;]*graded by gitops-lab verify --root \S+\/lab --offline\n$/,
+            );
+            assert.doesNotMatch(r.stderr, /up makes it/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("given no stack yet, then one line, exit 1, and nothing made or written", async () => {
         const state = fs.mkdtempSync(path.join(os.tmpdir(), "no-stack-"));
         const stackFile = path.join(__dirname, "..", "Pulumi.dev.yaml");
