@@ -3151,6 +3151,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     for (const [what, step, name, where] of [
         ["named in another case", 8, "report", (l: ReturnType<typeof shopLayout>) => path.join(l.workDir, "report.JSON")],
         ["written into the clone", 6, "promote", (l: ReturnType<typeof shopLayout>) => path.join(l.clone, "promote.json")],
+        ["written at the lab's --root", 5, "drift", (l: ReturnType<typeof shopLayout>) => path.join(l.root, "drift.json")],
     ] as const)
         it(`a result file ${what}: where it is, and where the lab reads it`, async () => {
             const root = await rootAt(step);
