@@ -257,7 +257,32 @@ describe("rollout doctor: diagnosis", () => {
         const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
         assert.deepStrictEqual([d.state, d.step], ["stuck", 3]);
         assert.strictEqual(d.blocking[0].reason, "ComparisonError");
-        assert.match(d.summary, /^tenants: rollout stuck at step 3 of 4 for 5 min — mandant-c: Failed to load target state/);
+        assert.match(
+            d.summary,
+            /^tenants: rollout stuck at step 3 of 4 for 5 min — mandant-c: Argo CD cannot compare it \(ComparisonError\): Failed to load target state/,
+        );
+    });
+
+    it("given a release with no folder (a typo in the tenant files), then the path Git lacks is named, once for the others", () => {
+        const message = (p: string) =>
+            `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): \`kustomize build <path to cached source>/${p}\` failed exit status 1: Error: must build at directory: not a valid directory: evalsymlink failure on '<path to cached source>/${p}' : lstat <path to cached source>/${p}: no such file or directory`;
+        const cannot = (name: string, step: number, status: TenantSpec["status"]): TenantSpec => ({
+            name,
+            step,
+            status,
+            since: 5,
+            app: {
+                sync: { status: "Unknown", revision: "main" },
+                conditions: [{ type: "ComparisonError", message: message("releases/1.2"), lastTransitionTime: "2026-05-29T14:55:00Z" }],
+            },
+        });
+        const tenants = [cannot("mandant-a", 1, "Progressing"), cannot("mandant-b", 2, "Waiting")];
+        const set = appSet("tenants", tenants, { rolloutStep: 1, since: 5 });
+        const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
+        assert.match(
+            d.summary,
+            /— mandant-a: Argo CD cannot compare it \(ComparisonError\): its source path releases\/1\.2 is not in the repository at \S+ \(the file or element it was generated from names a folder Git does not have: a typo\?\)\. [^\n]*Also failing on its own: mandant-b \(step 2\): Argo CD cannot compare it \(ComparisonError\): its source path releases\/1\.2 is not/,
+        );
     });
 
     it("given the same ComparisonError in every tenant, then the others are named once with it", () => {

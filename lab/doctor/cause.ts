@@ -85,7 +85,11 @@ export function causeOf(
               `retry ${retries} of ${op?.operation?.retry?.limit ?? 5} is running${op.message ? `: ${op.message}` : ""}`;
         return { reason: "SyncRetrying", message, hook: null, fatal: true };
     }
-    if (errs.length) return { reason: errs[0].type, message: errs[0].message ?? "", hook: null, fatal: true };
+    if (errs.length) {
+        // one Argo CD cannot compare: said as its finding says it (a source path Git does not have named as such)
+        const compare = COMPARE_ERRORS.includes(errs[0].type) ? cannotCompare(app, "")?.message.replace(/^: /, "") : undefined;
+        return { reason: errs[0].type, message: compare ?? errs[0].message ?? "", hook: null, fatal: true };
+    }
     if (app.status?.health?.status === "Degraded") {
         const degraded = (app.status?.resources ?? [])
             .filter((r) => r.health?.status === "Degraded")
@@ -154,9 +158,20 @@ export function cannotCompare(app: Application, who: string): Omit<Finding, "app
     const ref = `Application ${app.metadata?.namespace}/${app.metadata?.name}`;
     const sourcePath = app.spec?.source?.path ?? "";
     const templated = /\{\{[^}]*\}\}/.exec(sourcePath);
+    // the source path not in the repository at its revision (a release that has no folder: releases/1.2): kustomize's
+    // "no such file or directory" or the repo-server's evalsymlink failure, said as that
+    // (kustomize's "must build at directory" is of the path itself; a resource it lists missing, missing.yaml, is not)
+    const missing =
+        /must build at directory: not a valid directory: evalsymlink failure on '<path to cached source>\/([^']+)'/.exec(
+            cannot.message ?? "",
+        )?.[1] ?? (/app path does not exist/i.test(cannot.message ?? "") ? sourcePath : "");
+    const noPath =
+        !templated && missing
+            ? `its source path ${missing} is not in the repository at ${app.spec?.source?.targetRevision ?? "its revision"} (the file or element it was generated from names a folder Git does not have: a typo?)`
+            : undefined;
     return {
         kind: "CannotCompare",
-        message: `${who}: Argo CD cannot compare it (${cannot.type}): ${templated ? `its source path ${sourcePath} holds ${templated[0]}, which the generator did not fill: the file or element it was generated from has no such key (a typo?)` : clipBytes(cannot.message ?? "", 300)}`,
+        message: `${who}: Argo CD cannot compare it (${cannot.type}): ${templated ? `its source path ${sourcePath} holds ${templated[0]}, which the generator did not fill: the file or element it was generated from has no such key (a typo?)` : (noPath ?? clipBytes(cannot.message ?? "", 300))}`,
         evidence: [
             {
                 object: ref,
@@ -164,7 +179,7 @@ export function cannotCompare(app: Application, who: string): Omit<Finding, "app
                 value: String(cannot.message ?? ""),
                 time: cannot.lastTransitionTime,
             },
-            ...(templated ? [{ object: ref, field: "spec.source.path", value: sourcePath }] : []),
+            ...(templated || noPath ? [{ object: ref, field: "spec.source.path", value: sourcePath }] : []),
         ],
         todo: templated
             ? "fix the key in the file the Application was generated from, commit and push: the ApplicationSet generates it anew"
