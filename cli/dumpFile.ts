@@ -160,9 +160,9 @@ export function readDump(file: string): Dump {
             );
     }
     // several Lists in one array (jq -s over two dumps): one List holds them all
-    if (Array.isArray(list) && list.length > 1 && list.every((x) => (x as { kind?: unknown } | null)?.kind === "List"))
+    if (Array.isArray(list) && list.length >= 1 && list.every((x) => (x as { kind?: unknown } | null)?.kind === "List"))
         throw new Error(
-            `${source} holds a JSON array of ${list.length} Lists (as jq -s writes), not one List: make one dump with one kubectl get of every kind (${DUMP_HINT_COMMAND}), or join the files' items: jq '.items += input.items' A.json B.json`,
+            `${source} holds a JSON array of ${list.length === 1 ? "one List" : `${list.length} Lists`} (as jq -s writes), not one List: make one dump with one kubectl get of every kind (${DUMP_HINT_COMMAND}), or join their items into one: jq '{apiVersion: "v1", kind: "List", items: (map(.items) | add)}' ${path.basename(file)}`,
         );
     // the List's items alone (jq .items), or the doctor's own --json output fed back
     if (Array.isArray(list))

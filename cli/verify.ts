@@ -33,8 +33,8 @@ import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
  */
 const begins = (which: "shop" | "tenants", bareDir: string) => which === "shop" && fs.existsSync(bareDir);
 /**
- * A shop lab whose only trace of step 2 is appset.yaml (no result file, no clone): the ApplicationSet applied before
- * step 1's repository was ever made, not a repository made and deleted since.
+ * A shop lab whose only trace of step 2 is appset.yaml (no result file, and no clone of the lab's at its place): most
+ * likely the ApplicationSet applied before step 1's repository was made, not a repository made and deleted since.
  */
 const repoNeverMade = (which: "shop" | "tenants", root: string, progress: number) =>
     which === "shop" && progress === 2 && !fs.existsSync(path.join(shopLayout(root).clone, ".git"));
@@ -248,7 +248,7 @@ export const verify: Command = {
                         (progress >= 2 && !repoNeverMade(which, root, progress)
                             ? `${verdict.line} (the ${which} lab under ${layout.root} is at step ${progress}, but its repository ${layout.bareRepo} is gone: put it back, or start over (a simulated lab: gitops-lab simulate --root ${layout.root} --reset; a lab host: destroy, then up))`
                             : progress >= 2
-                              ? `${verdict.line} (step 1 comes first: the repository ${layout.bareRepo} was never made, and the ApplicationSet applied before it syncs once main is pushed: make it, push main, then verify --step 1)`
+                              ? `${verdict.line} (step 1 comes first: the repository ${layout.bareRepo} is not there, never made?, and an ApplicationSet applied before it syncs once main is pushed: make it, push main, then verify --step 1)`
                               : begins(which, layout.bareDir) && verdict.missing?.hint
                                 ? verdict.line // its own hint says what is there
                                 : begins(which, layout.bareDir)

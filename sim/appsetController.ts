@@ -8,7 +8,7 @@
  * `requeueAfterSeconds` default); the annotation `argocd.argoproj.io/application-set-refresh`
  * asks for a reconcile now, past the repo-server's revision cache, and is removed after it.
  */
-import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE, REFRESH_ANNOTATION } from "../lab/argo/application";
+import { APPSET_REFRESH_ANNOTATION, ARGOCD_NAMESPACE, REFRESH_ANNOTATION, applicationsSyncAllows } from "../lab/argo/application";
 import { realSimClock, rfc3339, SimClock, TimerHandle } from "./clock";
 import { Change, FakeKube } from "./fakeApi";
 import { RenderError, RepoServer } from "./repoServer";
@@ -403,12 +403,9 @@ export class AppSetController {
      */
     private apply(appset: ApplicationSet, desired: Application[], current: Application[], generated: Application[]): string | undefined {
         const names = new Set(generated.map((d) => d.metadata.name));
-        // spec.syncPolicy.applicationsSync (utils.DefaultPolicy: the install sets no controller policy, so the
-        // ApplicationSet's own holds): create-only and create-delete update no existing Application (createInCluster),
-        // create-only and create-update delete none (AllowUpdate, AllowDelete)
-        const policy = appset.spec?.syncPolicy?.applicationsSync ?? "sync";
-        const allowUpdate = policy === "create-update" || policy === "sync";
-        const allowDelete = policy === "sync" || policy === "create-delete";
+        // spec.syncPolicy.applicationsSync: an Application that exists is updated only where it allows (createInCluster
+        // otherwise), one no longer generated deleted only where it allows
+        const { update: allowUpdate, delete: allowDelete } = applicationsSyncAllows(appset.spec?.syncPolicy?.applicationsSync);
         let error: string | undefined;
         for (const d of [...desired].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
             const live = this.kube.get("Application", d.metadata.namespace, d.metadata.name);

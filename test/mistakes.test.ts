@@ -189,7 +189,7 @@ const MISTAKES: Mistake[] = [
         "doctor",
         ["--from", "{dir}/slurped.json"],
         1,
-        /slurped\.json holds a JSON array of 2 Lists \(as jq -s writes\), not one List: make one dump with one kubectl get of every kind \(kubectl get applicationsets\.argoproj\.io,[^)]*\), or join the files' items: jq '\.items \+= input\.items' A\.json B\.json$/m,
+        /slurped\.json holds a JSON array of 2 Lists \(as jq -s writes\), not one List: make one dump with one kubectl get of every kind \(kubectl get applicationsets\.argoproj\.io,[^)]*\), or join their items into one: jq '\{apiVersion: "v1", kind: "List", items: \(map\(\.items\) \| add\)\}' slurped\.json$/m,
     ],
     [
         "author",

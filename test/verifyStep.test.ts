@@ -1902,7 +1902,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 r.stdout,
                 new RegExp(
-                    `\\(step 1 comes first: the repository ${layout.bareRepo} was never made, and the ApplicationSet applied before it syncs once main is pushed: make it, push main, then verify --step 1\\)`,
+                    `\\(step 1 comes first: the repository ${layout.bareRepo} is not there, never made\\?, and an ApplicationSet applied before it syncs once main is pushed: make it, push main, then verify --step 1\\)`,
                 ),
             );
             assert.doesNotMatch(r.stdout, /is gone|--reset/);

@@ -92,3 +92,13 @@ export const INSTANCE_LABEL = "app.kubernetes.io/instance";
 export const HOOK_ANNOTATION = "argocd.argoproj.io/hook";
 export const HOOK_DELETE_POLICY = "argocd.argoproj.io/hook-delete-policy";
 export const SYNC_WAVE = "argocd.argoproj.io/sync-wave";
+
+/**
+ * What an ApplicationSet's spec.syncPolicy.applicationsSync lets its controller do with the Applications it generates
+ * (ApplicationsSyncPolicy's AllowUpdate and AllowDelete), as v3.5.1 and v3.6.2 read it with no controller policy set
+ * (the install sets none: utils.DefaultPolicy then takes the ApplicationSet's own; unset is sync).
+ */
+export function applicationsSyncAllows(policy: string | undefined): { update: boolean; delete: boolean } {
+    const p = policy ?? "sync";
+    return { update: p === "create-update" || p === "sync", delete: p === "sync" || p === "create-delete" };
+}

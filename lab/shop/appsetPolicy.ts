@@ -4,6 +4,7 @@
  * so the grader says what a real Argo CD would do with it).
  */
 import * as fs from "fs";
+import { applicationsSyncAllows } from "../argo/application";
 import type { ApplicationSet } from "../argo/types";
 import { Check } from "../grader/grader";
 import { readAppsetFile } from "./appsetFile";
@@ -27,7 +28,7 @@ export function policyProblems(set: Partial<ApplicationSet> | null | undefined):
     const problems: string[] = [];
     // utils.DefaultPolicy: with no controller policy (the install sets none) the ApplicationSet's own holds
     const policy = set?.spec?.syncPolicy?.applicationsSync;
-    if (policy === "create-only" || policy === "create-delete")
+    if (!applicationsSyncAllows(policy).update)
         problems.push(
             `spec.syncPolicy.applicationsSync: ${policy} lets the ApplicationSet create its Applications but never update them: step 4's pin (prod's element on release/prod) then never reaches shop-prod; the lab's ApplicationSet sets no applicationsSync (take it out)`,
         );

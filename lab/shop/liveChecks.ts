@@ -14,7 +14,6 @@ import type { ApplicationSet } from "../argo/types";
 
 const live = liveCheck<ShopWorld>;
 const cmValue = async (c: ClusterPort, ns: string, key: string) => (await c.getConfigMap(ns, "shop-config"))?.data?.[key];
-/** prod's FEATURE_CHECKOUT_V2 along the lab: off, on (incident), off (pin), on (promote). */
 /** shop-prod's FEATURE_CHECKOUT_V2 at a step: on from the incident, off once pinned, on again once promoted (early too). */
 const prodFeature = (w: ShopWorld) =>
     w.through >= 6 || (w.through >= 4 && w.promoted) ? "on" : w.through >= 4 ? "off" : w.through >= 3 ? "on" : "off";
