@@ -3913,6 +3913,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("recovery.seconds 0, or shorter than from the fix's push to the last healthy_at: named", async () => {
+        await atTenants(3, async (root) => {
+            const file = tenantsLayout(root).resultFile("recovery");
+            editResult(file, { seconds: 0 });
+            const zero = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(zero.code, 1, zero.out);
+            assert.match(zero.stdout, /hint: seconds holds 0, which no rollout takes: the whole seconds from your push of the fix/);
+            // the last tenant Healthy 200 s after the push (within the 5 minutes allowed a cluster's clock): 1 s is too short
+            const r = JSON.parse(fs.readFileSync(file, "utf8"));
+            const later = new Date(Date.now() + 200_000).toISOString();
+            editResult(file, {
+                seconds: 1,
+                order: r.order.map((o: object, i: number) => (i === r.order.length - 1 ? { ...o, healthy_at: later } : o)),
+            });
+            const short = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(short.code, 1, short.out);
+            assert.match(
+                short.stdout,
+                /hint: seconds holds 1, shorter than the rollout took: recovery\.commit was pushed \(by the repository's reflog\) \d+ s before the last tenant turned Healthy/,
+            );
+        });
+    });
+
     it("a second file for one tenant (a duplicate name): the Applications' check names it", async () => {
         const at = await tenantsAt(2);
         try {
@@ -4600,7 +4623,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             const recovery = JSON.parse(fs.readFileSync(layout.resultFile("recovery"), "utf8"));
             const stall = JSON.parse(fs.readFileSync(layout.resultFile("stall"), "utf8"));
             editResult(layout.resultFile("recovery"), { seconds: 999_999 });
-            const seconds = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 0"))!;
+            const seconds = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 1"))!;
             assert.strictEqual(seconds.ok, false);
             assert.match(
                 seconds.hint ?? "",
@@ -4615,7 +4638,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                     1000,
             );
             editResult(layout.resultFile("recovery"), { seconds: stallAge });
-            const fromStall = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 0"))!;
+            const fromStall = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 1"))!;
             assert.strictEqual(fromStall.ok, false);
             assert.match(
                 fromStall.hint ?? "",
@@ -4625,7 +4648,9 @@ describe("verify --step: one step at a time, with a hint", function () {
             // longer than the rollout the file records: from the fix's commit to the last healthy_at, a minute allowed
             const within = async (seconds: number) => {
                 editResult(layout.resultFile("recovery"), { seconds });
-                return (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is no longer than"))!;
+                return (await verifyTenants({ layout, through: 3 })).find((c) =>
+                    c.check.startsWith("recovery.seconds is as long as the rollout took"),
+                )!;
             };
             assert.strictEqual((await within(recovery.seconds)).ok, true);
             const madeAt = Date.parse(

@@ -430,15 +430,16 @@ const step3: Check<TenantsWorld>[] = [
     },
     {
         step: 3,
-        name: "recovery.seconds is from 0 to the time since recovery.commit was made",
+        name: "recovery.seconds is from 1 to the time since recovery.commit was made",
         run: (w) =>
             secondsSinceCommit(w, "recovery", "seconds", "the whole seconds from your push of the fix to the rollout complete", {
                 millis: true,
+                min: 1,
             }),
     },
     {
         step: 3,
-        name: "recovery.seconds is no longer than the rollout took (recovery.commit made to the last healthy_at)",
+        name: "recovery.seconds is as long as the rollout took (recovery.commit pushed, or made, to the last healthy_at)",
         run: secondsWithinRollout,
     },
     {

@@ -54,7 +54,8 @@ export async function secondsSinceCommit(
 
 /**
  * recovery.seconds against the rollout the file itself records: no longer than from recovery.commit's
- * making (a push comes after it) to the last tenant's healthy_at, a minute allowed for the clocks; the
+ * making (a push comes after it) to the last tenant's healthy_at, and no shorter than from its push (where the
+ * repository's reflog says when) to it, a minute allowed for the clocks either way; the
  * healthy_at times themselves are checked against the ApplicationSet's where the cluster is read.
  */
 export async function secondsWithinRollout(w: TenantsWorld): Promise<Outcome | boolean | null> {
@@ -63,6 +64,16 @@ export async function secondsWithinRollout(w: TenantsWorld): Promise<Outcome | b
     if (typeof d !== "number" || !Array.isArray(r.order) || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
     const last = Math.max(...r.order.map((o: { healthy_at?: unknown } | null) => Date.parse(String(o?.healthy_at))));
     if (!Number.isFinite(last)) return null; // the order's own checks say what is wrong with its times
+    // no shorter than from the fix's push (the repository's reflog) to the last healthy_at, a minute allowed for the clocks
+    const pushed = await w.repo.heldSince("main", r.commit).catch(() => null);
+    const least = pushed === null ? 0 : Math.floor((last - pushed) / 1000) - 60;
+    if (d >= 0 && d < least)
+        return {
+            ok: false,
+            expected: `at least ${least} (-60 for the clocks): recovery.commit was pushed ${least + 60} s before the last healthy_at`,
+            found: d,
+            hint: `seconds holds ${d}, shorter than the rollout took: recovery.commit was pushed (by the repository's reflog) ${least + 60} s before the last tenant turned Healthy (${new Date(last).toISOString()}); count from your push of the fix to the rollout complete, the last healthy_at`,
+        };
     const took = Math.ceil((last - (await w.repo.committedAt(r.commit))) / 1000);
     if (took < 0 || d <= took + 60) return true; // (a healthy_at before the commit: the order's checks say so)
     return {
