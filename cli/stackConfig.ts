@@ -45,6 +45,21 @@ function readYaml(file: string): unknown {
         throw new Error(
             `${file} is UTF-16${bom === "fffe" || bom === "feff" ? ` (it starts with the bytes ${bom.toUpperCase().replace(/(..)(..)/, "$1 $2")})` : " (a NUL byte beside every letter)"}, and YAML here is UTF-8: save it as UTF-8 (iconv -f UTF-16 -t UTF-8)`,
         );
+    // bytes that are no UTF-8 (saved as Latin-1 or Windows-1252): read as UTF-8 they turn into U+FFFD, a value nobody wrote
+    const strict = new TextDecoder("utf-8", { fatal: true });
+    let from = 0;
+    for (const [i, line] of bytes.toString("latin1").split("\n").entries()) {
+        const raw = bytes.subarray(from, from + line.length);
+        from += line.length + 1;
+        try {
+            strict.decode(raw);
+        } catch {
+            const bad = [...raw].find((b) => b >= 0x80) ?? 0;
+            throw new Error(
+                `${file} line ${i + 1}: bytes that are no UTF-8 (0x${bad.toString(16).toUpperCase()}: saved as Latin-1 or Windows-1252?), and YAML here is UTF-8: save it as UTF-8 (iconv -f LATIN1 -t UTF-8)`,
+            );
+        }
+    }
     const text = bytes.toString("utf8");
     const doc = parseDocument(text, { prettyErrors: true });
     const err = doc.errors[0];

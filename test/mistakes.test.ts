@@ -509,6 +509,13 @@ const MISTAKES: Mistake[] = [
     [
         "author",
         "preflight",
+        ["--config-file", "{dir}/latin1.yaml"],
+        1,
+        /latin1\.yaml line 2: bytes that are no UTF-8 \(0xDC: saved as Latin-1 or Windows-1252\?\), and YAML here is UTF-8: save it as UTF-8 \(iconv -f LATIN1 -t UTF-8\)$/m,
+    ],
+    [
+        "author",
+        "preflight",
         ["--config-file", "{dir}/assigned.yaml"],
         1,
         /assigned\.yaml: gitops-lab:solveThrough=3 is written KEY=VALUE, which YAML does not read as a key; in the file write gitops-lab:solveThrough: 3$/m,
@@ -723,6 +730,7 @@ describe("mistakes at the command line, and their answers", function () {
         write("Pulumi.yaml", "name: gitops-lab\nruntime: nodejs\nconfig:\n  gitops-lab:root:\n    type: string\n    default: /\n");
         write("typo-key.yaml", 'config:\n  gitops-lab:solveThru: "3"\n');
         write("assigned.yaml", "config:\n  gitops-lab:solveThrough=3\n");
+        fs.writeFileSync(path.join(dir, "latin1.yaml"), Buffer.from("config:\n  gitops-lab:root: /srv/\xdcbung\n", "latin1"));
         write("assigned-second.yaml", "config:\n  gitops-lab:root: /srv/lab\n  gitops-lab:solveThrough=3\n");
         write("foreign-prefix.yaml", "config:\n  cnpa-lab:tenantsLab: true\n  kubernetes:context: lab\n");
         fs.mkdirSync(path.join(dir, "outer", "root"), { recursive: true });
