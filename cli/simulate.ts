@@ -217,6 +217,11 @@ export const simulate: Command = {
             throw new UsageError(
                 `--root ${JSON.stringify(rootArg)} holds a line break or another control character, which splits the commands the lab prints: choose a folder without one`,
             );
+        // a URL for the folder (file:///tmp/lab, copied from a browser): the path is what follows file://
+        if (/^[a-z][a-z0-9+.-]*:\/\//i.test(rootArg))
+            throw new UsageError(
+                `--root ${rootArg} is a URL; --root takes a folder's path${/^file:\/\//i.test(rootArg) ? `: --root ${rootArg.replace(/^file:\/\//i, "") || "/"}` : ""}`,
+            );
         const root = checkRoot(rootArg);
         checkRootWritable(root, rootArg);
         if (process.getuid?.() === 0) checkRootReachableByNobody(root, rootArg);
