@@ -53,6 +53,13 @@ const MISTAKES: Mistake[] = [
     [
         "learner",
         "simulate",
+        ["--root", "file:///tmp/lab", "--through", "1"],
+        2,
+        /--root file:\/\/\/tmp\/lab is a URL; --root takes a folder's path: --root \/tmp\/lab$/m,
+    ],
+    [
+        "learner",
+        "simulate",
         ["--root", "{dir}/outer/root/cnpa-env", "--through", "0"],
         2,
         /--root \S+\/outer\/root\/cnpa-env is inside the simulated lab under \S+\/outer: a lab is not built inside another; to go on with that one, give --root \S+\/outer/,

@@ -3168,6 +3168,24 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
         });
 
+    it("a result file written as YAML: said so, with the form JSON takes", async () => {
+        const root = await rootAt(8);
+        const file = shopLayout(root).resultFile("report");
+        const report = JSON.parse(fs.readFileSync(file, "utf8"));
+        fs.writeFileSync(
+            file,
+            Object.entries(report)
+                .map(([k, v]) => `${k}: ${v}\n`)
+                .join(""),
+        );
+        const r = await runMain("verify", ["--root", root, "--step", "8", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: it is YAML \(key: value lines\), not JSON: write \S+report\.json: a JSON object with the keys [^\n]*, as \{"key": value, \.\.\.\}/,
+        );
+    });
+
     it("a result file with a key twice: the key and its line", async () => {
         const root = await rootAt(3);
         const file = shopLayout(root).resultFile("incident");

@@ -142,15 +142,19 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                     // the doctor's text saved as the file (doctor > stall.json): its summary line, not JSON
                     const head = fs.statSync(file, { throwIfNoEntry: false })?.isFile() ? fs.readFileSync(file, "utf8").slice(0, 200) : "";
                     const doctorText = /^[\w.-]+(?:\/[\w.-]+)?: rollout /.test(head);
+                    // written as YAML (key: value lines): the lab's files are JSON
+                    const yamlText = !doctorText && /^\s*[A-Za-z_][\w-]*:(\s|$)/.test(head) && !head.trimStart().startsWith("{");
                     return {
                         ok: false,
                         expected: "valid JSON",
                         found: `${f.error}${waiting}`,
                         hint: doctorText
                             ? `it holds the rollout doctor's text (its summary line), not JSON: ${write}, each value from what the doctor and the cluster show`
-                            : / twice( \(line \d+\))?: JSON keeps the last/.test(f.error)
-                              ? f.error
-                              : `it is not JSON (${f.error}): ${write}`,
+                            : yamlText
+                              ? `it is YAML (key: value lines), not JSON: ${write}, as {"key": value, ...} (jq or JSON.stringify write it)`
+                              : / twice( \(line \d+\))?: JSON keeps the last/.test(f.error)
+                                ? f.error
+                                : `it is not JSON (${f.error}): ${write}`,
                     };
                 }
                 const v = f.value;
