@@ -626,6 +626,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the in-cluster server written with :443: the hint says Argo CD matches the URL exactly", async () => {
+        await atShop(2, async (root) => {
+            const set: any = shopApplicationSet();
+            set.spec.template.spec.destination.server = "https://kubernetes.default.svc:443";
+            fs.writeFileSync(shopLayout(root).appsetFile, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /server holds "https:\/\/kubernetes\.default\.svc:443": Argo CD finds a cluster by its URL exactly, and knows the one it runs in as https:\/\/kubernetes\.default\.svc: write it without the port/,
+            );
+        });
+    });
+
     it("elements with a key the template never reads: the same Applications, done", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);

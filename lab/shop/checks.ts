@@ -178,7 +178,11 @@ const step2: Check<ShopWorld>[] = [
                     automated: (file.set?.spec?.syncPolicy as { automated?: unknown } | undefined)?.automated
                         ? "it is under the ApplicationSet's own spec.syncPolicy, one level out: the Applications' goes under spec.template.spec.syncPolicy"
                         : automatedWhy(withoutEnabled(t?.spec?.syncPolicy?.automated)),
-                    server: "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
+                    server: /^https:\/\/kubernetes\.default\.svc(\.cluster\.local)?:443\/?$/.test(
+                        String(t?.spec?.destination?.server ?? ""),
+                    )
+                        ? "Argo CD finds a cluster by its URL exactly, and knows the one it runs in as https://kubernetes.default.svc: write it without the port (an Application to a cluster Argo CD does not know is not generated)"
+                        : "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
                     syncOptions: syncOptionsWhy(t?.spec?.syncPolicy?.syncOptions),
                     // a branch for every environment: the pin goes in prod's element, the template takes each one's
                     ...(typeof t?.spec?.source?.targetRevision === "string" && !t.spec.source.targetRevision.includes("{{")
