@@ -3936,6 +3936,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.blocking as the doctor's --json objects, hook_job in argocd: each named", async () => {
+        await atTenants(2, async (root) => {
+            const file = tenantsLayout(root).resultFile("stall");
+            const step2 = async () => (await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"])).stdout;
+            const stall = JSON.parse(fs.readFileSync(file, "utf8"));
+            editResult(file, { blocking: [{ application: "mandant-b", reason: "SyncRetrying", message: "x", hook: null }] });
+            assert.match(
+                await step2(),
+                /hint: it holds a list of one object as the doctor's --json lists them: write the Application's name alone, as a string \("mandant-b"\)/,
+            );
+            editResult(file, { blocking: stall.blocking, hook_job: "argocd/site-setup" });
+            assert.match(
+                await step2(),
+                /hook_job holds "argocd\/site-setup": argocd\/site-setup names namespace argocd: a hook Job runs in its Application's destination namespace, the tenant's/,
+            );
+        });
+    });
+
     it("stall.detected_after_seconds 0: the hint says no rollout stalls at its push", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 0 });

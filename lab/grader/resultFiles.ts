@@ -294,6 +294,11 @@ export function whyNot(f: SchemaField, v: unknown): string {
     // 0 or 1 where a boolean goes: a shell's exit status copied (git merge-base --is-ancestor's), where 0 means yes
     if ((v === 0 || v === 1) && f.check(true))
         return `it holds ${v}, a number: write true or false${v === 1 ? " (if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false)" : " (if 0 is a command's exit status, as git merge-base --is-ancestor's, it means yes: true)"}`;
+    // the doctor's --json objects ({application, reason, ...}) copied where a name goes
+    const list = Array.isArray(v) ? (v as unknown[]) : [];
+    const first = list[0] as { application?: unknown } | undefined;
+    if (first && typeof first === "object" && "application" in first && f.check(first.application))
+        return `it holds ${list.length === 1 ? "a list of one object" : "a list of objects"} as the doctor's --json lists them: write the Application's name alone, as a string (${JSON.stringify(first.application)})`;
     // something inside a list or an object: named where it is (order[0].step), with the same fixes
     const issue = f.issue(v);
     if (issue && issue.path.length > 0) {

@@ -15,7 +15,7 @@ import { HOOK_ERROR, tenantPath } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
 import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
 import { secondsSinceCommit, secondsWithinRollout } from "./resultTimes";
-import { releaseSlip, STALL_FIELDS, withReleaseSlip } from "./stallFields";
+import { hookJobSlip, releaseSlip, STALL_FIELDS, withReleaseSlip } from "./stallFields";
 import {
     laterThanFix,
     AFTER_BLOCKED,
@@ -104,12 +104,7 @@ const step2: Check<TenantsWorld>[] = [
                 {
                     ...STALL_FIELDS,
                     ...(releaseSlip(s.release) ? { release: releaseSlip(s.release) as string } : {}),
-                    // one of the hook Job's Pods (site-setup-x7k2p, from kubectl get pods) for the Job
-                    ...(typeof s.hook_job === "string" && /^mandant-b\/site-setup-[a-z0-9]{5}$/.test(s.hook_job)
-                        ? {
-                              hook_job: `${s.hook_job} is one of the hook Job's Pods: write the Job itself, namespace/name (kubectl get jobs -n mandant-b)`,
-                          }
-                        : {}),
+                    ...hookJobSlip(s.hook_job),
                     // another tenant by its right name: the wrong one, not a format slip
                     ...((TENANTS as readonly string[]).includes(s.blocking) && s.blocking !== "mandant-b"
                         ? {

@@ -14,6 +14,21 @@ export const STALL_FIELDS: Record<string, string> = {
     auto_sync_disabled_by_rollingsync: "whether RollingSync wrote automated.enabled: false into the Applications",
 };
 
+/** stall.hook_job's slips, as the hint for its key: one of the Job's Pods, or the Job in another namespace than the tenant's. */
+export function hookJobSlip(v: unknown): { hook_job?: string } {
+    if (typeof v !== "string") return {};
+    // one of the hook Job's Pods (site-setup-x7k2p, from kubectl get pods) for the Job
+    if (/^mandant-b\/site-setup-[a-z0-9]{5}$/.test(v))
+        return { hook_job: `${v} is one of the hook Job's Pods: write the Job itself, namespace/name (kubectl get jobs -n mandant-b)` };
+    // the Job's name right, its namespace Argo CD's: a hook runs where its Application deploys, the tenant's namespace
+    const [ns, name] = v.split("/");
+    if (name === "site-setup" && ns !== "mandant-b")
+        return {
+            hook_job: `${v} names namespace ${ns}: a hook Job runs in its Application's destination namespace, the tenant's (kubectl get jobs -n mandant-b)`,
+        };
+    return {};
+}
+
 /** A release written with a v or its folder (v1.2.1, releases/1.2.1) in these values: the hint, as the tenant files write it. */
 export function releaseSlip(...values: unknown[]): string | undefined {
     const strings = values.flatMap((v) =>
