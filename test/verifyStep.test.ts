@@ -1819,6 +1819,12 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /PASS {2}release\/prod is at promote\.to/);
             assert.match(r.stdout, /FAIL {2}promote\.from is pin\.release_prod_initial/);
+            const step = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.match(
+                step.stdout,
+                /hint: found [0-9a-f]{12} is the value of [^;]*; promote\.from is promote\.to, release\/prod read after the push: from is where release\/prod stood before the promotion, pin\.release_prod_initial/,
+            );
+            assert.doesNotMatch(step.stdout, /fast-forward works only/);
         });
     });
 

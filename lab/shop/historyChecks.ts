@@ -33,10 +33,17 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
             const { from, to } = obj(w, "promote");
             const outcome = eq(obj(w, "pin").release_prod_initial, from);
             // written the other way round: from is where release/prod was, to where the fast-forward took it
-            return !outcome.ok && isSha(from) && from === obj(w, "incident")?.commit && to === obj(w, "pin").release_prod_initial
+            if (!outcome.ok && isSha(from) && from === obj(w, "incident")?.commit && to === obj(w, "pin").release_prod_initial)
+                return {
+                    ...outcome,
+                    hint: "promote.from and promote.to are swapped: from is where release/prod was before the promotion, to where it went",
+                };
+            // read after the push (from = to): the file is wrong, not the repository
+            return !outcome.ok && isSha(from) && from === to
                 ? {
                       ...outcome,
-                      hint: "promote.from and promote.to are swapped: from is where release/prod was before the promotion, to where it went",
+                      hint: "promote.from is promote.to, release/prod read after the push: from is where release/prod stood before the promotion, pin.release_prod_initial (the repository is right: only the file is to change)",
+                      whereElseToo: true,
                   }
                 : outcome;
         },
