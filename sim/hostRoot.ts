@@ -35,6 +35,16 @@ export function hostRootProblem(root: string, opts: { reset?: boolean } = {}): s
         return opts.reset
             ? `--root ${root} is inside the simulated lab under ${outer}, which is reset as a whole: gitops-lab simulate --root ${outer} --reset`
             : `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
+    // a folder of labs given for one of them (its name left out): a new lab would be built beside them, at their parent
+    const below =
+        fs.existsSync(root) && fs.statSync(root).isDirectory()
+            ? fs.readdirSync(root).filter((d) => fs.existsSync(clusterStateFile(path.join(root, d))))
+            : [];
+    if (below.length && !opts.reset)
+        return `--root ${root} holds no lab itself, but ${below.length === 1 ? "a lab is" : "labs are"} under it (${below
+            .slice(0, 3)
+            .map((d) => path.join(root, d))
+            .join(", ")}${below.length > 3 ? ", ..." : ""}): to go on with one, give it as --root; for a new lab, give a new folder`;
     const held = [shop.bareDir, shop.workDir, tenants.workDir].flatMap((d) => {
         const entries = fs.existsSync(d) && fs.statSync(d).isDirectory() ? fs.readdirSync(d) : [];
         return entries.length ? [`${d} holds ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}`] : [];

@@ -53,6 +53,13 @@ const MISTAKES: Mistake[] = [
     [
         "learner",
         "simulate",
+        ["--root", "{dir}", "--through", "1"],
+        2,
+        /--root \S+ holds no lab itself, but labs are under it \(\S+\/outer, \S+\/savedlab\): to go on with one, give it as --root; for a new lab, give a new folder$/m,
+    ],
+    [
+        "learner",
+        "simulate",
         ["--root", "file:///tmp/lab", "--through", "1"],
         2,
         /--root file:\/\/\/tmp\/lab is a URL; --root takes a folder's path: --root \/tmp\/lab$/m,
