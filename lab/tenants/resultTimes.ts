@@ -66,7 +66,8 @@ export async function secondsWithinRollout(w: TenantsWorld): Promise<Outcome | b
     if (!Number.isFinite(last)) return null; // the order's own checks say what is wrong with its times
     // no shorter than from the fix's push (the repository's reflog) to the last healthy_at, a minute allowed for the clocks
     const pushed = await w.repo.heldSince("main", r.commit).catch(() => null);
-    const least = pushed === null ? 0 : Math.floor((last - pushed) / 1000) - 60;
+    // (a healthy_at later than now, beyond the clocks' five minutes, is no time to count from: the order's check says so)
+    const least = pushed === null || last > Date.now() + 300_000 ? 0 : Math.floor((last - pushed) / 1000) - 60;
     if (d >= 0 && d < least)
         return {
             ok: false,
