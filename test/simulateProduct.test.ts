@@ -9,6 +9,7 @@ import * as https from "https";
 import * as os from "os";
 import * as path from "path";
 import { isAlive } from "../lab/ports/proc";
+import { run } from "../lab/ports/exec";
 import { REAL_PLANE } from "../realplane/versions";
 import { shopLayout } from "../lab/shop/layout";
 import { switchFeatureOn } from "../lab/shop/edits";
@@ -19,7 +20,8 @@ import { shopApplicationSet } from "../lab/shop/appset";
 import { RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
 import { tenantFile, tenantPath } from "../lab/tenants/repoFiles";
 import { BIN, runCli, runMain } from "./helpers/cli";
-import { rootAt } from "./helpers/labAt";
+import { labAt, rootAt } from "./helpers/labAt";
+import { clusterStateFile } from "../sim/simulatedLab";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
 import { expect, holds } from "./helpers/expect";
 import { gradingLines, sameCommand, serveInstructions, shellWord, solveOptions } from "../cli/simulate";
@@ -665,6 +667,47 @@ describe("simulate: a lab's repository removed by hand", function () {
                 );
             }
             assert.ok(!fs.existsSync(shopLayout(root).bareRepo), "nothing was built in its place");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
+describe("simulate: the ApplicationSet deleted by hand", function () {
+    this.timeout(120_000);
+
+    it("given the shop ApplicationSet deleted at step 2, then a run for step 4 says so at once, not after a wait", async () => {
+        const at = await labAt(2);
+        const root = at.lab.layout.root;
+        try {
+            const kubeconfig = path.join(root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            // (asynchronously: the simulated API answers from this process)
+            await run("kubectl", [
+                "--kubeconfig",
+                kubeconfig,
+                "--request-timeout=30s",
+                "-n",
+                "argocd",
+                "delete",
+                "applicationset",
+                "shop",
+                "--wait=false",
+            ]);
+            await expect(
+                holds("the ApplicationSet gone", async () => !(await at.cluster.getApplicationSet("shop"))),
+                { timeoutMs: 60_000 },
+            );
+            fs.writeFileSync(clusterStateFile(root), at.lab.kube.dump());
+            await at.lab.stop();
+            fs.rmSync(kubeconfig);
+            const r = await runMain("simulate", ["--root", root, "--through", "4"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /the ApplicationSet argocd\/shop is not in the cluster \(deleted\?\), while \S+appset\.yaml says it was applied: apply it again \(kubectl apply -f \S+appset\.yaml\), then run again/,
+            );
+            assert.doesNotMatch(r.out, /timed out/);
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

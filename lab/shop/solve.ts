@@ -11,7 +11,7 @@ import { Clock, realClock } from "../ports/clock";
 import { ClusterPort } from "../ports/cluster";
 import { CloneGit } from "../ports/git";
 import { applyShopAppSet, appsetFileContent, listElements, shopApplicationSet } from "./appset";
-import { ShopLayout } from "./layout";
+import { APPSET_NAME, ShopLayout } from "./layout";
 import { createShopRepo } from "./repo";
 import { readRepoFiles } from "./repoFiles";
 import { SHOP_RESULT_SET } from "./results";
@@ -52,6 +52,11 @@ export async function solveShopLab(ctx: ShopLabContext, through: number): Promis
     // applied once (appset.yaml is written after the apply), the ApplicationSet and its file are the learner's: a lab
     // started again does not rewrite them (a served lab's learner may be part-way through step 4's edit)
     if (fs.existsSync(ctx.layout.appsetFile)) {
+        // the file says it was applied; the cluster must have it still (deleted by hand, every later wait would time out)
+        if (!(await ctx.cluster.getApplicationSet(APPSET_NAME)))
+            throw new Error(
+                `the ApplicationSet argocd/${APPSET_NAME} is not in the cluster (deleted?), while ${ctx.layout.appsetFile} says it was applied: apply it again (kubectl apply -f ${ctx.layout.appsetFile}), then run again`,
+            );
         log(`[step 2 appset] applied already (${ctx.layout.appsetFile} is there): left as it stands`);
         setup.push({ step: 2, name: "appset", ms: 0, waitMs: 0, clockMs: 0, skipped: true });
     } else await timed(2, "appset", (l) => applyShopAppSet(ctx.cluster, ctx.layout, shopApplicationSet({ repoURL: ctx.repoURL }), l));
