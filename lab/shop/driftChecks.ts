@@ -90,7 +90,7 @@ export const DRIFT_CHECKS: Check<ShopWorld>[] = [
                   ok: false,
                   expected: `at most ${most} (shop-prod's last sync before the repair ended ${most - 2} s before selfHeal's repair, 2 s allowed)`,
                   found: s,
-                  hint: `drift.seconds holds ${s}, but the drift cannot have lasted longer than ${most} s: your patch came after shop-prod's last sync (${(app?.status?.history ?? []).at(-1)?.deployedAt}) and selfHeal repaired it at ${op?.finishedAt}${s >= 100 && Math.ceil(s / 1000) <= most ? `; if ${s} is milliseconds, write whole seconds, rounded up: ${Math.max(1, Math.ceil(s / 1000))}` : ""}`,
+                  hint: `drift.seconds holds ${s}, but the drift cannot have lasted longer than ${most} s: your patch came after shop-prod's last sync (${(app?.status?.history ?? []).at(-1)?.deployedAt}) and selfHeal repaired it at ${op?.finishedAt}${s >= 1000 && Math.ceil(s / 1000) <= most ? `; if ${s} is milliseconds, write whole seconds, rounded up: ${Math.max(1, Math.ceil(s / 1000))}` : ""}`,
               };
     }),
 ];
