@@ -263,19 +263,24 @@ describe("rollout doctor: diagnosis", () => {
         );
     });
 
-    it("given a release with no folder (a typo in the tenant files), then the path Git lacks is named, once for the others", () => {
-        const message = (p: string) =>
-            `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): \`kustomize build <path to cached source>/${p}\` failed exit status 1: Error: must build at directory: not a valid directory: evalsymlink failure on '<path to cached source>/${p}' : lstat <path to cached source>/${p}: no such file or directory`;
-        const cannot = (name: string, step: number, status: TenantSpec["status"]): TenantSpec => ({
+    /** A tenant whose Application Argo CD cannot compare (ComparisonError with this message), 5 minutes in. */
+    const cannotCompare =
+        (message: string) =>
+        (name: string, step: number, status: TenantSpec["status"]): TenantSpec => ({
             name,
             step,
             status,
             since: 5,
             app: {
                 sync: { status: "Unknown", revision: "main" },
-                conditions: [{ type: "ComparisonError", message: message("releases/1.2"), lastTransitionTime: "2026-05-29T14:55:00Z" }],
+                conditions: [{ type: "ComparisonError", message, lastTransitionTime: "2026-05-29T14:55:00Z" }],
             },
         });
+
+    it("given a release with no folder (a typo in the tenant files), then the path Git lacks is named, once for the others", () => {
+        const message = (p: string) =>
+            `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = Manifest generation error (cached): \`kustomize build <path to cached source>/${p}\` failed exit status 1: Error: must build at directory: not a valid directory: evalsymlink failure on '<path to cached source>/${p}' : lstat <path to cached source>/${p}: no such file or directory`;
+        const cannot = cannotCompare(message("releases/1.2"));
         const tenants = [cannot("mandant-a", 1, "Progressing"), cannot("mandant-b", 2, "Waiting")];
         const set = appSet("tenants", tenants, { rolloutStep: 1, since: 5 });
         const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
@@ -286,23 +291,9 @@ describe("rollout doctor: diagnosis", () => {
     });
 
     it("given the same ComparisonError in every tenant, then the others are named once with it", () => {
-        const cannot = (name: string, step: number, status: TenantSpec["status"]): TenantSpec => ({
-            name,
-            step,
-            status,
-            since: 5,
-            app: {
-                sync: { status: "Unknown", revision: "main" },
-                conditions: [
-                    {
-                        type: "ComparisonError",
-                        message:
-                            "Failed to load target state: `kustomize build <path to cached source>/releases/1.21` failed: no such file or directory",
-                        lastTransitionTime: "2026-05-29T14:55:00Z",
-                    },
-                ],
-            },
-        });
+        const cannot = cannotCompare(
+            "Failed to load target state: `kustomize build <path to cached source>/releases/1.21` failed: no such file or directory",
+        );
         const tenants = [cannot("mandant-a", 1, "Progressing"), cannot("mandant-b", 2, "Waiting"), cannot("mandant-c", 3, "Waiting")];
         const set = appSet("tenants", tenants, { rolloutStep: 1, since: 5 });
         const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
