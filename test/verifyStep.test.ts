@@ -846,6 +846,17 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("prod's element taken out (shop-prod to be made by hand): the hint says the ApplicationSet makes it", async () => {
+        await atShop(4, async (root) => {
+            const r = await withElements(root, 4, [{ env: "dev", revision: "main" }]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: appset\.yaml has no element for prod: the ApplicationSet makes shop-prod from its element[^;]*made by hand is not the ApplicationSet's[^;]*; put the element back, \{env: prod, revision: release\/prod\}/,
+            );
+        });
+    });
+
     it("a third environment's element (staging) beside the pin: step 4's hint names it", async () => {
         await atShop(4, async (root) => {
             const r = await withElements(root, 4, [
