@@ -1594,6 +1594,41 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a promotion by squash merge: named as such, with or without git's message", async () => {
+        await atShop(5, async (root) => {
+            const layout = shopLayout(root);
+            const { clone } = layout;
+            const incident = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            const from = JSON.parse(fs.readFileSync(layout.resultFile("pin"), "utf8")).release_prod_initial;
+            await git(["checkout", "--quiet", "-B", "promote", "origin/release/prod"], clone);
+            await git(["merge", "--quiet", "--squash", incident], clone);
+            await git(["commit", "--quiet", "--no-edit"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], clone);
+            const squash = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: squash }));
+            const named = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(named.code, 1, named.out);
+            assert.match(
+                named.stdout,
+                /promote\.to is incident\.commit; hint: promote\.to is a copy of incident\.commit \(a squash merge: its change, another commit\)[^\n]*start the lab over to promote again/,
+            );
+            // promote.json naming the incident commit, release/prod at the squash: the check of release/prod says so
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: incident }));
+            const tip = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.match(tip.stdout, /hint: release\/prod holds a squash merge of promote\.to \(its change, another commit\)/, tip.out);
+            // committed with a message of one's own: the same files on the same parent are still a copy
+            await git(["commit", "--quiet", "--amend", "-m", "promote the checkout flag"], clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/promote"], clone);
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to: await git(["rev-parse", "HEAD"], clone) }));
+            const ownMessage = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.match(
+                ownMessage.stdout,
+                /promote\.to is a copy of incident\.commit \(a squash merge \(or a cherry-pick\)/,
+                ownMessage.out,
+            );
+        });
+    });
+
     it("promoted and graded before Argo CD saw the push: the hint says shop-prod is behind release/prod, and to refresh", async () => {
         const at = await labAt(5);
         try {
