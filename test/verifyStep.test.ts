@@ -2738,6 +2738,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("a bad commit that makes missing.yaml too, before revert.json: named at once", async () => {
+        await atShop(6, async (root) => {
+            const { clone } = shopLayout(root);
+            const file = path.join(clone, "envs/dev/kustomization.yaml");
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", "  - ../../base\n  - missing.yaml"));
+            fs.writeFileSync(path.join(clone, "envs/dev/missing.yaml"), "");
+            await git(["add", "-A"], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "dev: missing.yaml"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /main's bad commit \(before revert\.json\) breaks envs\/dev[^\n]*; hint: [0-9a-f]{12} adds missing\.yaml to envs\/dev's resources, but envs\/dev renders: envs\/dev\/missing\.yaml is there too, so shop-dev shows no ComparisonError[^\n]*git rm envs\/dev\/missing\.yaml/,
+            );
+        });
+    });
+
     it("a bad commit putting missing.yaml under components:: named by that key", async () => {
         assert.match(
             await badCommitGraded("envs/dev", "missing.yaml", "components"),

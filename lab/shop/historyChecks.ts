@@ -26,6 +26,18 @@ function revertsBy(message: string, sha: string): boolean {
     return [...message.matchAll(/This reverts commit ([0-9a-f]{7,40})\b/g)].some((m) => sha.startsWith(m[1]));
 }
 
+/**
+ * Whether envs/dev renders at `sha` (a bad commit that names missing.yaml): undefined when it does not, as the step
+ * wants; else whether the commit's tree holds envs/dev/missing.yaml (the file made too).
+ */
+async function madeToo(w: ShopWorld, sha: string): Promise<boolean | undefined> {
+    const renders = await renderShopConfigAt(w.repo, sha, "envs/dev", w.kubectl).then(
+        () => true,
+        () => false,
+    );
+    return renders ? (await w.repo.file(sha, "envs/dev/missing.yaml")) !== null : undefined;
+}
+
 /** Step 7: the bad commit on main, its ComparisonError, and its revert. */
 export const REVERT_CHECKS: Check<ShopWorld>[] = [
     {
@@ -35,7 +47,19 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             // once revert.json is there, bad_commit's own check names the overlay
             const to = obj(w, "promote")?.to;
             if (obj(w, "revert") || !isSha(to) || !w.main || !(await w.repo.isAncestor(to, w.main).catch(() => false))) return null;
-            if (await missingYamlAfter(w, to, w.main)) return null;
+            const devSha = await missingYamlAfter(w, to, w.main);
+            if (devSha) {
+                // the file it names made too: envs/dev renders, and shop-dev never shows the error step 7 copies
+                const made = await madeToo(w, devSha);
+                return made === undefined
+                    ? null
+                    : {
+                          ok: false,
+                          expected: "envs/dev not rendering at main's bad commit (missing.yaml is not there)",
+                          found: `envs/dev at ${devSha.slice(0, 12)} renders${made ? " (envs/dev/missing.yaml exists there)" : ""}`,
+                          hint: `${devSha.slice(0, 12)} adds missing.yaml to envs/dev's resources, but envs/dev renders${made ? ": envs/dev/missing.yaml is there too" : ""}, so shop-dev shows no ComparisonError for dev_error to copy: the step's bad commit names a file that does not exist; ${made ? "git rm envs/dev/missing.yaml in a new commit and push: shop-dev then shows the error" : "make it name a file the repository lacks"}`,
+                      };
+            }
             for (const dir of ["envs/prod", "base"]) {
                 // reverted since: nothing of it is left to point at
                 if (!resourcesOf(await kustomizationOf(w, w.main, dir)).includes("missing.yaml")) continue;
@@ -132,14 +156,8 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                     hint: `bad_commit adds ${added.join(", ")}; the step's bad commit adds missing.yaml (so the error names it): add missing.yaml in a new commit, push, then revert that one, and write it as bad_commit`,
                 };
             // the file it names made too (in it or before it): envs/dev renders, and shop-dev never showed the error dev_error copies
-            if (
-                outcome.ok &&
-                (await renderShopConfigAt(w.repo, bad, "envs/dev", w.kubectl).then(
-                    () => true,
-                    () => false,
-                ))
-            ) {
-                const made = (await w.repo.file(bad, "envs/dev/missing.yaml")) !== null;
+            const made = outcome.ok ? await madeToo(w, bad) : undefined;
+            if (made !== undefined) {
                 return {
                     ok: false,
                     expected: "envs/dev at bad_commit not rendering (missing.yaml is not there)",
