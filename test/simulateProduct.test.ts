@@ -746,7 +746,7 @@ describe("simulate: step 1 done by hand, then the solver asked for more", functi
 describe("simulate: a lab's root moved", function () {
     this.timeout(120_000);
 
-    it("given the root moved, then going on names the clone's old origin and the set-url that points it here", async () => {
+    it("given the root moved, or origin set to a git daemon, then going on names the clone's origin and the set-url", async () => {
         const root = await rootAt(4);
         const moved = `${root}-moved`;
         try {
@@ -760,6 +760,18 @@ describe("simulate: a lab's root moved", function () {
                     `${clone}'s origin is ${shopLayout(root).bareRepo}, the repository at the root it was copied or moved from, not ${bareRepo}\\. Nothing was changed\\. If the root was moved, point it here \\(git -C ${clone} remote set-url origin ${bareRepo}\\)`,
                 ),
             );
+            // origin set to a served lab's git daemon instead: a URL, not the root's other place
+            const daemon = "git://127.0.0.1:9418/shop-envs.git";
+            await git(["-C", clone, "remote", "set-url", "origin", daemon]);
+            const served = await runMain("simulate", ["--root", moved, "--through", "5"]);
+            assert.strictEqual(served.code, 1, served.out);
+            assert.ok(
+                served.stderr.includes(
+                    `${clone}'s origin is ${daemon}, a URL (a served lab's git daemon is one), not ${bareRepo}: the git daemon serves to read`,
+                ),
+                served.stderr,
+            );
+            assert.doesNotMatch(served.stderr, /copied or moved/);
             await git(["-C", clone, "remote", "set-url", "origin", bareRepo]);
             const again = await runMain("simulate", ["--root", moved, "--through", "5"]);
             assert.strictEqual(again.code, 0, again.out);

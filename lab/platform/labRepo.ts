@@ -133,10 +133,14 @@ export async function createLabRepo(
                 // a clone of the same repository at the root's other place (the root copied or moved): pointed here, it is this one's
                 const url = await configGet(path.join(clone, ".git"), "remote.origin.url");
                 const moved = url && path.basename(url) === path.basename(bareRepo) && url !== bareRepo;
+                // a URL (a served lab's git daemon, git://127.0.0.1:PORT/...): the clone reads through it, and pushes nowhere
+                const served = url && /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
                 throw new Error(
-                    moved
-                        ? `${clone}'s origin is ${url}, the repository at the root it was copied or moved from, not ${bareRepo}. Nothing was changed. If the root was moved, point it here (git -C ${clone} remote set-url origin ${bareRepo}), then run again; else move it away.`
-                        : `${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`,
+                    served
+                        ? `${clone}'s origin is ${url}, a URL (a served lab's git daemon is one), not ${bareRepo}: the git daemon serves to read, and the lab's clone pushes to the repository by its path. Nothing was changed. Point it back (git -C ${clone} remote set-url origin ${bareRepo}), then run again; a clone to read through the daemon is made elsewhere (git clone ${url} DIR).`
+                        : moved
+                          ? `${clone}'s origin is ${url}, the repository at the root it was copied or moved from, not ${bareRepo}. Nothing was changed. If the root was moved, point it here (git -C ${clone} remote set-url origin ${bareRepo}), then run again; else move it away.`
+                          : `${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`,
                 );
             }
             await makeWorldReadable(layout);
