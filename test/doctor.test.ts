@@ -169,6 +169,17 @@ describe("rollout doctor: diagnosis", () => {
             d.blocking[0].message,
             /^PreSync hook Job mandant-b\/site-setup: 1 of its Pods failed so far \(the Job makes new ones\): "config\/system\/settings\.php is not writable"; the sync is being retried \(attempt 2 of 5\)$/,
         );
+        // --json's hook names the Job and its error, as a failed hook's does
+        assert.deepStrictEqual(
+            { ...d.blocking[0].hook },
+            {
+                namespace: "mandant-b",
+                job: "site-setup",
+                reason: "PodsFailing",
+                message: "1 of its Pods failed so far; the Job makes new ones",
+                log: "config/system/settings.php is not writable",
+            },
+        );
     });
 
     it("given a finished rollout, then it is complete, with no step", () => {

@@ -83,7 +83,17 @@ export function causeOf(
             ? `${type ? `${type} hook` : "hook"} Job ${again.namespace}/${again.job}: ${again.failed} of its Pods failed so far (the Job makes new ones)${again.log ? `: "${again.log}"` : ` (its error is in its Pods' log: ${logCommand(again.namespace, again.job)})`}; the sync is being retried (attempt ${retries} of ${op?.operation?.retry?.limit ?? 5})`
             : // an earlier attempt failed; the message is the attempt now running's (waiting for a hook's deletion, most often)
               `retry ${retries} of ${op?.operation?.retry?.limit ?? 5} is running${op.message ? `: ${op.message}` : ""}`;
-        return { reason: "SyncRetrying", message, hook: null, fatal: true };
+        // the retry's hook Job named (doctor --json's hook), its Pods' failures so far as its reason: it has not failed yet
+        const retryHook: HookInfo | null = again
+            ? {
+                  namespace: again.namespace,
+                  job: again.job,
+                  reason: "PodsFailing",
+                  message: `${again.failed} of its Pods failed so far; the Job makes new ones`,
+                  log: again.log,
+              }
+            : null;
+        return { reason: "SyncRetrying", message, hook: retryHook, fatal: true };
     }
     if (errs.length) {
         // one Argo CD cannot compare: said as its finding says it (a source path Git does not have named as such)
@@ -126,7 +136,8 @@ export function syncFailure(dump: Dump, app: Application): { reason: string; mes
         { object: ref, field: "status.operationState.phase", value: String(op.phase), time: op.finishedAt ?? op.startedAt },
         { object: ref, field: "status.operationState.message", value: String(op.message ?? "") },
     ];
-    if (c.hook) {
+    // (a retry's hook Job still running has no failure of its own to show: the operation's message says it)
+    if (c.hook && c.reason !== "SyncRetrying") {
         const hook: HookInfo = c.hook;
         const job = dump.jobs.find((j) => j.metadata?.namespace === hook.namespace && j.metadata?.name === hook.job);
         const failed = jobFailed(job);
