@@ -2989,6 +2989,29 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("dev_error typed by hand, naming missing.yaml in words of its own: not Argo CD's message, named", async () => {
+        await atShop(7, async (root) => {
+            const file = shopLayout(root).resultFile("revert");
+            const revert = JSON.parse(fs.readFileSync(file, "utf8"));
+            for (const typed of ["missing.yaml", "error: missing.yaml not found"]) {
+                fs.writeFileSync(file, JSON.stringify({ ...revert, dev_error: typed }));
+                const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.ok(
+                    r.stdout.includes(
+                        `hint: dev_error holds ${JSON.stringify(typed)}, which names missing.yaml in words of its own, not Argo CD's`,
+                    ),
+                    r.stdout,
+                );
+                assert.ok(r.stdout.includes(`worktree add /tmp/bad ${revert.bad_commit.slice(0, 12)}`), r.stdout);
+            }
+            // a part of Argo CD's own message is its message still
+            fs.writeFileSync(file, JSON.stringify({ ...revert, dev_error: "accumulating resources from 'missing.yaml'" }));
+            const part = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(part.code, 0, part.out);
+        });
+    });
+
     it("dev_error as the condition's type: named", async () => {
         await atShop(7, async (root) => {
             const file = shopLayout(root).resultFile("revert");

@@ -1,5 +1,6 @@
 /** Step 7's dev_error: the message of shop-dev's ComparisonError, as a learner copies it (or copies more, or less). */
 import { Check } from "../grader/grader";
+import { isSha } from "../grader/resultFiles";
 import { obj, ShopWorld } from "./world";
 
 const COPY = `(kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[0].message}'), which names missing.yaml`;
@@ -15,6 +16,10 @@ function conditionsJson(v: string): boolean {
     }
 }
 
+/** Words of the message Argo CD writes for an overlay naming a file the repository lacks (kustomize's, as the repo-server passes them on). */
+const KUSTOMIZE_WORDS =
+    /accumulating resources|kustomize build|no such file|evalsymlink|Failed to load target state|must build at directory/i;
+
 export const DEV_ERROR: Check<ShopWorld> = {
     step: 7,
     name: "dev_error is the ComparisonError's message (it mentions missing.yaml)",
@@ -22,7 +27,12 @@ export const DEV_ERROR: Check<ShopWorld> = {
         const r = obj(w, "revert");
         if (!r) return null;
         const v = r.dev_error;
-        const named = typeof v === "string" && v.includes("missing.yaml");
+        const mentions = typeof v === "string" && v.includes("missing.yaml");
+        // Argo CD's message is kustomize's error (accumulating resources … missing.yaml … no such file or directory):
+        // a line typed by hand that only names the file ("error: missing.yaml not found") is not what shop-dev showed
+        const argoWords = typeof v === "string" && KUSTOMIZE_WORDS.test(v);
+        const named = mentions && argoWords;
+        const typed = mentions && !argoWords && !conditionsJson(String(v));
         // the whole condition (or the list of them) copied as JSON: its type and times beside the message
         const json = typeof v === "string" && conditionsJson(v);
         // the condition's type (or reason) for its message
@@ -49,7 +59,11 @@ export const DEV_ERROR: Check<ShopWorld> = {
                     ? { hint: `dev_error holds the condition's type; copy its message ${COPY}` }
                     : empty
                       ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${COPY}` }
-                      : {}),
+                      : typed
+                        ? {
+                              hint: `dev_error holds ${JSON.stringify(v)}, which names missing.yaml in words of its own, not Argo CD's: the step copies the ComparisonError's message as shop-dev showed it (kustomize's "accumulating resources from 'missing.yaml' … no such file or directory") ${COPY}; once reverted, kustomize prints the same words at bad_commit (git -C ${w.layout.clone} worktree add /tmp/bad ${isSha(r.bad_commit) ? String(r.bad_commit).slice(0, 12) : "BAD_COMMIT"}, then kubectl kustomize /tmp/bad/envs/dev)`,
+                          }
+                        : {}),
         };
     },
 };
