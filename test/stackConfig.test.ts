@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { readStackConfig } from "../cli/stackConfig";
+import { PROJECT_DIR, readStackConfig } from "../cli/stackConfig";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { CONFIG_KEYS, parseStackConfig } from "../lab/platform/stackConfig";
 import { runCli } from "./helpers/cli";
@@ -44,6 +44,20 @@ describe("the stack configuration's schema", () => {
         [{ rolloutDoctor: "maybe" }, /gitops-lab:rolloutDoctor is "maybe"; allowed: auto, on or off /],
         [{ tenantsSolveThrough: 7 }, /gitops-lab:tenantsSolveThrough is 7; allowed: 1, 2 or 3 /],
         [{ tenantsLab: "yes" }, /gitops-lab:tenantsLab is "yes"; allowed: true or false /],
+        // quoted, these reach the program as written (unquoted, Pulumi reads them as YAML's number or boolean: 8, true)
+        [
+            { solveThrough: "8.0" },
+            /gitops-lab:solveThrough is "8\.0"; allowed: [^;]*; Pulumi hands the program the value as it is written \(8\.0\), and a whole number is read in digits alone: write 8 /,
+        ],
+        [
+            { tenantsLab: "True" },
+            /gitops-lab:tenantsLab is "True"; allowed: true or false; [^(]*reads true and false in lower case alone: write true /,
+        ],
+        // a block scalar (root: | and the path on the next line) keeps its line break
+        [
+            { root: "/srv/lab\n" },
+            /gitops-lab:root is "\/srv\/lab\\n"; allowed: [^;]*; it ends with a line break, which a block scalar \(\| or >\) keeps: write the value on the key's own line \(gitops-lab:root: \/srv\/lab\)/,
+        ],
         [{ syncTimeoutSeconds: "0" }, /gitops-lab:syncTimeoutSeconds is "0"; allowed: a whole number of seconds from 1 to 86400 /],
         [
             { solveThruogh: 4 },
@@ -353,6 +367,15 @@ describe("the stack file as preflight and up read it", function () {
             /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a simulated lab's kubeconfig \(gitops-lab simulate --serve writes it, for that lab alone\)/m,
         );
         fs.rmSync(root, { recursive: true, force: true });
+    });
+
+    it("unquoted numbers and booleans YAML reads as such (8.0, 0x8, 1e3, True) are taken as Pulumi 3.248 hands them over (8, 1000, true)", () => {
+        // (pulumi config --json of such a file, v3.248.0: "8", "8", "1000", "true": yaml.v3 reads them typed, then JSON writes them)
+        const f = file(
+            "config:\n  gitops-lab:solveThrough: 8.0\n  gitops-lab:tenantsSolveThrough: 0x2\n  gitops-lab:syncTimeoutSeconds: 1e3\n  gitops-lab:tenantsLab: True\n",
+        );
+        const c = readStackConfig(PROJECT_DIR, "dev", f);
+        assert.deepStrictEqual([c.solveThrough, c.tenantsSolveThrough, c.syncTimeoutSeconds, c.tenantsLab], [8, 2, 1000, true]);
     });
 
     it("a folder for the file, a root with a space at its end: each said in one line", () => {

@@ -123,6 +123,19 @@ function slip(key: string, value: unknown): string {
     const unit: Record<string, number> = { s: 1, m: 60, h: 3600 };
     const d = typeof value === "string" ? /^\s*(\d+)\s*([smh])\s*$/.exec(value) : null;
     if (d && /Seconds$/.test(key)) return `; for ${value} write ${Number(d[1]) * unit[d[2]]}`;
+    // a number YAML reads as one, which Pulumi hands the program as written (8.0, 0x8, 1e1): whole numbers are digits alone
+    const n =
+        typeof value === "string" && /^[-+]?(?:\d+\.\d*|\.\d+|\d+(?:\.\d*)?e[-+]?\d+|0x[0-9a-f]+|0o[0-7]+|\+\d+)$/i.test(value)
+            ? Number(value)
+            : NaN;
+    if (Number.isInteger(n) && STACK_CONFIG.shape[key as keyof typeof STACK_CONFIG.shape] !== undefined && key !== "root")
+        return `; Pulumi hands the program the value as it is written (${value}), and a whole number is read in digits alone: write ${n}`;
+    // True, TRUE, yes: YAML 1.1's booleans, which Pulumi hands the program as written
+    if (typeof value === "string" && /^(true|false)$/i.test(value) && value !== value.toLowerCase())
+        return `; Pulumi hands the program the value as it is written, and reads true and false in lower case alone: write ${value.toLowerCase()}`;
+    // a block scalar (| or >): it keeps the line break at its end
+    if (typeof value === "string" && /\n$/.test(value) && value.trim())
+        return `; it ends with a line break, which a block scalar (| or >) keeps: write the value on the key's own line (gitops-lab:${key}: ${value.trim()})`;
     if (typeof value === "string" && value.startsWith("~/"))
         return `; ~ is not expanded here: write the whole path (${path.join(os.homedir(), value.slice(2))})`;
     // typographic quotes (copied from a document): YAML reads them as part of the value
