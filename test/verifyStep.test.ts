@@ -3259,6 +3259,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         ["named in another case", 8, "report", (l: ReturnType<typeof shopLayout>) => path.join(l.workDir, "report.JSON")],
         ["written into the clone", 6, "promote", (l: ReturnType<typeof shopLayout>) => path.join(l.clone, "promote.json")],
         ["written at the lab's --root", 5, "drift", (l: ReturnType<typeof shopLayout>) => path.join(l.root, "drift.json")],
+        ["saved with an editor's .txt", 7, "revert", (l: ReturnType<typeof shopLayout>) => path.join(l.workDir, "revert.json.txt")],
     ] as const)
         it(`a result file ${what}: where it is, and where the lab reads it`, async () => {
             const root = await rootAt(step);
@@ -3274,6 +3275,17 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
             );
         });
+
+    it("a result file left empty (jq . F > F): said empty, not the parser's words", async () => {
+        await atShop(7, async (root) => {
+            const file = shopLayout(root).resultFile("revert");
+            fs.writeFileSync(file, "");
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: it is empty \(0 bytes\): the command that was to write it wrote nothing \(a > empties the file/);
+            assert.doesNotMatch(r.stdout, /Unexpected end of JSON input/);
+        });
+    });
 
     it("a result file written as YAML: said so, with the form JSON takes", async () => {
         const root = await rootAt(8);
@@ -3868,6 +3880,48 @@ describe("verify --step: one step at a time, with a hint", function () {
             const step = await runMain("verify", ["--root", root, "--offline", "--step", "2"]);
             assert.strictEqual(step.code, 1, step.out);
             assert.match(step.stdout, /; the tenants lab is here \(at step 1\): gitops-lab verify --lab tenants --root \S+\n$/);
+        });
+    });
+
+    it("a release rewritten by a search and replace over the whole repository: stall.commit and recovery.commit are refused", async () => {
+        /** `from` replaced by `to` in every file of the clone (tenants/ and releases/ alike), committed and pushed. */
+        const replaceAll = async (clone: string, from: string, to: string) => {
+            const files = (await git(["ls-files"], clone)).split("\n").filter(Boolean);
+            for (const f of files) {
+                const p = path.join(clone, f);
+                const text = fs.readFileSync(p, "utf8");
+                if (text.includes(from)) fs.writeFileSync(p, text.split(from).join(to));
+            }
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", `bump to ${to}`], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            return git(["rev-parse", "HEAD"], clone);
+        };
+        const refused = async (root: string, name: string, through: number) =>
+            (await verifyTenants({ layout: tenantsLayout(root), through })).find((c) =>
+                c.check.startsWith(`${name}.commit leaves the shipped releases`),
+            );
+        await atTenants(1, async (root) => {
+            const layout = tenantsLayout(root);
+            const commit = await replaceAll(layout.clone, RELEASES.first, RELEASES.faulty);
+            fs.writeFileSync(layout.resultFile("stall"), JSON.stringify({ commit }));
+            const c = await refused(root, "stall", 2);
+            assert.strictEqual(c?.ok, false, JSON.stringify(c));
+            assert.match(
+                String(c?.hint),
+                new RegExp(
+                    `^stall\\.commit [0-9a-f]{12} changes releases/${RELEASES.first.replace(/\./g, "\\.")} too \\(a search and replace over the whole repository\\?\\): a release ships as it is`,
+                ),
+            );
+        });
+        await atTenants(2, async (root) => {
+            const layout = tenantsLayout(root);
+            // the solver's stall made by the tenants' files alone: this check passes it
+            assert.strictEqual((await refused(root, "stall", 2))?.ok, true);
+            const commit = await replaceAll(layout.clone, RELEASES.faulty, RELEASES.fixed);
+            fs.writeFileSync(layout.resultFile("recovery"), JSON.stringify({ commit }));
+            const c = await refused(root, "recovery", 3);
+            assert.strictEqual(c?.ok, false, JSON.stringify(c));
+            assert.match(String(c?.hint), /^recovery\.commit [0-9a-f]{12} changes releases\/1\.2\.0 too/);
         });
     });
 

@@ -7,6 +7,7 @@ import { ARGOCD_NAMESPACE } from "../argo/application";
 import { Check, CheckResult, eq, eqFields, runChecks } from "../grader/grader";
 import { whereElse } from "../grader/whereElse";
 import { MAIN_AT_FIXED } from "./mainChecks";
+import { SHIPPED_CHECKS } from "./shippedChecks";
 import { stackOutputChecks } from "../grader/live";
 import { isSha, resultFileChecks } from "../grader/resultFiles";
 import { startAgainAt } from "../kit/layout";
@@ -484,6 +485,7 @@ export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
     ...step1,
     ...step2,
     ...step3,
+    ...SHIPPED_CHECKS,
     ...stackOutputs,
     ...TENANTS_LIVE_CHECKS,
 ];
