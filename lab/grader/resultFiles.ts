@@ -85,14 +85,20 @@ function misplaced(file: string, servedClone?: string): string | undefined {
     } catch {
         // no folder there, or one that cannot be read: nothing beside it to name
     }
-    // beside it under the name in another case (report.JSON): the lab reads its name as written
-    let cased: string | undefined;
+    let names: string[] = [];
     try {
-        cased = fs.readdirSync(dir).find((n) => n !== name && n.toLowerCase() === name.toLowerCase());
+        names = fs.readdirSync(dir);
     } catch {
         // as above
     }
+    // beside it under the name in another case (report.JSON): the lab reads its name as written
+    const cased = names.find((n) => n !== name && n.toLowerCase() === name.toLowerCase());
     if (cased) return path.join(dir, cased);
+    // saved with an extension added (stall.json.txt, an editor's; stall.txt): the lab reads its name as written
+    const quoted = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const extended = new RegExp(`^(?:${quoted(name)}\\.[^.]+|${quoted(name.replace(/\.json$/, ""))}\\.(?:txt|text))$`, "i");
+    const added = names.find((n) => extended.test(n) && fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.isFile());
+    if (added) return path.join(dir, added);
     // the folders above it, the lab's --root among them (<root>/root/cnpa-env/drift.json written as <root>/drift.json)
     const above = [path.dirname(dir), path.dirname(path.dirname(dir))];
     return [process.cwd(), ...beside, ...(servedClone ? [servedClone] : []), ...above]
@@ -144,17 +150,21 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                     const doctorText = /^[\w.-]+(?:\/[\w.-]+)?: rollout /.test(head);
                     // written as YAML (key: value lines): the lab's files are JSON
                     const yamlText = !doctorText && /^\s*[A-Za-z_][\w-]*:(\s|$)/.test(head) && !head.trimStart().startsWith("{");
+                    // empty (a command that was to write it failed after its > had emptied it: jq . F > F empties F first)
+                    const empty = fs.statSync(file, { throwIfNoEntry: false })?.isFile() && !head.trim();
                     return {
                         ok: false,
                         expected: "valid JSON",
-                        found: `${f.error}${waiting}`,
-                        hint: doctorText
-                            ? `it holds the rollout doctor's text (its summary line), not JSON: ${write}, each value from what the doctor and the cluster show`
-                            : yamlText
-                              ? `it is YAML (key: value lines), not JSON: ${write}, as {"key": value, ...} (jq or JSON.stringify write it)`
-                              : / twice( \(line \d+\))?: JSON keeps the last/.test(f.error)
-                                ? f.error
-                                : `it is not JSON (${f.error}): ${write}`,
+                        found: `${empty ? "an empty file" : f.error}${waiting}`,
+                        hint: empty
+                            ? `it is empty${fs.statSync(file).size ? " (white space alone)" : " (0 bytes)"}: the command that was to write it wrote nothing (a > empties the file before the command runs, so one that then fails, or reads the same file, as jq . F > F does, leaves it empty): ${write}`
+                            : doctorText
+                              ? `it holds the rollout doctor's text (its summary line), not JSON: ${write}, each value from what the doctor and the cluster show`
+                              : yamlText
+                                ? `it is YAML (key: value lines), not JSON: ${write}, as {"key": value, ...} (jq or JSON.stringify write it)`
+                                : / twice( \(line \d+\))?: JSON keeps the last/.test(f.error)
+                                  ? f.error
+                                  : `it is not JSON (${f.error}): ${write}`,
                     };
                 }
                 const v = f.value;
