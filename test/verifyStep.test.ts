@@ -4051,7 +4051,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("recovery's running as the site's image, order without mandant-a: each named", async () => {
+    it("recovery's running as the site's image, order without mandant-a or with one twice: each named", async () => {
         await atTenants(3, async (root) => {
             const file = tenantsLayout(root).resultFile("recovery");
             const r0 = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -4065,6 +4065,9 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
             editResult(file, { running: r0.running, order: r0.order.slice(1) });
             assert.match(await step3(), /hint: order leaves out mandant-a: it lists all four tenants by step/);
+            // an entry listed twice (appended to the list): named
+            editResult(file, { order: [...r0.order, r0.order[1]] });
+            assert.match(await step3(), /hint: order lists mandant-b more than once \(5 entries\): it lists each of the four tenants once/);
         });
     });
 
