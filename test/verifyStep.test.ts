@@ -846,6 +846,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("one ApplicationSet per environment in appset.yaml: the hint says the lab's is one, shop", async () => {
+        await atShop(2, async (root) => {
+            const one = (env: string, revision: string) => {
+                const set: any = shopApplicationSet();
+                set.metadata.name = `shop-${env}`;
+                set.spec.generators[0].list.elements = [{ env, revision }];
+                return stringify(set);
+            };
+            fs.writeFileSync(shopLayout(root).appsetFile, `${one("dev", "main")}---\n${one("prod", "main")}`);
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: appset\.yaml holds 2 ApplicationSets \(shop-dev, shop-prod\), none named shop: the lab's is one ApplicationSet shop [^\n]*kubectl -n argocd delete applicationset shop-dev shop-prod/,
+            );
+        });
+    });
+
     it("prod's element taken out (shop-prod to be made by hand): the hint says the ApplicationSet makes it", async () => {
         await atShop(4, async (root) => {
             const r = await withElements(root, 4, [{ env: "dev", revision: "main" }]);

@@ -10,8 +10,11 @@ import { APPSET_NAME, REPO_URL } from "./layout";
 import { IN_CLUSTER_SERVER } from "../argo/application";
 
 export type AppsetFile =
-    /** The file's ApplicationSet shop (or its only document, whatever it is), read loosely: every field may be missing. */
-    | { set: Partial<ApplicationSet> | null; error?: undefined }
+    /**
+     * The file's ApplicationSet shop (or its first document, whatever it is), read loosely: every field may be missing;
+     * with more than one document, the names of its ApplicationSets.
+     */
+    | { set: Partial<ApplicationSet> | null; error?: undefined; names?: string[] }
     /** Why kubectl would not read it: the YAML error with its line. */
     | { set?: undefined; error: string };
 
@@ -45,7 +48,9 @@ export function readAppsetFile(file: string): AppsetFile {
         .flatMap((o) => (o?.kind === "List" && Array.isArray(o.items) ? (o.items as Partial<ApplicationSet>[]) : [o]))
         .filter((o) => o !== null && o !== undefined);
     if (objects.length <= 1) return { set: objects[0] ?? null };
-    return { set: objects.find((o) => o?.kind === "ApplicationSet" && o.metadata?.name === APPSET_NAME) ?? objects[0] };
+    // the names of the file's ApplicationSets (one per environment, shop-dev and shop-prod, is not the lab's one)
+    const names = objects.filter((o) => o?.kind === "ApplicationSet").map((o) => String(o?.metadata?.name));
+    return { set: objects.find((o) => o?.kind === "ApplicationSet" && o.metadata?.name === APPSET_NAME) ?? objects[0], names };
 }
 
 /** The cluster Argo CD runs in, as an Application's destination.server names it. */

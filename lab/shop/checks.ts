@@ -98,6 +98,14 @@ const step2: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: `the cluster's ApplicationSet has dev=main, prod=${wantProd(w)}, but ${w.layout.appsetFile} does not say so: write what you applied into it (kubectl -n argocd get applicationset shop -o yaml shows it)`,
                 };
+            // one ApplicationSet per environment (shop-dev, shop-prod): the lab's is one, shop, with an element for each
+            const sets = file.names ?? [];
+            if (a?.metadata?.name !== "shop" && sets.length > 1)
+                return {
+                    ...outcome,
+                    found: `${sets.length} ApplicationSets (${sets.join(", ")})`,
+                    hint: `appset.yaml holds ${sets.length} ApplicationSets (${sets.join(", ")}), none named shop: the lab's is one ApplicationSet shop whose list generator has an element per environment (dev=main, prod=${wantProd(w)}); write it so, kubectl apply -f ${w.layout.appsetFile}, then delete the others (kubectl -n argocd delete applicationset ${sets.join(" ")}: their Applications go with them, and shop makes its own)`,
+                };
             const hint = elementsHint(w, a?.spec?.generators?.[0]?.list?.elements ?? [], a?.spec?.template);
             if (hint) return { ...outcome, hint };
             if (a?.metadata?.namespace === "argocd") return outcome;
