@@ -476,6 +476,74 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("CreateNamespace=True mended after shop-dev's sync failed: the hint says to start a sync, not to compare the file", async () => {
+        const at = await labAt(1);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const wrong = shopApplicationSet();
+            wrong.spec!.template!.spec!.syncPolicy!.syncOptions = ["CreateNamespace=True"];
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(wrong));
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", at.lab.layout.appsetFile]);
+            await expect(
+                holds("shop-dev's sync given up (Failed, its retries spent)", async () => {
+                    const app = await at.cluster.getApplication("shop-dev");
+                    return app?.status?.operationState?.phase === "Failed";
+                }),
+                { timeoutMs: 240_000 },
+            );
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(shopApplicationSet()));
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", at.lab.layout.appsetFile]);
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: shop-dev's last sync ended Failed \([^\n]*shop-dev[^\n]*\)[^\n]*; once the cause is mended \(the template applied right\), start a sync: kubectl -n argocd patch application shop-dev --type merge -p '\{"operation":\{"initiatedBy":\{"username":"learner"\},"sync":\{\}\}\}'/,
+            );
+            // the sync the hint starts, for each Application, makes step 2 done
+            for (const app of ["shop-dev", "shop-prod"])
+                await run("kubectl", [
+                    ...["--kubeconfig", kubeconfig, "-n", "argocd", "patch", "application", app, "--type", "merge"],
+                    ...["-p", '{"operation":{"initiatedBy":{"username":"learner"},"sync":{}}}'],
+                ]);
+            await expect(
+                holds("step 2 done after the syncs", async () => {
+                    const again = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "2"]);
+                    return again.code === 0;
+                }),
+                { timeoutMs: 120_000 },
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("the served lab's git daemon gone: the hint says the repository does not answer, not an earlier commit's error", async () => {
+        const at = await labAt(4);
+        try {
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            await at.lab.daemon.stop();
+            const k = ["--kubeconfig", kubeconfig, "-n", "argocd"];
+            await run("kubectl", [...k, "annotate", "application", "shop-prod", "argocd.argoproj.io/refresh=hard", "--overwrite"]);
+            await expect(
+                holds("shop-prod cannot compare (the repository does not answer)", async () =>
+                    ((await at.cluster.getApplication("shop-prod"))?.status?.conditions ?? []).some((c) => c.type === "ComparisonError"),
+                ),
+                { timeoutMs: 120_000 },
+            );
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "4"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: Argo CD cannot reach the repository \S+ \(ComparisonError: [^\n]*\): the git daemon that serves it does not answer/,
+            );
+            assert.doesNotMatch(r.stdout, /an earlier commit's/);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("elements in another order, a template's tags with spaces: the same ApplicationSet, done", async () => {
         await atShop(4, async (root) => {
             const { appsetFile } = shopLayout(root);

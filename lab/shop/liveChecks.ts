@@ -201,6 +201,37 @@ export function liveChecks(): Check<ShopWorld>[] {
                             inFile = undefined; // no file: the ApplicationSet's own checks say so
                         }
                         const wrongRepo = typeof inFile === "string" && repo !== undefined && repo !== inFile;
+                        // the repository not reached (the git daemon down: a served lab's ended, its Pod not running): not the commit's error
+                        const unreachable =
+                            cannot &&
+                            /connection refused|unable to connect|dial tcp|no such host|i\/o timeout|connection reset|could not read from remote/i.test(
+                                String(cannot.message),
+                            );
+                        if (unreachable && !wrongRepo)
+                            return {
+                                ...outcome,
+                                hint: `Argo CD cannot reach the repository ${repo} (${cannot.type}: ${String(cannot.message).split("\n")[0].slice(0, 200)}): the git daemon that serves it does not answer (a served lab's log says when its daemon ended: run the same simulate command again; on a host, kubectl -n gitsrv get pods), then refresh: kubectl -n argocd annotate application ${app} argocd.argoproj.io/refresh=hard --overwrite`,
+                            };
+                        // its last sync failed and auto-sync tries that revision no more (a SyncError after its retries), though the
+                        // cause is mended since (CreateNamespace=true applied after shop-dev's namespace was refused): a sync is to start
+                        const op = a.status?.operationState;
+                        const syncError = (a.status?.conditions ?? []).find((x) => x.type === "SyncError");
+                        if (
+                            !cannot &&
+                            !wrongRepo &&
+                            a.spec?.source?.targetRevision === want(w) &&
+                            (op?.phase === "Failed" || op?.phase === "Error" || syncError)
+                        )
+                            return {
+                                ...outcome,
+                                hint: `${app}'s last sync ${
+                                    op?.phase === "Failed" || op?.phase === "Error"
+                                        ? `ended ${op.phase} (${String(op.message ?? "")
+                                              .split("\n")[0]
+                                              .slice(0, 200)})`
+                                        : "failed"
+                                }${syncError ? `, and automated sync tries that revision no more (SyncError: ${String(syncError.message).split("\n")[0].slice(0, 160)})` : ", and automated sync does not try a revision whose sync failed again"}; once the cause is mended (the template applied right), start a sync: kubectl -n argocd patch application ${app} --type merge -p '{"operation":{"initiatedBy":{"username":"learner"},"sync":{}}}' (or argocd app sync ${app})`,
+                            };
                         // the error of an earlier commit (step 7's bad one) while the branch renders now: not compared again yet
                         const tip = want(w) === "main" ? w.main : w.releaseTip;
                         const dir = app === "shop-dev" ? "envs/dev" : "envs/prod";
