@@ -10,7 +10,7 @@ import { isOurBareRepo } from "../lab/platform/labRepo";
 import { shopLayout } from "../lab/shop/layout";
 import { OWNER_VALUE } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
-import { shellWord } from "./shellWord";
+import { shellWord } from "../lab/ports/shellWord";
 
 export async function refuseUnbuildable(
     root: string,

@@ -14,7 +14,7 @@ import { PLATFORM_REPO_URL, RELEASES, TENANTS, tenantsLayout } from "../lab/tena
 import { tenantPath } from "../lab/tenants/repoFiles";
 import { parse } from "yaml";
 import { tenantsSteps } from "../lab/tenants/steps";
-import { shellWord } from "./shellWord";
+import { shellWord } from "../lab/ports/shellWord";
 
 /** This project's command by its absolute path: a printed line works from any folder. */
 export const GITOPS_LAB = shellWord(path.resolve(__dirname, "..", "bin", "gitops-lab"));

@@ -35,7 +35,7 @@ import {
 import { checkNodeVisible } from "./node";
 import { refuseUnbuildable } from "./labState";
 import { GITOPS_LAB, gradingLines, serveInstructions } from "./serveInstructions";
-import { shellWord } from "./shellWord";
+import { shellWord } from "../lab/ports/shellWord";
 import { firstStepNotDone, notDoneLine } from "./stepsGraded";
 import {
     checkRoot,

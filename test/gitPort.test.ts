@@ -49,6 +49,20 @@ describe("the lab's git port (simple-git)", function () {
         );
     });
 
+    it("given a clone whose path has a space and a quote, then the commands the error gives are quoted for a shell", async () => {
+        const odd = path.join(dir, "it's my lab");
+        fs.renameSync(clone, odd);
+        const git = new CloneGit(odd);
+        await git.pushTo(await git.commitFiles({ "a.txt": "one\n" }, "first"), "main");
+        await git.commitFiles({ "a.txt": "two\n" }, "mine");
+        const quoted = `'${odd.replace(/'/g, `'\\''`)}'`;
+        await assert.rejects(git.ensureInSync("main"), (e: Error) => {
+            assert.ok(e.message.includes(`push them (git -C ${quoted} push origin main)`), e.message);
+            assert.ok(e.message.includes(`git -C ${quoted} reset --hard origin/main`), e.message);
+            return true;
+        });
+    });
+
     it("given a change in the work tree not committed, then the clone is not in sync, and the error names the file", async () => {
         const git = new CloneGit(clone);
         await git.pushTo(await git.commitFiles({ "a.txt": "one\n" }, "first"), "main");

@@ -3,6 +3,7 @@
  * exactly its schema's keys, each key has its type, and each SHA is a commit of the lab's
  * repository. A lab gives its files, its fields (from its zod schemas) and where its world keeps them.
  */
+import { shellWord } from "../ports/shellWord";
 import * as fs from "fs";
 import * as path from "path";
 import type { SchemaField } from "../ports/schema";
@@ -139,7 +140,7 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                             ok: false,
                             expected: file,
                             found: `no such file (one is at ${elsewhere})`,
-                            hint: `${path.basename(file)} is at ${elsewhere}, not where the lab reads it: move it there (mv ${elsewhere} ${file})`,
+                            hint: `${path.basename(file)} is at ${elsewhere}, not where the lab reads it: move it there (mv ${shellWord(elsewhere)} ${shellWord(file)})`,
                         };
                     return { ok: false, expected: file, found: "no such file", then: `write ${file} (there is none yet): ${keys}` };
                 }

@@ -4,6 +4,7 @@
  * repository; the rest is the same for every lab: the git daemon's folder, the clone, the applied
  * ApplicationSet and the result files.
  */
+import { shellWord } from "../ports/shellWord";
 import * as fs from "fs";
 import * as path from "path";
 import { mkdirReadable, readJsonIfExists, writeJsonAtomic } from "../ports/files";
@@ -52,7 +53,7 @@ export function startAgainAt(root: string, o: { lab: "shop" | "tenants"; through
     const key = o.lab === "tenants" ? "tenantsSolveThrough" : "solveThrough";
     const host = `pulumi destroy, then pulumi up with ${key} ${o.through}`;
     if (root === "/") return host;
-    const r = /^[\w/.:@%+=-]+$/.test(root) ? root : `'${root.replace(/'/g, `'\\''`)}'`;
+    const r = shellWord(root);
     const lab = o.lab === "tenants" ? " --lab tenants" : "";
     return `gitops-lab simulate --reset --root ${r} (it takes down every lab under the root), then gitops-lab simulate --root ${r}${lab} --through ${o.through} --serve; on a host, ${host}`;
 }

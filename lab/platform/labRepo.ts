@@ -4,6 +4,7 @@
  * Everything created is marked, so a second run recognises its own work and a delete removes
  * exactly that, and nothing that somebody else put at the same paths.
  */
+import { shellWord } from "../ports/shellWord";
 import * as fs from "fs";
 import * as path from "path";
 import { run } from "../ports/exec";
@@ -137,9 +138,9 @@ export async function createLabRepo(
                 const served = url && /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
                 throw new Error(
                     served
-                        ? `${clone}'s origin is ${url}, a URL (a served lab's git daemon is one), not ${bareRepo}: the git daemon serves to read, and the lab's clone pushes to the repository by its path. Nothing was changed. Point it back (git -C ${clone} remote set-url origin ${bareRepo}), then run again; a clone to read through the daemon is made elsewhere (git clone ${url} DIR).`
+                        ? `${clone}'s origin is ${url}, a URL (a served lab's git daemon is one), not ${bareRepo}: the git daemon serves to read, and the lab's clone pushes to the repository by its path. Nothing was changed. Point it back (git -C ${shellWord(clone)} remote set-url origin ${shellWord(bareRepo)}), then run again; a clone to read through the daemon is made elsewhere (git clone ${url} DIR).`
                         : moved
-                          ? `${clone}'s origin is ${url}, the repository at the root it was copied or moved from, not ${bareRepo}. Nothing was changed. If the root was moved, point it here (git -C ${clone} remote set-url origin ${bareRepo}), then run again; else move it away.`
+                          ? `${clone}'s origin is ${url}, the repository at the root it was copied or moved from, not ${bareRepo}. Nothing was changed. If the root was moved, point it here (git -C ${shellWord(clone)} remote set-url origin ${shellWord(bareRepo)}), then run again; else move it away.`
                           : `${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`,
                 );
             }

@@ -2,6 +2,7 @@
  * The git port: everything the scenario does to the lab repository, over the working clone, through
  * simple-git. Never force-pushes; ref names are checked with `git check-ref-format` before use.
  */
+import { shellWord } from "./shellWord";
 import * as fs from "fs";
 import * as path from "path";
 import { GitError, GitPluginError, simpleGit } from "simple-git";
@@ -170,12 +171,12 @@ export class CloneGit implements GitPort {
         if (remote && remote !== local && (await this.isAncestor(local, remote)))
             throw new Error(
                 `the remote's ${branch} is at ${remote}, ahead of the clone ${this.clone} (at ${local}): it was pushed from elsewhere ` +
-                    `(another clone or a worktree). Nothing was committed or pushed; bring the clone up to it (git -C ${this.clone} pull --ff-only), then run again`,
+                    `(another clone or a worktree). Nothing was committed or pushed; bring the clone up to it (git -C ${shellWord(this.clone)} pull --ff-only), then run again`,
             );
         if (remote && remote !== local && (await this.isAncestor(remote, local)))
             throw new Error(
                 `the clone ${this.clone} has commits the remote's ${branch} lacks (at ${remote}; git log origin/${branch}..${branch} lists them): ` +
-                    `nothing was committed or pushed; push them (git -C ${this.clone} push origin ${branch}) or keep them on a branch of their own and put ${branch} back (git -C ${this.clone} branch my-work && git -C ${this.clone} reset --hard origin/${branch}), then run again`,
+                    `nothing was committed or pushed; push them (git -C ${shellWord(this.clone)} push origin ${branch}) or keep them on a branch of their own and put ${branch} back (git -C ${shellWord(this.clone)} branch my-work && git -C ${shellWord(this.clone)} reset --hard origin/${branch}), then run again`,
             );
         if (remote !== local) {
             throw new Error(

@@ -2,6 +2,7 @@
  * The hints of appset.yaml's list elements that are not the step's: a revision on the wrong element, a
  * commit or a full ref for a branch, the pin made early or undone. The check is in checks.ts.
  */
+import { shellWord } from "../ports/shellWord";
 import * as fs from "fs";
 import * as path from "path";
 import { isSha } from "../grader/resultFiles";
@@ -142,6 +143,6 @@ export function missingAppsetHint(w: ShopWorld): string {
         // no folder: nothing beside it
     }
     return like
-        ? `${file} is not there, ${path.join(path.dirname(file), like)} is: the lab keeps the ApplicationSet you applied as appset.yaml (mv ${path.join(path.dirname(file), like)} ${file})`
+        ? `${file} is not there, ${path.join(path.dirname(file), like)} is: the lab keeps the ApplicationSet you applied as appset.yaml (mv ${shellWord(path.join(path.dirname(file), like))} ${shellWord(file)})`
         : `${file} is not there: write the ApplicationSet you apply into it (kubectl -n argocd get applicationset shop -o yaml shows the one applied)`;
 }

@@ -1,4 +1,5 @@
 /** Step 7's dev_error: the message of shop-dev's ComparisonError, as a learner copies it (or copies more, or less). */
+import { shellWord } from "../ports/shellWord";
 import { Check } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
 import { obj, ShopWorld } from "./world";
@@ -61,7 +62,7 @@ export const DEV_ERROR: Check<ShopWorld> = {
                       ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${COPY}` }
                       : typed
                         ? {
-                              hint: `dev_error holds ${JSON.stringify(v)}, which names missing.yaml in words of its own, not Argo CD's: the step copies the ComparisonError's message as shop-dev showed it (kustomize's "accumulating resources from 'missing.yaml' … no such file or directory") ${COPY}; once reverted, kustomize prints the same words at bad_commit (git -C ${w.layout.clone} worktree add /tmp/bad ${isSha(r.bad_commit) ? String(r.bad_commit).slice(0, 12) : "BAD_COMMIT"}, then kubectl kustomize /tmp/bad/envs/dev)`,
+                              hint: `dev_error holds ${JSON.stringify(v)}, which names missing.yaml in words of its own, not Argo CD's: the step copies the ComparisonError's message as shop-dev showed it (kustomize's "accumulating resources from 'missing.yaml' … no such file or directory") ${COPY}; once reverted, kustomize prints the same words at bad_commit (git -C ${shellWord(w.layout.clone)} worktree add /tmp/bad ${isSha(r.bad_commit) ? String(r.bad_commit).slice(0, 12) : "BAD_COMMIT"}, then kubectl kustomize /tmp/bad/envs/dev)`,
                           }
                         : {}),
         };

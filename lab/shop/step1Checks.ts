@@ -2,6 +2,7 @@
  * The shop grader's checks of step 1: the bare repository, readable by the git daemon, and its first
  * commit's base and overlays. Part of the table in checks.ts, which runs them.
  */
+import { shellWord } from "../ports/shellWord";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
@@ -25,7 +26,7 @@ const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => (await co
 /** How step 1 is done again: main's first commit is what it grades, and main takes fast-forwards only. */
 const redo = (w: ShopWorld, first: string) =>
     first === w.main
-        ? `while it is main's only commit, make the bare repository again (rm -rf ${w.layout.bareRepo}, git init --bare --shared=0644 --initial-branch=main it) and push a first commit of the files as they are`
+        ? `while it is main's only commit, make the bare repository again (rm -rf ${shellWord(w.layout.bareRepo)}, git init --bare --shared=0644 --initial-branch=main it) and push a first commit of the files as they are`
         : "do step 1 over on the lab begun again (its reset)";
 
 export const STEP1_CHECKS: Check<ShopWorld>[] = [
@@ -54,7 +55,7 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                 return {
                     ...outcome,
                     found: `no repository there (a bare repository is at ${other})`,
-                    hint: `the bare repository is at ${other}, and the lab's (which the git daemon serves, and Argo CD reads) is ${w.layout.bareRepo}: mv ${other} ${w.layout.bareRepo}, then in your clone git remote set-url origin ${w.layout.bareRepo}`,
+                    hint: `the bare repository is at ${other}, and the lab's (which the git daemon serves, and Argo CD reads) is ${w.layout.bareRepo}: mv ${shellWord(other)} ${shellWord(w.layout.bareRepo)}, then in your clone git remote set-url origin ${shellWord(w.layout.bareRepo)}`,
                 };
             }
             if (outcome.ok || !w.repo.exists()) return outcome;
