@@ -493,7 +493,7 @@ describe("solveThrough: stop, resume, repeat", function () {
         fs.rmSync(at.lab.layout.resultFile("pin"));
         assert.throws(
             () => readShopResults(at!.lab.layout),
-            /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent\. Move away \S+drift\.json together with the later \S+promote\.json, \S+revert\.json, \S+report\.json to let step 4 run again, or start the lab over$/,
+            /drift\.json exists but .*pin\.json does not: the checkpoint is inconsistent\. If pin\.json was deleted or moved, put it back \(step 4 does not run again on a lab the later steps have changed\); if drift\.json was written ahead of its step, move it away together with the later \S+promote\.json, \S+revert\.json, \S+report\.json; else start the lab over$/,
         );
     });
 

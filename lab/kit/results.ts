@@ -4,6 +4,7 @@
  * key and type checks, and the reading of a checkpoint all come from here.
  */
 import * as fs from "fs";
+import * as path from "path";
 import { z } from "zod";
 import { readJsonIfExists } from "../ports/files";
 import { fieldsOfSchema, parseWithSchema, SchemaField } from "../ports/schema";
@@ -73,7 +74,7 @@ export function resultSet<S extends Schemas>(schemas: S, stepOf: Record<keyof S 
                 }
                 if (gap)
                     throw new Error(
-                        `${file} exists but ${fileOf(gap)} does not: the checkpoint is inconsistent. Move away ${file}${andLater(name)} to let step ${stepOf[gap]} run again, or start the lab over`,
+                        `${file} exists but ${fileOf(gap)} does not: the checkpoint is inconsistent. If ${path.basename(fileOf(gap))} was deleted or moved, put it back (step ${stepOf[gap]} does not run again on a lab the later steps have changed); if ${path.basename(file)} was written ahead of its step, move it away${andLater(name)}; else start the lab over`,
                     );
                 try {
                     r[name] = parse(name, v, file);
