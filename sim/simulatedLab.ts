@@ -29,7 +29,16 @@ import { ArgoTimings } from "./profiles";
 import { FakeKube } from "./fakeApi";
 import { reapGitDaemon, RunningDaemon, startGitDaemon } from "./gitDaemon";
 import { acquireRootLock } from "../lab/ports/lock";
-import { keptNotMade, madeDirs, madeRecordFile, madeRecordReadable, prepareHostRoot } from "../lab/kit/layout";
+import {
+    foldersToMake,
+    keptNotMade,
+    madeDirs,
+    madeRecordFile,
+    madeRecordReadable,
+    prepareHostRoot,
+    recordRootMade,
+    removeRootMade,
+} from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
 import { clusterStateFile, removeServedFiles, servedFiles } from "./servedFiles";
 
@@ -129,7 +138,9 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
     const layout = shopLayout(root);
     const log = opts.log ?? (() => {});
     // nothing starts before the saved state is known to be usable, and no second run shares the root
+    const made = opts.persist ? foldersToMake(layout.root) : [];
     const lock = opts.persist ? acquireRootLock(layout.root) : undefined;
+    recordRootMade(layout.root, made);
     const started: { daemon?: RunningDaemon; kube?: FakeKube; argo?: ArgoSim } = {};
     try {
         if (lock?.note) log(`simulate: ${lock.note}`);
@@ -470,5 +481,6 @@ export async function resetSimulatedLab(
     // (the record of what was made stays while a folder it names is kept: it still says that folder was the lab's)
     leftovers.push(...labTraces(root).filter((p) => !keptHolds(p) && p !== resetMarkerFile(root) && p !== madeRecordFile(root)));
     if (!leftovers.length) fs.rmSync(resetMarkerFile(root), { force: true });
+    if (!leftovers.length && !kept.length) removeRootMade(root, log);
     return { left: [...new Set(leftovers)], kept };
 }

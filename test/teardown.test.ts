@@ -290,6 +290,33 @@ describe("gitops-lab simulate --reset", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
+    it("given a root the run made with folders above it, when reset, then those go too; a root that was there stays", async () => {
+        const base = fs.mkdtempSync(path.join(os.tmpdir(), "made-root-"));
+        fs.chmodSync(base, 0o755);
+        try {
+            const root = path.join(base, "a", "b", "lab");
+            const built = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(built.code, 0, built.out);
+            const r = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `removed ${root}, ${path.join(base, "a", "b")}, ${path.join(base, "a")}: made by the lab for its root, and empty now`,
+                ),
+                r.stdout,
+            );
+            assert.deepStrictEqual(fs.readdirSync(base), []);
+            // a root that was there before the lab: kept, empty, as given
+            const given = path.join(base, "given");
+            fs.mkdirSync(given, { mode: 0o755 });
+            assert.strictEqual((await runMain("simulate", ["--root", given, "--through", "1"])).code, 0);
+            assert.strictEqual((await runMain("simulate", ["--root", given, "--reset"])).code, 0);
+            assert.deepStrictEqual(fs.readdirSync(given), []);
+        } finally {
+            fs.rmSync(base, { recursive: true, force: true });
+        }
+    });
+
     // given a learner's uncommitted file in the clone and a note of theirs beside it, when reset, then both stay, each said
     it("reset keeps a clone holding work not pushed", async () => {
         const root = await rootAt(1);

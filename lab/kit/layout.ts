@@ -126,3 +126,48 @@ export function keptNotMade(dir: string, recordGone: string | undefined): string
         ? `kept ${dir}: no record says the lab made it (${recordGone}, where each run records what it makes, is gone or unreadable), so it may have been there before the lab; remove it by hand if it is not yours`
         : `kept ${dir}: it was there before the lab (a reset removes only what the lab made)`;
 }
+
+/** Where a run that made the lab's root itself records it, with the folders above it that it made too. */
+export const rootMadeFile = (root: string) => path.join(root, ".gitops-lab-root-made.json");
+
+/** The root and the folders above it that are not there yet, the root first (none when the root is there). */
+export function foldersToMake(root: string): string[] {
+    const out: string[] = [];
+    for (let d = path.resolve(root); !fs.existsSync(d) && path.dirname(d) !== d; d = path.dirname(d)) out.push(d);
+    return out;
+}
+
+/** Records (once the root is made) which of the root and the folders above it a run made: `foldersToMake`'s, before. */
+export function recordRootMade(root: string, made: string[]): void {
+    if (made.length && fs.existsSync(root)) writeJsonAtomic(rootMadeFile(root), { root: path.resolve(root), made });
+}
+
+/**
+ * After a reset that left nothing under the root: the root and the folders above it that a run made, removed
+ * while each is empty (rmdir, never more), and said. A root moved or copied since keeps its folders: its record
+ * names another path.
+ */
+export function removeRootMade(root: string, log: (line: string) => void): void {
+    const r = path.resolve(root);
+    let rec: { root?: unknown; made?: unknown } | undefined;
+    try {
+        rec = readJsonIfExists<{ root?: unknown; made?: unknown }>(rootMadeFile(r));
+    } catch {
+        return; // cut short or edited: read as no record, the folders kept
+    }
+    if (!rec || rec.root !== r || !Array.isArray(rec.made)) return;
+    if (fs.readdirSync(r).some((n) => n !== path.basename(rootMadeFile(r)))) return;
+    fs.rmSync(rootMadeFile(r));
+    const removed: string[] = [];
+    for (const d of rec.made) {
+        // the root and its parents alone, deepest first: the first that is not empty (or not one of them) ends it
+        if (typeof d !== "string" || !(d === r || r.startsWith(d + path.sep))) break;
+        try {
+            fs.rmdirSync(d);
+            removed.push(d);
+        } catch {
+            break;
+        }
+    }
+    if (removed.length) log(`removed ${removed.join(", ")}: made by the lab for its root, and empty now`);
+}
