@@ -54,11 +54,18 @@ function nextStep(lab: string, steps: LabStep[], at: number, grade: string, notD
  * started again, its git daemon perhaps on another port), pointed at where the repository is served now.
  */
 function cloneLine(url: string, dir: string, bareRepo: string): string[] {
+    const git = (args: string[]) => spawnSync("git", args, { encoding: "utf8", ...GIT_OPTS() });
+    // the learner's git rewriting git:// (url.<base>.insteadOf, to https:// most often): the served address kept, in the
+    // clone's own configuration too (the longest insteadOf wins), so that its fetches reach the served daemon
+    const rewritten = git(["ls-remote", "--get-url", url]).stdout.trim();
+    const keep = rewritten && rewritten !== url ? `url.${url}.insteadOf=${url}` : undefined;
+    const said = keep
+        ? [`  # your git configuration rewrites ${url} to ${rewritten} (url.<base>.insteadOf): the clone keeps the served address`]
+        : [];
     // -b main: a repository made by hand may have its HEAD on master (git init without --initial-branch)
-    const clone = [`  git clone -b main ${url} ${shellWord(dir)}`];
+    const clone = [...said, `  git clone -b main${keep ? ` --config ${keep}` : ""} ${url} ${shellWord(dir)}`];
     if (!fs.existsSync(path.join(dir, ".git"))) return clone;
     // a clone a reset kept (its work not pushed) of the repository before it: its history is not this one's
-    const git = (args: string[]) => spawnSync("git", args, { encoding: "utf8", ...GIT_OPTS() });
     const theirs = git(["-C", dir, "rev-parse", "--verify", "--quiet", "refs/remotes/origin/main^{commit}"]).stdout.trim();
     if (theirs && git(["--git-dir", bareRepo, "cat-file", "-e", `${theirs}^{commit}`]).status !== 0)
         return [
@@ -66,7 +73,11 @@ function cloneLine(url: string, dir: string, bareRepo: string): string[] {
             `  mv -T ${shellWord(dir)} ${shellWord(`${dir}.before-reset`)}`,
             ...clone,
         ];
-    return [`  git -C ${shellWord(dir)} remote set-url origin ${url}`];
+    return [
+        ...said,
+        `  git -C ${shellWord(dir)} remote set-url origin ${url}`,
+        ...(keep ? [`  git -C ${shellWord(dir)} config ${keep.replace("=", " ")}`] : []),
+    ];
 }
 
 /** Whether the repository's main sets `release` in every tenant's file (read with git, as the grader reads it). */

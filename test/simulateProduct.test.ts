@@ -23,12 +23,16 @@ import { BIN, runCli, runMain } from "./helpers/cli";
 import { labAt, rootAt } from "./helpers/labAt";
 import { clusterStateFile } from "../sim/simulatedLab";
 import { git, tenantsRootAt } from "./helpers/tenantsAt";
+import { servedCloneDir } from "../lab/kit/layout";
 import { expect, holds } from "./helpers/expect";
 import { gradingLines, sameCommand, serveInstructions, shellWord, solveOptions } from "../cli/simulate";
 
 /** A simulate run in the background, with its output as it comes. */
-function startSimulate(args: string[]): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
-    const child = spawn(process.execPath, [BIN, "simulate", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+function startSimulate(
+    args: string[],
+    env: NodeJS.ProcessEnv = process.env,
+): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
+    const child = spawn(process.execPath, [BIN, "simulate", ...args], { stdio: ["ignore", "pipe", "pipe"], env });
     let out = "";
     child.stdout!.on("data", (d) => (out += d));
     child.stderr!.on("data", (d) => (out += d));
@@ -42,7 +46,7 @@ function startSimulate(args: string[]): { child: ChildProcess; out: () => string
 const servedBlockComplete = (out: string) => /SERVING the simulated lab[\s\S]*\n {2}\/\S+\/bin\/gitops-lab verify [^\n]*\n/.test(out);
 
 /** The commands of a served lab's block, as printed (indented lines after SERVING, `#` comments among them), run in one shell from a folder of no project. */
-function runPrinted(out: string): { status: number | null; out: string; commands: string[] } {
+function runPrinted(out: string, env: NodeJS.ProcessEnv = process.env): { status: number | null; out: string; commands: string[] } {
     const block = out.slice(out.indexOf("SERVING the simulated lab"));
     const commands = block
         .split("\n")
@@ -53,6 +57,7 @@ function runPrinted(out: string): { status: number | null; out: string; commands
         cwd: os.tmpdir(),
         encoding: "utf8",
         timeout: 120_000,
+        env,
     });
     return { status: r.status, out: `${r.stdout}${r.stderr}`, commands };
 }
@@ -988,6 +993,34 @@ describe("simulate --serve at a step: what comes next, and only commands that wo
 
 describe("simulate --serve with the tenants lab: its own instructions", function () {
     this.timeout(180_000);
+
+    it("a learner's git that rewrites git:// (url.insteadOf): the printed clone keeps the served address, and works as printed", async () => {
+        const root = await tenantsRootAt(1);
+        const home = fs.mkdtempSync(path.join(os.tmpdir(), "home-"));
+        fs.writeFileSync(path.join(home, ".gitconfig"), '[url "https://"]\n\tinsteadOf = git://\n');
+        const env = { ...process.env, HOME: home };
+        const run = startSimulate(["--root", root, "--lab", "tenants", "--through", "1", "--serve"], env);
+        try {
+            await expect(
+                holds("the whole SERVING block (its last line is verify's)", () => servedBlockComplete(run.out())),
+                { timeoutMs: 150_000 },
+            );
+            assert.match(
+                run.out(),
+                /# your git configuration rewrites git:\/\/127\.0\.0\.1:(\d+)\/platform\.git to https:\/\/127\.0\.0\.1:\1\/platform\.git \(url\.<base>\.insteadOf\)/,
+            );
+            const r = runPrinted(run.out(), env);
+            assert.strictEqual(r.status, 0, r.out);
+            // the clone's own fetches reach the served daemon too
+            const clone = servedCloneDir(root, "platform");
+            assert.strictEqual(spawnSync("git", ["-C", clone, "fetch", "-q"], { env, encoding: "utf8" }).status, 0);
+        } finally {
+            run.child.kill("SIGTERM");
+            await run.exited;
+            fs.rmSync(home, { recursive: true, force: true });
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
 
     it("--lab tenants prints the tenants lab's repository, clone and verify (no shop lab), and every command works as printed", async () => {
         const root = await tenantsRootAt(1);
