@@ -2824,21 +2824,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
-    it("a bad commit that makes missing.yaml too, before revert.json: named at once", async () => {
+    it("a bad commit that makes missing.yaml too, before revert.json: named at once, and not once the file is gone", async () => {
         await atShop(6, async (root) => {
             const { clone } = shopLayout(root);
             const file = path.join(clone, "envs/dev/kustomization.yaml");
             fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("  - ../../base", "  - ../../base\n  - missing.yaml"));
             fs.writeFileSync(path.join(clone, "envs/dev/missing.yaml"), "");
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
             await git(["add", "-A"], clone);
-            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "dev: missing.yaml"], clone);
+            await git([...id, "commit", "-qm", "dev: missing.yaml"], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /main's bad commit \(before revert\.json\) breaks envs\/dev[^\n]*; hint: [0-9a-f]{12} adds missing\.yaml to envs\/dev's resources, but envs\/dev renders: envs\/dev\/missing\.yaml is there too, so shop-dev shows no ComparisonError[^\n]*git rm envs\/dev\/missing\.yaml/,
+                /main's bad commit \(before revert\.json\) breaks envs\/dev[^\n]*; hint: ([0-9a-f]{12}) adds missing\.yaml to envs\/dev's resources, but main has envs\/dev\/missing\.yaml too, so envs\/dev renders and shop-dev shows no ComparisonError[^\n]*git revert \1 and push, then add missing\.yaml to envs\/dev's resources alone/,
             );
+            // the file taken out in a commit of its own: envs/dev no longer renders, the error shows: the step is under way
+            await git(["rm", "-q", "envs/dev/missing.yaml"], clone);
+            await git([...id, "commit", "-qm", "dev: no missing.yaml"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const gone = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.doesNotMatch(gone.stdout, /main's bad commit \(before revert\.json\)/, gone.out);
         });
     });
 

@@ -49,15 +49,18 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             if (obj(w, "revert") || !isSha(to) || !w.main || !(await w.repo.isAncestor(to, w.main).catch(() => false))) return null;
             const devSha = await missingYamlAfter(w, to, w.main);
             if (devSha) {
-                // the file it names made too: envs/dev renders, and shop-dev never shows the error step 7 copies
-                const made = await madeToo(w, devSha);
-                return made === undefined
+                // main, as it stands, names missing.yaml and renders (the file made too): shop-dev shows no error for step 7 to
+                // copy; main not rendering (the error showing), or missing.yaml gone from it (reverted), is the step under way
+                const made = resourcesOf(await kustomizationOf(w, w.main, "envs/dev")).includes("missing.yaml")
+                    ? await madeToo(w, w.main)
+                    : undefined;
+                return !made
                     ? null
                     : {
                           ok: false,
-                          expected: "envs/dev not rendering at main's bad commit (missing.yaml is not there)",
-                          found: `envs/dev at ${devSha.slice(0, 12)} renders${made ? " (envs/dev/missing.yaml exists there)" : ""}`,
-                          hint: `${devSha.slice(0, 12)} adds missing.yaml to envs/dev's resources, but envs/dev renders${made ? ": envs/dev/missing.yaml is there too" : ""}, so shop-dev shows no ComparisonError for dev_error to copy: the step's bad commit names a file that does not exist; ${made ? "git rm envs/dev/missing.yaml in a new commit and push: shop-dev then shows the error" : "make it name a file the repository lacks"}`,
+                          expected: "envs/dev not rendering on main while it names missing.yaml (the file is not there)",
+                          found: `envs/dev at main (${w.main.slice(0, 12)}) renders: envs/dev/missing.yaml exists there`,
+                          hint: `${devSha.slice(0, 12)} adds missing.yaml to envs/dev's resources, but main has envs/dev/missing.yaml too, so envs/dev renders and shop-dev shows no ComparisonError for dev_error to copy: the step's bad commit names a file that does not exist; git revert ${devSha.slice(0, 12)} and push, then add missing.yaml to envs/dev's resources alone (no file of that name) in a new commit and push`,
                       };
             }
             for (const dir of ["envs/prod", "base"]) {
@@ -162,7 +165,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
                     ok: false,
                     expected: "envs/dev at bad_commit not rendering (missing.yaml is not there)",
                     found: `envs/dev at ${bad.slice(0, 12)} renders${made ? " (envs/dev/missing.yaml exists there)" : ""}`,
-                    hint: `bad_commit's envs/dev renders${made ? ": envs/dev/missing.yaml is there too" : ""}, so shop-dev never showed the ComparisonError dev_error is to copy: the step's bad commit names a file that does not exist; ${made ? "git rm envs/dev/missing.yaml in a new commit, push, then " : ""}add missing.yaml to envs/dev's resources in a new commit, push, copy shop-dev's error while it shows, revert that commit, and write it as bad_commit`,
+                    hint: `bad_commit's envs/dev renders${made ? ": envs/dev/missing.yaml is there too" : ""}, so shop-dev never showed the ComparisonError dev_error is to copy: the step's bad commit names a file that does not exist; ${made ? `if ${bad.slice(0, 12)} is not reverted yet, git revert it and push; then ` : ""}add missing.yaml to envs/dev's resources alone (no file of that name) in a new commit, push, copy shop-dev's error while it shows, revert that commit, and write it as bad_commit`,
                 };
             }
             return outcome;
