@@ -128,7 +128,9 @@ function slip(key: string, value: unknown): string {
         typeof value === "string" && /^[-+]?(?:\d+\.\d*|\.\d+|\d+(?:\.\d*)?e[-+]?\d+|0x[0-9a-f]+|0o[0-7]+|\+\d+)$/i.test(value)
             ? Number(value)
             : NaN;
-    if (Number.isInteger(n) && STACK_CONFIG.shape[key as keyof typeof STACK_CONFIG.shape] !== undefined && key !== "root")
+    const shape = STACK_CONFIG.shape[key as keyof typeof STACK_CONFIG.shape];
+    // (only where the digits alone are a value the key takes: a number key, in its range)
+    if (Number.isInteger(n) && shape && shape.safeParse(String(n)).success && !shape.safeParse(String(value)).success)
         return `; Pulumi hands the program the value as it is written (${value}), and a whole number is read in digits alone: write ${n}`;
     // True, TRUE, yes: YAML 1.1's booleans, which Pulumi hands the program as written
     if (typeof value === "string" && /^(true|false)$/i.test(value) && value !== value.toLowerCase())
