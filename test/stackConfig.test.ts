@@ -49,6 +49,9 @@ describe("the stack configuration's schema", () => {
             { solveThrough: "8.0" },
             /gitops-lab:solveThrough is "8\.0"; allowed: [^;]*; Pulumi hands the program the value as it is written \(8\.0\), and a whole number is read in digits alone: write 8 /,
         ],
+        // out of range, or a key that takes no number: no digits offered
+        [{ solveThrough: "9.0" }, /gitops-lab:solveThrough is "9\.0"; allowed: a whole number from 0 to 8 \(pulumi config set/],
+        [{ argocdVersion: "3.0" }, /gitops-lab:argocdVersion is "3\.0"; allowed: one of v3\.6\.2, v3\.5\.8, v3\.5\.1 \(pulumi config set/],
         [
             { tenantsLab: "True" },
             /gitops-lab:tenantsLab is "True"; allowed: true or false; [^(]*reads true and false in lower case alone: write true /,
