@@ -3377,6 +3377,10 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: it is empty \(0 bytes\): the command that was to write it wrote nothing \(a > empties the file/);
             assert.doesNotMatch(r.stdout, /Unexpected end of JSON input/);
+            // kept aside as .bak by the learner: not taken for the file saved with an editor's extension
+            fs.renameSync(file, `${file}.bak`);
+            const aside = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.doesNotMatch(aside.stdout, /revert\.json\.bak, not where the lab reads it/, aside.out);
         });
     });
 

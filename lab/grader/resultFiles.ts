@@ -97,7 +97,8 @@ function misplaced(file: string, servedClone?: string): string | undefined {
     if (cased) return path.join(dir, cased);
     // saved with an extension added (stall.json.txt, an editor's; stall.txt): the lab reads its name as written
     const quoted = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    const extended = new RegExp(`^(?:${quoted(name)}\\.[^.]+|${quoted(name.replace(/\.json$/, ""))}\\.(?:txt|text))$`, "i");
+    // (an editor's or a habit's: not .bak or .orig, which a learner makes to keep a file aside)
+    const extended = new RegExp(`^(?:${quoted(name)}\\.(?:txt|text|json)|${quoted(name.replace(/\.json$/, ""))}\\.(?:txt|text))$`, "i");
     const added = names.find((n) => extended.test(n) && fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.isFile());
     if (added) return path.join(dir, added);
     // the folders above it, the lab's --root among them (<root>/root/cnpa-env/drift.json written as <root>/drift.json)
@@ -152,7 +153,7 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                     // written as YAML (key: value lines): the lab's files are JSON
                     const yamlText = !doctorText && /^\s*[A-Za-z_][\w-]*:(\s|$)/.test(head) && !head.trimStart().startsWith("{");
                     // empty (a command that was to write it failed after its > had emptied it: jq . F > F empties F first)
-                    const empty = fs.statSync(file, { throwIfNoEntry: false })?.isFile() && !head.trim();
+                    const empty = fs.statSync(file, { throwIfNoEntry: false })?.isFile() && !fs.readFileSync(file, "utf8").trim();
                     return {
                         ok: false,
                         expected: "valid JSON",
