@@ -395,6 +395,8 @@ export async function resetSimulatedLab(
                       .join(", ")}${below.length > 5 ? ", ..." : ""}): give one as --root`
                 : `nothing to reset: ${root} holds no lab`,
         );
+        // a reset before that kept the learner's files, since removed: the root it made goes now
+        if (!below.length) removeRootMade(root, log);
         return { left: [], kept: [], below: below.length };
     }
     const stateFile = clusterStateFile(root);

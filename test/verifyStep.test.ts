@@ -940,6 +940,12 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: appset\.yaml has no element for prod: the ApplicationSet makes shop-prod from its element[^;]*made by hand is not the ApplicationSet's[^;]*; put the element back, \{env: prod, revision: release\/prod\}/,
             );
+            // prod's element copied into a second dev one: the duplicate is named first
+            const copied = await withElements(root, 4, [
+                { env: "dev", revision: "main" },
+                { env: "dev", revision: "release/prod" },
+            ]);
+            assert.match(copied.stdout, /hint: dev has 2 elements \("main", "release\/prod"\)/, copied.out);
         });
     });
 
@@ -4165,6 +4171,12 @@ describe("verify --step: one step at a time, with a hint", function () {
             // an entry listed twice (appended to the list): named
             editResult(file, { order: [...r0.order, r0.order[1]] });
             assert.match(await step3(), /hint: order lists mandant-b more than once \(5 entries\): it lists each of the four tenants once/);
+            // one twice, another left out (still four entries): both named
+            editResult(file, { order: [r0.order[0], r0.order[1], r0.order[1], r0.order[3]] });
+            assert.match(
+                await step3(),
+                /hint: order lists mandant-b more than once \(4 entries\) and leaves out mandant-c: [^\n]*and add the one left out/,
+            );
         });
     });
 

@@ -166,6 +166,8 @@ export function removeRootMade(root: string, log: (line: string) => void): void 
             fs.rmdirSync(d);
             removed.push(d);
         } catch {
+            // the root not empty after all (a file made meanwhile): its record back, for the next reset
+            if (d === r) writeJsonAtomic(rootMadeFile(r), rec);
             break;
         }
     }

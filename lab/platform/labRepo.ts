@@ -135,7 +135,7 @@ export async function createLabRepo(
                 const url = await configGet(path.join(clone, ".git"), "remote.origin.url");
                 const moved = url && path.basename(url) === path.basename(bareRepo) && url !== bareRepo;
                 // a URL (a served lab's git daemon, git://127.0.0.1:PORT/...): the clone reads through it, and pushes nowhere
-                const served = url && /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
+                const served = url && /^git:\/\//i.test(url);
                 throw new Error(
                     served
                         ? `${clone}'s origin is ${url}, a URL (a served lab's git daemon is one), not ${bareRepo}: the git daemon serves to read, and the lab's clone pushes to the repository by its path. Nothing was changed. Point it back (git -C ${shellWord(clone)} remote set-url origin ${shellWord(bareRepo)}), then run again; a clone to read through the daemon is made elsewhere (git clone ${url} DIR).`

@@ -40,14 +40,6 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     const both = ["dev", "prod"].every((env) => elements.some((e) => e?.env === env));
     if (others.length && both)
         return `the elements name ${others.map((e) => JSON.stringify(e)).join(", ")} beside dev and prod: the lab has two environments (envs/dev and envs/prod), and shop-${others[0]} would render envs/${others[0]}, which the repository lacks; take ${others.length === 1 ? "that element" : "those elements"} out, then ${apply} (the ApplicationSet deletes the Application it made)`;
-    // an environment's element taken out: the ApplicationSet then deletes the Application it made from it, and an
-    // Application made by hand in its place is not one the ApplicationSet keeps (nor prunes, nor updates at the pin)
-    const gone = ["dev", "prod"].filter((env) => !elements.some((e) => e?.env === env));
-    if (gone.length === 1 && !others.length) {
-        const env = gone[0];
-        const revision = env === "dev" ? "main" : wantProd(w);
-        return `appset.yaml has no element for ${env}: the ApplicationSet makes shop-${env} from its element, and deletes the one it made when the element goes (an Application shop-${env} made by hand is not the ApplicationSet's: it is neither updated nor pruned by it); put the element back, {env: ${env}, revision: ${revision}}, then ${apply}${env === "prod" ? " (step 4's pin is that element's revision)" : ""}`;
-    }
     // an element added beside the one it was to change: two for one env make two Applications of one name,
     // which the ApplicationSet refuses ("contains applications with duplicate name")
     const twice = ["dev", "prod"].find((env) => elements.filter((e) => e?.env === env).length > 1);
@@ -58,6 +50,14 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
             .join(
                 ", ",
             )}), and each makes an Application shop-${twice}: the ApplicationSet refuses the duplicate name and leaves shop-${twice} as it was; keep one element per env and change its revision, then ${apply}`;
+    // an environment's element taken out: the ApplicationSet then deletes the Application it made from it, and an
+    // Application made by hand in its place is not one the ApplicationSet keeps (nor prunes, nor updates at the pin)
+    const gone = ["dev", "prod"].filter((env) => !elements.some((e) => e?.env === env));
+    if (gone.length === 1 && !others.length) {
+        const env = gone[0];
+        const revision = env === "dev" ? "main" : wantProd(w);
+        return `appset.yaml has no element for ${env}: the ApplicationSet makes shop-${env} from its element, and deletes the one it made when the element goes (an Application shop-${env} made by hand is not the ApplicationSet's: it is neither updated nor pruned by it); put the element back, {env: ${env}, revision: ${revision}}, then ${apply}${env === "prod" ? " (step 4's pin is that element's revision)" : ""}`;
+    }
     const prodRevision = elements.find((e) => e?.env === "prod")?.revision;
     const devRevision = elements.find((e) => e?.env === "dev")?.revision;
     // the branch as its full ref: Argo CD resolves it too, but the lab's ApplicationSet names the branch

@@ -9,7 +9,7 @@ import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, PATCH_AGAIN, pinStep, putBack, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 import { renderShopConfigAt, rendersAlike } from "./render";
-import { listElementsOf, destinationServer, readAppsetFile, withoutEnabled } from "./appsetFile";
+import { listElementsOf, destinationServer, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
 
 const live = liveCheck<ShopWorld>;
@@ -207,7 +207,8 @@ export function liveChecks(): Check<ShopWorld>[] {
                             /connection refused|unable to connect|dial tcp|no such host|i\/o timeout|connection reset|could not read from remote/i.test(
                                 String(cannot.message),
                             );
-                        if (unreachable && !wrongRepo)
+                        // (the lab's own repository: a host mistyped in both the file and the cluster is the template's to fix)
+                        if (unreachable && !wrongRepo && sameRepo(repo))
                             return {
                                 ...outcome,
                                 hint: `Argo CD cannot reach the repository ${repo} (${cannot.type}: ${String(cannot.message).split("\n")[0].slice(0, 200)}): the git daemon that serves it does not answer (a served lab's log says when its daemon ended: run the same simulate command again; on a host, kubectl -n gitsrv get pods), then refresh: kubectl -n argocd annotate application ${app} argocd.argoproj.io/refresh=hard --overwrite`,

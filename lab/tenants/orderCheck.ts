@@ -36,7 +36,7 @@ export const RECOVERY_ORDER: Check<TenantsWorld> = {
             if (twice.length)
                 return {
                     ...eq(want, apps),
-                    hint: `order lists ${twice.join(", ")} more than once (${r.order.length} entries): it lists each of the four tenants once, by step, with when its entry turned Healthy; take the extra ${twice.length === 1 ? "entry" : "entries"} out`,
+                    hint: `order lists ${twice.join(", ")} more than once (${r.order.length} entries)${missing.length ? ` and leaves out ${missing.join(", ")}` : ""}: it lists each of the four tenants once, by step, with when its entry turned Healthy; take the extra ${twice.length === 1 ? "entry" : "entries"} out${missing.length ? ` and add ${missing.length === 1 ? "the one" : "those"} left out` : ""}`,
                 };
             // the right entries in another order (the order they turned Healthy): the list goes by step
             return [...apps].sort().join() === [...want].sort().join()
