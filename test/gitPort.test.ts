@@ -63,6 +63,20 @@ describe("the lab's git port (simple-git)", function () {
         });
     });
 
+    it("given a learner's hook that refuses every commit and push (from their git template), then the lab's own commit and push still go", async () => {
+        for (const hook of ["pre-commit", "commit-msg", "pre-push"]) {
+            fs.writeFileSync(path.join(clone, ".git", "hooks", hook), "#!/bin/sh\necho refused by the learner's hook; exit 1\n", {
+                mode: 0o755,
+            });
+        }
+        const git = new CloneGit(clone);
+        const sha = await git.commitFiles({ "a.txt": "one\n" }, "first");
+        await git.pushTo(sha, "main");
+        assert.strictEqual(await git.remoteBranch("main"), sha);
+        // the hooks stay where the learner put them: their own commits still run them
+        assert.ok(fs.existsSync(path.join(clone, ".git", "hooks", "pre-commit")));
+    });
+
     it("given a change in the work tree not committed, then the clone is not in sync, and the error names the file", async () => {
         const git = new CloneGit(clone);
         await git.pushTo(await git.commitFiles({ "a.txt": "one\n" }, "first"), "main");
