@@ -49,6 +49,15 @@ describe("the stack configuration's schema", () => {
             { solveThrough: "8.0" },
             /gitops-lab:solveThrough is "8\.0"; allowed: [^;]*; Pulumi hands the program the value as it is written \(8\.0\), and a whole number is read in digits alone: write 8 /,
         ],
+        // a zero-width space pasted with a value or into a key: named, with where it is
+        [
+            { root: "/srv/lab\u200b" },
+            /gitops-lab:root's value holds a character nobody sees \(U\+200B, a zero-width space, pasted with it\?\) at position 9: type the value again \("\/srv\/lab"\)$/,
+        ],
+        [
+            { "solve\u200bThrough": 8 },
+            /gitops-lab:solveThrough's key holds a character nobody sees \(U\+200B, a zero-width space, pasted with it\?\) at position 6: type the key again/,
+        ],
         // out of range, or a key that takes no number: no digits offered
         [{ solveThrough: "9.0" }, /gitops-lab:solveThrough is "9\.0"; allowed: a whole number from 0 to 8 \(pulumi config set/],
         [{ argocdVersion: "3.0" }, /gitops-lab:argocdVersion is "3\.0"; allowed: one of v3\.6\.2, v3\.5\.8, v3\.5\.1 \(pulumi config set/],

@@ -93,6 +93,17 @@ const OPTION_KEYS: Record<string, { key: keyof StackConfig; as: string }> = {
  * "Pulumi.dev.yaml". Unknown keys are refused too: a typo would otherwise be ignored.
  */
 export function parseStackConfig(raw: Record<string, unknown>, source: string): StackConfig {
+    // a character nobody sees (a zero-width space pasted with a path): in a key or a value it makes another one, unseen
+    for (const [k, v] of Object.entries(raw)) {
+        const where = INVISIBLE.exec(k) ? "key" : typeof v === "string" && INVISIBLE.exec(v) ? "value" : undefined;
+        if (!where) continue;
+        const text = where === "key" ? k : String(v);
+        const at = text.search(INVISIBLE);
+        const code = `U+${text.codePointAt(at)!.toString(16).toUpperCase().padStart(4, "0")}`;
+        throw new Error(
+            `${source}: gitops-lab:${k.replace(INVISIBLE_ALL, "")}'s ${where} holds a character nobody sees (${code}, ${INVISIBLE_NAMES[code] ?? "a format character"}, pasted with it?) at position ${at + 1}: type the ${where} again (${JSON.stringify(text.replace(INVISIBLE_ALL, ""))})`,
+        );
+    }
     const unknown = Object.keys(raw).filter((k) => !(CONFIG_KEYS as string[]).includes(k));
     // a key with a letter's case wrong or a letter or two off (tenantslab, solveThrugh): the key it means
     const meant = (k: string) =>
@@ -117,6 +128,18 @@ export function parseStackConfig(raw: Record<string, unknown>, source: string): 
     const key = String(issue.path[0]);
     return fail(source, key, values[key], `${issue.message}${slip(key, values[key])}`);
 }
+
+/** Characters that show as nothing: zero-width spaces and joiners, the word joiner, a byte-order mark, a soft hyphen. */
+const INVISIBLE = /[\u200B-\u200D\u2060\uFEFF\u00AD]/;
+const INVISIBLE_ALL = new RegExp(INVISIBLE.source, "g");
+const INVISIBLE_NAMES: Record<string, string> = {
+    "U+200B": "a zero-width space",
+    "U+200C": "a zero-width non-joiner",
+    "U+200D": "a zero-width joiner",
+    "U+2060": "a word joiner",
+    "U+FEFF": "a byte-order mark",
+    "U+00AD": "a soft hyphen",
+};
 
 /** A value written the way people write it, where the fix is plain: a duration for seconds, a ~ for the home folder. */
 function slip(key: string, value: unknown): string {
