@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { distance } from "fastest-levenshtein";
-import { parseDocument } from "yaml";
+import { Document, isAlias, isMap, isScalar, parseDocument } from "yaml";
 import { CONFIG_KEYS, parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { stringOption, UsageError, Values } from "./command";
@@ -36,6 +36,50 @@ export function stackName(v = process.env.GITOPS_LAB_STACK): string {
 
 /** A YAML file's content; a syntax error is one line naming the file and the line. */
 function readYaml(file: string): unknown {
+    return readYamlDocument(file).toJSON();
+}
+
+/**
+ * A plain scalar's number as Go's yaml.v3 reads it, which Pulumi 3.248 hands the program (as JSON writes it): its
+ * underscores dropped (1_000 is 1000), 0b and 0o prefixes, and a leading 0 for octal (010 is 8), where YAML 1.2,
+ * as read here, makes strings of the first and 10 of the last; undefined where yaml.v3 reads no number. (Hand-written:
+ * yaml.v3's resolve rules, a few lines, have no JavaScript package.)
+ */
+export function goYamlNumber(source: string): number | undefined {
+    if (!/^[-+.0-9]/.test(source)) return undefined;
+    const plain = source.replace(/_/g, "");
+    const int = /^([-+]?)(?:0[xX]([0-9a-fA-F]+)|0[bB]([01]+)|0[oO]([0-7]+)|0([0-7]*)|([1-9][0-9]*))$/.exec(plain);
+    if (int) {
+        const [, sign, hex, bin, oct12, oct, dec] = int;
+        const n = hex
+            ? parseInt(hex, 16)
+            : bin
+              ? parseInt(bin, 2)
+              : oct12 !== undefined
+                ? parseInt(oct12, 8)
+                : dec
+                  ? Number(dec)
+                  : parseInt(oct || "0", 8);
+        return sign === "-" ? -n : n;
+    }
+    return /^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$/.test(plain) ? Number(plain) : undefined;
+}
+
+/** config:'s plain scalars that Go's yaml.v3 reads as another number than YAML 1.2 does here (goYamlNumber). */
+function asPulumiReads(doc: Document): Record<string, number> {
+    const config = doc.get("config", true);
+    if (!isMap(config)) return {};
+    const out: Record<string, number> = {};
+    for (const pair of config.items) {
+        const node = isAlias(pair.value) ? pair.value.resolve(doc) : pair.value;
+        if (!isScalar(pair.key) || !isScalar(node) || node.type !== "PLAIN" || node.source === undefined) continue;
+        const n = goYamlNumber(node.source);
+        if (n !== undefined && n !== node.value) out[String(pair.key.value)] = n;
+    }
+    return out;
+}
+
+function readYamlDocument(file: string): Document {
     if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())
         throw new Error(`${file} is a folder, not a stack configuration file: give the file in it (its Pulumi.<stack>.yaml)`);
     const bytes = fs.readFileSync(file);
@@ -63,7 +107,7 @@ function readYaml(file: string): unknown {
     const text = bytes.toString("utf8");
     const doc = parseDocument(text, { prettyErrors: true });
     const err = doc.errors[0];
-    if (!err) return doc.toJSON();
+    if (!err) return doc;
     // a line indented under a key that already has a value: yaml names the key's line, the mistake is the line after it
     const deeper = doc.errors.find((e) => e.code === "MULTILINE_IMPLICIT_KEY")?.linePos?.[1]?.line;
     if (deeper !== undefined)
@@ -121,7 +165,9 @@ export function readStackFile(
     let environments: string[] = [];
     if (fs.existsSync(stackFile)) {
         // a mapping is checked below before its fields are read; config:'s values are the lab's or another package's
-        const doc = (readYaml(stackFile) ?? {}) as { config?: Record<string, unknown> | null };
+        const document = readYamlDocument(stackFile);
+        const asRead = asPulumiReads(document);
+        const doc = (document.toJSON() ?? {}) as { config?: Record<string, unknown> | null };
         const kind = (v: unknown) => (Array.isArray(v) ? "a list" : v === null ? "nothing" : `a ${typeof v}`);
         if (typeof doc !== "object" || Array.isArray(doc))
             throw new Error(
@@ -204,7 +250,7 @@ export function readStackFile(
                     continue;
                 }
                 values[m[1]] = "(secret)";
-            } else values[m[1]] = v;
+            } else values[m[1]] = k in asRead ? asRead[k] : v;
         }
     }
     return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values), secret, environments };

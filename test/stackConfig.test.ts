@@ -381,13 +381,17 @@ describe("the stack file as preflight and up read it", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
-    it("unquoted numbers and booleans YAML reads as such (8.0, 0x8, 1e3, True) are taken as Pulumi 3.248 hands them over (8, 1000, true)", () => {
-        // (pulumi config --json of such a file, v3.248.0: "8", "8", "1000", "true": yaml.v3 reads them typed, then JSON writes them)
+    it("unquoted numbers and booleans are taken as Pulumi 3.248 hands them over (Go's yaml.v3: 8.0, 0x2, 1_000, 010, True)", () => {
+        // (pulumi config --json of such a file, v3.248.0: "8", "2", "1000", "8", "true": yaml.v3 reads them typed, then JSON
+        // writes them; YAML 1.2 as read here makes a string of 1_000 and 10 of 010)
         const f = file(
-            "config:\n  gitops-lab:solveThrough: 8.0\n  gitops-lab:tenantsSolveThrough: 0x2\n  gitops-lab:syncTimeoutSeconds: 1e3\n  gitops-lab:tenantsLab: True\n",
+            "config:\n  gitops-lab:solveThrough: 010\n  gitops-lab:tenantsSolveThrough: 0x2\n  gitops-lab:syncTimeoutSeconds: 1_000\n  gitops-lab:destroyTimeoutSeconds: 8.0e1\n  gitops-lab:tenantsLab: True\n",
         );
         const c = readStackConfig(PROJECT_DIR, "dev", f);
-        assert.deepStrictEqual([c.solveThrough, c.tenantsSolveThrough, c.syncTimeoutSeconds, c.tenantsLab], [8, 2, 1000, true]);
+        assert.deepStrictEqual(
+            [c.solveThrough, c.tenantsSolveThrough, c.syncTimeoutSeconds, c.destroyTimeoutSeconds, c.tenantsLab],
+            [8, 2, 1000, 80, true],
+        );
     });
 
     it("a folder for the file, a root with a space at its end: each said in one line", () => {
