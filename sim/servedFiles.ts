@@ -84,7 +84,8 @@ export async function removeServedFiles(root: string, log: (line: string) => voi
         const clone = path.join(clones, name);
         // a lab's clone the instructions made: the learner's once it holds work its repository lacks
         const isClone = LAB_CLONES.includes(name) && fs.existsSync(path.join(clone, ".git"));
-        const work = isClone ? await unpushedWork(clone) : [];
+        // (its origin the served daemon, ended by now: the repository asked by its path)
+        const work = isClone ? await unpushedWork(clone, path.join(root, "srv", "bare", `${name}.git`)) : [];
         if (isClone && !work.length) {
             fs.rmSync(clone, { recursive: true, force: true });
             removedClones++;

@@ -317,6 +317,29 @@ describe("gitops-lab simulate --reset", function () {
         }
     });
 
+    it("reset keeps a clone with a worktree of it (a commit on its detached HEAD lives in the clone)", async () => {
+        const root = await rootAt(1);
+        const layout = shopLayout(root);
+        try {
+            const wt = path.join(layout.workDir, "wt");
+            await git(["worktree", "add", "--quiet", "--detach", wt], layout.clone);
+            fs.writeFileSync(path.join(wt, "N"), "x\n");
+            await git(["add", "N"], wt);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-m", "mine"], wt);
+            const r = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `kept ${layout.clone}: it holds work the repository does not (1 worktree of it (${wt}), whose commits and files it keeps)`,
+                ),
+                r.stdout,
+            );
+            assert.strictEqual(await git(["log", "-1", "--format=%s"], wt), "mine");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // given a learner's uncommitted file in the clone and a note of theirs beside it, when reset, then both stay, each said
     it("reset keeps a clone holding work not pushed", async () => {
         const root = await rootAt(1);

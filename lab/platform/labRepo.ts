@@ -251,8 +251,12 @@ export async function makeWorldReadable(layout: RepoSite): Promise<void> {
     await run("chmod", ["-R", "a+rX", layout.bareRepo]);
 }
 
-/** What a clone holds that its repository does not: changes not committed (or files not added), commits not pushed, stashes. */
-export async function unpushedWork(clone: string): Promise<string[]> {
+/**
+ * What a clone holds that its repository does not: changes not committed (or files not added), commits not pushed,
+ * stashes, worktrees of it, tags. `repository`: the repository's path, where origin is a URL that may not answer (a
+ * served lab's git daemon, ended).
+ */
+export async function unpushedWork(clone: string, repository?: string): Promise<string[]> {
     const out: string[] = [];
     const few = (xs: string[]) => `${xs.slice(0, 5).join(", ")}${xs.length > 5 ? ` and ${xs.length - 5} more` : ""}`;
     // files git ignores (.git/info/exclude, a .gitignore) are the learner's too: --ignored lists them ("!! path")
@@ -279,13 +283,32 @@ export async function unpushedWork(clone: string): Promise<string[]> {
     if (ahead.length) out.push(`${ahead.length} commit${ahead.length === 1 ? "" : "s"} not pushed${on.length ? `, on ${few(on)}` : ""}`);
     const stashes = (await git(["stash", "list"], clone).catch(() => "")).split("\n").filter(Boolean);
     if (stashes.length) out.push(`${stashes.length} stash${stashes.length === 1 ? "" : "es"}`);
+    // worktrees of it (git worktree add): their commits, a detached HEAD's among them, and their index live in this clone
+    const worktrees = (await git(["worktree", "list", "--porcelain"], clone).catch(() => ""))
+        .split("\n")
+        .filter((l) => l.startsWith("worktree "))
+        .slice(1)
+        .map((l) => l.slice("worktree ".length));
+    if (worktrees.length)
+        out.push(
+            `${worktrees.length} worktree${worktrees.length === 1 ? "" : "s"} of it (${few(worktrees)}), whose commits and files it keeps`,
+        );
     // tags made in the clone (an annotated tag's message lives in it alone) and not in the remote, as name and object
     const lines = (text: string) => text.split("\n").filter(Boolean);
-    const remote = new Set(lines(await git(["ls-remote", "--tags", "origin"], clone).catch(() => "")).map((l) => l.replace(/\s+/, " ")));
+    const asked = await git(["ls-remote", "--tags", repository ?? "origin"], clone).then(
+        (t) => t,
+        () => undefined,
+    );
+    const remote = new Set(lines(asked ?? "").map((l) => l.replace(/\s+/, " ")));
     const tags = lines(await git(["for-each-ref", "--format=%(objectname) %(refname)", "refs/tags"], clone).catch(() => ""))
         .filter((l) => !remote.has(l))
         .map((l) => l.split(" ")[1].replace(/^refs\/tags\//, ""));
-    if (tags.length) out.push(`${tags.length} tag${tags.length === 1 ? "" : "s"} not pushed (${few(tags)})`);
+    if (tags.length)
+        out.push(
+            asked === undefined
+                ? `${tags.length} tag${tags.length === 1 ? "" : "s"} (${few(tags)}) its origin could not be asked about (it does not answer)`
+                : `${tags.length} tag${tags.length === 1 ? "" : "s"} not pushed (${few(tags)})`,
+        );
     return out;
 }
 
