@@ -961,13 +961,17 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: the elements name "staging" beside dev and prod: the lab has two environments \(envs\/dev and envs\/prod\), and shop-staging would render envs\/staging, which the repository lacks; take that element out/,
             );
-            // prod spelt otherwise (Prod) is not a third environment: not said so
+            // prod spelt otherwise (Prod) is not a third environment: the case named
             const renamed = await withElements(root, 4, [
                 { env: "dev", revision: "main" },
                 { env: "Prod", revision: "release/prod" },
             ]);
             assert.strictEqual(renamed.code, 1, renamed.out);
             assert.doesNotMatch(renamed.stdout, /beside dev and prod/);
+            assert.match(
+                renamed.stdout,
+                /hint: an element's env is "Prod": an Application's name is lower case \(RFC 1123\), so shop-Prod is refused[^\n]*write env: prod/,
+            );
         });
     });
 

@@ -34,6 +34,13 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     const branchEnv = elements.find((e) => e?.env === "release/prod" || e?.env === "main")?.env;
     if (branchEnv)
         return `an element's env is ${JSON.stringify(branchEnv)}, a branch: env names the environment (dev, prod) and revision the branch it tracks (the ApplicationSet cannot make an Application shop-${branchEnv}: "/" is no name's); write {env: prod, revision: ${wantProd(w)}}, then ${apply}`;
+    // dev or prod in another case (Dev, PROD): shop-Dev is no name Kubernetes takes (RFC 1123: lower case), so the
+    // ApplicationSet makes no Application of it (its ErrorOccurred condition says so)
+    const cased = elements
+        .map((e) => e?.env)
+        .filter((env) => typeof env === "string" && ["dev", "prod"].includes(env.toLowerCase()) && env !== env.toLowerCase());
+    if (cased.length)
+        return `an element's env is ${cased.map((e) => JSON.stringify(e)).join(", ")}: an Application's name is lower case (RFC 1123), so shop-${cased[0]} is refused and the ApplicationSet makes no Application of it (kubectl -n argocd get applicationset shop -o yaml shows its ErrorOccurred condition); write ${cased.map((e) => `env: ${String(e).toLowerCase()}`).join(" and ")}, then ${apply}`;
     // an environment the lab does not have (staging): its Application renders envs/staging, which the repository lacks
     // (only beside both of the lab's: an env for one of them spelt otherwise, Prod or production, is that one renamed)
     const others = [...new Set(elements.map((e) => e?.env).filter((env) => typeof env === "string" && env !== "dev" && env !== "prod"))];
