@@ -1219,6 +1219,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             /hint: the first commit's envs\/prod renders the ConfigMap as prod-shop-config \(a namePrefix or nameSuffix\): the lab's ConfigMap is shop-config/,
         ],
         [
+            "prod's patch left out",
+            () => "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\n",
+            /envs\/prod renders LOG_LEVEL "info", not "warn" \(base's value: its kustomization\.yaml has no patch, and the overlay sets LOG_LEVEL by one\)/,
+        ],
+        [
             "prod's patch target misspelt",
             (t: string) => t.replace("kind: ConfigMap", "kind: Configmap"),
             /envs\/prod renders LOG_LEVEL "info", not "warn" \(base's value: its patch changes nothing, so its target names no object of base/,

@@ -11,6 +11,7 @@ import type { ConfigMap } from "../argo/types";
 import { renderShopConfigMapAt } from "./render";
 import { ShopWorld } from "./world";
 import { REPO_FILES } from "./repoFiles";
+import { kustomizationOf } from "./overlays";
 
 /** Each commit's overlay rendered once per grading (two checks read it). */
 const renders = new WeakMap<ShopWorld, Map<string, Promise<ConfigMap>>>();
@@ -224,8 +225,20 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                     const other = Object.keys(await shopConfigAt(w, first, `envs/${e}`)).find(
                         (k) => k !== "LOG_LEVEL" && k.toUpperCase() === "LOG_LEVEL",
                     );
-                    return other
-                        ? ` (base's value: its patch sets ${other} beside it, and keys are case-sensitive: the path is /data/LOG_LEVEL)`
+                    if (other)
+                        return ` (base's value: its patch sets ${other} beside it, and keys are case-sensitive: the path is /data/LOG_LEVEL)`;
+                    // no patch at all (patches: left out): nothing changes base's value
+                    let k: Record<string, unknown> | null = null;
+                    try {
+                        k = parse((await kustomizationOf(w, first, `envs/${e}`)) ?? "") as Record<string, unknown> | null;
+                    } catch {
+                        k = null;
+                    }
+                    const patches = ["patches", "patchesStrategicMerge", "patchesJson6902"].some(
+                        (key) => Array.isArray(k?.[key]) && (k?.[key] as unknown[]).length > 0,
+                    );
+                    return k && !patches
+                        ? ` (base's value: its kustomization.yaml has no patch, and the overlay sets LOG_LEVEL by one)`
                         : " (base's value: its patch changes nothing, so its target names no object of base: kind ConfigMap, name shop-config, as written)";
                 };
                 const whys = await Promise.all(off.map(why));
