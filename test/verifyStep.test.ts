@@ -2611,7 +2611,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("stall.hook_error without its last character: the hint says copy it exactly", async () => {
+    it("stall.hook_error without its last character, or blank: each hint says what to copy", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: HOOK_ERROR.slice(0, -1) });
             const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
@@ -2619,6 +2619,13 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 r.stdout,
                 /hint: hook_error is not the line the hook's log prints [^\n]*copy it exactly as printed, punctuation included/,
+            );
+            // the log's last line taken with tail -n1, which is empty: said, with the line that has text
+            editResult(tenantsLayout(root).resultFile("stall"), { hook_error: "\n" });
+            const blank = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.match(
+                blank.stdout,
+                /hint: hook_error is blank: the hook's log ends with an empty line, so its last line \(tail -n1\) is nothing; [^\n]*grep \. \| tail -n1/,
             );
         });
     });

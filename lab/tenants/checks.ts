@@ -140,7 +140,10 @@ const step2: Check<TenantsWorld>[] = [
                         `hook_error holds another line the hook prints (${JSON.stringify(text.trim())}): write the error line itself, the one that says what failed (the last line of text in kubectl logs -n mandant-b job/site-setup)`
                       : !ok && text.trim()
                         ? "hook_error is not the line the hook's log prints (kubectl logs -n mandant-b job/site-setup, the script's own error line): copy it exactly as printed, punctuation included"
-                        : undefined;
+                        : !ok && typeof s.hook_error === "string"
+                          ? // empty or blank: the log ends with an empty line, so tail -n1 gives nothing
+                            `hook_error is ${text ? "blank" : "empty"}: the hook's log ends with an empty line, so its last line (tail -n1) is nothing; the error line is the last with text: kubectl logs -n mandant-b job/site-setup | grep . | tail -n1`
+                          : undefined;
             return {
                 ok,
                 expected: `${HOOK_ERROR} (printed by releases/${RELEASES.faulty}/code/setup.sh)`,
