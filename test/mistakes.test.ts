@@ -871,6 +871,22 @@ describe("mistakes whose answer is on standard output", function () {
         fs.rmSync(here, { recursive: true, force: true });
     });
 
+    it("any command from a shell whose folder a reset removed: one line, cd first", () => {
+        const gone = fs.mkdtempSync(path.join(os.tmpdir(), "gone-"));
+        const r = spawnSync(
+            "bash",
+            ["-c", 'cd "$1" && rmdir "$1" && exec "$2" "$3" simulate --root ./x', "sh", gone, process.execPath, BIN],
+            {
+                encoding: "utf8",
+            },
+        );
+        assert.strictEqual(r.status, 2, `${r.stdout}${r.stderr}`);
+        assert.strictEqual(
+            r.stderr,
+            "gitops-lab: the current folder is gone (deleted while this shell was in it, by a reset?), so nothing can be read relative to it: cd to a folder that exists, then run the command again\n",
+        );
+    });
+
     it("verify --stack-outputs given a result file: the check says what it is", async () => {
         const root = await rootAt(3);
         const r = await runMain("verify", ["--root", root, "--offline", "--stack-outputs", path.join(root, "root/cnpa-env/incident.json")]);
