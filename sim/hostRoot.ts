@@ -35,6 +35,15 @@ export function hostRootProblem(root: string, opts: { reset?: boolean } = {}): s
         return opts.reset
             ? `--root ${root} is inside the simulated lab under ${outer}, which is reset as a whole: gitops-lab simulate --root ${outer} --reset`
             : `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
+    // a lab's own folder given as the root (root/cnpa-env, the results folder the lab's docs name): the lab would go a
+    // second time under it (…/root/cnpa-env/root/cnpa-env)
+    const labPath = [
+        ["root", "cnpa-env"],
+        ["root", "tenants-lab"],
+        ["srv", "bare"],
+    ].find((p) => shop.root.endsWith(path.join("/", ...p)));
+    if (labPath && !opts.reset)
+        return `--root ${root} ends with ${path.join(...labPath)}, a folder the lab makes under its root, so the lab would go under ${path.join(shop.root, ...labPath)}: --root names the folder above the lab's paths (such as --root ${path.dirname(path.dirname(shop.root))}, or a new folder)`;
     // a folder of labs given for one of them (its name left out): a new lab would be built beside them, at their parent
     const below =
         fs.existsSync(root) && fs.statSync(root).isDirectory()

@@ -53,6 +53,13 @@ const MISTAKES: Mistake[] = [
     [
         "learner",
         "simulate",
+        ["--root", "{dir}/x/root/cnpa-env", "--through", "0"],
+        2,
+        /--root \S+\/x\/root\/cnpa-env ends with root\/cnpa-env, a folder the lab makes under its root, so the lab would go under \S+\/x\/root\/cnpa-env\/root\/cnpa-env: --root names the folder above the lab's paths \(such as --root \S+\/x, or a new folder\)$/m,
+    ],
+    [
+        "learner",
+        "simulate",
         ["--root", "{dir}", "--through", "1"],
         2,
         /--root \S+ holds no lab itself, but labs are under it \(\S+\/outer, \S+\/savedlab\): to go on with one, give it as --root; for a new lab, give a new folder$/m,
