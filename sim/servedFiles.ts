@@ -29,10 +29,21 @@ export function servedLabOf(file: string): string | undefined {
 }
 export const servedFiles = (root: string) => [servedKubeconfig(root), path.join(root, CLONES_DIR)];
 
-/** Whether a kubeconfig is one a served lab wrote (its simulated API on loopback, its context "fake"). */
+/**
+ * Whether a kubeconfig is one a served lab wrote: its cluster "fake", the simulated API on loopback, and its user
+ * "fake" with a token, whatever the learner made of its contexts since (kubectl config rename-context, a namespace
+ * set: kubectl writes the file again in its own layout).
+ */
 export function isServedKubeconfig(file: string): boolean {
-    const text = fs.readFileSync(file, "utf8");
-    return /^current-context: fake$/m.test(text) && /^\s+server: https?:\/\/127\.0\.0\.1:\d+$/m.test(text);
+    let k: { clusters?: unknown; users?: unknown } | null;
+    try {
+        k = parse(fs.readFileSync(file, "utf8"));
+    } catch {
+        return false;
+    }
+    const named = (list: unknown) => (Array.isArray(list) ? list.find((e) => e?.name === "fake") : undefined);
+    const server = named(k?.clusters)?.cluster?.server;
+    return typeof server === "string" && /^https?:\/\/127\.0\.0\.1:\d+$/.test(server) && typeof named(k?.users)?.user?.token === "string";
 }
 
 /** The one line refusing to serve over a kubeconfig that is not a served lab's; undefined when there is none or it is ours. */

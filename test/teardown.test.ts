@@ -4,6 +4,7 @@
  * --reset`, which runs the same destroy path against the simulated host.
  */
 import * as assert from "assert";
+import { execFileSync } from "child_process";
 import { recordMade } from "../lab/kit/layout";
 import * as fs from "fs";
 import * as os from "os";
@@ -22,7 +23,7 @@ import { runCli, runMain } from "./helpers/cli";
 import { tenantsAt } from "./helpers/tenantsAt";
 import { clusterStateFile, resetSimulatedLab } from "../sim/simulatedLab";
 import { hostRootProblem } from "../sim/hostRoot";
-import { recordServed } from "../sim/servedFiles";
+import { isServedKubeconfig, recordServed } from "../sim/servedFiles";
 
 describe("destroy: the ApplicationSet and Argo CD's finalizer (simulated cluster)", function () {
     this.timeout(60_000);
@@ -619,6 +620,27 @@ describe("reset says only what it did, on any state it can recognise, and leaves
             assert.match(r.out, new RegExp(`kept ${root}/clones/notes.txt: the served lab did not make it`));
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("a served lab's kubeconfig whose context the learner renamed (kubectl writes it anew) is still the lab's", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "renamed-"));
+        try {
+            const file = path.join(dir, "kubeconfig");
+            // as sim/apiServer.ts writes it
+            fs.writeFileSync(
+                file,
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: https://127.0.0.1:43210\n    insecure-skip-tls-verify: true\nusers:\n- name: fake\n  user:\n    token: t0ken\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\n",
+            );
+            assert.ok(isServedKubeconfig(file));
+            execFileSync("kubectl", ["--kubeconfig", file, "config", "rename-context", "fake", "tenants-lab"]);
+            assert.match(fs.readFileSync(file, "utf8"), /current-context: tenants-lab/);
+            assert.ok(isServedKubeconfig(file), "renamed, it is the served lab's still");
+            // another cluster's (its server elsewhere) is not
+            fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("127.0.0.1:43210", "10.0.0.1:6443"));
+            assert.ok(!isServedKubeconfig(file));
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
         }
     });
 
