@@ -12,7 +12,7 @@ import { addMissingResource } from "../lab/shop/edits";
 import { expect, expectConsistently, failed, holds, pending, succeeded } from "./helpers/expect";
 import { labAt, LabAt } from "./helpers/labAt";
 import { generateApplications, gitFileParams, renderTemplate } from "../sim/generators";
-import { spawn } from "child_process";
+import { spawn, spawnSync } from "child_process";
 import * as http from "http";
 import { FakeKube, ROOT_CA_CONFIGMAP } from "../sim/fakeApi";
 import { acceptedCrds, ARGOCD_CRD_NAMES } from "../sim/argoCrds";
@@ -22,7 +22,7 @@ import { withRevisionHistory } from "../sim/revisionHistory";
 import { procStat } from "../lab/ports/proc";
 import { acquireRootLock, lockFile } from "../lab/ports/lock";
 import { RenderError, RepoServer } from "../sim/repoServer";
-import { kustomizeBuild } from "../lab/ports/kustomize";
+import { asKustomizeError, kustomizeBuild } from "../lab/ports/kustomize";
 import { git } from "./helpers/git";
 
 async function pushCommit(at: LabAt, file: string, content: string, message: string): Promise<string> {
@@ -526,6 +526,24 @@ describe("Argo CD simulation: application controller", function () {
 
 describe("Argo CD simulation: the repo-server's kustomize runs (remembered by content)", function () {
     this.timeout(60_000);
+
+    it("kubectl kustomize's error of several lines (klog's err=< block) is said as the kustomize binary says it", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "klog-block-"));
+        try {
+            fs.writeFileSync(path.join(dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
+            fs.writeFileSync(path.join(dir, "kustomization.yaml"), "resources:\n- cm.yaml\npatches:\n- path: missing.yaml\n");
+            const r = spawnSync("kubectl", ["kustomize", dir], { encoding: "utf8" });
+            assert.match(r.stderr, /"command failed" err=<\n/, "kubectl writes it as a klog block");
+            const said = asKustomizeError(r.stderr);
+            assert.match(
+                said,
+                /^Error: trouble configuring builtin PatchTransformer with config: `\npath: missing\.yaml\n`: failed to get the patch file/,
+            );
+            assert.doesNotMatch(said, /run\.go|command failed|\t/);
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
 
     // util/git/client.go lsRemote: a short name as a branch or tag, or the full ref name itself
     it("resolves a branch by its short name and by its full ref", async () => {

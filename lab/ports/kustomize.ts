@@ -86,6 +86,9 @@ export async function kustomizeBuild(dir: string, kubectl = "kubectl", opts: Kus
  * kustomize binary the repo-server runs as `Error: ...`: turn the first into the second.
  */
 export function asKustomizeError(stderr: string): string {
+    // klog's form for a value of several lines: err=<, each line indented with a tab, then a line " >"
+    const block = /err=<\n([\s\S]*?)\n >\s*$/.exec(stderr);
+    if (block) return `Error: ${block[1].replace(/^\t/gm, "")}`;
     const m = /err="((?:[^"\\]|\\.)*)"/.exec(stderr);
     if (!m) return stderr.trim().replace(/^error: /, "Error: ");
     const inner = m[1].replace(/\\'/g, "'");
