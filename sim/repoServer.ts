@@ -227,6 +227,11 @@ export class RepoServer {
             );
         });
         const dir = path.join(work, appPath);
+        // util/app/path Path, before any generation (runRepoOperation): a path naming a file is refused as such
+        if (fs.statSync(dir, { throwIfNoEntry: false })?.isFile())
+            throw new RenderError(
+                `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${appPath}: app path is not a directory`,
+            );
         try {
             // kustomize's output is remembered by the checkout's content below this modelled cache (lab/ports/kustomize.ts); a hard refresh runs it
             // kustomize refuses a resource with no kind or name: every document has both

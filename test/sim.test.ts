@@ -609,6 +609,12 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
             const c = await commit("two", "2026-01-03T00:00:00Z");
             assert.strictEqual(((await rs.render(bare, c, ".", { hard: false }))[0].data as Record<string, string>).value, "two");
             assert.strictEqual(runs(), 3);
+            // a path naming a file: refused before kustomize runs, as util/app/path Path refuses it
+            await assert.rejects(
+                rs.render(bare, c, "cm.yaml", { hard: false }),
+                /rpc error: code = Unknown desc = cm\.yaml: app path is not a directory$/,
+            );
+            assert.strictEqual(runs(), 3);
         } finally {
             rs.close();
         }
