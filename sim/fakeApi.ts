@@ -249,6 +249,8 @@ export class FakeKube {
         this.objects.set(k, next);
         this.changed({ type: old ? "MODIFIED" : "ADDED", kind: t.kind, obj: clone(next), old: clone(old), actor });
         if (!old && t.kind === "Namespace") this.publishRootCa(next.metadata.name);
+        if (t.kind === "ConfigMap" && next.metadata.name === ROOT_CA_CONFIGMAP && ns !== undefined && actor !== "root-ca-cert-publisher")
+            this.publishRootCa(ns);
         // the last finalizer of an object being deleted is gone: now it goes
         if (next.metadata.deletionTimestamp && !(next.metadata.finalizers ?? []).length && t.kind !== "Namespace")
             this.remove(t.kind, ns, next.metadata.name, actor);
@@ -287,20 +289,25 @@ export class FakeKube {
     }
 
     /**
-     * kube-controller-manager's root CA publisher: a `kube-root-ca.crt` ConfigMap in every namespace
-     * (put back when deleted), as a real cluster has. Its `ca.crt` says that there is no CA: the
-     * simulated API server speaks plain HTTP on the loopback.
+     * kube-controller-manager's root CA publisher (rootcacertpublisher syncNamespace): a `kube-root-ca.crt` ConfigMap
+     * in every namespace, as a real cluster has, put back when deleted or changed. Its `ca.crt` says there is no CA.
      */
     private publishRootCa(ns: string) {
         const nsObj = this.objects.get(this.key(this.typeOfKind("Namespace"), undefined, ns));
-        if (!nsObj || nsObj.metadata.deletionTimestamp || this.objects.get(this.key(this.typeOfKind("ConfigMap"), ns, ROOT_CA_CONFIGMAP)))
-            return;
+        if (!nsObj || nsObj.metadata.deletionTimestamp) return;
+        const data = { "ca.crt": "# the simulated API server speaks plain HTTP on the loopback: it has no CA\n" };
+        const cm = this.objects.get(this.key(this.typeOfKind("ConfigMap"), ns, ROOT_CA_CONFIGMAP));
+        const published = JSON.stringify(cm?.data) === JSON.stringify(data) && cm?.metadata.annotations?.["kubernetes.io/description"];
+        if (cm?.metadata.deletionTimestamp || published) return;
         this.put(
             {
                 apiVersion: "v1",
                 kind: "ConfigMap",
-                metadata: { name: ROOT_CA_CONFIGMAP, namespace: ns, annotations: { "kubernetes.io/description": ROOT_CA_DESCRIPTION } },
-                data: { "ca.crt": "# the simulated API server speaks plain HTTP on the loopback: it has no CA\n" },
+                metadata: {
+                    ...(cm?.metadata ?? { name: ROOT_CA_CONFIGMAP, namespace: ns }),
+                    annotations: { ...cm?.metadata.annotations, "kubernetes.io/description": ROOT_CA_DESCRIPTION },
+                },
+                data,
             },
             "root-ca-cert-publisher",
         );

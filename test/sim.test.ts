@@ -796,7 +796,7 @@ describe("the simulated API server's store", function () {
         }
     });
 
-    it("given a new namespace, then kube-root-ca.crt is published in it, put back when deleted, and gone with the namespace", () => {
+    it("given a new namespace, then kube-root-ca.crt is published in it, put back when changed or deleted, and gone with the namespace", () => {
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mandant-b" } }, "client");
         const cm = kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP);
@@ -806,6 +806,10 @@ describe("the simulated API server's store", function () {
             cm.metadata.annotations!["kubernetes.io/description"],
             /^Contains a CA bundle that can be used to verify the kube-apiserver/,
         );
+        // its data changed by a client (a drift made on the wrong ConfigMap): the publisher puts it back, the same object
+        kube.put({ ...cm, data: { ...cm.data, LOG_LEVEL: "debug" } }, "client");
+        const reset = kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP)!;
+        assert.deepStrictEqual([Object.keys(reset.data!), reset.metadata.uid], [["ca.crt"], cm.metadata.uid]);
         kube.remove("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP, "client");
         const again = kube.get("ConfigMap", "mandant-b", ROOT_CA_CONFIGMAP);
         assert.ok(again && again.metadata.uid !== cm.metadata.uid, "put back, a new object");

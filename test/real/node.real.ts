@@ -171,7 +171,7 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
         assert.match(events, /^Started (Started container coredns|Container started)$/m);
     });
 
-    it("given a new namespace, then kube-controller-manager publishes kube-root-ca.crt in it, as the simulated API server does (its name, annotation and key), and puts it back when it is deleted", async () => {
+    it("given a new namespace, then kube-controller-manager publishes kube-root-ca.crt in it, as the simulated API server does (its name, annotation and key), and puts it back when it is deleted or changed", async () => {
         const rootCa = () => {
             try {
                 return JSON.parse(kubectl("get", "configmap", ROOT_CA_CONFIGMAP, "-n", "root-ca-check", "-o", "json"));
@@ -203,6 +203,17 @@ describe("the real node (gitops-lab node): a real cluster whose Pods are contain
                 `${ROOT_CA_CONFIGMAP} put back`,
                 () => !!rootCa() && rootCa().metadata.uid !== uid,
                 () => rootCa()?.metadata,
+            ),
+            { timeoutMs: 60_000, intervalMs: 500 },
+        );
+        // its data changed (a drift made on it by mistake): put back, the same object, as the simulated publisher does
+        const again = rootCa().metadata.uid;
+        kubectl("-n", "root-ca-check", "patch", "configmap", ROOT_CA_CONFIGMAP, "--type", "merge", "-p", '{"data":{"LOG_LEVEL":"debug"}}');
+        await expect(
+            holds(
+                `${ROOT_CA_CONFIGMAP}'s data put back`,
+                () => JSON.stringify(Object.keys(rootCa()?.data ?? {})) === '["ca.crt"]' && rootCa().metadata.uid === again,
+                () => rootCa()?.data,
             ),
             { timeoutMs: 60_000, intervalMs: 500 },
         );
