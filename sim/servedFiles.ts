@@ -30,12 +30,12 @@ export function servedLabOf(file: string): string | undefined {
 export const servedFiles = (root: string) => [servedKubeconfig(root), path.join(root, CLONES_DIR)];
 
 /**
- * Whether a kubeconfig is one a served lab wrote: its cluster "fake", the simulated API on loopback, and its user
- * "fake" with a token, whatever the learner made of its contexts since (kubectl config rename-context, a namespace
+ * Whether a kubeconfig is one a served lab wrote: its cluster "fake", the simulated API on loopback, whatever the
+ * learner made of its contexts since (kubectl config rename-context, a namespace
  * set: kubectl writes the file again in its own layout).
  */
 export function isServedKubeconfig(file: string): boolean {
-    let k: { clusters?: unknown; users?: unknown } | null;
+    let k: { clusters?: unknown } | null;
     try {
         k = parse(fs.readFileSync(file, "utf8"));
     } catch {
@@ -43,7 +43,7 @@ export function isServedKubeconfig(file: string): boolean {
     }
     const named = (list: unknown) => (Array.isArray(list) ? list.find((e) => e?.name === "fake") : undefined);
     const server = named(k?.clusters)?.cluster?.server;
-    return typeof server === "string" && /^https?:\/\/127\.0\.0\.1:\d+$/.test(server) && typeof named(k?.users)?.user?.token === "string";
+    return typeof server === "string" && /^https?:\/\/127\.0\.0\.1:\d+$/.test(server);
 }
 
 /** The one line refusing to serve over a kubeconfig that is not a served lab's; undefined when there is none or it is ours. */
