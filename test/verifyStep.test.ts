@@ -544,6 +544,39 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the pin made by deleting the ApplicationSet and applying it again: both Applications made anew, said", async () => {
+        const at = await labAt(4);
+        try {
+            const set = at.lab.kube.get("ApplicationSet", "argocd", "shop")!;
+            at.lab.kube.remove("ApplicationSet", "argocd", "shop", "client");
+            await expect(
+                holds("the ApplicationSet and its Applications gone", async () => !(await at.cluster.getApplication("shop-prod"))),
+                { timeoutMs: 60_000 },
+            );
+            at.lab.kube.put(
+                { apiVersion: set.apiVersion, kind: set.kind, metadata: { name: "shop", namespace: "argocd" }, spec: set.spec },
+                "client",
+            );
+            await expect(
+                holds(
+                    "shop-prod made again and synced",
+                    async () => (await at.cluster.getApplication("shop-prod"))?.status?.sync?.status === "Synced",
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const r = (await verifyShop({ layout: at.lab.layout, through: 4, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live shop-dev and shop-prod are the Applications step 3 synced"),
+            );
+            assert.strictEqual(r?.ok, false, JSON.stringify(r));
+            assert.match(
+                String(r?.hint),
+                /^shop-dev \(its history begins at [0-9a-f]{12}, after step 3\) and shop-prod \([^)]*\) were made anew after step 3: deleting the ApplicationSet/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("elements in another order, a template's tags with spaces: the same ApplicationSet, done", async () => {
         await atShop(4, async (root) => {
             const { appsetFile } = shopLayout(root);

@@ -12,6 +12,7 @@ import { isSha, resultFileChecks } from "../grader/resultFiles";
 import { REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, REVERT_CHECKS } from "./historyChecks";
 import { PROMOTE_CHECKS } from "./promoteChecks";
+import { NOT_MADE_ANEW } from "./remadeCheck";
 import { INCIDENT_IN_BASE, INCIDENT_MAIN_READABLE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
@@ -448,6 +449,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     ...step8,
     ...stackOutputs,
     ...liveChecks(),
+    NOT_MADE_ANEW,
 ];
 
 export async function verify(opts: VerifyOptions): Promise<CheckResult[]> {
