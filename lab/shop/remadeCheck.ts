@@ -18,7 +18,9 @@ export const NOT_MADE_ANEW = liveCheck<ShopWorld>(
     "live shop-dev and shop-prod are the Applications step 3 synced (shop-dev's history holds a commit before incident.commit, shop-prod's incident.commit)",
     async (c, w) => {
         const incident = obj(w, "incident")?.commit;
-        if (!isSha(incident) || !(await w.repo.isCommit(incident))) return null;
+        // told while the pin and the drift are the lab's steps: once promoted (the incident synced again) the history
+        // holds it anew, and an Application deleted after the lab is done is the learner's own business
+        if (obj(w, "promote") || !isSha(incident) || !(await w.repo.isCommit(incident))) return null;
         // shop-dev synced a commit before the incident at step 2 (made anew at step 4, it begins at the incident, main's
         // tip); shop-prod the incident commit itself at step 3 (made anew, it begins at release/prod, the incident's parent)
         const before = async (sha: unknown) =>
