@@ -58,6 +58,7 @@ export async function runPreflight(
         idleK3sKey(stack.given, stack.config, stack.file),
         environmentsNote(stack.environments, stack.file),
         secretKeysNote(stack.secret, stack.file),
+        stack.octal.length ? `${stack.file}: ${stack.octal.join("; ")}` : undefined,
     ].filter((n): n is string => !!n);
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)

@@ -157,16 +157,33 @@ export function readStackFile(
     projectDir = PROJECT_DIR,
     stack = stackName(),
     configFile?: string,
-): { config: StackConfig; file: string; given: string[]; secret: string[]; environments: string[] } {
+): { config: StackConfig; file: string; given: string[]; secret: string[]; environments: string[]; octal: string[] } {
     readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
+    // Pulumi reads a stack file by its extension (encoding.Detect: .yaml, .yml or .json, as written), and refuses one without
+    if (configFile && fs.statSync(configFile, { throwIfNoEntry: false })?.isFile() && !/\.(yaml|yml|json)$/.test(configFile))
+        throw new Error(
+            `${configFile}: Pulumi reads a stack file by its extension, .yaml, .yml or .json in lower case ("no marshaler found for file format" otherwise), and this one has ${path.extname(configFile) || "none"}: name it ${/\.(yaml|yml|json)$/i.test(configFile) ? configFile.replace(/\.[^.]+$/, (e) => e.toLowerCase()) : `${configFile}.yaml`}`,
+        );
     const values: Record<string, unknown> = {};
     const secret: string[] = [];
     let environments: string[] = [];
+    let octal: string[] = [];
     if (fs.existsSync(stackFile)) {
         // a mapping is checked below before its fields are read; config:'s values are the lab's or another package's
         const document = readYamlDocument(stackFile);
         const asRead = asPulumiReads(document);
+        // a leading 0 (0300): Go's YAML reads octal there, as Pulumi hands it over; said, as no one writes seconds in octal
+        octal = Object.entries(asRead).flatMap(([k, n]) => {
+            const source = String(
+                document.getIn(["config", k], true) && (document.getIn(["config", k], true) as { source?: string }).source,
+            );
+            return /^[-+]?0[0-7_]+$/.test(source) && Number(source.replace(/_/g, "")) !== n
+                ? [
+                      `${k} is written ${source}, which Pulumi (Go's YAML) reads as octal, ${n}: write ${Number(source.replace(/_/g, ""))} if that is meant`,
+                  ]
+                : [];
+        });
         const doc = (document.toJSON() ?? {}) as { config?: Record<string, unknown> | null };
         const kind = (v: unknown) => (Array.isArray(v) ? "a list" : v === null ? "nothing" : `a ${typeof v}`);
         if (typeof doc !== "object" || Array.isArray(doc))
@@ -253,7 +270,7 @@ export function readStackFile(
             } else values[m[1]] = k in asRead ? asRead[k] : v;
         }
     }
-    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values), secret, environments };
+    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values), secret, environments, octal };
 }
 
 /**

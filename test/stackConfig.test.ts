@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { PROJECT_DIR, readStackConfig } from "../cli/stackConfig";
+import { PROJECT_DIR, readStackConfig, readStackFile } from "../cli/stackConfig";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { CONFIG_KEYS, parseStackConfig } from "../lab/platform/stackConfig";
 import { runCli } from "./helpers/cli";
@@ -391,6 +391,21 @@ describe("the stack file as preflight and up read it", function () {
         assert.deepStrictEqual(
             [c.solveThrough, c.tenantsSolveThrough, c.syncTimeoutSeconds, c.destroyTimeoutSeconds, c.tenantsLab],
             [8, 2, 1000, 80, true],
+        );
+    });
+
+    it("a file Pulumi would not read (no .yaml, .yml or .json), and a seconds value with a leading 0 (octal): each said", () => {
+        const f = file("config:\n  gitops-lab:syncTimeoutSeconds: 0300\n");
+        const octal = readStackFile(PROJECT_DIR, "dev", f);
+        assert.strictEqual(octal.config.syncTimeoutSeconds, 192, 'as Pulumi hands it over (pulumi config --json: "192")');
+        assert.deepStrictEqual(octal.octal, [
+            "gitops-lab:syncTimeoutSeconds is written 0300, which Pulumi (Go's YAML) reads as octal, 192: write 300 if that is meant",
+        ]);
+        const bare = path.join(path.dirname(f), "lab-config");
+        fs.renameSync(f, bare);
+        assert.throws(
+            () => readStackFile(PROJECT_DIR, "dev", bare),
+            /: Pulumi reads a stack file by its extension, \.yaml, \.yml or \.json in lower case \("no marshaler found for file format" otherwise\), and this one has none: name it \S+\/lab-config\.yaml$/,
         );
     });
 
