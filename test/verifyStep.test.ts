@@ -544,6 +544,54 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the incident pushed together with a later commit (prod synced that one): step 3 done, and not taken for an Application made anew", async () => {
+        const at = await labAt(2);
+        try {
+            const { clone } = at.lab.layout;
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            const cm = path.join(clone, "base", "configmap.yaml");
+            fs.writeFileSync(cm, fs.readFileSync(cm, "utf8").replace(/FEATURE_CHECKOUT_V2: "off"/, 'FEATURE_CHECKOUT_V2: "on"'));
+            await git([...id, "commit", "-qam", "checkout v2 on"], clone);
+            const incident = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(path.join(clone, "README.md"), "# shop\n");
+            await git(["add", "README.md"], clone);
+            await git([...id, "commit", "-qm", "readme"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const readme = await git(["rev-parse", "HEAD"], clone);
+            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
+            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            await run("kubectl", [
+                "--kubeconfig",
+                kubeconfig,
+                "-n",
+                "argocd",
+                "annotate",
+                "applications",
+                "--all",
+                "argocd.argoproj.io/refresh=normal",
+                "--overwrite",
+            ]);
+            await expect(
+                holds(
+                    "shop-prod synced the later commit",
+                    async () => (await at.cluster.getApplication("shop-prod"))?.status?.sync?.revision === readme,
+                ),
+                { timeoutMs: 60_000 },
+            );
+            fs.writeFileSync(at.lab.layout.resultFile("incident"), JSON.stringify({ commit: incident, dev_value: "on", prod_value: "on" }));
+            const checks = await verifyShop({ layout: at.lab.layout, through: 4, cluster: at.cluster });
+            const of = (name: string) => checks.find((c) => c.check.startsWith(name));
+            assert.strictEqual(
+                of("live shop-prod synced incident.commit")?.ok,
+                true,
+                JSON.stringify(of("live shop-prod synced incident.commit")),
+            );
+            assert.strictEqual(of("live shop-dev and shop-prod are the Applications step 3 synced")?.ok, true);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the pin made by deleting the ApplicationSet and applying it again: both Applications made anew, said", async () => {
         const at = await labAt(4);
         try {

@@ -369,11 +369,12 @@ export function liveChecks(): Check<ShopWorld>[] {
             if (history.some((h) => h?.revision === commit)) return true;
             // the incident made again (back to off, then on, pushed together): Argo CD syncs nothing new when main renders as
             // prod runs, so an earlier commit of main that turned it on in prod is what prod synced
+            // (or a later commit of main pushed together with it, which prod synced in its place: the incident's change with it)
             for (const h of history)
                 if (
                     isSha(h?.revision) &&
                     h.revision !== commit &&
-                    (await w.repo.isAncestor(h.revision, commit)) &&
+                    ((await w.repo.isAncestor(h.revision, commit)) || (await w.repo.isAncestor(commit, h.revision))) &&
                     (await renderShopConfigAt(w.repo, h.revision, "envs/prod", w.kubectl)).FEATURE_CHECKOUT_V2 === "on"
                 )
                     return true;

@@ -28,7 +28,14 @@ export const NOT_MADE_ANEW = liveCheck<ShopWorld>(
         const remade: string[] = [];
         for (const [app, synced] of [
             ["shop-dev", async (revisions: unknown[]) => (await Promise.all(revisions.map(before))).some(Boolean)],
-            ["shop-prod", async (revisions: unknown[]) => revisions.includes(incident)],
+            // (the incident, or a later commit of main pushed together with it, which prod synced in its place)
+            [
+                "shop-prod",
+                async (revisions: unknown[]) =>
+                    (
+                        await Promise.all(revisions.map(async (r) => isSha(r) && (await w.repo.isAncestor(incident, r).catch(() => false))))
+                    ).some(Boolean),
+            ],
         ] as const) {
             const history = (await c.getApplication(app))?.status?.history ?? [];
             // gone (other checks say so), or a history full enough to have let the entry go: nothing to tell from it
