@@ -592,6 +592,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an ApplicationSet applied again that cannot make its Applications (destination name and server): its error is named", async () => {
+        const at = await labAt(2);
+        try {
+            const set = at.lab.kube.get("ApplicationSet", "argocd", "shop")!;
+            const spec = JSON.parse(JSON.stringify(set.spec));
+            spec.template.spec.destination.name = "in-cluster";
+            at.lab.kube.put({ ...set, spec }, "client");
+            await expect(
+                holds("the ApplicationSet's ErrorOccurred", async () =>
+                    ((await at.cluster.getApplicationSet("shop"))?.status?.conditions ?? []).some(
+                        (x) => x.type === "ErrorOccurred" && x.status === "True",
+                    ),
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const r = (await verifyShop({ layout: at.lab.layout, through: 2, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live ApplicationSet shop"),
+            );
+            assert.strictEqual(r?.ok, false, JSON.stringify(r));
+            assert.match(
+                String(r?.hint),
+                /^the ApplicationSet shop says it cannot make or update its Applications \("[^"]*name and server/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the pin made by deleting the ApplicationSet and applying it again: both Applications made anew, said", async () => {
         const at = await labAt(4);
         try {

@@ -136,6 +136,15 @@ export function liveChecks(): Check<ShopWorld>[] {
                             found: `shop-dev and shop-prod owned by ApplicationSet ${owner}`,
                             hint: `the Applications belong to ApplicationSet ${owner} (applied before, under another name?), and shop leaves another's Applications as they are: kubectl -n argocd delete applicationset ${owner} (its Applications go with it), then shop makes its own`,
                         };
+                    // it says it cannot make or update its Applications (a destination with both name and server): its own words
+                    const error = (set.status?.conditions ?? []).find((x) => x.type === "ErrorOccurred" && x.status === "True");
+                    if (error?.message)
+                        return {
+                            ok: false,
+                            expected: "the ApplicationSet shop without an error",
+                            found: `ErrorOccurred: ${error.message.split("\n")[0].slice(0, 200)}`,
+                            hint: `the ApplicationSet shop says it cannot make or update its Applications ("${error.message.split("\n")[0].slice(0, 200)}"), so they stay as they were: fix ${w.layout.appsetFile}, then kubectl apply -f it (kubectl -n argocd get applicationset shop -o yaml shows its conditions)`,
+                        };
                     // the elements are right: the template applied must be the file's too (selfHeal off in the cluster, on in the file)
                     const differs = templateDifference(set, fileSet(w.layout.appsetFile));
                     return differs
