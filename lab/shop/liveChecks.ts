@@ -136,25 +136,26 @@ export function liveChecks(): Check<ShopWorld>[] {
                             found: `shop-dev and shop-prod owned by ApplicationSet ${owner}`,
                             hint: `the Applications belong to ApplicationSet ${owner} (applied before, under another name?), and shop leaves another's Applications as they are: kubectl -n argocd delete applicationset ${owner} (its Applications go with it), then shop makes its own`,
                         };
+                    // the elements are right: the template applied must be the file's too (selfHeal off in the cluster, on in the file)
+                    const differs = templateDifference(set, fileSet(w.layout.appsetFile));
+                    if (differs)
+                        return {
+                            ok: false,
+                            expected: `the template of ${w.layout.appsetFile}`,
+                            found: `${differs.field} ${differs.live} (the file: ${differs.file})`,
+                            hint: `the cluster's ApplicationSet differs from ${w.layout.appsetFile} in its template: ${differs.field} is ${differs.live} there and ${differs.file} in the file; apply the file (kubectl apply -f ${w.layout.appsetFile}), or mend the file and apply it, so the two are one`,
+                        };
                     // it says it cannot make or update its Applications (a destination with both name and server): its own words
                     const error = (set.status?.conditions ?? []).find((x) => x.type === "ErrorOccurred" && x.status === "True");
-                    if (error?.message)
+                    // (a project that does not exist has the template check's own hint, which names the field)
+                    if (error?.message && !/references project \S+ which does not exist/.test(error.message))
                         return {
                             ok: false,
                             expected: "the ApplicationSet shop without an error",
                             found: `ErrorOccurred: ${error.message.split("\n")[0].slice(0, 200)}`,
                             hint: `the ApplicationSet shop says it cannot make or update its Applications ("${error.message.split("\n")[0].slice(0, 200)}"), so they stay as they were: fix ${w.layout.appsetFile}, then kubectl apply -f it (kubectl -n argocd get applicationset shop -o yaml shows its conditions)`,
                         };
-                    // the elements are right: the template applied must be the file's too (selfHeal off in the cluster, on in the file)
-                    const differs = templateDifference(set, fileSet(w.layout.appsetFile));
-                    return differs
-                        ? {
-                              ok: false,
-                              expected: `the template of ${w.layout.appsetFile}`,
-                              found: `${differs.field} ${differs.live} (the file: ${differs.file})`,
-                              hint: `the cluster's ApplicationSet differs from ${w.layout.appsetFile} in its template: ${differs.field} is ${differs.live} there and ${differs.file} in the file; apply the file (kubectl apply -f ${w.layout.appsetFile}), or mend the file and apply it, so the two are one`,
-                          }
-                        : outcome;
+                    return outcome;
                 }
                 if (!isDeepStrictEqual(fileElements(w.layout.appsetFile), want)) return outcome;
                 // which element the cluster's lacks or has otherwise (a merge patch of the list replaces it whole)
