@@ -21,7 +21,7 @@ import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
 import { run } from "../lab/ports/exec";
 import { FakeKube } from "../sim/fakeApi";
 import { expect, holds } from "./helpers/expect";
-import { labAt, rootAt } from "./helpers/labAt";
+import { kubeconfigAt, labAt, rootAt } from "./helpers/labAt";
 import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt";
 import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/application";
 import { addMissingResource } from "../lab/shop/edits";
@@ -138,8 +138,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("given a shop lab that has moved on to step 3, then --step 2 is graded as the lab stands and is done, live", async () => {
         const at = await labAt(3);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const args = ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig];
             // step 2's own state (the flag off in both environments) is gone: --through 2 grades it as the lab stands too
             const through = await runMain("verify", [...args, "--through", "2"]);
@@ -174,8 +173,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("a drift.json with no drift behind it: not done, the repair is asked for", async () => {
         const at = await labAt(4);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const uid = (await at.cluster.getConfigMap("shop-prod", "shop-config"))?.metadata?.uid;
             fs.writeFileSync(at.lab.layout.resultFile("drift"), JSON.stringify({ uid, edited: "debug", restored: "warn", seconds: 3 }));
             const step5 = () => runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--step", "5"]);
@@ -216,8 +214,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("a drift made by deleting the ConfigMap: the hint says to patch it", async () => {
         const at = await labAt(4);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const kubectl = (...args: string[]) => run("kubectl", ["--kubeconfig", kubeconfig, "-n", "shop-prod", ...args]);
             const configMap = () => at.cluster.getConfigMap("shop-prod", "shop-config");
             const lastSyncSaid = async (message: RegExp) =>
@@ -332,8 +329,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("appset.yaml right but not applied: the hint says to apply it", async () => {
         const at = await labAt(4);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             // the cluster's ApplicationSet back at prod=main (as before the pin was applied); appset.yaml still says release/prod
             const set = await at.cluster.getApplicationSet("shop");
             const i = (set?.spec?.generators?.[0]?.list?.elements ?? []).findIndex((e) => e.env === "prod");
@@ -389,8 +385,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("an ApplicationSet of a project that does not exist: step 2's hint names it", async () => {
         const at = await labAt(1);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const wrong = shopApplicationSet();
             wrong.spec!.template!.spec!.project = "shop";
             fs.writeFileSync(at.lab.layout.appsetFile, stringify(wrong));
@@ -428,8 +423,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("an earlier ApplicationSet under another name owns the Applications: step 2 names it", async () => {
         const at = await labAt(1);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const earlier = shopApplicationSet();
             earlier.metadata.name = "shop-appset";
             at.lab.kube.put(earlier, "client");
@@ -457,8 +451,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("an ApplicationSet applied with selfHeal off while appset.yaml says on: the hint names the field", async () => {
         const at = await labAt(1);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const applied = shopApplicationSet();
             applied.spec!.template!.spec!.syncPolicy!.automated = { prune: true, selfHeal: false };
             const other = path.join(at.lab.layout.root, "applied.yaml");
@@ -479,8 +472,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("CreateNamespace=True mended after shop-dev's sync failed: the hint says to start a sync, not to compare the file", async () => {
         const at = await labAt(1);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const wrong = shopApplicationSet();
             wrong.spec!.template!.spec!.syncPolicy!.syncOptions = ["CreateNamespace=True"];
             fs.writeFileSync(at.lab.layout.appsetFile, stringify(wrong));
@@ -521,8 +513,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("the served lab's git daemon gone: the hint says the repository does not answer, not an earlier commit's error", async () => {
         const at = await labAt(4);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             await at.lab.daemon.stop();
             const k = ["--kubeconfig", kubeconfig, "-n", "argocd"];
             await run("kubectl", [...k, "annotate", "application", "shop-prod", "argocd.argoproj.io/refresh=hard", "--overwrite"]);
@@ -558,8 +549,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git([...id, "commit", "-qm", "readme"], clone);
             await git(["push", "-q", "origin", "HEAD:main"], clone);
             const readme = await git(["rev-parse", "HEAD"], clone);
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             await run("kubectl", [
                 "--kubeconfig",
                 kubeconfig,
@@ -1086,8 +1076,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("an ApplicationSet applied outside argocd: step 2's hint says where it is", async () => {
         const at = await labAt(1);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const elsewhere = shopApplicationSet();
             delete elsewhere.metadata.namespace;
             fs.writeFileSync(at.lab.layout.appsetFile, stringify(elsewhere));
@@ -1123,8 +1112,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("the Application deleted after step 8: step 5 says the ConfigMap was made again", async () => {
         const at = await labAt(8);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const before = (await at.cluster.getConfigMap("shop-prod", "shop-config"))?.metadata?.uid;
             await run("kubectl", ["--kubeconfig", kubeconfig, "-n", "argocd", "delete", "application", "shop-prod", "--wait=false"]);
             await expect(
@@ -3300,8 +3288,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("the pin applied to the cluster, appset.yaml left at main: the file is named", async () => {
         const at = await labAt(4);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const file = at.lab.layout.appsetFile;
             fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("revision: release/prod", "revision: main"));
             const r = await runMain("verify", ["--root", at.lab.layout.root, "--step", "4", "--kubeconfig", kubeconfig]);
@@ -3610,8 +3597,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("Argo CD's namespace deleted: the line says the lab is set up again", async () => {
         const at = await labAt(6);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const kubectl = (...args: string[]) =>
                 run("kubectl", ["--kubeconfig", kubeconfig, ...args]).then(
                     (r) => ({ code: 0, out: r.stdout }),
@@ -5420,8 +5406,7 @@ describe("the Killercoda scenario (docs/killercoda/shop): its step checks call v
     it("Check at each step as a learner goes", async () => {
         const at = await labAt(2);
         try {
-            const kubeconfig = path.join(at.lab.layout.root, "kubeconfig");
-            fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
+            const kubeconfig = kubeconfigAt(at);
             const ready = path.join(at.lab.layout.root, "ready");
             const env = {
                 ...process.env,

@@ -77,3 +77,10 @@ export async function rootAt(step: number): Promise<string> {
     await at.lab.stop();
     return at.lab.layout.root;
 }
+
+/** The lab's kubeconfig written where a served lab writes it (ROOT/kubeconfig), for kubectl and verify run as a learner runs them. */
+export function kubeconfigAt(at: { lab: { layout: { root: string }; kubeconfig: string } }): string {
+    const file = path.join(at.lab.layout.root, "kubeconfig");
+    fs.writeFileSync(file, at.lab.kubeconfig);
+    return file;
+}
