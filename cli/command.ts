@@ -54,6 +54,12 @@ export function parse(cmd: Command, argv: string[], program = `gitops-lab ${cmd.
                       : a,
               ],
     );
+    // a -- (copied from npm run's command line) ends the options: what follows it would be taken as arguments
+    const stop = args.indexOf("--");
+    if (stop >= 0 && stop < args.length - 1)
+        throw new UsageError(
+            `a -- ends the options, so ${args.slice(stop + 1).join(" ")} after it would be no options: leave the -- out (it is for npm run: npm run -s SCRIPT -- OPTIONS) (see ${program} --help)`,
+        );
     try {
         const parsed = parseArgs({
             args,

@@ -92,11 +92,12 @@ export async function main(argv: string[]): Promise<number> {
     if (!cmd && name.startsWith("-")) {
         // an option first: the command's options go after it (gitops-lab simulate --root DIR), or a misspelt --version/--help
         const later = rest.find((a) => COMMANDS.some((c) => c.name === a));
-        const hint = didYouMean(name.replace(/^-+/, ""), ["version", "help"]);
+        // -v (as node -v): the version's short option is -V
+        const hint = name === "-v" ? "version" : didYouMean(name.replace(/^-+/, ""), ["version", "help"]);
         console.error(
             later
                 ? `gitops-lab: ${name} comes before the command: options go after it (gitops-lab ${later} ${[name, ...rest.filter((a) => a !== later)].join(" ")})`
-                : `gitops-lab: unknown option "${name}"${hint ? `; did you mean --${hint}?` : ""} (a command comes first: one of ${COMMANDS.map((c) => c.name).join(", ")})`,
+                : `gitops-lab: unknown option "${name}"${hint ? `; did you mean --${hint}${name === "-v" ? " (or -V)" : ""}?` : ""} (a command comes first: one of ${COMMANDS.map((c) => c.name).join(", ")})`,
         );
         return EXIT.USAGE;
     }

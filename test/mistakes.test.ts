@@ -672,6 +672,14 @@ const MISTAKES: Mistake[] = [
     ["learner", "doctor", ["--watch", "--from", "-"], 2, /--from - \(standard input\) is read once: --watch needs a file/],
     ["learner", "--versoin", [], 2, /unknown option "--versoin"; did you mean --version\?/],
     ["learner", "simulate", ["--hlep"], 2, /Unknown option '--hlep'; did you mean --help\?/],
+    ["learner", "-v", [], 2, /unknown option "-v"; did you mean --version \(or -V\)\?/],
+    [
+        "learner",
+        "simulate",
+        ["--", "--root", "{dir}/r"],
+        2,
+        /a -- ends the options, so --root \S+\/r after it would be no options: leave the -- out \(it is for npm run/,
+    ],
     [
         "learner",
         "simulate",
