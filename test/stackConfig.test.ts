@@ -409,7 +409,7 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
-    it("a folder for the file, a root with a space at its end: each said in one line", () => {
+    it("a folder for the file, a root or kubeconfigPath with a space at its end: each said in one line", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-dir-"));
         const folder = runCli("preflight", ["--config-file", dir], { timeoutMs: 60_000 });
         assert.strictEqual(folder.code, 1, folder.out);
@@ -420,6 +420,13 @@ describe("the stack file as preflight and up read it", function () {
         const spaced = runCli("preflight", ["--config-file", file(`config:\n  gitops-lab:root: "${dir} "\n`)], { timeoutMs: 60_000 });
         assert.strictEqual(spaced.code, 1, spaced.out);
         assert.match(spaced.stderr, /gitops-lab:root is "[^"]+ "; allowed: a path with no space at either end/);
+        // a kubeconfig that is there, pasted with a space after it: the space named, not "does not exist"
+        fs.writeFileSync(path.join(dir, "kubeconfig"), "apiVersion: v1\nkind: Config\n");
+        const kube = runCli("preflight", ["--config-file", file(`config:\n  gitops-lab:kubeconfigPath: "${dir}/kubeconfig "\n`)], {
+            timeoutMs: 60_000,
+        });
+        assert.strictEqual(kube.code, 1, kube.out);
+        assert.match(kube.stderr, /gitops-lab:kubeconfigPath is "[^"]+kubeconfig "; allowed: a path with no space at either end/);
     });
 
     it("a relative root or kubeconfigPath in the file is refused in the file's line; a secret key of the lab's is said", () => {

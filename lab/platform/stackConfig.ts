@@ -47,6 +47,7 @@ export const STACK_CONFIG = z.object({
     kubeconfigPath: z
         .string({ error: "a kubeconfig file's absolute path, or empty to install k3s" })
         .refine((v) => v === "" || v.startsWith("/"), { error: "a kubeconfig file's absolute path, or empty to install k3s" })
+        .refine((v) => v.trim() === v, { error: "a path with no space at either end (a pasted one often has one: remove it)" })
         .default(""),
     gitDaemonImage: z
         .string()
