@@ -3470,6 +3470,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         ["written into the clone", 6, "promote", (l: ReturnType<typeof shopLayout>) => path.join(l.clone, "promote.json")],
         ["written at the lab's --root", 5, "drift", (l: ReturnType<typeof shopLayout>) => path.join(l.root, "drift.json")],
         ["saved with an editor's .txt", 7, "revert", (l: ReturnType<typeof shopLayout>) => path.join(l.workDir, "revert.json.txt")],
+        ["saved under a name a letter off", 6, "promote", (l: ReturnType<typeof shopLayout>) => path.join(l.workDir, "promte.json")],
     ] as const)
         it(`a result file ${what}: where it is, and where the lab reads it`, async () => {
             const root = await rootAt(step);
@@ -3485,6 +3486,16 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
             );
         });
+
+    it("a result file missing beside another of the lab's a letter or two off: not taken for it", async () => {
+        const root = await rootAt(8);
+        // revert and report: two letters apart, both the lab's
+        fs.rmSync(shopLayout(root).resultFile("revert"));
+        const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /write \S+revert\.json \(there is none yet\)/);
+        assert.doesNotMatch(r.stdout, /revert\.json is at/);
+    });
 
     it("a result file left empty (jq . F > F): said empty, not the parser's words", async () => {
         await atShop(7, async (root) => {

@@ -12,6 +12,7 @@ import { parseDocument } from "yaml";
 import { BareRepo } from "./bareRepo";
 import { Check, eq } from "./grader";
 import { codeOf, messageOf } from "../ports/errors";
+import { distance } from "fastest-levenshtein";
 
 /** A result file as found: missing, not JSON, or parsed. */
 // a learner's file, of any shape: each check reads it defensively (the one any of the product)
@@ -73,7 +74,7 @@ export function readResultFiles<N extends string>(names: readonly N[], fileOf: (
  * A result file written elsewhere than the lab reads it: in the current folder, a clone beside it (written
  * from where the learner works), or the served lab's clone; undefined when none.
  */
-function misplaced(file: string, servedClone?: string): string | undefined {
+function misplaced(file: string, servedClone?: string, others: string[] = []): string | undefined {
     const name = path.basename(file);
     const dir = path.dirname(file);
     // the clones beside it (a folder holding .git): where a learner works, and writes from
@@ -101,6 +102,17 @@ function misplaced(file: string, servedClone?: string): string | undefined {
     const extended = new RegExp(`^(?:${quoted(name)}\\.(?:txt|text|json)|${quoted(name.replace(/\.json$/, ""))}\\.(?:txt|text))$`, "i");
     const added = names.find((n) => extended.test(n) && fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.isFile());
     if (added) return path.join(dir, added);
+    // its name misspelt (recover.json, stal.json): a letter or two off, and not another of the lab's files (report, revert)
+    const base = name.replace(/\.json$/i, "");
+    const misspelt = names.find(
+        (n) =>
+            n !== name &&
+            !others.includes(n) &&
+            /\.json$/i.test(n) &&
+            distance(n.replace(/\.json$/i, "").toLowerCase(), base.toLowerCase()) <= Math.max(1, Math.floor(base.length / 3)) &&
+            fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.isFile(),
+    );
+    if (misspelt) return path.join(dir, misspelt);
     // the folders above it, the lab's --root among them (<root>/root/cnpa-env/drift.json written as <root>/drift.json)
     const above = [path.dirname(dir), path.dirname(path.dirname(dir))];
     return [process.cwd(), ...beside, ...(servedClone ? [servedClone] : []), ...above]
@@ -135,7 +147,11 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                 const keys = `a JSON object with the keys ${fields.map((f) => f.key).join(", ")}`;
                 const write = `write ${file}: ${keys}`;
                 if (!f.exists) {
-                    const elsewhere = misplaced(file, w.servedClone?.dir);
+                    const elsewhere = misplaced(
+                        file,
+                        w.servedClone?.dir,
+                        (Object.keys(w.files) as N[]).map((n) => path.basename(w.fileOf(n))),
+                    );
                     if (elsewhere)
                         return {
                             ok: false,
