@@ -4316,7 +4316,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("stall.blocking as the doctor's --json objects, hook_job in argocd: each named", async () => {
+    it("stall.blocking as the doctor's --json objects, hook_job in argocd, as the Application, or bare: each named", async () => {
         await atTenants(2, async (root) => {
             const file = tenantsLayout(root).resultFile("stall");
             const step2 = async () => (await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"])).stdout;
@@ -4331,6 +4331,13 @@ describe("verify --step: one step at a time, with a hint", function () {
                 await step2(),
                 /hook_job holds "argocd\/site-setup": argocd\/site-setup names namespace argocd: a hook Job runs in its Application's destination namespace, the tenant's/,
             );
+            editResult(file, { blocking: stall.blocking, hook_job: "argocd/mandant-b" });
+            assert.match(
+                await step2(),
+                /hook_job holds "argocd\/mandant-b": argocd\/mandant-b names the Application, not its hook Job: write the Job/,
+            );
+            editResult(file, { blocking: stall.blocking, hook_job: "site-setup" });
+            assert.match(await step2(), /hook_job holds "site-setup": site-setup has no namespace: write it as namespace\/name/);
         });
     });
 

@@ -20,6 +20,13 @@ export function hookJobSlip(v: unknown): { hook_job?: string } {
     // one of the hook Job's Pods (site-setup-x7k2p, from kubectl get pods) for the Job
     if (/^mandant-b\/site-setup-[a-z0-9]{5}$/.test(v))
         return { hook_job: `${v} is one of the hook Job's Pods: write the Job itself, namespace/name (kubectl get jobs -n mandant-b)` };
+    // the Application (argocd/mandant-b, from kubectl get applications -n argocd) for its hook Job
+    if ((TENANTS as readonly string[]).includes(v.split("/").pop() ?? ""))
+        return {
+            hook_job: `${v} names the Application, not its hook Job: write the Job the PreSync hook made, namespace/name, in the tenant's namespace (kubectl get jobs -n mandant-b)`,
+        };
+    // the Job's name without its namespace
+    if (v === "site-setup") return { hook_job: `${v} has no namespace: write it as namespace/name (kubectl get jobs -n mandant-b)` };
     // the Job's name right, its namespace Argo CD's: a hook runs where its Application deploys, the tenant's namespace
     const [ns, name] = v.split("/");
     if (name === "site-setup" && ns !== "mandant-b")
