@@ -2844,8 +2844,9 @@ describe("verify --step: one step at a time, with a hint", function () {
     async function badCommitGraded(
         overlay: string,
         name: string,
-        atEnd: boolean | "unindented" | "components" = false,
+        atEnd: boolean | "unindented" | "components" | "resources again" = false,
         fileToo = false,
+        code = 1,
     ): Promise<string> {
         const root = await rootAt(6);
         const layout = shopLayout(root);
@@ -2857,7 +2858,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             if (atEnd)
                 fs.appendFileSync(
                     file,
-                    atEnd === "unindented" ? `- ${name}\n` : atEnd === "components" ? `components:\n  - ${name}\n` : `  - ${name}\n`,
+                    atEnd === "unindented"
+                        ? `- ${name}\n`
+                        : atEnd === "components" || atEnd === "resources again"
+                          ? `${atEnd === "components" ? "components" : "resources"}:\n  - ${name}\n`
+                          : `  - ${name}\n`,
                 );
             else fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(last, `${last}\n  - ${name}`));
             // the file it names made in the same commit: the overlay renders
@@ -2871,7 +2876,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git(["push", "-q", "origin", "HEAD:main"], clone);
             await writeRevert(layout, bad, `accumulating resources: ${name}: no such file`);
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
+            assert.strictEqual(r.code, code, r.out);
             return r.stdout;
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
@@ -3164,6 +3169,13 @@ describe("verify --step: one step at a time, with a hint", function () {
             await badCommitGraded("envs/dev", "missing.yaml", "unindented"),
             /hint: bad_commit leaves envs\/dev\/kustomization\.yaml no YAML \(missing\.yaml appended without the indentation/,
         );
+    });
+
+    it("a bad commit appending a second resources: key: read as kustomize reads it, the last", async () => {
+        // kustomize takes the second resources: (missing.yaml alone) and fails on missing.yaml, as the step's bad commit does
+        const out = await badCommitGraded("envs/dev", "missing.yaml", "resources again", false, 0);
+        assert.match(out, /^step 7 revert: done/);
+        assert.doesNotMatch(out, /no YAML/);
     });
 
     it("a bad commit breaking base: named", async () => {

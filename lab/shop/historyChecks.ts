@@ -2,14 +2,13 @@
  * The shop grader's checks of step 7's history: the bad commit on main and its revert (step 6's promotion
  * is in promoteChecks.ts). Part of the table in checks.ts, which runs them.
  */
-import { parse } from "yaml";
 import { Check, eq } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
 import { messageOf } from "../ports/errors";
 import { renderShopConfigAt } from "./render";
 import { startOver } from "./promoteChecks";
 import { obj, putBack, ShopWorld } from "./world";
-import { keyHolding, kustomizationOf, missingYamlAfter, resourcesOf } from "./overlays";
+import { keyHolding, kustomizationOf, missingYamlAfter, readKustomization, resourcesOf } from "./overlays";
 import { DEV_ERROR } from "./devError";
 
 /** The revert's bad commit, when it is a commit of the repository (step 8 asks whether it reached release/prod). */
@@ -114,7 +113,7 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const devText = (await kustomizationOf(w, bad, "envs/dev")) ?? "";
             let parses = true;
             try {
-                parse(devText);
+                readKustomization(devText);
             } catch {
                 parses = false;
             }

@@ -6,11 +6,14 @@ import * as path from "path";
 import { parse } from "yaml";
 import type { ShopWorld } from "./world";
 
+/** A kustomization as kustomize reads it: a key written twice (resources: appended again) is the last one, no error. */
+export const readKustomization = (text: string): unknown => parse(text, { uniqueKeys: false });
+
 /** A kustomization's resources, each as kustomize resolves it (./missing.yaml is missing.yaml), bases: (its deprecated alias) too. */
 export function resourcesOf(kustomization: string | null): string[] {
     if (!kustomization) return [];
     try {
-        const k = parse(kustomization);
+        const k = readKustomization(kustomization) as Record<string, unknown> | null;
         const list = (v: unknown) => (Array.isArray(v) ? v : []);
         return [...list(k?.resources), ...list(k?.bases)].map((r: unknown) => path.posix.normalize(String(r)));
     } catch {
@@ -42,7 +45,7 @@ export async function missingYamlAfter(w: ShopWorld, from: string, tip: string, 
 /** The top-level key of a kustomization whose list names `file` (components:, patches: as a path), or undefined. */
 export function keyHolding(kustomization: string, file: string): string | undefined {
     try {
-        const k = parse(kustomization) as Record<string, unknown> | null;
+        const k = readKustomization(kustomization) as Record<string, unknown> | null;
         return Object.keys(k ?? {}).find((key) => JSON.stringify(k?.[key] ?? null).includes(JSON.stringify(file).slice(1, -1)));
     } catch {
         return undefined;
