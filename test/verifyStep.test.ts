@@ -382,6 +382,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an ApplicationSet whose template leaves project out: the hint says it is needed", async () => {
+        await atShop(2, async (root) => {
+            const file = shopLayout(root).appsetFile;
+            const bare = shopApplicationSet();
+            delete (bare.spec!.template!.spec as { project?: string }).project;
+            fs.writeFileSync(file, stringify(bare));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: project holds nothing: the template has no project: an Application needs one \(the API server refuses/,
+            );
+            assert.doesNotMatch(r.stdout, /a project Argo CD does not have/);
+        });
+    });
+
     it("an ApplicationSet of a project that does not exist: step 2's hint names it", async () => {
         const at = await labAt(1);
         try {

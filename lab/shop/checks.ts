@@ -181,7 +181,9 @@ const step2: Check<ShopWorld>[] = [
                 },
                 {
                     project:
-                        "an Application of a project Argo CD does not have is not generated (kubectl get appprojects -n argocd lists them)",
+                        t?.spec?.project === undefined
+                            ? `the template has no project: an Application needs one (the API server refuses an ApplicationSet whose template leaves it out, so kubectl apply changed nothing): write project: default under spec.template.spec, then kubectl apply -f ${w.layout.appsetFile}`
+                            : "an Application of a project Argo CD does not have is not generated (kubectl get appprojects -n argocd lists them)",
                     repoURL:
                         "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine",
                     // the ApplicationSet's own syncPolicy holds it: one level out of the template's
