@@ -4369,6 +4369,19 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.json never written, the fix on main since: the hint says the stall is over", async () => {
+        await atTenants(3, async (root) => {
+            fs.rmSync(tenantsLayout(root).resultFile("stall"));
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: stall\.json was not written while the rollout stalled, and main's fix \(every tenant at 1\.2\.1\) has ended that stall/,
+            );
+            assert.doesNotMatch(r.stdout, /refresh the ApplicationSet after the push/);
+        });
+    });
+
     it("stall.detected_after_seconds 0: the hint says no rollout stalls at its push", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 0 });

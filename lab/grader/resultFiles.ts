@@ -135,7 +135,16 @@ export function resultObject<N extends string>(w: ResultFilesWorld<N>, name: N):
     return f.exists && "value" in f && f.value !== null && typeof f.value === "object" && !Array.isArray(f.value) ? f.value : undefined;
 }
 
-export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>>(name: N, step: number, fields: Field[]): Check<W>[] {
+/**
+ * `late`: a hint for the file missing once the lab has moved past what it records (the tenants' stall ended by the fix),
+ * in place of the step's own, which asks for what is no longer there to see.
+ */
+export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>>(
+    name: N,
+    step: number,
+    fields: Field[],
+    late?: (w: W) => Promise<string | undefined>,
+): Check<W>[] {
     const checks: Check<W>[] = [
         {
             step,
@@ -159,6 +168,8 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                             found: `no such file (one is at ${elsewhere})`,
                             hint: `${path.basename(file)} is at ${elsewhere}, not where the lab reads it: move it there (mv ${shellWord(elsewhere)} ${shellWord(file)})`,
                         };
+                    const gone = await late?.(w);
+                    if (gone) return { ok: false, expected: file, found: "no such file", hint: `${gone}; write ${file}: ${keys}` };
                     return { ok: false, expected: file, found: "no such file", then: `write ${file} (there is none yet): ${keys}` };
                 }
                 const waiting = `; the checks of its keys and values wait for it`;

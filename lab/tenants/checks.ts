@@ -427,11 +427,24 @@ const stackOutputs = stackOutputChecks<TenantsResultName, TenantsWorld>({
     result: obj,
 });
 
+/** stall.json not written while the rollout stalled, and the fix on main since: the stall is no longer there to read. */
+async function stallEnded(w: TenantsWorld): Promise<string | undefined> {
+    if (!w.main) return undefined;
+    const at = await releasesAt(w, w.main);
+    if (!TENANTS.every((t) => at[t] === RELEASES.fixed)) return undefined;
+    return `stall.json was not written while the rollout stalled, and main's fix (every tenant at ${RELEASES.fixed}) has ended that stall: the cluster no longer shows it, so its values are of the stall as it was: the commit you pushed for step 2 and its release (git log), the step and Applications the rollout stopped at, the hook Job's error (its Pod's log), and running as the sites ran then, before the fix (to see it again, start the lab again: ${startAgainAt(w.layout.root, { lab: "tenants", through: 1 })})`;
+}
+
 export const TENANTS_CHECKS: readonly Check<TenantsWorld>[] = [
     // before the result files: what main holds is the step's own ask, and says what to do first
     MAIN_AT_FIXED,
     ...TENANTS_RESULT_FILES.flatMap((n) =>
-        resultFileChecks<TenantsResultName, TenantsWorld>(n, TENANTS_RESULT_STEP[n], tenantsFieldsOf(n)),
+        resultFileChecks<TenantsResultName, TenantsWorld>(
+            n,
+            TENANTS_RESULT_STEP[n],
+            tenantsFieldsOf(n),
+            n === "stall" ? stallEnded : undefined,
+        ),
     ),
     ...step1,
     ...step2,
