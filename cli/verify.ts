@@ -6,6 +6,7 @@
  * ROOT/srv/bare/platform.git, and (unless --offline) the cluster. --step N grades one step and
  * answers in one line (what a lab platform's per-step check calls).
  */
+import { shellWord } from "../lab/ports/shellWord";
 import * as fs from "fs";
 import * as path from "path";
 import { CheckResult, checkKey, formatTable } from "../lab/grader/grader";
@@ -112,6 +113,15 @@ export const verify: Command = {
             otherAt > 0
                 ? `; the ${other} lab is here (at step ${otherAt}): gitops-lab verify${other === "tenants" ? " --lab tenants" : ""} --root ${layout.root}`
                 : "";
+        // no --root (so the host's /), and the kubeconfig a served lab's: that lab's root is the one meant
+        const kubeconfigGiven = stringOption(values, "kubeconfig") ?? process.env.KUBECONFIG?.split(path.delimiter)[0];
+        const servedRoot = rootArg === "/" && progress === 0 && !values.root && kubeconfigGiven ? servedLabOf(kubeconfigGiven) : undefined;
+        if (servedRoot) {
+            console.error(
+                `gitops-lab verify: no --root given, so verify reads a lab host's paths under /, and ${values.kubeconfig === undefined ? "KUBECONFIG" : "--kubeconfig"} is the served lab's under ${servedRoot}: give its root, gitops-lab verify${which === "shop" ? "" : " --lab tenants"} --root ${shellWord(servedRoot)}${step === undefined ? "" : ` --step ${step}`}`,
+            );
+            return EXIT.USAGE;
+        }
         // --step with a --root inside a lab (its results folder, its clone): the lab's root named, as for the table
         const labAbove = () =>
             [1, 2, 3, 4]

@@ -2525,6 +2525,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("no --root, a served lab's kubeconfig given: its root is named", async () => {
+        const root = await rootAt(2);
+        try {
+            const kubeconfig = kubeconfigFor(root, `https://127.0.0.1:${await freePort()}`);
+            const r = await runMain("verify", ["--kubeconfig", kubeconfig, "--step", "2"]);
+            assert.strictEqual(r.code, 2, r.out);
+            assert.match(
+                r.stderr,
+                new RegExp(
+                    `^gitops-lab verify: no --root given, so verify reads a lab host's paths under /, and --kubeconfig is the served lab's under ${fs.realpathSync(root)}: give its root, gitops-lab verify --root ${fs.realpathSync(root)} --step 2`,
+                ),
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("a kubeconfig of a cluster with no Argo CD: the hint names that cluster", async () => {
         const root = await rootAt(3);
         const other = new FakeKube();
