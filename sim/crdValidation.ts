@@ -2,8 +2,9 @@
  * What apiextensions-apiserver refuses of a custom resource before storing it: a field its CRD's
  * schema requires that the object lacks (`spec.template.spec.project: Required value`), answered
  * 422 Invalid as the API server answers it; a name that is not a DNS subdomain; a field the schema
- * does not declare (pruned, or refused under kubectl's strict field validation). The simulation checks
- * no types or formats, and not `status` (its controllers write it in-process, as Argo CD's write it).
+ * does not declare (pruned, or refused under kubectl's strict field validation); a field of another type
+ * than its schema's. The simulation checks no formats or enums, and not `status` (its controllers write
+ * it in-process, as Argo CD's write it).
  */
 import { HttpError } from "./apiTypes";
 import type { Crd, Schema } from "./objects";
@@ -20,12 +21,50 @@ export function missingRequired(schema: Schema | undefined, value: unknown, at =
     return out;
 }
 
-/** Throws the API server's 422 when `obj` of `kind` (a custom resource of the shipped CRDs) lacks a required field. */
+/** A JSON value's type as kube-openapi's validator names it ("string", "boolean", "integer", "number", "object", "array"). */
+const typeOf = (v: unknown): string =>
+    Array.isArray(v) ? "array" : typeof v === "number" ? (Number.isInteger(v) ? "integer" : "number") : typeof v;
+
+/**
+ * The fields of `value` whose type is not their schema's (prune: "true" where a boolean is declared), each as
+ * apiextensions-apiserver words it (field.Invalid over kube-openapi's InvalidTypeError). A null is not checked:
+ * the API server drops it from a field that is not nullable before it validates.
+ */
+export function wrongTypes(schema: Schema | undefined, value: unknown, at = ""): string[] {
+    if (!schema || value === null || value === undefined) return [];
+    const has = typeOf(value);
+    const want = schema.type;
+    const fits =
+        !want ||
+        has === want ||
+        (want === "number" && has === "integer") ||
+        (schema["x-kubernetes-int-or-string"] && (has === "integer" || has === "string"));
+    if (!fits) return [`${at}: Invalid value: "${has}": ${at} in body must be of type ${want}: "${has}"`];
+    if (Array.isArray(value)) return value.flatMap((v, i) => wrongTypes(schema.items, v, `${at}[${i}]`));
+    if (typeof value !== "object") return [];
+    const join = (k: string) => (at ? `${at}.${k}` : k);
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
+        // the root's metadata is ObjectMeta's, and status is the controllers' (as missingRequired leaves them)
+        !at && (k === "metadata" || k === "status" || k === "apiVersion" || k === "kind")
+            ? []
+            : wrongTypes(
+                  schema.properties?.[k] ?? (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined),
+                  v,
+                  join(k),
+              ),
+    );
+}
+
+/** Throws the API server's 422 when `obj` of `kind` (a custom resource of the shipped CRDs) lacks a required field, or has one of another type. */
 export function checkRequired(crds: Crd[], kind: string, group: string, obj: { metadata?: { name?: string } }, checkName = false): void {
     const { schema } = schemaOf(crds, kind, group);
     if (!schema) return; // a kind of the API server's own: its names and fields are not checked here
     const badName = checkName && obj.metadata?.name ? nameError(obj.metadata.name) : undefined;
-    const missing = [...(badName ? [badName] : []), ...missingRequired(schema, obj).map((p) => `${p}: Required value`)];
+    const missing = [
+        ...(badName ? [badName] : []),
+        ...wrongTypes(schema, obj),
+        ...missingRequired(schema, obj).map((p) => `${p}: Required value`),
+    ];
     if (!missing.length) return;
     // errors.NewInvalid: one error as it is, several in brackets
     const why = missing.length === 1 ? missing[0] : `[${missing.join(", ")}]`;

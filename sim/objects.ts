@@ -113,6 +113,9 @@ export interface SimEvent extends KubeEvent {
 
 /** An OpenAPI v3 schema as a CRD declares it: what the required-field check and the pruning read of it. */
 export interface Schema {
+    type?: string;
+    nullable?: boolean;
+    "x-kubernetes-int-or-string"?: boolean;
     required?: string[];
     properties?: Record<string, Schema>;
     items?: Schema;

@@ -791,6 +791,16 @@ describe("the simulated API server's store", function () {
                 code: 422,
                 message: 'ApplicationSet.argoproj.io "shop" is invalid: spec.template.spec.project: Required value',
             });
+            // a field of another type than the CRD declares (a quoted "true" for a boolean): refused, nothing stored
+            const typed = shopApplicationSet();
+            (typed.spec!.template!.spec!.syncPolicy!.automated as { prune?: unknown }).prune = "true";
+            const wrongType = await send("POST", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets", JSON.stringify(typed));
+            assert.deepStrictEqual(wrongType, {
+                code: 422,
+                message:
+                    'ApplicationSet.argoproj.io "shop" is invalid: spec.template.spec.syncPolicy.automated.prune: Invalid value: "string": spec.template.spec.syncPolicy.automated.prune in body must be of type boolean: "string"',
+            });
+            assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop"), undefined, "nothing stored");
         } finally {
             await kube.stop();
         }
