@@ -432,6 +432,13 @@ describe("gitops-lab simulate --reset", function () {
             },
             "1 tag not pushed (before-incident)",
         ],
+        [
+            "a git note not pushed",
+            async (clone: string) => {
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "notes", "add", "-m", "my observation", "HEAD"], clone);
+            },
+            "1 other ref not pushed (refs/notes/commits: git notes)",
+        ],
     ] as const)
         it(`reset keeps a clone holding ${what}`, async () => {
             const root = await rootAt(1);

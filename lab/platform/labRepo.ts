@@ -294,8 +294,9 @@ export async function unpushedWork(clone: string, repository?: string): Promise<
             `${worktrees.length} worktree${worktrees.length === 1 ? "" : "s"} of it (${few(worktrees)}), whose commits and files it keeps`,
         );
     // tags made in the clone (an annotated tag's message lives in it alone) and not in the remote, as name and object
+    // (ls-remote lists every ref, a tag's ^{} line too, which no local ref matches)
     const lines = (text: string) => text.split("\n").filter(Boolean);
-    const asked = await git(["ls-remote", "--tags", repository ?? "origin"], clone).then(
+    const asked = await git(["ls-remote", repository ?? "origin"], clone).then(
         (t) => t,
         () => undefined,
     );
@@ -308,6 +309,14 @@ export async function unpushedWork(clone: string, repository?: string): Promise<
             asked === undefined
                 ? `${tags.length} tag${tags.length === 1 ? "" : "s"} (${few(tags)}) its origin could not be asked about (it does not answer)`
                 : `${tags.length} tag${tags.length === 1 ? "" : "s"} not pushed (${few(tags)})`,
+        );
+    // any other ref of its own (git notes' refs/notes/commits, a backup filter-branch made): work the repository lacks too
+    const others = lines(await git(["for-each-ref", "--format=%(objectname) %(refname)"], clone).catch(() => ""))
+        .filter((l) => !/ refs\/(?:heads|remotes|tags)\/| refs\/stash$/.test(l) && !remote.has(l))
+        .map((l) => l.split(" ")[1]);
+    if (others.length)
+        out.push(
+            `${others.length} other ref${others.length === 1 ? "" : "s"} ${asked === undefined ? "its origin could not be asked about" : "not pushed"} (${few(others)}${others.some((r) => r.startsWith("refs/notes/")) ? ": git notes" : ""})`,
         );
     return out;
 }
