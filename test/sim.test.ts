@@ -1093,6 +1093,23 @@ describe("a root's lock whose PID another process has now", () => {
             // the same PID with its own start time: held
             fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n`);
             assert.throws(() => acquireRootLock(root), new RegExp(`is in use by another gitops-lab simulate \\(PID ${other.pid}\\)`));
+            // held by it in another folder, and copied here with that folder (cp -a of a served root): not this one's
+            fs.writeFileSync(lockFile(root), `${other.pid}\nserving\n${started}\n/srv/another-root\n`);
+            const copied = acquireRootLock(root);
+            try {
+                assert.match(
+                    copied.note ?? "",
+                    new RegExp(
+                        `took over the lock copied from /srv/another-root with this folder \\(PID ${other.pid} holds that one's, not this\\)`,
+                    ),
+                );
+                assert.strictEqual(fs.readFileSync(lockFile(root), "utf8").split("\n")[3], fs.realpathSync(root), "the folder it is in");
+            } finally {
+                copied.release();
+            }
+            // and in this folder: held
+            fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n${fs.realpathSync(root)}\n`);
+            assert.throws(() => acquireRootLock(root), new RegExp(`is in use by another gitops-lab simulate \\(PID ${other.pid}\\)`));
         } finally {
             other.kill("SIGKILL");
             fs.rmSync(root, { recursive: true, force: true });

@@ -44,7 +44,8 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
     // (link fails if the lock exists). Written in place (open with wx, then write), another process could read
     // it empty in between, judge it stale and take it over, and both would hold it.
     const mine = `${file}.${process.pid}.new`;
-    const content = (w: string) => `${process.pid}\n${w}\n${procStat(process.pid)?.startTime ?? ""}\n`;
+    // its fourth line, the folder it is in: a lock copied with its folder (cp -a of a served root) names another
+    const content = (w: string) => `${process.pid}\n${w}\n${procStat(process.pid)?.startTime ?? ""}\n${realDir(file)}\n`;
     const release = () => {
         process.off("exit", release);
         try {
@@ -83,7 +84,9 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
             const found = readLock(file);
             const holder = found?.pid;
             if (found && holder !== process.pid && holds(found)) throw new Error(inUse(found.pid, found.what));
-            note = `took over the lock of PID ${holder ?? "?"}, which is gone${holder !== undefined && isAlive(holder) ? " (its PID now another process's)" : ""}`;
+            note = found?.copiedFrom
+                ? `took over the lock copied from ${found.copiedFrom} with this folder (PID ${holder} holds that one's, not this)`
+                : `took over the lock of PID ${holder ?? "?"}, which is gone${holder !== undefined && isAlive(holder) ? " (its PID now another process's)" : ""}`;
             // moved aside, then checked: two processes taking over at once may both have judged the same dead
             // holder's lock, and the second's rename may move the first's new lock; that one is put back
             const stale = `${file}.stale-${process.pid}`;
@@ -132,6 +135,17 @@ interface LockRecord {
     start?: number;
     /** When the lock file was written (ms). */
     writtenMs: number;
+    /** The folder the lock was written in, where that is not the folder it is in now (copied with its folder). */
+    copiedFrom?: string;
+}
+
+/** The real path of the folder a file is in (as written: a folder that cannot be resolved). */
+function realDir(file: string): string {
+    try {
+        return fs.realpathSync(path.dirname(file));
+    } catch {
+        return path.resolve(path.dirname(file));
+    }
 }
 
 /** A lock file read once (its PID, what, start time and when it was written); undefined when gone, empty, or no PID. */
@@ -139,13 +153,19 @@ function readLock(file: string): LockRecord | undefined {
     try {
         const fd = fs.openSync(file, "r");
         try {
-            const [pid, what = "", start = ""] = fs
+            const [pid, what = "", start = "", dir = ""] = fs
                 .readFileSync(fd, "utf8")
                 .split("\n")
                 .map((l) => l.trim());
             const n = Number(pid);
             if (!Number.isInteger(n) || n <= 0) return undefined;
-            return { pid: n, what, start: /^\d+$/.test(start) ? Number(start) : undefined, writtenMs: fs.fstatSync(fd).mtimeMs };
+            return {
+                pid: n,
+                what,
+                start: /^\d+$/.test(start) ? Number(start) : undefined,
+                writtenMs: fs.fstatSync(fd).mtimeMs,
+                ...(dir && dir !== realDir(file) ? { copiedFrom: dir } : {}),
+            };
         } finally {
             fs.closeSync(fd);
         }
@@ -156,11 +176,11 @@ function readLock(file: string): LockRecord | undefined {
 
 /**
  * Whether the process the lock names still holds it: alive, and started when the lock says (a PID is
- * given again after its process ends, after a restart most of all). A lock without a start time: a
+ * given again after its process ends, after a restart most of all), and the lock is where it wrote it. A lock without a start time: a
  * process that started after the lock was written is not its holder.
  */
 function holds(lock: LockRecord): boolean {
-    if (!isAlive(lock.pid)) return false;
+    if (lock.copiedFrom !== undefined || !isAlive(lock.pid)) return false;
     const now = procStat(lock.pid)?.startTime;
     if (now === undefined) return true; // no /proc: kill(pid, 0) alone decides
     if (lock.start !== undefined) return now === lock.start;
