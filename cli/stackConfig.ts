@@ -134,6 +134,23 @@ function readYamlDocument(file: string): Document {
         throw new Error(
             `${file} ${at}: ${glued[1]}:${glued[2]} has no space after the colon, so YAML reads no value; write ${glued[1]}: ${glued[2]}`,
         );
+    // a key written twice (a line added rather than changed, or two config: blocks): Pulumi refuses the file too
+    // ("mapping key ... already defined at line N"), so both lines are named
+    if (err.code === "DUPLICATE_KEY" && line !== undefined) {
+        const key = /^(\s*)(["']?)([^"':#]+(?::[^"':#\s]+)?)\2\s*:(?:\s|$)/.exec(line);
+        const lines = text.split(/\r?\n/);
+        const first = key
+            ? lines.findIndex(
+                  (l, i) =>
+                      i < err.linePos![0].line - 1 &&
+                      new RegExp(`^${key[1]}${key[2]}${key[3].replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}${key[2]}\\s*:(?:\\s|$)`).test(l),
+              )
+            : -1;
+        if (key && first >= 0)
+            throw new Error(
+                `${file} line ${err.linePos![0].line}: ${key[3]} is written twice (lines ${first + 1} and ${err.linePos![0].line}), which Pulumi refuses (mapping key already defined)${key[3] === "config" ? ": put every key under one config:" : ": keep one"}`,
+            );
+    }
     // a second value after a whole first one ({...}{...}, two JSON objects): yaml says "at node end"
     if (/ at node end\b/.test(err.message))
         throw new Error(

@@ -409,6 +409,30 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("a key written twice, or config: twice: both lines named, as Pulumi refuses it", () => {
+        const twice = runCli(
+            "preflight",
+            ["--config-file", file("config:\n  gitops-lab:solveThrough: 4\n  gitops-lab:solveThrough: 6\n")],
+            {
+                timeoutMs: 60_000,
+            },
+        );
+        assert.strictEqual(twice.code, 1, twice.out);
+        assert.match(
+            twice.stderr,
+            /line 3: gitops-lab:solveThrough is written twice \(lines 2 and 3\), which Pulumi refuses \(mapping key already defined\): keep one$/m,
+        );
+        const blocks = runCli(
+            "preflight",
+            ["--config-file", file("config:\n  gitops-lab:solveThrough: 4\nconfig:\n  gitops-lab:tenantsLab: true\n")],
+            {
+                timeoutMs: 60_000,
+            },
+        );
+        assert.strictEqual(blocks.code, 1, blocks.out);
+        assert.match(blocks.stderr, /line 3: config is written twice \(lines 1 and 3\), [^\n]*: put every key under one config:$/m);
+    });
+
     it("a folder for the file, a root or kubeconfigPath with a space at its end: each said in one line", () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-dir-"));
         const folder = runCli("preflight", ["--config-file", dir], { timeoutMs: 60_000 });
