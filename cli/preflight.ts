@@ -8,6 +8,7 @@ import { shopRepoPaths } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { platformRepoPaths } from "../lab/tenants/repo";
 import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
+import { DEFAULTS } from "../lab/platform/defaults";
 import { clusterStateFile } from "../sim/simulatedLab";
 import { simulatedLabAbove } from "../sim/hostRoot";
 import { servedLabOf } from "../sim/servedFiles";
@@ -114,6 +115,26 @@ export async function runPreflight(
                   },
               ]
             : []),
+        // the k3s the stack installs: the tenants lab's image volumes need Kubernetes 1.35+ (ImageVolume on by default)
+        ...(cfg.tenantsLab && installK3s && k3sMinor(cfg.k3sVersion) < 35
+            ? [
+                  {
+                      check: "k3sVersion mounts the tenants lab's images",
+                      verdict: "FAIL" as const,
+                      detail: `k3sVersion ${cfg.k3sVersion} is Kubernetes 1.${k3sMinor(cfg.k3sVersion)}: the tenants lab mounts each release as an image volume, on by default from Kubernetes 1.35; set a k3s of 1.35 or later (${DEFAULTS.k3sVersion} if the key is left out)`,
+                  },
+              ]
+            : []),
+        // a registry for a k3s the stack installs: the images are imported into k3s, and nothing makes it pull from the registry
+        ...(cfg.tenantsLab && installK3s && cfg.imageRegistry
+            ? [
+                  {
+                      check: "the tenants lab's images have a way into the cluster",
+                      verdict: "FAIL" as const,
+                      detail: `imageRegistry ${cfg.imageRegistry} is for a cluster adopted with kubeconfigPath that mirrors registry.lab.internal from it; the k3s the stack installs has no such mirror (the lab leaves its registries.yaml alone) and gets the images imported: leave imageRegistry empty`,
+                  },
+              ]
+            : []),
         ...(cfg.tenantsLab && adopt && !cfg.imageRegistry && !fs.existsSync(k3sBinary())
             ? [{ check: "the tenants lab's images have a way into the cluster", verdict: "FAIL" as const, detail: imagesNeedAWay() }]
             : []),
@@ -146,6 +167,9 @@ export async function runPreflight(
         })),
     ];
 }
+
+/** The Kubernetes minor version of a k3s release tag (v1.36.4+k3s1: 36). */
+const k3sMinor = (tag: string): number => Number(/^v1\.(\d+)\./.exec(tag)?.[1] ?? NaN);
 
 export const preflight: Command = {
     name: "preflight",

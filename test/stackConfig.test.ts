@@ -294,6 +294,28 @@ describe("the stack file as preflight and up read it", function () {
         );
         assert.strictEqual(noWay.code, 1, noWay.out);
         assert.match(noWay.stdout, /^FAIL {2}the tenants lab's images have a way into the cluster: .*set imageRegistry/m);
+        // k3s to be installed (none at /usr/local/bin/k3s, as on this machine): a k3s before 1.35, and a registry it never mirrors
+        if (!fs.existsSync("/usr/local/bin/k3s")) {
+            const old = runCli(
+                "preflight",
+                [
+                    "--config-file",
+                    file(
+                        `config:\n  gitops-lab:root: ${dir}\n  gitops-lab:tenantsLab: true\n  gitops-lab:k3sVersion: v1.30.2+k3s1\n  gitops-lab:imageRegistry: http://127.0.0.1:5000\n`,
+                    ),
+                ],
+                { timeoutMs: 60_000 },
+            );
+            assert.strictEqual(old.code, 1, old.out);
+            assert.match(
+                old.stdout,
+                /^FAIL {2}k3sVersion mounts the tenants lab's images: k3sVersion v1\.30\.2\+k3s1 is Kubernetes 1\.30: [^\n]*1\.35/m,
+            );
+            assert.match(
+                old.stdout,
+                /^FAIL {2}the tenants lab's images have a way into the cluster: imageRegistry http:\/\/127\.0\.0\.1:5000 is for a cluster adopted with kubeconfigPath/m,
+            );
+        }
         // --root beside the file's root: which one up uses is said
         const other = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"));
         const both = runCli("preflight", ["--config-file", file(`config:\n  gitops-lab:root: ${dir}\n`), "--root", other], {
