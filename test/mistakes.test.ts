@@ -995,6 +995,11 @@ describe("mistakes in a result file's values, and their hints", () => {
             /^it holds "release\/prod", a branch's name, not a commit: write the full SHA it stood at \(an Application's status\.sync\.revision shows the commit Argo CD synced; git rev-parse origin\/release\/prod in the clone, after a git fetch, shows the branch's now/,
         ],
         [
+            stallCommit,
+            "HEAD",
+            /^it holds "HEAD", git's name for the commit checked out \(it moves with the next commit\), not a SHA: write the full SHA it stands for \(git rev-parse HEAD in the clone prints it/,
+        ],
+        [
             field("report", "bad_commit_reached_prod"),
             1,
             /^it holds 1, a number: write true or false \(if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false\)$/,
