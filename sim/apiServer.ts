@@ -9,7 +9,7 @@ import * as http from "http";
 import * as https from "https";
 import { AddressInfo } from "net";
 import { parse as parseYaml } from "yaml";
-import { HttpError, ResourceType, TYPES } from "./apiTypes";
+import { HttpError, ResourceType, servedTypes } from "./apiTypes";
 import { discovery, openapi } from "./discovery";
 import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
@@ -159,6 +159,11 @@ export class ApiServer {
         });
     }
 
+    /** The types served now: an operator's kind only while its CRD is in the cluster. */
+    private served(): ResourceType[] {
+        return servedTypes((name) => !!this.kube.get("CustomResourceDefinition", undefined, name));
+    }
+
     private route(pathname: string): { t: ResourceType; ns?: string; name?: string; sub?: string } {
         const parts = pathname.split("/").filter(Boolean);
         let group: string, version: string, rest: string[];
@@ -170,7 +175,7 @@ export class ApiServer {
             ns = rest[1];
             rest = rest.slice(2);
         }
-        const t = TYPES.find((x) => x.group === group && x.version === version && x.plural === rest[0]);
+        const t = this.served().find((x) => x.group === group && x.version === version && x.plural === rest[0]);
         if (!t) throw new HttpError(404, "NotFound", `the server could not find the requested resource (${pathname})`);
         if (
             rest.length > 2 &&
@@ -262,7 +267,7 @@ export class ApiServer {
                         res.writeHead(200, { "Content-Type": "application/com.github.proto-openapi.spec.v2.v1.0+protobuf" });
                         return res.end();
                     }
-                    const doc = discovery(url.pathname) ?? openapi(url.pathname);
+                    const doc = discovery(url.pathname, this.served()) ?? openapi(url.pathname, this.served());
                     if (doc) return send(200, doc);
                     if (["true", "1"].includes(url.searchParams.get("watch") ?? "")) {
                         done(); // a watch lasts: it is not work in flight

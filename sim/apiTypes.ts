@@ -11,7 +11,13 @@ export interface ResourceType {
     namespaced: boolean;
     /** What `kubectl get <shortName>` accepts (served through discovery). */
     shortNames?: string[];
+    /** Served only while its CRD (plural.group) exists, as a kind the cluster's operators bring (the Prometheus Operator's). */
+    withItsCrd?: boolean;
 }
+
+/** The types the API serves with `crds` in the cluster (a kind that comes with an operator's CRD only while that CRD is there). */
+export const servedTypes = (hasCrd: (name: string) => boolean): ResourceType[] =>
+    TYPES.filter((t) => !t.withItsCrd || hasCrd(`${t.plural}.${t.group}`));
 
 /** The API groups of Kubernetes' own types (every other group here is a custom resource's). */
 export const BUILT_IN_GROUPS = new Set(["", "apps", "batch", "apiextensions.k8s.io"]);
@@ -56,8 +62,16 @@ export const TYPES: ResourceType[] = [
         namespaced: false,
         shortNames: ["crd", "crds"],
     },
-    // served whether or not its CRD object exists (a test puts the CRD to say "the Prometheus Operator is installed")
-    { group: "monitoring.coreos.com", version: "v1", plural: "prometheusrules", kind: "PrometheusRule", namespaced: true },
+    // served once its CRD object exists (a test puts the CRD to say "the Prometheus Operator is installed"); before, a
+    // kubectl apply of one answers "no matches for kind", as a cluster without the operator does
+    {
+        group: "monitoring.coreos.com",
+        version: "v1",
+        plural: "prometheusrules",
+        kind: "PrometheusRule",
+        namespaced: true,
+        withItsCrd: true,
+    },
 ];
 
 /** An answer other than 2xx, as a Kubernetes Status (code, reason, message). */

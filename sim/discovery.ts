@@ -1,5 +1,5 @@
 /** What the simulated API server says of itself: /version, the discovery documents, OpenAPI v3. */
-import { TYPES } from "./apiTypes";
+import type { ResourceType } from "./apiTypes";
 import { REAL_PLANE } from "../realplane/versions";
 
 /** The Kubernetes release the simulated API says it is: the real node's (one pin for both). */
@@ -9,7 +9,7 @@ const KUBERNETES = REAL_PLANE.kubernetes;
 const IN_ALL = ["pods", "deployments", "statefulsets", "jobs"];
 
 /** The API's self-description that kubectl reads first: /version and the legacy discovery documents. */
-export function discovery(pathname: string): object | null {
+export function discovery(pathname: string, served: readonly ResourceType[]): object | null {
     const p = pathname.replace(/\/+$/, "") || "/";
     if (p === "/version")
         return {
@@ -25,7 +25,7 @@ export function discovery(pathname: string): object | null {
             versions: ["v1"],
             serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1" }],
         };
-    const groups = [...new Set(TYPES.filter((t) => t.group).map((t) => `${t.group}/${t.version}`))];
+    const groups = [...new Set(served.filter((t) => t.group).map((t) => `${t.group}/${t.version}`))];
     if (p === "/apis") {
         return {
             kind: "APIGroupList",
@@ -39,7 +39,7 @@ export function discovery(pathname: string): object | null {
     const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))$/.exec(p);
     if (!m) return null;
     const [group, version] = m[1] ? ["", m[1]] : [m[2], m[3]];
-    const types = TYPES.filter((t) => t.group === group && t.version === version);
+    const types = served.filter((t) => t.group === group && t.version === version);
     if (!types.length) return null;
     const verbs = ["create", "delete", "get", "list", "patch", "update", "watch"];
     return {
@@ -68,12 +68,12 @@ export function discovery(pathname: string): object | null {
  * document per group-version whose schema for each kind accepts any object. The simulated API
  * checks nothing itself; it only lets kubectl through.
  */
-export function openapi(pathname: string): object | null {
-    const gvs = [...new Set(TYPES.map((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`)))];
+export function openapi(pathname: string, served: readonly ResourceType[]): object | null {
+    const gvs = [...new Set(served.map((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`)))];
     if (pathname === "/openapi/v3") return { paths: Object.fromEntries(gvs.map((gv) => [gv, { serverRelativeURL: `/openapi/v3/${gv}` }])) };
     const gv = pathname.replace(/^\/openapi\/v3\//, "");
     if (!gvs.includes(gv) || !pathname.startsWith("/openapi/v3/")) return null;
-    const types = TYPES.filter((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`) === gv);
+    const types = served.filter((t) => (t.group ? `apis/${t.group}/${t.version}` : `api/${t.version}`) === gv);
     return {
         openapi: "3.0.0",
         info: { title: "gitops-lab simulated API", version: KUBERNETES },

@@ -359,6 +359,34 @@ describe("the rollout doctor in the cluster", function () {
         }
     });
 
+    it("a PrometheusRule applied with kubectl where its CRD is not: no such kind, as a cluster without the operator answers", async () => {
+        const kube = new FakeKube();
+        const url = await kube.start();
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "rule-"));
+        try {
+            const kubeconfig = path.join(dir, "kubeconfig");
+            fs.writeFileSync(kubeconfig, kube.kubeconfig(url));
+            kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }, "test");
+            const rule = path.join(__dirname, "..", "lab", "doctor", "prometheusrule.yaml");
+            const apply = () => run("kubectl", ["--kubeconfig", kubeconfig, "--cache-dir", path.join(dir, "cache"), "apply", "-f", rule]);
+            await assert.rejects(apply(), /no matches for kind "PrometheusRule" in version "monitoring\.coreos\.com\/v1"/);
+            assert.deepStrictEqual(kube.list("PrometheusRule"), []);
+            kube.put(
+                {
+                    apiVersion: "apiextensions.k8s.io/v1",
+                    kind: "CustomResourceDefinition",
+                    metadata: { name: "prometheusrules.monitoring.coreos.com" },
+                },
+                "test",
+            );
+            await apply();
+            assert.ok(kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck"), "stored once its CRD is there");
+        } finally {
+            await kube.stop();
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
     it("the kube-state-metrics alternative: one series per Application of an ApplicationSet with its step and status, and a rule naming the step", () => {
         const cfg = parse(fs.readFileSync(path.join(__dirname, "..", "lab", "doctor", "kube-state-metrics.yaml"), "utf8"));
         const r = cfg.spec.resources[0];
