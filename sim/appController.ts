@@ -406,6 +406,9 @@ export class AppController {
         if (!auto || auto.enabled === false || !outOfSync) return (cleanup(), { status });
         // "Skipping auto-sync: another operation is in progress"
         if (app.operation || op?.phase === "Running") return (cleanup(), { status });
+        // "Skipping auto-sync: need to prune extra resources only but automated prune is disabled"
+        const resourcesNow = status.resources ?? [];
+        if (!auto.prune && resourcesNow.every((r) => r.status === "Synced" || r.requiresPruning)) return (cleanup(), { status });
         const lastRev = op?.syncResult?.revision ?? op?.operation?.sync?.revision;
         // a sync to this SHA already failed after its retries: no further auto-sync for it, and the reason as a SyncError
         // (appcontroller.go autoSync: "Failed last sync attempt to %s: %s", the revisions and the operation's message)
@@ -442,12 +445,13 @@ export class AppController {
         this.selfHealAttempts.set(key, n + 1);
         cleanup();
         delete status.operationState; // SetAppOperation, as above
-        const resources = drifted.map((d) => ({
-            group: groupOf(d),
-            kind: d.kind,
-            namespace: d.metadata.namespace,
-            name: d.metadata.name,
-        }));
+        // every resource not Synced: the drifted, and those requiring pruning (pruned by this sync when prune is on)
+        const resources = [
+            ...drifted.map((d) => ({ group: groupOf(d), kind: d.kind, namespace: d.metadata.namespace, name: d.metadata.name })),
+            ...resourcesNow
+                .filter((r) => r.requiresPruning)
+                .map((r) => ({ group: r.group ?? "", kind: r.kind!, namespace: r.namespace, name: r.name })),
+        ];
         return {
             status,
             operation: {

@@ -472,10 +472,12 @@ export class Operations {
                 syncPhase: "Sync",
             });
         }
-        if (op.sync.prune && !only && desired.length) {
+        // (a partial sync, selfHeal's, prunes those of its resources that require it)
+        if (op.sync.prune && desired.length) {
             const keys = new Set(desired.map(keyOf));
             for (const r of app.status?.resources ?? []) {
                 if (keys.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
+                if (only && !only.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
                 this.host.kube.remove(r.kind!, r.namespace, r.name, ACTOR);
                 results.push({
                     group: r.group ?? "",

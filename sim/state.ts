@@ -89,7 +89,18 @@ export function compareAppState(
     const desired = desiredAll.filter((d) => !isHook(d));
     const managed: ResourceStatus[] = status.resources ?? [];
     const desiredKeys = new Set(desired.map(keyOf));
-    const prunable = managed.filter((r) => !desiredKeys.has(`${r.kind}/${r.namespace}/${r.name}`));
+    // a live object of this Application's (its tracking id) that the source no longer renders: OutOfSync, and kept in
+    // status.resources with requiresPruning until a sync with prune deletes it (state.go: targetObj == nil && liveObj != nil).
+    // The simulation finds them among the resources its last comparison listed, as Argo CD finds them by tracking id.
+    const liveOfStatus = (r: ResourceStatus) =>
+        liveOf({
+            apiVersion: r.group ? `${r.group}/${r.version ?? "v1"}` : (r.version ?? "v1"),
+            kind: r.kind ?? "",
+            metadata: { name: r.name, namespace: r.namespace },
+        });
+    const prunable = managed
+        .filter((r) => !r.hook && !desiredKeys.has(`${r.kind}/${r.namespace}/${r.name}`))
+        .filter((r) => liveOfStatus(r)?.metadata.annotations?.[TRACKING_ANNOTATION]?.split(":")[0] === app.metadata.name);
     const drifted = desired.filter((d) => !inSync(d, liveOf));
     const outOfSync = drifted.length > 0 || prunable.length > 0;
     status.sync = {
@@ -98,7 +109,8 @@ export function compareAppState(
         comparedTo: { source: app.spec?.source, destination: app.spec?.destination },
     };
     const healths = desired.map((d) => resourceHealth(liveOf(d)));
-    const worst = worstHealth(healths);
+    const prunableHealths = prunable.map((r) => resourceHealth(liveOfStatus(r)));
+    const worst = worstHealth([...healths, ...prunableHealths]);
     status.health = {
         status: worst,
         lastTransitionTime: status.health?.status === worst ? (status.health?.lastTransitionTime ?? now) : now,
@@ -123,6 +135,18 @@ export function compareAppState(
         status: inSync(d, liveOf) ? "Synced" : "OutOfSync",
         health: healths[i],
     }));
+    status.resources.push(
+        ...prunable.map((r, i) => ({
+            ...(r.group ? { group: r.group } : {}),
+            version: r.version ?? "v1",
+            kind: r.kind,
+            namespace: r.namespace,
+            name: r.name,
+            status: "OutOfSync",
+            health: prunableHealths[i],
+            requiresPruning: true,
+        })),
+    );
     status.sourceType = "Kustomize";
     return { desired, drifted, outOfSync };
 }

@@ -501,6 +501,61 @@ describe("Argo CD simulation: application controller", function () {
         assert.ok(!at.lab.kube.get("Namespace", undefined, "shop-dev")?.metadata?.deletionTimestamp);
     });
 
+    // given an object the source rendered and no longer does, then it is OutOfSync with requiresPruning while prune is
+    // off, and a sync with prune deletes it (controller/state.go: targetObj == nil && liveObj != nil)
+    it("an object taken out of the source is pruned", async () => {
+        const kustomization = path.join(at.lab.layout.clone, "envs/dev/kustomization.yaml");
+        const before = fs.readFileSync(kustomization, "utf8");
+        await pushCommit(
+            at,
+            "envs/dev/extra.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-extra\ndata:\n  NOTE: x\n",
+            "extra file",
+        );
+        await pushCommit(at, "envs/dev/kustomization.yaml", before.replace("  - ../../base", "  - ../../base\n  - extra.yaml"), "extra");
+        await refresh("shop-dev", "normal");
+        const extra = () => at.lab.kube.get("ConfigMap", "shop-dev", "shop-extra");
+        await expect(holds("shop-extra made", () => !!extra()));
+        // prune off on shop-dev (the ApplicationSet controller stopped, else it would put the template's back)
+        at.lab.argo.appsets.stop();
+        const a = app(at, "shop-dev")!;
+        at.lab.kube.put(
+            {
+                ...a,
+                spec: { ...a.spec, syncPolicy: { ...a.spec!.syncPolicy, automated: { ...a.spec!.syncPolicy!.automated, prune: false } } },
+            },
+            "test",
+        );
+        await pushCommit(at, "envs/dev/kustomization.yaml", before, "extra out");
+        await refresh("shop-dev", "normal");
+        const entry = () => (app(at, "shop-dev")?.status?.resources ?? []).find((r) => r.name === "shop-extra");
+        await expect(
+            holds(
+                "shop-extra OutOfSync, requiring pruning",
+                () => entry()?.requiresPruning === true && app(at, "shop-dev")?.status?.sync?.status === "OutOfSync",
+            ),
+        );
+        assert.ok(extra(), "kept while prune is off");
+        const off = app(at, "shop-dev")!;
+        at.lab.kube.put(
+            {
+                ...off,
+                spec: {
+                    ...off.spec,
+                    syncPolicy: { ...off.spec!.syncPolicy, automated: { ...off.spec!.syncPolicy!.automated, prune: true } },
+                },
+            },
+            "test",
+        );
+        await refresh("shop-dev", "normal");
+        await expect(
+            holds(
+                "shop-extra pruned, shop-dev Synced",
+                () => !extra() && !entry() && app(at, "shop-dev")?.status?.sync?.status === "Synced",
+            ),
+        );
+    });
+
     it("given automated sync disabled on the Application (as RollingSync sets it), when a managed object drifts, then nothing repairs it", async () => {
         at.lab.argo.appsets.stop(); // else the ApplicationSet controller would put the template's spec back
         const a = app(at, "shop-prod");

@@ -117,6 +117,8 @@ export interface ResourceStatus {
     status?: string;
     health?: { status?: string; message?: string };
     hook?: boolean;
+    /** A live object of the Application's that its source no longer renders: deleted by a sync with prune. */
+    requiresPruning?: boolean;
 }
 
 export interface RevisionHistory {
