@@ -159,6 +159,19 @@ export class ApiServer {
         });
     }
 
+    /**
+     * An update that names a resourceVersion other than the stored one (a file saved from kubectl get -o yaml, applied
+     * after the object moved on): 409 Conflict, as the API server's optimistic concurrency answers (store.go's Update).
+     */
+    private checkPrecondition(t: ResourceType, current: { metadata: ObjectMeta }, sent: unknown) {
+        if (sent === undefined || sent === null || sent === "" || sent === current.metadata.resourceVersion) return;
+        throw new HttpError(
+            409,
+            "Conflict",
+            `Operation cannot be fulfilled on ${t.plural}${t.group ? `.${t.group}` : ""} "${current.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
+        );
+    }
+
     /** The types served now: an operator's kind only while its CRD is in the cluster. */
     private served(): ResourceType[] {
         return servedTypes((name) => !!this.kube.get("CustomResourceDefinition", undefined, name));
@@ -391,6 +404,7 @@ export class ApiServer {
                 if (!current) throw notFound();
                 // a PUT is the whole object: with no body there is none (the API server refuses it as it refuses any body it cannot decode)
                 if (body === undefined) throw new HttpError(400, "BadRequest", "the request's body is empty: a PUT sends the whole object");
+                this.checkPrecondition(t, current, objectOf(body).metadata?.resourceVersion);
                 return this.store(t, url, {
                     ...objectOf(body),
                     kind: t.kind,
@@ -401,6 +415,7 @@ export class ApiServer {
                 if (!current) this.namespaceTakes(t, ns, name);
                 if (ctype === "application/apply-patch+yaml" && t.group) checkApplyPatch(this.kube.crds(), t.kind, t.group, ns, name, body);
                 const next = objectOf(patchAs(ctype, current, body, t.group));
+                if (current) this.checkPrecondition(t, current, next.metadata?.resourceVersion);
                 return this.store(
                     t,
                     url,

@@ -822,9 +822,9 @@ describe("the simulated API server's store", function () {
         const kube = new FakeKube();
         const base = await kube.start();
         try {
-            const send = (method: string, p: string, body?: string) =>
+            const send = (method: string, p: string, body?: string, type = "application/json") =>
                 new Promise<{ code: number; message: string }>((resolve, reject) => {
-                    const req = http.request(`${base}${p}`, { method, headers: { "content-type": "application/json" } }, (res) => {
+                    const req = http.request(`${base}${p}`, { method, headers: { "content-type": type } }, (res) => {
                         let text = "";
                         res.on("data", (d) => (text += d));
                         res.on("end", () => resolve({ code: res.statusCode ?? 0, message: JSON.parse(text).message }));
@@ -839,6 +839,28 @@ describe("the simulated API server's store", function () {
             const empty = await send("PUT", "/api/v1/namespaces/default/configmaps/kept");
             assert.strictEqual(empty.code, 400, empty.message);
             assert.deepStrictEqual(kube.get("ConfigMap", "default", "kept")!.data, { a: "1" }, "nothing replaced");
+            // an update naming a resourceVersion the object has moved past (a file saved from get -o yaml): 409, nothing changed
+            const stale = kube.get("ConfigMap", "default", "kept")!.metadata.resourceVersion;
+            kube.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "kept", namespace: "default" }, data: { a: "2" } }, "setup");
+            const conflict =
+                'Operation cannot be fulfilled on configmaps "kept": the object has been modified; please apply your changes to the latest version and try again';
+            for (const [method, body, type] of [
+                [
+                    "PUT",
+                    {
+                        apiVersion: "v1",
+                        kind: "ConfigMap",
+                        metadata: { name: "kept", namespace: "default", resourceVersion: stale },
+                        data: { a: "3" },
+                    },
+                    "application/json",
+                ],
+                ["PATCH", { metadata: { resourceVersion: stale }, data: { a: "3" } }, "application/merge-patch+json"],
+            ] as const) {
+                const r = await send(method, "/api/v1/namespaces/default/configmaps/kept", JSON.stringify(body), type);
+                assert.deepStrictEqual(r, { code: 409, message: conflict }, method);
+            }
+            assert.deepStrictEqual(kube.get("ConfigMap", "default", "kept")!.data, { a: "2" }, "nothing replaced by a stale update");
             const set = shopApplicationSet();
             delete set.spec!.template!.spec!.project;
             const invalid = await send("POST", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets", JSON.stringify(set));

@@ -381,6 +381,12 @@ export class KubeCluster implements ClusterPort {
         metadata: { name: string; namespace: string; labels?: Record<string, string> };
         data: Record<string, string>;
     }) {
+        await againOnConflict(() => this.putConfigMapOnce(obj));
+    }
+    private async putConfigMapOnce(obj: {
+        metadata: { name: string; namespace: string; labels?: Record<string, string> };
+        data: Record<string, string>;
+    }) {
         const { name, namespace } = obj.metadata;
         const live = await this.getConfigMap(namespace, name);
         const body = { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, labels: obj.metadata.labels }, data: obj.data };
@@ -403,6 +409,9 @@ export class KubeCluster implements ClusterPort {
         );
     }
     async putCustomObject(obj: CustomObject, plural: string) {
+        await againOnConflict(() => this.putCustomObjectOnce(obj, plural));
+    }
+    private async putCustomObjectOnce(obj: CustomObject, plural: string) {
         const [group, version] = String(obj.apiVersion).split("/");
         const { name, namespace } = obj.metadata;
         const live = await this.call(`get ${plural}/${name}`, () =>
@@ -471,5 +480,19 @@ export class KubeCluster implements ClusterPort {
                 await informer.stop();
             },
         };
+    }
+}
+
+/**
+ * A read-then-replace again, from a fresh read, when the object changed between the two (409 Conflict: a
+ * controller wrote its status meanwhile), as client-go's retry.RetryOnConflict does; at most 5 times.
+ */
+async function againOnConflict(f: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+        try {
+            return await f();
+        } catch (e) {
+            if (attempt >= 5 || (e as { code?: unknown }).code !== 409) throw e;
+        }
     }
 }
