@@ -1001,6 +1001,11 @@ describe("mistakes in a result file's values, and their hints", () => {
         ],
         [
             field("report", "bad_commit_reached_prod"),
+            null,
+            /^it holds null: write true or false \(did the command that was to answer fail\? git merge-base --is-ancestor SHA BRANCH exits 0 for yes, 1 for no, and 128 when it cannot find one of them: in the clone a branch of the remote is origin\/BRANCH\)$/,
+        ],
+        [
+            field("report", "bad_commit_reached_prod"),
             1,
             /^it holds 1, a number: write true or false \(if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false\)$/,
         ],

@@ -333,6 +333,10 @@ export function whyNot(f: SchemaField, v: unknown): string {
     // true or false where a string goes: YAML's on and off read as booleans, and the value as a ConfigMap holds it is a string
     if (typeof v === "boolean" && f.check(String(v)) && /_value$/.test(f.key))
         return `it holds ${v}, a boolean: write the value as the ConfigMap holds it, a string in quotes (YAML reads an unquoted on or off as a boolean): "${v ? "on" : "off"}"`;
+    // null where a boolean goes: the command that was to answer failed (git merge-base --is-ancestor exits 128 for a
+    // branch the clone has only as origin/<branch>), and jq or a script wrote nothing in its place
+    if (v === null && f.check(true) && f.check(false))
+        return `it holds null: write true or false${/reached/.test(f.key) ? " (did the command that was to answer fail? git merge-base --is-ancestor SHA BRANCH exits 0 for yes, 1 for no, and 128 when it cannot find one of them: in the clone a branch of the remote is origin/BRANCH)" : ""}`;
     // 0 or 1 where a boolean goes: a shell's exit status copied (git merge-base --is-ancestor's), where 0 means yes
     if ((v === 0 || v === 1) && f.check(true))
         return `it holds ${v}, a number: write true or false${v === 1 ? " (if 1 is a command's exit status, as git merge-base --is-ancestor's, it means no: false)" : " (if 0 is a command's exit status, as git merge-base --is-ancestor's, it means yes: true)"}`;
