@@ -382,6 +382,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an ApplicationSet whose template names its Applications otherwise: the names it makes, and the lab's", async () => {
+        await atShop(2, async (root) => {
+            const file = shopLayout(root).appsetFile;
+            const renamed = shopApplicationSet();
+            renamed.spec!.template!.metadata!.name = "{{env}}-shop";
+            fs.writeFileSync(file, stringify(renamed));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: name holds "\{\{env\}\}-shop": the ApplicationSet names each Application from it, so it makes dev-shop and prod-shop; the lab's are shop-dev and shop-prod/,
+            );
+        });
+    });
+
     it("an ApplicationSet whose template leaves project out: the hint says it is needed", async () => {
         await atShop(2, async (root) => {
             const file = shopLayout(root).appsetFile;
@@ -396,6 +411,30 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
             assert.doesNotMatch(r.stdout, /a project Argo CD does not have/);
         });
+    });
+
+    it("an ApplicationSet applied with its template's name changed: the Applications it makes are named", async () => {
+        const at = await labAt(1);
+        try {
+            const kubeconfig = kubeconfigAt(at);
+            const renamed = shopApplicationSet();
+            renamed.spec!.template!.metadata!.name = "{{env}}-shop";
+            fs.writeFileSync(at.lab.layout.appsetFile, stringify(renamed));
+            await run("kubectl", ["--kubeconfig", kubeconfig, "apply", "-f", at.lab.layout.appsetFile]);
+            await expect(holds("dev-shop made", async () => !!(await at.cluster.getApplication("dev-shop"))));
+            const r = await runMain("verify", ["--root", at.lab.layout.root, "--kubeconfig", kubeconfig, "--through", "2", "--json"]);
+            assert.strictEqual(r.code, 1, r.out);
+            const live = JSON.parse(r.stdout).checks.find(
+                (c: { check: string }) => c.check === "live Application shop-dev tracks main and is Synced",
+            );
+            assert.match(live.found, /^no Application shop-dev; the ApplicationSet shop makes (dev-shop, prod-shop|prod-shop, dev-shop)$/);
+            assert.match(
+                live.hint,
+                /the ApplicationSet shop makes (dev-shop and prod-shop|prod-shop and dev-shop), not shop-dev: its template's name is to be 'shop-\{\{env\}\}'/,
+            );
+        } finally {
+            await at.stop();
+        }
     });
 
     it("an ApplicationSet of a project that does not exist: step 2's hint names it", async () => {

@@ -180,6 +180,13 @@ const step2: Check<ShopWorld>[] = [
                     syncOptions: t?.spec?.syncPolicy?.syncOptions,
                 },
                 {
+                    // the Applications' names: later steps, and the grader, read shop-dev and shop-prod
+                    name: (() => {
+                        const n = field(t?.metadata?.name);
+                        const made =
+                            typeof n === "string" && n.includes("{{env}}") ? ["dev", "prod"].map((e) => n.replace(/\{\{env\}\}/g, e)) : [];
+                        return `the ApplicationSet names each Application from it${made.length ? `, so it makes ${made.join(" and ")}` : ""}; the lab's are shop-dev and shop-prod, which later steps and the grader read: write name: 'shop-{{env}}', then kubectl apply -f ${w.layout.appsetFile} (the ApplicationSet deletes the Applications it no longer makes)`;
+                    })(),
                     project:
                         t?.spec?.project === undefined
                             ? `the template has no project: an Application needs one (the API server refuses an ApplicationSet whose template leaves it out, so kubectl apply changed nothing): write project: default under spec.template.spec, then kubectl apply -f ${w.layout.appsetFile}`

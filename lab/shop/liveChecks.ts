@@ -270,9 +270,22 @@ export function liveChecks(): Check<ShopWorld>[] {
                     const error = (await c.getApplicationSet("shop"))?.status?.conditions?.find(
                         (x) => x.type === "ErrorOccurred" && x.status === "True",
                     );
-                    if (!error?.message) return outcome;
+                    if (!error?.message) {
+                        // it makes Applications of other names (its template's name changed): named
+                        const made = (await c.listApplications("argocd"))
+                            .filter((x) => x.metadata?.ownerReferences?.some((o) => o.kind === "ApplicationSet" && o.name === "shop"))
+                            .map((x) => x.metadata.name);
+                        return made.length
+                            ? {
+                                  ...outcome,
+                                  found: `no Application ${app}; the ApplicationSet shop makes ${made.join(", ")}`,
+                                  hint: `the ApplicationSet shop makes ${made.join(" and ")}, not ${app}: its template's name is to be 'shop-{{env}}' (later steps and the grader read shop-dev and shop-prod); fix ${w.layout.appsetFile}, then kubectl apply -f it`,
+                              }
+                            : { ...outcome, found: `no Application ${app}` };
+                    }
                     return {
                         ...outcome,
+                        found: `no Application ${app}`,
                         hint: `the ApplicationSet shop generates no ${app}, and says why: "${error.message}": fix ${w.layout.appsetFile}, then kubectl apply -f it`,
                     };
                 },
