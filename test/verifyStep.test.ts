@@ -1922,6 +1922,23 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("promote.to a commit before incident.commit: the hint says to fast-forward on to it", async () => {
+        await atShop(6, async (root) => {
+            const layout = shopLayout(root);
+            const { commit } = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8"));
+            const before = await git(["--git-dir", layout.bareRepo, "rev-parse", `${commit}^`]);
+            editResult(layout.resultFile("promote"), { to: before });
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `hint: promote\\.to comes before incident\\.commit: the step promotes incident\\.commit itself; release/prod can still fast-forward on to it: git push origin ${commit.slice(0, 12)}:refs/heads/release/prod`,
+                ),
+            );
+        });
+    });
+
     it("promote.from and promote.to swapped: the hint says so", async () => {
         await atShop(6, async (root) => {
             const file = shopLayout(root).resultFile("promote");

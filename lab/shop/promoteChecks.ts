@@ -75,6 +75,14 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                     ...outcome,
                     hint: "promote.to comes after incident.commit: the promotion went too far (the step promotes the incident commit itself, not what main has since); if release/prod is there, put its files back with new commits (git revert of the commits after incident.commit, pushed to release/prod), never a force push, and write promote.to as the incident commit",
                 };
+            // short of it: a commit the incident (a merge, most often, of the branch the change was made on) brought in
+            if (!outcome.ok && isSha(to) && isSha(commit) && (await w.repo.isCommit(to)) && (await w.repo.isAncestor(to, commit))) {
+                const merge = (await w.repo.parents(commit)).length > 1;
+                return {
+                    ...outcome,
+                    hint: `promote.to comes before incident.commit${merge ? " (a commit of the branch incident.commit, a merge, brought in)" : ""}: the step promotes incident.commit itself; release/prod can still fast-forward on to it: git push origin ${commit.slice(0, 12)}:refs/heads/release/prod, then write promote.to as ${commit.slice(0, 12)}'s full SHA (and refresh shop-prod)`,
+                };
+            }
             const copy = outcome.ok ? undefined : await copyOf(w, to, commit);
             return copy
                 ? {
