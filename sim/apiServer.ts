@@ -81,27 +81,30 @@ export class ApiServer {
         await new Promise<void>((r) => this.server!.close(() => r()));
     }
 
-    /** A kubeconfig for the product's client: the run's certificate and token when secure; else plain http on loopback (skipTLSVerify). */
-    kubeconfig(url: string): string {
+    /**
+     * A kubeconfig for the product's client: the run's certificate and token when secure; else plain http on loopback
+     * (skipTLSVerify). `name`: its cluster's, user's and context's (a served lab's own, so that kubeconfigs merge).
+     */
+    kubeconfig(url: string, name = "fake"): string {
         const c = this.credential;
         return [
             "apiVersion: v1",
             "kind: Config",
             "clusters:",
-            "- name: fake",
+            `- name: ${name}`,
             "  cluster:",
             `    server: ${url}`,
             c ? `    certificate-authority-data: ${Buffer.from(c.cert).toString("base64")}` : "    insecure-skip-tls-verify: true",
             "users:",
-            "- name: fake",
+            `- name: ${name}`,
             "  user:",
             `    token: ${c?.token ?? "fake-token"}`,
             "contexts:",
-            "- name: fake",
+            `- name: ${name}`,
             "  context:",
-            "    cluster: fake",
-            "    user: fake",
-            "current-context: fake",
+            `    cluster: ${name}`,
+            `    user: ${name}`,
+            `current-context: ${name}`,
             "",
         ].join("\n");
     }

@@ -488,8 +488,8 @@ export class FakeKube {
     }
 
     /** A kubeconfig for the product's client (see ApiServer.kubeconfig). */
-    kubeconfig(url: string): string {
-        return this.api.kubeconfig(url);
+    kubeconfig(url: string, name?: string): string {
+        return this.api.kubeconfig(url, name);
     }
 
     /** Text answered at a path by GET (a Service's proxy path: kubectl get --raw), e.g. a controller's metrics. */

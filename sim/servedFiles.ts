@@ -4,6 +4,7 @@
  * they are the lab's: a kubeconfig of the learner's own, a file they put in the clones' folder, a
  * clone holding work the repository lacks, and a folder that was there before the lab stay, each said.
  */
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
@@ -30,7 +31,8 @@ export function servedLabOf(file: string): string | undefined {
 export const servedFiles = (root: string) => [servedKubeconfig(root), path.join(root, CLONES_DIR)];
 
 /**
- * Whether a kubeconfig is one a served lab wrote: its cluster "fake", the simulated API on loopback, whatever the
+ * Whether a kubeconfig is one a served lab wrote: its cluster its own (servedClusterName; "fake" in older ones), the
+ * simulated API on loopback, whatever the
  * learner made of its contexts since (kubectl config rename-context, a namespace
  * set: kubectl writes the file again in its own layout).
  */
@@ -41,7 +43,8 @@ export function isServedKubeconfig(file: string): boolean {
     } catch {
         return false;
     }
-    const named = (list: unknown) => (Array.isArray(list) ? list.find((e) => e?.name === "fake") : undefined);
+    const named = (list: unknown) =>
+        Array.isArray(list) ? list.find((e) => e?.name === "fake" || /^gitops-lab-sim-/.test(String(e?.name))) : undefined;
     const server = named(k?.clusters)?.cluster?.server;
     return typeof server === "string" && /^https?:\/\/127\.0\.0\.1:\d+$/.test(server);
 }
@@ -67,7 +70,23 @@ export function servedKubeconfigText(root: string, fresh: string): { text: strin
         namespace = undefined; // none there, or not YAML: nothing to keep
     }
     if (typeof namespace !== "string" || !/^[a-z0-9-]+$/.test(namespace)) return { text: fresh };
-    return { text: fresh.replace(/^( {4}user: fake)$/m, `$1\n    namespace: ${namespace}`), namespace };
+    return { text: fresh.replace(/^( {4}user: \S+)$/m, `$1\n    namespace: ${namespace}`), namespace };
+}
+
+/**
+ * The name of a served lab's cluster, user and context in its kubeconfig: the root's folder and a hash of its path
+ * (gitops-lab-sim-lab-3f2a), so that two labs' kubeconfigs merge (KUBECONFIG=a:b) into two contexts, not one.
+ */
+export function servedClusterName(root: string): string {
+    const real = fs.existsSync(root) ? fs.realpathSync(root) : path.resolve(root);
+    const base =
+        path
+            .basename(real)
+            .toLowerCase()
+            .replace(/[^a-z0-9-]+/g, "-")
+            .replace(/^-+|-+$/g, "")
+            .slice(0, 30) || "root";
+    return `gitops-lab-sim-${base}-${createHash("sha256").update(real).digest("hex").slice(0, 4)}`;
 }
 
 /** Before the served lab writes them: which of its files and folders were not there (so a reset removes only those). */

@@ -40,7 +40,7 @@ import {
     removeRootMade,
 } from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
-import { clusterStateFile, removeServedFiles, servedFiles } from "./servedFiles";
+import { clusterStateFile, removeServedFiles, servedClusterName, servedFiles } from "./servedFiles";
 
 export interface SimulatedLab {
     layout: ShopLayout;
@@ -213,7 +213,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
             kube,
             argo,
             daemon,
-            kubeconfig: kube.kubeconfig(url),
+            kubeconfig: kube.kubeconfig(url, servedClusterName(layout.root)),
             url,
             say: (what) => lock?.say(what),
             // every caller waits for the same stop (a signal's and the run's own)

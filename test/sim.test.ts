@@ -10,7 +10,9 @@ import { REFRESH_ANNOTATION } from "../lab/argo/application";
 import { applyShopAppSet, shopApplicationSet } from "../lab/shop/appset";
 import { addMissingResource } from "../lab/shop/edits";
 import { expect, expectConsistently, failed, holds, pending, succeeded } from "./helpers/expect";
-import { labAt, LabAt } from "./helpers/labAt";
+import { kubeconfigAt, labAt, LabAt } from "./helpers/labAt";
+import { isServedKubeconfig } from "../sim/servedFiles";
+import { run } from "../lab/ports/exec";
 import { generateApplications, gitFileParams, renderTemplate } from "../sim/generators";
 import { spawn, spawnSync } from "child_process";
 import * as http from "http";
@@ -695,6 +697,28 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
         fs.rmSync(path.join(checkout, "base"));
         fs.symlinkSync("two", path.join(checkout, "base"));
         assert.strictEqual(await value(), "two");
+    });
+});
+
+describe("two served labs' kubeconfigs merged (KUBECONFIG=a:b)", function () {
+    this.timeout(60_000);
+    // given two labs, each with its kubeconfig, when merged, then kubectl lists a context for each, and each is a served lab's
+    it("are two contexts, each its lab's", async () => {
+        const [a, b] = [await labAt(1), await labAt(1)];
+        try {
+            const files = [kubeconfigAt(a), kubeconfigAt(b)];
+            const names = (
+                await run("kubectl", ["config", "get-contexts", "-o", "name"], { env: { ...process.env, KUBECONFIG: files.join(":") } })
+            ).stdout
+                .split("\n")
+                .filter(Boolean)
+                .sort();
+            assert.strictEqual(names.length, 2, names.join(", "));
+            for (const n of names) assert.match(n, /^gitops-lab-sim-lab-at-\w+-[0-9a-f]{4}$/);
+            assert.ok(files.every(isServedKubeconfig));
+        } finally {
+            await Promise.all([a.stop(), b.stop()]);
+        }
     });
 });
 
