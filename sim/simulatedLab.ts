@@ -417,6 +417,9 @@ export async function resetSimulatedLab(
     // run can build on (result files gone, the ApplicationSet still there), which the next run finishes
     fs.writeFileSync(resetMarkerFile(root), `${new Date().toISOString()}\n`);
     await lab.argo.apps.idle(); // the restarted controller's first look at every Application
+    // kept on purpose: the learner's (their work, their files); a reset that keeps only these has done its work. The
+    // served lab's clones first, while the repositories they are compared with are still there
+    const kept: string[] = await removeServedFiles(root, log, recordGone);
     const leftovers: string[] = [];
     const shop = lab.layout;
     const tenants = tenantsLayout(root);
@@ -452,8 +455,6 @@ export async function resetSimulatedLab(
     fs.rmSync(stateFile, { force: true });
     fs.rmSync(repoCacheDir(root), { recursive: true, force: true });
     fs.rmSync(podDir(root), { recursive: true, force: true });
-    // kept on purpose: the learner's (their work, their files); a reset that keeps only these has done its work
-    const kept: string[] = await removeServedFiles(root, log, recordGone);
     // only the folders a run recorded as made; one that was there before the lab stays, and the reset says so
     const made = new Set(madeDirs(root));
     for (const dir of [path.join(root, "srv", "bare"), path.join(root, "srv"), shop.workDir, tenants.workDir, path.join(root, "root")]) {

@@ -601,6 +601,26 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         }
     });
 
+    it("compares a served clone with its repository before the repository goes: a tag pushed is no work", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "clones-tagged-"));
+        try {
+            const made = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(made.code, 0, made.out);
+            const { bareRepo } = shopLayout(root);
+            await git(["--git-dir", bareRepo, "tag", "before-incident", "refs/heads/main"]);
+            const clone = path.join(root, "clones", "shop-envs");
+            await git(["clone", "--quiet", bareRepo, clone]);
+            // its origin the served daemon's address, which answers no more once the lab is stopped
+            await git(["-C", clone, "remote", "set-url", "origin", "git://127.0.0.1:1/shop-envs.git"]);
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            assert.ok(!fs.existsSync(clone), r.out);
+            assert.doesNotMatch(r.out, /could not be asked about/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("keeps the learner's own kubeconfig and files beside the clones; serving over that kubeconfig is refused", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "own-files-"));
         try {
