@@ -719,6 +719,29 @@ describe("simulate: the ApplicationSet deleted by hand", function () {
     });
 });
 
+describe("simulate: the learner's commit not pushed in the lab's clone", function () {
+    this.timeout(120_000);
+
+    // given a commit of the learner's in the clone, when the solver is asked for steps that commit on main later (7), then
+    // it refuses before any step runs (not at step 7, after steps 4-6 changed the lab)
+    it("is said before any step runs", async () => {
+        const root = await rootAt(3);
+        try {
+            const { clone, resultFile } = shopLayout(root);
+            fs.writeFileSync(path.join(clone, "NOTES.md"), "mine\n");
+            await run("git", ["-C", clone, "add", "NOTES.md"]);
+            await run("git", ["-C", clone, "-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "mine"]);
+            const r = await runMain("simulate", ["--root", root, "--through", "8"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stderr, /has commits the remote's main lacks/);
+            assert.doesNotMatch(r.out, /\[step 4 pin\] start/);
+            assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("simulate: step 1 done by hand, then the solver asked for more", function () {
     this.timeout(120_000);
 

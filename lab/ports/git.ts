@@ -87,6 +87,8 @@ export interface GitPort {
      * run stopped before its commit left).
      */
     ensureInSync(branch: string, mayHold?: Record<string, string>): Promise<string>;
+    /** Why HEAD holds commits the remote's branch lacks (the learner's, not pushed), or undefined. */
+    aheadOf(branch: string): Promise<string | undefined>;
     /** Writes files (relative paths) into the work tree, commits them, and returns the new commit's SHA. */
     commitFiles(files: Record<string, string>, message: string): Promise<string>;
     /** Reads a file as HEAD holds it. */
@@ -176,11 +178,8 @@ export class CloneGit implements GitPort {
                 `the remote's ${branch} is at ${remote}, ahead of the clone ${this.clone} (at ${local}): it was pushed from elsewhere ` +
                     `(another clone or a worktree). Nothing was committed or pushed; bring the clone up to it (git -C ${shellWord(this.clone)} pull --ff-only), then run again`,
             );
-        if (remote && remote !== local && (await this.isAncestor(remote, local)))
-            throw new Error(
-                `the clone ${this.clone} has commits the remote's ${branch} lacks (at ${remote}; git log origin/${branch}..${branch} lists them): ` +
-                    `nothing was committed or pushed; push them (git -C ${shellWord(this.clone)} push origin ${branch}) or keep them on a branch of their own and put ${branch} back (git -C ${shellWord(this.clone)} branch my-work && git -C ${shellWord(this.clone)} reset --hard origin/${branch}), then run again`,
-            );
+        const ahead = await this.aheadOf(branch, local, remote);
+        if (ahead) throw new Error(ahead);
         if (remote !== local) {
             throw new Error(
                 `the remote's ${branch} is at ${remote ?? "(missing)"} but the clone ${this.clone} is at ${local}: ` +
@@ -188,6 +187,20 @@ export class CloneGit implements GitPort {
             );
         }
         return local;
+    }
+
+    /**
+     * Why the clone's HEAD cannot be committed on: it holds commits the remote's `branch` lacks (the learner's, not
+     * pushed); undefined otherwise. `local` and `remote`: HEAD's and the remote branch's commits, where already read.
+     */
+    async aheadOf(branch: string, local?: string, remote?: string | null): Promise<string | undefined> {
+        local ??= await this.revParse("HEAD");
+        if (remote === undefined) remote = await this.remoteBranch(branch);
+        if (!remote || remote === local || !(await this.isAncestor(remote, local))) return undefined;
+        return (
+            `the clone ${this.clone} has commits the remote's ${branch} lacks (at ${remote}; git log origin/${branch}..${branch} lists them): ` +
+            `nothing was committed or pushed; push them (git -C ${shellWord(this.clone)} push origin ${branch}) or keep them on a branch of their own and put ${branch} back (git -C ${shellWord(this.clone)} branch my-work && git -C ${shellWord(this.clone)} reset --hard origin/${branch}), then run again`
+        );
     }
 
     async commitFiles(files: Record<string, string>, message: string): Promise<string> {

@@ -331,6 +331,16 @@ export async function runShopScenario(ctx: ShopScenarioContext, through: number)
         prefix: "",
     };
     const results = readShopResults(ctx.layout);
+    // a step still to run that commits on main (3, 7) and a clone holding the learner's commits not pushed: said before any
+    // step runs, not when that step's turn comes after the others changed the lab (a commit of the lab's own, an earlier
+    // run's stopped before its push, is that step's to push)
+    if ((through >= 3 && !results.incident) || (through >= 7 && !results.revert)) {
+        const subject = await ctx.git.subjectOf(await ctx.git.revParse("HEAD"));
+        const ahead = [INCIDENT_MESSAGE, BAD_MESSAGE, `Revert "${BAD_MESSAGE}"`].includes(subject)
+            ? undefined
+            : await ctx.git.aheadOf("main");
+        if (ahead) throw new Error(ahead);
+    }
     const started = Date.now();
     const timings = await runSteps({
         steps: STEPS,
