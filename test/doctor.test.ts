@@ -6,6 +6,7 @@ import * as path from "path";
 import { runMain } from "./helpers/cli";
 import { diagnose, dumpFromList, Diagnosis, toJson, automatedDisabledNote } from "../lab/doctor/diagnose";
 import { metricsText } from "../lab/doctor/metrics";
+import { RolloutWatcher } from "../lab/doctor/watch";
 import { application, appSet, failedPreSync, fieldReport, hookJob, list, NOW, TenantSpec } from "./helpers/rollout";
 import { crdValidator } from "./helpers/upstream";
 
@@ -331,6 +332,37 @@ describe("rollout doctor: diagnosis", () => {
             run(list(...report.items, plain, plainApp), 600, "platform").map((d) => d.name),
             ["platform"],
         );
+    });
+
+    // given a rollout stuck at step 2, when Argo CD retries (a new hook Job runs: progressing at step 2 again), then --watch
+    // posts no RolloutResumed (nor a second RolloutStuck after it); when it moves to step 3, then RolloutResumed
+    it("given a stuck rollout retried at its step, then --watch says no RolloutResumed until it moves", async () => {
+        const at = (step: number): TenantSpec[] => [
+            { name: "mandant-a", step: 1, status: "Healthy" },
+            {
+                name: "mandant-b",
+                step: 2,
+                status: step === 2 ? "Progressing" : "Healthy",
+                since: 1,
+                app: { health: { status: "Progressing" }, sync: { status: "Synced", revision: "2".repeat(40) } },
+            },
+            { name: "mandant-c", step: 3, status: step === 3 ? "Progressing" : "Waiting", since: 1 },
+            { name: "mandant-d", step: 4, status: "Waiting" },
+        ];
+        const progressing = (step: number) => {
+            const set = appSet("tenants", at(step), { rolloutStep: step, since: 1 });
+            return list(set, ...at(step).map((t) => application(set, t)));
+        };
+        const rounds = [fieldReport(), progressing(2), fieldReport(), progressing(3)];
+        const said: string[] = [];
+        const w = new RolloutWatcher(
+            async () => dumpFromList(rounds.shift()),
+            null,
+            { stuckAfterSeconds: 600 },
+            (l) => said.push(l.split(":")[0]),
+        );
+        for (let i = 0; i < 4; i++) await w.tick(NOW);
+        assert.deepStrictEqual(said, ["RolloutStuck argocd/tenants", "RolloutResumed argocd/tenants"]);
     });
 
     it("given an app Progressing with no error, then it is progressing until --stuck-after, and stuck after it", () => {

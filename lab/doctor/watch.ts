@@ -237,7 +237,9 @@ export function rolloutEvent(
 }
 
 export class RolloutWatcher {
+    /** Each ApplicationSet's rollout as last said: stuck (at its step), or not. */
     private readonly stuck = new Map<string, boolean>();
+    private readonly stuckAt = new Map<string, number | null>();
     /** The Applications each ApplicationSet's rollout passed over, as last seen (an Event when that set grows). */
     private readonly skipped = new Map<string, Set<string>>();
     /** The latest diagnosis. */
@@ -259,7 +261,10 @@ export class RolloutWatcher {
         for (const d of ds) {
             const key = `${d.namespace}/${d.name}`;
             const was = this.stuck.get(key) ?? false;
-            const is = d.state === "stuck";
+            // still at the step it was stuck at, progressing only because Argo CD retries (a new hook Job runs, and fails
+            // again): not moved, so no RolloutResumed (and no second RolloutStuck after it); it moves on to another step,
+            // or completes
+            const is = d.state === "stuck" || (was && d.state === "progressing" && d.step === this.stuckAt.get(key));
             const uid = dump.applicationSets.find((a) => a.metadata.name === d.name && a.metadata.namespace === d.namespace)?.metadata?.uid;
             if (is && !was) {
                 this.log(`RolloutStuck ${key}: ${d.summary}`);
@@ -275,6 +280,7 @@ export class RolloutWatcher {
                 );
             }
             this.stuck.set(key, is);
+            if (is && !was) this.stuckAt.set(key, d.step);
             const before = this.skipped.get(key) ?? new Set<string>();
             const fresh = d.skipped.filter((s) => !before.has(s.application));
             if (fresh.length) {
