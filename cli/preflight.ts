@@ -60,6 +60,7 @@ export async function runPreflight(
         environmentsNote(stack.environments, stack.file),
         secretKeysNote(stack.secret, stack.file),
         stack.octal.length ? `${stack.file}: ${stack.octal.join("; ")}` : undefined,
+        ...stack.unread.map((u) => `${stack.file}: ${u}`),
     ].filter((n): n is string => !!n);
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
@@ -186,7 +187,14 @@ export const preflight: Command = {
         const rootArg = stringOption(values, "root");
         const root = rootArg === undefined ? undefined : path.resolve(rootArg);
         if (rootArg !== undefined && !path.isAbsolute(rootArg)) console.log(`preflight: --root ${rootArg} is relative: checking ${root}`);
-        const rs = await runPreflight({ root, kubeconfigPath: stringOption(values, "kubeconfig-path") }, configFileOf(values));
+        // a relative --kubeconfig-path likewise (the stack's kubeconfigPath is absolute: said with the path to write there)
+        const kubeArg = stringOption(values, "kubeconfig-path");
+        const kubeconfigPath = kubeArg === undefined || kubeArg === "" ? kubeArg : path.resolve(kubeArg);
+        if (kubeArg && !path.isAbsolute(kubeArg))
+            console.log(
+                `preflight: --kubeconfig-path ${kubeArg} is relative: checking ${kubeconfigPath} (in the stack, write gitops-lab:kubeconfigPath: ${kubeconfigPath})`,
+            );
+        const rs = await runPreflight({ root, kubeconfigPath }, configFileOf(values));
         console.log(formatPreflight(rs));
         const failed = rs.filter((r) => r.verdict === "FAIL").length;
         console.log(failed ? `\n${failed} check${failed === 1 ? "" : "s"} failed: nothing was installed.` : "\nthe host is ready.");

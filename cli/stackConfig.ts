@@ -174,7 +174,16 @@ export function readStackFile(
     projectDir = PROJECT_DIR,
     stack = stackName(),
     configFile?: string,
-): { config: StackConfig; file: string; given: string[]; secret: string[]; environments: string[]; octal: string[] } {
+): {
+    config: StackConfig;
+    file: string;
+    given: string[];
+    secret: string[];
+    environments: string[];
+    octal: string[];
+    /** Keys of another package's that the lab never reads, though they look meant for it (kubernetes:kubeconfig), each said. */
+    unread: string[];
+} {
     readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     // Pulumi reads a stack file by its extension (encoding.Detect: .yaml, .yml or .json, as written), and refuses one without
@@ -186,6 +195,7 @@ export function readStackFile(
     const secret: string[] = [];
     let environments: string[] = [];
     let octal: string[] = [];
+    const unread: string[] = [];
     if (fs.existsSync(stackFile)) {
         // a mapping is checked below before its fields are read; config:'s values are the lab's or another package's
         const document = readYamlDocument(stackFile);
@@ -233,6 +243,11 @@ export function readStackFile(
             throw new Error(
                 `${stackFile} is a Kubernetes manifest (kind: ${manifest.kind}), not a stack configuration: give a stack's file like Pulumi.dev.yaml, whose config: holds gitops-lab:<key>: <value>`,
             );
+        // a simulated lab's saved cluster (simulate keeps it under its root): no stack file, though JSON
+        if (doc.config === undefined && path.basename(stackFile) === "simulated-cluster.json")
+            throw new Error(
+                `${stackFile} is a simulated lab's saved cluster (gitops-lab simulate keeps it under its --root), not a stack configuration: give a stack's file like Pulumi.dev.yaml, whose config: holds gitops-lab:<key>: <value>`,
+            );
         // Config: or CONFIG: for config: Pulumi reads the key as written, so nothing under it is read
         const cased = Object.keys(doc).find((k) => k !== "config" && k.toLowerCase() === "config");
         if (cased && doc.config === undefined)
@@ -269,7 +284,17 @@ export function readStackFile(
                 throw new Error(
                     `${stackFile}: gitops-lab: holds a mapping (${Object.keys(v).slice(0, 3).join(", ")}); Pulumi's keys are written whole, one a line under config:, as gitops-lab:${Object.keys(v)[0] ?? "root"}: VALUE`,
                 );
+            // the Kubernetes provider's own cluster keys: the lab's provider is made from k3s's or kubeconfigPath's kubeconfig
+            if (k === "kubernetes:kubeconfig" || k === "kubernetes:context")
+                unread.push(
+                    `${k} is set, which the lab's Kubernetes provider never reads (it is made from the k3s it installs, or from gitops-lab:kubeconfigPath)${k === "kubernetes:kubeconfig" && typeof v === "string" && path.isAbsolute(v) ? `: to adopt that cluster, set gitops-lab:kubeconfigPath: ${v}` : ""}`,
+                );
             if (!m) continue; // another package's key (e.g. kubernetes:context): not ours to check
+            // a space inside a quoted key ("gitops-lab:root "): Pulumi reads another key, and the lab's takes its default
+            if (m[1] !== m[1].trim() && (CONFIG_KEYS as string[]).includes(m[1].trim()))
+                throw new Error(
+                    `${stackFile}: ${JSON.stringify(k)} has a space at its ${m[1].startsWith(" ") ? "start" : "end"} (inside the quotes), so Pulumi reads another key than gitops-lab:${m[1].trim()}, which would take its default: write gitops-lab:${m[1].trim()}`,
+                );
             // a key with nothing after its colon: not the default, a value forgotten
             if (v === null)
                 throw new Error(`${stackFile}: gitops-lab:${m[1]} has no value: give it one, or remove the line to take the default`);
@@ -287,7 +312,15 @@ export function readStackFile(
             } else values[m[1]] = k in asRead ? asRead[k] : v;
         }
     }
-    return { config: parseStackConfig(values, stackFile), file: stackFile, given: Object.keys(values), secret, environments, octal };
+    return {
+        config: parseStackConfig(values, stackFile),
+        file: stackFile,
+        given: Object.keys(values),
+        secret,
+        environments,
+        octal,
+        unread,
+    };
 }
 
 /**

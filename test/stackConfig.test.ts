@@ -431,6 +431,43 @@ describe("the stack file as preflight and up read it", function () {
         );
     });
 
+    it("a key with a space inside its quotes, a simulated lab's saved cluster for the file: each named", () => {
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", file('config:\n  "gitops-lab:root ": /tmp/lab\n')),
+            /: "gitops-lab:root " has a space at its end \(inside the quotes\), so Pulumi reads another key than gitops-lab:root, which would take its default: write gitops-lab:root$/,
+        );
+        const saved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "saved-")), "simulated-cluster.json");
+        fs.writeFileSync(saved, JSON.stringify({ objects: [] }));
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", saved),
+            /simulated-cluster\.json is a simulated lab's saved cluster \(gitops-lab simulate keeps it under its --root\), not a stack configuration/,
+        );
+    });
+
+    it("kubernetes:kubeconfig in the stack file, a relative --kubeconfig-path: each said", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kube-keys-"));
+        const kc = path.join(dir, "other.yaml");
+        const r = runCli("preflight", ["--config-file", file(`config:\n  kubernetes:kubeconfig: ${kc}\n  gitops-lab:root: ${dir}\n`)], {
+            timeoutMs: 60_000,
+        });
+        assert.match(
+            r.stdout,
+            new RegExp(
+                `^WARN {2}the stack's configuration: \\S+: kubernetes:kubeconfig is set, which the lab's Kubernetes provider never reads [^\\n]*: to adopt that cluster, set gitops-lab:kubeconfigPath: ${kc}$`,
+                "m",
+            ),
+        );
+        fs.writeFileSync(kc, "apiVersion: v1\nkind: Config\n");
+        const rel = runCli("preflight", ["--kubeconfig-path", "other.yaml", "--root", dir], { timeoutMs: 60_000, cwd: dir });
+        assert.match(
+            rel.stdout,
+            new RegExp(
+                `^preflight: --kubeconfig-path other\\.yaml is relative: checking ${kc} \\(in the stack, write gitops-lab:kubeconfigPath: ${kc}\\)$`,
+                "m",
+            ),
+        );
+    });
+
     it("a key written twice, or config: twice: both lines named, as Pulumi refuses it", () => {
         const twice = runCli(
             "preflight",

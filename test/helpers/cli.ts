@@ -19,9 +19,13 @@ export interface CliResult {
     stderr: string;
 }
 
-export function runCli(command: string, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): CliResult {
+export function runCli(
+    command: string,
+    args: string[],
+    opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): CliResult {
     const r = spawnSync(process.execPath, [BIN, command, ...args], {
-        cwd: PROJECT,
+        cwd: opts.cwd ?? PROJECT,
         encoding: "utf8",
         timeout: opts.timeoutMs ?? 120_000,
         env: opts.env ?? process.env,
