@@ -740,6 +740,28 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
             fs.rmSync(root, { recursive: true, force: true });
         }
     });
+
+    // the same for a change not committed in a file no step writes, and for the clone left on a branch of the learner's
+    it("nor a change not committed, nor another branch", async () => {
+        const root = await rootAt(3);
+        try {
+            const { clone, resultFile } = shopLayout(root);
+            const prod = path.join(clone, "envs", "prod", "kustomization.yaml");
+            fs.appendFileSync(prod, "# mine\n");
+            const changed = await runMain("simulate", ["--root", root, "--through", "8"]);
+            assert.strictEqual(changed.code, 1, changed.out);
+            assert.match(changed.stderr, /has uncommitted changes \(M envs\/prod\/kustomization\.yaml\)/);
+            assert.ok(!fs.existsSync(resultFile("pin")), changed.out);
+            await run("git", ["-C", clone, "checkout", "-q", "--", "envs/prod/kustomization.yaml"]);
+            await run("git", ["-C", clone, "checkout", "-q", "-b", "wip"]);
+            const branch = await runMain("simulate", ["--root", root, "--through", "8"]);
+            assert.strictEqual(branch.code, 1, branch.out);
+            assert.match(branch.stderr, /is on "wip", not "main"/);
+            assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
 });
 
 describe("simulate: step 1 done by hand, then the solver asked for more", function () {

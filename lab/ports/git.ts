@@ -89,6 +89,11 @@ export interface GitPort {
     ensureInSync(branch: string, mayHold?: Record<string, string>): Promise<string>;
     /** Why HEAD holds commits the remote's branch lacks (the learner's, not pushed), or undefined. */
     aheadOf(branch: string): Promise<string | undefined>;
+    /**
+     * Why the clone cannot be committed on for `branch` now, said before the steps that would: on another branch, changes
+     * not committed (but in `mayChange`, the files a step writes itself), or commits not pushed; undefined when it can.
+     */
+    notReadyFor(branch: string, mayChange: readonly string[]): Promise<string | undefined>;
     /** Writes files (relative paths) into the work tree, commits them, and returns the new commit's SHA. */
     commitFiles(files: Record<string, string>, message: string): Promise<string>;
     /** Reads a file as HEAD holds it. */
@@ -187,6 +192,19 @@ export class CloneGit implements GitPort {
             );
         }
         return local;
+    }
+
+    async notReadyFor(branch: string, mayChange: readonly string[]): Promise<string | undefined> {
+        const current = (await this.git.raw(["rev-parse", "--abbrev-ref", "HEAD"])).trim();
+        if (current !== branch)
+            return `the clone ${this.clone} is on "${current}", not "${branch}"; check out ${branch} there and run again`;
+        const changed = (await this.git.raw(["status", "--porcelain", "--untracked-files=no"]))
+            .split("\n")
+            .filter((l) => l.trim() && !mayChange.includes(l.slice(3)))
+            .map((l) => l.trim());
+        if (changed.length)
+            return `the clone ${this.clone} has uncommitted changes (${changed.slice(0, 5).join(", ")}${changed.length > 5 ? `, and ${changed.length - 5} more` : ""}): commit or discard them, then run again`;
+        return this.aheadOf(branch);
     }
 
     /**

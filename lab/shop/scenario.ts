@@ -331,15 +331,17 @@ export async function runShopScenario(ctx: ShopScenarioContext, through: number)
         prefix: "",
     };
     const results = readShopResults(ctx.layout);
-    // a step still to run that commits on main (3, 7) and a clone holding the learner's commits not pushed: said before any
-    // step runs, not when that step's turn comes after the others changed the lab (a commit of the lab's own, an earlier
-    // run's stopped before its push, is that step's to push)
+    // a step still to run that commits on main (3, 7) and a clone on another branch, or holding the learner's changes or
+    // commits not pushed: said before any step runs, not when that step's turn comes after the others changed the lab (a
+    // commit of the lab's own, an earlier run's stopped before its push, or a file a step writes itself, is that step's)
     if ((through >= 3 && !results.incident) || (through >= 7 && !results.revert)) {
         const subject = await ctx.git.subjectOf(await ctx.git.revParse("HEAD"));
-        const ahead = [INCIDENT_MESSAGE, BAD_MESSAGE, `Revert "${BAD_MESSAGE}"`].includes(subject)
-            ? undefined
-            : await ctx.git.aheadOf("main");
-        if (ahead) throw new Error(ahead);
+        // (the commit of a step whose result is not written yet: that step's own, stopped before it was done)
+        const own =
+            (subject === INCIDENT_MESSAGE && !results.incident) ||
+            ([BAD_MESSAGE, `Revert "${BAD_MESSAGE}"`].includes(subject) && !results.revert);
+        const why = own ? undefined : await ctx.git.notReadyFor("main", ["base/configmap.yaml", "envs/dev/kustomization.yaml"]);
+        if (why) throw new Error(why);
     }
     const started = Date.now();
     const timings = await runSteps({
