@@ -353,7 +353,7 @@ export class ApiServer {
         const { t, ns, name, sub } = this.route(url.pathname);
         if (sub === "log") {
             if (!this.kube.get("Pod", ns, name!)) throw new HttpError(404, "NotFound", `pods "${name}" not found`);
-            return { __text: this.kube.podLogs.get(`${ns}/${name}`) ?? "" };
+            return { __text: logPart(this.kube.podLogs.get(`${ns}/${name}`) ?? "", url) };
         }
         if (sub === "finalize") {
             if (method !== "PUT") throw new HttpError(405, "MethodNotAllowed", method);
@@ -450,6 +450,16 @@ export class ApiServer {
                 throw new HttpError(405, "MethodNotAllowed", method);
         }
     }
+}
+
+/** A log as the kubelet answers `tailLines` (its last lines) and `limitBytes` (at most that many bytes of them). */
+function logPart(log: string, url: URL): string {
+    const tail = url.searchParams.get("tailLines");
+    const lines = log.split(/(?<=\n)/).filter(Boolean);
+    let text = tail !== null && Number(tail) >= 0 ? (Number(tail) === 0 ? "" : lines.slice(-Number(tail)).join("")) : log;
+    const limit = url.searchParams.get("limitBytes");
+    if (limit !== null && Number(limit) > 0) text = Buffer.from(text).subarray(0, Number(limit)).toString();
+    return text;
 }
 
 /**

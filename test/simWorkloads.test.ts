@@ -118,7 +118,7 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         assert.strictEqual(events[0].involvedObject.uid, kube.get("Job", "t", "setup")!.metadata.uid);
     });
 
-    it("given a failed Pod, then its log is served at pods/{name}/log (what kubectl logs and the doctor read)", async () => {
+    it("given a failed Pod, then its log is served at pods/{name}/log, its tail and bytes as asked (what kubectl logs and the doctor read)", async () => {
         const kube = new FakeKube();
         kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "t" } }, "test");
         kube.put(job("setup", 0), "test");
@@ -130,8 +130,13 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
         const url = await kube.start();
         try {
             const pod = kube.list("Pod", "t")[0];
-            const log = await new KubeCluster(kube.kubeconfig(url)).readPodLog("t", pod.metadata.name, { tailLines: 1 });
-            assert.match(log, /config\/system\/settings.php is not writable\./);
+            const cluster = new KubeCluster(kube.kubeconfig(url));
+            // its last lines, and at most so many bytes of them, as the kubelet answers tailLines and limitBytes
+            assert.strictEqual(
+                await cluster.readPodLog("t", pod.metadata.name, { tailLines: 1 }),
+                "config/system/settings.php is not writable.\n",
+            );
+            assert.strictEqual(await cluster.readPodLog("t", pod.metadata.name, { tailLines: 5, limitBytes: 4 }), "line");
         } finally {
             await kube.stop();
         }
