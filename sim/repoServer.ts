@@ -120,6 +120,12 @@ export class RepoServer {
 
     private async lsRemote(repoURL: string, revision: string): Promise<string> {
         this.lsRemotes++;
+        // a path on this machine (or a file:// URL): the repo-server's Pod has no such folder, and go-git's list of refs
+        // answers that there is no repository there; the simulation's git on this host would read it
+        if (/^(?:\/|file:\/\/)/.test(repoURL))
+            throw new RenderError(
+                "Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = failed to list refs: repository not found",
+            );
         // a repository Argo CD cannot read is a comparison error on the app, never a crash of the controller
         const { stdout } = await podGit(["ls-remote", this.urlFor(repoURL)]).catch((e) => {
             throw new RenderError(

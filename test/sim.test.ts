@@ -251,6 +251,17 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         await expect(appSyncedTo(() => at.lab.kube.get("Application", "argocd", "shop-dev")));
     });
 
+    it("a repoURL that is a path on this machine is no repository to the repo-server's Pod", async () => {
+        const set = shopApplicationSet();
+        set.spec!.template!.spec!.source!.repoURL = at.lab.layout.bareRepo;
+        at.lab.kube.put(set, "client");
+        await expect(appHasCondition(() => at.lab.kube.get("Application", "argocd", "shop-dev"), "ComparisonError"));
+        const cond = at.lab.kube
+            .get("Application", "argocd", "shop-dev")!
+            .status!.conditions!.find((c: any) => c.type === "ComparisonError");
+        assert.match(cond!.message!, /failed to list refs: repository not found$/);
+    });
+
     it("a destination by the name in-cluster, or its server with a trailing slash, is generated", async () => {
         for (const destination of [{ name: "in-cluster" }, { server: "https://kubernetes.default.svc/" }]) {
             const named = shopApplicationSet();
