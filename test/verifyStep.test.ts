@@ -397,6 +397,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("an appset.yaml whose prod element merges dev's (<<: *dev): read as kubectl reads it, done", async () => {
+        await atShop(2, async (root) => {
+            const file = shopLayout(root).appsetFile;
+            const merged = stringify(shopApplicationSet()).replace(
+                "          - env: dev\n            revision: main\n          - env: prod\n            revision: main\n",
+                "          - &dev\n            env: dev\n            revision: main\n          - <<: *dev\n            env: prod\n",
+            );
+            assert.match(merged, /<<: \*dev/);
+            fs.writeFileSync(file, merged);
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+        });
+    });
+
     it("an ApplicationSet whose template leaves project out: the hint says it is needed", async () => {
         await atShop(2, async (root) => {
             const file = shopLayout(root).appsetFile;

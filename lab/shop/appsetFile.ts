@@ -21,8 +21,9 @@ export type AppsetFile =
 /** Reads appset.yaml; throws only when the file cannot be read (a missing file is the caller's check). */
 export function readAppsetFile(file: string): AppsetFile {
     const text = fs.readFileSync(file, "utf8");
-    // logLevel error: a map key that is a collection (an unquoted {{...}}) is found below, not warned of on stderr
-    const docs = parseAllDocuments(text, { logLevel: "error" });
+    // logLevel error: a map key that is a collection (an unquoted {{...}}) is found below, not warned of on stderr;
+    // merge: a YAML merge key (<<: *dev) read as kubectl's YAML reads it (the anchor's keys, then the element's own)
+    const docs = parseAllDocuments(text, { logLevel: "error", merge: true });
     if (!Array.isArray(docs)) return { set: null }; // an empty stream
     for (const d of docs) {
         const e = d.errors[0];

@@ -6,8 +6,8 @@ import * as path from "path";
 import { parse } from "yaml";
 import type { ShopWorld } from "./world";
 
-/** A kustomization as kustomize reads it: a key written twice (resources: appended again) is the last one, no error. */
-export const readKustomization = (text: string): unknown => parse(text, { uniqueKeys: false });
+/** A kustomization as kustomize reads it: a key written twice (resources: appended again) is the last one, no error; a merge key (<<) merged. */
+export const readKustomization = (text: string): unknown => parse(text, { uniqueKeys: false, merge: true });
 
 /** A kustomization's resources, each as kustomize resolves it (./missing.yaml is missing.yaml), bases: (its deprecated alias) too. */
 export function resourcesOf(kustomization: string | null): string[] {

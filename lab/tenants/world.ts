@@ -49,7 +49,7 @@ export async function releasesAt(w: TenantsWorld, sha: string): Promise<Record<s
  */
 export function readTenantFile(text: string): { release?: unknown; error?: string } {
     try {
-        const v: unknown = parse(text, { uniqueKeys: false });
+        const v: unknown = parse(text, { uniqueKeys: false, merge: true });
         return v && typeof v === "object" ? (v as { release?: unknown }) : {};
     } catch (e) {
         return {
