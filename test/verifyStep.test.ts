@@ -3252,6 +3252,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("an incident value read as nothing (kubectl get without -n): the hint says empty, and where to read it", async () => {
+        await atShop(3, async (root) => {
+            editResult(shopLayout(root).resultFile("incident"), { prod_value: "" });
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: prod_value is empty: the command read nothing \(without -n, kubectl looks in the namespace default[^\n]*kubectl -n shop-prod get configmap shop-config/,
+            );
+        });
+    });
+
     it("the incident's value with a space at its end: the hint names the space", async () => {
         await atShop(2, async (root) => {
             const { clone, resultFile } = shopLayout(root);

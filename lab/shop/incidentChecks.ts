@@ -106,6 +106,13 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
                 return false;
             }
         });
+        // empty: the command read nothing (kubectl get cm shop-config without -n looks in default, and finds none there)
+        const empty = (["dev_value", "prod_value"] as const).filter((k) => i[k] === "");
+        if (!outcome.ok && empty.length)
+            return {
+                ...outcome,
+                hint: `${empty.join(" and ")} ${empty.length === 1 ? "is" : "are"} empty: the command read nothing (without -n, kubectl looks in the namespace default, where there is no shop-config); read each environment's from its namespace: kubectl -n ${empty[0] === "dev_value" ? "shop-dev" : "shop-prod"} get configmap shop-config -o jsonpath={.data.FEATURE_CHECKOUT_V2}`,
+            };
         if (!outcome.ok && whole.length)
             return {
                 ...outcome,
