@@ -2737,6 +2737,12 @@ describe("verify --step: one step at a time, with a hint", function () {
                 await hintOf(5),
                 /hint: restored holds "info": the LOG_LEVEL selfHeal puts back in shop-prod: prod's own from Git/,
             );
+            // read before selfHeal repaired it: the value patched in
+            editResult(layout.resultFile("drift"), { restored: "debug" });
+            assert.match(
+                await hintOf(5),
+                /hint: restored holds "debug": it is the value you patched in \(edited\): it was read before selfHeal put Git's back/,
+            );
             editResult(layout.resultFile("drift"), { restored: "warn" });
             editResult(layout.resultFile("pin"), { prod_value_after_pin: "warn" });
             assert.match(await hintOf(4), /hint: "warn" is a LOG_LEVEL: prod_value_after_pin is FEATURE_CHECKOUT_V2/);

@@ -36,7 +36,10 @@ export const DRIFT_CHECKS: Check<ShopWorld>[] = [
                 { edited: d.edited, restored: d.restored },
                 {
                     edited: "the LOG_LEVEL you patched into shop-prod's ConfigMap (debug)",
-                    restored: `the LOG_LEVEL selfHeal puts back in shop-prod: prod's own from Git (envs/prod's patch), not the base's info or dev's debug; read it once it changes back`,
+                    restored:
+                        d.restored === d.edited && typeof d.edited === "string"
+                            ? `it is the value you patched in (edited): it was read before selfHeal put Git's back; read it again and again (every half second) until it changes, and write that one`
+                            : `the LOG_LEVEL selfHeal puts back in shop-prod: prod's own from Git (envs/prod's patch), not the base's info or dev's debug; read it once it changes back`,
                 },
             );
         },
