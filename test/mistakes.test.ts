@@ -995,6 +995,11 @@ describe("mistakes in a result file's values, and their hints", () => {
             /^it holds "release\/prod", a branch's name, not a commit: write the full SHA it stood at \(an Application's status\.sync\.revision shows the commit Argo CD synced; git rev-parse origin\/release\/prod in the clone, after a git fetch, shows the branch's now/,
         ],
         [
+            field("revert", "prod_revision_during"),
+            "",
+            /^it is empty: the command that was to give it read nothing \(an Application's synced commit is status\.sync\.revision, singular; \.status\.sync\.revisions is for an Application of several sources/,
+        ],
+        [
             stallCommit,
             "HEAD",
             /^it holds "HEAD", git's name for the commit checked out \(it moves with the next commit\), not a SHA: write the full SHA it stands for \(git rev-parse HEAD in the clone prints it/,

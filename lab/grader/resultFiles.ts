@@ -310,6 +310,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
     if (f.isSha && shas.length > 1 && shas.every((x) => typeof x === "string" && /^[0-9a-fA-F]{7,40}$/.test(x)))
         return `it holds ${shas.length} commits: write one, the full SHA of the commit the step asks for`;
     if (f.isSha && typeof v === "string") {
+        // nothing: the command that was to give it read nothing (a field of another name: .status.sync.revisions, plural)
+        if (v.trim() === "")
+            return `it is empty: the command that was to give it read nothing${/revision/.test(f.key) ? " (an Application's synced commit is status.sync.revision, singular; .status.sync.revisions is for an Application of several sources: kubectl -n argocd get application NAME -o jsonpath={.status.sync.revision})" : " (git rev-parse in the clone prints a commit's full SHA; git log --oneline finds it)"}`;
         if (/^[0-9a-fA-F]{4,39}$/.test(v)) return `it holds ${v.length} characters: write the full SHA (git rev-parse ${v} prints it)`;
         if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;
         // HEAD (or HEAD~1, @): git's name for the commit checked out, which moves with the next commit or checkout
