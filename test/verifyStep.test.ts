@@ -2744,6 +2744,12 @@ describe("verify --step: one step at a time, with a hint", function () {
                 /hint: restored holds "debug": it is the value you patched in \(edited\): it was read before selfHeal put Git's back/,
             );
             editResult(layout.resultFile("drift"), { restored: "warn" });
+            editResult(layout.resultFile("report"), { rollback: "reset" });
+            assert.match(
+                await hintOf(8),
+                /hint: rollback holds "reset": how step 7 rolled main back: main still holds bad_commit, and revert_commit undoes it/,
+            );
+            editResult(layout.resultFile("report"), { rollback: "revert" });
             editResult(layout.resultFile("pin"), { prod_value_after_pin: "warn" });
             assert.match(await hintOf(4), /hint: "warn" is a LOG_LEVEL: prod_value_after_pin is FEATURE_CHECKOUT_V2/);
             editResult(layout.resultFile("pin"), { prod_value_after_pin: "off" });

@@ -389,7 +389,14 @@ const step8: Check<ShopWorld>[] = [
             return eqFields(
                 { dev_tracks: "main", prod_tracks: "release/prod", rollback: "revert" },
                 { dev_tracks: r.dev_tracks, prod_tracks: r.prod_tracks, rollback: r.rollback },
-                { dev_tracks: source("shop-dev"), prod_tracks: source("shop-prod"), rollback: "how step 7 rolled main back" },
+                {
+                    dev_tracks: source("shop-dev"),
+                    prod_tracks: source("shop-prod"),
+                    rollback:
+                        r.rollback === "reset"
+                            ? "how step 7 rolled main back: main still holds bad_commit, and revert_commit undoes it (This reverts commit ...), so main was reverted, not reset (a reset takes the commit out of main's history)"
+                            : "how step 7 rolled main back (revert.json's revert_commit is the answer's evidence)",
+                },
             );
         },
     },
