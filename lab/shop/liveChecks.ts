@@ -376,12 +376,18 @@ export function liveChecks(): Check<ShopWorld>[] {
                 (await rendersAlike(w.repo, before.revision, revision, "envs/prod", w.kubectl))
             )
                 return true;
+            // the drift patched into a key of another case (log_level): a key Git does not have is no drift to Argo CD
+            const stray = Object.keys((await c.getConfigMap("shop-prod", "shop-config"))?.data ?? {}).filter(
+                (k) => k !== "LOG_LEVEL" && k.toLowerCase() === "log_level",
+            );
             return {
                 ok: false,
                 expected:
                     "a sync of ConfigMap shop-config alone, by selfHeal, since the pin (or auto-sync's of the whole Application at a revision rendering as the pin's, which changed the ConfigMap)",
                 found: op ? `shop-prod's latest sync (${op.finishedAt ?? op.startedAt}) is of the whole Application` : "no sync",
-                hint: `shop-prod has synced no repair since the pin: no drift of its ConfigMap was repaired by selfHeal; ${PATCH_AGAIN}`,
+                hint: stray.length
+                    ? `shop-prod's shop-config holds ${stray.join(", ")} beside LOG_LEVEL: keys are case-sensitive, and a key Git does not have is no drift to Argo CD (it leaves it there, until you remove it: kubectl patch configmap shop-config -n shop-prod -p '{"data":{"${stray[0]}":null}}'); ${PATCH_AGAIN}`
+                    : `shop-prod has synced no repair since the pin: no drift of its ConfigMap was repaired by selfHeal; ${PATCH_AGAIN}`,
             };
         }),
         live(3, "live shop-prod synced incident.commit (its history)", async (c, w) => {
