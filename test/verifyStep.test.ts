@@ -4304,6 +4304,34 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the fix made with the faulty release deleted: said at once, and that a later commit putting it back undoes nothing", async () => {
+        await atTenants(2, async (root) => {
+            const { clone, resultFile } = tenantsLayout(root);
+            for (const t of TENANTS_ALL) {
+                const f = path.join(clone, "tenants", `${t}.yaml`);
+                fs.writeFileSync(f, fs.readFileSync(f, "utf8").replace(RELEASES.faulty, RELEASES.fixed));
+            }
+            await git(["rm", "-rq", `releases/${RELEASES.faulty}`], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "1.2.1; drop 1.2.0"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const commit = await git(["rev-parse", "HEAD"], clone);
+            fs.writeFileSync(resultFile("recovery"), JSON.stringify({ commit }));
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: main has no releases\/1\.2\.0\/: recovery\.commit [0-9a-f]{12} took it out with the step's change; [^\n]*start the lab again \([^\n]*--through 2/,
+            );
+            const shipped = (await verifyTenants({ layout: tenantsLayout(root), through: 3 })).find((c) =>
+                c.check.startsWith("recovery.commit leaves the shipped releases"),
+            );
+            assert.match(
+                String(shipped?.hint),
+                /^recovery\.commit [0-9a-f]{12} deletes releases\/1\.2\.0 \(a clean-up of a release\?\): a release ships as it is, and a later commit putting it back leaves this one as it is/,
+            );
+        });
+    });
+
     it("the doctor's --json saved as stall.json: the hint says so", async () => {
         await atTenants(2, async (root) => {
             fs.writeFileSync(tenantsLayout(root).resultFile("stall"), JSON.stringify({ applicationSets: [] }));

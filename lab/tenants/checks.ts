@@ -71,11 +71,23 @@ const step1: Check<TenantsWorld>[] = [
                 found[r] = (await w.repo.file(w.main, `releases/${r}/code/news.settings-template`)) !== null;
             const outcome = eq({ [RELEASES.first]: false, [RELEASES.faulty]: true, [RELEASES.fixed]: false }, found);
             // the faulty release's folder taken out by a later commit (a clean-up): put back, not rebuilt
-            if (!outcome.ok && (await w.repo.file(w.main, `releases/${RELEASES.faulty}/kustomization.yaml`)) === null)
+            if (!outcome.ok && (await w.repo.file(w.main, `releases/${RELEASES.faulty}/kustomization.yaml`)) === null) {
+                // taken out by the step's own commit (the fix, with a clean-up of the faulty release): putting it back
+                // later leaves that commit as it is, so that step is made again on a new lab
+                const by = [["recovery", 3] as const, ["stall", 2] as const].find(([n]) => isSha(obj(w, n)?.commit));
+                const sha = by ? String(obj(w, by[0])?.commit) : undefined;
+                const ownStep =
+                    by &&
+                    sha &&
+                    (await w.repo.isCommit(sha)) &&
+                    (await w.repo.changedFiles(sha)).some((f) => f.startsWith(`releases/${RELEASES.faulty}/`));
                 return {
                     ...outcome,
-                    hint: `main has no releases/${RELEASES.faulty}/ (taken out by a later commit?): the lab keeps every release, the faulty one too; put it back in a new commit (git checkout ${(await w.repo.rootOf("main")).slice(0, 12)} -- releases/${RELEASES.faulty}, then commit and push)`,
+                    hint: ownStep
+                        ? `main has no releases/${RELEASES.faulty}/: ${by![0]}.commit ${sha!.slice(0, 12)} took it out with the step's change; the lab keeps every release, the faulty one too, and a step's commit changes the tenants' files alone, which a later commit putting it back does not undo: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: by![1] - 1 })}) and make that commit on tenants/ alone`
+                        : `main has no releases/${RELEASES.faulty}/ (taken out by a later commit?): the lab keeps every release, the faulty one too; put it back in a new commit (git checkout ${(await w.repo.rootOf("main")).slice(0, 12)} -- releases/${RELEASES.faulty}, then commit and push)`,
                 };
+            }
             return outcome;
         },
     },

@@ -20,11 +20,13 @@ function leavesReleases(name: "stall" | "recovery", step: 2 | 3): Check<TenantsW
             const touched = (await w.repo.changedFiles(sha)).filter((f) => f.startsWith("releases/"));
             if (!touched.length) return true;
             const folders = [...new Set(touched.map((f) => f.split("/").slice(0, 2).join("/")))];
+            // every one of them deleted (a clean-up of the faulty release), or rewritten (a search and replace)
+            const deleted = (await Promise.all(touched.map(async (f) => (await w.repo.file(sha, f)) === null))).every(Boolean);
             return {
                 ok: false,
                 expected: "no file under releases/ changed",
                 found: `${touched.slice(0, 3).join(", ")}${touched.length > 3 ? `, … (${touched.length} files)` : ""}`,
-                hint: `${name}.commit ${sha.slice(0, 12)} changes ${folders.join(", ")} too (a search and replace over the whole repository?): a release ships as it is, and the step changes the tenants' files alone (tenants/*.yaml); the repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: step - 1 })}) and make the commit on tenants/ alone`,
+                hint: `${name}.commit ${sha.slice(0, 12)} ${deleted ? `deletes ${folders.join(", ")} (a clean-up of a release?)` : `changes ${folders.join(", ")} too (a search and replace over the whole repository?)`}: a release ships as it is, and a later commit putting it back leaves this one as it is; the step changes the tenants' files alone (tenants/*.yaml); the repository rewinds nothing: start the lab again (${startAgainAt(w.layout.root, { lab: "tenants", through: step - 1 })}) and make the commit on tenants/ alone`,
             };
         },
     };
