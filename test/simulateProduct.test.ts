@@ -719,6 +719,28 @@ describe("simulate: the ApplicationSet deleted by hand", function () {
     });
 });
 
+describe("simulate: appset.yaml deleted by hand, the ApplicationSet still there", function () {
+    this.timeout(120_000);
+
+    // given step 2 done and its file deleted, when run again, then the file is written from the cluster's elements, and said
+    it("is written again from the cluster's ApplicationSet, and said", async () => {
+        const root = await rootAt(2);
+        try {
+            const { appsetFile } = shopLayout(root);
+            fs.rmSync(appsetFile);
+            const r = await runMain("simulate", ["--root", root, "--through", "2"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.match(
+                r.out,
+                /ApplicationSet argocd\/shop exists; template updated, elements kept \(dev=main, prod=main\); \S+appset\.yaml was missing: written from them/,
+            );
+            assert.ok(fs.existsSync(appsetFile));
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("simulate: the learner's commit not pushed in the lab's clone", function () {
     this.timeout(120_000);
 

@@ -91,7 +91,7 @@ export async function applyShopAppSet(
         await cluster.patchApplicationSetTemplate(name, desired.spec?.template, namespace);
         elements = listElements(live);
         log(
-            `ApplicationSet ${namespace}/${name} exists; template updated, elements kept (${elements.map((e) => `${e.env}=${e.revision}`).join(", ")})`,
+            `ApplicationSet ${namespace}/${name} exists; template updated, elements kept (${elements.map((e) => `${e.env}=${e.revision}`).join(", ")}); ${layout.appsetFile} ${fs.existsSync(layout.appsetFile) ? "written again" : "was missing: written"} from them`,
         );
     }
     writeFileAtomic(layout.appsetFile, appsetFileContent(desired, elements));
