@@ -1169,7 +1169,7 @@ describe("the root lock (one simulate per root)", function () {
 describe("a root's lock whose PID another process has now", () => {
     it("is taken over (the start time tells them apart); the holder itself still holds it", async () => {
         const other = spawn("sleep", ["60"], { stdio: "ignore" });
-        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lock-reused-"));
+        let root = fs.mkdtempSync(path.join(os.tmpdir(), "lock-reused-"));
         try {
             const started = procStat(other.pid!)!.startTime;
             // written by an earlier process with that PID, started at another time (a run killed, the PID given again)
@@ -1205,22 +1205,31 @@ describe("a root's lock whose PID another process has now", () => {
             // the same PID with its own start time: held
             fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n`);
             assert.throws(() => acquireRootLock(root), new RegExp(`is in use by another gitops-lab simulate \\(PID ${other.pid}\\)`));
-            // held by it in another folder, and copied here with that folder (cp -a of a served root): not this one's
-            fs.writeFileSync(lockFile(root), `${other.pid}\nserving\n${started}\n/srv/another-root\n`);
+            // held by it in another folder (its device and inode), and copied here with that folder (cp -a of a served
+            // root): not this one's
+            const here = () => {
+                const st = fs.statSync(root);
+                return `${st.dev}:${st.ino}`;
+            };
+            fs.writeFileSync(lockFile(root), `${other.pid}\nserving\n${started}\n${fs.statSync(os.tmpdir()).dev}:1\n`);
             const copied = acquireRootLock(root);
             try {
                 assert.match(
                     copied.note ?? "",
                     new RegExp(
-                        `took over the lock copied from /srv/another-root with this folder \\(PID ${other.pid} holds that one's, not this\\)`,
+                        `took over the lock copied here with this folder from another \\(PID ${other.pid} holds that one's, not this\\)`,
                     ),
                 );
-                assert.strictEqual(fs.readFileSync(lockFile(root), "utf8").split("\n")[3], fs.realpathSync(root), "the folder it is in");
+                assert.strictEqual(fs.readFileSync(lockFile(root), "utf8").split("\n")[3], here(), "the folder it is in");
             } finally {
                 copied.release();
             }
-            // and in this folder: held
-            fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n${fs.realpathSync(root)}\n`);
+            // in this folder, moved since (mv keeps its inode): held
+            const written = here();
+            const moved = `${root}-moved`;
+            fs.renameSync(root, moved);
+            root = moved;
+            fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n${written}\n`);
             assert.throws(() => acquireRootLock(root), new RegExp(`is in use by another gitops-lab simulate \\(PID ${other.pid}\\)`));
         } finally {
             other.kill("SIGKILL");

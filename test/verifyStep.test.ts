@@ -3650,6 +3650,10 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /write \S+revert\.json \(there is none yet\)/);
         assert.doesNotMatch(r.stdout, /revert\.json is at/);
+        // nor report's file in another case (Report.json), which is report's to be named
+        fs.renameSync(shopLayout(root).resultFile("report"), path.join(shopLayout(root).workDir, "Report.json"));
+        const cased = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+        assert.doesNotMatch(cased.stdout, /revert\.json is at/, cased.out);
     });
 
     it("a result file left empty (jq . F > F): said empty, not the parser's words", async () => {

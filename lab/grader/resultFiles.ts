@@ -103,13 +103,17 @@ function misplaced(file: string, servedClone?: string, others: string[] = []): s
     const added = names.find((n) => extended.test(n) && fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.isFile());
     if (added) return path.join(dir, added);
     // its name misspelt (recover.json, stal.json): a letter or two off, and not another of the lab's files (report, revert)
-    const base = name.replace(/\.json$/i, "");
+    // (and nearer to this one's name than to any other of the lab's: revrt.json is revert's, not report's)
+    const stem = (n: string) => n.replace(/\.json$/i, "").toLowerCase();
+    const base = stem(name);
+    const lab = others.map(stem);
     const misspelt = names.find(
         (n) =>
             n !== name &&
-            !others.includes(n) &&
+            !lab.includes(stem(n)) &&
             /\.json$/i.test(n) &&
-            distance(n.replace(/\.json$/i, "").toLowerCase(), base.toLowerCase()) <= Math.max(1, Math.floor(base.length / 3)) &&
+            distance(stem(n), base) <= Math.max(1, Math.floor(base.length / 3)) &&
+            lab.every((o) => o === base || distance(stem(n), o) > distance(stem(n), base)) &&
             fs.statSync(path.join(dir, n), { throwIfNoEntry: false })?.isFile(),
     );
     if (misspelt) return path.join(dir, misspelt);

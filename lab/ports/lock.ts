@@ -44,7 +44,7 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
     // (link fails if the lock exists). Written in place (open with wx, then write), another process could read
     // it empty in between, judge it stale and take it over, and both would hold it.
     const mine = `${file}.${process.pid}.new`;
-    // its fourth line, the folder it is in: a lock copied with its folder (cp -a of a served root) names another
+    // its fourth line, the folder it is in (device and inode): a lock copied with its folder (cp -a of a served root) names another
     const content = (w: string) => `${process.pid}\n${w}\n${procStat(process.pid)?.startTime ?? ""}\n${realDir(file)}\n`;
     const release = () => {
         process.off("exit", release);
@@ -85,7 +85,7 @@ export function acquireLockFile(file: string, inUse: (holder: number, what: stri
             const holder = found?.pid;
             if (found && holder !== process.pid && holds(found)) throw new Error(inUse(found.pid, found.what));
             note = found?.copiedFrom
-                ? `took over the lock copied from ${found.copiedFrom} with this folder (PID ${holder} holds that one's, not this)`
+                ? `took over the lock copied here with this folder from another (PID ${holder} holds that one's, not this)`
                 : `took over the lock of PID ${holder ?? "?"}, which is gone${holder !== undefined && isAlive(holder) ? " (its PID now another process's)" : ""}`;
             // moved aside, then checked: two processes taking over at once may both have judged the same dead
             // holder's lock, and the second's rename may move the first's new lock; that one is put back
@@ -139,10 +139,14 @@ interface LockRecord {
     copiedFrom?: string;
 }
 
-/** The real path of the folder a file is in (as written: a folder that cannot be resolved). */
+/**
+ * The folder a file is in, as its device and inode: a copy (cp -a) is another folder, a move (mv) the same one; its
+ * path where it cannot be read.
+ */
 function realDir(file: string): string {
     try {
-        return fs.realpathSync(path.dirname(file));
+        const st = fs.statSync(path.dirname(file));
+        return `${st.dev}:${st.ino}`;
     } catch {
         return path.resolve(path.dirname(file));
     }
