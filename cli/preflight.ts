@@ -64,7 +64,7 @@ export async function runPreflight(
     ].filter((n): n is string => !!n);
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
-    const installK3s = !adopt && !fs.existsSync("/usr/local/bin/k3s");
+    const installK3s = !adopt && !fs.existsSync(k3sBinary());
     const checks = await preflightChecks(realHost, {
         installK3s,
         kubeconfigPath: cfg.kubeconfigPath || undefined,
@@ -127,12 +127,13 @@ export async function runPreflight(
               ]
             : []),
         // a registry for a k3s the stack installs: the images are imported into k3s, and nothing makes it pull from the registry
-        ...(cfg.tenantsLab && installK3s && cfg.imageRegistry
+        // (a registries.yaml of the author's, which k3s reads when it first starts, mirroring registry.lab.internal: theirs)
+        ...(cfg.tenantsLab && installK3s && cfg.imageRegistry && !mirrorsLabRegistry()
             ? [
                   {
                       check: "the tenants lab's images have a way into the cluster",
                       verdict: "FAIL" as const,
-                      detail: `imageRegistry ${cfg.imageRegistry} is for a cluster adopted with kubeconfigPath that mirrors registry.lab.internal from it; the k3s the stack installs has no such mirror (the lab leaves its registries.yaml alone) and gets the images imported: leave imageRegistry empty`,
+                      detail: `imageRegistry ${cfg.imageRegistry} is for a cluster that mirrors registry.lab.internal from it; the k3s the stack installs has no such mirror (the lab leaves ${K3S_REGISTRIES} alone, and it holds none) and gets the images imported: leave imageRegistry empty, or write that mirror into ${K3S_REGISTRIES} first`,
                   },
               ]
             : []),
@@ -168,6 +169,16 @@ export async function runPreflight(
         })),
     ];
 }
+
+/** k3s's registry configuration, read when it first starts (GITOPS_LAB_K3S_REGISTRIES: a test's). */
+const K3S_REGISTRIES = process.env.GITOPS_LAB_K3S_REGISTRIES || "/etc/rancher/k3s/registries.yaml";
+const mirrorsLabRegistry = (): boolean => {
+    try {
+        return fs.readFileSync(K3S_REGISTRIES, "utf8").includes("registry.lab.internal");
+    } catch {
+        return false;
+    }
+};
 
 /** The Kubernetes minor version of a k3s release tag (v1.36.4+k3s1: 36). */
 const k3sMinor = (tag: string): number => Number(/^v1\.(\d+)\./.exec(tag)?.[1] ?? NaN);

@@ -478,6 +478,9 @@ export class Operations {
             for (const r of app.status?.resources ?? []) {
                 if (keys.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
                 if (only && !only.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
+                // only an object this Application tracks (its tracking id), as Argo CD prunes: another's, or a hook, stays
+                const live = this.host.kube.get(r.kind!, r.namespace, r.name);
+                if (r.hook || live?.metadata.annotations?.[TRACKING_ANNOTATION]?.split(":")[0] !== app.metadata.name) continue;
                 this.host.kube.remove(r.kind!, r.namespace, r.name, ACTOR);
                 results.push({
                     group: r.group ?? "",

@@ -623,11 +623,13 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
         await git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty", "-m", "c"], work);
         await git(["push", "--quiet", bare, "HEAD:refs/heads/release/prod"], work);
         const sha = await git(["rev-parse", "HEAD"], work);
-        const rs = new RepoServer((u) => u);
+        // (the repository as the cluster names it, mapped to the folder: a path itself is no repository to the repo-server's Pod)
+        const url = "git://gitd.test:9418/repo.git";
+        const rs = new RepoServer((u) => (u === url ? bare : u));
         try {
-            assert.strictEqual(await rs.resolve(bare, "release/prod"), sha);
-            assert.strictEqual(await rs.resolve(bare, "refs/heads/release/prod"), sha);
-            await assert.rejects(rs.resolve(bare, "heads/release/prod"), /unable to resolve 'heads\/release\/prod' to a commit SHA/);
+            assert.strictEqual(await rs.resolve(url, "release/prod"), sha);
+            assert.strictEqual(await rs.resolve(url, "refs/heads/release/prod"), sha);
+            await assert.rejects(rs.resolve(url, "heads/release/prod"), /unable to resolve 'heads\/release\/prod' to a commit SHA/);
         } finally {
             rs.close();
             fs.rmSync(dir, { recursive: true, force: true });

@@ -295,27 +295,26 @@ describe("the stack file as preflight and up read it", function () {
         assert.strictEqual(noWay.code, 1, noWay.out);
         assert.match(noWay.stdout, /^FAIL {2}the tenants lab's images have a way into the cluster: .*set imageRegistry/m);
         // k3s to be installed (none at /usr/local/bin/k3s, as on this machine): a k3s before 1.35, and a registry it never mirrors
-        if (!fs.existsSync("/usr/local/bin/k3s")) {
-            const old = runCli(
-                "preflight",
-                [
-                    "--config-file",
-                    file(
-                        `config:\n  gitops-lab:root: ${dir}\n  gitops-lab:tenantsLab: true\n  gitops-lab:k3sVersion: v1.30.2+k3s1\n  gitops-lab:imageRegistry: http://127.0.0.1:5000\n`,
-                    ),
-                ],
-                { timeoutMs: 60_000 },
-            );
-            assert.strictEqual(old.code, 1, old.out);
-            assert.match(
-                old.stdout,
-                /^FAIL {2}k3sVersion mounts the tenants lab's images: k3sVersion v1\.30\.2\+k3s1 is Kubernetes 1\.30: [^\n]*1\.35/m,
-            );
-            assert.match(
-                old.stdout,
-                /^FAIL {2}the tenants lab's images have a way into the cluster: imageRegistry http:\/\/127\.0\.0\.1:5000 is for a cluster adopted with kubeconfigPath/m,
-            );
-        }
+        // k3s to be installed (none where GITOPS_LAB_K3S_BIN says), no registries.yaml of the author's: a k3s before 1.35,
+        // and a registry it never mirrors; with one that mirrors registry.lab.internal, the registry is theirs to use
+        const k3sEnv = (registries: string) => ({ ...process.env, GITOPS_LAB_K3S_BIN: noK3s, GITOPS_LAB_K3S_REGISTRIES: registries });
+        const tenantsOld = file(
+            `config:\n  gitops-lab:root: ${dir}\n  gitops-lab:tenantsLab: true\n  gitops-lab:k3sVersion: v1.30.2+k3s1\n  gitops-lab:imageRegistry: http://127.0.0.1:5000\n`,
+        );
+        const old = runCli("preflight", ["--config-file", tenantsOld], { timeoutMs: 60_000, env: k3sEnv(path.join(noK3s, "none.yaml")) });
+        assert.strictEqual(old.code, 1, old.out);
+        assert.match(
+            old.stdout,
+            /^FAIL {2}k3sVersion mounts the tenants lab's images: k3sVersion v1\.30\.2\+k3s1 is Kubernetes 1\.30: [^\n]*1\.35/m,
+        );
+        assert.match(
+            old.stdout,
+            /^FAIL {2}the tenants lab's images have a way into the cluster: imageRegistry http:\/\/127\.0\.0\.1:5000 is for a cluster that mirrors registry\.lab\.internal from it/m,
+        );
+        const registries = path.join(noK3s, "registries.yaml");
+        fs.writeFileSync(registries, 'mirrors:\n  "registry.lab.internal":\n    endpoint: ["http://127.0.0.1:5000"]\n');
+        const mirrored = runCli("preflight", ["--config-file", tenantsOld], { timeoutMs: 60_000, env: k3sEnv(registries) });
+        assert.doesNotMatch(mirrored.stdout, /imageRegistry http:\/\/127\.0\.0\.1:5000 is for a cluster/);
         // --root beside the file's root: which one up uses is said
         const other = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"));
         const both = runCli("preflight", ["--config-file", file(`config:\n  gitops-lab:root: ${dir}\n`), "--root", other], {

@@ -384,6 +384,9 @@ const step8: Check<ShopWorld>[] = [
         run: async (w) => {
             const r = obj(w, "report");
             if (!r) return null;
+            // reset after a revert: main still holds bad_commit (said only where it does)
+            const bad = obj(w, "revert")?.bad_commit;
+            const kept = r.rollback === "reset" && isSha(bad) && w.main ? await w.repo.isAncestor(bad, w.main).catch(() => false) : false;
             const source = (app: string) =>
                 `${app}'s spec.source.targetRevision (kubectl get application ${app} -n argocd -o jsonpath={.spec.source.targetRevision})`;
             return eqFields(
@@ -392,10 +395,9 @@ const step8: Check<ShopWorld>[] = [
                 {
                     dev_tracks: source("shop-dev"),
                     prod_tracks: source("shop-prod"),
-                    rollback:
-                        r.rollback === "reset"
-                            ? "how step 7 rolled main back: main still holds bad_commit, and revert_commit undoes it (This reverts commit ...), so main was reverted, not reset (a reset takes the commit out of main's history)"
-                            : "how step 7 rolled main back (revert.json's revert_commit is the answer's evidence)",
+                    rollback: kept
+                        ? "how step 7 rolled main back: main still holds bad_commit, and revert_commit undoes it (This reverts commit ...), so main was reverted, not reset (a reset takes the commit out of main's history)"
+                        : "how step 7 rolled main back (revert.json's revert_commit is the answer's evidence)",
                 },
             );
         },

@@ -76,7 +76,15 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                     hint: "promote.to comes after incident.commit: the promotion went too far (the step promotes the incident commit itself, not what main has since); if release/prod is there, put its files back with new commits (git revert of the commits after incident.commit, pushed to release/prod), never a force push, and write promote.to as the incident commit",
                 };
             // short of it: a commit the incident (a merge, most often, of the branch the change was made on) brought in
-            if (!outcome.ok && isSha(to) && isSha(commit) && (await w.repo.isCommit(to)) && (await w.repo.isAncestor(to, commit))) {
+            if (
+                !outcome.ok &&
+                isSha(to) &&
+                isSha(commit) &&
+                (await w.repo.isCommit(to)) &&
+                (await w.repo.isAncestor(to, commit)) &&
+                // (release/prod not moved off the way to it: a copy, a merge, or past it rules the fast-forward out)
+                (!w.releaseTip || (await w.repo.isAncestor(w.releaseTip, commit)))
+            ) {
                 const merge = (await w.repo.parents(commit)).length > 1;
                 return {
                     ...outcome,
