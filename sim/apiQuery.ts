@@ -1,0 +1,59 @@
+/**
+ * What a request to the simulated API asks beside its path: a log's tail and bytes, a dry run, its body as an
+ * object, its field and label selectors (sim/apiServer.ts serves them).
+ */
+import { HttpError } from "./apiTypes";
+import type { ObjectMeta } from "../lab/argo/types";
+
+/** A log as the kubelet answers `tailLines` (its last lines) and `limitBytes` (at most that many bytes of them). */
+export function logPart(log: string, url: URL): string {
+    const tail = url.searchParams.get("tailLines");
+    const lines = log.split(/(?<=\n)/).filter(Boolean);
+    let text = tail !== null && Number(tail) >= 0 ? (Number(tail) === 0 ? "" : lines.slice(-Number(tail)).join("")) : log;
+    const limit = url.searchParams.get("limitBytes");
+    if (limit !== null && Number(limit) > 0) text = Buffer.from(text).subarray(0, Number(limit)).toString();
+    return text;
+}
+
+/**
+ * Whether the request is a dry run (`dryRun=All`: kubectl's --dry-run=server and kubectl diff): answered as
+ * the write would be, nothing stored. Any other value is refused, as the API server refuses it.
+ */
+export function dryRunOf(url: URL, inBody?: unknown): boolean {
+    const values = [...url.searchParams.getAll("dryRun"), ...(Array.isArray(inBody) ? inBody.map(String) : [])];
+    const bad = values.find((v) => v !== "All");
+    if (bad !== undefined) throw new HttpError(400, "BadRequest", `dryRun: Unsupported value: "${bad}": supported values: "All"`);
+    return values.length > 0;
+}
+
+/** What a selector reads of an object. */
+type Selectable = { metadata?: Partial<ObjectMeta> };
+
+/** A request's object (a body, a patched object); a 400 when it is not one. */
+export function objectOf(body: unknown): { metadata?: Partial<ObjectMeta>; [field: string]: unknown } {
+    if (body === undefined) return {};
+    if (!body || typeof body !== "object" || Array.isArray(body))
+        throw new HttpError(400, "BadRequest", "the request's body is not an object");
+    return body as { metadata?: Partial<ObjectMeta>; [field: string]: unknown };
+}
+
+/** The value at a dotted path (metadata.name, involvedObject.uid). */
+const at = (obj: unknown, dotted: string) =>
+    dotted.split(".").reduce<unknown>((o, k) => (o == null ? undefined : (o as Record<string, unknown>)[k]), obj);
+
+/** A filter from the request's fieldSelector and labelSelector (=, ==, != and bare keys: what kubectl sends). */
+export function selectorOf(url: URL): (obj: Selectable) => boolean {
+    const tests: ((o: Selectable) => boolean)[] = [];
+    for (const term of (url.searchParams.get("fieldSelector") ?? "").split(",").filter(Boolean)) {
+        const [, key, op, value] = /^([^!=]+)(!=|==|=)(.*)$/.exec(term) ?? [];
+        if (!key) throw new HttpError(400, "BadRequest", `unsupported field selector ${term}`);
+        tests.push((o) => (String(at(o, key) ?? "") === value) === (op !== "!="));
+    }
+    for (const term of (url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean)) {
+        const [, key, op, value] = /^([^!=]+)(!=|==|=)?(.*)$/.exec(term) ?? [];
+        const labels = (o: Selectable) => o.metadata?.labels ?? {};
+        if (!op) tests.push(key.startsWith("!") ? (o) => !(key.slice(1) in labels(o)) : (o) => key in labels(o));
+        else tests.push((o) => (labels(o)[key] === value) === (op !== "!="));
+    }
+    return (o) => tests.every((f) => f(o));
+}
