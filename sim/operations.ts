@@ -93,14 +93,14 @@ export class Operations {
         let handedOff = false;
         try {
             const src = first.spec.source;
-            let revision: string = first.operation.sync?.revision ?? "";
-            if (!revision) {
-                try {
-                    revision = await this.host.repo.resolve(src!.repoURL!, src!.targetRevision ?? "HEAD", { noCache: false });
-                } catch (e) {
-                    if (!(e instanceof RenderError)) throw e;
-                    revision = "";
-                }
+            // the revision asked (a branch given to a sync by hand, as kubectl patch's operation.sync.revision: main), or the
+            // Application's own, resolved to its commit, which the sync result then names (controller/sync.go)
+            const asked = first.operation.sync?.revision || src!.targetRevision || "HEAD";
+            let revision = "";
+            try {
+                revision = await this.host.repo.resolve(src!.repoURL!, asked, { noCache: false });
+            } catch (e) {
+                if (!(e instanceof RenderError)) throw e;
             }
             // a controller restarted with an operation in flight has not rendered it yet
             let rendered = revision ? this.host.repo.rendered(src!.repoURL!, revision, src!.path!) : [];
@@ -145,7 +145,7 @@ export class Operations {
             if (!revision) {
                 this.host.kube.put(app, ACTOR);
                 this.host.later(
-                    () => this.finishOperation(ns, name, { failure: `failed to resolve revision '${src!.targetRevision}'`, revision }),
+                    () => this.finishOperation(ns, name, { failure: `failed to resolve revision '${asked}'`, revision }),
                     this.host.opts.operationDurationMs,
                 );
                 handedOff = true;
@@ -382,7 +382,7 @@ export class Operations {
         const history = op.sync.resources?.length
             ? app.status?.history
             : withRevisionHistory(app, {
-                  revision: op.sync.revision,
+                  revision: end.revision,
                   deployedAt: now,
                   deployStartedAt: state!.startedAt,
                   source: op.sync.source ?? app.spec!.source,
@@ -395,7 +395,8 @@ export class Operations {
             startedAt: state!.startedAt,
             finishedAt: now,
             ...(state!.retryCount ? { retryCount: state!.retryCount } : {}),
-            syncResult: { revision: op.sync.revision, source: op.sync.source ?? app.spec!.source, resources: end.resources },
+            // the commit synced, whatever the operation asked (a branch's name given by hand)
+            syncResult: { revision: end.revision, source: op.sync.source ?? app.spec!.source, resources: end.resources },
         };
         if (history) app.status!.history = history;
         app.status!.conditions = (app.status!.conditions ?? []).filter((c) => c.type !== "SyncError");

@@ -514,6 +514,21 @@ describe("Argo CD simulation: application controller", function () {
         assert.ok(!at.lab.kube.get("Namespace", undefined, "shop-dev")?.metadata?.deletionTimestamp);
     });
 
+    // given a sync asked by hand with a branch (operation.sync.revision: main), then its result names the commit, as
+    // controller/sync.go writes it (the doctor reads a failed sync by it)
+    it("a sync asked with a branch names its commit in the result", async () => {
+        const sha = await git(["rev-parse", "HEAD"], at.lab.layout.clone);
+        const a = app(at, "shop-dev")!;
+        at.lab.kube.put({ ...a, operation: { initiatedBy: { username: "learner" }, sync: { revision: "main" } } }, "client");
+        await expect(
+            holds(
+                "the sync's result at main's commit",
+                () => !app(at, "shop-dev")?.operation && app(at, "shop-dev")?.status?.operationState?.syncResult?.revision === sha,
+            ),
+        );
+        assert.strictEqual(app(at, "shop-dev")?.status?.operationState?.operation?.sync?.revision, "main", "the operation as asked");
+    });
+
     // given an object the source rendered and no longer does, then it is OutOfSync with requiresPruning while prune is
     // off, and a sync with prune deletes it (controller/state.go: targetObj == nil && liveObj != nil)
     it("an object taken out of the source is pruned", async () => {

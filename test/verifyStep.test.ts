@@ -727,6 +727,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("Applications keeping one sync of history (revisionHistoryLimit: 1): not taken for ones made anew", async () => {
+        const at = await labAt(4);
+        try {
+            at.lab.argo.appsets.stop(); // else the ApplicationSet controller would put the template's spec back
+            for (const name of ["shop-dev", "shop-prod"]) {
+                const a = at.lab.kube.get("Application", "argocd", name)!;
+                // as Argo CD keeps it: the latest sync alone (History.Trunc)
+                const history = (a.status?.history ?? []).slice(-1);
+                at.lab.kube.put({ ...a, spec: { ...a.spec, revisionHistoryLimit: 1 }, status: { ...a.status, history } }, "test");
+            }
+            const r = (await verifyShop({ layout: at.lab.layout, through: 4, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live shop-dev and shop-prod are the Applications step 3 synced"),
+            );
+            assert.notStrictEqual(r?.ok, false, JSON.stringify(r));
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("elements in another order, a template's tags with spaces: the same ApplicationSet, done", async () => {
         await atShop(4, async (root) => {
             const { appsetFile } = shopLayout(root);

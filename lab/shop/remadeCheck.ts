@@ -37,9 +37,11 @@ export const NOT_MADE_ANEW = liveCheck<ShopWorld>(
                     ).some(Boolean),
             ],
         ] as const) {
-            const history = (await c.getApplication(app))?.status?.history ?? [];
-            // gone (other checks say so), or a history full enough to have let the entry go: nothing to tell from it
-            if (!history.length || history.length >= HISTORY_LIMIT) continue;
+            const live = await c.getApplication(app);
+            const history = live?.status?.history ?? [];
+            // gone (other checks say so), or a history full enough to have let the entry go (its own revisionHistoryLimit,
+            // a template's 1 among them, else Argo CD's 10): nothing to tell from it
+            if (!history.length || history.length >= Number(live?.spec?.revisionHistoryLimit ?? HISTORY_LIMIT)) continue;
             if (!(await synced(history.map((h) => h?.revision))))
                 remade.push(`${app} (its history begins at ${String(history[0]?.revision ?? "").slice(0, 12)}, after step 3)`);
         }
