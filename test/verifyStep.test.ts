@@ -413,7 +413,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("an appset.yaml whose prod element merges dev's (<<: *dev): read as kubectl reads it, done", async () => {
+    it("an appset.yaml whose prod element merges dev's (<<: *dev), with prune: yes: read as kubectl reads it, done", async () => {
         await atShop(2, async (root) => {
             const file = shopLayout(root).appsetFile;
             const merged = stringify(shopApplicationSet()).replace(
@@ -421,7 +421,9 @@ describe("verify --step: one step at a time, with a hint", function () {
                 "          - &dev\n            env: dev\n            revision: main\n          - <<: *dev\n            env: prod\n",
             );
             assert.match(merged, /<<: \*dev/);
-            fs.writeFileSync(file, merged);
+            // and prune/selfHeal as YAML 1.1's yes, which kubectl applies as true
+            assert.match(merged, /prune: true\n\s+selfHeal: true/);
+            fs.writeFileSync(file, merged.replace(/prune: true(\n\s+)selfHeal: true/, "prune: yes$1selfHeal: yes"));
             const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
         });

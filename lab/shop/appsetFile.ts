@@ -22,8 +22,8 @@ export type AppsetFile =
 export function readAppsetFile(file: string): AppsetFile {
     const text = fs.readFileSync(file, "utf8");
     // logLevel error: a map key that is a collection (an unquoted {{...}}) is found below, not warned of on stderr;
-    // merge: a YAML merge key (<<: *dev) read as kubectl's YAML reads it (the anchor's keys, then the element's own)
-    const docs = parseAllDocuments(text, { logLevel: "error", merge: true });
+    // YAML 1.1, as kubectl's YAML (go-yaml v2) reads it: a merge key (<<: *dev) merged, yes and no as booleans
+    const docs = parseAllDocuments(text, { logLevel: "error", version: "1.1" });
     if (!Array.isArray(docs)) return { set: null }; // an empty stream
     for (const d of docs) {
         const e = d.errors[0];
