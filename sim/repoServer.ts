@@ -233,10 +233,20 @@ export class RepoServer {
             );
         });
         const dir = path.join(work, appPath);
-        // util/app/path Path, before any generation (runRepoOperation): a path naming a file is refused as such
-        if (fs.statSync(dir, { throwIfNoEntry: false })?.isFile())
+        // util/app/path Path, before any generation (runRepoOperation): an absolute path, one outside the checkout, one
+        // that is not there, and one naming a file are each refused as such
+        const refused = path.isAbsolute(appPath)
+            ? "app path is absolute"
+            : !dir.startsWith(path.normalize(work))
+              ? "app path outside root"
+              : !fs.existsSync(dir)
+                ? "app path does not exist"
+                : fs.statSync(dir).isFile()
+                  ? "app path is not a directory"
+                  : undefined;
+        if (refused)
             throw new RenderError(
-                `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${appPath}: app path is not a directory`,
+                `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = ${appPath}: ${refused}`,
             );
         try {
             // kustomize's output is remembered by the checkout's content below this modelled cache (lab/ports/kustomize.ts); a hard refresh runs it

@@ -699,6 +699,16 @@ describe("Argo CD simulation: the repo-server's kustomize runs (remembered by co
                 rs.render(bare, c, "cm.yaml", { hard: false }),
                 /rpc error: code = Unknown desc = cm\.yaml: app path is not a directory$/,
             );
+            // one that is not there (envs/{{revision}} rendered as envs/main), absolute, or outside the checkout: each so
+            for (const [p, why] of [
+                ["envs/main", "app path does not exist"],
+                ["/envs", "app path is absolute"],
+                ["../outside", "app path outside root"],
+            ])
+                await assert.rejects(
+                    rs.render(bare, c, p, { hard: false }),
+                    new RegExp(`rpc error: code = Unknown desc = ${p.replace(/[./]/g, "\\$&")}: ${why}$`),
+                );
             assert.strictEqual(runs(), 3);
         } finally {
             rs.close();
