@@ -7,6 +7,8 @@
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
+import { madeAt } from "../lab/tenants/resultTimes";
+import type { TenantsWorld } from "../lab/tenants/world";
 import { verifyTenants } from "../lab/tenants/checks";
 import { RELEASES, TENANTS } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantSettings } from "../lab/tenants/repoFiles";
@@ -243,5 +245,18 @@ describe("the tenants lab's progress lines (fit)", () => {
         const cut = fit(long, 120);
         assert.ok(cut.length <= 120 && cut.endsWith("…") && long.startsWith(cut.slice(0, -1)), cut);
         assert.doesNotMatch(cut, /[;,] ?…$/);
+    });
+});
+
+describe("when a tenants commit came to be, for the result times", () => {
+    // given a commit dated ahead of now (a clock running fast), then its push time counts; without a reflog, never a
+    // time still to come
+    it("is its push by the reflog, else its date, never later than now", async () => {
+        const dated = Date.now() + 600_000;
+        const world = (pushed: number | null) =>
+            ({ repo: { heldSince: async () => pushed, committedAt: async () => dated } }) as unknown as TenantsWorld;
+        const pushedAt = Date.now() - 5_000;
+        assert.strictEqual(await madeAt(world(pushedAt), "a".repeat(40)), pushedAt);
+        assert.ok((await madeAt(world(null), "a".repeat(40))) <= Date.now());
     });
 });

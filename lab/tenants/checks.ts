@@ -16,7 +16,7 @@ import { RELEASES, Tenant, TENANTS, TENANTS_APPSET } from "./layout";
 import { HOOK_ERROR, tenantPath } from "./repoFiles";
 import { TenantsResultName, TENANTS_RESULT_FILES, TENANTS_RESULT_STEP, tenantsFieldsOf } from "./results";
 import { skippedTenants, TENANTS_LIVE_CHECKS } from "./liveChecks";
-import { secondsSinceCommit, secondsWithinRollout } from "./resultTimes";
+import { madeAt, secondsSinceCommit, secondsWithinRollout } from "./resultTimes";
 import { hookJobSlip, releaseSlip, STALL_FIELDS, withReleaseSlip } from "./stallFields";
 import {
     laterThanFix,
@@ -409,7 +409,7 @@ const step3: Check<TenantsWorld>[] = [
             if (!r || !Array.isArray(r.order) || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
             // no tenant turns Healthy at the fixed release before its commit exists; the commit's time is the clone's
             // machine's, healthy_at the cluster's: five minutes of skew between the two are allowed
-            const made = await w.repo.committedAt(r.commit);
+            const made = await madeAt(w, r.commit);
             const early = r.order.filter((o: { healthy_at?: string } | null) => !(Date.parse(o?.healthy_at ?? "") >= made - 300_000));
             // a time still to come (shifted, or of another zone written as UTC): no tenant turned Healthy then
             const late = r.order.filter((o: { healthy_at?: string } | null) => Date.parse(o?.healthy_at ?? "") > Date.now() + 300_000);

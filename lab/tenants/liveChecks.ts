@@ -12,6 +12,7 @@ import { isSha } from "../grader/resultFiles";
 import { startAgainAt } from "../kit/layout";
 import { RELEASES, Tenant, TENANT_LABEL, TENANTS, TENANTS_APPSET } from "./layout";
 import { RELEASE_LABEL, TENANT_SETTINGS, tenantPath } from "./repoFiles";
+import { madeAt } from "./resultTimes";
 import { AFTER_BLOCKED, expectedPath, expectedRunning, obj, racedAhead, releasesAt, TenantsWorld } from "./world";
 
 const live = liveCheck<TenantsWorld>;
@@ -388,7 +389,7 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
         if (!off.length) return true;
         const status = `kubectl -n argocd get applicationset ${TENANTS_APPSET} -o jsonpath='{.status.applicationStatus}'`;
         // read before the fix's rollout (the times then there were the stall's rollout's): said as such
-        const made = isSha(r.commit) ? await w.repo.committedAt(r.commit).catch(() => NaN) : NaN;
+        const made = isSha(r.commit) ? await madeAt(w, r.commit).catch(() => NaN) : NaN;
         // (within the offline check's five minutes of skew: further before, that check says they precede the commit)
         const before = early === off.length && offAt.every((t) => t < made && t >= made - 300_000);
         return {

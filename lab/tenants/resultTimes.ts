@@ -7,6 +7,15 @@ import { obj, TenantsWorld } from "./world";
  * A result's seconds measured from its commit's push: from 0 to the commit's age (no longer than it has existed);
  * `millis`: a value that fits as milliseconds says so.
  */
+/**
+ * When a commit came to be, as the repository can tell: its first push to main (the reflog), else its own date, never
+ * one still to come (a commit dated by a machine whose clock runs ahead).
+ */
+export async function madeAt(w: TenantsWorld, sha: string): Promise<number> {
+    const pushed = await w.repo.heldSince("main", sha).catch(() => null);
+    return pushed ?? Math.min(await w.repo.committedAt(sha), Date.now());
+}
+
 export async function secondsSinceCommit(
     w: TenantsWorld,
     file: "stall" | "recovery",
@@ -17,9 +26,9 @@ export async function secondsSinceCommit(
     const o = obj(w, file);
     const d = o?.[key];
     if (typeof d !== "number" || !isSha(o.commit) || !(await w.repo.isCommit(o.commit))) return null;
-    // from the commit's making, or from its push where the repository's reflog says when main first held it (later)
-    const pushed = await w.repo.heldSince("main", o.commit).catch(() => null);
-    const since = Math.max(await w.repo.committedAt(o.commit), pushed ?? 0);
+    // from its push where the repository's reflog says when main first held it, else from the commit's making
+    const since = await madeAt(w, o.commit);
+    const pushed = (await w.repo.heldSince("main", o.commit).catch(() => null)) === since;
     const age = Math.ceil((Date.now() - since) / 1000);
     const min = opts.min ?? 0;
     // below the least it can be (a placeholder 0: the stall shows only once the hook has failed, the rollout takes time)
@@ -37,7 +46,7 @@ export async function secondsSinceCommit(
     const stall = file === "recovery" ? obj(w, "stall")?.commit : undefined;
     const stallAge =
         isSha(stall) && stall !== o.commit && (await w.repo.isCommit(stall))
-            ? Math.ceil((Date.now() - (await w.repo.committedAt(stall))) / 1000)
+            ? Math.ceil((Date.now() - (await madeAt(w, stall))) / 1000)
             : NaN;
     // (from the stall's push, the count is at least the time from the stall's commit to the fix's, and at most the stall's age)
     const fromStall =
@@ -46,9 +55,9 @@ export async function secondsSinceCommit(
             : "";
     return {
         ok: false,
-        expected: `0 to ${age} (${file}.commit was ${pushed === since ? "pushed" : "made"} ${age} s ago)`,
+        expected: `0 to ${age} (${file}.commit was ${pushed ? "pushed" : "made"} ${age} s ago)`,
         found: d,
-        hint: `${key} holds ${d}, longer than ${file}.commit has ${pushed === since ? "been on main (since its push, by the repository's reflog)" : "existed"} (${age} s)${ms}${fromStall}: ${what}`,
+        hint: `${key} holds ${d}, longer than ${file}.commit has ${pushed ? "been on main (since its push, by the repository's reflog)" : "existed"} (${age} s)${ms}${fromStall}: ${what}`,
     };
 }
 
@@ -75,7 +84,7 @@ export async function secondsWithinRollout(w: TenantsWorld): Promise<Outcome | b
             found: d,
             hint: `seconds holds ${d}, shorter than the rollout took: recovery.commit was pushed (by the repository's reflog) ${least + 60} s before the last tenant turned Healthy (${new Date(last).toISOString()}); count from your push of the fix to the rollout complete, the last healthy_at`,
         };
-    const took = Math.ceil((last - (await w.repo.committedAt(r.commit))) / 1000);
+    const took = Math.ceil((last - (await madeAt(w, r.commit))) / 1000);
     if (took < 0 || d <= took + 60) return true; // (a healthy_at before the commit: the order's checks say so)
     return {
         ok: false,
