@@ -129,6 +129,12 @@ export async function removeServedFiles(root: string, log: (line: string) => voi
         }
     }
     if (theirs.length) return [...kept, clones];
+    // a link of the learner's to a folder of theirs (the lab's clones made through it, and gone now): the link and the folder stay
+    if (fs.lstatSync(clones).isSymbolicLink()) {
+        kept.push(clones);
+        log(`kept ${clones}: a link of yours (to ${fs.readlinkSync(clones)}); the lab's clones in it are gone`);
+        return kept;
+    }
     // recorded as made, or (a lab served before such records) made by the git clone of the lab's clones it held alone
     if (made.has(clones) || removedClones > 0) {
         fs.rmdirSync(clones);

@@ -601,6 +601,25 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         }
     });
 
+    it("a clones/ that is a link of the learner's: the lab's clone in it goes, the link and its folder stay", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "clones-linked-"));
+        const mine = fs.mkdtempSync(path.join(os.tmpdir(), "my-clones-"));
+        try {
+            fs.symlinkSync(mine, path.join(root, "clones"));
+            const made = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(made.code, 0, made.out);
+            await git(["clone", "--quiet", shopLayout(root).bareRepo, path.join(root, "clones", "shop-envs")]);
+            const r = await reset(root);
+            assert.deepStrictEqual(r.left, [], r.out);
+            assert.ok(!fs.existsSync(path.join(mine, "shop-envs")), r.out);
+            assert.ok(fs.lstatSync(path.join(root, "clones")).isSymbolicLink() && fs.existsSync(mine), "the link and its folder stay");
+            assert.match(r.out, /kept \S+\/clones: a link of yours/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+            fs.rmSync(mine, { recursive: true, force: true });
+        }
+    });
+
     it("compares a served clone with its repository before the repository goes: a tag pushed is no work", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "clones-tagged-"));
         try {
