@@ -763,6 +763,24 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
         }
     });
 
+    // the step-3 commit amended after its push: the clone and the remote apart, said so (no one else pushed)
+    it("nor the pushed commit amended", async () => {
+        const root = await rootAt(3);
+        try {
+            const { clone, resultFile } = shopLayout(root);
+            await run("git", ["-C", clone, "-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "--amend", "-m", "x"]);
+            const r = await runMain("simulate", ["--root", root, "--through", "8"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /have gone apart: a commit of the clone's rewritten after its push \(git commit --amend, a rebase\)[^\n]*branch my-work && [^\n]*reset --hard origin\/main/,
+            );
+            assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // the same for a change not committed in a file no step writes, and for the clone left on a branch of the learner's
     it("nor a change not committed, nor another branch", async () => {
         const root = await rootAt(3);

@@ -177,21 +177,28 @@ export class CloneGit implements GitPort {
             throw new Error(`the clone ${this.clone} has uncommitted changes (${shown}): commit or discard them, then run again`);
         }
         const local = await this.revParse("HEAD");
+        const apart = await this.apartFrom(branch, local);
+        if (apart) throw new Error(apart);
+        return local;
+    }
+
+    /** Why the clone's `branch` (at `local`) and the remote's are not at one commit (behind, ahead, apart), or undefined. */
+    private async apartFrom(branch: string, local: string): Promise<string | undefined> {
         const remote = await this.remoteBranch(branch);
         if (remote && remote !== local && (await this.isAncestor(local, remote)))
-            throw new Error(
-                `the remote's ${branch} is at ${remote}, ahead of the clone ${this.clone} (at ${local}): it was pushed from elsewhere ` +
-                    `(another clone or a worktree). Nothing was committed or pushed; bring the clone up to it (git -C ${shellWord(this.clone)} pull --ff-only), then run again`,
+            return (
+                `the remote's ${branch} is at ${remote}, ahead of the clone ${this.clone} (at ${local}): pushed from elsewhere ` +
+                `(another clone or a worktree), or the clone's ${branch} moved back since (git reset). Nothing was committed or pushed; bring the clone up to it (git -C ${shellWord(this.clone)} pull --ff-only), then run again`
             );
         const ahead = await this.aheadOf(branch, local, remote);
-        if (ahead) throw new Error(ahead);
+        if (ahead) return ahead;
         if (remote !== local) {
-            throw new Error(
-                `the remote's ${branch} is at ${remote ?? "(missing)"} but the clone ${this.clone} is at ${local}: ` +
-                    `someone else changed the lab repository. Nothing was committed or pushed; bring the clone and the remote together by hand (git pull --ff-only), then run again`,
-            );
+            // neither ahead of the other: the clone's own commit rewritten (amend, rebase) after its push, or another's push
+            return remote
+                ? `the clone ${this.clone}'s ${branch} (at ${local}) and the remote's (at ${remote}) have gone apart: a commit of the clone's rewritten after its push (git commit --amend, a rebase), or a push from elsewhere. Nothing was committed or pushed; keep yours on a branch and put ${branch} back at the remote's (git -C ${shellWord(this.clone)} branch my-work && git -C ${shellWord(this.clone)} reset --hard origin/${branch}), then run again`
+                : `the remote has no ${branch} (deleted?), while the clone ${this.clone} is at ${local}. Nothing was committed or pushed; push it back (git -C ${shellWord(this.clone)} push origin ${branch}), then run again`;
         }
-        return local;
+        return undefined;
     }
 
     async notReadyFor(branch: string, mayChange: readonly string[]): Promise<string | undefined> {
@@ -204,7 +211,7 @@ export class CloneGit implements GitPort {
             .map((l) => l.trim());
         if (changed.length)
             return `the clone ${this.clone} has uncommitted changes (${changed.slice(0, 5).join(", ")}${changed.length > 5 ? `, and ${changed.length - 5} more` : ""}): commit or discard them, then run again`;
-        return this.aheadOf(branch);
+        return this.apartFrom(branch, await this.revParse("HEAD"));
     }
 
     /**
