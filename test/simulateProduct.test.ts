@@ -763,6 +763,23 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
         }
     });
 
+    // its origin renamed (upstream): the remote named, and how to name it back
+    it("nor its origin renamed", async () => {
+        const root = await rootAt(3);
+        try {
+            const { clone } = shopLayout(root);
+            await run("git", ["-C", clone, "remote", "rename", "origin", "upstream"]);
+            const r = await runMain("simulate", ["--root", root, "--through", "4"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /reaches \S+shop-envs\.git as its remote upstream, not as origin, the remote the lab pushes to\. Nothing was changed\. Name it origin again \(git -C \S+ remote rename upstream origin\)/,
+            );
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // the step-3 commit amended after its push: the clone and the remote apart, said so (no one else pushed)
     it("nor the pushed commit amended", async () => {
         const root = await rootAt(3);

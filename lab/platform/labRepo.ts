@@ -83,6 +83,13 @@ async function isOurClone(layout: RepoSite): Promise<boolean> {
     return url !== null && path.resolve(url) === path.resolve(layout.bareRepo);
 }
 
+/** The name of the clone's remote that is the lab's bare repository (origin renamed: upstream), or undefined. */
+async function remoteNamed(clone: string, bareRepo: string): Promise<string | undefined> {
+    const urls = await git(["--git-dir", path.join(clone, ".git"), "config", "--get-regexp", "^remote\\..*\\.url$"]).catch(() => "");
+    const line = urls.split("\n").find((l) => l.includes(" ") && path.resolve(l.split(" ").slice(1).join(" ")) === path.resolve(bareRepo));
+    return line ? /^remote\.(.+)\.url /.exec(line)?.[1] : undefined;
+}
+
 /** Whether the clone has a remote of any name (origin renamed: upstream) that is the lab's bare repository. */
 async function isCloneOfBare(layout: RepoSite): Promise<boolean> {
     if (!exists(path.join(layout.clone, ".git"))) return false;
@@ -136,12 +143,16 @@ export async function createLabRepo(
                 const moved = url && path.basename(url) === path.basename(bareRepo) && url !== bareRepo;
                 // a URL (a served lab's git daemon, git://127.0.0.1:PORT/...): the clone reads through it, and pushes nowhere
                 const served = url && /^git:\/\//i.test(url);
+                // the repository under another remote name (origin renamed: upstream): the lab pushes to origin
+                const renamed = !url && (await isCloneOfBare(layout)) ? await remoteNamed(clone, bareRepo) : undefined;
                 throw new Error(
-                    served
-                        ? `${clone}'s origin is ${url}, a URL (a served lab's git daemon is one), not ${bareRepo}: the git daemon serves to read, and the lab's clone pushes to the repository by its path. Nothing was changed. Point it back (git -C ${shellWord(clone)} remote set-url origin ${shellWord(bareRepo)}), then run again; a clone to read through the daemon is made elsewhere (git clone ${url} DIR).`
-                        : moved
-                          ? `${clone}'s origin is ${url}, the repository at the root it was copied or moved from, not ${bareRepo}. Nothing was changed. If the root was moved, point it here (git -C ${shellWord(clone)} remote set-url origin ${shellWord(bareRepo)}), then run again; else move it away.`
-                          : `${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`,
+                    renamed
+                        ? `${clone} reaches ${bareRepo} as its remote ${renamed}, not as origin, the remote the lab pushes to. Nothing was changed. Name it origin again (git -C ${shellWord(clone)} remote rename ${renamed} origin), then run again.`
+                        : served
+                          ? `${clone}'s origin is ${url}, a URL (a served lab's git daemon is one), not ${bareRepo}: the git daemon serves to read, and the lab's clone pushes to the repository by its path. Nothing was changed. Point it back (git -C ${shellWord(clone)} remote set-url origin ${shellWord(bareRepo)}), then run again; a clone to read through the daemon is made elsewhere (git clone ${url} DIR).`
+                          : moved
+                            ? `${clone}'s origin is ${url}, the repository at the root it was copied or moved from, not ${bareRepo}. Nothing was changed. If the root was moved, point it here (git -C ${shellWord(clone)} remote set-url origin ${shellWord(bareRepo)}), then run again; else move it away.`
+                            : `${clone} exists but is not a clone of ${bareRepo}. Nothing was changed. Move it away, then run again.`,
                 );
             }
             await makeWorldReadable(layout);
