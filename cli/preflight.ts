@@ -76,6 +76,18 @@ export async function runPreflight(
         ...(at && !at.isDirectory()
             ? [{ check: "the stack's root", verdict: "FAIL" as const, detail: `${cfg.root} is a file, not a folder: set root to a folder` }]
             : []),
+        // a lab's own folder given as the root (srv/bare, root/cnpa-env): the lab would go a second time under it
+        ...[
+            ["srv", "bare"],
+            ["root", "cnpa-env"],
+            ["root", "tenants-lab"],
+        ]
+            .filter((p) => path.resolve(cfg.root).endsWith(path.join("/", ...p)))
+            .map((p) => ({
+                check: "the stack's root",
+                verdict: "FAIL" as const,
+                detail: `root ${cfg.root} ends with ${path.join(...p)}, a folder the lab makes under its root, so the lab would go under ${path.join(cfg.root, ...p)}: root names the folder above the lab's paths (such as ${path.dirname(path.dirname(path.resolve(cfg.root)))})`,
+            })),
         // a simulated lab's files: up would take its result files for steps done on a cluster that never saw them
         ...(fs.existsSync(clusterStateFile(cfg.root))
             ? [

@@ -206,6 +206,9 @@ export const simulate: Command = {
         "--step": "simulate solves the steps through N with --through N (verify --step N grades one)",
         "--version": "the Argo CD release is chosen with --argocd-version (gitops-lab --version prints the kit's)",
         "--destroy": "a simulated lab is taken down with --reset",
+        // a served lab in the background: its lock names the PID that serves it
+        "--stop":
+            "a served lab stops with Ctrl-C in its terminal, or kill PID (gitops-lab simulate --root DIR, run while it serves, names its PID); its lab stays, and --reset takes it down",
         "--config-file":
             "simulate reads no stack file: its counterparts are options (root: --root, solveThrough: --through N, tenantsLab and tenantsSolveThrough: --lab both --tenants-through N, argocdVersion: --argocd-version); preflight --config-file F checks a stack file",
     },

@@ -10,6 +10,7 @@ import { distance } from "fastest-levenshtein";
 import { Document, isAlias, isMap, isScalar, parseDocument } from "yaml";
 import { CONFIG_KEYS, parseStackConfig, StackConfig } from "../lab/platform/stackConfig";
 import { DEFAULTS } from "../lab/platform/defaults";
+import { codeOf } from "../lab/ports/errors";
 import { stringOption, UsageError, Values } from "./command";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
@@ -82,7 +83,17 @@ function asPulumiReads(doc: Document): Record<string, number> {
 function readYamlDocument(file: string): Document {
     if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory())
         throw new Error(`${file} is a folder, not a stack configuration file: give the file in it (its Pulumi.<stack>.yaml)`);
-    const bytes = fs.readFileSync(file);
+    let bytes: Buffer;
+    try {
+        bytes = fs.readFileSync(file);
+    } catch (e) {
+        // not readable by this user (root's file, mode 0600, read without sudo): said, not Node's EACCES line
+        if (codeOf(e) !== "EACCES") throw e;
+        const st = fs.statSync(file);
+        throw new Error(
+            `cannot read ${file} (permission denied: owned by uid ${st.uid}, mode ${(st.mode & 0o777).toString(8).padStart(4, "0")}, and this is uid ${process.getuid?.() ?? "?"}): run it as the user who may read it (root, as the lab needs), or make the file readable`,
+        );
+    }
     // saved as UTF-16 (a Windows editor's "Unicode"): its byte-order mark, or a NUL beside every ASCII byte
     const bom = bytes.subarray(0, 2).toString("hex");
     if (bom === "fffe" || bom === "feff" || (bytes.length > 1 && (bytes[0] === 0 || bytes[1] === 0)))

@@ -676,6 +676,13 @@ const MISTAKES: Mistake[] = [
     [
         "learner",
         "simulate",
+        ["--root", "{dir}/r", "--stop"],
+        2,
+        /Unknown option '--stop': a served lab stops with Ctrl-C in its terminal, or kill PID/,
+    ],
+    [
+        "learner",
+        "simulate",
         ["--", "--root", "{dir}/r"],
         2,
         /a -- ends the options, so --root \S+\/r after it would be no options: leave the -- out \(it is for npm run/,

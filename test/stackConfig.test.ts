@@ -11,7 +11,8 @@ import { parse } from "yaml";
 import { PROJECT_DIR, readStackConfig, readStackFile } from "../cli/stackConfig";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { CONFIG_KEYS, parseStackConfig } from "../lab/platform/stackConfig";
-import { runCli } from "./helpers/cli";
+import { BIN, runCli } from "./helpers/cli";
+import { spawnSync } from "child_process";
 
 const PROJECT = path.resolve(__dirname, "..");
 
@@ -465,6 +466,34 @@ describe("the stack file as preflight and up read it", function () {
                 "m",
             ),
         );
+    });
+
+    it("a root that is one of the lab's own folders, a file this user cannot read: each one line", () => {
+        const lab = runCli("preflight", ["--config-file", file("config:\n  gitops-lab:root: /srv/bare\n")], { timeoutMs: 60_000 });
+        assert.strictEqual(lab.code, 1, lab.out);
+        assert.match(
+            lab.stdout,
+            /^FAIL {2}the stack's root: root \/srv\/bare ends with srv\/bare, a folder the lab makes under its root, so the lab would go under \/srv\/bare\/srv\/bare/m,
+        );
+        // (as nobody, where this runs as root: a file of root's, mode 0600. Not asked elsewhere: only root can be another
+        // user, and nobody must be able to read the project itself, which a checkout in a closed folder rules out)
+        const nobodyReads =
+            spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", "test", "-r", BIN]).status === 0;
+        if (process.getuid?.() === 0 && nobodyReads) {
+            const closed = file("config:\n  gitops-lab:solveThrough: 4\n");
+            fs.chmodSync(closed, 0o600);
+            fs.chmodSync(path.dirname(closed), 0o755);
+            const r = runCli("preflight", ["--config-file", closed], {
+                timeoutMs: 60_000,
+                env: { ...process.env, HOME: os.tmpdir() },
+                uid: 65534,
+            });
+            assert.match(
+                r.stderr,
+                /cannot read \S+ \(permission denied: owned by uid 0, mode 0600, and this is uid 65534\): run it as the user/,
+                r.out,
+            );
+        }
     });
 
     it("a key written twice, or config: twice: both lines named, as Pulumi refuses it", () => {

@@ -22,10 +22,11 @@ export interface CliResult {
 export function runCli(
     command: string,
     args: string[],
-    opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+    opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv; cwd?: string; uid?: number } = {},
 ): CliResult {
     const r = spawnSync(process.execPath, [BIN, command, ...args], {
         cwd: opts.cwd ?? PROJECT,
+        ...(opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.uid }),
         encoding: "utf8",
         timeout: opts.timeoutMs ?? 120_000,
         env: opts.env ?? process.env,
