@@ -282,9 +282,10 @@ export const simulate: Command = {
         );
         try {
             if (values.reset) {
-                const { left, kept, below } = await resetSimulatedLab(root, say);
+                const { left, kept, below, absent } = await resetSimulatedLab(root, say);
                 if (left.length) throw new Error(`the reset left ${left.join(", ")} (the lines above say why each was kept)`);
-                if (below) return EXIT.USAGE; // labs under the folder given: the line above names them, nothing was reset
+                if (below) return EXIT.USAGE; // labs under (or beside) the folder given: the line above names them, nothing was reset
+                if (absent) return EXIT.OK; // nothing there: the line above says so
                 say(
                     kept.length
                         ? `reset: the lab is taken down under ${root}, but for what is yours (kept: ${kept.join(", ")}); gitops-lab simulate --root ${root} builds it again`

@@ -3,6 +3,7 @@
  * another simulated lab. Read by simulate before anything starts, and by preflight for a stack's root.
  */
 import * as fs from "fs";
+import { distance } from "fastest-levenshtein";
 import * as path from "path";
 import { madeRecordFile } from "../lab/kit/layout";
 import { shopLayout } from "../lab/shop/layout";
@@ -16,6 +17,14 @@ export function simulatedLabAbove(root: string): string | undefined {
         .split(path.sep)
         .map((_, i, parts) => parts.slice(0, parts.length - i).join(path.sep) || path.sep)
         .find((d) => fs.existsSync(clusterStateFile(d)));
+}
+
+/** A folder beside a root that is not there, named a letter or two otherwise (root2 for rot2), that holds a lab. */
+export function labBeside(root: string, hasLab: (dir: string) => boolean): string | undefined {
+    const parent = path.dirname(root);
+    if (!fs.existsSync(parent)) return undefined;
+    const name = fs.readdirSync(parent).find((d) => distance(d, path.basename(root)) <= 2 && hasLab(path.join(parent, d)));
+    return name === undefined ? undefined : path.join(parent, name);
 }
 
 /**

@@ -41,6 +41,7 @@ import {
 } from "../lab/kit/layout";
 import { codeOf, messageOf } from "../lab/ports/errors";
 import { clusterStateFile, removeServedFiles, servedClusterName, servedFiles } from "./servedFiles";
+import { labBeside } from "./hostRoot";
 
 export interface SimulatedLab {
     layout: ShopLayout;
@@ -380,7 +381,15 @@ export async function resetSimulatedLab(
     root: string,
     log: (line: string) => void,
     opts: { timeoutMs?: number } = {},
-): Promise<{ left: string[]; kept: string[]; below?: number }> {
+): Promise<{ left: string[]; kept: string[]; below?: number; absent?: boolean }> {
+    if (!fs.existsSync(root)) {
+        // a folder that is not there: nothing to reset (a lab beside it, its name mistyped, named)
+        const near = labBeside(root, (d) => labTraces(d).length > 0);
+        log(`nothing to reset: ${root} does not exist${near ? `; a lab is at ${near}: gitops-lab simulate --root ${near} --reset` : ""}`);
+        // (a root a reset removed before is reset again without a complaint: that is no typo)
+        if (!near) removeRootMade(root, log);
+        return { left: [], kept: [], below: near ? 1 : 0, absent: true };
+    }
     if (labTraces(root).length === 0) {
         // a folder of labs given for one of them: named, nothing of theirs touched
         const below =

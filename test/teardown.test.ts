@@ -551,10 +551,27 @@ describe("reset says only what it did, on any state it can recognise, and leaves
         assert.match(file.out, new RegExp(`kept ${bareRepo}: a file, not a repository \\(the lab's was replaced by it\\)`));
     });
 
+    it("given a root mistyped beside a lab (rot2 for root2), then nothing is reset and the lab is named", async () => {
+        const root = await rootAt(1);
+        try {
+            const typo = `${root.slice(0, -1)}`;
+            const r = await runMain("simulate", ["--root", typo, "--reset"]);
+            assert.strictEqual(r.code, 2, r.out);
+            assert.match(
+                r.out,
+                new RegExp(`nothing to reset: ${typo} does not exist; a lab is at ${root}: gitops-lab simulate --root ${root} --reset`),
+            );
+            assert.doesNotMatch(r.out, /builds it again/);
+            assert.ok(fs.existsSync(clusterStateFile(root)), "the lab is untouched");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given a folder that never held a lab, then it says so and creates nothing", async () => {
         const parent = fs.mkdtempSync(path.join(os.tmpdir(), "never-"));
         const r = await reset(path.join(parent, "lab"));
-        assert.deepStrictEqual(r.lines, [`nothing to reset: ${path.join(parent, "lab")} holds no lab`]);
+        assert.deepStrictEqual(r.lines, [`nothing to reset: ${path.join(parent, "lab")} does not exist`]);
         assert.deepStrictEqual(fs.readdirSync(parent), [], "the root was not created");
         const empty = fs.mkdtempSync(path.join(os.tmpdir(), "empty-"));
         assert.deepStrictEqual((await reset(empty)).lines, [`nothing to reset: ${empty} holds no lab`]);
