@@ -429,6 +429,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("syncOptions written as a string, not a list: said so", async () => {
+        await atShop(2, async (root) => {
+            const file = shopLayout(root).appsetFile;
+            const set = shopApplicationSet();
+            (set.spec!.template!.spec!.syncPolicy as { syncOptions?: unknown }).syncOptions = "CreateNamespace=true";
+            fs.writeFileSync(file, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: syncOptions holds "CreateNamespace=true": it is a string, not a list: write it as a list item/);
+        });
+    });
+
     it("an ApplicationSet whose template leaves project out: the hint says it is needed", async () => {
         await atShop(2, async (root) => {
             const file = shopLayout(root).appsetFile;
@@ -4478,7 +4490,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             editResult(file, { commit: first });
             assert.match(
                 await step2(),
-                /hint: stall\.commit [0-9a-f]{12} has every tenant at 1\.1\.0, a commit before your push: write the SHA of the commit that sets 1\.2\.0/,
+                /hint: stall\.commit [0-9a-f]{12} has every tenant at 1\.1\.0, a commit before the one that sets 1\.2\.0 \(an earlier commit, or one pushed with it\): write the SHA of the commit that sets 1\.2\.0/,
             );
         });
     });
@@ -4543,6 +4555,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.match(
                 await step2(),
                 /hook_job holds "argocd\/mandant-b": argocd\/mandant-b names the Application, not its hook Job: write the Job/,
+            );
+            editResult(file, { blocking: stall.blocking, hook_job: "job.batch/site-setup" });
+            assert.match(
+                await step2(),
+                /hook_job holds "job\.batch\/site-setup": job\.batch\/site-setup holds kubectl's type prefix \(job\.batch\/, as -o name prints it\), not a namespace/,
             );
             editResult(file, { blocking: stall.blocking, hook_job: "site-setup" });
             assert.match(await step2(), /hook_job holds "site-setup": site-setup has no namespace: write it as namespace\/name/);

@@ -131,6 +131,9 @@ export function automatedWhy(automated: unknown): string {
 
 /** What a template's syncOptions other than the lab's [CreateNamespace=true] hold: the options beside it, or it missing. */
 export function syncOptionsWhy(options: unknown): string {
+    // one string, not a list (syncOptions: CreateNamespace=true): the API server refuses it (must be of type array)
+    if (typeof options === "string")
+        return `it is a string, not a list: write it as a list item (syncOptions:, then - CreateNamespace=true on the next line); the API server refuses a string there, so kubectl apply changed nothing in the cluster`;
     const list = Array.isArray(options) ? options.map(String) : [];
     const extra = list.filter((o) => o !== "CreateNamespace=true");
     if (list.includes("CreateNamespace=true") && extra.length)

@@ -179,7 +179,7 @@ const step2: Check<TenantsWorld>[] = [
             if (!outcome.ok && eq(all(RELEASES.first), found.commit).ok)
                 return {
                     ...outcome,
-                    hint: `stall.commit ${s.commit.slice(0, 12)} has every tenant at ${RELEASES.first}, a commit before your push: write the SHA of the commit that sets ${RELEASES.faulty} (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
+                    hint: `stall.commit ${s.commit.slice(0, 12)} has every tenant at ${RELEASES.first}, a commit before the one that sets ${RELEASES.faulty} (an earlier commit, or one pushed with it): write the SHA of the commit that sets ${RELEASES.faulty} (git log --oneline origin/main shows it; git rev-parse <it> prints it in full)`,
                 };
             // a tenant forgotten (its file left at the first release) in a commit that sets the others from it
             const left = TENANTS.filter((t) => found.commit?.[t] === RELEASES.first);

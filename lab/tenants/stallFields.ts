@@ -20,6 +20,12 @@ export function hookJobSlip(v: unknown): { hook_job?: string } {
     // one of the hook Job's Pods (site-setup-x7k2p, from kubectl get pods) for the Job
     if (/^mandant-b\/site-setup-[a-z0-9]{5}$/.test(v))
         return { hook_job: `${v} is one of the hook Job's Pods: write the Job itself, namespace/name (kubectl get jobs -n mandant-b)` };
+    // kubectl's TYPE/NAME (kubectl get jobs -o name: job.batch/site-setup) for namespace/name
+    const typed = /^(?:([a-z0-9-]+)\/)?jobs?(?:\.batch)?\/([\w.-]+)$/.exec(v);
+    if (typed)
+        return {
+            hook_job: `${v} holds kubectl's type prefix (${v.split("/").slice(-2, -1)[0]}/, as -o name prints it), not a namespace: write namespace/name, the Job in the tenant's namespace (kubectl get jobs -n mandant-b)`,
+        };
     // the Application (argocd/mandant-b, from kubectl get applications -n argocd) for its hook Job
     if ((TENANTS as readonly string[]).includes(v.split("/").pop() ?? ""))
         return {
