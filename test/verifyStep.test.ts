@@ -429,6 +429,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("sources: (a list) for source:: said so", async () => {
+        await atShop(2, async (root) => {
+            const file = shopLayout(root).appsetFile;
+            const set: any = shopApplicationSet();
+            set.spec.template.spec.sources = [set.spec.template.spec.source];
+            delete set.spec.template.spec.source;
+            fs.writeFileSync(file, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: the template has sources: \(a list, for an Application of several sources\), and the lab's Applications have one source/,
+            );
+        });
+    });
+
     it("syncOptions written as a string, not a list: said so", async () => {
         await atShop(2, async (root) => {
             const file = shopLayout(root).appsetFile;

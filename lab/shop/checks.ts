@@ -146,6 +146,14 @@ const step2: Check<ShopWorld>[] = [
                     found: `{{${bare}}}`,
                     hint: `the ApplicationSet sets goTemplate: true, but its template writes {{${bare}}}: a Go template reads an element's key as {{.${bare}}} (with the dot), and Argo CD renders nothing from {{${bare}}} (function "${bare}" not defined): write {{.env}} and {{.revision}}, or take goTemplate out, then kubectl apply -f ${w.layout.appsetFile}`,
                 };
+            // sources: (a list, for Applications of several sources) for source:: named, not its fields one by one
+            if (t?.spec?.sources !== undefined && t?.spec?.source === undefined)
+                return {
+                    ok: false,
+                    expected: "spec.template.spec.source",
+                    found: "spec.template.spec.sources",
+                    hint: `the template has sources: (a list, for an Application of several sources), and the lab's Applications have one source: write source: with repoURL, targetRevision and path under it, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             // the fields that differ, each named with what it holds (never the lab's value)
             return eqFields(
                 {
