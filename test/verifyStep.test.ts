@@ -429,6 +429,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("prod's element on master: no branch of the repository, said so", async () => {
+        await atShop(2, async (root) => {
+            const file = shopLayout(root).appsetFile;
+            const set: any = shopApplicationSet();
+            set.spec.generators[0].list.elements[1].revision = "master";
+            fs.writeFileSync(file, stringify(set));
+            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.stdout, /hint: an element tracks master, which is no branch of the repository \(its branch is main/);
+        });
+    });
+
     it("sources: (a list) for source:: said so", async () => {
         await atShop(2, async (root) => {
             const file = shopLayout(root).appsetFile;

@@ -106,6 +106,10 @@ export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?:
     // prod pinned to release/prod before step 4 asks for it: step 3's incident is to reach prod first
     if (prodRevision === "release/prod" && wantProd(w) === "main")
         return `prod already tracks release/prod, step 4's pin made early: until step 3's incident has reached both environments prod tracks main; put the prod element back to revision main, ${apply}, and pin at step 4 (release/prod stays where it is)`;
+    // master, git's older default: the repository's branch is main, and Argo CD cannot resolve a branch it lacks
+    const master = [devRevision, prodRevision].includes("master");
+    if (master)
+        return `an element tracks master, which is no branch of the repository (its branch is main; Argo CD says unable to resolve 'master' to a commit SHA, and the Application's sync is Unknown): write ${prodRevision === "master" ? `revision: ${wantProd(w)} for prod` : "revision: main for dev"}, then ${apply}`;
     return undefined;
 }
 
