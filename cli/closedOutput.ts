@@ -8,16 +8,21 @@
  */
 export function exitOnClosedOutput(code: number): void {
     process.stderr.on("error", () => process.exit(code));
-    // stdout's reader gone (| head, less quit early): said on stderr, where it may still be read, then the end
-    process.stdout.on("error", () => {
+    // stdout's reader gone (| head, less quit early): said on stderr, where it may still be read, then the end; or the
+    // file it goes to cannot take it (a full disk: ENOSPC), which is no reader gone, said as what it is
+    process.stdout.on("error", (e: NodeJS.ErrnoException) => {
         try {
             process.stderr.write(
-                "gitops-lab: stopped: its standard output was closed (the reader of a pipe, | head or less, ended); run it again to go on (a simulate resumes where it stopped)\n",
+                e?.code === "EPIPE" || e?.code === undefined
+                    ? "gitops-lab: stopped: its standard output was closed (the reader of a pipe, | head or less, ended); run it again to go on (a simulate resumes where it stopped)\n"
+                    : `gitops-lab: stopped: writing its standard output failed (${e.code}${e.code === "ENOSPC" ? ": no space left on device" : ""}): its output is not whole; make room (or write it elsewhere) and run it again\n`,
             );
         } finally {
             process.exit(code);
         }
     });
+    // console.log ignores its stream's errors by default: a report written to a full disk would end as if written (exit 0)
+    globalThis.console = new console.Console({ stdout: process.stdout, stderr: process.stderr, ignoreErrors: false });
 }
 
 /**

@@ -4,12 +4,13 @@
  * SDK's does with `up`'s inline program), given its stdout and stderr closed by their reader.
  */
 import * as assert from "assert";
-import { ChildProcess, spawn } from "child_process";
+import { ChildProcess, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { procStat } from "../lab/ports/proc";
 import { expect, expectConsistently, holds } from "./helpers/expect";
+import { BIN } from "./helpers/cli";
 
 const PROJECT = path.join(__dirname, "..");
 const running = (pid: number) => {
@@ -70,6 +71,20 @@ describe("a command whose output's reader is gone", function () {
         );
         assert.strictEqual(code, 1);
         assert.match(err, /^gitops-lab: stopped: its standard output was closed \(the reader of a pipe, \| head or less, ended\)/m);
+    });
+
+    it("given its stdout a file that cannot take it (a full disk), then it ends with that said, not as a reader gone", () => {
+        const full = fs.openSync("/dev/full", "w");
+        try {
+            const r = spawnSync(process.execPath, [BIN, "--version"], { stdio: ["ignore", full, "pipe"], encoding: "utf8" });
+            assert.strictEqual(r.status, 1, r.stderr);
+            assert.match(
+                r.stderr,
+                /^gitops-lab: stopped: writing its standard output failed \(ENOSPC: no space left on device\): its output is not whole/m,
+            );
+        } finally {
+            fs.closeSync(full);
+        }
     });
 
     it("and without the guard it would not (the control: the same writer goes on)", async () => {
