@@ -168,6 +168,21 @@ describe("rollout doctor against a cluster", function () {
         assert.match(resumed[0].message, /rollout at step 3 of 4/);
     });
 
+    it("--watch posts its Event before it prints the line (a reader gone at that line leaves the Event posted)", async () => {
+        const w = new RolloutWatcher(
+            () => readLive(cluster),
+            cluster,
+            { stuckAfterSeconds: 600 },
+            (l) => {
+                if (l.startsWith("RolloutResumed")) throw new Error("its output's reader is gone");
+            },
+        );
+        await w.tick(NOW);
+        unblock(kube);
+        await assert.rejects(w.tick(new Date()), /reader is gone/);
+        assert.strictEqual(events().filter((e) => e.reason === "RolloutResumed").length, 1);
+    });
+
     it("serves Prometheus text: one series per blocking app while stuck, none after", async () => {
         const w = new RolloutWatcher(() => readLive(cluster), null, { stuckAfterSeconds: 600 });
         const server = await serveMetrics(w, 0, "127.0.0.1");

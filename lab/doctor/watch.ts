@@ -266,18 +266,20 @@ export class RolloutWatcher {
             // or completes
             const is = d.state === "stuck" || (was && d.state === "progressing" && d.step === this.stuckAt.get(key));
             const uid = dump.applicationSets.find((a) => a.metadata.name === d.name && a.metadata.namespace === d.namespace)?.metadata?.uid;
+            // the Event first, then the line: a doctor whose output's reader is gone (| head) ends at its next line, and the
+            // Event it posts is what stays
             if (is && !was) {
-                this.log(`RolloutStuck ${key}: ${d.summary}`);
                 await this.events?.createEvent(
                     d.namespace,
                     rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Warning", "RolloutStuck", d.summary, now),
                 );
+                this.log(`RolloutStuck ${key}: ${d.summary}`);
             } else if (!is && was) {
-                this.log(`RolloutResumed ${key}: ${d.summary}`);
                 await this.events?.createEvent(
                     d.namespace,
                     rolloutEvent({ name: d.name, namespace: d.namespace, uid }, "Normal", "RolloutResumed", d.summary, now),
                 );
+                this.log(`RolloutResumed ${key}: ${d.summary}`);
             }
             this.stuck.set(key, is);
             if (is && !was) this.stuckAt.set(key, d.step);
