@@ -133,6 +133,17 @@ describe("rollout doctor: diagnosis", () => {
         const [d] = diagnose({ ...dumpFromList(l), fromFile: false }, { now: NOW, stuckAfterSeconds: 600 });
         assert.match(d.blocking[0].message, /\(its Pods are gone, deleted\?, and their logs with them: a new sync runs the hook again/);
         assert.doesNotMatch(d.blocking[0].message, /kubectl logs/);
+        // a dump (from a file) that holds Pods, none of the hook Job's: the same
+        const pods = fieldReport();
+        pods.items = pods.items.filter((o: any) => o.kind !== "Pod" || o.metadata?.labels?.["job-name"] !== "site-setup");
+        pods.items.push({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "site-x", namespace: "mandant-a" },
+            status: { phase: "Running" },
+        });
+        const [fromFile] = diagnose(dumpFromList(pods), { now: NOW, stuckAfterSeconds: 600 });
+        assert.match(fromFile.blocking[0].message, /\(its Pods are gone, deleted\?, and their logs with them/);
     });
 
     it("given a dump of one namespace (no Jobs, no Pods), then the line says the hook's namespace is another", () => {

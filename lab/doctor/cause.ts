@@ -47,9 +47,10 @@ export function causeOf(
                 ` (the dump holds no Jobs${dump.pods.length ? "" : " or Pods"}: dump them too, kubectl get ...,jobs,pods -A -o json${oneNamespace(dump, hook.namespace) ? ` (with -A: its objects are all in ${oneNamespace(dump, hook.namespace)}, and the hook's Job is in ${hook.namespace})` : ""}, to read the hook's error; or ${logCommand(hook.namespace, hook.job)})`
               : hook.jobGone
                 ? ` (the Job is gone from the cluster, and its Pods' logs with it: ${retrying ? "the next sync attempt runs" : "a new sync runs"} the hook again, whose log then says why)`
-                : !dump.fromFile &&
+                : (!dump.fromFile || dump.pods.length > 0) &&
                     !dump.pods.some((p) => p.metadata?.namespace === hook.namespace && p.metadata?.labels?.["job-name"] === hook.job)
-                  ? // read live, and no Pod of the Job left (deleted by hand): kubectl logs would wait for one and fail
+                  ? // read live, or a dump that holds Pods, and no Pod of the Job left (deleted by hand): kubectl logs would
+                    // wait for one and fail
                     ` (its Pods are gone, deleted?, and their logs with them: ${retrying ? "the next sync attempt runs" : "a new sync runs"} the hook again, whose log then says why)`
                   : ` (its error is in its Pod's log: ${logCommand(hook.namespace, hook.job)})`;
         const base = `${type ? `${type} hook` : "hook"} Job ${hook.namespace}/${hook.job} failed (${hook.reason}: ${hook.message})${where}`;
