@@ -769,6 +769,33 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("the incident reverted on main after the pin: dev's value is said to be main's own, not a refresh away", async () => {
+        const at = await labAt(4);
+        try {
+            const { clone } = at.lab.layout;
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "revert", "--no-edit", "HEAD"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            await at.cluster.annotateApplication("shop-dev", { "argocd.argoproj.io/refresh": "normal" });
+            await expect(
+                holds(
+                    "shop-dev off again",
+                    async () => (await at.cluster.getConfigMap("shop-dev", "shop-config"))?.data?.FEATURE_CHECKOUT_V2 === "off",
+                ),
+                { timeoutMs: 60_000 },
+            );
+            const r = (await verifyShop({ layout: at.lab.layout, through: 4, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live shop-dev FEATURE_CHECKOUT_V2 is on"),
+            );
+            assert.strictEqual(r?.ok, false, JSON.stringify(r));
+            assert.match(
+                String(r?.hint),
+                /^main's tip [0-9a-f]{12} renders dev's FEATURE_CHECKOUT_V2 off \(the incident undone on main, a revert\?\): shop-dev follows main, so no refresh turns it on/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("Applications keeping one sync of history (revisionHistoryLimit: 1): not taken for ones made anew", async () => {
         const at = await labAt(4);
         try {

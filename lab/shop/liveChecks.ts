@@ -320,7 +320,18 @@ export function liveChecks(): Check<ShopWorld>[] {
     const dev: Check<ShopWorld> = live(
         2,
         (w) => `live shop-dev FEATURE_CHECKOUT_V2 is ${w.through >= 3 ? "on" : "off"}`,
-        async (c, w) => eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2")),
+        async (c, w) => {
+            const outcome = eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2"));
+            // main's tip itself turns it off again (the incident reverted on main after it): no refresh brings it back
+            if (outcome.ok || w.through < 3 || !w.main) return outcome;
+            const atTip = await renderShopConfigAt(w.repo, w.main, "envs/dev", w.kubectl).catch(() => undefined);
+            return atTip?.FEATURE_CHECKOUT_V2 === "off"
+                ? {
+                      ...outcome,
+                      hint: `main's tip ${w.main.slice(0, 12)} renders dev's FEATURE_CHECKOUT_V2 off (the incident undone on main, a revert?): shop-dev follows main, so no refresh turns it on; the lab keeps the incident on main until step 7 (the pin moves prod alone): undo that change with a new commit on main, push, then refresh`,
+                  }
+                : outcome;
+        },
     );
     checks.push({ ...prod, step: (w) => Math.max(2, Math.min(w.through, 6)) }, { ...dev, step: (w) => Math.min(w.through, 3) });
     checks.push(
