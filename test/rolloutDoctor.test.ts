@@ -52,6 +52,17 @@ async function untilStallNamed(file: string, args: string[], opts: { cwd: string
     return out;
 }
 
+/** The Prometheus Operator's CRD for PrometheusRules put in the cluster: "the operator is installed". */
+const operatorInstalled = (kube: FakeKube) =>
+    kube.put(
+        {
+            apiVersion: "apiextensions.k8s.io/v1",
+            kind: "CustomResourceDefinition",
+            metadata: { name: "prometheusrules.monitoring.coreos.com" },
+        },
+        "test",
+    );
+
 describe("the rollout doctor in the cluster", function () {
     this.timeout(120_000);
     let bundle: ReturnType<typeof doctorBundle>;
@@ -337,14 +348,7 @@ describe("the rollout doctor in the cluster", function () {
             const without = await prometheusRuleProvider.create!({ kubeconfig, rule });
             assert.strictEqual(without.outs!.applied, false);
             assert.deepStrictEqual(kube.list("PrometheusRule"), []);
-            kube.put(
-                {
-                    apiVersion: "apiextensions.k8s.io/v1",
-                    kind: "CustomResourceDefinition",
-                    metadata: { name: "prometheusrules.monitoring.coreos.com" },
-                },
-                "test",
-            );
+            operatorInstalled(kube);
             kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "argocd" } }, "test");
             const withCrd = await prometheusRuleProvider.create!({ kubeconfig, rule });
             assert.strictEqual(withCrd.outs!.applied, true);
@@ -371,14 +375,7 @@ describe("the rollout doctor in the cluster", function () {
             const apply = () => run("kubectl", ["--kubeconfig", kubeconfig, "--cache-dir", path.join(dir, "cache"), "apply", "-f", rule]);
             await assert.rejects(apply(), /no matches for kind "PrometheusRule" in version "monitoring\.coreos\.com\/v1"/);
             assert.deepStrictEqual(kube.list("PrometheusRule"), []);
-            kube.put(
-                {
-                    apiVersion: "apiextensions.k8s.io/v1",
-                    kind: "CustomResourceDefinition",
-                    metadata: { name: "prometheusrules.monitoring.coreos.com" },
-                },
-                "test",
-            );
+            operatorInstalled(kube);
             await apply();
             assert.ok(kube.get("PrometheusRule", "argocd", "gitops-lab-rollout-stuck"), "stored once its CRD is there");
         } finally {

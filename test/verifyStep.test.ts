@@ -183,35 +183,17 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /^step 5 drift: not done: live shop-prod's latest sync is selfHeal's repair of its ConfigMap \(while the lab is at step 5\); hint: shop-prod has synced no repair since the pin/,
             );
+            const patchProd = (data: string) =>
+                run("kubectl", ["--kubeconfig", kubeconfig, "-n", "shop-prod", "patch", "configmap", "shop-config", "-p", data]);
             // patched into log_level (another case): a key Git does not have, which Argo CD leaves; the hint names it
-            await run("kubectl", [
-                "--kubeconfig",
-                kubeconfig,
-                "-n",
-                "shop-prod",
-                "patch",
-                "configmap",
-                "shop-config",
-                "-p",
-                '{"data":{"log_level":"debug"}}',
-            ]);
+            await patchProd('{"data":{"log_level":"debug"}}');
             assert.match(
                 (await step5()).stdout,
                 /hint: shop-prod's shop-config holds log_level beside LOG_LEVEL: keys are case-sensitive, and a key Git does not have is no drift to Argo CD/,
             );
             // the drift done: a patch, repaired by selfHeal (a sync of the ConfigMap alone, which adds no history)
             const history = (await at.cluster.getApplication("shop-prod"))?.status?.history?.length;
-            await run("kubectl", [
-                "--kubeconfig",
-                kubeconfig,
-                "-n",
-                "shop-prod",
-                "patch",
-                "configmap",
-                "shop-config",
-                "-p",
-                '{"data":{"LOG_LEVEL":"debug"}}',
-            ]);
+            await patchProd('{"data":{"LOG_LEVEL":"debug"}}');
             await expect(
                 holds(
                     "selfHeal repaired the ConfigMap",
