@@ -477,8 +477,10 @@ describe("the stack file as preflight and up read it", function () {
         );
         // (as nobody, where this runs as root: a file of root's, mode 0600. Not asked elsewhere: only root can be another
         // user, and nobody must be able to read the project itself, which a checkout in a closed folder rules out)
-        const nobodyReads =
-            spawnSync("setpriv", ["--reuid", "65534", "--regid", "65534", "--clear-groups", "test", "-r", BIN]).status === 0;
+        // (nor where nobody cannot run this Node: one kept under root's home, as CI's Node 24 is)
+        // (asked as runCli runs it: a child of this process with nobody's uid and gid)
+        const asNobody = (file: string, ...args: string[]) => spawnSync(file, args, { uid: 65534, gid: 65534 }).status === 0;
+        const nobodyReads = process.getuid?.() === 0 && asNobody("test", "-r", BIN) && asNobody(process.execPath, "-e", "0");
         if (process.getuid?.() === 0 && nobodyReads) {
             const closed = file("config:\n  gitops-lab:solveThrough: 4\n");
             fs.chmodSync(closed, 0o600);
