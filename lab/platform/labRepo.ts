@@ -92,12 +92,7 @@ async function remoteNamed(clone: string, bareRepo: string): Promise<string | un
 
 /** Whether the clone has a remote of any name (origin renamed: upstream) that is the lab's bare repository. */
 async function isCloneOfBare(layout: RepoSite): Promise<boolean> {
-    if (!exists(path.join(layout.clone, ".git"))) return false;
-    const urls = await git(["--git-dir", path.join(layout.clone, ".git"), "config", "--get-regexp", "^remote\\..*\\.url$"]).catch(() => "");
-    return urls
-        .split("\n")
-        .map((l) => l.split(" ").slice(1).join(" "))
-        .some((url) => url !== "" && path.resolve(url) === path.resolve(layout.bareRepo));
+    return exists(path.join(layout.clone, ".git")) && (await remoteNamed(layout.clone, layout.bareRepo)) !== undefined;
 }
 
 /** Files of a repository are 0644 and directories 0755 whatever the pusher's umask (git's core.sharedRepository). */
@@ -144,7 +139,7 @@ export async function createLabRepo(
                 // a URL (a served lab's git daemon, git://127.0.0.1:PORT/...): the clone reads through it, and pushes nowhere
                 const served = url && /^git:\/\//i.test(url);
                 // the repository under another remote name (origin renamed: upstream): the lab pushes to origin
-                const renamed = !url && (await isCloneOfBare(layout)) ? await remoteNamed(clone, bareRepo) : undefined;
+                const renamed = url ? undefined : await remoteNamed(clone, bareRepo);
                 throw new Error(
                     renamed
                         ? `${clone} reaches ${bareRepo} as its remote ${renamed}, not as origin, the remote the lab pushes to. Nothing was changed. Name it origin again (git -C ${shellWord(clone)} remote rename ${renamed} origin), then run again.`
