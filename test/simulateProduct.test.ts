@@ -743,12 +743,20 @@ describe("simulate: appset.yaml deleted by hand, the ApplicationSet still there"
 
 describe("simulate: the learner's commit not pushed in the lab's clone", function () {
     this.timeout(120_000);
+    /** A shop lab at step 3 (its incident pushed), removed after `then`. */
+    const atStep3 = async (then: (root: string) => Promise<void>) => {
+        const root = await rootAt(3);
+        try {
+            await then(root);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    };
 
     // given a commit of the learner's in the clone, when the solver is asked for steps that commit on main later (7), then
     // it refuses before any step runs (not at step 7, after steps 4-6 changed the lab)
     it("is said before any step runs", async () => {
-        const root = await rootAt(3);
-        try {
+        await atStep3(async (root) => {
             const { clone, resultFile } = shopLayout(root);
             fs.writeFileSync(path.join(clone, "NOTES.md"), "mine\n");
             await run("git", ["-C", clone, "add", "NOTES.md"]);
@@ -758,15 +766,12 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
             assert.match(r.stderr, /has commits the remote's main lacks/);
             assert.doesNotMatch(r.out, /\[step 4 pin\] start/);
             assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     // its origin renamed (upstream): the remote named, and how to name it back
     it("nor its origin renamed", async () => {
-        const root = await rootAt(3);
-        try {
+        await atStep3(async (root) => {
             const { clone } = shopLayout(root);
             await run("git", ["-C", clone, "remote", "rename", "origin", "upstream"]);
             const r = await runMain("simulate", ["--root", root, "--through", "4"]);
@@ -775,15 +780,12 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
                 r.stderr,
                 /reaches \S+shop-envs\.git as its remote upstream, not as origin, the remote the lab pushes to\. Nothing was changed\. Name it origin again \(git -C \S+ remote rename upstream origin\)/,
             );
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     // the step-3 commit amended after its push: the clone and the remote apart, said so (no one else pushed)
     it("nor the pushed commit amended", async () => {
-        const root = await rootAt(3);
-        try {
+        await atStep3(async (root) => {
             const { clone, resultFile } = shopLayout(root);
             await run("git", ["-C", clone, "-c", "user.name=l", "-c", "user.email=l@x", "commit", "-q", "--amend", "-m", "x"]);
             const r = await runMain("simulate", ["--root", root, "--through", "8"]);
@@ -793,15 +795,12 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
                 /have gone apart: a commit of the clone's rewritten after its push \(git commit --amend, a rebase\)[^\n]*branch my-work && [^\n]*reset --hard origin\/main/,
             );
             assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 
     // the same for a change not committed in a file no step writes, and for the clone left on a branch of the learner's
     it("nor a change not committed, nor another branch", async () => {
-        const root = await rootAt(3);
-        try {
+        await atStep3(async (root) => {
             const { clone, resultFile } = shopLayout(root);
             const prod = path.join(clone, "envs", "prod", "kustomization.yaml");
             fs.appendFileSync(prod, "# mine\n");
@@ -815,9 +814,7 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
             assert.strictEqual(branch.code, 1, branch.out);
             assert.match(branch.stderr, /is on "wip", not "main"/);
             assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
-        } finally {
-            fs.rmSync(root, { recursive: true, force: true });
-        }
+        });
     });
 });
 

@@ -46,6 +46,18 @@ const givenRoot =
 const atShop = givenRoot(rootAt);
 const atTenants = givenRoot(tenantsRootAt);
 
+/** verify --step 2 --offline of a shop lab at step 2 whose appset.yaml holds the lab's ApplicationSet as `edit` leaves it. */
+async function step2With(edit: (set: any) => void): Promise<Awaited<ReturnType<typeof runMain>>> {
+    let r: Awaited<ReturnType<typeof runMain>> | undefined;
+    await atShop(2, async (root) => {
+        const set = shopApplicationSet();
+        edit(set);
+        fs.writeFileSync(shopLayout(root).appsetFile, stringify(set));
+        r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+    });
+    return r!;
+}
+
 /** Merges `edit` into a result file, as a learner's edit of it. */
 /** verify --lab tenants --step N of a tenants lab at its live cluster, through the kubeconfig a served lab writes. */
 async function verifyServed(at: { layout: { root: string }; lab: { kubeconfig: string } }, step: number) {
@@ -381,18 +393,12 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("an ApplicationSet whose template names its Applications otherwise: the names it makes, and the lab's", async () => {
-        await atShop(2, async (root) => {
-            const file = shopLayout(root).appsetFile;
-            const renamed = shopApplicationSet();
-            renamed.spec!.template!.metadata!.name = "{{env}}-shop";
-            fs.writeFileSync(file, stringify(renamed));
-            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stdout,
-                /hint: name holds "\{\{env\}\}-shop": the ApplicationSet names each Application from it, so it makes dev-shop and prod-shop; the lab's are shop-dev and shop-prod/,
-            );
-        });
+        const r = await step2With((set) => (set.spec.template.metadata.name = "{{env}}-shop"));
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: name holds "\{\{env\}\}-shop": the ApplicationSet names each Application from it, so it makes dev-shop and prod-shop; the lab's are shop-dev and shop-prod/,
+        );
     });
 
     it("an appset.yaml whose prod element merges dev's (<<: *dev), with prune: yes: read as kubectl reads it, done", async () => {
@@ -412,59 +418,37 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("prod's element on master: no branch of the repository, said so", async () => {
-        await atShop(2, async (root) => {
-            const file = shopLayout(root).appsetFile;
-            const set: any = shopApplicationSet();
-            set.spec.generators[0].list.elements[1].revision = "master";
-            fs.writeFileSync(file, stringify(set));
-            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(r.stdout, /hint: an element tracks master, which is no branch of the repository \(its branch is main/);
-        });
+        const r = await step2With((set) => (set.spec.generators[0].list.elements[1].revision = "master"));
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: an element tracks master, which is no branch of the repository \(its branch is main/);
     });
 
     it("sources: (a list) for source:: said so", async () => {
-        await atShop(2, async (root) => {
-            const file = shopLayout(root).appsetFile;
-            const set: any = shopApplicationSet();
+        const r = await step2With((set) => {
             set.spec.template.spec.sources = [set.spec.template.spec.source];
             delete set.spec.template.spec.source;
-            fs.writeFileSync(file, stringify(set));
-            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stdout,
-                /hint: the template has sources: \(a list, for an Application of several sources\), and the lab's Applications have one source/,
-            );
         });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: the template has sources: \(a list, for an Application of several sources\), and the lab's Applications have one source/,
+        );
     });
 
     it("syncOptions written as a string, not a list: said so", async () => {
-        await atShop(2, async (root) => {
-            const file = shopLayout(root).appsetFile;
-            const set = shopApplicationSet();
-            (set.spec!.template!.spec!.syncPolicy as { syncOptions?: unknown }).syncOptions = "CreateNamespace=true";
-            fs.writeFileSync(file, stringify(set));
-            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(r.stdout, /hint: syncOptions holds "CreateNamespace=true": it is a string, not a list: write it as a list item/);
-        });
+        const r = await step2With((set) => (set.spec.template.spec.syncPolicy.syncOptions = "CreateNamespace=true"));
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(r.stdout, /hint: syncOptions holds "CreateNamespace=true": it is a string, not a list: write it as a list item/);
     });
 
     it("an ApplicationSet whose template leaves project out: the hint says it is needed", async () => {
-        await atShop(2, async (root) => {
-            const file = shopLayout(root).appsetFile;
-            const bare = shopApplicationSet();
-            delete (bare.spec!.template!.spec as { project?: string }).project;
-            fs.writeFileSync(file, stringify(bare));
-            const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.match(
-                r.stdout,
-                /hint: project holds nothing: the template has no project: an Application needs one \(the API server refuses/,
-            );
-            assert.doesNotMatch(r.stdout, /a project Argo CD does not have/);
-        });
+        const r = await step2With((set) => delete set.spec.template.spec.project);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: project holds nothing: the template has no project: an Application needs one \(the API server refuses/,
+        );
+        assert.doesNotMatch(r.stdout, /a project Argo CD does not have/);
     });
 
     it("an ApplicationSet applied with its template's name changed: the Applications it makes are named", async () => {
