@@ -87,8 +87,6 @@ export interface GitPort {
      * run stopped before its commit left).
      */
     ensureInSync(branch: string, mayHold?: Record<string, string>): Promise<string>;
-    /** Why HEAD holds commits the remote's branch lacks (the learner's, not pushed), or undefined. */
-    aheadOf(branch: string): Promise<string | undefined>;
     /**
      * Why the clone cannot be committed on for `branch` now, said before the steps that would: on another branch, changes
      * not committed (but in `mayChange`, the files a step writes itself), or commits not pushed; undefined when it can.
@@ -218,7 +216,7 @@ export class CloneGit implements GitPort {
      * Why the clone's HEAD cannot be committed on: it holds commits the remote's `branch` lacks (the learner's, not
      * pushed); undefined otherwise. `local` and `remote`: HEAD's and the remote branch's commits, where already read.
      */
-    async aheadOf(branch: string, local?: string, remote?: string | null): Promise<string | undefined> {
+    private async aheadOf(branch: string, local?: string, remote?: string | null): Promise<string | undefined> {
         local ??= await this.revParse("HEAD");
         if (remote === undefined) remote = await this.remoteBranch(branch);
         if (!remote || remote === local || !(await this.isAncestor(remote, local))) return undefined;
