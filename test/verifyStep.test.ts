@@ -5349,9 +5349,21 @@ describe("verify --step: one step at a time, with a hint", function () {
                 )!;
             };
             assert.strictEqual((await within(recovery.seconds)).ok, true);
-            const madeAt = Date.parse(
-                execFileSync("git", ["show", "-s", "--format=%cI", recovery.commit], { cwd: layout.clone, encoding: "utf8" }).trim(),
-            );
+            // (counted from the fix's push, as the repository's reflog has it, which the check reads; its date where none)
+            const pushedLine = execFileSync(
+                "git",
+                ["--git-dir", layout.bareRepo, "reflog", "show", "--date=unix", "--format=%H %gd", "refs/heads/main"],
+                {
+                    encoding: "utf8",
+                },
+            )
+                .split("\n")
+                .find((l) => l.startsWith(recovery.commit));
+            const madeAt = pushedLine
+                ? Number(/@\{(\d+)\}/.exec(pushedLine)![1]) * 1000
+                : Date.parse(
+                      execFileSync("git", ["show", "-s", "--format=%cI", recovery.commit], { cwd: layout.clone, encoding: "utf8" }).trim(),
+                  );
             const took = Math.ceil(
                 (Math.max(...recovery.order.map((o: { healthy_at: string }) => Date.parse(o.healthy_at))) - madeAt) / 1000,
             );
