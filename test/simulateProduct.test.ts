@@ -799,7 +799,7 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
     });
 
     // the same for a change not committed in a file no step writes, and for the clone left on a branch of the learner's
-    it("nor a change not committed, nor another branch", async () => {
+    it("nor a change not committed, nor another branch, nor a detached HEAD", async () => {
         await atStep3(async (root) => {
             const { clone, resultFile } = shopLayout(root);
             const prod = path.join(clone, "envs", "prod", "kustomization.yaml");
@@ -813,6 +813,14 @@ describe("simulate: the learner's commit not pushed in the lab's clone", functio
             const branch = await runMain("simulate", ["--root", root, "--through", "8"]);
             assert.strictEqual(branch.code, 1, branch.out);
             assert.match(branch.stderr, /is on "wip", not "main"/);
+            assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
+            await run("git", ["-C", clone, "checkout", "-q", "--detach", "main"]);
+            const detached = await runMain("simulate", ["--root", root, "--through", "8"]);
+            assert.strictEqual(detached.code, 1, detached.out);
+            assert.match(
+                detached.stderr,
+                /has a detached HEAD \(at [0-9a-f]{40}\), not main checked out; check it out \(git -C \S+ switch main\)/,
+            );
             assert.ok(!fs.existsSync(resultFile("pin")), "step 4 did not run");
         });
     });

@@ -150,34 +150,44 @@ export class CloneGit implements GitPort {
 
     async ensureInSync(branch: string, mayHold: Record<string, string> = {}): Promise<string> {
         await checkRefFormat(branch);
-        const current = (await this.git.raw(["rev-parse", "--abbrev-ref", "HEAD"])).trim();
-        if (current !== branch) {
-            throw new Error(`the clone ${this.clone} is on "${current}", not "${branch}"; check out ${branch} there and run again`);
-        }
-        // the branch line ("## main...") is always printed; the changes are the other lines
-        const status = (await this.git.raw(["status", "--porcelain", "--branch", "--untracked-files=no"]))
-            .split("\n")
-            .filter((l) => l && !l.startsWith("## "))
-            .join("\n");
         // the caller's own write, stopped before its commit: every change a file it writes, as it writes it
-        const own = (line: string) => {
-            const rel = line.slice(3);
-            return (
-                rel in mayHold &&
-                fs.existsSync(path.join(this.clone, rel)) &&
-                fs.readFileSync(path.join(this.clone, rel), "utf8") === mayHold[rel]
-            );
-        };
-        if (status && !status.split("\n").every(own)) {
-            // one line: the first few files (git status --short in the clone shows them all)
-            const files = status.split("\n").map((l) => l.trim());
-            const shown = files.slice(0, 5).join(", ") + (files.length > 5 ? `, and ${files.length - 5} more` : "");
-            throw new Error(`the clone ${this.clone} has uncommitted changes (${shown}): commit or discard them, then run again`);
-        }
-        const local = await this.revParse("HEAD");
-        const apart = await this.apartFrom(branch, local);
-        if (apart) throw new Error(apart);
+        const own = (rel: string) =>
+            rel in mayHold &&
+            fs.existsSync(path.join(this.clone, rel)) &&
+            fs.readFileSync(path.join(this.clone, rel), "utf8") === mayHold[rel];
+        const { why, local } = await this.readyFor(branch, own);
+        if (why) throw new Error(why);
         return local;
+    }
+
+    async notReadyFor(branch: string, mayChange: readonly string[]): Promise<string | undefined> {
+        return (await this.readyFor(branch, (rel) => mayChange.includes(rel))).why;
+    }
+
+    /**
+     * Whether a step may commit on the clone's `branch`: checked out (not another branch, not a detached HEAD),
+     * no uncommitted change but those `own` allows (by path), at the remote's commit. `why` says what is not so.
+     */
+    private async readyFor(branch: string, own: (rel: string) => boolean): Promise<{ why?: string; local: string }> {
+        const current = (await this.git.raw(["rev-parse", "--abbrev-ref", "HEAD"])).trim();
+        const local = await this.revParse("HEAD");
+        if (current === "HEAD")
+            return {
+                local,
+                why: `the clone ${this.clone} has a detached HEAD (at ${local}), not ${branch} checked out; check it out (git -C ${shellWord(this.clone)} switch ${branch}) and run again`,
+            };
+        if (current !== branch)
+            return { local, why: `the clone ${this.clone} is on "${current}", not "${branch}"; check out ${branch} there and run again` };
+        const changed = (await this.git.raw(["status", "--porcelain", "--untracked-files=no"]))
+            .split("\n")
+            .filter((l) => l.trim() && !own(l.slice(3)))
+            .map((l) => l.trim());
+        if (changed.length) {
+            // one line: the first few files (git status --short in the clone shows them all)
+            const shown = changed.slice(0, 5).join(", ") + (changed.length > 5 ? `, and ${changed.length - 5} more` : "");
+            return { local, why: `the clone ${this.clone} has uncommitted changes (${shown}): commit or discard them, then run again` };
+        }
+        return { local, why: await this.apartFrom(branch, local) };
     }
 
     /** Why the clone's `branch` (at `local`) and the remote's are not at one commit (behind, ahead, apart), or undefined. */
@@ -197,19 +207,6 @@ export class CloneGit implements GitPort {
                 : `the remote has no ${branch} (deleted?), while the clone ${this.clone} is at ${local}. Nothing was committed or pushed; push it back (git -C ${shellWord(this.clone)} push origin ${branch}), then run again`;
         }
         return undefined;
-    }
-
-    async notReadyFor(branch: string, mayChange: readonly string[]): Promise<string | undefined> {
-        const current = (await this.git.raw(["rev-parse", "--abbrev-ref", "HEAD"])).trim();
-        if (current !== branch)
-            return `the clone ${this.clone} is on "${current}", not "${branch}"; check out ${branch} there and run again`;
-        const changed = (await this.git.raw(["status", "--porcelain", "--untracked-files=no"]))
-            .split("\n")
-            .filter((l) => l.trim() && !mayChange.includes(l.slice(3)))
-            .map((l) => l.trim());
-        if (changed.length)
-            return `the clone ${this.clone} has uncommitted changes (${changed.slice(0, 5).join(", ")}${changed.length > 5 ? `, and ${changed.length - 5} more` : ""}): commit or discard them, then run again`;
-        return this.apartFrom(branch, await this.revParse("HEAD"));
     }
 
     /**
