@@ -454,6 +454,21 @@ describe("gitops-lab simulate --reset", function () {
             }
         });
 
+    // given a clone whose only extra refs are git maintenance's prefetch copies of the remote, when reset, then it goes
+    it("reset removes a clone whose only extra refs are prefetched", async () => {
+        const root = await rootAt(1);
+        const layout = shopLayout(root);
+        try {
+            await git(["maintenance", "run", "--task=prefetch"], layout.clone);
+            assert.notStrictEqual(await git(["for-each-ref", "refs/prefetch"], layout.clone), "", "git made prefetch refs");
+            const r = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.ok(!fs.existsSync(layout.clone), r.stdout);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // given a kept clone whose only work is a commit on a branch of its own, when built again, then it is refused, not built on
     it("a clone kept for a commit on another branch is not built on", async () => {
         const root = await rootAt(2);

@@ -318,7 +318,8 @@ export async function unpushedWork(clone: string, repository?: string): Promise<
         );
     // any other ref of its own (git notes' refs/notes/commits, a backup filter-branch made): work the repository lacks too
     const others = lines(await git(["for-each-ref", "--format=%(objectname) %(refname)"], clone).catch(() => ""))
-        .filter((l) => !/ refs\/(?:heads|remotes|tags)\/| refs\/stash$/.test(l) && !remote.has(l))
+        // (refs/prefetch/: git maintenance's copies of the remote's branches, nothing of the learner's)
+        .filter((l) => !/ refs\/(?:heads|remotes|tags|prefetch)\/| refs\/stash$/.test(l) && !remote.has(l))
         .map((l) => l.split(" ")[1]);
     if (others.length)
         out.push(
