@@ -485,7 +485,7 @@ export class KubeCluster implements ClusterPort {
 
 /**
  * A read-then-replace again, from a fresh read, when the object changed between the two (409 Conflict: a
- * controller wrote its status meanwhile), as client-go's retry.RetryOnConflict does; at most 5 times.
+ * controller wrote its status meanwhile), as client-go's retry.RetryOnConflict with retry.DefaultRetry does; at most 5 times.
  */
 async function againOnConflict(f: () => Promise<void>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -493,6 +493,8 @@ async function againOnConflict(f: () => Promise<void>): Promise<void> {
             return await f();
         } catch (e) {
             if (attempt >= 5 || (e as { code?: unknown }).code !== 409) throw e;
+            // retry.DefaultRetry's backoff: 10 ms, with 10 % jitter
+            await new Promise((resolve) => setTimeout(resolve, 10 * (1 + 0.1 * Math.random())));
         }
     }
 }
