@@ -19,6 +19,7 @@ import { toTable, wantsTable } from "./tables";
 import { messageOf } from "../lab/ports/errors";
 import { rfc3339 } from "../lab/kit/text";
 import type { ObjectMeta } from "../lab/argo/types";
+import { GITD_NAME, GITSRV_NAMESPACE } from "../lab/platform/gitDaemon";
 
 let certificate: Promise<{ key: string; cert: string }> | undefined;
 /**
@@ -364,7 +365,8 @@ export class ApiServer {
             if (!ns0) throw new HttpError(404, "NotFound", `namespaces "${name}" not found`);
             return ns0;
         }
-        const notFound = () => new HttpError(404, "NotFound", `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found`);
+        const notFound = () =>
+            new HttpError(404, "NotFound", `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found${notServedHere(ns, name!)}`);
         if (!name) {
             if (method === "GET") {
                 const match = selectorOf(url);
@@ -451,4 +453,13 @@ export class ApiServer {
                 throw new HttpError(405, "MethodNotAllowed", method);
         }
     }
+}
+
+/**
+ * Argo CD's and the git daemon's own workloads (argocd-repo-server, argocd-application-controller, ...) are no
+ * objects here: the simulate process is them. Said after the API server's NotFound (docs/simulate.md lists it).
+ */
+function notServedHere(ns: string | undefined, name: string): string {
+    if (!(ns === "argocd" && name.startsWith("argocd-")) && !(ns === GITSRV_NAMESPACE && name === GITD_NAME)) return "";
+    return " (the simulated cluster has no Argo CD or git daemon workloads: the simulate process runs them; a refresh is `kubectl -n argocd annotate app NAME argocd.argoproj.io/refresh=normal`, see docs/simulate.md)";
 }

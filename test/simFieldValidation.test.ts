@@ -155,6 +155,18 @@ describe("the simulated API server's field validation of custom resources", func
         assert.deepStrictEqual(stored.spec!.template!.metadata!.labels, { team: "{{team}}" });
     });
 
+    // not field validation, but the same server's answer to a kubectl habit: Argo CD's workloads are the simulate process
+    it("kubectl rollout restart of argocd-repo-server is NotFound, saying why", async () => {
+        const r = await kubectl("-n", "argocd", "rollout", "restart", "deployment", "argocd-repo-server");
+        assert.ok(!r.ok, r.out);
+        assert.match(
+            r.out,
+            /deployments\.apps "argocd-repo-server" not found \(the simulated cluster has no Argo CD or git daemon workloads: the simulate process runs them; a refresh is `kubectl -n argocd annotate app NAME argocd\.argoproj\.io\/refresh=normal`/,
+        );
+        const own = await kubectl("-n", "argocd", "rollout", "restart", "deployment", "site");
+        assert.match(own.out, /deployments\.apps "site" not found\s*$/, "a name of the lab's own gets the API server's answer alone");
+    });
+
     it("an Application whose name is no DNS subdomain is refused (422)", async () => {
         const app = {
             apiVersion: "argoproj.io/v1alpha1",
