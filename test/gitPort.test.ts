@@ -23,6 +23,22 @@ describe("the lab's git port (simple-git)", function () {
     });
     afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+    // given a clone another user owns (the lab built as nobody, run on as root), then git's refusal in one line naming them
+    it("a clone another user owns is refused in one line naming its owner", async function () {
+        if (process.getuid?.() !== 0) this.skip(); // only root can give the clone to another user
+        const git = new CloneGit(clone);
+        await git.commitFiles({ "a.txt": "one\n" }, "first");
+        fs.chownSync(clone, 65534, 65534);
+        await assert.rejects(
+            git.revParse("HEAD"),
+            (e: Error) =>
+                !e.message.includes("\n") &&
+                new RegExp(
+                    `^${clone} belongs to nobody \\(uid 65534\\), not to you \\(uid 0\\), and git refuses to work in it: run the lab as nobody, as it was built \\(sudo -u nobody \\.\\.\\.\\)`,
+                ).test(e.message),
+        );
+    });
+
     it("given two commits pushed, then the later one descends from the earlier, not the other way round, and both are the lab's identity's", async () => {
         const git = new CloneGit(clone);
         const first = await git.commitFiles({ "a.txt": "one\n" }, "first");

@@ -72,8 +72,34 @@ export async function gitIn(dir: string, args: string[], opts: GitOptions = {}):
                 : /\bENOENT\b/.test(messageOf(e))
                   ? "git is not installed or not on PATH"
                   : `exit ${exitCodeOf(e) ?? "?"}`;
+        const owned = ownedByAnother(messageOf(e));
+        if (owned) throw Object.assign(new Error(owned), { exitCode: exitCodeOf(e) });
         throw Object.assign(new Error(`git ${args.join(" ")} failed (${why}): ${messageOf(e).trim()}`), { exitCode: exitCodeOf(e) });
     }
+}
+
+/**
+ * git's refusal of a repository another user owns (its several lines of "dubious ownership"), said in one line
+ * naming the owner: the lab built as one user and run on as another (sudo). Undefined for any other failure.
+ */
+function ownedByAnother(text: string): string | undefined {
+    const at = /detected dubious ownership in repository at '([^']+)'/.exec(text)?.[1];
+    if (!at) return undefined;
+    const read = <T>(f: () => T): T | undefined => {
+        try {
+            return f();
+        } catch {
+            return undefined;
+        }
+    };
+    const uid = read(() => fs.statSync(at).uid);
+    // the owner's name from the password file, where it is there (no library for one field of it)
+    const name = read(() => fs.readFileSync("/etc/passwd", "utf8"))
+        ?.split("\n")
+        .map((l) => l.split(":"))
+        .find((f) => uid !== undefined && f[2] === String(uid))?.[0];
+    const owner = uid === undefined ? "another user" : name ? `${name} (uid ${uid})` : `uid ${uid}`;
+    return `${at} belongs to ${owner}, not to you (uid ${process.getuid?.()}), and git refuses to work in it: run the lab as ${name ?? "its owner"}, as it was built${name ? ` (sudo -u ${name} ...)` : ""}, or give it to yourself (chown -R) if it is yours`;
 }
 
 export interface GitPort {
