@@ -1580,6 +1580,12 @@ describe("verify --step: one step at a time, with a hint", function () {
             /hint: the first commit renders shop-config into namespace shop \(namespace: in base\/kustomization\.yaml\): each environment's Application puts it in its own namespace/,
         ],
         [
+            "a namespace written twice in base's kustomization.yaml (kustomize takes the last)",
+            (work: string) => fs.appendFileSync(path.join(work, "base", "kustomization.yaml"), 'namespace: ""\nnamespace: shop\n'),
+            undefined,
+            /hint: the first commit renders shop-config into namespace shop \(namespace: in base\/kustomization\.yaml\): each environment's Application puts it in its own namespace/,
+        ],
+        [
             "the overlays in envs/development and envs/production",
             envsRenamed,
             undefined,

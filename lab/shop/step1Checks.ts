@@ -11,7 +11,7 @@ import type { ConfigMap } from "../argo/types";
 import { renderShopConfigMapAt } from "./render";
 import { ShopWorld } from "./world";
 import { REPO_FILES } from "./repoFiles";
-import { kustomizationOf } from "./overlays";
+import { kustomizationOf, readKustomization } from "./overlays";
 
 /** Each commit's overlay rendered once per grading (two checks read it). */
 const renders = new WeakMap<ShopWorld, Map<string, Promise<ConfigMap>>>();
@@ -230,7 +230,7 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
                     // no patch at all (patches: left out): nothing changes base's value
                     let k: Record<string, unknown> | null = null;
                     try {
-                        k = parse((await kustomizationOf(w, first, `envs/${e}`)) ?? "") as Record<string, unknown> | null;
+                        k = readKustomization((await kustomizationOf(w, first, `envs/${e}`)) ?? "") as Record<string, unknown> | null;
                     } catch {
                         k = null;
                     }
@@ -299,7 +299,18 @@ export const STEP1_CHECKS: Check<ShopWorld>[] = [
             // which kustomization.yaml sets it (a namespace: there puts every object it renders into that namespace)
             const files = ["base/kustomization.yaml", "envs/dev/kustomization.yaml", "envs/prod/kustomization.yaml"];
             const setting: string[] = [];
-            for (const f of files) if (parse((await w.repo.file(first, f)) ?? "null")?.namespace) setting.push(f);
+            for (const f of files) {
+                const text = (await w.repo.file(first, f)) ?? "null";
+                // read as kustomize reads it (a key twice: the last), and one it cannot read sets nothing
+                const k = (() => {
+                    try {
+                        return readKustomization(text) as { namespace?: unknown } | null;
+                    } catch {
+                        return null;
+                    }
+                })();
+                if (k?.namespace) setting.push(f);
+            }
             return {
                 ...outcome,
                 hint: `the first commit renders shop-config into namespace ${got.find((n) => n !== "none")} (${setting.length ? `namespace: in ${setting.join(", ")}` : "its metadata.namespace"}): each environment's Application puts it in its own namespace (shop-dev, shop-prod), and a namespace written in the repository sends both to one namespace, which CreateNamespace does not make (it makes the destination's only); ${redo(w, first)}`,
