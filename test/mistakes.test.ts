@@ -1012,6 +1012,11 @@ describe("mistakes in a result file's values, and their hints", () => {
             /^it holds "HEAD", git's name for the commit checked out \(it moves with the next commit\), not a SHA: write the full SHA it stands for \(git rev-parse HEAD in the clone prints it/,
         ],
         [
+            field("incident", "commit"),
+            "HEAD~1",
+            /^it holds "HEAD~1", a commit named from the one checked out \(its name moves with the next commit\), not a SHA: write the full SHA it stands for \(git rev-parse HEAD~1 in the clone prints it/,
+        ],
+        [
             field("report", "bad_commit_reached_prod"),
             null,
             /^it holds null: write true or false \(did the command that was to answer fail\? git merge-base --is-ancestor SHA BRANCH exits 0 for yes, 1 for no, and 128 when it cannot find one of them: in the clone a branch of the remote is origin\/BRANCH\)$/,

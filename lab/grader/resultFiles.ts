@@ -321,7 +321,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
         if (/^[0-9A-Fa-f]{40}$/.test(v)) return `it holds upper-case letters: write the SHA in lower case, as git prints it`;
         // HEAD (or HEAD~1, @): git's name for the commit checked out, which moves with the next commit or checkout
         if (/^(?:HEAD|@)(?:[~^]\d*)*$/.test(v))
-            return `it holds ${held}, git's name for the commit checked out (it moves with the next commit), not a SHA: write the full SHA it stands for (git rev-parse ${v} in the clone prints it; git log --oneline finds an earlier one)`;
+            return /^(?:HEAD|@)$/.test(v)
+                ? `it holds ${held}, git's name for the commit checked out (it moves with the next commit), not a SHA: write the full SHA it stands for (git rev-parse ${v} in the clone prints it; git log --oneline finds an earlier one)`
+                : `it holds ${held}, a commit named from the one checked out (its name moves with the next commit), not a SHA: write the full SHA it stands for (git rev-parse ${v} in the clone prints it; git log --oneline finds another)`;
         // a branch's name (an Application's targetRevision copied): the field takes the commit, which a branch moves off
         if (/^(refs\/heads\/|origin\/)?(main|master|release[-_/]prod|origin\/HEAD)$/.test(v))
             return `it holds ${held}, a branch's name, not a commit: write the full SHA it stood at (an Application's status.sync.revision shows the commit Argo CD synced; git rev-parse ${/^(refs\/heads\/|origin\/)/.test(v) ? v : `origin/${v}`} in the clone, after a git fetch, shows the branch's now: a branch of the remote the clone never checked out is origin/${v.replace(/^(refs\/heads\/|origin\/)/, "")} there)`;
