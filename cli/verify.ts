@@ -118,7 +118,7 @@ export const verify: Command = {
         const servedRoot = rootArg === "/" && progress === 0 && !values.root && kubeconfigGiven ? servedLabOf(kubeconfigGiven) : undefined;
         if (servedRoot) {
             console.error(
-                `gitops-lab verify: no --root given, so verify reads a lab host's paths under /, and ${values.kubeconfig === undefined ? "KUBECONFIG" : "--kubeconfig"} is the served lab's under ${servedRoot}: give its root, gitops-lab verify${which === "shop" ? "" : " --lab tenants"} --root ${shellWord(servedRoot)}${step === undefined ? "" : ` --step ${step}`}`,
+                `gitops-lab verify: no --root given, so verify reads a lab host's paths under /, and ${values.kubeconfig === undefined ? "KUBECONFIG" : "--kubeconfig"} is the served lab's under ${servedRoot}: give its root, gitops-lab verify${which === "shop" ? "" : " --lab tenants"} --root ${shellWord(servedRoot)}${step === undefined ? "" : ` --step ${step}`}${step === undefined && values.through !== undefined ? ` --through ${through}` : ""}${values.json ? " --json" : ""}`,
             );
             return EXIT.USAGE;
         }

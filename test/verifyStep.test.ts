@@ -2683,6 +2683,12 @@ describe("verify --step: one step at a time, with a hint", function () {
                     `^gitops-lab verify: no --root given, so verify reads a lab host's paths under /, and --kubeconfig is the served lab's under ${fs.realpathSync(root)}: give its root, gitops-lab verify --root ${fs.realpathSync(root)} --step 2`,
                 ),
             );
+            const through = await runMain("verify", ["--kubeconfig", kubeconfig, "--through", "2", "--json"]);
+            assert.strictEqual(through.code, 2, through.out);
+            assert.ok(
+                through.stderr.includes(`: give its root, gitops-lab verify --root ${fs.realpathSync(root)} --through 2 --json`),
+                through.stderr,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
