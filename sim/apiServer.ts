@@ -346,7 +346,8 @@ export class ApiServer {
      */
     private store(t: ResourceType, url: URL, sent: { kind: string; metadata: ObjectMeta }, patched = false) {
         const { obj, warnings } = decodeStrictly(this.kube.crds(), t.kind, t.group, sent, url.searchParams.get("fieldValidation"), patched);
-        checkRequired(this.kube.crds(), t.kind, t.group, obj, !this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name));
+        const stored = this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name);
+        checkRequired(this.kube.crds(), t.kind, t.group, obj, !stored, stored);
         this.warnings = warnings;
         return this.kube.put(obj, "client", dryRunOf(url));
     }

@@ -6,6 +6,7 @@
  * than its schema's. The simulation checks no formats or enums, and not `status` (its controllers write
  * it in-process, as Argo CD's write it).
  */
+import { isDeepStrictEqual } from "util";
 import { HttpError } from "./apiTypes";
 import type { Crd, Schema } from "./objects";
 
@@ -30,8 +31,10 @@ const typeOf = (v: unknown): string =>
  * apiextensions-apiserver words it (field.Invalid over kube-openapi's InvalidTypeError). A null is not checked:
  * the API server drops it from a field that is not nullable before it validates.
  */
-export function wrongTypes(schema: Schema | undefined, value: unknown, at = ""): string[] {
+export function wrongTypes(schema: Schema | undefined, value: unknown, at = "", old?: unknown): string[] {
     if (!schema || value === null || value === undefined) return [];
+    // ratcheting (CRDValidationRatcheting, on since Kubernetes 1.30): a value an update leaves as it was is not checked again
+    if (old !== undefined && isDeepStrictEqual(value, old)) return [];
     const has = typeOf(value);
     const want = schema.type;
     const fits =
@@ -40,7 +43,9 @@ export function wrongTypes(schema: Schema | undefined, value: unknown, at = ""):
         (want === "number" && has === "integer") ||
         (schema["x-kubernetes-int-or-string"] && (has === "integer" || has === "string"));
     if (!fits) return [`${at}: Invalid value: "${has}": ${at} in body must be of type ${want}: "${has}"`];
-    if (Array.isArray(value)) return value.flatMap((v, i) => wrongTypes(schema.items, v, `${at}[${i}]`));
+    // (a list's elements ratchet by position here; the API server matches a map-typed list's by key)
+    if (Array.isArray(value))
+        return value.flatMap((v, i) => wrongTypes(schema.items, v, `${at}[${i}]`, Array.isArray(old) ? old[i] : undefined));
     if (typeof value !== "object") return [];
     const join = (k: string) => (at ? `${at}.${k}` : k);
     return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
@@ -51,18 +56,27 @@ export function wrongTypes(schema: Schema | undefined, value: unknown, at = ""):
                   schema.properties?.[k] ?? (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined),
                   v,
                   join(k),
+                  old !== null && typeof old === "object" && !Array.isArray(old) ? (old as Record<string, unknown>)[k] : undefined,
               ),
     );
 }
 
 /** Throws the API server's 422 when `obj` of `kind` (a custom resource of the shipped CRDs) lacks a required field, or has one of another type. */
-export function checkRequired(crds: Crd[], kind: string, group: string, obj: { metadata?: { name?: string } }, checkName = false): void {
+export function checkRequired(
+    crds: Crd[],
+    kind: string,
+    group: string,
+    obj: { metadata?: { name?: string } },
+    checkName = false,
+    /** The object stored now, for an update: its values an update leaves unchanged are not checked again. */
+    old?: unknown,
+): void {
     const { schema } = schemaOf(crds, kind, group);
     if (!schema) return; // a kind of the API server's own: its names and fields are not checked here
     const badName = checkName && obj.metadata?.name ? nameError(obj.metadata.name) : undefined;
     const missing = [
         ...(badName ? [badName] : []),
-        ...wrongTypes(schema, obj),
+        ...wrongTypes(schema, obj, "", old),
         ...missingRequired(schema, obj).map((p) => `${p}: Required value`),
     ];
     if (!missing.length) return;

@@ -940,6 +940,18 @@ describe("the simulated API server's store", function () {
                     'ApplicationSet.argoproj.io "shop" is invalid: spec.template.spec.syncPolicy.automated.prune: Invalid value: "string": spec.template.spec.syncPolicy.automated.prune in body must be of type boolean: "string"',
             });
             assert.strictEqual(kube.get("ApplicationSet", "argocd", "shop"), undefined, "nothing stored");
+            // stored so before (not through the API): an update that leaves the value as it was is taken (ratcheting), one
+            // that writes it anew is checked
+            kube.put(typed, "setup");
+            const labelled = {
+                ...kube.get("ApplicationSet", "argocd", "shop")!,
+                metadata: { ...typed.metadata, labels: { team: "shop" } },
+            };
+            const put = (obj: unknown) =>
+                send("PUT", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets/shop", JSON.stringify(obj));
+            assert.strictEqual((await put(labelled)).code, 200, "an unchanged wrong type does not refuse the update");
+            (labelled.spec!.template!.spec!.syncPolicy!.automated as { prune?: unknown }).prune = "false";
+            assert.strictEqual((await put(labelled)).code, 422, "a changed one is checked");
         } finally {
             await kube.stop();
         }
