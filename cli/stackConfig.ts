@@ -150,13 +150,19 @@ function readYamlDocument(file: string): Document {
     if (err.code === "DUPLICATE_KEY" && line !== undefined) {
         const key = /^(\s*)(["']?)([^"':#]+(?::[^"':#\s]+)?)\2\s*:(?:\s|$)/.exec(line);
         const lines = text.split(/\r?\n/);
-        const first = key
-            ? lines.findIndex(
-                  (l, i) =>
-                      i < err.linePos![0].line - 1 &&
-                      new RegExp(`^${key[1]}${key[2]}${key[3].replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}${key[2]}\\s*:(?:\\s|$)`).test(l),
-              )
-            : -1;
+        // the earlier line of the same mapping: searched back to the line that opens it (one indented less)
+        let first = -1;
+        if (key) {
+            const same = new RegExp(`^${key[1]}${key[2]}${key[3].replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}${key[2]}\\s*:(?:\\s|$)`);
+            for (let i = err.linePos![0].line - 2; i >= 0; i--) {
+                if (same.test(lines[i])) {
+                    first = i;
+                    break;
+                }
+                if (/^\s*(?:#|$)/.test(lines[i])) continue;
+                if (/^\s*/.exec(lines[i])![0].length < key[1].length) break;
+            }
+        }
         if (key && first >= 0)
             throw new Error(
                 `${file} line ${err.linePos![0].line}: ${key[3]} is written twice (lines ${first + 1} and ${err.linePos![0].line}), which Pulumi refuses (mapping key already defined)${key[3] === "config" ? ": put every key under one config:" : ": keep one"}`,

@@ -520,6 +520,14 @@ describe("the stack file as preflight and up read it", function () {
         );
         assert.strictEqual(blocks.code, 1, blocks.out);
         assert.match(blocks.stderr, /line 3: config is written twice \(lines 1 and 3\), [^\n]*: put every key under one config:$/m);
+        // the same key in an earlier mapping (another object's) is not the line written twice
+        const nested = runCli(
+            "preflight",
+            ["--config-file", file("config:\n  gitops-lab:a:\n    value: 1\n  gitops-lab:b:\n    value: 2\n    value: 3\n")],
+            { timeoutMs: 60_000 },
+        );
+        assert.strictEqual(nested.code, 1, nested.out);
+        assert.match(nested.stderr, /line 6: value is written twice \(lines 5 and 6\)/);
     });
 
     it("a folder for the file, a root or kubeconfigPath with a space at its end: each said in one line", () => {
