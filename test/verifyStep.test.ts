@@ -4402,6 +4402,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    // given the faulty release taken out by the commit stall.json names, and a fix that leaves releases/ alone, then
+    // the hint names the stall's commit (the one whose change took it out), not the fix's
+    it("the faulty release taken out by stall.json's commit: the hint names that step", async () => {
+        await atTenants(2, async (root) => {
+            const { clone, resultFile } = tenantsLayout(root);
+            await git(["rm", "-rq", `releases/${RELEASES.faulty}`], clone);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "drop 1.2.0"], clone);
+            await git(["push", "-q", "origin", "HEAD:main"], clone);
+            const dropped = await git(["rev-parse", "HEAD"], clone);
+            const stall = JSON.parse(fs.readFileSync(resultFile("stall"), "utf8"));
+            fs.writeFileSync(resultFile("stall"), JSON.stringify({ ...stall, commit: dropped }));
+            fs.writeFileSync(resultFile("recovery"), JSON.stringify({ commit: stall.commit }));
+            const check = (await verifyTenants({ layout: tenantsLayout(root), through: 3 })).find((c) =>
+                c.check.startsWith(`only release ${RELEASES.faulty} ships`),
+            );
+            assert.match(
+                String(check?.hint),
+                /^main has no releases\/1\.2\.0\/: stall\.commit [0-9a-f]{12} took it out with the step's change; [^\n]*--through 1/,
+            );
+        });
+    });
+
     it("the doctor's --json saved as stall.json: the hint says so", async () => {
         await atTenants(2, async (root) => {
             fs.writeFileSync(tenantsLayout(root).resultFile("stall"), JSON.stringify({ applicationSets: [] }));

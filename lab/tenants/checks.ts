@@ -74,13 +74,24 @@ const step1: Check<TenantsWorld>[] = [
             if (!outcome.ok && (await w.repo.file(w.main, `releases/${RELEASES.faulty}/kustomization.yaml`)) === null) {
                 // taken out by the step's own commit (the fix, with a clean-up of the faulty release): putting it back
                 // later leaves that commit as it is, so that step is made again on a new lab
-                const by = [["recovery", 3] as const, ["stall", 2] as const].find(([n]) => isSha(obj(w, n)?.commit));
+                // the step whose commit took it out (the fix's, else the stall's): the one whose changed files hold it
+                let by: readonly ["recovery" | "stall", number] | undefined;
+                for (const step of [
+                    ["recovery", 3],
+                    ["stall", 2],
+                ] as const) {
+                    const c = obj(w, step[0])?.commit;
+                    if (
+                        isSha(c) &&
+                        (await w.repo.isCommit(String(c))) &&
+                        (await w.repo.changedFiles(String(c))).some((f) => f.startsWith(`releases/${RELEASES.faulty}/`))
+                    ) {
+                        by = step;
+                        break;
+                    }
+                }
                 const sha = by ? String(obj(w, by[0])?.commit) : undefined;
-                const ownStep =
-                    by &&
-                    sha &&
-                    (await w.repo.isCommit(sha)) &&
-                    (await w.repo.changedFiles(sha)).some((f) => f.startsWith(`releases/${RELEASES.faulty}/`));
+                const ownStep = by !== undefined;
                 return {
                     ...outcome,
                     hint: ownStep
