@@ -9,7 +9,7 @@ import * as http from "http";
 import * as https from "https";
 import { AddressInfo } from "net";
 import { parse as parseYaml } from "yaml";
-import { HttpError, ResourceType, servedTypes } from "./apiTypes";
+import { BUILT_IN_GROUPS, HttpError, ResourceType, servedTypes } from "./apiTypes";
 import { discovery, openapi } from "./discovery";
 import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
@@ -412,6 +412,7 @@ export class ApiServer {
                 // a PUT is the whole object: with no body there is none (the API server refuses it as it refuses any body it cannot decode)
                 if (body === undefined) throw new HttpError(400, "BadRequest", "the request's body is empty: a PUT sends the whole object");
                 this.checkPrecondition(t, current, objectOf(body).metadata?.resourceVersion);
+                unconditionalRefused(t, name, objectOf(body).metadata?.resourceVersion);
                 return this.store(t, url, {
                     ...objectOf(body),
                     kind: t.kind,
@@ -463,4 +464,18 @@ export class ApiServer {
 function notServedHere(ns: string | undefined, name: string): string {
     if (!(ns === "argocd" && name.startsWith("argocd-")) && !(ns === GITSRV_NAMESPACE && name === GITD_NAME)) return "";
     return " (the simulated cluster has no Argo CD or git daemon workloads: the simulate process runs them; a refresh is `kubectl -n argocd annotate app NAME argocd.argoproj.io/refresh=normal`, see docs/simulate.md)";
+}
+
+/**
+ * A PUT with no resourceVersion replaces whatever is stored: Kubernetes' own kinds take it, a custom resource's and a
+ * CRD's strategies do not (AllowUnconditionalUpdate false), and the generic store answers 422 (registry/store.go).
+ */
+function unconditionalRefused(t: ResourceType, name: string, sent: unknown) {
+    if (sent !== undefined && sent !== null && sent !== "") return;
+    if (BUILT_IN_GROUPS.has(t.group) && t.kind !== "CustomResourceDefinition") return;
+    throw new HttpError(
+        422,
+        "Invalid",
+        `${t.plural}.${t.group} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+    );
 }

@@ -943,15 +943,20 @@ describe("the simulated API server's store", function () {
             // stored so before (not through the API): an update that leaves the value as it was is taken (ratcheting), one
             // that writes it anew is checked
             kube.put(typed, "setup");
-            const labelled = {
-                ...kube.get("ApplicationSet", "argocd", "shop")!,
-                metadata: { ...typed.metadata, labels: { team: "shop" } },
-            };
+            const stored = kube.get("ApplicationSet", "argocd", "shop")!;
+            const labelled = { ...stored, metadata: { ...stored.metadata, labels: { team: "shop" } } };
             const put = (obj: unknown) =>
                 send("PUT", "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets/shop", JSON.stringify(obj));
+            // a custom resource's PUT names the version it replaces (kubectl replace of a file without one): 422
+            assert.deepStrictEqual(await put({ ...labelled, metadata: { ...labelled.metadata, resourceVersion: undefined } }), {
+                code: 422,
+                message:
+                    'applicationsets.argoproj.io "shop" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+            });
             assert.strictEqual((await put(labelled)).code, 200, "an unchanged wrong type does not refuse the update");
-            (labelled.spec!.template!.spec!.syncPolicy!.automated as { prune?: unknown }).prune = "false";
-            assert.strictEqual((await put(labelled)).code, 422, "a changed one is checked");
+            const again = kube.get("ApplicationSet", "argocd", "shop")!;
+            (again.spec!.template!.spec!.syncPolicy!.automated as { prune?: unknown }).prune = "false";
+            assert.match((await put(again)).message, /automated\.prune in body must be of type boolean/, "a changed one is checked");
         } finally {
             await kube.stop();
         }
