@@ -5011,6 +5011,52 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    // given the stall's commit amended into the fix, its push refused, then git pull (a merge, the learner's commit its
+    // first parent) pushed: main went from the stall to the fix in one fast-forward, and the step is done
+    it("the fix brought onto main by git pull's merge: done", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(2);
+        try {
+            await at.givenUp();
+            const { clone } = at.layout;
+            const id = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git([...id, "commit", "-q", "--amend", "-am", "fix"], clone);
+            await git([...id, "-c", "pull.rebase=false", "pull", "-q", "origin", "main"], clone).catch(() => "conflicts, resolved below");
+            await git(["checkout", "--ours", "--", "tenants"], clone);
+            await git(["add", "tenants"], clone);
+            await git([...id, "commit", "-q", "--no-edit"], clone);
+            await git(["push", "-q", "origin", "main"], clone);
+            const merge = await git(["rev-parse", "HEAD"], clone);
+            assert.strictEqual((await git(["rev-list", "--parents", "-n", "1", merge], clone)).split(" ").length, 3, "a merge");
+            await at.cluster.annotateApplicationSet("tenants", { [APPSET_REFRESH_ANNOTATION]: "true" }, "argocd");
+            await expect(
+                holds(
+                    "the merge's rollout complete",
+                    () =>
+                        conditionOf(appset(at), "RolloutProgressing")?.message === "ApplicationSet Rollout has completed" &&
+                        (appset(at)!.status?.applicationStatus ?? []).every((e) => (e.targetRevisions ?? []).includes(merge)),
+                    () => appset(at)!.status,
+                ),
+                { timeoutMs: 180_000 },
+            );
+            const order = (appset(at)!.status!.applicationStatus ?? []).map((e) => ({
+                application: e.application,
+                step: Number(e.step),
+                healthy_at: e.lastTransitionTime,
+            }));
+            const running = Object.fromEntries(TENANTS_ALL.map((t) => [t, RELEASES.fixed]));
+            fs.writeFileSync(
+                at.layout.resultFile("recovery"),
+                JSON.stringify({ commit: merge, release: RELEASES.fixed, order, running, seconds: 1 }),
+            );
+            const r = await verifyServed(at, 3);
+            assert.strictEqual(r.code, 0, r.out);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("recovery.order in the order the tenants turned Healthy: the hint says it goes by step", async () => {
         await atTenants(3, async (root) => {
             const file = tenantsLayout(root).resultFile("recovery");

@@ -360,8 +360,16 @@ const step3: Check<TenantsWorld>[] = [
             if (!r || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
             const descends = !!s && isSha(s.commit) && (await w.repo.isAncestor(s.commit, r.commit));
             const onMain = !!w.main && (await w.repo.isAncestor(r.commit, w.main));
-            // the one commit of the fix: before it, no tenant was at the fixed release yet
-            const [parent] = await w.repo.parents(r.commit);
+            // the one commit of the fix: before it, no tenant was at the fixed release yet. Of a merge's parents, the one main
+            // stood at (holding stall.commit): a git pull after a refused push makes the learner's own commit the first
+            const parents = await w.repo.parents(r.commit);
+            let parent = parents[0];
+            if (parents.length > 1 && s && isSha(s.commit))
+                for (const p of parents)
+                    if (await w.repo.isAncestor(s.commit, p)) {
+                        parent = p;
+                        break;
+                    }
             const before = parent ? await releasesAt(w, parent) : {};
             const early = TENANTS.filter((t) => before[t] === RELEASES.fixed);
             // another commit's SHA copied (stall.commit, the first one) while the fix itself is on main: the SHA is what is wrong
