@@ -5321,7 +5321,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
-    it("recovery times made up: the hint says where they come from", async () => {
+    it("recovery times made up, or with a zone's offset: the hint says where they come from", async () => {
         await atTenants(3, async (root) => {
             const file = tenantsLayout(root).resultFile("recovery");
             const recovery = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -5334,7 +5334,21 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.ok, false);
             assert.match(
                 r.hint ?? "",
-                /^mandant-a turned Healthy at the fixed release after recovery\.commit was made, not at 2020-01-01T00:00:00Z: read each time from the ApplicationSet's status\.applicationStatus/,
+                /^mandant-a turned Healthy at the fixed release after recovery\.commit was made \(\S+Z\), not at 2020-01-01T00:00:00Z: read each time from the ApplicationSet's status\.applicationStatus[^,]*$/,
+            );
+            // the right clock time with a zone's offset put on it (+01:00 after a UTC time): an hour earlier, said in UTC
+            const right = recovery.order[0].healthy_at as string;
+            const zoned = right.replace(/Z$/, "+01:00");
+            editResult(file, { order: recovery.order.map((o: any, i: number) => (i === 0 ? { ...o, healthy_at: zoned } : o)) });
+            const z = (await verifyTenants({ layout: tenantsLayout(root), through: 3 })).find((c) =>
+                c.check.startsWith("recovery.order's healthy_at"),
+            )!;
+            assert.strictEqual(z.ok, false);
+            assert.ok(
+                (z.hint ?? "").includes(
+                    `not at ${zoned} (${new Date(Date.parse(right) - 3_600_000).toISOString()} in UTC): read each time from the ApplicationSet's status.applicationStatus (lastTransitionTime of its Healthy entry) once the rollout is complete, and write it as written there (UTC, Z): a zone's offset put on a UTC time moves it by that much`,
+                ),
+                z.hint,
             );
         });
     });

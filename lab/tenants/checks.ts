@@ -444,12 +444,18 @@ const step3: Check<TenantsWorld>[] = [
                       ok: false,
                       expected: `each after ${new Date(made).toISOString()}`,
                       found: early.map((o: Order) => `${o?.application} ${o?.healthy_at}`).join(", "),
-                      hint: `${early.map((o: Order) => o?.application).join(", ")} turned Healthy at the fixed release after recovery.commit was made, not at ${early.map((o: Order) => o?.healthy_at).join(", ")}: read each time from the ApplicationSet's status.applicationStatus (lastTransitionTime of its Healthy entry) once the rollout is complete`,
+                      hint: `${early.map((o: Order) => o?.application).join(", ")} turned Healthy at the fixed release after recovery.commit was made (${new Date(made).toISOString()}), not at ${early.map((o: Order) => inUtc(o?.healthy_at)).join(", ")}: read each time from the ApplicationSet's status.applicationStatus (lastTransitionTime of its Healthy entry) once the rollout is complete${early.some((o: Order) => zoned(o?.healthy_at)) ? ", and write it as written there (UTC, Z): a zone's offset put on a UTC time moves it by that much" : ""}`,
                   }
                 : true;
         },
     },
 ];
+
+/** A time with a zone's offset (+01:00), not Z: the clock time it holds is not UTC's. */
+const zoned = (t: unknown) => typeof t === "string" && /[+-]\d\d:?\d\d$/.test(t) && !/[+-]00:?00$/.test(t);
+/** A time as written, with its UTC instant beside it where it carries an offset. */
+const inUtc = (t: unknown) =>
+    zoned(t) && !isNaN(Date.parse(t as string)) ? `${t} (${new Date(Date.parse(t as string)).toISOString()} in UTC)` : t;
 
 const stackOutputs = stackOutputChecks<TenantsResultName, TenantsWorld>({
     names: TENANTS_RESULT_FILES,
