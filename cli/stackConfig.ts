@@ -116,7 +116,8 @@ function readYamlDocument(file: string): Document {
         }
     }
     const text = bytes.toString("utf8");
-    const doc = parseDocument(text, { prettyErrors: true });
+    // merge keys (<<: *defaults) are merged, as Pulumi's Go YAML (yaml.v3) merges them
+    const doc = parseDocument(text, { prettyErrors: true, merge: true });
     const err = doc.errors[0];
     if (!err) return doc;
     // a line indented under a key that already has a value: yaml names the key's line, the mistake is the line after it
@@ -280,9 +281,10 @@ export function readStackFile(
         // Pulumi ESC environments (environment: [name]): their values reach Pulumi, not this reader
         const env = (doc as { environment?: unknown }).environment;
         environments = Array.isArray(env) ? env.map(String) : typeof env === "string" ? [env] : [];
-        const seen = new Set<string>();
+        const seen = new Map<string, string>();
         for (const [k, v] of Object.entries(doc.config ?? {})) {
-            const m = /^(?:gitops-lab:)?([^:]+)$/.exec(k);
+            // (gitops-lab:config:root: Pulumi's older form of a key, which config.ParseKey still reads as gitops-lab:root)
+            const m = /^(?:gitops-lab:(?:config:)?)?([^:]+)$/.exec(k);
             // a misspelt prefix (gitops_lab:) would be taken for another package's key and ignored
             const prefix = /^([^:]+):/.exec(k)?.[1];
             if (!m && prefix && prefix !== "gitops-lab" && distance(prefix, "gitops-lab") <= 2)
@@ -317,8 +319,8 @@ export function readStackFile(
                 throw new Error(`${stackFile}: gitops-lab:${m[1]} has no value: give it one, or remove the line to take the default`);
             // one key twice (solveThrough and gitops-lab:solveThrough): Pulumi would take one and hide the other
             if (seen.has(m[1]))
-                throw new Error(`${stackFile}: gitops-lab:${m[1]} is given twice (as ${m[1]} and gitops-lab:${m[1]}): keep one`);
-            seen.add(m[1]);
+                throw new Error(`${stackFile}: gitops-lab:${m[1]} is given twice (as ${seen.get(m[1])} and ${k}): keep one`);
+            seen.set(m[1], k);
             // secrets stay with Pulumi, their key names are checked all the same (a misspelt one would be ignored)
             if (v !== null && typeof v === "object" && "secure" in v) {
                 if ((CONFIG_KEYS as string[]).includes(m[1])) {

@@ -132,6 +132,23 @@ describe("the stack file as preflight and up read it", function () {
         return f;
     };
 
+    // as the Pulumi CLI (3.248) reads the same file: pulumi config --json lists gitops-lab:syncTimeoutSeconds 600,
+    // gitops-lab:root and gitops-lab:solveThrough 4 from it
+    it("a merge key (<<: *defaults) and the older gitops-lab:config:KEY form are read as Pulumi reads them", () => {
+        const f = file(
+            "x-lab-defaults: &defaults\n  gitops-lab:syncTimeoutSeconds: 600\nconfig:\n  <<: *defaults\n  gitops-lab:root: /tmp/x\n  gitops-lab:config:solveThrough: 4\n",
+        );
+        const config = readStackConfig(PROJECT, "dev", f);
+        assert.strictEqual(config.syncTimeoutSeconds, 600);
+        assert.strictEqual(config.root, "/tmp/x");
+        assert.strictEqual(config.solveThrough, 4);
+        // and a value out of range in the older form is refused as in the preferred one
+        assert.throws(
+            () => readStackConfig(PROJECT, "dev", file("config:\n  gitops-lab:config:solveThrough: 12\n")),
+            /gitops-lab:solveThrough/,
+        );
+    });
+
     it("a YAML syntax error names the file and the line, in one line", () => {
         const f = file("config:\n  gitops-lab:solveThrough: 4\n  gitops-lab:root: [unclosed\n");
         assert.throws(
