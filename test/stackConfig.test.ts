@@ -89,6 +89,10 @@ describe("the stack configuration's schema", () => {
             /gitops-lab:root is "\$HOME\/lab"; allowed: an absolute directory path, e\.g\. \/; \$HOME is not expanded here \(no shell reads the file\): write the whole path/,
         ],
         [
+            { solveThrough: "${SOLVE_THROUGH}" },
+            /gitops-lab:solveThrough is "\$\{SOLVE_THROUGH\}"; allowed: [^;]*; \$SOLVE_THROUGH is not expanded here \(no shell reads the file\): write the value itself \(pulumi config set solveThrough <value>, or edit the file\)$/,
+        ],
+        [
             { gitDaemonImage: `docker.io/library/buildpack-deps@sha256:${"a".repeat(63)}` },
             /gitops-lab:gitDaemonImage is "[^"]+"; allowed: an image reference with git daemon in it, registry\/name:tag or @sha256: and 64 lower-case hex digits/,
         ],
