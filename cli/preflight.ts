@@ -20,6 +20,7 @@ import {
     environmentsNote,
     idleK3sKey,
     idleTenantsKey,
+    shortTenantsWait,
     noKeysNote,
     readStackFile,
     secretKeysNote,
@@ -56,6 +57,7 @@ export async function runPreflight(
     const notes = [
         noKeysNote(stack.given, stack.secret, stack.config, stack.file),
         idleTenantsKey(stack.given, stack.config, stack.file),
+        shortTenantsWait(stack.config, stack.file),
         idleK3sKey(stack.given, stack.config, stack.file),
         environmentsNote(stack.environments, stack.file),
         secretKeysNote(stack.secret, stack.file),

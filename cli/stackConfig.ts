@@ -356,6 +356,17 @@ export function idleTenantsKey(given: readonly string[], config: StackConfig, fi
     return `${file} sets ${idle.map((k) => `gitops-lab:${k}`).join(" and ")}, but gitops-lab:tenantsLab is false: no tenants lab is built (pulumi config set tenantsLab true to build it)`;
 }
 
+/**
+ * A tenants wait deadline shorter than the lab's longest wait: the blocked sync giving up takes about 382 s on Argo CD
+ * 3.5 and 524 s on 3.6.2 (docs/tenants-lab.md), so up would install everything and stop there. Said, not refused.
+ */
+export function shortTenantsWait(config: StackConfig, file: string): string | undefined {
+    if (!config.tenantsLab || config.tenantsSolveThrough < 3) return undefined;
+    const longest = config.argocdVersion.startsWith("v3.5") ? 382 : 524;
+    if (config.tenantsWaitTimeoutSeconds >= longest + 60) return undefined;
+    return `${file} sets gitops-lab:tenantsWaitTimeoutSeconds to ${config.tenantsWaitTimeoutSeconds}, while the tenants lab's longest wait, the blocked sync giving up, takes about ${longest} s on Argo CD ${config.argocdVersion} (docs/tenants-lab.md): up would build the lab and stop there; ${DEFAULTS.tenantsWaitTimeoutSeconds} (the default) leaves room`;
+}
+
 /** A k3s key the stack file sets while kubeconfigPath adopts a cluster: k3s is not installed, so it does nothing; said, not refused. */
 export function idleK3sKey(given: readonly string[], config: StackConfig, file: string): string | undefined {
     const idle = ["k3sVersion", "k3sReadyTimeoutSeconds"].filter((k) => given.includes(k));
