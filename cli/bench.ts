@@ -90,6 +90,14 @@ export const bench: Command = {
         "--build             with --cluster real: build the plane's binaries first if they are not (about 40 minutes, with progress)",
         "--pulumi            with --cluster real: time gitops-lab up, a second up and destroy through the real Pulumi engine, beside the same steps without it",
     ],
+    // simulate's and the stack's choices given to bench, which fixes its own
+    misread: {
+        "--argocd-version":
+            "bench always measures Argo CD v3.5.1 at its defaults (the estimate for a real host), in a folder of its own: it takes no version",
+        "--root":
+            "bench builds its lab in a temporary folder of its own and removes it: it takes no --root (simulate --root DIR builds one to keep)",
+        "--lab": "bench times the shop lab, or the tenants lab with --tenants",
+    },
     options: {
         pulumi: { type: "boolean" },
         build: { type: "boolean" },

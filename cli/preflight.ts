@@ -207,6 +207,11 @@ export const preflight: Command = {
         "--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s",
     ],
     options: { root: { type: "string" }, "kubeconfig-path": { type: "string" }, ...CONFIG_FILE },
+    // the lab chosen as simulate and verify choose it: preflight reads it from the stack file
+    misread: {
+        "--lab":
+            "preflight checks the labs the stack file builds: the tenants lab with gitops-lab:tenantsLab: true in it (pulumi config set tenantsLab true, or a --config-file FILE that sets it); --lab is simulate's and verify's",
+    },
     async run(values) {
         // a relative --root is taken from the current folder, as simulate and verify take it (said, so it is never a surprise)
         const rootArg = stringOption(values, "root");

@@ -681,6 +681,27 @@ const MISTAKES: Mistake[] = [
         /Unknown option '--stop': a served lab stops with Ctrl-C in its terminal, or kill PID/,
     ],
     [
+        "author",
+        "preflight",
+        ["--lab", "tenants"],
+        2,
+        /Unknown option '--lab': preflight checks the labs the stack file builds: the tenants lab with gitops-lab:tenantsLab: true/,
+    ],
+    [
+        "author",
+        "bench",
+        ["--argocd-version", "v3.6.2"],
+        2,
+        /Unknown option '--argocd-version': bench always measures Argo CD v3\.5\.1 at its defaults/,
+    ],
+    [
+        "author",
+        "bench",
+        ["--root", "{dir}/r"],
+        2,
+        /Unknown option '--root': bench builds its lab in a temporary folder of its own and removes it/,
+    ],
+    [
         "learner",
         "simulate",
         ["--", "--root", "{dir}/r"],
