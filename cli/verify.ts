@@ -25,7 +25,7 @@ import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } 
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { servedLabSilent } from "./servedLab";
 import { messageOf } from "../lab/ports/errors";
-import { isServedKubeconfig, servedKubeconfig, servedLabOf } from "../sim/servedFiles";
+import { isServedKubeconfig, servedKubeconfig, servedLabOf, staleServedCopy } from "../sim/servedFiles";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
 
 /**
@@ -187,6 +187,9 @@ export const verify: Command = {
                 // this lab's (or a) served lab's kubeconfig while nothing serves it (stopped, or suspended: Ctrl-Z): said at once
                 const silent = servedLabSilent(kc.file, "verify");
                 if (silent) throw new Error(silent);
+                // a copy of this lab's served kubeconfig made in an earlier run: its port is gone
+                const stale = staleServedCopy(kc.file, layout.root);
+                if (stale) throw new Error(stale);
                 cluster = clusterOf(kc);
             } catch (e) {
                 // a served lab under the root wrote its own: named, when no kubeconfig was given
@@ -200,7 +203,7 @@ export const verify: Command = {
                     // the table's line names the served lab's kubeconfig too (it shows no hint)
                     found: `${messageOf(e)}${served ? ` (this lab is served: --kubeconfig ${served})` : ""}`,
                     // why this kubeconfig will not do (none there, not a kubeconfig), then what to give
-                    hint: /serve it again|is suspended/.test(messageOf(e))
+                    hint: /serve it again|is suspended|from an earlier run/.test(messageOf(e))
                         ? `${messageOf(e)}, or --offline to grade the files and repository only`
                         : `${messageOf(e)
                               .split(";")[0]

@@ -49,6 +49,25 @@ export function isServedKubeconfig(file: string): boolean {
     return typeof server === "string" && /^https?:\/\/127\.0\.0\.1:\d+$/.test(server);
 }
 
+/**
+ * Why `file`, a copy of the served kubeconfig of the lab under `root` made in an earlier run (its cluster named as
+ * this lab's, its server another than the one the lab wrote this run), does not reach the lab: each start writes a
+ * new port and token. Undefined for any other file.
+ */
+export function staleServedCopy(file: string, root: string): string | undefined {
+    const ours = servedKubeconfig(root);
+    if (!fs.existsSync(file) || !fs.existsSync(ours) || path.resolve(file) === path.resolve(ours)) return undefined;
+    if (!isServedKubeconfig(file) || !isServedKubeconfig(ours)) return undefined;
+    const cluster = (f: string) => {
+        const k = parse(fs.readFileSync(f, "utf8")) as { clusters?: { name?: string; cluster?: { server?: string } }[] };
+        return k.clusters?.find((c) => /^gitops-lab-sim-/.test(String(c?.name)));
+    };
+    const copy = cluster(file);
+    const now = cluster(ours);
+    if (!copy || copy.name !== servedClusterName(root) || !now || copy.cluster?.server === now.cluster?.server) return undefined;
+    return `${file} is a copy of this lab's served kubeconfig from an earlier run (its server ${copy.cluster?.server} is gone: each start of the served lab writes a new port and token): give --kubeconfig ${ours}, the one it writes, or copy it again`;
+}
+
 /** The one line refusing to serve over a kubeconfig that is not a served lab's; undefined when there is none or it is ours. */
 export function foreignKubeconfig(root: string): string | undefined {
     const file = servedKubeconfig(root);

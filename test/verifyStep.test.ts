@@ -20,6 +20,7 @@ import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
 import { run } from "../lab/ports/exec";
 import { FakeKube } from "../sim/fakeApi";
+import { servedClusterName } from "../sim/servedFiles";
 import { expect, holds } from "./helpers/expect";
 import { kubeconfigAt, labAt, rootAt } from "./helpers/labAt";
 import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt";
@@ -2580,6 +2581,33 @@ describe("verify --step: one step at a time, with a hint", function () {
             } finally {
                 fs.rmSync(link, { force: true });
             }
+        });
+    });
+
+    // given a copy of the served kubeconfig made in an earlier run (its port gone) while the lab writes another: named
+    it("a copy of an earlier run's served kubeconfig: the lab's own is named", async () => {
+        await atShop(3, async (root) => {
+            const served = (file: string, port: number) => {
+                const name = servedClusterName(root);
+                fs.writeFileSync(
+                    file,
+                    `apiVersion: v1\nkind: Config\nclusters: [{name: ${name}, cluster: {server: "http://127.0.0.1:${port}"}}]\nusers: [{name: ${name}, user: {token: x}}]\ncontexts: [{name: ${name}, context: {cluster: ${name}, user: ${name}}}]\ncurrent-context: ${name}\n`,
+                );
+                return file;
+            };
+            served(path.join(root, "kubeconfig"), await freePort());
+            const copy = served(path.join(fs.mkdtempSync(path.join(root, "mine-")), "kc-copy"), (await freePort()) + 1);
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", copy]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `the cluster answers; hint: ${copy} is a copy of this lab's served kubeconfig from an earlier run (its server http://127.0.0.1:`,
+                ) &&
+                    r.stdout.includes(
+                        `give --kubeconfig ${path.join(root, "kubeconfig")}, the one it writes, or copy it again, or --offline`,
+                    ),
+                r.stdout,
+            );
         });
     });
 
