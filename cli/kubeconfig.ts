@@ -83,10 +83,20 @@ export function clusterOf(kc: { file: string; text: string }): KubeCluster {
         if (/names no current cluster/.test(messageOf(e))) {
             // a kubeconfig with contexts but no current-context (or one naming a context it lacks) is a kubeconfig still
             let contexts: string[] = [];
+            let doc: unknown;
             try {
-                contexts = ((parse(kc.text) as { contexts?: { name?: unknown }[] } | null)?.contexts ?? []).map((c) => String(c?.name));
+                doc = parse(kc.text);
+                contexts = ((doc as { contexts?: { name?: unknown }[] } | null)?.contexts ?? []).map((c) => String(c?.name));
             } catch {
                 contexts = [];
+            }
+            // a simulated lab's saved cluster (DIR/simulated-cluster.json): the lab's state, which its served API answers for
+            const saved = doc as { rv?: unknown; objects?: unknown } | null;
+            if (saved && typeof saved.rv === "number" && Array.isArray(saved.objects)) {
+                const dir = path.dirname(path.resolve(kc.file));
+                throw new Error(
+                    `${kc.file} is a simulated lab's saved cluster (simulate keeps its state there), not a kubeconfig: the lab answers while served (gitops-lab simulate --root ${dir} --serve), at ${path.join(dir, "kubeconfig")}`,
+                );
             }
             throw new Error(
                 contexts.length

@@ -2611,6 +2611,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the lab's saved cluster given as the kubeconfig: said, with how to serve it", async () => {
+        await atShop(3, async (root) => {
+            const saved = path.join(root, "simulated-cluster.json");
+            assert.ok(fs.existsSync(saved), "the lab keeps its cluster there");
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", saved]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `${saved} is a simulated lab's saved cluster (simulate keeps its state there), not a kubeconfig: the lab answers while served (gitops-lab simulate --root ${root} --serve), at ${path.join(root, "kubeconfig")}`,
+                ),
+                r.stdout,
+            );
+        });
+    });
+
     it("a served lab suspended, or a simulate still at work: said", async () => {
         await atShop(3, async (root) => {
             const kubeconfig = kubeconfigFor(root, `https://127.0.0.1:${await freePort()}`);
