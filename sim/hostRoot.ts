@@ -27,6 +27,23 @@ export function labBeside(root: string, hasLab: (dir: string) => boolean): strin
     return name === undefined ? undefined : path.join(parent, name);
 }
 
+/** The kit's own folder (this file's project): where its sources are. */
+const KIT_DIR = path.resolve(__dirname, "..");
+
+/**
+ * A root that is the kit's folder, or inside one of its own folders (lab/, docs/, node_modules/: `--root lab` run from
+ * the kit's folder), would put the lab's srv/, root/ and saved cluster among the kit's files: the one line refusing it.
+ */
+function kitFolderOf(root: string): string | undefined {
+    const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : path.resolve(p));
+    const rel = path.relative(real(KIT_DIR), real(root));
+    if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+    const first = rel.split(path.sep)[0];
+    // a folder a simulation made there before (a lab of its own, --root mylab) is no folder of the kit's
+    if (first && (!fs.existsSync(path.join(KIT_DIR, first)) || fs.existsSync(madeRecordFile(path.join(KIT_DIR, first))))) return undefined;
+    return `--root ${root} is ${first ? `inside the kit's own ${first}/ folder` : "the kit's own folder"} (${KIT_DIR}): the lab's srv/, root/ and saved cluster would go among the kit's files; give a folder of its own, such as --root /tmp/lab`;
+}
+
 /**
  * A root that is a host's own lab location is no simulation's: `/` (the lab host's /srv/bare and
  * /root/cnpa-env), or one whose lab folders hold something while nothing says a simulation ran there
@@ -44,6 +61,8 @@ export function hostRootProblem(root: string, opts: { reset?: boolean } = {}): s
         return opts.reset
             ? `--root ${root} is inside the simulated lab under ${outer}, which is reset as a whole: gitops-lab simulate --root ${outer} --reset`
             : `--root ${root} is inside the simulated lab under ${outer}: a lab is not built inside another; to go on with that one, give --root ${outer}, or give a folder outside it`;
+    const kit = kitFolderOf(root);
+    if (kit && !opts.reset) return kit;
     // a lab's own folder given as the root (root/cnpa-env, the results folder the lab's docs name): the lab would go a
     // second time under it (…/root/cnpa-env/root/cnpa-env)
     const labPath = [

@@ -1086,6 +1086,22 @@ describe("simulate --serve at a step: what comes next, and only commands that wo
         assert.ok(fs.existsSync(path.join(cwd, "lab")));
     });
 
+    it("given --root lab from the kit's folder (its own lab/ sources), then it is refused and nothing is made there", () => {
+        const kit = path.resolve(__dirname, "..");
+        const before = fs.readdirSync(path.join(kit, "lab")).sort();
+        const r = spawnSync(process.execPath, [BIN, "simulate", "--root", "lab", "--through", "0"], {
+            cwd: kit,
+            encoding: "utf8",
+            timeout: 120_000,
+        });
+        assert.strictEqual(r.status, 2, `${r.stdout}${r.stderr}`);
+        assert.match(
+            r.stderr,
+            /--root \S+\/lab is inside the kit's own lab\/ folder \(\S+\): the lab's srv\/, root\/ and saved cluster would go among the kit's files; give a folder of its own, such as --root \/tmp\/lab/,
+        );
+        assert.deepStrictEqual(fs.readdirSync(path.join(kit, "lab")).sort(), before, "nothing made in lab/");
+    });
+
     it("given a run that ends (no --serve), then its last line is the grading command, offline, and it works as printed from any folder", async () => {
         const root = await rootAt(2);
         const r = runCli("simulate", ["--root", root, "--through", "2"]);
