@@ -319,9 +319,11 @@ export const simulate: Command = {
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;
             const tenantsDone = tenants ? tenantsLabProgress(tenantsLayout(root)) : 0;
             // --serve without a --through on a lab begun: served where it stands (the solver goes on only when asked: --through 8)
-            const keep = !!values.serve && values.through === undefined && values["tenants-through"] === undefined;
-            const through = keep && shopDone > 0 ? shopDone : askedThrough;
-            const tenantsThrough = keep && tenantsDone > 0 ? tenantsDone : askedTenantsThrough;
+            // (each lab by its own option: with --lab both, --through is the shop lab's and --tenants-through the tenants lab's)
+            const keepShop = !!values.serve && values.through === undefined;
+            const keepTenants = !!values.serve && (which === "tenants" ? values.through : values["tenants-through"]) === undefined;
+            const through = keepShop && shopDone > 0 ? shopDone : askedThrough;
+            const tenantsThrough = keepTenants && tenantsDone > 0 ? tenantsDone : askedTenantsThrough;
             // --lab left out where the tenants lab was begun (a tenants run resumed without its --lab): nothing is built
             // for a shop lab not begun (--lab shop asks for it); one begun goes on, said
             const tenantsHere = values.lab === undefined && fs.existsSync(tenantsLayout(root).bareRepo);
@@ -345,7 +347,7 @@ export const simulate: Command = {
                 tenants && tenantsDone > 0 && (values.serve ? tenantsThrough <= tenantsDone : tenantsThrough === tenantsDone);
             const stands = values.serve ? "served as it stands" : "nothing to solve";
             const where = (done: number, asked: number, flag: string) =>
-                keep
+                (flag === "--through" && which !== "tenants" ? keepShop : keepTenants)
                     ? `at step ${done} (no ${flag} given: ${flag} ${flag === "--through" && which !== "tenants" ? 8 : 3} has the solver do the rest)`
                     : `at step ${done}, ${asked < done ? `past ${flag} ${asked}` : `the step ${flag} ${asked} asks for`}`;
             if (shop && !values.serve) {
@@ -396,6 +398,15 @@ export const simulate: Command = {
                 // the simulated node's images are not saved with the simulated cluster (a real node keeps its own): loaded again
                 await loadSiteImages(lab.kube.images, say);
             }
+            // --lab both served with one lab begun and the other not: the new one is solved as a new lab is, said before it is
+            if (values.serve && which === "both" && tenantsDone === 0 && shopDone > 0 && values["tenants-through"] === undefined)
+                say(
+                    `simulate: the tenants lab is not begun: the solver builds it through step ${tenantsThrough} (--tenants-through's default) before serving; --tenants-through 1 builds its step 1 alone and leaves steps 2-3 to you`,
+                );
+            if (values.serve && which === "both" && shopDone === 0 && tenantsDone > 0 && values.through === undefined)
+                say(
+                    `simulate: the shop lab is not begun: the solver builds it through step ${through} (--through's default) before serving; --through 0 leaves every step to you`,
+                );
             if (shop && !shopAsItStands) {
                 for (const f of filesSolverRewrites(shopLayout(root), shopDone, through))
                     say(

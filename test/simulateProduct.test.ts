@@ -1616,6 +1616,49 @@ describe("a served lab started again: the learner's work stays the learner's", f
         }
     });
 
+    // given the shop lab begun and the tenants lab not, when --lab both is served with --tenants-through only, then the shop
+    // lab is served as it stands (--through is its option), and the tenants lab's solving is said before it runs
+    it("--lab both --serve: each lab keeps by its own option, and a lab not begun is said before it is solved", async () => {
+        const root = await rootAt(2);
+        const layout = shopLayout(root);
+        try {
+            const main = await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]);
+            const run = await served(root, ["--lab", "both", "--tenants-through", "1"]);
+            try {
+                assert.match(
+                    run.out(),
+                    /the shop lab is at step 2 \(no --through given: --through 8 has the solver do the rest\): served as it stands/,
+                );
+                assert.ok(!fs.existsSync(layout.resultFile("incident")), "step 3 is the learner's");
+                assert.strictEqual(await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]), main);
+            } finally {
+                await stop(run);
+            }
+            const again = await served(root, ["--lab", "both"]);
+            try {
+                assert.doesNotMatch(again.out(), /the tenants lab is not begun/, "begun now, at step 1");
+            } finally {
+                await stop(again);
+            }
+        } finally {
+            await removeRoot(root);
+        }
+        const fresh = await rootAt(2);
+        try {
+            const run = await served(fresh, ["--lab", "both"]);
+            try {
+                assert.match(
+                    run.out(),
+                    /^simulate: the tenants lab is not begun: the solver builds it through step 3 \(--tenants-through's default\) before serving; --tenants-through 1 builds its step 1 alone and leaves steps 2-3 to you$/m,
+                );
+            } finally {
+                await stop(run);
+            }
+        } finally {
+            await removeRoot(fresh);
+        }
+    });
+
     it("a learner's step written but wrong: served as it stands says so, and the solver does not build on it", async () => {
         const root = await rootAt(6);
         const layout = shopLayout(root);
