@@ -654,7 +654,7 @@ describe("simulate: stopped at any instant, it resumes", function () {
 describe("simulate: a lab's repository removed by hand", function () {
     this.timeout(120_000);
 
-    it("given the shop repository deleted at step 4, then served or run, it says the repository is gone, not a step to do", async () => {
+    it("given the shop repository deleted at step 4, then served or run, it says the repository is gone, and a reset keeps the clone", async () => {
         const root = await rootAt(4);
         try {
             fs.rmSync(shopLayout(root).bareRepo, { recursive: true, force: true });
@@ -667,11 +667,21 @@ describe("simulate: a lab's repository removed by hand", function () {
                 assert.match(
                     r.stderr,
                     new RegExp(
-                        `^gitops-lab simulate: ${shopLayout(root).bareRepo} is gone while the lab under ${root} is at step 4: .*--reset, then the lab again\\n$`,
+                        `^gitops-lab simulate: ${shopLayout(root).bareRepo} is gone while the lab under ${root} is at step 4: .*put that folder itself back \\(a copy of it, cp -a; a repository made again from the clone lacks the lab's mark and is refused as yours\\).*--reset \\(which keeps the lab's clone, the history's last copy\\), then the lab again\\n$`,
                     ),
                 );
             }
             assert.ok(!fs.existsSync(shopLayout(root).bareRepo), "nothing was built in its place");
+            // then the reset the refusal offers: the clone, every commit of it pushed, is the history's last copy and stays
+            const reset = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(reset.code, 0, reset.out);
+            assert.ok(
+                reset.stdout.includes(
+                    `kept ${shopLayout(root).clone}: it holds work the repository does not (the history of ${shopLayout(root).bareRepo}, which is gone: this clone is the only copy left)`,
+                ),
+                reset.stdout,
+            );
+            assert.ok(fs.existsSync(path.join(shopLayout(root).clone, ".git")), "the clone stays");
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

@@ -333,6 +333,9 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
     // a repository the lab did not make (step 1 done by hand) is the learner's, and so is the clone of it
     const theirs = exists(layout.bareRepo) && !(await isOurBareRepo(layout.bareRepo, kind.owner));
     const work = !theirs && (await isCloneOfBare(layout)) ? await unpushedWork(layout.clone) : undefined;
+    // the repository removed by hand: the clone's commits, pushed or not, are the only copy of its history left
+    if (work && !exists(layout.bareRepo) && (await git(["rev-list", "-n", "1", "--all"], layout.clone).catch(() => "")).trim())
+        work.unshift(`the history of ${layout.bareRepo}, which is gone: this clone is the only copy left`);
     if (theirs && exists(path.join(layout.clone, ".git")))
         log(`kept ${layout.clone}: a clone of ${layout.bareRepo}, which is yours (below), so it is yours too`);
     else if (work && work.length) {
