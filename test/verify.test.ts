@@ -330,6 +330,16 @@ describe("verify (the independent grader)", function () {
             const bad = await runMain("verify", ["--root", l.root, "--offline"]);
             assert.strictEqual(bad.code, 1);
             assert.match(bad.stdout, / {3}5 {2}FAIL {2}drift\.seconds is an integer\n {14}expected: an integer\n {14}found: {4}"3"/);
+            // a value whose flaw the two lines do not show (a SHA in upper case): why, beside it
+            const incident = read(l, "incident");
+            write(l, "incident", { ...incident, commit: String(incident.commit).toUpperCase() });
+            const upper = await runMain("verify", ["--root", l.root, "--offline"]);
+            assert.ok(
+                upper.stdout.includes(
+                    `found:    "${String(incident.commit).toUpperCase()}" (it holds upper-case letters: write the SHA in lower case, as git prints it)\n`,
+                ),
+                upper.stdout,
+            );
         });
 
         it("--json prints the same checks as JSON", async () => {

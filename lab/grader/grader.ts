@@ -21,6 +21,8 @@ export interface Outcome {
     then?: string;
     /** Say where else the lab has the commit found (whereElse) before this outcome's own hint, as before a step's. */
     whereElseToo?: boolean;
+    /** Why the value found is not what is expected, where the table would not show it (upper-case letters): beside `found`. */
+    why?: string;
 }
 
 export interface Check<W> {
@@ -55,6 +57,8 @@ export interface CheckResult {
     then?: string;
     /** Where else the lab has what it found (whereElse), said before the hint. */
     note?: string;
+    /** Why the value found is not what is expected (the table prints it beside found). */
+    why?: string;
 }
 
 /** What runChecks may ask of the lab for a failed check with no hint of its own. */
@@ -187,6 +191,7 @@ export async function runChecks<W>(checks: readonly Check<W>[], world: W, throug
                                   ...(o.hint || c.hint ? { hint: show(o.hint ?? c.hint) } : {}),
                                   ...(o.then ? { then: show(o.then) } : {}),
                                   ...(note ? { note } : {}),
+                                  ...(o.why ? { why: o.why } : {}),
                               }),
                     },
                     c,
@@ -218,7 +223,7 @@ export function formatTable(results: CheckResult[]): string {
             const head = `${String(r.step).padStart(4)}  ${r.ok ? "PASS" : "FAIL"}  ${r.check}`;
             return r.ok
                 ? head
-                : `${head}\n              expected: ${r.expected}\n              found:    ${r.found}${r.note ? ` (${r.note.replace(/^found \w+ is /, "")})` : ""}`;
+                : `${head}\n              expected: ${r.expected}\n              found:    ${r.found}${r.note ? ` (${r.note.replace(/^found \w+ is /, "")})` : r.why ? ` (${r.why})` : ""}`;
         });
     const failed = results.filter((r) => !r.ok).length;
     return [`step  result  check`, ...lines, "", `${results.length - failed} passed, ${failed} failed`].join("\n");

@@ -240,7 +240,8 @@ export function resultFileChecks<N extends string, W extends ResultFilesWorld<N>
                 if (!o || !(f.key in o)) return null;
                 const v = o[f.key];
                 const ok = f.check(v);
-                return { ok, expected: f.what, found: JSON.stringify(v), ...(ok ? {} : { hint: whyNot(f, v) }) };
+                // (the table says why too: its expected and found alone do not show a case or a slip)
+                return { ok, expected: f.what, found: JSON.stringify(v), ...(ok ? {} : { hint: whyNot(f, v), why: whyNot(f, v) }) };
             },
         });
         if (f.isSha) {
