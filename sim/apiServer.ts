@@ -169,7 +169,8 @@ export class ApiServer {
      * after the object moved on): 409 Conflict, as the API server's optimistic concurrency answers (store.go's Update).
      */
     private checkPrecondition(t: ResourceType, current: { metadata: ObjectMeta }, sent: unknown) {
-        if (sent === undefined || sent === null || sent === "" || sent === current.metadata.resourceVersion) return;
+        // ("0" is none too: the API server parses it to 0, an unconditional update)
+        if (sent === undefined || sent === null || sent === "" || sent === "0" || sent === current.metadata.resourceVersion) return;
         throw new HttpError(
             409,
             "Conflict",
@@ -367,7 +368,11 @@ export class ApiServer {
             return ns0;
         }
         const notFound = () =>
-            new HttpError(404, "NotFound", `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found${notServedHere(ns, name!)}`);
+            new HttpError(
+                404,
+                "NotFound",
+                `${t.plural}${t.group ? "." + t.group : ""} "${name}" not found${notServedHere(t.kind, ns, name!)}`,
+            );
         if (!name) {
             if (method === "GET") {
                 const match = selectorOf(url);
@@ -461,21 +466,23 @@ export class ApiServer {
  * Argo CD's and the git daemon's own workloads (argocd-repo-server, argocd-application-controller, ...) are no
  * objects here: the simulate process is them. Said after the API server's NotFound (docs/simulate.md lists it).
  */
-function notServedHere(ns: string | undefined, name: string): string {
-    if (!(ns === "argocd" && name.startsWith("argocd-")) && !(ns === GITSRV_NAMESPACE && name === GITD_NAME)) return "";
+function notServedHere(kind: string, ns: string | undefined, name: string): string {
+    if (!["Deployment", "StatefulSet", "Pod"].includes(kind)) return "";
+    if (!(ns === "argocd" && name.startsWith("argocd-")) && !(ns === GITSRV_NAMESPACE && name.startsWith(GITD_NAME))) return "";
     return " (the simulated cluster has no Argo CD or git daemon workloads: the simulate process runs them; a refresh is `kubectl -n argocd annotate app NAME argocd.argoproj.io/refresh=normal`, see docs/simulate.md)";
 }
 
 /**
  * A PUT with no resourceVersion replaces whatever is stored: Kubernetes' own kinds take it, a custom resource's and a
- * CRD's strategies do not (AllowUnconditionalUpdate false), and the generic store answers 422 (registry/store.go).
+ * CRD's strategies do not (AllowUnconditionalUpdate false), and the generic store answers 422 (registry/store.go; the
+ * value as apimachinery 0.35+ prints a uint64, 0).
  */
 function unconditionalRefused(t: ResourceType, name: string, sent: unknown) {
-    if (sent !== undefined && sent !== null && sent !== "") return;
+    if (sent !== undefined && sent !== null && sent !== "" && sent !== "0") return;
     if (BUILT_IN_GROUPS.has(t.group) && t.kind !== "CustomResourceDefinition") return;
     throw new HttpError(
         422,
         "Invalid",
-        `${t.plural}.${t.group} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+        `${t.plural}.${t.group} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`,
     );
 }

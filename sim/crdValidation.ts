@@ -43,9 +43,9 @@ export function wrongTypes(schema: Schema | undefined, value: unknown, at = "", 
         (want === "number" && has === "integer") ||
         (schema["x-kubernetes-int-or-string"] && (has === "integer" || has === "string"));
     if (!fits) return [`${at}: Invalid value: "${has}": ${at} in body must be of type ${want}: "${has}"`];
-    // (a list's elements ratchet by position here; the API server matches a map-typed list's by key)
-    if (Array.isArray(value))
-        return value.flatMap((v, i) => wrongTypes(schema.items, v, `${at}[${i}]`, Array.isArray(old) ? old[i] : undefined));
+    // a list changed is checked whole: the API server pairs no elements of an atomic list (Argo CD's CRDs declare no
+    // list type, so every list is one), only a map-typed list's by key
+    if (Array.isArray(value)) return value.flatMap((v, i) => wrongTypes(schema.items, v, `${at}[${i}]`));
     if (typeof value !== "object") return [];
     const join = (k: string) => (at ? `${at}.${k}` : k);
     return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>

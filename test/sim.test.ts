@@ -951,12 +951,19 @@ describe("the simulated API server's store", function () {
             assert.deepStrictEqual(await put({ ...labelled, metadata: { ...labelled.metadata, resourceVersion: undefined } }), {
                 code: 422,
                 message:
-                    'applicationsets.argoproj.io "shop" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+                    'applicationsets.argoproj.io "shop" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update',
             });
             assert.strictEqual((await put(labelled)).code, 200, "an unchanged wrong type does not refuse the update");
             const again = kube.get("ApplicationSet", "argocd", "shop")!;
             (again.spec!.template!.spec!.syncPolicy!.automated as { prune?: unknown }).prune = "false";
             assert.match((await put(again)).message, /automated\.prune in body must be of type boolean/, "a changed one is checked");
+            // a list is atomic: one element added to it checks every element again, the one stored before too
+            const listed = kube.get("ApplicationSet", "argocd", "shop")!;
+            (listed.spec!.template!.spec!.syncPolicy as { syncOptions?: unknown[] }).syncOptions = [true];
+            kube.put(listed, "setup");
+            const grown = kube.get("ApplicationSet", "argocd", "shop")!;
+            (grown.spec!.template!.spec!.syncPolicy as { syncOptions?: unknown[] }).syncOptions = [true, "CreateNamespace=true"];
+            assert.match((await put(grown)).message, /syncOptions\[0\] in body must be of type string/);
         } finally {
             await kube.stop();
         }

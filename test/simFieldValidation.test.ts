@@ -165,6 +165,8 @@ describe("the simulated API server's field validation of custom resources", func
         );
         const own = await kubectl("-n", "argocd", "rollout", "restart", "deployment", "site");
         assert.match(own.out, /deployments\.apps "site" not found\s*$/, "a name of the lab's own gets the API server's answer alone");
+        const config = await kubectl("-n", "argocd", "get", "configmap", "argocd-cm");
+        assert.match(config.out, /configmaps "argocd-cm" not found\s*$/, "a ConfigMap is no workload: the answer alone");
     });
 
     it("an Application whose name is no DNS subdomain is refused (422)", async () => {
