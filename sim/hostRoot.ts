@@ -29,18 +29,37 @@ export function labBeside(root: string, hasLab: (dir: string) => boolean): strin
 
 /** The kit's own folder (this file's project): where its sources are. */
 const KIT_DIR = path.resolve(__dirname, "..");
+/** The kit's own top-level folders (test/architecture.test.ts holds it to the tree's), the installed packages too. */
+export const KIT_FOLDERS = [
+    ".ci",
+    ".git",
+    "bin",
+    "cli",
+    "components",
+    "docs",
+    "gitrepo",
+    "lab",
+    "lint",
+    "loader",
+    "node_modules",
+    "program",
+    "realnode",
+    "realplane",
+    "sim",
+    "test",
+];
 
 /**
  * A root that is the kit's folder, or inside one of its own folders (lab/, docs/, node_modules/: `--root lab` run from
  * the kit's folder), would put the lab's srv/, root/ and saved cluster among the kit's files: the one line refusing it.
+ * A folder of the user's beside them (--root mylab) is theirs.
  */
 function kitFolderOf(root: string): string | undefined {
     const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : path.resolve(p));
     const rel = path.relative(real(KIT_DIR), real(root));
     if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
     const first = rel.split(path.sep)[0];
-    // a folder a simulation made there before (a lab of its own, --root mylab) is no folder of the kit's
-    if (first && (!fs.existsSync(path.join(KIT_DIR, first)) || fs.existsSync(madeRecordFile(path.join(KIT_DIR, first))))) return undefined;
+    if (first && !KIT_FOLDERS.includes(first)) return undefined;
     return `--root ${root} is ${first ? `inside the kit's own ${first}/ folder` : "the kit's own folder"} (${KIT_DIR}): the lab's srv/, root/ and saved cluster would go among the kit's files; give a folder of its own, such as --root /tmp/lab`;
 }
 

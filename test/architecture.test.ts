@@ -8,6 +8,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { ARGOCD_VERSIONS } from "../lab/platform/argocd";
+import { KIT_FOLDERS } from "../sim/hostRoot";
 
 const PROJECT = path.join(__dirname, "..");
 const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: PROJECT, encoding: "utf8" })
@@ -124,6 +125,15 @@ describe("the project stands alone", () => {
             card.filter((c) => !top.includes(c)),
             [],
             "the design card's entries are all there",
+        );
+    });
+
+    it("simulate refuses a root inside every top-level folder of the kit's (KIT_FOLDERS is the tree's)", () => {
+        const folders = [...new Set(tracked.filter((f) => f.includes("/")).map((f) => f.split("/")[0]))].sort();
+        assert.deepStrictEqual(
+            folders.filter((f) => !KIT_FOLDERS.includes(f)),
+            [],
+            "a folder of the kit that sim/hostRoot.ts's KIT_FOLDERS leaves out",
         );
     });
 

@@ -1110,6 +1110,19 @@ describe("simulate --serve at a step: what comes next, and only commands that wo
             /--root \S+\/lab is inside the kit's own lab\/ folder \(\S+\): the lab's srv\/, root\/ and saved cluster would go among the kit's files; give a folder of its own, such as --root \/tmp\/lab/,
         );
         assert.deepStrictEqual(fs.readdirSync(path.join(kit, "lab")).sort(), before, "nothing made in lab/");
+        // a folder of the user's own beside the kit's (--root mylab, made and reset before) is theirs to use
+        const mine = fs.mkdtempSync(path.join(kit, "mylab-"));
+        try {
+            const r2 = spawnSync(process.execPath, [BIN, "simulate", "--root", path.basename(mine), "--through", "0"], {
+                cwd: kit,
+                encoding: "utf8",
+                timeout: 120_000,
+            });
+            assert.doesNotMatch(r2.stderr, /the kit's own/, `${r2.stdout}${r2.stderr}`);
+        } finally {
+            spawnSync(process.execPath, [BIN, "simulate", "--root", mine, "--reset"], { encoding: "utf8", timeout: 120_000 });
+            fs.rmSync(mine, { recursive: true, force: true });
+        }
     });
 
     it("given a run that ends (no --serve), then its last line is the grading command, offline, and it works as printed from any folder", async () => {
