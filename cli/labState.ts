@@ -35,6 +35,6 @@ export async function refuseUnbuildable(
     ] as const)
         if (done !== undefined && done >= 2 && !fs.existsSync(path.join(repo, "HEAD")))
             throw new Error(
-                `${repo} is gone while the lab under ${root} is at step ${done}: its steps stand on it, so it is neither served nor built on; put that folder itself back (a copy of it, cp -a; a repository made again from the clone lacks the lab's mark and is refused as yours), or start over: gitops-lab simulate --root ${shellWord(root)} --reset (which keeps the lab's clone, the history's last copy), then the lab again`,
+                `${repo} is gone while the lab under ${root} is at step ${done}: its steps stand on it, so it is neither served nor built on; put that folder itself back (a copy of it, cp -a; a repository made again from the clone lacks the lab's mark and is refused as yours), or start over: gitops-lab simulate --root ${shellWord(root)} --reset (which keeps the lab's clone, the history's last copy: copy out what you need, git bundle create FILE --all, and move the clone away), then the lab again`,
             );
 }

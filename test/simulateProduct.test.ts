@@ -667,7 +667,7 @@ describe("simulate: a lab's repository removed by hand", function () {
                 assert.match(
                     r.stderr,
                     new RegExp(
-                        `^gitops-lab simulate: ${shopLayout(root).bareRepo} is gone while the lab under ${root} is at step 4: .*put that folder itself back \\(a copy of it, cp -a; a repository made again from the clone lacks the lab's mark and is refused as yours\\).*--reset \\(which keeps the lab's clone, the history's last copy\\), then the lab again\\n$`,
+                        `^gitops-lab simulate: ${shopLayout(root).bareRepo} is gone while the lab under ${root} is at step 4: .*put that folder itself back \\(a copy of it, cp -a; a repository made again from the clone lacks the lab's mark and is refused as yours\\).*--reset \\(which keeps the lab's clone, the history's last copy: copy out what you need, git bundle create FILE --all, and move the clone away\\), then the lab again\\n$`,
                     ),
                 );
             }
@@ -682,6 +682,14 @@ describe("simulate: a lab's repository removed by hand", function () {
                 reset.stdout,
             );
             assert.ok(fs.existsSync(path.join(shopLayout(root).clone, ".git")), "the clone stays");
+            // and, the clone moved away as the line says, the lab again
+            fs.renameSync(shopLayout(root).clone, `${root}-clone`);
+            try {
+                const again = await runMain("simulate", ["--root", root, "--through", "1"]);
+                assert.strictEqual(again.code, 0, again.out);
+            } finally {
+                fs.rmSync(`${root}-clone`, { recursive: true, force: true });
+            }
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
