@@ -20,6 +20,7 @@ import { BIN, runMain } from "./helpers/cli";
 import { kubeconfigFor, freePort } from "./helpers/kubeconfig";
 import { run } from "../lab/ports/exec";
 import { FakeKube } from "../sim/fakeApi";
+import { BareRepo } from "../lab/grader/bareRepo";
 import { servedClusterName } from "../sim/servedFiles";
 import { expect, holds } from "./helpers/expect";
 import { kubeconfigAt, labAt, rootAt } from "./helpers/labAt";
@@ -5095,6 +5096,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
             const r = await verifyServed(at, 3);
             assert.strictEqual(r.code, 0, r.out);
+            // what the merge changed on main: against the parent main stood at (git lists no file for a merge alone)
+            const repo = new BareRepo(at.layout.bareRepo);
+            const stall = JSON.parse(fs.readFileSync(at.layout.resultFile("stall"), "utf8")).commit;
+            assert.deepStrictEqual(await repo.changedFiles(merge), []);
+            assert.deepStrictEqual((await repo.changedFiles(merge, stall)).sort(), TENANTS_ALL.map((t) => tenantPath(t)).sort());
         } finally {
             await at.stop();
         }

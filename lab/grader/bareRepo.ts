@@ -162,10 +162,13 @@ export class BareRepo {
         return isFullSha(tip) && (!base || isFullSha(base)) ? this.once(`merges ${tip} ${base}`, ask) : ask();
     }
     /** The paths a commit changes against its first parent (all of its files for a root commit). */
-    async changedFiles(sha: string): Promise<string[]> {
+    /** The files a commit changes: against its parent, or `against` (one of a merge's parents: a merge alone lists none). */
+    async changedFiles(sha: string, against?: string): Promise<string[]> {
         const ask = async () =>
-            (await this.git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha])).split("\n").filter(Boolean);
-        return isFullSha(sha) ? this.once(`changed ${sha}`, ask) : ask();
+            (await this.git(["diff-tree", "--no-commit-id", "--name-only", "-r", ...(against ? [against, sha] : ["--root", sha])]))
+                .split("\n")
+                .filter(Boolean);
+        return isFullSha(sha) && (!against || isFullSha(against)) ? this.once(`changed ${sha} ${against ?? ""}`, ask) : ask();
     }
     /**
      * The commits a branch has stood at, newest first, from its reflog (the lab's repositories keep one:

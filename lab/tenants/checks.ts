@@ -23,7 +23,9 @@ import {
     AFTER_BLOCKED,
     all,
     expectedRunning,
+    changedOnMain,
     obj,
+    parentOnMain,
     Order,
     racedAhead,
     readTenantsWorld,
@@ -84,7 +86,7 @@ const step1: Check<TenantsWorld>[] = [
                     if (
                         isSha(c) &&
                         (await w.repo.isCommit(String(c))) &&
-                        (await w.repo.changedFiles(String(c))).some((f) => f.startsWith(`releases/${RELEASES.faulty}/`))
+                        (await changedOnMain(w, String(c))).some((f) => f.startsWith(`releases/${RELEASES.faulty}/`))
                     ) {
                         by = step;
                         break;
@@ -360,16 +362,8 @@ const step3: Check<TenantsWorld>[] = [
             if (!r || !isSha(r.commit) || !(await w.repo.isCommit(r.commit))) return null;
             const descends = !!s && isSha(s.commit) && (await w.repo.isAncestor(s.commit, r.commit));
             const onMain = !!w.main && (await w.repo.isAncestor(r.commit, w.main));
-            // the one commit of the fix: before it, no tenant was at the fixed release yet. Of a merge's parents, the one main
-            // stood at (holding stall.commit): a git pull after a refused push makes the learner's own commit the first
-            const parents = await w.repo.parents(r.commit);
-            let parent = parents[0];
-            if (parents.length > 1 && s && isSha(s.commit))
-                for (const p of parents)
-                    if (await w.repo.isAncestor(s.commit, p)) {
-                        parent = p;
-                        break;
-                    }
+            // the one commit of the fix: before it, no tenant was at the fixed release yet (of a merge, main's parent)
+            const parent = await parentOnMain(w, r.commit);
             const before = parent ? await releasesAt(w, parent) : {};
             const early = TENANTS.filter((t) => before[t] === RELEASES.fixed);
             // another commit's SHA copied (stall.commit, the first one) while the fix itself is on main: the SHA is what is wrong

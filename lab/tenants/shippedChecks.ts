@@ -7,7 +7,7 @@
 import { Check } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
 import { startAgainAt } from "../kit/layout";
-import { obj, TenantsWorld } from "./world";
+import { changedOnMain, obj, TenantsWorld } from "./world";
 
 /** `name`.commit changes no file under releases/. */
 function leavesReleases(name: "stall" | "recovery", step: 2 | 3): Check<TenantsWorld> {
@@ -17,7 +17,7 @@ function leavesReleases(name: "stall" | "recovery", step: 2 | 3): Check<TenantsW
         run: async (w) => {
             const sha = obj(w, name)?.commit;
             if (!isSha(sha) || !(await w.repo.isCommit(sha))) return null;
-            const touched = (await w.repo.changedFiles(sha)).filter((f) => f.startsWith("releases/"));
+            const touched = (await changedOnMain(w, sha)).filter((f) => f.startsWith("releases/"));
             if (!touched.length) return true;
             const folders = [...new Set(touched.map((f) => f.split("/").slice(0, 2).join("/")))];
             // every one of them deleted (a clean-up of the faulty release), or rewritten (a search and replace)

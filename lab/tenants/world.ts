@@ -6,7 +6,7 @@ import { parse } from "yaml";
 import { BareRepo, cloneAt } from "../grader/bareRepo";
 import { servedCloneDir } from "../kit/layout";
 import { clusterErrorOf } from "../grader/live";
-import { readResultFiles } from "../grader/resultFiles";
+import { isSha, readResultFiles } from "../grader/resultFiles";
 import { LiveWorld } from "../grader/live";
 import { ResultFilesWorld, resultObject } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
@@ -138,4 +138,21 @@ export async function laterThanFix(w: TenantsWorld, commit: string, parent: stri
               hint: `recovery.commit ${commit.slice(0, 12)} changes no tenant's release (every tenant was at ${RELEASES.fixed} before it): the fix is its ancestor ${fix.slice(0, 12)}, the commit that set all four at once: write ${fix}`,
           }
         : undefined;
+}
+
+/**
+ * The parent of `sha` that main stood at before it: a merge's parent holding stall.commit (git pull after a refused
+ * push makes the learner's own commit the first parent), else the first parent; undefined for the root commit.
+ */
+export async function parentOnMain(w: TenantsWorld, sha: string): Promise<string | undefined> {
+    const parents = await w.repo.parents(sha);
+    const stall = obj(w, "stall")?.commit;
+    if (parents.length > 1 && isSha(stall)) for (const p of parents) if (await w.repo.isAncestor(String(stall), p)) return p;
+    return parents[0];
+}
+
+/** The files `sha` changed on main: against the parent main stood at (a merge's own changes, not none). */
+export async function changedOnMain(w: TenantsWorld, sha: string): Promise<string[]> {
+    const parents = await w.repo.parents(sha);
+    return parents.length > 1 ? w.repo.changedFiles(sha, await parentOnMain(w, sha)) : w.repo.changedFiles(sha);
 }
