@@ -358,13 +358,34 @@ export function idleTenantsKey(given: readonly string[], config: StackConfig, fi
 
 /**
  * A tenants wait deadline shorter than the lab's longest wait: the blocked sync giving up takes about 382 s on Argo CD
- * 3.5 and 524 s on 3.6.2 (docs/tenants-lab.md), so up would install everything and stop there. Said, not refused.
+ * 3.5 and up to 570 s on 3.6.2 (docs/tenants-lab.md), so up would install everything and stop there. Said, not refused.
  */
 export function shortTenantsWait(config: StackConfig, file: string): string | undefined {
     if (!config.tenantsLab || config.tenantsSolveThrough < 3) return undefined;
-    const longest = config.argocdVersion.startsWith("v3.5") ? 382 : 524;
+    // (3.6 may sync the tenant once more after it gives up, and that sync gives up 570 s later: each its own wait)
+    const longest = config.argocdVersion.startsWith("v3.5") ? 382 : 570;
     if (config.tenantsWaitTimeoutSeconds >= longest + 60) return undefined;
     return `${file} sets gitops-lab:tenantsWaitTimeoutSeconds to ${config.tenantsWaitTimeoutSeconds}, while the tenants lab's longest wait, the blocked sync giving up, takes about ${longest} s on Argo CD ${config.argocdVersion} (docs/tenants-lab.md): up would build the lab and stop there; ${DEFAULTS.tenantsWaitTimeoutSeconds} (the default) leaves room`;
+}
+
+/**
+ * Readiness and sync deadlines a fresh host cannot meet (seconds taken for minutes: argocdReadyTimeoutSeconds: 10):
+ * the floor of each wait as it runs with its images first pulled from the internet, far above what this machine's
+ * pre-pulled install takes (docs/speed.md: 41 s for all of it). Said, not refused: up would install and then stop.
+ */
+const WAIT_FLOORS = {
+    k3sReadyTimeoutSeconds: 60,
+    argocdReadyTimeoutSeconds: 120,
+    gitDaemonReadyTimeoutSeconds: 60,
+    syncTimeoutSeconds: 60,
+} as const;
+export function shortReadyWaits(config: StackConfig, file: string): string[] {
+    return (Object.keys(WAIT_FLOORS) as (keyof typeof WAIT_FLOORS)[])
+        .filter((k) => config[k] < WAIT_FLOORS[k])
+        .map(
+            (k) =>
+                `${file} sets gitops-lab:${k} to ${config[k]} (seconds), less than the ${WAIT_FLOORS[k]} s that wait can take on a fresh host (images pulled from the internet): up would install and stop there; ${DEFAULTS[k]} (the default) leaves room`,
+        );
 }
 
 /** A k3s key the stack file sets while kubeconfigPath adopts a cluster: k3s is not installed, so it does nothing; said, not refused. */

@@ -255,6 +255,17 @@ describe("the stack file as preflight and up read it", function () {
         );
         const quiet = runCli("preflight", ["--config-file", defaults], { timeoutMs: 60_000 });
         assert.doesNotMatch(quiet.stdout, /no tenants lab is built/, quiet.out);
+        // readiness deadlines written as minutes: said, not refused
+        const minutes = file(
+            `config:\n  gitops-lab:root: ${fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"))}\n  gitops-lab:argocdReadyTimeoutSeconds: 10\n  gitops-lab:syncTimeoutSeconds: 3\n`,
+        );
+        const rushed = runCli("preflight", ["--config-file", minutes], { timeoutMs: 60_000 });
+        assert.match(
+            rushed.stdout,
+            /^WARN {2}the stack's configuration: \S+ sets gitops-lab:argocdReadyTimeoutSeconds to 10 \(seconds\), less than the 120 s that wait can take on a fresh host \(images pulled from the internet\): up would install and stop there; 600 \(the default\) leaves room$/m,
+            rushed.out,
+        );
+        assert.match(rushed.stdout, /^WARN {2}the stack's configuration: \S+ sets gitops-lab:syncTimeoutSeconds to 3 \(seconds\)/m);
         // the tenants lab with a wait deadline shorter than its blocked sync takes to give up: said, not refused
         const short = file(
             `config:\n  gitops-lab:root: ${fs.mkdtempSync(path.join(os.tmpdir(), "preflight-root-"))}\n  gitops-lab:tenantsLab: true\n  gitops-lab:tenantsWaitTimeoutSeconds: 120\n`,
@@ -262,7 +273,7 @@ describe("the stack file as preflight and up read it", function () {
         const hurried = runCli("preflight", ["--config-file", short], { timeoutMs: 60_000 });
         assert.match(
             hurried.stdout,
-            /^WARN {2}the stack's configuration: \S+ sets gitops-lab:tenantsWaitTimeoutSeconds to 120, while the tenants lab's longest wait, the blocked sync giving up, takes about 524 s on Argo CD v3\.6\.2 \(docs\/tenants-lab\.md\): up would build the lab and stop there; 900 \(the default\) leaves room$/m,
+            /^WARN {2}the stack's configuration: \S+ sets gitops-lab:tenantsWaitTimeoutSeconds to 120, while the tenants lab's longest wait, the blocked sync giving up, takes about 570 s on Argo CD v3\.6\.2 \(docs\/tenants-lab\.md\): up would build the lab and stop there; 900 \(the default\) leaves room$/m,
             hurried.out,
         );
         // a Pulumi ESC environment imported: what it gives is not read here, said
