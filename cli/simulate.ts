@@ -442,8 +442,10 @@ export const simulate: Command = {
                     `simulate: the lab's git daemon (port ${port}) has ended (${how}): git clone and Argo CD cannot read the repositories now; stop this run (Ctrl-C) and run the same command again, which starts it anew`,
                 );
             lab.daemon.onExit((how) => (/SIG(INT|TERM|HUP|QUIT)$/.test(how) ? setTimeout(() => said(how), 1_000).unref() : said(how)));
-            if (kubeconfig.namespace)
-                say(`simulate: ${kubeconfigFile} is written again for this run; its context keeps your namespace ${kubeconfig.namespace}`);
+            if (kubeconfig.namespace || kubeconfig.others)
+                say(
+                    `simulate: ${kubeconfigFile} is written again for this run; ${[kubeconfig.namespace ? `its context keeps your namespace ${kubeconfig.namespace}` : "", kubeconfig.others ? `the entries you added stay (${kubeconfig.others.join(", ")}), and its current context is the lab's` : ""].filter(Boolean).join("; ")}`,
+                );
             for (const l of serveInstructions(
                 { root, url: (r) => lab!.daemon.url(r) },
                 kubeconfigFile,

@@ -7,9 +7,10 @@
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
 import { CLONES_DIR, keptNotMade, madeDirs, recordMade } from "../lab/kit/layout";
 import { unpushedWork } from "../lab/platform/labRepo";
+import { writeFileAtomic } from "../lab/ports/files";
 
 export { CLONES_DIR };
 /** Each lab's clone's name in CLONES_DIR. */
@@ -75,21 +76,75 @@ export function foreignKubeconfig(root: string): string | undefined {
     return `${file} is there and is not a served lab's kubeconfig (yours?): the served lab writes its own there; move it away, or give another --root`;
 }
 
+interface Named {
+    name?: unknown;
+    context?: { cluster?: unknown; user?: unknown; namespace?: unknown };
+}
+interface KubeconfigDoc {
+    clusters?: Named[];
+    users?: Named[];
+    contexts?: Named[];
+    "current-context"?: unknown;
+}
+const isLabName = (n: unknown) => n === "fake" || /^gitops-lab-sim-/.test(String(n));
+
 /**
- * The served lab's kubeconfig for this run (its port and token are new), keeping the namespace the learner set
- * in the one before (kubectl config set-context --current --namespace=...), which they would lose without a word.
+ * A served kubeconfig's entries that are not the lab's (another cluster's, user's, context's: kind and cloud tools add
+ * theirs to $KUBECONFIG), by their names: what the learner put there, which is theirs.
  */
-export function servedKubeconfigText(root: string, fresh: string): { text: string; namespace?: string } {
+function othersIn(doc: KubeconfigDoc | null): { clusters: Named[]; users: Named[]; contexts: Named[] } {
+    const not = (list: unknown) => (Array.isArray(list) ? (list as Named[]).filter((e) => !isLabName(e?.name)) : []);
+    // a context of the lab's, renamed by the learner (kubectl config rename-context), is still the lab's
+    const contexts = not(doc?.contexts).filter((c) => !isLabName(c?.context?.cluster));
+    return { clusters: not(doc?.clusters), users: not(doc?.users), contexts };
+}
+
+/**
+ * The served lab's kubeconfig for this run (its port and token are new), keeping the namespace the learner set in
+ * the lab's context before (kubectl config set-context --current --namespace=...) and every entry of another cluster
+ * they added to the file, which they would lose without a word. `others`: the names of those entries kept.
+ */
+export function servedKubeconfigText(root: string, fresh: string): { text: string; namespace?: string; others?: string[] } {
     const file = servedKubeconfig(root);
-    let namespace: unknown;
+    let before: KubeconfigDoc | null = null;
     try {
-        const before = parse(fs.readFileSync(file, "utf8"));
-        namespace = before?.contexts?.find((c: { name?: unknown }) => c?.name === before["current-context"])?.context?.namespace;
+        before = parse(fs.readFileSync(file, "utf8")) as KubeconfigDoc | null;
     } catch {
-        namespace = undefined; // none there, or not YAML: nothing to keep
+        before = null; // none there, or not YAML: nothing to keep
     }
-    if (typeof namespace !== "string" || !/^[a-z0-9-]+$/.test(namespace)) return { text: fresh };
-    return { text: fresh.replace(/^( {4}user: \S+)$/m, `$1\n    namespace: ${namespace}`), namespace };
+    const labContext = before?.contexts?.find((c) => isLabName(c?.context?.cluster));
+    const ns = labContext?.context?.namespace;
+    const namespace = typeof ns === "string" && /^[a-z0-9-]+$/.test(ns) ? ns : undefined;
+    const others = othersIn(before);
+    const kept = [...others.clusters, ...others.users, ...others.contexts].map((e) => String(e.name));
+    if (!namespace && !kept.length) return { text: fresh };
+    const doc = parse(fresh) as Required<Pick<KubeconfigDoc, "clusters" | "users" | "contexts">> & KubeconfigDoc;
+    if (namespace) doc.contexts[0].context = { ...doc.contexts[0].context, namespace };
+    doc.clusters.push(...others.clusters);
+    doc.users.push(...others.users);
+    doc.contexts.push(...others.contexts);
+    return {
+        text: stringify(doc),
+        ...(namespace ? { namespace } : {}),
+        ...(kept.length ? { others: [...new Set(kept)] } : {}),
+    };
+}
+
+/**
+ * The served kubeconfig with the lab's entries taken out, for a reset: the text left (another cluster's entries, the
+ * learner's), or undefined when nothing else is in it.
+ */
+function withoutLabEntries(file: string): string | undefined {
+    let doc: KubeconfigDoc | null;
+    try {
+        doc = parse(fs.readFileSync(file, "utf8")) as KubeconfigDoc | null;
+    } catch {
+        return undefined;
+    }
+    const others = othersIn(doc);
+    if (!others.clusters.length && !others.users.length && !others.contexts.length) return undefined;
+    const current = others.contexts.some((c) => c.name === doc?.["current-context"]) ? doc?.["current-context"] : undefined;
+    return stringify({ ...doc, ...others, ...(current ? { "current-context": current } : { "current-context": "" }) });
 }
 
 /**
@@ -117,7 +172,13 @@ export async function removeServedFiles(root: string, log: (line: string) => voi
     const made = new Set(madeDirs(root));
     const kubeconfig = servedKubeconfig(root);
     if (fs.existsSync(kubeconfig)) {
-        if (fs.statSync(kubeconfig).isFile() && isServedKubeconfig(kubeconfig)) {
+        const left = fs.statSync(kubeconfig).isFile() && isServedKubeconfig(kubeconfig) ? withoutLabEntries(kubeconfig) : undefined;
+        if (left !== undefined) {
+            // entries of the learner's own in it (another cluster's): those stay, the lab's go
+            writeFileAtomic(kubeconfig, left, 0o600);
+            kept.push(kubeconfig);
+            log(`kept ${kubeconfig} with the entries you added to it (another cluster's); the served lab's are taken out of it`);
+        } else if (fs.statSync(kubeconfig).isFile() && isServedKubeconfig(kubeconfig)) {
             fs.rmSync(kubeconfig, { force: true });
             log(`removed ${kubeconfig} (written for the served lab)`);
         } else {

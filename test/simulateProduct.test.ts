@@ -14,8 +14,8 @@ import { REAL_PLANE } from "../realplane/versions";
 import { shopLayout } from "../lab/shop/layout";
 import { switchFeatureOn } from "../lab/shop/edits";
 import { INCIDENT_MESSAGE } from "../lab/shop/scenario";
-import { servedKubeconfigText } from "../sim/servedFiles";
-import { parse } from "yaml";
+import { removeServedFiles, servedKubeconfigText } from "../sim/servedFiles";
+import { parse, stringify } from "yaml";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { RELEASES, TENANTS, tenantsLayout } from "../lab/tenants/layout";
 import { tenantFile, tenantPath } from "../lab/tenants/repoFiles";
@@ -1274,6 +1274,53 @@ describe("the served kubeconfig written again", () => {
             const doc = parse(again.text);
             assert.strictEqual(doc.contexts[0].context.namespace, "shop-prod");
             assert.strictEqual(doc.clusters[0].cluster.server, "https://127.0.0.1:2", "the new run's server");
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    // given another cluster's entries added to the served kubeconfig (what kind or a cloud CLI does to $KUBECONFIG),
+    // when written again, then they stay; when the lab is reset, then the file stays with them alone
+    it("keeps another cluster's entries the learner added, and a reset takes out only the lab's", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "served-others-"));
+        try {
+            const file = path.join(root, "kubeconfig");
+            const fresh = (port: number) =>
+                `apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: https://127.0.0.1:${port}\nusers:\n- name: fake\n  user:\n    token: t\ncontexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\n`;
+            const kind = { name: "kind-dev", cluster: { server: "https://127.0.0.1:38443" } };
+            const mine = parse(fresh(1));
+            mine.clusters.push(kind);
+            mine.users.push({ name: "kind-dev", user: { token: "T" } });
+            mine.contexts.push({ name: "kind-dev", context: { cluster: "kind-dev", user: "kind-dev", namespace: "default" } });
+            mine["current-context"] = "kind-dev";
+            fs.writeFileSync(file, stringify(mine));
+            const again = servedKubeconfigText(root, fresh(2));
+            assert.deepStrictEqual(again.others, ["kind-dev"]);
+            assert.strictEqual(again.namespace, undefined, "kind-dev's namespace is not the lab's");
+            const doc = parse(again.text);
+            assert.deepStrictEqual(
+                doc.clusters.map((c: { name: string }) => c.name),
+                ["fake", "kind-dev"],
+            );
+            assert.strictEqual(doc.users[1].user.token, "T");
+            assert.strictEqual(doc["current-context"], "fake", "the lab's, as its instructions use it");
+            fs.writeFileSync(file, again.text);
+            const said: string[] = [];
+            const kept = await removeServedFiles(root, (l) => said.push(l));
+            assert.deepStrictEqual(kept, [file]);
+            const left = parse(fs.readFileSync(file, "utf8"));
+            assert.deepStrictEqual(
+                left.clusters.map((c: { name: string }) => c.name),
+                ["kind-dev"],
+            );
+            assert.deepStrictEqual(
+                left.contexts.map((c: { name: string }) => c.name),
+                ["kind-dev"],
+            );
+            assert.match(
+                said.join("\n"),
+                /kept \S+\/kubeconfig with the entries you added to it \(another cluster's\); the served lab's are taken out of it/,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
