@@ -25,7 +25,7 @@ import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } 
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { servedLabSilent } from "./servedLab";
 import { messageOf } from "../lab/ports/errors";
-import { isServedKubeconfig, servedKubeconfig, servedLabOf, staleServedCopy } from "../sim/servedFiles";
+import { currentContextElsewhere, isServedKubeconfig, servedKubeconfig, servedLabOf, staleServedCopy } from "../sim/servedFiles";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
 
 /**
@@ -184,6 +184,9 @@ export const verify: Command = {
                     throw new Error(
                         `${kc.file} is the kubeconfig of the simulated lab under ${elsewhere}, not of this one (${values.kubeconfig === undefined ? "KUBECONFIG still names it" : "--kubeconfig"}); its cluster never saw this lab's work: give this lab's cluster`,
                     );
+                // a served lab's kubeconfig switched to another cluster's context (kubectl config use-context)
+                const elsewhereNow = servedLabOf(kc.file) ? currentContextElsewhere(kc.file) : undefined;
+                if (elsewhereNow) throw new Error(elsewhereNow);
                 // this lab's (or a) served lab's kubeconfig while nothing serves it (stopped, or suspended: Ctrl-Z): said at once
                 const silent = servedLabSilent(kc.file, "verify");
                 if (silent) throw new Error(silent);
@@ -203,7 +206,7 @@ export const verify: Command = {
                     // the table's line names the served lab's kubeconfig too (it shows no hint)
                     found: `${messageOf(e)}${served ? ` (this lab is served: --kubeconfig ${served})` : ""}`,
                     // why this kubeconfig will not do (none there, not a kubeconfig), then what to give
-                    hint: /serve it again|is suspended|from an earlier run/.test(messageOf(e))
+                    hint: /serve it again|is suspended|from an earlier run|config use-context/.test(messageOf(e))
                         ? `${messageOf(e)}, or --offline to grade the files and repository only`
                         : `${messageOf(e)
                               .split(";")[0]

@@ -131,6 +131,23 @@ export function servedKubeconfigText(root: string, fresh: string): { text: strin
 }
 
 /**
+ * Why a served lab's kubeconfig does not reach the lab: its current context is another cluster's (kubectl config
+ * use-context kind-dev), said with the command back to the lab's. Undefined when it is the lab's, or unreadable.
+ */
+export function currentContextElsewhere(file: string): string | undefined {
+    let doc: KubeconfigDoc | null;
+    try {
+        doc = parse(fs.readFileSync(file, "utf8")) as KubeconfigDoc | null;
+    } catch {
+        return undefined;
+    }
+    const current = doc?.["current-context"];
+    const lab = doc?.contexts?.find((c) => isLabName(c?.context?.cluster));
+    if (!lab || doc?.contexts?.find((c) => c?.name === current)?.context?.cluster === lab.context?.cluster) return undefined;
+    return `${file}'s current context is ${current ? String(current) : "none"}, not the served lab's ${String(lab.name)}: kubectl --kubeconfig ${file} config use-context ${String(lab.name)}`;
+}
+
+/**
  * The served kubeconfig with the lab's entries taken out, for a reset: the text left (another cluster's entries, the
  * learner's), or undefined when nothing else is in it.
  */

@@ -2612,6 +2612,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the served kubeconfig switched to another cluster's context: said, with the way back", async () => {
+        await atShop(3, async (root) => {
+            const name = servedClusterName(root);
+            const file = path.join(root, "kubeconfig");
+            fs.writeFileSync(
+                file,
+                `apiVersion: v1\nkind: Config\nclusters: [{name: ${name}, cluster: {server: "http://127.0.0.1:${await freePort()}"}}, {name: kind-dev, cluster: {server: "https://127.0.0.1:38443"}}]\nusers: [{name: ${name}, user: {token: x}}]\ncontexts: [{name: ${name}, context: {cluster: ${name}, user: ${name}}}, {name: kind-dev, context: {cluster: kind-dev, user: ${name}}}]\ncurrent-context: kind-dev\n`,
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", file]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `${file}'s current context is kind-dev, not the served lab's ${name}: kubectl --kubeconfig ${file} config use-context ${name}, or --offline`,
+                ),
+                r.stdout,
+            );
+        });
+    });
+
     it("the lab's saved cluster given as the kubeconfig: said, with how to serve it", async () => {
         await atShop(3, async (root) => {
             const saved = path.join(root, "simulated-cluster.json");
