@@ -39,10 +39,14 @@ function kubeconfigProblem(file: string): string | undefined {
     } catch {
         doc = undefined; // not YAML
     }
-    const clusters = (doc as { clusters?: unknown } | null | undefined)?.clusters;
-    return Array.isArray(clusters) && clusters.length
-        ? undefined
-        : `${file} is not a kubeconfig (it names no cluster under clusters:): give the cluster's kubeconfig`;
+    const k = doc as { clusters?: unknown; contexts?: unknown; "current-context"?: unknown } | null | undefined;
+    if (!Array.isArray(k?.clusters) || !k.clusters.length)
+        return `${file} is not a kubeconfig (it names no cluster under clusters:): give the cluster's kubeconfig`;
+    // a current-context naming no context of the file (the lab's client refuses it, as kubectl does)
+    const contexts = Array.isArray(k.contexts) ? k.contexts.map((c) => String((c as { name?: unknown })?.name)) : [];
+    if (contexts.length && !contexts.includes(String(k["current-context"] ?? "")))
+        return `${file} has no current-context naming one of its contexts (${k["current-context"] ? `it names ${String(k["current-context"])}; ` : ""}${contexts.slice(0, 5).join(", ")}): kubectl --kubeconfig ${file} config use-context NAME`;
+    return undefined;
 }
 
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */

@@ -436,6 +436,19 @@ describe("the stack file as preflight and up read it", function () {
             none.stdout,
             /^FAIL {2}kubeconfigPath is a cluster's: \S+ is not a kubeconfig \(it names no cluster under clusters:\)/m,
         );
+        // a current-context that names no context of the file (prod-west, deleted from it)
+        const west = path.join(`${root}-kc`);
+        fs.writeFileSync(
+            west,
+            "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://10.0.0.1:6443}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: prod-east, context: {cluster: c, user: u}}]\ncurrent-context: prod-west\n",
+        );
+        const lost = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${west}\n`);
+        fs.rmSync(west, { force: true });
+        assert.strictEqual(lost.code, 1, lost.out);
+        assert.match(
+            lost.stdout,
+            /^FAIL {2}kubeconfigPath is a cluster's: \S+ has no current-context naming one of its contexts \(it names prod-west; prod-east\): kubectl --kubeconfig \S+ config use-context NAME$/m,
+        );
         const served = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}/kubeconfig\n`);
         assert.strictEqual(served.code, 1, served.out);
         assert.match(
