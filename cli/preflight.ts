@@ -96,6 +96,16 @@ export async function runPreflight(
                 verdict: "FAIL" as const,
                 detail: `root ${cfg.root} ends with ${path.join(...p)}, a folder the lab makes under its root, so the lab would go under ${path.join(cfg.root, ...p)}: root names the folder above the lab's paths (such as ${path.dirname(path.dirname(path.resolve(cfg.root)))})`,
             })),
+        // /root or /srv (root read as root's home): the lab's paths doubled under it (/root/root/cnpa-env), said, not refused
+        ...(["srv", "root"].includes(path.basename(path.resolve(cfg.root))) && path.dirname(path.resolve(cfg.root)) === "/"
+            ? [
+                  {
+                      check: "the stack's root",
+                      verdict: "WARN" as const,
+                      detail: `root ${cfg.root} puts the lab at ${path.join(cfg.root, "srv", "bare")} and ${path.join(cfg.root, "root", "cnpa-env")}: root is the folder above the lab's srv/ and root/ (/ on a lab host), not root's home; leave it at / unless a folder of its own is meant`,
+                  },
+              ]
+            : []),
         // a simulated lab's files: up would take its result files for steps done on a cluster that never saw them
         ...(fs.existsSync(clusterStateFile(cfg.root))
             ? [

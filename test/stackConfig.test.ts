@@ -436,6 +436,12 @@ describe("the stack file as preflight and up read it", function () {
             none.stdout,
             /^FAIL {2}kubeconfigPath is a cluster's: \S+ is not a kubeconfig \(it names no cluster under clusters:\)/m,
         );
+        // root: /root, read as root's home
+        const home = said(`config:\n  gitops-lab:root: /root\n`);
+        assert.match(
+            home.stdout,
+            /^WARN {2}the stack's root: root \/root puts the lab at \/root\/srv\/bare and \/root\/root\/cnpa-env: root is the folder above the lab's srv\/ and root\/ \(\/ on a lab host\), not root's home/m,
+        );
         // a current-context that names no context of the file (prod-west, deleted from it)
         const west = path.join(`${root}-kc`);
         fs.writeFileSync(
