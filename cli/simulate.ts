@@ -244,6 +244,7 @@ export const simulate: Command = {
         if (
             values.reset &&
             (values.serve ||
+                values.realistic ||
                 values.through !== undefined ||
                 values.lab !== undefined ||
                 values["tenants-through"] !== undefined ||

@@ -28,6 +28,7 @@ const MISTAKES: Mistake[] = [
     ["learner", "simulate", ["--root", "{dir}/r", "--lab", "shop", "--tenants-through", "2"], 2, /--tenants-through goes with --lab both/],
     ["learner", "simulate", ["--root", "{dir}/r", "--reset", "--serve"], 2, /--reset goes alone \(with --root\)/],
     ["author", "simulate", ["--root", "{dir}/r", "--reset", "--argocd-version", "v3.5.1"], 2, /--reset goes alone \(with --root\)/],
+    ["learner", "simulate", ["--root", "{dir}/r", "--reset", "--realistic"], 2, /--reset goes alone \(with --root\)/],
     [
         "author",
         "simulate",
