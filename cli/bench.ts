@@ -14,17 +14,39 @@ import { VirtualClock } from "../sim/clock";
 import { V351_DEFAULTS } from "../sim/profiles";
 // the simulation (the Kubernetes client) and the doctor's bench (the Pulumi SDK, for the bundle) are loaded when a
 // bench runs: `gitops-lab` loads every command's module, and these would cost any command, --help included, a second
-import { Command, EXIT, intOption, oneOf, onlyWith, stringOption, UsageError } from "./command";
+import { checkRootReachableByNobody, Command, EXIT, intOption, oneOf, onlyWith, stringOption, UsageError, Values } from "./command";
 
 export const BENCH_PROFILE = "v3.5.1-defaults";
+
+/** The simulated labs a bench runs now, by their temporary folders: taken down on Ctrl-C, so none is left in $TMPDIR. */
+const running = new Map<string, { stop(): Promise<void> } | undefined>();
+const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+function removedOnStop(): () => void {
+    const handlers = (Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]).map((sig) => {
+        const h = () => {
+            console.error(`bench: ${sig}: stopping; its temporary labs are removed, no figure is printed`);
+            void Promise.all(
+                [...running].map(async ([root, lab]) => {
+                    await lab?.stop().catch(() => undefined);
+                    fs.rmSync(root, { recursive: true, force: true });
+                }),
+            ).finally(() => process.exit(SIGNAL_EXIT[sig]));
+        };
+        process.once(sig, h);
+        return [sig, h] as const;
+    });
+    return () => handlers.forEach(([sig, h]) => process.off(sig, h));
+}
 
 /** The poll-only run's deadlines: long enough for Argo CD's poll, revision cache and error grace. */
 const POLL_ONLY_TIMEOUTS = { syncMs: 1_800_000, errorMs: 1_800_000, driftMs: 600_000 };
 
 async function runOnce(opts: { refresh: boolean }): Promise<StepTiming[]> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-"));
+    running.set(root, undefined); // (a stop while the lab starts removes its folder too)
     const { startSimulatedLab, solveSimulatedLab } = await import("../sim/simulatedLab");
     const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock: new VirtualClock(), argocdVersion: "v3.5.1" });
+    running.set(root, lab);
     try {
         const run = await solveSimulatedLab(lab, 8, {
             productDefaults: true,
@@ -33,6 +55,7 @@ async function runOnce(opts: { refresh: boolean }): Promise<StepTiming[]> {
         });
         return [...run.setup, ...run.timings];
     } finally {
+        running.delete(root);
         await lab.stop();
         fs.rmSync(root, { recursive: true, force: true });
     }
@@ -43,9 +66,11 @@ const s = (ms: number) => Math.round(ms) / 1000;
 /** The tenants lab at v3.5.1's defaults on the virtual clock: each wait's simulated time, and the results' own figures. */
 async function benchTenants(json: boolean): Promise<number> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-tenants-"));
+    running.set(root, undefined);
     const clock = new VirtualClock();
     const { startSimulatedLab, solveSimulatedTenants } = await import("../sim/simulatedLab");
     const lab = await startSimulatedLab(root, { timings: V351_DEFAULTS, clock, argocdVersion: "v3.5.1" });
+    running.set(root, lab);
     const waits: { wait: string; estimated_real_s: number }[] = [];
     const t0 = Date.now();
     try {
@@ -72,6 +97,7 @@ async function benchTenants(json: boolean): Promise<number> {
         }
         return EXIT.OK;
     } finally {
+        running.delete(root);
         await lab.stop();
         fs.rmSync(root, { recursive: true, force: true });
     }
@@ -109,71 +135,80 @@ export const bench: Command = {
     },
     async run(values) {
         oneOf("bench", values, ["tenants", "doctor", "cluster"]);
-        onlyWith("bench", values, "rounds", "doctor");
-        onlyWith("bench", values, "build", "cluster");
-        onlyWith("bench", values, "pulumi", "cluster");
-        if (values.tenants) return benchTenants(!!values.json);
-        if (values.doctor) {
-            const rounds = intOption(values, "rounds", { min: 1, max: 100, default: 3 });
-            const { benchDoctor, DEFAULT_SCALE } = await import("./benchDoctor");
-            const r = await benchDoctor(DEFAULT_SCALE, rounds, values.json ? () => {} : (l) => console.log(l));
-            if (values.json) console.log(JSON.stringify(r));
-            return EXIT.OK;
+        const dispose = removedOnStop();
+        try {
+            return await benchRun(values);
+        } finally {
+            dispose();
         }
-        const kind = stringOption(values, "cluster") ?? "sim";
-        if (kind !== "sim" && kind !== "real") throw new UsageError(`--cluster takes sim or real, got "${kind}"`);
-        if (kind !== "real")
-            for (const o of ["build", "pulumi"])
-                if (values[o]) throw new UsageError(`--${o} goes with --cluster real (see gitops-lab bench --help)`);
-        if (kind === "real") {
-            const { planeBuilt } = await import("../realplane/tools");
-            if (!planeBuilt() && !values.build) {
-                throw new UsageError(
-                    "--cluster real needs the real plane's binaries, which are not built here: building them from Go modules takes about 40 minutes on 2 cores. Run gitops-lab build-real-plane first, or add --build to build them now",
-                );
-            }
-            return values.pulumi ? benchPulumi(!!values.json) : benchReal(!!values.json);
-        }
-        const rows = await runOnce({ refresh: true });
-        const pollOnly = await runOnce({ refresh: false });
-        const steps = rows.map((r) => ({
-            step: r.step,
-            name: r.name,
-            wall_s: s(r.ms),
-            wait_s: s(r.waitMs),
-            overhead_s: s(r.ms - r.waitMs),
-            estimated_real_s: s(r.clockMs),
-        }));
-        const sum = (k: keyof (typeof steps)[number]) => Math.round(steps.reduce((a, r) => a + (r[k] as number), 0) * 1000) / 1000;
-        const total = {
-            wall_s: sum("wall_s"),
-            wait_s: sum("wait_s"),
-            overhead_s: sum("overhead_s"),
-            estimated_real_s: sum("estimated_real_s"),
-        };
-        const pollOnlyS = s(pollOnly.reduce((a, r) => a + r.clockMs, 0));
-        if (values.json) {
-            console.log(JSON.stringify({ profile: BENCH_PROFILE, steps, total, poll_only: { estimated_real_s: pollOnlyS } }));
-            return EXIT.OK;
-        }
-        const f = (n: number) => n.toFixed(2).padStart(8);
-        console.log("step            wall s  waiting s overhead s  est. real s");
-        for (const r of steps)
-            console.log(
-                `${`${r.step} ${r.name}`.padEnd(13)} ${f(r.wall_s)}   ${f(r.wait_s)}   ${f(r.overhead_s)}   ${f(r.estimated_real_s)}`,
-            );
-        console.log(
-            `${"total".padEnd(13)} ${f(total.wall_s)}   ${f(total.wait_s)}   ${f(total.overhead_s)}   ${f(total.estimated_real_s)}`,
-        );
-        console.log(
-            `poll-only waits (no refresh annotations): estimated real ${pollOnlyS.toFixed(0)} s (${(pollOnlyS / Math.max(total.estimated_real_s, 0.001)).toFixed(0)}x)`,
-        );
-        console.log(
-            `(an estimate from the simulation: profile ${BENCH_PROFILE}, virtual clock; node ${process.version}, ${os.cpus().length} cores)`,
-        );
-        return EXIT.OK;
     },
 };
+
+/** What bench was asked for, run (its labs removed on a stop signal by the caller). */
+async function benchRun(values: Values): Promise<number> {
+    onlyWith("bench", values, "rounds", "doctor");
+    onlyWith("bench", values, "build", "cluster");
+    onlyWith("bench", values, "pulumi", "cluster");
+    // its labs go in $TMPDIR, whose repositories the git daemon serves as nobody (a private TMPDIR: said, not exit 128)
+    if (!values.doctor && values.cluster === undefined && process.getuid?.() === 0)
+        checkRootReachableByNobody(path.join(os.tmpdir(), "bench"), os.tmpdir(), "TMPDIR");
+    if (values.tenants) return benchTenants(!!values.json);
+    if (values.doctor) {
+        const rounds = intOption(values, "rounds", { min: 1, max: 100, default: 3 });
+        const { benchDoctor, DEFAULT_SCALE } = await import("./benchDoctor");
+        const r = await benchDoctor(DEFAULT_SCALE, rounds, values.json ? () => {} : (l) => console.log(l));
+        if (values.json) console.log(JSON.stringify(r));
+        return EXIT.OK;
+    }
+    const kind = stringOption(values, "cluster") ?? "sim";
+    if (kind !== "sim" && kind !== "real") throw new UsageError(`--cluster takes sim or real, got "${kind}"`);
+    if (kind !== "real")
+        for (const o of ["build", "pulumi"])
+            if (values[o]) throw new UsageError(`--${o} goes with --cluster real (see gitops-lab bench --help)`);
+    if (kind === "real") {
+        const { planeBuilt } = await import("../realplane/tools");
+        if (!planeBuilt() && !values.build) {
+            throw new UsageError(
+                "--cluster real needs the real plane's binaries, which are not built here: building them from Go modules takes about 40 minutes on 2 cores. Run gitops-lab build-real-plane first, or add --build to build them now",
+            );
+        }
+        return values.pulumi ? benchPulumi(!!values.json) : benchReal(!!values.json);
+    }
+    const rows = await runOnce({ refresh: true });
+    const pollOnly = await runOnce({ refresh: false });
+    const steps = rows.map((r) => ({
+        step: r.step,
+        name: r.name,
+        wall_s: s(r.ms),
+        wait_s: s(r.waitMs),
+        overhead_s: s(r.ms - r.waitMs),
+        estimated_real_s: s(r.clockMs),
+    }));
+    const sum = (k: keyof (typeof steps)[number]) => Math.round(steps.reduce((a, r) => a + (r[k] as number), 0) * 1000) / 1000;
+    const total = {
+        wall_s: sum("wall_s"),
+        wait_s: sum("wait_s"),
+        overhead_s: sum("overhead_s"),
+        estimated_real_s: sum("estimated_real_s"),
+    };
+    const pollOnlyS = s(pollOnly.reduce((a, r) => a + r.clockMs, 0));
+    if (values.json) {
+        console.log(JSON.stringify({ profile: BENCH_PROFILE, steps, total, poll_only: { estimated_real_s: pollOnlyS } }));
+        return EXIT.OK;
+    }
+    const f = (n: number) => n.toFixed(2).padStart(8);
+    console.log("step            wall s  waiting s overhead s  est. real s");
+    for (const r of steps)
+        console.log(`${`${r.step} ${r.name}`.padEnd(13)} ${f(r.wall_s)}   ${f(r.wait_s)}   ${f(r.overhead_s)}   ${f(r.estimated_real_s)}`);
+    console.log(`${"total".padEnd(13)} ${f(total.wall_s)}   ${f(total.wait_s)}   ${f(total.overhead_s)}   ${f(total.estimated_real_s)}`);
+    console.log(
+        `poll-only waits (no refresh annotations): estimated real ${pollOnlyS.toFixed(0)} s (${(pollOnlyS / Math.max(total.estimated_real_s, 0.001)).toFixed(0)}x)`,
+    );
+    console.log(
+        `(an estimate from the simulation: profile ${BENCH_PROFILE}, virtual clock; node ${process.version}, ${os.cpus().length} cores)`,
+    );
+    return EXIT.OK;
+}
 
 /** One `gitops-lab` command in a child process (as a user runs it), its output kept; resolves with its exit code and wall time. */
 function timedCli(

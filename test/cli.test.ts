@@ -1,6 +1,6 @@
 /** The command-line tools as a lab author runs them: exit codes, what they print, what they leave. */
 import * as assert from "assert";
-import { spawnSync } from "child_process";
+import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -8,6 +8,7 @@ import { shopLayout } from "../lab/shop/layout";
 import { SHOP_RESULT_FILES } from "../lab/shop/results";
 
 import { BIN, runCli, runMain } from "./helpers/cli";
+import { expect, holds } from "./helpers/expect";
 import { fileBackendDir, missingStack } from "../cli/pulumiStack";
 
 describe("npm run simulate", function () {
@@ -243,6 +244,53 @@ describe("gitops-lab bench", function () {
         assert.deepStrictEqual(Object.keys(j.total), ["wall_s", "wait_s", "overhead_s", "estimated_real_s"]);
         // the poll-only waits sit out Argo CD's poll, so they take longer on the simulation's clock
         assert.ok(j.poll_only.estimated_real_s > j.total.estimated_real_s, JSON.stringify(j));
+    });
+
+    // given a bench under way, when Ctrl-C comes, then it says so, exits 130 and leaves no lab in $TMPDIR
+    it("stopped by SIGINT: said, and its temporary lab removed", async () => {
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "bench-stop-"));
+        fs.chmodSync(tmp, 0o755); // the git daemon serves as nobody
+        try {
+            const child = spawn(process.execPath, [BIN, "bench"], {
+                env: { ...process.env, TMPDIR: tmp },
+                stdio: ["ignore", "pipe", "pipe"],
+            });
+            let err = "";
+            child.stderr!.on("data", (d) => (err += d));
+            const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+            await expect(
+                holds("its lab under way", () =>
+                    fs.readdirSync(tmp).some((d) => d.startsWith("bench-") && fs.existsSync(path.join(tmp, d, "srv"))),
+                ),
+                { timeoutMs: 120_000 },
+            );
+            child.kill("SIGINT");
+            assert.strictEqual(await exited, 130, err);
+            assert.match(err, /^bench: SIGINT: stopping; its temporary labs are removed, no figure is printed$/m);
+            assert.deepStrictEqual(fs.readdirSync(tmp), []);
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
+    });
+
+    it("a TMPDIR closed to others (the git daemon serves as nobody): said before anything starts", function () {
+        if (process.getuid?.() !== 0) this.skip(); // only root's git daemon serves as nobody
+        const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "bench-private-"));
+        try {
+            const r = spawnSync(process.execPath, [BIN, "bench"], {
+                env: { ...process.env, TMPDIR: tmp },
+                encoding: "utf8",
+                timeout: 60_000,
+            });
+            assert.strictEqual(r.status, 2, r.stderr);
+            assert.match(
+                r.stderr,
+                /^gitops-lab bench: TMPDIR \S+: \S+ is closed to others \(mode 700\), and the lab's git daemon serves the repositories as nobody/,
+            );
+            assert.deepStrictEqual(fs.readdirSync(tmp), []);
+        } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+        }
     });
 
     it("--tenants --json: the tenants lab's waits on the simulation's clock at v3.5.1's defaults", async () => {
