@@ -4,8 +4,8 @@
  * request's timeout.
  */
 import * as fs from "fs";
-import { goneHolder, liveHolder, lockFile } from "../lab/ports/lock";
-import { servedLabOf } from "../sim/servedFiles";
+import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
+import { servedKubeconfig, servedLabOf } from "../sim/servedFiles";
 
 /** Why the served lab whose kubeconfig `file` is cannot answer (`command` is what to run again), or undefined. */
 export function servedLabSilent(file: string, command: string): string | undefined {
@@ -17,4 +17,15 @@ export function servedLabSilent(file: string, command: string): string | undefin
     if (server?.state === "T")
         return `the served lab under ${root} is suspended (PID ${server.pid}, Ctrl-Z?), so its cluster does not answer: fg it in its terminal (or kill -CONT ${server.pid}), then ${command} again`;
     return undefined;
+}
+
+/**
+ * Why a lab served now has no kubeconfig to read: the learner removed the one its run wrote (the run writes it once,
+ * as it starts). Undefined when the lab is not served now, or its kubeconfig is there.
+ */
+export function servedKubeconfigGone(root: string): string | undefined {
+    const file = servedKubeconfig(root);
+    const server = liveHolder(lockFile(root));
+    if (fs.existsSync(file) || server?.what !== SERVING) return undefined;
+    return `the lab under ${root} is served (PID ${server.pid}), but its kubeconfig ${file} is gone (removed?): its run writes it as it starts, so stop it (Ctrl-C, or kill ${server.pid}) and serve it again (gitops-lab simulate --root ${root} --serve), which writes it anew`;
 }

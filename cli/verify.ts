@@ -23,7 +23,7 @@ import { tenantsLabProgress } from "../lab/tenants/solve";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
-import { servedLabSilent } from "./servedLab";
+import { servedKubeconfigGone, servedLabSilent } from "./servedLab";
 import { messageOf } from "../lab/ports/errors";
 import { currentContextElsewhere, isServedKubeconfig, servedKubeconfig, servedLabOf, staleServedCopy } from "../sim/servedFiles";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
@@ -194,7 +194,10 @@ export const verify: Command = {
                 const stale = staleServedCopy(kc.file, layout.root);
                 if (stale) throw new Error(stale);
                 cluster = clusterOf(kc);
-            } catch (e) {
+            } catch (caught) {
+                // the served lab's kubeconfig removed while it serves: said, not "no kubeconfig found"
+                const gone = servedKubeconfigGone(layout.root);
+                const e = gone && /no kubeconfig found|cannot read the kubeconfig/.test(messageOf(caught)) ? new Error(gone) : caught;
                 // a served lab under the root wrote its own: named, when no kubeconfig was given
                 const ours = servedKubeconfig(layout.root);
                 const served = values.kubeconfig === undefined && fs.existsSync(ours) && isServedKubeconfig(ours) ? ours : undefined;

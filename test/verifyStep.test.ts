@@ -2646,6 +2646,28 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a served lab whose kubeconfig was removed: said, with the restart that writes it", async () => {
+        await atShop(3, async (root) => {
+            const holder = spawn("sleep", ["120"], { stdio: "ignore" });
+            try {
+                fs.writeFileSync(lockFile(root), `${holder.pid}\n${SERVING}\n${procStat(holder.pid!)!.startTime}\n`);
+                const file = path.join(root, "kubeconfig");
+                assert.ok(!fs.existsSync(file));
+                const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", file]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.ok(
+                    r.stdout.includes(
+                        `the cluster answers; hint: the lab under ${root} is served (PID ${holder.pid}), but its kubeconfig ${file} is gone (removed?): its run writes it as it starts, so stop it (Ctrl-C, or kill ${holder.pid}) and serve it again`,
+                    ),
+                    r.stdout,
+                );
+            } finally {
+                holder.kill("SIGKILL");
+                fs.rmSync(lockFile(root), { force: true });
+            }
+        });
+    });
+
     it("a served lab suspended, or a simulate still at work: said", async () => {
         await atShop(3, async (root) => {
             const kubeconfig = kubeconfigFor(root, `https://127.0.0.1:${await freePort()}`);
