@@ -357,7 +357,8 @@ export const simulate: Command = {
                     done: shopDone,
                     through,
                     asked: "--through",
-                    fix: () => "Run without --through to go on, add --serve to serve it as it stands, or start over with --reset",
+                    fix: (done) =>
+                        `Run with --through ${done} to leave it as it stands${which === "both" ? " (and build the tenants lab beside it)" : ""}, without --through to have the solver go on, add --serve to serve it as it stands, or start over with --reset`,
                 });
             }
             if (tenants && !values.serve) {
@@ -366,7 +367,8 @@ export const simulate: Command = {
                     done: tenantsDone,
                     through: tenantsThrough,
                     asked: tenantsFlag,
-                    fix: () => `Run without ${tenantsFlag} to go on, add --serve to serve it as it stands, or start over with --reset`,
+                    fix: (done) =>
+                        `Run with ${tenantsFlag} ${done} to leave it as it stands${which === "both" ? " (and build the shop lab beside it)" : ""}, without ${tenantsFlag} to have the solver go on, add --serve to serve it as it stands, or start over with --reset`,
                 });
             }
             say("SIMULATED CLUSTER: no Kubernetes and no Argo CD run here. A loopback fake Kubernetes API with an");

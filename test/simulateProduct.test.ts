@@ -1049,7 +1049,19 @@ describe("simulate: a root it cannot use is one line", function () {
         const root = await rootAt(2);
         const r = await runMain("simulate", ["--root", root, "--through", "1"]);
         assert.strictEqual(r.code, 1, r.out);
-        assert.match(r.stderr, /is at step 2 already and steps cannot be undone \(--through 1 asked\)/);
+        assert.match(
+            r.stderr,
+            /is at step 2 already and steps cannot be undone \(--through 1 asked\)\. Run with --through 2 to leave it as it stands, /,
+        );
+        // with --lab both, to add the tenants lab: the shop lab's own step leaves it, and that is said
+        const both = await runMain("simulate", ["--root", root, "--lab", "both", "--through", "1", "--tenants-through", "1"]);
+        assert.strictEqual(both.code, 1, both.out);
+        assert.match(
+            both.stderr,
+            /Run with --through 2 to leave it as it stands \(and build the tenants lab beside it\), without --through to have the solver go on/,
+        );
+        const added = await runMain("simulate", ["--root", root, "--lab", "both", "--through", "2", "--tenants-through", "1"]);
+        assert.strictEqual(added.code, 0, added.out);
     });
 });
 
