@@ -425,6 +425,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: an element tracks master, which is no branch of the repository \(its branch is main/);
     });
 
+    it("an element per list generator (two generators): said so, not that prod has none", async () => {
+        const r = await step2With((set) => {
+            const [dev, prod] = set.spec.generators[0].list.elements;
+            set.spec.generators = [{ list: { elements: [dev] } }, { list: { elements: [prod] } }];
+        });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: appset\.yaml's ApplicationSet has 2 generators: the lab's has one, a list generator whose elements are dev=main and prod=main; put every element into spec\.generators\[0\]\.list\.elements, take the other generators out/,
+        );
+    });
+
     it("sources: (a list) for source:: said so", async () => {
         const r = await step2With((set) => {
             set.spec.template.spec.sources = [set.spec.template.spec.source];

@@ -107,6 +107,14 @@ const step2: Check<ShopWorld>[] = [
                     found: `${sets.length} ApplicationSets (${sets.join(", ")})`,
                     hint: `appset.yaml holds ${sets.length} ApplicationSets (${sets.join(", ")}), none named shop: the lab's is one ApplicationSet shop whose list generator has an element per environment (dev=main, prod=${wantProd(w)}); write it so, kubectl apply -f ${w.layout.appsetFile}, then delete the others (kubectl -n argocd delete applicationset ${sets.join(" ")}: their Applications go with them, and shop makes its own)`,
                 };
+            // the elements spread over several generators (a list per environment): the lab's is one list with both
+            const generators = a?.spec?.generators ?? [];
+            if (generators.length > 1)
+                return {
+                    ...outcome,
+                    found: `${generators.length} generators (${generators.map((g) => Object.keys(g ?? {}).join("+") || "empty").join(", ")})`,
+                    hint: `appset.yaml's ApplicationSet has ${generators.length} generators: the lab's has one, a list generator whose elements are dev=main and prod=${wantProd(w)}; put every element into spec.generators[0].list.elements, take the other generators out, then kubectl apply -f ${w.layout.appsetFile}`,
+                };
             const hint = elementsHint(w, a?.spec?.generators?.[0]?.list?.elements ?? [], a?.spec?.template);
             if (hint) return { ...outcome, hint };
             if (a?.metadata?.namespace === "argocd") return outcome;
