@@ -425,6 +425,15 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: an element tracks master, which is no branch of the repository \(its branch is main/);
     });
 
+    it("one namespace written for both environments: said what it does", async () => {
+        const r = await step2With((set) => (set.spec.template.spec.destination.namespace = "shop-dev"));
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: namespace holds "shop-dev": every environment's Application then deploys into shop-dev, one namespace for both, and their ConfigMaps are one object: write namespace: 'shop-\{\{env\}\}', then kubectl apply -f /,
+        );
+    });
+
     it("an element per list generator (two generators): said so, not that prod has none", async () => {
         const r = await step2With((set) => {
             const [dev, prod] = set.spec.generators[0].list.elements;

@@ -219,6 +219,12 @@ const step2: Check<ShopWorld>[] = [
                         ? "Argo CD finds a cluster by its URL exactly, and knows the one it runs in as https://kubernetes.default.svc: write it without the port (an Application to a cluster Argo CD does not know is not generated)"
                         : "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
                     syncOptions: syncOptionsWhy(t?.spec?.syncPolicy?.syncOptions),
+                    // one namespace written for every environment (shop-dev): both Applications then deploy into it
+                    namespace:
+                        typeof field(t?.spec?.destination?.namespace) === "string" &&
+                        !String(field(t?.spec?.destination?.namespace)).includes("{{")
+                            ? `every environment's Application then deploys into ${String(field(t?.spec?.destination?.namespace))}, one namespace for both, and their ConfigMaps are one object: write namespace: 'shop-{{env}}', then kubectl apply -f ${w.layout.appsetFile}`
+                            : `each environment's Application deploys into its own namespace, named from its element: write namespace: 'shop-{{env}}', then kubectl apply -f ${w.layout.appsetFile}`,
                     // a branch for every environment: the pin goes in prod's element, the template takes each one's
                     ...(typeof t?.spec?.source?.targetRevision === "string" && !t.spec.source.targetRevision.includes("{{")
                         ? {
