@@ -651,6 +651,30 @@ describe("simulate: stopped at any instant, it resumes", function () {
     }
 });
 
+describe("simulate: release/prod pushed by hand before the solver's pin", function () {
+    this.timeout(120_000);
+
+    it("at the incident commit itself: said as that, with the delete that lets the pin go on", async () => {
+        const root = await rootAt(3);
+        try {
+            const { clone, resultFile } = shopLayout(root);
+            const incident = JSON.parse(fs.readFileSync(resultFile("incident"), "utf8")).commit;
+            await git(["-C", clone, "push", "-q", "origin", `${incident}:refs/heads/release/prod`]);
+            const r = await runMain("simulate", ["--root", root, "--through", "4"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stderr,
+                /release\/prod already exists at [0-9a-f]{40} \(the incident commit itself, incident\.commit\), not at the incident's parent [0-9a-f]{40}, where the pin starts\. It was left as it is; delete it \(git -C \S+ push origin --delete release\/prod;/,
+            );
+            await git(["-C", clone, "push", "-q", "origin", "--delete", "release/prod"]);
+            const again = await runMain("simulate", ["--root", root, "--through", "4"]);
+            assert.strictEqual(again.code, 0, again.out);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+});
+
 describe("simulate: a lab's repository removed by hand", function () {
     this.timeout(120_000);
 

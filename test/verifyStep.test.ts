@@ -425,6 +425,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: an element tracks master, which is no branch of the repository \(its branch is main/);
     });
 
+    it("release/prod pushed at the incident commit itself: said before pin.json is asked for", async () => {
+        await atShop(3, async (root) => {
+            const { clone, resultFile } = shopLayout(root);
+            const incident = JSON.parse(fs.readFileSync(resultFile("incident"), "utf8")).commit;
+            await git(["push", "-q", "origin", `${incident}:refs/heads/release/prod`], clone);
+            const r = await runMain("verify", ["--root", root, "--step", "4", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: release\/prod is at incident\.commit itself \(pushed from main's tip\?\), so prod pinned to it would still run the incident: the pin starts at the commit before it; [^\n]*git push origin --delete release\/prod\) and push it again at [0-9a-f]{12}/,
+            );
+        });
+    });
+
     it("one namespace written for both environments: said what it does", async () => {
         const r = await step2With((set) => (set.spec.template.spec.destination.namespace = "shop-dev"));
         assert.strictEqual(r.code, 1, r.out);

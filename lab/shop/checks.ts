@@ -22,6 +22,7 @@ import { APPSET_POLICY } from "./appsetPolicy";
 import { elementsHint, missingAppsetHint, syncOptionsWhy, automatedWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, readShopWorld, releaseNotAtPin, ShopWorld, VerifyOptions, wantProd } from "./world";
+import { RELEASE_NOT_AT_INCIDENT } from "./pinChecks";
 export type { VerifyOptions } from "./world";
 
 // ---------------------------------------------------------------------------------------------
@@ -482,6 +483,7 @@ export const SHOP_CHECKS: readonly Check<ShopWorld>[] = [
     APPSET_POLICY,
     ...step3,
     ...step4,
+    RELEASE_NOT_AT_INCIDENT,
     ...DRIFT_CHECKS,
     ...PROMOTE_CHECKS,
     ...REVERT_CHECKS,

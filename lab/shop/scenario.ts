@@ -5,6 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { shellWord } from "../ports/shellWord";
 import { ARGOCD_NAMESPACE, describeApp, errorConditions } from "../argo/application";
 import type { Application, ConfigMap } from "../argo/types";
 import { readJsonIfExists, writeJsonAtomic } from "../ports/files";
@@ -82,8 +83,9 @@ async function pin(c: Ctx, r: ShopResults): Promise<Pin> {
         await c.git.pushTo(initial, RELEASE);
         say(c, `created ${RELEASE} at ${short(initial)} (parent of the incident commit)`);
     } else if (remote !== initial) {
+        // (at the incident commit itself: release/prod pushed from main's tip, the step's usual slip)
         throw new Error(
-            `${RELEASE} already exists at ${remote}, not at the incident's parent ${initial}. It was left as it is; delete the branch by hand if it is a leftover, then run again`,
+            `${RELEASE} already exists at ${remote}${remote === r.incident!.commit ? " (the incident commit itself, incident.commit)" : ""}, not at the incident's parent ${initial}, where the pin starts. It was left as it is; delete it (git -C ${shellWord(c.layout.clone)} push origin --delete ${RELEASE}; the repository refuses a force push), then run again`,
         );
     }
     const { name, namespace } = c.appset;
