@@ -4544,6 +4544,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.auto_sync_disabled_by_rollingsync false: the hint says where to look", async () => {
+        await atTenants(2, async (root) => {
+            editResult(tenantsLayout(root).resultFile("stall"), { auto_sync_disabled_by_rollingsync: false });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: auto_sync_disabled_by_rollingsync holds false: whether RollingSync wrote automated\.enabled: false into the Applications: look, don't guess \(kubectl -n argocd get applications -o custom-columns=NAME:\.metadata\.name,ENABLED:\.spec\.syncPolicy\.automated\.enabled shows what each holds\)/,
+            );
+        });
+    });
+
     it("the doctor's --json saved as stall.json: the hint says so", async () => {
         await atTenants(2, async (root) => {
             fs.writeFileSync(tenantsLayout(root).resultFile("stall"), JSON.stringify({ applicationSets: [] }));

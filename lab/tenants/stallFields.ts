@@ -11,7 +11,8 @@ export const STALL_FIELDS: Record<string, string> = {
     hook_job: "its failed hook Job as namespace/name",
     passed: "the Applications of the steps before the stuck one, by step",
     waiting: "the Applications of the steps after it that still wait, in step order",
-    auto_sync_disabled_by_rollingsync: "whether RollingSync wrote automated.enabled: false into the Applications",
+    auto_sync_disabled_by_rollingsync:
+        "whether RollingSync wrote automated.enabled: false into the Applications: look, don't guess (kubectl -n argocd get applications -o custom-columns=NAME:.metadata.name,ENABLED:.spec.syncPolicy.automated.enabled shows what each holds)",
 };
 
 /** stall.hook_job's slips, as the hint for its key: one of the Job's Pods, or the Job in another namespace than the tenant's. */
