@@ -17,10 +17,15 @@ import { rfc3339 } from "../lab/kit/text";
 import { Command, EXIT, intOption, numberOption, onlyWith, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
 import { servedLabSilent } from "./servedLab";
+import { isServedKubeconfig } from "../sim/servedFiles";
 import { DUMP_HINT, DUMP_HINT_COMMAND, dumpProblem, readDump } from "./dumpFile";
 import { messageOf } from "../lab/ports/errors";
 
-function print(ds: Diagnosis[], dump: Dump, json: boolean) {
+/** What the simulated lab takes for the argocd commands the findings name: it has no argocd command or API server. */
+export const SERVED_SYNC_NOTE =
+    '(the simulated lab has no argocd command: a sync by hand there is kubectl -n argocd patch application NAME --type merge -p \'{"operation":{"sync":{}}}\')';
+
+function print(ds: Diagnosis[], dump: Dump, json: boolean, served = false) {
     if (json) {
         console.log(JSON.stringify(toJson(ds), null, 2));
         return;
@@ -31,6 +36,7 @@ function print(ds: Diagnosis[], dump: Dump, json: boolean) {
         const note = automatedDisabledNote(dump, d);
         if (note && d.state !== "complete") console.log(note);
         for (const f of d.findings) console.log(findingLines(f));
+        if (served && d.findings.some((f) => findingLines(f).includes("argocd app sync"))) console.log(SERVED_SYNC_NOTE);
         console.log("");
     }
 }
@@ -217,6 +223,7 @@ export const doctor: Command = {
         const appset = stringOption(values, "appset");
         let read: () => Promise<Dump>;
         let cluster: ClusterPort | null = null;
+        let served = false; // a served simulated lab: it has no argocd command
         let stopReader: () => Promise<void> = async () => {};
         let changes: ((listener: () => void) => () => void) | undefined;
         let source = from;
@@ -237,6 +244,7 @@ export const doctor: Command = {
             // a served lab's kubeconfig while its simulate --serve is stopped or suspended: said at once, not after a timeout
             const silent = servedLabSilent(kc.file, "the doctor");
             if (silent) throw new Error(silent);
+            served = isServedKubeconfig(kc.file);
             source = `the cluster of ${kc.file}`;
             const c = clusterOf(kc);
             cluster = c;
@@ -273,7 +281,7 @@ export const doctor: Command = {
                 else console.log(orphans);
                 return EXIT.FINDING;
             }
-            print(ds, dump, !!values.json);
+            print(ds, dump, !!values.json, served);
             return ds.some((d) => d.state === "stuck" || d.skipped.length || d.findings.length) ? EXIT.FINDING : EXIT.OK;
         }
 

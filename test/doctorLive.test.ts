@@ -3,7 +3,7 @@
  * own client): live reads, the --watch alert as Kubernetes Events, the metrics, the command.
  */
 import * as assert from "assert";
-import { roundTrouble } from "../cli/doctor";
+import { roundTrouble, SERVED_SYNC_NOTE } from "../cli/doctor";
 import { ChildProcess, spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
@@ -204,7 +204,7 @@ describe("rollout doctor against a cluster", function () {
         }
     });
 
-    it("the command reads the live cluster and exits 1 (a finding) when stuck", async () => {
+    it("the command reads the live cluster and exits 1 (a finding) when stuck; the served lab's sync by hand said", async () => {
         const r = await runMain("doctor", ["--kubeconfig", kubeconfigFile]);
         assert.strictEqual(r.code, 1, r.out);
         assert.match(
@@ -215,6 +215,14 @@ describe("rollout doctor against a cluster", function () {
             r.stdout,
             /^Note: automated\.enabled: false on the Applications of tenants is written by the ApplicationSet controller/m,
         );
+        // a served simulated lab's kubeconfig: its lab has no argocd command, so the kubectl that syncs there is said
+        assert.ok(r.stdout.includes("argocd app sync"), r.stdout);
+        assert.ok(r.stdout.includes(`\n${SERVED_SYNC_NOTE}\n`), r.stdout);
+        // and not for another cluster's (the same findings read through a kubeconfig of its own naming)
+        fs.writeFileSync(kubeconfigFile, fs.readFileSync(kubeconfigFile, "utf8").replace(/\bfake\b/g, "prod-west"));
+        const other = await runMain("doctor", ["--kubeconfig", kubeconfigFile]);
+        assert.strictEqual(other.code, 1, other.out);
+        assert.ok(!other.stdout.includes(SERVED_SYNC_NOTE), other.stdout);
     });
 
     /** The command's --watch at `interval`: its RolloutStuck Event, then, once the rollout moves, its RolloutResumed. */
