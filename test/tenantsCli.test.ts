@@ -187,6 +187,22 @@ describe("gitops-lab simulate --lab tenants / verify --lab tenants", function ()
         }
     });
 
+    it("a change not committed in the clone at the stall, then --through 3: refused before the wait for the give-up", async () => {
+        const at = await tenantsRootAt(2);
+        try {
+            const { clone } = tenantsLayout(at);
+            const file = path.join(clone, tenantPath("mandant-b"));
+            fs.writeFileSync(file, tenantFile("mandant-b", RELEASES.first));
+            const r = await runMain("simulate", ["--lab", "tenants", "--root", at, "--through", "3"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.out, /has uncommitted changes \(M tenants\/mandant-b\.yaml\): commit or discard them, then run again/);
+            assert.doesNotMatch(r.out, /to give up/, "no wait before the refusal");
+            assert.strictEqual(fs.readFileSync(file, "utf8"), tenantFile("mandant-b", RELEASES.first), "the learner's change stays");
+        } finally {
+            fs.rmSync(at, { recursive: true, force: true });
+        }
+    });
+
     it("the served block at step 1 with step 2's push made: what is left of step 2 is said", async () => {
         const at = await tenantsRootAt(1);
         try {

@@ -212,6 +212,13 @@ async function waitUntil<T>(c: Ctx, what: string, timeoutMs: number, look: () =>
  * killed at any instant finds it: made but not pushed (pushed now, keeping the noted time), pushed
  * (resumed).
  */
+/** The tenants' files as a step that rolls `release` out writes them. */
+function stepFiles(release: string): Record<string, string> {
+    const files: Record<string, string> = {};
+    for (const t of TENANTS) files[tenantPath(t as Tenant)] = tenantFile(t as Tenant, release);
+    return files;
+}
+
 async function rollOut(c: Ctx, step: TenantsResultName, release: string, message: string): Promise<{ commit: string; pushedAt: number }> {
     const noted = readJsonIfExists<{ commit: string; pushedAt: number }>(pushedFile(c, step));
     const head = await c.git.revParse("HEAD");
@@ -220,8 +227,7 @@ async function rollOut(c: Ctx, step: TenantsResultName, release: string, message
     if ((await c.git.subjectOf(head)) === message) {
         commit = head; // made by an earlier run (pushed or not)
     } else {
-        const files: Record<string, string> = {};
-        for (const t of TENANTS) files[tenantPath(t as Tenant)] = tenantFile(t as Tenant, release);
+        const files = stepFiles(release);
         // a run stopped between writing the files and their commit left them written: taken as this run's own
         await c.git.ensureInSync("main", files);
         // main already sets the release for every tenant (the learner's own push of this step): that push is the step's
@@ -367,7 +373,12 @@ export const waitForStallToSettle = (ctx: TenantsScenarioContext, stall: Stall) 
     stallSettled(context(ctx, "[tenants 3 recovery]"), stall);
 
 async function recovery(c: Ctx, r: TenantsResults): Promise<Recovery> {
-    if (!fs.existsSync(pushedFile(c, "recovery")) && r.stall) await stallSettled(c, r.stall);
+    const pushed = fs.existsSync(pushedFile(c, "recovery"));
+    // the clone is checked before the wait for the give-up (minutes on a real cluster), not after it: a change of the
+    // learner's there (or a commit not pushed) is refused at once, as rollOut would refuse it
+    if (!pushed && (await c.git.subjectOf(await c.git.revParse("HEAD"))) !== RECOVERY_MESSAGE)
+        await c.git.ensureInSync("main", stepFiles(RELEASES.fixed));
+    if (!pushed && r.stall) await stallSettled(c, r.stall);
     const { commit, pushedAt } = await rollOut(c, "recovery", RELEASES.fixed, RECOVERY_MESSAGE);
     if (r.stall && !(await c.git.isAncestor(r.stall.commit, commit)))
         throw new Error(
