@@ -28,6 +28,12 @@ describe("the lab's git port (simple-git)", function () {
         if (process.getuid?.() !== 0) this.skip(); // only root can give the clone to another user
         const git = new CloneGit(clone);
         await git.commitFiles({ "a.txt": "one\n" }, "first");
+        // its .git alone another's: that is named
+        fs.chownSync(path.join(clone, ".git"), 65534, 65534);
+        await assert.rejects(git.revParse("HEAD"), (e: Error) =>
+            e.message.startsWith(`${path.join(clone, ".git")} belongs to nobody (uid 65534)`),
+        );
+        fs.chownSync(path.join(clone, ".git"), 0, 0);
         fs.chownSync(clone, 65534, 65534);
         await assert.rejects(
             git.revParse("HEAD"),

@@ -83,8 +83,8 @@ export async function gitIn(dir: string, args: string[], opts: GitOptions = {}):
  * naming the owner: the lab built as one user and run on as another (sudo). Undefined for any other failure.
  */
 function ownedByAnother(text: string): string | undefined {
-    const at = /detected dubious ownership in repository at '([^']+)'/.exec(text)?.[1];
-    if (!at) return undefined;
+    const repo = /detected dubious ownership in repository at '(.+)'$/m.exec(text)?.[1];
+    if (!repo) return undefined;
     const read = <T>(f: () => T): T | undefined => {
         try {
             return f();
@@ -92,6 +92,9 @@ function ownedByAnother(text: string): string | undefined {
             return undefined;
         }
     };
+    // the folder git found another's: the work tree, or its .git alone (named on a line of its own by newer gits)
+    const named = /^'(.+)' is owned by:$/m.exec(text)?.[1];
+    const at = named ?? [repo, path.join(repo, ".git")].find((p) => read(() => fs.statSync(p).uid) !== process.getuid?.()) ?? repo;
     const uid = read(() => fs.statSync(at).uid);
     // the owner's name from the password file, where it is there (no library for one field of it)
     const name = read(() => fs.readFileSync("/etc/passwd", "utf8"))
