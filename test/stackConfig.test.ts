@@ -118,6 +118,18 @@ describe("the stack configuration's schema", () => {
             /gitops-lab:kubeconfig is not a key of this lab: --kubeconfig is verify's [^;]*; in a stack file it is gitops-lab:kubeconfigPath$/,
         ],
     ];
+    it("an unexpanded $VAR in imageRegistry shows the variable's value with its credentials masked", () => {
+        process.env.GITOPS_LAB_TEST_REGISTRY = "https://u:s3cret@reg.example:5000";
+        try {
+            assert.throws(
+                () => parseStackConfig({ imageRegistry: "$GITOPS_LAB_TEST_REGISTRY" }, "Pulumi.dev.yaml"),
+                (e: any) => e.message.includes("(https://***@reg.example:5000)") && !e.message.includes("s3cret"),
+            );
+        } finally {
+            delete process.env.GITOPS_LAB_TEST_REGISTRY;
+        }
+    });
+
     for (const [values, message] of bad) {
         it(`refuses ${JSON.stringify(values)} in one line naming the key, the file and what is allowed`, () => {
             assert.throws(

@@ -175,7 +175,7 @@ function slip(key: string, value: unknown): string {
     // $HOME/lab, ${HOME}/lab: no shell reads the file, so a variable stays as written
     const v = typeof value === "string" ? /^\$\{?(\w+)\}?(\/.*)?$/.exec(value) : null;
     if (v)
-        return `; $${v[1]} is not expanded here (no shell reads the file): write ${key === "root" || key === "kubeconfigPath" ? "the whole path" : "the value itself"}${process.env[v[1]] ? ` (${process.env[v[1]]}${v[2] ?? ""})` : ""}`;
+        return `; $${v[1]} is not expanded here (no shell reads the file): write ${key === "root" || key === "kubeconfigPath" ? "the whole path" : "the value itself"}${process.env[v[1]] ? ` (${key === "imageRegistry" ? redactedUrl(`${process.env[v[1]]}${v[2] ?? ""}`) : `${process.env[v[1]]}${v[2] ?? ""}`})` : ""}`;
     return "";
 }
 
