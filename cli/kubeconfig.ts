@@ -5,6 +5,9 @@ import * as path from "path";
 import { parse } from "yaml";
 import { KubeCluster } from "../lab/ports/cluster";
 import { codeOf, messageOf } from "../lab/ports/errors";
+import { shellWord } from "../lab/ports/shellWord";
+import { shopLayout } from "../lab/shop/layout";
+import { tenantsLayout } from "../lab/tenants/layout";
 
 /** Where a Pod's service account is mounted. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -94,8 +97,14 @@ export function clusterOf(kc: { file: string; text: string }): KubeCluster {
             const saved = doc as { rv?: unknown; objects?: unknown } | null;
             if (saved && typeof saved.rv === "number" && Array.isArray(saved.objects)) {
                 const dir = path.dirname(path.resolve(kc.file));
+                // the lab it holds, as simulate is told it (--lab tenants where only the tenants lab is there)
+                const lab = fs.existsSync(tenantsLayout(dir).bareRepo)
+                    ? fs.existsSync(shopLayout(dir).bareRepo)
+                        ? " --lab both"
+                        : " --lab tenants"
+                    : "";
                 throw new Error(
-                    `${kc.file} is a simulated lab's saved cluster (simulate keeps its state there), not a kubeconfig: the lab answers while served (gitops-lab simulate --root ${dir} --serve), at ${path.join(dir, "kubeconfig")}`,
+                    `${kc.file} is a simulated lab's saved cluster (simulate keeps its state there), not a kubeconfig: the lab answers while served (gitops-lab simulate --root ${shellWord(dir)}${lab} --serve), at ${path.join(dir, "kubeconfig")}`,
                 );
             }
             throw new Error(

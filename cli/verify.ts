@@ -192,7 +192,8 @@ export const verify: Command = {
                 if (silent) throw new Error(silent);
                 // a copy of this lab's served kubeconfig made in an earlier run: its port is gone
                 const stale = staleServedCopy(kc.file, layout.root);
-                if (stale) throw new Error(stale);
+                // (the lab stopped, its own kubeconfig does not answer either: serving it again is said first)
+                if (stale) throw new Error(servedLabSilent(servedKubeconfig(layout.root), "verify") ?? stale);
                 cluster = clusterOf(kc);
             } catch (caught) {
                 // the served lab's kubeconfig removed while it serves: said, not "no kubeconfig found"

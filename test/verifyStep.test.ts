@@ -2633,17 +2633,29 @@ describe("verify --step: one step at a time, with a hint", function () {
             };
             served(path.join(root, "kubeconfig"), await freePort());
             const copy = served(path.join(fs.mkdtempSync(path.join(root, "mine-")), "kc-copy"), (await freePort()) + 1);
-            const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", copy]);
-            assert.strictEqual(r.code, 1, r.out);
-            assert.ok(
-                r.stdout.includes(
-                    `the cluster answers; hint: ${copy} is a copy of this lab's served kubeconfig from an earlier run (its server http://127.0.0.1:`,
-                ) &&
+            // the lab stopped: its own kubeconfig does not answer either, so serving it again is said
+            const stopped = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", copy]);
+            assert.strictEqual(stopped.code, 1, stopped.out);
+            assert.match(stopped.stdout, /nothing serves it now \(its simulate --serve has stopped\); serve it again/);
+            // served: the copy's server is the earlier run's, and the lab's own is named
+            const holder = spawn("sleep", ["120"], { stdio: "ignore" });
+            try {
+                fs.writeFileSync(lockFile(root), `${holder.pid}\n${SERVING}\n${procStat(holder.pid!)!.startTime}\n`);
+                const r = await runMain("verify", ["--root", root, "--step", "3", "--kubeconfig", copy]);
+                assert.strictEqual(r.code, 1, r.out);
+                assert.ok(
                     r.stdout.includes(
-                        `give --kubeconfig ${path.join(root, "kubeconfig")}, the one it writes, or copy it again, or --offline`,
-                    ),
-                r.stdout,
-            );
+                        `the cluster answers; hint: ${copy} is a copy of this lab's served kubeconfig from an earlier run (its server http://127.0.0.1:`,
+                    ) &&
+                        r.stdout.includes(
+                            `give --kubeconfig ${path.join(root, "kubeconfig")}, the one it writes, or copy it again, or --offline`,
+                        ),
+                    r.stdout,
+                );
+            } finally {
+                holder.kill("SIGKILL");
+                fs.rmSync(lockFile(root), { force: true });
+            }
         });
     });
 
@@ -2678,6 +2690,13 @@ describe("verify --step: one step at a time, with a hint", function () {
                 ),
                 r.stdout,
             );
+        });
+        // a tenants lab's: served with its --lab
+        await atTenants(2, async (root) => {
+            const saved = path.join(root, "simulated-cluster.json");
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--kubeconfig", saved]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(r.stdout.includes(`(gitops-lab simulate --root ${root} --lab tenants --serve)`), r.stdout);
         });
     });
 
