@@ -11,7 +11,7 @@ import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { clusterStateFile } from "../sim/simulatedLab";
 import { simulatedLabAbove } from "../sim/hostRoot";
-import { servedLabOf } from "../sim/servedFiles";
+import { isServedKubeconfig, servedLabOf } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
 import {
     CONFIG_FILE,
@@ -137,7 +137,10 @@ export async function runPreflight(
               ]
             : []),
         // a served simulated lab's kubeconfig: no cluster a stack can install into, and gone when the served lab stops
-        ...(adopt && servedLabOf(cfg.kubeconfigPath)
+        // (by its contents too: a copy of it, into ~/.kube/config, is one all the same)
+        ...(adopt &&
+        (servedLabOf(cfg.kubeconfigPath) ||
+            (fs.statSync(cfg.kubeconfigPath, { throwIfNoEntry: false })?.isFile() && isServedKubeconfig(cfg.kubeconfigPath)))
             ? [
                   {
                       check: "kubeconfigPath is a cluster's",

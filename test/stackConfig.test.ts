@@ -473,6 +473,16 @@ describe("the stack file as preflight and up read it", function () {
             served.stdout,
             /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a simulated lab's kubeconfig \(gitops-lab simulate --serve writes it, for that lab alone\)/m,
         );
+        // a copy of a served lab's (into ~/.kube/config), read by its contents: the same
+        const copied = path.join(`${root}-copied-kubeconfig`);
+        fs.writeFileSync(
+            copied,
+            "apiVersion: v1\nkind: Config\nclusters: [{name: gitops-lab-sim-lab-3f2a, cluster: {server: http://127.0.0.1:40111}}]\nusers: [{name: gitops-lab-sim-lab-3f2a, user: {token: t}}]\ncontexts: [{name: gitops-lab-sim-lab-3f2a, context: {cluster: gitops-lab-sim-lab-3f2a, user: gitops-lab-sim-lab-3f2a}}]\ncurrent-context: gitops-lab-sim-lab-3f2a\n",
+        );
+        const copy = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${copied}\n`);
+        fs.rmSync(copied, { force: true });
+        assert.strictEqual(copy.code, 1, copy.out);
+        assert.match(copy.stdout, /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a simulated lab's kubeconfig/m);
         fs.rmSync(root, { recursive: true, force: true });
     });
 
