@@ -433,6 +433,20 @@ describe("gitops-lab simulate --reset", function () {
             "1 tag not pushed (before-incident)",
         ],
         [
+            "a hook of the learner's",
+            async (clone: string) => {
+                fs.writeFileSync(path.join(clone, ".git", "hooks", "pre-push"), "#!/bin/sh\nexec yamllint -s envs/\n", { mode: 0o755 });
+            },
+            "1 hook of yours in .git/hooks (pre-push)",
+        ],
+        [
+            "an alias in the clone's configuration",
+            async (clone: string) => {
+                await git(["config", "alias.lg", "log --oneline"], clone);
+            },
+            "local git configuration of yours (alias.lg)",
+        ],
+        [
             "a git note not pushed",
             async (clone: string) => {
                 await git(["-c", "user.name=l", "-c", "user.email=l@x", "notes", "add", "-m", "my observation", "HEAD"], clone);

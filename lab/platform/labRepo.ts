@@ -287,6 +287,15 @@ export async function unpushedWork(clone: string, repository?: string): Promise<
     if (detached && Number(await git(["rev-list", "--count", "HEAD", "--not", "--remotes"], clone).catch(() => "0")) > 0)
         on.push("a detached HEAD");
     if (ahead.length) out.push(`${ahead.length} commit${ahead.length === 1 ? "" : "s"} not pushed${on.length ? `, on ${few(on)}` : ""}`);
+    // hooks of the learner's (git's own are *.sample) and local configuration beyond what a clone and the lab set (an
+    // alias, a diff driver): theirs too, and in this clone alone
+    const hooksDir = path.join(clone, ".git", "hooks");
+    const hooks = exists(hooksDir) ? fs.readdirSync(hooksDir).filter((h) => !h.endsWith(".sample")) : [];
+    if (hooks.length) out.push(`${hooks.length} hook${hooks.length === 1 ? "" : "s"} of yours in .git/hooks (${few(hooks)})`);
+    const config = (await git(["config", "--local", "--list", "--name-only"], clone).catch(() => ""))
+        .split("\n")
+        .filter((k) => k && !/^(core|remote|branch|user|extensions|maintenance|url)\./.test(k));
+    if (config.length) out.push(`local git configuration of yours (${few([...new Set(config)])})`);
     const stashes = (await git(["stash", "list"], clone).catch(() => "")).split("\n").filter(Boolean);
     if (stashes.length) out.push(`${stashes.length} stash${stashes.length === 1 ? "" : "es"}`);
     // worktrees of it (git worktree add): their commits, a detached HEAD's among them, and their index live in this clone
