@@ -41,7 +41,25 @@ export function objectOf(body: unknown): { metadata?: Partial<ObjectMeta>; [fiel
 const at = (obj: unknown, dotted: string) =>
     dotted.split(".").reduce<unknown>((o, k) => (o == null ? undefined : (o as Record<string, unknown>)[k]), obj);
 
-/** A filter from the request's fieldSelector and labelSelector (=, ==, != and bare keys: what kubectl sends). */
+/** A label selector's terms: split at its commas outside parentheses (an in or notin term holds commas of its own). */
+function labelTerms(selector: string): string[] {
+    const terms: string[] = [];
+    let depth = 0;
+    let from = 0;
+    for (let i = 0; i <= selector.length; i++) {
+        const c = selector[i];
+        if (c === "(") depth++;
+        else if (c === ")") depth--;
+        else if ((c === "," && depth === 0) || i === selector.length) {
+            const term = selector.slice(from, i).trim();
+            if (term) terms.push(term);
+            from = i + 1;
+        }
+    }
+    return terms;
+}
+
+/** A filter from the request's fieldSelector (=, ==, !=) and labelSelector (those, bare and !keys, in and notin). */
 export function selectorOf(url: URL): (obj: Selectable) => boolean {
     const tests: ((o: Selectable) => boolean)[] = [];
     for (const term of (url.searchParams.get("fieldSelector") ?? "").split(",").filter(Boolean)) {
@@ -49,11 +67,27 @@ export function selectorOf(url: URL): (obj: Selectable) => boolean {
         if (!key) throw new HttpError(400, "BadRequest", `unsupported field selector ${term}`);
         tests.push((o) => (String(at(o, key) ?? "") === value) === (op !== "!="));
     }
-    for (const term of (url.searchParams.get("labelSelector") ?? "").split(",").filter(Boolean)) {
-        const [, key, op, value] = /^([^!=]+)(!=|==|=)?(.*)$/.exec(term) ?? [];
-        const labels = (o: Selectable) => o.metadata?.labels ?? {};
-        if (!op) tests.push(key.startsWith("!") ? (o) => !(key.slice(1) in labels(o)) : (o) => key in labels(o));
-        else tests.push((o) => (labels(o)[key] === value) === (op !== "!="));
+    const labels = (o: Selectable) => o.metadata?.labels ?? {};
+    for (const term of labelTerms(url.searchParams.get("labelSelector") ?? "")) {
+        // apimachinery's labels.Parse: key, !key, key=value (==, !=), key in (a,b), key notin (a,b); a != or notin term
+        // also selects an object without the key
+        const set = /^([^\s!=(),]+)\s+(in|notin)\s*\(([^()]*)\)$/.exec(term);
+        if (set) {
+            const values = set[3].split(",").map((v) => v.trim());
+            const key = set[1];
+            tests.push((o) => (key in labels(o) && values.includes(labels(o)[key])) === (set[2] === "in"));
+            continue;
+        }
+        const exists = /^(!?)([^\s!=(),]+)$/.exec(term);
+        if (exists) {
+            const key = exists[2];
+            tests.push((o) => key in labels(o) === !exists[1]);
+            continue;
+        }
+        const eq = /^([^\s!=(),]+)\s*(!=|==|=)\s*([^\s!=(),]*)$/.exec(term);
+        if (!eq) throw new HttpError(400, "BadRequest", `unable to parse requirement: ${term}`);
+        const [, key, op, value] = eq;
+        tests.push((o) => (labels(o)[key] === value) === (op !== "!="));
     }
     return (o) => tests.every((f) => f(o));
 }

@@ -146,6 +146,22 @@ describe("kubectl get on the simulated tenants lab at the stall (the real kubect
     });
     after(async () => at?.stop());
 
+    // the selectors RollingSync's steps are written in (set-based), and a key's absence, as apimachinery's labels.Parse reads them
+    it("kubectl get -l: in, notin, !=, a key and !key select as a real API server does", async () => {
+        const names = async (selector: string) =>
+            (await kubectl("get", "applications", "-n", "argocd", "-l", selector, "-o", "name"))
+                .split("\n")
+                .filter(Boolean)
+                .map((n) => n.replace(/^application\.argoproj\.io\//, ""))
+                .sort();
+        assert.deepStrictEqual(await names("example.org/tenant in (mandant-c,mandant-d)"), ["mandant-c", "mandant-d"]);
+        assert.deepStrictEqual(await names("example.org/tenant notin (mandant-a)"), ["mandant-b", "mandant-c", "mandant-d"]);
+        assert.deepStrictEqual(await names("example.org/tenant!=mandant-a"), ["mandant-b", "mandant-c", "mandant-d"]);
+        assert.deepStrictEqual(await names("example.org/tenant"), ["mandant-a", "mandant-b", "mandant-c", "mandant-d"]);
+        assert.deepStrictEqual(await names("!example.org/tenant"), []);
+        assert.deepStrictEqual(await names("example.org/tenant in (mandant-b),example.org/tenant!=mandant-c"), ["mandant-b"]);
+    });
+
     it("kubectl get applications -A shows each tenant's SYNC STATUS and HEALTH STATUS", async () => {
         const out = await kubectl("get", "applications", "-A");
         assert.match(out, /^NAMESPACE +NAME +SYNC STATUS +HEALTH STATUS\n/);
