@@ -6,8 +6,14 @@ import { HttpError } from "./apiTypes";
 import type { ObjectMeta } from "../lab/argo/types";
 
 /** A log as the kubelet answers `tailLines` (its last lines) and `limitBytes` (at most that many bytes of them). */
-export function logPart(log: string, url: URL): string {
+export function logPart(log: string, url: URL, startedAt?: string): string {
     const tail = url.searchParams.get("tailLines");
+    // timestamps=true (kubectl logs --timestamps): each line after a time, RFC 3339 with nanoseconds as the kubelet
+    // writes it; the simulated kubelet keeps no time per line, so every line has its container's start
+    if (url.searchParams.get("timestamps") === "true") {
+        const at = new Date(startedAt ?? 0).toISOString().replace(/\.(\d{3})Z$/, ".$1000000Z");
+        log = log.replace(/^(?=.)/gm, `${at} `);
+    }
     const lines = log.split(/(?<=\n)/).filter(Boolean);
     let text = tail !== null && Number(tail) >= 0 ? (Number(tail) === 0 ? "" : lines.slice(-Number(tail)).join("")) : log;
     const limit = url.searchParams.get("limitBytes");

@@ -356,8 +356,12 @@ export class ApiServer {
     private serve(method: string, url: URL, ctype: string, body: unknown): unknown {
         const { t, ns, name, sub } = this.route(url.pathname);
         if (sub === "log") {
-            if (!this.kube.get("Pod", ns, name!)) throw new HttpError(404, "NotFound", `pods "${name}" not found`);
-            return { __text: logPart(this.kube.podLogs.get(`${ns}/${name}`) ?? "", url) };
+            const pod = this.kube.get("Pod", ns, name!);
+            if (!pod) throw new HttpError(404, "NotFound", `pods "${name}" not found`);
+            const started = (pod.status as { containerStatuses?: { state?: Record<string, { startedAt?: string }> }[] } | undefined)
+                ?.containerStatuses?.[0]?.state;
+            const startedAt = Object.values(started ?? {})[0]?.startedAt ?? String(pod.metadata.creationTimestamp ?? "");
+            return { __text: logPart(this.kube.podLogs.get(`${ns}/${name}`) ?? "", url, startedAt) };
         }
         if (sub === "finalize") {
             if (method !== "PUT") throw new HttpError(405, "MethodNotAllowed", method);

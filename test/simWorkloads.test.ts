@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { KubeCluster } from "../lab/ports/cluster";
+import { run } from "../lab/ports/exec";
 import { RELEASES } from "../lab/tenants/layout";
 import { siteImage, siteImages } from "../lab/tenants/siteImages";
 import { VirtualClock } from "../sim/clock";
@@ -137,6 +138,28 @@ describe("simulated Kubernetes workloads (sim/workloads.ts, sim/podRunner.ts)", 
                 "config/system/settings.php is not writable.\n",
             );
             assert.strictEqual(await cluster.readPodLog("t", pod.metadata.name, { tailLines: 5, limitBytes: 4 }), "line");
+            // kubectl logs --timestamps: each line after a time (the container's start: the simulation keeps none per line)
+            const dir = fs.mkdtempSync(path.join(os.tmpdir(), "logs-"));
+            try {
+                fs.writeFileSync(path.join(dir, "kubeconfig"), kube.kubeconfig(url));
+                const out = (
+                    await run("kubectl", [
+                        "--kubeconfig",
+                        path.join(dir, "kubeconfig"),
+                        "logs",
+                        "-n",
+                        "t",
+                        pod.metadata.name,
+                        "--timestamps",
+                    ])
+                ).stdout;
+                const lines = out.split("\n").filter(Boolean);
+                assert.strictEqual(lines.length, 2, out);
+                for (const l of lines)
+                    assert.match(l, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z (line one|config\/system\/settings\.php is not writable\.)$/);
+            } finally {
+                fs.rmSync(dir, { recursive: true, force: true });
+            }
         } finally {
             await kube.stop();
         }
