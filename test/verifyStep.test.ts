@@ -5074,6 +5074,14 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.hook_error as the log prints it, indented: taken", async () => {
+        await atTenants(2, async (root) => {
+            editResult(tenantsLayout(root).resultFile("stall"), { hook_error: `  ${HOOK_ERROR}` });
+            const r = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(r.code, 0, r.out);
+        });
+    });
+
     it("stall.hook_error as the log's block: the hint says one line", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { hook_error: `In ConfigurationManager.php line 387:\n\n  ${HOOK_ERROR}` });

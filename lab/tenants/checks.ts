@@ -151,7 +151,12 @@ const step2: Check<TenantsWorld>[] = [
             const s = obj(w, "stall");
             if (!s || !isSha(s.commit)) return null;
             const script = (await w.repo.file(s.commit, `releases/${RELEASES.faulty}/code/setup.sh`)) ?? "";
-            const ok = s.hook_error === HOOK_ERROR && script.includes(s.hook_error);
+            // (as the log prints it, indented: the blanks around the line on one line are no part of it)
+            const ok =
+                typeof s.hook_error === "string" &&
+                !s.hook_error.includes("\n") &&
+                s.hook_error.trim() === HOOK_ERROR &&
+                script.includes(HOOK_ERROR);
             const text: string = typeof s.hook_error === "string" ? s.hook_error : "";
             const lines = text.split("\n").filter((l) => l.trim()).length;
             // the line is in it, with more around it (the block the log prints, indentation): say what is too much, not the line
