@@ -5170,6 +5170,27 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    // given the fix pushed and the ApplicationSet not refreshed, then step 3 says it has not read the push, with the refresh
+    it("the fix pushed, the ApplicationSet not refreshed: the refresh is named", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(2);
+        try {
+            await at.givenUp();
+            const { clone } = at.layout;
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", "fix"], clone);
+            await git(["push", "-q", "origin", "main"], clone);
+            const r = await verifyServed(at, 3);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /main sets 1\.2\.1 for every tenant \([0-9a-f]{12}\), but no Application reads releases\/1\.2\.1 yet: the ApplicationSet has not read the push \(it reads Git again every 3 minutes\); refresh it: kubectl -n argocd annotate applicationset tenants argocd\.argoproj\.io\/application-set-refresh=true --overwrite/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     // given the stall's commit amended into the fix, its push refused, then git pull (a merge, the learner's commit its
     // first parent) pushed: main went from the stall to the fix in one fast-forward, and the step is done
     it("the fix brought onto main by git pull's merge: done", async function () {

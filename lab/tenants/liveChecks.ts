@@ -170,6 +170,16 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                         hint: `main holds release ${RELEASES.faulty} for every tenant already (step 2's push, ${w.main.slice(0, 12)}), and its rollout is under way: step 1's rollout is behind it; write stall.json once the rollout is stuck, then verify --lab tenants --step 2 grades it`,
                     };
             }
+            // graded at step 3 with the fix on main and no Application at it: the ApplicationSet has not read the push
+            if (!("hint" in hint) && w.through >= 3 && w.main) {
+                const at = await releasesAt(w, w.main);
+                const path = (t: string) => (paths[t] as { path?: unknown }).path;
+                if (TENANTS.every((t) => at[t] === RELEASES.fixed && path(t) !== `releases/${RELEASES.fixed}`))
+                    return {
+                        ...outcome,
+                        hint: `main sets ${RELEASES.fixed} for every tenant (${w.main.slice(0, 12)}), but no Application reads releases/${RELEASES.fixed} yet: the ApplicationSet has not read the push (it reads Git again every 3 minutes); refresh it: kubectl -n argocd annotate applicationset ${TENANTS_APPSET} argocd.argoproj.io/application-set-refresh=true --overwrite`,
+                    };
+            }
             // graded at step 3 while the fix's rollout is still under way: recovery.json is written once it completes
             const under = /performing rollout of step (\d+)/.exec(cond?.message ?? "");
             if (!("hint" in hint) && w.through >= 3 && under)
