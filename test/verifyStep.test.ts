@@ -5604,14 +5604,14 @@ describe("verify --step: one step at a time, with a hint", function () {
                 seconds.hint ?? "",
                 /^seconds holds 999999, longer than recovery\.commit has (existed|been on main \(since its push, by the repository's reflog\)) \(\d+ s\)/,
             );
-            // counted from the stall's push: longer than the fix has existed, not than the stall has
-            const stallAge = Math.floor(
-                (Date.now() -
-                    Date.parse(
-                        execFileSync("git", ["show", "-s", "--format=%cI", stall.commit], { cwd: layout.clone, encoding: "utf8" }).trim(),
-                    )) /
-                    1000,
-            );
+            // counted from the stall's push: longer than the fix has existed, not than the stall has (its push by the
+            // repository's reflog, as the check counts it; its commit's date where the reflog has none)
+            const pushedAt =
+                (await new BareRepo(layout.bareRepo).heldSince("main", stall.commit)) ??
+                Date.parse(
+                    execFileSync("git", ["show", "-s", "--format=%cI", stall.commit], { cwd: layout.clone, encoding: "utf8" }).trim(),
+                );
+            const stallAge = Math.floor((Date.now() - pushedAt) / 1000);
             editResult(layout.resultFile("recovery"), { seconds: stallAge });
             const fromStall = (await verifyTenants({ layout, through: 3 })).find((c) => c.check.startsWith("recovery.seconds is from 1"))!;
             assert.strictEqual(fromStall.ok, false);
