@@ -238,10 +238,13 @@ describe("verify (the independent grader)", function () {
             for (const r of rs) assert.doesNotMatch(`${r.expected ?? ""}${r.found ?? ""}`, /[\u0000-\u001f]/, r.check);
         });
 
-        it("5d. a trailing comma, Python's print of a dict: each slip named with its line and column", async () => {
+        it("5d. a trailing comma, Python's print of a dict, typographic quotes, UTF-16: each slip named", async () => {
             const l = copy();
             fs.writeFileSync(l.resultFile("drift"), fs.readFileSync(l.resultFile("drift"), "utf8").replace(/\s*\}\s*$/, ",\n}\n"));
             fs.writeFileSync(l.resultFile("report"), "{'dev_tracks': 'main', 'bad_commit_reached_prod': False}\n");
+            // typographic quotes (typed in a word processor), and UTF-16 with its byte-order mark (PowerShell's >)
+            fs.writeFileSync(l.resultFile("incident"), "{\n  \u201ccommit\u201d: \u201cabc\u201d\n}\n");
+            fs.writeFileSync(l.resultFile("promote"), Buffer.from("\ufeff" + JSON.stringify(read(l, "promote")), "utf16le"));
             const rs = await verify({ layout: l, through: 8 });
             const found = (name: string) => String(rs.find((r) => r.check === `${name}.json exists and is JSON`)?.found);
             assert.match(
@@ -251,6 +254,14 @@ describe("verify (the independent grader)", function () {
             assert.match(
                 found("report"),
                 /^single quotes at line 1, column 2: JSON's keys and strings take double quotes \(Python's print of a dict is not JSON/,
+            );
+            assert.match(
+                found("incident"),
+                /^a typographic quote \u201c \(U\+201C\) at line 2, column 3: JSON takes straight double quotes \("\); type them so/,
+            );
+            assert.match(
+                found("promote"),
+                /^it is UTF-16 \(a NUL byte beside every letter: [^)]*\), and JSON here is UTF-8: save it as UTF-8 \(iconv -f UTF-16 -t UTF-8/,
             );
         });
 

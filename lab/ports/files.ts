@@ -65,6 +65,13 @@ export function parseJson(text: string): unknown {
     } catch (e) {
         if (text.charCodeAt(0) === 0xfeff)
             throw new Error("it starts with a byte-order mark (U+FEFF, which editors do not show): save it as UTF-8 without a BOM");
+        // UTF-16 (PowerShell's >, a Windows editor's "Unicode"), read as UTF-8: its byte-order mark undecodable, a NUL
+        // beside every ASCII letter
+        const nuls = text.split("\u0000").length - 1;
+        if (text.startsWith("\ufffd\ufffd") || (nuls > 1 && nuls >= (text.length - nuls) / 2))
+            throw new Error(
+                "it is UTF-16 (a NUL byte beside every letter: PowerShell's > or an editor's \"Unicode\" writes it so), and JSON here is UTF-8: save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE > FILE.new, then mv FILE.new FILE)",
+            );
         // JSON.parse quotes the text, line breaks and all: the message on one printable line
         const message = messageOf(e).replace(
             // eslint-disable-next-line no-control-regex -- the control characters are what is replaced
@@ -125,6 +132,10 @@ function jsonSlip(text: string, at: number | undefined): string | undefined {
     const py = /^(True|False|None)\b/.exec(rest);
     if (py) return `${py[1]} at ${lineCol(pos)} is Python's: JSON writes ${{ True: "true", False: "false", None: "null" }[py[1]]}`;
     if (/^(\/\/|\/\*|#)/.test(rest)) return `a comment at ${lineCol(pos)}: JSON takes no comments; remove it`;
+    // typographic quotes (a word processor's, a chat's “smart quotes”): they look like quotes, and JSON reads none
+    const curly = /[\u201c\u201d\u2018\u2019\u00ab\u00bb]/.exec(text);
+    if (curly)
+        return `a typographic quote ${curly[0]} (U+${curly[0].charCodeAt(0).toString(16).toUpperCase()}) at ${lineCol(curly.index)}: JSON takes straight double quotes ("); type them so`;
     return undefined;
 }
 
