@@ -439,6 +439,17 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the git daemon's address with http://: the scheme is named", async () => {
+        const r = await step2With(
+            (set) => (set.spec.template.spec.source.repoURL = "http://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git"),
+        );
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: repoURL holds "http:\/\/gitd[^"]*": it names the git daemon's Service with http:\/\/, and the git daemon speaks git:\/\/ alone: write git:\/\/gitd\.gitsrv\.svc\.cluster\.local:9418\/shop-envs\.git/,
+        );
+    });
+
     it("one namespace written for both environments: said what it does", async () => {
         const r = await step2With((set) => (set.spec.template.spec.destination.namespace = "shop-dev"));
         assert.strictEqual(r.code, 1, r.out);

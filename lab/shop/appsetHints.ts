@@ -8,6 +8,8 @@ import * as path from "path";
 import { isSha } from "../grader/resultFiles";
 import { obj, ShopWorld, wantProd } from "./world";
 import { IN_CLUSTER_SERVER } from "../argo/application";
+import { sameRepo } from "./appsetFile";
+import { REPO_URL } from "./layout";
 
 /** Why the elements are not dev=main, prod=(the step's branch), where a known mistake says so; else undefined. */
 export function elementsHint(w: ShopWorld, elements: { env?: unknown; revision?: unknown }[], template?: unknown): string | undefined {
@@ -134,6 +136,14 @@ export function automatedWhy(automated: unknown): string {
 }
 
 /** What a template's syncOptions other than the lab's [CreateNamespace=true] hold: the options beside it, or it missing. */
+/** Why a template's repoURL is not the lab's repository: another scheme for the git daemon's own address, or another address. */
+export function repoUrlWhy(url: unknown): string {
+    const scheme = typeof url === "string" ? /^([a-z][\w+.-]*):\/\/(.*)$/i.exec(url) : null;
+    if (scheme && scheme[1] !== "git" && sameRepo(`git://${scheme[2]}`))
+        return `it names the git daemon's Service with ${scheme[1]}://, and the git daemon speaks git:// alone: write ${REPO_URL}`;
+    return "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine";
+}
+
 export function syncOptionsWhy(options: unknown): string {
     // one string, not a list (syncOptions: CreateNamespace=true): the API server refuses it (must be of type array)
     if (typeof options === "string")

@@ -19,7 +19,7 @@ import { STEP1_CHECKS } from "./step1Checks";
 import { DRIFT_CHECKS } from "./driftChecks";
 import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
 import { APPSET_POLICY } from "./appsetPolicy";
-import { elementsHint, missingAppsetHint, syncOptionsWhy, automatedWhy } from "./appsetHints";
+import { elementsHint, missingAppsetHint, syncOptionsWhy, automatedWhy, repoUrlWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
 import { obj, pinStep, readShopWorld, releaseNotAtPin, ShopWorld, VerifyOptions, wantProd } from "./world";
 import { RELEASE_NOT_AT_INCIDENT } from "./pinChecks";
@@ -208,8 +208,7 @@ const step2: Check<ShopWorld>[] = [
                         t?.spec?.project === undefined
                             ? `the template has no project: an Application needs one (the API server refuses an ApplicationSet whose template leaves it out, so kubectl apply changed nothing): write project: default under spec.template.spec, then kubectl apply -f ${w.layout.appsetFile}`
                             : "an Application of a project Argo CD does not have is not generated (kubectl get appprojects -n argocd lists them)",
-                    repoURL:
-                        "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine",
+                    repoURL: repoUrlWhy(t?.spec?.source?.repoURL),
                     // the ApplicationSet's own syncPolicy holds it: one level out of the template's
                     automated: (file.set?.spec?.syncPolicy as { automated?: unknown } | undefined)?.automated
                         ? "it is under the ApplicationSet's own spec.syncPolicy, one level out: the Applications' goes under spec.template.spec.syncPolicy"
