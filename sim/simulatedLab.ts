@@ -176,7 +176,7 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
         const version: ArgoCdVersion = (opts.asSaved && (was as ArgoCdVersion)) || opts.argocdVersion || DEFAULT_ARGOCD_VERSION;
         if (was && was !== version)
             throw new Error(
-                `${layout.root} was simulated as Argo CD ${was}: resume it with --argocd-version ${was}, or start over with --reset`,
+                `${layout.root} was simulated as Argo CD ${was}, and every lab under a root runs on its one cluster: give --argocd-version ${was} (to resume it, or to build another lab beside it), or another --root for a lab as ${version} (--reset takes down every lab under ${layout.root})`,
             );
         if (!was)
             kube.put(

@@ -1280,7 +1280,7 @@ describe("simulate resumed as another Argo CD version", function () {
             assert.strictEqual(again.code, 1, again.out);
             assert.match(
                 again.stderr,
-                /was simulated as Argo CD v3\.5\.8: resume it with --argocd-version v3\.5\.8, or start over with --reset/,
+                /was simulated as Argo CD v3\.5\.8, and every lab under a root runs on its one cluster: give --argocd-version v3\.5\.8 \(to resume it, or to build another lab beside it\), or another --root for a lab as v3\.6\.2 \(--reset takes down every lab under /,
             );
             const same = await runMain("simulate", ["--root", root, "--through", "2", "--argocd-version", "v3.5.8"]);
             assert.strictEqual(same.code, 0, same.out);
