@@ -188,7 +188,7 @@ export async function runPreflight(
         stack.given.includes("kubeconfigPath") &&
         stack.config.kubeconfigPath !== overrides.kubeconfigPath
             ? [
-                  `--kubeconfig-path ${overrides.kubeconfigPath} is checked in place of the file's kubeconfigPath ${stack.config.kubeconfigPath || '""'}, which up uses`,
+                  `--kubeconfig-path ${overrides.kubeconfigPath || '""'} is checked in place of the file's kubeconfigPath ${stack.config.kubeconfigPath || '""'}, which up uses`,
               ]
             : []),
     ];
@@ -223,7 +223,7 @@ export const preflight: Command = {
     details: [
         `${CONFIG_FILE_DETAIL}; a bad value in it is named, as up names it`,
         "--root DIR               the stack's root (default: from Pulumi.dev.yaml, else /; a relative one is taken from here)",
-        "--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s",
+        '--kubeconfig-path FILE   check for adopting this cluster instead of installing k3s ("" checks installing k3s)',
     ],
     options: { root: { type: "string" }, "kubeconfig-path": { type: "string" }, ...CONFIG_FILE },
     // the lab chosen as simulate and verify choose it: preflight reads it from the stack file
@@ -237,7 +237,8 @@ export const preflight: Command = {
         const root = rootArg === undefined ? undefined : path.resolve(rootArg);
         if (rootArg !== undefined && !path.isAbsolute(rootArg)) console.log(`preflight: --root ${rootArg} is relative: checking ${root}`);
         // a relative --kubeconfig-path likewise (the stack's kubeconfigPath is absolute: said with the path to write there)
-        const kubeArg = stringOption(values, "kubeconfig-path");
+        // "" is the stack's own empty kubeconfigPath: check for installing k3s, whatever the file says
+        const kubeArg = values["kubeconfig-path"] === "" ? "" : stringOption(values, "kubeconfig-path");
         const kubeconfigPath = kubeArg === undefined || kubeArg === "" ? kubeArg : path.resolve(kubeArg);
         if (kubeArg && !path.isAbsolute(kubeArg))
             console.log(

@@ -401,6 +401,21 @@ describe("the stack file as preflight and up read it", function () {
                 "m",
             ),
         );
+        // --kubeconfig-path "": the install-k3s variant checked, as an empty kubeconfigPath means in the file
+        const installing = runCli(
+            "preflight",
+            ["--config-file", file(`config:\n  gitops-lab:root: ${dir}\n  gitops-lab:kubeconfigPath: ${gone}\n`), "--kubeconfig-path", ""],
+            { timeoutMs: 60_000 },
+        );
+        assert.notStrictEqual(installing.code, 2, installing.out);
+        assert.match(
+            installing.stdout,
+            new RegExp(
+                `^WARN {2}the stack's configuration: --kubeconfig-path "" is checked in place of the file's kubeconfigPath ${gone}, which up uses$`,
+                "m",
+            ),
+        );
+        assert.doesNotMatch(installing.stdout, /kubeconfigPath readable/, "no cluster to adopt is checked");
     });
 
     it("a kubeconfig for the file, keys nested under gitops-lab:, a key with no value, a root holding a simulated lab: each said", () => {
