@@ -313,6 +313,19 @@ describe("gitops-lab simulate --reset", function () {
             assert.strictEqual((await runMain("simulate", ["--root", given, "--through", "1"])).code, 0);
             assert.strictEqual((await runMain("simulate", ["--root", given, "--reset"])).code, 0);
             assert.deepStrictEqual(fs.readdirSync(given), []);
+            // a root the lab made, holding a file of the learner's: kept, and said
+            const notes = path.join(base, "notes");
+            assert.strictEqual((await runMain("simulate", ["--root", notes, "--through", "1"])).code, 0);
+            fs.writeFileSync(path.join(notes, "NOTES.md"), "mine\n");
+            const kept = await runMain("simulate", ["--root", notes, "--reset"]);
+            assert.strictEqual(kept.code, 0, kept.out);
+            assert.ok(
+                kept.stdout.includes(
+                    `kept ${notes}: it holds NOTES.md, which the lab did not make (the lab made ${notes}: a reset once it is empty removes it)`,
+                ),
+                kept.stdout,
+            );
+            assert.strictEqual(fs.readFileSync(path.join(notes, "NOTES.md"), "utf8"), "mine\n");
         } finally {
             fs.rmSync(base, { recursive: true, force: true });
         }

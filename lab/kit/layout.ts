@@ -156,7 +156,14 @@ export function removeRootMade(root: string, log: (line: string) => void): void 
         return; // cut short or edited: read as no record, the folders kept
     }
     if (!rec || rec.root !== r || !Array.isArray(rec.made)) return;
-    if (fs.readdirSync(r).some((n) => n !== path.basename(rootMadeFile(r)))) return;
+    const others = fs.readdirSync(r).filter((n) => n !== path.basename(rootMadeFile(r)));
+    if (others.length) {
+        // a file of the learner's in the folder the lab made for its root: kept, and said
+        log(
+            `kept ${r}: it holds ${others.slice(0, 3).join(", ")}${others.length > 3 ? ", ..." : ""}, which the lab did not make (the lab made ${r}: a reset once it is empty removes it)`,
+        );
+        return;
+    }
     fs.rmSync(rootMadeFile(r));
     const removed: string[] = [];
     for (const d of rec.made) {
