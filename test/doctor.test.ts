@@ -313,6 +313,19 @@ describe("rollout doctor: diagnosis", () => {
         );
     });
 
+    // kustomize says "must build at directory" of a resource its kustomization.yaml lists too: that is no source path
+    it("given a resource its kustomization.yaml lists missing, then the file is named, not the source path", () => {
+        const message = `Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = \`kustomize build <path to cached source>/tenants/mandant-a\` failed exit status 1: Error: accumulating resources: accumulation err='accumulating resources from 'missing.yaml': evalsymlink failure on '<path to cached source>/tenants/mandant-a/missing.yaml' : lstat <path to cached source>/tenants/mandant-a/missing.yaml: no such file or directory': must build at directory: not a valid directory: evalsymlink failure on '<path to cached source>/tenants/mandant-a/missing.yaml' : lstat <path to cached source>/tenants/mandant-a/missing.yaml: no such file or directory`;
+        const tenants = [cannotCompare(message)("mandant-a", 1, "Progressing")];
+        const set = appSet("tenants", tenants, { rolloutStep: 1, since: 5 });
+        const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
+        assert.match(
+            d.summary,
+            /— mandant-a: Argo CD cannot compare it \(ComparisonError\): tenants\/mandant-a\/kustomization\.yaml lists missing\.yaml, which is not in the repository at main \(a file added to resources: and never committed, or a typo\)/,
+        );
+        assert.doesNotMatch(d.summary, /its source path/);
+    });
+
     it("given the same ComparisonError in every tenant, then the others are named once with it", () => {
         const cannot = cannotCompare(
             "Failed to load target state: `kustomize build <path to cached source>/releases/1.21` failed: no such file or directory",

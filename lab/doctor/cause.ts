@@ -173,14 +173,21 @@ export function cannotCompare(app: Application, who: string): Omit<Finding, "app
     // the source path not in the repository at its revision (a release that has no folder: releases/1.2): kustomize's
     // "no such file or directory" or the repo-server's evalsymlink failure, said as that
     // (kustomize's "must build at directory" is of the path itself; a resource it lists missing, missing.yaml, is not)
-    const missing =
+    const named =
         /must build at directory: not a valid directory: evalsymlink failure on '<path to cached source>\/([^']+)'/.exec(
             cannot.message ?? "",
         )?.[1] ?? (/app path does not exist/i.test(cannot.message ?? "") ? sourcePath : "");
+    const trimmed = sourcePath.replace(/^\.\/|\/+$/g, "");
+    // a path under the source path is a resource its kustomization.yaml lists (envs/dev/missing.yaml), not the source path
+    const inside = named && trimmed && named.startsWith(`${trimmed}/`) ? named.slice(trimmed.length + 1) : "";
+    const missing = inside ? "" : named;
+    const revision = app.spec?.source?.targetRevision ?? "its revision";
     const noPath =
-        !templated && missing
-            ? `its source path ${missing} is not in the repository at ${app.spec?.source?.targetRevision ?? "its revision"} (the file or element it was generated from names a folder Git does not have: a typo?)`
-            : undefined;
+        !templated && inside
+            ? `${trimmed}/kustomization.yaml lists ${inside}, which is not in the repository at ${revision} (a file added to resources: and never committed, or a typo)`
+            : !templated && missing
+              ? `its source path ${missing} is not in the repository at ${revision} (the file or element it was generated from names a folder Git does not have: a typo?)`
+              : undefined;
     return {
         kind: "CannotCompare",
         message: `${who}: Argo CD cannot compare it (${cannot.type}): ${templated ? `its source path ${sourcePath} holds ${templated[0]}, which the generator did not fill: the file or element it was generated from has no such key (a typo?)` : (noPath ?? clipBytes(cannot.message ?? "", 300))}`,
