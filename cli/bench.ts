@@ -63,6 +63,26 @@ async function runOnce(opts: { refresh: boolean }): Promise<StepTiming[]> {
 
 const s = (ms: number) => Math.round(ms) / 1000;
 
+/** Each step's figures (wall, waiting, overhead, the real host's estimate as `estimate` reads it), and their totals. */
+function stepFigures(rows: StepTiming[], estimate: (r: StepTiming) => number) {
+    const steps = rows.map((r) => ({
+        step: r.step,
+        name: r.name,
+        wall_s: s(r.ms),
+        wait_s: s(r.waitMs),
+        overhead_s: s(r.ms - r.waitMs),
+        estimated_real_s: s(estimate(r)),
+    }));
+    const sum = (k: keyof (typeof steps)[number]) => Math.round(steps.reduce((a, r) => a + (r[k] as number), 0) * 1000) / 1000;
+    const total = {
+        wall_s: sum("wall_s"),
+        wait_s: sum("wait_s"),
+        overhead_s: sum("overhead_s"),
+        estimated_real_s: sum("estimated_real_s"),
+    };
+    return { steps, total };
+}
+
 /** The tenants lab at v3.5.1's defaults on the virtual clock: each wait's simulated time, and the results' own figures. */
 async function benchTenants(json: boolean): Promise<number> {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bench-tenants-"));
@@ -176,21 +196,7 @@ async function benchRun(values: Values): Promise<number> {
     }
     const rows = await runOnce({ refresh: true });
     const pollOnly = await runOnce({ refresh: false });
-    const steps = rows.map((r) => ({
-        step: r.step,
-        name: r.name,
-        wall_s: s(r.ms),
-        wait_s: s(r.waitMs),
-        overhead_s: s(r.ms - r.waitMs),
-        estimated_real_s: s(r.clockMs),
-    }));
-    const sum = (k: keyof (typeof steps)[number]) => Math.round(steps.reduce((a, r) => a + (r[k] as number), 0) * 1000) / 1000;
-    const total = {
-        wall_s: sum("wall_s"),
-        wait_s: sum("wait_s"),
-        overhead_s: sum("overhead_s"),
-        estimated_real_s: sum("estimated_real_s"),
-    };
+    const { steps, total } = stepFigures(rows, (r) => r.clockMs);
     const pollOnlyS = s(pollOnly.reduce((a, r) => a + r.clockMs, 0));
     if (values.json) {
         console.log(JSON.stringify({ profile: BENCH_PROFILE, steps, total, poll_only: { estimated_real_s: pollOnlyS } }));
@@ -320,21 +326,7 @@ async function benchReal(json: boolean): Promise<number> {
         await lab.stop();
         fs.rmSync(root, { recursive: true, force: true });
     }
-    const steps = rows.map((r) => ({
-        step: r.step,
-        name: r.name,
-        wall_s: s(r.ms),
-        wait_s: s(r.waitMs),
-        overhead_s: s(r.ms - r.waitMs),
-        estimated_real_s: s(r.ms),
-    }));
-    const sum = (k: keyof (typeof steps)[number]) => Math.round(steps.reduce((a, r) => a + (r[k] as number), 0) * 1000) / 1000;
-    const total = {
-        wall_s: sum("wall_s"),
-        wait_s: sum("wait_s"),
-        overhead_s: sum("overhead_s"),
-        estimated_real_s: sum("estimated_real_s"),
-    };
+    const { steps, total } = stepFigures(rows, (r) => r.ms);
     if (json) {
         console.log(JSON.stringify({ profile: "real-node", steps, total, poll_only: null }));
         return EXIT.OK;
