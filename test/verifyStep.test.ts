@@ -60,6 +60,31 @@ async function step2With(edit: (set: any) => void): Promise<Awaited<ReturnType<t
     return r!;
 }
 
+/**
+ * The served tenants lab's ApplicationSet refreshed, its rollout of `rolledOut` waited for to complete, then recovery.json
+ * written from its status with `commit` as recovery.commit.
+ */
+async function recoveryAfter(at: Awaited<ReturnType<typeof tenantsAt>>, rolledOut: string, commit: string) {
+    await at.cluster.annotateApplicationSet("tenants", { [APPSET_REFRESH_ANNOTATION]: "true" }, "argocd");
+    await expect(
+        holds(
+            "the merge's rollout complete",
+            () =>
+                conditionOf(appset(at), "RolloutProgressing")?.message === "ApplicationSet Rollout has completed" &&
+                (appset(at)!.status?.applicationStatus ?? []).every((e) => (e.targetRevisions ?? []).includes(rolledOut)),
+            () => appset(at)!.status,
+        ),
+        { timeoutMs: 180_000 },
+    );
+    const order = (appset(at)!.status!.applicationStatus ?? []).map((e) => ({
+        application: e.application,
+        step: Number(e.step),
+        healthy_at: e.lastTransitionTime,
+    }));
+    const running = Object.fromEntries(TENANTS_ALL.map((t) => [t, RELEASES.fixed]));
+    fs.writeFileSync(at.layout.resultFile("recovery"), JSON.stringify({ commit, release: RELEASES.fixed, order, running, seconds: 1 }));
+}
+
 /** Merges `edit` into a result file, as a learner's edit of it. */
 /** verify --lab tenants --step N of a tenants lab at its live cluster, through the kubeconfig a served lab writes. */
 async function verifyServed(at: { layout: { root: string }; lab: { kubeconfig: string } }, step: number) {
@@ -5147,27 +5172,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git([...id, "merge", "-q", "--no-ff", "fix", "-m", "merge the fix"], clone);
             await git(["push", "-q", "origin", "main"], clone);
             const merge = await git(["rev-parse", "HEAD"], clone);
-            await at.cluster.annotateApplicationSet("tenants", { [APPSET_REFRESH_ANNOTATION]: "true" }, "argocd");
-            await expect(
-                holds(
-                    "the merge's rollout complete",
-                    () =>
-                        conditionOf(appset(at), "RolloutProgressing")?.message === "ApplicationSet Rollout has completed" &&
-                        (appset(at)!.status?.applicationStatus ?? []).every((e) => (e.targetRevisions ?? []).includes(merge)),
-                    () => appset(at)!.status,
-                ),
-                { timeoutMs: 180_000 },
-            );
-            const order = (appset(at)!.status!.applicationStatus ?? []).map((e) => ({
-                application: e.application,
-                step: Number(e.step),
-                healthy_at: e.lastTransitionTime,
-            }));
-            const running = Object.fromEntries(TENANTS_ALL.map((t) => [t, RELEASES.fixed]));
-            fs.writeFileSync(
-                at.layout.resultFile("recovery"),
-                JSON.stringify({ commit: fix, release: RELEASES.fixed, order, running, seconds: 1 }),
-            );
+            await recoveryAfter(at, merge, fix);
             const r = await verifyServed(at, 3);
             assert.strictEqual(r.code, 1, r.out);
             assert.ok(
@@ -5220,27 +5225,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             await git(["push", "-q", "origin", "main"], clone);
             const merge = await git(["rev-parse", "HEAD"], clone);
             assert.strictEqual((await git(["rev-list", "--parents", "-n", "1", merge], clone)).split(" ").length, 3, "a merge");
-            await at.cluster.annotateApplicationSet("tenants", { [APPSET_REFRESH_ANNOTATION]: "true" }, "argocd");
-            await expect(
-                holds(
-                    "the merge's rollout complete",
-                    () =>
-                        conditionOf(appset(at), "RolloutProgressing")?.message === "ApplicationSet Rollout has completed" &&
-                        (appset(at)!.status?.applicationStatus ?? []).every((e) => (e.targetRevisions ?? []).includes(merge)),
-                    () => appset(at)!.status,
-                ),
-                { timeoutMs: 180_000 },
-            );
-            const order = (appset(at)!.status!.applicationStatus ?? []).map((e) => ({
-                application: e.application,
-                step: Number(e.step),
-                healthy_at: e.lastTransitionTime,
-            }));
-            const running = Object.fromEntries(TENANTS_ALL.map((t) => [t, RELEASES.fixed]));
-            fs.writeFileSync(
-                at.layout.resultFile("recovery"),
-                JSON.stringify({ commit: merge, release: RELEASES.fixed, order, running, seconds: 1 }),
-            );
+            await recoveryAfter(at, merge, merge);
             const r = await verifyServed(at, 3);
             assert.strictEqual(r.code, 0, r.out);
             // what the merge changed on main: against the parent main stood at (git lists no file for a merge alone)
