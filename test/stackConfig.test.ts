@@ -455,10 +455,19 @@ describe("the stack file as preflight and up read it", function () {
         );
         fs.writeFileSync(path.join(root, "kubeconfig"), "apiVersion: v1\nkind: Config\n");
         // a folder for the kubeconfig, a file that names no cluster: each said
-        const folder = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}\n`);
+        // a stack adopting the cluster of `kubeconfig` (written there first, when its text is given, and removed after)
+        const adopting = (kubeconfig: string, text?: string) => {
+            if (text !== undefined) fs.writeFileSync(kubeconfig, text);
+            try {
+                return said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${kubeconfig}\n`);
+            } finally {
+                if (text !== undefined) fs.rmSync(kubeconfig, { force: true });
+            }
+        };
+        const folder = adopting(root);
         assert.strictEqual(folder.code, 1, folder.out);
         assert.match(folder.stdout, /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a folder: give the kubeconfig file in it/m);
-        const none = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}/simulated-cluster.json\n`);
+        const none = adopting(`${root}/simulated-cluster.json`);
         assert.match(
             none.stdout,
             /^FAIL {2}kubeconfigPath is a cluster's: \S+ is not a kubeconfig \(it names no cluster under clusters:\)/m,
@@ -470,32 +479,26 @@ describe("the stack file as preflight and up read it", function () {
             /^WARN {2}the stack's root: root \/root puts the lab at \/root\/srv\/bare and \/root\/root\/cnpa-env: root is the folder above the lab's srv\/ and root\/ \(\/ on a lab host\), not root's home/m,
         );
         // a current-context that names no context of the file (prod-west, deleted from it)
-        const west = path.join(`${root}-kc`);
-        fs.writeFileSync(
-            west,
+        const lost = adopting(
+            `${root}-kc`,
             "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: https://10.0.0.1:6443}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: prod-east, context: {cluster: c, user: u}}]\ncurrent-context: prod-west\n",
         );
-        const lost = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${west}\n`);
-        fs.rmSync(west, { force: true });
         assert.strictEqual(lost.code, 1, lost.out);
         assert.match(
             lost.stdout,
             /^FAIL {2}kubeconfigPath is a cluster's: \S+ has no current-context naming one of its contexts \(it names prod-west; prod-east\): kubectl --kubeconfig \S+ config use-context NAME$/m,
         );
-        const served = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${root}/kubeconfig\n`);
+        const served = adopting(`${root}/kubeconfig`);
         assert.strictEqual(served.code, 1, served.out);
         assert.match(
             served.stdout,
             /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a simulated lab's kubeconfig \(gitops-lab simulate --serve writes it, for that lab alone\)/m,
         );
         // a copy of a served lab's (into ~/.kube/config), read by its contents: the same
-        const copied = path.join(`${root}-copied-kubeconfig`);
-        fs.writeFileSync(
-            copied,
+        const copy = adopting(
+            `${root}-copied-kubeconfig`,
             "apiVersion: v1\nkind: Config\nclusters: [{name: gitops-lab-sim-lab-3f2a, cluster: {server: http://127.0.0.1:40111}}]\nusers: [{name: gitops-lab-sim-lab-3f2a, user: {token: t}}]\ncontexts: [{name: gitops-lab-sim-lab-3f2a, context: {cluster: gitops-lab-sim-lab-3f2a, user: gitops-lab-sim-lab-3f2a}}]\ncurrent-context: gitops-lab-sim-lab-3f2a\n",
         );
-        const copy = said(`config:\n  gitops-lab:root: ${root}-host\n  gitops-lab:kubeconfigPath: ${copied}\n`);
-        fs.rmSync(copied, { force: true });
         assert.strictEqual(copy.code, 1, copy.out);
         assert.match(copy.stdout, /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a simulated lab's kubeconfig/m);
         fs.rmSync(root, { recursive: true, force: true });
