@@ -49,6 +49,19 @@ function kubeconfigProblem(file: string): string | undefined {
     return undefined;
 }
 
+/** Why the kubeconfigPath that exists is no cluster's to adopt, or undefined. */
+function notAClusterKubeconfig(kubeconfigPath: string): string | undefined {
+    // a served simulated lab's kubeconfig: no cluster a stack can install into, and gone when the served lab stops
+    // (by its contents too: a copy of it, into ~/.kube/config, is one all the same)
+    if (
+        servedLabOf(kubeconfigPath) ||
+        (fs.statSync(kubeconfigPath, { throwIfNoEntry: false })?.isFile() && isServedKubeconfig(kubeconfigPath))
+    )
+        return `${kubeconfigPath} is a simulated lab's kubeconfig (gitops-lab simulate --serve writes it, for that lab alone): a stack adopts a real cluster (its admin kubeconfig), or leave kubeconfigPath empty to install k3s`;
+    // a folder, or a file that is no kubeconfig (it names no cluster): up would fail at its first request
+    return kubeconfigProblem(path.resolve(kubeconfigPath));
+}
+
 /** The checks for this stack's configuration (root, kubeconfigPath) on this host. */
 export async function runPreflight(
     overrides: { root?: string; kubeconfigPath?: string } = {},
@@ -73,9 +86,12 @@ export async function runPreflight(
     const adopt = !!cfg.kubeconfigPath;
     // a k3s already on the host is adopted, not installed (components/k3s.ts)
     const installK3s = !adopt && !fs.existsSync(k3sBinary());
+    const notAClusters = adopt ? notAClusterKubeconfig(cfg.kubeconfigPath) : undefined;
     const checks = await preflightChecks(realHost, {
         installK3s,
         kubeconfigPath: cfg.kubeconfigPath || undefined,
+        askCluster: !notAClusters,
+        imageRegistry: cfg.tenantsLab ? cfg.imageRegistry || undefined : undefined,
         repos: [...shopRepoPaths(shopLayout(cfg.root)), ...(cfg.tenantsLab ? platformRepoPaths(tenantsLayout(cfg.root)) : [])],
     });
     const at = fs.statSync(cfg.root, { throwIfNoEntry: false });
@@ -126,29 +142,7 @@ export async function runPreflight(
                   },
               ]
             : []),
-        // a folder, or a file that is no kubeconfig (it names no cluster): up would fail at its first request
-        ...(adopt && kubeconfigProblem(path.resolve(cfg.kubeconfigPath))
-            ? [
-                  {
-                      check: "kubeconfigPath is a cluster's",
-                      verdict: "FAIL" as const,
-                      detail: kubeconfigProblem(path.resolve(cfg.kubeconfigPath))!,
-                  },
-              ]
-            : []),
-        // a served simulated lab's kubeconfig: no cluster a stack can install into, and gone when the served lab stops
-        // (by its contents too: a copy of it, into ~/.kube/config, is one all the same)
-        ...(adopt &&
-        (servedLabOf(cfg.kubeconfigPath) ||
-            (fs.statSync(cfg.kubeconfigPath, { throwIfNoEntry: false })?.isFile() && isServedKubeconfig(cfg.kubeconfigPath)))
-            ? [
-                  {
-                      check: "kubeconfigPath is a cluster's",
-                      verdict: "FAIL" as const,
-                      detail: `${cfg.kubeconfigPath} is a simulated lab's kubeconfig (gitops-lab simulate --serve writes it, for that lab alone): a stack adopts a real cluster (its admin kubeconfig), or leave kubeconfigPath empty to install k3s`,
-                  },
-              ]
-            : []),
+        ...(notAClusters ? [{ check: "kubeconfigPath is a cluster's", verdict: "FAIL" as const, detail: notAClusters }] : []),
         // the k3s the stack installs: the tenants lab's image volumes need Kubernetes 1.35+ (ImageVolume on by default)
         ...(cfg.tenantsLab && installK3s && k3sMinor(cfg.k3sVersion) < 35
             ? [

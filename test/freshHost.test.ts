@@ -7,6 +7,8 @@ import * as assert from "assert";
 import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
+import * as http from "http";
+import { AddressInfo } from "net";
 import * as path from "path";
 import { INSTALL_SCRIPT, UNINSTALL_SCRIPT } from "../components/k3s";
 import { GITD_ENV } from "../lab/platform/gitDaemon";
@@ -433,6 +435,19 @@ describe("fresh host: waiting for Argo CD and the git daemon", function () {
     });
 });
 
+/** A kubeconfig naming one cluster at `server`, with a token. */
+const kubeconfigFor = (server: string) =>
+    [
+        "apiVersion: v1",
+        "kind: Config",
+        // (the client takes http:// only with insecure-skip-tls-verify, as the served lab's kubeconfig has it)
+        `clusters: [{name: c, cluster: {server: "${server}"${server.startsWith("http:") ? ", insecure-skip-tls-verify: true" : ""}}}]`,
+        "users: [{name: u, user: {token: t}}]",
+        "contexts: [{name: x, context: {cluster: c, user: u}}]",
+        "current-context: x",
+        "",
+    ].join("\n");
+
 describe("fresh host: the preflight", () => {
     const GOOD: HostProbe = {
         uid: () => 0,
@@ -574,6 +589,78 @@ describe("fresh host: the preflight", () => {
         assert.match(v["kubectl on PATH (step 1 and verify run kubectl kustomize)"], /^FAIL not on PATH/);
         assert.match(v["kubeconfigPath readable"], /^FAIL \/nope\/kubeconfig does not exist/);
         assert.ok(!("port 6443 free (the Kubernetes API of k3s)" in v));
+    });
+
+    it("given an adopted cluster and a registry that do not answer, then each fails naming its address", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-answers-"));
+        // a port nothing listens on: one the system gave, closed again
+        const closed = http.createServer();
+        await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+        const port = (closed.address() as AddressInfo).port;
+        await new Promise((r) => closed.close(r));
+        try {
+            const kc = path.join(dir, "kubeconfig");
+            fs.writeFileSync(kc, kubeconfigFor(`https://127.0.0.1:${port}`));
+            const v = await verdicts({ clusterAnswers: realHost.clusterAnswers, exists: fs.existsSync }, false, kc);
+            assert.strictEqual(
+                v["the adopted cluster answers"],
+                `FAIL nothing answers at https://127.0.0.1:${port} (connection refused): is the cluster running, and is this its kubeconfig? (kubeconfigPath ${kc})`,
+            );
+            const r = await preflightChecks(
+                { ...GOOD, registryAnswers: realHost.registryAnswers },
+                { installK3s: false, repos, imageRegistry: `http://127.0.0.1:${port}` },
+            );
+            assert.deepStrictEqual(
+                r.filter((x) => x.check.startsWith("imageRegistry")).map((x) => `${x.verdict} ${x.detail}`),
+                [
+                    `FAIL http://127.0.0.1:${port} did not answer GET /v2/ (ECONNREFUSED): is the registry running, and is imageRegistry its address?`,
+                ],
+            );
+        } finally {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+
+    it("given a cluster and a registry that answer, then both pass; a registry asking for a login fails", async () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-answers-"));
+        let login = false;
+        // a cluster without Argo CD (the CRD's 404 is an answer) and a registry's /v2/
+        const server = http.createServer((req, res) => {
+            if (req.url === "/v2/") res.writeHead(login ? 401 : 200).end("{}");
+            else
+                res.writeHead(404, { "content-type": "application/json" }).end(
+                    JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 }),
+                );
+        });
+        await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+        const at = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        try {
+            const kc = path.join(dir, "kubeconfig");
+            fs.writeFileSync(kc, kubeconfigFor(at));
+            const probe = {
+                ...GOOD,
+                exists: fs.existsSync,
+                clusterAnswers: realHost.clusterAnswers,
+                registryAnswers: realHost.registryAnswers,
+            };
+            const lines = async () =>
+                (await preflightChecks(probe, { installK3s: false, kubeconfigPath: kc, repos, imageRegistry: at }))
+                    .filter((x) => /answers/.test(x.check))
+                    .map((x) => `${x.verdict} ${x.check}`);
+            assert.deepStrictEqual(await lines(), [
+                "PASS the adopted cluster answers",
+                "PASS imageRegistry answers (the tenants lab pushes its images there)",
+            ]);
+            login = true;
+            const r = await preflightChecks(probe, { installK3s: false, repos, imageRegistry: at });
+            assert.match(
+                r.find((x) => x.check.startsWith("imageRegistry"))?.detail ?? "",
+                /\/v2\/ answered HTTP 401 \(it asks for a login; the lab pushes without one\)/,
+            );
+        } finally {
+            await new Promise((r) => server.close(r));
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
     });
 
     it("reports root's umask as information only", async () => {

@@ -501,6 +501,8 @@ describe("the stack file as preflight and up read it", function () {
         );
         assert.strictEqual(copy.code, 1, copy.out);
         assert.match(copy.stdout, /^FAIL {2}kubeconfigPath is a cluster's: \S+ is a simulated lab's kubeconfig/m);
+        // a kubeconfig refused for what it is is not asked with as well
+        for (const r of [folder, none, lost, served, copy]) assert.doesNotMatch(r.stdout, /the adopted cluster answers/);
         fs.rmSync(root, { recursive: true, force: true });
     });
 

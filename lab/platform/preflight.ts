@@ -8,7 +8,9 @@ import * as fs from "fs";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
+import { KubeCluster } from "../ports/cluster";
 import { GIT_OPTS } from "../ports/exec";
+import { redactedUrl, registryUrlProblem } from "./images";
 
 export type Verdict = "PASS" | "WARN" | "FAIL";
 
@@ -37,6 +39,10 @@ export interface HostProbe {
     gitConfig(gitDir: string, key: string): Promise<string | null>;
     /** How many commits the repository at `gitDir` holds (every branch), 0 for none or no repository. */
     commits?(gitDir: string): Promise<number>;
+    /** Why the cluster of the kubeconfig at this path does not answer a request (one line), or null when it does. */
+    clusterAnswers?(kubeconfigPath: string): Promise<string | null>;
+    /** Why the registry at this URL does not answer its API's /v2/ (one line), or null when it does. */
+    registryAnswers?(url: string): Promise<string | null>;
 }
 
 export interface PreflightOptions {
@@ -48,7 +54,14 @@ export interface PreflightOptions {
     repos: { path: string; gitDir: string; key: string; value: string }[];
     /** Where k3s keeps images and data (/var/lib/rancher). */
     dataDir?: string;
+    /** Ask the adopted cluster whether it answers (default true; false when its kubeconfig is refused by a check of its own). */
+    askCluster?: boolean;
+    /** imageRegistry of the stack, when the tenants lab pushes its release images there. */
+    imageRegistry?: string;
 }
+
+/** How long the cluster or the registry gets to answer the preflight's one request. */
+export const ANSWER_TIMEOUT_MS = 5_000;
 
 /**
  * Resource figures (ours, not upstream's): k3s documents 2 GB of memory for a server node as
@@ -142,7 +155,25 @@ export async function preflightChecks(probe: HostProbe, opts: PreflightOptions):
                     ? opts.kubeconfigPath
                     : `${opts.kubeconfigPath} does not exist: point kubeconfigPath at the cluster's kubeconfig, or unset it to install k3s`,
             );
+            // up's first request goes there: a cluster that does not answer (or refuses the credentials) is said now
+            const ask = ok && opts.askCluster !== false && probe.clusterAnswers;
+            const why = ask ? await probe.clusterAnswers!(opts.kubeconfigPath) : null;
+            if (ask)
+                add(
+                    "the adopted cluster answers",
+                    why ? "FAIL" : "PASS",
+                    why ? `${why} (kubeconfigPath ${opts.kubeconfigPath})` : `its API server answered within ${ANSWER_TIMEOUT_MS / 1000} s`,
+                );
         }
+    }
+    // the release images are pushed from this host, after Argo CD is installed: a registry that does not answer is said now
+    if (opts.imageRegistry && probe.registryAnswers) {
+        const why = await probe.registryAnswers(opts.imageRegistry);
+        add(
+            "imageRegistry answers (the tenants lab pushes its images there)",
+            why ? "FAIL" : "PASS",
+            why ?? `its /v2/ answered within ${ANSWER_TIMEOUT_MS / 1000} s`,
+        );
     }
     for (const r of opts.repos) {
         if (!probe.exists(r.path)) {
@@ -232,6 +263,37 @@ export const realHost: HostProbe = {
                 resolve(err ? null : String(stdout).trim()),
             );
         }),
+    clusterAnswers: async (kubeconfigPath) => {
+        try {
+            const text = fs.readFileSync(kubeconfigPath, "utf8");
+            await new KubeCluster(text, { callTimeoutMs: ANSWER_TIMEOUT_MS }).hasCrd("applications.argoproj.io");
+            return null;
+        } catch (e) {
+            // the request's name and the CLI's --kubeconfig hint are the lab's own, not the stack's: said by the check
+            return String((e as Error)?.message ?? e)
+                .split("\n")[0]
+                .replace(/^get customresourcedefinitions\/[^:]*: /, "")
+                .replace(/ \(--kubeconfig FILE[^)]*\)/, "");
+        }
+    },
+    registryAnswers: async (url) => {
+        const problem = registryUrlProblem(url);
+        if (problem) return problem;
+        const base = url.replace(/\/$/, "");
+        try {
+            const r = await fetch(`${base}/v2/`, { signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
+            // 200, or 401 from a registry that asks for a login the lab does not send
+            if (r.status === 200) return null;
+            return `${redactedUrl(base)}/v2/ answered HTTP ${r.status}${r.status === 401 ? " (it asks for a login; the lab pushes without one)" : ""}: give a registry that takes pushes without a login`;
+        } catch (e) {
+            const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+            const said =
+                (e as Error)?.name === "TimeoutError"
+                    ? `no answer within ${ANSWER_TIMEOUT_MS / 1000} s`
+                    : (cause?.code ?? cause?.message ?? String(e));
+            return `${redactedUrl(base)} did not answer GET /v2/ (${said}): is the registry running, and is imageRegistry its address?`;
+        }
+    },
     commits: (gitDir) =>
         new Promise((resolve) => {
             execFile("git", ["--git-dir", gitDir, "rev-list", "--count", "--all"], { timeout: 10_000, ...GIT_OPTS() }, (err, stdout) =>
