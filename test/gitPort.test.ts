@@ -3,6 +3,7 @@
  * "is an ancestor" by git's exit status, and fails in one line naming the command and its status.
  */
 import * as assert from "assert";
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -97,6 +98,21 @@ describe("the lab's git port (simple-git)", function () {
         assert.strictEqual(await git.remoteBranch("main"), sha);
         // the hooks stay where the learner put them: their own commits still run them
         assert.ok(fs.existsSync(path.join(clone, ".git", "hooks", "pre-commit")));
+    });
+
+    it("given a learner's git that signs every commit and tag (a key gpg cannot use), then the lab's own commit still goes", async () => {
+        for (const c of [
+            ["commit.gpgSign", "true"],
+            ["tag.gpgSign", "true"],
+            ["user.signingKey", "0123456789ABCDEF0123456789ABCDEF01234567"],
+        ])
+            execFileSync("git", ["-C", clone, "config", ...c]);
+        const git = new CloneGit(clone);
+        const sha = await git.commitFiles({ "a.txt": "one\n" }, "first");
+        await git.pushTo(sha, "main");
+        assert.strictEqual(await git.remoteBranch("main"), sha);
+        // the learner's setting stays: their own commits are signed
+        assert.strictEqual(execFileSync("git", ["-C", clone, "config", "commit.gpgSign"], { encoding: "utf8" }).trim(), "true");
     });
 
     it("given a change in the work tree not committed, then the clone is not in sync, and the error names the file", async () => {

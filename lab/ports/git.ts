@@ -41,8 +41,9 @@ export async function gitIn(dir: string, args: string[], opts: GitOptions = {}):
     const git = simpleGit({
         baseDir: dir,
         // the learner's hooks (a pre-commit of their git template, copied into every clone) are not run for the lab's own
-        // commands: the lab's commits are its own, and a hook of theirs that refuses them would stop the lab for good
-        config: [...LAB_GIT_IDENTITY, "core.hooksPath=/dev/null"],
+        // commands: the lab's commits are its own, and a hook of theirs that refuses them would stop the lab for good; nor
+        // is their signing (commit.gpgSign with a key that needs a passphrase, or one gpg cannot find) asked of them
+        config: [...LAB_GIT_IDENTITY, "core.hooksPath=/dev/null", "commit.gpgSign=false", "tag.gpgSign=false"],
         abort: AbortSignal.timeout(GIT_DEADLINE_MS),
         // (allowUnsafeHooksPath: the hooksPath set below, /dev/null, is the lab's own: it turns the hooks off)
         unsafe: { allowUnsafeConfigPaths: true, allowUnsafeHooksPath: true },
