@@ -118,7 +118,7 @@ export async function runPreflight(
                   {
                       check: "the stack's root",
                       verdict: "WARN" as const,
-                      detail: `root ${cfg.root} puts the lab at ${path.join(cfg.root, "srv", "bare")} and ${path.join(cfg.root, "root", "cnpa-env")}: root is the folder above the lab's srv/ and root/ (/ on a lab host), not root's home; leave it at / unless a folder of its own is meant`,
+                      detail: `root ${cfg.root} puts the lab at ${path.join(cfg.root, "srv", "bare")} and ${path.join(cfg.root, "root", "cnpa-env")}: root is the folder above the lab's srv/ and root/ (/ on a lab host), not ${path.basename(path.resolve(cfg.root)) === "root" ? "root's home" : "the folder of the bare repositories (the lab makes srv/bare under root)"}; leave it at / unless a folder of its own is meant`,
                   },
               ]
             : []),

@@ -478,6 +478,11 @@ describe("the stack file as preflight and up read it", function () {
             home.stdout,
             /^WARN {2}the stack's root: root \/root puts the lab at \/root\/srv\/bare and \/root\/root\/cnpa-env: root is the folder above the lab's srv\/ and root\/ \(\/ on a lab host\), not root's home/m,
         );
+        // root: /srv, read as where the bare repositories go
+        assert.match(
+            said(`config:\n  gitops-lab:root: /srv\n`).stdout,
+            /^WARN {2}the stack's root: root \/srv puts the lab at \/srv\/srv\/bare and \/srv\/root\/cnpa-env: root is the folder above the lab's srv\/ and root\/ \(\/ on a lab host\), not the folder of the bare repositories \(the lab makes srv\/bare under root\); leave it at \//m,
+        );
         // a current-context that names no context of the file (prod-west, deleted from it)
         const lost = adopting(
             `${root}-kc`,
