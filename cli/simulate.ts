@@ -10,6 +10,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
+import { messageOf } from "../lab/ports/errors";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
 import { SERVING } from "../lab/ports/lock";
 import { foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
@@ -266,6 +267,7 @@ export const simulate: Command = {
         // a relative root is taken from the current folder: said, so it is never a surprise folder inside the project
         if (!path.isAbsolute(rootArg)) say(`simulate: --root ${rootArg} is relative: the lab goes under ${root}`);
         let lab: SimulatedLab | undefined;
+        let failedBecause: (e: unknown) => string | undefined = () => undefined;
         let realLab: { stop(): Promise<void> } | undefined;
         const signals = onSignal(
             () => lab ?? realLab,
@@ -382,6 +384,13 @@ export const simulate: Command = {
                 argocdVersion,
                 log: say,
             });
+            // the git daemon killed under a run (by hand, the OOM killer): the failure that follows is Argo CD's, its cause said first
+            let daemonGone: string | undefined;
+            const daemonPort = lab.daemon.port;
+            lab.daemon.onExit((how) => (daemonGone ??= how));
+            failedBecause = (e) =>
+                daemonGone &&
+                `the lab's git daemon (port ${daemonPort}) ended (${daemonGone}) during the run, so Argo CD and git could not read the repositories: run the same command again, which resumes (what failed then: ${messageOf(e).trim().split("\n")[0]})`;
             // a learner's step written but wrong: said when served as it stands, and never built on by the solver
             const shopNotDone = shop ? await firstStepNotDone(root, "shop", shopDone) : undefined;
             const tenantsNotDone = tenants ? await firstStepNotDone(root, "tenants", tenantsDone) : undefined;
@@ -463,7 +472,8 @@ export const simulate: Command = {
         } catch (e) {
             // the run broke because a signal stopped the lab under it: the handler's exit code, not this error
             if (signals.signalled()) return await new Promise<number>(() => {});
-            throw e;
+            const because = failedBecause(e);
+            throw because ? new Error(because) : e;
         } finally {
             signals.dispose();
             await lab?.stop();

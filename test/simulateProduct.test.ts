@@ -482,6 +482,23 @@ describe("simulate: stopped at any instant, it resumes", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
+    it("given its git daemon killed during a run, the failure names it first and the same command resumes", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "daemon-gone-"));
+        const run = startSimulate(["--root", root, "--lab", "shop", "--through", "8"]);
+        const pidFile = path.join(root, ".gitops-lab-git-daemon.pid");
+        await expect(
+            holds("step 1 begun (the daemon listening)", () => run.out().includes("[step 1 ")),
+            { timeoutMs: 60_000 },
+        );
+        process.kill(Number(fs.readFileSync(pidFile, "utf8").trim()), "SIGKILL");
+        assert.strictEqual(await run.exited, 1, run.out());
+        assert.match(
+            run.out(),
+            /gitops-lab simulate: the lab's git daemon \(port \d+\) ended \(killed by SIGKILL\) during the run, so Argo CD and git could not read the repositories: run the same command again, which resumes \(what failed then: [^\n]+\)\n$/,
+        );
+        fs.rmSync(root, { recursive: true, force: true });
+    });
+
     it("given its git daemon killed while serving, it says so; given SIGQUIT (Ctrl-\\\\), it stops cleanly", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "sigquit-"));
         const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
