@@ -531,6 +531,20 @@ describe("the solver's edit of a base that already has the flag on (step 3 made 
     });
 });
 
+describe("the solver's bad commit on a dev overlay that lists missing.yaml already (step 7 made by hand)", () => {
+    it("is refused in one line that says how to finish the step", () => {
+        const text = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../base\n  - missing.yaml\n";
+        assert.throws(
+            () => addMissingResource(text),
+            (e: Error) =>
+                !e.message.includes("\n") &&
+                /^envs\/dev\/kustomization\.yaml on main lists missing\.yaml already \(step 7's bad commit made by hand\?\): the solver does not make it twice; finish step 7 by hand .*verify --step 7.*--reset$/.test(
+                    e.message,
+                ),
+        );
+    });
+});
+
 describe("the solver's bad commit on a dev overlay written with bases: (kustomize's deprecated alias of resources:)", () => {
     it("adds missing.yaml to bases:, the list the overlay has", () => {
         const text = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nbases:\n  - ../../base\n";
