@@ -2134,6 +2134,47 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("step 7 done before step 6: prod_revision_during written as promote.to is not taken", async () => {
+        await atShop(5, async (root) => {
+            const layout = shopLayout(root);
+            const { clone } = layout;
+            const as = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git(["fetch", "--quiet"], clone);
+            await git(["checkout", "--quiet", "-B", "main", "origin/main"], clone);
+            // step 7 first: the bad commit and its revert, both on main
+            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
+            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
+            await git([...as, "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const bad = await git(["rev-parse", "HEAD"], clone);
+            await git([...as, "revert", "--no-edit", "HEAD"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const revert = await git(["rev-parse", "HEAD"], clone);
+            // then step 6, a minute later by the bare repository's reflog (the push's own date)
+            const from = await git(["rev-parse", "origin/release/prod"], clone);
+            const to = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            await git(["push", "--quiet", "origin", `${to}:refs/heads/release/prod`], clone, {
+                GIT_COMMITTER_DATE: `@${Math.floor(Date.now() / 1000) + 60} +0000`,
+            });
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to }));
+            fs.writeFileSync(
+                layout.resultFile("revert"),
+                JSON.stringify({
+                    bad_commit: bad,
+                    revert_commit: revert,
+                    dev_error: "accumulating resources from 'missing.yaml': open envs/dev/missing.yaml: no such file or directory",
+                    prod_revision_during: to,
+                }),
+            );
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 7 revert: not done: prod_revision_during is promote\.to; hint: release\/prod reached promote\.to only after revert_commit was on main \(the revert at \S+Z, the promotion at \S+Z\): step 7 was done before step 6/,
+            );
+        });
+    });
+
     it("the promotion made in the clone and never pushed: the hint says to push it", async () => {
         await atShop(5, async (root) => {
             const layout = shopLayout(root);

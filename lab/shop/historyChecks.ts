@@ -29,6 +29,18 @@ function revertsBy(message: string, sha: string): boolean {
  * Whether envs/dev renders at `sha` (a bad commit that names missing.yaml): undefined when it does not, as the step
  * wants; else whether the commit's tree holds envs/dev/missing.yaml (the file made too).
  */
+/** When release/prod reached promote.to after main held revert_commit, by the reflogs: both times, said; else undefined. */
+async function promotedAfterRevert(w: ShopWorld): Promise<string | undefined> {
+    const to = obj(w, "promote")?.to;
+    const rc = obj(w, "revert")?.revert_commit;
+    if (!isSha(to) || !isSha(rc)) return undefined;
+    const promoted = await w.repo.heldSince("release/prod", to).catch(() => null);
+    const reverted = await w.repo.heldSince("main", rc).catch(() => null);
+    if (promoted === null || reverted === null || promoted <= reverted) return undefined;
+    const at = (ms: number) => new Date(ms).toISOString().replace(/\.000Z$/, "Z");
+    return `the revert at ${at(reverted)}, the promotion at ${at(promoted)}`;
+}
+
 async function madeToo(w: ShopWorld, sha: string): Promise<boolean | undefined> {
     const renders = await renderShopConfigAt(w.repo, sha, "envs/dev", w.kubectl).then(
         () => true,
@@ -313,6 +325,14 @@ export const REVERT_CHECKS: Check<ShopWorld>[] = [
             const during = obj(w, "revert").prod_revision_during;
             if (await putBack(w, during)) return true;
             const outcome = eq(obj(w, "promote").to, during);
+            // step 7 done before step 6 (by the reflogs): shop-prod never ran promote.to while shop-dev showed the error
+            const late = await promotedAfterRevert(w);
+            if (late)
+                return {
+                    ...outcome,
+                    ok: false,
+                    hint: `release/prod reached promote.to only after revert_commit was on main (${late}): step 7 was done before step 6, so shop-prod never ran promote.to while shop-dev showed the error; do step 7 again now (a new bad commit, shop-dev's error and shop-prod's revision read while it shows, its revert) and write revert.json from that`,
+                };
             // release/prod's commit before the promotion: read before step 6, or copied from pin.json
             if (!outcome.ok && during === obj(w, "pin")?.release_prod_initial)
                 return {
