@@ -85,6 +85,14 @@ describe("the stack configuration's schema", () => {
             /gitops-lab:gitDaemonImage is "alpine\/git:2\.47\.2"; allowed: an image with git daemon in it; alpine\/git has no git daemon/,
         ],
         [
+            { gitDaemonImage: "debian:bookworm-slim" },
+            /gitops-lab:gitDaemonImage is "debian:bookworm-slim"; allowed: an image with git daemon in it; debian, ubuntu, alpine and busybox are base images without git: leave the key out for docker\.io\/library\/buildpack-deps:bookworm-scm/,
+        ],
+        [
+            { gitDaemonImage: "docker.io/library/ubuntu@sha256:" + "a".repeat(64) },
+            /allowed: an image with git daemon in it; debian, ubuntu/,
+        ],
+        [
             { root: "$HOME/lab" },
             /gitops-lab:root is "\$HOME\/lab"; allowed: an absolute directory path, e\.g\. \/; \$HOME is not expanded here \(no shell reads the file\): write the whole path/,
         ],

@@ -31,6 +31,10 @@ const IMAGE_REF =
     /^(?:(?:localhost|\[[0-9a-fA-F:]+\]|[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)+|[a-zA-Z0-9-]+(?=:\d))(?::\d+)?\/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::\w[\w.-]{0,127})?(?:@(?:sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128}))?$/;
 const REGISTRY_ALLOWED = "a registry's address, http://host:port (or https://), or empty to import into k3s";
 
+/** The official base images (docker.io/library/debian, ubuntu, alpine, busybox; any tag or digest): none holds git. */
+const BASE_WITHOUT_GIT =
+    /^(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\/)?(?:library\/)?(?:debian|ubuntu|alpine|busybox)(?:[:@]|$)/;
+
 export const STACK_CONFIG = z.object({
     // absolute: a relative one would depend on the folder pulumi runs in
     root: z
@@ -57,6 +61,10 @@ export const STACK_CONFIG = z.object({
         // alpine/git has git but not its daemon (Alpine's git-daemon package): up would fail only at the daemon's readiness wait
         .refine((v) => !/^(?:(?:docker\.io|index\.docker\.io|registry-1\.docker\.io)\/)?alpine\/git(?:[:@]|$)/.test(v), {
             error: `an image with git daemon in it; alpine/git has no git daemon (on Alpine it is the git-daemon package): leave the key out for ${DEFAULTS.gitDaemonImage}`,
+        })
+        // the official base images (debian, ubuntu, alpine, busybox, any tag) hold no git at all: the same late failure
+        .refine((v) => !BASE_WITHOUT_GIT.test(v), {
+            error: `an image with git daemon in it; debian, ubuntu, alpine and busybox are base images without git: leave the key out for ${DEFAULTS.gitDaemonImage} (Debian with git), or build one FROM them that installs git`,
         })
         .default(DEFAULTS.gitDaemonImage),
     syncTimeoutSeconds: seconds.default(DEFAULTS.syncTimeoutSeconds),
