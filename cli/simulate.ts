@@ -12,7 +12,7 @@ import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { messageOf } from "../lab/ports/errors";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
-import { SERVING } from "../lab/ports/lock";
+import { SERVING, STOPPING } from "../lab/ports/lock";
 import { foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { shopLayout } from "../lab/shop/layout";
@@ -64,7 +64,7 @@ const LAUNCHER_GONE_EXIT = 129;
  * simulated cluster is already saved), exit 130, 143, 129 or 131. Returns a promise that settles when a signal came.
  */
 function onSignal(
-    lab: () => { stop(): Promise<void> } | undefined,
+    lab: () => { stop(): Promise<void>; say?(what: string): void } | undefined,
     say: (l: string) => void,
     /** What the next run does about it, said after "stopping". */
     next: () => string,
@@ -76,6 +76,8 @@ function onSignal(
         if (came) return;
         came = true;
         say(`simulate: ${why}: stopping${next()}`);
+        // a run started on the root meanwhile is told this one is ending, not busy (its lock's second line)
+        lab()?.say?.(STOPPING);
         Promise.resolve(lab()?.stop())
             .catch(() => undefined)
             .then(() => process.exit(code));

@@ -1256,6 +1256,14 @@ describe("a root's lock whose PID another process has now", () => {
             // the same PID with its own start time: held
             fs.writeFileSync(lockFile(root), `${other.pid}\n\n${started}\n`);
             assert.throws(() => acquireRootLock(root), new RegExp(`is in use by another gitops-lab simulate \\(PID ${other.pid}\\)`));
+            // held by a run that is stopping (a signal, or its npx gone): said so, to be run again once it has ended
+            fs.writeFileSync(lockFile(root), `${other.pid}\nstopping\n${started}\n`);
+            assert.throws(
+                () => acquireRootLock(root),
+                new RegExp(
+                    `is in use by a gitops-lab simulate that is stopping \\(PID ${other.pid}; it saves the simulated cluster and ends\\): run again in a few seconds, once it has ended$`,
+                ),
+            );
             // held by it in another folder (its device and inode), and copied here with that folder (cp -a of a served
             // root): not this one's
             const here = () => {

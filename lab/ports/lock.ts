@@ -12,6 +12,8 @@ import { codeOf, messageOf } from "./errors";
 export const lockFile = (root: string) => path.join(root, ".gitops-lab-simulate.lock");
 /** What a served lab's run says in its lock once it serves (before: solving, or starting). */
 export const SERVING = "serving";
+/** What a run says in its lock once a signal (or its launcher's end) stops it. */
+export const STOPPING = "stopping";
 
 export interface RootLock {
     /** Set when a stale lock (a dead process's) was taken over. */
@@ -27,9 +29,11 @@ export function acquireRootLock(root: string): RootLock {
         // a run suspended (Ctrl-Z) holds it and does not end by waiting; nor does a served lab, which runs until stopped
         procStat(holder)?.state === "T"
             ? `${root} is in use by a gitops-lab simulate that is suspended (PID ${holder}, Ctrl-Z?): fg it in its terminal, or kill ${holder}, then run again`
-            : what === SERVING
-              ? `${root} is in use by a served lab (gitops-lab simulate --serve, PID ${holder}), which runs until it is stopped: Ctrl-C in its terminal, or kill ${holder}, then run again`
-              : `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`,
+            : what === STOPPING
+              ? `${root} is in use by a gitops-lab simulate that is stopping (PID ${holder}; it saves the simulated cluster and ends): run again in a few seconds, once it has ended`
+              : what === SERVING
+                ? `${root} is in use by a served lab (gitops-lab simulate --serve, PID ${holder}), which runs until it is stopped: Ctrl-C in its terminal, or kill ${holder}, then run again`
+                : `${root} is in use by another gitops-lab simulate (PID ${holder}); wait for it to end or stop it, then run again`,
     );
 }
 
