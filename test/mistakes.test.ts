@@ -971,6 +971,11 @@ describe("mistakes in a result file's values, and their hints", () => {
         ],
         [field("drift", "seconds"), 0.5, /^it holds 0\.5: write a whole number of seconds, rounded up \(1\)$/],
         [
+            tenantsFieldsOf("stall").find((f) => f.key === "detected_after_seconds")!,
+            -20,
+            /^it holds -20, below 0: the seconds are the later time minus the earlier \(subtracted the other way round\?\): 20$/,
+        ],
+        [
             field("incident", "dev_value"),
             true,
             /^it holds true, a boolean: write the value as the ConfigMap holds it, a string in quotes .*: "on"$/,

@@ -3111,6 +3111,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a drift time below 0 (the times subtracted the other way round): said so", async () => {
+        await atShop(5, async (root) => {
+            editResult(shopLayout(root).resultFile("drift"), { seconds: -7 });
+            const r = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /drift\.seconds is from 1 to the lab's age; hint: drift\.seconds holds -7, below 0: the seconds are the repair's time minus your patch's \(subtracted the other way round\?\): 7$/m,
+            );
+        });
+    });
+
     it("a detection time longer than stall.commit has existed: refused", async () => {
         await atTenants(2, async (root) => {
             editResult(tenantsLayout(root).resultFile("stall"), { detected_after_seconds: 86400 });

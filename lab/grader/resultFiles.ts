@@ -332,6 +332,9 @@ export function whyNot(f: SchemaField, v: unknown): string {
     // a uid (or any value: rollback's "Revert") right but for its case: written as the step names it (a uid as Kubernetes prints it)
     if (typeof v === "string" && v !== v.toLowerCase() && f.check(v.toLowerCase()))
         return `it holds upper-case letters: write ${JSON.stringify(v.toLowerCase())}, in lower case${/uid$/i.test(f.key) ? ", as Kubernetes prints it" : ""}`;
+    // a negative number of seconds: the times subtracted the other way round (the push's time minus the diagnosis's)
+    if (typeof v === "number" && v < 0 && /seconds/.test(f.key) && f.check(-v))
+        return `it holds ${v}, below 0: the seconds are the later time minus the earlier (subtracted the other way round?): ${-v}`;
     // a fraction where a whole number goes (0.5 s, the poll interval)
     if (typeof v === "number" && !Number.isInteger(v) && f.check(Math.ceil(v)))
         return `it holds ${v}: write a whole number${/seconds/.test(f.key) ? " of seconds, rounded up" : ""} (${Math.ceil(v)})`;

@@ -66,6 +66,11 @@ export const DRIFT_CHECKS: Check<ShopWorld>[] = [
                                 hint: `drift.seconds holds ${s}: the seconds are rounded up, so a repair that came back within the first second is 1 (selfHeal's repair always comes after your patch)`,
                             }
                           : {}),
+                      ...(s < 0
+                          ? {
+                                hint: `drift.seconds holds ${s}, below 0: the seconds are the repair's time minus your patch's (subtracted the other way round?): ${-s}`,
+                            }
+                          : {}),
                       ...(s > age
                           ? {
                                 hint: `drift.seconds holds ${s}, longer than the lab has existed (${age} s since its first commit): time it from your patch of shop-prod's ConfigMap to selfHeal's repair (kubectl get cm shop-config -n shop-prod -w shows the repair), and write that`,
