@@ -202,6 +202,20 @@ describe("rollout doctor: diagnosis", () => {
         assert.strictEqual(d.summary, "tenants: rollout complete (3 steps, 3 Applications Healthy).");
     });
 
+    it("given two ApplicationSets of one name in two namespaces, then each line names its namespace", () => {
+        const tenants: TenantSpec[] = ["a", "b", "c"].map((n, i) => ({ name: `mandant-${n}`, step: i + 1, status: "Healthy" }));
+        const set = appSet("tenants", tenants, { rolloutStep: null });
+        const copy = JSON.parse(JSON.stringify(set));
+        copy.metadata = { ...copy.metadata, namespace: "team-x", uid: "another-uid" };
+        const ds = run(list(set, copy, ...tenants.map((t) => application(set, t))), 600, "tenants");
+        assert.deepStrictEqual(
+            ds.map((d) => d.summary.split(":")[0]),
+            ["argocd/tenants", "team-x/tenants"],
+        );
+        // alone, it is named as before
+        assert.match(run(list(set, ...tenants.map((t) => application(set, t))))[0].summary, /^tenants: rollout complete/);
+    });
+
     it("given a finished rollout with an Application it cannot compare, then the line says so", () => {
         const tenants: TenantSpec[] = ["a", "b", "c"].map((n, i) => ({ name: `mandant-${n}`, step: i + 1, status: "Healthy" }));
         const set = appSet("tenants", tenants, { rolloutStep: null });

@@ -161,6 +161,9 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const name = appset.metadata.name;
     // a dump made by someone may lack it: left out of the JSON then, and the keys read as indexApps makes them
     const namespace = appset.metadata.namespace as string;
+    // another ApplicationSet of this name in another namespace: each line says which one it is about
+    const twin = dump.applicationSets.some((o) => o !== appset && o.metadata.name === name && o.metadata.namespace !== namespace);
+    const shown = twin ? `${namespace}/${name}` : name;
     const rolling = appset.spec?.strategy?.type === "RollingSync";
     const statuses = appset.status?.applicationStatus ?? [];
     // owned (ownedBy: by uid where the reference has one, else by name), or named in the status
@@ -182,8 +185,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
         }
         const state: RolloutState = blocking.length ? "stuck" : "complete";
         const summary = blocking.length
-            ? `${name}: no rollout strategy; failing: ${blocking.map((b) => `${b.application}: ${b.message}`).join("; ")}.`
-            : `${name}: no rollout strategy (all Applications sync on their own); nothing is failing.`;
+            ? `${shown}: no rollout strategy; failing: ${blocking.map((b) => `${b.application}: ${b.message}`).join("; ")}.`
+            : `${shown}: no rollout strategy (all Applications sync on their own); nothing is failing.`;
         return { ...base, state, step: null, steps: 0, since: null, summary, blocking, waiting: [], skipped: [], findings: [] };
     }
 
@@ -207,7 +210,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
             step: null,
             steps,
             since: refused.length ? (finding.evidence[0].time ?? null) : null,
-            summary: clip(`${name}: ${finding.message}.${failingLine}`),
+            summary: clip(`${shown}: ${finding.message}.${failingLine}`),
             blocking,
             waiting: [],
             skipped: [],
@@ -223,7 +226,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
             step: null,
             steps,
             since: null,
-            summary: `${name}: ${message}.`,
+            summary: `${shown}: ${message}.`,
             blocking: [{ application: "", reason: "ProgressiveSyncsOff", message, hook: null }],
             waiting: [],
             skipped: [],
@@ -301,10 +304,10 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
             .map((e) => e.app)
             .filter((a): a is Application => !!a && (a.status?.health?.status !== "Healthy" || a.status?.sync?.status !== "Synced"));
         const well = skipped.length
-            ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
+            ? `${shown}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
             : notWell.length
-              ? `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application is Healthy and Synced: ${few(notWell, 3, (a) => `${a.metadata.name} (${a.status?.health?.status ?? "no health"}, ${a.status?.sync?.status ?? "no sync status"})`, ", ")}.`
-              : `${name}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`;
+              ? `${shown}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application is Healthy and Synced: ${few(notWell, 3, (a) => `${a.metadata.name} (${a.status?.health?.status ?? "no health"}, ${a.status?.sync?.status ?? "no sync status"})`, ", ")}.`
+              : `${shown}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`;
         const summary = well + generationLine(findings) + alsoFailing(blockingNames);
         return {
             ...base,
@@ -385,8 +388,8 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     const heldBy = gateHolds ? " by Argo CD 3.6's reconcile gate" : "";
     const summary =
         state === "stuck"
-            ? `${name}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}${stop(causeLine)}${generationLine(findings)}${behind}${alsoFailing(blockingNames)}${skippedLine}`
-            : `${name}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}${stop(causeLine)}${generationLine(findings)}${behind}${alsoFailing(blockingNames)}${skippedLine}`;
+            ? `${shown}: rollout stuck at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)} — ${causeLine}${stop(causeLine)}${generationLine(findings)}${behind}${alsoFailing(blockingNames)}${skippedLine}`
+            : `${shown}: rollout at step ${current} of ${steps}${heldBy}${minutes(since, opts.now, opts.asOfDump)}, in progress — ${causeLine || "waiting for the step's Applications"}${stop(causeLine)}${generationLine(findings)}${behind}${alsoFailing(blockingNames)}${skippedLine}`;
     return {
         ...base,
         state,
