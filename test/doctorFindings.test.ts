@@ -578,9 +578,19 @@ describe("rollout doctor: named findings", () => {
         const [f] = only(d, "HookNotStarted");
         assert.match(f.message, /waits for hook Job mandant-b\/site-setup, whose Pod site-setup-x1 has not started \(ContainerCreating\)/);
         assert.match(f.todo, /^kubectl -n mandant-b describe pod site-setup-x1 \(its Events say what it waits for\)/);
-        // a Pod just made is not stuck yet
+        // within --stuck-after, not a finding yet, but the line says what the sync waits for and how to see why
         const young = diagnosed(leftRunning(hookJob("mandant-b", "site-setup", "running"), pod), 30 * 60);
         assert.deepStrictEqual(only(young, "HookNotStarted"), []);
+        // its entry still Pending (the ApplicationSet controller's message) long after: the hook Pod is the cause, not the controllers
+        const pending = leftRunning(hookJob("mandant-b", "site-setup", "running"), pod);
+        const set = pending.items.find((o: any) => o.kind === "ApplicationSet");
+        const entry = set.status.applicationStatus.find((x: any) => x.application === "mandant-b");
+        Object.assign(entry, { status: "Pending", lastTransitionTime: minutesAgo(20) });
+        assert.deepStrictEqual(kinds(diagnosed(pending)), ["HookNotStarted mandant-b 2"]);
+        assert.match(
+            young.summary,
+            /mandant-b: its sync waits for hook Job mandant-b\/site-setup, whose Pod site-setup-x1 has not started \(ContainerCreating since \S+\): kubectl -n mandant-b describe pod site-setup-x1 \(its Events say what it waits for\)/,
+        );
     });
 
     it("given Argo CD's own InvalidRolloutConfig condition (3.6), then it is read and said to be Argo CD's", () => {

@@ -7,7 +7,7 @@ import { isoOf, type Application, type ApplicationSetApplicationStatus } from ".
 import type { Dump } from "./dump";
 import type { Evidence, Finding } from "./finding";
 import { clipBytes } from "./errorLine";
-import { failedHook, goneHookJob, HookInfo, hookType, jobFailed, logCommand, retryingHook } from "./hooks";
+import { failedHook, goneHookJob, HookInfo, hookType, jobFailed, logCommand, retryingHook, waitingHookPod } from "./hooks";
 
 export interface Cause {
     reason: string;
@@ -112,6 +112,16 @@ export function causeOf(
             fatal: true,
         };
     }
+    // its sync waits for a hook whose Pod has not started (a volume's ConfigMap missing, an image not pulled): said while it
+    // waits, not "in progress" alone (HookNotStarted, a finding, once it has waited longer than --stuck-after)
+    const notStarted = waitingHookPod(dump, app);
+    if (notStarted)
+        return {
+            reason: "HookPodNotStarted",
+            message: `its sync waits for hook Job ${notStarted.namespace}/${notStarted.job}, whose Pod ${notStarted.pod} has not started (${notStarted.reason}${notStarted.since ? ` since ${notStarted.since}` : ""}): kubectl -n ${notStarted.namespace} describe pod ${notStarted.pod} (its Events say what it waits for)`,
+            hook: null,
+            fatal: false,
+        };
     const health = app.status?.health?.status ?? "Unknown";
     const sync = app.status?.sync?.status ?? "Unknown";
     return {

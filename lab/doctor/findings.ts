@@ -251,7 +251,12 @@ function applicationFindings(input: FindingsInput): Finding[] {
                 todo: `see what differs (argocd app diff ${e.name}): a field something else changes belongs in ignoreDifferences; then sync it (argocd app sync ${e.name})`,
             });
         }
-        if (st.status === "Pending" && ageSeconds(st.lastTransitionTime, now) > stuckAfterSeconds) {
+        // (a sync running that waits for a hook Pod not started: HookNotStarted names that, not the controllers)
+        if (
+            st.status === "Pending" &&
+            ageSeconds(st.lastTransitionTime, now) > stuckAfterSeconds &&
+            !(op?.phase === "Running" && input.waitingHook(app))
+        ) {
             const since = st.lastTransitionTime;
             const reconciledAt = app.status?.reconciledAt;
             const why =
