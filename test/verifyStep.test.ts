@@ -5000,7 +5000,10 @@ describe("verify --step: one step at a time, with a hint", function () {
                 c.check.startsWith("live rollout complete"),
             )!;
             assert.strictEqual(r.ok, false);
-            assert.match(r.hint ?? "", /^the rollout is still under way \(step 3 of 4\): wait until RolloutProgressing says/);
+            assert.match(
+                r.hint ?? "",
+                /^the rollout is still under way \(step 3 of 4\): wait until RolloutProgressing says .*; if it does not move on, gitops-lab doctor says what step 3 waits for$/,
+            );
         } finally {
             await at.stop();
         }

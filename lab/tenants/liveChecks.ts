@@ -185,7 +185,7 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             if (!("hint" in hint) && w.through >= 3 && under)
                 return {
                     ...outcome,
-                    hint: `the rollout is still under way (step ${under[1]} of ${TENANTS.length}): wait until RolloutProgressing says "ApplicationSet Rollout has completed", then write recovery.json (its times are the ApplicationSet's)`,
+                    hint: `the rollout is still under way (step ${under[1]} of ${TENANTS.length}): wait until RolloutProgressing says "ApplicationSet Rollout has completed", then write recovery.json (its times are the ApplicationSet's); if it does not move on, gitops-lab doctor says what step ${under[1]} waits for`,
                 };
             if ("hint" in hint || w.through !== 2) return { ...outcome, ...hint };
             // graded right after the push: the rollout has not reached the blocked step yet
