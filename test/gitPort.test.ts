@@ -100,10 +100,11 @@ describe("the lab's git port (simple-git)", function () {
         assert.ok(fs.existsSync(path.join(clone, ".git", "hooks", "pre-commit")));
     });
 
-    it("given a learner's git that signs every commit and tag (a key gpg cannot use), then the lab's own commit still goes", async () => {
+    it("given a learner's git that signs every commit, tag and push (a key gpg cannot use), then the lab's own commit still goes", async () => {
         for (const c of [
             ["commit.gpgSign", "true"],
             ["tag.gpgSign", "true"],
+            ["push.gpgSign", "true"],
             ["user.signingKey", "0123456789ABCDEF0123456789ABCDEF01234567"],
         ])
             execFileSync("git", ["-C", clone, "config", ...c]);

@@ -394,6 +394,15 @@ describe("simulate with GIT_DIR left in the environment", function () {
         assert.strictEqual(verify.code, 0, verify.out);
         fs.rmSync(dir, { recursive: true, force: true });
     });
+
+    it("given a run that goes well, then nothing is on stderr (no library's warning either)", () => {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "quiet-stderr-"));
+        fs.chmodSync(dir, 0o755);
+        const r = runCli("simulate", ["--root", path.join(dir, "lab"), "--through", "1"], { timeoutMs: 100_000 });
+        assert.strictEqual(r.code, 0, r.out);
+        assert.strictEqual(r.stderr, "");
+        fs.rmSync(dir, { recursive: true, force: true });
+    });
 });
 
 describe("simulate: stopped at any instant, it resumes", function () {

@@ -10,6 +10,8 @@ import { exitCodeOf, messageOf } from "./errors";
 import { namesGitLocation } from "./exec";
 
 export const LAB_GIT_IDENTITY = ["user.name=GitOps Lab", "user.email=gitops-lab@localhost"];
+/** The learner's signing turned off for the lab's own commits, tags and pushes. */
+const SIGNING_OFF = ["commit.gpgSign=false", "tag.gpgSign=false", "push.gpgSign=false"];
 
 /** How long one git command may run: no git call may hang a pulumi up forever (the engine has no timeout of its own). */
 export const GIT_DEADLINE_MS = 120_000;
@@ -43,11 +45,12 @@ export async function gitIn(dir: string, args: string[], opts: GitOptions = {}):
         // the learner's hooks (a pre-commit of their git template, copied into every clone) are not run for the lab's own
         // commands: the lab's commits are its own, and a hook of theirs that refuses them would stop the lab for good; nor
         // is their signing (commit.gpgSign with a key that needs a passphrase, or one gpg cannot find) asked of them
-        config: [...LAB_GIT_IDENTITY, "core.hooksPath=/dev/null", "commit.gpgSign=false", "tag.gpgSign=false"],
+        config: [...LAB_GIT_IDENTITY, "core.hooksPath=/dev/null", ...SIGNING_OFF],
         abort: AbortSignal.timeout(GIT_DEADLINE_MS),
         // (allowUnsafeHooksPath: the hooksPath set below, /dev/null, is the lab's own: it turns the hooks off)
         unsafe: { allowUnsafeConfigPaths: true, allowUnsafeHooksPath: true },
-        allowConfig: opts.allowConfig ?? [],
+        // (the signing keys listed: simple-git warns on stderr of every key it does not know as safe)
+        allowConfig: [...SIGNING_OFF.map((c) => c.split("=")[0]), ...(opts.allowConfig ?? [])],
         errors: (error, result) => {
             if (result.exitCode === 0) return error;
             const text = Buffer.concat([...result.stdErr, ...result.stdOut])
