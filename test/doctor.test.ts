@@ -212,6 +212,11 @@ describe("rollout doctor: diagnosis", () => {
             ds.map((d) => d.summary.split(":")[0]),
             ["argocd/tenants", "team-x/tenants"],
         );
+        // a copy with no namespace (a dump made by someone): no "undefined/tenants"
+        delete copy.metadata.namespace;
+        assert.ok(
+            run(list(set, copy, ...tenants.map((t) => application(set, t))), 600, "tenants").every((d) => !/^undefined/.test(d.summary)),
+        );
         // alone, it is named as before
         assert.match(run(list(set, ...tenants.map((t) => application(set, t))))[0].summary, /^tenants: rollout complete/);
     });

@@ -581,15 +581,25 @@ describe("rollout doctor: named findings", () => {
         // within --stuck-after, not a finding yet, but the line says what the sync waits for and how to see why
         const young = diagnosed(leftRunning(hookJob("mandant-b", "site-setup", "running"), pod), 30 * 60);
         assert.deepStrictEqual(only(young, "HookNotStarted"), []);
+        // a Pod made seconds ago (being scheduled): not named yet
+        const fresh = { ...pod, metadata: { ...pod.metadata, creationTimestamp: minutesAgo(0.2) } };
+        assert.doesNotMatch(diagnosed(leftRunning(hookJob("mandant-b", "site-setup", "running"), fresh)).summary, /has not started/);
         // its entry still Pending (the ApplicationSet controller's message) long after: the hook Pod is the cause, not the controllers
         const pending = leftRunning(hookJob("mandant-b", "site-setup", "running"), pod);
         const set = pending.items.find((o: any) => o.kind === "ApplicationSet");
         const entry = set.status.applicationStatus.find((x: any) => x.application === "mandant-b");
         Object.assign(entry, { status: "Pending", lastTransitionTime: minutesAgo(20) });
         assert.deepStrictEqual(kinds(diagnosed(pending)), ["HookNotStarted mandant-b 2"]);
+        // the same, its hook Pod new (a new attempt remade it): the entry's long Pending is a finding still
+        const renewed = leftRunning(hookJob("mandant-b", "site-setup", "running"), fresh);
+        const entry2 = renewed.items
+            .find((o: any) => o.kind === "ApplicationSet")
+            .status.applicationStatus.find((x: any) => x.application === "mandant-b");
+        Object.assign(entry2, { status: "Pending", lastTransitionTime: minutesAgo(20) });
+        assert.deepStrictEqual(kinds(diagnosed(renewed)), ["PendingNotProgressing mandant-b 2"]);
         assert.match(
             young.summary,
-            /mandant-b: its sync waits for hook Job mandant-b\/site-setup, whose Pod site-setup-x1 has not started \(ContainerCreating since \S+\): kubectl -n mandant-b describe pod site-setup-x1 \(its Events say what it waits for\)/,
+            /mandant-b: its sync waits for hook Job mandant-b\/site-setup, whose Pod site-setup-x1 has not started yet \(ContainerCreating since \S+\): kubectl -n mandant-b describe pod site-setup-x1 \(its Events say what it waits for\)/,
         );
     });
 

@@ -5,7 +5,7 @@
 import { ERROR_CONDITION_TYPES, FAILED_PHASES, HOOK_ANNOTATION } from "../argo/application";
 import { isoOf, type Application, type ApplicationSetApplicationStatus } from "../argo/types";
 import type { Dump } from "./dump";
-import type { Evidence, Finding } from "./finding";
+import { ageSeconds, type Evidence, type Finding } from "./finding";
 import { clipBytes } from "./errorLine";
 import { failedHook, goneHookJob, HookInfo, hookType, jobFailed, logCommand, retryingHook, waitingHookPod } from "./hooks";
 
@@ -16,6 +16,9 @@ export interface Cause {
     /** A cause that makes the rollout stuck by itself (failed, erroring, retrying, degraded). */
     fatal: boolean;
 }
+
+/** How long a hook's Pod may wait to start before the line names it (a minute: scheduling and a container's start take seconds). */
+const HOOK_POD_GRACE_SECONDS = 60;
 
 /** The one namespace every object of the dump is in, when it is not `other`'s (a dump made with -n); else undefined. */
 function oneNamespace(dump: Dump, other: string): string | undefined {
@@ -114,11 +117,12 @@ export function causeOf(
     }
     // its sync waits for a hook whose Pod has not started (a volume's ConfigMap missing, an image not pulled): said while it
     // waits, not "in progress" alone (HookNotStarted, a finding, once it has waited longer than --stuck-after)
+    // (after a minute: a Pod being scheduled, or its container made, is not worth a line)
     const notStarted = waitingHookPod(dump, app);
-    if (notStarted)
+    if (notStarted && timing && ageSeconds(notStarted.since, timing.now) > HOOK_POD_GRACE_SECONDS)
         return {
-            reason: "HookPodNotStarted",
-            message: `its sync waits for hook Job ${notStarted.namespace}/${notStarted.job}, whose Pod ${notStarted.pod} has not started (${notStarted.reason}${notStarted.since ? ` since ${notStarted.since}` : ""}): kubectl -n ${notStarted.namespace} describe pod ${notStarted.pod} (its Events say what it waits for)`,
+            reason: "HookNotStarted",
+            message: `its sync waits for hook Job ${notStarted.namespace}/${notStarted.job}, whose Pod ${notStarted.pod} has not started yet (${notStarted.reason}${notStarted.since ? ` since ${notStarted.since}` : ""}): kubectl -n ${notStarted.namespace} describe pod ${notStarted.pod} (its Events say what it waits for)`,
             hook: null,
             fatal: false,
         };

@@ -162,7 +162,11 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
     // a dump made by someone may lack it: left out of the JSON then, and the keys read as indexApps makes them
     const namespace = appset.metadata.namespace as string;
     // another ApplicationSet of this name in another namespace: each line says which one it is about
-    const twin = dump.applicationSets.some((o) => o !== appset && o.metadata.name === name && o.metadata.namespace !== namespace);
+    const twin =
+        !!namespace &&
+        dump.applicationSets.some(
+            (o) => o !== appset && o.metadata.name === name && !!o.metadata.namespace && o.metadata.namespace !== namespace,
+        );
     const shown = twin ? `${namespace}/${name}` : name;
     const rolling = appset.spec?.strategy?.type === "RollingSync";
     const statuses = appset.status?.applicationStatus ?? [];

@@ -251,11 +251,11 @@ function applicationFindings(input: FindingsInput): Finding[] {
                 todo: `see what differs (argocd app diff ${e.name}): a field something else changes belongs in ignoreDifferences; then sync it (argocd app sync ${e.name})`,
             });
         }
-        // (a sync running that waits for a hook Pod not started: HookNotStarted names that, not the controllers)
+        // (a sync running that waits for a hook Pod not started for as long: HookNotStarted names that, not the controllers)
         if (
             st.status === "Pending" &&
             ageSeconds(st.lastTransitionTime, now) > stuckAfterSeconds &&
-            !(op?.phase === "Running" && input.waitingHook(app))
+            !(op?.phase === "Running" && ageSeconds(input.waitingHook(app)?.since, now) > stuckAfterSeconds)
         ) {
             const since = st.lastTransitionTime;
             const reconciledAt = app.status?.reconciledAt;
