@@ -68,7 +68,7 @@ export const DRIFT_CHECKS: Check<ShopWorld>[] = [
                           : {}),
                       ...(s < 0
                           ? {
-                                hint: `drift.seconds holds ${s}, below 0: the seconds are the repair's time minus your patch's (subtracted the other way round?): ${-s}`,
+                                hint: `drift.seconds holds ${s}, below 0: the seconds are the repair's time minus your patch's (subtracted the other way round?): ${Math.max(1, Math.ceil(-s))}`,
                             }
                           : {}),
                       ...(s > age

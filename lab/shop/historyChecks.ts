@@ -25,10 +25,6 @@ function revertsBy(message: string, sha: string): boolean {
     return [...message.matchAll(/This reverts commit ([0-9a-f]{7,40})\b/g)].some((m) => sha.startsWith(m[1]));
 }
 
-/**
- * Whether envs/dev renders at `sha` (a bad commit that names missing.yaml): undefined when it does not, as the step
- * wants; else whether the commit's tree holds envs/dev/missing.yaml (the file made too).
- */
 /** When release/prod reached promote.to after main held revert_commit, by the reflogs: both times, said; else undefined. */
 async function promotedAfterRevert(w: ShopWorld): Promise<string | undefined> {
     const to = obj(w, "promote")?.to;
@@ -41,6 +37,10 @@ async function promotedAfterRevert(w: ShopWorld): Promise<string | undefined> {
     return `the revert at ${at(reverted)}, the promotion at ${at(promoted)}`;
 }
 
+/**
+ * Whether envs/dev renders at `sha` (a bad commit that names missing.yaml): undefined when it does not, as the step
+ * wants; else whether the commit's tree holds envs/dev/missing.yaml (the file made too).
+ */
 async function madeToo(w: ShopWorld, sha: string): Promise<boolean | undefined> {
     const renders = await renderShopConfigAt(w.repo, sha, "envs/dev", w.kubectl).then(
         () => true,
