@@ -71,6 +71,11 @@ describe("the stack configuration's schema", () => {
             { root: "/srv/lab\n" },
             /gitops-lab:root is "\/srv\/lab\\n"; allowed: [^;]*; it ends with a line break, which a block scalar \(\| or >\) keeps: write the value on the key's own line \(gitops-lab:root: \/srv\/lab\)/,
         ],
+        [
+            { k3sVersion: "v1.36.4-k3s1" },
+            /gitops-lab:k3sVersion is "v1\.36\.4-k3s1"; allowed: a k3s release tag like v1\.36\.4\+k3s1; k3s releases are tagged v, the Kubernetes version, \+ and k3sN \(v1\.36\.4-k3s1 is the rancher\/k3s image's tag, with - for \+\): write v1\.36\.4\+k3s1 /,
+        ],
+        [{ k3sVersion: "1.36.4" }, /; k3s releases are tagged v, .*\(as on k3s's releases page\): write v1\.36\.4\+k3s1 /],
         [{ syncTimeoutSeconds: "0" }, /gitops-lab:syncTimeoutSeconds is "0"; allowed: a whole number of seconds from 1 to 86400 /],
         [
             { solveThruogh: 4 },

@@ -155,6 +155,10 @@ function slip(key: string, value: unknown): string {
     const unit: Record<string, number> = { s: 1, m: 60, h: 3600 };
     const d = typeof value === "string" ? /^\s*(\d+)\s*([smh])\s*$/.exec(value) : null;
     if (d && /Seconds$/.test(key)) return `; for ${value} write ${Number(d[1]) * unit[d[2]]}`;
+    // a k3s tag as the rancher/k3s image writes it (v1.36.4-k3s1), or without its v or its +k3sN
+    const k = key === "k3sVersion" && typeof value === "string" ? /^v?(\d+\.\d+\.\d+)(?:[-_+]?(k3s\d+))?$/.exec(value.trim()) : null;
+    if (k)
+        return `; k3s releases are tagged v, the Kubernetes version, + and k3sN (${String(value).includes("-k3s") ? `${value} is the rancher/k3s image's tag, with - for +` : "as on k3s's releases page"}): write v${k[1]}+${k[2] ?? "k3s1"}`;
     // a number YAML reads as one, which Pulumi hands the program as written (8.0, 0x8, 1e1): whole numbers are digits alone
     const n =
         typeof value === "string" && /^[-+]?(?:\d+\.\d*|\.\d+|\d+(?:\.\d*)?e[-+]?\d+|0x[0-9a-f]+|0o[0-7]+|\+\d+)$/i.test(value)
