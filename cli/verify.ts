@@ -27,6 +27,7 @@ import { servedKubeconfigGone, servedLabSilent } from "./servedLab";
 import { messageOf } from "../lab/ports/errors";
 import { currentContextElsewhere, isServedKubeconfig, servedKubeconfig, servedLabOf, staleServedCopy } from "../sim/servedFiles";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
+import { resetMarkerFile } from "../sim/simulatedLab";
 
 /**
  * Whether a lab not begun is ready for its learner: the environment is there (the folder the git daemon
@@ -121,6 +122,16 @@ export const verify: Command = {
                 `gitops-lab verify: no --root given, so verify reads a lab host's paths under /, and ${values.kubeconfig === undefined ? "KUBECONFIG" : "--kubeconfig"} is the served lab's under ${servedRoot}: give its root, gitops-lab verify${which === "shop" ? "" : " --lab tenants"} --root ${shellWord(servedRoot)}${step === undefined ? "" : ` --step ${step}`}${step === undefined && values.through !== undefined ? ` --through ${through}` : ""}${values.json ? " --json" : ""}`,
             );
             return EXIT.USAGE;
+        }
+        // a reset of the root not finished: what is left of the lab is no learner's work to grade
+        if (fs.existsSync(resetMarkerFile(root))) {
+            const holder = liveHolder(lockFile(root));
+            console.error(
+                holder
+                    ? `gitops-lab verify: a reset of ${root} is under way (PID ${holder.pid}): wait for it to end; then gitops-lab simulate builds the lab again`
+                    : `gitops-lab verify: the reset of ${root} was interrupted (part of the lab is taken down already): gitops-lab simulate --root ${shellWord(root)} --reset finishes it; then gitops-lab simulate builds the lab again`,
+            );
+            return EXIT.FINDING;
         }
         // --step with a --root inside a lab (its results folder, its clone): the lab's root named, as for the table
         const labAbove = () =>

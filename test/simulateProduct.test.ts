@@ -1003,6 +1003,13 @@ describe("simulate: a reset interrupted", function () {
             reset.child.kill("SIGKILL");
             await reset.exited;
             await expect(holds("its git daemon gone with it", () => daemonsOf(root) === ""));
+            // verify meanwhile: no grading of a lab half taken down, the reset's end said instead
+            const half = await runMain("verify", ["--root", root, "--step", "1"]);
+            assert.strictEqual(half.code, 1, half.out);
+            assert.strictEqual(
+                half.stderr,
+                `gitops-lab verify: the reset of ${root} was interrupted (part of the lab is taken down already): gitops-lab simulate --root ${root} --reset finishes it; then gitops-lab simulate builds the lab again\n`,
+            );
             const again = await runMain("simulate", ["--root", root, "--through", "2"]);
             assert.strictEqual(again.code, 0, again.out);
             assert.match(again.stdout, new RegExp(`^simulate: a reset of ${root} was interrupted: finishing it first$`, "m"));
