@@ -11,21 +11,18 @@
 import { ARGOCD_NAMESPACE, HOOK_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import type { Trigger } from "./appController";
 import { kitchen, SimClock } from "./clock";
+import { ACTOR, applySync, createNamespace, SyncOperation } from "./syncTasks";
 import { Change, FakeKube } from "./fakeApi";
 import { hookPhase, hookResult, isHook, replacesBeforeCreation, WAITING_FOR_DELETION, wave } from "./hooks";
 import { ArgoTimings } from "./profiles";
 import { RenderError, RepoServer } from "./repoServer";
-import { groupOf, keyOf, trackingId } from "./resources";
+import { groupOf, trackingId } from "./resources";
 import { withRevisionHistory } from "./revisionHistory";
-import { APPLIED_FIELDS, LAST_APPLIED, lastApplied, threeWayMerge } from "./state";
 import type { ArgoMinor } from "./rollingSync";
 import type { Application, Operation, ResourceResult } from "../lab/argo/types";
 import type { Manifest, StoredObject } from "./objects";
 
-/** An operation being carried out: its sync's revision resolved. */
-type SyncOperation = Operation & { sync: NonNullable<Operation["sync"]> & { revision: string } };
-
-export const ACTOR = "application-controller";
+export { ACTOR };
 
 /** What the operations use of their controller: its API, repo-server, timings, clock and queue. */
 export interface OperationHost {
@@ -223,7 +220,7 @@ export class Operations {
 
     /** The PreSync hooks, created in wave order (those replaced, BeforeHookCreation, already deleted). */
     private runHooks(app: Application, sync: SyncOperation, hooks: Manifest[]) {
-        this.createNamespace(app, app.spec!.syncPolicy?.syncOptions ?? sync.sync.syncOptions ?? []);
+        createNamespace(this.host, app, app.spec!.syncPolicy?.syncOptions ?? sync.sync.syncOptions ?? []);
         for (const h of hooks) {
             const hns = h.metadata.namespace!; // set from the destination when rendered
             // a replaced hook's old object is gone by now (runOperation waited for its deletion)
@@ -303,7 +300,8 @@ export class Operations {
         }
         const applied =
             failure === undefined
-                ? this.apply(
+                ? applySync(
+                      this.host,
                       app,
                       op,
                       desired.filter((d) => !isHook(d)),
@@ -414,87 +412,5 @@ export class Operations {
      */
     private refreshAfterOperation(ns: string, name: string, op: Operation) {
         this.host.schedule(ns, name, 0, { hard: false, forced: !op.initiatedBy?.automated });
-    }
-
-    /** CreateNamespace=true: the sync's namespace task, first, makes the destination's namespace (not one an object names). */
-    private createNamespace(app: Application, syncOptions: string[]) {
-        const ns = app.spec!.destination?.namespace;
-        if (ns && syncOptions.includes("CreateNamespace=true") && !this.host.kube.get("Namespace", undefined, ns))
-            this.host.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ACTOR);
-    }
-
-    /** Applies the rendered objects (only those the operation names, for a partial sync); prunes when asked. */
-    private apply(app: Application, op: SyncOperation, desired: Manifest[]): ResourceResult[] {
-        const name = app.metadata.name;
-        this.createNamespace(app, app.spec!.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? []);
-        const only = op.sync.resources ? new Set(op.sync.resources.map((r) => `${r.kind}/${r.namespace}/${r.name}`)) : null;
-        const results: ResourceResult[] = [];
-        for (const d of [...desired].sort((x, y) => wave(x) - wave(y))) {
-            if (only && !only.has(keyOf(d))) continue;
-            const ns = d.metadata.namespace!; // set from the destination when rendered
-            if (!this.host.kube.get("Namespace", undefined, ns)) {
-                results.push({
-                    kind: d.kind,
-                    namespace: ns,
-                    name: d.metadata.name,
-                    status: "SyncFailed",
-                    message: `namespaces "${ns}" not found`,
-                    syncPhase: "Sync",
-                });
-                continue;
-            }
-            const live = this.host.liveOf(d);
-            const applied = {
-                ...d,
-                metadata: {
-                    ...d.metadata,
-                    annotations: { ...(d.metadata.annotations ?? {}), [TRACKING_ANNOTATION]: trackingId(name, d, ns) },
-                },
-            };
-            const annotations = {
-                ...(live?.metadata.annotations ?? {}),
-                ...applied.metadata.annotations,
-                [LAST_APPLIED]: JSON.stringify(applied),
-            };
-            // an apply: the object is patched in place, so its uid stays; its fields merged three ways, so a key added by hand stays
-            const next: Manifest = { ...(live ?? {}), ...d, metadata: { ...(live?.metadata ?? {}), ...d.metadata, annotations } };
-            const last = lastApplied(live);
-            for (const field of APPLIED_FIELDS)
-                if (d[field] !== undefined) next[field] = threeWayMerge(last?.[field], d[field], live?.[field]);
-            this.host.kube.put(next, ACTOR);
-            results.push({
-                group: groupOf(d),
-                version: d.apiVersion?.split("/").pop() ?? "v1",
-                kind: d.kind,
-                namespace: ns,
-                name: d.metadata.name,
-                status: "Synced",
-                message: `${d.kind.toLowerCase()}${groupOf(d) ? `.${groupOf(d)}` : ""}/${d.metadata.name} ${live ? "configured" : "created"}`,
-                syncPhase: "Sync",
-            });
-        }
-        // (a partial sync, selfHeal's, prunes those of its resources that require it)
-        if (op.sync.prune && desired.length) {
-            const keys = new Set(desired.map(keyOf));
-            for (const r of app.status?.resources ?? []) {
-                if (keys.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
-                if (only && !only.has(`${r.kind}/${r.namespace}/${r.name}`)) continue;
-                // only an object this Application tracks (its tracking id), as Argo CD prunes: another's, or a hook, stays
-                const live = this.host.kube.get(r.kind!, r.namespace, r.name);
-                if (r.hook || live?.metadata.annotations?.[TRACKING_ANNOTATION]?.split(":")[0] !== app.metadata.name) continue;
-                this.host.kube.remove(r.kind!, r.namespace, r.name, ACTOR);
-                results.push({
-                    group: r.group ?? "",
-                    version: r.version ?? "v1",
-                    kind: r.kind,
-                    namespace: r.namespace,
-                    name: r.name,
-                    status: "Pruned",
-                    message: "pruned",
-                    syncPhase: "Sync",
-                });
-            }
-        }
-        return results;
     }
 }
