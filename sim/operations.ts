@@ -10,8 +10,9 @@
  */
 import { ARGOCD_NAMESPACE, HOOK_ANNOTATION, TRACKING_ANNOTATION } from "../lab/argo/application";
 import type { Trigger } from "./appController";
-import { kitchen, SimClock } from "./clock";
+import { SimClock } from "./clock";
 import { ACTOR, applySync, createNamespace, SyncOperation } from "./syncTasks";
+import { gaveUpMessage, retryingMessage } from "./operationMessages";
 import { Change, FakeKube } from "./fakeApi";
 import { hookPhase, hookResult, isHook, replacesBeforeCreation, WAITING_FOR_DELETION, wave } from "./hooks";
 import { ArgoTimings } from "./profiles";
@@ -101,8 +102,12 @@ export class Operations {
             }
             // a controller restarted with an operation in flight has not rendered it yet
             let rendered = revision ? this.host.repo.rendered(src!.repoURL!, revision, src!.path!) : [];
+            // one that does not render: the sync is not carried out (controller/sync.go: ComparisonError, phase Error)
+            let compareError: string | undefined;
             if (revision && !rendered.length)
-                rendered = await this.host.repo.render(src!.repoURL!, revision, src!.path!, { hard: false }).catch(() => []);
+                rendered = await this.host.repo
+                    .render(src!.repoURL!, revision, src!.path!, { hard: false })
+                    .catch((e: Error) => ((compareError = e.message.split("\n")[0]), []));
             if (!this.host.running()) return;
             const app = this.host.kube.get("Application", ns, name);
             if (!app?.operation || app.metadata.deletionTimestamp) return;
@@ -139,10 +144,11 @@ export class Operations {
                     ...(prev?.retryCount && (this.host.minor === "3.5" || retrying || continuing) ? { retryCount: prev.retryCount } : {}),
                 },
             };
-            if (!revision) {
+            if (!revision || compareError) {
                 this.host.kube.put(app, ACTOR);
+                const failure = compareError ? `ComparisonError: ${compareError}` : `failed to resolve revision '${asked}'`;
                 this.host.later(
-                    () => this.finishOperation(ns, name, { failure: `failed to resolve revision '${asked}'`, revision }),
+                    () => this.finishOperation(ns, name, { failure, revision, error: !!compareError }),
                     this.host.opts.operationDurationMs,
                 );
                 handedOff = true;
@@ -328,7 +334,7 @@ export class Operations {
     private finishOperation(
         ns: string,
         name: string,
-        end: { failure?: string; revision: string; resources?: ResourceResult[]; message?: string },
+        end: { failure?: string; revision: string; resources?: ResourceResult[]; message?: string; error?: boolean },
     ) {
         this.operating.delete(`${ns}/${name}`);
         const app = this.host.kube.get("Application", ns, name);
@@ -348,7 +354,7 @@ export class Operations {
                 app.status!.operationState = {
                     operation: app.operation,
                     phase: "Running",
-                    message: `${end.failure}. Retrying attempt #${retries + 1} at ${kitchen(this.host.clock.now() + said)}.`,
+                    message: retryingMessage(this.host.minor, end.failure, retries + 1, this.host.clock.now() + said),
                     startedAt: state!.startedAt,
                     finishedAt: now,
                     retryCount: retries + 1,
@@ -363,8 +369,8 @@ export class Operations {
             // no condition here: a SyncError is auto-sync's, written by the comparison that follows (none for RollingSync's Applications, whose auto-sync is off)
             app.status!.operationState = {
                 operation: op,
-                phase: "Failed",
-                message: `${end.failure} (retried ${retries} times).`,
+                phase: end.error ? "Error" : "Failed",
+                message: gaveUpMessage(end.failure, retries),
                 startedAt: state!.startedAt,
                 finishedAt: now,
                 retryCount: retries,

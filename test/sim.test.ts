@@ -457,6 +457,23 @@ describe("Argo CD simulation: application controller", function () {
         assert.strictEqual(app(at)!.status!.sync!.revision, "main");
     });
 
+    // given a commit that cannot render, when a sync is asked by hand (kubectl patch of operation), then it is not carried
+    // out: phase Error with the conditions' message, no retry count named, no history entry (controller/sync.go,
+    // argo.FormatAppConditions; appcontroller.go names retries only after some)
+    it("a sync by hand of a commit that cannot render ends Error", async () => {
+        await breakDev();
+        await refresh("shop-dev", "normal");
+        await expect(appHasCondition(() => app(at), "ComparisonError"));
+        const history = app(at)!.status!.history!.length;
+        at.lab.kube.put({ ...app(at)!, operation: { initiatedBy: { username: "learner" }, sync: {} } }, "client");
+        await expect(holds("the operation done", () => !app(at)?.operation && app(at)?.status?.operationState?.phase !== "Running"));
+        const state = app(at)!.status!.operationState!;
+        assert.strictEqual(state.phase, "Error");
+        assert.match(state.message!, /^ComparisonError: Failed to load target state: .*missing\.yaml/);
+        assert.doesNotMatch(state.message!, /retried/);
+        assert.strictEqual(app(at)!.status!.history!.length, history, "no history entry");
+    });
+
     // given a render error that failed 3 times, when refreshed again, then the error is cached; a hard refresh bypasses
     // the cache; the revert heals it
     it("a render error is cached; a hard refresh bypasses", async () => {
