@@ -14,6 +14,7 @@ import { discovery, openapi } from "./discovery";
 import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
 import { checkApplyPatch, checkRequired, decodeStrictly } from "./crdValidation";
+import { refuseImmutableUpdate } from "./builtinValidation";
 import { dryRunOf, logPart, objectOf, selectorOf } from "./apiQuery";
 import { toTable, wantsTable } from "./tables";
 import { messageOf } from "../lab/ports/errors";
@@ -319,6 +320,7 @@ export class ApiServer {
                     message: messageOf(e),
                     // a plain error (not a Status) carries no reason
                     ...(e instanceof HttpError && !e.reason ? {} : { reason: e instanceof HttpError ? e.reason : "InternalError" }),
+                    ...(e instanceof HttpError && e.details ? { details: e.details } : {}),
                     code,
                 });
             }
@@ -349,6 +351,7 @@ export class ApiServer {
         const { obj, warnings } = decodeStrictly(this.kube.crds(), t.kind, t.group, sent, url.searchParams.get("fieldValidation"), patched);
         const stored = this.kube.get(t.kind, obj.metadata.namespace, obj.metadata.name);
         checkRequired(this.kube.crds(), t.kind, t.group, obj, !stored, stored);
+        refuseImmutableUpdate(t.kind, stored, obj);
         this.warnings = warnings;
         return this.kube.put(obj, "client", dryRunOf(url));
     }

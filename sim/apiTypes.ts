@@ -80,7 +80,24 @@ export class HttpError extends Error {
         public code: number,
         public reason: string,
         message: string,
+        /** The Status's details (an Invalid's kind, name and causes, which kubectl prints). */
+        public details?: { group?: string; kind: string; name: string; causes?: { reason: string; message: string; field: string }[] },
     ) {
         super(message);
     }
+}
+
+/**
+ * errors.NewInvalid's 422: its message as the API server writes it (one error as it is, several in brackets),
+ * each error a cause of its details, so that kubectl prints `The Kind "name" is invalid: field: message`.
+ */
+export function invalid(kind: string, group: string, name: string, errs: string[]): HttpError {
+    const why = errs.length === 1 ? errs[0] : `[${errs.join(", ")}]`;
+    const causes = errs.map((e) => {
+        const at = e.indexOf(": ");
+        const message = e.slice(at + 2);
+        const reason = message.startsWith("Required value") ? "FieldValueRequired" : "FieldValueInvalid";
+        return { reason, message, field: e.slice(0, at) };
+    });
+    return new HttpError(422, "Invalid", `${kind}${group ? `.${group}` : ""} "${name}" is invalid: ${why}`, { group, kind, name, causes });
 }

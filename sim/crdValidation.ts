@@ -7,7 +7,7 @@
  * it in-process, as Argo CD's write it).
  */
 import { isDeepStrictEqual } from "util";
-import { HttpError } from "./apiTypes";
+import { HttpError, invalid } from "./apiTypes";
 import type { Crd, Schema } from "./objects";
 
 /** The paths of the fields `schema` requires that `value` lacks ("spec.template.metadata"). */
@@ -80,9 +80,7 @@ export function checkRequired(
         ...missingRequired(schema, obj).map((p) => `${p}: Required value`),
     ];
     if (!missing.length) return;
-    // errors.NewInvalid: one error as it is, several in brackets
-    const why = missing.length === 1 ? missing[0] : `[${missing.join(", ")}]`;
-    throw new HttpError(422, "Invalid", `${kind}.${group} "${obj.metadata?.name ?? ""}" is invalid: ${why}`);
+    throw invalid(kind, group, obj.metadata?.name ?? "", missing);
 }
 
 /**

@@ -169,6 +169,52 @@ describe("the simulated API server's field validation of custom resources", func
         assert.match(config.out, /configmaps "argocd-cm" not found\s*$/, "a ConfigMap is no workload: the answer alone");
     });
 
+    // given a Job running (not suspended), when its Pod template is patched, then 422 "field is immutable", nothing
+    // stored (pkg/apis/batch/validation ValidateJobSpecUpdate); its backoffLimit may change
+    it("a Job's Pod template is immutable; its backoffLimit is not", async () => {
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mandant-b" } }, "setup");
+        const template = { spec: { restartPolicy: "Never", containers: [{ name: "setup", image: "site:1.2.0", command: ["/setup"] }] } };
+        kube.put(
+            {
+                apiVersion: "batch/v1",
+                kind: "Job",
+                metadata: { name: "site-setup", namespace: "mandant-b" },
+                spec: { backoffLimit: 1, template },
+            },
+            "setup",
+        );
+        const got = await kubectl(
+            "-n",
+            "mandant-b",
+            "patch",
+            "job",
+            "site-setup",
+            "--type",
+            "merge",
+            "-p",
+            '{"spec":{"template":{"spec":{"containers":[{"name":"setup","command":["/bin/true"]}]}}}}',
+        );
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(
+            got.out,
+            /The Job "site-setup" is invalid: spec\.template: Invalid value: core\.PodTemplateSpec\{…\}: field is immutable/,
+        );
+        assert.deepStrictEqual((kube.get("Job", "mandant-b", "site-setup") as any).spec.template, template);
+        const limit = await kubectl(
+            "-n",
+            "mandant-b",
+            "patch",
+            "job",
+            "site-setup",
+            "--type",
+            "merge",
+            "-p",
+            '{"spec":{"backoffLimit":3}}',
+        );
+        assert.ok(limit.ok, limit.out);
+        assert.strictEqual((kube.get("Job", "mandant-b", "site-setup") as any).spec.backoffLimit, 3);
+    });
+
     it("an Application whose name is no DNS subdomain is refused (422)", async () => {
         const app = {
             apiVersion: "argoproj.io/v1alpha1",
@@ -184,7 +230,7 @@ describe("the simulated API server's field validation of custom resources", func
         assert.strictEqual(got.ok, false, got.out);
         assert.match(
             got.out,
-            /Application\.argoproj\.io "shop-\{\{env\}\}" is invalid: metadata\.name: Invalid value: "shop-\{\{env\}\}": a lowercase RFC 1123 subdomain/,
+            /The Application "shop-\{\{env\}\}" is invalid: metadata\.name: Invalid value: "shop-\{\{env\}\}": a lowercase RFC 1123 subdomain/,
         );
         assert.deepStrictEqual(kube.list("Application", "argocd"), []);
     });
