@@ -18,6 +18,7 @@ import { ACTOR } from "../sim/appsetController";
 import { APPSET_METRICS_PATH } from "../sim/argocd";
 import { progressiveSyncCounts } from "../lab/argo/appsetMetrics";
 import { AppSetMetrics } from "../sim/appsetMetrics";
+import { gaveUpMessage, retryingMessage } from "../sim/operationMessages";
 import { SimulatedLab, startSimulatedLab } from "../sim/simulatedLab";
 import { expect, holds } from "./helpers/expect";
 import { respecFiles, ringAppSet } from "./helpers/ringAppSet";
@@ -246,5 +247,19 @@ describe("the simulated ApplicationSet controller's metrics, as client_golang wr
             { namespace: "argocd", name: "tenants", step: "2", status: "Progressing", count: 1 },
             { namespace: "argocd", name: "tenants", step: "2", status: "Waiting", count: 2 },
         ]);
+    });
+});
+
+// appcontroller.go's processRequestedAppOperation: v3.5.1 writes the retry's time as time.Kitchen, v3.6.2 as
+// RFC 3339 in UTC; both name the retries of the last attempt only when there were some
+describe("Argo CD 3.6 simulation: an operation's retry messages", () => {
+    const at = Date.UTC(2026, 11, 7, 14, 3, 27, 450);
+    it("the retry's time as each release writes it", () => {
+        assert.strictEqual(retryingMessage("3.5", "failed", 2, at), "failed. Retrying attempt #2 at 2:03PM.");
+        assert.strictEqual(retryingMessage("3.6", "failed", 2, at), "failed. Retrying attempt #2 at 2026-12-07T14:03:27Z.");
+    });
+    it("the retries named only after some", () => {
+        assert.strictEqual(gaveUpMessage("failed", 5), "failed (retried 5 times).");
+        assert.strictEqual(gaveUpMessage("ComparisonError: x", 0), "ComparisonError: x");
     });
 });
