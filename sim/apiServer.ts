@@ -15,6 +15,7 @@ import type { Change, FakeKube } from "./fakeApi";
 import { patchAs } from "./patch";
 import { checkApplyPatch, checkRequired, decodeStrictly } from "./crdValidation";
 import { refuseImmutableUpdate } from "./builtinValidation";
+import { orphanDependents, propagationOf } from "./garbageCollector";
 import { dryRunOf, logPart, objectOf, selectorOf } from "./apiQuery";
 import { toTable, wantsTable } from "./tables";
 import { messageOf } from "../lab/ports/errors";
@@ -456,6 +457,7 @@ export class ApiServer {
                         ? { ...current, metadata: marked }
                         : { kind: "Status", apiVersion: "v1", status: "Success", details: { name, kind: t.plural } };
                 }
+                if (current && propagationOf(url, body) === "Orphan") orphanDependents(this.kube, current);
                 const old = this.kube.remove(t.kind, ns, name, "client");
                 if (!old) throw notFound();
                 // an object held by a finalizer is returned with its deletionTimestamp, as the API server does

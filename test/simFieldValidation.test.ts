@@ -215,6 +215,41 @@ describe("the simulated API server's field validation of custom resources", func
         assert.strictEqual((kube.get("Job", "mandant-b", "site-setup") as any).spec.backoffLimit, 3);
     });
 
+    // given an ApplicationSet's Application, when the ApplicationSet is deleted with --cascade=orphan, then the
+    // Application stays without its owner reference; a plain delete takes it with it (the garbage collector)
+    it("kubectl delete --cascade=orphan keeps the dependents", async () => {
+        const owner = (name: string) =>
+            kube.put(
+                { apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", metadata: { name, namespace: "argocd" }, spec: {} },
+                "setup",
+            );
+        const dependent = (name: string, set: { metadata: { name: string; uid?: string } }) =>
+            kube.put(
+                {
+                    apiVersion: "argoproj.io/v1alpha1",
+                    kind: "Application",
+                    metadata: {
+                        name,
+                        namespace: "argocd",
+                        ownerReferences: [
+                            { apiVersion: "argoproj.io/v1alpha1", kind: "ApplicationSet", name: set.metadata.name, uid: set.metadata.uid! },
+                        ],
+                    },
+                    spec: { project: "default", destination: { namespace: name }, source: { repoURL: "git://gitd/x.git", path: "." } },
+                },
+                "setup",
+            );
+        dependent("kept", owner("tenants"));
+        const orphaned = await kubectl("-n", "argocd", "delete", "applicationset", "tenants", "--cascade=orphan");
+        assert.ok(orphaned.ok, orphaned.out);
+        assert.strictEqual(kube.get("ApplicationSet", "argocd", "tenants"), undefined);
+        assert.deepStrictEqual(kube.get("Application", "argocd", "kept")?.metadata.ownerReferences, undefined);
+        dependent("collected", owner("shop"));
+        const plain = await kubectl("-n", "argocd", "delete", "applicationset", "shop");
+        assert.ok(plain.ok, plain.out);
+        assert.strictEqual(kube.get("Application", "argocd", "collected"), undefined);
+    });
+
     it("an Application whose name is no DNS subdomain is refused (422)", async () => {
         const app = {
             apiVersion: "argoproj.io/v1alpha1",
