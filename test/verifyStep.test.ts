@@ -1816,7 +1816,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("automated.enabled: true is automated; a destination server Argo CD does not know is named", async () => {
+    it("automated.enabled: true and allowEmpty: false are automated; a destination server Argo CD does not know is named", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);
             const set: any = shopApplicationSet();
@@ -1824,6 +1824,17 @@ describe("verify --step: one step at a time, with a hint", function () {
             fs.writeFileSync(appsetFile, stringify(set));
             const r = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(r.code, 0, r.out);
+            // allowEmpty: false is Argo CD's default too (GetAllowEmpty); true is not the lab's
+            set.spec.template.spec.syncPolicy.automated.allowEmpty = false;
+            fs.writeFileSync(appsetFile, stringify(set));
+            const empty = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(empty.code, 0, empty.out);
+            set.spec.template.spec.syncPolicy.automated.allowEmpty = true;
+            fs.writeFileSync(appsetFile, stringify(set));
+            const allowed = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(allowed.code, 1, allowed.out);
+            assert.match(allowed.stdout, /automated holds allowEmpty beside prune and selfHeal/);
+            delete set.spec.template.spec.syncPolicy.automated.allowEmpty;
             set.spec.template.spec.destination.server = "https://kubernetes.default.svc/";
             fs.writeFileSync(appsetFile, stringify(set));
             const slash = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);

@@ -65,11 +65,16 @@ export function destinationServer(d: { server?: unknown; name?: unknown } | unde
     return typeof d?.server === "string" && d.server.replace(/\/+$/, "") === IN_CLUSTER ? IN_CLUSTER : d?.server;
 }
 
-/** automated with enabled: true left out (Argo CD 3 reads it so when it is not written). */
-export const withoutEnabled = (a: unknown): unknown => {
-    if (!a || typeof a !== "object" || (a as { enabled?: unknown }).enabled !== true) return a;
-    const { enabled: _enabled, ...rest } = a as Record<string, unknown>;
-    return rest;
+/**
+ * automated with the keys written at Argo CD's defaults left out: enabled: true (Argo CD 3 reads it so when it is not
+ * written) and allowEmpty: false (SyncPolicyAutomated's GetAllowEmpty is false when it is not written).
+ */
+export const withoutDefaults = (a: unknown): unknown => {
+    if (!a || typeof a !== "object") return a;
+    const o = a as Record<string, unknown>;
+    return Object.fromEntries(
+        Object.entries(o).filter(([k, v]) => !(k === "enabled" && v === true) && !(k === "allowEmpty" && v === false)),
+    );
 };
 
 /**

@@ -17,7 +17,7 @@ import { INCIDENT_IN_BASE, INCIDENT_MAIN_READABLE, INCIDENT_RENDERS, INCIDENT_VA
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
 import { DRIFT_CHECKS } from "./driftChecks";
-import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
+import { listElementsOf, destinationServer, IN_CLUSTER, readAppsetFile, sameRepo, withoutDefaults } from "./appsetFile";
 import { APPSET_POLICY } from "./appsetPolicy";
 import { elementsHint, missingAppsetHint, syncOptionsWhy, automatedWhy, repoUrlWhy } from "./appsetHints";
 import { shopFieldsOf, ShopResultName, SHOP_RESULT_FILES, SHOP_RESULT_STEP } from "./results";
@@ -193,7 +193,7 @@ const step2: Check<ShopWorld>[] = [
                     // the cluster by its name (in-cluster), or its URL with a trailing slash, is the same cluster
                     server: destinationServer(t?.spec?.destination),
                     // Argo CD 3's automated.enabled: true is what automated means when it is left out
-                    automated: withoutEnabled(t?.spec?.syncPolicy?.automated),
+                    automated: withoutDefaults(t?.spec?.syncPolicy?.automated),
                     syncOptions: t?.spec?.syncPolicy?.syncOptions,
                 },
                 {
@@ -212,7 +212,7 @@ const step2: Check<ShopWorld>[] = [
                     // the ApplicationSet's own syncPolicy holds it: one level out of the template's
                     automated: (file.set?.spec?.syncPolicy as { automated?: unknown } | undefined)?.automated
                         ? "it is under the ApplicationSet's own spec.syncPolicy, one level out: the Applications' goes under spec.template.spec.syncPolicy"
-                        : automatedWhy(withoutEnabled(t?.spec?.syncPolicy?.automated)),
+                        : automatedWhy(withoutDefaults(t?.spec?.syncPolicy?.automated)),
                     server: /^https:\/\/kubernetes\.default\.svc(\.cluster\.local)?:443\/?$/.test(
                         String(t?.spec?.destination?.server ?? ""),
                     )

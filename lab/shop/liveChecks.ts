@@ -9,7 +9,7 @@ import { isSha } from "../grader/resultFiles";
 import { ClusterPort } from "../ports/cluster";
 import { obj, PATCH_AGAIN, pinStep, putBack, releaseNotAtPin, ShopWorld, wantProd } from "./world";
 import { renderShopConfigAt, rendersAlike } from "./render";
-import { listElementsOf, destinationServer, readAppsetFile, sameRepo, withoutEnabled } from "./appsetFile";
+import { listElementsOf, destinationServer, readAppsetFile, sameRepo, withoutDefaults } from "./appsetFile";
 import type { ApplicationSet } from "../argo/types";
 
 const live = liveCheck<ShopWorld>;
@@ -87,7 +87,7 @@ function templateDifference(
         // read as the file's checks read them: the same cluster by name or URL, automated.enabled: true as left out
         ["spec.destination.server", (t) => destinationServer(t.spec?.template?.spec?.destination)],
         ["spec.destination.namespace", (t) => t.spec?.template?.spec?.destination?.namespace],
-        ["spec.syncPolicy.automated", (t) => withoutEnabled(t.spec?.template?.spec?.syncPolicy?.automated)],
+        ["spec.syncPolicy.automated", (t) => withoutDefaults(t.spec?.template?.spec?.syncPolicy?.automated)],
         ["spec.syncPolicy.syncOptions", (t) => t.spec?.template?.spec?.syncPolicy?.syncOptions],
         ["spec.ignoreDifferences", (t) => (t.spec?.template?.spec as { ignoreDifferences?: unknown } | undefined)?.ignoreDifferences],
         // not the template's: the ApplicationSet's own, which decides whether the template reaches the Applications
