@@ -2186,6 +2186,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("release/prod deleted and pushed anew at promote.to: not a promotion, said so", async () => {
+        await atShop(5, async (root) => {
+            const layout = shopLayout(root);
+            const { clone } = layout;
+            await git(["fetch", "--quiet"], clone);
+            const from = await git(["rev-parse", "origin/release/prod"], clone);
+            const to = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            await git(["push", "--quiet", "origin", "--delete", "release/prod"], clone);
+            await git(["push", "--quiet", "origin", `${to}:refs/heads/release/prod`], clone);
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to }));
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 6 promote: not done: release\/prod was moved to promote\.to, not deleted and made again; hint: release\/prod was deleted and pushed anew at [0-9a-f]{12} \(its log in the repository begins there\), not moved from promote\.from/,
+            );
+        });
+    });
+
     it("the promotion made in the clone and never pushed: the hint says to push it", async () => {
         await atShop(5, async (root) => {
             const layout = shopLayout(root);

@@ -178,6 +178,25 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
     },
     {
         step: 6,
+        name: "release/prod was moved to promote.to, not deleted and made again",
+        run: async (w) => {
+            const p = obj(w, "promote");
+            if (!p || !isSha(p.from) || !isSha(p.to) || !w.releaseTip) return null;
+            // its log, kept by the lab's repository (one made by hand keeps none), begins where the branch was made last:
+            // at the pin's commit (or before it), unless it was deleted since and pushed anew
+            const tips = await w.repo.tipsOf("release/prod").catch(() => null);
+            const first = tips?.[tips.length - 1];
+            if (!first || first === p.from || (await w.repo.isAncestor(first, p.from).catch(() => true))) return true;
+            return {
+                ok: false,
+                expected: `release/prod's log from promote.from on`,
+                found: `its log begins at ${first.slice(0, 12)}: deleted and pushed anew`,
+                hint: `release/prod was deleted and pushed anew at ${first.slice(0, 12)} (its log in the repository begins there), not moved from promote.from: a promotion is a push that moves the branch (git push origin <commit>:release/prod), which the repository accepts only as a fast-forward, and deleting it skips that check; the repository now holds what a fast-forward would have, but the step is the move: ${startOver(w)}`,
+            };
+        },
+    },
+    {
+        step: 6,
         name: "release/prod still contains promote.from",
         run: async (w) => {
             const from = obj(w, "promote")?.from;
