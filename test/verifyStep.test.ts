@@ -26,7 +26,7 @@ import { expect, holds } from "./helpers/expect";
 import { kubeconfigAt, labAt, rootAt } from "./helpers/labAt";
 import { app, appset, git, tenantsAt, tenantsRootAt } from "./helpers/tenantsAt";
 import { APPSET_REFRESH_ANNOTATION, REFRESH_ANNOTATION } from "../lab/argo/application";
-import { addMissingResource } from "../lab/shop/edits";
+import { addMissingResource, switchFeatureOn } from "../lab/shop/edits";
 import { shopApplicationSet } from "../lab/shop/appset";
 import { policyProblems } from "../lab/shop/appsetPolicy";
 import { parse, stringify } from "yaml";
@@ -2183,6 +2183,39 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /^step 7 revert: not done: prod_revision_during is promote\.to; hint: release\/prod reached promote\.to only after revert_commit was on main \(the revert at \S+Z, the promotion at \S+Z\): step 7 was done before step 6/,
             );
+        });
+    });
+
+    it("incident.commit a feature branch's commit that a merge brought onto main: the merge is named", async () => {
+        await atShop(2, async (root) => {
+            const layout = shopLayout(root);
+            const { clone } = layout;
+            const as = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            await git(["fetch", "--quiet"], clone);
+            await git(["checkout", "--quiet", "-B", "feature", "origin/main"], clone);
+            const base = path.join(clone, "base", "configmap.yaml");
+            fs.writeFileSync(base, switchFeatureOn(fs.readFileSync(base, "utf8")));
+            await git([...as, "commit", "--quiet", "-am", "checkout v2 on"], clone);
+            const feature = await git(["rev-parse", "HEAD"], clone);
+            await git(["checkout", "--quiet", "-B", "main", "origin/main"], clone);
+            await git([...as, "merge", "--quiet", "--no-ff", "--no-edit", "feature"], clone);
+            await git(["push", "--quiet", "origin", "main"], clone);
+            const merge = await git(["rev-parse", "HEAD"], clone);
+            const write = (commit: string) =>
+                fs.writeFileSync(layout.resultFile("incident"), JSON.stringify({ commit, dev_value: "on", prod_value: "on" }));
+            write(feature);
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                new RegExp(
+                    `^step 3 incident: not done: incident\\.commit is on main; hint: incident\\.commit ${feature.slice(0, 12)} is a commit of a side branch that main took in by the merge ${merge.slice(0, 12)}; main never stood at it, so Argo CD synced the merge, not it: write ${merge} as incident\\.commit`,
+                ),
+            );
+            // the merge itself: main stood at it, Argo CD synced it
+            write(merge);
+            const m = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(m.code, 0, m.out);
         });
     });
 

@@ -13,7 +13,7 @@ import { REPO_URL } from "./layout";
 import { badCommit, MAIN_RENDERS_ON, REVERT_CHECKS } from "./historyChecks";
 import { PROMOTE_CHECKS } from "./promoteChecks";
 import { NOT_MADE_ANEW } from "./remadeCheck";
-import { INCIDENT_IN_BASE, INCIDENT_MAIN_READABLE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
+import { INCIDENT_ON_MAIN, INCIDENT_IN_BASE, INCIDENT_MAIN_READABLE, INCIDENT_RENDERS, INCIDENT_VALUES } from "./incidentChecks";
 import { liveChecks } from "./liveChecks";
 import { STEP1_CHECKS } from "./step1Checks";
 import { DRIFT_CHECKS } from "./driftChecks";
@@ -237,28 +237,7 @@ const step2: Check<ShopWorld>[] = [
     },
 ];
 
-const step3: Check<ShopWorld>[] = [
-    INCIDENT_MAIN_READABLE,
-    INCIDENT_VALUES,
-    INCIDENT_IN_BASE,
-    INCIDENT_RENDERS,
-    {
-        step: 3,
-        name: "incident.commit is on main",
-        run: async (w) => {
-            const commit = obj(w, "incident")?.commit;
-            if (!isSha(commit) || !w.main) return null;
-            if (await w.repo.isAncestor(commit, w.main)) return true;
-            const on = (await w.repo.isCommit(commit)) ? await w.repo.branchesContaining(commit) : [];
-            return {
-                ok: false,
-                expected: `an ancestor of main (${w.main})`,
-                found: "not in main's history",
-                hint: `incident.commit ${commit.slice(0, 12)} is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}, and Argo CD renders main for both environments: make the change on main (or merge it there) and push main, then write that commit`,
-            };
-        },
-    },
-];
+const step3: Check<ShopWorld>[] = [INCIDENT_MAIN_READABLE, INCIDENT_VALUES, INCIDENT_IN_BASE, INCIDENT_RENDERS, INCIDENT_ON_MAIN];
 
 const step4: Check<ShopWorld>[] = [
     {

@@ -217,3 +217,37 @@ export const INCIDENT_RENDERS: Check<ShopWorld> = {
               };
     },
 };
+
+/** incident.commit on main, as main stood at it: not a side branch's commit that a merge brought in (Argo CD synced the merge). */
+export const INCIDENT_ON_MAIN: Check<ShopWorld> = {
+    step: 3,
+    name: "incident.commit is on main",
+    run: async (w) => {
+        const commit = obj(w, "incident")?.commit;
+        if (!isSha(commit) || !w.main) return null;
+        if (await w.repo.isAncestor(commit, w.main)) {
+            // brought in by a merge on main (git merge --no-ff of a feature branch): main never stood at it (its log, which
+            // the lab's repository keeps), so no Application synced it; the merge is the commit main, and Argo CD, took
+            const tips = await w.repo.tipsOf("main").catch(() => null);
+            if (!tips || tips.includes(commit)) return true;
+            for (const m of await w.repo.ownMerges(w.main, null)) {
+                const [first] = await w.repo.parents(m);
+                if (!(await w.repo.isAncestor(commit, m)) || (first && (await w.repo.isAncestor(commit, first)))) continue;
+                return {
+                    ok: false,
+                    expected: "a commit main stood at",
+                    found: `a commit of a side branch, which the merge ${m.slice(0, 12)} brought onto main`,
+                    hint: `incident.commit ${commit.slice(0, 12)} is a commit of a side branch that main took in by the merge ${m.slice(0, 12)}; main never stood at it, so Argo CD synced the merge, not it: write ${m} as incident.commit (and as promote.to, once promoted)`,
+                };
+            }
+            return true;
+        }
+        const on = (await w.repo.isCommit(commit)) ? await w.repo.branchesContaining(commit) : [];
+        return {
+            ok: false,
+            expected: `an ancestor of main (${w.main})`,
+            found: "not in main's history",
+            hint: `incident.commit ${commit.slice(0, 12)} is not on main${on.length ? ` (it is on ${on.join(", ")})` : ""}, and Argo CD renders main for both environments: make the change on main (or merge it there) and push main, then write that commit`,
+        };
+    },
+};
