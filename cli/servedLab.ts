@@ -6,13 +6,26 @@
 import * as fs from "fs";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
 import { servedKubeconfig, servedLabOf } from "../sim/servedFiles";
+import { shellWord } from "../lab/ports/shellWord";
+import { shopLayout } from "../lab/shop/layout";
+import { shopLabProgress } from "../lab/shop/solve";
+import { tenantsLayout } from "../lab/tenants/layout";
+import { tenantsLabProgress } from "../lab/tenants/solve";
+
+/** The command that serves the labs under `root` again: with the --lab they are (simulate takes the shop lab without one). */
+function serveAgain(root: string): string {
+    const shop = shopLabProgress(shopLayout(root)) > 0;
+    const tenants = tenantsLabProgress(tenantsLayout(root)) > 0;
+    const lab = tenants ? (shop ? " --lab both" : " --lab tenants") : "";
+    return `gitops-lab simulate --root ${shellWord(root)}${lab} --serve`;
+}
 
 /** Why the served lab whose kubeconfig `file` is cannot answer (`command` is what to run again), or undefined. */
 export function servedLabSilent(file: string, command: string): string | undefined {
     const root = servedLabOf(file);
     if (!root) return undefined;
     if (!fs.existsSync(lockFile(root)) || goneHolder(lockFile(root)) !== undefined)
-        return `${file} is the served lab's under ${root}, and nothing serves it now (its simulate --serve has stopped); serve it again: gitops-lab simulate --root ${root} --serve`;
+        return `${file} is the served lab's under ${root}, and nothing serves it now (its simulate --serve has stopped); serve it again: ${serveAgain(root)}`;
     const server = liveHolder(lockFile(root));
     if (server?.state === "T")
         return `the served lab under ${root} is suspended (PID ${server.pid}, Ctrl-Z?), so its cluster does not answer: fg it in its terminal (or kill -CONT ${server.pid}), then ${command} again`;
@@ -27,5 +40,5 @@ export function servedKubeconfigGone(root: string): string | undefined {
     const file = servedKubeconfig(root);
     const server = liveHolder(lockFile(root));
     if (fs.existsSync(file) || server?.what !== SERVING) return undefined;
-    return `the lab under ${root} is served (PID ${server.pid}), but its kubeconfig ${file} is gone (removed?): its run writes it as it starts, so stop it (Ctrl-C, or kill ${server.pid}) and serve it again (gitops-lab simulate --root ${root} --serve), which writes it anew`;
+    return `the lab under ${root} is served (PID ${server.pid}), but its kubeconfig ${file} is gone (removed?): its run writes it as it starts, so stop it (Ctrl-C, or kill ${server.pid}) and serve it again (${serveAgain(root)}), which writes it anew`;
 }

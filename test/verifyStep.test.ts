@@ -2761,6 +2761,20 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     // given a copy of the served kubeconfig made in an earlier run (its port gone) while the lab writes another: named
+    it("a stopped served tenants lab: serving it again is said with --lab tenants", async () => {
+        await atTenants(1, async (root) => {
+            const name = servedClusterName(root);
+            const file = path.join(root, "kubeconfig");
+            fs.writeFileSync(
+                file,
+                `apiVersion: v1\nkind: Config\nclusters: [{name: ${name}, cluster: {server: "http://127.0.0.1:${await freePort()}"}}]\nusers: [{name: ${name}, user: {token: x}}]\ncontexts: [{name: ${name}, context: {cluster: ${name}, user: ${name}}}]\ncurrent-context: ${name}\n`,
+            );
+            const r = await runMain("doctor", ["--kubeconfig", file]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(r.out, new RegExp(`serve it again: gitops-lab simulate --root ${root} --lab tenants --serve`));
+        });
+    });
+
     it("a copy of an earlier run's served kubeconfig: the lab's own is named", async () => {
         await atShop(3, async (root) => {
             const served = (file: string, port: number) => {
