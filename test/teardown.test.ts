@@ -389,7 +389,7 @@ describe("gitops-lab simulate --reset", function () {
             // each changed file named whole (the status's first line keeps its path's first letter)
             assert.ok(
                 r.stdout.includes(
-                    "not committed: envs/prod/kustomization.yaml, WIP.md; 1 commit not pushed, on my-fix); the repository goes with the lab, so copy out what you need (git bundle create FILE --all keeps every branch)",
+                    "not committed: envs/prod/kustomization.yaml, WIP.md; 1 commit not pushed, on my-fix); the repository goes with the lab, so copy out what you need (cp the files not committed (or commit them); git bundle create FILE --all keeps every branch)",
                 ),
                 r.stdout,
             );
@@ -417,7 +417,7 @@ describe("gitops-lab simulate --reset", function () {
     });
 
     // given a file git ignores (the learner's .git/info/exclude) or a commit on a detached HEAD, when reset, then the clone stays, each said
-    for (const [what, work, said] of [
+    for (const [what, work, said, how] of [
         [
             "a file git ignores",
             async (clone: string) => {
@@ -426,6 +426,7 @@ describe("gitops-lab simulate --reset", function () {
                 fs.writeFileSync(path.join(clone, "notes", "n.md"), "mine\n");
             },
             "not committed: notes/n.md",
+            "cp the files not committed (or commit them)",
         ],
         [
             "a commit on a detached HEAD",
@@ -437,6 +438,7 @@ describe("gitops-lab simulate --reset", function () {
                 );
             },
             "1 commit not pushed, on a detached HEAD",
+            "git bundle create FILE --all keeps every branch",
         ],
         [
             "an annotated tag not pushed",
@@ -444,6 +446,7 @@ describe("gitops-lab simulate --reset", function () {
                 await git(["-c", "user.name=l", "-c", "user.email=l@x", "tag", "-a", "before-incident", "-m", "my note", "HEAD"], clone);
             },
             "1 tag not pushed (before-incident)",
+            "git bundle create FILE --all keeps every branch",
         ],
         [
             "a hook of the learner's",
@@ -451,6 +454,7 @@ describe("gitops-lab simulate --reset", function () {
                 fs.writeFileSync(path.join(clone, ".git", "hooks", "pre-push"), "#!/bin/sh\nexec yamllint -s envs/\n", { mode: 0o755 });
             },
             "1 hook of yours in .git/hooks (pre-push)",
+            "cp your hooks from .git/hooks",
         ],
         [
             "an alias in the clone's configuration",
@@ -458,6 +462,7 @@ describe("gitops-lab simulate --reset", function () {
                 await git(["config", "alias.lg", "log --oneline"], clone);
             },
             "local git configuration of yours (alias.lg)",
+            "git config --local --list shows your settings",
         ],
         [
             "a git note not pushed",
@@ -465,6 +470,7 @@ describe("gitops-lab simulate --reset", function () {
                 await git(["-c", "user.name=l", "-c", "user.email=l@x", "notes", "add", "-m", "my observation", "HEAD"], clone);
             },
             "1 other ref not pushed (refs/notes/commits: git notes)",
+            "git bundle create FILE --all keeps every branch",
         ],
     ] as const)
         it(`reset keeps a clone holding ${what}`, async () => {
@@ -475,6 +481,8 @@ describe("gitops-lab simulate --reset", function () {
                 const r = await runMain("simulate", ["--root", root, "--reset"]);
                 assert.strictEqual(r.code, 0, r.out);
                 assert.ok(r.stdout.includes(`kept ${layout.clone}: it holds work the repository does not (${said})`), r.stdout);
+                // the way to copy it out fits what it is (a bundle holds no file not committed, no hook)
+                assert.ok(r.stdout.includes(`(${said}); the repository goes with the lab, so copy out what you need (${how})`), r.stdout);
                 assert.ok(fs.existsSync(path.join(layout.clone, ".git")), "the clone stays");
             } finally {
                 fs.rmSync(root, { recursive: true, force: true });

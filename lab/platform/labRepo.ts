@@ -349,8 +349,18 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
         log(`kept ${layout.clone}: a clone of ${layout.bareRepo}, which is yours (below), so it is yours too`);
     else if (work && work.length) {
         // the lab made the clone, but what the learner did in it and never pushed is theirs
+        // a bundle holds commits and refs alone: files not committed, hooks and configuration are copied as files
+        const has = (re: RegExp) => work.some((x) => re.test(x));
+        const how = [
+            has(/^not committed|worktree/) ? "cp the files not committed (or commit them)" : "",
+            has(/hook/) ? "cp your hooks from .git/hooks" : "",
+            has(/configuration/) ? "git config --local --list shows your settings" : "",
+            has(/commit.* not pushed|stash|tag|ref|history|worktree/) ? "git bundle create FILE --all keeps every branch" : "",
+        ]
+            .filter(Boolean)
+            .join("; ");
         log(
-            `kept ${layout.clone}: it holds work the repository does not (${work.join("; ")}); the repository goes with the lab, so copy out what you need (git bundle create FILE --all keeps every branch), then remove the folder by hand`,
+            `kept ${layout.clone}: it holds work the repository does not (${work.join("; ")}); the repository goes with the lab, so copy out what you need (${how || "cp -a the folder"}), then remove the folder by hand`,
         );
     } else if (work) {
         fs.rmSync(layout.clone, { recursive: true, force: true });
