@@ -994,7 +994,7 @@ describe("mistakes in a result file's values, and their hints", () => {
         [
             recoveryOrder,
             [{ application: "mandant-a", step: 1, healthy_at: 1796515246 }],
-            /^order\[0\]\.healthy_at holds 1796515246: write the time as Kubernetes writes it, RFC 3339 with a T and a zone/,
+            /^order\[0\]\.healthy_at holds 1796515246: write the time as Kubernetes writes it, RFC 3339 with a T and a zone \(1796515246 seconds since 1970 is 2026-12-06T00:00:46Z\)$/,
         ],
         [stallCommit, `${sha} ${sha.slice(0, 7)}`, /^it holds 2 commits: write one/],
         [

@@ -12,10 +12,17 @@ const integer = z.number().int().nonnegative().describe("a non-negative integer"
 const names = z.array(z.string()).describe("a list of Application names");
 const releases = z.record(z.string(), z.string()).describe("an object: tenant -> release");
 /** RFC 3339 with a zone (what Kubernetes writes); a time in any other form is answered with that form. */
-const RFC3339_FIX = "write the time as Kubernetes writes it, RFC 3339 with a T and a zone (2026-12-06T00:14:06Z)";
+const RFC3339_FIX = "write the time as Kubernetes writes it, RFC 3339 with a T and a zone";
+/** The fix with the value written so where it says its own instant (seconds since 1970, a date with its zone); else an example. */
+const rfc3339Fix = (input: unknown) => {
+    const zoned = typeof input === "string" && /(Z|GMT|UTC|[+-]\d{2}:?\d{2})\b/.test(input) ? Date.parse(input) : NaN;
+    const ms = typeof input === "number" ? (input > 1e11 ? input : input * 1000) : zoned;
+    const as = Number.isFinite(ms) ? new Date(ms).toISOString().replace(".000Z", "Z") : "";
+    return `${RFC3339_FIX} (${as ? `${typeof input === "number" ? `${input} ${input > 1e11 ? "ms" : "seconds"} since 1970 is ` : ""}${as}` : "2026-12-06T00:14:06Z"})`;
+};
 const rfc3339 = z
-    .string({ error: RFC3339_FIX })
-    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/, { error: RFC3339_FIX })
+    .string({ error: (iss) => rfc3339Fix(iss.input) })
+    .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/, { error: (iss) => rfc3339Fix(iss.input) })
     .describe("an RFC 3339 time");
 
 export const TENANTS_RESULTS = {
