@@ -3188,6 +3188,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a drift made on FEATURE_CHECKOUT_V2 (on, off) for LOG_LEVEL: the key is named", async () => {
+        await atShop(5, async (root) => {
+            editResult(shopLayout(root).resultFile("drift"), { edited: "on", restored: "off" });
+            const r = await runMain("verify", ["--root", root, "--step", "5", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /drift: edited debug, restored warn; hint: edited and restored hold FEATURE_CHECKOUT_V2's values \(on, off\): the drift is made on LOG_LEVEL: kubectl patch configmap shop-config -n shop-prod/,
+            );
+        });
+    });
+
     it("a drift time below 0 (the times subtracted the other way round): said so", async () => {
         await atShop(5, async (root) => {
             editResult(shopLayout(root).resultFile("drift"), { seconds: -7 });

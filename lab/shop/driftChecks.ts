@@ -30,6 +30,14 @@ export const DRIFT_CHECKS: Check<ShopWorld>[] = [
                     found: { edited: d.edited, restored: d.restored },
                     hint: `edited and restored are swapped: edited is the LOG_LEVEL you patched in (debug), restored the one selfHeal put back (warn, prod's own from Git)`,
                 };
+            // another key's values (FEATURE_CHECKOUT_V2's on and off): the drift went to the wrong key
+            if (["on", "off"].includes(String(d.edited)) && ["on", "off"].includes(String(d.restored)))
+                return {
+                    ok: false,
+                    expected: { edited: "debug", restored: "warn" },
+                    found: { edited: d.edited, restored: d.restored },
+                    hint: `edited and restored hold FEATURE_CHECKOUT_V2's values (on, off): the drift is made on LOG_LEVEL: ${PATCH_AGAIN}`,
+                };
             // the base's value (info) or dev's (debug) for what selfHeal puts back in prod: prod's own, from envs/prod's patch
             return eqFields(
                 { edited: "debug", restored: "warn" },
