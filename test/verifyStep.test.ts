@@ -3188,6 +3188,22 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("the clone made with git clone's default name (shop-envs) beside repo: the move is said", async () => {
+        await atShop(1, async (root) => {
+            const { clone, workDir } = shopLayout(root);
+            fs.renameSync(clone, path.join(workDir, "shop-envs"));
+            const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /^step 1 repo: not done: the lab's clone is where the step puts it; hint: your clone of the repository is \S+\/shop-envs, and the steps' commands \(and the served lab's\) run in \S+\/repo: move it there \(mv \S+ \S+\)/,
+            );
+            fs.renameSync(path.join(workDir, "shop-envs"), clone);
+            const back = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+            assert.strictEqual(back.code, 0, back.out);
+        });
+    });
+
     it("a drift made on FEATURE_CHECKOUT_V2 (on, off) for LOG_LEVEL: the key is named", async () => {
         await atShop(5, async (root) => {
             editResult(shopLayout(root).resultFile("drift"), { edited: "on", restored: "off" });

@@ -33,6 +33,31 @@ const redo = (w: ShopWorld, first: string) =>
 export const STEP1_CHECKS: Check<ShopWorld>[] = [
     {
         step: 1,
+        name: "the lab's clone is where the step puts it",
+        run: async (w) => {
+            if (!w.main || fs.existsSync(path.join(w.layout.clone, ".git")) || !fs.existsSync(w.layout.workDir)) return true;
+            // git clone's default name (the repository's, shop-envs) beside where the step asks for it (repo): the steps'
+            // and the served lab's commands run in the lab's clone
+            const bare = path.resolve(w.layout.bareRepo);
+            const beside = fs
+                .readdirSync(w.layout.workDir, { withFileTypes: true })
+                .filter((e) => e.isDirectory() && fs.existsSync(path.join(w.layout.workDir, e.name, ".git", "config")))
+                .map((e) => path.join(w.layout.workDir, e.name))
+                .find((d) => {
+                    const url = /^\s*url\s*=\s*(.+)$/m.exec(fs.readFileSync(path.join(d, ".git", "config"), "utf8"))?.[1]?.trim();
+                    return !!url && path.resolve(w.layout.workDir, d, url.replace(/^file:\/\//, "")) === bare;
+                });
+            if (!beside) return true; // a clone elsewhere (or none): the repository is what step 1 grades
+            return {
+                ok: false,
+                expected: w.layout.clone,
+                found: beside,
+                hint: `your clone of the repository is ${beside}, and the steps' commands (and the served lab's) run in ${w.layout.clone}: move it there (mv ${shellWord(beside)} ${shellWord(w.layout.clone)})`,
+            };
+        },
+    },
+    {
+        step: 1,
         name: "the bare repository exists with a main branch",
         run: async (w) => {
             const outcome = { ok: !!w.main, expected: `${w.layout.bareRepo} with refs/heads/main`, found: "no repository" };
