@@ -441,6 +441,8 @@ export const simulate: Command = {
                     say(l);
                 return EXIT.OK;
             }
+            // a signal that came as the solving ended: the run stops (its lock says so), it does not go on to serve
+            if (signals.signalled()) return await signals.stopped;
             const kubeconfigFile = servedKubeconfig(root);
             recordServed(root); // what was not there before, so that a reset removes only that
             const kubeconfig = servedKubeconfigText(root, lab.kubeconfig);
@@ -456,6 +458,8 @@ export const simulate: Command = {
                     `simulate: the lab's git daemon (port ${port}) has ended (${how}): git clone and Argo CD cannot read the repositories now; stop this run (Ctrl-C) and run the same command again, which starts it anew`,
                 );
             lab.daemon.onExit((how) => (/SIG(INT|TERM|HUP|QUIT)$/.test(how) ? setTimeout(() => said(how), 1_000).unref() : said(how)));
+            // ended already, after the solver's last use of it: said now, as it would be while serving
+            if (daemonGone) said(daemonGone);
             if (kubeconfig.namespace || kubeconfig.others)
                 say(
                     `simulate: ${kubeconfigFile} is written again for this run; ${[kubeconfig.namespace ? `its context keeps your namespace ${kubeconfig.namespace}` : "", kubeconfig.others ? `the entries you added stay (${kubeconfig.others.join(", ")}), and its current context is the lab's` : ""].filter(Boolean).join("; ")}`,
