@@ -481,6 +481,20 @@ describe("solveThrough: stop, resume, repeat", function () {
         assert.strictEqual(results.report!.bad_commit_reached_prod, false);
     });
 
+    it("given step 7's bad commit made by hand, when solved through 8, then it is refused with how to start step 7 over", async () => {
+        at = await labAt(6);
+        const { clone } = at.lab.layout;
+        const file = path.join(clone, "envs", "dev", "kustomization.yaml");
+        fs.writeFileSync(file, addMissingResource(fs.readFileSync(file, "utf8")));
+        await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-am", "break dev on purpose"], clone);
+        await git(["push", "--quiet", "origin", "HEAD:main"], clone);
+        await assert.rejects(at.solve(8), (e: Error) =>
+            /lists missing\.yaml already \(step 7's bad commit made by hand\?\).*or start over: gitops-lab simulate --reset --root \S+ .*--through 6 --serve; on a host, pulumi destroy, then pulumi up with solveThrough 6$/.test(
+                e.message,
+            ),
+        );
+    });
+
     it("given a finished lab, when solved again, then nothing changes: no commit, no cluster write", async () => {
         at = await labAt(8);
         const main = await git(["--git-dir", at.lab.layout.bareRepo, "rev-parse", "main"]);
@@ -538,7 +552,7 @@ describe("the solver's bad commit on a dev overlay that lists missing.yaml alrea
             () => addMissingResource(text),
             (e: Error) =>
                 !e.message.includes("\n") &&
-                /^envs\/dev\/kustomization\.yaml on main lists missing\.yaml already \(step 7's bad commit made by hand\?\): the solver does not make it twice; finish step 7 by hand .*verify --step 7.*--reset$/.test(
+                /^envs\/dev\/kustomization\.yaml on main lists missing\.yaml already \(step 7's bad commit made by hand\?\): the solver does not make it twice; finish step 7 by hand .*verify --step 7.*or start over$/.test(
                     e.message,
                 ),
         );

@@ -9,7 +9,7 @@ export function switchFeatureOn(text: string): string {
         const line = /^\s*FEATURE_CHECKOUT_V2:.*$/m.exec(text)?.[0].trim();
         throw new Error(
             /:\s*("on"|'on'|on)\s*$/.test(line ?? "")
-                ? `base/configmap.yaml on main has ${line} already (step 3's commit made by hand?): the solver does not make it twice; write incident.json for that commit (verify --step 3 says what it holds), or start over with --reset`
+                ? `base/configmap.yaml on main has ${line} already (step 3's commit made by hand?): the solver does not make it twice; write incident.json for that commit (verify --step 3 says what it holds), or start over`
                 : `base/configmap.yaml has no FEATURE_CHECKOUT_V2: "off" line to switch on (${line ? `its line: ${line}` : "no FEATURE_CHECKOUT_V2 line at all"})`,
         );
     }
@@ -27,7 +27,7 @@ export function addMissingResource(text: string): string {
     // listed already: step 7's bad commit made by hand (the solver's own is found by its message before this edit)
     if (res.items.some((i) => String(isScalar(i) ? i.value : i) === "missing.yaml"))
         throw new Error(
-            "envs/dev/kustomization.yaml on main lists missing.yaml already (step 7's bad commit made by hand?): the solver does not make it twice; finish step 7 by hand (read shop-dev's error, revert that commit and push, write revert.json: verify --step 7 says what it holds), or start over with --reset",
+            "envs/dev/kustomization.yaml on main lists missing.yaml already (step 7's bad commit made by hand?): the solver does not make it twice; finish step 7 by hand (read shop-dev's error, revert that commit and push, write revert.json: verify --step 7 says what it holds), or start over",
         );
     res.add("missing.yaml");
     return doc.toString();

@@ -15,6 +15,7 @@ import { listElements, syncAppSetFile } from "./appset";
 import { APPSET_NAME, ShopLayout } from "./layout";
 import { CM, Ctx, DEFAULT_TIMEOUTS, DEV, PROD, RELEASE, say, ShopScenarioContext, StepTiming } from "./context";
 import { addMissingResource, switchFeatureOn } from "./edits";
+import { startAgainAt } from "../kit/layout";
 import { configValue, keepRefreshing, valueIs, waitFor, waitSynced } from "./waits";
 import { Drift, Incident, Pin, Promote, Report, ShopResults, SHOP_RESULTS, Revert, SHOP_RESULT_SET } from "./results";
 import { LabStep, runSteps } from "../kit/steps";
@@ -44,7 +45,15 @@ async function sync(c: Ctx): Promise<void> {
  * with this message (an earlier run pushed it, or died before pushing, and never wrote its
  * file), that commit is used (and pushed if it was not).
  */
-async function commitOnMainOnce(c: Ctx, file: string, edit: (text: string) => string, message: string, what: string): Promise<string> {
+async function commitOnMainOnce(
+    c: Ctx,
+    file: string,
+    edit: (text: string) => string,
+    message: string,
+    what: string,
+    /** The step it is made for: an edit refused (made by hand already) says how to start that step over. */
+    step: number,
+): Promise<string> {
     const head = await c.git.revParse("HEAD");
     if ((await c.git.subjectOf(head)) === message) {
         if ((await c.git.remoteBranch("main")) !== head) await c.git.pushTo(head, "main");
@@ -60,7 +69,10 @@ async function commitOnMainOnce(c: Ctx, file: string, edit: (text: string) => st
         refused = e;
     }
     await c.git.ensureInSync("main", text === undefined ? {} : { [file]: text });
-    if (text === undefined) throw refused;
+    if (text === undefined)
+        throw refused instanceof Error && refused.message.endsWith("or start over")
+            ? new Error(`${refused.message}: ${startAgainAt(c.layout.root, { lab: "shop", through: step - 1 })}`)
+            : refused;
     const sha = await c.git.commitFiles({ [file]: text }, message);
     await c.git.pushTo(sha, "main");
     say(c, `pushed ${short(sha)} to main: ${what}`);
@@ -68,7 +80,14 @@ async function commitOnMainOnce(c: Ctx, file: string, edit: (text: string) => st
 }
 
 async function incident(c: Ctx): Promise<Incident> {
-    const commit = await commitOnMainOnce(c, "base/configmap.yaml", switchFeatureOn, INCIDENT_MESSAGE, `FEATURE_CHECKOUT_V2 "on" in base`);
+    const commit = await commitOnMainOnce(
+        c,
+        "base/configmap.yaml",
+        switchFeatureOn,
+        INCIDENT_MESSAGE,
+        `FEATURE_CHECKOUT_V2 "on" in base`,
+        3,
+    );
     await waitSynced(c, DEV, commit);
     await waitSynced(c, PROD, commit);
     const dev = await configValue(c, DEV, "FEATURE_CHECKOUT_V2");
@@ -224,6 +243,7 @@ async function revertBad(c: Ctx, r: ShopResults): Promise<Revert> {
         addMissingResource,
         BAD_MESSAGE,
         "missing.yaml in envs/dev resources",
+        7,
     );
     const refresher = await keepRefreshing(c, DEV, "hard");
     let lastDev: Application | null = null;
