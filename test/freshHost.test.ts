@@ -621,12 +621,17 @@ describe("fresh host: the preflight", () => {
         }
     });
 
-    it("given a cluster and a registry that answer, then both pass; a registry asking for a login fails", async () => {
+    it("given a cluster and a registry that answer, then both pass; a registry asking for a login, a 404, a user refused CRDs fail", async () => {
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), "preflight-answers-"));
-        let login = false;
+        let status = 200;
         // a cluster without Argo CD (the CRD's 404 is an answer) and a registry's /v2/
         const server = http.createServer((req, res) => {
-            if (req.url === "/v2/") res.writeHead(login ? 401 : 200).end("{}");
+            if (req.url === "/v2/") res.writeHead(status).end("{}");
+            // a namespace's user (no CRDs for it): the cluster answers 403
+            else if (status === 403)
+                res.writeHead(403, { "content-type": "application/json" }).end(
+                    JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "Forbidden", code: 403 }),
+                );
             else
                 res.writeHead(404, { "content-type": "application/json" }).end(
                     JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 }),
@@ -651,11 +656,18 @@ describe("fresh host: the preflight", () => {
                 "PASS the adopted cluster answers",
                 "PASS imageRegistry answers (the tenants lab pushes its images there)",
             ]);
-            login = true;
-            const r = await preflightChecks(probe, { installK3s: false, repos, imageRegistry: at });
+            const registry = async (s: number) => {
+                status = s;
+                const r = await preflightChecks(probe, { installK3s: false, repos, imageRegistry: at });
+                return r.find((x) => x.check.startsWith("imageRegistry"))?.detail ?? "";
+            };
+            assert.match(await registry(401), /\/v2\/ answered HTTP 401 \(it asks for a login; the lab pushes without one\)/);
+            assert.match(await registry(404), /\/v2\/ answered HTTP 404: no registry API there; is imageRegistry a registry's address/);
+            status = 403;
+            const r = await preflightChecks(probe, { installK3s: false, kubeconfigPath: kc, repos });
             assert.match(
-                r.find((x) => x.check.startsWith("imageRegistry"))?.detail ?? "",
-                /\/v2\/ answered HTTP 401 \(it asks for a login; the lab pushes without one\)/,
+                r.find((x) => x.check === "the adopted cluster answers")?.detail ?? "",
+                /^the cluster answered, but the kubeconfig's user may not read CustomResourceDefinitions \(403\): up installs Argo CD's, so give the cluster's admin kubeconfig \(kubeconfigPath /,
             );
         } finally {
             await new Promise((r) => server.close(r));

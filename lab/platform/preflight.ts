@@ -269,11 +269,17 @@ export const realHost: HostProbe = {
             await new KubeCluster(text, { callTimeoutMs: ANSWER_TIMEOUT_MS }).hasCrd("applications.argoproj.io");
             return null;
         } catch (e) {
+            // a user that may not read CRDs (a namespace's kubeconfig): the cluster answered, but up installs Argo CD's
+            if ((e as { code?: unknown }).code === 403)
+                return "the cluster answered, but the kubeconfig's user may not read CustomResourceDefinitions (403): up installs Argo CD's, so give the cluster's admin kubeconfig";
             // the request's name and the CLI's --kubeconfig hint are the lab's own, not the stack's: said by the check
-            return String((e as Error)?.message ?? e)
+            const said = String((e as Error)?.message ?? e)
                 .split("\n")[0]
                 .replace(/^get customresourcedefinitions\/[^:]*: /, "")
                 .replace(/ \(--kubeconfig FILE[^)]*\)/, "");
+            return /no answer from the Kubernetes API/.test(said)
+                ? `${said}: is the cluster up, and its API server reachable from this host?`
+                : said;
         }
     },
     registryAnswers: async (url) => {
@@ -282,9 +288,13 @@ export const realHost: HostProbe = {
         const base = url.replace(/\/$/, "");
         try {
             const r = await fetch(`${base}/v2/`, { signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS) });
-            // 200, or 401 from a registry that asks for a login the lab does not send
+            // a registry's API answers 200 there, or 401 when it asks for a login (which the lab does not send)
             if (r.status === 200) return null;
-            return `${redactedUrl(base)}/v2/ answered HTTP ${r.status}${r.status === 401 ? " (it asks for a login; the lab pushes without one)" : ""}: give a registry that takes pushes without a login`;
+            const at = `${redactedUrl(base)}/v2/ answered HTTP ${r.status}`;
+            if (r.status === 401)
+                return `${at} (it asks for a login; the lab pushes without one): give a registry that takes pushes without a login`;
+            if (r.status === 404) return `${at}: no registry API there; is imageRegistry a registry's address (http://host:port)?`;
+            return `${at}: is the registry healthy?`;
         } catch (e) {
             const cause = (e as { cause?: { code?: string; message?: string } }).cause;
             const said =
