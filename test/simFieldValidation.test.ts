@@ -183,34 +183,16 @@ describe("the simulated API server's field validation of custom resources", func
             },
             "setup",
         );
-        const got = await kubectl(
-            "-n",
-            "mandant-b",
-            "patch",
-            "job",
-            "site-setup",
-            "--type",
-            "merge",
-            "-p",
-            '{"spec":{"template":{"spec":{"containers":[{"name":"setup","command":["/bin/true"]}]}}}}',
-        );
+        const patchJob = (patch: object) =>
+            kubectl("-n", "mandant-b", "patch", "job", "site-setup", "--type", "merge", "-p", JSON.stringify(patch));
+        const got = await patchJob({ spec: { template: { spec: { containers: [{ name: "setup", command: ["/bin/true"] }] } } } });
         assert.strictEqual(got.ok, false, got.out);
         assert.match(
             got.out,
             /The Job "site-setup" is invalid: spec\.template: Invalid value: core\.PodTemplateSpec\{…\}: field is immutable/,
         );
         assert.deepStrictEqual((kube.get("Job", "mandant-b", "site-setup") as any).spec.template, template);
-        const limit = await kubectl(
-            "-n",
-            "mandant-b",
-            "patch",
-            "job",
-            "site-setup",
-            "--type",
-            "merge",
-            "-p",
-            '{"spec":{"backoffLimit":3}}',
-        );
+        const limit = await patchJob({ spec: { backoffLimit: 3 } });
         assert.ok(limit.ok, limit.out);
         assert.strictEqual((kube.get("Job", "mandant-b", "site-setup") as any).spec.backoffLimit, 3);
     });

@@ -46,6 +46,21 @@ const givenRoot =
         }
     };
 const atShop = givenRoot(rootAt);
+
+/** A learner's identity for commits made by hand. */
+const LEARNER = ["-c", "user.name=l", "-c", "user.email=l@x"];
+
+/** Step 7's bad commit made by hand on `branch` as the repository has it (missing.yaml in envs/dev), pushed unless told not: its SHA. */
+async function badCommitByHand(clone: string, opts: { branch?: string; push?: boolean } = {}): Promise<string> {
+    const branch = opts.branch ?? "main";
+    await git(["fetch", "--quiet"], clone);
+    await git(["checkout", "--quiet", "-B", branch, `origin/${branch}`], clone);
+    const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
+    fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
+    await git([...LEARNER, "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
+    if (opts.push !== false) await git(["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`], clone);
+    return git(["rev-parse", "HEAD"], clone);
+}
 const atTenants = givenRoot(tenantsRootAt);
 
 /** verify --step 2 --offline of a shop lab at step 2 whose appset.yaml holds the lab's ApplicationSet as `edit` leaves it. */
@@ -2127,13 +2142,7 @@ describe("verify --step: one step at a time, with a hint", function () {
     it("step 7's bad commit pushed to release/prod: the hint says where it went and how back", async () => {
         await atShop(6, async (root) => {
             const { clone } = shopLayout(root);
-            await git(["fetch", "--quiet"], clone);
-            await git(["checkout", "--quiet", "-B", "release/prod", "origin/release/prod"], clone);
-            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
-            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
-            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
-            await git(["push", "--quiet", "origin", "HEAD:refs/heads/release/prod"], clone);
-            const bad = (await git(["rev-parse", "HEAD"], clone)).slice(0, 12);
+            const bad = (await badCommitByHand(clone, { branch: "release/prod" })).slice(0, 12);
             const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
@@ -2149,16 +2158,9 @@ describe("verify --step: one step at a time, with a hint", function () {
         await atShop(5, async (root) => {
             const layout = shopLayout(root);
             const { clone } = layout;
-            const as = ["-c", "user.name=l", "-c", "user.email=l@x"];
-            await git(["fetch", "--quiet"], clone);
-            await git(["checkout", "--quiet", "-B", "main", "origin/main"], clone);
             // step 7 first: the bad commit and its revert, both on main
-            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
-            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
-            await git([...as, "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
-            await git(["push", "--quiet", "origin", "main"], clone);
-            const bad = await git(["rev-parse", "HEAD"], clone);
-            await git([...as, "revert", "--no-edit", "HEAD"], clone);
+            const bad = await badCommitByHand(clone);
+            await git([...LEARNER, "revert", "--no-edit", "HEAD"], clone);
             await git(["push", "--quiet", "origin", "main"], clone);
             const revert = await git(["rev-parse", "HEAD"], clone);
             // then step 6, a minute later by the bare repository's reflog (the push's own date)
@@ -2263,14 +2265,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             const { root, clone } = at.lab.layout;
             const kubeconfig = path.join(root, "kubeconfig");
             fs.writeFileSync(kubeconfig, at.lab.kubeconfig);
-            const as = ["-c", "user.name=l", "-c", "user.email=l@x"];
-            await git(["fetch", "--quiet"], clone);
-            await git(["checkout", "--quiet", "-B", "main", "origin/main"], clone);
-            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
-            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
-            await git([...as, "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
-            await git(["push", "--quiet", "origin", "main"], clone);
-            const bad = await git(["rev-parse", "HEAD"], clone);
+            const bad = await badCommitByHand(clone);
             const error = async () =>
                 ((await at.cluster.getApplication("shop-dev"))?.status?.conditions ?? []).find((c) => c.type === "ComparisonError");
             await expect(
@@ -2283,7 +2278,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             // Argo CD stopped before the revert: it compares nothing again (its poll would, in its own time)
             const dev = String((await error())!.message);
             await at.lab.argo.stop();
-            await git([...as, "revert", "--no-edit", "HEAD"], clone);
+            await git([...LEARNER, "revert", "--no-edit", "HEAD"], clone);
             await git(["push", "--quiet", "origin", "main"], clone);
             const promoted = JSON.parse(fs.readFileSync(at.lab.layout.resultFile("promote"), "utf8")).to;
             fs.writeFileSync(
@@ -2310,15 +2305,8 @@ describe("verify --step: one step at a time, with a hint", function () {
         await atShop(6, async (root) => {
             const layout = shopLayout(root);
             const { clone } = layout;
-            const as = ["-c", "user.name=l", "-c", "user.email=l@x"];
-            await git(["fetch", "--quiet"], clone);
-            await git(["checkout", "--quiet", "main"], clone);
-            await git(["merge", "--quiet", "--ff-only", "origin/main"], clone);
-            const kustomization = path.join(clone, "envs", "dev", "kustomization.yaml");
-            fs.writeFileSync(kustomization, addMissingResource(fs.readFileSync(kustomization, "utf8")));
-            await git([...as, "commit", "--quiet", "-am", "dev: add missing.yaml"], clone);
-            const bad = await git(["rev-parse", "HEAD"], clone);
-            await git([...as, "revert", "--no-edit", "HEAD"], clone);
+            const bad = await badCommitByHand(clone, { push: false });
+            await git([...LEARNER, "revert", "--no-edit", "HEAD"], clone);
             const revert = await git(["rev-parse", "HEAD"], clone);
             await git(["push", "--quiet", "origin", "main"], clone);
             const promoted = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8")).to;
