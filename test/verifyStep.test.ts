@@ -47,6 +47,16 @@ const givenRoot =
     };
 const atShop = givenRoot(rootAt);
 
+/** A lab at step 5: its clone fetched, release/prod's commit in the repository and the incident's (a promotion's from and to). */
+async function promotionEnds(root: string) {
+    const layout = shopLayout(root);
+    const { clone } = layout;
+    await git(["fetch", "--quiet"], clone);
+    const from = await git(["rev-parse", "origin/release/prod"], clone);
+    const to: string = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+    return { layout, clone, from, to };
+}
+
 /** A learner's identity for commits made by hand. */
 const LEARNER = ["-c", "user.name=l", "-c", "user.email=l@x"];
 
@@ -2223,11 +2233,7 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("release/prod deleted and pushed anew at promote.to: not a promotion, said so", async () => {
         await atShop(5, async (root) => {
-            const layout = shopLayout(root);
-            const { clone } = layout;
-            await git(["fetch", "--quiet"], clone);
-            const from = await git(["rev-parse", "origin/release/prod"], clone);
-            const to = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            const { layout, clone, from, to } = await promotionEnds(root);
             await git(["push", "--quiet", "origin", "--delete", "release/prod"], clone);
             await git(["push", "--quiet", "origin", `${to}:refs/heads/release/prod`], clone);
             fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to }));
@@ -2242,11 +2248,7 @@ describe("verify --step: one step at a time, with a hint", function () {
 
     it("the promotion made in the clone and never pushed: the hint says to push it", async () => {
         await atShop(5, async (root) => {
-            const layout = shopLayout(root);
-            const { clone } = layout;
-            await git(["fetch", "--quiet"], clone);
-            const from = await git(["rev-parse", "origin/release/prod"], clone);
-            const to = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8")).commit;
+            const { layout, clone, from, to } = await promotionEnds(root);
             await git(["checkout", "--quiet", "-B", "release/prod", "origin/release/prod"], clone);
             await git(["reset", "--quiet", "--hard", to], clone);
             fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to }));
