@@ -243,7 +243,7 @@ describe("import rules", () => {
 
     it("the rule checker sees imports (it finds the tests' own import of lab/)", () => {
         assert.ok(valueImportsOf("lab/doctor/findings.ts").includes("lab/doctor/finding.ts"), "a value import");
-        assert.ok(!valueImportsOf("lab/doctor/cause.ts").includes("lab/doctor/finding.ts"), "a type-only import is not one");
+        assert.ok(!valueImportsOf("lab/doctor/cause.ts").includes("lab/doctor/dump.ts"), "a type-only import is not one");
         assert.ok(importsOf("test/architecture.test.ts").includes("fs"));
         assert.ok(sources.filter(under("test")).some((f) => importsOf(f).some(under("lab"))));
     });
