@@ -169,6 +169,7 @@ export class AppController {
         this.ops.onHookJob(c);
         if (c.actor === ACTOR) return;
         this.ops.onOperationSet(c);
+        this.ops.onTerminate(c);
         if (c.kind === "Application") {
             if (c.type === "DELETED" || c.obj.metadata.namespace !== ARGOCD_NAMESPACE) return;
             if (c.obj.metadata.deletionTimestamp) {

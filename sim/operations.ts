@@ -74,6 +74,29 @@ export class Operations {
     }
 
     /**
+     * Someone set a running operation's phase to Terminating (argocd app terminate-op, or a kubectl patch of it): it
+     * ends Failed, "Operation terminated", and is not retried (appcontroller.go resumes a Terminating operation;
+     * gitops-engine's sync context Terminate ends it so).
+     */
+    onTerminate(c: Change) {
+        if (c.kind !== "Application" || c.obj.status?.operationState?.phase !== "Terminating") return;
+        if (c.old?.status?.operationState?.phase === "Terminating") return;
+        const { namespace, name } = c.obj.metadata;
+        this.host.later(() => this.terminate(namespace!, name), this.host.opts.operationDelayMs);
+    }
+
+    private terminate(ns: string, name: string) {
+        const app = this.host.kube.get("Application", ns, name);
+        const state = app?.status?.operationState;
+        if (!app || !state || state.phase !== "Terminating") return;
+        this.operating.delete(`${ns}/${name}`);
+        app.status!.operationState = { ...state, phase: "Failed", message: "Operation terminated", finishedAt: this.host.iso() };
+        delete app.operation;
+        this.host.kube.put(app, ACTOR);
+        this.refreshAfterOperation(ns, name, state.operation ?? {});
+    }
+
+    /**
      * The operation queue (appcontroller processRequestedAppOperation, gitops-engine sync): an
      * attempt starts (phase Running; a retry clears the last attempt's syncResult and finishedAt),
      * runs the PreSync hooks and waits for them, then applies the Sync phase; it stays Running for

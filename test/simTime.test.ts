@@ -90,6 +90,33 @@ describe("simulated Argo CD in time (v3.5.1)", function () {
         );
     });
 
+    // given a sync retrying after failures, when its phase is set to Terminating (argocd app terminate-op's update of
+    // it, or a kubectl patch), then it ends Failed, "Operation terminated", and no attempt runs after it
+    // (appcontroller.go resumes a Terminating operation; gitops-engine's sync context Terminate ends it so)
+    it("a retrying sync set Terminating ends Failed, terminated, and is not tried again", async () => {
+        at = await labAt(2);
+        at.lab.argo.apps.failSyncs("shop-dev", 100);
+        await pushEdit(at, "base/configmap.yaml", switchFeatureOn, "feature on");
+        await at.cluster.annotateApplication("shop-dev", { [REFRESH_ANNOTATION]: "normal" });
+        await expect(holds("a retry due", () => /Retrying attempt #\d+ at /.test(app(at)?.status?.operationState?.message ?? "")));
+        const a = app(at)!;
+        at.lab.kube.put(
+            { ...a, status: { ...a.status, operationState: { ...a.status!.operationState!, phase: "Terminating" } } },
+            "client",
+        );
+        await expect(operationPhaseIs(() => app(at), "Failed"));
+        assert.strictEqual(app(at)!.status!.operationState!.message, "Operation terminated");
+        assert.strictEqual(app(at)!.operation, undefined);
+        const count = app(at)!.status!.operationState!.retryCount;
+        await expectConsistently(
+            holds(
+                "no attempt after it",
+                () => app(at)!.status!.operationState!.phase === "Failed" && app(at)!.status!.operationState!.retryCount === count,
+            ),
+            { forMs: 500 },
+        );
+    });
+
     // gitops-engine's sync retry (Retry.Limit 5): `Retrying attempt #N` with finishedAt and no syncResult, then `(retried 5 times).`, then the SyncError `Failed last sync attempt to [sha]: <that message>`
     it("a failing sync is retried with backoff, ends Failed after 5 retries with auto-sync's SyncError, and is not tried again for that SHA", async () => {
         at = await labAt(2);
