@@ -7,7 +7,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { resetLabObjects } from "../lab/argo/reset";
-import { GITD_ENV, GITD_URL_PREFIX } from "../lab/platform/gitDaemon";
+import { GITD_ENV, GITD_URL_PREFIX, inClusterGitUrl } from "../lab/platform/gitDaemon";
 import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { SHOP_NAMESPACES } from "../lab/shop/appset";
@@ -198,9 +198,9 @@ export async function startSimulatedLab(root: string, opts: StartOptions = {}): 
             argocdVersion: version,
             clock: opts.clock,
             // every repository the in-cluster git daemon serves (shop-envs.git, platform.git), from the loopback one
-            // git:// with its default port left out (9418) is the same Service
+            // (by any name of its Service, with or without its default port)
             urlFor: (u) => {
-                const url = u.replace(/^(git:\/\/[^/:]+)\//, "$1:9418/");
+                const url = inClusterGitUrl(u);
                 return url.startsWith(IN_CLUSTER_GIT) ? daemon.url(url.slice(IN_CLUSTER_GIT.length)) : u;
             },
             podDir: podDir(layout.root),

@@ -2,6 +2,7 @@
  * The Argo CD simulation's own behaviour, one unit at a time, so the scenario tests stand on a
  * double that behaves like v3.5.1 (docs/argocd-v3.5.1.md).
  */
+import { inClusterGitUrl } from "../lab/platform/gitDaemon";
 import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
@@ -249,6 +250,17 @@ describe("Argo CD simulation: ApplicationSets the controller does not take", fun
         set.spec!.template!.spec!.source!.repoURL = set.spec!.template!.spec!.source!.repoURL!.replace(":9418/", "/");
         at.lab.kube.put(set, "client");
         await expect(appSyncedTo(() => at.lab.kube.get("Application", "argocd", "shop-dev")));
+    });
+
+    // the repo-server Pod's DNS search list (argocd.svc.cluster.local, svc.cluster.local, cluster.local) completes the
+    // Service's shorter names
+    it("a repoURL naming the git daemon's Service by a shorter name reaches it", async () => {
+        const set = shopApplicationSet();
+        set.spec!.template!.spec!.source!.repoURL = set.spec!.template!.spec!.source!.repoURL!.replace(".svc.cluster.local", ".svc");
+        at.lab.kube.put(set, "client");
+        await expect(appSyncedTo(() => at.lab.kube.get("Application", "argocd", "shop-dev")));
+        assert.strictEqual(inClusterGitUrl("git://gitd.gitsrv/shop-envs.git"), "git://gitd.gitsrv.svc.cluster.local:9418/shop-envs.git");
+        assert.strictEqual(inClusterGitUrl("git://gitd/shop-envs.git"), "git://gitd/shop-envs.git", "not from the argocd namespace");
     });
 
     it("a repoURL that is a path on this machine is no repository to the repo-server's Pod", async () => {

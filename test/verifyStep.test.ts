@@ -895,7 +895,7 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
-    it("a path with a trailing slash, a repoURL without git's default port: the same, done", async () => {
+    it("a path with a trailing slash, a repoURL without git's default port or by a shorter name: the same, done", async () => {
         await atShop(2, async (root) => {
             const { appsetFile } = shopLayout(root);
             const set: any = shopApplicationSet();
@@ -909,6 +909,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             fs.writeFileSync(appsetFile, stringify(set));
             const dotted = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
             assert.strictEqual(dotted.code, 0, dotted.out);
+            // the Service by a shorter name, which the repo-server Pod's DNS search list completes
+            set.spec.template.spec.source.repoURL = "git://gitd.gitsrv.svc:9418/shop-envs.git";
+            fs.writeFileSync(appsetFile, stringify(set));
+            const short = await runMain("verify", ["--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(short.code, 0, short.out);
         });
     });
 

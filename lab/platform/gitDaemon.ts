@@ -9,6 +9,18 @@ export const GITD_NAME = "gitd";
 export const GITD_PORT = 9418;
 /** The start of the URL of every repository the git daemon serves, as Argo CD reads them. */
 export const GITD_URL_PREFIX = `git://${GITD_NAME}.${GITSRV_NAMESPACE}.svc.cluster.local:${GITD_PORT}/`;
+
+/**
+ * A repoURL as Argo CD's repo-server reaches it: the git daemon's Service by a shorter name (gitd.gitsrv, gitd.gitsrv.svc,
+ * which the Pod's DNS search list, svc.cluster.local and cluster.local, completes), or with its default port left out,
+ * written as the full one; any other URL as it is.
+ */
+export function inClusterGitUrl(url: string): string {
+    const m = new RegExp(`^git://${GITD_NAME}\\.${GITSRV_NAMESPACE}(?:\\.svc(?:\\.cluster\\.local)?)?\\.?(?::${GITD_PORT})?/(.*)$`).exec(
+        url,
+    );
+    return m ? `${GITD_URL_PREFIX}${m[1]}` : url;
+}
 /**
  * Debian bookworm's `git` package ships /usr/lib/git-core/git-daemon; the official
  * buildpack-deps "scm" variant is Debian plus git and nothing of ours. (alpine/git does not

@@ -3,6 +3,7 @@
  * (a leading or trailing `---` makes an empty one, which kubectl skips; a kind: List's items are
  * documents too), of which the ApplicationSet shop is the one graded.
  */
+import { inClusterGitUrl } from "../platform/gitDaemon";
 import * as fs from "fs";
 import { parseAllDocuments } from "yaml";
 import type { ApplicationSet } from "../argo/types";
@@ -107,7 +108,7 @@ export function listElementsOf(set: Partial<ApplicationSet> | null | undefined):
 
 /** Whether a repoURL names the lab's repository: as written, or without .git or git's default port (9418). */
 export function sameRepo(url: unknown): boolean {
-    const norm = (u: string) => u.replace(/\.git$/, "").replace(/^(git:\/\/[^/:]+):9418\//, "$1/");
+    const norm = (u: string) => inClusterGitUrl(u).replace(/\.git$/, "");
     return typeof url === "string" && norm(url) === norm(REPO_URL);
 }
 
