@@ -3834,6 +3834,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("dev_error copied from kubectl describe (its Message: label): the message alone is asked for", async () => {
+        await atShop(7, async (root) => {
+            const file = shopLayout(root).resultFile("revert");
+            const revert = JSON.parse(fs.readFileSync(file, "utf8"));
+            fs.writeFileSync(file, JSON.stringify({ ...revert, dev_error: `    Message:               ${revert.dev_error}` }));
+            const r = await runMain("verify", ["--root", root, "--step", "7", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: dev_error holds kubectl describe's "Message:" label and its padding before the message: write the message alone/,
+            );
+        });
+    });
+
     it("the pin applied to the cluster, appset.yaml left at main: the file is named", async () => {
         const at = await labAt(4);
         try {

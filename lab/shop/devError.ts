@@ -39,32 +39,38 @@ export const DEV_ERROR: Check<ShopWorld> = {
         // the condition's type (or reason) for its message
         const typeOnly = !named && typeof v === "string" && /^\s*(ComparisonError|InvalidSpecError|Unknown|OutOfSync)\s*$/.test(v);
         const empty = !named && (v === null || (typeof v === "string" && !v.trim()));
+        // copied from kubectl describe with its label and padding ("Message:   Failed to load target state: …")
+        const described = typeof v === "string" && /^\s*Message:\s/.test(v);
         // the last sync operation's message (status.operationState.message), read for the condition's
         const operation =
             !named &&
             typeof v === "string" &&
             /^(successfully synced|one or more synchronization tasks|waiting for|sync operation)/i.test(v.trim());
         return {
-            ok: named && !json,
+            ok: named && !json && !described,
             expected: "…missing.yaml…",
             found: v,
-            ...(json
+            ...(described
                 ? {
-                      hint: `dev_error holds the conditions as JSON (their type and lastTransitionTime with the message), as jsonpath={.status.conditions} prints them: write the ComparisonError's message alone (kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[?(@.type=="ComparisonError")].message}')`,
+                      hint: `dev_error holds kubectl describe's "Message:" label and its padding before the message: write the message alone (kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[?(@.type=="ComparisonError")].message}')`,
                   }
-                : operation
+                : json
                   ? {
-                        hint: `dev_error holds ${JSON.stringify(v)}, the last sync operation's message (status.operationState.message), not the error: the error is the ComparisonError condition's message ${COPY}`,
+                        hint: `dev_error holds the conditions as JSON (their type and lastTransitionTime with the message), as jsonpath={.status.conditions} prints them: write the ComparisonError's message alone (kubectl -n argocd get application shop-dev -o jsonpath='{.status.conditions[?(@.type=="ComparisonError")].message}')`,
                     }
-                  : typeOnly
-                    ? { hint: `dev_error holds the condition's type; copy its message ${COPY}` }
-                    : empty
-                      ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${COPY}` }
-                      : typed
-                        ? {
-                              hint: `dev_error holds ${JSON.stringify(v)}, which names missing.yaml in words of its own, not Argo CD's: the step copies the ComparisonError's message as shop-dev showed it (kustomize's "accumulating resources from 'missing.yaml' … no such file or directory") ${COPY}; once reverted, kustomize prints the same words at bad_commit (git -C ${shellWord(w.layout.clone)} worktree add /tmp/bad ${isSha(r.bad_commit) ? String(r.bad_commit).slice(0, 12) : "BAD_COMMIT"}, then kubectl kustomize /tmp/bad/envs/dev)`,
-                          }
-                        : {}),
+                  : operation
+                    ? {
+                          hint: `dev_error holds ${JSON.stringify(v)}, the last sync operation's message (status.operationState.message), not the error: the error is the ComparisonError condition's message ${COPY}`,
+                      }
+                    : typeOnly
+                      ? { hint: `dev_error holds the condition's type; copy its message ${COPY}` }
+                      : empty
+                        ? { hint: `dev_error is empty: copy the message of shop-dev's ComparisonError while it shows ${COPY}` }
+                        : typed
+                          ? {
+                                hint: `dev_error holds ${JSON.stringify(v)}, which names missing.yaml in words of its own, not Argo CD's: the step copies the ComparisonError's message as shop-dev showed it (kustomize's "accumulating resources from 'missing.yaml' … no such file or directory") ${COPY}; once reverted, kustomize prints the same words at bad_commit (git -C ${shellWord(w.layout.clone)} worktree add /tmp/bad ${isSha(r.bad_commit) ? String(r.bad_commit).slice(0, 12) : "BAD_COMMIT"}, then kubectl kustomize /tmp/bad/envs/dev)`,
+                            }
+                          : {}),
         };
     },
 };
