@@ -469,6 +469,15 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("generators written as a mapping (list: not under -): the list is asked for", async () => {
+        const r = await step2With((set) => (set.spec.generators = set.spec.generators[0]));
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: spec\.generators in appset\.yaml is a mapping, but the ApplicationSet takes a list of generators: write - list:/,
+        );
+    });
+
     it("prod's element on master: no branch of the repository, said so", async () => {
         const r = await step2With((set) => (set.spec.generators[0].list.elements[1].revision = "master"));
         assert.strictEqual(r.code, 1, r.out);

@@ -87,6 +87,13 @@ const step2: Check<ShopWorld>[] = [
                 },
             );
             if (outcome.ok) return outcome;
+            // generators as a mapping (list: not under -): the API server refuses it, so the cluster keeps the earlier one
+            const gens = (a?.spec as { generators?: unknown } | undefined)?.generators;
+            if (gens && typeof gens === "object" && !Array.isArray(gens))
+                return {
+                    ...outcome,
+                    hint: `spec.generators in appset.yaml is a mapping, but the ApplicationSet takes a list of generators: write - list: (a dash before list:), then kubectl apply -f ${w.layout.appsetFile}; kubectl apply refused the mapping, so the cluster still holds what you applied before`,
+                };
             // applied right, the file left behind: the file is what the lab keeps of the change
             const want = [
                 { env: "dev", revision: "main" },
