@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { resetLabObjects } from "../lab/argo/reset";
 import { GITD_ENV, GITD_URL_PREFIX, inClusterGitUrl } from "../lab/platform/gitDaemon";
+import { labRepoBegun } from "../lab/platform/labRepo";
 import { KubeCluster } from "../lab/ports/cluster";
 import { run } from "../lab/ports/exec";
 import { SHOP_NAMESPACES } from "../lab/shop/appset";
@@ -436,10 +437,11 @@ export async function resetSimulatedLab(
         const cluster = new KubeCluster(lab.kubeconfig);
         const appset = (name: string) => !!lab.kube.get("ApplicationSet", "argocd", name);
         // each lab only if it is there: a reset says only what it did
-        if (tenantsLabProgress(tenants) > 0 || fs.existsSync(tenants.bareRepo) || fs.existsSync(tenants.workDir) || appset("tenants")) {
+        // (a half-built repository an interrupted step 1 left counts: the lab's own by its name)
+        if (tenantsLabProgress(tenants) > 0 || labRepoBegun(tenants) || appset("tenants")) {
             await teardownTenantsLab(tenants, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
         }
-        if (shopLabProgress(shop) > 0 || fs.existsSync(shop.bareRepo) || fs.existsSync(shop.workDir) || appset("shop")) {
+        if (shopLabProgress(shop) > 0 || labRepoBegun(shop) || appset("shop")) {
             await teardownShopLab(shop, cluster, log, { timeoutMs: opts.timeoutMs ?? 30_000, pollMs: 100 });
         }
         // what the labs' own deletes do not know of: a learner's ApplicationSets and Applications, as destroy's LabReset

@@ -489,6 +489,24 @@ describe("gitops-lab simulate --reset", function () {
             }
         });
 
+    // given a run killed in step 1 while the bare repository was built under its .partial name (before the clone), when
+    // reset, then that half-built repository goes as the lab's own, and nothing is kept
+    it("reset removes a half-built repository an interrupted step 1 left", async () => {
+        const root = await rootAt(1);
+        const layout = shopLayout(root);
+        try {
+            const half = path.join(path.dirname(layout.bareRepo), `.${path.basename(layout.bareRepo)}.partial`);
+            fs.renameSync(layout.bareRepo, half);
+            fs.rmSync(layout.workDir, { recursive: true, force: true });
+            const r = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(r.code, 0, r.out);
+            assert.ok(!fs.existsSync(half), "the half-built repository went");
+            assert.doesNotMatch(r.stdout, /^kept /m);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     // given a clone whose only extra refs are git maintenance's prefetch copies of the remote, when reset, then it goes
     it("reset removes a clone whose only extra refs are prefetched", async () => {
         const root = await rootAt(1);

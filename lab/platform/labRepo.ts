@@ -388,6 +388,11 @@ export async function deleteLabRepo(layout: RepoSite, kind: RepoKind, log: Log =
     }
 }
 
+/** Whether anything of a lab's repository is there: the bare repository, its folder of results, or a half-built copy. */
+export function labRepoBegun(layout: RepoSite): boolean {
+    return [layout.bareRepo, layout.workDir, partial(layout.bareRepo), partial(layout.clone)].some(exists);
+}
+
 /** What must be the lab's own (or absent) at a lab repository's paths, for the preflight. */
 export function labRepoPaths(layout: RepoSite, kind: RepoKind): { path: string; gitDir: string; key: string; value: string }[] {
     return [
