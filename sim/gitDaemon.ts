@@ -5,6 +5,7 @@ import * as net from "net";
 import * as path from "path";
 import { gitDaemonArgs } from "../lab/platform/gitDaemon";
 import { run } from "../lab/ports/exec";
+import { commandLine, procStat } from "../lab/ports/proc";
 import { sleep } from "../lab/ports/wait";
 
 /** A loopback port that was just free: nothing listens on it. */
@@ -42,15 +43,17 @@ export interface RunningDaemon {
 export function reapGitDaemon(pidFile: string, baseDir: string): string | null {
     if (!fs.existsSync(pidFile)) return null;
     const pid = Number(fs.readFileSync(pidFile, "utf8").trim());
+    const cmdline = Number.isInteger(pid) && pid > 0 ? commandLine(pid) : "";
+    // (a PID gone, or reused by something else: nothing to stop)
+    const ours = cmdline.includes("daemon") && cmdline.includes(`--base-path=${baseDir}`);
+    // its run alive still (a simulate of this root whose lock file was removed by hand): its daemon is not left behind
+    const parent = ours ? procStat(pid)?.ppid : undefined;
+    if (parent && parent !== 1 && parent !== process.pid && /\bsimulate\b/.test(commandLine(parent)))
+        throw new Error(
+            `the git daemon (PID ${pid}) of this root is a running gitops-lab simulate's (PID ${parent}), whose lock file ${path.basename(pidFile).replace("git-daemon.pid", "simulate.lock")} is gone (removed by hand?): stop that run (Ctrl-C in its terminal, or kill ${parent}), then run again`,
+        );
     fs.rmSync(pidFile, { force: true });
-    if (!Number.isInteger(pid) || pid <= 0) return null;
-    let cmdline = "";
-    try {
-        cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-    } catch {
-        return null; // gone already
-    }
-    if (!cmdline.includes("daemon") || !cmdline.includes(`--base-path=${baseDir}`)) return null; // the PID was reused by something else
+    if (!ours) return null;
     try {
         process.kill(pid, "SIGKILL");
     } catch {

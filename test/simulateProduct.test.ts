@@ -465,6 +465,33 @@ describe("simulate: stopped at any instant, it resumes", function () {
         fs.rmSync(root, { recursive: true, force: true });
     });
 
+    it("given a served lab whose lock file was removed by hand, a second run does not take its git daemon", async () => {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "lockgone-"));
+        const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
+        try {
+            await expect(
+                holds("SERVING", () => run.out().includes("SERVING")),
+                { timeoutMs: 60_000 },
+            );
+            const daemon = Number(fs.readFileSync(path.join(root, ".gitops-lab-git-daemon.pid"), "utf8").trim());
+            fs.rmSync(path.join(root, ".gitops-lab-simulate.lock"));
+            const second = await runMain("simulate", ["--root", root, "--serve"]);
+            assert.strictEqual(second.code, 1, second.out);
+            assert.match(
+                second.stderr,
+                new RegExp(
+                    `the git daemon \\(PID ${daemon}\\) of this root is a running gitops-lab simulate's \\(PID ${run.child.pid}\\), whose lock file \\.gitops-lab-simulate\\.lock is gone \\(removed by hand\\?\\): stop that run`,
+                ),
+            );
+            assert.doesNotThrow(() => process.kill(daemon, 0), "the served lab's daemon runs on");
+            assert.doesNotMatch(run.out(), /git daemon \(port \d+\) has ended/);
+        } finally {
+            run.child.kill("SIGTERM");
+            await run.exited;
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
     it("given SIGTERM to the daemon and the run at once (a process group's stop), only the stop is said", async () => {
         const root = fs.mkdtempSync(path.join(os.tmpdir(), "groupstop-"));
         const run = startSimulate(["--root", root, "--lab", "shop", "--through", "1", "--serve"]);
