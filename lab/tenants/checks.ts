@@ -384,29 +384,22 @@ const step3: Check<TenantsWorld>[] = [
             const later = early.length === TENANTS.length && onMain ? await laterThanFix(w, r.commit, parent) : undefined;
             if (later) return later;
             return eqFields(
-                {
-                    releases: all(RELEASES.fixed),
-                    "after stall.commit": true,
-                    "on main": true,
-                    "tenants at the fix before it": [],
-                    "the commit before it": all(RELEASES.faulty),
-                },
+                { releases: all(RELEASES.fixed), after: true, main: true, early: [], before: all(RELEASES.faulty) },
                 {
                     releases: await releasesAt(w, r.commit),
-                    "after stall.commit": descends,
-                    "on main": onMain,
-                    "tenants at the fix before it": early,
-                    // a fix split over commits is the key before's to say, not a rollback
-                    "the commit before it": early.length ? all(RELEASES.faulty) : before,
+                    after: descends,
+                    main: onMain,
+                    early,
+                    // (a fix split over commits is early's to say, not a rollback)
+                    before: early.length ? all(RELEASES.faulty) : before,
                 },
                 {
                     // the stall rolled back before the fix: the fix then is a routine rollout, not the stall's way out
-                    "the commit before it": `each tenant's release in the commit before recovery.commit: the fix goes on top of the stalled release (every tenant at ${RELEASES.faulty}), which the lab leaves as it is; a rollback first makes the fix a routine rollout, not the stall's way out: the step is done over on a new lab (the lab's reset, then the lab again)`,
+                    before: `each tenant's release in the commit before recovery.commit: the fix goes on top of the stalled release (every tenant at ${RELEASES.faulty}), which the lab leaves as it is; a rollback first makes the fix a routine rollout, not the stall's way out: the step is done over on a new lab (the lab's reset, then the lab again)`,
                     releases: `each tenant's release at recovery.commit (tenants/<tenant>.yaml), all ${RELEASES.fixed} in that one commit; a commit that sets only some is not made whole by a second one (the step is one commit): then the step is done over on a new lab (the lab's reset, then the lab again)`,
-                    "tenants at the fix before it": `the tenants already at ${RELEASES.fixed} before recovery.commit: the step sets all four in one commit (RollingSync then rolls the one change out step by step); main takes fast-forwards only, so a fix split over commits stays split: the step is done over on a new lab (the lab's reset, then the lab again)`,
-                    "after stall.commit": "recovery.commit comes after stall.commit on main: a new commit on top, never a rewrite",
-                    "on main":
-                        "recovery.commit is on main once pushed; the repository takes fast-forwards only, so a refused push leaves it out: put the commit on top of main as it is (git fetch, then git rebase origin/main) and push",
+                    early: `the tenants already at ${RELEASES.fixed} before recovery.commit: the step sets all four in one commit (RollingSync then rolls the one change out step by step); main takes fast-forwards only, so a fix split over commits stays split: the step is done over on a new lab (the lab's reset, then the lab again)`,
+                    after: "recovery.commit comes after stall.commit on main: a new commit on top, never a rewrite",
+                    main: "recovery.commit is on main once pushed; the repository takes fast-forwards only, so a refused push leaves it out: put the commit on top of main as it is (git fetch, then git rebase origin/main) and push",
                 },
             );
         },
