@@ -5,6 +5,7 @@ import * as net from "net";
 import * as path from "path";
 import { gitDaemonArgs } from "../lab/platform/gitDaemon";
 import { run } from "../lab/ports/exec";
+import { lockFile } from "../lab/ports/lock";
 import { commandLine, procStat } from "../lab/ports/proc";
 import { sleep } from "../lab/ports/wait";
 
@@ -50,7 +51,7 @@ export function reapGitDaemon(pidFile: string, baseDir: string): string | null {
     const parent = ours ? procStat(pid)?.ppid : undefined;
     if (parent && parent !== 1 && parent !== process.pid && /\bsimulate\b/.test(commandLine(parent)))
         throw new Error(
-            `the git daemon (PID ${pid}) of this root is a running gitops-lab simulate's (PID ${parent}), whose lock file ${path.basename(pidFile).replace("git-daemon.pid", "simulate.lock")} is gone (removed by hand?): stop that run (Ctrl-C in its terminal, or kill ${parent}), then run again`,
+            `the git daemon (PID ${pid}) of this root is a running gitops-lab simulate's (PID ${parent}), whose lock file ${path.basename(lockFile(path.dirname(pidFile)))} is gone (removed by hand?): stop that run (Ctrl-C in its terminal, or kill ${parent}), then run again`,
         );
     fs.rmSync(pidFile, { force: true });
     if (!ours) return null;
