@@ -6195,6 +6195,10 @@ describe("a result file's keys, named when wrong (eqFields)", () => {
         assert.strictEqual(o.ok, false);
         assert.strictEqual(o.hint, "waiting holds the right entries in another order: in step order");
     });
+    it("a list short of an entry says one is missing, without naming it", () => {
+        const o = eqFields({ waiting: ["mandant-c", "mandant-d"] }, { waiting: ["mandant-c"] }, { waiting: "in step order" });
+        assert.strictEqual(o.hint, 'waiting holds ["mandant-c"], right as far as it goes, but one entry is missing: in step order');
+    });
 });
 
 describe("what a check's name gives away", () => {

@@ -95,10 +95,6 @@ const reordered = (want: unknown, found: unknown): boolean =>
     want.length === found.length &&
     isDeepStrictEqual(want.map((x) => JSON.stringify(x)).sort(), found.map((x) => JSON.stringify(x)).sort());
 
-/**
- * eq over a few keys of a result file: when some differ, a hint that names each wrong key and what it
- * holds, with what the key is (`about`), never the expected value.
- */
 /** Characters a screen shows as a space or as nothing (pasted from a web page or a chat): named where a value holds them. */
 const INVISIBLE: Record<string, string> = {
     "\u00a0": "a non-breaking space (U+00A0)",
@@ -119,6 +115,19 @@ export function shown(v: unknown): string {
     return `${escaped} (with ${found.map((ch) => INVISIBLE[ch]).join(" and ")} in it, invisible on screen: type it again as plain text)`;
 }
 
+/** A list that holds only right entries, but too few of them: how many it lacks (never which). */
+function lacking(want: unknown, found: unknown): string | undefined {
+    if (!Array.isArray(want) || !Array.isArray(found) || found.length >= want.length) return undefined;
+    const wanted = new Set(want.map((x) => JSON.stringify(x)));
+    if (!found.every((x) => wanted.has(JSON.stringify(x)))) return undefined;
+    const n = want.length - found.length;
+    return `right as far as it goes, but ${n === 1 ? "one entry is" : `${n} entries are`} missing`;
+}
+
+/**
+ * eq over a few keys of a result file: when some differ, a hint that names each wrong key and what it
+ * holds, with what the key is (`about`), never the expected value.
+ */
 export function eqFields(
     want: Record<string, unknown>,
     found: Record<string, unknown>,
@@ -133,7 +142,7 @@ export function eqFields(
             .map((k) =>
                 reordered(want[k], found[k])
                     ? `${k} holds the right entries in another order${about[k] ? `: ${about[k]}` : ""}`
-                    : `${k} holds ${shown(found[k])}${about[k] ? `: ${about[k]}` : ""}`,
+                    : `${k} holds ${shown(found[k])}${lacking(want[k], found[k]) ? `, ${lacking(want[k], found[k])}` : ""}${about[k] ? `: ${about[k]}` : ""}`,
             )
             .join("; "),
     };
