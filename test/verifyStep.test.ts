@@ -4667,6 +4667,46 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("mandant-b rolled back at the stall: step 2's hint names the rollback", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(2);
+        try {
+            // the learner's way out: mandant-b's tenant file back to the release it ran, pushed, the ApplicationSet refreshed
+            await at.givenUp();
+            fs.writeFileSync(path.join(at.layout.clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.first));
+            await git(["commit", "--quiet", "-am", "mandant-b back"], at.layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], at.layout.clone);
+            const set = appset(at);
+            at.lab.kube.put(
+                {
+                    ...set,
+                    metadata: {
+                        ...set.metadata,
+                        annotations: { ...set.metadata.annotations, "argocd.argoproj.io/application-set-refresh": "true" },
+                    },
+                },
+                "client",
+            );
+            await expect(
+                holds(
+                    "the rollout past step 2",
+                    () => !/step 2$/.test(conditionOf(appset(at), "RolloutProgressing")?.message ?? "step 2"),
+                    () => app(at, "mandant-b")!.status?.operationState,
+                ),
+                { timeoutMs: 120_000 },
+            );
+            const r = await verifyServed(at, 2);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: mandant-b was synced at release 1\.1\.0 after its sync of 1\.2\.0 failed \(a rollback of mandant-b\)/,
+            );
+            assert.doesNotMatch(r.stdout, /healed by hand/);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("verify without --lab on a tenants lab: the answer names it", async () => {
         await atTenants(1, async (root) => {
             const r = await runMain("verify", ["--root", root, "--offline"]);

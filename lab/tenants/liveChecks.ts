@@ -198,16 +198,22 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
             // read from the sync's own revision (an earlier sync's Succeeded is not the faulty release's)
             const b = await c.getApplication("mandant-b");
             const op = b?.status?.operationState;
+            // the release synced is the path's (releases/<release>), the commit's tenant file only where the path says none
+            const byPath = /^releases\/([^/]+)\/?$/.exec(op?.syncResult?.source?.path ?? "")?.[1];
             const synced =
-                op?.phase === "Succeeded" && op.syncResult?.revision ? await releasesAt(w, op.syncResult.revision).catch(() => null) : null;
+                op?.phase !== "Succeeded" || !op.syncResult?.revision
+                    ? undefined
+                    : (byPath ?? (await releasesAt(w, op.syncResult.revision).catch(() => null))?.["mandant-b"]);
             const past = under ? Number(under[1]) > 2 : /Rollout has completed/.test(cond?.message ?? "");
-            const healed = synced?.["mandant-b"] === RELEASES.faulty && past;
-            return healed
-                ? {
-                      ...outcome,
-                      hint: `mandant-b's sync of ${RELEASES.faulty} succeeded after all (healed by hand?), so the rollout went on and the cluster no longer shows the stall stall.json describes; the lab's way out of the stall is step 3's fixed release (${RELEASES.fixed}) in one commit: verify --lab tenants --step 3 grades it`,
-                  }
-                : outcome;
+            if (!past || !synced) return outcome;
+            const after = `so the rollout went on and the cluster no longer shows the stall stall.json describes; the lab's way out of the stall is step 3's fixed release (${RELEASES.fixed}) in one commit: verify --lab tenants --step 3 grades it`;
+            return {
+                ...outcome,
+                hint:
+                    synced === RELEASES.faulty
+                        ? `mandant-b's sync of ${RELEASES.faulty} succeeded after all (healed by hand?), ${after}`
+                        : `mandant-b was synced at release ${synced} after its sync of ${RELEASES.faulty} failed (a rollback of mandant-b), ${after}, not a rollback of one tenant`,
+            };
         },
     ),
     live(
