@@ -996,6 +996,11 @@ describe("mistakes in a result file's values, and their hints", () => {
             [{ application: "mandant-a", step: 1, healthy_at: 1796515246 }],
             /^order\[0\]\.healthy_at holds 1796515246: write the time as Kubernetes writes it, RFC 3339 with a T and a zone \(1796515246 seconds since 1970 is 2026-12-06T00:00:46Z\)$/,
         ],
+        [
+            recoveryOrder,
+            [{ application: "mandant-a", step: 1, healthy_at: null }],
+            /^order\[0\]\.healthy_at holds null: no time yet: recovery\.json written before the rollout had completed\? write it once RolloutProgressing says/,
+        ],
         [stallCommit, `${sha} ${sha.slice(0, 7)}`, /^it holds 2 commits: write one/],
         [
             recoveryOrder,

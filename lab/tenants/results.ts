@@ -15,6 +15,9 @@ const releases = z.record(z.string(), z.string()).describe("an object: tenant ->
 const RFC3339_FIX = "write the time as Kubernetes writes it, RFC 3339 with a T and a zone";
 /** The fix with the value written so where it says its own instant (seconds since 1970, a date with its zone); else an example. */
 const rfc3339Fix = (input: unknown) => {
+    // null: no time to write yet, the file written while the rollout was still under way
+    if (input === null)
+        return "no time yet: recovery.json written before the rollout had completed? write it once RolloutProgressing says the rollout has completed, each healthy_at its tenant's Healthy entry's lastTransitionTime";
     const zoned = typeof input === "string" && /(Z|GMT|UTC|[+-]\d{2}:?\d{2})\b/.test(input) ? Date.parse(input) : NaN;
     const ms = typeof input === "number" ? (input > 1e11 ? input : input * 1000) : zoned;
     const as = Number.isFinite(ms) ? new Date(ms).toISOString().replace(".000Z", "Z") : "";
