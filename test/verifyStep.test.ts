@@ -4676,7 +4676,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             fs.writeFileSync(path.join(at.layout.clone, tenantPath("mandant-b")), tenantFile("mandant-b", RELEASES.first));
             await git(["commit", "--quiet", "-am", "mandant-b back"], at.layout.clone);
             await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], at.layout.clone);
-            const set = appset(at);
+            const set = appset(at)!;
             at.lab.kube.put(
                 {
                     ...set,
