@@ -5,7 +5,7 @@
  */
 import * as fs from "fs";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
-import { servedKubeconfig, servedLabOf } from "../sim/servedFiles";
+import { clusterStateFile, servedKubeconfig, servedLabOf } from "../sim/servedFiles";
 import { shellWord } from "../lab/ports/shellWord";
 import { shopLayout } from "../lab/shop/layout";
 import { shopLabProgress } from "../lab/shop/solve";
@@ -41,4 +41,13 @@ export function servedKubeconfigGone(root: string): string | undefined {
     const server = liveHolder(lockFile(root));
     if (fs.existsSync(file) || server?.what !== SERVING) return undefined;
     return `the lab under ${root} is served (PID ${server.pid}), but its kubeconfig ${file} is gone (removed?): its run writes it as it starts, so stop it (Ctrl-C, or kill ${server.pid}) and serve it again (${serveAgain(root)}), which writes it anew`;
+}
+
+/**
+ * Why a simulated lab (its cluster saved in simulated-cluster.json) has no cluster to read when no kubeconfig was
+ * given: nothing serves it now. Undefined for a lab host's root, or a lab served now.
+ */
+export function simulatedNotServed(root: string, command: string): string | undefined {
+    if (!fs.existsSync(clusterStateFile(root)) || liveHolder(lockFile(root))?.what === SERVING) return undefined;
+    return `the lab under ${root} is simulated (its cluster is ${clusterStateFile(root)}) and nothing serves it now: serve it (${serveAgain(root)}) and ${command} with the kubeconfig it prints`;
 }

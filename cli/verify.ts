@@ -23,7 +23,7 @@ import { tenantsLabProgress } from "../lab/tenants/solve";
 import { tenantsSteps } from "../lab/tenants/steps";
 import { checkRoot, Command, EXIT, intOption, oneOf, stringOption, UsageError } from "./command";
 import { clusterOf, findKubeconfig } from "./kubeconfig";
-import { servedKubeconfigGone, servedLabSilent } from "./servedLab";
+import { servedKubeconfigGone, servedLabSilent, simulatedNotServed } from "./servedLab";
 import { messageOf } from "../lab/ports/errors";
 import { currentContextElsewhere, isServedKubeconfig, servedKubeconfig, servedLabOf, staleServedCopy } from "../sim/servedFiles";
 import { goneHolder, liveHolder, lockFile, SERVING } from "../lab/ports/lock";
@@ -209,7 +209,17 @@ export const verify: Command = {
             } catch (caught) {
                 // the served lab's kubeconfig removed while it serves: said, not "no kubeconfig found"
                 const gone = servedKubeconfigGone(layout.root);
-                const e = gone && /no kubeconfig found|cannot read the kubeconfig/.test(messageOf(caught)) ? new Error(gone) : caught;
+                // a simulated lab not served, no kubeconfig given: its cluster is the saved one, which only a served run answers for
+                const unserved =
+                    values.kubeconfig === undefined && /no kubeconfig found/.test(messageOf(caught))
+                        ? simulatedNotServed(layout.root, "verify again")
+                        : undefined;
+                const e =
+                    gone && /no kubeconfig found|cannot read the kubeconfig/.test(messageOf(caught))
+                        ? new Error(gone)
+                        : unserved
+                          ? new Error(unserved)
+                          : caught;
                 // a served lab under the root wrote its own: named, when no kubeconfig was given
                 const ours = servedKubeconfig(layout.root);
                 const served = values.kubeconfig === undefined && fs.existsSync(ours) && isServedKubeconfig(ours) ? ours : undefined;
@@ -221,7 +231,7 @@ export const verify: Command = {
                     // the table's line names the served lab's kubeconfig too (it shows no hint)
                     found: `${messageOf(e)}${served ? ` (this lab is served: --kubeconfig ${served})` : ""}`,
                     // why this kubeconfig will not do (none there, not a kubeconfig), then what to give
-                    hint: /serve it again|is suspended|from an earlier run|config use-context/.test(messageOf(e))
+                    hint: /serve it again|is suspended|from an earlier run|config use-context|nothing serves it now/.test(messageOf(e))
                         ? `${messageOf(e)}, or --offline to grade the files and repository only`
                         : `${messageOf(e)
                               .split(";")[0]

@@ -6069,14 +6069,24 @@ describe("verify --step: one step at a time, with a hint", function () {
             r.stdout,
             /: the cluster answers; hint: no kubeconfig found \(looked at [^)]*\): give --kubeconfig FILE \(or set KUBECONFIG\)/,
         );
-        // a served lab's kubeconfig under the root, none given: it is named
-        fs.writeFileSync(
-            path.join(root, "kubeconfig"),
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: https://127.0.0.1:1\ncurrent-context: fake\n",
-        );
         const env = process.env.KUBECONFIG;
         process.env.KUBECONFIG = path.join(root, "no-such-kubeconfig");
+        const holder = spawn("sleep", ["120"], { stdio: "ignore" });
         try {
+            // the simulated lab not served, none given: serving it is said
+            const unserved = await runMain("verify", ["--root", root, "--step", "3"]);
+            assert.ok(
+                unserved.stdout.includes(
+                    `: the cluster answers; hint: the lab under ${root} is simulated (its cluster is ${root}/simulated-cluster.json) and nothing serves it now: serve it (gitops-lab simulate --root ${root} --serve) and verify again with the kubeconfig it prints, or --offline`,
+                ),
+                unserved.stdout,
+            );
+            // a served lab's kubeconfig under the root, none given: it is named
+            fs.writeFileSync(
+                path.join(root, "kubeconfig"),
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: https://127.0.0.1:1\ncurrent-context: fake\n",
+            );
+            fs.writeFileSync(lockFile(root), `${holder.pid}\n${SERVING}\n${procStat(holder.pid!)!.startTime}\n`);
             const served = await runMain("verify", ["--root", root, "--step", "3"]);
             assert.match(
                 served.stdout,
@@ -6088,6 +6098,8 @@ describe("verify --step: one step at a time, with a hint", function () {
             const table = await runMain("verify", ["--root", root, "--through", "3"]);
             assert.ok(table.stdout.includes(`(this lab is served: --kubeconfig ${root}/kubeconfig)`), table.stdout);
         } finally {
+            holder.kill();
+            fs.rmSync(lockFile(root), { force: true });
             if (env === undefined) delete process.env.KUBECONFIG;
             else process.env.KUBECONFIG = env;
         }
