@@ -12,7 +12,7 @@ import * as path from "path";
 import { writeFileAtomic } from "../lab/ports/files";
 import { messageOf } from "../lab/ports/errors";
 import { launcherRuns, npmLauncherOf } from "../lab/ports/proc";
-import { SERVING, STOPPING } from "../lab/ports/lock";
+import { liveHolder, lockFile, SERVING, STOPPING } from "../lab/ports/lock";
 import { foreignKubeconfig, recordServed, servedKubeconfig, servedKubeconfigText } from "../sim/servedFiles";
 import { refuseLowerStep } from "../lab/kit/steps";
 import { shopLayout } from "../lab/shop/layout";
@@ -355,6 +355,12 @@ export const simulate: Command = {
                 (flag === "--through" && which !== "tenants" ? keepShop : keepTenants)
                     ? `at step ${done} (no ${flag} given: ${flag} ${flag === "--through" && which !== "tenants" ? 8 : 3} has the solver do the rest)`
                     : `at step ${done}, ${asked < done ? `past ${flag} ${asked}` : `the step ${flag} ${asked} asks for`}`;
+            // the root served now by another run: every way on meets its lock, so that is what is said
+            const server = liveHolder(lockFile(root));
+            const servedNow =
+                server?.what === SERVING
+                    ? `It is served now (PID ${server.pid}; its kubeconfig: ${servedKubeconfig(root)}): go on by hand there, or stop it (Ctrl-C in its terminal, or kill ${server.pid}) before running anything else on it`
+                    : undefined;
             if (shop && !values.serve) {
                 refuseLowerStep({
                     lab: `the lab under ${root}`,
@@ -362,6 +368,7 @@ export const simulate: Command = {
                     through,
                     asked: "--through",
                     fix: (done) =>
+                        servedNow ??
                         `Run with --through ${done} to leave it as it stands${which === "both" ? " (and build the tenants lab beside it)" : ""}, without --through to have the solver go on, add --serve to serve it as it stands, or start over with --reset`,
                 });
             }
@@ -372,6 +379,7 @@ export const simulate: Command = {
                     through: tenantsThrough,
                     asked: tenantsFlag,
                     fix: (done) =>
+                        servedNow ??
                         `Run with ${tenantsFlag} ${done} to leave it as it stands${which === "both" ? " (and build the shop lab beside it)" : ""}, without ${tenantsFlag} to have the solver go on, add --serve to serve it as it stands, or start over with --reset`,
                 });
             }

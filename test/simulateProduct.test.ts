@@ -8,7 +8,8 @@ import * as fs from "fs";
 import * as https from "https";
 import * as os from "os";
 import * as path from "path";
-import { isAlive } from "../lab/ports/proc";
+import { isAlive, procStat } from "../lab/ports/proc";
+import { lockFile, SERVING } from "../lab/ports/lock";
 import { run } from "../lab/ports/exec";
 import { REAL_PLANE } from "../realplane/versions";
 import { shopLayout } from "../lab/shop/layout";
@@ -1146,6 +1147,26 @@ describe("simulate: a root it cannot use is one line", function () {
         );
         const added = await runMain("simulate", ["--root", root, "--lab", "both", "--through", "2", "--tenants-through", "1"]);
         assert.strictEqual(added.code, 0, added.out);
+    });
+
+    it("given a lab served now, when --through asks for less, then the answer names the run serving it", async () => {
+        const root = await rootAt(2);
+        const holder = spawn("sleep", ["120"], { stdio: "ignore" });
+        try {
+            fs.writeFileSync(lockFile(root), `${holder.pid}\n${SERVING}\n${procStat(holder.pid!)!.startTime}\n`);
+            const r = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stderr.includes(
+                    `(--through 1 asked). It is served now (PID ${holder.pid}; its kubeconfig: ${root}/kubeconfig): go on by hand there, or stop it (Ctrl-C in its terminal, or kill ${holder.pid}) before running anything else on it`,
+                ),
+                r.stderr,
+            );
+            assert.doesNotMatch(r.stderr, /add --serve|--reset/);
+        } finally {
+            holder.kill();
+            fs.rmSync(lockFile(root), { force: true });
+        }
     });
 });
 
