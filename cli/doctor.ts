@@ -314,6 +314,8 @@ export const doctor: Command = {
         const trouble = roundTrouble((l) => console.error(`${rfc3339(new Date())} doctor: ${l}`), interval);
         // --appset naming nothing (yet): said once, on stderr, and again once it is there, so a misspelt name is not silence
         let absent = false;
+        // ApplicationSets with no rollout strategy alone (the shop lab's): no step to stall, so the watch is quiet; said once
+        let unrolled = false;
         await watchRounds(
             async () => {
                 const ds = await watcher.tick();
@@ -324,6 +326,12 @@ export const doctor: Command = {
                         `${rfc3339(new Date())} doctor: ${absent ? `no ApplicationSet named "${appset}": watching for it, and nothing else is alerted (a misspelt name? gitops-lab doctor without --watch lists the ones there)` : `ApplicationSet "${appset}" is there: watching it`}`,
                     );
                 }
+                const none = ds.length > 0 && ds.every((d) => d.strategy === "none");
+                if (none && !unrolled)
+                    console.error(
+                        `${rfc3339(new Date())} doctor: ${ds.map((d) => `${d.namespace}/${d.name}`).join(", ")} ${ds.length === 1 ? "has" : "have"} no rollout strategy: ${ds.length === 1 ? "its" : "their"} Applications sync on their own, with no step to stall; watched for failing syncs alone (a RollingSync ApplicationSet, as the tenants lab's, is watched step by step)`,
+                    );
+                unrolled = none;
                 if (values.json) console.log(JSON.stringify(toJson(ds))); // JSON lines, for a program: no prefix
             },
             { intervalMs: interval * 1000, minGapMs: MIN_ROUND_GAP_MS, clock: realClock, stopped: () => stop, changes },

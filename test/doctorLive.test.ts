@@ -315,6 +315,28 @@ describe("rollout doctor against a cluster", function () {
         assert.strictEqual(err.match(/no ApplicationSet named/g)?.length, 1, err);
     });
 
+    it("--watch of ApplicationSets with no rollout strategy says so on stderr, once", async () => {
+        const set = kube.get("ApplicationSet", "argocd", "tenants")!;
+        kube.put({ ...set, spec: { ...set.spec, strategy: undefined } }, "client");
+        const child = spawn(process.execPath, [BIN, "doctor", "--kubeconfig", kubeconfigFile, "--watch", "--interval", "0.2"], {
+            stdio: ["ignore", "pipe", "pipe"],
+        });
+        let err = "";
+        child.stderr!.on("data", (d) => (err += d));
+        try {
+            await pollUntil(async () => (/no rollout strategy/.test(err) ? true : undefined), {
+                timeoutMs: 30_000,
+                intervalMs: 100,
+                describe: () => `no line on stderr for the ApplicationSet with no strategy: ${err}`,
+            });
+        } finally {
+            child.kill("SIGTERM");
+            await new Promise((resolve) => child.once("close", resolve));
+        }
+        assert.match(err, /doctor: argocd\/tenants has no rollout strategy: its Applications sync on their own, with no step to stall/);
+        assert.strictEqual(err.match(/no rollout strategy/g)?.length, 1, err);
+    });
+
     it("--watch ends when the npx that started it is killed", async () => {
         // a launcher as npx is (npm's title), the doctor its child, which a kill of npx does not signal
         const launcher = spawn(
