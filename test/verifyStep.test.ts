@@ -1972,6 +1972,26 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("a promotion pushed from the daemon's clone: the hint names the lab's clone", async () => {
+        await atShop(5, async (root) => {
+            const layout = shopLayout(root);
+            const daemonClone = path.join(root, "clones", "shop-envs");
+            await git(["clone", "--quiet", layout.bareRepo, daemonClone]);
+            // its push of main onto release/prod is refused (the daemon reads only): release/prod stays where it was
+            const from = await git(["rev-parse", "origin/release/prod"], daemonClone);
+            const to = await git(["rev-parse", "origin/main"], daemonClone);
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from, to }));
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.ok(
+                r.stdout.includes(
+                    `fast-forward release/prod itself (git push origin <commit>:release/prod from the lab's clone (${layout.clone}): ${daemonClone} is a clone of the git daemon, which is read-only (its push is refused))`,
+                ),
+                r.stdout,
+            );
+        });
+    });
+
     it("an incident commit never pushed: the hint says push it", async () => {
         const root = await rootAt(3);
         const layout = shopLayout(root);

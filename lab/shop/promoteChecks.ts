@@ -3,6 +3,7 @@
  * and never rewritten (a merge, a cherry-pick or a squash merge named as such). Part of the table in
  * checks.ts, which runs them.
  */
+import * as path from "path";
 import { isDeepStrictEqual } from "util";
 import { Check, eq } from "../grader/grader";
 import { isSha } from "../grader/resultFiles";
@@ -140,11 +141,15 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                         found: `${w.releaseTip}, promote.from: not moved (your clone's release/prod is at promote.to)`,
                         hint: `your clone's release/prod is at promote.to, but it was never pushed: release/prod in the repository is still at promote.from; push it: git push origin release/prod`,
                     };
+                // a clone of the git daemon beside it: its push is refused (the daemon reads only), so the lab's clone is named
+                const served = w.servedClone?.repo.exists()
+                    ? ` from the lab's clone${w.clone ? ` (${path.dirname(w.clone.gitDir)})` : ""}: ${w.servedClone.dir} is a clone of the git daemon, which is read-only (its push is refused)`
+                    : "";
                 return {
                     ok: false,
                     expected: to,
                     found: `${w.releaseTip}, promote.from: not moved`,
-                    hint: `release/prod has not moved from promote.from${elsewhere.length ? `; ${elsewhere.join(", ")} ${elsewhere.length === 1 ? "is" : "are"} at promote.to: the push went to another branch` : ""}: fast-forward release/prod itself (git push origin <commit>:release/prod)`,
+                    hint: `release/prod has not moved from promote.from${elsewhere.length ? `; ${elsewhere.join(", ")} ${elsewhere.length === 1 ? "is" : "are"} at promote.to: the push went to another branch` : ""}: fast-forward release/prod itself (git push origin <commit>:release/prod${served ? `${served})` : ")"}`,
                 };
             }
             // a cherry-pick (or a squash merge) of promote.to onto release/prod: its change, another commit, and no fast-forward to it now
