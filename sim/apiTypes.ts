@@ -96,7 +96,11 @@ export function invalid(kind: string, group: string, name: string, errs: string[
     const causes = errs.map((e) => {
         const at = e.indexOf(": ");
         const message = e.slice(at + 2);
-        const reason = message.startsWith("Required value") ? "FieldValueRequired" : "FieldValueInvalid";
+        const reason = message.startsWith("Required value")
+            ? "FieldValueRequired"
+            : message.startsWith("Forbidden")
+              ? "FieldValueForbidden"
+              : "FieldValueInvalid";
         return { reason, message, field: e.slice(0, at) };
     });
     return new HttpError(422, "Invalid", `${kind}${group ? `.${group}` : ""} "${name}" is invalid: ${why}`, { group, kind, name, causes });

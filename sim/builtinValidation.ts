@@ -1,7 +1,8 @@
 /**
  * The update validation of Kubernetes' own kinds that a learner meets in the labs (the API server's
  * pkg/apis/batch/validation, ValidateJobSpecUpdate): a Job's selector is immutable, and its Pod
- * template too unless the Job was suspended. The API server then answers 422 Invalid, nothing stored.
+ * template too unless the Job was suspended; an immutable ConfigMap's or Secret's data. The API server then answers
+ * 422 Invalid, nothing stored.
  */
 import { isDeepStrictEqual } from "util";
 import { invalid } from "./apiTypes";
@@ -11,9 +12,37 @@ interface JobLike {
     spec?: Record<string, unknown> & { suspend?: boolean };
 }
 
-/** Throws the API server's 422 for an update of a Job that changes what cannot change; returns for any other. */
+interface DataLike {
+    metadata: { name: string };
+    immutable?: boolean;
+    data?: Record<string, string>;
+    binaryData?: Record<string, string>;
+}
+
+/** An empty map and none are one (the API server stores neither). */
+const same = (a: object | undefined, b: object | undefined) =>
+    isDeepStrictEqual(a && Object.keys(a).length ? a : undefined, b && Object.keys(b).length ? b : undefined);
+
+/**
+ * ValidateConfigMapUpdate and ValidateSecretUpdate (pkg/apis/core/validation): once `immutable: true` is stored, the
+ * data, binaryData and the flag itself cannot change.
+ */
+function refuseImmutableData(kind: "ConfigMap" | "Secret", was: DataLike, now: DataLike) {
+    if (was.immutable !== true) return;
+    const forbidden = "Forbidden: field is immutable when `immutable` is set";
+    const errs = [
+        ...(now.immutable !== true ? [`immutable: ${forbidden}`] : []),
+        ...(same(was.data, now.data) ? [] : [`data: ${forbidden}`]),
+        ...(same(was.binaryData, now.binaryData) ? [] : [`binaryData: ${forbidden}`]),
+    ];
+    if (errs.length) throw invalid(kind, "", was.metadata.name, errs);
+}
+
+/** Throws the API server's 422 for an update of a Job, or of an immutable ConfigMap or Secret, that changes what cannot change; returns for any other. */
 export function refuseImmutableUpdate(kind: string, old: object | undefined, next: object) {
-    if (kind !== "Job" || !old) return;
+    if (!old) return;
+    if (kind === "ConfigMap" || kind === "Secret") return refuseImmutableData(kind, old as DataLike, next as DataLike);
+    if (kind !== "Job") return;
     const [was, now] = [old as JobLike, next as JobLike];
     // field.Invalid(..., "field is immutable"): the value is an internal type, printed with %#v (here shortened)
     const changed = (

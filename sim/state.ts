@@ -18,8 +18,8 @@ export type LiveOf = (obj: Manifest) => StoredObject | undefined;
 /** Where kubectl apply, and Argo CD's client-side apply, keep what they last applied (gitops-engine's diff reads it). */
 export const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
-/** The fields the lab's resources carry, and so the ones compared and applied. */
-export const APPLIED_FIELDS = ["data", "spec"] as const;
+/** The fields the lab's resources carry, and so the ones compared and applied (a ConfigMap's immutable flag too). */
+export const APPLIED_FIELDS = ["data", "spec", "immutable"] as const;
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 

@@ -7,6 +7,7 @@
 import { TRACKING_ANNOTATION } from "../lab/argo/application";
 import type { Application, Operation, ResourceResult } from "../lab/argo/types";
 import { FakeKube } from "./fakeApi";
+import { refuseImmutableUpdate } from "./builtinValidation";
 import { wave } from "./hooks";
 import type { Manifest, StoredObject } from "./objects";
 import { groupOf, keyOf, trackingId } from "./resources";
@@ -68,6 +69,22 @@ export function applySync(host: SyncHost, app: Application, op: SyncOperation, d
         const next: Manifest = { ...(live ?? {}), ...d, metadata: { ...(live?.metadata ?? {}), ...d.metadata, annotations } };
         const last = lastApplied(live);
         for (const field of APPLIED_FIELDS) if (d[field] !== undefined) next[field] = threeWayMerge(last?.[field], d[field], live?.[field]);
+        // the API server's update validation (an immutable ConfigMap's data changed): the apply is refused, the task fails
+        try {
+            refuseImmutableUpdate(d.kind, live, next);
+        } catch (e) {
+            results.push({
+                group: groupOf(d),
+                version: d.apiVersion?.split("/").pop() ?? "v1",
+                kind: d.kind,
+                namespace: ns,
+                name: d.metadata.name,
+                status: "SyncFailed",
+                message: (e as Error).message,
+                syncPhase: "Sync",
+            });
+            continue;
+        }
         host.kube.put(next, ACTOR);
         results.push({
             group: groupOf(d),

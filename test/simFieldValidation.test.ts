@@ -197,6 +197,27 @@ describe("the simulated API server's field validation of custom resources", func
         assert.strictEqual((kube.get("Job", "mandant-b", "site-setup") as any).spec.backoffLimit, 3);
     });
 
+    // given a ConfigMap stored with immutable: true, when its data is patched, then 422 Forbidden, nothing stored
+    // (pkg/apis/core/validation ValidateConfigMapUpdate); its labels may change
+    it("an immutable ConfigMap's data cannot change; its labels can", async () => {
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop-prod" } }, "setup");
+        const data = { FEATURE_CHECKOUT_V2: "off", LOG_LEVEL: "info" };
+        kube.put(
+            { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "shop-config", namespace: "shop-prod" }, immutable: true, data },
+            "setup",
+        );
+        const patch = (p: object) =>
+            kubectl("-n", "shop-prod", "patch", "configmap", "shop-config", "--type", "merge", "-p", JSON.stringify(p));
+        const got = await patch({ data: { LOG_LEVEL: "debug" } });
+        assert.strictEqual(got.ok, false, got.out);
+        assert.match(got.out, /The ConfigMap "shop-config" is invalid: data: Forbidden: field is immutable when `immutable` is set/);
+        assert.deepStrictEqual((kube.get("ConfigMap", "shop-prod", "shop-config") as any).data, data);
+        const flag = await patch({ immutable: false });
+        assert.match(flag.out, /immutable: Forbidden: field is immutable when `immutable` is set/);
+        const labels = await patch({ metadata: { labels: { team: "blue" } } });
+        assert.ok(labels.ok, labels.out);
+    });
+
     // given an ApplicationSet's Application, when the ApplicationSet is deleted with --cascade=orphan, then the
     // Application stays without its owner reference; a plain delete takes it with it (the garbage collector)
     it("kubectl delete --cascade=orphan keeps the dependents", async () => {
