@@ -842,6 +842,48 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an immutable shop-config: the incident's sync is refused, and the hint says how to make it anew", async () => {
+        const at = await labAt(2);
+        try {
+            const { clone } = at.lab.layout;
+            const base = path.join(clone, "base", "configmap.yaml");
+            const commit = async (edit: (text: string) => string, message: string) => {
+                fs.writeFileSync(base, edit(fs.readFileSync(base, "utf8")));
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", message], clone);
+                await git(["push", "-q", "origin", "HEAD:main"], clone);
+                await at.cluster.annotateApplication("shop-dev", { "argocd.argoproj.io/refresh": "normal" });
+            };
+            await commit((t) => t.replace(/^data:/m, "immutable: true\ndata:"), "immutable");
+            await expect(
+                holds(
+                    "shop-dev's shop-config immutable",
+                    async () =>
+                        (at.lab.kube.get("ConfigMap", "shop-dev", "shop-config") as { immutable?: boolean } | undefined)?.immutable ===
+                        true,
+                ),
+                { timeoutMs: 60_000 },
+            );
+            await commit((t) => t.replace('FEATURE_CHECKOUT_V2: "off"', 'FEATURE_CHECKOUT_V2: "on"'), "Enable checkout v2");
+            await expect(
+                holds("shop-dev's sync refused", async () =>
+                    /field is immutable/.test((await at.cluster.getApplication("shop-dev"))?.status?.operationState?.message ?? ""),
+                ),
+                { timeoutMs: 60_000 },
+            );
+            assert.strictEqual((await at.cluster.getConfigMap("shop-dev", "shop-config"))?.data?.FEATURE_CHECKOUT_V2, "off");
+            const r = (await verifyShop({ layout: at.lab.layout, through: 3, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live shop-dev FEATURE_CHECKOUT_V2 is on"),
+            );
+            assert.strictEqual(r?.ok, false, JSON.stringify(r));
+            assert.match(
+                String(r?.hint),
+                /^shop-dev's sync is refused by the API server: shop-config was made with immutable: true, .* then delete the live one \(kubectl -n shop-dev delete configmap shop-config\) and sync shop-dev/,
+            );
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("the incident reverted on main after the pin: dev's value is said to be main's own, not a refresh away", async () => {
         const at = await labAt(4);
         try {

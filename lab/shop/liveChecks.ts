@@ -31,6 +31,17 @@ async function madeByLatestSync(c: ClusterPort): Promise<{ at: string; message: 
     return made ? { at: op?.finishedAt ?? op?.startedAt ?? "", message: made.message ?? "" } : undefined;
 }
 
+/**
+ * An Application whose sync the API server refuses because shop-config is immutable (immutable: true, then its data
+ * changed: ValidateConfigMapUpdate's Forbidden): what to do, or undefined.
+ */
+async function immutableRefused(c: ClusterPort, app: string): Promise<string | undefined> {
+    const a = await c.getApplication(app);
+    const said = [a?.status?.operationState?.message, ...(a?.status?.conditions ?? []).map((x) => x.message)];
+    if (!said.some((m) => String(m ?? "").includes("field is immutable when `immutable` is set"))) return undefined;
+    return `${app}'s sync is refused by the API server: shop-config was made with immutable: true, and an immutable ConfigMap's data never changes ("field is immutable when \`immutable\` is set"), while the lab's steps change it (the incident, the drift); take immutable out of base/configmap.yaml in a new commit and push it, then delete the live one (kubectl -n ${app} delete configmap shop-config) and sync ${app}, which makes it anew: kubectl -n argocd patch application ${app} --type merge -p '{"operation":{"initiatedBy":{"username":"learner"},"sync":{}}}'`;
+}
+
 const SHOP_CONFIG_UID = "kubectl get configmap shop-config -n shop-prod -o jsonpath={.metadata.uid}";
 type Read = (c: ClusterPort) => Promise<{ metadata?: { uid?: string } } | null | undefined>;
 /** Objects whose uid a learner copies for the ConfigMap's, each with what to say. */
@@ -225,6 +236,8 @@ export function liveChecks(): Check<ShopWorld>[] {
                             };
                         // its last sync failed and auto-sync tries that revision no more (a SyncError after its retries), though the
                         // cause is mended since (CreateNamespace=true applied after shop-dev's namespace was refused): a sync is to start
+                        const immutable = await immutableRefused(c, app);
+                        if (immutable) return { ...outcome, hint: immutable };
                         const op = a.status?.operationState;
                         const syncError = (a.status?.conditions ?? []).find((x) => x.type === "SyncError");
                         if (
@@ -300,6 +313,8 @@ export function liveChecks(): Check<ShopWorld>[] {
         (w) => `live shop-prod FEATURE_CHECKOUT_V2 is ${prodFeature(w)}`,
         async (c, w) => {
             const outcome = eq(prodFeature(w), await cmValue(c, "shop-prod", "FEATURE_CHECKOUT_V2"));
+            const immutable = outcome.ok ? undefined : await immutableRefused(c, "shop-prod");
+            if (immutable) return { ...outcome, hint: immutable };
             // release/prod moved on (the promotion pushed) to a commit that renders the value, and shop-prod not synced there yet:
             // Argo CD has not seen the push (it polls every 3 minutes)
             if (!outcome.ok && (w.through >= 6 || w.promoted) && w.releaseTip) {
@@ -322,6 +337,8 @@ export function liveChecks(): Check<ShopWorld>[] {
         (w) => `live shop-dev FEATURE_CHECKOUT_V2 is ${w.through >= 3 ? "on" : "off"}`,
         async (c, w) => {
             const outcome = eq(w.through >= 3 ? "on" : "off", await cmValue(c, "shop-dev", "FEATURE_CHECKOUT_V2"));
+            const immutable = outcome.ok ? undefined : await immutableRefused(c, "shop-dev");
+            if (immutable) return { ...outcome, hint: immutable };
             // main's tip itself turns it off again (the incident reverted on main after it): no refresh brings it back
             if (outcome.ok || w.through < 3 || !w.main) return outcome;
             const atTip = await renderShopConfigAt(w.repo, w.main, "envs/dev", w.kubectl).catch(() => undefined);
