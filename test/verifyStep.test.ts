@@ -5408,6 +5408,25 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("stall.hook_error in quotes, or with a prefix: each hint says which", async () => {
+        await atTenants(2, async (root) => {
+            const file = tenantsLayout(root).resultFile("stall");
+            editResult(file, { hook_error: `"${HOOK_ERROR}"` });
+            const quoted = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.strictEqual(quoted.code, 1, quoted.out);
+            assert.match(
+                quoted.stdout,
+                /hint: hook_error holds the error line inside quotes \(as the doctor's line quotes it\): write the line alone, without them/,
+            );
+            editResult(file, { hook_error: `Error: ${HOOK_ERROR}` });
+            const prefixed = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "2", "--offline"]);
+            assert.match(
+                prefixed.stdout,
+                /hint: hook_error holds the error line with more around it \(spaces, a prefix\): write the line alone, trimmed/,
+            );
+        });
+    });
+
     it("stall.running copied from Git (every tenant at the release): running is named, not the right waiting", async () => {
         await atTenants(2, async (root) => {
             const file = tenantsLayout(root).resultFile("stall");

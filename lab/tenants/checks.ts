@@ -164,7 +164,9 @@ const step2: Check<TenantsWorld>[] = [
                 !ok && text.includes(HOOK_ERROR)
                     ? lines > 1
                         ? `hook_error holds ${lines} lines: write only the script's own error line, one line as the log prints it, without the lines around it`
-                        : "hook_error holds the error line with more around it (spaces, a prefix): write the line alone, trimmed"
+                        : /^\s*["'“].*["'”]\s*$/.test(text) && text.trim().slice(1, -1).trim() === HOOK_ERROR
+                          ? "hook_error holds the error line inside quotes (as the doctor's line quotes it): write the line alone, without them"
+                          : "hook_error holds the error line with more around it (spaces, a prefix): write the line alone, trimmed"
                     : !ok && text.trim() && script.includes(`echo "${text.trim()}"`)
                       ? // another line the script prints (the header above the error, a progress line): the right log, the wrong line
                         `hook_error holds another line the hook prints (${JSON.stringify(text.trim())}): write the error line itself, the one that says what failed (the last line of text in kubectl logs -n mandant-b job/site-setup)`
