@@ -199,7 +199,15 @@ describe("rollout doctor: diagnosis", () => {
         const set = appSet("tenants", tenants, { rolloutStep: null });
         const [d] = run(list(set, ...tenants.map((t) => application(set, t))));
         assert.deepStrictEqual([d.state, d.step, d.steps, d.blocking, d.waiting], ["complete", null, 3, [], []]);
-        assert.strictEqual(d.summary, "tenants: rollout complete (3 steps, 3 Applications Healthy).");
+        // the revision its entries were rolled out at: a push the ApplicationSet has not read is not in it
+        assert.strictEqual(
+            d.summary,
+            "tenants: rollout complete (3 steps, 3 Applications Healthy) at 222222222222, the revision it last read from Git.",
+        );
+        // entries at two revisions (or none): no one revision said
+        set.status!.applicationStatus![0].targetRevisions = ["3".repeat(40)];
+        const [two] = run(list(set, ...tenants.map((t) => application(set, t))));
+        assert.strictEqual(two.summary, "tenants: rollout complete (3 steps, 3 Applications Healthy).");
     });
 
     it("given two ApplicationSets of one name in two namespaces, then each line names its namespace", () => {

@@ -13,6 +13,7 @@ import { goneHookJob, type HookInfo, waitingHookPod } from "./hooks";
 import type { Evidence, Finding } from "./finding";
 import { findingsOf, generationLine } from "./findings";
 import { skipFinding, skipText } from "./skip";
+import { lastRead } from "./lastRead";
 import { gateOf, noStepsFinding, rolloutErrorFindings, stepMetricEvidence } from "./findings36";
 
 export type { Finding, Evidence } from "./finding";
@@ -311,7 +312,7 @@ function diagnoseOne(dump: Dump, appset: ApplicationSet, opts: DiagnoseOptions, 
             ? `${shown}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application got it.${skippedLine}`
             : notWell.length
               ? `${shown}: rollout complete (${steps} step${steps === 1 ? "" : "s"}), but not every Application is Healthy and Synced: ${few(notWell, 3, (a) => `${a.metadata.name} (${a.status?.health?.status ?? "no health"}, ${a.status?.sync?.status ?? "no sync status"})`, ", ")}.`
-              : `${shown}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy).`;
+              : `${shown}: rollout complete (${steps} step${steps === 1 ? "" : "s"}, ${entries.length} Application${entries.length === 1 ? "" : "s"} Healthy)${lastRead(entries.map((e) => e.status))}.`;
         const summary = well + generationLine(findings) + alsoFailing(blockingNames);
         return {
             ...base,
