@@ -548,6 +548,18 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: syncOptions holds "CreateNamespace=true": it is a string, not a list: write it as a list item/);
     });
 
+    it("syncOptions misspelt (syncOption): the key is named", async () => {
+        const r = await step2With((set) => {
+            set.spec.template.spec.syncPolicy.syncOption = set.spec.template.spec.syncPolicy.syncOptions;
+            delete set.spec.template.spec.syncPolicy.syncOptions;
+        });
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: syncOptions holds nothing: the template's syncPolicy has syncOption, which is no field of it \(the API server refuses an unknown field, so kubectl apply changed nothing in the cluster\): write syncOptions:/,
+        );
+    });
+
     it("an ApplicationSet whose template leaves project out: the hint says it is needed", async () => {
         const r = await step2With((set) => delete set.spec.template.spec.project);
         assert.strictEqual(r.code, 1, r.out);

@@ -4,6 +4,7 @@
  */
 import { shellWord } from "../ports/shellWord";
 import * as fs from "fs";
+import { distance } from "fastest-levenshtein";
 import * as path from "path";
 import { isSha } from "../grader/resultFiles";
 import { obj, ShopWorld, wantProd } from "./world";
@@ -144,7 +145,12 @@ export function repoUrlWhy(url: unknown): string {
     return "the repository as Argo CD's repo-server reaches it inside the cluster (the git daemon's Service), not an address on this machine";
 }
 
-export function syncOptionsWhy(options: unknown): string {
+export function syncOptionsWhy(policy: { syncOptions?: unknown } | undefined): string {
+    const options = policy?.syncOptions;
+    // the key misspelt (syncOption, syncoptions): the API server refuses a field the CRD does not declare
+    const near = Object.keys(policy ?? {}).find((k) => k !== "syncOptions" && distance(k.toLowerCase(), "syncoptions") <= 2);
+    if (options === undefined && near)
+        return `the template's syncPolicy has ${near}, which is no field of it (the API server refuses an unknown field, so kubectl apply changed nothing in the cluster): write syncOptions:, then kubectl apply -f it`;
     // one string, not a list (syncOptions: CreateNamespace=true): the API server refuses it (must be of type array)
     if (typeof options === "string")
         return `it is a string, not a list: write it as a list item (syncOptions:, then - CreateNamespace=true on the next line); the API server refuses a string there, so kubectl apply changed nothing in the cluster`;

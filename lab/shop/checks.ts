@@ -225,7 +225,7 @@ const step2: Check<ShopWorld>[] = [
                     )
                         ? "Argo CD finds a cluster by its URL exactly, and knows the one it runs in as https://kubernetes.default.svc: write it without the port (an Application to a cluster Argo CD does not know is not generated)"
                         : "the cluster Argo CD itself runs in, by its address inside the cluster, not this machine's API address (an Application to a cluster Argo CD does not know is not generated)",
-                    syncOptions: syncOptionsWhy(t?.spec?.syncPolicy?.syncOptions),
+                    syncOptions: syncOptionsWhy(t?.spec?.syncPolicy),
                     // one namespace written for every environment (shop-dev): both Applications then deploy into it
                     namespace:
                         typeof field(t?.spec?.destination?.namespace) === "string" &&
