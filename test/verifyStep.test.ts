@@ -1692,7 +1692,7 @@ describe("verify --step: one step at a time, with a hint", function () {
                     root,
                     prodKustomization((t) => t.replace(/\bwarn\b/, "warning")),
                 ),
-                /hint: the first commit's envs\/prod renders LOG_LEVEL "warning", not "warn": the lab's files have it right \(gitrepo\/shop\/envs\/prod\/kustomization\.yaml's patch sets warn\)[^\n]*while it is main's only commit, make the bare repository again/,
+                /hint: the first commit's envs\/prod renders LOG_LEVEL "warning", not "warn": the lab's files have it right \(gitrepo\/shop\/envs\/prod\/kustomization\.yaml's patch sets warn\)[^\n]*while it is main's only commit, make it again: fix the files in the lab's clone and amend that commit there/,
             );
         });
     });
@@ -1728,7 +1728,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             assert.strictEqual(r.code, 1, r.out);
             assert.match(
                 r.stdout,
-                /hint: the first commit lacks base\/kustomization\.yaml, which is in your clone but was never committed \(git status shows what git add left out\), so its overlays do not render; while it is main's only commit, make the bare repository again/,
+                /hint: the first commit lacks base\/kustomization\.yaml, which is in your clone but was never committed \(git status shows what git add left out\), so its overlays do not render; while it is main's only commit, make it again: fix the files in the lab's clone and amend that commit there/,
             );
         });
     });
@@ -1755,7 +1755,7 @@ describe("verify --step: one step at a time, with a hint", function () {
             "the overlays in envs/development and envs/production",
             envsRenamed,
             undefined,
-            /hint: the first commit has no envs\/dev or envs\/prod \(its envs\/: development, production\): the lab's overlays are envs\/dev and envs\/prod, the paths its Applications read; while it is main's only commit, make the bare repository again/,
+            /hint: the first commit has no envs\/dev or envs\/prod \(its envs\/: development, production\): the lab's overlays are envs\/dev and envs\/prod, the paths its Applications read; while it is main's only commit, make it again: fix the files in the lab's clone and amend that commit there/,
         ],
         [
             "base/kustomization.yaml left out",
@@ -1791,6 +1791,36 @@ describe("verify --step: one step at a time, with a hint", function () {
         it(`a first commit with ${what}: the hint names it`, async () => {
             await atShop(0, async (root) => assert.match(await firstCommitByHand(root, edit, later), hint));
         });
+
+    it("a wrong first commit made again as its hint says: step 1 done", async () => {
+        await atShop(0, async (root) => {
+            const { bareRepo } = shopLayout(root);
+            await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+            const work = fs.mkdtempSync(path.join(os.tmpdir(), "first-"));
+            const who = ["-c", "user.name=l", "-c", "user.email=l@x"];
+            try {
+                await git(["clone", "--quiet", bareRepo, work]);
+                fs.cpSync(lab, work, { recursive: true });
+                fs.renameSync(path.join(work, "envs"), path.join(work, "overlays"));
+                await git(["add", "-A"], work);
+                await git([...who, "commit", "--quiet", "-m", "first"], work);
+                await git(["push", "--quiet", "origin", "main"], work);
+                const wrong = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+                assert.match(wrong.stdout, /git add -A && git commit --amend --no-edit: a new commit on top would leave this one first/);
+                // as the hint says: the files fixed, the commit amended, the bare repository made again, pushed
+                fs.renameSync(path.join(work, "overlays"), path.join(work, "envs"));
+                await git(["add", "-A"], work);
+                await git([...who, "commit", "--quiet", "--amend", "--no-edit"], work);
+                fs.rmSync(bareRepo, { recursive: true });
+                await git(["init", "--quiet", "--bare", "--shared=0644", "--initial-branch=main", bareRepo]);
+                await git(["push", "--quiet", "origin", "main"], work);
+                const r = await runMain("verify", ["--root", root, "--step", "1", "--offline"]);
+                assert.strictEqual(r.code, 0, r.out);
+            } finally {
+                fs.rmSync(work, { recursive: true, force: true });
+            }
+        });
+    });
 
     it("a first commit whose overlays name their own destination's namespace (shop-dev, shop-prod): step 1 done", async () => {
         await atShop(0, async (root) => {

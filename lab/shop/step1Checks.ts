@@ -27,7 +27,7 @@ const shopConfigAt = async (w: ShopWorld, sha: string, dir: string) => (await co
 /** How step 1 is done again: main's first commit is what it grades, and main takes fast-forwards only. */
 const redo = (w: ShopWorld, first: string) =>
     first === w.main
-        ? `while it is main's only commit, make the bare repository again (rm -rf ${shellWord(w.layout.bareRepo)}, git init --bare --shared=0644 --initial-branch=main it) and push a first commit of the files as they are`
+        ? `while it is main's only commit, make it again: fix the files in the lab's clone and amend that commit there (git add -A && git commit --amend --no-edit: a new commit on top would leave this one first), make the bare repository again (rm -rf ${shellWord(w.layout.bareRepo)}, git init --bare --shared=0644 --initial-branch=main it) and push: git push origin main`
         : "do step 1 over on the lab begun again (its reset)";
 
 export const STEP1_CHECKS: Check<ShopWorld>[] = [
