@@ -941,7 +941,8 @@ describe("mistakes whose answer is on standard output", function () {
 });
 
 describe("mistakes in a result file's values, and their hints", () => {
-    const field = (name: "incident" | "drift" | "revert" | "report", key: string) => shopFieldsOf(name).find((f) => f.key === key)!;
+    const field = (name: "incident" | "drift" | "revert" | "report" | "promote", key: string) =>
+        shopFieldsOf(name).find((f) => f.key === key)!;
     const stallStep = tenantsFieldsOf("stall").find((f) => f.key === "step")!;
     const stallCommit = tenantsFieldsOf("stall").find((f) => f.key === "commit")!;
     const recoveryOrder = tenantsFieldsOf("recovery").find((f) => f.key === "order")!;
@@ -1032,6 +1033,11 @@ describe("mistakes in a result file's values, and their hints", () => {
             field("revert", "prod_revision_during"),
             "release/prod",
             /^it holds "release\/prod", a branch's name, not a commit: write the full SHA it stood at \(an Application's status\.sync\.revision shows the commit Argo CD synced; git rev-parse origin\/release\/prod in the clone, after a git fetch, shows the branch's now/,
+        ],
+        [
+            field("promote", "from"),
+            "release/prod",
+            /^it holds "release\/prod", a branch's name, not a commit: write the full SHA release\/prod stood at before your push, which pin\.json's release_prod_initial holds/,
         ],
         [
             field("revert", "prod_revision_during"),

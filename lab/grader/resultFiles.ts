@@ -327,7 +327,10 @@ export function whyNot(f: SchemaField, v: unknown): string {
                 : `it holds ${held}, a commit named from the one checked out (its name moves with the next commit), not a SHA: write the full SHA it stands for (git rev-parse ${v} in the clone prints it; git log --oneline finds another)`;
         // a branch's name (an Application's targetRevision copied): the field takes the commit, which a branch moves off
         if (/^(refs\/heads\/|origin\/)?(main|master|release[-_/]prod|origin\/HEAD)$/.test(v))
-            return `it holds ${held}, a branch's name, not a commit: write the full SHA it stood at (an Application's status.sync.revision shows the commit Argo CD synced; git rev-parse ${/^(refs\/heads\/|origin\/)/.test(v) ? v : `origin/${v}`} in the clone, after a git fetch, shows the branch's now: a branch of the remote the clone never checked out is origin/${v.replace(/^(refs\/heads\/|origin\/)/, "")} there)`;
+            // promote.from: the branch's commit before the push, which the branch itself no longer shows once it moved
+            return f.key === "from"
+                ? `it holds ${held}, a branch's name, not a commit: write the full SHA release/prod stood at before your push, which pin.json's release_prod_initial holds (git rev-parse origin/release/prod shows where the push moved it, promote.to)`
+                : `it holds ${held}, a branch's name, not a commit: write the full SHA it stood at (an Application's status.sync.revision shows the commit Argo CD synced; git rev-parse ${/^(refs\/heads\/|origin\/)/.test(v) ? v : `origin/${v}`} in the clone, after a git fetch, shows the branch's now: a branch of the remote the clone never checked out is origin/${v.replace(/^(refs\/heads\/|origin\/)/, "")} there)`;
     }
     // a uid (or any value: rollback's "Revert") right but for its case: written as the step names it (a uid as Kubernetes prints it)
     if (typeof v === "string" && v !== v.toLowerCase() && f.check(v.toLowerCase()))
