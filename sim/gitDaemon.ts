@@ -92,6 +92,11 @@ export async function startGitDaemon(
     const user = opts.asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups"] : [];
     // git-daemon itself, not `git daemon`: the git wrapper would run it as a child the death signal does not reach
     const daemon = path.join(await gitExecPath(), "git-daemon");
+    // a git without its daemon (some distributions ship it apart: Fedora's and Alpine's git-daemon package)
+    if (!fs.existsSync(daemon))
+        throw new Error(
+            `this git has no git daemon (${daemon}, from git --exec-path, is not there): install it (Debian's git has it; Fedora and Alpine: the git-daemon package), or put a git that has it first on PATH`,
+        );
     // cwd /: nobody may not enter ours
     const child: ChildProcess = spawn("setpriv", [...user, "--pdeathsig", "KILL", daemon, ...args.slice(1)], {
         env,

@@ -88,6 +88,28 @@ describe("ShopRepo (step 1)", function () {
             }
         });
 
+        it("a git without its daemon: the answer names the missing git-daemon", async () => {
+            // a git whose --exec-path is a folder with no git-daemon in it (a distribution that ships the daemon apart)
+            const bin = fs.mkdtempSync(path.join(os.tmpdir(), "git-no-daemon-"));
+            fs.writeFileSync(path.join(bin, "git"), `#!/bin/sh\n[ "$1" = --exec-path ] && echo ${bin} && exit 0\nexit 1\n`, {
+                mode: 0o755,
+            });
+            const PATH = process.env.PATH;
+            process.env.PATH = `${bin}:${PATH}`;
+            try {
+                await assert.rejects(startGitDaemon(layout.bareDir), (e: Error) => {
+                    assert.strictEqual(
+                        e.message,
+                        `this git has no git daemon (${bin}/git-daemon, from git --exec-path, is not there): install it (Debian's git has it; Fedora and Alpine: the git-daemon package), or put a git that has it first on PATH`,
+                    );
+                    return true;
+                });
+            } finally {
+                process.env.PATH = PATH;
+                fs.rmSync(bin, { recursive: true, force: true });
+            }
+        });
+
         it("when it runs again, then nothing changes and the same commit comes back", async () => {
             const before = await git(["--git-dir", layout.bareRepo, "rev-parse", "main"]);
             const again = await createShopRepo(layout, readRepoFiles());
