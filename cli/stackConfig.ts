@@ -431,6 +431,11 @@ export const CONFIG_FILE_DETAIL =
 export function configFileOf(values: Values): string | undefined {
     const f = stringOption(values, "config-file");
     if (f === undefined) return undefined;
+    // - for standard input: the file is read more than once (the check, then the stack's program), a pipe only once
+    if (f === "-")
+        throw new UsageError(
+            "--config-file - (standard input) is not read: the stack's file is read more than once, which a pipe allows once; save it to a file (Pulumi.mine.yaml) and give its path",
+        );
     const abs = path.resolve(f);
     if (fs.existsSync(abs)) return abs;
     // run through npm (npm --prefix DIR run ...): a relative path is the caller's, in the folder npm was started from

@@ -501,6 +501,13 @@ const MISTAKES: Mistake[] = [
     [
         "author",
         "preflight",
+        ["--config-file", "-"],
+        2,
+        /^gitops-lab preflight: --config-file - \(standard input\) is not read: the stack's file is read more than once, which a pipe allows once; save it to a file/,
+    ],
+    [
+        "author",
+        "preflight",
         ["--config-file", "{dir}/through9.yaml"],
         1,
         /gitops-lab:solveThrough is "9"; allowed: a whole number from 0 to 8/,
