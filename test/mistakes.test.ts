@@ -625,6 +625,13 @@ const MISTAKES: Mistake[] = [
     ],
     [
         "author",
+        "preflight",
+        ["--config-file", "{dir}/registry-lab-name.yaml"],
+        1,
+        /gitops-lab:imageRegistry is "http:\/\/registry\.lab\.internal".*registry\.lab\.internal is the name the lab's images carry, which the cluster mirrors from a registry of its own: give that registry's address/,
+    ],
+    [
+        "author",
         "up",
         ["--solve-through", "3"],
         2,
@@ -831,6 +838,7 @@ describe("mistakes at the command line, and their answers", function () {
         write("twice-secret.yaml", "config:\n  gitops-lab:kubeconfigPath:\n    secure: AAAA\n  kubeconfigPath: /x\n");
         write("registry-password.yaml", "config:\n  gitops-lab:imageRegistry: http://admin:hunter2@10.0.0.5:5000\n");
         write("registry-no-scheme.yaml", "config:\n  gitops-lab:imageRegistry: admin:hunter2@ss@10.0.0.5:5000\n");
+        write("registry-lab-name.yaml", "config:\n  gitops-lab:imageRegistry: http://registry.lab.internal\n");
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 

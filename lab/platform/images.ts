@@ -31,6 +31,9 @@ export function registryUrlProblem(url: string): string | null {
     }
     if (!["http:", "https:"].includes(u.protocol)) return `${url}: a registry is reached over http:// or https://`;
     if (u.pathname !== "/" || u.search || u.hash) return `${url}: give the registry's address alone (http://host:port), no path`;
+    // the images' own registry name, which the cluster mirrors: no registry answers at it, the mirror's address is wanted
+    if (u.hostname === LAB_REGISTRY)
+        return `${url}: ${LAB_REGISTRY} is the name the lab's images carry, which the cluster mirrors from a registry of its own: give that registry's address (the mirror's endpoint in the cluster's registries.yaml, http://host:port)`;
     return null;
 }
 
