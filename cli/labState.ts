@@ -11,6 +11,8 @@ import { shopLayout } from "../lab/shop/layout";
 import { OWNER_VALUE } from "../lab/shop/repo";
 import { tenantsLayout } from "../lab/tenants/layout";
 import { shellWord } from "../lab/ports/shellWord";
+import { realHost } from "../lab/platform/preflight";
+import { UsageError } from "./command";
 
 export async function refuseUnbuildable(
     root: string,
@@ -37,4 +39,12 @@ export async function refuseUnbuildable(
             throw new Error(
                 `${repo} is gone while the lab under ${root} is at step ${done}: its steps stand on it, so it is neither served nor built on; put that folder itself back (a copy of it, cp -a; a repository made again from the clone lacks the lab's mark and is refused as yours), or start over: gitops-lab simulate --root ${shellWord(root)} --reset (which keeps the lab's clone, the history's last copy: copy out what you need, git bundle create FILE --all, and move the clone away), then the lab again`,
             );
+}
+
+/** The simulated repo-server renders with kubectl kustomize, as step 1 does: no kubectl is said before anything is made. */
+export async function refuseWithoutKubectl(): Promise<void> {
+    if (await realHost.which("kubectl")) return;
+    throw new UsageError(
+        `the simulated Argo CD renders the labs' repositories with "kubectl kustomize", and kubectl is not on PATH (${process.env.PATH ?? ""}): install kubectl (https://kubernetes.io/docs/tasks/tools/), or put the folder that holds it on PATH, then run again`,
+    );
 }

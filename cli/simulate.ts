@@ -34,7 +34,7 @@ import {
     clusterStateFile,
 } from "../sim/simulatedLab";
 import { checkNodeVisible } from "./node";
-import { refuseUnbuildable } from "./labState";
+import { refuseUnbuildable, refuseWithoutKubectl } from "./labState";
 import { GITOPS_LAB, gradingLines, serveInstructions } from "./serveInstructions";
 import { shellWord } from "../lab/ports/shellWord";
 import { firstStepNotDone, notDoneLine } from "./stepsGraded";
@@ -319,6 +319,7 @@ export const simulate: Command = {
                     values["argocd-version"] === undefined ? REAL_ARGOCD_DEFAULT : argocdVersion,
                 );
             }
+            await refuseWithoutKubectl();
             // a served lab started again where its learner has taken it (to --through or past it) is served as it stands:
             // nothing of it is solved or waited for again (steps cannot be undone, and the learner's work is the learner's)
             const shopDone = shop ? shopLabProgress(shopLayout(root)) : 0;

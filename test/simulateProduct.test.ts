@@ -1122,6 +1122,29 @@ describe("simulate: a root it cannot use is one line", function () {
         assert.deepStrictEqual(fs.readdirSync(closed), [], "nothing created");
     });
 
+    it("given no kubectl on PATH, then it says so in one line, before creating anything", async () => {
+        const parent = fs.mkdtempSync(path.join(os.tmpdir(), "no-kubectl-"));
+        fs.chmodSync(parent, 0o755); // the git daemon serves as nobody: a root closed to others is refused first
+        const root = path.join(parent, "lab");
+        const bin = fs.mkdtempSync(path.join(os.tmpdir(), "bin-"));
+        const PATH = process.env.PATH;
+        process.env.PATH = bin;
+        let r: Awaited<ReturnType<typeof runMain>>;
+        try {
+            r = await runMain("simulate", ["--root", root, "--through", "1"]);
+        } finally {
+            process.env.PATH = PATH;
+        }
+        assert.strictEqual(r.code, 2, r.out);
+        assert.ok(
+            r.stderr.includes(
+                `gitops-lab simulate: the simulated Argo CD renders the labs' repositories with "kubectl kustomize", and kubectl is not on PATH (${bin}): install kubectl`,
+            ),
+            r.stderr,
+        );
+        assert.strictEqual(fs.existsSync(root), false, "nothing created");
+    });
+
     it("given a root under a file, then it says so in one line, a usage error (2), before creating anything", async () => {
         const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "not-a-dir-")), "file");
         fs.writeFileSync(file, "");
