@@ -13,6 +13,7 @@ import { shopLayout } from "../lab/shop/layout";
 import { SHOP_STEPS_FILE, shopSteps } from "../lab/shop/steps";
 import { verify as verifyShop } from "../lab/shop/checks";
 import { verifyTenants } from "../lab/tenants/checks";
+import { skippedTenants } from "../lab/tenants/liveChecks";
 import { RELEASES, Tenant, TENANTS as TENANTS_ALL, tenantsLayout } from "../lab/tenants/layout";
 import { HOOK_ERROR, tenantFile, tenantPath, tenantSettings } from "../lab/tenants/repoFiles";
 import { TENANTS_STEPS_FILE } from "../lab/tenants/steps";
@@ -4766,6 +4767,37 @@ describe("verify --step: one step at a time, with a hint", function () {
             const r = await verifyServed(at, 2);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(r.stdout, /hint: mandant-b's sync of 1\.2\.0 succeeded after all \(healed by hand\?\), so the rollout went on/);
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("the fix pushed and the Applications refreshed, not the ApplicationSet: step 3 names the tenant skipped", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(2);
+        try {
+            await at.givenUp();
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(at.layout.clone, tenantPath(t)), tenantFile(t, RELEASES.fixed));
+            await git(["commit", "--quiet", "-am", "every tenant to the fixed release"], at.layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], at.layout.clone);
+            // the shop lab's habit: every Application refreshed, which compares them at the new commit with their old paths
+            for (const t of TENANTS_ALL) await at.cluster.annotateApplication(t, { [REFRESH_ANNOTATION]: "normal" });
+            await expect(
+                holds(
+                    "a tenant skipped",
+                    async () => (await skippedTenants(at.cluster)).length > 0,
+                    () => appset(at)?.status?.applicationStatus,
+                ),
+                { timeoutMs: 120_000 },
+            );
+            const r = (await verifyTenants({ layout: at.layout, through: 3, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live: each site runs the release"),
+            )!;
+            assert.strictEqual(r.ok, false, JSON.stringify(r));
+            assert.match(
+                r.hint ?? "",
+                /^mandant-\w \(step \d\)(, mandant-\w \(step \d\))* (was|were) skipped by RollingSync: .*the Applications refreshed after a push, not the ApplicationSet\); nothing syncs (it|them) but the next commit or a sync by hand: kubectl -n argocd patch application mandant-/,
+            );
         } finally {
             await at.stop();
         }
