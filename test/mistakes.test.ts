@@ -952,6 +952,20 @@ describe("mistakes whose answer is on standard output", function () {
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /FAIL.*the stack outputs can be read/);
         assert.match(r.stdout, /incident\.json has no completedThrough: it is not this stack's outputs \(a result file\? keys: /);
+        // graded at --step 2: said under that step, with the simulated lab's own answer (it has no stack outputs)
+        const step = await runMain("verify", [
+            "--root",
+            root,
+            "--offline",
+            "--step",
+            "2",
+            "--stack-outputs",
+            path.join(root, "root/cnpa-env/incident.json"),
+        ]);
+        assert.match(
+            step.stdout,
+            /^step 2 appset: not done \(as the lab stands, at step 3\): the stack outputs can be read; hint: the lab under \S+ is simulated: it has no stack, so no stack outputs \(pulumi up writes them on a lab host\); leave --stack-outputs out/,
+        );
     });
 });
 
