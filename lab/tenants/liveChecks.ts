@@ -206,6 +206,9 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                     : (byPath ?? (await releasesAt(w, op.syncResult.revision).catch(() => null))?.["mandant-b"]);
             const past = under ? Number(under[1]) > 2 : /Rollout has completed/.test(cond?.message ?? "");
             if (!past || !synced) return outcome;
+            // (a release other than the faulty one is a rollback only once the stall's push reached main)
+            if (synced !== RELEASES.faulty && !(w.main && Object.values(await releasesAt(w, w.main)).includes(RELEASES.faulty)))
+                return outcome;
             const after = `so the rollout went on and the cluster no longer shows the stall stall.json describes; the lab's way out of the stall is step 3's fixed release (${RELEASES.fixed}) in one commit: verify --lab tenants --step 3 grades it`;
             return {
                 ...outcome,
