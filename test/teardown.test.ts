@@ -4,7 +4,7 @@
  * --reset`, which runs the same destroy path against the simulated host.
  */
 import * as assert from "assert";
-import { execFileSync } from "child_process";
+import { execFileSync, spawnSync } from "child_process";
 import { recordMade } from "../lab/kit/layout";
 import * as fs from "fs";
 import * as os from "os";
@@ -681,6 +681,28 @@ describe("reset says only what it did, on any state it can recognise, and leaves
             assert.deepStrictEqual(r.left, [], r.out);
             assert.ok(!fs.existsSync(path.join(root, "clones")), r.out);
             assert.doesNotMatch(r.out, /it was there before the lab/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it("keeps a served clone of another user's, which git will not read (its work cannot be checked)", async function () {
+        if (process.getuid?.() !== 0) this.skip(); // chown to another user needs root: CI and the lab host run as root
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), "clones-theirs-"));
+        try {
+            const made = await runMain("simulate", ["--root", root, "--through", "1"]);
+            assert.strictEqual(made.code, 0, made.out);
+            const clone = path.join(root, "clones", "shop-envs");
+            await git(["clone", "--quiet", shopLayout(root).bareRepo, clone]);
+            await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "--quiet", "--allow-empty", "-m", "learner work"], clone);
+            // the learner's own account's clone: git refuses it to root ("dubious ownership")
+            spawnSync("chown", ["-R", "65534:65534", path.join(root, "clones")]);
+            const r = await reset(root);
+            assert.ok(fs.existsSync(path.join(clone, ".git")), r.out);
+            assert.match(
+                r.out,
+                /kept \S+\/clones\/shop-envs: it holds work the repository does not \(work that could not be checked: git will not read it \(it belongs to uid 65534, not to you\)/,
+            );
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }

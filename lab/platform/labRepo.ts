@@ -265,6 +265,21 @@ export async function makeWorldReadable(layout: RepoSite): Promise<void> {
 export async function unpushedWork(clone: string, repository?: string): Promise<string[]> {
     const out: string[] = [];
     const few = (xs: string[]) => `${xs.slice(0, 5).join(", ")}${xs.length > 5 ? ` and ${xs.length - 5} more` : ""}`;
+    // a clone git will not read as this user (another user's: git's "dubious ownership"): nothing in it can be checked,
+    // so it counts as holding work (each question below would read as "none" and the clone would go)
+    const unreadable = await git(["rev-parse", "--git-dir"], clone).then(
+        () => undefined,
+        (e: unknown) =>
+            String((e as Error)?.message ?? e)
+                .split("\n")
+                .find((l) => /fatal|error/i.test(l)) ?? "git failed",
+    );
+    if (unreadable !== undefined) {
+        const owner = fs.statSync(clone).uid;
+        return [
+            `work that could not be checked: git will not read it${owner !== process.getuid?.() ? ` (it belongs to uid ${owner}, not to you)` : ""}: ${unreadable.trim()}`,
+        ];
+    }
     // files git ignores (.git/info/exclude, a .gitignore) are the learner's too: --ignored lists them ("!! path")
     const changed = (await git(["status", "--porcelain", "--untracked-files=all", "--ignored"], clone).catch(() => ""))
         .split("\n")
