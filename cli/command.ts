@@ -267,7 +267,8 @@ const SPECIAL_DIRS = [...Object.keys(SPECIAL_FS), "/dev"];
  */
 export function checkRoot(root: string, option = "--root"): string {
     const abs = path.resolve(root);
-    const special = SPECIAL_DIRS.find((d) => abs === d || abs.startsWith(`${d}/`));
+    // (/dev/shm is a tmpfs, which holds files as /tmp does: a root there is taken)
+    const special = /^\/dev\/shm(\/|$)/.test(abs) ? undefined : SPECIAL_DIRS.find((d) => abs === d || abs.startsWith(`${d}/`));
     if (special)
         throw new UsageError(
             `${option} ${root} is under ${special}, a special filesystem that cannot hold the lab's files; choose a directory on a disk, e.g. /tmp/gitops-lab`,

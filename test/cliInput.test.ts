@@ -28,6 +28,8 @@ describe("a lab root from the command line (checkRoot)", () => {
                 r,
             );
         }
+        // /dev/shm is a tmpfs, holding files as /tmp does: taken
+        assert.strictEqual(checkRoot("/dev/shm/gitops-lab"), "/dev/shm/gitops-lab");
     });
 
     it("refuses a root that is a file, or under a file, naming the file", () => {
