@@ -855,6 +855,24 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("shop-prod's history without the incident (Synced at it with no sync of its own): not taken for made anew", async () => {
+        const at = await labAt(4);
+        try {
+            // as Argo CD leaves it when the incident renders for prod as a commit it synced before: no entry of its own
+            const incident = JSON.parse(fs.readFileSync(at.lab.layout.resultFile("incident"), "utf8")).commit;
+            const prod = at.lab.kube.get("Application", "argocd", "shop-prod")!;
+            const history = (prod.status?.history ?? []).filter((h) => h.revision !== incident);
+            assert.ok(history.length < (prod.status?.history ?? []).length, "the incident's entry is there to take out");
+            at.lab.kube.put({ ...prod, status: { ...prod.status, history } }, "test");
+            const r = (await verifyShop({ layout: at.lab.layout, through: 4, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live shop-dev and shop-prod are the Applications step 3 synced"),
+            );
+            assert.strictEqual(r?.ok, true, JSON.stringify(r));
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("an immutable shop-config: the incident's sync is refused, and the hint says how to make it anew", async () => {
         const at = await labAt(2);
         try {

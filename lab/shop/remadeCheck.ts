@@ -42,6 +42,11 @@ export const NOT_MADE_ANEW = liveCheck<ShopWorld>(
             // gone (other checks say so), or a history full enough to have let the entry go (its own revisionHistoryLimit,
             // a template's 1 among them, else Argo CD's 10): nothing to tell from it
             if (!history.length || history.length >= Number(live?.spec?.revisionHistoryLimit ?? HISTORY_LIMIT)) continue;
+            // made before the incident commit was: the same Application (a history may lack the incident: a commit rendering
+            // for prod as the one it synced is Synced with no sync of its own)
+            // (to the second: a commit's date has no finer one)
+            const created = Math.floor(Date.parse(String(live?.metadata?.creationTimestamp ?? "")) / 1000) * 1000;
+            if (created <= (await w.repo.committedAt(incident).catch(() => NaN))) continue;
             if (!(await synced(history.map((h) => h?.revision))))
                 remade.push(`${app} (its history begins at ${String(history[0]?.revision ?? "").slice(0, 12)}, after step 3)`);
         }
