@@ -169,6 +169,9 @@ async function benchRun(values: Values): Promise<number> {
     onlyWith("bench", values, "rounds", "doctor");
     onlyWith("bench", values, "build", "cluster");
     onlyWith("bench", values, "pulumi", "cluster");
+    // its labs go in $TMPDIR: one that does not exist said as such, not as mkdtemp's ENOENT
+    if (!values.doctor && values.cluster === undefined && !fs.existsSync(os.tmpdir()))
+        throw new UsageError(`TMPDIR ${os.tmpdir()} does not exist, and bench makes its labs there: create it, or unset TMPDIR`);
     // its labs go in $TMPDIR, whose repositories the git daemon serves as nobody (a private TMPDIR: said, not exit 128)
     if (!values.doctor && values.cluster === undefined && process.getuid?.() === 0)
         checkRootReachableByNobody(path.join(os.tmpdir(), "bench"), os.tmpdir(), "TMPDIR");

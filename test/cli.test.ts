@@ -293,6 +293,20 @@ describe("gitops-lab bench", function () {
         }
     });
 
+    it("a TMPDIR that does not exist: said, naming TMPDIR", () => {
+        const tmp = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "bench-gone-")), "no-such-dir");
+        const r = spawnSync(process.execPath, [BIN, "bench", "--tenants"], {
+            env: { ...process.env, TMPDIR: tmp },
+            encoding: "utf8",
+            timeout: 60_000,
+        });
+        assert.strictEqual(r.status, 2, r.stderr);
+        assert.strictEqual(
+            r.stderr,
+            `gitops-lab bench: TMPDIR ${tmp} does not exist, and bench makes its labs there: create it, or unset TMPDIR\n`,
+        );
+    });
+
     it("--tenants --json: the tenants lab's waits on the simulation's clock at v3.5.1's defaults", async () => {
         const r = await runMain("bench", ["--tenants", "--json"]);
         assert.strictEqual(r.code, 0, r.out);
