@@ -387,6 +387,9 @@ function readStackOutputs(file: string): Record<string, unknown> {
         throw new Error(
             `${file} holds ${Array.isArray(value) ? "an array" : value === null ? "null" : `a ${typeof value}`}, not the stack's outputs (a JSON object)`,
         );
+    // verify's own --json output (ok, lab, root, through): graded results, not what the stack exported
+    if (!("completedThrough" in value) && ["ok", "lab", "root", "through"].every((k) => k in value))
+        throw new Error(`${file} is verify's own --json output (graded results), not the stack's outputs`);
     if (!("completedThrough" in value))
         throw new Error(
             `${file} has no completedThrough: it is not this stack's outputs (a result file? keys: ${Object.keys(value).slice(0, 5).join(", ") || "none"})`,

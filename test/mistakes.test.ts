@@ -952,6 +952,11 @@ describe("mistakes whose answer is on standard output", function () {
         assert.strictEqual(r.code, 1, r.out);
         assert.match(r.stdout, /FAIL.*the stack outputs can be read/);
         assert.match(r.stdout, /incident\.json has no completedThrough: it is not this stack's outputs \(a result file\? keys: /);
+        // verify's own --json output given for them: named as such
+        const own = path.join(root, "verify.json");
+        fs.writeFileSync(own, (await runMain("verify", ["--root", root, "--offline", "--json"])).stdout);
+        const json = await runMain("verify", ["--root", root, "--offline", "--stack-outputs", own]);
+        assert.match(json.stdout, /verify\.json is verify's own --json output \(graded results\), not the stack's outputs/);
         // graded at --step 2: said under that step, with the simulated lab's own answer (it has no stack outputs)
         const step = await runMain("verify", [
             "--root",
