@@ -12,6 +12,9 @@ import { CONFIG_KEYS, parseStackConfig, StackConfig } from "../lab/platform/stac
 import { DEFAULTS } from "../lab/platform/defaults";
 import { codeOf } from "../lab/ports/errors";
 import { stringOption, UsageError, Values } from "./command";
+import { isServedKubeconfig } from "../sim/servedFiles";
+import { SHOP_RESULT_FILES } from "../lab/shop/results";
+import { TENANTS_RESULT_FILES } from "../lab/tenants/results";
 
 export const PROJECT_DIR = path.resolve(__dirname, "..");
 /**
@@ -188,6 +191,23 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = stackName(), c
 }
 
 /** The stack's configuration, with the lab's keys its file sets itself (Pulumi.yaml's defaults give the rest). */
+/** A kubeconfig given for the stack's file: what it is, and (a served simulated lab's, which no stack can adopt) what to use. */
+function kubeconfigGiven(file: string, doc: unknown): string | undefined {
+    if (!doc || typeof doc !== "object" || (doc as { kind?: unknown }).kind !== "Config" || !("clusters" in doc)) return undefined;
+    return isServedKubeconfig(file)
+        ? `${file} is a kubeconfig (kind: Config), a served simulated lab's, not a stack configuration; a stack adopts a real cluster's kubeconfig (gitops-lab:kubeconfigPath), and the simulated lab is simulate's: gitops-lab simulate --help`
+        : `${file} is a kubeconfig (kind: Config), not a stack configuration: to adopt that cluster, set gitops-lab:kubeconfigPath: ${file} under config: in the stack's file (Pulumi.dev.yaml)`;
+}
+
+/** A file's YAML (JSON is YAML too), or undefined where it is none. */
+function readYamlLoosely(file: string): unknown {
+    try {
+        return parseDocument(fs.readFileSync(file, "utf8")).toJSON();
+    } catch {
+        return undefined;
+    }
+}
+
 export function readStackFile(
     projectDir = PROJECT_DIR,
     stack = stackName(),
@@ -205,10 +225,14 @@ export function readStackFile(
     readYaml(path.join(projectDir, "Pulumi.yaml")); // its syntax, too, before anything runs
     const stackFile = configFile ?? path.join(projectDir, `Pulumi.${stack}.yaml`);
     // Pulumi reads a stack file by its extension (encoding.Detect: .yaml, .yml or .json, as written), and refuses one without
-    if (configFile && fs.statSync(configFile, { throwIfNoEntry: false })?.isFile() && !/\.(yaml|yml|json)$/.test(configFile))
+    // (a kubeconfig, which has none, said as what it is first: renamed, it would be refused as a kubeconfig anyway)
+    if (configFile && fs.statSync(configFile, { throwIfNoEntry: false })?.isFile() && !/\.(yaml|yml|json)$/.test(configFile)) {
+        const kubeconfig = kubeconfigGiven(configFile, (() => readYamlLoosely(configFile))());
+        if (kubeconfig) throw new Error(kubeconfig);
         throw new Error(
             `${configFile}: Pulumi reads a stack file by its extension, .yaml, .yml or .json in lower case ("no marshaler found for file format" otherwise), and this one has ${path.extname(configFile) || "none"}: name it ${/\.(yaml|yml|json)$/i.test(configFile) ? configFile.replace(/\.[^.]+$/, (e) => e.toLowerCase()) : `${configFile}.yaml`}`,
         );
+    }
     const values: Record<string, unknown> = {};
     const secret: string[] = [];
     let environments: string[] = [];
@@ -251,9 +275,16 @@ export function readStackFile(
                 `${stackFile} is a Pulumi project file (name: ${JSON.stringify((doc as { name?: unknown }).name)}, runtime:), not a stack configuration: give a stack's file like Pulumi.dev.yaml, whose config: holds gitops-lab:<key>: <value>`,
             );
         // a kubeconfig given for the stack's file: it is what kubeconfigPath names
-        if ((doc as { kind?: unknown }).kind === "Config" && "clusters" in doc)
+        const kubeconfig = kubeconfigGiven(stackFile, doc);
+        if (kubeconfig) throw new Error(kubeconfig);
+        // a lab's result file (stall.json, incident.json): what a step wrote, no config:
+        if (
+            doc.config === undefined &&
+            ([...SHOP_RESULT_FILES, ...TENANTS_RESULT_FILES].some((n) => path.basename(stackFile) === `${n}.json`) ||
+                typeof (doc as { commit?: unknown }).commit === "string")
+        )
             throw new Error(
-                `${stackFile} is a kubeconfig (kind: Config), not a stack configuration: to adopt that cluster, set gitops-lab:kubeconfigPath: ${stackFile} under config: in the stack's file (Pulumi.dev.yaml)`,
+                `${stackFile} is a lab's result file (what a step wrote: a commit and what was seen), not a stack configuration: give a stack's file like Pulumi.dev.yaml, whose config: holds gitops-lab:<key>: <value>`,
             );
         // another Kubernetes manifest (the lab's appset.yaml): apiVersion and kind, no config:
         const manifest = doc as { apiVersion?: unknown; kind?: unknown };

@@ -626,6 +626,20 @@ const MISTAKES: Mistake[] = [
     [
         "author",
         "preflight",
+        ["--config-file", "{dir}/stall.json"],
+        1,
+        /stall\.json is a lab's result file \(what a step wrote: a commit and what was seen\), not a stack configuration/,
+    ],
+    [
+        "author",
+        "preflight",
+        ["--config-file", "{dir}/kubeconfig"],
+        1,
+        /\/kubeconfig is a kubeconfig \(kind: Config\), not a stack configuration: to adopt that cluster, set gitops-lab:kubeconfigPath/,
+    ],
+    [
+        "author",
+        "preflight",
         ["--config-file", "{dir}/registry-lab-name.yaml"],
         1,
         /gitops-lab:imageRegistry is "http:\/\/registry\.lab\.internal".*registry\.lab\.internal is the name the lab's images carry, which the cluster mirrors from a registry of its own: give that registry's address/,
@@ -839,6 +853,8 @@ describe("mistakes at the command line, and their answers", function () {
         write("registry-password.yaml", "config:\n  gitops-lab:imageRegistry: http://admin:hunter2@10.0.0.5:5000\n");
         write("registry-no-scheme.yaml", "config:\n  gitops-lab:imageRegistry: admin:hunter2@ss@10.0.0.5:5000\n");
         write("registry-lab-name.yaml", "config:\n  gitops-lab:imageRegistry: http://registry.lab.internal\n");
+        write("stall.json", JSON.stringify({ appset: "argocd/tenants", commit: "a".repeat(40), step: 2 }));
+        write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
