@@ -10,7 +10,7 @@ import { platformRepoPaths } from "../lab/tenants/repo";
 import { imagesNeedAWay, k3sBinary } from "../lab/platform/images";
 import { DEFAULTS } from "../lab/platform/defaults";
 import { clusterStateFile } from "../sim/simulatedLab";
-import { simulatedLabAbove } from "../sim/hostRoot";
+import { kitPlaceOf, simulatedLabAbove } from "../sim/hostRoot";
 import { isServedKubeconfig, servedLabOf } from "../sim/servedFiles";
 import { Command, EXIT, stringOption } from "./command";
 import {
@@ -119,6 +119,16 @@ export async function runPreflight(
                       check: "the stack's root",
                       verdict: "WARN" as const,
                       detail: `root ${cfg.root} puts the lab at ${path.join(cfg.root, "srv", "bare")} and ${path.join(cfg.root, "root", "cnpa-env")}: root is the folder above the lab's srv/ and root/ (/ on a lab host), not ${path.basename(path.resolve(cfg.root)) === "root" ? "root's home" : "the folder of the bare repositories (the lab makes srv/bare under root)"}; leave it at / unless a folder of its own is meant`,
+                  },
+              ]
+            : []),
+        // the kit's own folder (or one of its folders): the lab's srv/ and root/ would go among the kit's files
+        ...(kitPlaceOf(cfg.root)
+            ? [
+                  {
+                      check: "the stack's root",
+                      verdict: "FAIL" as const,
+                      detail: `root ${cfg.root} is ${kitPlaceOf(cfg.root)}: the lab's srv/ and root/ would go among the kit's files; set root to a folder of its own (/ on a lab host)`,
                   },
               ]
             : []),

@@ -55,12 +55,21 @@ export const KIT_FOLDERS = [
  * A folder of the user's beside them (--root mylab) is theirs.
  */
 function kitFolderOf(root: string): string | undefined {
+    const where = kitPlaceOf(root);
+    return (
+        where &&
+        `--root ${root} is ${where}: the lab's srv/, root/ and saved cluster would go among the kit's files; give a folder of its own, such as --root /tmp/lab`
+    );
+}
+
+/** Where a root is in the kit ("the kit's own folder (DIR)", "inside the kit's own lab/ folder (DIR)"), or undefined. */
+export function kitPlaceOf(root: string): string | undefined {
     const real = (p: string) => (fs.existsSync(p) ? fs.realpathSync(p) : path.resolve(p));
     const rel = path.relative(real(KIT_DIR), real(root));
     if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
     const first = rel.split(path.sep)[0];
     if (first && !KIT_FOLDERS.includes(first)) return undefined;
-    return `--root ${root} is ${first ? `inside the kit's own ${first}/ folder` : "the kit's own folder"} (${KIT_DIR}): the lab's srv/, root/ and saved cluster would go among the kit's files; give a folder of its own, such as --root /tmp/lab`;
+    return `${first ? `inside the kit's own ${first}/ folder` : "the kit's own folder"} (${KIT_DIR})`;
 }
 
 /**

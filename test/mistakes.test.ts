@@ -854,11 +854,21 @@ describe("mistakes at the command line, and their answers", function () {
         write("registry-no-scheme.yaml", "config:\n  gitops-lab:imageRegistry: admin:hunter2@ss@10.0.0.5:5000\n");
         write("registry-lab-name.yaml", "config:\n  gitops-lab:imageRegistry: http://registry.lab.internal\n");
         write("stall.json", JSON.stringify({ appset: "argocd/tenants", commit: "a".repeat(40), step: 2 }));
+        write("kit-root.yaml", `config:\n  gitops-lab:root: ${path.resolve(__dirname, "..")}\n`);
         write("kubeconfig", "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n");
     });
     after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it("has at least 40 of them", () => assert.ok(MISTAKES.length >= 40, `${MISTAKES.length}`));
+
+    it("author: preflight of a stack whose root is the kit's own folder: a FAIL line says so", async () => {
+        const r = await runMain("preflight", ["--config-file", path.join(dir, "kit-root.yaml")]);
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /^FAIL {2}the stack's root: root \S+ is the kit's own folder \(\S+\): the lab's srv\/ and root\/ would go among the kit's files/m,
+        );
+    });
 
     for (const [who, command, args, code, answer] of MISTAKES) {
         it(`${who}: ${command} ${args.join(" ")}`, async () => {
