@@ -2075,6 +2075,21 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("promote.to read from the clone's own release/prod, which the push did not move: the hint says so", async () => {
+        await atShop(6, async (root) => {
+            const layout = shopLayout(root);
+            const promote = JSON.parse(fs.readFileSync(layout.resultFile("promote"), "utf8"));
+            editResult(layout.resultFile("promote"), { to: promote.from });
+            const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: release\/prod in the repository is at incident\.commit already \(the promotion was pushed\), but promote\.to holds [0-9a-f]{12}, where it stood before \(promote\.from\): read from your clone's own release\/prod/,
+            );
+            assert.doesNotMatch(r.stdout, /can still fast-forward/);
+        });
+    });
+
     it("a promotion pushed from the daemon's clone: the hint names the lab's clone", async () => {
         await atShop(5, async (root) => {
             const layout = shopLayout(root);

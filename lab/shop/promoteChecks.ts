@@ -86,6 +86,13 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                 // (release/prod not moved off the way to it: a copy, a merge, or past it rules the fast-forward out)
                 (!w.releaseTip || (await w.repo.isAncestor(w.releaseTip, commit)))
             ) {
+                // release/prod already at the incident: the push was made, and promote.to was read where it stood before (the
+                // clone's local branch, which git push origin main:release/prod does not move)
+                if (w.releaseTip === commit)
+                    return {
+                        ...outcome,
+                        hint: `release/prod in the repository is at incident.commit already (the promotion was pushed), but promote.to holds ${to.slice(0, 12)}, where it stood before${to === obj(w, "promote").from ? " (promote.from)" : ""}: read from your clone's own release/prod, which a push of another branch to it (git push origin main:release/prod) does not move? write what the repository holds: git fetch, then git rev-parse origin/release/prod`,
+                    };
                 const merge = (await w.repo.parents(commit)).length > 1;
                 return {
                     ...outcome,
