@@ -2056,6 +2056,43 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("an incident commit whose prod overlay sets the flag off, or that does not render: the hint names the commit, not a refresh", async () => {
+        await atShop(2, async (root) => {
+            const layout = shopLayout(root);
+            const commit = async (edit: () => void, message: string) => {
+                edit();
+                await git(["-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qam", message], layout.clone);
+                await git(["push", "-q", "origin", "HEAD:main"], layout.clone);
+                return git(["rev-parse", "HEAD"], layout.clone);
+            };
+            const file = (p: string) => path.join(layout.clone, p);
+            const set = (p: string, from: string, to: string) =>
+                fs.writeFileSync(file(p), fs.readFileSync(file(p), "utf8").replace(from, to));
+            const overridden = await commit(() => {
+                set("base/configmap.yaml", 'FEATURE_CHECKOUT_V2: "off"', 'FEATURE_CHECKOUT_V2: "on"');
+                fs.appendFileSync(
+                    file("envs/prod/kustomization.yaml"),
+                    '  - target:\n      kind: ConfigMap\n      name: shop-config\n    patch: |-\n      - op: replace\n        path: /data/FEATURE_CHECKOUT_V2\n        value: "off"\n',
+                );
+            }, "on, but not in prod");
+            fs.writeFileSync(layout.resultFile("incident"), JSON.stringify({ commit: overridden, dev_value: "on", prod_value: "off" }));
+            const r = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(r.code, 1, r.out);
+            assert.match(
+                r.stdout,
+                /hint: [0-9a-f]{12} renders FEATURE_CHECKOUT_V2 "off" in envs\/prod \(its overlay sets it over base\?\), so shop-prod shows no "on" to read/,
+            );
+            const broken = await commit(
+                () => fs.appendFileSync(file("base/kustomization.yaml"), "  - missing.yaml\n"),
+                "a file that is not there",
+            );
+            fs.writeFileSync(layout.resultFile("incident"), JSON.stringify({ commit: broken, dev_value: "off", prod_value: "off" }));
+            const b = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.match(b.stdout, /hint: [0-9a-f]{12} does not render envs\/dev \([^\n]*\): Argo CD cannot render it/);
+            assert.doesNotMatch(b.stdout, /refresh the Applications/);
+        });
+    });
+
     it("an incident commit made in the daemon's clone: the hint says that clone cannot push", async () => {
         await atShop(3, async (root) => {
             const layout = shopLayout(root);
@@ -2274,11 +2311,12 @@ describe("verify --step: one step at a time, with a hint", function () {
     });
 
     it("promote.to a commit before incident.commit: the hint says to fast-forward on to it", async () => {
-        await atShop(6, async (root) => {
+        // release/prod not moved yet (the lab at step 5), promote.json written with the commit before the incident
+        await atShop(5, async (root) => {
             const layout = shopLayout(root);
             const { commit } = JSON.parse(fs.readFileSync(layout.resultFile("incident"), "utf8"));
             const before = await git(["--git-dir", layout.bareRepo, "rev-parse", `${commit}^`]);
-            editResult(layout.resultFile("promote"), { to: before });
+            fs.writeFileSync(layout.resultFile("promote"), JSON.stringify({ from: before, to: before }));
             const r = await runMain("verify", ["--root", root, "--step", "6", "--offline"]);
             assert.strictEqual(r.code, 1, r.out);
             assert.match(

@@ -136,7 +136,30 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
                 hint: `${i.commit.slice(0, 12)}'s base/configmap.yaml is no YAML (${unreadable}): ${notRendered(i.commit)}`,
             };
         const hint = outcome.ok || !isSha(i.commit) ? undefined : await overlayHint(w, i.commit);
-        return hint ? { ...outcome, hint } : outcome;
+        if (hint) return { ...outcome, hint };
+        // the commit itself renders no "on" in an environment (it does not render; an overlay sets the flag over base): no
+        // refresh shows what it does not render
+        if (!outcome.ok && isSha(i.commit) && (await w.repo.isCommit(i.commit)))
+            for (const [env, dir] of [
+                ["dev", "envs/dev"],
+                ["prod", "envs/prod"],
+            ] as const) {
+                const rendered = await renderShopConfigAt(w.repo, i.commit, dir, w.kubectl).then(
+                    (d) => d.FEATURE_CHECKOUT_V2,
+                    (e: unknown) => new Error(String((e as Error)?.message ?? e).split("\n")[0]),
+                );
+                if (rendered instanceof Error)
+                    return {
+                        ...outcome,
+                        hint: `${i.commit.slice(0, 12)} does not render ${dir} (${rendered.message}): ${notRendered(i.commit)}`,
+                    };
+                if (rendered !== "on")
+                    return {
+                        ...outcome,
+                        hint: `${i.commit.slice(0, 12)} renders FEATURE_CHECKOUT_V2 ${JSON.stringify(rendered ?? null)} in ${dir} (its overlay sets it over base?), so shop-${env} shows no "on" to read, refreshed or not: take that out of the overlay, then ${makeAgain(i.commit)}`,
+                    };
+            }
+        return outcome;
     },
 };
 
