@@ -2082,6 +2082,18 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.stdout,
                 /hint: [0-9a-f]{12} renders FEATURE_CHECKOUT_V2 "off" in envs\/prod \(its overlay sets it over base\?\), so shop-prod shows no "on" to read/,
             );
+            // the override taken out in a commit of its own: that one is not the incident, nor the one before it
+            const prodFile = file("envs/prod/kustomization.yaml");
+            const prodBefore = execFileSync("git", ["show", `${overridden}^:envs/prod/kustomization.yaml`], { cwd: layout.clone });
+            const mended = await commit(() => fs.writeFileSync(prodFile, prodBefore), "prod on too");
+            fs.writeFileSync(layout.resultFile("incident"), JSON.stringify({ commit: mended, dev_value: "on", prod_value: "on" }));
+            const m = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.match(
+                m.stdout,
+                new RegExp(
+                    `the commit that turned it on \\(${overridden.slice(0, 12)}\\) does not render it on in both environments .*turn the flag off in base/configmap\\.yaml in one commit`,
+                ),
+            );
             const broken = await commit(
                 () => fs.appendFileSync(file("base/kustomization.yaml"), "  - missing.yaml\n"),
                 "a file that is not there",

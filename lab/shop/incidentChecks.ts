@@ -184,11 +184,25 @@ export const INCIDENT_IN_BASE: Check<ShopWorld> = {
         const before = parent ? await inBase(parent) : undefined;
         const outcome = eq({ commit: "on", parent: "off" }, { commit: now, parent: before });
         if (outcome.ok) return outcome;
-        if (now === "on" && before === "on")
+        if (now === "on" && before === "on") {
+            // the commit that turned it on (the earliest with it on, along first parents): one that renders no "on" in both
+            // environments (an overlay over base, or no render) cannot be the incident either, so it is not pointed to
+            let on = parent;
+            for (let i = 0; i < 50; i++) {
+                const [up] = await w.repo.parents(on);
+                if (!up || (await inBase(up)) !== "on") break;
+                on = up;
+            }
+            const renders = async (dir: string) =>
+                (await renderShopConfigAt(w.repo, on, dir, w.kubectl).catch(() => undefined))?.FEATURE_CHECKOUT_V2 === "on";
+            const usable = (await renders("envs/dev")) && (await renders("envs/prod"));
             return {
                 ...outcome,
-                hint: `${commit.slice(0, 12)}'s parent has FEATURE_CHECKOUT_V2 on in base already: incident.commit is the commit that turned it on, an earlier one (git log -G FEATURE_CHECKOUT_V2 --oneline main -- base/ lists the commits that changed it)`,
+                hint: usable
+                    ? `${commit.slice(0, 12)}'s parent has FEATURE_CHECKOUT_V2 on in base already: incident.commit is the commit that turned it on, an earlier one (git log -G FEATURE_CHECKOUT_V2 --oneline main -- base/ lists the commits that changed it)`
+                    : `${commit.slice(0, 12)}'s parent has FEATURE_CHECKOUT_V2 on in base already, and the commit that turned it on (${on.slice(0, 12)}) does not render it on in both environments (an overlay set it over base, or it does not render), so neither is the incident: turn the flag off in base/configmap.yaml in one commit and push, then on in the next, push, read the values, and write that commit as incident.commit`,
             };
+        }
         // no parent, and not main's: the first commit amended (git commit --amend), whose push the repository refused
         if (!parent && now === "on" && w.main && !(await w.repo.isAncestor(commit, w.main).catch(() => false)))
             return {
