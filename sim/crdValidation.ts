@@ -201,6 +201,22 @@ export function nameInvalid(kind: string, group: string, name: string): string |
     return why && `${kind}.${group} "${name}" is invalid: ${why}`;
 }
 
+/**
+ * The name check of a kind's create (ValidateObjectMeta's): a Namespace's name is a DNS label (ValidateNamespaceName,
+ * NameIsDNSLabel), every other kind's here a DNS subdomain. Its field error, or undefined.
+ */
+export function createNameError(kind: string, name: string): string | undefined {
+    if (kind !== "Namespace") return nameError(name);
+    if (/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) && name.length <= 63) return undefined;
+    const why =
+        name.length > 63
+            ? "must be no more than 63 characters"
+            : /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name)
+              ? "must not contain dots"
+              : "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+    return `metadata.name: Invalid value: "${name}": ${why}`;
+}
+
 /** NameIsDNSSubdomain's field error for `name`, or undefined. */
 function nameError(name: string): string | undefined {
     const re = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

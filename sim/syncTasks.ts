@@ -8,6 +8,7 @@ import { TRACKING_ANNOTATION } from "../lab/argo/application";
 import type { Application, Operation, ResourceResult } from "../lab/argo/types";
 import { FakeKube } from "./fakeApi";
 import { refuseImmutableUpdate } from "./builtinValidation";
+import { createNameError } from "./crdValidation";
 import { wave } from "./hooks";
 import type { Manifest, StoredObject } from "./objects";
 import { groupOf, keyOf, trackingId } from "./resources";
@@ -35,7 +36,22 @@ export function createNamespace(host: SyncHost, app: Application, syncOptions: s
 /** Applies the rendered objects (only those the operation names, for a partial sync); prunes when asked. */
 export function applySync(host: SyncHost, app: Application, op: SyncOperation, desired: Manifest[]): ResourceResult[] {
     const name = app.metadata.name;
-    createNamespace(host, app, app.spec!.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? []);
+    // a destination namespace the API server refuses to make (no DNS label: shop_dev): the namespace task fails, and the sync
+    const ns = app.spec!.destination?.namespace;
+    const options = app.spec!.syncPolicy?.syncOptions ?? op.sync.syncOptions ?? [];
+    const badNamespace = ns && options.includes("CreateNamespace=true") ? createNameError("Namespace", ns) : undefined;
+    if (ns && badNamespace)
+        return [
+            {
+                version: "v1",
+                kind: "Namespace",
+                name: ns,
+                status: "SyncFailed",
+                message: `Namespace "${ns}" is invalid: ${badNamespace}`,
+                syncPhase: "PreSync",
+            },
+        ];
+    createNamespace(host, app, options);
     const only = op.sync.resources ? new Set(op.sync.resources.map((r) => `${r.kind}/${r.namespace}/${r.name}`)) : null;
     const results: ResourceResult[] = [];
     for (const d of [...desired].sort((x, y) => wave(x) - wave(y))) {

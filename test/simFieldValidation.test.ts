@@ -197,6 +197,33 @@ describe("the simulated API server's field validation of custom resources", func
         assert.strictEqual((kube.get("Job", "mandant-b", "site-setup") as any).spec.backoffLimit, 3);
     });
 
+    // given a name that is no DNS label (a Namespace's) or subdomain (any other kind's), when created, then 422 Invalid
+    // with the API server's words (ValidateObjectMeta's NameIsDNSLabel / NameIsDNSSubdomain), nothing stored
+    it("a Namespace named shop_dev, a ConfigMap named Bad_Name: refused as the API server refuses them", async () => {
+        const ns = await kubectl("apply", "-f", file("ns.yaml", { apiVersion: "v1", kind: "Namespace", metadata: { name: "shop_dev" } }));
+        assert.strictEqual(ns.ok, false, ns.out);
+        assert.match(
+            ns.out,
+            /The Namespace "shop_dev" is invalid: metadata\.name: Invalid value: "shop_dev": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'/,
+        );
+        assert.strictEqual(kube.get("Namespace", undefined, "shop_dev"), undefined);
+        kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop-dev" } }, "setup");
+        const cm = await kubectl(
+            "apply",
+            "-f",
+            file("cm.yaml", {
+                apiVersion: "v1",
+                kind: "ConfigMap",
+                metadata: { name: "Bad_Name", namespace: "shop-dev" },
+                data: { a: "b" },
+            }),
+        );
+        assert.match(
+            cm.out,
+            /The ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain/,
+        );
+    });
+
     // given a ConfigMap stored with immutable: true, when its data is patched, then 422 Forbidden, nothing stored
     // (pkg/apis/core/validation ValidateConfigMapUpdate); its labels may change
     it("an immutable ConfigMap's data cannot change; its labels can", async () => {

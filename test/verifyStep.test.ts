@@ -873,6 +873,36 @@ describe("verify --step: one step at a time, with a hint", function () {
         }
     });
 
+    it("a destination namespace that is no DNS label (shop_{{env}}): the sync fails on its namespace, as Argo CD's does", async () => {
+        const at = await labAt(2);
+        try {
+            at.lab.argo.appsets.stop(); // the template edited in the Applications alone: the ApplicationSet would put it back
+            const dev = at.lab.kube.get("Application", "argocd", "shop-dev")!;
+            at.lab.kube.put(
+                {
+                    ...dev,
+                    spec: { ...dev.spec!, destination: { ...dev.spec!.destination, namespace: "shop_dev" } },
+                    operation: { sync: {}, initiatedBy: { username: "learner" } },
+                },
+                "client",
+            );
+            await expect(
+                holds(
+                    "shop-dev's sync failed on its namespace",
+                    async () =>
+                        /Namespace "shop_dev" is invalid: metadata\.name: Invalid value: "shop_dev": a lowercase RFC 1123 label/.test(
+                            (await at.cluster.getApplication("shop-dev"))?.status?.operationState?.message ?? "",
+                        ),
+                    async () => (await at.cluster.getApplication("shop-dev"))?.status?.operationState,
+                ),
+                { timeoutMs: 60_000 },
+            );
+            assert.strictEqual(at.lab.kube.get("Namespace", undefined, "shop_dev"), undefined);
+        } finally {
+            await at.stop();
+        }
+    });
+
     it("an immutable shop-config: the incident's sync is refused, and the hint says how to make it anew", async () => {
         const at = await labAt(2);
         try {
