@@ -114,7 +114,9 @@ export function hostRootProblem(root: string, opts: { reset?: boolean } = {}): s
         const entries = fs.existsSync(d) && fs.statSync(d).isDirectory() ? fs.readdirSync(d) : [];
         return entries.length ? [`${d} holds ${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", ..." : ""}`] : [];
     });
-    return held.length
-        ? `--root ${shop.root} is not a simulated lab's: ${held.join("; ")}, which no simulation made; give a new folder with --root, or move those away`
-        : undefined;
+    if (!held.length) return undefined;
+    // a reset of it: nothing there is a simulation's to take down, and what is there is not to be moved for one
+    return opts.reset
+        ? `--root ${shop.root} holds no simulated lab (${held.join("; ")}, which no simulation made), so nothing was reset and nothing removed: give the --root you ran gitops-lab simulate with`
+        : `--root ${shop.root} is not a simulated lab's: ${held.join("; ")}, which no simulation made; give a new folder with --root, or move those away`;
 }

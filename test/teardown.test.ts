@@ -917,6 +917,14 @@ describe("reset says only what it did, on any state it can recognise, and leaves
             assert.match(r.stderr, /is not a simulated lab's: \S+\/srv\/bare holds team\.git, which no simulation made/);
             assert.strictEqual(r.stderr.trim().split("\n").length, 1, "one line");
             assert.deepStrictEqual(fs.readdirSync(root), ["srv"], "nothing made");
+            // a reset of it: nothing there was a simulation's, and nothing of it is to be moved for a reset
+            const reset = await runMain("simulate", ["--root", root, "--reset"]);
+            assert.strictEqual(reset.code, 2, reset.out);
+            assert.match(
+                reset.stderr,
+                /holds no simulated lab \(\S+\/srv\/bare holds team\.git, which no simulation made\), so nothing was reset and nothing removed: give the --root you ran gitops-lab simulate with/,
+            );
+            assert.ok(fs.existsSync(path.join(root, "srv", "bare", "team.git")));
         } finally {
             fs.rmSync(root, { recursive: true, force: true });
         }
