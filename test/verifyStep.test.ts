@@ -5483,13 +5483,19 @@ describe("verify --step: one step at a time, with a hint", function () {
                 read?.hint ?? "",
                 /^these healthy_at are before recovery\.commit was made \(\S+\): read before the fix's rollout ran, they are an earlier rollout's; read each entry's lastTransitionTime again once the rollout of recovery\.commit is complete/,
             );
-            // the times two minutes off the ApplicationSet's: not its entries' times
-            const shifted = r0.order.map((o: { healthy_at: string }) => ({
-                ...o,
-                healthy_at: new Date(Date.parse(o.healthy_at) - 120_000).toISOString(),
-            }));
-            editResult(file, { order: shifted });
-            assert.strictEqual((await check())?.ok, false);
+            // the times a minute (or two) off the ApplicationSet's: not its entries' times; rounded to the second, they are
+            for (const [by, ok] of [
+                [120_000, false],
+                [60_000, false],
+                [0, true],
+            ] as const) {
+                const shifted = r0.order.map((o: { healthy_at: string }) => ({
+                    ...o,
+                    healthy_at: new Date(Date.parse(o.healthy_at) - by).toISOString().replace(/\.\d+Z$/, "Z"),
+                }));
+                editResult(file, { order: shifted });
+                assert.strictEqual((await check())?.ok, ok, `${by} ms off`);
+            }
             // the strategy taken out (AllAtOnce) and put back: the entries are made anew, their times the put-back's, and
             // the file's are graded offline alone
             const set = (await at.cluster.getApplicationSet("tenants"))!;
