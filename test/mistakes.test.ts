@@ -1059,6 +1059,11 @@ describe("mistakes in a result file's values, and their hints", () => {
         ],
         [
             recoveryOrder,
+            [{ application: "mandant-a", step: 1, healthy_at: "2026-12-07t21:30:18.928z" }],
+            /^order\[0\]\.healthy_at holds "2026-12-07t21:30:18\.928z": write it with an upper-case T and Z, as Kubernetes writes and reads it: 2026-12-07T21:30:18\.928Z$/,
+        ],
+        [
+            recoveryOrder,
             [{ application: "mandant-a", step: 1, healthy_at: null }],
             /^order\[0\]\.healthy_at holds null: no time yet: recovery\.json written before the rollout had completed\? write it once RolloutProgressing says/,
         ],

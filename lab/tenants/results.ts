@@ -18,6 +18,9 @@ const rfc3339Fix = (input: unknown) => {
     // null: no time to write yet, the file written while the rollout was still under way
     if (input === null)
         return "no time yet: recovery.json written before the rollout had completed? write it once RolloutProgressing says the rollout has completed, each healthy_at its tenant's Healthy entry's lastTransitionTime";
+    // lower-case t or z (RFC 3339 allows them; Go's time.Parse, which reads Kubernetes' times, does not): the time itself
+    if (typeof input === "string" && /^\d{4}-\d{2}-\d{2}t\d{2}:\d{2}:\d{2}(\.\d+)?(z|[+-]\d{2}:\d{2})$/i.test(input) && /[tz]/.test(input))
+        return `write it with an upper-case T and Z, as Kubernetes writes and reads it: ${input.replace(/^(.{10})t/, "$1T").replace(/z$/, "Z")}`;
     const zoned = typeof input === "string" && /(Z|GMT|UTC|[+-]\d{2}:?\d{2})\b/.test(input) ? Date.parse(input) : NaN;
     const ms = typeof input === "number" ? (input > 1e11 ? input : input * 1000) : zoned;
     const as = Number.isFinite(ms) ? new Date(ms).toISOString().replace(".000Z", "Z") : "";
