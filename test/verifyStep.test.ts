@@ -5605,6 +5605,26 @@ describe("verify --step: one step at a time, with a hint", function () {
         });
     });
 
+    it("recovery.order with mandant-c Healthy before mandant-b: the hint names both, with their times", async () => {
+        await atTenants(3, async (root) => {
+            const file = tenantsLayout(root).resultFile("recovery");
+            const r = JSON.parse(fs.readFileSync(file, "utf8"));
+            const b = r.order.find((o: { application: string }) => o.application === "mandant-b").healthy_at;
+            const early = new Date(Date.parse(b) - 1000).toISOString();
+            editResult(file, {
+                order: r.order.map((o: { application: string }) => (o.application === "mandant-c" ? { ...o, healthy_at: early } : o)),
+            });
+            const out = await runMain("verify", ["--lab", "tenants", "--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(out.code, 1, out.out);
+            assert.ok(
+                out.stdout.includes(
+                    `hint: order has mandant-c (step 3) at ${early}, before mandant-b (step 2) at ${b}: from the blocked step on`,
+                ),
+                out.stdout,
+            );
+        });
+    });
+
     it("stall.hook_error in quotes, or with a prefix: each hint says which", async () => {
         await atTenants(2, async (root) => {
             const file = tenantsLayout(root).resultFile("stall");

@@ -60,10 +60,19 @@ export const RECOVERY_ORDER: Check<TenantsWorld> = {
         const from = TENANTS.slice(blocked).filter((t) => !raced.includes(t));
         const at = from.map((t) => TENANTS.indexOf(t));
         const bad = at.filter((i, k) => k > 0 && times[i] < Math.max(...at.slice(0, k).map((j) => times[j])));
+        // the first tenant that turned Healthy before one of an earlier step: both named, with their times
+        const first = bad[0];
+        const before = first === undefined ? undefined : at.slice(0, at.indexOf(first)).find((j) => times[j] > times[first]);
+        const when = (i: number) => `${TENANTS[i]} (step ${i + 1}) at ${r.order[i]?.healthy_at}`;
         return {
             ok: bad.length === 0 && times.every(Number.isFinite),
             expected: `healthy_at in step order for ${from.join(", ")}`,
             found: JSON.stringify(r.order),
+            ...(first !== undefined && before !== undefined
+                ? {
+                      hint: `order has ${when(first)}, before ${when(before)}: from the blocked step on, each tenant turns Healthy only after the one before it; read each time again from the ApplicationSet's status.applicationStatus (lastTransitionTime)`,
+                  }
+                : {}),
         };
     },
 };
