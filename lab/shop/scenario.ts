@@ -14,7 +14,7 @@ import { renderShopConfig } from "./render";
 import { listElements, syncAppSetFile } from "./appset";
 import { APPSET_NAME, ShopLayout } from "./layout";
 import { CM, Ctx, DEFAULT_TIMEOUTS, DEV, PROD, RELEASE, say, ShopScenarioContext, StepTiming } from "./context";
-import { addMissingResource, switchFeatureOn } from "./edits";
+import { addMissingResource, MadeByHand, switchFeatureOn } from "./edits";
 import { startAgainAt } from "../kit/layout";
 import { configValue, keepRefreshing, valueIs, waitFor, waitSynced } from "./waits";
 import { Drift, Incident, Pin, Promote, Report, ShopResults, SHOP_RESULTS, Revert, SHOP_RESULT_SET } from "./results";
@@ -70,7 +70,7 @@ async function commitOnMainOnce(
     }
     await c.git.ensureInSync("main", text === undefined ? {} : { [file]: text });
     if (text === undefined)
-        throw refused instanceof Error && refused.message.endsWith("or start over")
+        throw refused instanceof MadeByHand
             ? new Error(`${refused.message}: ${startAgainAt(c.layout.root, { lab: "shop", through: step - 1 })}`)
             : refused;
     const sha = await c.git.commitFiles({ [file]: text }, message);
