@@ -1116,6 +1116,20 @@ describe("verify --step: one step at a time, with a hint", function () {
         );
     });
 
+    it("templatePatch, ignoreApplicationDifferences, a source's directory or kustomize options: each named", () => {
+        const set: any = shopApplicationSet();
+        assert.deepStrictEqual(policyProblems(set), [], "the lab's own has none");
+        set.spec.templatePatch = "spec: {}";
+        set.spec.ignoreApplicationDifferences = [{ jsonPointers: ["/spec/source/targetRevision"] }];
+        set.spec.template.spec.source.directory = { recurse: true };
+        set.spec.template.spec.source.kustomize = { namePrefix: "{{env}}-" };
+        const said = policyProblems(set).join("\n");
+        assert.match(said, /^spec\.templatePatch rewrites each Application beyond the template .*the pin goes in prod's element/m);
+        assert.match(said, /^spec\.ignoreApplicationDifferences keeps fields of the Applications/m);
+        assert.match(said, /^the template's source\.directory makes Argo CD read envs\/\{\{env\}\} as a folder of plain YAML/m);
+        assert.match(said, /^the template's source\.kustomize hands kustomize options of its own \(a namePrefix renames shop-config/m);
+    });
+
     it("the pin applied with applicationsSync create-only: the simulated ApplicationSet updates no Application, as Argo CD", async () => {
         const at = await labAt(3);
         try {

@@ -52,6 +52,34 @@ export function policyProblems(set: Partial<ApplicationSet> | null | undefined):
             for (const k of ["LOG_LEVEL", "FEATURE_CHECKOUT_V2"])
                 if (/^(\/data|\.data)$/.test(p) || p === `/data/${k}` || p === `.data.${k}`) covered.add(k);
     }
+    // fields Argo CD obeys that change what the Applications are or render (the simulation reads none of them, so the
+    // grader says what a real Argo CD would do): the lab's ApplicationSet has none of them
+    const top = set?.spec as { templatePatch?: unknown; ignoreApplicationDifferences?: unknown } | undefined;
+    if (top?.templatePatch !== undefined)
+        problems.push(
+            `spec.templatePatch rewrites each Application beyond the template (Argo CD applies it after the template): the lab's ApplicationSet has none, and the pin goes in prod's element (revision: release/prod), so appset.yaml records it (take templatePatch out)`,
+        );
+    if (top?.ignoreApplicationDifferences !== undefined)
+        problems.push(
+            `spec.ignoreApplicationDifferences keeps fields of the Applications that the ApplicationSet would write (an edit of shop-prod by hand stays): the lab's ApplicationSet has none, and its steps change the Applications through the elements (take it out)`,
+        );
+    const source = (set?.spec?.template?.spec as { source?: Record<string, unknown> } | undefined)?.source ?? {};
+    for (const [key, why] of [
+        [
+            "directory",
+            "makes Argo CD read envs/{{env}} as a folder of plain YAML, not as a kustomization (the Kustomization file is applied itself, and no shop-config is made)",
+        ],
+        [
+            "kustomize",
+            "hands kustomize options of its own (a namePrefix renames shop-config, which the steps and the grader read by that name)",
+        ],
+        ["helm", "makes Argo CD render envs/{{env}} as a Helm chart, which it is not"],
+        ["plugin", "makes Argo CD render envs/{{env}} with a config management plugin, which the lab has none of"],
+    ] as const)
+        if (source[key] !== undefined)
+            problems.push(
+                `the template's source.${key} ${why}: the lab's source has repoURL, targetRevision and path alone (take ${key} out)`,
+            );
     if (covered.size)
         problems.push(
             `the template's ignoreDifferences covers shop-config's ${[...covered].join(" and ")}: Argo CD leaves ${covered.size === 1 ? "it" : "them"} out when it compares the cluster with Git, so ${[
@@ -64,7 +92,7 @@ export function policyProblems(set: Partial<ApplicationSet> | null | undefined):
 
 export const APPSET_POLICY: Check<ShopWorld> = {
     step: 2,
-    name: "appset.yaml lets Argo CD update the Applications and compare shop-config whole (no applicationsSync that stops updates, no ignoreDifferences over it)",
+    name: "appset.yaml lets Argo CD update the Applications and compare shop-config whole (no applicationsSync that stops updates, no ignoreDifferences over it, nothing beside the template that rewrites or renders them otherwise)",
     run: async (w) => {
         if (!fs.existsSync(w.layout.appsetFile)) return null; // step 2's first check says so
         const file = readAppsetFile(w.layout.appsetFile);
