@@ -549,6 +549,15 @@ describe("verify --step: one step at a time, with a hint", function () {
         assert.match(r.stdout, /hint: syncOptions holds "CreateNamespace=true": it is a string, not a list: write it as a list item/);
     });
 
+    it("an absolute path (/envs/{{env}}): said as one Argo CD refuses", async () => {
+        const r = await step2With((set) => (set.spec.template.spec.source.path = "/envs/{{env}}"));
+        assert.strictEqual(r.code, 1, r.out);
+        assert.match(
+            r.stdout,
+            /hint: path holds "\/envs\/\{\{env\}\}": Argo CD refuses an absolute path \(app path is absolute\): write envs\/\{\{env\}\}, relative to the repository's root/,
+        );
+    });
+
     it("syncOptions misspelt (syncOption): the key is named", async () => {
         const r = await step2With((set) => {
             set.spec.template.spec.syncPolicy.syncOption = set.spec.template.spec.syncPolicy.syncOptions;

@@ -216,6 +216,11 @@ const step2: Check<ShopWorld>[] = [
                             ? `the template has no project: an Application needs one (the API server refuses an ApplicationSet whose template leaves it out, so kubectl apply changed nothing): write project: default under spec.template.spec, then kubectl apply -f ${w.layout.appsetFile}`
                             : "an Application of a project Argo CD does not have is not generated (kubectl get appprojects -n argocd lists them)",
                     repoURL: repoUrlWhy(t?.spec?.source?.repoURL),
+                    ...(String(field(t?.spec?.source?.path) ?? "").startsWith("/")
+                        ? {
+                              path: "Argo CD refuses an absolute path (app path is absolute): write envs/{{env}}, relative to the repository's root",
+                          }
+                        : {}),
                     // the ApplicationSet's own syncPolicy holds it: one level out of the template's
                     automated: (file.set?.spec?.syncPolicy as { automated?: unknown } | undefined)?.automated
                         ? "it is under the ApplicationSet's own spec.syncPolicy, one level out: the Applications' goes under spec.template.spec.syncPolicy"
