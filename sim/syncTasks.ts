@@ -85,33 +85,29 @@ export function applySync(host: SyncHost, app: Application, op: SyncOperation, d
         const next: Manifest = { ...(live ?? {}), ...d, metadata: { ...(live?.metadata ?? {}), ...d.metadata, annotations } };
         const last = lastApplied(live);
         for (const field of APPLIED_FIELDS) if (d[field] !== undefined) next[field] = threeWayMerge(last?.[field], d[field], live?.[field]);
-        // the API server's update validation (an immutable ConfigMap's data changed): the apply is refused, the task fails
-        try {
-            refuseImmutableUpdate(d.kind, live, next);
-        } catch (e) {
+        const result = (status: "Synced" | "SyncFailed", message: string) =>
             results.push({
                 group: groupOf(d),
                 version: d.apiVersion?.split("/").pop() ?? "v1",
                 kind: d.kind,
                 namespace: ns,
                 name: d.metadata.name,
-                status: "SyncFailed",
-                message: (e as Error).message,
+                status,
+                message,
                 syncPhase: "Sync",
             });
+        // the API server's update validation (an immutable ConfigMap's data changed): the apply is refused, the task fails
+        try {
+            refuseImmutableUpdate(d.kind, live, next);
+        } catch (e) {
+            result("SyncFailed", (e as Error).message);
             continue;
         }
         host.kube.put(next, ACTOR);
-        results.push({
-            group: groupOf(d),
-            version: d.apiVersion?.split("/").pop() ?? "v1",
-            kind: d.kind,
-            namespace: ns,
-            name: d.metadata.name,
-            status: "Synced",
-            message: `${d.kind.toLowerCase()}${groupOf(d) ? `.${groupOf(d)}` : ""}/${d.metadata.name} ${live ? "configured" : "created"}`,
-            syncPhase: "Sync",
-        });
+        result(
+            "Synced",
+            `${d.kind.toLowerCase()}${groupOf(d) ? `.${groupOf(d)}` : ""}/${d.metadata.name} ${live ? "configured" : "created"}`,
+        );
     }
     // (a partial sync, selfHeal's, prunes those of its resources that require it)
     if (op.sync.prune && desired.length) {
