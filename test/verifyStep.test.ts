@@ -2147,6 +2147,12 @@ describe("verify --step: one step at a time, with a hint", function () {
                     `the commit that turned it on \\(${overridden.slice(0, 12)}\\) does not render it on in both environments .*turn the flag off in base/configmap\\.yaml in one commit`,
                 ),
             );
+            // incident.json written with the commit before the incident (its base off): no overlay is blamed, nothing reverted
+            const before = await git(["rev-parse", `${overridden}^`], layout.clone);
+            fs.writeFileSync(layout.resultFile("incident"), JSON.stringify({ commit: before, dev_value: "off", prod_value: "off" }));
+            const early = await runMain("verify", ["--root", root, "--step", "3", "--offline"]);
+            assert.strictEqual(early.code, 1, early.out);
+            assert.doesNotMatch(early.stdout, /its overlay sets it over base|git revert/);
             const broken = await commit(
                 () => fs.appendFileSync(file("base/kustomization.yaml"), "  - missing.yaml\n"),
                 "a file that is not there",
@@ -4936,6 +4942,24 @@ describe("verify --step: one step at a time, with a hint", function () {
                 r.hint ?? "",
                 /^mandant-\w \(step \d\)(, mandant-\w \(step \d\))* (was|were) skipped by RollingSync: .*the Applications refreshed after a push, not the ApplicationSet\); nothing syncs (it|them) but the next commit or a sync by hand: kubectl -n argocd patch application mandant-/,
             );
+        } finally {
+            await at.stop();
+        }
+    });
+
+    it("step 2's push not read yet (step 1's sync mandant-b's last): no rollback is named", async function () {
+        this.timeout(300_000);
+        const at = await tenantsAt(1);
+        try {
+            at.lab.argo.appsets.stop(); // the push not read: the ApplicationSet's next look at Git is minutes away
+            for (const t of TENANTS_ALL) fs.writeFileSync(path.join(at.layout.clone, tenantPath(t)), tenantFile(t, RELEASES.faulty));
+            await git(["commit", "--quiet", "-am", "every tenant to the new release"], at.layout.clone);
+            await git(["push", "--quiet", "origin", "HEAD:refs/heads/main"], at.layout.clone);
+            const r = (await verifyTenants({ layout: at.layout, through: 2, cluster: at.cluster })).find((c) =>
+                c.check.startsWith("live rollout at step 2"),
+            )!;
+            assert.strictEqual(r.ok, false, JSON.stringify(r));
+            assert.doesNotMatch(r.hint ?? "", /rollback|healed by hand/);
         } finally {
             await at.stop();
         }

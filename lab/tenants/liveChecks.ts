@@ -206,9 +206,18 @@ export const TENANTS_LIVE_CHECKS: Check<TenantsWorld>[] = [
                     : (byPath ?? (await releasesAt(w, op.syncResult.revision).catch(() => null))?.["mandant-b"]);
             const past = under ? Number(under[1]) > 2 : /Rollout has completed/.test(cond?.message ?? "");
             if (!past || !synced) return outcome;
-            // (a release other than the faulty one is a rollback only once the stall's push reached main)
-            if (synced !== RELEASES.faulty && !(w.main && Object.values(await releasesAt(w, w.main)).includes(RELEASES.faulty)))
-                return outcome;
+            // a release other than the faulty one is a rollback only once the stall's push reached main, main itself sets mandant-b
+            // back (not to the fix), and the ApplicationSet has read it (mandant-b tracks it): right after the push, step 1's
+            // sync is still mandant-b's last, and no rollback
+            if (synced !== RELEASES.faulty) {
+                const atMain = w.main ? await releasesAt(w, w.main) : {};
+                const rolledBack =
+                    Object.values(atMain).includes(RELEASES.faulty) &&
+                    atMain["mandant-b"] === synced &&
+                    synced !== RELEASES.fixed &&
+                    b?.spec?.source?.path === `releases/${synced}`;
+                if (!rolledBack) return outcome;
+            }
             const after = `so the rollout went on and the cluster no longer shows the stall stall.json describes; the lab's way out of the stall is step 3's fixed release (${RELEASES.fixed}) in one commit: verify --lab tenants --step 3 grades it`;
             return {
                 ...outcome,
