@@ -139,7 +139,8 @@ export const INCIDENT_VALUES: Check<ShopWorld> = {
         if (hint) return { ...outcome, hint };
         // the commit itself renders no "on" in an environment (it does not render; an overlay sets the flag over base): no
         // refresh shows what it does not render
-        if (!outcome.ok && isSha(i.commit) && (await w.repo.isCommit(i.commit)))
+        // (only for a commit whose base has it on: one before the incident renders off, and is no overlay's doing)
+        if (!outcome.ok && isSha(i.commit) && (await w.repo.isCommit(i.commit)) && (await baseFlagAt(w, i.commit)) === "on")
             for (const [env, dir] of [
                 ["dev", "envs/dev"],
                 ["prod", "envs/prod"],
