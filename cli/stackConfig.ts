@@ -190,7 +190,6 @@ export function readStackConfig(projectDir = PROJECT_DIR, stack = stackName(), c
     return readStackFile(projectDir, stack, configFile).config;
 }
 
-/** The stack's configuration, with the lab's keys its file sets itself (Pulumi.yaml's defaults give the rest). */
 /** A kubeconfig given for the stack's file: what it is, and (a served simulated lab's, which no stack can adopt) what to use. */
 function kubeconfigGiven(file: string, doc: unknown): string | undefined {
     if (!doc || typeof doc !== "object" || (doc as { kind?: unknown }).kind !== "Config" || !("clusters" in doc)) return undefined;
@@ -208,6 +207,7 @@ function readYamlLoosely(file: string): unknown {
     }
 }
 
+/** The stack's configuration, with the lab's keys its file sets itself (Pulumi.yaml's defaults give the rest). */
 export function readStackFile(
     projectDir = PROJECT_DIR,
     stack = stackName(),

@@ -388,7 +388,10 @@ function readStackOutputs(file: string): Record<string, unknown> {
             `${file} holds ${Array.isArray(value) ? "an array" : value === null ? "null" : `a ${typeof value}`}, not the stack's outputs (a JSON object)`,
         );
     // verify's own --json output (ok, lab, root, through): graded results, not what the stack exported
-    if (!("completedThrough" in value) && ["ok", "lab", "root", "through"].every((k) => k in value))
+    if (
+        !("completedThrough" in value) &&
+        (["ok", "lab", "root", "through"].every((k) => k in value) || ["lab", "root", "live", "done"].every((k) => k in value))
+    )
         throw new Error(`${file} is verify's own --json output (graded results), not the stack's outputs`);
     if (!("completedThrough" in value))
         throw new Error(

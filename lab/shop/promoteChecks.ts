@@ -91,7 +91,7 @@ export const PROMOTE_CHECKS: Check<ShopWorld>[] = [
                 if (w.releaseTip === commit)
                     return {
                         ...outcome,
-                        hint: `release/prod in the repository is at incident.commit already (the promotion was pushed), but promote.to holds ${to.slice(0, 12)}, where it stood before${to === obj(w, "promote").from ? " (promote.from)" : ""}: read from your clone's own release/prod, which a push of another branch to it (git push origin main:release/prod) does not move? write what the repository holds: git fetch, then git rev-parse origin/release/prod`,
+                        hint: `release/prod in the repository is at incident.commit already (the promotion was pushed), but promote.to holds ${to.slice(0, 12)}, ${to === obj(w, "promote").from ? "where it stood before (promote.from)" : "an earlier commit"}: read from your clone's own release/prod, which a push of another branch to it (git push origin main:release/prod) does not move? write what the repository holds: git fetch, then git rev-parse origin/release/prod`,
                     };
                 const merge = (await w.repo.parents(commit)).length > 1;
                 return {
