@@ -202,7 +202,7 @@ describe("rollout doctor: diagnosis", () => {
         // the revision its entries were rolled out at: a push the ApplicationSet has not read is not in it
         assert.strictEqual(
             d.summary,
-            "tenants: rollout complete (3 steps, 3 Applications Healthy) at 222222222222, the revision it last read from Git.",
+            "tenants: rollout complete (3 steps, 3 Applications Healthy) at 222222222222, the revision its Applications were compared at.",
         );
         // entries at two revisions (or none): no one revision said
         set.status!.applicationStatus![0].targetRevisions = ["3".repeat(40)];
