@@ -29,7 +29,13 @@ export interface SyncHost {
 /** CreateNamespace=true: the sync's namespace task, first, makes the destination's namespace (not one an object names). */
 export function createNamespace(host: SyncHost, app: Application, syncOptions: string[]) {
     const ns = app.spec!.destination?.namespace;
-    if (ns && syncOptions.includes("CreateNamespace=true") && !host.kube.get("Namespace", undefined, ns))
+    // (never one the API server refuses: a name that is no DNS label; the sync fails on it, applySync says so)
+    if (
+        ns &&
+        syncOptions.includes("CreateNamespace=true") &&
+        !createNameError("Namespace", ns) &&
+        !host.kube.get("Namespace", undefined, ns)
+    )
         host.kube.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ACTOR);
 }
 
