@@ -935,9 +935,11 @@ describe("verify --step: one step at a time, with a hint", function () {
             );
             await commit((t) => t.replace('FEATURE_CHECKOUT_V2: "off"', 'FEATURE_CHECKOUT_V2: "on"'), "Enable checkout v2");
             await expect(
-                holds("shop-dev's sync refused", async () =>
-                    /field is immutable/.test((await at.cluster.getApplication("shop-dev"))?.status?.operationState?.message ?? ""),
-                ),
+                // its retries spent (Failed): while a retry attempt runs, the operation's message is that attempt's
+                holds("shop-dev's sync refused, its retries spent", async () => {
+                    const op = (await at.cluster.getApplication("shop-dev"))?.status?.operationState;
+                    return op?.phase === "Failed" && /field is immutable/.test(op.message ?? "");
+                }),
                 { timeoutMs: 60_000 },
             );
             assert.strictEqual((await at.cluster.getConfigMap("shop-dev", "shop-config"))?.data?.FEATURE_CHECKOUT_V2, "off");
